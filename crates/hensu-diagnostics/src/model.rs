@@ -1,0 +1,129 @@
+use serde::Serialize;
+
+/// A byte range in one source file. `u32` keeps AST nodes small; inputs above 4 GiB are rejected
+/// before lexing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub const fn new(start: u32, end: u32) -> Self {
+        Span { start, end }
+    }
+
+    /// Build from `usize` offsets (saturating at `u32::MAX`).
+    pub fn from_range(range: std::ops::Range<usize>) -> Self {
+        let clamp = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+        Span { start: clamp(range.start), end: clamp(range.end) }
+    }
+
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    pub fn len(self) -> u32 {
+        self.end.saturating_sub(self.start)
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.end <= self.start
+    }
+
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+    }
+}
+
+impl From<std::ops::Range<usize>> for Span {
+    fn from(range: std::ops::Range<usize>) -> Self {
+        Span::from_range(range)
+    }
+}
+
+/// Index of a file in a [`crate::SourceMap`]-like table owned by the caller. Diagnostics of a
+/// single-file compile use `FileId(0)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct FileId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// A place in a file with a short text saying what is there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Label {
+    pub file: FileId,
+    pub span: Span,
+    pub message: String,
+}
+
+/// One diagnostic: a stable code (see [`crate::catalogue`]), a short lowercase message, the
+/// primary label (what is wrong here), secondary labels (other places involved), notes and help.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    pub primary: Label,
+    pub secondary: Vec<Label>,
+    pub notes: Vec<String>,
+    pub help: Vec<String>,
+}
+
+impl Diagnostic {
+    /// An error; the severity is taken from the code's letter (`E…` error, `W…` warning).
+    pub fn new(code: &'static str, message: impl Into<String>, span: Span, label: impl Into<String>) -> Self {
+        let severity = if code.starts_with('W') { Severity::Warning } else { Severity::Error };
+        Diagnostic {
+            code,
+            severity,
+            message: message.into(),
+            primary: Label { file: FileId(0), span, message: label.into() },
+            secondary: Vec::new(),
+            notes: Vec::new(),
+            help: Vec::new(),
+        }
+    }
+
+    pub fn in_file(mut self, file: FileId) -> Self {
+        if self.primary.file == FileId(0) {
+            for label in &mut self.secondary {
+                if label.file == FileId(0) {
+                    label.file = file;
+                }
+            }
+        }
+        self.primary.file = file;
+        self
+    }
+
+    pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Self {
+        self.secondary.push(Label { file: self.primary.file, span, message: message.into() });
+        self
+    }
+
+    pub fn with_label_in(mut self, file: FileId, span: Span, message: impl Into<String>) -> Self {
+        self.secondary.push(Label { file, span, message: message.into() });
+        self
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help.push(help.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}

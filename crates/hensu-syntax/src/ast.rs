@@ -1,0 +1,205 @@
+//! The syntax tree: a small, generic Kotlin-subset tree. It knows calls, blocks, assignments,
+//! infix chains, string expressions and literals — not what `node`, `onScore` or `writes` mean.
+//! The meaning of every statement is decided by the schema-driven lowering in `hensu-sema`, so
+//! the parser stays small, recovers well and the LSP completes from the same schema.
+//!
+//! Every node carries a byte [`Span`]. Identifiers borrow from the source (`'s`); string values
+//! borrow when no escape, concatenation or trim changed them.
+
+use std::borrow::Cow;
+
+pub use hensu_diagnostics::Span;
+
+/// A whole `.hwf` / `.kt` file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceFile<'s> {
+    /// Top-level statements in order: `package`, `import`, `fun … = workflow(…) { … }`,
+    /// a bare `workflow(…) { … }` call, or recovered errors.
+    pub items: Vec<Stmt<'s>>,
+    /// Every comment of the file, in source order (for the formatter and hover docs).
+    pub comments: Vec<Comment>,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommentKind {
+    /// `// …` (span excludes the line break)
+    Line,
+    /// `/* … */` (nesting, as in Kotlin)
+    Block,
+    /// `/** … */` — a KDoc comment, documentation of what follows it
+    Doc,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Comment {
+    pub kind: CommentKind,
+    pub span: Span,
+}
+
+/// An identifier. Backticks are stripped: `` `in` `` has `name == "in"` and `backticked == true`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ident<'s> {
+    pub name: &'s str,
+    pub span: Span,
+    pub backticked: bool,
+}
+
+/// `a.b.c` — a qualified name (`VarType.STRING`, `Models.GPT_4O`, `import io.x.*` paths).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Path<'s> {
+    pub segments: Vec<Ident<'s>>,
+    pub span: Span,
+}
+
+/// `{ stmt* }` — the span includes both braces.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block<'s> {
+    pub stmts: Vec<Stmt<'s>>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt<'s> {
+    pub kind: StmtKind<'s>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind<'s> {
+    /// `target = value` (`role = "Writer"`, `temperature = 0.7`).
+    Assign { target: Ident<'s>, value: Expr<'s> },
+    /// Any expression used as a statement: a call (`node("x") { … }`, `writes("a")`), an infix
+    /// chain (`onFailure retry 3 otherwise "x"`, `start at "a"`, `"k" to 1`).
+    Expr(Expr<'s>),
+    /// `package a.b.c`
+    Package(Path<'s>),
+    /// `import a.b.c` or `import a.b.*` (`star == true`)
+    Import { path: Path<'s>, star: bool },
+    /// `fun name() = expr` or `fun name() { … }` — the upstream wrapper around `workflow(…)`.
+    Fun { name: Ident<'s>, body: FunBody<'s> },
+    /// `return expr` inside a block-bodied `fun`.
+    Return(Option<Expr<'s>>),
+    /// A statement that could not be parsed; the parser reported it and skipped to the end of the
+    /// statement (an explicit error node, never silently dropped).
+    Error,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum FunBody<'s> {
+    Expr(Expr<'s>),
+    Block(Block<'s>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr<'s> {
+    pub kind: ExprKind<'s>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind<'s> {
+    /// A simple name: `STRING`, `true`-like words are literals, not names.
+    Name(Ident<'s>),
+    /// A qualified name with at least two segments: `VarType.STRING`.
+    Path(Path<'s>),
+    /// A string expression folded to one constant (literals, `+`, `.trimIndent()`, `.trimMargin()`).
+    Str(StrExpr<'s>),
+    /// An integer literal without suffix (Kotlin `Int`; values beyond `i32` are `Long` in Kotlin).
+    Int(i64),
+    /// An integer literal with an `L` suffix.
+    Long(i64),
+    /// A floating-point literal (`0.7`, `1e-3`).
+    Double(f64),
+    Bool(bool),
+    Null,
+    /// `callee(args)`, `callee(args) { block }` or `callee { block }`.
+    Call(Call<'s>),
+    /// `receiver.method(args)` for any method other than the folded string trims
+    /// (kept so the lowering can say what is not supported).
+    MethodCall { receiver: Box<Expr<'s>>, method: Ident<'s>, args: Vec<Arg<'s>> },
+    /// An infix chain: `head word arg word word arg …` — Kotlin infix calls, left-associative.
+    /// `onRejection revise "p" withFeedback retry 3 otherwise "x"` is
+    /// head `onRejection`, links `revise "p"`, `withFeedback`, `retry 3`, `otherwise "x"`.
+    /// `"k" to v` is a chain with one `to` link.
+    Chain { head: Box<Expr<'s>>, links: Vec<Link<'s>> },
+    /// `start..end`
+    Range { start: Box<Expr<'s>>, end: Box<Expr<'s>> },
+    /// `lhs + rhs` where an operand is not a string literal (strings fold into [`ExprKind::Str`]).
+    Add { lhs: Box<Expr<'s>>, rhs: Box<Expr<'s>> },
+    /// A recovered expression; already reported.
+    Error,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call<'s> {
+    pub callee: Ident<'s>,
+    /// `None` when the call has no parentheses (`agents { … }`).
+    pub args: Option<Args<'s>>,
+    /// The trailing lambda block, if any.
+    pub block: Option<Block<'s>>,
+}
+
+/// `( arg, … )` — the span includes the parentheses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Args<'s> {
+    pub items: Vec<Arg<'s>>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arg<'s> {
+    /// `name = value` named argument (Kotlin); `None` for positional.
+    pub name: Option<Ident<'s>>,
+    pub value: Expr<'s>,
+}
+
+/// One `word [arg]` step of an infix chain.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link<'s> {
+    pub word: Ident<'s>,
+    /// The argument after the word. A bare simple name after a word always starts the next link
+    /// (`goto "x" withFeedback retry 3`), so arguments are literals, strings, qualified names,
+    /// calls, ranges and parenthesised expressions.
+    pub arg: Option<Expr<'s>>,
+}
+
+/// A folded string expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StrExpr<'s> {
+    /// The constant value: escapes decoded, literals concatenated, trims applied as Kotlin does.
+    pub value: Cow<'s, str>,
+    /// The literals it was made from, in source order.
+    pub parts: Vec<StrLit>,
+    /// True when `value` is exactly the text between the quotes of a single literal (no escape,
+    /// no trim, no concatenation), so offsets in `value` map to `parts[0].content` one to one.
+    pub verbatim: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StrLit {
+    /// The whole literal including quotes.
+    pub span: Span,
+    /// The text between the quotes.
+    pub content: Span,
+    /// `"""…"""`
+    pub raw: bool,
+}
+
+impl<'s> Expr<'s> {
+    /// The string value if this is a string expression.
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.kind {
+            ExprKind::Str(s) => Some(&s.value),
+            _ => None,
+        }
+    }
+
+    /// The simple name if this is a bare identifier.
+    pub fn as_name(&self) -> Option<Ident<'s>> {
+        match &self.kind {
+            ExprKind::Name(id) => Some(*id),
+            _ => None,
+        }
+    }
+}
