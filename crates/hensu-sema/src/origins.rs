@@ -1,0 +1,130 @@
+//! Where each part of a workflow was written: the span side table that lets checks over the IR
+//! point at the exact offending token. The lowering fills it from the syntax tree; for a `.json`
+//! workflow it is filled from the JSON (as precisely as known, else the `fallback` span).
+//!
+//! Vectors that are "parallel to" an IR list have the same length and order as that list when
+//! filled by the lowering; checks must still use `.get(i)` and fall back, never index.
+
+use hensu_diagnostics::{FileId, Span};
+use indexmap::IndexMap;
+
+#[derive(Clone, Debug, Default)]
+pub struct Origins {
+    pub file: FileId,
+    /// Used when nothing more precise is known (e.g. the whole JSON file, or the workflow call).
+    pub fallback: Span,
+    /// The `workflow("name")` call head (name string).
+    pub workflow: Option<Span>,
+    /// The `version = "…"` value.
+    pub version: Option<Span>,
+    /// The target string of `start at "x"`.
+    pub start: Option<Span>,
+    pub graph: Option<Span>,
+    pub state: Option<Span>,
+    /// `maxSteps`, `maxExecutionTime`, … values inside `config { }`, by property name.
+    pub config: IndexMap<String, Span>,
+    pub agents: IndexMap<String, AgentOrigin>,
+    pub variables: IndexMap<String, VariableOrigin>,
+    pub nodes: IndexMap<String, NodeOrigin>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct AgentOrigin {
+    /// The id string in `agent("id")`.
+    pub id: Span,
+    /// The whole `agent("id") { … }` statement.
+    pub decl: Span,
+    /// Property values by property name (`role`, `model`, `temperature`, …).
+    pub props: IndexMap<String, Span>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct VariableOrigin {
+    /// The name string in `input("name", …)` / `variable("name", …)`.
+    pub name: Span,
+    pub decl: Span,
+    /// The `VarType.X` argument.
+    pub var_type: Option<Span>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct NodeOrigin {
+    /// The id string in `node("id")`, `end("id")`, ….
+    pub id: Span,
+    /// The whole node statement.
+    pub decl: Span,
+    /// Property values by property name (`agent`, `prompt`, `rubric`, `executorType`, `target`,
+    /// `targetVersion`, `mergeStrategy`, `timeout`, `waitAll`, `failOnError`, …).
+    pub props: IndexMap<String, Span>,
+    /// The `review(…)` / `review { }` statement.
+    pub review: Option<Span>,
+    /// The `consensus { }` block and its properties (`strategy`, `judge`, `threshold`).
+    pub consensus: Option<Span>,
+    pub consensus_props: IndexMap<String, Span>,
+    /// Each name string of `writes(…)` (standard, join, sub-workflow), parallel to the IR list.
+    pub writes: Vec<Span>,
+    /// Each name of sub-workflow `imports(…)`, parallel to the IR mapping order.
+    pub imports: Vec<Span>,
+    /// Each name of join `exports(…)`.
+    pub exports: Vec<Span>,
+    /// Each fork target string, parallel to `targets`.
+    pub targets: Vec<Span>,
+    /// Each join `await` string, parallel to `await_targets`.
+    pub awaits: Vec<Span>,
+    /// Parallel branches, parallel to `branches`.
+    pub branches: Vec<BranchOrigin>,
+    /// Actions of an action node, parallel to `actions` (the `send(…)`/`execute(…)` call).
+    pub actions: Vec<Span>,
+    /// Transition rules, parallel to `transition_rules`.
+    pub rules: Vec<RuleOrigin>,
+    /// The `{name}` placeholders found in the node prompt, with their spans when the prompt
+    /// text maps to source one to one (else the prompt value span).
+    pub placeholders: Vec<(String, Span)>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct BranchOrigin {
+    pub id: Span,
+    pub decl: Span,
+    pub props: IndexMap<String, Span>,
+    /// Each `yields(…)` name, parallel to the IR list.
+    pub yields: Vec<Span>,
+    pub placeholders: Vec<(String, Span)>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct RuleOrigin {
+    /// The statement (or `onScore`/`onCondition` arm) the rule was compiled from.
+    pub stmt: Span,
+    /// The trigger word (`onSuccess`, `whenScore`, `whenValue`, `otherwise`, …).
+    pub trigger: Option<Span>,
+    /// The target string of `goto "x"` / `revise "x"` (the inner target for bounded rules).
+    pub target: Option<Span>,
+    /// The escalation string of `… retry N otherwise "x"`.
+    pub otherwise: Option<Span>,
+    /// The `retry N` number.
+    pub budget: Option<Span>,
+    /// For a score rule: one span per condition (the arm), parallel to `conditions`, and the
+    /// target string of each.
+    pub conditions: Vec<Span>,
+    pub condition_targets: Vec<Span>,
+    /// For a condition rule: the variable string of `onCondition("v")` and the operand.
+    pub variable: Option<Span>,
+    pub operand: Option<Span>,
+}
+
+impl Origins {
+    /// The fallback span used for anything without a more precise origin.
+    pub fn or_fallback(&self, span: Option<Span>) -> Span {
+        span.unwrap_or(self.fallback)
+    }
+
+    pub fn node(&self, id: &str) -> Option<&NodeOrigin> {
+        self.nodes.get(id)
+    }
+
+    /// The span of a node's id, or the fallback.
+    pub fn node_id(&self, id: &str) -> Span {
+        self.nodes.get(id).map(|n| n.id).unwrap_or(self.fallback)
+    }
+}
