@@ -3,7 +3,45 @@
 //! Phases (lexer, parser, lowering, checks, runtime loading) build [`Diagnostic`] values; the
 //! renderers (human via ariadne, JSON, SARIF, LSP in `hensuc`) only read them. This crate does no I/O
 //! except writing into the `std::io::Write` a renderer is given.
+//!
+//! - [`Files`] / [`SourceFile`]: the source table, byte offset → line/column ([`source`]).
+//! - [`render_human`]: rustc-style text via ariadne ([`human`]).
+//! - [`render_json`]: the `--format json` envelope ([`json`]).
+//! - [`render_sarif`]: SARIF 2.1.0 ([`sarif`]).
+//! - [`catalogue`]: every code with its explanation (`hensuc explain`).
 
+pub mod catalogue;
+pub mod human;
+pub mod json;
 mod model;
+pub mod sarif;
+pub mod source;
 
+pub use catalogue::{CodeInfo, is_known, lookup};
+pub use human::{ColorChoice, Counts, render_human, render_human_one, summary_line, write_human};
+pub use json::{JsonReport, render_json};
 pub use model::*;
+pub use sarif::render_sarif;
+pub use source::{Files, LineCol, Position, SourceFile};
+
+/// Sort diagnostics into a stable reading order: by file, then start and end of the primary span,
+/// then code and message. (Renderers keep the order they are given; call this first if the
+/// producing phases did not already emit in source order.)
+pub fn sort_diagnostics(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by(|a, b| {
+        (
+            a.primary.file,
+            a.primary.span.start,
+            a.primary.span.end,
+            a.code,
+            &a.message,
+        )
+            .cmp(&(
+                b.primary.file,
+                b.primary.span.start,
+                b.primary.span.end,
+                b.code,
+                &b.message,
+            ))
+    });
+}

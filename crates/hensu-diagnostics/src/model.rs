@@ -16,7 +16,10 @@ impl Span {
     /// Build from `usize` offsets (saturating at `u32::MAX`).
     pub fn from_range(range: std::ops::Range<usize>) -> Self {
         let clamp = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
-        Span { start: clamp(range.start), end: clamp(range.end) }
+        Span {
+            start: clamp(range.start),
+            end: clamp(range.end),
+        }
     }
 
     pub fn range(self) -> std::ops::Range<usize> {
@@ -33,7 +36,10 @@ impl Span {
 
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 }
 
@@ -43,7 +49,7 @@ impl From<std::ops::Range<usize>> for Span {
     }
 }
 
-/// Index of a file in a [`crate::SourceMap`]-like table owned by the caller. Diagnostics of a
+/// Index of a file in the caller's [`crate::Files`] table. Diagnostics of a
 /// single-file compile use `FileId(0)`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct FileId(pub u32);
@@ -78,13 +84,26 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// An error; the severity is taken from the code's letter (`E…` error, `W…` warning).
-    pub fn new(code: &'static str, message: impl Into<String>, span: Span, label: impl Into<String>) -> Self {
-        let severity = if code.starts_with('W') { Severity::Warning } else { Severity::Error };
+    pub fn new(
+        code: &'static str,
+        message: impl Into<String>,
+        span: Span,
+        label: impl Into<String>,
+    ) -> Self {
+        let severity = if code.starts_with('W') {
+            Severity::Warning
+        } else {
+            Severity::Error
+        };
         Diagnostic {
             code,
             severity,
             message: message.into(),
-            primary: Label { file: FileId(0), span, message: label.into() },
+            primary: Label {
+                file: FileId(0),
+                span,
+                message: label.into(),
+            },
             secondary: Vec::new(),
             notes: Vec::new(),
             help: Vec::new(),
@@ -104,12 +123,20 @@ impl Diagnostic {
     }
 
     pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Self {
-        self.secondary.push(Label { file: self.primary.file, span, message: message.into() });
+        self.secondary.push(Label {
+            file: self.primary.file,
+            span,
+            message: message.into(),
+        });
         self
     }
 
     pub fn with_label_in(mut self, file: FileId, span: Span, message: impl Into<String>) -> Self {
-        self.secondary.push(Label { file, span, message: message.into() });
+        self.secondary.push(Label {
+            file,
+            span,
+            message: message.into(),
+        });
         self
     }
 

@@ -1,0 +1,393 @@
+//! The human renderer: rustc-style headers, source snippets drawn by ariadne, notes, help and a
+//! summary line.
+//!
+//! Layout of one diagnostic:
+//!
+//! ```text
+//! error[E0201]: duplicate node id
+//!    ╭─[ flow.hwf:7:10 ]
+//!    │
+//!  3 │     node("draft") {
+//!    │          ───┬───
+//!    │             ╰───── first defined here
+//!    ┆
+//!  7 │     node("draft") {
+//!    │          ───┬───
+//!    │             ╰───── defined again here
+//! ───╯
+//!    = note: upstream Hensu silently keeps the last definition
+//!    = help: rename one of the nodes
+//! ```
+//!
+//! - The header is `severity[CODE]: message`, then ariadne draws every label: the primary label's
+//!   file first, then the other files in order of first appearance. The `[ file:line:col ]`
+//!   reference points at the primary label (in the primary file) or at the first label.
+//! - Notes, then help, follow as `= note: …` / `= help: …` lines aligned with the margin.
+//! - Diagnostics are separated by a blank line and rendered in the order given.
+//! - After them (separated by a blank line) comes the summary line, see [`summary_line`]: nothing
+//!   when there are no diagnostics.
+//! - Labels in a file that is not in the [`Files`] table, or whose text is empty (e.g. an I/O
+//!   error reported against the file), are not drawn; a diagnostic with no drawable label shows
+//!   `--> name` (the primary label's file, `<unknown>` if not in the table) instead of a snippet.
+//! - A zero-length span is drawn on the character after it; at the end of a text ending with a
+//!   line break, on that line break (just after the last line's content).
+//!
+//! Colour (ANSI escapes) is emitted only when asked: the caller resolves [`ColorChoice`] to a
+//! `bool`. Output is deterministic for a given input and colour setting.
+//!
+//! Spans are byte ranges; they are clamped to the file and to character boundaries, then converted
+//! to character offsets for ariadne (`IndexType::Char`). ariadne 0.6's `IndexType::Byte` mode
+//! computes the `[ file:line:col ]` reference of a secondary file from a *character* offset used
+//! as a byte offset, which gives wrong positions and panics when that lands inside a multi-byte
+//! character; converting ourselves avoids both.
+
+use std::fmt;
+use std::io::{self, Write};
+use std::ops::Range;
+
+use ariadne::{CharSet, Color, Config, IndexType, Report, ReportKind, Source};
+
+use crate::{Diagnostic, FileId, Files, Label, Severity};
+
+/// The user's colour choice (`--color auto|always|never`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ColorChoice {
+    /// Colour when the output is a terminal.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Resolve to "use colour?" given whether the output stream is a terminal. (Environment
+    /// conventions such as `NO_COLOR` are the caller's to apply before choosing `Auto`.)
+    pub fn resolve(self, is_terminal: bool) -> bool {
+        match self {
+            ColorChoice::Auto => is_terminal,
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+        }
+    }
+}
+
+/// Number of errors and warnings in a list of diagnostics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Counts {
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+impl Counts {
+    pub fn of(diagnostics: &[Diagnostic]) -> Self {
+        let errors = diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count();
+        Counts {
+            errors,
+            warnings: diagnostics.len() - errors,
+        }
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// The summary line (without colour or newline):
+/// - errors present: `error: 3 errors, 1 warning` (`, N warning(s)` only when there are warnings);
+/// - only warnings: `warning: 2 warnings`;
+/// - nothing: `None`.
+pub fn summary_line(counts: Counts) -> Option<String> {
+    match (counts.errors, counts.warnings) {
+        (0, 0) => None,
+        (0, w) => Some(format!("warning: {}", plural(w, "warning"))),
+        (e, 0) => Some(format!("error: {}", plural(e, "error"))),
+        (e, w) => Some(format!(
+            "error: {}, {}",
+            plural(e, "error"),
+            plural(w, "warning")
+        )),
+    }
+}
+
+const RESET: &str = "\x1b[0m";
+const BOLD: &str = "\x1b[1m";
+const BOLD_RED: &str = "\x1b[1;31m";
+const BOLD_YELLOW: &str = "\x1b[1;33m";
+const BOLD_CYAN: &str = "\x1b[1;36m";
+
+fn severity_word(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    }
+}
+
+fn severity_style(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => BOLD_RED,
+        Severity::Warning => BOLD_YELLOW,
+    }
+}
+
+/// Render diagnostics (in the order given) and the summary line to a `String`. Empty input gives
+/// an empty string; otherwise the text ends with a newline.
+pub fn render_human(files: &Files, diagnostics: &[Diagnostic], color: bool) -> String {
+    let mut out = Vec::new();
+    // Writing into a Vec<u8> cannot fail.
+    let _ = write_human(&mut out, files, diagnostics, color);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// [`render_human`] into a writer.
+pub fn write_human(
+    w: &mut impl Write,
+    files: &Files,
+    diagnostics: &[Diagnostic],
+    color: bool,
+) -> io::Result<()> {
+    let mut cache = SourceCache::new(files);
+    for (i, diagnostic) in diagnostics.iter().enumerate() {
+        if i > 0 {
+            writeln!(w)?;
+        }
+        write_one(w, &mut cache, diagnostic, color)?;
+    }
+    if let Some(summary) = summary_line(Counts::of(diagnostics)) {
+        writeln!(w)?;
+        if color {
+            let (word, rest) = summary.split_once(':').unwrap_or((&summary, ""));
+            let style = if word == "error" {
+                BOLD_RED
+            } else {
+                BOLD_YELLOW
+            };
+            writeln!(w, "{style}{word}{RESET}{BOLD}:{rest}{RESET}")?;
+        } else {
+            writeln!(w, "{summary}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Render one diagnostic without a summary line (e.g. for a log or an LSP hover).
+pub fn render_human_one(files: &Files, diagnostic: &Diagnostic, color: bool) -> String {
+    let mut out = Vec::new();
+    let mut cache = SourceCache::new(files);
+    let _ = write_one(&mut out, &mut cache, diagnostic, color);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Identifies a source for ariadne; displays as the file name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct SrcId {
+    file: FileId,
+    name: String,
+}
+
+impl fmt::Display for SrcId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+type AriadneSpan = (SrcId, Range<usize>);
+
+/// Lazily built ariadne sources, one per file of the table.
+struct SourceCache<'a> {
+    files: &'a Files,
+    sources: Vec<Option<Source<&'a str>>>,
+}
+
+impl<'a> SourceCache<'a> {
+    fn new(files: &'a Files) -> Self {
+        SourceCache {
+            files,
+            sources: (0..files.len()).map(|_| None).collect(),
+        }
+    }
+}
+
+impl<'a> ariadne::Cache<SrcId> for &mut SourceCache<'a> {
+    type Storage = &'a str;
+
+    fn fetch(&mut self, id: &SrcId) -> Result<&Source<&'a str>, impl fmt::Debug> {
+        let files = self.files;
+        match (files.get(id.file), self.sources.get_mut(id.file.0 as usize)) {
+            (Some(file), Some(slot)) => Ok(slot.get_or_insert_with(|| Source::from(file.text()))),
+            _ => Err(format!("unknown file {}", id.name)),
+        }
+    }
+
+    fn display<'b>(&self, id: &'b SrcId) -> Option<impl fmt::Display + 'b> {
+        Some(id)
+    }
+}
+
+/// Ariadne span (character offsets) of a label, or `None` when its file is unknown.
+///
+/// A zero-length span (an insertion point) is drawn as the one character after it, like rustc's
+/// single caret; at the end of a text that ends with a line break it is drawn on that line break,
+/// i.e. just after the last line's content (ariadne has no row for the empty line after it).
+fn ariadne_span(files: &Files, label: &Label) -> Option<AriadneSpan> {
+    let file = files.get(label.file).filter(|f| !f.is_empty())?;
+    let span = file.clamp_span(label.span);
+    let mut start = file.char_offset(span.start) as usize;
+    let mut end = file.char_offset(span.end) as usize;
+    if start == end {
+        let text = file.text();
+        let at = span.start as usize;
+        if at < text.len() {
+            end = start + 1;
+        } else if text.ends_with('\n') || text.ends_with('\r') {
+            let terminator = if text.ends_with("\r\n") { 2 } else { 1 };
+            start = start.saturating_sub(terminator);
+            end = start + 1;
+        }
+    }
+    Some((
+        SrcId {
+            file: label.file,
+            name: file.name().to_owned(),
+        },
+        start..end,
+    ))
+}
+
+fn digits(mut n: u32) -> usize {
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
+fn write_one(
+    w: &mut impl Write,
+    cache: &mut SourceCache<'_>,
+    d: &Diagnostic,
+    color: bool,
+) -> io::Result<()> {
+    let files = cache.files;
+    let sev = severity_word(d.severity);
+    if color {
+        let style = severity_style(d.severity);
+        writeln!(
+            w,
+            "{style}{sev}[{}]{RESET}{BOLD}: {}{RESET}",
+            d.code, d.message
+        )?;
+    } else {
+        writeln!(w, "{sev}[{}]: {}", d.code, d.message)?;
+    }
+
+    // Labels in known files: the primary's file first, then other files by first appearance;
+    // within a file by position (ariadne splits a file into several sections otherwise).
+    let all: Vec<(bool, &Label)> = std::iter::once((true, &d.primary))
+        .chain(d.secondary.iter().map(|l| (false, l)))
+        .collect();
+    let mut file_order: Vec<FileId> = Vec::new();
+    for (_, label) in &all {
+        if files.get(label.file).is_some_and(|f| !f.is_empty()) && !file_order.contains(&label.file)
+        {
+            file_order.push(label.file);
+        }
+    }
+    let mut labels: Vec<(usize, u32, u32, bool, &Label)> = all
+        .iter()
+        .filter_map(|&(primary, label)| {
+            let order = file_order.iter().position(|f| *f == label.file)?;
+            Some((order, label.span.start, label.span.end, !primary, label))
+        })
+        .collect();
+    labels.sort_by_key(|&(order, start, end, secondary, _)| (order, start, end, secondary));
+
+    // Width of the line-number margin, as ariadne computes it (digits of the last line shown).
+    let mut max_line = 0;
+    for &(_, _, _, _, label) in &labels {
+        if let Some(file) = files.get(label.file) {
+            let span = file.clamp_span(label.span);
+            max_line = max_line.max(
+                file.line_col(span.end.saturating_sub(1).max(span.start))
+                    .line,
+            );
+        }
+    }
+    let margin = if labels.is_empty() {
+        2
+    } else {
+        digits(max_line) + 2
+    };
+
+    let report_span = ariadne_span(files, &d.primary).or_else(|| {
+        labels
+            .first()
+            .and_then(|&(_, _, _, _, l)| ariadne_span(files, l))
+    });
+    match report_span {
+        Some(span) => {
+            let kind = match d.severity {
+                Severity::Error => ReportKind::Error,
+                Severity::Warning => ReportKind::Warning,
+            };
+            let config = Config::default()
+                .with_color(color)
+                .with_index_type(IndexType::Char)
+                .with_char_set(CharSet::Unicode);
+            let mut builder = Report::<AriadneSpan>::build(kind, span).with_config(config);
+            for &(order, _, _, secondary, label) in &labels {
+                let Some(span) = ariadne_span(files, label) else {
+                    continue;
+                };
+                let mut l = ariadne::Label::new(span)
+                    .with_order(i32::try_from(order).unwrap_or(i32::MAX))
+                    .with_priority(if secondary { 0 } else { 1 });
+                if !label.message.is_empty() {
+                    l = l.with_message(&label.message);
+                }
+                if color {
+                    l = l.with_color(match (secondary, d.severity) {
+                        (true, _) => Color::Blue,
+                        (false, Severity::Error) => Color::Red,
+                        (false, Severity::Warning) => Color::Yellow,
+                    });
+                }
+                builder.add_label(l);
+            }
+            let mut buf = Vec::new();
+            builder.finish().write(&mut *cache, &mut buf)?;
+            let text = String::from_utf8_lossy(&buf);
+            // ariadne's own header is one line; ours replaces it. Trailing spaces are dropped.
+            let body = text.split_once('\n').map_or("", |(_, rest)| rest);
+            for line in body.lines() {
+                writeln!(w, "{}", line.trim_end_matches(' '))?;
+            }
+        }
+        None => {
+            writeln!(w, "{:margin$}--> {}", "", files.name(d.primary.file))?;
+        }
+    }
+
+    for (kind, items) in [("note", &d.notes), ("help", &d.help)] {
+        for item in items {
+            let mut lines = item.lines();
+            let first = lines.next().unwrap_or("");
+            if color {
+                writeln!(w, "{:margin$}{BOLD_CYAN}= {kind}:{RESET} {first}", "")?;
+            } else {
+                writeln!(w, "{:margin$}= {kind}: {first}", "")?;
+            }
+            for line in lines {
+                writeln!(w, "{:width$}{line}", "", width = margin + kind.len() + 4)?;
+            }
+        }
+    }
+    Ok(())
+}
