@@ -1,1 +1,84 @@
-fn main() {}
+//! `hensuc` — the hensu command line. One file per command under `commands/`.
+
+mod commands;
+mod fs_files;
+mod output;
+mod project;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit codes shared by every command (language.md §6).
+pub mod exit {
+    pub const SUCCESS: u8 = 0;
+    /// The input has errors, a run failed, or `fmt --check` found changes.
+    pub const FAILURE: u8 = 1;
+    /// Usage or I/O error.
+    pub const USAGE: u8 = 2;
+    /// Internal error (panic).
+    pub const INTERNAL: u8 = 101;
+}
+
+#[derive(Parser, Debug)]
+#[command(name = "hensuc", version, about = "Compile, check and run hensu workflows (.hwf, .kt, .json)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Report every error and warning of the given workflows at once.
+    Check(commands::check::CheckArgs),
+    /// Compile a workflow to its JSON artifact (the upstream Hensu wire format).
+    Build(commands::build::BuildArgs),
+    /// Draw a workflow's graph as mermaid, dot, JSON topology or text.
+    Graph(commands::graph::GraphArgs),
+    /// Explain a diagnostic code with an example.
+    Explain(commands::explain::ExplainArgs),
+}
+
+fn main() -> ExitCode {
+    install_panic_hook();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let code = if err.use_stderr() { exit::USAGE } else { exit::SUCCESS };
+            let _ = err.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Check(args) => commands::check::execute(args),
+        Command::Build(args) => commands::build::execute(args),
+        Command::Graph(args) => commands::graph::execute(args),
+        Command::Explain(args) => commands::explain::execute(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(exit::USAGE)
+        }
+    }
+}
+
+/// A panic anywhere is a bug in hensuc: say so, say where, exit 101.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let location = info
+            .location()
+            .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
+            .unwrap_or_else(|| "unknown location".to_string());
+        let payload = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        eprintln!("internal error: please report this bug at https://github.com/hensu/hensu/issues");
+        eprintln!("  panicked at {location}: {payload}");
+        std::process::exit(i32::from(exit::INTERNAL));
+    }));
+}

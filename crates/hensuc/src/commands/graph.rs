@@ -1,0 +1,405 @@
+//! `hensuc graph PATH [--format mermaid|dot|json|text]` — the workflow graph. Text and mermaid
+//! follow upstream `hensu visualize` (breadth-first from the start node); ANSI colours only on a
+//! terminal. `json` is a versioned topology export.
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use hensu_ir::{Node, TransitionRule, Workflow};
+use indexmap::IndexSet;
+
+use crate::exit;
+use crate::output::{self, Color, DiagnosticFormat};
+use crate::project;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum GraphFormat {
+    #[default]
+    Text,
+    Mermaid,
+    Dot,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct GraphArgs {
+    /// The workflow to draw (`.hwf`, `.kt` or `.json`).
+    pub path: PathBuf,
+    #[arg(short = 'd', long = "dir", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
+    pub format: GraphFormat,
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
+}
+
+pub fn execute(args: GraphArgs) -> anyhow::Result<ExitCode> {
+    let project = project::load(std::slice::from_ref(&args.path), args.dir.as_deref())?;
+    output::emit(&project.files, &project.diagnostics, DiagnosticFormat::Human, args.color);
+    if project.error_count() > 0 {
+        return Ok(ExitCode::from(exit::FAILURE));
+    }
+    let Some(workflow) = project.explicit_units().find_map(|u| u.workflow.as_ref()) else {
+        anyhow::bail!("`{}` did not produce a workflow", args.path.display());
+    };
+    let out = match args.format {
+        GraphFormat::Text => render_text(workflow, args.color.enabled_for_stdout()),
+        GraphFormat::Mermaid => render_mermaid(workflow),
+        GraphFormat::Dot => render_dot(workflow),
+        GraphFormat::Json => {
+            let mut s = serde_json::to_string_pretty(&hensu_ir::topology_json(workflow))?;
+            s.push('\n');
+            s
+        }
+    };
+    print!("{out}");
+    Ok(ExitCode::from(exit::SUCCESS))
+}
+
+/// Nodes in breadth-first order from the start node, with the depth of their first visit.
+/// Unreachable nodes are appended at depth 0 so nothing is hidden (upstream drops them).
+fn bfs(workflow: &Workflow) -> Vec<(&Node, usize)> {
+    let mut seen: IndexSet<&str> = IndexSet::new();
+    let mut out = Vec::new();
+    let mut queue = VecDeque::new();
+    if workflow.nodes.contains_key(&workflow.start_node) {
+        seen.insert(workflow.start_node.as_str());
+        queue.push_back((workflow.start_node.as_str(), 0usize));
+    }
+    while let Some((id, depth)) = queue.pop_front() {
+        let Some(node) = workflow.nodes.get(id) else { continue };
+        out.push((node, depth));
+        for next in node.successor_ids() {
+            if workflow.nodes.contains_key(next) && seen.insert(next) {
+                queue.push_back((next, depth + 1));
+            }
+        }
+    }
+    for (id, node) in &workflow.nodes {
+        if !seen.contains(id.as_str()) {
+            out.push((node, 0));
+        }
+    }
+    out
+}
+
+/// One drawn edge: target (None = self), label, dashed.
+struct Edge {
+    target: Option<String>,
+    label: String,
+    dashed: bool,
+}
+
+fn fb(on: bool, sep: &str) -> String {
+    if on { format!("{sep}fb") } else { String::new() }
+}
+
+/// The edges of one rule, labelled like upstream's mermaid renderer.
+fn rule_edges(rule: &TransitionRule) -> Vec<Edge> {
+    match rule {
+        TransitionRule::Success { target_node, with_feedback } => vec![Edge {
+            target: Some(target_node.clone()),
+            label: if *with_feedback { "fb".into() } else { String::new() },
+            dashed: false,
+        }],
+        TransitionRule::Failure { target_node } => {
+            vec![Edge { target: target_node.clone(), label: "failure".into(), dashed: true }]
+        }
+        TransitionRule::NoConsensus { target_node, with_feedback } => vec![Edge {
+            target: Some(target_node.clone()),
+            label: format!("no consensus{}", fb(*with_feedback, " · ")),
+            dashed: true,
+        }],
+        TransitionRule::Approval { expected, target_node, with_feedback } => vec![Edge {
+            target: Some(target_node.clone()),
+            label: format!("{}{}", if *expected { "approved" } else { "rejected" }, fb(*with_feedback, " · ")),
+            dashed: false,
+        }],
+        TransitionRule::Score { conditions, with_feedback } => conditions
+            .iter()
+            .map(|c| Edge {
+                target: Some(c.target_node.clone()),
+                label: format!("score {}{}", c.describe(), fb(*with_feedback, " · ")),
+                dashed: false,
+            })
+            .collect(),
+        TransitionRule::Condition { variable, predicate, target_node, with_feedback } => vec![Edge {
+            target: Some(target_node.clone()),
+            label: format!("{variable} {}{}", predicate.describe(), fb(*with_feedback, " · ")),
+            dashed: false,
+        }],
+        TransitionRule::Always { target_node, with_feedback } => vec![Edge {
+            target: Some(target_node.clone()),
+            label: format!("otherwise{}", fb(*with_feedback, " · ")),
+            dashed: false,
+        }],
+        TransitionRule::Bounded { budget, otherwise, escalation_with_feedback, inner, .. } => {
+            let mut edges: Vec<Edge> = rule_edges(inner)
+                .into_iter()
+                .map(|e| {
+                    let label = match inner.as_ref() {
+                        TransitionRule::Failure { .. } => format!("retry ≤{budget}"),
+                        _ if e.label.is_empty() => format!("revise ≤{budget}"),
+                        _ => format!("{} · revise ≤{budget}", e.label),
+                    };
+                    Edge { target: e.target, label, dashed: e.dashed }
+                })
+                .collect();
+            edges.push(Edge {
+                target: Some(otherwise.clone()),
+                label: format!("budget exhausted{}", fb(*escalation_with_feedback, " · ")),
+                dashed: true,
+            });
+            edges
+        }
+        TransitionRule::RubricFail => Vec::new(),
+    }
+}
+
+fn node_edges(node: &Node) -> Vec<Edge> {
+    let mut edges = Vec::new();
+    if let Node::Fork(f) = node {
+        edges.extend(f.targets.iter().map(|t| Edge { target: Some(t.clone()), label: "fork".into(), dashed: false }));
+    }
+    for rule in node.transition_rules() {
+        edges.extend(rule_edges(rule));
+    }
+    edges
+}
+
+fn node_details(node: &Node) -> Vec<(String, String)> {
+    let mut lines = Vec::new();
+    match node {
+        Node::Standard(n) => {
+            if let Some(agent) = &n.agent_id {
+                lines.push(("agent".into(), agent.clone()));
+            }
+            if let Some(r) = &n.rubric {
+                lines.push(("rubric".into(), format!("{} criteria", r.criteria.len())));
+            }
+            if let Some(r) = &n.review_config {
+                lines.push(("review".into(), r.mode.as_str().to_string()));
+            }
+            if !n.writes.is_empty() {
+                lines.push(("writes".into(), n.writes.join(", ")));
+            }
+        }
+        Node::Parallel(p) => {
+            lines.push(("branches".into(), p.branches.len().to_string()));
+            for b in &p.branches {
+                lines.push((String::new(), format!("  • {} ({})", b.id, b.agent_id)));
+            }
+            if let Some(c) = &p.consensus_config {
+                lines.push(("consensus".into(), c.strategy.as_str().to_string()));
+            }
+        }
+        Node::Fork(f) => {
+            lines.push(("targets".into(), f.targets.len().to_string()));
+            for t in &f.targets {
+                lines.push((String::new(), format!("  • {t}")));
+            }
+            lines.push(("wait all".into(), f.wait_for_all.to_string()));
+        }
+        Node::Join(j) => {
+            lines.push(("awaiting".into(), j.await_targets.len().to_string()));
+            for t in &j.await_targets {
+                lines.push((String::new(), format!("  • {t}")));
+            }
+            lines.push(("merge".into(), j.merge_strategy.as_str().to_string()));
+            lines.push(("writes".into(), j.writes.join(", ")));
+        }
+        Node::Generic(g) => {
+            lines.push(("executor".into(), g.executor_type.clone()));
+            lines.push(("config".into(), format!("{} entries", g.config.len())));
+            if let Some(r) = &g.rubric {
+                lines.push(("rubric".into(), format!("{} criteria", r.criteria.len())));
+            }
+        }
+        Node::Action(a) => {
+            lines.push(("actions".into(), a.actions.len().to_string()));
+            for action in &a.actions {
+                let text = match action {
+                    hensu_ir::Action::Send { handler_id, .. } => format!("  • Send {handler_id}"),
+                    hensu_ir::Action::Execute { command_id } => format!("  • Execute {command_id}"),
+                };
+                lines.push((String::new(), text));
+            }
+        }
+        Node::SubWorkflow(s) => {
+            lines.push(("workflow".into(), s.workflow_id.clone()));
+            if let Some(v) = &s.target_version {
+                lines.push(("version".into(), v.clone()));
+            }
+        }
+        Node::End(e) => lines.push(("exit".into(), e.status.as_str().to_string())),
+    }
+    lines
+}
+
+/// Upstream's text shape (§6.4): boxes in BFS order, indented two spaces per depth.
+pub fn render_text(workflow: &Workflow, color: bool) -> String {
+    let (bold, dim, cyan, reset) =
+        if color { ("\x1b[1m", "\x1b[2m", "\x1b[36m", "\x1b[0m") } else { ("", "", "", "") };
+    let mut out = String::new();
+    let _ = writeln!(out, "{bold}Workflow: {}{reset}", workflow.metadata.name);
+    let _ = writeln!(out, "{}\n", "─".repeat(50));
+    for (node, depth) in bfs(workflow) {
+        let pad = "  ".repeat(depth);
+        let _ = writeln!(out, "{pad}┌─ {bold}{}{reset} {dim}({}){reset}", node.id(), node.kind_name());
+        for (key, value) in node_details(node) {
+            if key.is_empty() {
+                let _ = writeln!(out, "{pad}│  {value}");
+            } else {
+                let _ = writeln!(out, "{pad}│  {key:<9} {value}");
+            }
+        }
+        for edge in node_edges(node) {
+            let target = edge.target.unwrap_or_else(|| "(self)".to_string());
+            let label = if edge.label.is_empty() { "on success".to_string() } else { edge.label };
+            let _ = writeln!(out, "{pad}│  {cyan}→{reset} {target:<14} {label}");
+        }
+        let _ = writeln!(out, "{pad}└─\n");
+    }
+    out
+}
+
+fn mermaid_id(id: &str) -> String {
+    let s: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    const RESERVED: [&str; 10] =
+        ["end", "subgraph", "graph", "flowchart", "direction", "click", "style", "classdef", "class", "linkstyle"];
+    if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(&s)) { format!("node_{s}") } else { s }
+}
+
+fn mermaid_label(s: &str) -> String {
+    s.replace('"', "&quot;")
+}
+
+/// Upstream's mermaid shape (§6.5).
+pub fn render_mermaid(workflow: &Workflow) -> String {
+    let mut out = String::from("```mermaid\nflowchart TD\n");
+    let root = mermaid_id(&workflow.id);
+    let _ = writeln!(out, "  subgraph {root}[\"{}\"]", mermaid_label(&workflow.metadata.name));
+    let order = bfs(workflow);
+    let mut styles = Vec::new();
+    for (node, _) in &order {
+        let id = mermaid_id(node.id());
+        let raw = node.id();
+        let shape = match node {
+            Node::End(e) => format!("{id}([\"{raw} ({})\"])", e.status.as_str()),
+            Node::Standard(n) => {
+                let mut label = raw.to_string();
+                if let Some(a) = &n.agent_id {
+                    label.push_str(&format!("\\n[{a}]"));
+                }
+                if let Some(r) = &n.rubric {
+                    label.push_str(&format!("\\n rubric: {} criteria", r.criteria.len()));
+                }
+                if let Some(r) = n.review_config.as_ref().filter(|r| r.mode != hensu_ir::ReviewMode::Disabled) {
+                    label.push_str(&format!("\\n review: {}", r.mode.as_str()));
+                }
+                format!("{id}([\"{}\"])", mermaid_label(&label))
+            }
+            Node::Parallel(p) => {
+                let mut s = format!("{id}>\"{raw}\\n(parallel: {})\"]", p.branches.len());
+                for b in &p.branches {
+                    let _ = write!(s, "\n    {id}_{}([\"{}\\n[{}]\"])", mermaid_id(&b.id), b.id, b.agent_id);
+                    styles.push(format!("{id}_{}", mermaid_id(&b.id)));
+                }
+                let join = match &p.consensus_config {
+                    Some(c) => format!("(join: {})", c.strategy.as_str()),
+                    None => "(join)".to_string(),
+                };
+                let _ = write!(s, "\n    {id}___join[\"{raw}\\n{join}\"]");
+                styles.push(format!("{id}___join"));
+                s
+            }
+            Node::Fork(f) => format!("{id}>\"{raw}\\n(fork: {})\"]", f.targets.len()),
+            Node::Join(j) => format!("{id}[\"{raw}\\n(join: {})\"]", j.merge_strategy.as_str()),
+            Node::Generic(g) => format!("{id}{{{{\"{raw}\\n[{}]\"}}}}", g.executor_type),
+            Node::Action(a) => format!("{id}[/\"{raw}\\n(action: {})\"/]", a.actions.len()),
+            Node::SubWorkflow(s) => format!("{id}[(\"{raw}\\n[sub: {}]\")]", s.workflow_id),
+        };
+        let _ = writeln!(out, "    {shape}");
+        styles.push(id);
+    }
+    out.push_str("  end\n\n");
+    for (node, _) in &order {
+        let id = mermaid_id(node.id());
+        let from = match node {
+            Node::Parallel(p) => {
+                for b in &p.branches {
+                    let b = mermaid_id(&b.id);
+                    let _ = writeln!(out, "  {id} -->|branch| {id}_{b}");
+                    let _ = writeln!(out, "  {id}_{b} --> {id}___join");
+                }
+                format!("{id}___join")
+            }
+            Node::Join(j) => {
+                for a in &j.await_targets {
+                    let _ = writeln!(out, "  {} -.->|await| {id}", mermaid_id(a));
+                }
+                id.clone()
+            }
+            _ => id.clone(),
+        };
+        for edge in node_edges(node) {
+            let to = edge.target.as_deref().map(mermaid_id).unwrap_or_else(|| id.clone());
+            let arrow = if edge.dashed { "-.->" } else { "-->" };
+            if edge.label.is_empty() {
+                let _ = writeln!(out, "  {from} {arrow} {to}");
+            } else {
+                let _ = writeln!(out, "  {from} {arrow}|{}| {to}", mermaid_label(&edge.label));
+            }
+        }
+    }
+    out.push('\n');
+    let _ = writeln!(out, "  style {root} fill:#2c2c2e, stroke:#3a3a3c, color:#ebebf5, stroke-width:1px");
+    for id in styles {
+        let _ = writeln!(out, "  style {id} fill:#2c2c2e, stroke:#48484a, color:#ebebf5, stroke-width:1px");
+    }
+    out.push_str("  linkStyle default stroke:#0A84FF, stroke-width:1px\n```\n");
+    out
+}
+
+fn dot_quote(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Graphviz dot: one box per node (shape by kind), one edge per rule edge.
+pub fn render_dot(workflow: &Workflow) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "digraph {} {{", dot_quote(&workflow.id));
+    let _ = writeln!(out, "  label={};\n  rankdir=TB;\n  node [fontname=\"Helvetica\"];", dot_quote(&workflow.metadata.name));
+    for (node, _) in bfs(workflow) {
+        let shape = match node {
+            Node::End(_) => "doublecircle",
+            Node::Standard(_) => "box",
+            Node::Parallel(_) | Node::Fork(_) => "trapezium",
+            Node::Join(_) => "invtrapezium",
+            Node::Generic(_) => "hexagon",
+            Node::Action(_) => "parallelogram",
+            Node::SubWorkflow(_) => "box3d",
+        };
+        let label = format!("{}\n({})", node.id(), node.kind_name());
+        let start = if node.id() == workflow.start_node { ", penwidth=2" } else { "" };
+        let _ = writeln!(out, "  {} [shape={shape}, label={}{start}];", dot_quote(node.id()), dot_quote(&label));
+    }
+    for (node, _) in bfs(workflow) {
+        for edge in node_edges(node) {
+            let to = edge.target.unwrap_or_else(|| node.id().to_string());
+            let style = if edge.dashed { ", style=dashed" } else { "" };
+            let _ = writeln!(
+                out,
+                "  {} -> {} [label={}{style}];",
+                dot_quote(node.id()),
+                dot_quote(&to),
+                dot_quote(&edge.label)
+            );
+        }
+    }
+    out.push_str("}\n");
+    out
+}

@@ -1,0 +1,4 @@
+pub mod build;
+pub mod check;
+pub mod explain;
+pub mod graph;

@@ -1,0 +1,214 @@
+//! Loading a project: the files named on the command line plus every workflow in
+//! `<dir>/workflows/` when `-d DIR` is given; each is read, parsed, lowered and checked, then the
+//! project-level checks (sub-workflow references) run over all of them.
+
+use std::path::{Path, PathBuf};
+
+use hensu_diagnostics::{Diagnostic, FileId, Files, Span};
+use hensu_ir::Workflow;
+use hensu_sema::origins::Origins;
+
+use crate::fs_files::FsFiles;
+
+/// Largest workflow file accepted (spans are u32 byte offsets).
+const MAX_FILE_BYTES: u64 = u32::MAX as u64 - 1;
+
+pub struct Unit {
+    pub file: FileId,
+    pub path: PathBuf,
+    /// The IR when the file was usable enough to lower (it may still have errors).
+    pub workflow: Option<Workflow>,
+    pub origins: Origins,
+    /// Named on the command line (as opposed to found in `<dir>/workflows/`).
+    pub explicit: bool,
+}
+
+pub struct Project {
+    pub files: Files,
+    pub units: Vec<Unit>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Project {
+    pub fn error_count(&self) -> usize {
+        crate::output::error_count(&self.diagnostics)
+    }
+
+    pub fn warning_count(&self) -> usize {
+        self.diagnostics.len() - self.error_count()
+    }
+
+    /// Diagnostics of the files named on the command line, plus project-level ones (E05xx) that
+    /// involve them.
+    pub fn explicit_units(&self) -> impl Iterator<Item = &Unit> {
+        self.units.iter().filter(|u| u.explicit)
+    }
+}
+
+/// The working directory for prompts, rubrics, stubs and commands: `-d DIR` if given, else the
+/// parent of the `workflows/` directory holding the file, else the file's own directory.
+pub fn working_dir_for(path: &Path, dir: Option<&Path>) -> PathBuf {
+    if let Some(dir) = dir {
+        return dir.to_path_buf();
+    }
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if parent.file_name().is_some_and(|n| n == "workflows") {
+        if let Some(grand) = parent.parent() {
+            return if grand.as_os_str().is_empty() { PathBuf::from(".") } else { grand.to_path_buf() };
+        }
+    }
+    parent.to_path_buf()
+}
+
+fn is_workflow_file(path: &Path) -> bool {
+    matches!(path.extension().and_then(|e| e.to_str()), Some("hwf" | "kt" | "json"))
+}
+
+/// The files to compile: explicit paths (a directory expands to its workflow files) plus
+/// `<dir>/workflows/*` when `dir` is given. Duplicates (same canonical path) are dropped.
+fn collect_paths(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Vec<(PathBuf, bool)>> {
+    let mut out: Vec<(PathBuf, bool)> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut push = |p: PathBuf, explicit: bool, out: &mut Vec<(PathBuf, bool)>| {
+        let key = p.canonicalize().unwrap_or_else(|_| p.clone());
+        if seen.insert(key) {
+            out.push((p, explicit));
+        }
+    };
+    for p in paths {
+        if p.is_dir() {
+            for entry in sorted_dir(p)? {
+                if is_workflow_file(&entry) {
+                    push(entry, true, &mut out);
+                }
+            }
+        } else {
+            push(p.clone(), true, &mut out);
+        }
+    }
+    if let Some(dir) = dir {
+        let wf_dir = dir.join("workflows");
+        if wf_dir.is_dir() {
+            let explicit_all = paths.is_empty();
+            for entry in sorted_dir(&wf_dir)? {
+                if is_workflow_file(&entry) {
+                    push(entry, explicit_all, &mut out);
+                }
+            }
+        } else if paths.is_empty() {
+            anyhow::bail!("no workflows: `{}` has no `workflows/` directory", dir.display());
+        }
+    }
+    Ok(out)
+}
+
+fn sorted_dir(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| anyhow::anyhow!("cannot read directory `{}`: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .collect();
+    entries.sort();
+    Ok(entries)
+}
+
+/// Load, lower and check a project. I/O errors on individual files become E0901 diagnostics so
+/// every other file is still checked.
+pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
+    let mut files = Files::new();
+    let mut units = Vec::new();
+    let mut diagnostics = Vec::new();
+    for (path, explicit) in collect_paths(paths, dir)? {
+        let display = path.display().to_string();
+        let text = match read_source(&path) {
+            Ok(text) => text,
+            Err(message) => {
+                let file = files.add(display, String::new());
+                diagnostics.push(
+                    Diagnostic::new("E0901", format!("cannot read `{}`", path.display()), Span::default(), message)
+                        .in_file(file),
+                );
+                continue;
+            }
+        };
+        let (text, utf8_error) = match String::from_utf8(text) {
+            Ok(t) => (t, None),
+            Err(e) => {
+                let at = e.utf8_error().valid_up_to();
+                (String::from_utf8_lossy(e.as_bytes()).into_owned(), Some(at))
+            }
+        };
+        let file = files.add(display, text);
+        let Some(source) = files.get(file).map(|f| f.text().to_string()) else { continue };
+        if let Some(at) = utf8_error {
+            diagnostics.push(
+                Diagnostic::new("E0001", "invalid utf-8 in source file", Span::from_range(at..at + 1), "this byte is not valid utf-8")
+                    .with_help("save the file as UTF-8")
+                    .in_file(file),
+            );
+        }
+        let root = working_dir_for(&path, dir);
+        let is_json = path.extension().is_some_and(|e| e == "json");
+        let (workflow, origins, mut diags) = if is_json {
+            compile_json(&source, file)
+        } else {
+            compile_source(&source, file, &FsFiles::new(root))
+        };
+        diagnostics.append(&mut diags);
+        units.push(Unit { file, path, workflow, origins, explicit });
+    }
+    let project_units: Vec<hensu_sema::check::ProjectUnit<'_>> = units
+        .iter()
+        .filter_map(|u| {
+            u.workflow.as_ref().map(|w| hensu_sema::check::ProjectUnit { file: u.file, workflow: w, origins: &u.origins })
+        })
+        .collect();
+    diagnostics.extend(hensu_sema::check::check_project(&project_units));
+    hensu_diagnostics::sort_diagnostics(&mut diagnostics);
+    Ok(Project { files, units, diagnostics })
+}
+
+fn read_source(path: &Path) -> Result<Vec<u8>, String> {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(format!("the file is {} bytes; at most {MAX_FILE_BYTES} are supported", meta.len()));
+    }
+    std::fs::read(path).map_err(|e| e.to_string())
+}
+
+/// `.hwf` / `.kt`: parse, lower, check.
+pub fn compile_source(
+    source: &str,
+    file: FileId,
+    files: &dyn hensu_sema::files::FileProvider,
+) -> (Option<Workflow>, Origins, Vec<Diagnostic>) {
+    let lowered = hensu_sema::lower_source(source, file, files);
+    let mut diagnostics = lowered.diagnostics;
+    if let Some(wf) = &lowered.workflow {
+        diagnostics.extend(hensu_sema::check::check_workflow(wf, &lowered.origins, hensu_sema::check::InputKind::Source));
+    }
+    let diagnostics = diagnostics.into_iter().map(|d| d.in_file(file)).collect();
+    (lowered.workflow, lowered.origins, diagnostics)
+}
+
+/// `.json`: deserialize (upstream wire format), then the same checks with spans into the JSON.
+pub fn compile_json(source: &str, file: FileId) -> (Option<Workflow>, Origins, Vec<Diagnostic>) {
+    let origins = Origins { file, fallback: Span::new(0, 0), ..Origins::default() };
+    match hensu_ir::from_json(source) {
+        Ok(wf) => {
+            let diagnostics = hensu_sema::check::check_workflow(&wf, &origins, hensu_sema::check::InputKind::Json)
+                .into_iter()
+                .map(|d| d.in_file(file))
+                .collect();
+            (Some(wf), origins, diagnostics)
+        }
+        Err(err) => {
+            let at = err.offset().unwrap_or(0);
+            let span = Span::from_range(at..at);
+            let diag = Diagnostic::new("E0902", "invalid json workflow", span, err.to_string())
+                .with_help("a JSON workflow must follow the Hensu wire format (`hensuc build` writes one)")
+                .in_file(file);
+            (None, origins, vec![diag])
+        }
+    }
+}
