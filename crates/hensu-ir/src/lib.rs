@@ -7,13 +7,20 @@
 //! * [`graph`]: [`ExecGraph`], the petgraph-based executable graph with pre-resolved targets, and
 //!   [`topology_json`].
 
+pub mod graph;
 pub mod model;
 mod number;
 pub mod rubric;
+pub mod wire;
 
+pub use graph::*;
 pub use model::*;
 pub use number::{canonical_int, canonical_number, java_double_to_string};
 pub use rubric::{RubricError, parse_rubric};
+pub use wire::{
+    JsonError, JsonErrorKind, SourceMap, Span, from_json, from_json_with_spans, from_value,
+    to_json, to_value,
+};
 
 /// Upstream workflow-id derivation (upstream-reference §1.2): spaces → `_`, then every char
 /// outside `[A-Za-z0-9_-]` is dropped, then lowercase.
