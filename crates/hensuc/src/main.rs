@@ -1,24 +1,9 @@
 //! `hensuc` — the hensu command line. One file per command under `commands/`.
 
-mod commands;
-mod fs_files;
-mod output;
-mod project;
-
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-
-/// Exit codes shared by every command (language.md §6).
-pub mod exit {
-    pub const SUCCESS: u8 = 0;
-    /// The input has errors, a run failed, or `fmt --check` found changes.
-    pub const FAILURE: u8 = 1;
-    /// Usage or I/O error.
-    pub const USAGE: u8 = 2;
-    /// Internal error (panic).
-    pub const INTERNAL: u8 = 101;
-}
+use hensuc::{commands, exit};
 
 #[derive(Parser, Debug)]
 #[command(name = "hensuc", version, about = "Compile, check and run hensu workflows (.hwf, .kt, .json)")]
@@ -41,6 +26,10 @@ enum Command {
 
 fn main() -> ExitCode {
     install_panic_hook();
+    // Lets the test suite prove the panic hook; never set in normal use.
+    if std::env::var_os("HENSUC_INTERNAL_TEST_PANIC").is_some() {
+        panic!("panic requested by HENSUC_INTERNAL_TEST_PANIC");
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

@@ -1,0 +1,19 @@
+//! The library behind `hensuc`: one module per command under [`commands`], the project loader
+//! and the filesystem file provider. Exposed as a library so benchmarks and the language server
+//! share exactly what the command line runs.
+
+pub mod commands;
+pub mod fs_files;
+pub mod output;
+pub mod project;
+
+/// Exit codes shared by every command (language.md §6).
+pub mod exit {
+    pub const SUCCESS: u8 = 0;
+    /// The input has errors, a run failed, or `fmt --check` found changes.
+    pub const FAILURE: u8 = 1;
+    /// Usage or I/O error.
+    pub const USAGE: u8 = 2;
+    /// Internal error (panic).
+    pub const INTERNAL: u8 = 101;
+}

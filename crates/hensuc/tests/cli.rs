@@ -1,0 +1,163 @@
+//! End-to-end tests of the `hensuc` binary: exit codes, output formats, the examples.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+fn hensuc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hensuc"))
+        .args(args)
+        .current_dir(repo())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn version_flag() {
+    let out = hensuc(&["--version"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).starts_with("hensuc "));
+}
+
+#[test]
+fn usage_error_exits_2() {
+    let out = hensuc(&["check", "--format", "yaml", "x.hwf"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = hensuc(&["no-such-command"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn missing_file_is_a_diagnostic_not_a_crash() {
+    let out = hensuc(&["check", "does/not/exist.hwf", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["diagnostics"][0]["code"], "E0901");
+}
+
+#[test]
+fn examples_check_clean_with_warnings_denied() {
+    let out = hensuc(&["check", "-d", "examples", "--deny-warnings"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn errors_in_every_format() {
+    let bad = "tests/fixtures/cli/five-errors.hwf";
+    let human = hensuc(&["check", bad]);
+    assert_eq!(human.status.code(), Some(1));
+    let text = stderr(&human);
+    assert!(text.contains("error["), "{text}");
+
+    let json = hensuc(&["check", bad, "--format", "json"]);
+    assert_eq!(json.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(v["format_version"], "1");
+    assert_eq!(v["valid"], false);
+    let count = v["error_count"].as_u64().unwrap();
+    assert!(count >= 5, "expected at least five errors, got {count}: {v:#}");
+    for d in v["diagnostics"].as_array().unwrap() {
+        assert!(d["code"].as_str().unwrap().len() == 5);
+        assert!(d["range"]["start"]["line"].as_u64().unwrap() >= 1);
+    }
+
+    let sarif = hensuc(&["check", bad, "--format", "sarif"]);
+    assert_eq!(sarif.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&sarif)).unwrap();
+    assert_eq!(v["version"], "2.1.0");
+    assert!(v["runs"][0]["results"].as_array().unwrap().len() as u64 >= count);
+}
+
+#[test]
+fn explain_known_and_unknown_codes() {
+    let out = hensuc(&["explain", "E0201"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).contains("E0201"));
+    let out = hensuc(&["explain", "w0303"]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = hensuc(&["explain", "E9999"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// build → read → build gives identical bytes, for every example (the JSON artifact round-trips).
+#[test]
+fn build_round_trips_every_example() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = repo().join("examples/workflows");
+    let mut built = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let first = tmp.path().join("first.json");
+        let out = hensuc(&["build", path.to_str().unwrap(), "-d", "examples", "-o", first.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}: {}", path.display(), stderr(&out));
+        let second = tmp.path().join("second.json");
+        let out = hensuc(&["build", first.to_str().unwrap(), "-d", "examples", "-o", second.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}: {}", path.display(), stderr(&out));
+        let a = std::fs::read_to_string(&first).unwrap();
+        let b = std::fs::read_to_string(&second).unwrap();
+        assert_eq!(a, b, "{} does not round-trip", path.display());
+        let v: serde_json::Value = serde_json::from_str(&a).unwrap();
+        assert_eq!(v["formatVersion"], 1);
+        assert!(v["metadata"].get("created").is_none(), "no timestamp unless asked");
+        built += 1;
+    }
+    assert!(built >= 15);
+}
+
+#[test]
+fn build_timestamp_is_opt_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_path = tmp.path().join("a.json");
+    let out = hensuc(&[
+        "build",
+        "examples/workflows/mini-review.hwf",
+        "--timestamp",
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap();
+    let created = v["metadata"]["created"].as_str().unwrap();
+    assert!(created.ends_with('Z') && created.len() == 27, "{created}");
+}
+
+#[test]
+fn graph_formats() {
+    let wf = "examples/workflows/content-pipeline.hwf";
+    let mermaid = hensuc(&["graph", wf, "--format", "mermaid"]);
+    assert_eq!(mermaid.status.code(), Some(0), "{}", stderr(&mermaid));
+    insta::assert_snapshot!("content_pipeline_mermaid", stdout(&mermaid));
+    let text = hensuc(&["graph", wf]);
+    assert_eq!(text.status.code(), Some(0));
+    assert!(!stdout(&text).contains('\x1b'), "no ANSI codes when not on a terminal");
+    insta::assert_snapshot!("content_pipeline_text", stdout(&text));
+    let dot = hensuc(&["graph", wf, "--format", "dot"]);
+    assert!(stdout(&dot).starts_with("digraph"));
+    let json = hensuc(&["graph", wf, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(v["schemaVersion"], 1);
+}
+
+#[test]
+fn panic_hook_exits_101_with_please_report() {
+    let out = Command::new(env!("CARGO_BIN_EXE_hensuc"))
+        .arg("--version")
+        .env("HENSUC_INTERNAL_TEST_PANIC", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(101));
+    assert!(stderr(&out).contains("internal error: please report"));
+}
