@@ -117,16 +117,29 @@ pub enum ExprKind<'s> {
     Call(Call<'s>),
     /// `receiver.method(args)` for any method other than the folded string trims
     /// (kept so the lowering can say what is not supported).
-    MethodCall { receiver: Box<Expr<'s>>, method: Ident<'s>, args: Vec<Arg<'s>> },
+    MethodCall {
+        receiver: Box<Expr<'s>>,
+        method: Ident<'s>,
+        args: Vec<Arg<'s>>,
+    },
     /// An infix chain: `head word arg word word arg …` — Kotlin infix calls, left-associative.
     /// `onRejection revise "p" withFeedback retry 3 otherwise "x"` is
     /// head `onRejection`, links `revise "p"`, `withFeedback`, `retry 3`, `otherwise "x"`.
     /// `"k" to v` is a chain with one `to` link.
-    Chain { head: Box<Expr<'s>>, links: Vec<Link<'s>> },
+    Chain {
+        head: Box<Expr<'s>>,
+        links: Vec<Link<'s>>,
+    },
     /// `start..end`
-    Range { start: Box<Expr<'s>>, end: Box<Expr<'s>> },
+    Range {
+        start: Box<Expr<'s>>,
+        end: Box<Expr<'s>>,
+    },
     /// `lhs + rhs` where an operand is not a string literal (strings fold into [`ExprKind::Str`]).
-    Add { lhs: Box<Expr<'s>>, rhs: Box<Expr<'s>> },
+    Add {
+        lhs: Box<Expr<'s>>,
+        rhs: Box<Expr<'s>>,
+    },
     /// A recovered expression; already reported.
     Error,
 }

@@ -1,4 +1,179 @@
 //! The front end of hensu: source text → tokens (logos) → syntax tree with spans (chumsky).
-//! No I/O. See [`ast`] for the tree.
+//! No I/O. See [`ast`] for the tree and `grammar/hwf.ebnf` for the grammar.
+//!
+//! * [`lex`] — tokens, comments and lexical diagnostics (E0001–E0006).
+//! * [`parse`] — the syntax tree and every lexical and syntax diagnostic of the file (E0001–E0006,
+//!   E0010, E0011, E0016, E0017). Never panics; one run reports all errors, recovered statements
+//!   and expressions are [`ast::StmtKind::Error`] / [`ast::ExprKind::Error`].
+//! * [`decode_source`] — bytes → text for callers that read files (invalid UTF-8 → E0001).
+//! * [`trim_indent`], [`trim_margin`], [`unescape`] — Kotlin's string semantics.
 
 pub mod ast;
+mod dump;
+mod layout;
+mod lexer;
+mod parser;
+mod strings;
+
+use std::borrow::Cow;
+
+use chumsky::Parser as _;
+use chumsky::input::Input as _;
+pub use hensu_diagnostics::{Diagnostic, Span};
+
+pub use dump::dump;
+pub use layout::MAX_DEPTH;
+pub use lexer::{Lexed, Number, NumberError, Token, TokenKind, classify_number};
+pub use strings::{kotlin_is_whitespace, trim_indent, trim_margin, unescape};
+
+/// The result of [`parse`].
+#[derive(Clone, Debug)]
+pub struct Parsed<'s> {
+    pub file: ast::SourceFile<'s>,
+    /// Lexical and syntax diagnostics, sorted by position.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Parsed<'_> {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+fn too_large(len: usize) -> Diagnostic {
+    Diagnostic::new(
+        "E0017",
+        format!("file too large ({len} bytes)"),
+        Span::new(0, 0),
+        "files larger than 4 GiB cannot be compiled",
+    )
+    .with_help("split the workflow into sub-workflows")
+}
+
+/// Lex a source file: tokens (newlines included, comments and whitespace excluded), the comment
+/// table and the lexical diagnostics. A leading BOM is skipped.
+pub fn lex(src: &str) -> Lexed {
+    if u32::try_from(src.len()).is_err() {
+        return Lexed {
+            diagnostics: vec![too_large(src.len())],
+            ..Lexed::default()
+        };
+    }
+    lexer::lex_source(src)
+}
+
+/// Parse a source file into a syntax tree, reporting every lexical and syntax error.
+pub fn parse(src: &str) -> Parsed<'_> {
+    let len = match u32::try_from(src.len()) {
+        Ok(len) => len,
+        Err(_) => {
+            return Parsed {
+                file: ast::SourceFile {
+                    items: Vec::new(),
+                    comments: Vec::new(),
+                    span: Span::new(0, u32::MAX),
+                },
+                diagnostics: vec![too_large(src.len())],
+            };
+        }
+    };
+    let Lexed {
+        tokens,
+        comments,
+        mut diagnostics,
+    } = lexer::lex_source(src);
+    let stream = layout::layout(src, &tokens, &mut diagnostics);
+    drop(tokens);
+    let eoi = layout::CSpan::from(len..len);
+    let input = stream.as_slice().split_token_span(eoi);
+    let (output, errors) = parser::file_parser(src).parse(input).into_output_errors();
+    let mut seen_spans: Vec<(u32, u32)> = Vec::new();
+    for err in errors {
+        // One syntax error per position: recovery can report the same place twice.
+        let key = (err.span.start, err.span.end);
+        if seen_spans.contains(&key) {
+            continue;
+        }
+        seen_spans.push(key);
+        if let Some(d) = err.into_diagnostic(src) {
+            diagnostics.push(d);
+        }
+    }
+    let mut file = output.unwrap_or(ast::SourceFile {
+        items: Vec::new(),
+        comments: Vec::new(),
+        span: Span::new(0, len),
+    });
+    file.span = Span::new(0, len);
+    file.comments = comments;
+    check_items(&file, &mut diagnostics);
+    diagnostics.sort_by_key(|d| (d.primary.span.start, d.primary.span.end));
+    Parsed { file, diagnostics }
+}
+
+/// Parse text produced by [`decode_source`], merging its diagnostics (an invalid UTF-8 sequence
+/// outside a string is reported once, not again as an unexpected U+FFFD character).
+pub fn parse_decoded<'s>(src: &'s str, decode_diagnostics: Vec<Diagnostic>) -> Parsed<'s> {
+    let mut parsed = parse(src);
+    if decode_diagnostics.is_empty() {
+        return parsed;
+    }
+    parsed.diagnostics.retain(|d| {
+        !(d.code == "E0001"
+            && decode_diagnostics
+                .iter()
+                .any(|u| u.primary.span.start == d.primary.span.start))
+    });
+    parsed.diagnostics.extend(decode_diagnostics);
+    parsed
+        .diagnostics
+        .sort_by_key(|d| (d.primary.span.start, d.primary.span.end));
+    parsed
+}
+
+/// Decode a file's bytes. Valid UTF-8 is borrowed; each invalid sequence becomes U+FFFD (as the
+/// Kotlin compiler reads such a file) and one E0001 diagnostic whose span points at the
+/// replacement character in the returned text. Use [`parse_decoded`] to parse the result.
+pub fn decode_source(bytes: &[u8]) -> (Cow<'_, str>, Vec<Diagnostic>) {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => (Cow::Borrowed(s), Vec::new()),
+        Err(_) => {
+            let mut out = String::with_capacity(bytes.len() + 16);
+            let mut diags = Vec::new();
+            for chunk in bytes.utf8_chunks() {
+                out.push_str(chunk.valid());
+                if !chunk.invalid().is_empty() {
+                    let start = out.len();
+                    out.push('\u{FFFD}');
+                    diags.push(
+                        Diagnostic::new(
+                            "E0001",
+                            "invalid UTF-8",
+                            Span::from_range(start..out.len()),
+                            format!("{} byte(s) that are not valid UTF-8", chunk.invalid().len()),
+                        )
+                        .with_help("save the file as UTF-8"),
+                    );
+                }
+            }
+            (Cow::Owned(out), diags)
+        }
+    }
+}
+
+/// File-level checks that are syntactic: a second `fun` is a user function.
+fn check_items(file: &ast::SourceFile<'_>, diags: &mut Vec<Diagnostic>) {
+    let mut first_fun: Option<Span> = None;
+    for item in &file.items {
+        if let ast::StmtKind::Fun { name, .. } = &item.kind {
+            match first_fun {
+                None => first_fun = Some(name.span),
+                Some(first) => diags.push(
+                    Diagnostic::new("E0010", "user functions are not supported", name.span, "a second function")
+                        .with_label(first, "the workflow function")
+                        .with_help("a file declares exactly one `fun name() = workflow(\"…\") { … }` and nothing else"),
+                ),
+            }
+        }
+    }
+}

@@ -1,0 +1,1082 @@
+//! The parser (chumsky 0.12) over the token stream built by [`crate::layout`].
+//!
+//! The grammar is in `grammar/hwf.ebnf`. Errors use the cheap [`PErr`] type (bit sets, no
+//! allocation on the happy path); Kotlin constructs that are not part of the language produce
+//! specific diagnostics instead of a generic "expected …" message.
+
+use std::borrow::Cow;
+
+use chumsky::DefaultExpected;
+use chumsky::error::LabelError;
+use chumsky::input::MappedInput;
+use chumsky::prelude::*;
+use chumsky::util::MaybeRef;
+use hensu_diagnostics::{Diagnostic, Span};
+
+use crate::ast::*;
+use crate::layout::CSpan;
+use crate::lexer::{Number, TokenKind, classify_number};
+use crate::strings;
+
+pub(crate) type In<'t> = MappedInput<'t, TokenKind, CSpan, &'t [(TokenKind, CSpan)]>;
+type Ex = extra::Err<PErr>;
+
+/// What the parser expected, for messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Lbl {
+    Expression,
+    Identifier,
+    StatementEnd,
+    Statement,
+    CallArgs,
+    Block,
+    FunDecl,
+    Import,
+    Package,
+    Value,
+}
+
+impl Lbl {
+    fn describe(self) -> &'static str {
+        match self {
+            Lbl::Expression => "expression",
+            Lbl::Identifier => "identifier",
+            Lbl::StatementEnd => "end of statement (newline or `;`)",
+            Lbl::Statement => "statement",
+            Lbl::CallArgs => "call arguments",
+            Lbl::Block => "block",
+            Lbl::FunDecl => "function declaration",
+            Lbl::Import => "import",
+            Lbl::Package => "package declaration",
+            Lbl::Value => "value",
+        }
+    }
+}
+
+/// A specific diagnostic attached to a parse error.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Custom {
+    pub code: &'static str,
+    pub message: String,
+    pub label: String,
+    pub help: Option<String>,
+}
+
+/// The parser's error type: cheap to build and merge (bit sets), a boxed [`Custom`] only for the
+/// specific Kotlin-construct messages.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PErr {
+    pub span: CSpan,
+    pub found: Option<TokenKind>,
+    pub tokens: u64,
+    pub labels: u32,
+    pub eoi: bool,
+    pub context: Option<Lbl>,
+    pub custom: Option<Box<Custom>>,
+}
+
+impl PErr {
+    pub(crate) fn custom(
+        span: CSpan,
+        code: &'static str,
+        message: impl Into<String>,
+        label: impl Into<String>,
+        help: &str,
+    ) -> Self {
+        PErr {
+            span,
+            found: None,
+            tokens: 0,
+            labels: 0,
+            eoi: false,
+            context: None,
+            custom: Some(Box::new(Custom {
+                code,
+                message: message.into(),
+                label: label.into(),
+                help: (!help.is_empty()).then(|| help.to_owned()),
+            })),
+        }
+    }
+}
+
+impl<'t> chumsky::error::Error<'t, In<'t>> for PErr {
+    #[inline]
+    fn merge(mut self, other: Self) -> Self {
+        if self.custom.is_some() {
+            return self;
+        }
+        if other.custom.is_some() {
+            return other;
+        }
+        self.tokens |= other.tokens;
+        self.labels |= other.labels;
+        self.eoi |= other.eoi;
+        if self.context.is_none() {
+            self.context = other.context;
+        }
+        self
+    }
+}
+
+impl<'t> LabelError<'t, In<'t>, DefaultExpected<'t, TokenKind>> for PErr {
+    #[inline]
+    fn expected_found<E: IntoIterator<Item = DefaultExpected<'t, TokenKind>>>(
+        expected: E,
+        found: Option<MaybeRef<'t, TokenKind>>,
+        span: CSpan,
+    ) -> Self {
+        let mut tokens = 0u64;
+        let mut eoi = false;
+        for e in expected {
+            match e {
+                DefaultExpected::Token(t) => tokens |= 1u64 << (*t as u8 as u32 % 64),
+                DefaultExpected::EndOfInput => eoi = true,
+                _ => {}
+            }
+        }
+        PErr {
+            span,
+            found: found.map(|t| *t),
+            tokens,
+            labels: 0,
+            eoi,
+            context: None,
+            custom: None,
+        }
+    }
+}
+
+impl<'t> LabelError<'t, In<'t>, Lbl> for PErr {
+    #[inline]
+    fn expected_found<E: IntoIterator<Item = Lbl>>(
+        expected: E,
+        found: Option<MaybeRef<'t, TokenKind>>,
+        span: CSpan,
+    ) -> Self {
+        let mut labels = 0u32;
+        for l in expected {
+            labels |= 1 << (l as u8);
+        }
+        PErr {
+            span,
+            found: found.map(|t| *t),
+            tokens: 0,
+            labels,
+            eoi: false,
+            context: None,
+            custom: None,
+        }
+    }
+
+    #[inline]
+    fn label_with(&mut self, label: Lbl) {
+        if self.custom.is_none() {
+            self.tokens = 0;
+            self.eoi = false;
+            self.labels = 1 << (label as u8);
+        }
+    }
+
+    #[inline]
+    fn in_context(&mut self, label: Lbl, _span: CSpan) {
+        if self.context.is_none() {
+            self.context = Some(label);
+        }
+    }
+}
+
+const ALL_KINDS: [TokenKind; 50] = {
+    use TokenKind::*;
+    [
+        Ident,
+        BacktickIdent,
+        Int,
+        Long,
+        Double,
+        BadNumber,
+        Str,
+        RawStr,
+        UnterminatedStr,
+        UnterminatedRawStr,
+        KwFun,
+        KwPackage,
+        KwImport,
+        KwReturn,
+        KwTrue,
+        KwFalse,
+        KwNull,
+        KwVal,
+        KwVar,
+        KwIf,
+        KwWhen,
+        KwFor,
+        KwWhile,
+        KwDo,
+        KwElse,
+        KwIn,
+        KwClass,
+        KwObject,
+        LBrace,
+        RBrace,
+        LParen,
+        RParen,
+        LBracket,
+        RBracket,
+        Comma,
+        Semi,
+        Colon,
+        Eq,
+        Dot,
+        DotDot,
+        Plus,
+        Minus,
+        Star,
+        Arrow,
+        Op,
+        Newline,
+        LineComment,
+        BlockComment,
+        Bom,
+        Error,
+    ]
+};
+
+impl PErr {
+    /// Turn the error into a diagnostic; `None` when it only repeats an earlier diagnostic (the
+    /// offending token is an error token or a synthetic closer of an unclosed delimiter).
+    pub(crate) fn into_diagnostic(self, src: &str) -> Option<Diagnostic> {
+        let span = Span::new(self.span.start, self.span.end);
+        if let Some(c) = self.custom {
+            let mut d = Diagnostic::new(c.code, c.message, span, c.label);
+            if let Some(h) = c.help {
+                d = d.with_help(h);
+            }
+            return Some(d);
+        }
+        if matches!(self.found, Some(TokenKind::Error | TokenKind::BadNumber)) {
+            return None;
+        }
+        if self.found.is_some() && span.is_empty() {
+            return None;
+        }
+        let found = match self.found {
+            None => "end of file".to_owned(),
+            Some(TokenKind::Ident) => {
+                format!("`{}`", src.get(span.range()).unwrap_or("identifier"))
+            }
+            Some(TokenKind::Op) => format!("`{}`", src.get(span.range()).unwrap_or("operator")),
+            Some(k @ (TokenKind::Int | TokenKind::Long | TokenKind::Double)) => {
+                let t = src.get(span.range()).unwrap_or("");
+                if t.len() <= 24 {
+                    format!("`{t}`")
+                } else {
+                    k.describe().to_owned()
+                }
+            }
+            Some(k) => k.describe().to_owned(),
+        };
+        let mut items: Vec<&'static str> = Vec::new();
+        let statement_end = self.labels & (1 << Lbl::StatementEnd as u8) != 0;
+        for l in [
+            Lbl::Expression,
+            Lbl::Identifier,
+            Lbl::Value,
+            Lbl::Statement,
+            Lbl::Block,
+            Lbl::CallArgs,
+            Lbl::FunDecl,
+            Lbl::Import,
+            Lbl::Package,
+            Lbl::StatementEnd,
+        ] {
+            if self.labels & (1 << l as u8) != 0 {
+                items.push(l.describe());
+            }
+        }
+        let mut seen = 0u64;
+        for k in ALL_KINDS {
+            let bit = 1u64 << (k as u8 as u32 % 64);
+            if self.tokens & bit != 0 && seen & bit == 0 {
+                seen |= bit;
+                // After a complete statement only closers are worth listing next to "end of statement".
+                if statement_end && !matches!(k, TokenKind::RBrace | TokenKind::RParen) {
+                    continue;
+                }
+                if matches!(k, TokenKind::Semi | TokenKind::Newline) && statement_end {
+                    continue;
+                }
+                items.push(k.describe());
+            }
+        }
+        if self.eoi {
+            items.push("end of file");
+        }
+        items.dedup();
+        let expected = match items.len() {
+            0 => "something else".to_owned(),
+            1 => items[0].to_owned(),
+            n if n <= 6 => format!("{} or {}", items[..n - 1].join(", "), items[n - 1]),
+            _ => format!("{}, … or {}", items[..5].join(", "), items[items.len() - 1]),
+        };
+        let mut message = format!("expected {expected}, found {found}");
+        if let Some(ctx) = self.context {
+            message.push_str(" in ");
+            message.push_str(ctx.describe());
+        }
+        let mut d = Diagnostic::new("E0010", message, span, format!("unexpected {found}"));
+        if statement_end {
+            d = d.with_help("put each statement on its own line, or separate statements with `;`");
+        }
+        Some(d)
+    }
+}
+
+fn sp(s: CSpan) -> Span {
+    Span::new(s.start, s.end)
+}
+
+fn text<'s>(src: &'s str, s: CSpan) -> &'s str {
+    src.get(s.start as usize..s.end as usize).unwrap_or("")
+}
+
+fn expr(kind: ExprKind<'_>, span: Span) -> Expr<'_> {
+    Expr { kind, span }
+}
+
+/// A string literal token → a folded string expression.
+fn string_lit<'s>(src: &'s str, kind: TokenKind, s: CSpan) -> StrExpr<'s> {
+    let (start, end) = (s.start, s.end);
+    let (content, raw) = match kind {
+        TokenKind::Str => (
+            Span::new(start + 1, end.saturating_sub(1).max(start + 1)),
+            false,
+        ),
+        TokenKind::UnterminatedStr => (Span::new((start + 1).min(end), end), false),
+        TokenKind::RawStr => (
+            Span::new(start + 3, end.saturating_sub(3).max(start + 3)),
+            true,
+        ),
+        _ => (Span::new((start + 3).min(end), end), true),
+    };
+    let body = src.get(content.range()).unwrap_or("");
+    let value = if raw {
+        Cow::Borrowed(body)
+    } else {
+        strings::unescape(body)
+    };
+    let verbatim = matches!(value, Cow::Borrowed(_));
+    StrExpr {
+        value,
+        parts: vec![StrLit {
+            span: Span::new(start, end),
+            content,
+            raw,
+        }],
+        verbatim,
+    }
+}
+
+fn number<'s>(src: &'s str, s: CSpan, negate: bool) -> Expr<'s> {
+    let span = sp(s);
+    let kind = match classify_number(text(src, s)) {
+        Ok(Number::Int(v)) => ExprKind::Int(if negate { v.wrapping_neg() } else { v }),
+        Ok(Number::Long(v)) => ExprKind::Long(if negate { v.wrapping_neg() } else { v }),
+        Ok(Number::Double(v)) => ExprKind::Double(if negate { -v } else { v }),
+        Err(_) => ExprKind::Error,
+    };
+    expr(kind, span)
+}
+
+/// `a + b`: two strings fold into one, anything else is an `Add` node.
+fn add<'s>(lhs: Expr<'s>, rhs: Expr<'s>) -> Expr<'s> {
+    let span = lhs.span.to(rhs.span);
+    match (lhs.kind, rhs.kind) {
+        (ExprKind::Str(mut a), ExprKind::Str(b)) => {
+            let mut v = a.value.into_owned();
+            v.push_str(&b.value);
+            a.value = Cow::Owned(v);
+            a.parts.extend(b.parts);
+            a.verbatim = false;
+            expr(ExprKind::Str(a), span)
+        }
+        (l, r) => expr(
+            ExprKind::Add {
+                lhs: Box::new(Expr {
+                    kind: l,
+                    span: lhs.span,
+                }),
+                rhs: Box::new(Expr {
+                    kind: r,
+                    span: rhs.span,
+                }),
+            },
+            span,
+        ),
+    }
+}
+
+enum Suffix<'s> {
+    Member(Ident<'s>, Option<Args<'s>>, CSpan),
+    Args(Args<'s>),
+    Block(Block<'s>),
+}
+
+fn kotlin_keyword_error(kind: TokenKind, span: CSpan) -> PErr {
+    let (msg, label, help): (&str, &str, &str) = match kind {
+        TokenKind::KwVal | TokenKind::KwVar => (
+            "variable declarations are not supported",
+            "kotlin `val`/`var` declaration",
+            "a workflow file is declarative: write values inline where they are used",
+        ),
+        TokenKind::KwIf | TokenKind::KwWhen => (
+            "conditional expressions are not supported",
+            "kotlin `if`/`when`",
+            "branch between nodes with transitions: `onCondition(\"var\") { whenValue … }` or `onScore { … }`",
+        ),
+        TokenKind::KwFor | TokenKind::KwWhile | TokenKind::KwDo => (
+            "loops are not supported",
+            "kotlin loop",
+            "repeat work with bounded transitions: `revise \"node\" retry N otherwise \"fallback\"`",
+        ),
+        TokenKind::KwFun => (
+            "user functions are not supported",
+            "function declaration",
+            "a file declares exactly one `fun name() = workflow(\"…\") { … }` and nothing else",
+        ),
+        TokenKind::KwClass | TokenKind::KwObject => (
+            "class and object declarations are not supported",
+            "kotlin declaration",
+            "a workflow file contains only the `workflow(\"…\") { … }` definition",
+        ),
+        TokenKind::KwImport | TokenKind::KwPackage => (
+            "`import` and `package` must come before the workflow",
+            "declaration inside a block",
+            "move it to the top of the file",
+        ),
+        TokenKind::KwElse => (
+            "`else` without `if`",
+            "unexpected `else`",
+            "conditional expressions are not supported",
+        ),
+        _ => (
+            "`in` is a keyword",
+            "kotlin keyword",
+            "write the infix word with backticks: ``whenScore `in` 50.0..79.0 goto \"x\"``",
+        ),
+    };
+    PErr::custom(span, "E0010", msg, label, help)
+}
+
+/// Build the parser for a whole file.
+pub(crate) fn file_parser<'t, 's: 't>(
+    src: &'s str,
+) -> impl Parser<'t, In<'t>, SourceFile<'s>, Ex> + 't {
+    use TokenKind as T;
+
+    let sep = select! { T::Newline => (), T::Semi => () }
+        .repeated()
+        .at_least(1)
+        .ignored()
+        .boxed();
+
+    let ident = select! {
+        T::Ident = e => Ident { name: text(src, e.span()), span: sp(e.span()), backticked: false },
+        T::BacktickIdent = e => {
+            let s: CSpan = e.span();
+            let inner = CSpan::from(s.start + 1..s.end.saturating_sub(1).max(s.start + 1));
+            Ident { name: text(src, inner), span: sp(s), backticked: true }
+        },
+    }
+    .labelled(Lbl::Identifier)
+    .boxed();
+
+    // A balanced group or a single non-delimiter token, for skipping.
+    let balanced = recursive(|bal| {
+        let inner = bal.repeated();
+        choice((
+            inner.clone().delimited_by(just(T::LBrace), just(T::RBrace)),
+            inner.clone().delimited_by(just(T::LParen), just(T::RParen)),
+            inner.delimited_by(just(T::LBracket), just(T::RBracket)),
+            none_of([
+                T::LBrace,
+                T::RBrace,
+                T::LParen,
+                T::RParen,
+                T::LBracket,
+                T::RBracket,
+                T::Newline,
+                T::Semi,
+            ])
+            .ignored(),
+        ))
+    })
+    .boxed();
+    // Everything up to the end of the statement (newline/`;` at this depth, or the closing `}`).
+    let skip_stmt = balanced
+        .clone()
+        .repeated()
+        .at_least(1)
+        .then_ignore(sep.clone().or_not())
+        .boxed();
+
+    let kotlin_kw = select! {
+        T::KwVal = e => (T::KwVal, e.span()), T::KwVar = e => (T::KwVar, e.span()),
+        T::KwIf = e => (T::KwIf, e.span()), T::KwWhen = e => (T::KwWhen, e.span()),
+        T::KwFor = e => (T::KwFor, e.span()), T::KwWhile = e => (T::KwWhile, e.span()),
+        T::KwDo = e => (T::KwDo, e.span()), T::KwFun = e => (T::KwFun, e.span()),
+        T::KwClass = e => (T::KwClass, e.span()), T::KwObject = e => (T::KwObject, e.span()),
+        T::KwImport = e => (T::KwImport, e.span()), T::KwPackage = e => (T::KwPackage, e.span()),
+        T::KwElse = e => (T::KwElse, e.span()), T::KwIn = e => (T::KwIn, e.span()),
+    }
+    .try_map(|(k, s), _| Err::<Expr<'s>, _>(kotlin_keyword_error(k, s)))
+    .boxed();
+
+    let mut expr_p =
+        Recursive::<chumsky::recursive::Indirect<'t, 't, In<'t>, Expr<'s>, Ex>>::declare();
+    let mut block_p =
+        Recursive::<chumsky::recursive::Indirect<'t, 't, In<'t>, Block<'s>, Ex>>::declare();
+
+    // ---- expressions -------------------------------------------------------------------------
+
+    let arg = ident
+        .clone()
+        .then_ignore(just(T::Eq))
+        .or_not()
+        .then(expr_p.clone())
+        .map(|(name, value)| Arg { name, value });
+    let args = arg
+        .separated_by(just(T::Comma))
+        .allow_trailing()
+        .collect::<Vec<_>>()
+        .delimited_by(just(T::LParen), just(T::RParen))
+        .map_with(|items, e| Args {
+            items,
+            span: sp(e.span()),
+        })
+        .labelled(Lbl::CallArgs)
+        .as_context()
+        .recover_with(via_parser(
+            just(T::LParen)
+                .then(balanced.clone().repeated())
+                .then(just(T::RParen))
+                .map_with(|_, e| Args {
+                    items: Vec::new(),
+                    span: sp(e.span()),
+                }),
+        ))
+        .boxed();
+
+    let literal = select! {
+        T::Int = e => number(src, e.span(), false),
+        T::Long = e => number(src, e.span(), false),
+        T::Double = e => number(src, e.span(), false),
+        T::BadNumber = e => expr(ExprKind::Error, sp(e.span())),
+        T::KwTrue = e => expr(ExprKind::Bool(true), sp(e.span())),
+        T::KwFalse = e => expr(ExprKind::Bool(false), sp(e.span())),
+        T::KwNull = e => expr(ExprKind::Null, sp(e.span())),
+        T::Error = e => expr(ExprKind::Error, sp(e.span())),
+        T::Str = e => expr(ExprKind::Str(string_lit(src, T::Str, e.span())), sp(e.span())),
+        T::RawStr = e => expr(ExprKind::Str(string_lit(src, T::RawStr, e.span())), sp(e.span())),
+        T::UnterminatedStr = e => expr(ExprKind::Str(string_lit(src, T::UnterminatedStr, e.span())), sp(e.span())),
+        T::UnterminatedRawStr = e => expr(ExprKind::Str(string_lit(src, T::UnterminatedRawStr, e.span())), sp(e.span())),
+    };
+
+    let negative = just(T::Minus)
+        .ignore_then(
+            select! {
+                T::Int = e => e.span(),
+                T::Long = e => e.span(),
+                T::Double = e => e.span(),
+            }
+            .or_not(),
+        )
+        .try_map_with(|num, e| {
+            let whole: CSpan = e.span();
+            match num {
+                Some(n) => {
+                    let mut ex = number(src, n, true);
+                    ex.span = sp(whole);
+                    Ok(ex)
+                }
+                None => Err(PErr::custom(
+                    whole,
+                    "E0010",
+                    "unary minus applies only to numbers",
+                    "expected a number after `-`",
+                    "write a negative number like `-1` or `-0.5`",
+                )),
+            }
+        });
+
+    let paren = expr_p
+        .clone()
+        .delimited_by(just(T::LParen), just(T::RParen));
+
+    let primary = choice((
+        literal,
+        negative,
+        ident.clone().map(|id| expr(ExprKind::Name(id), id.span)),
+        paren,
+        kotlin_kw.clone(),
+    ))
+    .labelled(Lbl::Expression)
+    .boxed();
+
+    let suffix = choice((
+        just(T::Dot)
+            .ignore_then(ident.clone())
+            .then(args.clone().or_not())
+            .map_with(|(id, a), e| Suffix::Member(id, a, e.span())),
+        args.clone().map(Suffix::Args),
+        block_p.clone().map(Suffix::Block),
+    ));
+
+    let postfix = primary
+        .then(suffix.repeated().collect::<Vec<_>>())
+        .validate(move |(head, suffixes), _, emitter| {
+            let mut cur = head;
+            for s in suffixes {
+                cur = apply_suffix(src, cur, s, &mut |err| emitter.emit(err));
+            }
+            cur
+        })
+        .boxed();
+
+    let additive = postfix
+        .clone()
+        .foldl(just(T::Plus).ignore_then(postfix.clone()).repeated(), add)
+        .boxed();
+
+    let range = additive
+        .clone()
+        .then(just(T::DotDot).ignore_then(additive).or_not())
+        .map(|(start, end)| match end {
+            None => start,
+            Some(end) => {
+                let span = start.span.to(end.span);
+                expr(
+                    ExprKind::Range {
+                        start: Box::new(start),
+                        end: Box::new(end),
+                    },
+                    span,
+                )
+            }
+        })
+        .boxed();
+
+    // A chain argument: anything but a bare simple name (a bare name starts the next link).
+    let link_arg = range
+        .clone()
+        .filter(|e: &Expr<'_>| !matches!(e.kind, ExprKind::Name(_)));
+    let link_word =
+        ident.clone().or(select! { T::KwIn = e => e.span() }
+            .try_map(|s, _| Err(kotlin_keyword_error(T::KwIn, s))));
+    let link = link_word
+        .then(link_arg.or_not())
+        .map(|(word, arg)| Link { word, arg });
+
+    let chain = range
+        .then(link.repeated().collect::<Vec<_>>())
+        .map(|(head, links)| {
+            if links.is_empty() {
+                head
+            } else {
+                let end = links.last().map_or(head.span, |l| {
+                    l.arg.as_ref().map_or(l.word.span, |a| a.span)
+                });
+                let span = head.span.to(end);
+                expr(
+                    ExprKind::Chain {
+                        head: Box::new(head),
+                        links,
+                    },
+                    span,
+                )
+            }
+        })
+        .boxed();
+
+    expr_p.define(chain);
+
+    // ---- statements and blocks ---------------------------------------------------------------
+
+    let stmt_end = choice((sep.clone(), just(T::RBrace).rewind().ignored(), end()))
+        .labelled(Lbl::StatementEnd)
+        .boxed();
+
+    let stmt = choice((
+        kotlin_kw.clone().map(|e| Stmt {
+            span: e.span,
+            kind: StmtKind::Error,
+        }),
+        just(T::KwReturn)
+            .ignore_then(expr_p.clone().or_not())
+            .map_with(|v, e| Stmt {
+                kind: StmtKind::Return(v),
+                span: sp(e.span()),
+            }),
+        ident
+            .clone()
+            .then_ignore(just(T::Eq))
+            .then(expr_p.clone())
+            .map_with(|(target, value), e| Stmt {
+                kind: StmtKind::Assign { target, value },
+                span: sp(e.span()),
+            }),
+        expr_p.clone().map(|e| Stmt {
+            span: e.span,
+            kind: StmtKind::Expr(e),
+        }),
+    ))
+    .boxed();
+
+    let stmt_line = stmt
+        .clone()
+        .then_ignore(stmt_end.clone())
+        .recover_with(via_parser(skip_stmt.clone().map_with(|_, e| Stmt {
+            kind: StmtKind::Error,
+            span: sp(e.span()),
+        })))
+        .boxed();
+
+    // `{ x, y -> … }`: a lambda with parameters, reported and then parsed as a block.
+    let lambda_params = ident
+        .clone()
+        .separated_by(just(T::Comma))
+        .at_least(1)
+        .then(just(T::Arrow))
+        .map_with(|_, e| e.span())
+        .validate(|s: CSpan, _, emitter| {
+            emitter.emit(PErr::custom(
+                s,
+                "E0010",
+                "lambdas with parameters are not supported",
+                "lambda parameters",
+                "blocks after a call take no parameters: `node(\"x\") { … }`",
+            ))
+        });
+
+    let block = just(T::LBrace)
+        .ignore_then(lambda_params.or_not())
+        .ignore_then(sep.clone().or_not())
+        .ignore_then(stmt_line.clone().repeated().collect::<Vec<_>>())
+        .then_ignore(just(T::RBrace))
+        .map_with(|stmts, e| Block {
+            stmts,
+            span: sp(e.span()),
+        })
+        .labelled(Lbl::Block)
+        .boxed();
+    block_p.define(block);
+
+    // ---- file level ----------------------------------------------------------------------------
+
+    let path = ident
+        .clone()
+        .separated_by(just(T::Dot))
+        .at_least(1)
+        .collect::<Vec<_>>()
+        .map_with(|segments, e| Path {
+            segments,
+            span: sp(e.span()),
+        })
+        .boxed();
+
+    let package = just(T::KwPackage)
+        .ignore_then(path.clone())
+        .map_with(|p, e| Stmt {
+            kind: StmtKind::Package(p),
+            span: sp(e.span()),
+        })
+        .labelled(Lbl::Package)
+        .as_context();
+    let import = just(T::KwImport)
+        .ignore_then(path.clone())
+        .then(just(T::Dot).then(just(T::Star)).or_not())
+        .map_with(|(path, star), e| Stmt {
+            kind: StmtKind::Import {
+                path,
+                star: star.is_some(),
+            },
+            span: sp(e.span()),
+        })
+        .labelled(Lbl::Import)
+        .as_context();
+
+    // In a block-bodied `fun`, `val w = workflow(…) { … }` is accepted (upstream runs it); the
+    // binding is dropped and the value kept as an expression statement.
+    let fun_val = select! { T::KwVal => (), T::KwVar => () }
+        .ignore_then(ident.clone())
+        .ignore_then(just(T::Colon).ignore_then(path.clone()).or_not())
+        .ignore_then(just(T::Eq))
+        .ignore_then(expr_p.clone())
+        .map_with(|v, e| Stmt {
+            kind: StmtKind::Expr(v),
+            span: sp(e.span()),
+        });
+    let fun_stmt_line = fun_val
+        .then_ignore(stmt_end.clone())
+        .or(stmt_line.clone())
+        .recover_with(via_parser(skip_stmt.clone().map_with(|_, e| Stmt {
+            kind: StmtKind::Error,
+            span: sp(e.span()),
+        })));
+    let fun_block = just(T::LBrace)
+        .ignore_then(sep.clone().or_not())
+        .ignore_then(fun_stmt_line.repeated().collect::<Vec<_>>())
+        .then_ignore(just(T::RBrace))
+        .map_with(|stmts, e| Block {
+            stmts,
+            span: sp(e.span()),
+        });
+
+    let params = just(T::LParen)
+        .ignore_then(
+            balanced
+                .clone()
+                .repeated()
+                .count()
+                .map_with(|n, e| (n, e.span())),
+        )
+        .then_ignore(just(T::RParen))
+        .validate(|(n, s): (usize, CSpan), _, emitter| {
+            if n > 0 {
+                emitter.emit(PErr::custom(
+                    s,
+                    "E0010",
+                    "the workflow function takes no parameters",
+                    "parameters are not supported",
+                    "declare it as `fun name() = workflow(\"…\") { … }`",
+                ));
+            }
+        });
+
+    let fun = just(T::KwFun)
+        .ignore_then(ident.clone())
+        .then_ignore(params)
+        .then_ignore(just(T::Colon).ignore_then(path).or_not())
+        .then(choice((
+            just(T::Eq).ignore_then(expr_p.clone()).map(FunBody::Expr),
+            fun_block.map(FunBody::Block),
+        )))
+        .map_with(|(name, body), e| Stmt {
+            kind: StmtKind::Fun { name, body },
+            span: sp(e.span()),
+        })
+        .labelled(Lbl::FunDecl)
+        .as_context();
+
+    let item_line = choice((package, import, fun))
+        .then_ignore(stmt_end)
+        .or(stmt_line)
+        .recover_with(via_parser(skip_stmt.map_with(|_, e| Stmt {
+            kind: StmtKind::Error,
+            span: sp(e.span()),
+        })));
+
+    sep.or_not()
+        .ignore_then(item_line.repeated().collect::<Vec<_>>())
+        .then_ignore(end())
+        .map_with(|items, e| SourceFile {
+            items,
+            comments: Vec::new(),
+            span: sp(e.span()),
+        })
+}
+
+fn apply_suffix<'s>(
+    src: &'s str,
+    cur: Expr<'s>,
+    suffix: Suffix<'s>,
+    emit: &mut dyn FnMut(PErr),
+) -> Expr<'s> {
+    let _ = src;
+    match suffix {
+        Suffix::Member(method, args, s) => {
+            let span = cur.span.to(sp(s));
+            match (cur.kind, args) {
+                (ExprKind::Name(first), None) => expr(
+                    ExprKind::Path(Path {
+                        segments: vec![first, method],
+                        span,
+                    }),
+                    span,
+                ),
+                (ExprKind::Path(mut p), None) => {
+                    p.segments.push(method);
+                    p.span = span;
+                    expr(ExprKind::Path(p), span)
+                }
+                (ExprKind::Str(s), Some(a))
+                    if method.name == "trimIndent" && a.items.is_empty() =>
+                {
+                    let value = Cow::Owned(strings::trim_indent(&s.value));
+                    expr(
+                        ExprKind::Str(StrExpr {
+                            value,
+                            parts: s.parts,
+                            verbatim: false,
+                        }),
+                        span,
+                    )
+                }
+                (ExprKind::Str(s), Some(a))
+                    if method.name == "trimMargin" && a.items.len() <= 1 =>
+                {
+                    let prefix = match a.items.first() {
+                        None => Some("|".to_owned()),
+                        Some(Arg { name, value })
+                            if name.is_none_or(|n| n.name == "marginPrefix") =>
+                        {
+                            value.as_str().map(str::to_owned)
+                        }
+                        Some(_) => None,
+                    };
+                    match prefix {
+                        Some(p) if !p.chars().all(strings::kotlin_is_whitespace) => {
+                            let value = Cow::Owned(strings::trim_margin(&s.value, &p));
+                            expr(
+                                ExprKind::Str(StrExpr {
+                                    value,
+                                    parts: s.parts,
+                                    verbatim: false,
+                                }),
+                                span,
+                            )
+                        }
+                        Some(_) => {
+                            emit(PErr::custom(
+                                CSpan::from(a.span.start..a.span.end),
+                                "E0010",
+                                "the margin prefix must not be blank",
+                                "blank margin prefix",
+                                "use the default `trimMargin()` (prefix `|`) or a visible prefix such as `trimMargin(\"#\")`",
+                            ));
+                            expr(ExprKind::Error, span)
+                        }
+                        None => {
+                            let receiver = Box::new(expr(ExprKind::Str(s), cur.span));
+                            expr(
+                                ExprKind::MethodCall {
+                                    receiver,
+                                    method,
+                                    args: a.items,
+                                },
+                                span,
+                            )
+                        }
+                    }
+                }
+                (kind, Some(a)) => {
+                    // `A.b(args)`: receiver `A`, method `b`.
+                    let receiver = Box::new(expr(kind, cur.span));
+                    expr(
+                        ExprKind::MethodCall {
+                            receiver,
+                            method,
+                            args: a.items,
+                        },
+                        span,
+                    )
+                }
+                (_, None) => {
+                    emit(PErr::custom(
+                        s,
+                        "E0010",
+                        "property access on a value is not supported",
+                        "unexpected member access",
+                        "only qualified names like `VarType.STRING` and the string calls `.trimIndent()`/`.trimMargin()` are allowed",
+                    ));
+                    expr(ExprKind::Error, span)
+                }
+            }
+        }
+        Suffix::Args(a) => {
+            let span = cur.span.to(a.span);
+            match cur.kind {
+                ExprKind::Name(callee) => expr(
+                    ExprKind::Call(Call {
+                        callee,
+                        args: Some(a),
+                        block: None,
+                    }),
+                    span,
+                ),
+                ExprKind::Path(mut p) if p.segments.len() >= 2 => {
+                    let method = p.segments.pop().unwrap_or(Ident {
+                        name: "",
+                        span: p.span,
+                        backticked: false,
+                    });
+                    let recv_span = p
+                        .segments
+                        .iter()
+                        .fold(p.segments.first().map_or(p.span, |s| s.span), |acc, s| {
+                            acc.to(s.span)
+                        });
+                    let receiver = if let [only] = p.segments[..] {
+                        expr(ExprKind::Name(only), only.span)
+                    } else {
+                        expr(
+                            ExprKind::Path(Path {
+                                segments: p.segments,
+                                span: recv_span,
+                            }),
+                            recv_span,
+                        )
+                    };
+                    expr(
+                        ExprKind::MethodCall {
+                            receiver: Box::new(receiver),
+                            method,
+                            args: a.items,
+                        },
+                        span,
+                    )
+                }
+                ExprKind::Error => expr(ExprKind::Error, span),
+                _ => {
+                    emit(PErr::custom(
+                        CSpan::from(a.span.start..a.span.end),
+                        "E0010",
+                        "this value cannot be called",
+                        "unexpected argument list",
+                        "only names can be called, e.g. `listOf(\"a\")`",
+                    ));
+                    expr(ExprKind::Error, span)
+                }
+            }
+        }
+        Suffix::Block(b) => {
+            let span = cur.span.to(b.span);
+            match cur.kind {
+                ExprKind::Name(callee) => expr(
+                    ExprKind::Call(Call {
+                        callee,
+                        args: None,
+                        block: Some(b),
+                    }),
+                    span,
+                ),
+                ExprKind::Call(mut c) if c.block.is_none() => {
+                    c.block = Some(b);
+                    expr(ExprKind::Call(c), span)
+                }
+                ExprKind::Error => expr(ExprKind::Error, span),
+                _ => {
+                    emit(PErr::custom(
+                        CSpan::from(b.span.start..b.span.start + 1),
+                        "E0010",
+                        "unexpected block",
+                        "a block can only follow a call such as `node(\"x\")` or a name such as `agents`",
+                        "put the statement and the block on separate lines, or remove the block",
+                    ));
+                    expr(ExprKind::Error, span)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! String semantics replicated from Kotlin: escape decoding, `trimIndent()` and `trimMargin()`.
+
+use std::borrow::Cow;
+
+/// Kotlin's `Char.isWhitespace()` on the JVM: `Character.isWhitespace(c) || Character.isSpaceChar(c)`,
+/// i.e. the Unicode space separators (Zs, Zl, Zp, including no-break spaces), `\t \n \u000B \f \r`
+/// and `\u001C`–`\u001F`. Rust's `char::is_whitespace` differs only in U+0085 and `\u001C`–`\u001F`.
+pub fn kotlin_is_whitespace(c: char) -> bool {
+    match c {
+        '\u{1C}'..='\u{1F}' => true,
+        '\u{85}' => false,
+        c => c.is_whitespace(),
+    }
+}
+
+fn is_blank(line: &str) -> bool {
+    line.chars().all(kotlin_is_whitespace)
+}
+
+/// Kotlin's `lines()`: split on `\r\n`, `\n` or `\r`.
+fn kotlin_lines(s: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => {
+                lines.push(&s[start..i]);
+                i += 1;
+                start = i;
+            }
+            b'\r' => {
+                lines.push(&s[start..i]);
+                i += if bytes.get(i + 1) == Some(&b'\n') {
+                    2
+                } else {
+                    1
+                };
+                start = i;
+            }
+            _ => i += 1,
+        }
+    }
+    lines.push(&s[start..]);
+    lines
+}
+
+/// Drop `n` leading chars (Kotlin `String.drop(n)`; indentation is whitespace, which is in the
+/// BMP, so chars and UTF-16 units agree).
+fn drop_chars(line: &str, n: usize) -> &str {
+    match line.char_indices().nth(n) {
+        Some((i, _)) => &line[i..],
+        None => "",
+    }
+}
+
+/// Kotlin's `reindent`: drop a blank first and last line, apply `cut` to every other line (a
+/// `None` keeps the line as it is) and join with `\n`.
+fn reindent<'a>(lines: &[&'a str], cut: impl Fn(&'a str) -> Option<&'a str>) -> String {
+    let last = lines.len().saturating_sub(1);
+    let mut out = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+    let mut first = true;
+    for (i, line) in lines.iter().enumerate() {
+        if (i == 0 || i == last) && is_blank(line) {
+            continue;
+        }
+        if !first {
+            out.push('\n');
+        }
+        first = false;
+        out.push_str(cut(line).unwrap_or(line));
+    }
+    out
+}
+
+/// Kotlin's `String.trimIndent()`: drop a blank first and last line, remove the minimal common
+/// indentation of the non-blank lines from every line (a blank line shorter than the indent
+/// becomes empty) and join with `\n` (CRLF and CR are normalised as by Kotlin's `lines()`).
+pub fn trim_indent(s: &str) -> String {
+    let lines = kotlin_lines(s);
+    let min_indent = lines
+        .iter()
+        .filter(|l| !is_blank(l))
+        .map(|l| l.chars().take_while(|c| kotlin_is_whitespace(*c)).count())
+        .min()
+        .unwrap_or(0);
+    reindent(&lines, |line| Some(drop_chars(line, min_indent)))
+}
+
+/// Kotlin's `String.trimMargin(marginPrefix)`: drop a blank first and last line; on every other
+/// line whose first non-whitespace text is `prefix`, remove everything up to and including the
+/// prefix; keep other lines unchanged; join with `\n`. Kotlin throws when `prefix` is blank; this
+/// function then returns the input unchanged (the parser reports the blank prefix).
+pub fn trim_margin(s: &str, prefix: &str) -> String {
+    if is_blank(prefix) {
+        return s.to_owned();
+    }
+    let lines = kotlin_lines(s);
+    reindent(&lines, |line| {
+        let (idx, _) = line
+            .char_indices()
+            .find(|(_, c)| !kotlin_is_whitespace(*c))?;
+        line[idx..].strip_prefix(prefix)
+    })
+}
+
+/// Decode the escapes of a regular string's content exactly as Kotlin does. Invalid escapes
+/// (already reported by the lexer) are kept literally. Borrows when there is no backslash.
+pub fn unescape(content: &str) -> Cow<'_, str> {
+    if !content.contains('\\') {
+        return Cow::Borrowed(content);
+    }
+    let mut out = String::with_capacity(content.len());
+    let mut chars = content.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek().map(|&(_, c)| c) {
+            Some('t') => out.push('\t'),
+            Some('b') => out.push('\u{8}'),
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('\'') => out.push('\''),
+            Some('"') => out.push('"'),
+            Some('\\') => out.push('\\'),
+            Some('$') => out.push('$'),
+            Some('u') => {
+                let hex = content
+                    .get(i + 2..i + 6)
+                    .and_then(|h| u16::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(unit) if h4(content, i + 2) => {
+                        chars.next(); // 'u'
+                        for _ in 0..4 {
+                            chars.next();
+                        }
+                        // A surrogate pair written as two escapes is one char.
+                        if (0xD800..0xDC00).contains(&unit)
+                            && content.get(i + 6..i + 8) == Some("\\u")
+                            && h4(content, i + 8)
+                        {
+                            let low = content
+                                .get(i + 8..i + 12)
+                                .and_then(|h| u16::from_str_radix(h, 16).ok());
+                            if let Some(low) = low.filter(|l| (0xDC00..0xE000).contains(l)) {
+                                for _ in 0..6 {
+                                    chars.next();
+                                }
+                                let cp = 0x10000
+                                    + ((u32::from(unit) - 0xD800) << 10)
+                                    + (u32::from(low) - 0xDC00);
+                                out.push(char::from_u32(cp).unwrap_or('\u{FFFD}'));
+                                continue;
+                            }
+                        }
+                        out.push(char::from_u32(u32::from(unit)).unwrap_or('\u{FFFD}'));
+                        continue;
+                    }
+                    _ => {
+                        out.push('\\');
+                        continue;
+                    }
+                }
+            }
+            _ => {
+                out.push('\\');
+                continue;
+            }
+        }
+        chars.next();
+    }
+    Cow::Owned(out)
+}
+
+fn h4(s: &str, at: usize) -> bool {
+    s.get(at..at + 4)
+        .is_some_and(|h| h.len() == 4 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trim_indent_basics() {
+        assert_eq!(trim_indent("\n    a\n      b\n    "), "a\n  b");
+        assert_eq!(trim_indent("  x"), "x");
+        assert_eq!(trim_indent(""), "");
+        assert_eq!(trim_indent("   "), "");
+        assert_eq!(trim_indent("\n\n  a\n\n  b\n\n"), "\na\n\nb\n");
+    }
+
+    #[test]
+    fn trim_margin_basics() {
+        assert_eq!(trim_margin("\n  |a\n  |  b\n  ", "|"), "a\n  b");
+        assert_eq!(trim_margin("\n  #a\n  c\n", "#"), "a\n  c");
+    }
+
+    #[test]
+    fn unescape_basics() {
+        assert_eq!(unescape(r"a\nb\t\$\\\u00e9\uD83D\uDE00"), "a\nb\t$\\é😀");
+        assert!(matches!(unescape("plain"), Cow::Borrowed(_)));
+    }
+}
