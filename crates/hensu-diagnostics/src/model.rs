@@ -83,13 +83,21 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    /// An error; the severity is taken from the code's letter (`E…` error, `W…` warning).
+    /// A diagnostic in `FileId(0)`; the severity is taken from the code's letter (`E…` error,
+    /// `W…` warning).
+    ///
+    /// In debug builds this asserts that the code is in the [`crate::catalogue`] (every code a
+    /// phase emits must have an explanation for `hensuc explain`).
     pub fn new(
         code: &'static str,
         message: impl Into<String>,
         span: Span,
         label: impl Into<String>,
     ) -> Self {
+        debug_assert!(
+            crate::catalogue::is_known(code),
+            "diagnostic code {code} is not in the hensu-diagnostics catalogue"
+        );
         let severity = if code.starts_with('W') {
             Severity::Warning
         } else {

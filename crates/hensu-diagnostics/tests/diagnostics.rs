@@ -325,3 +325,10 @@ fn explanation_snapshot() {
     let info = catalogue::lookup("E0201").expect("E0201 is catalogued");
     insta::assert_snapshot!(catalogue::render_explanation(info));
 }
+
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "not in the hensu-diagnostics catalogue")]
+fn unknown_codes_are_caught_in_debug_builds() {
+    let _ = Diagnostic::new("E9999", "m", Span::new(0, 0), "");
+}
