@@ -124,11 +124,10 @@ impl JsonReport {
     }
 }
 
-/// The envelope as pretty-printed JSON (two-space indent), ending with a newline.
+/// The envelope as pretty-printed JSON (two-space indent), without a trailing newline (print it
+/// with `println!`).
 pub fn render_json(files: &Files, diagnostics: &[Diagnostic]) -> String {
     let report = JsonReport::new(files, diagnostics);
     // Serializing these plain structs cannot fail.
-    let mut text = serde_json::to_string_pretty(&report).unwrap_or_default();
-    text.push('\n');
-    text
+    serde_json::to_string_pretty(&report).unwrap_or_default()
 }

@@ -150,10 +150,8 @@ pub fn sarif_value(files: &Files, diagnostics: &[Diagnostic]) -> Value {
     })
 }
 
-/// The SARIF log, pretty-printed, ending with a newline.
+/// The SARIF log, pretty-printed, without a trailing newline (print it with `println!`).
 pub fn render_sarif(files: &Files, diagnostics: &[Diagnostic]) -> String {
-    let mut text =
-        serde_json::to_string_pretty(&sarif_value(files, diagnostics)).unwrap_or_default();
-    text.push('\n');
-    text
+    // Serializing a `Value` cannot fail.
+    serde_json::to_string_pretty(&sarif_value(files, diagnostics)).unwrap_or_default()
 }
