@@ -1,0 +1,238 @@
+//! Execution state: context, history, retry counters and phase — all serde-serializable (the
+//! snapshot format of the durable store comes in the next issue).
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::value::Context;
+
+/// The status of one node execution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum NodeStatus {
+    Success,
+    Failure,
+    /// Waiting for something external (the run pauses).
+    Pending,
+    /// An end node.
+    End,
+}
+
+impl NodeStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeStatus::Success => "SUCCESS",
+            NodeStatus::Failure => "FAILURE",
+            NodeStatus::Pending => "PENDING",
+            NodeStatus::End => "END",
+        }
+    }
+}
+
+impl std::fmt::Display for NodeStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a node executor produced.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeResult {
+    pub status: NodeStatus,
+    /// The output (agent text, handler output, consensus reasoning…); `None` for failures.
+    pub output: Option<Value>,
+    /// The error message of a failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub metadata: IndexMap<String, Value>,
+}
+
+impl NodeResult {
+    /// SUCCESS with a text output.
+    pub fn success(output: impl Into<String>) -> Self {
+        NodeResult {
+            status: NodeStatus::Success,
+            output: Some(Value::String(output.into())),
+            error: None,
+            metadata: IndexMap::new(),
+        }
+    }
+
+    /// SUCCESS with a JSON output.
+    pub fn success_value(output: Value) -> Self {
+        NodeResult {
+            status: NodeStatus::Success,
+            output: Some(output),
+            error: None,
+            metadata: IndexMap::new(),
+        }
+    }
+
+    /// FAILURE with a message (no output).
+    pub fn failure(message: impl Into<String>) -> Self {
+        NodeResult {
+            status: NodeStatus::Failure,
+            output: None,
+            error: Some(message.into()),
+            metadata: IndexMap::new(),
+        }
+    }
+
+    /// Adds a metadata entry.
+    pub fn with_meta(mut self, key: &str, value: Value) -> Self {
+        self.metadata.insert(key.to_string(), value);
+        self
+    }
+
+    /// The output as text (strings as is, other values as compact JSON).
+    pub fn output_text(&self) -> Option<std::borrow::Cow<'_, str>> {
+        self.output.as_ref().map(crate::value::render)
+    }
+}
+
+/// One executed node, appended by the history processor.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistoryStep {
+    /// 1-based step number.
+    pub step: u64,
+    pub node_id: String,
+    pub status: NodeStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Milliseconds since the start of the run.
+    pub at_ms: u64,
+    /// Score and pass flag when the node has a rubric.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rubric: Option<RubricEvaluation>,
+}
+
+/// Why the flow went back to an earlier node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum BacktrackKind {
+    /// Rubric auto-backtrack.
+    Automatic,
+    /// Reviewer backtrack.
+    Manual,
+    /// A bounded rule under budget (`revise` / `onFailure retry`).
+    Revise,
+}
+
+/// A recorded backtrack.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Backtrack {
+    pub from: String,
+    pub to: String,
+    pub kind: BacktrackKind,
+    pub reason: String,
+}
+
+/// The result of a rubric evaluation of the current node.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RubricEvaluation {
+    pub rubric_id: String,
+    pub score: f64,
+    pub passed: bool,
+}
+
+/// The verdict of a human review of the current node.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReviewVerdict {
+    pub approved: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Where inside a node's lifecycle the execution is (upstream `ExecutionPhase`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ExecutionPhase {
+    /// Top of the loop.
+    Initial,
+    /// Suspended inside the post pipeline, waiting for an out-of-band answer.
+    Awaiting {
+        node_id: String,
+        processor_id: String,
+        cached_result: Box<NodeResult>,
+        correlation_id: String,
+        /// Milliseconds since the Unix epoch.
+        requested_at_ms: u64,
+    },
+    /// Finished.
+    Terminal,
+}
+
+/// The mutable state of one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunState {
+    pub execution_id: String,
+    pub workflow_id: String,
+    /// The node to execute next (or the end node reached).
+    pub current_node: String,
+    pub context: Context,
+    pub history: Vec<HistoryStep>,
+    #[serde(default)]
+    pub backtracks: Vec<Backtrack>,
+    /// `"<namespace>:<ownerNodeId>"` → times the owner sent the flow back.
+    #[serde(default)]
+    pub retry_counters: IndexMap<String, i64>,
+    pub phase: ExecutionPhase,
+    /// Node steps executed so far (end nodes excluded).
+    #[serde(default)]
+    pub steps: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rubric_evaluation: Option<RubricEvaluation>,
+    #[serde(default)]
+    pub node_redirected: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_verdict: Option<ReviewVerdict>,
+}
+
+impl RunState {
+    /// A fresh state at `start`.
+    pub fn new(execution_id: String, workflow_id: String, start: String, context: Context) -> Self {
+        RunState {
+            execution_id,
+            workflow_id,
+            current_node: start,
+            context,
+            history: Vec::new(),
+            backtracks: Vec::new(),
+            retry_counters: IndexMap::new(),
+            phase: ExecutionPhase::Initial,
+            steps: 0,
+            rubric_evaluation: None,
+            node_redirected: false,
+            review_verdict: None,
+        }
+    }
+
+    /// The node ids of the history, in order (the path taken).
+    pub fn path(&self) -> Vec<&str> {
+        self.history.iter().map(|s| s.node_id.as_str()).collect()
+    }
+
+    /// The last `n` node ids visited (most recent last), including the current node when it
+    /// is not the last history entry.
+    pub fn last_nodes(&self, n: usize) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .history
+            .iter()
+            .rev()
+            .take(n)
+            .map(|s| s.node_id.clone())
+            .collect();
+        out.reverse();
+        if out.last().map(String::as_str) != Some(self.current_node.as_str()) {
+            out.push(self.current_node.clone());
+            if out.len() > n {
+                out.remove(0);
+            }
+        }
+        out
+    }
+}

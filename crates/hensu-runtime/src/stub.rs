@@ -1,0 +1,394 @@
+//! Stub agents, exactly as upstream `core/agent/stub` (upstream-reference §5.16).
+//!
+//! * Scenario: context `stub_scenario` → the provider's configured scenario (`--scenario`) →
+//!   `default`.
+//! * Identifiers: `[context.current_node, agentId]` (node first).
+//! * Ladder for the scenario: programmatic (node, agent) → files
+//!   `<stubsDir>/<scenario>/<id>.txt` (node, agent); if nothing and the scenario is not
+//!   `default`: files `default/` (node, agent). Programmatic `default` registrations are not
+//!   consulted by that fallback. Results are cached.
+//! * Found text: every `{{word}}` is replaced by the context value's `toString()` (or `""`).
+//! * Nothing found: the generated fall-back of [`generate_fallback`].
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use hensu_ir::AgentConfig;
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use crate::agent::{Agent, AgentError, AgentProvider, AgentRequest, AgentResponse};
+use crate::value::{Context, java_to_string};
+
+/// The context key naming the stub scenario.
+pub const STUB_SCENARIO_KEY: &str = "stub_scenario";
+/// The default scenario.
+pub const DEFAULT_SCENARIO: &str = "default";
+
+/// Read access to stub files `<scenario>/<id>.txt`.
+pub trait StubFiles: Send + Sync {
+    /// The content of `<scenario>/<id>.txt`, if it exists.
+    fn read(&self, scenario: &str, id: &str) -> Option<String>;
+}
+
+/// Stub files on disk under a `stubs/` directory.
+#[derive(Clone, Debug)]
+pub struct FsStubFiles {
+    root: PathBuf,
+}
+
+impl FsStubFiles {
+    /// Stubs under `root` (usually `<working-dir>/stubs`).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        FsStubFiles { root: root.into() }
+    }
+}
+
+/// A path component that cannot leave its directory.
+fn safe_component(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('.')
+        && !s.contains(['/', '\\', '\0'])
+        && !s.contains(std::path::MAIN_SEPARATOR)
+}
+
+impl StubFiles for FsStubFiles {
+    fn read(&self, scenario: &str, id: &str) -> Option<String> {
+        if !safe_component(scenario) || !safe_component(id) {
+            return None;
+        }
+        std::fs::read_to_string(self.root.join(scenario).join(format!("{id}.txt"))).ok()
+    }
+}
+
+/// In-memory stub files (tests).
+#[derive(Clone, Debug, Default)]
+pub struct MemoryStubFiles {
+    files: HashMap<(String, String), String>,
+}
+
+impl MemoryStubFiles {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `<scenario>/<id>.txt`.
+    pub fn with(mut self, scenario: &str, id: &str, text: &str) -> Self {
+        self.insert(scenario, id, text);
+        self
+    }
+
+    /// Adds `<scenario>/<id>.txt`.
+    pub fn insert(&mut self, scenario: &str, id: &str, text: &str) {
+        self.files
+            .insert((scenario.to_string(), id.to_string()), text.to_string());
+    }
+}
+
+impl StubFiles for MemoryStubFiles {
+    fn read(&self, scenario: &str, id: &str) -> Option<String> {
+        self.files
+            .get(&(scenario.to_string(), id.to_string()))
+            .cloned()
+    }
+}
+
+/// (scenario, id) → file text (or known absence).
+type StubCache = HashMap<(String, String), Option<Arc<str>>>;
+
+/// The response store shared by every stub agent of a provider.
+pub struct StubResponseRegistry {
+    files: Option<Box<dyn StubFiles>>,
+    programmatic: Mutex<HashMap<(String, String), String>>,
+    cache: Mutex<StubCache>,
+    scenario: Option<String>,
+}
+
+impl std::fmt::Debug for StubResponseRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StubResponseRegistry")
+            .field("scenario", &self.scenario)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StubResponseRegistry {
+    /// A registry reading files from `files` (or none), with an optional configured scenario
+    /// (the `--scenario` option; upstream's system property).
+    pub fn new(files: Option<Box<dyn StubFiles>>, scenario: Option<String>) -> Self {
+        StubResponseRegistry {
+            files,
+            programmatic: Mutex::new(HashMap::new()),
+            cache: Mutex::new(HashMap::new()),
+            scenario,
+        }
+    }
+
+    /// Registers a programmatic response for `scenario` and a node or agent id.
+    pub fn register(&self, scenario: &str, id: &str, text: &str) {
+        if let Ok(mut map) = self.programmatic.lock() {
+            map.insert((scenario.to_string(), id.to_string()), text.to_string());
+        }
+    }
+
+    /// The active scenario for a context.
+    pub fn scenario(&self, ctx: &Context) -> String {
+        match ctx.get(STUB_SCENARIO_KEY) {
+            Some(v) if !v.is_null() => java_to_string(v),
+            _ => self
+                .scenario
+                .clone()
+                .unwrap_or_else(|| DEFAULT_SCENARIO.to_string()),
+        }
+    }
+
+    fn file(&self, scenario: &str, id: &str) -> Option<Arc<str>> {
+        let files = self.files.as_ref()?;
+        let key = (scenario.to_string(), id.to_string());
+        if let Ok(cache) = self.cache.lock()
+            && let Some(hit) = cache.get(&key)
+        {
+            return hit.clone();
+        }
+        let found: Option<Arc<str>> = files.read(scenario, id).map(Arc::from);
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.insert(key, found.clone());
+        }
+        found
+    }
+
+    fn programmatic(&self, scenario: &str, id: &str) -> Option<Arc<str>> {
+        let map = self.programmatic.lock().ok()?;
+        map.get(&(scenario.to_string(), id.to_string()))
+            .map(|s| Arc::from(s.as_str()))
+    }
+
+    /// Finds the raw stub text for the identifiers (node first, then agent), following the
+    /// upstream ladder. `None` → the caller generates the fall-back.
+    pub fn lookup(&self, scenario: &str, ids: &[&str]) -> Option<Arc<str>> {
+        for id in ids {
+            if let Some(t) = self.programmatic(scenario, id) {
+                return Some(t);
+            }
+        }
+        for id in ids {
+            if let Some(t) = self.file(scenario, id) {
+                return Some(t);
+            }
+        }
+        if scenario != DEFAULT_SCENARIO {
+            for id in ids {
+                if let Some(t) = self.file(DEFAULT_SCENARIO, id) {
+                    return Some(t);
+                }
+            }
+        }
+        None
+    }
+
+    /// The response for a call: the found text with `{{name}}` substituted, or the generated
+    /// fall-back.
+    pub fn response(
+        &self,
+        node_id: Option<&str>,
+        agent_id: &str,
+        model: &str,
+        ctx: &Context,
+        prompt: &str,
+    ) -> (String, String) {
+        let scenario = self.scenario(ctx);
+        let mut ids: Vec<&str> = Vec::with_capacity(2);
+        if let Some(n) = node_id {
+            ids.push(n);
+        }
+        ids.push(agent_id);
+        let text = match self.lookup(&scenario, &ids) {
+            Some(text) => substitute_double_braces(&text, ctx),
+            None => generate_fallback(node_id.unwrap_or(agent_id), agent_id, model, prompt),
+        };
+        (text, scenario)
+    }
+}
+
+/// Replaces every `{{word}}` (`\w+`, ASCII) by the context value's `toString()`, or `""`.
+pub fn substitute_double_braces(text: &str, ctx: &Context) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(pos) = rest.find("{{") {
+        let after = &rest[pos + 2..];
+        let word_len = after
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .count();
+        if word_len > 0 && after[word_len..].starts_with("}}") {
+            out.push_str(&rest[..pos]);
+            let name = &after[..word_len];
+            match ctx.get(name) {
+                Some(Value::Null) | None => {}
+                Some(v) => out.push_str(&java_to_string(v)),
+            }
+            rest = &after[word_len + 2..];
+        } else {
+            out.push_str(&rest[..pos + 1]);
+            rest = &rest[pos + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The default JSON fall-back (no key hints in the prompt).
+pub const DEFAULT_JSON_STUB: &str = "{\n    \"result\": \"stub_response\",\n    \"status\": \"success\",\n    \"message\": \"This is a stub JSON response\"\n}";
+
+/// The generated fall-back response (upstream `StubResponseRegistry`): if the lowercased prompt
+/// contains `json` or `output as`, a JSON object with one `"<key>": "stub_value_for_<key>"` per
+/// prompt line containing `":` (key = text between the quote preceding the first `":` and it;
+/// skipped when it contains a space or `<`; duplicates kept), or [`DEFAULT_JSON_STUB`] when no
+/// line has one; otherwise `[STUB] Auto-generated response for '<id>' (agent: <a>, model: <m>).`
+pub fn generate_fallback(identifier: &str, agent_id: &str, model: &str, prompt: &str) -> String {
+    let lower = prompt.to_lowercase();
+    if !(lower.contains("json") || lower.contains("output as")) {
+        return format!(
+            "[STUB] Auto-generated response for '{identifier}' (agent: {agent_id}, model: {model})."
+        );
+    }
+    let mut keys: Vec<&str> = Vec::new();
+    for line in prompt.split('\n') {
+        let Some(colon) = line.find("\":") else {
+            continue;
+        };
+        let Some(open) = line[..colon].rfind('"') else {
+            continue;
+        };
+        let key = &line[open + 1..colon];
+        if key.contains(' ') || key.contains('<') {
+            continue;
+        }
+        keys.push(key);
+    }
+    if keys.is_empty() {
+        return DEFAULT_JSON_STUB.to_string();
+    }
+    let mut out = String::from("{\n");
+    for (i, key) in keys.iter().enumerate() {
+        if i > 0 {
+            out.push_str(",\n");
+        }
+        out.push_str("    \"");
+        out.push_str(key);
+        out.push_str("\": \"stub_value_for_");
+        out.push_str(key);
+        out.push('"');
+    }
+    out.push_str("\n}");
+    out
+}
+
+/// The stub provider: serves every model (priority 1000) when enabled, never when disabled.
+pub struct StubProvider {
+    registry: Arc<StubResponseRegistry>,
+    enabled: bool,
+}
+
+impl std::fmt::Debug for StubProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StubProvider")
+            .field("enabled", &self.enabled)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StubProvider {
+    /// An enabled stub provider over `files` with an optional configured scenario.
+    pub fn new(files: Option<Box<dyn StubFiles>>, scenario: Option<String>) -> Self {
+        StubProvider {
+            registry: Arc::new(StubResponseRegistry::new(files, scenario)),
+            enabled: true,
+        }
+    }
+
+    /// Enables or disables the provider (disabled: priority -1, never selected).
+    pub fn enabled(mut self, enabled: bool) -> Self {
+        self.enabled = enabled;
+        self
+    }
+
+    /// The shared response registry (for programmatic registrations).
+    pub fn registry(&self) -> &Arc<StubResponseRegistry> {
+        &self.registry
+    }
+}
+
+impl AgentProvider for StubProvider {
+    fn name(&self) -> &str {
+        "stub"
+    }
+
+    fn supports_model(&self, _model: &str) -> bool {
+        true
+    }
+
+    fn priority(&self) -> i32 {
+        if self.enabled { 1000 } else { -1 }
+    }
+
+    fn create_agent(
+        &self,
+        config: &AgentConfig,
+        _credentials: &HashMap<String, String>,
+    ) -> Result<Arc<dyn Agent>, AgentError> {
+        Ok(Arc::new(StubAgent {
+            config: config.clone(),
+            registry: Arc::clone(&self.registry),
+        }))
+    }
+}
+
+/// An agent answering from the stub registry.
+pub struct StubAgent {
+    config: AgentConfig,
+    registry: Arc<StubResponseRegistry>,
+}
+
+#[async_trait]
+impl Agent for StubAgent {
+    fn id(&self) -> &str {
+        &self.config.id
+    }
+
+    fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    async fn execute(&self, request: AgentRequest<'_>) -> Result<AgentResponse, AgentError> {
+        let node = match request.context.get("current_node") {
+            Some(v) if !v.is_null() => Some(java_to_string(v)),
+            _ => None,
+        };
+        let (text, scenario) = self.registry.response(
+            node.as_deref(),
+            &self.config.id,
+            &self.config.model,
+            request.context,
+            request.prompt,
+        );
+        let mut metadata = IndexMap::new();
+        metadata.insert("stub".to_string(), Value::Bool(true));
+        metadata.insert(
+            "model".to_string(),
+            Value::String(self.config.model.clone()),
+        );
+        metadata.insert(
+            "prompt_length".to_string(),
+            Value::from(request.prompt.encode_utf16().count() as u64),
+        );
+        metadata.insert("scenario".to_string(), Value::String(scenario));
+        Ok(AgentResponse {
+            text,
+            metadata,
+            usage: None,
+        })
+    }
+}
