@@ -3,7 +3,7 @@
 //!
 //! * [`lex`] — tokens, comments and lexical diagnostics (E0001–E0006).
 //! * [`parse`] — the syntax tree and every lexical and syntax diagnostic of the file (E0001–E0006,
-//!   E0010, E0011, E0016, E0017). Never panics; one run reports all errors, recovered statements
+//!   E0010, E0011, E0016; E0903 for inputs over 4 GiB). Never panics; one run reports all errors, recovered statements
 //!   and expressions are [`ast::StmtKind::Error`] / [`ast::ExprKind::Error`].
 //! * [`decode_source`] — bytes → text for callers that read files (invalid UTF-8 → E0001).
 //! * [`trim_indent`], [`trim_margin`], [`unescape`] — Kotlin's string semantics.
@@ -42,7 +42,7 @@ impl Parsed<'_> {
 
 fn too_large(len: usize) -> Diagnostic {
     Diagnostic::new(
-        "E0017",
+        "E0903",
         format!("file too large ({len} bytes)"),
         Span::new(0, 0),
         "files larger than 4 GiB cannot be compiled",
@@ -95,6 +95,10 @@ pub fn parse(src: &str) -> Parsed<'_> {
             continue;
         }
         seen_spans.push(key);
+        // A generic error right after an error token repeats what the lexer already reported.
+        if err.custom.is_none() && follows_error_token(&stream, err.span.start) {
+            continue;
+        }
         if let Some(d) = err.into_diagnostic(src) {
             diagnostics.push(d);
         }
@@ -145,12 +149,20 @@ pub fn decode_source(bytes: &[u8]) -> (Cow<'_, str>, Vec<Diagnostic>) {
                 if !chunk.invalid().is_empty() {
                     let start = out.len();
                     out.push('\u{FFFD}');
+                    // Adjacent invalid sequences make one diagnostic.
+                    if let Some(last) = diags
+                        .last_mut()
+                        .filter(|d: &&mut Diagnostic| d.primary.span.end as usize == start)
+                    {
+                        last.primary.span.end = u32::try_from(out.len()).unwrap_or(u32::MAX);
+                        continue;
+                    }
                     diags.push(
                         Diagnostic::new(
                             "E0001",
                             "invalid UTF-8",
                             Span::from_range(start..out.len()),
-                            format!("{} byte(s) that are not valid UTF-8", chunk.invalid().len()),
+                            "not valid UTF-8",
                         )
                         .with_help("save the file as UTF-8"),
                     );
@@ -159,6 +171,13 @@ pub fn decode_source(bytes: &[u8]) -> (Cow<'_, str>, Vec<Diagnostic>) {
             (Cow::Owned(out), diags)
         }
     }
+}
+
+fn follows_error_token(stream: &[(TokenKind, layout::CSpan)], at: u32) -> bool {
+    let idx = stream.partition_point(|(_, s)| s.start < at);
+    idx.checked_sub(1)
+        .and_then(|i| stream.get(i))
+        .is_some_and(|(k, _)| *k == TokenKind::Error)
 }
 
 /// File-level checks that are syntactic: a second `fun` is a user function.

@@ -291,7 +291,11 @@ impl PErr {
             Lbl::Package,
             Lbl::StatementEnd,
         ] {
-            if self.labels & (1 << l as u8) != 0 {
+            let redundant = l == Lbl::Identifier && self.labels & (1 << Lbl::Expression as u8) != 0;
+            if self.labels & (1 << l as u8) != 0
+                && (!statement_end || l == Lbl::StatementEnd)
+                && !redundant
+            {
                 items.push(l.describe());
             }
         }
@@ -328,6 +332,10 @@ impl PErr {
         let mut d = Diagnostic::new("E0010", message, span, format!("unexpected {found}"));
         if statement_end {
             d = d.with_help("put each statement on its own line, or separate statements with `;`");
+        } else if self.context == Some(Lbl::CallArgs)
+            && self.tokens & (1u64 << (TokenKind::Comma as u8 as u32 % 64)) != 0
+        {
+            d = d.with_help("separate arguments with `,`");
         }
         Some(d)
     }
@@ -866,8 +874,7 @@ pub(crate) fn file_parser<'t, 's: 't>(
             kind: StmtKind::Fun { name, body },
             span: sp(e.span()),
         })
-        .labelled(Lbl::FunDecl)
-        .as_context();
+        .labelled(Lbl::FunDecl);
 
     let item_line = choice((package, import, fun))
         .then_ignore(stmt_end)

@@ -1,0 +1,16 @@
+//! The hensu-syntax test binary: fixture snapshots, string semantics, lexer details and
+//! robustness (proptest, pathological inputs).
+#![allow(clippy::unwrap_used)]
+
+#[path = "syntax/common.rs"]
+mod common;
+#[path = "syntax/fixtures.rs"]
+mod fixtures;
+#[path = "syntax/lexing.rs"]
+mod lexing;
+#[path = "syntax/parsing.rs"]
+mod parsing;
+#[path = "syntax/robustness.rs"]
+mod robustness;
+#[path = "syntax/strings.rs"]
+mod strings;
