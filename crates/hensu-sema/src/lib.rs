@@ -1,5 +1,35 @@
 //! Semantic analysis of hensu workflows: the schema-driven lowering of the syntax tree to the
 //! typed IR, and every check of the language specification. No I/O: prompt and rubric files come
-//! in through [`FileProvider`]-style traits so the CLI and the LSP share this crate.
+//! in through the [`files::FileProvider`] trait so the CLI and the LSP share this crate.
+//!
+//! * [`schema`]: which statements each block accepts (also used by the LSP for completion).
+//! * [`lower()`] / [`lower_source`]: syntax tree → [`hensu_ir::Workflow`] + [`origins::Origins`].
+//! * [`files`]: the file trait, path jail check and an in-memory provider.
 
+pub mod check;
+pub mod files;
+pub mod lower;
 pub mod origins;
+pub mod schema;
+
+use hensu_diagnostics::FileId;
+use hensu_syntax::ast::SourceFile;
+
+pub use lower::{Lowered, did_you_mean, is_valid_identifier};
+
+/// Lowers a parsed file to the IR and its span side table. The IR is produced whenever the
+/// file is structurally usable (a workflow with a graph), even when there are errors.
+pub fn lower(file: &SourceFile<'_>, file_id: FileId, files: &dyn files::FileProvider) -> Lowered {
+    lower::lower(file, file_id, files)
+}
+
+/// Parses `src` and lowers it: the parser's diagnostics (lexical and syntax) come first in
+/// [`Lowered::diagnostics`], followed by the lowering's.
+pub fn lower_source(src: &str, file_id: FileId, files: &dyn files::FileProvider) -> Lowered {
+    let parsed = hensu_syntax::parse(src);
+    let mut lowered = lower(&parsed.file, file_id, files);
+    let mut diagnostics: Vec<_> = parsed.diagnostics.into_iter().map(|d| d.in_file(file_id)).collect();
+    diagnostics.append(&mut lowered.diagnostics);
+    lowered.diagnostics = diagnostics;
+    lowered
+}

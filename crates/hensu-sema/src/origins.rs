@@ -77,9 +77,14 @@ pub struct NodeOrigin {
     pub actions: Vec<Span>,
     /// Transition rules, parallel to `transition_rules`.
     pub rules: Vec<RuleOrigin>,
-    /// The `{name}` placeholders found in the node prompt, with their spans when the prompt
-    /// text maps to source one to one (else the prompt value span).
+    /// The `{name}` placeholders found in the node prompt (or, for an action node, in the
+    /// top-level string values of `send` payloads), with the span of the whole `{name}` when the
+    /// text maps to source one to one (else the prompt value span; for a `.md` prompt the span of
+    /// the file-name string).
     pub placeholders: Vec<(String, Span)>,
+    /// Sub-workflow `imports(…)` / `writes(…)` names written more than once in one call:
+    /// `("imports" | "writes", name, span of the repeat)`. The IR mapping holds each name once.
+    pub repeated_names: Vec<(String, String, Span)>,
 }
 
 #[derive(Clone, Debug, Default)]

@@ -1,0 +1,326 @@
+//! The schema-driven lowering of the syntax tree to the typed IR plus [`Origins`].
+//!
+//! Every statement is checked against [`crate::schema::block_schema`] of its block first
+//! (unknown → E0101 with a did-you-mean, valid in another block → E0102, wrong shape → E0101,
+//! given twice → E0104), then lowered by the handler of its block. Values are typed by the
+//! helpers in [`values`]; transition chains by [`transitions`]. The lowering never panics and
+//! produces an IR whenever the file has a `workflow(…) { … }` with a `graph { }`.
+
+mod nodes;
+mod resources;
+mod transitions;
+mod values;
+mod workflow;
+
+use std::collections::HashMap;
+
+use hensu_diagnostics::{Diagnostic, FileId, Span};
+use hensu_ir::Workflow;
+use hensu_syntax::ast::{Call, Expr, ExprKind, Ident, Link, SourceFile, Stmt, StmtKind};
+
+use crate::files::FileProvider;
+use crate::origins::Origins;
+use crate::schema::{self, BlockKind, StatementKind, StatementSpec};
+
+/// Maximum number of candidates compared for a did-you-mean.
+const MAX_CANDIDATES: usize = 256;
+
+/// The result of [`crate::lower`].
+#[derive(Clone, Debug, Default)]
+pub struct Lowered {
+    /// The IR; present whenever the file is structurally usable (a workflow with a graph), even
+    /// when there are errors, so checks and the LSP still run.
+    pub workflow: Option<Workflow>,
+    pub origins: Origins,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+pub(crate) struct Lowerer<'f> {
+    pub files: &'f dyn FileProvider,
+    pub diags: Vec<Diagnostic>,
+    pub origins: Origins,
+}
+
+/// The shape of a statement, independent of its meaning.
+#[derive(Clone, Copy)]
+pub(crate) enum Shape<'t, 's> {
+    /// `name = value`
+    Assign { target: Ident<'s>, value: &'t Expr<'s> },
+    /// `name(…)`, `name { … }`, `name(…) { … }`
+    Call(&'t Call<'s>),
+    /// `name word arg …`
+    Chain { head: Ident<'s>, links: &'t [Link<'s>] },
+    /// A bare `name`.
+    Name(Ident<'s>),
+    /// A chain whose head is not a simple name (`"key" to value`).
+    Entry { key: &'t Expr<'s>, links: &'t [Link<'s>] },
+    /// Anything else (a literal, a nested `fun`, …).
+    Other,
+    /// A recovered error (already reported by the parser).
+    Error,
+}
+
+impl<'t, 's> Shape<'t, 's> {
+    pub fn of(stmt: &'t Stmt<'s>) -> Self {
+        match &stmt.kind {
+            StmtKind::Assign { target, value } => Shape::Assign { target: *target, value },
+            StmtKind::Expr(e) => match &e.kind {
+                ExprKind::Call(c) => Shape::Call(c),
+                ExprKind::Chain { head, links } => match &head.kind {
+                    ExprKind::Name(id) => Shape::Chain { head: *id, links },
+                    ExprKind::Error => Shape::Error,
+                    _ => Shape::Entry { key: head, links },
+                },
+                ExprKind::Name(id) => Shape::Name(*id),
+                ExprKind::Error => Shape::Error,
+                _ => Shape::Other,
+            },
+            StmtKind::Error => Shape::Error,
+            _ => Shape::Other,
+        }
+    }
+
+    /// The statement's leading name.
+    pub fn name(&self) -> Option<Ident<'s>> {
+        match self {
+            Shape::Assign { target, .. } => Some(*target),
+            Shape::Call(c) => Some(c.callee),
+            Shape::Chain { head, .. } | Shape::Name(head) => Some(*head),
+            Shape::Entry { .. } | Shape::Other | Shape::Error => None,
+        }
+    }
+}
+
+/// First spans of statements that may be given once per block (E0104).
+pub(crate) type Seen = HashMap<&'static str, Span>;
+
+/// Whether `s` is a valid node / agent / variable / workflow id (E0207).
+pub fn is_valid_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) if c.is_ascii_alphanumeric() => {}
+        _ => return false,
+    }
+    s.len() <= 255 && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// The closest candidate to `name` (edit distance, case-insensitive), if close enough.
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = name.to_lowercase();
+    let limit = (name.chars().count() / 3).clamp(1, 4);
+    let mut best: Option<(usize, &'a str)> = None;
+    for candidate in candidates.into_iter().take(MAX_CANDIDATES) {
+        if candidate == name {
+            continue;
+        }
+        let d = strsim::levenshtein(&lower, &candidate.to_lowercase());
+        let d = if candidate.eq_ignore_ascii_case(name) { 0 } else { d };
+        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, candidate));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// `a, b, c` of the names accepted in `kind`.
+pub(crate) fn accepted_list(kind: BlockKind) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for spec in schema::block_schema(kind) {
+        if !names.contains(&spec.name) {
+            names.push(spec.name);
+        }
+    }
+    if names.is_empty() {
+        return "nothing".to_string();
+    }
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
+impl<'f> Lowerer<'f> {
+    pub fn new(files: &'f dyn FileProvider, file_id: FileId) -> Self {
+        Lowerer {
+            files,
+            diags: Vec::new(),
+            origins: Origins { file: file_id, ..Origins::default() },
+        }
+    }
+
+    pub fn emit(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    /// Checks a statement against the schema of `kind`. Returns its spec and shape when the
+    /// statement is accepted there (possibly after an E0104, which keeps the statement), else
+    /// reports why not and returns `None`.
+    pub fn accept<'t, 's>(
+        &mut self,
+        kind: BlockKind,
+        stmt: &'t Stmt<'s>,
+        seen: &mut Seen,
+    ) -> Option<(&'static StatementSpec, Shape<'t, 's>)> {
+        let shape = Shape::of(stmt);
+        if matches!(shape, Shape::Error) {
+            return None;
+        }
+        let Some(name) = shape.name() else {
+            self.not_a_statement(kind, stmt, &shape);
+            return None;
+        };
+        if self.removed(name, stmt.span) {
+            return None;
+        }
+        let Some(spec) = schema::lookup(kind, name.name) else {
+            self.unknown_statement(kind, name, stmt.span);
+            return None;
+        };
+        if !self.shape_fits(spec, &shape, name, stmt.span) {
+            return None;
+        }
+        if spec.repeat == schema::Repeat::Once {
+            if let Some(first) = seen.get(spec.name) {
+                let d = Diagnostic::new(
+                    "E0104",
+                    format!("`{}` is given twice in {}", spec.name, kind.describe()),
+                    name.span,
+                    "given again here",
+                )
+                .with_label(*first, "first given here")
+                .with_help(format!(
+                    "upstream Hensu silently keeps the last `{}`; remove one of them",
+                    spec.name
+                ));
+                self.emit(d);
+            } else {
+                seen.insert(spec.name, name.span);
+            }
+        }
+        Some((spec, shape))
+    }
+
+    /// E0015 for removed upstream constructs; true when `name` is one.
+    pub fn removed(&mut self, name: Ident<'_>, stmt: Span) -> bool {
+        let Some((_, help)) = schema::REMOVED.iter().find(|(n, _)| *n == name.name) else {
+            return false;
+        };
+        let d = Diagnostic::new(
+            "E0015",
+            format!("`{}` was removed from the language", name.name),
+            name.span,
+            "removed construct",
+        )
+        .with_label(stmt, "this statement is ignored")
+        .with_help(*help)
+        .with_note("planning, static plans and loop nodes were replaced by ordinary nodes with bounded `revise` transitions and `onCondition` routing");
+        self.emit(d);
+        true
+    }
+
+    fn not_a_statement(&mut self, kind: BlockKind, stmt: &Stmt<'_>, shape: &Shape<'_, '_>) {
+        let (msg, help) = match (&stmt.kind, shape) {
+            (StmtKind::Package(_) | StmtKind::Import { .. }, _) => (
+                "`package` and `import` are only allowed at the top of the file".to_string(),
+                "move it before the workflow".to_string(),
+            ),
+            (StmtKind::Fun { .. }, _) => (
+                "functions cannot be declared inside a workflow".to_string(),
+                "hensu workflows are declarative; write the statements directly".to_string(),
+            ),
+            (_, Shape::Entry { .. }) => (
+                format!("`… to …` entries are not accepted in {}", kind.describe()),
+                "`\"key\" to value` entries belong in a generic node's `config { }`".to_string(),
+            ),
+            _ => (
+                format!("expected a statement of {}", kind.describe()),
+                format!("{} accepts {}", kind.describe(), accepted_list(kind)),
+            ),
+        };
+        let d = Diagnostic::new("E0101", msg, stmt.span, "not a statement here").with_help(help);
+        self.emit(d);
+    }
+
+    /// E0101 / E0102 for a name that `kind` does not accept.
+    pub fn unknown_statement(&mut self, kind: BlockKind, name: Ident<'_>, stmt: Span) {
+        let elsewhere: Vec<BlockKind> = schema::blocks_accepting(name.name)
+            .into_iter()
+            .filter(|k| *k != kind)
+            .collect();
+        if !elsewhere.is_empty() {
+            let places = elsewhere
+                .iter()
+                .map(|k| k.describe())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let d = Diagnostic::new(
+                "E0102",
+                format!("`{}` is not accepted in {}", name.name, kind.describe()),
+                name.span,
+                format!("not valid in {}", kind.describe()),
+            )
+            .with_label(stmt, "this statement is ignored")
+            .with_note(format!("`{}` is valid in {places}", name.name))
+            .with_help(format!("{} accepts {}", kind.describe(), accepted_list(kind)));
+            self.emit(d);
+            return;
+        }
+        let candidates = schema::block_schema(kind).iter().map(|s| s.name);
+        let mut d = Diagnostic::new(
+            "E0101",
+            format!("unknown statement `{}` in {}", name.name, kind.describe()),
+            name.span,
+            "unknown here",
+        );
+        match did_you_mean(name.name, candidates) {
+            Some(s) => d = d.with_help(format!("did you mean `{s}`?")),
+            None => d = d.with_help(format!("{} accepts {}", kind.describe(), accepted_list(kind))),
+        }
+        if matches!(name.name, "val" | "var" | "for" | "while" | "if" | "when" | "fun" | "return") {
+            d = d.with_note("only the declarative workflow DSL is supported; Kotlin code (variables, loops, functions, conditionals) is not part of the language");
+        }
+        let _ = stmt;
+        self.emit(d);
+    }
+
+    /// Whether the statement's syntactic shape is the one its spec expects; E0101 if not.
+    fn shape_fits(&mut self, spec: &StatementSpec, shape: &Shape<'_, '_>, name: Ident<'_>, stmt: Span) -> bool {
+        let expected: Option<&str> = match (spec.kind, shape) {
+            (StatementKind::Property { .. }, Shape::Assign { .. }) => None,
+            (StatementKind::Property { .. }, _) => Some("a property"),
+            (StatementKind::Call { .. }, Shape::Call(c)) if c.block.is_none() && c.args.is_some() => None,
+            (StatementKind::Call { .. }, _) => Some("a call"),
+            (StatementKind::Block(_), Shape::Call(c))
+                if c.block.is_some() && c.args.as_ref().is_none_or(|a| a.items.is_empty()) =>
+            {
+                None
+            }
+            (StatementKind::Block(_), _) => Some("a block"),
+            (StatementKind::CallBlock { .. }, Shape::Call(c)) if c.args.is_some() => None,
+            (StatementKind::CallBlock { .. }, _) => Some("a declaration"),
+            (StatementKind::CallOrBlock { .. }, Shape::Call(_)) => None,
+            (StatementKind::CallOrBlock { .. }, _) => Some("a call or a block"),
+            (StatementKind::Transition(_) | StatementKind::StartAt | StatementKind::Arm(_), Shape::Chain { .. } | Shape::Name(_)) => None,
+            (StatementKind::Transition(_) | StatementKind::StartAt | StatementKind::Arm(_), _) => Some("an infix chain"),
+            (StatementKind::Entry, Shape::Entry { .. }) => None,
+            (StatementKind::Entry, _) => Some("an entry"),
+        };
+        let Some(expected) = expected else { return true };
+        let d = Diagnostic::new(
+            "E0101",
+            format!("`{}` is {expected} here, not written like this", name.name),
+            stmt,
+            format!("expected `{}`", spec.syntax),
+        )
+        .with_help(format!("write `{}`", spec.syntax));
+        self.emit(d);
+        false
+    }
+}
+
+/// Lowers a parsed file.
+pub fn lower(file: &SourceFile<'_>, file_id: FileId, files: &dyn FileProvider) -> Lowered {
+    let mut l = Lowerer::new(files, file_id);
+    l.origins.fallback = file.span;
+    let workflow = l.file(file);
+    let Lowerer { diags, origins, .. } = l;
+    let diagnostics = diags.into_iter().map(|d| d.in_file(file_id)).collect();
+    Lowered { workflow, origins, diagnostics }
+}

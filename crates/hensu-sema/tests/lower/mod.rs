@@ -1,0 +1,110 @@
+//! Lowering tests: fixture snapshots (IR JSON for `ok/`, rendered diagnostics for `err/`), the
+//! upstream worked example (upstream-reference §4.8), the shipped examples, rule order.
+
+mod rules;
+mod worked_example;
+
+use std::path::{Path, PathBuf};
+
+use hensu_diagnostics::{Diagnostic, FileId, Files, render_human};
+use hensu_sema::files::{FileError, FileProvider, ResourceDir, check_relative_path};
+use hensu_sema::{Lowered, lower_source};
+
+/// Reads `prompts/` and `rubrics/` under a directory (tests only; no symlink jail).
+pub struct DirFiles(pub PathBuf);
+
+impl FileProvider for DirFiles {
+    fn read(&self, dir: ResourceDir, relative: &str) -> Result<String, FileError> {
+        check_relative_path(relative)?;
+        let path = self.0.join(dir.as_str()).join(relative);
+        std::fs::read_to_string(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => FileError::NotFound,
+            _ => FileError::Io(e.to_string()),
+        })
+    }
+}
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sema/lower")
+}
+
+pub fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// Lowers a source with the fixture prompts and rubrics.
+pub fn lower_str(src: &str) -> Lowered {
+    lower_source(src, FileId(0), &DirFiles(fixtures()))
+}
+
+pub fn render(name: &str, src: &str, diagnostics: &[Diagnostic]) -> String {
+    let files = Files::single(name, src);
+    render_human(&files, diagnostics, false)
+}
+
+pub fn codes(l: &Lowered) -> Vec<&'static str> {
+    l.diagnostics.iter().map(|d| d.code).collect()
+}
+
+#[test]
+fn ok_fixtures() {
+    insta::glob!("../fixtures/sema/lower/ok", "*.hwf", |path| {
+        let src = std::fs::read_to_string(path).expect("fixture");
+        let l = lower_str(&src);
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("fixture");
+        assert!(l.diagnostics.is_empty(), "{}", render(name, &src, &l.diagnostics));
+        let wf = l.workflow.expect("a workflow");
+        insta::assert_snapshot!(hensu_ir::to_json(&wf));
+    });
+}
+
+#[test]
+fn err_fixtures() {
+    insta::glob!("../fixtures/sema/lower/err", "*.hwf", |path| {
+        let src = std::fs::read_to_string(path).expect("fixture");
+        let l = lower_str(&src);
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("fixture");
+        // The fixture name starts with the code it demonstrates.
+        let code = name.split(['-', '.']).next().unwrap_or_default();
+        assert!(
+            l.diagnostics.iter().any(|d| d.code == code),
+            "{name} should report {code}:\n{}",
+            render(name, &src, &l.diagnostics)
+        );
+        insta::assert_snapshot!(format!("{src}\n-----\n{}", render(name, &src, &l.diagnostics)));
+    });
+}
+
+#[test]
+fn examples_lower_cleanly() {
+    let dir = examples().join("workflows");
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("examples/workflows")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("hwf" | "kt")))
+        .collect();
+    entries.sort();
+    assert!(!entries.is_empty());
+    let mut failures = String::new();
+    for path in entries {
+        let src = std::fs::read_to_string(&path).expect("example");
+        let l = lower_source(&src, FileId(0), &DirFiles(examples()));
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("example").to_string();
+        if !l.diagnostics.is_empty() || l.workflow.is_none() {
+            failures.push_str(&render(&name, &src, &l.diagnostics));
+        }
+    }
+    assert!(failures.is_empty(), "{failures}");
+}
+
+#[test]
+fn never_panics_on_broken_input() {
+    let src = std::fs::read_to_string(examples().join("workflows/mini-review.hwf")).expect("example");
+    // Every prefix of a real workflow, cut at char boundaries: recovery trees of all sorts.
+    for cut in (0..src.len()).step_by(7).filter(|i| src.is_char_boundary(*i)) {
+        let _ = lower_str(&src[..cut]);
+    }
+    for junk in ["", "}", "workflow", "workflow(", "workflow(1) { graph { node(2) { onScore { whenScore `in` 3..", "fun x() { return }"] {
+        let _ = lower_str(junk);
+    }
+}

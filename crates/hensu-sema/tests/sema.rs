@@ -1,0 +1,4 @@
+//! The single integration-test binary of hensu-sema.
+
+mod check;
+mod lower;
