@@ -1,0 +1,6 @@
+[
+  (block)
+  (value_arguments)
+  (raw_string)
+  (block_comment)
+] @fold

@@ -1,0 +1,11 @@
+;; Scopes and definitions. A workflow has no variables; ids are strings resolved by the
+;; compiler (`hensuc lsp` provides go-to-definition for node and agent ids).
+
+(source_file) @local.scope
+(block) @local.scope
+
+(function_declaration
+  name: (identifier) @local.definition.function)
+
+(variable_declaration
+  name: (identifier) @local.definition.var)
