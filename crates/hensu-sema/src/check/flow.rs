@@ -1,0 +1,104 @@
+//! W0301 unreachable node, W0302 no path to an end node, W0303 unbounded cycle.
+
+use hensu_diagnostics::{Diagnostic, Span};
+use hensu_ir::Node;
+
+use super::Ctx;
+use super::graph::{Cycle, EdgeSource, NodeGraph};
+
+/// At most this many "the cycle continues here" labels per W0303.
+const MAX_CYCLE_LABELS: usize = 8;
+
+pub(super) fn check(cx: &mut Ctx<'_>) {
+    let g = NodeGraph::build(cx.wf);
+    if let Some(start) = g.start {
+        let reached = g.reachable();
+        for (i, id) in cx.wf.nodes.keys().enumerate() {
+            if !reached.get(i).copied().unwrap_or(true) {
+                let d = Diagnostic::new(
+                    "W0301",
+                    format!("node `{id}` is unreachable from the start node"),
+                    cx.node_span(id),
+                    "no transition leads here from the start node",
+                )
+                .with_help(format!("add a transition to `{id}`, or remove the node"));
+                cx.emit(d);
+            }
+        }
+        let reaches_end = cx
+            .wf
+            .nodes
+            .values()
+            .enumerate()
+            .any(|(i, n)| n.is_end() && reached.get(i).copied().unwrap_or(false));
+        if !reaches_end {
+            let start_id = g.id(start);
+            let span = cx.origins.start.unwrap_or_else(|| cx.node_span(start_id));
+            let mut d = Diagnostic::new(
+                "W0302",
+                "no path from the start node to an end node",
+                span,
+                format!("a run starting at `{start_id}` can never finish"),
+            )
+            .with_help("add a transition to an `end(\"…\")` node");
+            if !cx.wf.nodes.values().any(Node::is_end) {
+                d = d.with_note("the workflow declares no end node");
+            }
+            cx.emit(d);
+        }
+    }
+    for cycle in g.unbounded_cycles() {
+        report_cycle(cx, &g, &cycle);
+    }
+}
+
+fn edge_span(cx: &Ctx<'_>, g: &NodeGraph<'_>, e: petgraph::graph::EdgeIndex) -> Option<Span> {
+    let (from, _) = g.graph.edge_endpoints(e)?;
+    let info = g.graph.edge_weight(e)?;
+    let id = g.id(from);
+    Some(match info.source {
+        EdgeSource::Rule { rule, slot } => cx.target_span(id, rule, slot),
+        EdgeSource::ForkTarget(k) => cx.list_span(id, |n| &n.targets, k),
+    })
+}
+
+fn report_cycle(cx: &mut Ctx<'_>, g: &NodeGraph<'_>, cycle: &Cycle) {
+    let (Some(&root), Some(&closing)) = (cycle.nodes.first(), cycle.edges.last()) else {
+        return;
+    };
+    let root_id = g.id(root);
+    let path = g.render_cycle(cycle);
+    let primary = edge_span(cx, g, closing).unwrap_or_else(|| cx.node_span(root_id));
+    let label = if cycle.nodes.len() == 1 {
+        format!("this transition loops back to `{root_id}` with no retry budget")
+    } else {
+        format!("this transition closes the cycle back to `{root_id}`")
+    };
+    let mut d = Diagnostic::new("W0303", format!("unbounded cycle `{path}`"), primary, label);
+    let others = cycle.edges.len().saturating_sub(1);
+    for &e in cycle.edges.iter().take(others.min(MAX_CYCLE_LABELS)) {
+        if let Some(span) = edge_span(cx, g, e) {
+            d = d.with_label(span, "the cycle continues here");
+        }
+    }
+    if others > MAX_CYCLE_LABELS {
+        d = d.with_note(format!(
+            "{} more transitions of the cycle are not shown",
+            others - MAX_CYCLE_LABELS
+        ));
+    }
+    let exit = cx
+        .wf
+        .nodes
+        .values()
+        .find(|n| n.is_end())
+        .map(|n| n.id().to_string())
+        .unwrap_or_else(|| "…".to_string());
+    d = d
+        .with_note("`maxSteps` stops a runaway run but does not bound the cycle")
+        .with_help(format!(
+            "bound it with a retry budget, e.g. `revise \"{root_id}\" retry 3 otherwise \"{exit}\"` \
+             in an `onScore`/`onCondition` arm or after `onRejection`/`onNoConsensus`"
+        ));
+    cx.emit(d);
+}

@@ -1,0 +1,298 @@
+//! The node graph of a workflow, for the flow checks (W0301, W0302, W0303) and for tools (LSP,
+//! graph export): one petgraph node per workflow node (same index as in `Workflow::nodes`), one
+//! edge per transition target and per fork target, each edge marked `bounded` when it is the
+//! inner edge of a `Bounded` rule (a `revise` back-edge or the self-loop of `onFailure retry`).
+//!
+//! Every algorithm here is linear in nodes + edges and iterative (no recursion), so a
+//! 100,000-node workflow is fine.
+
+use std::collections::VecDeque;
+
+use hensu_ir::{Node, TransitionRule, Workflow};
+use petgraph::Direction;
+use petgraph::algo::kosaraju_scc;
+use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
+use petgraph::visit::{EdgeFiltered, EdgeRef};
+
+/// Which target of a rule an edge comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TargetSlot {
+    /// The `target_node` of the (inner) rule: `goto "x"` or `revise "x"`.
+    Target,
+    /// The `j`-th condition of a score rule (of the inner rule for a bounded score arm).
+    Condition(usize),
+    /// The "current node" of `onFailure retry` (a `Failure` rule without target).
+    SelfRetry,
+    /// The escalation target of a bounded rule (`… retry N otherwise "x"`).
+    Otherwise,
+}
+
+/// One target of one rule, as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuleTarget<'w> {
+    pub slot: TargetSlot,
+    /// `None` for [`TargetSlot::SelfRetry`] (the owner node).
+    pub target: Option<&'w str>,
+    /// Inside a `Bounded` rule's inner rule: the edge is limited by the retry budget.
+    pub bounded: bool,
+}
+
+/// Every target of a rule with its slot, in [`TransitionRule::targets`] order (for a bounded rule:
+/// the inner targets, then the escalation). A bare `Failure` without target (JSON only) is an
+/// unbounded self-loop.
+pub fn rule_targets(rule: &TransitionRule) -> Vec<RuleTarget<'_>> {
+    let mut out = Vec::new();
+    collect(rule, false, &mut out);
+    out
+}
+
+fn collect<'w>(rule: &'w TransitionRule, bounded: bool, out: &mut Vec<RuleTarget<'w>>) {
+    let mut push = |slot, target| {
+        out.push(RuleTarget {
+            slot,
+            target,
+            bounded,
+        })
+    };
+    match rule {
+        TransitionRule::Success { target_node, .. }
+        | TransitionRule::NoConsensus { target_node, .. }
+        | TransitionRule::Approval { target_node, .. }
+        | TransitionRule::Condition { target_node, .. }
+        | TransitionRule::Always { target_node, .. } => push(TargetSlot::Target, Some(target_node)),
+        TransitionRule::Failure { target_node } => match target_node {
+            Some(t) => push(TargetSlot::Target, Some(t)),
+            None => push(TargetSlot::SelfRetry, None),
+        },
+        TransitionRule::Score { conditions, .. } => {
+            for (j, c) in conditions.iter().enumerate() {
+                push(TargetSlot::Condition(j), Some(&c.target_node));
+            }
+        }
+        TransitionRule::Bounded {
+            otherwise, inner, ..
+        } => {
+            collect(inner, true, out);
+            out.push(RuleTarget {
+                slot: TargetSlot::Otherwise,
+                target: Some(otherwise),
+                bounded,
+            });
+        }
+        TransitionRule::RubricFail => {}
+    }
+}
+
+/// Where an edge comes from in the source node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EdgeSource {
+    /// Target `slot` of rule number `rule` of the node's rule list.
+    Rule { rule: usize, slot: TargetSlot },
+    /// The `i`-th fork target.
+    ForkTarget(usize),
+}
+
+/// An edge of the node graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EdgeInfo {
+    pub source: EdgeSource,
+    /// The inner edge of a bounded rule: every cycle through it is limited by a retry budget.
+    pub bounded: bool,
+}
+
+/// A cycle: `nodes[i] → nodes[i + 1]` (and the last back to the first) along `edges[i]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cycle {
+    pub nodes: Vec<NodeIndex>,
+    pub edges: Vec<EdgeIndex>,
+}
+
+/// The node graph of a workflow. Node `i` of the graph is node `i` of `Workflow::nodes`; targets
+/// that name no node get no edge (they are E0204).
+#[derive(Clone, Debug)]
+pub struct NodeGraph<'w> {
+    pub graph: DiGraph<&'w str, EdgeInfo>,
+    /// The start node, when it exists.
+    pub start: Option<NodeIndex>,
+}
+
+impl<'w> NodeGraph<'w> {
+    /// Builds the graph: per node, the rule targets in rule order, then the fork targets.
+    /// Parallel branches are not nodes; a parallel node's own rules are its edges.
+    pub fn build(wf: &'w Workflow) -> NodeGraph<'w> {
+        let edge_count: usize = wf
+            .nodes
+            .values()
+            .map(|n| n.transition_rules().len() + 1)
+            .sum();
+        let mut graph = DiGraph::with_capacity(wf.nodes.len(), edge_count);
+        for id in wf.nodes.keys() {
+            graph.add_node(id.as_str());
+        }
+        let index = |id: &str| wf.nodes.get_index_of(id).map(NodeIndex::new);
+        for (i, node) in wf.nodes.values().enumerate() {
+            let from = NodeIndex::new(i);
+            for (r, rule) in node.transition_rules().iter().enumerate() {
+                for t in rule_targets(rule) {
+                    let to = match t.target {
+                        Some(id) => index(id),
+                        None => Some(from),
+                    };
+                    if let Some(to) = to {
+                        let source = EdgeSource::Rule {
+                            rule: r,
+                            slot: t.slot,
+                        };
+                        graph.add_edge(
+                            from,
+                            to,
+                            EdgeInfo {
+                                source,
+                                bounded: t.bounded,
+                            },
+                        );
+                    }
+                }
+            }
+            if let Node::Fork(fork) = node {
+                for (k, target) in fork.targets.iter().enumerate() {
+                    if let Some(to) = index(target) {
+                        let info = EdgeInfo {
+                            source: EdgeSource::ForkTarget(k),
+                            bounded: false,
+                        };
+                        graph.add_edge(from, to, info);
+                    }
+                }
+            }
+        }
+        NodeGraph {
+            graph,
+            start: index(&wf.start_node),
+        }
+    }
+
+    /// The node id of a graph node.
+    pub fn id(&self, n: NodeIndex) -> &'w str {
+        self.graph.node_weight(n).copied().unwrap_or("")
+    }
+
+    /// `reached[i]`: node `i` is reachable from the start (all `false` without a start node).
+    pub fn reachable(&self) -> Vec<bool> {
+        let mut seen = vec![false; self.graph.node_count()];
+        let Some(start) = self.start else {
+            return seen;
+        };
+        let mut queue = VecDeque::from([start]);
+        seen[start.index()] = true;
+        while let Some(n) = queue.pop_front() {
+            for m in self.graph.neighbors_directed(n, Direction::Outgoing) {
+                if !seen[m.index()] {
+                    seen[m.index()] = true;
+                    queue.push_back(m);
+                }
+            }
+        }
+        seen
+    }
+
+    /// Strongly connected components of the whole graph (iterative Kosaraju).
+    pub fn sccs(&self) -> Vec<Vec<NodeIndex>> {
+        kosaraju_scc(&self.graph)
+    }
+
+    /// One representative cycle per group of cycles that no bounded edge limits: the bounded
+    /// edges are removed, and every remaining strongly connected component with more than one
+    /// node, or with a self-loop, yields its shortest cycle through its first-declared node.
+    /// Sorted by that node's declaration order.
+    pub fn unbounded_cycles(&self) -> Vec<Cycle> {
+        let unbounded = EdgeFiltered::from_fn(&self.graph, |e| !e.weight().bounded);
+        let n = self.graph.node_count();
+        // Component number of each node (usize::MAX: not in a cyclic component).
+        let mut comp = vec![usize::MAX; n];
+        let mut roots = Vec::new();
+        for (c, scc) in kosaraju_scc(&unbounded).into_iter().enumerate() {
+            let Some(&root) = scc.iter().min() else {
+                continue;
+            };
+            let cyclic = scc.len() > 1
+                || self
+                    .graph
+                    .edges_connecting(root, root)
+                    .any(|e| !e.weight().bounded);
+            if cyclic {
+                for m in &scc {
+                    comp[m.index()] = c;
+                }
+                roots.push((root, c));
+            }
+        }
+        roots.sort();
+        let mut parent: Vec<Option<EdgeIndex>> = vec![None; n];
+        let mut seen = vec![false; n];
+        let mut cycles = Vec::with_capacity(roots.len());
+        for (root, c) in roots {
+            if let Some(cycle) = self.shortest_cycle(root, c, &comp, &mut parent, &mut seen) {
+                cycles.push(cycle);
+            }
+        }
+        cycles
+    }
+
+    /// BFS over unbounded edges inside component `c` from `root` until an edge returns to `root`.
+    fn shortest_cycle(
+        &self,
+        root: NodeIndex,
+        c: usize,
+        comp: &[usize],
+        parent: &mut [Option<EdgeIndex>],
+        seen: &mut [bool],
+    ) -> Option<Cycle> {
+        let mut queue = VecDeque::from([root]);
+        seen[root.index()] = true;
+        while let Some(v) = queue.pop_front() {
+            // Declaration order of edges (petgraph lists outgoing edges newest first).
+            let mut out: Vec<_> = self
+                .graph
+                .edges_directed(v, Direction::Outgoing)
+                .filter(|e| !e.weight().bounded && comp[e.target().index()] == c)
+                .map(|e| (e.id(), e.target()))
+                .collect();
+            out.sort();
+            for (e, w) in out {
+                if w == root {
+                    // Walk the parents back from v to root.
+                    let mut edges = vec![e];
+                    let mut nodes = vec![v];
+                    let mut cur = v;
+                    while cur != root {
+                        let pe = parent[cur.index()]?;
+                        let (from, _) = self.graph.edge_endpoints(pe)?;
+                        edges.push(pe);
+                        nodes.push(from);
+                        cur = from;
+                    }
+                    nodes.reverse();
+                    edges.reverse();
+                    // `nodes` = root … v, `edges[i]` = nodes[i] → nodes[i+1], last edge v → root.
+                    return Some(Cycle { nodes, edges });
+                }
+                if !seen[w.index()] {
+                    seen[w.index()] = true;
+                    parent[w.index()] = Some(e);
+                    queue.push_back(w);
+                }
+            }
+        }
+        None
+    }
+
+    /// `a → b → a` for a cycle.
+    pub fn render_cycle(&self, cycle: &Cycle) -> String {
+        let mut parts: Vec<&str> = cycle.nodes.iter().map(|&n| self.id(n)).collect();
+        if let Some(&first) = cycle.nodes.first() {
+            parts.push(self.id(first));
+        }
+        parts.join(" → ")
+    }
+}

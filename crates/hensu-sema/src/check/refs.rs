@@ -1,0 +1,110 @@
+//! E0204 unknown node and E0205 unknown agent.
+
+use hensu_diagnostics::{Diagnostic, Span};
+use hensu_ir::Node;
+
+use super::suggest::help_for;
+use super::{Ctx, TargetSlot, rule_targets};
+
+pub(super) fn check(cx: &mut Ctx<'_>) {
+    let wf = cx.wf;
+    if !wf.start_node.is_empty() && !wf.nodes.contains_key(&wf.start_node) {
+        let span = cx.origins.or_fallback(cx.origins.start);
+        unknown_node(cx, &wf.start_node, span, "the start node is not declared");
+    }
+    for (id, node) in &wf.nodes {
+        for (r, rule) in node.transition_rules().iter().enumerate() {
+            for t in rule_targets(rule) {
+                let Some(target) = t.target else { continue };
+                if wf.nodes.contains_key(target) {
+                    continue;
+                }
+                let span = cx.target_span(id, r, t.slot);
+                let label = match t.slot {
+                    TargetSlot::Otherwise => "no node with this id to escalate to",
+                    _ if t.bounded => "no node with this id to revise",
+                    _ => "no node with this id",
+                };
+                unknown_node(cx, target, span, label);
+            }
+        }
+        match node {
+            Node::Fork(fork) => {
+                for (k, target) in fork.targets.iter().enumerate() {
+                    if !wf.nodes.contains_key(target) {
+                        let span = cx.list_span(id, |n| &n.targets, k);
+                        unknown_node(cx, target, span, "the fork target is not declared");
+                    }
+                }
+            }
+            Node::Join(join) => {
+                for (k, target) in join.await_targets.iter().enumerate() {
+                    if !wf.nodes.contains_key(target) {
+                        let span = cx.list_span(id, |n| &n.awaits, k);
+                        unknown_node(cx, target, span, "the awaited fork is not declared");
+                    }
+                }
+            }
+            Node::Standard(n) => {
+                if let Some(agent) = &n.agent_id {
+                    let span = cx.prop_span(id, "agent");
+                    check_agent(cx, agent, span, "no agent with this id");
+                }
+            }
+            Node::Parallel(p) => {
+                for (b, branch) in p.branches.iter().enumerate() {
+                    if branch.agent_id.is_empty() {
+                        continue; // E0105 (the lowering's)
+                    }
+                    let span = cx
+                        .node_origin(id)
+                        .and_then(|n| n.branches.get(b))
+                        .map(|o| o.props.get("agent").copied().unwrap_or(o.id))
+                        .unwrap_or_else(|| cx.node_span(id));
+                    check_agent(cx, &branch.agent_id, span, "no agent with this id");
+                }
+                if let Some(judge) = p
+                    .consensus_config
+                    .as_ref()
+                    .and_then(|c| c.judge_agent_id.as_ref())
+                {
+                    let span = cx
+                        .node_origin(id)
+                        .and_then(|n| n.consensus_props.get("judge").copied().or(n.consensus))
+                        .unwrap_or_else(|| cx.node_span(id));
+                    check_agent(cx, judge, span, "no agent with this id to judge");
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn unknown_node(cx: &mut Ctx<'_>, name: &str, span: Span, label: &str) {
+    let mut d = Diagnostic::new("E0204", format!("unknown node `{name}`"), span, label);
+    match help_for(name, cx.wf.nodes.keys().map(String::as_str)) {
+        Some(help) => d = d.with_help(help),
+        None => {
+            d = d.with_help(format!(
+                "declare the node in `graph {{ }}`, e.g. `node(\"{name}\") {{ … }}` or `end(\"{name}\")`"
+            ))
+        }
+    }
+    cx.emit(d);
+}
+
+fn check_agent(cx: &mut Ctx<'_>, agent: &str, span: Span, label: &str) {
+    if cx.wf.agents.contains_key(agent) {
+        return;
+    }
+    let mut d = Diagnostic::new("E0205", format!("unknown agent `{agent}`"), span, label);
+    match help_for(agent, cx.wf.agents.keys().map(String::as_str)) {
+        Some(help) => d = d.with_help(help),
+        None => {
+            d = d.with_help(format!(
+                "declare it in `agents {{ agent(\"{agent}\") {{ role = \"…\"; model = \"…\" }} }}`"
+            ))
+        }
+    }
+    cx.emit(d);
+}

@@ -1,0 +1,545 @@
+//! State, schema and type checks: E0401–E0406, W0307, W0308, W0310. The schema checks (E0402,
+//! E0403, E0405, the schema part of E0406, W0308) apply only when `state { }` is declared.
+
+use std::collections::{HashMap, HashSet};
+
+use hensu_diagnostics::{Diagnostic, Span};
+use hensu_ir::{
+    Action, ConditionPredicate, Node, StateSchema, TransitionRule, VarType, is_engine_variable,
+};
+use serde_json::Value;
+
+use super::intervals::parse_number;
+use super::suggest::help_for;
+use super::{Ctx, InputKind};
+use crate::origins::NodeOrigin;
+
+/// Every `{name}` placeholder of a text with its byte offset, with the semantics of the regex
+/// `\{([a-zA-Z_][a-zA-Z0-9_]*)\}` (so `{a-b}`, `{ x }` and JSON objects never match).
+pub fn placeholders(text: &str) -> Vec<(&str, usize)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'{' {
+            let start = i + 1;
+            let mut j = start;
+            if j < bytes.len() && (bytes[j].is_ascii_alphabetic() || bytes[j] == b'_') {
+                j += 1;
+                while j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_') {
+                    j += 1;
+                }
+                if j < bytes.len() && bytes[j] == b'}' {
+                    out.push((&text[start..j], i));
+                    i = j + 1;
+                    continue;
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Every string inside a JSON value (object values and array items, recursively; not keys).
+fn json_strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
+    match value {
+        Value::String(s) => out.push(s),
+        Value::Array(items) => items.iter().for_each(|v| json_strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| json_strings(v, out)),
+        _ => {}
+    }
+}
+
+/// One place whose `{name}` placeholders are checked and read.
+struct PromptSite<'a> {
+    text: &'a str,
+    /// Precise spans of placeholders by name, when the lowering knows them.
+    spans: &'a [(String, Span)],
+    /// The span of the whole prompt / payload.
+    whole: Span,
+    what: &'static str,
+}
+
+pub(super) fn check(cx: &mut Ctx<'_>) {
+    let wf = cx.wf;
+    let schema = wf.state_schema.as_ref();
+    let mut written: HashSet<&str> = HashSet::new();
+    let mut read: HashSet<&str> = HashSet::new();
+    let mut opaque_reader = false;
+
+    for (id, node) in &wf.nodes {
+        let origin = cx.node_origin(id);
+        let mut sites: Vec<PromptSite<'_>> = Vec::new();
+        match node {
+            Node::Standard(n) => {
+                for (i, name) in n.writes.iter().enumerate() {
+                    written.insert(name);
+                    let span = cx.list_span(id, |o| &o.writes, i);
+                    if is_engine_variable(name) {
+                        engine_in_writes(cx, id, name, span);
+                    } else if let Some(schema) = schema {
+                        undeclared_write(cx, schema, name, span);
+                    }
+                }
+                if let Some(prompt) = &n.prompt {
+                    sites.push(PromptSite {
+                        text: prompt,
+                        spans: origin.map(|o| o.placeholders.as_slice()).unwrap_or(&[]),
+                        whole: cx.prop_span(id, "prompt"),
+                        what: "prompt",
+                    });
+                }
+                conditions(
+                    cx,
+                    id,
+                    n.writes.as_slice(),
+                    node.transition_rules(),
+                    &mut read,
+                );
+            }
+            Node::Join(j) => {
+                for (i, name) in j.writes.iter().enumerate() {
+                    written.insert(name);
+                    let span = cx.list_span(id, |o| &o.writes, i);
+                    if is_engine_variable(name) {
+                        engine_variable(cx, name, span, "join writes", None);
+                    } else if let Some(schema) = schema {
+                        undeclared_write(cx, schema, name, span);
+                    }
+                }
+                written.extend(j.exports.iter().map(String::as_str));
+            }
+            Node::Parallel(p) => {
+                for (b, branch) in p.branches.iter().enumerate() {
+                    let bo = origin.and_then(|o| o.branches.get(b));
+                    for (i, name) in branch.yields.iter().enumerate() {
+                        written.insert(name);
+                        if is_engine_variable(name) {
+                            let span = bo
+                                .and_then(|o| o.yields.get(i).copied())
+                                .or(bo.map(|o| o.id))
+                                .unwrap_or_else(|| cx.node_span(id));
+                            engine_variable(cx, name, span, "branch yields", None);
+                        }
+                    }
+                    if p.consensus_config.is_some() && branch.yields.is_empty() {
+                        let span = bo.map(|o| o.id).unwrap_or_else(|| cx.node_span(id));
+                        let d = Diagnostic::new(
+                            "W0307",
+                            format!("consensus branch `{}` declares no yields", branch.id),
+                            span,
+                            "this branch only votes; it adds no data to the state",
+                        )
+                        .with_help("add `yields(\"…\")` unless a pure vote is intended");
+                        cx.emit(d);
+                    }
+                    if let Some(prompt) = &branch.prompt {
+                        sites.push(PromptSite {
+                            text: prompt,
+                            spans: bo.map(|o| o.placeholders.as_slice()).unwrap_or(&[]),
+                            whole: bo
+                                .map(|o| o.props.get("prompt").copied().unwrap_or(o.id))
+                                .unwrap_or_else(|| cx.node_span(id)),
+                            what: "branch prompt",
+                        });
+                    }
+                }
+            }
+            Node::Action(a) => {
+                for (k, action) in a.actions.iter().enumerate() {
+                    match action {
+                        Action::Send { payload, .. } => {
+                            let mut strings = Vec::new();
+                            for v in payload.values() {
+                                json_strings(v, &mut strings);
+                            }
+                            let whole = cx.list_span(id, |o| &o.actions, k);
+                            for text in strings {
+                                sites.push(PromptSite {
+                                    text,
+                                    spans: &[],
+                                    whole,
+                                    what: "payload",
+                                });
+                            }
+                        }
+                        Action::Execute { .. } => opaque_reader = true,
+                    }
+                }
+            }
+            Node::Generic(g) => {
+                // A generic handler may read any variable; its config may also template them.
+                opaque_reader = true;
+                let mut strings = Vec::new();
+                for v in g.config.values() {
+                    json_strings(v, &mut strings);
+                }
+                for text in strings {
+                    read.extend(placeholders(text).into_iter().map(|(n, _)| n));
+                }
+            }
+            Node::SubWorkflow(s) => sub_workflow(cx, id, origin, s, &mut read, &mut written),
+            Node::Fork(_) | Node::End(_) => {}
+        }
+        for site in sites {
+            prompt_site(cx, schema, &site, &mut read);
+        }
+    }
+
+    if let Some(schema) = schema {
+        unused_variables(cx, schema, &written, &read, opaque_reader);
+    }
+}
+
+/// E0401 / W0310 for an engine variable in a standard node's `writes`.
+fn engine_in_writes(cx: &mut Ctx<'_>, id: &str, name: &str, span: Span) {
+    if cx.input == InputKind::Json {
+        let d = Diagnostic::new(
+            "W0310",
+            format!("engine variable `{name}` in the writes of `{id}` is redundant"),
+            span,
+            "the engine sets this variable itself",
+        )
+        .with_help(format!("remove `{name}` from `writes`"));
+        cx.emit(d);
+    } else {
+        engine_variable(cx, name, span, "writes", None);
+    }
+}
+
+/// E0401: an engine variable where only workflow variables may be named.
+fn engine_variable(cx: &mut Ctx<'_>, name: &str, span: Span, place: &str, help: Option<&str>) {
+    let help = help.map(str::to_string).unwrap_or_else(|| {
+        format!("the engine sets `{name}` itself; use another name, e.g. `review_{name}`")
+    });
+    let d = Diagnostic::new(
+        "E0401",
+        format!("engine variable `{name}` in {place}"),
+        span,
+        "`score`, `approved` and `recommendation` are reserved for the engine",
+    )
+    .with_help(help);
+    cx.emit(d);
+}
+
+fn schema_names(schema: &StateSchema) -> impl Iterator<Item = &str> {
+    schema.variables.iter().map(|v| v.name.as_str())
+}
+
+/// E0402: a written variable that the schema does not declare.
+fn undeclared_write(cx: &mut Ctx<'_>, schema: &StateSchema, name: &str, span: Span) {
+    if schema.variable(name).is_some() {
+        return;
+    }
+    let help = help_for(name, schema_names(schema)).unwrap_or_else(|| {
+        format!("declare it in `state {{ }}`: `variable(\"{name}\", VarType.STRING)`")
+    });
+    let d = Diagnostic::new(
+        "E0402",
+        format!("`{name}` is written but not declared in the state schema"),
+        span,
+        "not declared in `state { }`",
+    )
+    .with_help(help);
+    cx.emit(d);
+}
+
+/// E0403 for one prompt / payload text, and the placeholder reads for W0308.
+fn prompt_site<'a>(
+    cx: &mut Ctx<'_>,
+    schema: Option<&StateSchema>,
+    site: &PromptSite<'a>,
+    read: &mut HashSet<&'a str>,
+) {
+    let mut reported: HashSet<&str> = HashSet::new();
+    for (name, _) in placeholders(site.text) {
+        read.insert(name);
+        let Some(schema) = schema else { continue };
+        if is_engine_variable(name) || schema.variable(name).is_some() || !reported.insert(name) {
+            continue;
+        }
+        let span = site
+            .spans
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| *s)
+            .unwrap_or(site.whole);
+        let help = help_for(name, schema_names(schema)).unwrap_or_else(|| {
+            format!("declare it in `state {{ }}`, e.g. `variable(\"{name}\", VarType.STRING)`")
+        });
+        let d = Diagnostic::new(
+            "E0403",
+            format!(
+                "placeholder `{{{name}}}` in a {} names no declared variable",
+                site.what
+            ),
+            span,
+            "not declared in `state { }`",
+        )
+        .with_help(help);
+        cx.emit(d);
+    }
+}
+
+/// E0401 (engine variable), E0404 (not in writes) and E0405 (operand type) for the
+/// `onCondition` arms of a standard node.
+fn conditions<'a>(
+    cx: &mut Ctx<'_>,
+    id: &str,
+    writes: &[String],
+    rules: &'a [TransitionRule],
+    read: &mut HashSet<&'a str>,
+) {
+    let mut reported: HashSet<&str> = HashSet::new();
+    for (r, rule) in rules.iter().enumerate() {
+        let TransitionRule::Condition {
+            variable,
+            predicate,
+            ..
+        } = rule.trigger_rule()
+        else {
+            continue;
+        };
+        read.insert(variable);
+        let first = reported.insert(variable);
+        if is_engine_variable(variable) {
+            if first {
+                engine_variable(
+                    cx,
+                    variable,
+                    cx.variable_span(id, r),
+                    "onCondition",
+                    Some("use onApproval/onRejection for `approved` and onScore for `score`"),
+                );
+            }
+            continue;
+        }
+        if first && !writes.iter().any(|w| w == variable) {
+            let d = Diagnostic::new(
+                "E0404",
+                format!("`onCondition(\"{variable}\")` routes on a variable `{id}` does not write"),
+                cx.variable_span(id, r),
+                "not in this node's `writes`",
+            )
+            .with_help(format!(
+                "add `writes(\"{variable}\")` so the agent is asked to produce it"
+            ));
+            cx.emit(d);
+        }
+        let declared = cx
+            .wf
+            .state_schema
+            .as_ref()
+            .and_then(|s| s.variable(variable))
+            .map(|v| v.var_type);
+        if let Some(ty) = declared {
+            operand_type(cx, id, r, variable, ty, predicate);
+        }
+    }
+}
+
+/// E0405: the operand of a condition arm does not fit the variable's declared type.
+fn operand_type(
+    cx: &mut Ctx<'_>,
+    id: &str,
+    r: usize,
+    variable: &str,
+    ty: VarType,
+    predicate: &ConditionPredicate,
+) {
+    let problem = match (predicate, ty) {
+        (p, VarType::String | VarType::Boolean | VarType::ListString)
+            if p.numeric_operand().is_some() =>
+        {
+            Some((
+                format!("numeric comparison on {ty} variable `{variable}`"),
+                "`greaterThan`/`lessThan`… need a NUMBER variable".to_string(),
+            ))
+        }
+        (ConditionPredicate::Eq(v) | ConditionPredicate::Neq(v), VarType::Number)
+            if parse_number(v).is_none() =>
+        {
+            Some((
+                format!("NUMBER variable `{variable}` compared with \"{v}\""),
+                "compare with a number, e.g. `equalTo 3`".to_string(),
+            ))
+        }
+        (ConditionPredicate::Eq(v) | ConditionPredicate::Neq(v), VarType::Boolean)
+            if v != "true" && v != "false" =>
+        {
+            Some((
+                format!("BOOLEAN variable `{variable}` compared with \"{v}\""),
+                "compare with `true` or `false`".to_string(),
+            ))
+        }
+        _ => None,
+    };
+    if let Some((message, help)) = problem {
+        let mut d = Diagnostic::new(
+            "E0405",
+            message,
+            cx.operand_span(id, r),
+            format!("does not fit the declared type {ty}"),
+        )
+        .with_help(help);
+        if let Some(vt) = cx.origins.variables.get(variable).and_then(|v| v.var_type) {
+            d = d.with_label(vt, "declared type");
+        }
+        cx.emit(d);
+    }
+}
+
+/// E0401 / E0406 for a sub-workflow node's imports and writes.
+fn sub_workflow<'a>(
+    cx: &mut Ctx<'_>,
+    id: &str,
+    origin: Option<&NodeOrigin>,
+    s: &'a hensu_ir::SubWorkflowNode,
+    read: &mut HashSet<&'a str>,
+    written: &mut HashSet<&'a str>,
+) {
+    let schema = cx.wf.state_schema.as_ref();
+    let spans = |list: Option<&Vec<Span>>, n: usize| -> Vec<Span> {
+        (0..n)
+            .map(|i| {
+                list.and_then(|l| l.get(i).copied())
+                    .unwrap_or_else(|| cx.node_span(id))
+            })
+            .collect()
+    };
+    let import_spans = spans(origin.map(|o| &o.imports), s.input_mapping.len());
+    let write_spans = spans(origin.map(|o| &o.writes), s.output_mapping.len());
+    let import_span = |i: usize| import_spans.get(i).copied().unwrap_or_default();
+    let write_span = |i: usize| write_spans.get(i).copied().unwrap_or_default();
+    // Parent-side names: imports read `input_mapping` values, writes set `output_mapping` keys.
+    let mut imported: HashMap<&str, usize> = HashMap::new();
+    for (i, (child, parent)) in s.input_mapping.iter().enumerate() {
+        read.insert(parent);
+        let span = import_span(i);
+        let engine = [parent.as_str(), child.as_str()]
+            .into_iter()
+            .find(|n| is_engine_variable(n));
+        if let Some(name) = engine {
+            engine_variable(cx, name, span, "sub-workflow imports", None);
+            continue;
+        }
+        if let Some(&first) = imported.get(parent.as_str()) {
+            let d = Diagnostic::new(
+                "E0406",
+                format!("`{parent}` is imported twice"),
+                span,
+                "imported again here",
+            )
+            .with_label(import_span(first), "first imported here")
+            .with_help("remove the duplicate");
+            cx.emit(d);
+            continue;
+        }
+        imported.insert(parent, i);
+        if let Some(schema) = schema
+            && schema.variable(parent).is_none()
+        {
+            not_in_parent(cx, schema, parent, span, "imports");
+        }
+    }
+    let mut children: HashMap<&str, usize> = HashMap::new();
+    for (i, (parent, child)) in s.output_mapping.iter().enumerate() {
+        written.insert(parent);
+        let span = write_span(i);
+        let engine = [parent.as_str(), child.as_str()]
+            .into_iter()
+            .find(|n| is_engine_variable(n));
+        if let Some(name) = engine {
+            engine_variable(cx, name, span, "sub-workflow writes", None);
+            continue;
+        }
+        if let Some(&first) = children.get(child.as_str()) {
+            let d = Diagnostic::new(
+                "E0406",
+                format!("`{child}` is written back twice"),
+                span,
+                "written again here",
+            )
+            .with_label(write_span(first), "first written here")
+            .with_help("remove the duplicate");
+            cx.emit(d);
+            continue;
+        }
+        children.insert(child, i);
+        if let Some(&imp) = imported.get(parent.as_str()) {
+            let d = Diagnostic::new(
+                "E0406",
+                format!("`{parent}` is both imported and written by sub-workflow `{id}`"),
+                span,
+                "written here",
+            )
+            .with_label(import_span(imp), "imported here")
+            .with_help("imports and writes must not overlap; keep one of them");
+            cx.emit(d);
+            continue;
+        }
+        if let Some(schema) = schema
+            && schema.variable(parent).is_none()
+        {
+            not_in_parent(cx, schema, parent, span, "writes");
+        }
+    }
+}
+
+fn not_in_parent(cx: &mut Ctx<'_>, schema: &StateSchema, name: &str, span: Span, what: &str) {
+    let help = help_for(name, schema_names(schema)).unwrap_or_else(|| {
+        format!("declare it in `state {{ }}`: `variable(\"{name}\", VarType.STRING)`")
+    });
+    let d = Diagnostic::new(
+        "E0406",
+        format!("sub-workflow {what} `{name}`, which the state schema does not declare"),
+        span,
+        "not declared in `state { }`",
+    )
+    .with_help(help);
+    cx.emit(d);
+}
+
+/// W0308: a declared variable never written (and not an input), or an input never read.
+fn unused_variables(
+    cx: &mut Ctx<'_>,
+    schema: &StateSchema,
+    written: &HashSet<&str>,
+    read: &HashSet<&str>,
+    opaque_reader: bool,
+) {
+    for var in &schema.variables {
+        let name = var.name.as_str();
+        let span = cx
+            .origins
+            .variables
+            .get(name)
+            .map(|v| v.name)
+            .or(cx.origins.state)
+            .unwrap_or_else(|| cx.fallback());
+        if var.is_input {
+            if !opaque_reader && !read.contains(name) {
+                let d = Diagnostic::new(
+                    "W0308",
+                    format!("input `{name}` is never read"),
+                    span,
+                    "no prompt, payload, condition or sub-workflow import uses it",
+                )
+                .with_help(format!("use `{{{name}}}` in a prompt, or remove the input"));
+                cx.emit(d);
+            }
+        } else if !written.contains(name) {
+            let d = Diagnostic::new(
+                "W0308",
+                format!("variable `{name}` is never written"),
+                span,
+                "no node writes, yields or exports it",
+            )
+            .with_help(format!(
+                "add `writes(\"{name}\")` to the node that produces it, make it an `input`, or remove it"
+            ));
+            cx.emit(d);
+        }
+    }
+}

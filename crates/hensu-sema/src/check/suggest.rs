@@ -1,0 +1,78 @@
+//! Did-you-mean suggestions by edit distance over the names in scope.
+//!
+//! The work is capped so a suggestion stays cheap whatever the size of the workflow: at most
+//! [`MAX_COMPARED`] candidates get a full edit-distance computation (candidates whose length
+//! differs too much are skipped without one, and at most [`MAX_SCANNED`] are looked at), and
+//! names longer than [`MAX_NAME_LEN`] get no suggestion.
+
+/// At most this many candidates get a full edit-distance computation.
+pub const MAX_COMPARED: usize = 500;
+/// At most this many candidates are looked at (cheap length filter included).
+pub const MAX_SCANNED: usize = 20_000;
+/// Names longer than this (in chars) get no suggestion.
+pub const MAX_NAME_LEN: usize = 128;
+
+/// The largest edit distance still worth suggesting for a name of `len` chars.
+fn threshold(len: usize) -> usize {
+    (len / 3).max(1)
+}
+
+/// The closest candidate to `name`, if one is close enough: a case-insensitive match first, else
+/// the smallest edit distance (optimal string alignment: a transposition counts as one edit) within `max(1, len / 3)` (ties: the first candidate).
+/// `name` itself is never suggested.
+pub fn did_you_mean<'a, I>(name: &str, candidates: I) -> Option<&'a str>
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    let len = name.chars().count();
+    if len == 0 || len > MAX_NAME_LEN {
+        return None;
+    }
+    let limit = threshold(len);
+    let mut best: Option<(usize, &'a str)> = None;
+    let mut compared = 0usize;
+    for candidate in candidates.into_iter().take(MAX_SCANNED) {
+        if candidate == name || candidate.is_empty() {
+            continue;
+        }
+        if candidate.eq_ignore_ascii_case(name) {
+            return Some(candidate);
+        }
+        let clen = candidate.chars().count();
+        if clen.abs_diff(len) > limit || clen > MAX_NAME_LEN {
+            continue;
+        }
+        if compared >= MAX_COMPARED {
+            continue;
+        }
+        compared += 1;
+        let distance = strsim::osa_distance(name, candidate);
+        if distance <= limit && best.is_none_or(|(d, _)| distance < d) {
+            best = Some((distance, candidate));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// `did you mean `x`?` for a help line, if there is a close candidate.
+pub fn help_for<'a, I>(name: &str, candidates: I) -> Option<String>
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    did_you_mean(name, candidates).map(|c| format!("did you mean `{c}`?"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_close_names() {
+        let names = ["draft", "review", "done"];
+        assert_eq!(did_you_mean("drafft", names), Some("draft"));
+        assert_eq!(did_you_mean("Review", names), Some("review"));
+        assert_eq!(did_you_mean("xyz", names), None);
+        assert_eq!(did_you_mean("draft", names), None);
+        assert_eq!(did_you_mean("", names), None);
+    }
+}

@@ -1,0 +1,9 @@
+//! Tests of the checks (`hensu_sema::check`).
+
+mod flow;
+mod intervals;
+mod perf;
+mod project;
+mod rules;
+mod state;
+mod support;
