@@ -69,7 +69,7 @@ tree-sitter test
 echo "== grammar/tree-sitter-hwf: queries compile"
 probe="${FIXTURES[0]:-}"
 [[ -n "$probe" ]] || fail "no fixture found"
-for q in queries/*.scm queries/helix/*.scm queries/zed/*.scm; do
+for q in queries/*.scm queries/helix/*.scm zed/languages/hwf/*.scm; do
   tree-sitter query "$q" "$probe" >/dev/null 2>"$scratch/query.err" ||
     { cat "$scratch/query.err" >&2; fail "query $q does not compile"; }
 done

@@ -2,9 +2,11 @@
 // Generates the editor grammars' word lists from grammar/keywords.toml, the one table of
 // keywords and builtins:
 //   editors/vscode/syntaxes/hwf.tmLanguage.json          (TextMate grammar, VS Code)
-//   grammar/tree-sitter-hwf/queries/highlights.scm        (tree-sitter: Neovim, Helix, Zed)
+//   grammar/tree-sitter-hwf/queries/highlights.scm        (tree-sitter, nvim-treesitter capture names)
+//   grammar/tree-sitter-hwf/queries/helix/highlights.scm  (same, Helix capture names)
+//   grammar/tree-sitter-hwf/zed/languages/hwf/highlights.scm (same, Zed capture names)
 //
-//   node scripts/gen-grammar.mjs           write both files
+//   node scripts/gen-grammar.mjs           write all of them
 //   node scripts/gen-grammar.mjs --check   exit 1 if a committed file differs from what
 //                                          keywords.toml generates (CI staleness check)
 //
@@ -24,7 +26,7 @@ const TM_OUT = path.join(EXT_DIR, 'syntaxes', 'hwf.tmLanguage.json');
 const TS_DIR = path.join(REPO_ROOT, 'grammar', 'tree-sitter-hwf');
 const HL_OUT = path.join(TS_DIR, 'queries', 'highlights.scm');
 const HL_HELIX_OUT = path.join(TS_DIR, 'queries', 'helix', 'highlights.scm');
-const HL_ZED_OUT = path.join(TS_DIR, 'queries', 'zed', 'highlights.scm');
+const HL_ZED_OUT = path.join(TS_DIR, 'zed', 'languages', 'hwf', 'highlights.scm');
 const HL_TEMPLATE = path.join(TS_DIR, 'queries', 'highlights.scm.in');
 
 // ------------------------------------------------------------------ keywords.toml → model

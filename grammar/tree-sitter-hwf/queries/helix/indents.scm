@@ -1,0 +1,9 @@
+[
+  (block)
+  (value_arguments)
+] @indent
+
+[
+  "}"
+  ")"
+] @outdent

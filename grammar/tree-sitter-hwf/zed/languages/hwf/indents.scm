@@ -1,0 +1,2 @@
+(block "}" @end) @indent
+(value_arguments ")" @end) @indent
