@@ -22,6 +22,8 @@ enum Command {
     Graph(commands::graph::GraphArgs),
     /// Explain a diagnostic code with an example.
     Explain(commands::explain::ExplainArgs),
+    /// Run a workflow (stub agents) and show its progress and outcome.
+    Run(commands::run::RunArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
         Command::Build(args) => commands::build::execute(args),
         Command::Graph(args) => commands::graph::execute(args),
         Command::Explain(args) => commands::explain::execute(args),
+        Command::Run(args) => commands::run::execute(args),
     };
     match result {
         Ok(code) => code,
