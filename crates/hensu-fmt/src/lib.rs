@@ -1,0 +1,91 @@
+//! The canonical formatter of hensu workflow files (`.hwf`, and JVM Hensu `.kt` files).
+//!
+//! [`format`] parses the file with `hensu-syntax` and re-emits every token from its source text,
+//! guided by the syntax tree. A file with syntax errors is refused ([`FormatError::Syntax`]) and
+//! must be left untouched by the caller.
+//!
+//! # Style
+//! * 4-space indentation, one statement per line. A block stays on one line (`{ a; b }`) only
+//!   when the source had it on one line, it holds at most three statements without nested
+//!   blocks, and the line fits in [`MAX_WIDTH`] columns; otherwise it is broken.
+//! * Nothing is aligned: one space around `=`, `+`, infix words and `{`, one space after `,`
+//!   and `:`, none around `.`, `..` and inside `( )`; no space before call parentheses.
+//! * Line breaks inside a statement are kept where the source had them (after `+`, inside
+//!   argument lists, after `=`), each continuation line indented one level further than its
+//!   statement (or than the line that opened the enclosing parenthesis); a closing `)` on its own
+//!   line goes back to the opening line's indentation. Breaks before `.` (`""".trimIndent()`)
+//!   and before a trailing-lambda `{` are joined.
+//! * Bare enum constants are qualified where the expected enum is known from the call:
+//!   `input`/`variable` 2nd argument → `VarType`, `end` 2nd argument → `ExitStatus`,
+//!   `review(X)` → `ReviewMode`, and the assignments `mode` in `review { }` → `ReviewMode`,
+//!   `strategy` in `consensus { }` → `ConsensusStrategy`, `mergeStrategy` in `join { }` →
+//!   `MergeStrategy`, `logLevel` in `observability { }` → `LogLevel`.
+//! * Comments (line, block, KDoc; own-line or trailing) are all kept, in order. A trailing
+//!   comment is separated from the code by one space; line comments lose trailing whitespace;
+//!   the continuation lines of a multi-line block comment move with the comment's new column.
+//! * Blank lines between statements and comments are kept, runs collapsed to one; never right
+//!   after `{`, before `}` or inside a statement.
+//! * String literals, raw strings and numbers are reproduced byte for byte from the source.
+//! * Line endings: the output always uses `\n` and ends with one newline (an empty file stays
+//!   empty); a leading byte order mark is dropped. CRLF inside a raw string is kept as it is
+//!   (it is part of the string's value) unless the raw string is directly followed by
+//!   `.trimIndent()` / `.trimMargin()`, whose value is the same with LF.
+//!
+//! # Guarantees
+//! Formatting is idempotent, never panics, and never changes what the file means: before
+//! returning, [`format`] re-parses its output and checks that the syntax tree (modulo spans and
+//! the enum qualification) and the comments are unchanged; if not, it returns
+//! [`FormatError::Internal`] instead of a wrong result.
+
+mod collect;
+mod printer;
+mod verify;
+
+use std::fmt;
+
+pub use hensu_diagnostics::Diagnostic;
+
+/// The widest line a one-line block may produce.
+pub const MAX_WIDTH: usize = 100;
+
+/// Why a file was not formatted.
+#[derive(Clone, Debug)]
+pub enum FormatError {
+    /// The file has lexical or syntax errors (all of them, sorted by position). Leave it untouched.
+    Syntax(Vec<Diagnostic>),
+    /// A formatter bug: the output would not parse or would mean something else. The message says
+    /// what differed. Leave the file untouched.
+    Internal(String),
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FormatError::Syntax(d) => {
+                let n = d.iter().filter(|d| d.is_error()).count();
+                write!(f, "{n} syntax error{}", if n == 1 { "" } else { "s" })
+            }
+            FormatError::Internal(msg) => write!(f, "internal formatter error: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for FormatError {}
+
+/// Format a workflow file in the canonical style (see the crate documentation).
+pub fn format(src: &str) -> Result<String, FormatError> {
+    let parsed = hensu_syntax::parse(src);
+    if parsed.has_errors() {
+        return Err(FormatError::Syntax(parsed.diagnostics));
+    }
+    let lexed = hensu_syntax::lex(src);
+    let info = collect::collect(&parsed.file);
+    let out = printer::print(src, &parsed.file, &lexed.tokens, &info)?;
+    verify::verify(src, &parsed.file, &info, &out)?;
+    Ok(out)
+}
+
+/// True when `src` is already formatted (`format(src) == src`).
+pub fn is_formatted(src: &str) -> Result<bool, FormatError> {
+    Ok(format(src)? == src)
+}
