@@ -1,0 +1,54 @@
+//! hensu-providers — real model providers behind the runtime's [`hensu_runtime::AgentProvider`].
+//!
+//! * Protocols: Anthropic Messages, OpenAI-compatible chat completions (OpenAI, DeepSeek,
+//!   Ollama, vLLM, any base URL), Google Gemini `generateContent` — hand-written over the
+//!   workspace's `reqwest` (rustls), keys sent in headers only.
+//! * Routing ([`build_providers`]): `claude-*` → anthropic, `gpt-*`/`o1*`/`o3*`/`o4*` → openai,
+//!   `gemini-*` → gemini, `deepseek-*` → deepseek, plus `[providers.NAME]` of `hensu.toml`
+//!   ([`load_config`]); stubs win when forced and serve models without a credentialed provider.
+//! * Agents ([`ModelAgent`]): role + instructions as the system prompt, sampling parameters,
+//!   per-request timeout, `maintainContext` history, the tool loop over a [`ToolExecutor`].
+//! * Fault tolerance ([`resilience`]): retries with exponential backoff and jitter honouring
+//!   `Retry-After`, a circuit breaker per provider, cancellation (dropping the future aborts the
+//!   HTTP request; the runtime's `CancelToken` is honoured too).
+//! * Structured output ([`with_structured_output`]): bounded corrective re-prompts.
+//! * Secret safety ([`Redactor`]): every error, answer, tool result and metadata value leaving
+//!   the crate is redacted; keys never appear in `Debug` output.
+//! * Usage ([`UsageTotals`]): tokens, requests, retries, tool calls and latency per provider.
+
+pub mod agent;
+pub mod config;
+pub mod error;
+mod protocol;
+pub mod provider;
+pub mod redact;
+pub mod resilience;
+pub mod structured;
+pub mod tools;
+pub mod transport;
+pub mod usage;
+pub mod wire;
+
+pub use agent::{DEFAULT_MAX_TOOL_CALLS, ModelAgent, ProviderRuntime};
+pub use config::{
+    CircuitBreakerConfig, ConfigError, ProviderEntry, ProviderKind, ProvidersConfig, RetryConfig,
+    StructuredOutputConfig, TimeoutConfig, load_config,
+};
+pub use error::{ErrorKind, ProviderError};
+pub use provider::{
+    BuildOptions, BuiltProviders, ModelProvider, ProviderSpec, Route, build_providers,
+    build_providers_with, glob_match, provider_specs,
+};
+pub use redact::{ApiKey, Redactor};
+pub use resilience::{
+    BreakerState, CircuitBreaker, Clock, Resilience, RetryPolicy, Sleeper, SystemClock,
+    TokioSleeper,
+};
+pub use structured::{
+    Correction, StructuredError, StructuredOutcome, StructuredProblem, check_structured,
+    with_structured_output, with_structured_output_observed,
+};
+pub use tools::{ActionToolExecutor, ToolExecutor};
+pub use transport::{ChatBackend, HttpBackend, parse_retry_after};
+pub use usage::{CallRecord, UsageCounters, UsageSummary, UsageTotals};
+pub use wire::{ChatRequest, ChatResponse, GenParams, ToolCall, ToolOutcome, ToolSpec, Turn};

@@ -1,0 +1,232 @@
+//! One HTTP attempt of a model request.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::config::ProviderKind;
+use crate::error::{ErrorKind, ProviderError, kind_for_status, truncate};
+use crate::protocol;
+use crate::redact::{ApiKey, Redactor};
+use crate::wire::{ChatRequest, ChatResponse};
+
+/// The largest answer body read (bigger answers are malformed).
+pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+/// How much of an error body is quoted in an error message.
+const ERROR_BODY_CHARS: usize = 500;
+
+/// Sends one model request (no retry). Dropping the future aborts the request.
+#[async_trait]
+pub trait ChatBackend: Send + Sync {
+    /// The provider name (for messages and usage).
+    fn provider(&self) -> &str;
+    /// One attempt, bounded by `timeout`.
+    async fn chat(
+        &self,
+        request: &ChatRequest,
+        timeout: Duration,
+    ) -> Result<ChatResponse, ProviderError>;
+}
+
+/// A provider endpoint over HTTP (reqwest, rustls).
+pub struct HttpBackend {
+    name: String,
+    kind: ProviderKind,
+    base_url: String,
+    key: Option<ApiKey>,
+    client: reqwest::Client,
+    redactor: Arc<Redactor>,
+}
+
+impl fmt::Debug for HttpBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpBackend")
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("base_url", &self.base_url)
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+fn is_loopback(url: &str) -> bool {
+    reqwest::Url::parse(url).ok().is_some_and(|u| {
+        let host = u.host_str().unwrap_or("");
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        host.eq_ignore_ascii_case("localhost")
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    })
+}
+
+impl HttpBackend {
+    /// A backend for `kind` at `base_url`. Loopback URLs bypass any configured HTTP proxy.
+    pub fn new(
+        name: impl Into<String>,
+        kind: ProviderKind,
+        base_url: impl Into<String>,
+        key: Option<ApiKey>,
+        redactor: Arc<Redactor>,
+    ) -> Result<Self, ProviderError> {
+        let base_url = base_url.into();
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .user_agent(concat!("hensu/", env!("CARGO_PKG_VERSION")));
+        if is_loopback(&base_url) {
+            builder = builder.no_proxy();
+        }
+        let client = builder.build().map_err(|e| {
+            ProviderError::new(
+                ErrorKind::Config,
+                format!("cannot build the HTTP client: {}", e.without_url()),
+            )
+        })?;
+        Ok(HttpBackend {
+            name: name.into(),
+            kind,
+            base_url,
+            key,
+            client,
+            redactor,
+        })
+    }
+
+    pub fn kind(&self) -> ProviderKind {
+        self.kind
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    async fn attempt(&self, request: &ChatRequest) -> Result<ChatResponse, ProviderError> {
+        let url = protocol::endpoint(self.kind, &self.base_url, &request.model);
+        let body = protocol::encode(self.kind, request);
+        let mut rb = self.client.post(&url).json(&body);
+        for (name, value) in protocol::headers(self.kind, self.key.as_ref()) {
+            rb = rb.header(name, value);
+        }
+        let mut resp = rb.send().await.map_err(|e| self.transport_error(e))?;
+        let status = resp.status();
+        let retry_after = resp
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| parse_retry_after(v, SystemTime::now()));
+        let mut bytes: Vec<u8> = Vec::new();
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => {
+                    if bytes.len() + chunk.len() > MAX_BODY_BYTES {
+                        return Err(ProviderError::new(
+                            ErrorKind::MalformedResponse,
+                            format!(
+                                "{} answer is larger than {} bytes",
+                                self.name, MAX_BODY_BYTES
+                            ),
+                        ));
+                    }
+                    bytes.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => return Err(self.transport_error(e)),
+            }
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        if !status.is_success() {
+            let code = status.as_u16();
+            let detail = protocol::error_message(&text).unwrap_or_else(|| text.trim().to_string());
+            let detail = self.redactor.redact(&detail);
+            let mut e = ProviderError::new(
+                kind_for_status(code),
+                format!(
+                    "{} answered HTTP {}: {}",
+                    self.name,
+                    code,
+                    truncate(&detail, ERROR_BODY_CHARS)
+                ),
+            );
+            e.status = Some(code);
+            e.retry_after = retry_after;
+            return Err(e);
+        }
+        let json: Value = serde_json::from_str(&text).map_err(|e| {
+            let excerpt = self.redactor.redact(text.trim());
+            ProviderError::new(
+                ErrorKind::MalformedResponse,
+                format!(
+                    "{} answered invalid JSON ({e}): {}",
+                    self.name,
+                    truncate(&excerpt, 200)
+                ),
+            )
+        })?;
+        protocol::decode(self.kind, &json).map_err(|mut e| {
+            e.message = format!("{}: {}", self.name, e.message);
+            e
+        })
+    }
+
+    fn transport_error(&self, e: reqwest::Error) -> ProviderError {
+        let kind = if e.is_timeout() {
+            ErrorKind::Timeout
+        } else {
+            ErrorKind::Transport
+        };
+        let e = e.without_url();
+        let mut msg = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            msg.push_str(": ");
+            msg.push_str(&s.to_string());
+            source = s.source();
+        }
+        ProviderError::new(kind, format!("{} request failed: {msg}", self.name))
+    }
+}
+
+#[async_trait]
+impl ChatBackend for HttpBackend {
+    fn provider(&self) -> &str {
+        &self.name
+    }
+
+    async fn chat(
+        &self,
+        request: &ChatRequest,
+        timeout: Duration,
+    ) -> Result<ChatResponse, ProviderError> {
+        let result = match tokio::time::timeout(timeout, self.attempt(request)).await {
+            Ok(r) => r,
+            Err(_) => Err(ProviderError::new(
+                ErrorKind::Timeout,
+                format!(
+                    "{} did not answer within {} ms",
+                    self.name,
+                    timeout.as_millis()
+                ),
+            )),
+        };
+        result.map_err(|e| e.redacted(&self.redactor))
+    }
+}
+
+/// `Retry-After` as a delay: delta-seconds or an HTTP-date (in the past → zero).
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let v = value.trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    if let Ok(secs) = v.parse::<f64>()
+        && secs.is_finite()
+        && secs >= 0.0
+    {
+        return Some(Duration::from_secs_f64(secs.min(1e9)));
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
