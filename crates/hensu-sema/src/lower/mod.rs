@@ -45,15 +45,24 @@ pub(crate) struct Lowerer<'f> {
 #[derive(Clone, Copy)]
 pub(crate) enum Shape<'t, 's> {
     /// `name = value`
-    Assign { target: Ident<'s>, value: &'t Expr<'s> },
+    Assign {
+        target: Ident<'s>,
+        value: &'t Expr<'s>,
+    },
     /// `name(…)`, `name { … }`, `name(…) { … }`
     Call(&'t Call<'s>),
     /// `name word arg …`
-    Chain { head: Ident<'s>, links: &'t [Link<'s>] },
+    Chain {
+        head: Ident<'s>,
+        links: &'t [Link<'s>],
+    },
     /// A bare `name`.
     Name(Ident<'s>),
     /// A chain whose head is not a simple name (`"key" to value`).
-    Entry { key: &'t Expr<'s>, links: &'t [Link<'s>] },
+    Entry {
+        key: &'t Expr<'s>,
+        links: &'t [Link<'s>],
+    },
     /// Anything else (a literal, a nested `fun`, …).
     Other,
     /// A recovered error (already reported by the parser).
@@ -63,7 +72,10 @@ pub(crate) enum Shape<'t, 's> {
 impl<'t, 's> Shape<'t, 's> {
     pub fn of(stmt: &'t Stmt<'s>) -> Self {
         match &stmt.kind {
-            StmtKind::Assign { target, value } => Shape::Assign { target: *target, value },
+            StmtKind::Assign { target, value } => Shape::Assign {
+                target: *target,
+                value,
+            },
             StmtKind::Expr(e) => match &e.kind {
                 ExprKind::Call(c) => Shape::Call(c),
                 ExprKind::Chain { head, links } => match &head.kind {
@@ -105,18 +117,26 @@ pub fn is_valid_identifier(s: &str) -> bool {
 }
 
 /// The closest candidate to `name` (edit distance, case-insensitive), if close enough.
-pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let lower = name.to_lowercase();
     let limit = (name.chars().count() / 3).clamp(1, 4);
-    let mut best: Option<(usize, &'a str)> = None;
+    let mut best: Option<((usize, bool), &'a str)> = None;
     for candidate in candidates.into_iter().take(MAX_CANDIDATES) {
         if candidate == name {
             continue;
         }
-        let d = strsim::levenshtein(&lower, &candidate.to_lowercase());
-        let d = if candidate.eq_ignore_ascii_case(name) { 0 } else { d };
-        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
-            best = Some((d, candidate));
+        let d = if candidate.eq_ignore_ascii_case(name) {
+            0
+        } else {
+            strsim::osa_distance(&lower, &candidate.to_lowercase())
+        };
+        // Ties prefer a candidate of the same length (`GPT_40` → `GPT_4O`, not `GPT_4`).
+        let key = (d, candidate.len() != name.len());
+        if d <= limit && best.is_none_or(|(bk, _)| key < bk) {
+            best = Some((key, candidate));
         }
     }
     best.map(|(_, c)| c)
@@ -133,7 +153,11 @@ pub(crate) fn accepted_list(kind: BlockKind) -> String {
     if names.is_empty() {
         return "nothing".to_string();
     }
-    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl<'f> Lowerer<'f> {
@@ -141,7 +165,10 @@ impl<'f> Lowerer<'f> {
         Lowerer {
             files,
             diags: Vec::new(),
-            origins: Origins { file: file_id, ..Origins::default() },
+            origins: Origins {
+                file: file_id,
+                ..Origins::default()
+            },
         }
     }
 
@@ -258,7 +285,11 @@ impl<'f> Lowerer<'f> {
             )
             .with_label(stmt, "this statement is ignored")
             .with_note(format!("`{}` is valid in {places}", name.name))
-            .with_help(format!("{} accepts {}", kind.describe(), accepted_list(kind)));
+            .with_help(format!(
+                "{} accepts {}",
+                kind.describe(),
+                accepted_list(kind)
+            ));
             self.emit(d);
             return;
         }
@@ -271,21 +302,39 @@ impl<'f> Lowerer<'f> {
         );
         match did_you_mean(name.name, candidates) {
             Some(s) => d = d.with_help(format!("did you mean `{s}`?")),
-            None => d = d.with_help(format!("{} accepts {}", kind.describe(), accepted_list(kind))),
+            None => {
+                d = d.with_help(format!(
+                    "{} accepts {}",
+                    kind.describe(),
+                    accepted_list(kind)
+                ))
+            }
         }
-        if matches!(name.name, "val" | "var" | "for" | "while" | "if" | "when" | "fun" | "return") {
+        if matches!(
+            name.name,
+            "val" | "var" | "for" | "while" | "if" | "when" | "fun" | "return"
+        ) {
             d = d.with_note("only the declarative workflow DSL is supported; Kotlin code (variables, loops, functions, conditionals) is not part of the language");
         }
-        let _ = stmt;
         self.emit(d);
     }
 
     /// Whether the statement's syntactic shape is the one its spec expects; E0101 if not.
-    fn shape_fits(&mut self, spec: &StatementSpec, shape: &Shape<'_, '_>, name: Ident<'_>, stmt: Span) -> bool {
+    fn shape_fits(
+        &mut self,
+        spec: &StatementSpec,
+        shape: &Shape<'_, '_>,
+        name: Ident<'_>,
+        stmt: Span,
+    ) -> bool {
         let expected: Option<&str> = match (spec.kind, shape) {
             (StatementKind::Property { .. }, Shape::Assign { .. }) => None,
             (StatementKind::Property { .. }, _) => Some("a property"),
-            (StatementKind::Call { .. }, Shape::Call(c)) if c.block.is_none() && c.args.is_some() => None,
+            (StatementKind::Call { .. }, Shape::Call(c))
+                if c.block.is_none() && c.args.is_some() =>
+            {
+                None
+            }
             (StatementKind::Call { .. }, _) => Some("a call"),
             (StatementKind::Block(_), Shape::Call(c))
                 if c.block.is_some() && c.args.as_ref().is_none_or(|a| a.items.is_empty()) =>
@@ -297,12 +346,19 @@ impl<'f> Lowerer<'f> {
             (StatementKind::CallBlock { .. }, _) => Some("a declaration"),
             (StatementKind::CallOrBlock { .. }, Shape::Call(_)) => None,
             (StatementKind::CallOrBlock { .. }, _) => Some("a call or a block"),
-            (StatementKind::Transition(_) | StatementKind::StartAt | StatementKind::Arm(_), Shape::Chain { .. } | Shape::Name(_)) => None,
-            (StatementKind::Transition(_) | StatementKind::StartAt | StatementKind::Arm(_), _) => Some("an infix chain"),
+            (
+                StatementKind::Transition(_) | StatementKind::StartAt | StatementKind::Arm(_),
+                Shape::Chain { .. } | Shape::Name(_),
+            ) => None,
+            (StatementKind::Transition(_) | StatementKind::StartAt | StatementKind::Arm(_), _) => {
+                Some("an infix chain")
+            }
             (StatementKind::Entry, Shape::Entry { .. }) => None,
             (StatementKind::Entry, _) => Some("an entry"),
         };
-        let Some(expected) = expected else { return true };
+        let Some(expected) = expected else {
+            return true;
+        };
         let d = Diagnostic::new(
             "E0101",
             format!("`{}` is {expected} here, not written like this", name.name),
@@ -322,5 +378,9 @@ pub fn lower(file: &SourceFile<'_>, file_id: FileId, files: &dyn FileProvider) -
     let workflow = l.file(file);
     let Lowerer { diags, origins, .. } = l;
     let diagnostics = diags.into_iter().map(|d| d.in_file(file_id)).collect();
-    Lowered { workflow, origins, diagnostics }
+    Lowered {
+        workflow,
+        origins,
+        diagnostics,
+    }
 }

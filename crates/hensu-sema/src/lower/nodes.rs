@@ -2,8 +2,9 @@
 
 use hensu_diagnostics::{Diagnostic, Span};
 use hensu_ir::{
-    Action, ActionNode, Branch, ConsensusConfig, ConsensusStrategy, EndNode, ExitStatus, ForkNode, GenericNode,
-    JoinNode, MergeStrategy, Node, ParallelNode, ReviewConfig, ReviewMode, StandardNode, SubWorkflowNode,
+    Action, ActionNode, Branch, ConsensusConfig, ConsensusStrategy, EndNode, ExitStatus, ForkNode,
+    GenericNode, JoinNode, MergeStrategy, Node, ParallelNode, ReviewConfig, ReviewMode,
+    StandardNode, SubWorkflowNode,
 };
 use hensu_syntax::ast::{Block, Call, ExprKind, Ident, Link, Stmt};
 use indexmap::IndexMap;
@@ -55,7 +56,9 @@ impl Lowerer<'_> {
                     self.start_at(head, &[]);
                 }
                 (_, Shape::Call(c)) => {
-                    let Some(kind) = node_kind(spec.name) else { continue };
+                    let Some(kind) = node_kind(spec.name) else {
+                        continue;
+                    };
                     let Some((node, origin)) = self.node(kind, spec, c, stmt) else {
                         continue;
                     };
@@ -83,33 +86,59 @@ impl Lowerer<'_> {
 
     fn start_at(&mut self, head: Ident<'_>, links: &[Link<'_>]) -> Option<(String, Span)> {
         let Some(at) = links.first() else {
-            let d = Diagnostic::new("E0012", "incomplete `start`: it needs `at \"node\"`", head.span, "the chain ends here")
-                .with_help("write `start at \"node\"`");
+            let d = Diagnostic::new(
+                "E0012",
+                "incomplete `start`: it needs `at \"node\"`",
+                head.span,
+                "the chain ends here",
+            )
+            .with_help("write `start at \"node\"`");
             self.emit(d);
             return None;
         };
         if at.word.name != "at" {
-            let d = Diagnostic::new("E0101", format!("unexpected `{}` after `start`", at.word.name), at.word.span, "expected `at`")
-                .with_help("write `start at \"node\"`");
+            let d = Diagnostic::new(
+                "E0101",
+                format!("unexpected `{}` after `start`", at.word.name),
+                at.word.span,
+                "expected `at`",
+            )
+            .with_help("write `start at \"node\"`");
             self.emit(d);
             return None;
         }
         let Some(arg) = &at.arg else {
-            let d = Diagnostic::new("E0012", "incomplete `start at`: it needs a node id", at.word.span, "the chain ends here")
-                .with_help("write `start at \"node\"`");
+            let d = Diagnostic::new(
+                "E0012",
+                "incomplete `start at`: it needs a node id",
+                at.word.span,
+                "the chain ends here",
+            )
+            .with_help("write `start at \"node\"`");
             self.emit(d);
             return None;
         };
         let s = self.string(arg, "`start at`")?;
         if let Some(extra) = links.get(1) {
-            let d = Diagnostic::new("E0101", format!("unexpected `{}` after `start at`", extra.word.name), extra.word.span, "unexpected")
-                .with_help("write `start at \"node\"` on its own line");
+            let d = Diagnostic::new(
+                "E0101",
+                format!("unexpected `{}` after `start at`", extra.word.name),
+                extra.word.span,
+                "unexpected",
+            )
+            .with_help("write `start at \"node\"` on its own line");
             self.emit(d);
         }
         Some((s, arg.span))
     }
 
-    fn node(&mut self, kind: BlockKind, spec: &StatementSpec, c: &Call<'_>, stmt: &Stmt<'_>) -> Option<(Node, NodeOrigin)> {
+    fn node(
+        &mut self,
+        kind: BlockKind,
+        spec: &StatementSpec,
+        c: &Call<'_>,
+        stmt: &Stmt<'_>,
+    ) -> Option<(Node, NodeOrigin)> {
         let (min, max) = match spec.kind {
             StatementKind::Call { min, max } => (min, max),
             StatementKind::CallBlock { min, max, .. } => (min, Some(max)),
@@ -127,13 +156,21 @@ impl Lowerer<'_> {
             let mut status = ExitStatus::Success;
             if let Some(e) = args.get(1) {
                 o.props.insert("status".to_string(), e.span);
-                if let Some(s) = self.enum_constant(e, EnumType::ExitStatus, "the end status").and_then(ExitStatus::parse) {
+                if let Some(s) = self
+                    .enum_constant(e, EnumType::ExitStatus, "the end status")
+                    .and_then(ExitStatus::parse)
+                {
                     status = s;
                 }
             }
             if let Some(b) = &c.block {
-                let d = Diagnostic::new("E0101", "an end node has no body", b.span, "unexpected body")
-                    .with_help("write `end(\"id\")` or `end(\"id\", ExitStatus.FAILURE)`");
+                let d = Diagnostic::new(
+                    "E0101",
+                    "an end node has no body",
+                    b.span,
+                    "unexpected body",
+                )
+                .with_help("write `end(\"id\")` or `end(\"id\", ExitStatus.FAILURE)`");
                 self.emit(d);
             }
             return Some((Node::End(EndNode { id, status }), o));
@@ -171,7 +208,14 @@ impl Lowerer<'_> {
     }
 
     /// Transitions, `onScore` and `onCondition`, shared by every node kind. True when handled.
-    fn node_transition(&mut self, kind: BlockKind, spec: &StatementSpec, shape: Shape<'_, '_>, stmt: &Stmt<'_>, sink: &mut RuleSink) -> bool {
+    fn node_transition(
+        &mut self,
+        kind: BlockKind,
+        spec: &StatementSpec,
+        shape: Shape<'_, '_>,
+        stmt: &Stmt<'_>,
+        sink: &mut RuleSink,
+    ) -> bool {
         match (spec.kind, shape) {
             (StatementKind::Transition(forms), Shape::Chain { head, links }) => {
                 self.transition(forms, head, links, stmt.span, kind, sink);
@@ -209,7 +253,13 @@ impl Lowerer<'_> {
         self.string_args(&args, &format!("`{}`", spec.name), lists)
     }
 
-    fn standard(&mut self, id: &str, body: &[Stmt<'_>], o: &mut NodeOrigin, sink: &mut RuleSink) -> Node {
+    fn standard(
+        &mut self,
+        id: &str,
+        body: &[Stmt<'_>],
+        o: &mut NodeOrigin,
+        sink: &mut RuleSink,
+    ) -> Node {
         let mut n = StandardNode {
             id: id.to_string(),
             ..StandardNode::default()
@@ -242,7 +292,11 @@ impl Lowerer<'_> {
                 }
                 ("rubric", Shape::Assign { value, .. }) => {
                     o.props.insert("rubric".into(), value.span);
-                    n.rubric = if matches!(value.kind, ExprKind::Null) { None } else { self.rubric(value, id, &what) };
+                    n.rubric = if matches!(value.kind, ExprKind::Null) {
+                        None
+                    } else {
+                        self.rubric(value, id, &what)
+                    };
                 }
                 ("writes", Shape::Call(c)) => {
                     let names = self.names(c, spec, false);
@@ -272,17 +326,29 @@ impl Lowerer<'_> {
                 };
                 let mut seen = Seen::new();
                 for s in &b.stmts {
-                    let Some((spec, Shape::Assign { value, .. })) = self.accept(BlockKind::Review, s, &mut seen) else {
+                    let Some((spec, Shape::Assign { value, .. })) =
+                        self.accept(BlockKind::Review, s, &mut seen)
+                    else {
                         continue;
                     };
                     match spec.name {
                         "mode" => {
-                            if let Some(m) = self.enum_constant(value, EnumType::ReviewMode, "`mode`").and_then(ReviewMode::parse) {
+                            if let Some(m) = self
+                                .enum_constant(value, EnumType::ReviewMode, "`mode`")
+                                .and_then(ReviewMode::parse)
+                            {
                                 r.mode = m;
                             }
                         }
-                        "allowBacktrack" => r.allow_backtrack = self.boolean(value, "`allowBacktrack`").unwrap_or(r.allow_backtrack),
-                        "allowEdit" => r.allow_edit = self.boolean(value, "`allowEdit`").unwrap_or(r.allow_edit),
+                        "allowBacktrack" => {
+                            r.allow_backtrack = self
+                                .boolean(value, "`allowBacktrack`")
+                                .unwrap_or(r.allow_backtrack)
+                        }
+                        "allowEdit" => {
+                            r.allow_edit =
+                                self.boolean(value, "`allowEdit`").unwrap_or(r.allow_edit)
+                        }
                         _ => {}
                     }
                 }
@@ -296,7 +362,9 @@ impl Lowerer<'_> {
             }
             (None, _) => {
                 let args = self.call_args(c, 1, Some(1), spec.syntax)?;
-                let mode = self.enum_constant(args.first()?, EnumType::ReviewMode, "`review`").and_then(ReviewMode::parse)?;
+                let mode = self
+                    .enum_constant(args.first()?, EnumType::ReviewMode, "`review`")
+                    .and_then(ReviewMode::parse)?;
                 Some(ReviewConfig {
                     mode,
                     allow_backtrack: false,
@@ -306,7 +374,13 @@ impl Lowerer<'_> {
         }
     }
 
-    fn parallel(&mut self, id: &str, body: &[Stmt<'_>], o: &mut NodeOrigin, sink: &mut RuleSink) -> Node {
+    fn parallel(
+        &mut self,
+        id: &str,
+        body: &[Stmt<'_>],
+        o: &mut NodeOrigin,
+        sink: &mut RuleSink,
+    ) -> Node {
         let mut n = ParallelNode {
             id: id.to_string(),
             ..ParallelNode::default()
@@ -321,9 +395,13 @@ impl Lowerer<'_> {
             }
             match (spec.name, shape) {
                 ("branch", Shape::Call(c)) => {
-                    let Some(args) = self.call_args(c, 1, Some(1), spec.syntax) else { continue };
+                    let Some(args) = self.call_args(c, 1, Some(1), spec.syntax) else {
+                        continue;
+                    };
                     let Some(id_e) = args.first() else { continue };
-                    let Some((bid, bid_span)) = self.id_arg(id_e, "branch id") else { continue };
+                    let Some((bid, bid_span)) = self.id_arg(id_e, "branch id") else {
+                        continue;
+                    };
                     let (branch, bo) = self.branch(&bid, bid_span, stmt.span, c.block.as_ref());
                     if let Some(i) = n.branches.iter().position(|b| b.id == bid) {
                         let first = o.branches.get(i).map(|b| b.id).unwrap_or(bid_span);
@@ -359,7 +437,13 @@ impl Lowerer<'_> {
         Node::Parallel(n)
     }
 
-    fn branch(&mut self, id: &str, id_span: Span, decl: Span, block: Option<&Block<'_>>) -> (Branch, BranchOrigin) {
+    fn branch(
+        &mut self,
+        id: &str,
+        id_span: Span,
+        decl: Span,
+        block: Option<&Block<'_>>,
+    ) -> (Branch, BranchOrigin) {
         let mut b = Branch::new(id, "");
         let mut o = BranchOrigin {
             id: id_span,
@@ -393,13 +477,24 @@ impl Lowerer<'_> {
                 }
                 ("rubric", Shape::Assign { value, .. }) => {
                     o.props.insert("rubric".into(), value.span);
-                    b.rubric = if matches!(value.kind, ExprKind::Null) { None } else { self.rubric(value, id, &what) };
+                    b.rubric = if matches!(value.kind, ExprKind::Null) {
+                        None
+                    } else {
+                        self.rubric(value, id, &what)
+                    };
                 }
                 ("weight", Shape::Assign { value, .. }) => {
                     o.props.insert("weight".into(), value.span);
                     if let Some(w) = self.double(value, &what) {
                         if w <= 0.0 || w.is_nan() {
-                            self.out_of_range(value.span, format!("branch weight {w} is out of range"), "must be greater than 0");
+                            self.out_of_range(
+                                value.span,
+                                format!(
+                                    "branch weight {} is out of range",
+                                    hensu_ir::java_double_to_string(w)
+                                ),
+                                "must be greater than 0",
+                            );
                         }
                         b.weight = w;
                     }
@@ -414,16 +509,24 @@ impl Lowerer<'_> {
             }
         }
         if !has_agent && !o.props.contains_key("agent") {
-            self.missing(format!("branch `{id}` has no `agent`"), id_span, "add `agent = \"agentId\"` to the branch");
-        } else if !has_agent {
-            if let Some(span) = o.props.get("agent").copied() {
-                if b.agent_id.trim().is_empty() {
-                    self.emit(
-                        Diagnostic::new("E0105", format!("branch `{id}` has a blank `agent`"), span, "blank")
-                            .with_help("name the agent of the branch"),
-                    );
-                }
-            }
+            self.missing(
+                format!("branch `{id}` has no `agent`"),
+                id_span,
+                "add `agent = \"agentId\"` to the branch",
+            );
+        } else if !has_agent
+            && let Some(span) = o.props.get("agent").copied()
+            && b.agent_id.trim().is_empty()
+        {
+            self.emit(
+                Diagnostic::new(
+                    "E0105",
+                    format!("branch `{id}` has a blank `agent`"),
+                    span,
+                    "blank",
+                )
+                .with_help("name the agent of the branch"),
+            );
         }
         (b, o)
     }
@@ -432,7 +535,9 @@ impl Lowerer<'_> {
         let mut c = ConsensusConfig::default();
         let mut seen = Seen::new();
         for stmt in block.map(|b| b.stmts.as_slice()).unwrap_or(&[]) {
-            let Some((spec, Shape::Assign { value, .. })) = self.accept(BlockKind::Consensus, stmt, &mut seen) else {
+            let Some((spec, Shape::Assign { value, .. })) =
+                self.accept(BlockKind::Consensus, stmt, &mut seen)
+            else {
                 continue;
             };
             o.consensus_props.insert(spec.name.to_string(), value.span);
@@ -455,7 +560,14 @@ impl Lowerer<'_> {
                         c.threshold = None;
                     } else if let Some(t) = self.double(value, "`threshold`") {
                         if !(t > 0.0 && t <= 1.0) {
-                            self.out_of_range(value.span, format!("consensus threshold {t} is out of range"), "must be in (0, 1]");
+                            self.out_of_range(
+                                value.span,
+                                format!(
+                                    "consensus threshold {} is out of range",
+                                    hensu_ir::java_double_to_string(t)
+                                ),
+                                "must be in (0, 1]",
+                            );
                         }
                         c.threshold = Some(t);
                     }
@@ -466,7 +578,13 @@ impl Lowerer<'_> {
         c
     }
 
-    fn fork(&mut self, id: &str, body: &[Stmt<'_>], o: &mut NodeOrigin, sink: &mut RuleSink) -> Node {
+    fn fork(
+        &mut self,
+        id: &str,
+        body: &[Stmt<'_>],
+        o: &mut NodeOrigin,
+        sink: &mut RuleSink,
+    ) -> Node {
         let mut n = ForkNode {
             id: id.to_string(),
             ..ForkNode::default()
@@ -494,12 +612,22 @@ impl Lowerer<'_> {
             }
         }
         if n.targets.is_empty() {
-            self.empty(format!("fork `{id}` has no targets"), o.id, "add `targets(\"a\", \"b\")`");
+            self.empty(
+                format!("fork `{id}` has no targets"),
+                o.id,
+                "add `targets(\"a\", \"b\")`",
+            );
         }
         Node::Fork(n)
     }
 
-    fn join(&mut self, id: &str, body: &[Stmt<'_>], o: &mut NodeOrigin, sink: &mut RuleSink) -> Node {
+    fn join(
+        &mut self,
+        id: &str,
+        body: &[Stmt<'_>],
+        o: &mut NodeOrigin,
+        sink: &mut RuleSink,
+    ) -> Node {
         let mut n = JoinNode {
             id: id.to_string(),
             ..JoinNode::default()
@@ -544,28 +672,48 @@ impl Lowerer<'_> {
                     o.props.insert("timeout".into(), value.span);
                     if let Some(t) = self.long(value, "`timeout`") {
                         if t < 0 {
-                            self.out_of_range(value.span, format!("join timeout {t} is negative"), "must be 0 (none) or more milliseconds");
+                            self.out_of_range(
+                                value.span,
+                                format!("join timeout {t} is negative"),
+                                "must be 0 (none) or more milliseconds",
+                            );
                         }
                         n.timeout_ms = t;
                     }
                 }
                 ("failOnError", Shape::Assign { value, .. }) => {
                     o.props.insert("failOnError".into(), value.span);
-                    n.fail_on_any_error = self.boolean(value, "`failOnError`").unwrap_or(n.fail_on_any_error);
+                    n.fail_on_any_error = self
+                        .boolean(value, "`failOnError`")
+                        .unwrap_or(n.fail_on_any_error);
                 }
                 _ => {}
             }
         }
         if n.await_targets.is_empty() {
-            self.empty(format!("join `{id}` awaits no fork"), o.id, "add `await(\"forkId\")`");
+            self.empty(
+                format!("join `{id}` awaits no fork"),
+                o.id,
+                "add `await(\"forkId\")`",
+            );
         }
         if n.writes.is_empty() {
-            self.empty(format!("join `{id}` declares no `writes`"), o.id, "add `writes(\"merged\")`: the variable receiving the merged result");
+            self.empty(
+                format!("join `{id}` declares no `writes`"),
+                o.id,
+                "add `writes(\"merged\")`: the variable receiving the merged result",
+            );
         }
         Node::Join(n)
     }
 
-    fn generic(&mut self, id: &str, body: &[Stmt<'_>], o: &mut NodeOrigin, sink: &mut RuleSink) -> Node {
+    fn generic(
+        &mut self,
+        id: &str,
+        body: &[Stmt<'_>],
+        o: &mut NodeOrigin,
+        sink: &mut RuleSink,
+    ) -> Node {
         let mut n = GenericNode {
             id: id.to_string(),
             ..GenericNode::default()
@@ -588,15 +736,26 @@ impl Lowerer<'_> {
                 }
                 ("rubric", Shape::Assign { value, .. }) => {
                     o.props.insert("rubric".into(), value.span);
-                    n.rubric = if matches!(value.kind, ExprKind::Null) { None } else { self.rubric(value, id, "`rubric`") };
+                    n.rubric = if matches!(value.kind, ExprKind::Null) {
+                        None
+                    } else {
+                        self.rubric(value, id, "`rubric`")
+                    };
                 }
                 ("config", Shape::Call(c)) => {
                     for s in c.block.as_ref().map(|b| b.stmts.as_slice()).unwrap_or(&[]) {
                         if let Some((k, span, v)) = self.config_entry(s) {
                             if let Some(first) = keys.get(&k) {
-                                let d = Diagnostic::new("E0104", format!("config key `{k}` is given twice"), span, "given again here")
-                                    .with_label(*first, "first given here")
-                                    .with_help("upstream silently keeps the last value; remove one of them");
+                                let d = Diagnostic::new(
+                                    "E0104",
+                                    format!("config key `{k}` is given twice"),
+                                    span,
+                                    "given again here",
+                                )
+                                .with_label(*first, "first given here")
+                                .with_help(
+                                    "upstream silently keeps the last value; remove one of them",
+                                );
                                 self.emit(d);
                             } else {
                                 keys.insert(k.clone(), span);
@@ -609,11 +768,20 @@ impl Lowerer<'_> {
             }
         }
         match o.props.get("executorType").copied() {
-            None => self.missing(format!("generic node `{id}` has no `executorType`"), o.id, "add `executorType = \"handler-id\"`"),
+            None => self.missing(
+                format!("generic node `{id}` has no `executorType`"),
+                o.id,
+                "add `executorType = \"handler-id\"`",
+            ),
             Some(span) if n.executor_type.trim().is_empty() => {
                 self.emit(
-                    Diagnostic::new("E0105", format!("generic node `{id}` has a blank `executorType`"), span, "blank")
-                        .with_help("name the registered handler"),
+                    Diagnostic::new(
+                        "E0105",
+                        format!("generic node `{id}` has a blank `executorType`"),
+                        span,
+                        "blank",
+                    )
+                    .with_help("name the registered handler"),
                 );
             }
             Some(_) => {}
@@ -628,8 +796,13 @@ impl Lowerer<'_> {
             Shape::Entry { key, links } if links.len() == 1 && links[0].word.name == "to" => {
                 let k = self.string(key, "a config key")?;
                 let Some(arg) = &links[0].arg else {
-                    let d = Diagnostic::new("E0012", format!("incomplete entry: `\"{k}\" to` needs a value"), links[0].word.span, "value missing")
-                        .with_help("write `\"key\" to value`");
+                    let d = Diagnostic::new(
+                        "E0012",
+                        format!("incomplete entry: `\"{k}\" to` needs a value"),
+                        links[0].word.span,
+                        "value missing",
+                    )
+                    .with_help("write `\"key\" to value`");
                     self.emit(d);
                     return None;
                 };
@@ -637,20 +810,33 @@ impl Lowerer<'_> {
                 Some((k, key.span, v))
             }
             shape => {
-                if let Some(name) = shape.name() {
-                    if self.removed(name, stmt.span) {
-                        return None;
-                    }
+                if let Some(name) = shape.name()
+                    && self.removed(name, stmt.span)
+                {
+                    return None;
                 }
-                let d = Diagnostic::new("E0101", "expected a config entry `\"key\" to value`", stmt.span, "not a config entry")
-                    .with_help("a generic node's `config { }` holds entries like `\"field\" to \"input\"`");
+                let d = Diagnostic::new(
+                    "E0101",
+                    "expected a config entry `\"key\" to value`",
+                    stmt.span,
+                    "not a config entry",
+                )
+                .with_help(
+                    "a generic node's `config { }` holds entries like `\"field\" to \"input\"`",
+                );
                 self.emit(d);
                 None
             }
         }
     }
 
-    fn action(&mut self, id: &str, body: &[Stmt<'_>], o: &mut NodeOrigin, sink: &mut RuleSink) -> Node {
+    fn action(
+        &mut self,
+        id: &str,
+        body: &[Stmt<'_>],
+        o: &mut NodeOrigin,
+        sink: &mut RuleSink,
+    ) -> Node {
         let mut n = ActionNode {
             id: id.to_string(),
             ..ActionNode::default()
@@ -664,11 +850,17 @@ impl Lowerer<'_> {
                 continue;
             }
             let Shape::Call(c) = shape else { continue };
-            let StatementKind::Call { min, max } = spec.kind else { continue };
-            let Some(args) = self.call_args(c, min, max, spec.syntax) else { continue };
+            let StatementKind::Call { min, max } = spec.kind else {
+                continue;
+            };
+            let Some(args) = self.call_args(c, min, max, spec.syntax) else {
+                continue;
+            };
             let Some(first) = args.first() else { continue };
             let what = format!("`{}`", spec.name);
-            let Some(target) = self.string(first, &what) else { continue };
+            let Some(target) = self.string(first, &what) else {
+                continue;
+            };
             match spec.name {
                 "execute" => {
                     n.actions.push(Action::Execute { command_id: target });
@@ -679,19 +871,27 @@ impl Lowerer<'_> {
                     if let Some(p) = args.get(1) {
                         match &p.kind {
                             ExprKind::Call(pc) if pc.callee.name == "mapOf" => {
-                                for arg in pc.args.as_ref().map(|a| a.items.as_slice()).unwrap_or(&[]) {
+                                for arg in
+                                    pc.args.as_ref().map(|a| a.items.as_slice()).unwrap_or(&[])
+                                {
                                     self.no_named_arg(arg);
-                                    if let ExprKind::Chain { links, .. } = &arg.value.kind {
-                                        if let Some(v) = links.first().and_then(|l| l.arg.as_ref()) {
-                                            o.placeholders.extend(Self::string_placeholders(v));
-                                        }
+                                    if let ExprKind::Chain { links, .. } = &arg.value.kind
+                                        && let Some(v) = links.first().and_then(|l| l.arg.as_ref())
+                                    {
+                                        o.placeholders.extend(Self::string_placeholders(v));
                                     }
-                                    if let Some((k, _, v)) = self.pair(&arg.value, "a payload entry") {
+                                    if let Some((k, _, v)) =
+                                        self.pair(&arg.value, "a payload entry")
+                                    {
                                         payload.insert(k, v);
                                     }
                                 }
                             }
-                            _ => self.wrong_type(p, "a payload `mapOf(\"key\" to value, …)`", "`send`"),
+                            _ => self.wrong_type(
+                                p,
+                                "a payload `mapOf(\"key\" to value, …)`",
+                                "`send`",
+                            ),
                         }
                     }
                     n.actions.push(Action::Send {
@@ -705,19 +905,30 @@ impl Lowerer<'_> {
             }
         }
         if n.actions.is_empty() {
-            self.empty(format!("action node `{id}` has no actions"), o.id, "add `send(\"handler\")` or `execute(\"commandId\")`");
+            self.empty(
+                format!("action node `{id}` has no actions"),
+                o.id,
+                "add `send(\"handler\")` or `execute(\"commandId\")`",
+            );
         }
         Node::Action(n)
     }
 
-    fn sub_workflow(&mut self, id: &str, body: &[Stmt<'_>], o: &mut NodeOrigin, sink: &mut RuleSink) -> Node {
+    fn sub_workflow(
+        &mut self,
+        id: &str,
+        body: &[Stmt<'_>],
+        o: &mut NodeOrigin,
+        sink: &mut RuleSink,
+    ) -> Node {
         let mut n = SubWorkflowNode {
             id: id.to_string(),
             ..SubWorkflowNode::default()
         };
         let mut seen = Seen::new();
         for stmt in body {
-            let Some((spec, shape)) = self.accept(BlockKind::SubWorkflowNode, stmt, &mut seen) else {
+            let Some((spec, shape)) = self.accept(BlockKind::SubWorkflowNode, stmt, &mut seen)
+            else {
                 continue;
             };
             if self.node_transition(BlockKind::SubWorkflowNode, spec, shape, stmt, sink) {
@@ -775,8 +986,13 @@ impl Lowerer<'_> {
             ),
             Some(span) if n.workflow_id.trim().is_empty() => {
                 self.emit(
-                    Diagnostic::new("E0105", format!("subWorkflow node `{id}` has a blank `target`"), span, "blank")
-                        .with_help("name the child workflow id"),
+                    Diagnostic::new(
+                        "E0105",
+                        format!("subWorkflow node `{id}` has a blank `target`"),
+                        span,
+                        "blank",
+                    )
+                    .with_help("name the child workflow id"),
                 );
             }
             Some(_) => {}

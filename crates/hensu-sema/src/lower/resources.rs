@@ -11,7 +11,9 @@ use crate::files::{FileError, ResourceDir, check_relative_path};
 
 /// Whether a prompt/rubric value names a markdown file (upstream `isMarkdownFile`).
 pub fn is_markdown_file(value: &str) -> bool {
-    value.len() >= 3 && value.is_char_boundary(value.len() - 3) && value[value.len() - 3..].eq_ignore_ascii_case(".md")
+    value.len() >= 3
+        && value.is_char_boundary(value.len() - 3)
+        && value[value.len() - 3..].eq_ignore_ascii_case(".md")
 }
 
 /// Every `{name}` placeholder (`\{([a-zA-Z_][a-zA-Z0-9_]*)}`) of `text`: the name and the byte
@@ -124,12 +126,17 @@ impl Lowerer<'_> {
                 (name, span)
             })
             .collect();
-        Some(Prompt { text: value, placeholders })
+        Some(Prompt {
+            text: value,
+            placeholders,
+        })
     }
 
     /// Placeholders of a string used as an action payload value.
     pub(crate) fn string_placeholders(e: &Expr<'_>) -> Vec<(String, Span)> {
-        let ExprKind::Str(s) = &e.kind else { return Vec::new() };
+        let ExprKind::Str(s) = &e.kind else {
+            return Vec::new();
+        };
         let base = match (s.verbatim, s.parts.first()) {
             (true, Some(part)) => Some(part.content.start as usize),
             _ => None,
@@ -159,17 +166,24 @@ impl Lowerer<'_> {
             Err(err @ RubricError::PassThresholdOutOfRange { .. }) => {
                 let d = Diagnostic::new(
                     "E0107",
-                    format!("rubric pass_threshold is out of range: {err}"),
+                    err.to_string(),
                     e.span,
                     "pass_threshold must be between 0 and 100",
                 )
-                .with_help("set `- pass_threshold: <0..100>` in the rubric's `## Metadata` section");
+                .with_help(
+                    "set `- pass_threshold: <0..100>` in the rubric's `## Metadata` section",
+                );
                 self.emit(d);
                 None
             }
             Err(err @ RubricError::InvalidNumber { .. }) => {
-                let d = Diagnostic::new("E0103", format!("invalid rubric: {err}"), e.span, "invalid rubric")
-                    .with_help("rubric numbers (`pass_threshold`, `points`) must be numeric");
+                let d = Diagnostic::new(
+                    "E0103",
+                    format!("invalid rubric: {err}"),
+                    e.span,
+                    "invalid rubric",
+                )
+                .with_help("rubric numbers (`pass_threshold`, `points`) must be numeric");
                 self.emit(d);
                 None
             }

@@ -4,12 +4,11 @@
 
 use hensu_diagnostics::{Diagnostic, Span};
 use hensu_ir::{
-    ComparisonOperator, ConditionPredicate, Namespace, ScoreCondition, ScoreRange, TransitionRule, canonical_int,
-    canonical_number,
+    ComparisonOperator, ConditionPredicate, Namespace, ScoreCondition, ScoreRange, TransitionRule,
+    canonical_int, canonical_number,
 };
 use hensu_syntax::ast::{Call, Expr, ExprKind, Ident, Link};
 
-use super::values::describe;
 use super::{Lowerer, Seen, Shape, did_you_mean};
 use crate::origins::RuleOrigin;
 use crate::schema::{self, BlockKind, ChainForms, StatementKind};
@@ -94,11 +93,17 @@ fn forms_syntax(trigger: &str, forms: ChainForms) -> String {
     if forms.goto {
         alts.push(format!(
             "`{trigger} goto \"node\"{}`",
-            if forms.feedback { " [withFeedback]" } else { "" }
+            if forms.feedback {
+                " [withFeedback]"
+            } else {
+                ""
+            }
         ));
     }
     if forms.revise {
-        alts.push(format!("`{trigger} revise \"node\" retry N otherwise \"node\"`"));
+        alts.push(format!(
+            "`{trigger} revise \"node\" retry N otherwise \"node\"`"
+        ));
     }
     if forms.retry {
         alts.push(format!("`{trigger} retry N otherwise \"node\"`"));
@@ -115,16 +120,20 @@ impl Lowerer<'_> {
     }
 
     /// The string argument of a chain link (`goto "x"`).
-    fn link_string(&mut self, link: &Link<'_>, ctx: &ChainCtx<'_>, needs: &str) -> Option<(String, Span)> {
+    fn link_string(
+        &mut self,
+        link: &Link<'_>,
+        _ctx: &ChainCtx<'_>,
+        needs: &str,
+    ) -> Option<(String, Span)> {
         let Some(arg) = &link.arg else {
             self.incomplete(
                 link.word.span,
-                format!("incomplete chain: `{}` needs {needs}", link.word.name),
+                format!("incomplete chain: `{}` needs `{needs}`", link.word.name),
                 format!("write `{} {needs}`", link.word.name),
             );
             return None;
         };
-        let _ = ctx;
         let s = self.string(arg, &format!("`{}`", link.word.name))?;
         Some((s, arg.span))
     }
@@ -147,7 +156,10 @@ impl Lowerer<'_> {
                 "must be 0 or more",
             );
             if let Some(d) = self.diags.last_mut() {
-                d.help.push("upstream escalates immediately on a negative budget; write `retry 0` for that".to_string());
+                d.help.push(
+                    "upstream escalates immediately on a negative budget; write `retry 0` for that"
+                        .to_string(),
+                );
             }
         }
         Some((n, arg.span))
@@ -161,8 +173,13 @@ impl Lowerer<'_> {
         }
         if let Some(arg) = &link.arg {
             self.emit(
-                Diagnostic::new("E0101", "`withFeedback` takes no argument", arg.span, "unexpected argument")
-                    .with_help("`withFeedback` is a bare word at the end of a transition"),
+                Diagnostic::new(
+                    "E0101",
+                    "`withFeedback` takes no argument",
+                    arg.span,
+                    "unexpected argument",
+                )
+                .with_help("`withFeedback` is a bare word at the end of a transition"),
             );
         }
         Some(link.word.span)
@@ -182,10 +199,16 @@ impl Lowerer<'_> {
     /// Reports links after the end of a complete chain.
     fn trailing(&mut self, links: &[Link<'_>], i: usize, ctx: &ChainCtx<'_>) {
         if let Some(link) = links.get(i) {
-            let end = links.last().map(|l| l.arg.as_ref().map(|a| a.span).unwrap_or(l.word.span)).unwrap_or(link.word.span);
+            let end = links
+                .last()
+                .map(|l| l.arg.as_ref().map(|a| a.span).unwrap_or(l.word.span))
+                .unwrap_or(link.word.span);
             let d = Diagnostic::new(
                 "E0101",
-                format!("unexpected `{}` after the end of the `{}` transition", link.word.name, ctx.trigger),
+                format!(
+                    "unexpected `{}` after the end of the `{}` transition",
+                    link.word.name, ctx.trigger
+                ),
                 link.word.span.to(end),
                 "unexpected here",
             )
@@ -195,7 +218,12 @@ impl Lowerer<'_> {
     }
 
     /// Parses the continuation of a chain (`goto …`, `revise …`, `retry …`).
-    pub(crate) fn chain_action(&mut self, links: &[Link<'_>], forms: ChainForms, ctx: &ChainCtx<'_>) -> Option<ChainAction> {
+    pub(crate) fn chain_action(
+        &mut self,
+        links: &[Link<'_>],
+        forms: ChainForms,
+        ctx: &ChainCtx<'_>,
+    ) -> Option<ChainAction> {
         let Some(first) = links.first() else {
             self.incomplete(
                 ctx.end_span,
@@ -218,7 +246,11 @@ impl Lowerer<'_> {
                     i += 1;
                 }
                 self.trailing(links, i, ctx);
-                Some(ChainAction::Goto { target, target_span, feedback })
+                Some(ChainAction::Goto {
+                    target,
+                    target_span,
+                    feedback,
+                })
             }
             "revise" if forms.revise => {
                 let (target, target_span) = self.link_string(first, ctx, "\"node\"")?;
@@ -227,8 +259,13 @@ impl Lowerer<'_> {
                     // Documented no-op: the inner revise edge never carries feedback.
                     i += 1;
                 }
-                let (budget, budget_span, otherwise, otherwise_span) =
-                    self.retry_otherwise(links, i, ctx, &format!("`revise \"{target}\"`"), target_span)?;
+                let (budget, budget_span, otherwise, otherwise_span) = self.retry_otherwise(
+                    links,
+                    i,
+                    ctx,
+                    &format!("revise \"{target}\""),
+                    target_span,
+                )?;
                 i += 2;
                 let mut escalation_feedback = false;
                 if self.is_feedback(links, i).is_some() {
@@ -248,7 +285,7 @@ impl Lowerer<'_> {
             }
             "retry" if forms.retry => {
                 let (budget, budget_span, otherwise, otherwise_span) =
-                    self.retry_otherwise(links, 0, ctx, &format!("`{}`", ctx.trigger), ctx.end_span)?;
+                    self.retry_otherwise(links, 0, ctx, ctx.trigger, ctx.end_span)?;
                 let mut i = 2;
                 if let Some(span) = self.is_feedback(links, i) {
                     self.feedback_not_here(span, ctx);
@@ -265,11 +302,19 @@ impl Lowerer<'_> {
             w @ ("revise" | "retry") => {
                 let d = Diagnostic::new(
                     "E0102",
-                    format!("`{} {w}` is not accepted on {}", ctx.trigger, ctx.block.describe()),
+                    format!(
+                        "`{} {w}` is not accepted on {}",
+                        ctx.trigger,
+                        ctx.block.describe()
+                    ),
                     first.word.span,
                     format!("`{w}` is not available here"),
                 )
-                .with_help(format!("{} accepts {}", ctx.block.describe(), forms_syntax(ctx.trigger, forms)));
+                .with_help(format!(
+                    "{} accepts {}",
+                    ctx.block.describe(),
+                    forms_syntax(ctx.trigger, forms)
+                ));
                 self.emit(d);
                 None
             }
@@ -278,7 +323,14 @@ impl Lowerer<'_> {
                     "E0101",
                     format!("unexpected `{other}` in a `{}` transition", ctx.trigger),
                     first.word.span,
-                    format!("expected {}", words(forms).iter().map(|w| format!("`{w}`")).collect::<Vec<_>>().join(" or ")),
+                    format!(
+                        "expected {}",
+                        words(forms)
+                            .iter()
+                            .map(|w| format!("`{w}`"))
+                            .collect::<Vec<_>>()
+                            .join(" or ")
+                    ),
                 );
                 d = match did_you_mean(other, words(forms)) {
                     Some(s) => d.with_help(format!("did you mean `{s}`?")),
@@ -301,9 +353,12 @@ impl Lowerer<'_> {
     ) -> Option<(i64, Span, String, Span)> {
         let Some(retry) = links.get(i) else {
             self.incomplete(
-                links.get(i.wrapping_sub(1)).map(|l| l.word.span.to(l.arg.as_ref().map(|a| a.span).unwrap_or(l.word.span))).unwrap_or(after_span),
-                format!("incomplete chain: {after} needs `retry N otherwise \"node\"`"),
-                format!("complete it: {after} retry 3 otherwise \"node\""),
+                match (links.first(), links.last()) {
+                    (Some(f), Some(l)) => f.word.span.to(link_end(l)),
+                    _ => after_span,
+                },
+                format!("incomplete chain: `{after}` needs `retry N otherwise \"node\"`"),
+                format!("complete it: `{after} retry 3 otherwise \"node\"`"),
             );
             return None;
         };
@@ -331,7 +386,10 @@ impl Lowerer<'_> {
     fn unexpected_word(&mut self, word: Ident<'_>, expected: &str, ctx: &ChainCtx<'_>) {
         let d = Diagnostic::new(
             "E0101",
-            format!("unexpected `{}` in a `{}` transition, expected `{expected}`", word.name, ctx.trigger),
+            format!(
+                "unexpected `{}` in a `{}` transition, expected `{expected}`",
+                word.name, ctx.trigger
+            ),
             word.span,
             format!("expected `{expected}`"),
         )
@@ -364,11 +422,18 @@ impl Lowerer<'_> {
         };
         action.fill(&mut origin);
         let rule = match (head.name, action) {
-            ("onSuccess" | "onConsensus" | "onComplete", ChainAction::Goto { target, feedback, .. }) => TransitionRule::Success {
+            (
+                "onSuccess" | "onConsensus" | "onComplete",
+                ChainAction::Goto {
+                    target, feedback, ..
+                },
+            ) => TransitionRule::Success {
                 target_node: target,
                 with_feedback: feedback,
             },
-            ("onFailure", ChainAction::Goto { target, .. }) => TransitionRule::Failure { target_node: Some(target) },
+            ("onFailure", ChainAction::Goto { target, .. }) => TransitionRule::Failure {
+                target_node: Some(target),
+            },
             (
                 "onFailure",
                 ChainAction::Retry {
@@ -381,12 +446,22 @@ impl Lowerer<'_> {
                 escalation_with_feedback: false,
                 inner: Box::new(TransitionRule::Failure { target_node: None }),
             },
-            ("onApproval", ChainAction::Goto { target, feedback, .. }) => TransitionRule::Approval {
+            (
+                "onApproval",
+                ChainAction::Goto {
+                    target, feedback, ..
+                },
+            ) => TransitionRule::Approval {
                 expected: true,
                 target_node: target,
                 with_feedback: feedback,
             },
-            ("onRejection", ChainAction::Goto { target, feedback, .. }) => TransitionRule::Approval {
+            (
+                "onRejection",
+                ChainAction::Goto {
+                    target, feedback, ..
+                },
+            ) => TransitionRule::Approval {
                 expected: false,
                 target_node: target,
                 with_feedback: feedback,
@@ -411,7 +486,12 @@ impl Lowerer<'_> {
                     with_feedback: false,
                 }),
             },
-            ("onNoConsensus", ChainAction::Goto { target, feedback, .. }) => TransitionRule::NoConsensus {
+            (
+                "onNoConsensus",
+                ChainAction::Goto {
+                    target, feedback, ..
+                },
+            ) => TransitionRule::NoConsensus {
                 target_node: target,
                 with_feedback: feedback,
             },
@@ -456,8 +536,12 @@ impl Lowerer<'_> {
             let Some((spec, shape)) = self.accept(BlockKind::OnScore, arm, &mut seen) else {
                 continue;
             };
-            let StatementKind::Arm(forms) = spec.kind else { continue };
-            let Some((head, links)) = chain_parts(&shape) else { continue };
+            let StatementKind::Arm(forms) = spec.kind else {
+                continue;
+            };
+            let Some((head, links)) = chain_parts(&shape) else {
+                continue;
+            };
             if let Some(first) = otherwise_span {
                 self.after_otherwise(arm.span, first, head.name == "otherwise", "onScore");
                 if head.name == "otherwise" {
@@ -466,10 +550,17 @@ impl Lowerer<'_> {
             }
             if head.name == "otherwise" {
                 otherwise_span = Some(head.span);
-                else_arm = self.else_arm(head, links, forms, arm.span, BlockKind::OnScore, Namespace::Score);
+                else_arm = self.else_arm(
+                    head,
+                    links,
+                    forms,
+                    arm.span,
+                    BlockKind::OnScore,
+                    Namespace::Score,
+                );
                 continue;
             }
-            let Some((cond, rest)) = self.score_condition(head, links, arm.span) else {
+            let Some((cond, rest)) = self.score_condition(head, links) else {
                 continue;
             };
             let ctx = ChainCtx {
@@ -491,9 +582,14 @@ impl Lowerer<'_> {
             origin.condition_targets = vec![target_span];
             match action {
                 ChainAction::Goto {
-                    target, feedback: fb, ..
+                    target,
+                    feedback: fb,
+                    ..
                 } => {
-                    let c = ScoreCondition { target_node: target, ..cond };
+                    let c = ScoreCondition {
+                        target_node: target,
+                        ..cond
+                    };
                     if fb {
                         feedback.push((c, arm.span, target_span));
                     } else {
@@ -513,7 +609,10 @@ impl Lowerer<'_> {
                         otherwise,
                         escalation_with_feedback: escalation_feedback,
                         inner: Box::new(TransitionRule::Score {
-                            conditions: vec![ScoreCondition { target_node: target, ..cond }],
+                            conditions: vec![ScoreCondition {
+                                target_node: target,
+                                ..cond
+                            }],
                             with_feedback: false,
                         }),
                     };
@@ -550,26 +649,32 @@ impl Lowerer<'_> {
 
     /// Reports arguments on a block-only call (`onScore(…) { }`).
     pub(crate) fn no_args(&mut self, call: &Call<'_>, syntax: &str) {
-        if let Some(args) = &call.args {
-            if !args.items.is_empty() {
-                let d = Diagnostic::new(
-                    "E0103",
-                    format!("`{}` takes no arguments", call.callee.name),
-                    args.span,
-                    "unexpected arguments",
-                )
-                .with_help(format!("write `{syntax}`"));
-                self.emit(d);
-            }
+        if let Some(args) = &call.args
+            && !args.items.is_empty()
+        {
+            let d = Diagnostic::new(
+                "E0103",
+                format!("`{}` takes no arguments", call.callee.name),
+                args.span,
+                "unexpected arguments",
+            )
+            .with_help(format!("write `{syntax}`"));
+            self.emit(d);
         }
     }
 
     /// E0303: an arm after the `otherwise` arm, or a second `otherwise`.
     fn after_otherwise(&mut self, arm: Span, otherwise: Span, second: bool, block: &str) {
         let (msg, label) = if second {
-            (format!("a second `otherwise` arm in `{block}`"), "second `otherwise`")
+            (
+                format!("a second `otherwise` arm in `{block}`"),
+                "second `otherwise`",
+            )
         } else {
-            (format!("an arm after the `otherwise` arm in `{block}`"), "arm after `otherwise`")
+            (
+                format!("an arm after the `otherwise` arm in `{block}`"),
+                "arm after `otherwise`",
+            )
         };
         let mut d = Diagnostic::new("E0303", msg, arm, label)
             .with_label(otherwise, "the `otherwise` arm")
@@ -607,7 +712,9 @@ impl Lowerer<'_> {
         };
         action.fill(&mut origin);
         let rule = match action {
-            ChainAction::Goto { target, feedback, .. } => TransitionRule::Always {
+            ChainAction::Goto {
+                target, feedback, ..
+            } => TransitionRule::Always {
                 target_node: target,
                 with_feedback: feedback,
             },
@@ -637,7 +744,6 @@ impl Lowerer<'_> {
         &mut self,
         head: Ident<'_>,
         links: &'t [Link<'s>],
-        arm: Span,
     ) -> Option<(ScoreCondition, &'t [Link<'s>])> {
         let Some(op) = links.first() else {
             self.incomplete(
@@ -647,7 +753,6 @@ impl Lowerer<'_> {
             );
             return None;
         };
-        let _ = arm;
         let operator = match op.word.name {
             "greaterThan" => ComparisonOperator::Gt,
             "greaterThanOrEqual" => ComparisonOperator::Gte,
@@ -689,11 +794,19 @@ impl Lowerer<'_> {
             if s > e {
                 let d = Diagnostic::new(
                     "E0307",
-                    format!("empty score range: start {} is greater than end {}", fmt_num(s), fmt_num(e)),
+                    format!(
+                        "empty score range: start {} is greater than end {}",
+                        fmt_num(s),
+                        fmt_num(e)
+                    ),
                     arg.span,
                     "start > end",
                 )
-                .with_help(format!("write the bounds in increasing order: `{}..{}`", fmt_num(e), fmt_num(s)));
+                .with_help(format!(
+                    "write the bounds in increasing order: `{}..{}`",
+                    fmt_num(e),
+                    fmt_num(s)
+                ));
                 self.emit(d);
                 return None;
             }
@@ -726,7 +839,11 @@ impl Lowerer<'_> {
             Some(s) => d.with_help(format!("did you mean `{s}`?")),
             None => d.with_help(format!(
                 "`{arm}` accepts {}",
-                valid.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")
+                valid
+                    .iter()
+                    .map(|v| format!("`{v}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )),
         };
         self.emit(d);
@@ -734,11 +851,14 @@ impl Lowerer<'_> {
 
     /// `onCondition("var") { … }` — arms in declaration order.
     pub(crate) fn on_condition(&mut self, call: &Call<'_>, out: &mut RuleSink) {
-        let Some(args) = self.call_args(call, 1, Some(1), "onCondition(\"variable\") { … }") else {
+        let Some(args) = self.call_args(call, 1, Some(1), "onCondition(\"variable\") { … }")
+        else {
             return;
         };
         let Some(var_expr) = args.first() else { return };
-        let Some(variable) = self.string(var_expr, "`onCondition`") else { return };
+        let Some(variable) = self.string(var_expr, "`onCondition`") else {
+            return;
+        };
         let var_span = var_expr.span;
         let Some(body) = &call.block else {
             self.incomplete(
@@ -754,23 +874,33 @@ impl Lowerer<'_> {
             let Some((spec, shape)) = self.accept(BlockKind::OnCondition, arm, &mut seen) else {
                 continue;
             };
-            let StatementKind::Arm(forms) = spec.kind else { continue };
-            let Some((head, links)) = chain_parts(&shape) else { continue };
+            let StatementKind::Arm(forms) = spec.kind else {
+                continue;
+            };
+            let Some((head, links)) = chain_parts(&shape) else {
+                continue;
+            };
             if let Some(first) = otherwise_span {
                 self.after_otherwise(arm.span, first, head.name == "otherwise", "onCondition");
                 continue;
             }
             if head.name == "otherwise" {
                 otherwise_span = Some(head.span);
-                if let Some((rule, mut origin)) =
-                    self.else_arm(head, links, forms, arm.span, BlockKind::OnCondition, Namespace::Condition)
-                {
+                if let Some((rule, mut origin)) = self.else_arm(
+                    head,
+                    links,
+                    forms,
+                    arm.span,
+                    BlockKind::OnCondition,
+                    Namespace::Condition,
+                ) {
                     origin.variable = Some(var_span);
                     out.push(rule, origin);
                 }
                 continue;
             }
-            let Some((predicate, operand_span, rest)) = self.condition_predicate(head, links) else {
+            let Some((predicate, operand_span, rest)) = self.condition_predicate(head, links)
+            else {
                 continue;
             };
             let ctx = ChainCtx {
@@ -790,7 +920,9 @@ impl Lowerer<'_> {
             };
             action.fill(&mut origin);
             let rule = match action {
-                ChainAction::Goto { target, feedback, .. } => TransitionRule::Condition {
+                ChainAction::Goto {
+                    target, feedback, ..
+                } => TransitionRule::Condition {
                     variable: variable.clone(),
                     predicate,
                     target_node: target,
@@ -886,7 +1018,6 @@ impl Lowerer<'_> {
             ExprKind::Double(v) => Some(canonical_number(*v)),
             _ => {
                 self.wrong_type(e, "a String, Boolean or number", &format!("`{op}`"));
-                let _ = describe(e);
                 None
             }
         }
@@ -916,10 +1047,11 @@ fn chain_parts<'t, 's>(shape: &Shape<'t, 's>) -> Option<(Ident<'s>, &'t [Link<'s
 }
 
 fn link_end(l: &Link<'_>) -> Span {
-    l.word.span.to(l.arg.as_ref().map(|a| a.span).unwrap_or(l.word.span))
+    l.word
+        .span
+        .to(l.arg.as_ref().map(|a| a.span).unwrap_or(l.word.span))
 }
 
 fn fmt_num(v: f64) -> String {
     hensu_ir::java_double_to_string(v)
 }
-

@@ -14,7 +14,11 @@ pub(crate) fn describe(e: &Expr<'_>) -> String {
         ExprKind::Name(id) => format!("the name `{}`", id.name),
         ExprKind::Path(p) => format!(
             "`{}`",
-            p.segments.iter().map(|s| s.name).collect::<Vec<_>>().join(".")
+            p.segments
+                .iter()
+                .map(|s| s.name)
+                .collect::<Vec<_>>()
+                .join(".")
         ),
         ExprKind::Str(_) => "String".to_string(),
         ExprKind::Int(_) => "Int".to_string(),
@@ -135,20 +139,30 @@ impl Lowerer<'_> {
 
     /// An enum constant (`VarType.STRING` or bare `STRING`); the returned string is the wire
     /// spelling of a valid constant.
-    pub fn enum_constant(&mut self, e: &Expr<'_>, ty: EnumType, what: &str) -> Option<&'static str> {
+    pub fn enum_constant(
+        &mut self,
+        e: &Expr<'_>,
+        ty: EnumType,
+        what: &str,
+    ) -> Option<&'static str> {
         let constants = ty.constants();
         let (qualifier, constant, span) = match &e.kind {
             ExprKind::Name(id) => (None, id.name, id.span),
             ExprKind::Path(p) if p.segments.len() >= 2 => {
                 let n = p.segments.len();
-                (Some(p.segments[n - 2]), p.segments[n - 1].name, p.segments[n - 1].span)
+                (
+                    Some(p.segments[n - 2]),
+                    p.segments[n - 1].name,
+                    p.segments[n - 1].span,
+                )
             }
             ExprKind::Str(s) => {
                 self.wrong_type(e, ty.name(), what);
-                if let Some(c) = constants.iter().find(|c| **c == s.value) {
-                    if let Some(last) = self.diags.last_mut() {
-                        last.help.push(format!("write the constant: `{}.{c}`", ty.name()));
-                    }
+                if let Some(c) = constants.iter().find(|c| **c == s.value)
+                    && let Some(last) = self.diags.last_mut()
+                {
+                    last.help
+                        .push(format!("write the constant: `{}.{c}`", ty.name()));
                 }
                 return None;
             }
@@ -157,39 +171,47 @@ impl Lowerer<'_> {
                 return None;
             }
         };
-        if let Some(q) = qualifier {
-            if q.name != ty.name() {
-                let other = EnumType::ALL.iter().find(|t| t.name() == q.name);
-                let mut d = if other.is_some() || q.name == "Models" {
-                    Diagnostic::new(
-                        "E0103",
-                        format!("{what} expects {}, found a `{}` constant", ty.name(), q.name),
-                        e.span,
-                        format!("expected {}", ty.name()),
-                    )
-                } else {
-                    Diagnostic::new(
-                        "E0108",
-                        format!("unknown enum `{}`", q.name),
-                        q.span,
-                        format!("expected {}", ty.name()),
-                    )
-                };
-                let suggestion = constants
-                    .iter()
-                    .find(|c| **c == constant)
-                    .map(|c| format!("`{}.{c}`", ty.name()));
-                d = d.with_help(match suggestion {
-                    Some(s) => format!("did you mean {s}?"),
-                    None => format!(
-                        "{} is one of {}",
+        if let Some(q) = qualifier
+            && q.name != ty.name()
+        {
+            let other = EnumType::ALL.iter().find(|t| t.name() == q.name);
+            let mut d = if other.is_some() || q.name == "Models" {
+                Diagnostic::new(
+                    "E0103",
+                    format!(
+                        "{what} expects {}, found a `{}` constant",
                         ty.name(),
-                        constants.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+                        q.name
                     ),
-                });
-                self.emit(d);
-                return None;
-            }
+                    e.span,
+                    format!("expected {}", ty.name()),
+                )
+            } else {
+                Diagnostic::new(
+                    "E0108",
+                    format!("unknown enum `{}`", q.name),
+                    q.span,
+                    format!("expected {}", ty.name()),
+                )
+            };
+            let suggestion = constants
+                .iter()
+                .find(|c| **c == constant)
+                .map(|c| format!("`{}.{c}`", ty.name()));
+            d = d.with_help(match suggestion {
+                Some(s) => format!("did you mean {s}?"),
+                None => format!(
+                    "{} is one of {}",
+                    ty.name(),
+                    constants
+                        .iter()
+                        .map(|c| format!("`{c}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+            self.emit(d);
+            return None;
         }
         if let Some(c) = constants.iter().find(|c| **c == constant) {
             return Some(c);
@@ -205,7 +227,11 @@ impl Lowerer<'_> {
             None => d.with_help(format!(
                 "{} is one of {}",
                 ty.name(),
-                constants.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+                constants
+                    .iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )),
         };
         self.emit(d);
@@ -222,7 +248,11 @@ impl Lowerer<'_> {
                 if q.name != "Models" {
                     let d = Diagnostic::new(
                         "E0108",
-                        format!("unknown model constant `{}.{}`", q.name, p.segments[n - 1].name),
+                        format!(
+                            "unknown model constant `{}.{}`",
+                            q.name,
+                            p.segments[n - 1].name
+                        ),
                         e.span,
                         "not a model",
                     )
@@ -299,8 +329,16 @@ impl Lowerer<'_> {
         max: Option<usize>,
         syntax: &str,
     ) -> Option<Vec<&'t Expr<'s>>> {
-        let items: &[Arg<'s>] = call.args.as_ref().map(|a| a.items.as_slice()).unwrap_or(&[]);
-        let span = call.args.as_ref().map(|a| a.span).unwrap_or(call.callee.span);
+        let items: &[Arg<'s>] = call
+            .args
+            .as_ref()
+            .map(|a| a.items.as_slice())
+            .unwrap_or(&[]);
+        let span = call
+            .args
+            .as_ref()
+            .map(|a| a.span)
+            .unwrap_or(call.callee.span);
         for arg in items {
             self.no_named_arg(arg);
         }
@@ -333,7 +371,12 @@ impl Lowerer<'_> {
 
     /// String arguments (`writes("a", "b")`); with `lists`, `listOf(…)` arguments are flattened
     /// (`targets(listOf(…))`).
-    pub fn string_args(&mut self, args: &[&Expr<'_>], what: &str, lists: bool) -> Vec<(String, Span)> {
+    pub fn string_args(
+        &mut self,
+        args: &[&Expr<'_>],
+        what: &str,
+        lists: bool,
+    ) -> Vec<(String, Span)> {
         let mut out = Vec::new();
         for e in args {
             if lists && matches!(&e.kind, ExprKind::Call(c) if c.callee.name == "listOf") {
@@ -420,7 +463,11 @@ impl Lowerer<'_> {
                 Some(Value::Object(map))
             }
             _ => {
-                self.wrong_type(e, "a String, number, Boolean, `listOf(…)` or `mapOf(…)`", what);
+                self.wrong_type(
+                    e,
+                    "a String, number, Boolean, `listOf(…)` or `mapOf(…)`",
+                    what,
+                );
                 None
             }
         }
@@ -433,8 +480,13 @@ impl Lowerer<'_> {
                 let key = self.string(head, "a map key")?;
                 let Some(v) = &links[0].arg else {
                     self.emit(
-                        Diagnostic::new("E0012", "incomplete entry: `to` needs a value", links[0].word.span, "value missing here")
-                            .with_help("write `\"key\" to value`"),
+                        Diagnostic::new(
+                            "E0012",
+                            "incomplete entry: `to` needs a value",
+                            links[0].word.span,
+                            "value missing here",
+                        )
+                        .with_help("write `\"key\" to value`"),
                     );
                     return None;
                 };

@@ -3,8 +3,8 @@
 
 use hensu_diagnostics::{Diagnostic, Span};
 use hensu_ir::{
-    AgentConfig, DEFAULT_VERSION, LogLevel, Metadata, StateSchema, StateVariable, VarType, Workflow, WorkflowConfig,
-    workflow_id_from_name,
+    AgentConfig, DEFAULT_VERSION, LogLevel, Metadata, StateSchema, StateVariable, VarType,
+    Workflow, WorkflowConfig, workflow_id_from_name,
 };
 use hensu_syntax::ast::{Block, Call, Expr, ExprKind, FunBody, SourceFile, StmtKind};
 use indexmap::IndexMap;
@@ -19,10 +19,11 @@ impl Lowerer<'_> {
         let mut calls: Vec<(&Call<'_>, Span)> = Vec::new();
         for item in &file.items {
             match &item.kind {
-                StmtKind::Package(p) => {
+                StmtKind::Package(_) => {
                     let d = Diagnostic::new("W0001", "`package` is ignored", item.span, "ignored")
-                        .with_label(p.span, "this package name has no effect")
-                        .with_help("hensu workflow files have no packages; the line can be removed");
+                        .with_help(
+                            "hensu workflow files have no packages; the line can be removed",
+                        );
                     self.emit(d);
                 }
                 StmtKind::Import { .. } => {
@@ -35,7 +36,9 @@ impl Lowerer<'_> {
                     FunBody::Block(b) => {
                         for s in &b.stmts {
                             match &s.kind {
-                                StmtKind::Expr(e) | StmtKind::Return(Some(e)) => self.collect_workflow(e, &mut calls),
+                                StmtKind::Expr(e) | StmtKind::Return(Some(e)) => {
+                                    self.collect_workflow(e, &mut calls)
+                                }
                                 StmtKind::Error => {}
                                 _ => {
                                     let d = Diagnostic::new(
@@ -67,8 +70,13 @@ impl Lowerer<'_> {
         }
         let Some(&(first, _)) = calls.first() else {
             let span = Span::new(file.span.start, file.span.start);
-            let d = Diagnostic::new("E0014", "no `workflow(…)` in this file", span, "expected a workflow")
-                .with_help("a workflow file contains `workflow(\"name\") { graph { … } }`");
+            let d = Diagnostic::new(
+                "E0014",
+                "no `workflow(…)` in this file",
+                span,
+                "expected a workflow",
+            )
+            .with_help("a workflow file contains `workflow(\"name\") { graph { … } }`");
             self.emit(d);
             return None;
         };
@@ -80,7 +88,10 @@ impl Lowerer<'_> {
                 call.callee.span,
                 "another workflow",
             )
-            .with_label(first.callee.span, "the first workflow, the only one compiled")
+            .with_label(
+                first.callee.span,
+                "the first workflow, the only one compiled",
+            )
             .with_help("put each workflow in its own file; sub-workflows are referenced by id");
             self.emit(d);
         }
@@ -102,26 +113,31 @@ impl Lowerer<'_> {
     fn workflow(&mut self, call: &Call<'_>, span: Span) -> Option<Workflow> {
         self.origins.fallback = call.callee.span;
         let mut name = String::new();
-        if let Some(args) = self.call_args(call, 1, Some(1), "workflow(\"name\") { … }") {
-            if let Some(e) = args.first() {
-                if let Some(n) = self.string(e, "`workflow`") {
-                    let id = workflow_id_from_name(&n);
-                    if !super::is_valid_identifier(&id) {
-                        self.check_identifier(&id, e.span, "workflow id");
-                        if let Some(d) = self.diags.last_mut() {
-                            d.notes.push(format!(
+        if let Some(args) = self.call_args(call, 1, Some(1), "workflow(\"name\") { … }")
+            && let Some(e) = args.first()
+        {
+            if let Some(n) = self.string(e, "`workflow`") {
+                let id = workflow_id_from_name(&n);
+                if !super::is_valid_identifier(&id) {
+                    self.check_identifier(&id, e.span, "workflow id");
+                    if let Some(d) = self.diags.last_mut() {
+                        d.notes.push(format!(
                                 "the id is derived from the name `{n}`: spaces become `_`, characters outside `[A-Za-z0-9_-]` are dropped, letters are lowercased"
                             ));
-                        }
                     }
-                    name = n;
                 }
-                self.origins.workflow = Some(e.span);
+                name = n;
             }
+            self.origins.workflow = Some(e.span);
         }
         let Some(body) = &call.block else {
-            let d = Diagnostic::new("E0106", "the workflow has no body", span, "missing `{ graph { … } }`")
-                .with_help("write `workflow(\"name\") { graph { start at \"a\"; … } }`");
+            let d = Diagnostic::new(
+                "E0106",
+                "the workflow has no body",
+                span,
+                "missing `{ graph { … } }`",
+            )
+            .with_help("write `workflow(\"name\") { graph { start at \"a\"; … } }`");
             self.emit(d);
             return None;
         };
@@ -131,6 +147,7 @@ impl Lowerer<'_> {
         let mut agents: IndexMap<String, AgentConfig> = IndexMap::new();
         let mut config: Option<WorkflowConfig> = None;
         let mut graph: Option<super::nodes::Graph> = None;
+        let mut graph_kw: Option<Span> = None;
         let mut seen = Seen::new();
         for stmt in &body.stmts {
             let Some((spec, shape)) = self.accept(BlockKind::Workflow, stmt, &mut seen) else {
@@ -164,6 +181,7 @@ impl Lowerer<'_> {
                 }
                 ("graph", Shape::Call(c)) => {
                     self.origins.graph = Some(stmt.span);
+                    graph_kw = Some(c.callee.span);
                     self.origins.nodes.clear();
                     self.origins.start = None;
                     graph = Some(self.graph(c.block.as_ref()));
@@ -185,9 +203,14 @@ impl Lowerer<'_> {
         let start_node = match graph.start {
             Some(s) => s,
             None => {
-                let span = self.origins.graph.unwrap_or(call.callee.span);
-                let d = Diagnostic::new("E0106", "the graph has no `start at`", span, "no start node")
-                    .with_help("add `start at \"node\"` to the graph");
+                let span = graph_kw.unwrap_or(call.callee.span);
+                let d = Diagnostic::new(
+                    "E0106",
+                    "the graph has no `start at`",
+                    span,
+                    "no start node",
+                )
+                .with_help("add `start at \"node\"` to the graph");
                 self.emit(d);
                 String::new()
             }
@@ -215,10 +238,13 @@ impl Lowerer<'_> {
         let Some(block) = block else { return schema };
         let mut seen = Seen::new();
         for stmt in &block.stmts {
-            let Some((spec, Shape::Call(c))) = self.accept(BlockKind::State, stmt, &mut seen) else {
+            let Some((spec, Shape::Call(c))) = self.accept(BlockKind::State, stmt, &mut seen)
+            else {
                 continue;
             };
-            let StatementKind::Call { min, max } = spec.kind else { continue };
+            let StatementKind::Call { min, max } = spec.kind else {
+                continue;
+            };
             let Some(args) = self.call_args(c, min, max, spec.syntax) else {
                 continue;
             };
@@ -233,7 +259,10 @@ impl Lowerer<'_> {
                 .and_then(VarType::parse)
                 .unwrap_or(VarType::String);
             let description = match args.get(2) {
-                Some(e) => self.opt_string(e, "the variable description").ok().flatten(),
+                Some(e) => self
+                    .opt_string(e, "the variable description")
+                    .ok()
+                    .flatten(),
                 None => None,
             };
             if let Some(first) = self.origins.variables.get(&name) {
@@ -269,7 +298,8 @@ impl Lowerer<'_> {
     fn agents(&mut self, block: &Block<'_>, agents: &mut IndexMap<String, AgentConfig>) {
         let mut seen = Seen::new();
         for stmt in &block.stmts {
-            let Some((spec, Shape::Call(c))) = self.accept(BlockKind::Agents, stmt, &mut seen) else {
+            let Some((spec, Shape::Call(c))) = self.accept(BlockKind::Agents, stmt, &mut seen)
+            else {
                 continue;
             };
             let Some(args) = self.call_args(c, 1, Some(1), spec.syntax) else {
@@ -297,7 +327,13 @@ impl Lowerer<'_> {
         }
     }
 
-    fn agent(&mut self, id: &str, id_span: Span, decl: Span, block: Option<&Block<'_>>) -> (AgentConfig, AgentOrigin) {
+    fn agent(
+        &mut self,
+        id: &str,
+        id_span: Span,
+        decl: Span,
+        block: Option<&Block<'_>>,
+    ) -> (AgentConfig, AgentOrigin) {
         let mut agent = AgentConfig::new(id, "", "");
         let mut origin = AgentOrigin {
             id: id_span,
@@ -305,28 +341,36 @@ impl Lowerer<'_> {
             props: IndexMap::new(),
         };
         let mut seen = Seen::new();
+        let mut invalid: Vec<&str> = Vec::new();
         for stmt in block.map(|b| b.stmts.as_slice()).unwrap_or(&[]) {
-            let Some((spec, Shape::Assign { value, .. })) = self.accept(BlockKind::Agent, stmt, &mut seen) else {
+            let Some((spec, Shape::Assign { value, .. })) =
+                self.accept(BlockKind::Agent, stmt, &mut seen)
+            else {
                 continue;
             };
             let what = format!("`{}`", spec.name);
             let null = matches!(value.kind, ExprKind::Null);
             origin.props.insert(spec.name.to_string(), value.span);
             match spec.name {
-                "role" => {
-                    if let Some(v) = self.string(value, &what) {
-                        agent.role = v;
-                    }
-                }
-                "model" => {
-                    if let Some(v) = self.model(value, &what) {
-                        agent.model = v;
-                    }
-                }
+                "role" => match self.string(value, &what) {
+                    Some(v) => agent.role = v,
+                    None => invalid.push("role"),
+                },
+                "model" => match self.model(value, &what) {
+                    Some(v) => agent.model = v,
+                    None => invalid.push("model"),
+                },
                 "temperature" => {
                     if let Some(v) = self.double(value, &what) {
                         if !(0.0..=2.0).contains(&v) {
-                            self.out_of_range(value.span, format!("temperature {v} is out of range"), "must be between 0 and 2");
+                            self.out_of_range(
+                                value.span,
+                                format!(
+                                    "temperature {} is out of range",
+                                    hensu_ir::java_double_to_string(v)
+                                ),
+                                "must be between 0 and 2",
+                            );
                         }
                         agent.temperature = v;
                     }
@@ -352,37 +396,61 @@ impl Lowerer<'_> {
                 "topP" => {
                     if let Some(v) = self.double(value, &what) {
                         if !(0.0..=1.0).contains(&v) {
-                            self.out_of_range(value.span, format!("topP {v} is out of range"), "must be between 0 and 1");
+                            self.out_of_range(
+                                value.span,
+                                format!(
+                                    "topP {} is out of range",
+                                    hensu_ir::java_double_to_string(v)
+                                ),
+                                "must be between 0 and 1",
+                            );
                         }
                         agent.top_p = Some(v);
                     }
                 }
                 "frequencyPenalty" if null => agent.frequency_penalty = None,
-                "frequencyPenalty" => agent.frequency_penalty = self.double(value, &what).or(agent.frequency_penalty),
+                "frequencyPenalty" => {
+                    agent.frequency_penalty = self.double(value, &what).or(agent.frequency_penalty)
+                }
                 "presencePenalty" if null => agent.presence_penalty = None,
-                "presencePenalty" => agent.presence_penalty = self.double(value, &what).or(agent.presence_penalty),
+                "presencePenalty" => {
+                    agent.presence_penalty = self.double(value, &what).or(agent.presence_penalty)
+                }
                 "timeout" if null => agent.timeout = None,
                 "timeout" => {
                     if let Some(v) = self.long(value, &what) {
                         if v < 0 {
-                            self.out_of_range(value.span, format!("timeout {v} is negative"), "must be 0 or more");
+                            self.out_of_range(
+                                value.span,
+                                format!("timeout {v} is negative"),
+                                "must be 0 or more",
+                            );
                         }
                         agent.timeout = Some(v);
                     }
                 }
                 "maxToolCalls" if null => agent.max_tool_calls = None,
-                "maxToolCalls" => agent.max_tool_calls = self.int(value, &what).or(agent.max_tool_calls),
+                "maxToolCalls" => {
+                    agent.max_tool_calls = self.int(value, &what).or(agent.max_tool_calls)
+                }
                 _ => {}
             }
         }
-        for (prop, filled) in [("role", !agent.role.trim().is_empty()), ("model", !agent.model.trim().is_empty())] {
-            if filled {
+        for (prop, filled) in [
+            ("role", !agent.role.trim().is_empty()),
+            ("model", !agent.model.trim().is_empty()),
+        ] {
+            if filled || invalid.contains(&prop) {
                 continue;
             }
             let given = origin.props.get(prop).copied();
             let (msg, span, label) = match given {
                 Some(s) => (format!("agent `{id}` has a blank `{prop}`"), s, "blank"),
-                None => (format!("agent `{id}` has no `{prop}`"), id_span, "declared here"),
+                None => (
+                    format!("agent `{id}` has no `{prop}`"),
+                    id_span,
+                    "declared here",
+                ),
             };
             let help = if prop == "role" {
                 "add `role = \"…\"` (the agent's system role)"
@@ -404,38 +472,57 @@ impl Lowerer<'_> {
             };
             match (spec.name, shape) {
                 ("maxSteps", Shape::Assign { value, .. }) => {
-                    self.origins.config.insert("maxSteps".to_string(), value.span);
+                    self.origins
+                        .config
+                        .insert("maxSteps".to_string(), value.span);
                     if let Some(v) = self.int(value, "`maxSteps`") {
                         if v < 1 {
-                            self.out_of_range(value.span, format!("maxSteps {v} is out of range"), "must be 1 or more");
+                            self.out_of_range(
+                                value.span,
+                                format!("maxSteps {v} is out of range"),
+                                "must be 1 or more",
+                            );
                         }
                         config.max_steps = v;
                     }
                 }
                 ("maxExecutionTime", Shape::Assign { value, .. }) => {
-                    self.origins.config.insert("maxExecutionTime".to_string(), value.span);
+                    self.origins
+                        .config
+                        .insert("maxExecutionTime".to_string(), value.span);
                     if let Some(v) = self.long(value, "`maxExecutionTime`") {
                         if v < 0 {
-                            self.out_of_range(value.span, format!("maxExecutionTime {v} is negative"), "must be 0 or more milliseconds");
+                            self.out_of_range(
+                                value.span,
+                                format!("maxExecutionTime {v} is negative"),
+                                "must be 0 or more milliseconds",
+                            );
                         }
                         config.max_execution_time = v;
                     }
                 }
                 ("checkpoints", Shape::Assign { value, .. }) => {
-                    self.origins.config.insert("checkpoints".to_string(), value.span);
+                    self.origins
+                        .config
+                        .insert("checkpoints".to_string(), value.span);
                     if let Some(v) = self.boolean(value, "`checkpoints`") {
                         config.checkpoints = v;
                     }
                 }
                 ("observability", Shape::Call(c)) => {
-                    self.origins.config.insert("observability".to_string(), stmt.span);
+                    self.origins
+                        .config
+                        .insert("observability".to_string(), stmt.span);
                     let mut seen = Seen::new();
                     for s in c.block.as_ref().map(|b| b.stmts.as_slice()).unwrap_or(&[]) {
-                        let Some((spec, Shape::Assign { value, .. })) = self.accept(BlockKind::Observability, s, &mut seen)
+                        let Some((spec, Shape::Assign { value, .. })) =
+                            self.accept(BlockKind::Observability, s, &mut seen)
                         else {
                             continue;
                         };
-                        self.origins.config.insert(spec.name.to_string(), value.span);
+                        self.origins
+                            .config
+                            .insert(spec.name.to_string(), value.span);
                         match spec.name {
                             "logLevel" => {
                                 if let Some(l) = self

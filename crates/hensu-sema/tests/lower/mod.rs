@@ -51,8 +51,15 @@ fn ok_fixtures() {
     insta::glob!("../fixtures/sema/lower/ok", "*.hwf", |path| {
         let src = std::fs::read_to_string(path).expect("fixture");
         let l = lower_str(&src);
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("fixture");
-        assert!(l.diagnostics.is_empty(), "{}", render(name, &src, &l.diagnostics));
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("fixture");
+        assert!(
+            l.diagnostics.is_empty(),
+            "{}",
+            render(name, &src, &l.diagnostics)
+        );
         let wf = l.workflow.expect("a workflow");
         insta::assert_snapshot!(hensu_ir::to_json(&wf));
     });
@@ -63,7 +70,10 @@ fn err_fixtures() {
     insta::glob!("../fixtures/sema/lower/err", "*.hwf", |path| {
         let src = std::fs::read_to_string(path).expect("fixture");
         let l = lower_str(&src);
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("fixture");
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("fixture");
         // The fixture name starts with the code it demonstrates.
         let code = name.split(['-', '.']).next().unwrap_or_default();
         assert!(
@@ -71,7 +81,10 @@ fn err_fixtures() {
             "{name} should report {code}:\n{}",
             render(name, &src, &l.diagnostics)
         );
-        insta::assert_snapshot!(format!("{src}\n-----\n{}", render(name, &src, &l.diagnostics)));
+        insta::assert_snapshot!(format!(
+            "{src}\n-----\n{}",
+            render(name, &src, &l.diagnostics)
+        ));
     });
 }
 
@@ -89,7 +102,11 @@ fn examples_lower_cleanly() {
     for path in entries {
         let src = std::fs::read_to_string(&path).expect("example");
         let l = lower_source(&src, FileId(0), &DirFiles(examples()));
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("example").to_string();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("example")
+            .to_string();
         if !l.diagnostics.is_empty() || l.workflow.is_none() {
             failures.push_str(&render(&name, &src, &l.diagnostics));
         }
@@ -99,12 +116,23 @@ fn examples_lower_cleanly() {
 
 #[test]
 fn never_panics_on_broken_input() {
-    let src = std::fs::read_to_string(examples().join("workflows/mini-review.hwf")).expect("example");
+    let src =
+        std::fs::read_to_string(examples().join("workflows/mini-review.hwf")).expect("example");
     // Every prefix of a real workflow, cut at char boundaries: recovery trees of all sorts.
-    for cut in (0..src.len()).step_by(7).filter(|i| src.is_char_boundary(*i)) {
+    for cut in (0..src.len())
+        .step_by(7)
+        .filter(|i| src.is_char_boundary(*i))
+    {
         let _ = lower_str(&src[..cut]);
     }
-    for junk in ["", "}", "workflow", "workflow(", "workflow(1) { graph { node(2) { onScore { whenScore `in` 3..", "fun x() { return }"] {
+    for junk in [
+        "",
+        "}",
+        "workflow",
+        "workflow(",
+        "workflow(1) { graph { node(2) { onScore { whenScore `in` 3..",
+        "fun x() { return }",
+    ] {
         let _ = lower_str(junk);
     }
 }

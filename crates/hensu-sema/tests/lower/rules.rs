@@ -15,7 +15,11 @@ fn rules(node_body: &str) -> Vec<TransitionRule> {
     assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
     let wf = l.workflow.expect("workflow");
     let rules = wf.nodes["n"].transition_rules().to_vec();
-    assert_eq!(l.origins.nodes["n"].rules.len(), rules.len(), "origins parallel to rules");
+    assert_eq!(
+        l.origins.nodes["n"].rules.len(),
+        rules.len(),
+        "origins parallel to rules"
+    );
     rules
 }
 
@@ -34,7 +38,10 @@ fn on_score_regroups_plain_feedback_bounded_else() {
     );
     assert_eq!(r.len(), 5);
     match &r[0] {
-        TransitionRule::Score { conditions, with_feedback: false } => {
+        TransitionRule::Score {
+            conditions,
+            with_feedback: false,
+        } => {
             assert_eq!(conditions.len(), 1);
             assert_eq!(conditions[0].operator, ComparisonOperator::Range);
             assert_eq!(conditions[0].value, Some(0.0));
@@ -43,20 +50,33 @@ fn on_score_regroups_plain_feedback_bounded_else() {
         other => panic!("plain group first, got {other:?}"),
     }
     match &r[1] {
-        TransitionRule::Score { conditions, with_feedback: true } => {
+        TransitionRule::Score {
+            conditions,
+            with_feedback: true,
+        } => {
             assert_eq!(conditions[0].operator, ComparisonOperator::Gt);
             assert_eq!(conditions[0].target_node, "x");
         }
         other => panic!("feedback group second, got {other:?}"),
     }
     match &r[2] {
-        TransitionRule::Bounded { namespace: Namespace::Score, budget: 1, otherwise, inner, .. } => {
+        TransitionRule::Bounded {
+            namespace: Namespace::Score,
+            budget: 1,
+            otherwise,
+            inner,
+            ..
+        } => {
             assert_eq!(otherwise, "z");
-            assert!(matches!(&**inner, TransitionRule::Score { conditions, .. } if conditions[0].target_node == "n"));
+            assert!(
+                matches!(&**inner, TransitionRule::Score { conditions, .. } if conditions[0].target_node == "n")
+            );
         }
         other => panic!("bounded third, got {other:?}"),
     }
-    assert!(matches!(&r[3], TransitionRule::Always { target_node, with_feedback: true } if target_node == "z"));
+    assert!(
+        matches!(&r[3], TransitionRule::Always { target_node, with_feedback: true } if target_node == "z")
+    );
     assert!(matches!(&r[4], TransitionRule::Success { target_node, .. } if target_node == "x"));
 }
 
@@ -72,10 +92,16 @@ fn on_score_groups_keep_declaration_order_within_group() {
 "#,
     );
     assert_eq!(r.len(), 2);
-    let TransitionRule::Score { conditions, .. } = &r[0] else { panic!("{r:?}") };
+    let TransitionRule::Score { conditions, .. } = &r[0] else {
+        panic!("{r:?}")
+    };
     let targets: Vec<&str> = conditions.iter().map(|c| c.target_node.as_str()).collect();
     assert_eq!(targets, ["x", "y"]);
-    assert_eq!(conditions[0].value, Some(80.0), "an Int threshold widens to Double");
+    assert_eq!(
+        conditions[0].value,
+        Some(80.0),
+        "an Int threshold widens to Double"
+    );
 }
 
 #[test]
@@ -135,9 +161,16 @@ fn statement_order_across_blocks() {
         other => panic!("{other:?}"),
     }
     match &r[2] {
-        TransitionRule::Bounded { escalation_with_feedback, inner, .. } => {
+        TransitionRule::Bounded {
+            escalation_with_feedback,
+            inner,
+            ..
+        } => {
             assert!(*escalation_with_feedback);
-            assert!(!inner.with_feedback(), "the revise edge never carries feedback");
+            assert!(
+                !inner.with_feedback(),
+                "the revise edge never carries feedback"
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -159,10 +192,14 @@ fn with_feedback_on_when_value_and_otherwise_goto() {
 
 #[test]
 fn review_block_defaults_to_required() {
-    let l = lower_str(&wrap("      review { allowEdit = true }\n      onApproval goto \"x\"\n      onRejection goto \"y\""));
+    let l = lower_str(&wrap(
+        "      review { allowEdit = true }\n      onApproval goto \"x\"\n      onRejection goto \"y\"",
+    ));
     assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
     let wf = l.workflow.expect("workflow");
-    let Node::Standard(n) = &wf.nodes["n"] else { panic!() };
+    let Node::Standard(n) = &wf.nodes["n"] else {
+        panic!()
+    };
     let r = n.review_config.as_ref().expect("review");
     assert_eq!(r.mode, hensu_ir::ReviewMode::Required);
     assert!(r.allow_edit && !r.allow_backtrack);
@@ -170,7 +207,8 @@ fn review_block_defaults_to_required() {
 
 #[test]
 fn placeholders_have_exact_spans() {
-    let src = wrap("      prompt = \"Write about {topic} and {other}.\"\n      onSuccess goto \"x\"");
+    let src =
+        wrap("      prompt = \"Write about {topic} and {other}.\"\n      onSuccess goto \"x\"");
     let l = lower_str(&src);
     let o = &l.origins.nodes["n"];
     let names: Vec<&str> = o.placeholders.iter().map(|(n, _)| n.as_str()).collect();

@@ -21,7 +21,8 @@ fn normalize(v: &mut Value) {
 
 #[test]
 fn mini_review_matches_upstream_json() {
-    let src = std::fs::read_to_string(fixtures().join("ok/worked-example-4-8.hwf")).expect("fixture");
+    let src =
+        std::fs::read_to_string(fixtures().join("ok/worked-example-4-8.hwf")).expect("fixture");
     let l = lower_str(&src);
     assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
     let wf = l.workflow.expect("workflow");
@@ -30,7 +31,12 @@ fn mini_review_matches_upstream_json() {
     normalize(&mut ours);
     normalize(&mut theirs);
     // serde_json's Value equality on objects ignores key order.
-    assert_eq!(ours, theirs, "ours:\n{}", serde_json::to_string_pretty(&ours).unwrap_or_default());
+    assert_eq!(
+        ours,
+        theirs,
+        "ours:\n{}",
+        serde_json::to_string_pretty(&ours).unwrap_or_default()
+    );
     // And the IR read back from the upstream JSON is the IR we built.
     let back = hensu_ir::from_json(UPSTREAM).expect("upstream json reads");
     assert_eq!(back.nodes, wf.nodes);
