@@ -287,12 +287,31 @@ impl<'w> NodeGraph<'w> {
         None
     }
 
-    /// `a → b → a` for a cycle.
+    /// `a → b → a` for a cycle (long cycles elided, see [`render_cycle_path`]).
     pub fn render_cycle(&self, cycle: &Cycle) -> String {
-        let mut parts: Vec<&str> = cycle.nodes.iter().map(|&n| self.id(n)).collect();
-        if let Some(&first) = cycle.nodes.first() {
-            parts.push(self.id(first));
-        }
-        parts.join(" → ")
+        let parts: Vec<&str> = cycle.nodes.iter().map(|&n| self.id(n)).collect();
+        render_cycle_path(&parts)
     }
+}
+
+/// Cycles longer than this many names are shown elided.
+pub const MAX_CYCLE_NAMES: usize = 12;
+
+/// `a → b → c → a` for the cycle through `names` (the first name is repeated at the end). A
+/// cycle of more than [`MAX_CYCLE_NAMES`] names keeps its first six and last five names:
+/// `a → b → … → (990 more) → … → y → z → a`.
+pub fn render_cycle_path(names: &[&str]) -> String {
+    let Some(first) = names.first() else {
+        return String::new();
+    };
+    let mut parts: Vec<String> = Vec::new();
+    if names.len() > MAX_CYCLE_NAMES {
+        parts.extend(names[..6].iter().map(|s| s.to_string()));
+        parts.push(format!("… ({} more) …", names.len() - 11));
+        parts.extend(names[names.len() - 5..].iter().map(|s| s.to_string()));
+    } else {
+        parts.extend(names.iter().map(|s| s.to_string()));
+    }
+    parts.push(first.to_string());
+    parts.join(" → ")
 }

@@ -11,6 +11,7 @@ use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 
 use super::ProjectUnit;
+use super::graph::render_cycle_path;
 use super::suggest::help_for;
 use crate::origins::Origins;
 
@@ -347,14 +348,11 @@ fn cycle_diagnostic(
         .iter()
         .filter_map(|&e| graph.edge_weight(e).copied())
         .collect();
-    let mut names: Vec<&str> = refs
+    let names: Vec<&str> = refs
         .iter()
         .map(|r| units[r.unit].workflow.id.as_str())
         .collect();
-    if let Some(first) = names.first().copied() {
-        names.push(first);
-    }
-    let path = names.join(" → ");
+    let path = render_cycle_path(&names);
     let span_of = |r: &Reference<'_>| prop_span(units[r.unit].origins, &r.node.id, "target");
     let Some(first) = refs.first() else {
         return Diagnostic::new(

@@ -169,7 +169,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                 }
             }
             Node::Generic(g) => {
-                // A generic handler may read any variable; its config may also template them.
+                // A generic handler may read any variable (W0308 then keeps quiet about inputs).
                 opaque_reader = true;
                 let mut strings = Vec::new();
                 for v in g.config.values() {
@@ -177,6 +177,12 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                 }
                 for text in strings {
                     read.extend(placeholders(text).into_iter().map(|(n, _)| n));
+                    // A config value naming a variable (`"outputField" to "clean_text"`) is how
+                    // stock handlers read and write state: count it as both.
+                    if schema.is_some_and(|s| s.variable(text).is_some()) {
+                        read.insert(text);
+                        written.insert(text);
+                    }
                 }
             }
             Node::SubWorkflow(s) => sub_workflow(cx, id, origin, s, &mut read, &mut written),

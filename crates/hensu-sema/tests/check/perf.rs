@@ -48,13 +48,7 @@ fn chain_of_100_000_nodes() {
         lines(&d),
         vec![
             "E0204 unknown node `n4x`",
-            &format!(
-                "W0303 unbounded cycle `n5 → {} → n5`",
-                (6..N - 1)
-                    .map(|i| format!("n{i}"))
-                    .collect::<Vec<_>>()
-                    .join(" → ")
-            ),
+            "W0303 unbounded cycle `n5 → n6 → n7 → n8 → n9 → n10 → … (99983 more) … → n99994 → n99995 → n99996 → n99997 → n99998 → n5`",
         ]
     );
     assert_eq!(d[0].help, vec!["did you mean `n4`?"]);
@@ -96,10 +90,9 @@ fn reference_cycle_of_1_000_files() {
     eprintln!("1,000-file reference cycle checked in {:?}", t.elapsed());
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].code, "E0502");
-    assert!(
-        d[0].message
-            .starts_with("sub-workflow reference cycle `w0 → w1 → w2 → ")
+    assert_eq!(
+        d[0].message,
+        "sub-workflow reference cycle `w0 → w1 → w2 → w3 → w4 → w5 → … (989 more) … → w995 → w996 → w997 → w998 → w999 → w0`"
     );
-    assert!(d[0].message.ends_with(" → w999 → w0`"));
     assert_eq!(d[0].secondary.len(), 8);
 }
