@@ -46,6 +46,7 @@ const HL_TEMPLATE = path.join(TS_DIR, 'queries', 'highlights.scm.in');
  *   comparisons: string[],     // greaterThan, lessThan, equalTo, …
  *   infixWords: string[],      // at, to, in
  *   stringFunctions: string[], // trimIndent, trimMargin
+ *   removed: string[],         // upstream constructs removed from the language (planning, loop)
  *   enums: Record<string, string[]>, // VarType → [STRING, …]
  * }} Model
  */
@@ -86,6 +87,7 @@ function modelFromToml(doc) {
     comparisons: words('dsl', 'comparisons'),
     infixWords: words('dsl', 'infix_words'),
     stringFunctions: words('dsl', 'string_functions'),
+    removed: words('dsl', 'removed'),
     enums: {},
   };
   const enums = get('enums') || {};
@@ -123,8 +125,8 @@ const word = (ws) => `${B}(?:${alt(ws)})${E}`;
 export function tmGrammar(m) {
   const enumNames = Object.keys(m.enums).sort(byLengthThenName);
   const allConstants = uniq(Object.values(m.enums).flat()).sort(byLengthThenName);
-  const infixPlain = m.infixWords.filter((w) => /^[A-Za-z_]\w*$/.test(w));
-  // `in` is a hard keyword in Kotlin: only the backticked form is the infix word.
+  // `in` is a hard keyword in Kotlin (listed as unsupported): only `` `in` `` is the infix word.
+  const infixPlain = m.infixWords.filter((w) => /^[A-Za-z_]\w*$/.test(w) && !m.unsupported.includes(w));
   const backtickWords = uniq([...m.infixWords, ...m.comparisons, ...m.transitionWords]).sort(byLengthThenName);
 
   return {
@@ -282,6 +284,9 @@ export function tmGrammar(m) {
 
       declarations: {
         patterns: [
+          ...(m.removed.length
+            ? [{ match: `${word(m.removed)}(?=\\s*[({])`, name: 'invalid.deprecated.removed.hwf' }]
+            : []),
           {
             // node kinds: node("id") { … }, end("id", ExitStatus.X)
             match: `${word(m.nodeKinds)}(?=\\s*[({])`,
@@ -417,6 +422,7 @@ export function highlights(m) {
   const backtickWords = uniq([...m.infixWords, ...m.comparisons, ...m.transitionWords])
     .sort()
     .map((w) => `\`${w}\``);
+  const infixPlain = m.infixWords.filter((w) => !m.unsupported.includes(w));
   const vars = {
     NODE_KINDS: scmList([...m.nodeKinds].sort()),
     BLOCKS: scmList([...m.blocks].sort()),
@@ -425,11 +431,12 @@ export function highlights(m) {
     MARKERS: scmList([...m.markers].sort()),
     TRANSITION_WORDS: scmList([...m.transitionWords].sort()),
     COMPARISONS: scmList([...m.comparisons].sort()),
-    INFIX_WORDS: scmList(uniq([...m.infixWords, ...backtickWords]).sort()),
+    INFIX_WORDS: scmList(uniq([...infixPlain, ...backtickWords]).sort()),
     STRING_FUNCTIONS: scmList([...m.stringFunctions].sort()),
     ENUM_TYPES: scmList(enumNames),
     ENUM_CONSTANTS: scmList(allConstants),
     UNSUPPORTED: scmList([...m.unsupported].sort()),
+    REMOVED: scmList([...m.removed].sort()),
   };
   let out = template.replace(/@@([A-Z_]+)@@/g, (all, name) => {
     if (!(name in vars)) throw new Error(`highlights.scm.in: unknown variable ${all}`);

@@ -122,11 +122,16 @@
 
 (link
   word: (identifier) @keyword
-  (#any-of? @keyword "equalTo" "greaterThan" "greaterThanOrEqual" "lessThan" "lessThanOrEqual" "notEqualTo" "`at`" "`equalTo`" "`goto`" "`greaterThanOrEqual`" "`greaterThan`" "`in`" "`lessThanOrEqual`" "`lessThan`" "`notEqualTo`" "`otherwise`" "`retry`" "`revise`" "`to`" "`withFeedback`" "at" "in" "to"))
+  (#any-of? @keyword "equalTo" "greaterThan" "greaterThanOrEqual" "lessThan" "lessThanOrEqual" "notEqualTo" "`at`" "`equalTo`" "`goto`" "`greaterThanOrEqual`" "`greaterThan`" "`in`" "`lessThanOrEqual`" "`lessThan`" "`notEqualTo`" "`otherwise`" "`retry`" "`revise`" "`to`" "`withFeedback`" "at" "to"))
+
+; a bare Kotlin keyword used as an infix word (`whenScore in 1.0..2.0`): the compiler rejects it
+(link
+  word: (identifier) @keyword
+  (#any-of? @keyword "class" "do" "else" "for" "if" "in" "object" "val" "var" "when" "while"))
 
 (link
   word: (identifier) @function
-  (#not-any-of? @function "goto" "otherwise" "retry" "revise" "withFeedback" "equalTo" "greaterThan" "greaterThanOrEqual" "lessThan" "lessThanOrEqual" "notEqualTo" "`at`" "`equalTo`" "`goto`" "`greaterThanOrEqual`" "`greaterThan`" "`in`" "`lessThanOrEqual`" "`lessThan`" "`notEqualTo`" "`otherwise`" "`retry`" "`revise`" "`to`" "`withFeedback`" "at" "in" "to"))
+  (#not-any-of? @function "goto" "otherwise" "retry" "revise" "withFeedback" "equalTo" "greaterThan" "greaterThanOrEqual" "lessThan" "lessThanOrEqual" "notEqualTo" "`at`" "`equalTo`" "`goto`" "`greaterThanOrEqual`" "`greaterThan`" "`in`" "`lessThanOrEqual`" "`lessThan`" "`notEqualTo`" "`otherwise`" "`retry`" "`revise`" "`to`" "`withFeedback`" "at" "to" "class" "do" "else" "for" "if" "in" "object" "val" "var" "when" "while"))
 
 ; ---------------------------------------------------------------- constants
 
