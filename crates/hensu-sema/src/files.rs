@@ -141,7 +141,14 @@ mod tests {
         assert_eq!(check_relative_path("sub/a.md"), Ok(()));
         assert_eq!(check_relative_path("./a.md"), Ok(()));
         assert_eq!(check_relative_path("a..b.md"), Ok(()));
-        for bad in ["/etc/passwd.md", "../a.md", "x/../../a.md", "a\\..\\b.md", "C:a.md", "~/a.md"] {
+        for bad in [
+            "/etc/passwd.md",
+            "../a.md",
+            "x/../../a.md",
+            "a\\..\\b.md",
+            "C:a.md",
+            "~/a.md",
+        ] {
             assert_eq!(check_relative_path(bad), Err(FileError::Escapes), "{bad}");
         }
         assert_eq!(check_relative_path(""), Err(FileError::NotFound));
@@ -150,8 +157,17 @@ mod tests {
     #[test]
     fn memory_files() {
         let files = MemoryFiles::new().with(ResourceDir::Prompts, "sub/a.md", "hello");
-        assert_eq!(files.read(ResourceDir::Prompts, "./sub/a.md"), Ok("hello".to_string()));
-        assert_eq!(files.read(ResourceDir::Rubrics, "sub/a.md"), Err(FileError::NotFound));
-        assert_eq!(files.read(ResourceDir::Prompts, "../a.md"), Err(FileError::Escapes));
+        assert_eq!(
+            files.read(ResourceDir::Prompts, "./sub/a.md"),
+            Ok("hello".to_string())
+        );
+        assert_eq!(
+            files.read(ResourceDir::Rubrics, "sub/a.md"),
+            Err(FileError::NotFound)
+        );
+        assert_eq!(
+            files.read(ResourceDir::Prompts, "../a.md"),
+            Err(FileError::Escapes)
+        );
     }
 }

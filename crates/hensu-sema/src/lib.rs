@@ -28,7 +28,11 @@ pub fn lower(file: &SourceFile<'_>, file_id: FileId, files: &dyn files::FileProv
 pub fn lower_source(src: &str, file_id: FileId, files: &dyn files::FileProvider) -> Lowered {
     let parsed = hensu_syntax::parse(src);
     let mut lowered = lower(&parsed.file, file_id, files);
-    let mut diagnostics: Vec<_> = parsed.diagnostics.into_iter().map(|d| d.in_file(file_id)).collect();
+    let mut diagnostics: Vec<_> = parsed
+        .diagnostics
+        .into_iter()
+        .map(|d| d.in_file(file_id))
+        .collect();
     diagnostics.append(&mut lowered.diagnostics);
     lowered.diagnostics = diagnostics;
     lowered

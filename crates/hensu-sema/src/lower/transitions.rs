@@ -300,8 +300,16 @@ impl Lowerer<'_> {
                 })
             }
             w @ ("revise" | "retry") => {
+                let elsewhere = BlockKind::ALL.iter().any(|k| {
+                    schema::lookup(*k, ctx.trigger).is_some_and(|s| match s.kind {
+                        StatementKind::Transition(f) | StatementKind::Arm(f) => {
+                            (w == "revise" && f.revise) || (w == "retry" && f.retry)
+                        }
+                        _ => false,
+                    })
+                });
                 let d = Diagnostic::new(
-                    "E0102",
+                    if elsewhere { "E0102" } else { "E0101" },
                     format!(
                         "`{} {w}` is not accepted on {}",
                         ctx.trigger,

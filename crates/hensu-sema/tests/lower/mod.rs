@@ -116,14 +116,26 @@ fn examples_lower_cleanly() {
 
 #[test]
 fn never_panics_on_broken_input() {
-    let src =
-        std::fs::read_to_string(examples().join("workflows/mini-review.hwf")).expect("example");
-    // Every prefix of a real workflow, cut at char boundaries: recovery trees of all sorts.
-    for cut in (0..src.len())
-        .step_by(7)
-        .filter(|i| src.is_char_boundary(*i))
-    {
-        let _ = lower_str(&src[..cut]);
+    let mut sources: Vec<String> = Vec::new();
+    for dir in [
+        examples().join("workflows"),
+        fixtures().join("ok"),
+        fixtures().join("err"),
+    ] {
+        for entry in std::fs::read_dir(dir).expect("dir").flatten() {
+            if let Ok(text) = std::fs::read_to_string(entry.path()) {
+                sources.push(text);
+            }
+        }
+    }
+    // Every prefix of real workflows, cut at char boundaries: recovery trees of all sorts.
+    for src in &sources {
+        for cut in (0..src.len())
+            .step_by(11)
+            .filter(|i| src.is_char_boundary(*i))
+        {
+            let _ = lower_str(&src[..cut]);
+        }
     }
     for junk in [
         "",
@@ -132,7 +144,17 @@ fn never_panics_on_broken_input() {
         "workflow(",
         "workflow(1) { graph { node(2) { onScore { whenScore `in` 3..",
         "fun x() { return }",
+        "workflow(\"x\") { graph { start; start at; start at 3; node(\"a\") { onSuccess; onScore(1) { whenScore; otherwise } } } }",
+        "workflow(\"x\") { graph { generic(\"g\") { config { 1 to 2; \"k\" to; x } } action(\"a\") { send(); send(1, 2) } } }",
     ] {
         let _ = lower_str(junk);
     }
+}
+
+#[test]
+fn removed_form_without_any_home_is_e0101() {
+    let l = lower_str(
+        "workflow(\"x\") { graph { start at \"n\"\n node(\"n\") { onApproval revise \"n\" retry 1 otherwise \"n\"; onSuccess goto \"n\" } } }",
+    );
+    assert_eq!(codes(&l), ["E0101"]);
 }
