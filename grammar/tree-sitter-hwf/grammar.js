@@ -98,6 +98,7 @@ module.exports = grammar({
       field('name', $.identifier),
       '(',
       ')',
+      optional(seq(':', field('type', $.qualified_identifier))),
       choice(
         seq('=', field('body', $._expression)),
         field('body', $.block),
@@ -162,9 +163,16 @@ module.exports = grammar({
     )),
 
     // A bare simple name after a word always starts the next link; a call (`listOf(…)`) does not.
-    link: $ => seq(
-      field('word', $.identifier),
-      optional(field('argument', $._link_argument)),
+    // `to` always takes an argument, so a newline after it continues the statement.
+    link: $ => choice(
+      seq(
+        field('word', alias('to', $.identifier)),
+        field('argument', $._link_argument),
+      ),
+      seq(
+        field('word', $.identifier),
+        optional(field('argument', $._link_argument)),
+      ),
     ),
 
     _link_argument: $ => choice(
@@ -174,6 +182,7 @@ module.exports = grammar({
       $.navigation_expression,
       $.method_call,
       $.call_expression,
+      $.parenthesized_expression,
       $._literal,
     ),
 
@@ -234,13 +243,14 @@ module.exports = grammar({
     )),
 
     // `node("x") { … }`, `writes("a", "b")`, `agents { … }`
-    call_expression: $ => prec.right(PREC.postfix, seq(
+    // (after a link word, `listOf ("a")` is a call argument, not the word `listOf` + `("a")`)
+    call_expression: $ => prec.dynamic(1, prec.right(PREC.postfix, seq(
       field('function', $.identifier),
       choice(
         seq(field('arguments', $.value_arguments), optional(field('block', $.block))),
         field('block', $.block),
       ),
-    )),
+    ))),
 
     value_arguments: $ => seq(
       '(',

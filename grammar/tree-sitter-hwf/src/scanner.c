@@ -4,7 +4,8 @@
 //   AUTOMATIC_SEMICOLON  a line break that ends a statement. Only emitted where the parser
 //                        could end a statement (so never after `+`, `to`, `..`, `=` or inside
 //                        parentheses) and not when the next line starts with `.x` (a method-call
-//                        continuation such as `"""…"""\n.trimIndent()`).
+//                        continuation such as `"""…"""\n.trimIndent()`) or `{` (a trailing
+//                        block on the next line).
 //   STRING_CONTENT       text of a "…" string up to `"`, `\`, a line break, `{name}` or `$name`.
 //   RAW_STRING_CONTENT   text of a """…""" string up to `"""`, `{name}` or `$name`.
 //   RAW_STRING_END       the closing `"""`; in a run of more than three quotes the extra ones
@@ -171,8 +172,10 @@ bool tree_sitter_hwf_external_scanner_scan(void *payload, TSLexer *lexer, const 
     advance(lexer);
     lexer->mark_end(lexer);
     lexer->result_symbol = AUTOMATIC_SEMICOLON;
-    // Look at the start of the next non-blank line: `.name` continues the expression.
+    // Look at the start of the next non-blank line: `.name` continues the expression, and `{`
+    // is a trailing block on the next line (no statement starts with `{`).
     while (iswspace((wint_t)lexer->lookahead)) advance(lexer);
+    if (lexer->lookahead == '{') return false;
     if (lexer->lookahead == '.') {
       advance(lexer);
       if (lexer->lookahead != '.') return false;
