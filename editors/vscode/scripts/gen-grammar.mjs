@@ -11,6 +11,7 @@
 //                                          keywords.toml generates (CI staleness check)
 //
 // Node 20, no network; the only dependency is the `smol-toml` parser (devDependency).
+// HWF_KEYWORDS=/path/to/keywords.toml overrides the input (for experiments only).
 
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
