@@ -11,7 +11,13 @@ const MAX_CYCLE_LABELS: usize = 8;
 
 pub(super) fn check(cx: &mut Ctx<'_>) {
     let g = NodeGraph::build(cx.wf);
-    if let Some(start) = g.start {
+    // An unknown target (E0204) or a node without transitions (E0310) already explains missing
+    // paths; reachability warnings would only repeat it.
+    let explained = cx
+        .diagnostics
+        .iter()
+        .any(|d| d.code == "E0204" || d.code == "E0310");
+    if let (Some(start), false) = (g.start, explained) {
         let reached = g.reachable();
         for (i, id) in cx.wf.nodes.keys().enumerate() {
             if !reached.get(i).copied().unwrap_or(true) {

@@ -168,7 +168,11 @@ fn score_arms(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
             "E0301",
             format!("score arms `{a}` and `{b}` overlap"),
             later_span,
-            format!("this arm never sees scores {}", common.render()),
+            if common.lo.is_some() && common.lo == common.hi {
+                format!("this arm never sees the score {}", common.render())
+            } else {
+                format!("this arm never sees scores {}", common.render())
+            },
         )
         .with_label(
             earlier_span,
@@ -203,9 +207,9 @@ fn condition_arms(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
         if let Some(&(er, _, ep)) = earlier {
             let a = ep.describe();
             let b = predicate.describe();
-            let label = match (ep, predicate) {
-                (ConditionPredicate::Eq(x), ConditionPredicate::Eq(_)) => {
-                    format!("the value \"{x}\" is already taken by the earlier arm")
+            let label = match predicate {
+                ConditionPredicate::Eq(x) => {
+                    format!("this arm can never match: \"{x}\" is taken by the earlier arm")
                 }
                 _ => format!("some values of `{variable}` match both arms; the earlier one wins"),
             };
@@ -344,10 +348,7 @@ fn fork_completion(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
                     "E0306",
                     format!("fork `{id}` completes into `{target_node}`, which is not a join"),
                     span,
-                    format!(
-                        "`{target_node}` is a {} node",
-                        other.kind_name().to_lowercase()
-                    ),
+                    format!("`{target_node}` is {}", kind_phrase(other)),
                 )
                 .with_label(cx.node_span(target_node), "declared here")
                 .with_help(
@@ -478,5 +479,19 @@ fn exit_span(cx: &Ctx<'_>, id: &str, r: usize, rule: &TransitionRule) -> Span {
     match rule {
         TransitionRule::Score { .. } => cx.condition_span(id, r, 0),
         _ => cx.rule_span(id, r),
+    }
+}
+
+/// `a standard node`, `an end node`, `a sub-workflow node`, ….
+fn kind_phrase(node: &Node) -> &'static str {
+    match node {
+        Node::Standard(_) => "a standard node",
+        Node::Parallel(_) => "a parallel node",
+        Node::Fork(_) => "a fork",
+        Node::Join(_) => "a join",
+        Node::Generic(_) => "a generic node",
+        Node::Action(_) => "an action node",
+        Node::SubWorkflow(_) => "a sub-workflow node",
+        Node::End(_) => "an end node",
     }
 }

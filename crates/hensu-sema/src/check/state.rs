@@ -158,7 +158,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                             for text in strings {
                                 sites.push(PromptSite {
                                     text,
-                                    spans: &[],
+                                    spans: origin.map(|o| o.placeholders.as_slice()).unwrap_or(&[]),
                                     whole,
                                     what: "payload",
                                 });
@@ -418,6 +418,24 @@ fn sub_workflow<'a>(
     let write_spans = spans(origin.map(|o| &o.writes), s.output_mapping.len());
     let import_span = |i: usize| import_spans.get(i).copied().unwrap_or_default();
     let write_span = |i: usize| write_spans.get(i).copied().unwrap_or_default();
+    // Names written twice in one `imports(…)`/`writes(…)` call (the IR mapping keeps one).
+    for (kind, name, span) in origin.map(|o| o.repeated_names.as_slice()).unwrap_or(&[]) {
+        let first = match kind.as_str() {
+            "imports" => s.input_mapping.get_index_of(name).map(import_span),
+            _ => s.output_mapping.get_index_of(name).map(write_span),
+        };
+        let mut d = Diagnostic::new(
+            "E0406",
+            format!("`{name}` is listed twice in `{kind}`"),
+            *span,
+            "listed again here",
+        )
+        .with_help("remove the duplicate");
+        if let Some(first) = first {
+            d = d.with_label(first, "first listed here");
+        }
+        cx.emit(d);
+    }
     // Parent-side names: imports read `input_mapping` values, writes set `output_mapping` keys.
     let mut imported: HashMap<&str, usize> = HashMap::new();
     for (i, (child, parent)) in s.input_mapping.iter().enumerate() {

@@ -20,13 +20,130 @@ fn examples() -> PathBuf {
 }
 
 /// Lowering diagnostics followed by the checks' (the checks run whenever there is an IR).
-fn lower_and_check(src: &str, file: FileId, dir: &Path) -> (Vec<Diagnostic>, Option<hensu_sema::Lowered>) {
+fn lower_and_check(src: &str, file: FileId, dir: &Path) -> (Vec<Diagnostic>, hensu_sema::Lowered) {
     let lowered = lower_source(src, file, &DirFiles(dir.to_path_buf()));
     let mut diags = lowered.diagnostics.clone();
     if let Some(wf) = &lowered.workflow {
         diags.extend(check_workflow(wf, &lowered.origins, InputKind::Source));
     }
-    (diags, Some(lowered))
+    (diags, lowered)
+}
+
+fn file_name(path: &Path) -> &str {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("fixture")
+}
+
+/// The fixture name starts with the code it demonstrates: `e0204_unknown_target.hwf` → `E0204`.
+fn fixture_code(name: &str) -> String {
+    name.split(['_', '-', '.'])
+        .next()
+        .unwrap_or_default()
+        .to_ascii_uppercase()
+}
+
+/// Source, human rendering and JSON rendering of one fixture.
+fn snapshot_text(sources: &[(String, String)], files: &Files, diags: &[Diagnostic]) -> String {
+    let mut out = String::new();
+    for (name, src) in sources {
+        out.push_str(&format!("===== {name}\n{src}"));
+    }
+    out.push_str("----- human\n");
+    out.push_str(&render_human(files, diags, false));
+    out.push_str("----- json\n");
+    out.push_str(&render_json(files, diags));
+    out.push('\n');
+    out
+}
+
+fn single_fixture(path: &Path) {
+    let src = std::fs::read_to_string(path).expect("fixture");
+    let name = file_name(path);
+    let (diags, lowered) = lower_and_check(&src, FileId(0), &fixtures());
+    let files = Files::single(name, src.as_str());
+    let code = fixture_code(name);
+    assert!(
+        lowered.diagnostics.iter().all(|d| !d.is_error()),
+        "{name}: the fixture must lower without errors:\n{}",
+        render_human(&files, &lowered.diagnostics, false)
+    );
+    assert!(
+        diags.iter().any(|d| d.code == code),
+        "{name} should report {code}:\n{}",
+        render_human(&files, &diags, false)
+    );
+    insta::assert_snapshot!(snapshot_text(
+        &[(name.to_string(), src.clone())],
+        &files,
+        &diags
+    ));
+}
+
+#[test]
+fn error_fixtures() {
+    insta::glob!(
+        "../fixtures/sema/check/err",
+        "*.hwf",
+        |path| single_fixture(path)
+    );
+}
+
+#[test]
+fn warning_fixtures() {
+    insta::glob!("../fixtures/sema/check/warn", "*.hwf", |path| {
+        single_fixture(path)
+    });
+}
+
+/// A project case: every `*.hwf` of the directory (sorted) compiled together.
+#[test]
+fn project_fixtures() {
+    insta::glob!("../fixtures/sema/project", "*/main.hwf", |main| {
+        let dir = main.parent().expect("case directory");
+        let case = file_name(dir).to_string();
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+            .expect("case directory")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("hwf"))
+            .collect();
+        paths.sort();
+        let mut files = Files::new();
+        let mut sources = Vec::new();
+        let mut lowered = Vec::new();
+        let mut diags = Vec::new();
+        for path in &paths {
+            let src = std::fs::read_to_string(path).expect("fixture");
+            let name = format!("{case}/{}", file_name(path));
+            let id = files.add(name.clone(), src.clone());
+            let (d, l) = lower_and_check(&src, id, &fixtures());
+            assert!(
+                l.diagnostics.iter().all(|d| !d.is_error()),
+                "{name}: must lower without errors"
+            );
+            diags.extend(d);
+            sources.push((name, src));
+            lowered.push((id, l));
+        }
+        let units: Vec<ProjectUnit<'_>> = lowered
+            .iter()
+            .filter_map(|(id, l)| {
+                l.workflow.as_ref().map(|workflow| ProjectUnit {
+                    file: *id,
+                    workflow,
+                    origins: &l.origins,
+                })
+            })
+            .collect();
+        diags.extend(check_project(&units));
+        let code = fixture_code(&case);
+        assert!(
+            diags.iter().any(|d| d.code == code),
+            "{case} should report {code}:\n{}",
+            render_human(&files, &diags, false)
+        );
+        insta::assert_snapshot!(snapshot_text(&sources, &files, &diags));
+    });
 }
 
 #[test]
@@ -41,11 +158,79 @@ fn examples_check_without_errors() {
     let mut report = String::new();
     for path in &paths {
         let src = std::fs::read_to_string(path).expect("example");
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("example");
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("example");
         let (diags, _) = lower_and_check(&src, FileId(0), &examples());
         if !diags.is_empty() {
-            report.push_str(&render_human(&Files::single(name, src.as_str()), &diags, false));
+            report.push_str(&render_human(
+                &Files::single(name, src.as_str()),
+                &diags,
+                false,
+            ));
         }
     }
     assert!(report.is_empty(), "{report}");
+}
+
+/// Origins for a `.json` workflow, as precise as the test needs: the whole file as fallback, node
+/// ids and standard-node `writes` entries from the JSON source map.
+fn json_origins(wf: &hensu_ir::Workflow, text: &str, file: FileId) -> hensu_sema::origins::Origins {
+    use hensu_diagnostics::Span;
+    use hensu_sema::origins::{NodeOrigin, Origins};
+    let map = hensu_ir::wire::SourceMap::index(text);
+    let span = |s: hensu_ir::wire::Span| Span::from_range(s.start..s.end);
+    let fallback = Span::from_range(0..text.len());
+    let mut origins = Origins {
+        file,
+        fallback,
+        ..Origins::default()
+    };
+    for (id, node) in &wf.nodes {
+        let path = format!("nodes.{id}");
+        let mut o = NodeOrigin {
+            id: map.key_span(&path).map(span).unwrap_or(fallback),
+            decl: map.value_span(&path).map(span).unwrap_or(fallback),
+            ..NodeOrigin::default()
+        };
+        if let hensu_ir::Node::Standard(n) = node {
+            o.writes = (0..n.writes.len())
+                .map(|i| {
+                    map.value_span(&format!("{path}.writes[{i}]"))
+                        .map(span)
+                        .unwrap_or(fallback)
+                })
+                .collect();
+        }
+        origins.nodes.insert(id.clone(), o);
+    }
+    origins
+}
+
+#[test]
+fn json_fixtures() {
+    insta::glob!("../fixtures/sema/check/json", "*.json", |path| {
+        let text = std::fs::read_to_string(path).expect("fixture");
+        let name = file_name(path);
+        let wf = hensu_ir::from_json(&text).expect("valid workflow JSON");
+        let origins = json_origins(&wf, &text, FileId(0));
+        let diags = check_workflow(&wf, &origins, InputKind::Json);
+        let files = Files::single(name, text.as_str());
+        let code = fixture_code(name);
+        assert!(
+            diags.iter().any(|d| d.code == code),
+            "{name} should report {code}:\n{}",
+            render_human(&files, &diags, false)
+        );
+        assert!(
+            diags.iter().all(|d| d.code != "E0401"),
+            "no E0401 for JSON writes"
+        );
+        insta::assert_snapshot!(snapshot_text(
+            &[(name.to_string(), text.clone())],
+            &files,
+            &diags
+        ));
+    });
 }

@@ -174,11 +174,3 @@ pub fn lines(diags: &[Diagnostic]) -> Vec<String> {
 pub fn codes(diags: &[Diagnostic]) -> Vec<&'static str> {
     diags.iter().map(|d| d.code).collect()
 }
-
-/// The codes found, sorted and deduplicated, for "exactly these codes" assertions.
-pub fn code_set(diags: &[Diagnostic]) -> Vec<&'static str> {
-    let mut c = codes(diags);
-    c.sort();
-    c.dedup();
-    c
-}
