@@ -81,6 +81,13 @@ fn err_fixtures() {
             "{name} should report {code}:\n{}",
             render(name, &src, &l.diagnostics)
         );
+        for d in &l.diagnostics {
+            assert!(
+                hensu_diagnostics::is_known(d.code),
+                "{} is not in the catalogue",
+                d.code
+            );
+        }
         insta::assert_snapshot!(format!(
             "{src}\n-----\n{}",
             render(name, &src, &l.diagnostics)
