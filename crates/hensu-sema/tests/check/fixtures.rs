@@ -82,18 +82,12 @@ fn single_fixture(path: &Path) {
 
 #[test]
 fn error_fixtures() {
-    insta::glob!(
-        "../fixtures/sema/check/err",
-        "*.hwf",
-        |path| single_fixture(path)
-    );
+    insta::glob!("../fixtures/sema/check/err", "*.hwf", single_fixture);
 }
 
 #[test]
 fn warning_fixtures() {
-    insta::glob!("../fixtures/sema/check/warn", "*.hwf", |path| {
-        single_fixture(path)
-    });
+    insta::glob!("../fixtures/sema/check/warn", "*.hwf", single_fixture);
 }
 
 /// A project case: every `*.hwf` of the directory (sorted) compiled together.
