@@ -1,0 +1,78 @@
+//! Everything computed once per version of a document: the line index, the syntax-tree symbol
+//! index, the lowered IR with its origins, and the file's own diagnostics (lexical, syntax,
+//! lowering and single-workflow checks). Tokens for completion and semantic tokens are lexed
+//! lazily on first use.
+
+use std::sync::OnceLock;
+
+use hensu_diagnostics::{Diagnostic, FileId};
+use hensu_ir::Workflow;
+use hensu_sema::check::{InputKind, check_workflow};
+use hensu_sema::files::FileProvider;
+use hensu_sema::origins::Origins;
+use hensu_syntax::Lexed;
+
+use crate::index::Index;
+use crate::line_index::LineIndex;
+
+#[derive(Debug)]
+pub struct Analysis {
+    pub file: FileId,
+    pub text: String,
+    pub lines: LineIndex,
+    pub index: Index,
+    pub workflow: Option<Workflow>,
+    pub origins: Origins,
+    /// Lexical, syntax, lowering and single-workflow check diagnostics, in source order.
+    pub diagnostics: Vec<Diagnostic>,
+    lexed: OnceLock<Lexed>,
+}
+
+impl Analysis {
+    pub fn new(file: FileId, text: String, files: &dyn FileProvider) -> Analysis {
+        let lines = LineIndex::new(&text);
+        let parsed = hensu_syntax::parse(&text);
+        let index = Index::build(&text, &parsed.file);
+        let lowered = hensu_sema::lower(&parsed.file, file, files);
+        let mut diagnostics: Vec<Diagnostic> = parsed
+            .diagnostics
+            .into_iter()
+            .map(|d| d.in_file(file))
+            .collect();
+        diagnostics.extend(lowered.diagnostics);
+        if let Some(wf) = &lowered.workflow {
+            diagnostics.extend(check_workflow(wf, &lowered.origins, InputKind::Source));
+        }
+        let mut diagnostics: Vec<Diagnostic> =
+            diagnostics.into_iter().map(|d| d.in_file(file)).collect();
+        hensu_diagnostics::sort_diagnostics(&mut diagnostics);
+        drop(parsed.file);
+        Analysis {
+            file,
+            text,
+            lines,
+            index,
+            workflow: lowered.workflow,
+            origins: lowered.origins,
+            diagnostics,
+            lexed: OnceLock::new(),
+        }
+    }
+
+    /// The tokens and comments of the text (lexed on first use).
+    pub fn lexed(&self) -> &Lexed {
+        self.lexed.get_or_init(|| hensu_syntax::lex(&self.text))
+    }
+
+    pub fn offset(&self, pos: lsp_types::Position) -> u32 {
+        self.lines.offset(&self.text, pos)
+    }
+
+    pub fn range(&self, span: hensu_diagnostics::Span) -> lsp_types::Range {
+        self.lines.range(&self.text, span)
+    }
+
+    pub fn slice(&self, span: hensu_diagnostics::Span) -> &str {
+        self.text.get(span.range()).unwrap_or("")
+    }
+}

@@ -1,0 +1,139 @@
+//! Byte offsets ↔ LSP positions (0-based line, UTF-16 column). Lines end after `\n`, `\r\n` or
+//! a lone `\r`, as in the protocol. Conversions never panic: positions past the end of a line or
+//! of the file are clamped.
+
+use hensu_diagnostics::Span;
+use lsp_types::{Position, Range};
+
+#[derive(Clone, Debug, Default)]
+pub struct LineIndex {
+    /// Byte offset of the start of every line; `starts[0] == 0`.
+    starts: Vec<u32>,
+    len: u32,
+}
+
+fn to_u32(v: usize) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> Self {
+        let bytes = text.as_bytes();
+        let mut starts = vec![0u32];
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\n' => starts.push(to_u32(i + 1)),
+                b'\r' => {
+                    if bytes.get(i + 1) == Some(&b'\n') {
+                        i += 1;
+                    }
+                    starts.push(to_u32(i + 1));
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        LineIndex {
+            starts,
+            len: to_u32(text.len()),
+        }
+    }
+
+    fn line_of(&self, byte: u32) -> usize {
+        match self.starts.binary_search(&byte) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
+        }
+    }
+
+    /// The byte range of a 0-based line without its terminator.
+    fn line_content(&self, text: &str, line: usize) -> (usize, usize) {
+        let start = self.starts.get(line).map_or(text.len(), |s| *s as usize);
+        let end = self
+            .starts
+            .get(line + 1)
+            .map_or(text.len(), |s| *s as usize);
+        let start = start.min(text.len());
+        let end = end.min(text.len()).max(start);
+        let content = text.get(start..end).unwrap_or("");
+        let trimmed = content.trim_end_matches(['\n', '\r']);
+        (start, start + trimmed.len())
+    }
+
+    /// The LSP position of a byte offset (clamped to the text and to a char boundary).
+    pub fn position(&self, text: &str, byte: u32) -> Position {
+        let mut b = (byte as usize).min(text.len());
+        while b > 0 && !text.is_char_boundary(b) {
+            b -= 1;
+        }
+        let line = self.line_of(to_u32(b));
+        let start = self.starts.get(line).map_or(0, |s| *s as usize).min(b);
+        let col: usize = text
+            .get(start..b)
+            .unwrap_or("")
+            .chars()
+            .map(char::len_utf16)
+            .sum();
+        Position::new(to_u32(line), to_u32(col))
+    }
+
+    pub fn range(&self, text: &str, span: Span) -> Range {
+        let start = self.position(text, span.start);
+        let end = self.position(text, span.end.max(span.start));
+        Range::new(start, end)
+    }
+
+    /// The byte offset of an LSP position; a column past the end of its line gives the end of
+    /// the line, a line past the end gives the end of the text.
+    pub fn offset(&self, text: &str, pos: Position) -> u32 {
+        let line = pos.line as usize;
+        if line >= self.starts.len() {
+            return self.len.min(to_u32(text.len()));
+        }
+        let (start, end) = self.line_content(text, line);
+        let mut units = 0usize;
+        let want = pos.character as usize;
+        let content = text.get(start..end).unwrap_or("");
+        for (i, c) in content.char_indices() {
+            if units >= want {
+                return to_u32(start + i);
+            }
+            units += c.len_utf16();
+        }
+        to_u32(end)
+    }
+
+    pub fn span(&self, text: &str, range: Range) -> Span {
+        let a = self.offset(text, range.start);
+        let b = self.offset(text, range.end);
+        Span::new(a.min(b), a.max(b))
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Byte offset where a 0-based line starts (the end of the text past the last line).
+    pub fn line_start(&self, line: usize) -> u32 {
+        self.starts.get(line).copied().unwrap_or(self.len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf16_round_trip() {
+        let text = "a\r\né𝄞x\n\ny";
+        let idx = LineIndex::new(text);
+        let x = text.find('x').map_or(0, to_u32);
+        let p = idx.position(text, x);
+        assert_eq!(p, Position::new(1, 3));
+        assert_eq!(idx.offset(text, p), x);
+        assert_eq!(idx.offset(text, Position::new(1, 99)), x + 1);
+        assert_eq!(idx.offset(text, Position::new(9, 0)), to_u32(text.len()));
+        assert_eq!(idx.position(text, 999), Position::new(3, 1));
+    }
+}

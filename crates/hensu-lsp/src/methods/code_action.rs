@@ -1,0 +1,89 @@
+//! `textDocument/codeAction`: quick fixes for did-you-mean diagnostics — the diagnostic's span
+//! (the text inside the quotes for a string, the last segment of `A.B`) is replaced by the
+//! suggestion of its help text ``did you mean `x`?``.
+
+use std::collections::HashMap;
+
+use hensu_diagnostics::Span;
+use lsp_types::{
+    CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse,
+    NumberOrString, TextEdit, WorkspaceEdit,
+};
+
+use crate::engine::Engine;
+
+/// The `x` of ``did you mean `x`?``.
+pub(crate) fn suggestion(help: &str) -> Option<&str> {
+    let rest = &help[help.find("did you mean `")? + "did you mean `".len()..];
+    let end = rest.find('`')?;
+    Some(&rest[..end]).filter(|s| !s.is_empty())
+}
+
+/// The part of `span` a suggestion replaces.
+fn replaced(text: &str, span: Span, suggestion: &str) -> Span {
+    let s = text.get(span.range()).unwrap_or("");
+    if s.len() >= 2 && s.starts_with('"') && s.ends_with('"') && !s.starts_with("\"\"\"") {
+        return Span::new(span.start + 1, span.end - 1);
+    }
+    if !suggestion.contains('.')
+        && let Some(dot) = s.rfind('.')
+    {
+        let start = span.start + u32::try_from(dot + 1).unwrap_or(0);
+        return Span::new(start.min(span.end), span.end);
+    }
+    span
+}
+
+impl Engine {
+    pub fn code_action(&self, params: CodeActionParams) -> Option<CodeActionResponse> {
+        let uri = &params.text_document.uri;
+        let a = self.analysis(uri)?;
+        let want = a.lines.span(&a.text, params.range);
+        let mut out = Vec::new();
+        for d in &a.diagnostics {
+            let span = d.primary.span;
+            if span.end < want.start || span.start > want.end {
+                continue;
+            }
+            let Some(fix) = d.help.iter().find_map(|h| suggestion(h)) else {
+                continue;
+            };
+            let edit_span = replaced(&a.text, span, fix);
+            let range = a.range(edit_span);
+            let matching: Vec<lsp_types::Diagnostic> = params
+                .context
+                .diagnostics
+                .iter()
+                .filter(|c| {
+                    c.range == a.range(span)
+                        && c.code == Some(NumberOrString::String(d.code.to_string()))
+                })
+                .cloned()
+                .collect();
+            let mut changes = HashMap::new();
+            changes.insert(
+                uri.clone(),
+                vec![TextEdit {
+                    range,
+                    new_text: fix.to_string(),
+                }],
+            );
+            out.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: format!("Replace with `{fix}`"),
+                kind: Some(CodeActionKind::QUICKFIX),
+                diagnostics: if matching.is_empty() {
+                    None
+                } else {
+                    Some(matching)
+                },
+                edit: Some(WorkspaceEdit {
+                    changes: Some(changes),
+                    ..WorkspaceEdit::default()
+                }),
+                is_preferred: Some(true),
+                ..CodeAction::default()
+            }));
+        }
+        Some(out)
+    }
+}

@@ -1,0 +1,37 @@
+//! `textDocument/definition`: from a node id, agent id, variable (in a string or a `{name}`
+//! placeholder) or sub-workflow target to its declaration — across files for sub-workflow
+//! targets (open documents and the workflow files of the project folder).
+
+use lsp_types::{GotoDefinitionParams, GotoDefinitionResponse, Location, Uri};
+
+use crate::engine::Engine;
+use crate::index::{Occ, Role, SymKind};
+
+impl Engine {
+    pub fn definition(&self, params: GotoDefinitionParams) -> Option<GotoDefinitionResponse> {
+        let uri = &params.text_document_position_params.text_document.uri;
+        let a = self.analysis(uri)?;
+        let offset = a.offset(params.text_document_position_params.position);
+        let occ = a.index.occ_at(offset)?.clone();
+        let loc = self.definition_of(uri, &occ)?;
+        Some(GotoDefinitionResponse::Scalar(loc))
+    }
+
+    /// Where the symbol of `occ` (found in `uri`) is declared.
+    pub(crate) fn definition_of(&self, uri: &Uri, occ: &Occ) -> Option<Location> {
+        if occ.kind == SymKind::Workflow {
+            for m in self.project(uri) {
+                if let Some(w) = &m.analysis.index.workflow
+                    && w.id == occ.name
+                {
+                    return Some(Location::new(m.uri.clone(), m.analysis.range(w.name_span)));
+                }
+            }
+            return None;
+        }
+        let a = self.analysis(uri)?;
+        let def = a.index.def_of(occ.kind, &occ.name)?;
+        debug_assert!(def.role == Role::Def);
+        Some(Location::new(uri.clone(), a.range(def.span)))
+    }
+}

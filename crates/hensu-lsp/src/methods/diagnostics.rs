@@ -1,0 +1,122 @@
+//! Diagnostics of a document: its own (lexical, syntax, lowering, single-workflow checks) plus
+//! the project checks (E05xx) over its project (open documents and the workflow files of the
+//! project folder), converted to LSP with UTF-16 ranges; secondary labels become related
+//! information, notes and help are appended to the message.
+
+use std::sync::Arc;
+
+use hensu_diagnostics::{Diagnostic, Severity};
+use hensu_sema::check::{ProjectUnit, check_project};
+use lsp_types::{
+    DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString,
+    PublishDiagnosticsParams, Uri,
+};
+
+use crate::analysis::Analysis;
+use crate::engine::{Engine, Member};
+
+impl Engine {
+    /// The diagnostics to publish after `uri` was opened or changed: for it and every other open
+    /// document of its project (their project diagnostics may have changed).
+    pub fn publish_diagnostics(&self, uri: &Uri) -> Vec<PublishDiagnosticsParams> {
+        let members = self.project(uri);
+        let units: Vec<ProjectUnit<'_>> = members
+            .iter()
+            .filter_map(|m| {
+                m.analysis.workflow.as_ref().map(|w| ProjectUnit {
+                    file: m.analysis.file,
+                    workflow: w,
+                    origins: &m.analysis.origins,
+                })
+            })
+            .collect();
+        let project = if units.len() > 1 {
+            check_project(&units)
+        } else {
+            Vec::new()
+        };
+        let mut out = Vec::new();
+        for m in &members {
+            let Some(version) = self.version(&m.uri) else {
+                continue;
+            };
+            let a = &m.analysis;
+            let diagnostics = a
+                .diagnostics
+                .iter()
+                .chain(project.iter().filter(|d| d.primary.file == a.file))
+                .map(|d| to_lsp(a, d, &members))
+                .collect();
+            out.push(PublishDiagnosticsParams {
+                uri: m.uri.clone(),
+                diagnostics,
+                version: Some(version),
+            });
+        }
+        out
+    }
+
+    /// The diagnostics of one open document.
+    pub fn diagnostics(&self, uri: &Uri) -> Vec<lsp_types::Diagnostic> {
+        self.publish_diagnostics(uri)
+            .into_iter()
+            .find(|p| p.uri == *uri)
+            .map(|p| p.diagnostics)
+            .unwrap_or_default()
+    }
+}
+
+fn analysis_of<'m>(members: &'m [Member], file: hensu_diagnostics::FileId) -> Option<&'m Member> {
+    members.iter().find(|m| m.analysis.file == file)
+}
+
+pub(crate) fn to_lsp(
+    a: &Arc<Analysis>,
+    d: &Diagnostic,
+    members: &[Member],
+) -> lsp_types::Diagnostic {
+    let mut message = d.message.clone();
+    for n in &d.notes {
+        message.push_str("\nnote: ");
+        message.push_str(n);
+    }
+    for h in &d.help {
+        message.push_str("\nhelp: ");
+        message.push_str(h);
+    }
+    let mut related = Vec::new();
+    if !d.primary.message.is_empty() {
+        if let Some(uri) = analysis_of(members, d.primary.file).map(|m| m.uri.clone()) {
+            related.push(DiagnosticRelatedInformation {
+                location: Location::new(uri, a.range(d.primary.span)),
+                message: d.primary.message.clone(),
+            });
+        }
+    }
+    for l in &d.secondary {
+        if let Some(m) = analysis_of(members, l.file) {
+            related.push(DiagnosticRelatedInformation {
+                location: Location::new(m.uri.clone(), m.analysis.range(l.span)),
+                message: l.message.clone(),
+            });
+        }
+    }
+    lsp_types::Diagnostic {
+        range: a.range(d.primary.span),
+        severity: Some(match d.severity {
+            Severity::Error => DiagnosticSeverity::ERROR,
+            Severity::Warning => DiagnosticSeverity::WARNING,
+        }),
+        code: Some(NumberOrString::String(d.code.to_string())),
+        code_description: None,
+        source: Some("hensu".to_string()),
+        message,
+        related_information: if related.is_empty() {
+            None
+        } else {
+            Some(related)
+        },
+        tags: None,
+        data: None,
+    }
+}

@@ -1,0 +1,24 @@
+//! `textDocument/references`: every occurrence of the node id, agent id, variable or workflow id
+//! under the cursor (workflow ids across the project).
+
+use lsp_types::{Location, ReferenceParams};
+
+use crate::engine::Engine;
+use crate::index::Role;
+
+impl Engine {
+    pub fn references(&self, params: ReferenceParams) -> Option<Vec<Location>> {
+        let uri = &params.text_document_position.text_document.uri;
+        let a = self.analysis(uri)?;
+        let offset = a.offset(params.text_document_position.position);
+        let occ = a.index.occ_at(offset)?.clone();
+        let with_decl = params.context.include_declaration;
+        let locations: Vec<Location> = self
+            .occurrences(uri, occ.kind, &occ.name)
+            .into_iter()
+            .filter(|(_, _, o)| with_decl || o.role != Role::Def)
+            .map(|(u, an, o)| Location::new(u, an.range(o.span)))
+            .collect();
+        Some(locations)
+    }
+}

@@ -1,0 +1,93 @@
+//! `textDocument/prepareRename` and `textDocument/rename` of nodes, agents and variables: every
+//! occurrence in the document, `{name}` placeholders included. The new name must be a valid
+//! identifier (`[A-Za-z0-9][A-Za-z0-9._-]*`, as E0207 checks); a variable used in a placeholder
+//! must also stay a placeholder name (`[A-Za-z_][A-Za-z0-9_]*`).
+
+use std::collections::HashMap;
+
+use lsp_types::{
+    PrepareRenameResponse, RenameParams, TextDocumentPositionParams, TextEdit, WorkspaceEdit,
+};
+
+use crate::engine::Engine;
+use crate::index::{Role, SymKind};
+
+fn is_placeholder_name(s: &str) -> bool {
+    let mut c = s.chars();
+    c.next()
+        .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+        && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+impl Engine {
+    pub fn prepare_rename(
+        &self,
+        params: TextDocumentPositionParams,
+    ) -> Result<Option<PrepareRenameResponse>, String> {
+        let Some(a) = self.analysis(&params.text_document.uri) else {
+            return Ok(None);
+        };
+        let offset = a.offset(params.position);
+        let Some(occ) = a.index.occ_at(offset) else {
+            return Ok(None);
+        };
+        if occ.kind == SymKind::Workflow {
+            return Err(
+                "workflow ids cannot be renamed here: change the workflow name".to_string(),
+            );
+        }
+        Ok(Some(PrepareRenameResponse::RangeWithPlaceholder {
+            range: a.range(occ.span),
+            placeholder: occ.name.clone(),
+        }))
+    }
+
+    /// Renames the symbol under the cursor; an invalid new name is an error (shown to the user).
+    pub fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>, String> {
+        let uri = &params.text_document_position.text_document.uri;
+        let Some(a) = self.analysis(uri) else {
+            return Ok(None);
+        };
+        let offset = a.offset(params.text_document_position.position);
+        let Some(occ) = a.index.occ_at(offset).cloned() else {
+            return Ok(None);
+        };
+        let new = params.new_name.as_str();
+        if occ.kind == SymKind::Workflow {
+            return Err(
+                "workflow ids cannot be renamed here: change the workflow name".to_string(),
+            );
+        }
+        if !hensu_sema::is_valid_identifier(new) {
+            return Err(format!(
+                "`{new}` is not a valid {} id: use letters, digits, `.`, `_` and `-`, starting with a letter or digit",
+                occ.kind.describe()
+            ));
+        }
+        let occs = self.occurrences(uri, occ.kind, &occ.name);
+        if occ.kind == SymKind::Variable
+            && !is_placeholder_name(new)
+            && occs.iter().any(|(_, _, o)| o.role == Role::Placeholder)
+        {
+            return Err(format!(
+                "`{new}` cannot be used in a `{{name}}` placeholder: use letters, digits and `_`"
+            ));
+        }
+        let mut changes: HashMap<lsp_types::Uri, Vec<TextEdit>> = HashMap::new();
+        for (u, an, o) in occs {
+            let new_text = if o.quoted {
+                format!("\"{new}\"")
+            } else {
+                new.to_string()
+            };
+            changes.entry(u).or_default().push(TextEdit {
+                range: an.range(o.span),
+                new_text,
+            });
+        }
+        Ok(Some(WorkspaceEdit {
+            changes: Some(changes),
+            ..WorkspaceEdit::default()
+        }))
+    }
+}
