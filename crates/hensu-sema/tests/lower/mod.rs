@@ -165,3 +165,92 @@ fn removed_form_without_any_home_is_e0101() {
     );
     assert_eq!(codes(&l), ["E0101"]);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Token soup from the language's vocabulary never makes the lowering panic.
+    #[test]
+    fn token_soup_never_panics(tokens in proptest::collection::vec(0usize..TOKENS.len(), 0..80)) {
+        let src: String = tokens.iter().map(|i| TOKENS[*i]).collect::<Vec<_>>().join(" ");
+        let _ = lower_str(&format!("workflow(\"x\") {{ graph {{ start at \"a\"\n{src}\n}} }}"));
+        let _ = lower_str(&src);
+    }
+}
+
+const TOKENS: &[&str] = &[
+    "workflow",
+    "graph",
+    "node",
+    "parallel",
+    "fork",
+    "join",
+    "generic",
+    "action",
+    "subWorkflow",
+    "end",
+    "branch",
+    "consensus",
+    "review",
+    "onScore",
+    "onCondition",
+    "onSuccess",
+    "onFailure",
+    "onApproval",
+    "onRejection",
+    "onConsensus",
+    "onNoConsensus",
+    "onComplete",
+    "whenScore",
+    "whenValue",
+    "otherwise",
+    "goto",
+    "revise",
+    "retry",
+    "withFeedback",
+    "`in`",
+    "start",
+    "at",
+    "to",
+    "mapOf",
+    "listOf",
+    "config",
+    "state",
+    "agents",
+    "agent",
+    "input",
+    "variable",
+    "writes",
+    "targets",
+    "await",
+    "send",
+    "execute",
+    "{",
+    "}",
+    "(",
+    ")",
+    ",",
+    ";",
+    "=",
+    "..",
+    ".",
+    "+",
+    "\n",
+    "\"a\"",
+    "\"b.md\"",
+    "\"../x.md\"",
+    "3",
+    "-1",
+    "2.5",
+    "10L",
+    "true",
+    "null",
+    "VarType.STRING",
+    "Models.GPT_4O",
+    "STRING",
+    "equalTo",
+    "lessThan",
+    "\"\"\"raw\"\"\".trimIndent()",
+    "planning",
+    "loop",
+];
