@@ -312,11 +312,19 @@ fn summarize(workflow: &Workflow, result: &RunResult, verbose: bool) -> u8 {
     };
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{headline}");
+    if let RunOutcome::Failed(hensu_runtime::RuntimeError::MissingInputs { names }) = &result.outcome {
+        let example: Vec<String> = names.iter().map(|n| format!("\"{n}\": \"…\"")).collect();
+        let _ = writeln!(out, "  help: give them with -c '{{{}}}'", example.join(", "));
+    }
     let mut path: Vec<&str> = state.path();
     if let RunOutcome::Completed { end_node, .. } = &result.outcome {
         path.push(end_node);
     }
-    let _ = writeln!(out, "  path        {}", path.join(" → "));
+    let _ = writeln!(
+        out,
+        "  path        {}",
+        if path.is_empty() { "(no node ran)".to_string() } else { path.join(" → ") }
+    );
     let _ = writeln!(out, "  steps       {}", state.steps);
     if !state.backtracks.is_empty() {
         let _ = writeln!(out, "  backtracks  {}", state.backtracks.len());
