@@ -5,7 +5,8 @@ use std::collections::{HashMap, HashSet};
 
 use hensu_diagnostics::{Diagnostic, Span};
 use hensu_ir::{
-    Action, ConditionPredicate, Node, StateSchema, TransitionRule, VarType, is_engine_variable,
+    Action, ConditionPredicate, Node, StateSchema, StateVariable, TransitionRule, VarType,
+    is_engine_variable,
 };
 use serde_json::Value;
 
@@ -51,6 +52,34 @@ fn json_strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
     }
 }
 
+/// The state schema with a by-name index (checks look names up once per use, so a large
+/// schema stays linear).
+struct Schema<'a> {
+    variables: &'a [StateVariable],
+    by_name: HashMap<&'a str, &'a StateVariable>,
+}
+
+impl<'a> Schema<'a> {
+    fn new(schema: &'a StateSchema) -> Self {
+        let mut by_name = HashMap::with_capacity(schema.variables.len());
+        for v in &schema.variables {
+            by_name.entry(v.name.as_str()).or_insert(v);
+        }
+        Schema {
+            variables: &schema.variables,
+            by_name,
+        }
+    }
+
+    fn variable(&self, name: &str) -> Option<&'a StateVariable> {
+        self.by_name.get(name).copied()
+    }
+
+    fn names(&self) -> impl Iterator<Item = &'a str> + use<'a> {
+        self.variables.iter().map(|v| v.name.as_str())
+    }
+}
+
 /// One place whose `{name}` placeholders are checked and read.
 struct PromptSite<'a> {
     text: &'a str,
@@ -63,7 +92,8 @@ struct PromptSite<'a> {
 
 pub(super) fn check(cx: &mut Ctx<'_>) {
     let wf = cx.wf;
-    let schema = wf.state_schema.as_ref();
+    let schema_index = wf.state_schema.as_ref().map(Schema::new);
+    let schema = schema_index.as_ref();
     let mut written: HashSet<&str> = HashSet::new();
     let mut read: HashSet<&str> = HashSet::new();
     let mut opaque_reader = false;
@@ -92,6 +122,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                 }
                 conditions(
                     cx,
+                    schema,
                     id,
                     n.writes.as_slice(),
                     node.transition_rules(),
@@ -185,7 +216,9 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                     }
                 }
             }
-            Node::SubWorkflow(s) => sub_workflow(cx, id, origin, s, &mut read, &mut written),
+            Node::SubWorkflow(s) => {
+                sub_workflow(cx, schema, id, origin, s, &mut read, &mut written)
+            }
             Node::Fork(_) | Node::End(_) => {}
         }
         for site in sites {
@@ -229,16 +262,12 @@ fn engine_variable(cx: &mut Ctx<'_>, name: &str, span: Span, place: &str, help: 
     cx.emit(d);
 }
 
-fn schema_names(schema: &StateSchema) -> impl Iterator<Item = &str> {
-    schema.variables.iter().map(|v| v.name.as_str())
-}
-
 /// E0402: a written variable that the schema does not declare.
-fn undeclared_write(cx: &mut Ctx<'_>, schema: &StateSchema, name: &str, span: Span) {
+fn undeclared_write(cx: &mut Ctx<'_>, schema: &Schema<'_>, name: &str, span: Span) {
     if schema.variable(name).is_some() {
         return;
     }
-    let help = help_for(name, schema_names(schema)).unwrap_or_else(|| {
+    let help = help_for(name, schema.names()).unwrap_or_else(|| {
         format!("declare it in `state {{ }}`: `variable(\"{name}\", VarType.STRING)`")
     });
     let d = Diagnostic::new(
@@ -254,7 +283,7 @@ fn undeclared_write(cx: &mut Ctx<'_>, schema: &StateSchema, name: &str, span: Sp
 /// E0403 for one prompt / payload text, and the placeholder reads for W0308.
 fn prompt_site<'a>(
     cx: &mut Ctx<'_>,
-    schema: Option<&StateSchema>,
+    schema: Option<&Schema<'_>>,
     site: &PromptSite<'a>,
     read: &mut HashSet<&'a str>,
 ) {
@@ -271,7 +300,7 @@ fn prompt_site<'a>(
             .find(|(n, _)| n == name)
             .map(|(_, s)| *s)
             .unwrap_or(site.whole);
-        let help = help_for(name, schema_names(schema)).unwrap_or_else(|| {
+        let help = help_for(name, schema.names()).unwrap_or_else(|| {
             format!("declare it in `state {{ }}`, e.g. `variable(\"{name}\", VarType.STRING)`")
         });
         let d = Diagnostic::new(
@@ -292,6 +321,7 @@ fn prompt_site<'a>(
 /// `onCondition` arms of a standard node.
 fn conditions<'a>(
     cx: &mut Ctx<'_>,
+    schema: Option<&Schema<'_>>,
     id: &str,
     writes: &[String],
     rules: &'a [TransitionRule],
@@ -333,10 +363,7 @@ fn conditions<'a>(
             ));
             cx.emit(d);
         }
-        let declared = cx
-            .wf
-            .state_schema
-            .as_ref()
+        let declared = schema
             .and_then(|s| s.variable(variable))
             .map(|v| v.var_type);
         if let Some(ty) = declared {
@@ -399,13 +426,13 @@ fn operand_type(
 /// E0401 / E0406 for a sub-workflow node's imports and writes.
 fn sub_workflow<'a>(
     cx: &mut Ctx<'_>,
+    schema: Option<&Schema<'_>>,
     id: &str,
     origin: Option<&NodeOrigin>,
     s: &'a hensu_ir::SubWorkflowNode,
     read: &mut HashSet<&'a str>,
     written: &mut HashSet<&'a str>,
 ) {
-    let schema = cx.wf.state_schema.as_ref();
     let spans = |list: Option<&Vec<Span>>, n: usize| -> Vec<Span> {
         (0..n)
             .map(|i| {
@@ -511,8 +538,8 @@ fn sub_workflow<'a>(
     }
 }
 
-fn not_in_parent(cx: &mut Ctx<'_>, schema: &StateSchema, name: &str, span: Span, what: &str) {
-    let help = help_for(name, schema_names(schema)).unwrap_or_else(|| {
+fn not_in_parent(cx: &mut Ctx<'_>, schema: &Schema<'_>, name: &str, span: Span, what: &str) {
+    let help = help_for(name, schema.names()).unwrap_or_else(|| {
         format!("declare it in `state {{ }}`: `variable(\"{name}\", VarType.STRING)`")
     });
     let d = Diagnostic::new(
@@ -528,12 +555,12 @@ fn not_in_parent(cx: &mut Ctx<'_>, schema: &StateSchema, name: &str, span: Span,
 /// W0308: a declared variable never written (and not an input), or an input never read.
 fn unused_variables(
     cx: &mut Ctx<'_>,
-    schema: &StateSchema,
+    schema: &Schema<'_>,
     written: &HashSet<&str>,
     read: &HashSet<&str>,
     opaque_reader: bool,
 ) {
-    for var in &schema.variables {
+    for var in schema.variables {
         let name = var.name.as_str();
         let span = cx
             .origins

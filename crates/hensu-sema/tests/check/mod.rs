@@ -5,6 +5,7 @@ mod flow;
 mod intervals;
 mod perf;
 mod project;
+mod robust;
 mod rules;
 mod state;
 mod support;
