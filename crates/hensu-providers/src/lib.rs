@@ -19,6 +19,7 @@
 pub mod agent;
 pub mod config;
 pub mod error;
+pub mod listener;
 mod protocol;
 pub mod provider;
 pub mod redact;
@@ -35,14 +36,15 @@ pub use config::{
     StructuredOutputConfig, TimeoutConfig, load_config,
 };
 pub use error::{ErrorKind, ProviderError};
+pub use listener::{RedactingJsonListener, RedactingJsonlListener};
 pub use provider::{
     BuildOptions, BuiltProviders, ModelProvider, ProviderSpec, Route, build_providers,
     build_providers_with, glob_match, provider_specs,
 };
 pub use redact::{ApiKey, Redactor};
 pub use resilience::{
-    BreakerState, CircuitBreaker, Clock, Resilience, RetryPolicy, Sleeper, SystemClock,
-    TokioSleeper,
+    AttemptStats, BreakerState, CircuitBreaker, Clock, Resilience, RetryNotice, RetryObserver,
+    RetryPolicy, Sleeper, SystemClock, TokioSleeper,
 };
 pub use structured::{
     Correction, StructuredError, StructuredOutcome, StructuredProblem, check_structured,

@@ -17,7 +17,8 @@ use crate::agent::{ModelAgent, ProviderRuntime};
 use crate::config::{BUILTIN_PROVIDERS, ProviderKind, ProvidersConfig};
 use crate::redact::{ApiKey, Redactor};
 use crate::resilience::{
-    CircuitBreaker, Clock, Resilience, Sleeper, SystemClock, TokioSleeper, jitter_fraction,
+    CircuitBreaker, Clock, Resilience, RetryObserver, Sleeper, SystemClock, TokioSleeper,
+    jitter_fraction,
 };
 use crate::tools::ToolExecutor;
 use crate::transport::{ChatBackend, HttpBackend};
@@ -374,6 +375,8 @@ pub struct BuildOptions {
     pub sleeper: Arc<dyn Sleeper>,
     pub clock: Arc<dyn Clock>,
     pub jitter: fn() -> f64,
+    /// Told before every retry (map it to an event).
+    pub on_retry: Option<RetryObserver>,
     pub usage: Arc<UsageTotals>,
     /// Extra secrets to redact besides the providers' keys.
     pub extra_secrets: Redactor,
@@ -389,6 +392,7 @@ impl Default for BuildOptions {
             sleeper: Arc::new(TokioSleeper),
             clock: Arc::new(SystemClock),
             jitter: jitter_fraction,
+            on_retry: None,
             usage: Arc::new(UsageTotals::new()),
             extra_secrets: Redactor::empty(),
         }
@@ -541,6 +545,7 @@ pub fn build_providers_with(
                 sleeper: Arc::clone(&options.sleeper),
                 cancel: options.cancel.clone(),
                 jitter: options.jitter,
+                on_retry: options.on_retry.clone(),
             },
             call_timeout: config.call_timeout(),
             tools: options.tools.clone(),

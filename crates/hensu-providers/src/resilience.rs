@@ -230,6 +230,23 @@ pub struct AttemptStats {
     pub backoff: Duration,
 }
 
+/// A retry about to happen (for an event or a progress line). The message is redacted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RetryNotice {
+    pub provider: String,
+    pub model: String,
+    /// The attempt that failed (1-based).
+    pub attempt: u32,
+    pub delay: Duration,
+    /// [`ErrorKind::as_str`] of the failure.
+    pub kind: &'static str,
+    pub status: Option<u16>,
+    pub message: String,
+}
+
+/// Receives [`RetryNotice`]s.
+pub type RetryObserver = Arc<dyn Fn(&RetryNotice) + Send + Sync>;
+
 /// Retries, circuit breaker and cancellation of one provider.
 pub struct Resilience {
     pub policy: RetryPolicy,
@@ -238,6 +255,22 @@ pub struct Resilience {
     pub cancel: Option<CancelToken>,
     /// Jitter source (tests make it deterministic).
     pub jitter: fn() -> f64,
+    /// Told before every backoff wait.
+    pub on_retry: Option<RetryObserver>,
+}
+
+impl Resilience {
+    /// Default policy pieces: tokio sleeping, system jitter, no cancellation, no observer.
+    pub fn new(policy: RetryPolicy, breaker: Arc<CircuitBreaker>) -> Self {
+        Resilience {
+            policy,
+            breaker,
+            sleeper: Arc::new(TokioSleeper),
+            cancel: None,
+            jitter: jitter_fraction,
+            on_retry: None,
+        }
+    }
 }
 
 impl fmt::Debug for Resilience {
@@ -290,16 +323,30 @@ impl Resilience {
     ) -> Result<ChatResponse, ProviderError> {
         let provider = backend.provider();
         let mut retry = 0u32;
+        let mut last_error: Option<ProviderError> = None;
         loop {
-            let permit = self.breaker.acquire().map_err(|left| {
-                ProviderError::new(
-                    ErrorKind::CircuitOpen,
-                    format!(
-                        "{provider} circuit breaker is open after repeated failures; next probe in {} ms",
-                        left.as_millis()
-                    ),
-                )
-            })?;
+            let permit = match self.breaker.acquire() {
+                Ok(p) => p,
+                Err(left) => {
+                    return Err(match last_error {
+                        // Opened by this call's own failures: report what failed.
+                        Some(mut e) => {
+                            e.message = format!(
+                                "{} (after {} attempts; the circuit breaker is now open)",
+                                e.message, stats.attempts
+                            );
+                            e
+                        }
+                        None => ProviderError::new(
+                            ErrorKind::CircuitOpen,
+                            format!(
+                                "{provider} circuit breaker is open after repeated failures; next probe in {} ms",
+                                left.as_millis()
+                            ),
+                        ),
+                    });
+                }
+            };
             stats.attempts += 1;
             let outcome = or_cancel(self.cancel.as_ref(), backend.chat(request, timeout)).await;
             let error = match outcome {
@@ -323,6 +370,11 @@ impl Resilience {
             if !error.kind.is_retryable() || retry + 1 >= self.policy.max_attempts {
                 return Err(self.final_error(error, stats.attempts));
             }
+            if self.breaker.state() == BreakerState::Open {
+                let mut e = self.final_error(error, stats.attempts);
+                e.message = format!("{} (the circuit breaker is now open)", e.message);
+                return Err(e);
+            }
             retry += 1;
             let backoff = self.policy.backoff(retry, (self.jitter)());
             let delay = match error.retry_after {
@@ -341,6 +393,18 @@ impl Resilience {
             };
             stats.retries += 1;
             stats.backoff += delay;
+            if let Some(observer) = &self.on_retry {
+                observer(&RetryNotice {
+                    provider: provider.to_string(),
+                    model: request.model.clone(),
+                    attempt: stats.attempts,
+                    delay,
+                    kind: error.kind.as_str(),
+                    status: error.status,
+                    message: error.message.clone(),
+                });
+            }
+            last_error = Some(error);
             if or_cancel(self.cancel.as_ref(), self.sleeper.sleep(delay))
                 .await
                 .is_none()
