@@ -45,6 +45,9 @@ use std::fmt;
 
 pub use hensu_diagnostics::Diagnostic;
 
+/// The enums whose bare constants the formatter qualifies, with their constants.
+pub use collect::ENUMS as QUALIFIED_ENUMS;
+
 /// The widest line a one-line block may produce.
 pub const MAX_WIDTH: usize = 100;
 

@@ -103,8 +103,9 @@ pub(crate) fn print(
             emitted: 0,
         },
     };
-    for item in &file.items {
-        p.stmt(item, 0, Start::Line);
+    let ranges = p.stmt_ranges(&file.items, 0, p.tokens.len());
+    for range in ranges {
+        p.stmt(range, 0, Start::Line);
     }
     p.st.comment_indent = 0;
     p.flush_comments(u32::MAX);
@@ -112,7 +113,7 @@ pub(crate) fn print(
         p.out.push('\n');
     }
     // Every token except the statement separators `;` must have been written exactly once.
-    if p.st.emitted > total || p.st.emitted + semis < total {
+    if p.st.emitted + semis != total {
         return Err(FormatError::Internal(format!(
             "wrote {} of {} tokens",
             p.st.emitted,
@@ -236,13 +237,17 @@ impl<'a, 's> Printer<'a, 's> {
         let gap = self.slice(self.st.last_end.min(start), start);
         let breaks = count_breaks(gap);
         let indent = self.st.comment_indent;
-        if breaks > 0 || self.out.is_empty() {
+        let same_line = breaks == 0 && !self.out.is_empty();
+        if !same_line {
             self.request(if breaks >= 2 { Ws::Blank } else { Ws::Line }, indent);
-        } else {
+        } else if !self.out.ends_with(['(', '[']) {
             self.request(Ws::Space, indent);
         }
         let raw = self.slice(start, end);
+        // A comment on the line of a `{` does not allow a blank line after it either.
+        let after_open = self.st.after_open && same_line;
         self.materialize();
+        self.st.after_open = after_open;
         let text = match c.kind {
             CommentKind::Line => raw.trim_end().to_owned(),
             CommentKind::Block | CommentKind::Doc => {
@@ -358,17 +363,46 @@ impl<'a, 's> Printer<'a, 's> {
 
     // ---- structure -----------------------------------------------------------------------------
 
-    /// Write one statement: its tokens, with nested blocks formatted recursively.
-    fn stmt(&mut self, s: &Stmt<'s>, indent: usize, start: Start) {
+    /// The token range of each statement of a block (or of the file) whose tokens are
+    /// `lo..hi`. A statement's span can miss the parentheses of a parenthesised expression at its
+    /// edges, so a statement starts at the `(`s right before its span and owns every token up to
+    /// the next statement (the `;` separators are skipped when it is written).
+    fn stmt_ranges(&self, stmts: &[Stmt<'s>], lo: usize, hi: usize) -> Vec<(usize, usize)> {
+        let mut begins: Vec<usize> = Vec::with_capacity(stmts.len());
+        let mut floor = lo;
+        for s in stmts {
+            let mut b = self.token_index(s.span.start).clamp(floor, hi);
+            while b > floor
+                && self
+                    .tokens
+                    .get(b - 1)
+                    .is_some_and(|t| t.kind == TokenKind::LParen)
+            {
+                b -= 1;
+            }
+            begins.push(b);
+            floor = self.token_index(s.span.end).clamp(b, hi);
+        }
+        (0..begins.len())
+            .map(|i| (begins[i], begins.get(i + 1).copied().unwrap_or(hi)))
+            .collect()
+    }
+
+    /// Write one statement (the tokens `range`), with nested blocks formatted recursively.
+    fn stmt(&mut self, range: (usize, usize), indent: usize, start: Start) {
         let mut frames = vec![Frame {
             base: indent,
             cont: indent + 1,
         }];
         let mut prev: Option<Token> = None;
-        let mut i = self.token_index(s.span.start);
-        while let Some(&t) = self.tokens.get(i) {
-            if t.span.start >= s.span.end {
+        let mut i = range.0;
+        while i < range.1 {
+            let Some(&t) = self.tokens.get(i) else {
                 break;
+            };
+            if t.kind == TokenKind::Semi {
+                i += 1;
+                continue;
             }
             let top = frames.last().copied().unwrap_or(Frame {
                 base: indent,
@@ -444,17 +478,22 @@ impl<'a, 's> Printer<'a, 's> {
             self.close_brace(close);
             return;
         }
+        let ranges = self.stmt_ranges(
+            &b.stmts,
+            self.token_index(open) + 1,
+            self.token_index(close),
+        );
         if self.one_line_candidate(b) {
             let snap = self.snapshot();
-            let mut prev_end = None;
-            for s in &b.stmts {
-                if let Some(end) = prev_end {
+            for (k, &range) in ranges.iter().enumerate() {
+                if k > 0 {
                     // Comments before the `;` stay before it.
-                    let semi = self
-                        .tokens
-                        .get(self.token_index(end))
-                        .filter(|t| t.kind == TokenKind::Semi && t.span.start < s.span.start)
-                        .map_or(s.span.start, |t| t.span.start);
+                    let next_start = self.tokens.get(range.0).map_or(close, |t| t.span.start);
+                    let semi = ranges
+                        .get(k - 1)
+                        .and_then(|r| self.tokens.get(r.0..r.1))
+                        .and_then(|ts| ts.iter().find(|t| t.kind == TokenKind::Semi))
+                        .map_or(next_start, |t| t.span.start);
                     self.st.comment_indent = inner;
                     self.flush_comments(semi);
                     if self.st.pending == Ws::Space {
@@ -462,8 +501,7 @@ impl<'a, 's> Printer<'a, 's> {
                     }
                     self.write(";");
                 }
-                self.stmt(s, inner, Start::Space);
-                prev_end = Some(s.span.end);
+                self.stmt(range, inner, Start::Space);
             }
             self.st.comment_indent = inner;
             self.flush_comments(close);
@@ -476,8 +514,8 @@ impl<'a, 's> Printer<'a, 's> {
             self.restore(snap);
         }
         self.st.after_open = true;
-        for s in &b.stmts {
-            self.stmt(s, inner, Start::Line);
+        for range in ranges {
+            self.stmt(range, inner, Start::Line);
         }
         self.st.comment_indent = inner;
         self.flush_comments(close);
