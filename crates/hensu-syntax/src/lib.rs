@@ -10,6 +10,7 @@
 
 pub mod ast;
 mod dump;
+mod fast;
 mod layout;
 mod lexer;
 mod parser;
@@ -84,8 +85,65 @@ pub fn parse(src: &str) -> Parsed<'_> {
     } = lexer::lex_source(src);
     let stream = layout::layout(src, &tokens, &mut diagnostics);
     drop(tokens);
+    let mut file = match fast::parse(src, &stream) {
+        Some(items) => ast::SourceFile {
+            items,
+            comments: Vec::new(),
+            span: Span::new(0, len),
+        },
+        None => chumsky_parse(src, len, &stream, &mut diagnostics),
+    };
+    file.comments = comments;
+    check_items(&file, &mut diagnostics);
+    diagnostics.sort_by_key(|d| (d.primary.span.start, d.primary.span.end));
+    Parsed { file, diagnostics }
+}
+
+/// Parse with the chumsky parser only (no fast path); for differential tests of the two parsers.
+#[doc(hidden)]
+pub fn parse_with_chumsky(src: &str) -> Parsed<'_> {
+    let Ok(len) = u32::try_from(src.len()) else {
+        return parse(src);
+    };
+    let Lexed {
+        tokens,
+        comments,
+        mut diagnostics,
+    } = lexer::lex_source(src);
+    let stream = layout::layout(src, &tokens, &mut diagnostics);
+    let mut file = chumsky_parse(src, len, &stream, &mut diagnostics);
+    file.comments = comments;
+    check_items(&file, &mut diagnostics);
+    diagnostics.sort_by_key(|d| (d.primary.span.start, d.primary.span.end));
+    Parsed { file, diagnostics }
+}
+
+/// The fast path alone: `None` when it gives up (for differential tests).
+#[doc(hidden)]
+pub fn parse_fast_only(src: &str) -> Option<ast::SourceFile<'_>> {
+    let len = u32::try_from(src.len()).ok()?;
+    let Lexed {
+        tokens,
+        comments,
+        mut diagnostics,
+    } = lexer::lex_source(src);
+    let stream = layout::layout(src, &tokens, &mut diagnostics);
+    let items = fast::parse(src, &stream)?;
+    Some(ast::SourceFile {
+        items,
+        comments,
+        span: Span::new(0, len),
+    })
+}
+
+fn chumsky_parse<'s>(
+    src: &'s str,
+    len: u32,
+    stream: &[(TokenKind, layout::CSpan)],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> ast::SourceFile<'s> {
     let eoi = layout::CSpan::from(len..len);
-    let input = stream.as_slice().split_token_span(eoi);
+    let input = stream.split_token_span(eoi);
     let (output, errors) = parser::file_parser(src).parse(input).into_output_errors();
     let mut seen_spans: Vec<(u32, u32)> = Vec::new();
     for err in errors {
@@ -109,10 +167,7 @@ pub fn parse(src: &str) -> Parsed<'_> {
         span: Span::new(0, len),
     });
     file.span = Span::new(0, len);
-    file.comments = comments;
-    check_items(&file, &mut diagnostics);
-    diagnostics.sort_by_key(|d| (d.primary.span.start, d.primary.span.end));
-    Parsed { file, diagnostics }
+    file
 }
 
 /// Parse text produced by [`decode_source`], merging its diagnostics (an invalid UTF-8 sequence

@@ -341,11 +341,11 @@ impl PErr {
     }
 }
 
-fn sp(s: CSpan) -> Span {
+pub(crate) fn sp(s: CSpan) -> Span {
     Span::new(s.start, s.end)
 }
 
-fn text<'s>(src: &'s str, s: CSpan) -> &'s str {
+pub(crate) fn text<'s>(src: &'s str, s: CSpan) -> &'s str {
     src.get(s.start as usize..s.end as usize).unwrap_or("")
 }
 
@@ -354,7 +354,7 @@ fn expr(kind: ExprKind<'_>, span: Span) -> Expr<'_> {
 }
 
 /// A string literal token → a folded string expression.
-fn string_lit<'s>(src: &'s str, kind: TokenKind, s: CSpan) -> StrExpr<'s> {
+pub(crate) fn string_lit<'s>(src: &'s str, kind: TokenKind, s: CSpan) -> StrExpr<'s> {
     let (start, end) = (s.start, s.end);
     let (content, raw) = match kind {
         TokenKind::Str => (
@@ -386,7 +386,7 @@ fn string_lit<'s>(src: &'s str, kind: TokenKind, s: CSpan) -> StrExpr<'s> {
     }
 }
 
-fn number<'s>(src: &'s str, s: CSpan, negate: bool) -> Expr<'s> {
+pub(crate) fn number<'s>(src: &'s str, s: CSpan, negate: bool) -> Expr<'s> {
     let span = sp(s);
     let kind = match classify_number(text(src, s)) {
         Ok(Number::Int(v)) => ExprKind::Int(if negate { v.wrapping_neg() } else { v }),
@@ -398,7 +398,7 @@ fn number<'s>(src: &'s str, s: CSpan, negate: bool) -> Expr<'s> {
 }
 
 /// `a + b`: two strings fold into one, anything else is an `Add` node.
-fn add<'s>(lhs: Expr<'s>, rhs: Expr<'s>) -> Expr<'s> {
+pub(crate) fn add<'s>(lhs: Expr<'s>, rhs: Expr<'s>) -> Expr<'s> {
     let span = lhs.span.to(rhs.span);
     match (lhs.kind, rhs.kind) {
         (ExprKind::Str(mut a), ExprKind::Str(b)) => {
@@ -425,7 +425,7 @@ fn add<'s>(lhs: Expr<'s>, rhs: Expr<'s>) -> Expr<'s> {
     }
 }
 
-enum Suffix<'s> {
+pub(crate) enum Suffix<'s> {
     Member(Ident<'s>, Option<Args<'s>>, CSpan),
     Args(Args<'s>),
     Block(Block<'s>),
@@ -894,7 +894,7 @@ pub(crate) fn file_parser<'t, 's: 't>(
         })
 }
 
-fn apply_suffix<'s>(
+pub(crate) fn apply_suffix<'s>(
     src: &'s str,
     cur: Expr<'s>,
     suffix: Suffix<'s>,

@@ -14,41 +14,98 @@ pub fn kotlin_is_whitespace(c: char) -> bool {
 }
 
 fn is_blank(line: &str) -> bool {
+    if line.is_ascii() {
+        return line.bytes().all(|b| {
+            matches!(
+                b,
+                b' ' | b'\t' | b'\n' | b'\x0B' | b'\x0C' | b'\r' | 0x1C..=0x1F
+            )
+        });
+    }
     line.chars().all(kotlin_is_whitespace)
 }
 
-/// Kotlin's `lines()`: split on `\r\n`, `\n` or `\r`.
-fn kotlin_lines(s: &str) -> Vec<&str> {
-    let mut lines = Vec::new();
-    let bytes = s.as_bytes();
-    let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\n' => {
-                lines.push(&s[start..i]);
-                i += 1;
-                start = i;
-            }
-            b'\r' => {
-                lines.push(&s[start..i]);
-                i += if bytes.get(i + 1) == Some(&b'\n') {
+/// Width of the leading whitespace in chars (Kotlin counts UTF-16 units; whitespace is BMP).
+fn indent_width(line: &str) -> usize {
+    let ascii = line
+        .bytes()
+        .take_while(|b| matches!(b, b' ' | b'\t' | b'\x0B' | b'\x0C' | 0x1C..=0x1F))
+        .count();
+    match line.as_bytes().get(ascii) {
+        Some(b) if !b.is_ascii() => {
+            ascii
+                + line[ascii..]
+                    .chars()
+                    .take_while(|c| kotlin_is_whitespace(*c))
+                    .count()
+        }
+        _ => ascii,
+    }
+}
+
+/// Kotlin's `lines()`: split on `\r\n`, `\n` or `\r` (a trailing break gives a last empty line).
+struct Lines<'a> {
+    rest: Option<&'a str>,
+    has_cr: bool,
+}
+
+impl<'a> Lines<'a> {
+    fn new(s: &'a str) -> Self {
+        Lines {
+            rest: Some(s),
+            has_cr: s.contains('\r'),
+        }
+    }
+    fn is_done(&self) -> bool {
+        self.rest.is_none()
+    }
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a str;
+    fn next(&mut self) -> Option<&'a str> {
+        let s = self.rest?;
+        let bytes = s.as_bytes();
+        let found = if self.has_cr {
+            bytes.iter().position(|&b| b == b'\n' || b == b'\r')
+        } else {
+            s.find('\n')
+        };
+        match found {
+            Some(i) => {
+                let skip = if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') {
                     2
                 } else {
                     1
                 };
-                start = i;
+                self.rest = Some(&s[i + skip..]);
+                Some(&s[..i])
             }
-            _ => i += 1,
+            None => {
+                self.rest = None;
+                Some(s)
+            }
         }
     }
-    lines.push(&s[start..]);
-    lines
+}
+
+/// The indent width of a line, or `None` when the line is blank.
+fn indent_if_not_blank(line: &str) -> Option<usize> {
+    let w = indent_width(line);
+    if w == line.len() || (!line.is_ascii() && is_blank(line)) {
+        None
+    } else {
+        Some(w)
+    }
 }
 
 /// Drop `n` leading chars (Kotlin `String.drop(n)`; indentation is whitespace, which is in the
 /// BMP, so chars and UTF-16 units agree).
 fn drop_chars(line: &str, n: usize) -> &str {
+    if line.is_char_boundary(n.min(line.len())) && line.as_bytes().iter().take(n).all(u8::is_ascii)
+    {
+        return line.get(n..).unwrap_or("");
+    }
     match line.char_indices().nth(n) {
         Some((i, _)) => &line[i..],
         None => "",
@@ -57,12 +114,16 @@ fn drop_chars(line: &str, n: usize) -> &str {
 
 /// Kotlin's `reindent`: drop a blank first and last line, apply `cut` to every other line (a
 /// `None` keeps the line as it is) and join with `\n`.
-fn reindent<'a>(lines: &[&'a str], cut: impl Fn(&'a str) -> Option<&'a str>) -> String {
-    let last = lines.len().saturating_sub(1);
-    let mut out = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+fn reindent<'a>(s: &'a str, cut: impl Fn(&'a str) -> Option<&'a str>) -> String {
+    let mut out = String::with_capacity(s.len());
     let mut first = true;
-    for (i, line) in lines.iter().enumerate() {
-        if (i == 0 || i == last) && is_blank(line) {
+    let mut lines = Lines::new(s);
+    let mut index = 0usize;
+    while let Some(line) = lines.next() {
+        let is_last = lines.is_done();
+        let i = index;
+        index += 1;
+        if (i == 0 || is_last) && is_blank(line) {
             continue;
         }
         if !first {
@@ -78,14 +139,11 @@ fn reindent<'a>(lines: &[&'a str], cut: impl Fn(&'a str) -> Option<&'a str>) -> 
 /// indentation of the non-blank lines from every line (a blank line shorter than the indent
 /// becomes empty) and join with `\n` (CRLF and CR are normalised as by Kotlin's `lines()`).
 pub fn trim_indent(s: &str) -> String {
-    let lines = kotlin_lines(s);
-    let min_indent = lines
-        .iter()
-        .filter(|l| !is_blank(l))
-        .map(|l| l.chars().take_while(|c| kotlin_is_whitespace(*c)).count())
+    let min_indent = Lines::new(s)
+        .filter_map(indent_if_not_blank)
         .min()
         .unwrap_or(0);
-    reindent(&lines, |line| Some(drop_chars(line, min_indent)))
+    reindent(s, |line| Some(drop_chars(line, min_indent)))
 }
 
 /// Kotlin's `String.trimMargin(marginPrefix)`: drop a blank first and last line; on every other
@@ -96,8 +154,7 @@ pub fn trim_margin(s: &str, prefix: &str) -> String {
     if is_blank(prefix) {
         return s.to_owned();
     }
-    let lines = kotlin_lines(s);
-    reindent(&lines, |line| {
+    reindent(s, |line| {
         let (idx, _) = line
             .char_indices()
             .find(|(_, c)| !kotlin_is_whitespace(*c))?;

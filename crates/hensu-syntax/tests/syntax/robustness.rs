@@ -264,3 +264,141 @@ fn empty_and_whitespace_inputs() {
         check(src);
     }
 }
+
+/// A random program from a small grammar of the language (valid or nearly valid), for the
+/// differential test of the fast path against the chumsky parser.
+fn gen_program(seed: u64) -> String {
+    struct G(u64);
+    impl G {
+        fn n(&mut self, k: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % k as u64) as usize
+        }
+        fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+            xs[self.n(xs.len())]
+        }
+        fn atom(&mut self, depth: usize) -> String {
+            match self.n(if depth > 3 { 9 } else { 13 }) {
+                0 => "\"s\"".into(),
+                1 => "\"a\\n$ b\"".into(),
+                2 => "\"\"\"\n    x\n      y\n    \"\"\".trimIndent()".into(),
+                3 => self.pick(&["1", "60_000", "2L", "0.5", "1e-3", "-3", "-0.5"]).into(),
+                4 => self.pick(&["true", "false", "null"]).into(),
+                5 => self.pick(&["A.B", "VarType.STRING", "x", "`in`"]).into(),
+                6 => format!("{} + {}", self.atom(depth + 1), self.atom(depth + 1)),
+                7 => format!("{}..{}", self.pick(&["1", "50.0", "-2"]), self.pick(&["3", "79.0"])),
+                8 => "\"|a\".trimMargin()".into(),
+                9 => format!("listOf({}, {})", self.atom(depth + 1), self.atom(depth + 1)),
+                10 => format!("mapOf(\"k\" to {})", self.atom(depth + 1)),
+                11 => format!("({})", self.expr(depth + 1)),
+                _ => format!("f(n = {}){}", self.atom(depth + 1), self.block(depth + 1)),
+            }
+        }
+        fn expr(&mut self, depth: usize) -> String {
+            let mut e = self.atom(depth);
+            for _ in 0..self.n(4) {
+                e.push(' ');
+                e.push_str(self.pick(&["goto", "retry", "otherwise", "withFeedback", "to", "at"]));
+                if self.n(3) > 0 {
+                    e.push(' ');
+                    e.push_str(&self.atom(depth + 1));
+                }
+            }
+            e
+        }
+        fn stmt(&mut self, depth: usize) -> String {
+            match self.n(if depth > 3 { 3 } else { 5 }) {
+                0 => format!("p = {}", self.expr(depth)),
+                1 => self.expr(depth),
+                2 => format!("onFailure retry {} otherwise \"x\"", self.n(5)),
+                3 => format!("node(\"n\") {}", self.block(depth + 1)),
+                _ => format!("agents{}", self.block(depth + 1)),
+            }
+        }
+        fn block(&mut self, depth: usize) -> String {
+            if depth > 5 {
+                return " {}".into();
+            }
+            let mut b = String::from(" {");
+            for i in 0..self.n(4) {
+                b.push_str(if i > 0 && self.n(4) == 0 { "; " } else { "\n" });
+                b.push_str(&self.stmt(depth));
+            }
+            b.push_str("\n}");
+            b
+        }
+    }
+    let mut g = G(seed | 1);
+    let head = g.pick(&["fun w() = workflow(\"x\")", "workflow(\"x\")", "fun w() {\n return workflow(\"x\")"]);
+    let mut src = format!("{head}{}", g.block(0));
+    if head.starts_with("fun w() {") {
+        src.push_str("\n}");
+    }
+    // Sometimes break it.
+    if g.n(4) == 0 {
+        let cut = g.n(src.len());
+        if src.is_char_boundary(cut) {
+            src.insert_str(cut, g.pick(&[")", "=", ",", "val ", "{", "\n.", "+", "in"]));
+        }
+    }
+    src
+}
+
+/// The fast path and the chumsky parser agree: whenever the fast path succeeds, chumsky reports
+/// no syntax error and builds the same tree; whenever chumsky reports nothing at all, the fast
+/// path succeeds.
+fn differential(src: &str) {
+    let slow = hensu_syntax::parse_with_chumsky(src);
+    let fast = hensu_syntax::parse_fast_only(src);
+    // Errors of the parser itself (E0011, E0016 and unmatched closers come from the layout pass,
+    // which both parsers share).
+    let syntax_errors: Vec<_> = slow
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "E0010" && !d.message.starts_with("unexpected closing delimiter"))
+        .collect();
+    match &fast {
+        Some(file) => {
+            assert!(syntax_errors.is_empty(), "fast path accepted what chumsky rejects:\n{src}\n{syntax_errors:#?}");
+            assert_eq!(file, &slow.file, "trees differ for:\n{src}");
+        }
+        None => assert!(!slow.diagnostics.is_empty(), "fast path gave up on a clean file:\n{src}"),
+    }
+    // And the public entry point gives the chumsky answer.
+    let public = hensu_syntax::parse(src);
+    assert_eq!(public.file, slow.file);
+    assert_eq!(public.diagnostics, slow.diagnostics);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn fast_path_agrees_with_chumsky_on_generated_programs(seed in any::<u64>()) {
+        differential(&gen_program(seed));
+    }
+
+    #[test]
+    fn fast_path_agrees_with_chumsky_on_token_soup(words in proptest::collection::vec(proptest::sample::select(VOCAB), 0..60)) {
+        differential(&words.join(" "));
+    }
+}
+
+#[test]
+fn fast_path_agrees_with_chumsky_on_fixtures() {
+    for sub in ["ok", "err"] {
+        let dir = format!("{}/../../tests/fixtures/syntax/{sub}", env!("CARGO_MANIFEST_DIR"));
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let src = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            differential(&src);
+            if sub == "ok" {
+                assert!(hensu_syntax::parse_fast_only(&src).is_some());
+            }
+        }
+    }
+    let generated = hensu_workload::generate(200_000, 3);
+    differential(&generated);
+    assert!(hensu_syntax::parse_fast_only(&generated).is_some());
+}
