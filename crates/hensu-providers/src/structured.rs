@@ -120,6 +120,8 @@ pub fn correction_prompt(
 
 /// Calls `agent` and checks the answer for a JSON object with `required_keys` (an empty list
 /// still requires an object); on a problem, re-prompts at most `max_corrections` times.
+/// Stub answers (metadata `stub` = true) are returned unchecked (their object, or an empty
+/// map, in [`StructuredOutcome::object`]).
 pub async fn with_structured_output(
     agent: &dyn Agent,
     request: AgentRequest<'_>,
@@ -169,6 +171,16 @@ pub async fn with_structured_output_observed(
             response
                 .metadata
                 .insert("structured_corrections".to_string(), Value::from(n));
+        }
+        // Stub answers are scripted: re-prompting cannot change them, and upstream-faithful
+        // stub runs must see exactly the scripted text.
+        if response.metadata.get("stub") == Some(&Value::Bool(true)) {
+            let object = extract_object(&response.text).unwrap_or_default();
+            return Ok(StructuredOutcome {
+                response,
+                object,
+                corrections,
+            });
         }
         match check_structured(&response.text, required_keys) {
             Ok(object) => {

@@ -1562,6 +1562,30 @@ async fn structured_output_fails_after_the_bound() {
     assert!(err.last_response.is_some());
 }
 
+#[tokio::test]
+async fn structured_output_leaves_stub_answers_alone() {
+    let stub = hensu_runtime::StubProvider::new(None, None);
+    let agent = stub
+        .create_agent(&agent_config("stub"), &HashMap::new())
+        .expect("stub agent");
+    let ctx = Context::new();
+    let outcome = with_structured_output(
+        agent.as_ref(),
+        AgentRequest {
+            node_id: "review",
+            prompt: "no hints here",
+            system_prompt: "sys",
+            context: &ctx,
+        },
+        &["score"],
+        1,
+    )
+    .await
+    .expect("unchecked");
+    assert!(outcome.corrections.is_empty());
+    assert!(outcome.response.text.starts_with("[STUB]"));
+}
+
 #[test]
 fn structured_checks() {
     assert!(check_structured("prose {\"a\": {\"b\": 1}} more", &["a"]).is_ok());
