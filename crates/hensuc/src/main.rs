@@ -24,6 +24,8 @@ enum Command {
     Explain(commands::explain::ExplainArgs),
     /// Run a workflow (stub agents) and show its progress and outcome.
     Run(commands::run::RunArgs),
+    /// Format workflow files in the canonical style.
+    Fmt(commands::fmt::FmtArgs),
 }
 
 fn main() -> ExitCode {
@@ -44,8 +46,9 @@ fn main() -> ExitCode {
         Command::Check(args) => commands::check::execute(args),
         Command::Build(args) => commands::build::execute(args),
         Command::Graph(args) => commands::graph::execute(args),
-        Command::Explain(args) => commands::explain::execute(args),
         Command::Run(args) => commands::run::execute(args),
+        Command::Fmt(args) => commands::fmt::execute(args),
+        Command::Explain(args) => commands::explain::execute(args),
     };
     match result {
         Ok(code) => code,

@@ -1,5 +1,6 @@
 pub mod build;
 pub mod check;
 pub mod explain;
+pub mod fmt;
 pub mod graph;
 pub mod run;
