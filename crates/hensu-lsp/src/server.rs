@@ -160,13 +160,13 @@ pub fn run(connection: &Connection, formatter: Option<Formatter>) -> anyhow::Res
     Ok(())
 }
 
-fn params<P: DeserializeOwned>(req: &Request) -> Result<P, Response> {
+fn params<P: DeserializeOwned>(req: &Request) -> Result<P, Box<Response>> {
     serde_json::from_value(req.params.clone()).map_err(|e| {
-        Response::new_err(
+        Box::new(Response::new_err(
             req.id.clone(),
             ErrorCode::InvalidParams as i32,
             e.to_string(),
-        )
+        ))
     })
 }
 
@@ -184,7 +184,7 @@ pub fn handle_request(engine: &Engine, req: Request) -> Response {
         ($e:expr) => {
             match params(&req) {
                 Ok(p) => ok(&req, $e(p)),
-                Err(resp) => resp,
+                Err(resp) => *resp,
             }
         };
     }
@@ -195,7 +195,7 @@ pub fn handle_request(engine: &Engine, req: Request) -> Response {
                     Ok(r) => ok(&req, r),
                     Err(msg) => failed(&req, msg),
                 },
-                Err(resp) => resp,
+                Err(resp) => *resp,
             }
         };
     }

@@ -19,10 +19,36 @@ pub(crate) fn suggestion(help: &str) -> Option<&str> {
     Some(&rest[..end]).filter(|s| !s.is_empty())
 }
 
+/// The first `` `quoted` `` word of a message.
+fn backticked(message: &str) -> Option<&str> {
+    let start = message.find('`')? + 1;
+    let len = message[start..].find('`')?;
+    Some(&message[start..start + len])
+}
+
+/// The byte offset of `word` in `text` where it is not part of a longer identifier.
+fn find_word(text: &str, word: &str) -> Option<usize> {
+    let is_id = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let mut from = 0;
+    while let Some(i) = text.get(from..)?.find(word) {
+        let at = from + i;
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        if !before.is_some_and(is_id) && !after.is_some_and(is_id) {
+            return Some(at);
+        }
+        from = at + word.len().max(1);
+    }
+    None
+}
+
 /// The part of `span` a suggestion replaces.
 fn replaced(text: &str, span: Span, suggestion: &str) -> Span {
     let s = text.get(span.range()).unwrap_or("");
     if s.len() >= 2 && s.starts_with('"') && s.ends_with('"') && !s.starts_with("\"\"\"") {
+        return Span::new(span.start + 1, span.end - 1);
+    }
+    if s.len() >= 2 && s.starts_with('{') && s.ends_with('}') {
         return Span::new(span.start + 1, span.end - 1);
     }
     if !suggestion.contains('.')
@@ -48,7 +74,27 @@ impl Engine {
             let Some(fix) = d.help.iter().find_map(|h| suggestion(h)) else {
                 continue;
             };
-            let edit_span = replaced(&a.text, span, fix);
+            let written = a.slice(span);
+            // `Models.GPT_4O` suggested for a span holding only `GPT_4P`.
+            let fix = match fix.rfind('.') {
+                Some(dot) if !written.contains('.') => &fix[dot + 1..],
+                _ => fix,
+            };
+            // The unknown name the message quotes, found inside the span (a `{name}` inside a
+            // prompt whose diagnostic spans the whole string), else the span itself.
+            let edit_span = backticked(&d.message)
+                .map(|bad| bad.trim_matches(['{', '}']))
+                .filter(|bad| !bad.is_empty())
+                .and_then(|bad| {
+                    let bad = match bad.rfind('.') {
+                        Some(dot) if !fix.contains('.') => &bad[dot + 1..],
+                        _ => bad,
+                    };
+                    let at = find_word(written, bad)?;
+                    let start = span.start + u32::try_from(at).ok()?;
+                    Some(Span::new(start, start + u32::try_from(bad.len()).ok()?))
+                })
+                .unwrap_or_else(|| replaced(&a.text, span, fix));
             let range = a.range(edit_span);
             let matching: Vec<lsp_types::Diagnostic> = params
                 .context

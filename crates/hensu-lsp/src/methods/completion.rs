@@ -192,6 +192,7 @@ impl Builder<'_> {
                             CompletionItemKind::FUNCTION
                         }
                         _ if spec.name == "end" => CompletionItemKind::FUNCTION,
+                        _ if spec.name.starts_with("on") => CompletionItemKind::KEYWORD,
                         _ => CompletionItemKind::METHOD,
                     };
                     self.push(
@@ -337,8 +338,11 @@ impl Engine {
 
         // The next word of a chain.
         let first = cx.before.first().map(text);
-        if cx.before.len() == 1 && cx.paren.is_none() {
-            if let (Some(k), Some(w)) = (block, first) {
+        if cx.before.len() == 1
+            && cx.paren.is_none()
+            && let (Some(k), Some(w)) = (block, first)
+        {
+            {
                 match schema::lookup(k, w).map(|s| s.kind) {
                     Some(StatementKind::Transition(f)) | Some(StatementKind::Arm(f)) => {
                         match w {

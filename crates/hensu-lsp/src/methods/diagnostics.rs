@@ -66,7 +66,7 @@ impl Engine {
     }
 }
 
-fn analysis_of<'m>(members: &'m [Member], file: hensu_diagnostics::FileId) -> Option<&'m Member> {
+fn analysis_of(members: &[Member], file: hensu_diagnostics::FileId) -> Option<&Member> {
     members.iter().find(|m| m.analysis.file == file)
 }
 
@@ -85,13 +85,13 @@ pub(crate) fn to_lsp(
         message.push_str(h);
     }
     let mut related = Vec::new();
-    if !d.primary.message.is_empty() {
-        if let Some(uri) = analysis_of(members, d.primary.file).map(|m| m.uri.clone()) {
-            related.push(DiagnosticRelatedInformation {
-                location: Location::new(uri, a.range(d.primary.span)),
-                message: d.primary.message.clone(),
-            });
-        }
+    if !d.primary.message.is_empty()
+        && let Some(uri) = analysis_of(members, d.primary.file).map(|m| m.uri.clone())
+    {
+        related.push(DiagnosticRelatedInformation {
+            location: Location::new(uri, a.range(d.primary.span)),
+            message: d.primary.message.clone(),
+        });
     }
     for l in &d.secondary {
         if let Some(m) = analysis_of(members, l.file) {
