@@ -2,7 +2,8 @@
 //!
 //! `fuzz_mutate SECONDS [SEED]`: mutates the fixture corpus (`tests/fixtures/syntax/**`), runs
 //! `decode_source` + `lex` + `parse_decoded` on every mutant and checks that nothing panics and
-//! every diagnostic span lies inside the text on char boundaries. Failing inputs are written to
+//! every diagnostic span lies inside the text on char boundaries, and that the fast path and the
+//! chumsky parser agree whenever the fast path accepts a mutant. Failing inputs are written to
 //! `fuzz/artifacts/`. Prints the iteration count.
 
 use std::panic;
@@ -98,6 +99,11 @@ fn check(data: &[u8]) {
     let lexed = hensu_syntax::lex(&text);
     for t in &lexed.tokens {
         assert!(t.span.end as usize <= text.len(), "token outside the input");
+    }
+    // Differential: the fast path and the chumsky parser build the same tree.
+    if let Some(fast) = hensu_syntax::parse_fast_only(&text) {
+        let slow = hensu_syntax::parse_with_chumsky(&text);
+        assert!(fast == slow.file, "fast path and chumsky disagree");
     }
     let parsed = hensu_syntax::parse_decoded(&text, decode);
     for d in &parsed.diagnostics {

@@ -54,6 +54,9 @@ pub(crate) fn layout(
     // (opener kind, opener span)
     let mut stack: Vec<(TokenKind, Span)> = Vec::new();
     let mut pending_newline: Option<Span> = None;
+    // The first closer whose indentation differs from its opener's line: when delimiters are
+    // left unclosed, this pair is the likely culprit.
+    let mut suspect: Option<(Span, Span)> = None;
     let mut i = 0;
     while let Some(&tok) = tokens.get(i) {
         i += 1;
@@ -147,6 +150,14 @@ pub(crate) fn layout(
                 let matching = stack.iter().rposition(|(open, _)| closer_of(*open) == kind);
                 match matching {
                     Some(pos) => {
+                        if suspect.is_none()
+                            && pos + 1 == stack.len()
+                            && let Some(&(_, open_span)) = stack.last()
+                            && let Some(close_indent) = leading_indent(src, tok.span.start)
+                            && line_indent(src, open_span.start) != close_indent
+                        {
+                            suspect = Some((open_span, tok.span));
+                        }
                         while stack.len() > pos + 1 {
                             if let Some((open, open_span)) = stack.pop() {
                                 report_unclosed(diags, open, open_span, tok.span.start, Some(kind));
@@ -176,11 +187,39 @@ pub(crate) fn layout(
         }
     }
     let eof = u32::try_from(src.len()).unwrap_or(u32::MAX);
+    let mut first = true;
     while let Some((open, open_span)) = stack.pop() {
         report_unclosed(diags, open, open_span, eof, None);
+        if first && let (Some((s_open, s_close)), Some(d)) = (suspect, diags.last_mut()) {
+            *d = d
+                .clone()
+                .with_label(s_open, "perhaps this delimiter is the one left open")
+                .with_label(s_close, "it is closed here, at a different indentation");
+        }
+        first = false;
         out.push((closer_of(open), cs(Span::new(eof, eof))));
     }
     out
+}
+
+/// The indentation (in chars) of the line containing `at`.
+fn line_indent(src: &str, at: u32) -> usize {
+    let before = src.get(..at as usize).unwrap_or("");
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    src.get(line_start..)
+        .unwrap_or("")
+        .chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .count()
+}
+
+/// The column of `at` when only whitespace precedes it on its line.
+fn leading_indent(src: &str, at: u32) -> Option<usize> {
+    let before = src.get(..at as usize)?;
+    let line = &before[before.rfind('\n').map_or(0, |i| i + 1)..];
+    line.chars()
+        .all(|c| c == ' ' || c == '\t')
+        .then(|| line.chars().count())
 }
 
 fn report_unclosed(

@@ -154,7 +154,7 @@ fn chumsky_parse<'s>(
         }
         seen_spans.push(key);
         // A generic error right after an error token repeats what the lexer already reported.
-        if err.custom.is_none() && follows_error_token(&stream, err.span.start) {
+        if err.custom.is_none() && follows_error_token(stream, err.span.start) {
             continue;
         }
         if let Some(d) = err.into_diagnostic(src) {

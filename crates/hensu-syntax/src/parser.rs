@@ -345,7 +345,7 @@ pub(crate) fn sp(s: CSpan) -> Span {
     Span::new(s.start, s.end)
 }
 
-pub(crate) fn text<'s>(src: &'s str, s: CSpan) -> &'s str {
+pub(crate) fn text(src: &str, s: CSpan) -> &str {
     src.get(s.start as usize..s.end as usize).unwrap_or("")
 }
 
