@@ -658,6 +658,15 @@ fn digits_ok(s: &str, radix: u32) -> Result<(), NumberError> {
     }
 }
 
+/// The text without `_` separators (borrowed when there are none).
+fn strip_underscores(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('_') {
+        std::borrow::Cow::Owned(s.replace('_', ""))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 /// Classify and evaluate a number literal exactly as Kotlin reads it.
 pub fn classify_number(text: &str) -> Result<Number, NumberError> {
     let lower = text.as_bytes();
@@ -677,7 +686,7 @@ pub fn classify_number(text: &str) -> Result<Number, NumberError> {
             None => (&text[2..], false),
         };
         digits_ok(body, radix)?;
-        let clean: String = body.chars().filter(|c| *c != '_').collect();
+        let clean = strip_underscores(body);
         let v = i64::from_str_radix(&clean, radix).map_err(|_| NumberError::TooLarge)?;
         return Ok(if long {
             Number::Long(v)
@@ -690,7 +699,7 @@ pub fn classify_number(text: &str) -> Result<Number, NumberError> {
     }
     if let Some(body) = text.strip_suffix('L') {
         digits_ok(body, 10)?;
-        let clean: String = body.chars().filter(|c| *c != '_').collect();
+        let clean = strip_underscores(body);
         return clean
             .parse::<i64>()
             .map(Number::Long)
@@ -699,7 +708,7 @@ pub fn classify_number(text: &str) -> Result<Number, NumberError> {
     let is_float = text.contains(['.', 'e', 'E']) || text.ends_with(['f', 'F']);
     if !is_float {
         digits_ok(text, 10)?;
-        let clean: String = text.chars().filter(|c| *c != '_').collect();
+        let clean = strip_underscores(text);
         return clean
             .parse::<i64>()
             .map(Number::Int)
@@ -723,7 +732,7 @@ pub fn classify_number(text: &str) -> Result<Number, NumberError> {
         let digits = e.strip_prefix(['+', '-']).unwrap_or(e);
         digits_ok(digits, 10)?;
     }
-    let clean: String = body.chars().filter(|c| *c != '_').collect();
+    let clean = strip_underscores(body);
     let v: f64 = clean.parse().map_err(|_| NumberError::Malformed)?;
     if v.is_infinite() {
         return Err(NumberError::DoubleOverflow);

@@ -541,244 +541,187 @@ pub(crate) fn file_parser<'t, 's: 't>(
     .try_map(|(k, s), _| Err::<Expr<'s>, _>(kotlin_keyword_error(k, s)))
     .boxed();
 
-    let mut expr_p =
-        Recursive::<chumsky::recursive::Indirect<'t, 't, In<'t>, Expr<'s>, Ex>>::declare();
-    let mut block_p =
-        Recursive::<chumsky::recursive::Indirect<'t, 't, In<'t>, Block<'s>, Ex>>::declare();
-
     // ---- expressions -------------------------------------------------------------------------
 
-    let arg = ident
-        .clone()
-        .then_ignore(just(T::Eq))
-        .or_not()
-        .then(expr_p.clone())
-        .map(|(name, value)| Arg { name, value });
-    let args = arg
-        .separated_by(just(T::Comma))
-        .allow_trailing()
-        .collect::<Vec<_>>()
-        .delimited_by(just(T::LParen), just(T::RParen))
-        .map_with(|items, e| Args {
-            items,
-            span: sp(e.span()),
-        })
-        .labelled(Lbl::CallArgs)
-        .as_context()
-        .recover_with(via_parser(
-            just(T::LParen)
-                .then(balanced.clone().repeated())
-                .then(just(T::RParen))
-                .map_with(|_, e| Args {
-                    items: Vec::new(),
-                    span: sp(e.span()),
-                }),
-        ))
-        .boxed();
-
-    let literal = select! {
-        T::Int = e => number(src, e.span(), false),
-        T::Long = e => number(src, e.span(), false),
-        T::Double = e => number(src, e.span(), false),
-        T::BadNumber = e => expr(ExprKind::Error, sp(e.span())),
-        T::KwTrue = e => expr(ExprKind::Bool(true), sp(e.span())),
-        T::KwFalse = e => expr(ExprKind::Bool(false), sp(e.span())),
-        T::KwNull = e => expr(ExprKind::Null, sp(e.span())),
-        T::Error = e => expr(ExprKind::Error, sp(e.span())),
-        T::Str = e => expr(ExprKind::Str(string_lit(src, T::Str, e.span())), sp(e.span())),
-        T::RawStr = e => expr(ExprKind::Str(string_lit(src, T::RawStr, e.span())), sp(e.span())),
-        T::UnterminatedStr = e => expr(ExprKind::Str(string_lit(src, T::UnterminatedStr, e.span())), sp(e.span())),
-        T::UnterminatedRawStr = e => expr(ExprKind::Str(string_lit(src, T::UnterminatedRawStr, e.span())), sp(e.span())),
-    };
-
-    let negative = just(T::Minus)
-        .ignore_then(
-            select! {
-                T::Int = e => e.span(),
-                T::Long = e => e.span(),
-                T::Double = e => e.span(),
-            }
-            .or_not(),
-        )
-        .try_map_with(|num, e| {
-            let whole: CSpan = e.span();
-            match num {
-                Some(n) => {
-                    let mut ex = number(src, n, true);
-                    ex.span = sp(whole);
-                    Ok(ex)
-                }
-                None => Err(PErr::custom(
-                    whole,
-                    "E0010",
-                    "unary minus applies only to numbers",
-                    "expected a number after `-`",
-                    "write a negative number like `-1` or `-0.5`",
-                )),
-            }
-        });
-
-    let paren = expr_p
-        .clone()
-        .delimited_by(just(T::LParen), just(T::RParen));
-
-    let primary = choice((
-        literal,
-        negative,
-        ident.clone().map(|id| expr(ExprKind::Name(id), id.span)),
-        paren,
-        kotlin_kw.clone(),
-    ))
-    .labelled(Lbl::Expression)
-    .boxed();
-
-    let suffix = choice((
-        just(T::Dot)
-            .ignore_then(ident.clone())
-            .then(args.clone().or_not())
-            .map_with(|(id, a), e| Suffix::Member(id, a, e.span())),
-        args.clone().map(Suffix::Args),
-        block_p.clone().map(Suffix::Block),
-    ));
-
-    let postfix = primary
-        .then(suffix.repeated().collect::<Vec<_>>())
-        .validate(move |(head, suffixes), _, emitter| {
-            let mut cur = head;
-            for s in suffixes {
-                cur = apply_suffix(src, cur, s, &mut |err| emitter.emit(err));
-            }
-            cur
-        })
-        .boxed();
-
-    let additive = postfix
-        .clone()
-        .foldl(just(T::Plus).ignore_then(postfix.clone()).repeated(), add)
-        .boxed();
-
-    let range = additive
-        .clone()
-        .then(just(T::DotDot).ignore_then(additive).or_not())
-        .map(|(start, end)| match end {
-            None => start,
-            Some(end) => {
-                let span = start.span.to(end.span);
-                expr(
-                    ExprKind::Range {
-                        start: Box::new(start),
-                        end: Box::new(end),
-                    },
-                    span,
-                )
-            }
-        })
-        .boxed();
-
-    // A chain argument: anything but a bare simple name (a bare name starts the next link).
-    let link_arg = range
-        .clone()
-        .filter(|e: &Expr<'_>| !matches!(e.kind, ExprKind::Name(_)));
-    let link_word =
-        ident.clone().or(select! { T::KwIn = e => e.span() }
-            .try_map(|s, _| Err(kotlin_keyword_error(T::KwIn, s))));
-    let link = link_word
-        .then(link_arg.or_not())
-        .map(|(word, arg)| Link { word, arg });
-
-    let chain = range
-        .then(link.repeated().collect::<Vec<_>>())
-        .map(|(head, links)| {
-            if links.is_empty() {
-                head
-            } else {
-                let end = links.last().map_or(head.span, |l| {
-                    l.arg.as_ref().map_or(l.word.span, |a| a.span)
-                });
-                let span = head.span.to(end);
-                expr(
-                    ExprKind::Chain {
-                        head: Box::new(head),
-                        links,
-                    },
-                    span,
-                )
-            }
-        })
-        .boxed();
-
-    expr_p.define(chain);
-
-    // ---- statements and blocks ---------------------------------------------------------------
-
-    let stmt_end = choice((sep.clone(), just(T::RBrace).rewind().ignored(), end()))
-        .labelled(Lbl::StatementEnd)
-        .boxed();
-
-    let stmt = choice((
-        kotlin_kw.clone().map(|e| Stmt {
-            span: e.span,
-            kind: StmtKind::Error,
-        }),
-        just(T::KwReturn)
-            .ignore_then(expr_p.clone().or_not())
-            .map_with(|v, e| Stmt {
-                kind: StmtKind::Return(v),
-                span: sp(e.span()),
-            }),
-        ident
+    // The expression parser. Blocks are built inside the `recursive` closure (they contain
+    // expressions and expressions contain blocks); `recursive` holds only a weak reference to
+    // itself, so the parser graph is freed after each parse (a `declare`/`define` pair with
+    // strong clones would leak it through an `Rc` cycle).
+    let expr = recursive(|expr_p| {
+        let expr_p = expr_p.boxed();
+        let (_, _, block_p) =
+            statements(expr_p.clone(), sep.clone(), ident.clone(), kotlin_kw.clone(), skip_stmt.clone());
+        let arg = ident
             .clone()
             .then_ignore(just(T::Eq))
+            .or_not()
             .then(expr_p.clone())
-            .map_with(|(target, value), e| Stmt {
-                kind: StmtKind::Assign { target, value },
+            .map(|(name, value)| Arg { name, value });
+        let args = arg
+            .separated_by(just(T::Comma))
+            .allow_trailing()
+            .collect::<Vec<_>>()
+            .delimited_by(just(T::LParen), just(T::RParen))
+            .map_with(|items, e| Args {
+                items,
                 span: sp(e.span()),
-            }),
-        expr_p.clone().map(|e| Stmt {
-            span: e.span,
-            kind: StmtKind::Expr(e),
-        }),
-    ))
-    .boxed();
-
-    let stmt_line = stmt
-        .clone()
-        .then_ignore(stmt_end.clone())
-        .recover_with(via_parser(skip_stmt.clone().map_with(|_, e| Stmt {
-            kind: StmtKind::Error,
-            span: sp(e.span()),
-        })))
-        .boxed();
-
-    // `{ x, y -> … }`: a lambda with parameters, reported and then parsed as a block.
-    let lambda_params = ident
-        .clone()
-        .separated_by(just(T::Comma))
-        .at_least(1)
-        .then(just(T::Arrow))
-        .map_with(|_, e| e.span())
-        .validate(|s: CSpan, _, emitter| {
-            emitter.emit(PErr::custom(
-                s,
-                "E0010",
-                "lambdas with parameters are not supported",
-                "lambda parameters",
-                "blocks after a call take no parameters: `node(\"x\") { … }`",
+            })
+            .labelled(Lbl::CallArgs)
+            .as_context()
+            .recover_with(via_parser(
+                just(T::LParen)
+                    .then(balanced.clone().repeated())
+                    .then(just(T::RParen))
+                    .map_with(|_, e| Args {
+                        items: Vec::new(),
+                        span: sp(e.span()),
+                    }),
             ))
-        });
+            .boxed();
 
-    let block = just(T::LBrace)
-        .ignore_then(lambda_params.or_not())
-        .ignore_then(sep.clone().or_not())
-        .ignore_then(stmt_line.clone().repeated().collect::<Vec<_>>())
-        .then_ignore(just(T::RBrace))
-        .map_with(|stmts, e| Block {
-            stmts,
-            span: sp(e.span()),
-        })
-        .labelled(Lbl::Block)
+        let literal = select! {
+            T::Int = e => number(src, e.span(), false),
+            T::Long = e => number(src, e.span(), false),
+            T::Double = e => number(src, e.span(), false),
+            T::BadNumber = e => expr(ExprKind::Error, sp(e.span())),
+            T::KwTrue = e => expr(ExprKind::Bool(true), sp(e.span())),
+            T::KwFalse = e => expr(ExprKind::Bool(false), sp(e.span())),
+            T::KwNull = e => expr(ExprKind::Null, sp(e.span())),
+            T::Error = e => expr(ExprKind::Error, sp(e.span())),
+            T::Str = e => expr(ExprKind::Str(string_lit(src, T::Str, e.span())), sp(e.span())),
+            T::RawStr = e => expr(ExprKind::Str(string_lit(src, T::RawStr, e.span())), sp(e.span())),
+            T::UnterminatedStr = e => expr(ExprKind::Str(string_lit(src, T::UnterminatedStr, e.span())), sp(e.span())),
+            T::UnterminatedRawStr = e => expr(ExprKind::Str(string_lit(src, T::UnterminatedRawStr, e.span())), sp(e.span())),
+        };
+
+        let negative = just(T::Minus)
+            .ignore_then(
+                select! {
+                    T::Int = e => e.span(),
+                    T::Long = e => e.span(),
+                    T::Double = e => e.span(),
+                }
+                .or_not(),
+            )
+            .try_map_with(|num, e| {
+                let whole: CSpan = e.span();
+                match num {
+                    Some(n) => {
+                        let mut ex = number(src, n, true);
+                        ex.span = sp(whole);
+                        Ok(ex)
+                    }
+                    None => Err(PErr::custom(
+                        whole,
+                        "E0010",
+                        "unary minus applies only to numbers",
+                        "expected a number after `-`",
+                        "write a negative number like `-1` or `-0.5`",
+                    )),
+                }
+            });
+
+        let paren = expr_p
+            .clone()
+            .delimited_by(just(T::LParen), just(T::RParen));
+
+        let primary = choice((
+            literal,
+            negative,
+            ident.clone().map(|id| expr(ExprKind::Name(id), id.span)),
+            paren,
+            kotlin_kw.clone(),
+        ))
+        .labelled(Lbl::Expression)
         .boxed();
-    block_p.define(block);
+
+        let suffix = choice((
+            just(T::Dot)
+                .ignore_then(ident.clone())
+                .then(args.clone().or_not())
+                .map_with(|(id, a), e| Suffix::Member(id, a, e.span())),
+            args.clone().map(Suffix::Args),
+            block_p.clone().map(Suffix::Block),
+        ));
+
+        let postfix = primary
+            .then(suffix.repeated().collect::<Vec<_>>())
+            .validate(move |(head, suffixes), _, emitter| {
+                let mut cur = head;
+                for s in suffixes {
+                    cur = apply_suffix(src, cur, s, &mut |err| emitter.emit(err));
+                }
+                cur
+            })
+            .boxed();
+
+        let additive = postfix
+            .clone()
+            .foldl(just(T::Plus).ignore_then(postfix.clone()).repeated(), add)
+            .boxed();
+
+        let range = additive
+            .clone()
+            .then(just(T::DotDot).ignore_then(additive).or_not())
+            .map(|(start, end)| match end {
+                None => start,
+                Some(end) => {
+                    let span = start.span.to(end.span);
+                    expr(
+                        ExprKind::Range {
+                            start: Box::new(start),
+                            end: Box::new(end),
+                        },
+                        span,
+                    )
+                }
+            })
+            .boxed();
+
+        // A chain argument: anything but a bare simple name (a bare name starts the next link).
+        let link_arg = range
+            .clone()
+            .filter(|e: &Expr<'_>| !matches!(e.kind, ExprKind::Name(_)));
+        let link_word =
+            ident.clone().or(select! { T::KwIn = e => e.span() }
+                .try_map(|s, _| Err(kotlin_keyword_error(T::KwIn, s))));
+        let link = link_word
+            .then(link_arg.or_not())
+            .map(|(word, arg)| Link { word, arg });
+
+        let chain = range
+            .then(link.repeated().collect::<Vec<_>>())
+            .map(|(head, links)| {
+                if links.is_empty() {
+                    head
+                } else {
+                    let end = links.last().map_or(head.span, |l| {
+                        l.arg.as_ref().map_or(l.word.span, |a| a.span)
+                    });
+                    let span = head.span.to(end);
+                    expr(
+                        ExprKind::Chain {
+                            head: Box::new(head),
+                            links,
+                        },
+                        span,
+                    )
+                }
+            })
+            .boxed();
+
+
+        chain
+    })
+    .boxed();
+    let expr_p = expr.clone();
+    let (stmt_end, stmt_line, _) = statements(
+        expr.clone(),
+        sep.clone(),
+        ident.clone(),
+        kotlin_kw.clone(),
+        skip_stmt.clone(),
+    );
 
     // ---- file level ----------------------------------------------------------------------------
 
@@ -892,6 +835,89 @@ pub(crate) fn file_parser<'t, 's: 't>(
             comments: Vec::new(),
             span: sp(e.span()),
         })
+}
+
+type Bx<'t, O> = chumsky::Boxed<'t, 't, In<'t>, O, Ex>;
+
+/// Statements and blocks over a given expression parser: `(stmt_end, stmt_line, block)`.
+fn statements<'t, 's: 't>(
+    expr_p: Bx<'t, Expr<'s>>,
+    sep: Bx<'t, ()>,
+    ident: Bx<'t, Ident<'s>>,
+    kotlin_kw: Bx<'t, Expr<'s>>,
+    skip_stmt: Bx<'t, ()>,
+) -> (Bx<'t, ()>, Bx<'t, Stmt<'s>>, Bx<'t, Block<'s>>) {
+    use TokenKind as T;
+    // ---- statements and blocks ---------------------------------------------------------------
+
+    let stmt_end = choice((sep.clone(), just(T::RBrace).rewind().ignored(), end()))
+        .labelled(Lbl::StatementEnd)
+        .boxed();
+
+    let stmt = choice((
+        kotlin_kw.clone().map(|e| Stmt {
+            span: e.span,
+            kind: StmtKind::Error,
+        }),
+        just(T::KwReturn)
+            .ignore_then(expr_p.clone().or_not())
+            .map_with(|v, e| Stmt {
+                kind: StmtKind::Return(v),
+                span: sp(e.span()),
+            }),
+        ident
+            .clone()
+            .then_ignore(just(T::Eq))
+            .then(expr_p.clone())
+            .map_with(|(target, value), e| Stmt {
+                kind: StmtKind::Assign { target, value },
+                span: sp(e.span()),
+            }),
+        expr_p.clone().map(|e| Stmt {
+            span: e.span,
+            kind: StmtKind::Expr(e),
+        }),
+    ))
+    .boxed();
+
+    let stmt_line = stmt
+        .clone()
+        .then_ignore(stmt_end.clone())
+        .recover_with(via_parser(skip_stmt.clone().map_with(|_, e| Stmt {
+            kind: StmtKind::Error,
+            span: sp(e.span()),
+        })))
+        .boxed();
+
+    // `{ x, y -> … }`: a lambda with parameters, reported and then parsed as a block.
+    let lambda_params = ident
+        .clone()
+        .separated_by(just(T::Comma))
+        .at_least(1)
+        .then(just(T::Arrow))
+        .map_with(|_, e| e.span())
+        .validate(|s: CSpan, _, emitter| {
+            emitter.emit(PErr::custom(
+                s,
+                "E0010",
+                "lambdas with parameters are not supported",
+                "lambda parameters",
+                "blocks after a call take no parameters: `node(\"x\") { … }`",
+            ))
+        });
+
+    let block = just(T::LBrace)
+        .ignore_then(lambda_params.or_not())
+        .ignore_then(sep.clone().or_not())
+        .ignore_then(stmt_line.clone().repeated().collect::<Vec<_>>())
+        .then_ignore(just(T::RBrace))
+        .map_with(|stmts, e| Block {
+            stmts,
+            span: sp(e.span()),
+        })
+        .labelled(Lbl::Block)
+        .boxed();
+    (stmt_end, stmt_line, block)
 }
 
 pub(crate) fn apply_suffix<'s>(
