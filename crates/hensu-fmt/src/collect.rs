@@ -12,11 +12,21 @@ pub const ENUMS: &[(&str, &[&str])] = &[
     ("ReviewMode", &["REQUIRED", "OPTIONAL", "DISABLED"]),
     (
         "ConsensusStrategy",
-        &["MAJORITY_VOTE", "UNANIMOUS", "WEIGHTED_VOTE", "JUDGE_DECIDES"],
+        &[
+            "MAJORITY_VOTE",
+            "UNANIMOUS",
+            "WEIGHTED_VOTE",
+            "JUDGE_DECIDES",
+        ],
     ),
     (
         "MergeStrategy",
-        &["COLLECT_ALL", "FIRST_SUCCESSFUL", "CONCATENATE", "MERGE_MAPS"],
+        &[
+            "COLLECT_ALL",
+            "FIRST_SUCCESSFUL",
+            "CONCATENATE",
+            "MERGE_MAPS",
+        ],
     ),
     ("ExitStatus", &["SUCCESS", "FAILURE", "CANCEL"]),
     ("LogLevel", &["TRACE", "DEBUG", "INFO", "WARN", "ERROR"]),

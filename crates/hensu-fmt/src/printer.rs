@@ -48,6 +48,8 @@ struct State {
     after_open: bool,
     /// Indentation for own-line comments at this point.
     comment_indent: usize,
+    /// Between statements (not inside one): a blank line before a comment is kept.
+    blank_ok: bool,
     /// Tokens written (for the completeness check).
     emitted: usize,
 }
@@ -100,6 +102,7 @@ pub(crate) fn print(
             next_comment: 0,
             after_open: true,
             comment_indent: 0,
+            blank_ok: true,
             emitted: 0,
         },
     };
@@ -108,6 +111,7 @@ pub(crate) fn print(
         p.stmt(range, 0, Start::Line);
     }
     p.st.comment_indent = 0;
+    p.st.blank_ok = true;
     p.flush_comments(u32::MAX);
     if !p.out.is_empty() {
         p.out.push('\n');
@@ -239,7 +243,8 @@ impl<'a, 's> Printer<'a, 's> {
         let indent = self.st.comment_indent;
         let same_line = breaks == 0 && !self.out.is_empty();
         if !same_line {
-            self.request(if breaks >= 2 { Ws::Blank } else { Ws::Line }, indent);
+            let blank = breaks >= 2 && self.st.blank_ok;
+            self.request(if blank { Ws::Blank } else { Ws::Line }, indent);
         } else if !self.out.ends_with(['(', '[']) {
             self.request(Ws::Space, indent);
         }
@@ -409,6 +414,7 @@ impl<'a, 's> Printer<'a, 's> {
                 cont: indent + 1,
             });
             self.st.comment_indent = if prev.is_none() { indent } else { top.cont };
+            self.st.blank_ok = prev.is_none();
             if t.kind == TokenKind::LBrace
                 && prev.is_some()
                 && let Some(&b) = self.info.blocks.get(&t.span.start)
@@ -419,7 +425,10 @@ impl<'a, 's> Printer<'a, 's> {
                 continue;
             }
             self.flush_comments(t.span.start);
-            let gap = self.slice(self.st.last_end.min(t.span.start as usize), t.span.start as usize);
+            let gap = self.slice(
+                self.st.last_end.min(t.span.start as usize),
+                t.span.start as usize,
+            );
             let breaks = count_breaks(gap);
             match prev {
                 None => match start {
@@ -460,6 +469,7 @@ impl<'a, 's> Printer<'a, 's> {
         let open = b.span.start;
         let close = b.span.end.saturating_sub(1);
         self.st.comment_indent = comment_indent;
+        self.st.blank_ok = false;
         self.flush_comments(open);
         self.request(Ws::Space, comment_indent);
         self.materialize();
@@ -504,6 +514,7 @@ impl<'a, 's> Printer<'a, 's> {
                 self.stmt(range, inner, Start::Space);
             }
             self.st.comment_indent = inner;
+            self.st.blank_ok = true;
             self.flush_comments(close);
             self.request(Ws::Space, outer);
             self.close_brace(close);
@@ -518,6 +529,7 @@ impl<'a, 's> Printer<'a, 's> {
             self.stmt(range, inner, Start::Line);
         }
         self.st.comment_indent = inner;
+        self.st.blank_ok = true;
         self.flush_comments(close);
         self.request(Ws::Line, outer);
         self.close_brace(close);
@@ -558,9 +570,9 @@ fn reindent_comment(raw: &str, orig_col: usize, new_col: usize) -> String {
     let rest: Vec<&str> = lines.collect();
     let shift_left = orig_col.saturating_sub(new_col);
     let shift_right = new_col.saturating_sub(orig_col);
-    let can_shift_left = rest.iter().all(|l| {
-        l.trim().is_empty() || l.bytes().take_while(|b| *b == b' ').count() >= shift_left
-    });
+    let can_shift_left = rest
+        .iter()
+        .all(|l| l.trim().is_empty() || l.bytes().take_while(|b| *b == b' ').count() >= shift_left);
     let mut out = String::with_capacity(text.len() + rest.len() * shift_right);
     out.push_str(first.trim_end());
     for line in rest {

@@ -49,7 +49,11 @@ fn inputs() -> Vec<(String, String)> {
             out.push((format!("{prefix}__{name}"), text));
         }
     }
-    assert!(out.len() >= 50, "expected the examples and fixtures, found {}", out.len());
+    assert!(
+        out.len() >= 50,
+        "expected the examples and fixtures, found {}",
+        out.len()
+    );
     out
 }
 
@@ -66,7 +70,11 @@ fn fmt_ok(name: &str, src: &str) -> String {
 fn snapshots_of_every_file() {
     for (name, src) in inputs() {
         let out = fmt_ok(&name, &src);
-        let changed = if out == src { "unchanged" } else { "reformatted" };
+        let changed = if out == src {
+            "unchanged"
+        } else {
+            "reformatted"
+        };
         insta::with_settings!({
             snapshot_path => "snapshots",
             prepend_module_to_snapshot => false,
@@ -86,10 +94,18 @@ fn idempotent_on_every_file() {
         let once = fmt_ok(&name, &src);
         let twice = fmt_ok(&name, &once);
         assert_eq!(once, twice, "{name}: formatting is not idempotent");
-        assert!(once.ends_with('\n') && !once.ends_with("\n\n"), "{name}: one trailing newline");
+        assert!(
+            once.ends_with('\n') && !once.ends_with("\n\n"),
+            "{name}: one trailing newline"
+        );
         assert!(!once.contains('\r'), "{name}: LF only");
         for (i, line) in once.lines().enumerate() {
-            assert_eq!(line, line.trim_end(), "{name}:{}: trailing whitespace", i + 1);
+            assert_eq!(
+                line,
+                line.trim_end(),
+                "{name}:{}: trailing whitespace",
+                i + 1
+            );
         }
     }
 }
@@ -234,7 +250,7 @@ fn perturb(src: &str, edits: &[(usize, bool, usize)]) -> String {
             (at, text)
         })
         .collect();
-    inserts.sort_by(|a, b| b.0.cmp(&a.0));
+    inserts.sort_by_key(|b| std::cmp::Reverse(b.0));
     let mut out = src.to_owned();
     for (at, text) in inserts {
         out.insert_str(at, &text);
@@ -280,7 +296,11 @@ fn crlf_input_gives_lf_output() {
         // Raw strings not followed by a trim keep their CRLF (it is part of their value).
         let keeps_cr = out.contains('\r');
         if !keeps_cr {
-            assert_eq!(out, fmt_ok(&name, &src), "{name}: CRLF and LF format the same");
+            assert_eq!(
+                out,
+                fmt_ok(&name, &src),
+                "{name}: CRLF and LF format the same"
+            );
         }
         assert_eq!(compile(&out), compile(&crlf), "{name}: CRLF IR");
     }
@@ -427,11 +447,45 @@ fn enum_tables_match_the_schema() {
 
 /// Fragments that recombine into valid and invalid files alike.
 const PIECES: &[&str] = &[
-    "workflow(\"w\")", "fun x() = ", "{", "}", "(", ")", "\n", ";", " ", "graph", "node(\"a\")",
-    "start at \"a\"", "agent = \"w\"", "+", "\"s\"", "\"\"\"r\n  x\n\"\"\"", ".trimIndent()",
-    "// c\n", "/* b */", "/** d\n */", "1.0..2.0", "-1", ",", "STRING", "end(\"e\", FAILURE)",
-    "input(\"i\", STRING)", "review(OPTIONAL)", "`in`", "goto", "=", "val", "\r\n", "\t",
-    "listOf(\"a\",\n\"b\")", "mode = REQUIRED", ".", "import a.b.*\n", "é", "60_000L",
+    "workflow(\"w\")",
+    "fun x() = ",
+    "{",
+    "}",
+    "(",
+    ")",
+    "\n",
+    ";",
+    " ",
+    "graph",
+    "node(\"a\")",
+    "start at \"a\"",
+    "agent = \"w\"",
+    "+",
+    "\"s\"",
+    "\"\"\"r\n  x\n\"\"\"",
+    ".trimIndent()",
+    "// c\n",
+    "/* b */",
+    "/** d\n */",
+    "1.0..2.0",
+    "-1",
+    ",",
+    "STRING",
+    "end(\"e\", FAILURE)",
+    "input(\"i\", STRING)",
+    "review(OPTIONAL)",
+    "`in`",
+    "goto",
+    "=",
+    "val",
+    "\r\n",
+    "\t",
+    "listOf(\"a\",\n\"b\")",
+    "mode = REQUIRED",
+    ".",
+    "import a.b.*\n",
+    "é",
+    "60_000L",
 ];
 
 proptest! {

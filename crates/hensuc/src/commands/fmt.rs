@@ -69,20 +69,26 @@ pub fn execute(args: FmtArgs) -> anyhow::Result<ExitCode> {
             files.push(path.clone());
         }
     }
-    let mut changed = 0usize;
+    let (mut changed, mut failed) = (0usize, 0usize);
     for path in &files {
         let outcome = format_file(path, &args);
-        if matches!(outcome, Outcome::Changed) {
-            changed += 1;
+        match outcome {
+            Outcome::Changed => changed += 1,
+            Outcome::Failed | Outcome::Io => failed += 1,
+            Outcome::Unchanged => {}
         }
         outcomes.push(outcome);
     }
     if !args.check && !args.diff {
         let n = files.len();
-        eprintln!(
-            "formatted {n} file{}, {changed} changed",
+        let mut summary = format!(
+            "{n} file{}: {changed} reformatted",
             if n == 1 { "" } else { "s" }
         );
+        if failed > 0 {
+            summary.push_str(&format!(", {failed} left untouched because of errors"));
+        }
+        eprintln!("{summary}");
     }
     Ok(ExitCode::from(exit_code(&outcomes, &args)))
 }
@@ -195,7 +201,8 @@ fn format_file(path: &Path, args: &FmtArgs) -> Outcome {
     if args.diff {
         print!("{}", unified_diff(&name, &text, &formatted));
     }
-    if !args.check && !args.diff
+    if !args.check
+        && !args.diff
         && let Err(e) = std::fs::write(path, formatted.as_bytes())
     {
         eprintln!("error: cannot write {name}: {e}");
