@@ -1,0 +1,1 @@
+//! Durable run state for hensu (work in progress).
