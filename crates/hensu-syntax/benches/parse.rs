@@ -24,17 +24,20 @@ fn input(mb: usize) -> &'static str {
 #[divan::bench(args = SIZES_MB, sample_count = 20)]
 fn floor_count_newlines(b: Bencher, mb: usize) {
     let src = input(mb);
-    b.counter(BytesCount::of_str(src)).bench(|| black_box(src).bytes().filter(|&c| c == b'\n').count());
+    b.counter(BytesCount::of_str(src))
+        .bench(|| black_box(src).bytes().filter(|&c| c == b'\n').count());
 }
 
 #[divan::bench(args = SIZES_MB, sample_count = 20)]
 fn lex(b: Bencher, mb: usize) {
     let src = input(mb);
-    b.counter(BytesCount::of_str(src)).bench(|| hensu_syntax::lex(black_box(src)).tokens.len());
+    b.counter(BytesCount::of_str(src))
+        .bench(|| hensu_syntax::lex(black_box(src)).tokens.len());
 }
 
 #[divan::bench(args = SIZES_MB, sample_count = 20)]
 fn lex_and_parse(b: Bencher, mb: usize) {
     let src = input(mb);
-    b.counter(BytesCount::of_str(src)).bench(|| hensu_syntax::parse(black_box(src)).file.items.len());
+    b.counter(BytesCount::of_str(src))
+        .bench(|| hensu_syntax::parse(black_box(src)).file.items.len());
 }

@@ -10,10 +10,59 @@ use std::panic;
 use std::time::{Duration, Instant};
 
 const TOKENS: &[&str] = &[
-    "{", "}", "(", ")", "[", "]", "\n", ";", ",", ".", "..", "+", "-", "=", "->", "\"", "\"\"\"", "/*", "*/", "//",
-    "/**", "`", "$", "${", "\\", "\\u", "val ", "if ", "fun ", "when", "in ", "`in`", "to ", "goto ", "retry 3",
-    "otherwise ", "withFeedback", "1e-3", "60_000L", "0x", "9999999999999999999999", ".trimIndent()",
-    ".trimMargin(\" \")", "mapOf(", "listOf(", "\u{feff}", "\r\n", "\r", "é", "—", "\u{0}", "#", "@",
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    "\n",
+    ";",
+    ",",
+    ".",
+    "..",
+    "+",
+    "-",
+    "=",
+    "->",
+    "\"",
+    "\"\"\"",
+    "/*",
+    "*/",
+    "//",
+    "/**",
+    "`",
+    "$",
+    "${",
+    "\\",
+    "\\u",
+    "val ",
+    "if ",
+    "fun ",
+    "when",
+    "in ",
+    "`in`",
+    "to ",
+    "goto ",
+    "retry 3",
+    "otherwise ",
+    "withFeedback",
+    "1e-3",
+    "60_000L",
+    "0x",
+    "9999999999999999999999",
+    ".trimIndent()",
+    ".trimMargin(\" \")",
+    "mapOf(",
+    "listOf(",
+    "\u{feff}",
+    "\r\n",
+    "\r",
+    "é",
+    "—",
+    "\u{0}",
+    "#",
+    "@",
 ];
 
 struct Rng(u64);
@@ -25,7 +74,11 @@ impl Rng {
         self.0
     }
     fn below(&mut self, n: usize) -> usize {
-        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
     }
 }
 
@@ -108,8 +161,14 @@ fn check(data: &[u8]) {
     let parsed = hensu_syntax::parse_decoded(&text, decode);
     for d in &parsed.diagnostics {
         for s in std::iter::once(d.primary.span).chain(d.secondary.iter().map(|l| l.span)) {
-            assert!(s.start <= s.end && s.end as usize <= text.len(), "span outside the input: {d:?}");
-            assert!(text.is_char_boundary(s.start as usize) && text.is_char_boundary(s.end as usize), "{d:?}");
+            assert!(
+                s.start <= s.end && s.end as usize <= text.len(),
+                "span outside the input: {d:?}"
+            );
+            assert!(
+                text.is_char_boundary(s.start as usize) && text.is_char_boundary(s.end as usize),
+                "{d:?}"
+            );
         }
     }
 }
@@ -138,7 +197,10 @@ fn main() {
         }
     }
     let _ = panic::take_hook();
-    println!("{iterations} iterations, {} MB parsed, {failures} failures, {secs} s, seed {seed}", bytes / 1_000_000);
+    println!(
+        "{iterations} iterations, {} MB parsed, {failures} failures, {secs} s, seed {seed}",
+        bytes / 1_000_000
+    );
     if failures > 0 {
         std::process::exit(1);
     }

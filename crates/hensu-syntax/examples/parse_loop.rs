@@ -10,5 +10,8 @@ fn main() {
         items += hensu_syntax::parse(&src).file.items.len();
     }
     let secs = start.elapsed().as_secs_f64();
-    println!("{items} items, {:.1} MB/s", (src.len() * n) as f64 / secs / 1e6);
+    println!(
+        "{items} items, {:.1} MB/s",
+        (src.len() * n) as f64 / secs / 1e6
+    );
 }

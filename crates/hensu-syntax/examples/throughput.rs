@@ -15,7 +15,10 @@ fn main() {
     let mut t = [Vec::new(), Vec::new(), Vec::new()];
     for _ in 0..rounds {
         let s = Instant::now();
-        let n = std::hint::black_box(&src).bytes().filter(|&c| c == b'\n').count();
+        let n = std::hint::black_box(&src)
+            .bytes()
+            .filter(|&c| c == b'\n')
+            .count();
         t[0].push(s.elapsed().as_secs_f64());
         std::hint::black_box(n);
         let s = Instant::now();
@@ -23,7 +26,10 @@ fn main() {
         t[1].push(s.elapsed().as_secs_f64());
         std::hint::black_box(n);
         let s = Instant::now();
-        let n = hensu_syntax::parse(std::hint::black_box(&src)).file.items.len();
+        let n = hensu_syntax::parse(std::hint::black_box(&src))
+            .file
+            .items
+            .len();
         t[2].push(s.elapsed().as_secs_f64());
         std::hint::black_box(n);
     }
@@ -39,5 +45,10 @@ fn main() {
             mbps(src.len(), times[times.len() / 2])
         );
     }
-    println!("input {} bytes; lex+parse/lex = {:.2}, lex+parse/floor = {:.3}", src.len(), best[2] / best[1], best[2] / best[0]);
+    println!(
+        "input {} bytes; lex+parse/lex = {:.2}, lex+parse/floor = {:.3}",
+        src.len(),
+        best[2] / best[1],
+        best[2] / best[0]
+    );
 }

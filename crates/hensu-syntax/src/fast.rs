@@ -22,11 +22,23 @@ struct P<'t, 's> {
     toks: &'t [Tok],
     pos: usize,
     src: &'s str,
+    // Scratch stacks: items are pushed here and moved into an exactly-sized `Vec` when their
+    // list ends (a growing `Vec` per list would over-allocate large elements 2–4×).
+    stmts: Vec<Stmt<'s>>,
+    args: Vec<Arg<'s>>,
+    links: Vec<Link<'s>>,
 }
 
 /// Parse an error-free token stream; `None` when anything would need a diagnostic.
 pub(crate) fn parse<'s>(src: &'s str, toks: &[Tok]) -> Option<Vec<Stmt<'s>>> {
-    let mut p = P { toks, pos: 0, src };
+    let mut p = P {
+        toks,
+        pos: 0,
+        src,
+        stmts: Vec::with_capacity(64),
+        args: Vec::with_capacity(16),
+        links: Vec::with_capacity(16),
+    };
     p.skip_seps();
     let mut items = Vec::new();
     while p.pos < toks.len() {
@@ -172,7 +184,7 @@ impl<'t, 's> P<'t, 's> {
         let start = self.pos;
         self.eat(T::LBrace)?;
         self.skip_seps();
-        let mut stmts = Vec::new();
+        let base = self.stmts.len();
         while self.peek() != Some(T::RBrace) {
             let s = if matches!(self.peek(), Some(T::KwVal | T::KwVar)) {
                 let s0 = self.pos;
@@ -190,12 +202,13 @@ impl<'t, 's> P<'t, 's> {
             } else {
                 self.stmt()?
             };
-            stmts.push(s);
+            self.stmts.push(s);
             if !self.stmt_end() {
                 return None;
             }
         }
         self.eat(T::RBrace)?;
+        let stmts = self.stmts.drain(base..).collect();
         Some(Block {
             stmts,
             span: self.span_from(start)?,
@@ -224,14 +237,16 @@ impl<'t, 's> P<'t, 's> {
             }
         }
         self.skip_seps();
-        let mut stmts = Vec::with_capacity(8);
+        let base = self.stmts.len();
         while self.peek() != Some(T::RBrace) {
-            stmts.push(self.stmt()?);
+            let s = self.stmt()?;
+            self.stmts.push(s);
             if !self.stmt_end() {
                 return None;
             }
         }
         self.eat(T::RBrace)?;
+        let stmts = self.stmts.drain(base..).collect();
         Some(Block {
             stmts,
             span: self.span_from(start)?,
@@ -295,7 +310,7 @@ impl<'t, 's> P<'t, 's> {
 
     fn expr(&mut self) -> Option<Expr<'s>> {
         let head = self.range()?;
-        let mut links: Vec<Link<'s>> = Vec::new();
+        let base = self.links.len();
         while matches!(self.peek(), Some(T::Ident | T::BacktickIdent)) {
             let word = self.ident()?;
             let mut arg = None;
@@ -308,14 +323,15 @@ impl<'t, 's> P<'t, 's> {
                     arg = Some(a);
                 }
             }
-            links.push(Link { word, arg });
+            self.links.push(Link { word, arg });
         }
         if matches!(self.peek(), Some(T::KwIn)) {
             return None;
         }
-        if links.is_empty() {
+        if self.links.len() == base {
             return Some(head);
         }
+        let links: Vec<Link<'s>> = self.links.drain(base..).collect();
         let end = links.last().map_or(head.span, |l| {
             l.arg.as_ref().map_or(l.word.span, |a| a.span)
         });
@@ -385,7 +401,7 @@ impl<'t, 's> P<'t, 's> {
     fn args(&mut self) -> Option<Args<'s>> {
         let start = self.pos;
         self.eat(T::LParen)?;
-        let mut items = Vec::new();
+        let base = self.args.len();
         while self.peek() != Some(T::RParen) {
             let name = if matches!(self.peek(), Some(T::Ident | T::BacktickIdent))
                 && self.peek_at(1) == Some(T::Eq)
@@ -397,12 +413,13 @@ impl<'t, 's> P<'t, 's> {
                 None
             };
             let value = self.expr()?;
-            items.push(Arg { name, value });
+            self.args.push(Arg { name, value });
             if self.eat(T::Comma).is_none() {
                 break;
             }
         }
         self.eat(T::RParen)?;
+        let items = self.args.drain(base..).collect();
         Some(Args {
             items,
             span: self.span_from(start)?,

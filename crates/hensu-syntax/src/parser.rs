@@ -689,7 +689,7 @@ pub(crate) fn file_parser<'t, 's: 't>(
             .then(link_arg.or_not())
             .map(|(word, arg)| Link { word, arg });
 
-        let chain = range
+        range
             .then(link.repeated().collect::<Vec<_>>())
             .map(|(head, links)| {
                 if links.is_empty() {
@@ -708,10 +708,7 @@ pub(crate) fn file_parser<'t, 's: 't>(
                     )
                 }
             })
-            .boxed();
-
-
-        chain
+            .boxed()
     })
     .boxed();
     let expr_p = expr.clone();

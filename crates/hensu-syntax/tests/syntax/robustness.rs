@@ -284,11 +284,17 @@ fn gen_program(seed: u64) -> String {
                 0 => "\"s\"".into(),
                 1 => "\"a\\n$ b\"".into(),
                 2 => "\"\"\"\n    x\n      y\n    \"\"\".trimIndent()".into(),
-                3 => self.pick(&["1", "60_000", "2L", "0.5", "1e-3", "-3", "-0.5"]).into(),
+                3 => self
+                    .pick(&["1", "60_000", "2L", "0.5", "1e-3", "-3", "-0.5"])
+                    .into(),
                 4 => self.pick(&["true", "false", "null"]).into(),
                 5 => self.pick(&["A.B", "VarType.STRING", "x", "`in`"]).into(),
                 6 => format!("{} + {}", self.atom(depth + 1), self.atom(depth + 1)),
-                7 => format!("{}..{}", self.pick(&["1", "50.0", "-2"]), self.pick(&["3", "79.0"])),
+                7 => format!(
+                    "{}..{}",
+                    self.pick(&["1", "50.0", "-2"]),
+                    self.pick(&["3", "79.0"])
+                ),
                 8 => "\"|a\".trimMargin()".into(),
                 9 => format!("listOf({}, {})", self.atom(depth + 1), self.atom(depth + 1)),
                 10 => format!("mapOf(\"k\" to {})", self.atom(depth + 1)),
@@ -331,7 +337,11 @@ fn gen_program(seed: u64) -> String {
         }
     }
     let mut g = G(seed | 1);
-    let head = g.pick(&["fun w() = workflow(\"x\")", "workflow(\"x\")", "fun w() {\n return workflow(\"x\")"]);
+    let head = g.pick(&[
+        "fun w() = workflow(\"x\")",
+        "workflow(\"x\")",
+        "fun w() {\n return workflow(\"x\")",
+    ]);
     let mut src = format!("{head}{}", g.block(0));
     if head.starts_with("fun w() {") {
         src.push_str("\n}");
@@ -361,10 +371,16 @@ fn differential(src: &str) {
         .collect();
     match &fast {
         Some(file) => {
-            assert!(syntax_errors.is_empty(), "fast path accepted what chumsky rejects:\n{src}\n{syntax_errors:#?}");
+            assert!(
+                syntax_errors.is_empty(),
+                "fast path accepted what chumsky rejects:\n{src}\n{syntax_errors:#?}"
+            );
             assert_eq!(file, &slow.file, "trees differ for:\n{src}");
         }
-        None => assert!(!slow.diagnostics.is_empty(), "fast path gave up on a clean file:\n{src}"),
+        None => assert!(
+            !slow.diagnostics.is_empty(),
+            "fast path gave up on a clean file:\n{src}"
+        ),
     }
     // And the public entry point gives the chumsky answer.
     let public = hensu_syntax::parse(src);
@@ -389,7 +405,10 @@ proptest! {
 #[test]
 fn fast_path_agrees_with_chumsky_on_fixtures() {
     for sub in ["ok", "err"] {
-        let dir = format!("{}/../../tests/fixtures/syntax/{sub}", env!("CARGO_MANIFEST_DIR"));
+        let dir = format!(
+            "{}/../../tests/fixtures/syntax/{sub}",
+            env!("CARGO_MANIFEST_DIR")
+        );
         for entry in std::fs::read_dir(dir).unwrap() {
             let src = std::fs::read_to_string(entry.unwrap().path()).unwrap();
             differential(&src);
