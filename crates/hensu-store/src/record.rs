@@ -1,0 +1,208 @@
+//! The indexed, non-opaque part of a stored run.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::time::now_ms;
+
+/// The status of a run, as listed by the CLI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    /// Waiting for an out-of-band answer (a review); see [`RunRecord::correlation_id`].
+    Paused,
+    Completed,
+    Failed,
+    Rejected,
+    Cancelled,
+}
+
+impl RunStatus {
+    pub const ALL: [RunStatus; 6] = [
+        RunStatus::Running,
+        RunStatus::Paused,
+        RunStatus::Completed,
+        RunStatus::Failed,
+        RunStatus::Rejected,
+        RunStatus::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Paused => "paused",
+            RunStatus::Completed => "completed",
+            RunStatus::Failed => "failed",
+            RunStatus::Rejected => "rejected",
+            RunStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses [`RunStatus::as_str`]'s output.
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        RunStatus::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// Completed, failed, rejected and cancelled runs never run again.
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, RunStatus::Running | RunStatus::Paused)
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The indexed columns of a run (what `hensu ps` lists). Times are unix milliseconds (UTC);
+/// render them with [`crate::rfc3339`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub run_id: String,
+    pub workflow_id: String,
+    /// An opaque version of the workflow (e.g. its declared version or a content hash).
+    pub workflow_version: String,
+    pub status: RunStatus,
+    /// The node executed next (or the end node reached).
+    pub current_node: Option<String>,
+    pub started_at: u64,
+    pub updated_at: u64,
+    /// The correlation id of a paused review.
+    pub correlation_id: Option<String>,
+    /// The end node's exit status (`SUCCESS` / `FAILURE`) of a completed run.
+    pub exit_status: Option<String>,
+    /// The write sequence number: 0 at creation, +1 on every checkpoint or status change.
+    /// It is the `expected_step` of the next write (optimistic concurrency).
+    pub step: u64,
+    /// A cancellation was requested (by [`crate::StateStore::request_cancel`]) while the run
+    /// was held by a live owner; the owner sees it on its next checkpoint or heartbeat.
+    pub cancel_requested: bool,
+}
+
+impl RunRecord {
+    /// A new running record at step 0, started now.
+    pub fn new(
+        run_id: impl Into<String>,
+        workflow_id: impl Into<String>,
+        workflow_version: impl Into<String>,
+        current_node: Option<String>,
+    ) -> RunRecord {
+        let now = now_ms();
+        RunRecord {
+            run_id: run_id.into(),
+            workflow_id: workflow_id.into(),
+            workflow_version: workflow_version.into(),
+            status: RunStatus::Running,
+            current_node,
+            started_at: now,
+            updated_at: now,
+            correlation_id: None,
+            exit_status: None,
+            step: 0,
+            cancel_requested: false,
+        }
+    }
+}
+
+/// The columns a checkpoint or status change rewrites.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordUpdate {
+    pub status: RunStatus,
+    pub current_node: Option<String>,
+    pub correlation_id: Option<String>,
+    pub exit_status: Option<String>,
+}
+
+impl RecordUpdate {
+    /// A running run at `node`.
+    pub fn running(node: impl Into<String>) -> RecordUpdate {
+        RecordUpdate {
+            status: RunStatus::Running,
+            current_node: Some(node.into()),
+            correlation_id: None,
+            exit_status: None,
+        }
+    }
+
+    /// A run paused at `node`, waiting for `correlation_id`.
+    pub fn paused(node: impl Into<String>, correlation_id: impl Into<String>) -> RecordUpdate {
+        RecordUpdate {
+            status: RunStatus::Paused,
+            current_node: Some(node.into()),
+            correlation_id: Some(correlation_id.into()),
+            exit_status: None,
+        }
+    }
+
+    /// A run ended with `status` (at `node`, if any).
+    pub fn finished(
+        status: RunStatus,
+        node: Option<String>,
+        exit_status: Option<String>,
+    ) -> RecordUpdate {
+        RecordUpdate {
+            status,
+            current_node: node,
+            correlation_id: None,
+            exit_status,
+        }
+    }
+}
+
+/// A run as loaded: its record, the workflow it runs and its latest snapshot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredRun {
+    pub record: RunRecord,
+    /// The workflow as stored at creation (opaque JSON).
+    pub workflow: Value,
+    /// The latest snapshot (opaque JSON), its format version checked.
+    pub snapshot: Value,
+    /// The format version of `snapshot` (equal to the store's expected version).
+    pub snapshot_version: u64,
+}
+
+/// One row of a run's history: every checkpoint and status change keeps its metadata (only
+/// the latest snapshot is kept in full).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointMeta {
+    pub step: u64,
+    pub node: Option<String>,
+    pub status: RunStatus,
+    /// Unix milliseconds.
+    pub at: u64,
+    /// The encoded snapshot's size; `None` for a status change without a snapshot.
+    pub snapshot_bytes: Option<u64>,
+}
+
+/// What a successful checkpoint returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checkpointed {
+    /// The run's new step (the next checkpoint's `expected_step`).
+    pub step: u64,
+    /// Unix milliseconds of the write.
+    pub at: u64,
+    /// The lease's new expiry (a checkpoint renews the lease).
+    pub lease_expires_at: u64,
+    /// Someone asked to cancel this run: stop before the next node.
+    pub cancel_requested: bool,
+}
+
+/// What a heartbeat returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Renewed {
+    pub expires_at: u64,
+    pub cancel_requested: bool,
+}
+
+/// What [`crate::StateStore::request_cancel`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CancelRequest {
+    /// A live owner holds the run: the flag is set, the owner stops at its next node boundary.
+    Requested { owner: String },
+    /// Nobody held the run (paused, or its owner died): it is now cancelled.
+    Cancelled(RunRecord),
+    /// The run had already finished with this status.
+    AlreadyFinished(RunStatus),
+}
