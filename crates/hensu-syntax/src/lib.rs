@@ -3,10 +3,18 @@
 //!
 //! * [`lex`] — tokens, comments and lexical diagnostics (E0001–E0006).
 //! * [`parse`] — the syntax tree and every lexical and syntax diagnostic of the file (E0001–E0006,
-//!   E0010, E0011, E0016; E0903 for inputs over 4 GiB). Never panics; one run reports all errors, recovered statements
-//!   and expressions are [`ast::StmtKind::Error`] / [`ast::ExprKind::Error`].
-//! * [`decode_source`] — bytes → text for callers that read files (invalid UTF-8 → E0001).
+//!   E0010, E0011, E0016; E0903 for inputs over 4 GiB). Never panics; one run reports all errors;
+//!   recovered statements and expressions are [`ast::StmtKind::Error`] / [`ast::ExprKind::Error`].
+//! * [`decode_source`] + [`parse_decoded`] — the path for callers that read bytes: invalid UTF-8
+//!   becomes U+FFFD plus one E0001 per invalid run.
 //! * [`trim_indent`], [`trim_margin`], [`unescape`] — Kotlin's string semantics.
+//! * [`dump`] — a compact s-expression rendering of a tree (tests, debugging).
+//!
+//! Pipeline: `lexer` (logos; comments to a side table) → `layout` (drops insignificant
+//! newlines, balances delimiters with E0011, refuses nesting deeper than [`MAX_DEPTH`] with
+//! E0016) → `fast` (a hand-written recursive-descent parser for error-free input, identical
+//! trees) or, when the fast path gives up, `parser` (chumsky 0.12 with recovery and specific
+//! messages for Kotlin constructs outside the language).
 
 pub mod ast;
 mod dump;

@@ -182,3 +182,26 @@ fn ranges_of_ints_and_doubles_split_correctly() {
     assert_eq!(kinds("50.0..79.0"), vec![Double, DotDot, Double]);
     assert_eq!(kinds("3.toString()"), vec![Int, Dot, Ident, LParen, RParen]);
 }
+
+#[test]
+fn crlf_and_bom_files_parse_like_lf_files() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/syntax/ok/complete_example_everything.hwf"
+    );
+    let lf = std::fs::read_to_string(path).unwrap();
+    let crlf = format!("\u{feff}{}", lf.replace('\n', "\r\n"));
+    let a = hensu_syntax::parse(&lf);
+    let b = hensu_syntax::parse(&crlf);
+    assert!(b.diagnostics.is_empty(), "{:?}", b.diagnostics);
+    let strip_comments = |s: String| {
+        s.lines()
+            .filter(|l| !l.starts_with("comments:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        strip_comments(hensu_syntax::dump(&a.file)),
+        strip_comments(hensu_syntax::dump(&b.file))
+    );
+}
