@@ -267,7 +267,9 @@ impl<'a, 's> Printer<'a, 's> {
         };
         self.push(&text);
         self.st.last_end = end;
-        if breaks > 0 || c.kind == CommentKind::Line || has_break(raw) {
+        // Only real line breaks count: a line break inside a block comment does not end a
+        // statement, so it must not become one.
+        if breaks > 0 || c.kind == CommentKind::Line {
             self.st.break_since_token = true;
         }
         // What follows the comment in the source: a line break stays a line break.
@@ -374,7 +376,7 @@ impl<'a, 's> Printer<'a, 's> {
     /// the next statement (the `;` separators are skipped when it is written).
     fn stmt_ranges(&self, stmts: &[Stmt<'s>], lo: usize, hi: usize) -> Vec<(usize, usize)> {
         let mut begins: Vec<usize> = Vec::with_capacity(stmts.len());
-        let mut floor = lo;
+        let mut floor = lo.min(hi);
         for s in stmts {
             let mut b = self.token_index(s.span.start).clamp(floor, hi);
             while b > floor
@@ -420,7 +422,7 @@ impl<'a, 's> Printer<'a, 's> {
                 && let Some(&b) = self.info.blocks.get(&t.span.start)
             {
                 self.block(b, top.cont);
-                i = self.token_index(b.span.end);
+                i = self.token_index(b.span.end).max(i + 1);
                 prev = self.tokens.get(i.wrapping_sub(1)).copied();
                 continue;
             }

@@ -524,3 +524,12 @@ fn deep_nesting_and_long_chains_do_not_overflow() {
     let deep = format!("workflow(\"w\") {}{}", "{ a ".repeat(100), "}".repeat(100));
     let _ = format(&deep);
 }
+
+#[test]
+fn a_line_break_inside_a_block_comment_does_not_split_a_statement() {
+    // `graph/** d\n */graph` is ONE statement (the chain `graph graph`): no newline token.
+    let src = "workflow(\"w\") {\n    graph/** d\n */graph\n}\n";
+    let out = fmt_ok("comment-break", src);
+    assert_eq!(out, "workflow(\"w\") {\n    graph /** d\n  */ graph\n}\n");
+    assert_eq!(format(&out).expect("again"), out);
+}
