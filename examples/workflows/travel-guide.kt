@@ -14,7 +14,11 @@ fun workflow() = workflow("Travel Guide") {
     }
 
     agents {
-        agent("researcher") { role = "Geographer"; model = Models.GEMINI_3_1_PRO; temperature = 0.2 }
+        agent("researcher") {
+            role = "Geographer"
+            model = Models.GEMINI_3_1_PRO
+            temperature = 0.2
+        }
         agent("writer") {
             role = "Travel writer"
             model = Models.CLAUDE_SONNET_4_5
