@@ -9,8 +9,7 @@ use super::graph::{Cycle, EdgeSource, NodeGraph};
 /// At most this many "the cycle continues here" labels per W0303.
 const MAX_CYCLE_LABELS: usize = 8;
 
-pub(super) fn check(cx: &mut Ctx<'_>) {
-    let g = NodeGraph::build(cx.wf);
+pub(super) fn check(cx: &mut Ctx<'_>, g: &NodeGraph<'_>) {
     // An unknown target (E0204) or a node without transitions (E0310) already explains missing
     // paths; reachability warnings would only repeat it.
     let explained = cx
@@ -54,7 +53,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
         }
     }
     for cycle in g.unbounded_cycles() {
-        report_cycle(cx, &g, &cycle);
+        report_cycle(cx, g, &cycle);
     }
 }
 

@@ -9,6 +9,8 @@
 use std::collections::VecDeque;
 
 use hensu_ir::{Node, TransitionRule, Workflow};
+
+use super::fxhash::FxHashMap;
 use petgraph::Direction;
 use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
@@ -42,13 +44,18 @@ pub struct RuleTarget<'w> {
 /// unbounded self-loop.
 pub fn rule_targets(rule: &TransitionRule) -> Vec<RuleTarget<'_>> {
     let mut out = Vec::new();
-    collect(rule, false, &mut out);
+    for_each_rule_target(rule, &mut |t| out.push(t));
     out
 }
 
-fn collect<'w>(rule: &'w TransitionRule, bounded: bool, out: &mut Vec<RuleTarget<'w>>) {
+/// [`rule_targets`] without allocating: calls `f` for every target of the rule, in order.
+pub fn for_each_rule_target<'w>(rule: &'w TransitionRule, f: &mut impl FnMut(RuleTarget<'w>)) {
+    visit(rule, false, f);
+}
+
+fn visit<'w>(rule: &'w TransitionRule, bounded: bool, f: &mut impl FnMut(RuleTarget<'w>)) {
     let mut push = |slot, target| {
-        out.push(RuleTarget {
+        f(RuleTarget {
             slot,
             target,
             bounded,
@@ -72,8 +79,8 @@ fn collect<'w>(rule: &'w TransitionRule, bounded: bool, out: &mut Vec<RuleTarget
         TransitionRule::Bounded {
             otherwise, inner, ..
         } => {
-            collect(inner, true, out);
-            out.push(RuleTarget {
+            visit(inner, true, f);
+            f(RuleTarget {
                 slot: TargetSlot::Otherwise,
                 target: Some(otherwise),
                 bounded,
@@ -114,6 +121,20 @@ pub struct NodeGraph<'w> {
     pub graph: DiGraph<&'w str, EdgeInfo>,
     /// The start node, when it exists.
     pub start: Option<NodeIndex>,
+    /// Targets (rule targets and fork targets) that name no node, in declaration order.
+    pub unknown: Vec<UnknownTarget<'w>>,
+    /// Node id → graph node.
+    index: FxHashMap<&'w str, NodeIndex>,
+}
+
+/// A target that names no node (E0204).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnknownTarget<'w> {
+    pub from: NodeIndex,
+    pub source: EdgeSource,
+    pub target: &'w str,
+    /// Inside a bounded rule's inner rule (a `revise` target).
+    pub bounded: bool,
 }
 
 impl<'w> NodeGraph<'w> {
@@ -126,50 +147,76 @@ impl<'w> NodeGraph<'w> {
             .map(|n| n.transition_rules().len() + 1)
             .sum();
         let mut graph = DiGraph::with_capacity(wf.nodes.len(), edge_count);
+        let mut ids: FxHashMap<&'w str, NodeIndex> =
+            FxHashMap::with_capacity_and_hasher(wf.nodes.len(), Default::default());
         for id in wf.nodes.keys() {
-            graph.add_node(id.as_str());
+            ids.insert(id.as_str(), graph.add_node(id.as_str()));
         }
-        let index = |id: &str| wf.nodes.get_index_of(id).map(NodeIndex::new);
+        let index = |id: &str| ids.get(id).copied();
+        let mut unknown = Vec::new();
         for (i, node) in wf.nodes.values().enumerate() {
             let from = NodeIndex::new(i);
             for (r, rule) in node.transition_rules().iter().enumerate() {
-                for t in rule_targets(rule) {
+                for_each_rule_target(rule, &mut |t| {
                     let to = match t.target {
                         Some(id) => index(id),
                         None => Some(from),
                     };
-                    if let Some(to) = to {
-                        let source = EdgeSource::Rule {
-                            rule: r,
-                            slot: t.slot,
-                        };
-                        graph.add_edge(
-                            from,
-                            to,
-                            EdgeInfo {
+                    let source = EdgeSource::Rule {
+                        rule: r,
+                        slot: t.slot,
+                    };
+                    match (to, t.target) {
+                        (Some(to), _) => {
+                            let info = EdgeInfo {
                                 source,
                                 bounded: t.bounded,
-                            },
-                        );
+                            };
+                            graph.add_edge(from, to, info);
+                        }
+                        (None, Some(target)) => unknown.push(UnknownTarget {
+                            from,
+                            source,
+                            target,
+                            bounded: t.bounded,
+                        }),
+                        (None, None) => {}
                     }
-                }
+                });
             }
             if let Node::Fork(fork) = node {
                 for (k, target) in fork.targets.iter().enumerate() {
-                    if let Some(to) = index(target) {
-                        let info = EdgeInfo {
-                            source: EdgeSource::ForkTarget(k),
+                    let source = EdgeSource::ForkTarget(k);
+                    match index(target) {
+                        Some(to) => {
+                            let info = EdgeInfo {
+                                source,
+                                bounded: false,
+                            };
+                            graph.add_edge(from, to, info);
+                        }
+                        None => unknown.push(UnknownTarget {
+                            from,
+                            source,
+                            target,
                             bounded: false,
-                        };
-                        graph.add_edge(from, to, info);
+                        }),
                     }
                 }
             }
         }
+        let start = index(&wf.start_node);
         NodeGraph {
             graph,
-            start: index(&wf.start_node),
+            start,
+            unknown,
+            index: ids,
         }
+    }
+
+    /// The graph node of a node id.
+    pub fn index_of(&self, id: &str) -> Option<NodeIndex> {
+        self.index.get(id).copied()
     }
 
     /// The node id of a graph node.

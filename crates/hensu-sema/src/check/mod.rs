@@ -15,6 +15,7 @@ pub mod intervals;
 pub mod suggest;
 
 mod flow;
+mod fxhash;
 mod project;
 mod refs;
 mod rules;
@@ -25,8 +26,12 @@ use hensu_ir::{TransitionRule, Workflow};
 
 use crate::origins::{NodeOrigin, Origins, RuleOrigin};
 
-pub use graph::{Cycle, EdgeInfo, EdgeSource, NodeGraph, RuleTarget, TargetSlot, rule_targets};
+pub use graph::{
+    Cycle, EdgeInfo, EdgeSource, NodeGraph, RuleTarget, TargetSlot, for_each_rule_target,
+    rule_targets,
+};
 pub use project::check_project;
+pub use state::placeholders;
 
 /// Where a workflow came from: `.hwf`/`.kt` source, or a `.json` artifact (language.md §7: an
 /// engine variable in a standard node's `writes` is then W0310 instead of E0401).
@@ -48,11 +53,12 @@ pub struct ProjectUnit<'a> {
 /// Runs every single-workflow check (E0204–E0205, E03xx, E04xx, W03xx) and returns the
 /// diagnostics in source order. Project checks (E05xx) are [`check_project`].
 pub fn check_workflow(wf: &Workflow, origins: &Origins, input: InputKind) -> Vec<Diagnostic> {
+    let graph = NodeGraph::build(wf);
     let mut cx = Ctx::new(wf, origins, input);
-    refs::check(&mut cx);
+    refs::check(&mut cx, &graph);
     rules::check(&mut cx);
     state::check(&mut cx);
-    flow::check(&mut cx);
+    flow::check(&mut cx, &graph);
     let mut diagnostics = cx.diagnostics;
     hensu_diagnostics::sort_diagnostics(&mut diagnostics);
     diagnostics

@@ -2,7 +2,7 @@
 //! E0502 reference cycle, E0503 child schema mismatch, E0504 version pin mismatch, E0505 duplicate
 //! workflow id.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 
 use hensu_diagnostics::{Diagnostic, FileId, Span};
 use hensu_ir::{Node, SubWorkflowNode, Workflow};
@@ -11,6 +11,7 @@ use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 
 use super::ProjectUnit;
+use super::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::graph::render_cycle_path;
 use super::suggest::help_for;
 use crate::origins::Origins;
@@ -41,7 +42,7 @@ fn prop_span(o: &Origins, node: &str, prop: &str) -> Span {
 pub fn check_project(units: &[ProjectUnit<'_>]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     // Workflow id → the units declaring it (in order); the first one is the one referenced.
-    let mut by_id: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut by_id: HashMap<&str, Vec<usize>> = HashMap::default();
     for (u, unit) in units.iter().enumerate() {
         by_id.entry(unit.workflow.id.as_str()).or_default().push(u);
     }
@@ -267,7 +268,7 @@ fn child_schema(
 
 /// The variables written by a workflow's standard and join nodes.
 fn nodes_writing(wf: &Workflow) -> HashSet<&str> {
-    let mut set = HashSet::new();
+    let mut set = HashSet::default();
     for node in wf.nodes.values() {
         match node {
             Node::Standard(n) => set.extend(n.writes.iter().map(String::as_str)),

@@ -3,43 +3,40 @@
 use hensu_diagnostics::{Diagnostic, Span};
 use hensu_ir::Node;
 
+use super::graph::{EdgeSource, NodeGraph};
 use super::suggest::help_for;
-use super::{Ctx, TargetSlot, rule_targets};
+use super::{Ctx, TargetSlot};
 
-pub(super) fn check(cx: &mut Ctx<'_>) {
+pub(super) fn check(cx: &mut Ctx<'_>, graph: &NodeGraph<'_>) {
     let wf = cx.wf;
-    if !wf.start_node.is_empty() && !wf.nodes.contains_key(&wf.start_node) {
+    let known = |id: &str| graph.index_of(id).is_some();
+    if !wf.start_node.is_empty() && !known(&wf.start_node) {
         let span = cx.origins.or_fallback(cx.origins.start);
         unknown_node(cx, &wf.start_node, span, "the start node is not declared");
     }
-    for (id, node) in &wf.nodes {
-        for (r, rule) in node.transition_rules().iter().enumerate() {
-            for t in rule_targets(rule) {
-                let Some(target) = t.target else { continue };
-                if wf.nodes.contains_key(target) {
-                    continue;
-                }
-                let span = cx.target_span(id, r, t.slot);
-                let label = match t.slot {
+    for u in &graph.unknown {
+        let id = graph.id(u.from);
+        let (span, label) = match u.source {
+            EdgeSource::Rule { rule, slot } => (
+                cx.target_span(id, rule, slot),
+                match slot {
                     TargetSlot::Otherwise => "no node with this id to escalate to",
-                    _ if t.bounded => "no node with this id to revise",
+                    _ if u.bounded => "no node with this id to revise",
                     _ => "no node with this id",
-                };
-                unknown_node(cx, target, span, label);
-            }
-        }
+                },
+            ),
+            EdgeSource::ForkTarget(k) => (
+                cx.list_span(id, |n| &n.targets, k),
+                "the fork target is not declared",
+            ),
+        };
+        unknown_node(cx, u.target, span, label);
+    }
+    for (id, node) in &wf.nodes {
         match node {
-            Node::Fork(fork) => {
-                for (k, target) in fork.targets.iter().enumerate() {
-                    if !wf.nodes.contains_key(target) {
-                        let span = cx.list_span(id, |n| &n.targets, k);
-                        unknown_node(cx, target, span, "the fork target is not declared");
-                    }
-                }
-            }
             Node::Join(join) => {
                 for (k, target) in join.await_targets.iter().enumerate() {
-                    if !wf.nodes.contains_key(target) {
+                    if !known(target) {
                         let span = cx.list_span(id, |n| &n.awaits, k);
                         unknown_node(cx, target, span, "the awaited fork is not declared");
                     }

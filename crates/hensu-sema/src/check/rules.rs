@@ -1,14 +1,14 @@
 //! Transition-rule checks: E0301, E0302, E0304, E0305/W0305, E0306, E0308, E0309, E0310, W0304,
 //! W0306, W0309.
 
-use std::collections::HashMap;
-
 use hensu_diagnostics::{Diagnostic, Span};
 use hensu_ir::{
     ComparisonOperator, ConditionPredicate, ConsensusStrategy, MergeStrategy, Namespace, Node,
     RuleKind, ScoreCondition, TransitionRule, java_double_to_string,
 };
 
+use super::fxhash::FxHashMap as HashMap;
+use super::graph::for_each_rule_target;
 use super::intervals::{condition_arms_overlap, describe_score_arm, score_overlap};
 use super::{Ctx, InputKind, describe_rule};
 
@@ -229,7 +229,7 @@ fn condition_arms(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
 
 /// E0304: two bounded rules of one node share a retry-counter namespace.
 fn namespaces(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
-    let mut first: HashMap<Namespace, usize> = HashMap::new();
+    let mut first: HashMap<Namespace, usize> = HashMap::default();
     for (r, rule) in rules.iter().enumerate() {
         let Some((ns, _)) = rule.bounded() else {
             continue;
@@ -446,12 +446,14 @@ fn shadowed_exits(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
             continue;
         }
         let Some(x) = guard(rule) else { continue };
-        if !rule.targets().iter().any(|t| *t != id) {
-            continue;
-        }
         let Some(&(b, _)) = bounded.iter().find(|(_, g)| shadows(*g, x)) else {
             continue;
         };
+        let mut exits = false;
+        for_each_rule_target(rule, &mut |t| exits |= t.target.is_some_and(|t| t != id));
+        if !exits {
+            continue;
+        }
         let back = rules[b]
             .trigger_rule()
             .targets()

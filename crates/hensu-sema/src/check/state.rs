@@ -1,8 +1,6 @@
 //! State, schema and type checks: E0401–E0406, W0307, W0308, W0310. The schema checks (E0402,
 //! E0403, E0405, the schema part of E0406, W0308) apply only when `state { }` is declared.
 
-use std::collections::{HashMap, HashSet};
-
 use hensu_diagnostics::{Diagnostic, Span};
 use hensu_ir::{
     Action, ConditionPredicate, Node, StateSchema, StateVariable, TransitionRule, VarType,
@@ -10,6 +8,7 @@ use hensu_ir::{
 };
 use serde_json::Value;
 
+use super::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::intervals::parse_number;
 use super::suggest::help_for;
 use super::{Ctx, InputKind};
@@ -17,13 +16,19 @@ use crate::origins::NodeOrigin;
 
 /// Every `{name}` placeholder of a text with its byte offset, with the semantics of the regex
 /// `\{([a-zA-Z_][a-zA-Z0-9_]*)\}` (so `{a-b}`, `{ x }` and JSON objects never match).
-pub fn placeholders(text: &str) -> Vec<(&str, usize)> {
+pub fn placeholders(text: &str) -> impl Iterator<Item = (&str, usize)> {
     let bytes = text.as_bytes();
-    let mut out = Vec::new();
     let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'{' {
-            let start = i + 1;
+    std::iter::from_fn(move || {
+        while i < bytes.len() {
+            let at = match bytes[i..].iter().position(|&b| b == b'{') {
+                Some(k) => i + k,
+                None => {
+                    i = bytes.len();
+                    return None;
+                }
+            };
+            let start = at + 1;
             let mut j = start;
             if j < bytes.len() && (bytes[j].is_ascii_alphabetic() || bytes[j] == b'_') {
                 j += 1;
@@ -31,15 +36,14 @@ pub fn placeholders(text: &str) -> Vec<(&str, usize)> {
                     j += 1;
                 }
                 if j < bytes.len() && bytes[j] == b'}' {
-                    out.push((&text[start..j], i));
                     i = j + 1;
-                    continue;
+                    return Some((&text[start..j], at));
                 }
             }
+            i = at + 1;
         }
-        i += 1;
-    }
-    out
+        None
+    })
 }
 
 /// Every string inside a JSON value (object values and array items, recursively; not keys).
@@ -56,14 +60,15 @@ fn json_strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
 /// schema stays linear).
 struct Schema<'a> {
     variables: &'a [StateVariable],
-    by_name: HashMap<&'a str, &'a StateVariable>,
+    by_name: HashMap<&'a str, usize>,
 }
 
 impl<'a> Schema<'a> {
     fn new(schema: &'a StateSchema) -> Self {
-        let mut by_name = HashMap::with_capacity(schema.variables.len());
-        for v in &schema.variables {
-            by_name.entry(v.name.as_str()).or_insert(v);
+        let mut by_name =
+            HashMap::with_capacity_and_hasher(schema.variables.len(), Default::default());
+        for (i, v) in schema.variables.iter().enumerate() {
+            by_name.entry(v.name.as_str()).or_insert(i);
         }
         Schema {
             variables: &schema.variables,
@@ -71,12 +76,51 @@ impl<'a> Schema<'a> {
         }
     }
 
-    fn variable(&self, name: &str) -> Option<&'a StateVariable> {
+    fn index(&self, name: &str) -> Option<usize> {
         self.by_name.get(name).copied()
+    }
+
+    fn variable(&self, name: &str) -> Option<&'a StateVariable> {
+        self.index(name).and_then(|i| self.variables.get(i))
     }
 
     fn names(&self) -> impl Iterator<Item = &'a str> + use<'a> {
         self.variables.iter().map(|v| v.name.as_str())
+    }
+}
+
+/// Which declared variables are read and which are written (indexed like the schema): one
+/// hash look-up per name occurrence.
+struct Marks {
+    read: Vec<bool>,
+    written: Vec<bool>,
+}
+
+impl Marks {
+    fn new(schema: Option<&Schema<'_>>) -> Self {
+        let n = schema.map_or(0, |s| s.variables.len());
+        Marks {
+            read: vec![false; n],
+            written: vec![false; n],
+        }
+    }
+
+    /// Marks `name` read: `None` without a schema, else whether the schema declares it.
+    fn read(&mut self, schema: Option<&Schema<'_>>, name: &str) -> Option<bool> {
+        let i = schema?.index(name);
+        if let Some(r) = i.and_then(|i| self.read.get_mut(i)) {
+            *r = true;
+        }
+        Some(i.is_some())
+    }
+
+    /// Marks `name` written: `None` without a schema, else whether the schema declares it.
+    fn write(&mut self, schema: Option<&Schema<'_>>, name: &str) -> Option<bool> {
+        let i = schema?.index(name);
+        if let Some(w) = i.and_then(|i| self.written.get_mut(i)) {
+            *w = true;
+        }
+        Some(i.is_some())
     }
 }
 
@@ -85,8 +129,10 @@ struct PromptSite<'a> {
     text: &'a str,
     /// Precise spans of placeholders by name, when the lowering knows them.
     spans: &'a [(String, Span)],
-    /// The span of the whole prompt / payload.
-    whole: Span,
+    /// The span of the whole prompt / payload (`None`: the `prompt` property of `node`, looked up
+    /// only when a diagnostic needs it).
+    whole: Option<Span>,
+    node: &'a str,
     what: &'static str,
 }
 
@@ -94,21 +140,22 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
     let wf = cx.wf;
     let schema_index = wf.state_schema.as_ref().map(Schema::new);
     let schema = schema_index.as_ref();
-    let mut written: HashSet<&str> = HashSet::new();
-    let mut read: HashSet<&str> = HashSet::new();
+    let mut marks = Marks::new(schema);
     let mut opaque_reader = false;
+    let mut sites: Vec<PromptSite<'_>> = Vec::new();
 
     for (id, node) in &wf.nodes {
         let origin = cx.node_origin(id);
-        let mut sites: Vec<PromptSite<'_>> = Vec::new();
+        sites.clear();
         match node {
             Node::Standard(n) => {
                 for (i, name) in n.writes.iter().enumerate() {
-                    written.insert(name);
-                    let span = cx.list_span(id, |o| &o.writes, i);
+                    let declared = marks.write(schema, name);
                     if is_engine_variable(name) {
+                        let span = cx.list_span(id, |o| &o.writes, i);
                         engine_in_writes(cx, id, name, span);
-                    } else if let Some(schema) = schema {
+                    } else if let (Some(schema), Some(false)) = (schema, declared) {
+                        let span = cx.list_span(id, |o| &o.writes, i);
                         undeclared_write(cx, schema, name, span);
                     }
                 }
@@ -116,7 +163,8 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                     sites.push(PromptSite {
                         text: prompt,
                         spans: origin.map(|o| o.placeholders.as_slice()).unwrap_or(&[]),
-                        whole: cx.prop_span(id, "prompt"),
+                        whole: None,
+                        node: id,
                         what: "prompt",
                     });
                 }
@@ -126,26 +174,29 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                     id,
                     n.writes.as_slice(),
                     node.transition_rules(),
-                    &mut read,
+                    &mut marks,
                 );
             }
             Node::Join(j) => {
                 for (i, name) in j.writes.iter().enumerate() {
-                    written.insert(name);
-                    let span = cx.list_span(id, |o| &o.writes, i);
+                    let declared = marks.write(schema, name);
                     if is_engine_variable(name) {
+                        let span = cx.list_span(id, |o| &o.writes, i);
                         engine_variable(cx, name, span, "join writes", None);
-                    } else if let Some(schema) = schema {
+                    } else if let (Some(schema), Some(false)) = (schema, declared) {
+                        let span = cx.list_span(id, |o| &o.writes, i);
                         undeclared_write(cx, schema, name, span);
                     }
                 }
-                written.extend(j.exports.iter().map(String::as_str));
+                for name in &j.exports {
+                    marks.write(schema, name);
+                }
             }
             Node::Parallel(p) => {
                 for (b, branch) in p.branches.iter().enumerate() {
                     let bo = origin.and_then(|o| o.branches.get(b));
                     for (i, name) in branch.yields.iter().enumerate() {
-                        written.insert(name);
+                        marks.write(schema, name);
                         if is_engine_variable(name) {
                             let span = bo
                                 .and_then(|o| o.yields.get(i).copied())
@@ -169,9 +220,10 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                         sites.push(PromptSite {
                             text: prompt,
                             spans: bo.map(|o| o.placeholders.as_slice()).unwrap_or(&[]),
+                            node: id,
                             whole: bo
                                 .map(|o| o.props.get("prompt").copied().unwrap_or(o.id))
-                                .unwrap_or_else(|| cx.node_span(id)),
+                                .or_else(|| Some(cx.node_span(id))),
                             what: "branch prompt",
                         });
                     }
@@ -190,7 +242,8 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                                 sites.push(PromptSite {
                                     text,
                                     spans: origin.map(|o| o.placeholders.as_slice()).unwrap_or(&[]),
-                                    whole,
+                                    whole: Some(whole),
+                                    node: id,
                                     what: "payload",
                                 });
                             }
@@ -207,27 +260,26 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                     json_strings(v, &mut strings);
                 }
                 for text in strings {
-                    read.extend(placeholders(text).into_iter().map(|(n, _)| n));
+                    for (name, _) in placeholders(text) {
+                        marks.read(schema, name);
+                    }
                     // A config value naming a variable (`"outputField" to "clean_text"`) is how
                     // stock handlers read and write state: count it as both.
-                    if schema.is_some_and(|s| s.variable(text).is_some()) {
-                        read.insert(text);
-                        written.insert(text);
+                    if marks.read(schema, text) == Some(true) {
+                        marks.write(schema, text);
                     }
                 }
             }
-            Node::SubWorkflow(s) => {
-                sub_workflow(cx, schema, id, origin, s, &mut read, &mut written)
-            }
+            Node::SubWorkflow(s) => sub_workflow(cx, schema, id, origin, s, &mut marks),
             Node::Fork(_) | Node::End(_) => {}
         }
-        for site in sites {
-            prompt_site(cx, schema, &site, &mut read);
+        for site in &sites {
+            prompt_site(cx, schema, site, &mut marks);
         }
     }
 
     if let Some(schema) = schema {
-        unused_variables(cx, schema, &written, &read, opaque_reader);
+        unused_variables(cx, schema, &marks, opaque_reader);
     }
 }
 
@@ -264,9 +316,6 @@ fn engine_variable(cx: &mut Ctx<'_>, name: &str, span: Span, place: &str, help: 
 
 /// E0402: a written variable that the schema does not declare.
 fn undeclared_write(cx: &mut Ctx<'_>, schema: &Schema<'_>, name: &str, span: Span) {
-    if schema.variable(name).is_some() {
-        return;
-    }
     let help = help_for(name, schema.names()).unwrap_or_else(|| {
         format!("declare it in `state {{ }}`: `variable(\"{name}\", VarType.STRING)`")
     });
@@ -281,17 +330,17 @@ fn undeclared_write(cx: &mut Ctx<'_>, schema: &Schema<'_>, name: &str, span: Spa
 }
 
 /// E0403 for one prompt / payload text, and the placeholder reads for W0308.
-fn prompt_site<'a>(
+fn prompt_site(
     cx: &mut Ctx<'_>,
     schema: Option<&Schema<'_>>,
-    site: &PromptSite<'a>,
-    read: &mut HashSet<&'a str>,
+    site: &PromptSite<'_>,
+    marks: &mut Marks,
 ) {
-    let mut reported: HashSet<&str> = HashSet::new();
+    let mut reported: HashSet<&str> = HashSet::default();
     for (name, _) in placeholders(site.text) {
-        read.insert(name);
+        let declared = marks.read(schema, name);
         let Some(schema) = schema else { continue };
-        if is_engine_variable(name) || schema.variable(name).is_some() || !reported.insert(name) {
+        if declared == Some(true) || is_engine_variable(name) || !reported.insert(name) {
             continue;
         }
         let span = site
@@ -299,7 +348,8 @@ fn prompt_site<'a>(
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, s)| *s)
-            .unwrap_or(site.whole);
+            .or(site.whole)
+            .unwrap_or_else(|| cx.prop_span(site.node, "prompt"));
         let help = help_for(name, schema.names()).unwrap_or_else(|| {
             format!("declare it in `state {{ }}`, e.g. `variable(\"{name}\", VarType.STRING)`")
         });
@@ -319,15 +369,15 @@ fn prompt_site<'a>(
 
 /// E0401 (engine variable), E0404 (not in writes) and E0405 (operand type) for the
 /// `onCondition` arms of a standard node.
-fn conditions<'a>(
+fn conditions(
     cx: &mut Ctx<'_>,
     schema: Option<&Schema<'_>>,
     id: &str,
     writes: &[String],
-    rules: &'a [TransitionRule],
-    read: &mut HashSet<&'a str>,
+    rules: &[TransitionRule],
+    marks: &mut Marks,
 ) {
-    let mut reported: HashSet<&str> = HashSet::new();
+    let mut reported: Vec<&str> = Vec::new();
     for (r, rule) in rules.iter().enumerate() {
         let TransitionRule::Condition {
             variable,
@@ -337,8 +387,11 @@ fn conditions<'a>(
         else {
             continue;
         };
-        read.insert(variable);
-        let first = reported.insert(variable);
+        marks.read(schema, variable);
+        let first = !reported.contains(&variable.as_str());
+        if first {
+            reported.push(variable);
+        }
         if is_engine_variable(variable) {
             if first {
                 engine_variable(
@@ -424,14 +477,13 @@ fn operand_type(
 }
 
 /// E0401 / E0406 for a sub-workflow node's imports and writes.
-fn sub_workflow<'a>(
+fn sub_workflow(
     cx: &mut Ctx<'_>,
     schema: Option<&Schema<'_>>,
     id: &str,
     origin: Option<&NodeOrigin>,
-    s: &'a hensu_ir::SubWorkflowNode,
-    read: &mut HashSet<&'a str>,
-    written: &mut HashSet<&'a str>,
+    s: &hensu_ir::SubWorkflowNode,
+    marks: &mut Marks,
 ) {
     let spans = |list: Option<&Vec<Span>>, n: usize| -> Vec<Span> {
         (0..n)
@@ -464,9 +516,9 @@ fn sub_workflow<'a>(
         cx.emit(d);
     }
     // Parent-side names: imports read `input_mapping` values, writes set `output_mapping` keys.
-    let mut imported: HashMap<&str, usize> = HashMap::new();
+    let mut imported: HashMap<&str, usize> = HashMap::default();
     for (i, (child, parent)) in s.input_mapping.iter().enumerate() {
-        read.insert(parent);
+        let declared = marks.read(schema, parent);
         let span = import_span(i);
         let engine = [parent.as_str(), child.as_str()]
             .into_iter()
@@ -488,15 +540,13 @@ fn sub_workflow<'a>(
             continue;
         }
         imported.insert(parent, i);
-        if let Some(schema) = schema
-            && schema.variable(parent).is_none()
-        {
+        if let (Some(schema), Some(false)) = (schema, declared) {
             not_in_parent(cx, schema, parent, span, "imports");
         }
     }
-    let mut children: HashMap<&str, usize> = HashMap::new();
+    let mut children: HashMap<&str, usize> = HashMap::default();
     for (i, (parent, child)) in s.output_mapping.iter().enumerate() {
-        written.insert(parent);
+        let declared = marks.write(schema, parent);
         let span = write_span(i);
         let engine = [parent.as_str(), child.as_str()]
             .into_iter()
@@ -530,9 +580,7 @@ fn sub_workflow<'a>(
             cx.emit(d);
             continue;
         }
-        if let Some(schema) = schema
-            && schema.variable(parent).is_none()
-        {
+        if let (Some(schema), Some(false)) = (schema, declared) {
             not_in_parent(cx, schema, parent, span, "writes");
         }
     }
@@ -553,38 +601,34 @@ fn not_in_parent(cx: &mut Ctx<'_>, schema: &Schema<'_>, name: &str, span: Span, 
 }
 
 /// W0308: a declared variable never written (and not an input), or an input never read.
-fn unused_variables(
-    cx: &mut Ctx<'_>,
-    schema: &Schema<'_>,
-    written: &HashSet<&str>,
-    read: &HashSet<&str>,
-    opaque_reader: bool,
-) {
-    for var in schema.variables {
+fn unused_variables(cx: &mut Ctx<'_>, schema: &Schema<'_>, marks: &Marks, opaque_reader: bool) {
+    for (i, var) in schema.variables.iter().enumerate() {
         let name = var.name.as_str();
-        let span = cx
-            .origins
-            .variables
-            .get(name)
-            .map(|v| v.name)
-            .or(cx.origins.state)
-            .unwrap_or_else(|| cx.fallback());
+        let span = || {
+            cx.origins
+                .variables
+                .get(name)
+                .map(|v| v.name)
+                .or(cx.origins.state)
+                .unwrap_or_else(|| cx.fallback())
+        };
+        let is = |set: &Vec<bool>| set.get(i).copied().unwrap_or(true);
         if var.is_input {
-            if !opaque_reader && !read.contains(name) {
+            if !opaque_reader && !is(&marks.read) {
                 let d = Diagnostic::new(
                     "W0308",
                     format!("input `{name}` is never read"),
-                    span,
+                    span(),
                     "no prompt, payload, condition or sub-workflow import uses it",
                 )
                 .with_help(format!("use `{{{name}}}` in a prompt, or remove the input"));
                 cx.emit(d);
             }
-        } else if !written.contains(name) {
+        } else if !is(&marks.written) {
             let d = Diagnostic::new(
                 "W0308",
                 format!("variable `{name}` is never written"),
-                span,
+                span(),
                 "no node writes, yields or exports it",
             )
             .with_help(format!(
