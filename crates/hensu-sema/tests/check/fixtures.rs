@@ -45,6 +45,13 @@ fn fixture_code(name: &str) -> String {
 
 /// Source, human rendering and JSON rendering of one fixture.
 fn snapshot_text(sources: &[(String, String)], files: &Files, diags: &[Diagnostic]) -> String {
+    for d in diags {
+        assert!(
+            hensu_diagnostics::is_known(d.code),
+            "{} is not in the catalogue",
+            d.code
+        );
+    }
     let mut out = String::new();
     for (name, src) in sources {
         out.push_str(&format!("===== {name}\n{src}"));
