@@ -30,19 +30,29 @@ pub struct Analysis {
 
 impl Analysis {
     pub fn new(file: FileId, text: String, files: &dyn FileProvider) -> Analysis {
-        let lines = LineIndex::new(&text);
         let parsed = hensu_syntax::parse(&text);
-        let index = Index::build(&text, &parsed.file);
-        let lowered = hensu_sema::lower(&parsed.file, file, files);
+        // The symbol index and the line index are built on a second thread while the compiler
+        // lowers and checks (they only read the syntax tree).
+        let (index, lines, lowered, checked) = std::thread::scope(|scope| {
+            let side = scope.spawn(|| (Index::build(&text, &parsed.file), LineIndex::new(&text)));
+            let lowered = hensu_sema::lower(&parsed.file, file, files);
+            let checked = lowered
+                .workflow
+                .as_ref()
+                .map(|wf| check_workflow(wf, &lowered.origins, InputKind::Source))
+                .unwrap_or_default();
+            let (index, lines) = side
+                .join()
+                .unwrap_or_else(|_| (Index::default(), LineIndex::new(&text)));
+            (index, lines, lowered, checked)
+        });
         let mut diagnostics: Vec<Diagnostic> = parsed
             .diagnostics
             .into_iter()
             .map(|d| d.in_file(file))
             .collect();
         diagnostics.extend(lowered.diagnostics);
-        if let Some(wf) = &lowered.workflow {
-            diagnostics.extend(check_workflow(wf, &lowered.origins, InputKind::Source));
-        }
+        diagnostics.extend(checked);
         let mut diagnostics: Vec<Diagnostic> =
             diagnostics.into_iter().map(|d| d.in_file(file)).collect();
         hensu_diagnostics::sort_diagnostics(&mut diagnostics);

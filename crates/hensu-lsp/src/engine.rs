@@ -152,8 +152,15 @@ impl Engine {
         let root = doc.root.clone();
         let analysis = Arc::new(self.analyze(file, root.as_deref(), text));
         if let Some(doc) = self.docs.get_mut(uri) {
-            doc.analysis = analysis;
+            let old = std::mem::replace(&mut doc.analysis, analysis);
             doc.version = version;
+            // Freeing the previous analysis of a large file takes milliseconds: do it off the
+            // request path.
+            if old.text.len() > 64 * 1024 {
+                let _ = std::thread::Builder::new()
+                    .name("hensu-lsp-drop".to_string())
+                    .spawn(move || drop(old));
+            }
         }
     }
 

@@ -31,6 +31,7 @@ struct Builder<'a> {
     /// The range the items replace.
     replace: Span,
     items: Vec<CompletionItem>,
+    labels: std::collections::HashSet<String>,
 }
 
 impl Builder<'_> {
@@ -42,7 +43,7 @@ impl Builder<'_> {
         detail: Option<String>,
         doc: Option<String>,
     ) {
-        if self.items.iter().any(|i| i.label == label) {
+        if !self.labels.insert(label.to_string()) {
             return;
         }
         self.items.push(CompletionItem {
@@ -247,6 +248,7 @@ impl Engine {
             analysis: &a,
             replace: Span::new(offset, offset),
             items: Vec::new(),
+            labels: std::collections::HashSet::new(),
         };
         self.complete(&mut b, &cx, offset, uri);
         if b.items.is_empty() {
