@@ -8,6 +8,7 @@
 
 pub mod check;
 pub mod files;
+pub mod json_origins;
 pub mod lower;
 pub mod origins;
 pub mod schema;
@@ -15,6 +16,7 @@ pub mod schema;
 use hensu_diagnostics::FileId;
 use hensu_syntax::ast::SourceFile;
 
+pub use json_origins::origins_from_json;
 pub use lower::{Lowered, did_you_mean, is_valid_identifier};
 
 /// Lowers a parsed file to the IR and its span side table. The IR is produced whenever the

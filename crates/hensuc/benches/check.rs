@@ -33,7 +33,8 @@ unsafe impl GlobalAlloc for PeakAlloc {
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             if new_size >= layout.size() {
-                let live = LIVE.fetch_add(new_size - layout.size(), Ordering::Relaxed) + new_size - layout.size();
+                let live = LIVE.fetch_add(new_size - layout.size(), Ordering::Relaxed) + new_size
+                    - layout.size();
                 PEAK.fetch_max(live, Ordering::Relaxed);
             } else {
                 LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
@@ -66,7 +67,11 @@ fn workload(bytes: usize) -> &'static PathBuf {
 
 fn check(path: &PathBuf) -> usize {
     let project = hensuc::project::load(std::slice::from_ref(path), None).unwrap();
-    assert_eq!(project.error_count(), 0, "the generated workflow must check clean");
+    assert_eq!(
+        project.error_count(),
+        0,
+        "the generated workflow must check clean"
+    );
     project.diagnostics.len()
 }
 
@@ -90,16 +95,24 @@ fn main() {
 fn check_pipeline(bencher: divan::Bencher, bytes: usize) {
     let path = workload(bytes);
     let len = std::fs::metadata(path).unwrap().len();
-    bencher.counter(divan::counter::BytesCount::new(len)).bench(|| check(path));
+    bencher
+        .counter(divan::counter::BytesCount::new(len))
+        .bench(|| check(path));
 }
 
 /// Whole process: spawn `hensuc check` on one typical example (target < 10 ms).
 #[divan::bench(sample_count = 30)]
 fn process_check_example(bencher: divan::Bencher) {
     let exe = env!("CARGO_BIN_EXE_hensuc");
-    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/workflows/content-pipeline.hwf");
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/workflows/content-pipeline.hwf");
     bencher.bench(|| {
-        let status = std::process::Command::new(exe).arg("check").arg(&example).output().unwrap().status;
+        let status = std::process::Command::new(exe)
+            .arg("check")
+            .arg(&example)
+            .output()
+            .unwrap()
+            .status;
         assert!(status.success());
     });
 }

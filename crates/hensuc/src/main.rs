@@ -6,7 +6,11 @@ use clap::{Parser, Subcommand};
 use hensuc::{commands, exit};
 
 #[derive(Parser, Debug)]
-#[command(name = "hensuc", version, about = "Compile, check and run hensu workflows (.hwf, .kt, .json)")]
+#[command(
+    name = "hensuc",
+    version,
+    about = "Compile, check and run hensu workflows (.hwf, .kt, .json)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -26,6 +30,8 @@ enum Command {
     Run(commands::run::RunArgs),
     /// Format workflow files in the canonical style.
     Fmt(commands::fmt::FmtArgs),
+    /// Run the language server on stdin/stdout.
+    Lsp(commands::lsp::LspArgs),
 }
 
 fn main() -> ExitCode {
@@ -37,7 +43,11 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
-            let code = if err.use_stderr() { exit::USAGE } else { exit::SUCCESS };
+            let code = if err.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::SUCCESS
+            };
             let _ = err.print();
             return ExitCode::from(code);
         }
@@ -48,6 +58,7 @@ fn main() -> ExitCode {
         Command::Graph(args) => commands::graph::execute(args),
         Command::Run(args) => commands::run::execute(args),
         Command::Fmt(args) => commands::fmt::execute(args),
+        Command::Lsp(args) => commands::lsp::execute(args),
         Command::Explain(args) => commands::explain::execute(args),
     };
     match result {
@@ -72,7 +83,9 @@ fn install_panic_hook() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        eprintln!("internal error: please report this bug at https://github.com/hensu/hensu/issues");
+        eprintln!(
+            "internal error: please report this bug at https://github.com/hensu/hensu/issues"
+        );
         eprintln!("  panicked at {location}: {payload}");
         std::process::exit(i32::from(exit::INTERNAL));
     }));

@@ -27,7 +27,9 @@ impl Color {
         match self {
             Color::Always => true,
             Color::Never => false,
-            Color::Auto => std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal(),
+            Color::Auto => {
+                std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal()
+            }
         }
     }
 
@@ -35,7 +37,9 @@ impl Color {
         match self {
             Color::Always => true,
             Color::Never => false,
-            Color::Auto => std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal(),
+            Color::Auto => {
+                std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+            }
         }
     }
 }
@@ -46,11 +50,18 @@ pub fn emit(files: &Files, diagnostics: &[Diagnostic], format: DiagnosticFormat,
     match format {
         DiagnosticFormat::Human => {
             if !diagnostics.is_empty() {
-                eprint!("{}", hensu_diagnostics::render_human(files, diagnostics, color.enabled_for_stderr()));
+                eprint!(
+                    "{}",
+                    hensu_diagnostics::render_human(files, diagnostics, color.enabled_for_stderr())
+                );
             }
         }
-        DiagnosticFormat::Json => println!("{}", hensu_diagnostics::render_json(files, diagnostics)),
-        DiagnosticFormat::Sarif => println!("{}", hensu_diagnostics::render_sarif(files, diagnostics)),
+        DiagnosticFormat::Json => {
+            println!("{}", hensu_diagnostics::render_json(files, diagnostics))
+        }
+        DiagnosticFormat::Sarif => {
+            println!("{}", hensu_diagnostics::render_sarif(files, diagnostics))
+        }
     }
 }
 

@@ -51,17 +51,27 @@ pub fn working_dir_for(path: &Path, dir: Option<&Path>) -> PathBuf {
     if let Some(dir) = dir {
         return dir.to_path_buf();
     }
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     if parent.file_name().is_some_and(|n| n == "workflows") {
         if let Some(grand) = parent.parent() {
-            return if grand.as_os_str().is_empty() { PathBuf::from(".") } else { grand.to_path_buf() };
+            return if grand.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                grand.to_path_buf()
+            };
         }
     }
     parent.to_path_buf()
 }
 
 fn is_workflow_file(path: &Path) -> bool {
-    matches!(path.extension().and_then(|e| e.to_str()), Some("hwf" | "kt" | "json"))
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("hwf" | "kt" | "json")
+    )
 }
 
 /// The files to compile: explicit paths (a directory expands to its workflow files) plus
@@ -96,7 +106,10 @@ fn collect_paths(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Vec<(P
                 }
             }
         } else if paths.is_empty() {
-            anyhow::bail!("no workflows: `{}` has no `workflows/` directory", dir.display());
+            anyhow::bail!(
+                "no workflows: `{}` has no `workflows/` directory",
+                dir.display()
+            );
         }
     }
     Ok(out)
@@ -125,8 +138,13 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
             Err(message) => {
                 let file = files.add(display, String::new());
                 diagnostics.push(
-                    Diagnostic::new("E0901", format!("cannot read `{}`", path.display()), Span::default(), message)
-                        .in_file(file),
+                    Diagnostic::new(
+                        "E0901",
+                        format!("cannot read `{}`", path.display()),
+                        Span::default(),
+                        message,
+                    )
+                    .in_file(file),
                 );
                 continue;
             }
@@ -139,12 +157,19 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
             }
         };
         let file = files.add(display, text);
-        let Some(source) = files.get(file).map(|f| f.text().to_string()) else { continue };
+        let Some(source) = files.get(file).map(|f| f.text().to_string()) else {
+            continue;
+        };
         if let Some(at) = utf8_error {
             diagnostics.push(
-                Diagnostic::new("E0001", "invalid utf-8 in source file", Span::from_range(at..at + 1), "this byte is not valid utf-8")
-                    .with_help("save the file as UTF-8")
-                    .in_file(file),
+                Diagnostic::new(
+                    "E0001",
+                    "invalid utf-8 in source file",
+                    Span::from_range(at..at + 1),
+                    "this byte is not valid utf-8",
+                )
+                .with_help("save the file as UTF-8")
+                .in_file(file),
             );
         }
         let root = working_dir_for(&path, dir);
@@ -155,23 +180,40 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
             compile_source(&source, file, &FsFiles::new(root))
         };
         diagnostics.append(&mut diags);
-        units.push(Unit { file, path, workflow, origins, explicit });
+        units.push(Unit {
+            file,
+            path,
+            workflow,
+            origins,
+            explicit,
+        });
     }
     let project_units: Vec<hensu_sema::check::ProjectUnit<'_>> = units
         .iter()
         .filter_map(|u| {
-            u.workflow.as_ref().map(|w| hensu_sema::check::ProjectUnit { file: u.file, workflow: w, origins: &u.origins })
+            u.workflow.as_ref().map(|w| hensu_sema::check::ProjectUnit {
+                file: u.file,
+                workflow: w,
+                origins: &u.origins,
+            })
         })
         .collect();
     diagnostics.extend(hensu_sema::check::check_project(&project_units));
     hensu_diagnostics::sort_diagnostics(&mut diagnostics);
-    Ok(Project { files, units, diagnostics })
+    Ok(Project {
+        files,
+        units,
+        diagnostics,
+    })
 }
 
 fn read_source(path: &Path) -> Result<Vec<u8>, String> {
     let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
     if meta.len() > MAX_FILE_BYTES {
-        return Err(format!("the file is {} bytes; at most {MAX_FILE_BYTES} are supported", meta.len()));
+        return Err(format!(
+            "the file is {} bytes; at most {MAX_FILE_BYTES} are supported",
+            meta.len()
+        ));
     }
     std::fs::read(path).map_err(|e| e.to_string())
 }
@@ -185,7 +227,11 @@ pub fn compile_source(
     let lowered = hensu_sema::lower_source(source, file, files);
     let mut diagnostics = lowered.diagnostics;
     if let Some(wf) = &lowered.workflow {
-        diagnostics.extend(hensu_sema::check::check_workflow(wf, &lowered.origins, hensu_sema::check::InputKind::Source));
+        diagnostics.extend(hensu_sema::check::check_workflow(
+            wf,
+            &lowered.origins,
+            hensu_sema::check::InputKind::Source,
+        ));
     }
     let diagnostics = diagnostics.into_iter().map(|d| d.in_file(file)).collect();
     (lowered.workflow, lowered.origins, diagnostics)
@@ -193,20 +239,30 @@ pub fn compile_source(
 
 /// `.json`: deserialize (upstream wire format), then the same checks with spans into the JSON.
 pub fn compile_json(source: &str, file: FileId) -> (Option<Workflow>, Origins, Vec<Diagnostic>) {
-    let origins = Origins { file, fallback: Span::new(0, 0), ..Origins::default() };
-    match hensu_ir::from_json(source) {
-        Ok(wf) => {
-            let diagnostics = hensu_sema::check::check_workflow(&wf, &origins, hensu_sema::check::InputKind::Json)
-                .into_iter()
-                .map(|d| d.in_file(file))
-                .collect();
+    match hensu_ir::from_json_with_spans(source) {
+        Ok((wf, map)) => {
+            let origins = hensu_sema::origins_from_json(&wf, &map, file);
+            let diagnostics = hensu_sema::check::check_workflow(
+                &wf,
+                &origins,
+                hensu_sema::check::InputKind::Json,
+            )
+            .into_iter()
+            .map(|d| d.in_file(file))
+            .collect();
             (Some(wf), origins, diagnostics)
         }
         Err(err) => {
+            let origins = Origins {
+                file,
+                ..Origins::default()
+            };
             let at = err.offset().unwrap_or(0);
             let span = Span::from_range(at..at);
             let diag = Diagnostic::new("E0902", "invalid json workflow", span, err.to_string())
-                .with_help("a JSON workflow must follow the Hensu wire format (`hensuc build` writes one)")
+                .with_help(
+                    "a JSON workflow must follow the Hensu wire format (`hensuc build` writes one)",
+                )
                 .in_file(file);
             (None, origins, vec![diag])
         }

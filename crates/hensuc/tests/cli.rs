@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 fn hensuc(args: &[&str]) -> Output {
@@ -68,7 +71,10 @@ fn errors_in_every_format() {
     assert_eq!(v["format_version"], "1");
     assert_eq!(v["valid"], false);
     let count = v["error_count"].as_u64().unwrap();
-    assert!(count >= 5, "expected at least five errors, got {count}: {v:#}");
+    assert!(
+        count >= 5,
+        "expected at least five errors, got {count}: {v:#}"
+    );
     for d in v["diagnostics"].as_array().unwrap() {
         assert!(d["code"].as_str().unwrap().len() == 5);
         assert!(d["range"]["start"]["line"].as_u64().unwrap() >= 1);
@@ -105,8 +111,21 @@ fn build_round_trips_every_example() {
     let mut built = Vec::new();
     for entry in std::fs::read_dir(repo().join("examples/workflows")).unwrap() {
         let path = entry.unwrap().path();
-        let out = hensuc(&["build", path.to_str().unwrap(), "-d", "examples", "-o", json_workflows.to_str().unwrap()]);
-        assert_eq!(out.status.code(), Some(0), "{}: {}", path.display(), stderr(&out));
+        let out = hensuc(&[
+            "build",
+            path.to_str().unwrap(),
+            "-d",
+            "examples",
+            "-o",
+            json_workflows.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            path.display(),
+            stderr(&out)
+        );
         assert!(stderr(&out).contains("compiled"), "{}", stderr(&out));
     }
     for entry in std::fs::read_dir(&json_workflows).unwrap() {
@@ -120,13 +139,22 @@ fn build_round_trips_every_example() {
             "-o",
             second.to_str().unwrap(),
         ]);
-        assert_eq!(out.status.code(), Some(0), "{}: {}", first.display(), stderr(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            first.display(),
+            stderr(&out)
+        );
         let a = std::fs::read_to_string(&first).unwrap();
         let b = std::fs::read_to_string(&second).unwrap();
         assert_eq!(a, b, "{} does not round-trip", first.display());
         let v: serde_json::Value = serde_json::from_str(&a).unwrap();
         assert_eq!(v["formatVersion"], 1);
-        assert!(v["metadata"].get("created").is_none(), "no timestamp unless asked");
+        assert!(
+            v["metadata"].get("created").is_none(),
+            "no timestamp unless asked"
+        );
         built.push(first);
     }
     assert!(built.len() >= 15, "{built:?}");
@@ -144,7 +172,8 @@ fn build_timestamp_is_opt_in() {
         out_path.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap();
     let created = v["metadata"]["created"].as_str().unwrap();
     assert!(created.ends_with('Z') && created.len() == 27, "{created}");
 }
@@ -157,7 +186,10 @@ fn graph_formats() {
     insta::assert_snapshot!("content_pipeline_mermaid", stdout(&mermaid));
     let text = hensuc(&["graph", wf]);
     assert_eq!(text.status.code(), Some(0));
-    assert!(!stdout(&text).contains('\x1b'), "no ANSI codes when not on a terminal");
+    assert!(
+        !stdout(&text).contains('\x1b'),
+        "no ANSI codes when not on a terminal"
+    );
     insta::assert_snapshot!("content_pipeline_text", stdout(&text));
     let dot = hensuc(&["graph", wf, "--format", "dot"]);
     assert!(stdout(&dot).starts_with("digraph"));
@@ -175,4 +207,64 @@ fn panic_hook_exits_101_with_please_report() {
         .unwrap();
     assert_eq!(out.status.code(), Some(101));
     assert!(stderr(&out).contains("internal error: please report"));
+}
+
+/// A `.json` workflow gets the same checks as source, with spans pointing into the JSON.
+#[test]
+fn json_input_diagnostics_point_into_the_json() {
+    let out = hensuc(&[
+        "check",
+        "tests/fixtures/cli/bad-workflow.json",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let codes: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["E0205", "E0204", "W0310"]);
+    let target = &v["diagnostics"][1];
+    assert!(
+        target["range"]["start"]["line"].as_u64().unwrap() > 1,
+        "{target:#}"
+    );
+    let text =
+        std::fs::read_to_string(repo().join("tests/fixtures/cli/bad-workflow.json")).unwrap();
+    let start = target["range"]["start"]["byte"].as_u64().unwrap() as usize;
+    let end = target["range"]["end"]["byte"].as_u64().unwrap() as usize;
+    assert_eq!(&text[start..end], "\"resolvd\"");
+}
+
+#[test]
+fn fmt_check_and_stdin() {
+    let out = hensuc(&["fmt", "--check", "examples"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "examples are formatted: {}",
+        stdout(&out)
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hensuc"))
+        .args(["fmt", "--stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"workflow(\"x\") {\n  graph {   start at \"a\"\n end(\"a\") }\n}\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        stdout(&out),
+        "workflow(\"x\") {\n    graph {\n        start at \"a\"\n        end(\"a\")\n    }\n}\n"
+    );
 }

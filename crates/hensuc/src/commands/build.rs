@@ -32,7 +32,12 @@ pub struct BuildArgs {
 
 pub fn execute(args: BuildArgs) -> anyhow::Result<ExitCode> {
     let project = project::load(std::slice::from_ref(&args.path), args.dir.as_deref())?;
-    output::emit(&project.files, &project.diagnostics, args.format, args.color);
+    output::emit(
+        &project.files,
+        &project.diagnostics,
+        args.format,
+        args.color,
+    );
     if project.error_count() > 0 {
         return Ok(ExitCode::from(exit::FAILURE));
     }
@@ -51,7 +56,8 @@ pub fn execute(args: BuildArgs) -> anyhow::Result<ExitCode> {
                 std::fs::create_dir_all(parent)
                     .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", parent.display()))?;
             }
-            std::fs::write(&path, json).map_err(|e| anyhow::anyhow!("cannot write `{}`: {e}", path.display()))?;
+            std::fs::write(&path, json)
+                .map_err(|e| anyhow::anyhow!("cannot write `{}`: {e}", path.display()))?;
             eprintln!("compiled {} v{}", workflow.id, workflow.version);
             eprintln!("output   {}", path.display());
         }
@@ -73,13 +79,20 @@ fn output_path(args: &BuildArgs, id: &str) -> Option<PathBuf> {
 
 /// UTC now as ISO-8601 with microseconds (`2026-01-15T09:30:00.123456Z`), as upstream writes it.
 fn now_iso8601() -> String {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
     let secs = now.as_secs() as i64;
     let micros = now.subsec_micros();
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// Days since 1970-01-01 to (year, month, day) — Howard Hinnant's algorithm.

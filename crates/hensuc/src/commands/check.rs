@@ -33,11 +33,23 @@ pub fn execute(args: CheckArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("nothing to check: give workflow files or `-d DIR`");
     }
     let project = project::load(&args.paths, args.dir.as_deref())?;
-    output::emit(&project.files, &project.diagnostics, args.format, args.color);
+    output::emit(
+        &project.files,
+        &project.diagnostics,
+        args.format,
+        args.color,
+    );
     let failed = project.error_count() > 0 || (args.deny_warnings && project.warning_count() > 0);
     if args.format == DiagnosticFormat::Human && !failed {
         let n = project.units.len();
-        eprintln!("checked {n} workflow{}: no errors", if n == 1 { "" } else { "s" });
+        eprintln!(
+            "checked {n} workflow{}: no errors",
+            if n == 1 { "" } else { "s" }
+        );
     }
-    Ok(ExitCode::from(if failed { exit::FAILURE } else { exit::SUCCESS }))
+    Ok(ExitCode::from(if failed {
+        exit::FAILURE
+    } else {
+        exit::SUCCESS
+    }))
 }

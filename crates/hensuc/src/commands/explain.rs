@@ -20,7 +20,10 @@ pub fn execute(args: ExplainArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(exit::SUCCESS))
         }
         None => {
-            let known: Vec<&str> = hensu_diagnostics::catalogue::all().iter().map(|c| c.code).collect();
+            let known: Vec<&str> = hensu_diagnostics::catalogue::all()
+                .iter()
+                .map(|c| c.code)
+                .collect();
             eprintln!("error: unknown diagnostic code `{}`", args.code);
             eprintln!("help: known codes are {}", known.join(", "));
             Ok(ExitCode::from(exit::USAGE))

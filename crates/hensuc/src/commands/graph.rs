@@ -38,7 +38,12 @@ pub struct GraphArgs {
 
 pub fn execute(args: GraphArgs) -> anyhow::Result<ExitCode> {
     let project = project::load(std::slice::from_ref(&args.path), args.dir.as_deref())?;
-    output::emit(&project.files, &project.diagnostics, DiagnosticFormat::Human, args.color);
+    output::emit(
+        &project.files,
+        &project.diagnostics,
+        DiagnosticFormat::Human,
+        args.color,
+    );
     if project.error_count() > 0 {
         return Ok(ExitCode::from(exit::FAILURE));
     }
@@ -50,7 +55,8 @@ pub fn execute(args: GraphArgs) -> anyhow::Result<ExitCode> {
         GraphFormat::Mermaid => render_mermaid(workflow),
         GraphFormat::Dot => render_dot(workflow),
         GraphFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&hensu_ir::graph::workflow_topology_json(workflow))?;
+            let mut s =
+                serde_json::to_string_pretty(&hensu_ir::graph::workflow_topology_json(workflow))?;
             s.push('\n');
             s
         }
@@ -70,7 +76,9 @@ fn bfs(workflow: &Workflow) -> Vec<(&Node, usize)> {
         queue.push_back((workflow.start_node.as_str(), 0usize));
     }
     while let Some((id, depth)) = queue.pop_front() {
-        let Some(node) = workflow.nodes.get(id) else { continue };
+        let Some(node) = workflow.nodes.get(id) else {
+            continue;
+        };
         out.push((node, depth));
         for next in node.successor_ids() {
             if workflow.nodes.contains_key(next) && seen.insert(next) {
@@ -94,31 +102,60 @@ struct Edge {
 }
 
 fn fb(on: bool, sep: &str) -> String {
-    if on { format!("{sep}fb") } else { String::new() }
+    if on {
+        format!("{sep}fb")
+    } else {
+        String::new()
+    }
 }
 
 /// The edges of one rule, labelled like upstream's mermaid renderer.
 fn rule_edges(rule: &TransitionRule) -> Vec<Edge> {
     match rule {
-        TransitionRule::Success { target_node, with_feedback } => vec![Edge {
+        TransitionRule::Success {
+            target_node,
+            with_feedback,
+        } => vec![Edge {
             target: Some(target_node.clone()),
-            label: if *with_feedback { "fb".into() } else { String::new() },
+            label: if *with_feedback {
+                "fb".into()
+            } else {
+                String::new()
+            },
             dashed: false,
         }],
         TransitionRule::Failure { target_node } => {
-            vec![Edge { target: target_node.clone(), label: "failure".into(), dashed: true }]
+            vec![Edge {
+                target: target_node.clone(),
+                label: "failure".into(),
+                dashed: true,
+            }]
         }
-        TransitionRule::NoConsensus { target_node, with_feedback } => vec![Edge {
+        TransitionRule::NoConsensus {
+            target_node,
+            with_feedback,
+        } => vec![Edge {
             target: Some(target_node.clone()),
             label: format!("no consensus{}", fb(*with_feedback, " · ")),
             dashed: true,
         }],
-        TransitionRule::Approval { expected, target_node, with_feedback } => vec![Edge {
+        TransitionRule::Approval {
+            expected,
+            target_node,
+            with_feedback,
+        } => vec![Edge {
             target: Some(target_node.clone()),
-            label: format!("{}{}", if *expected { "approved" } else { "rejected" }, fb(*with_feedback, " · ")),
+            label: format!(
+                "{}{}",
+                if *expected { "approved" } else { "rejected" },
+                fb(*with_feedback, " · ")
+            ),
             dashed: false,
         }],
-        TransitionRule::Score { conditions, with_feedback } => conditions
+        TransitionRule::Score {
+            conditions,
+            with_feedback,
+        } => conditions
             .iter()
             .map(|c| Edge {
                 target: Some(c.target_node.clone()),
@@ -126,17 +163,35 @@ fn rule_edges(rule: &TransitionRule) -> Vec<Edge> {
                 dashed: false,
             })
             .collect(),
-        TransitionRule::Condition { variable, predicate, target_node, with_feedback } => vec![Edge {
+        TransitionRule::Condition {
+            variable,
+            predicate,
+            target_node,
+            with_feedback,
+        } => vec![Edge {
             target: Some(target_node.clone()),
-            label: format!("{variable} {}{}", predicate.describe(), fb(*with_feedback, " · ")),
+            label: format!(
+                "{variable} {}{}",
+                predicate.describe(),
+                fb(*with_feedback, " · ")
+            ),
             dashed: false,
         }],
-        TransitionRule::Always { target_node, with_feedback } => vec![Edge {
+        TransitionRule::Always {
+            target_node,
+            with_feedback,
+        } => vec![Edge {
             target: Some(target_node.clone()),
             label: format!("otherwise{}", fb(*with_feedback, " · ")),
             dashed: false,
         }],
-        TransitionRule::Bounded { budget, otherwise, escalation_with_feedback, inner, .. } => {
+        TransitionRule::Bounded {
+            budget,
+            otherwise,
+            escalation_with_feedback,
+            inner,
+            ..
+        } => {
             let mut edges: Vec<Edge> = rule_edges(inner)
                 .into_iter()
                 .map(|e| {
@@ -145,7 +200,11 @@ fn rule_edges(rule: &TransitionRule) -> Vec<Edge> {
                         _ if e.label.is_empty() => format!("revise ≤{budget}"),
                         _ => format!("{} · revise ≤{budget}", e.label),
                     };
-                    Edge { target: e.target, label, dashed: e.dashed }
+                    Edge {
+                        target: e.target,
+                        label,
+                        dashed: e.dashed,
+                    }
                 })
                 .collect();
             edges.push(Edge {
@@ -162,7 +221,11 @@ fn rule_edges(rule: &TransitionRule) -> Vec<Edge> {
 fn node_edges(node: &Node) -> Vec<Edge> {
     let mut edges = Vec::new();
     if let Node::Fork(f) = node {
-        edges.extend(f.targets.iter().map(|t| Edge { target: Some(t.clone()), label: "fork".into(), dashed: false }));
+        edges.extend(f.targets.iter().map(|t| Edge {
+            target: Some(t.clone()),
+            label: "fork".into(),
+            dashed: false,
+        }));
     }
     for rule in node.transition_rules() {
         edges.extend(rule_edges(rule));
@@ -241,14 +304,22 @@ fn node_details(node: &Node) -> Vec<(String, String)> {
 
 /// Upstream's text shape (§6.4): boxes in BFS order, indented two spaces per depth.
 pub fn render_text(workflow: &Workflow, color: bool) -> String {
-    let (bold, dim, cyan, reset) =
-        if color { ("\x1b[1m", "\x1b[2m", "\x1b[36m", "\x1b[0m") } else { ("", "", "", "") };
+    let (bold, dim, cyan, reset) = if color {
+        ("\x1b[1m", "\x1b[2m", "\x1b[36m", "\x1b[0m")
+    } else {
+        ("", "", "", "")
+    };
     let mut out = String::new();
     let _ = writeln!(out, "{bold}Workflow: {}{reset}", workflow.metadata.name);
     let _ = writeln!(out, "{}\n", "─".repeat(50));
     for (node, depth) in bfs(workflow) {
         let pad = "  ".repeat(depth);
-        let _ = writeln!(out, "{pad}┌─ {bold}{}{reset} {dim}({}){reset}", node.id(), node.kind_name());
+        let _ = writeln!(
+            out,
+            "{pad}┌─ {bold}{}{reset} {dim}({}){reset}",
+            node.id(),
+            node.kind_name()
+        );
         for (key, value) in node_details(node) {
             if key.is_empty() {
                 let _ = writeln!(out, "{pad}│  {value}");
@@ -258,7 +329,11 @@ pub fn render_text(workflow: &Workflow, color: bool) -> String {
         }
         for edge in node_edges(node) {
             let target = edge.target.unwrap_or_else(|| "(self)".to_string());
-            let label = if edge.label.is_empty() { "on success".to_string() } else { edge.label };
+            let label = if edge.label.is_empty() {
+                "on success".to_string()
+            } else {
+                edge.label
+            };
             let _ = writeln!(out, "{pad}│  {cyan}→{reset} {target:<14} {label}");
         }
         let _ = writeln!(out, "{pad}└─\n");
@@ -267,10 +342,33 @@ pub fn render_text(workflow: &Workflow, color: bool) -> String {
 }
 
 fn mermaid_id(id: &str) -> String {
-    let s: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
-    const RESERVED: [&str; 10] =
-        ["end", "subgraph", "graph", "flowchart", "direction", "click", "style", "classdef", "class", "linkstyle"];
-    if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(&s)) { format!("node_{s}") } else { s }
+    let s: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    const RESERVED: [&str; 10] = [
+        "end",
+        "subgraph",
+        "graph",
+        "flowchart",
+        "direction",
+        "click",
+        "style",
+        "classdef",
+        "class",
+        "linkstyle",
+    ];
+    if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(&s)) {
+        format!("node_{s}")
+    } else {
+        s
+    }
 }
 
 fn mermaid_label(s: &str) -> String {
@@ -281,7 +379,11 @@ fn mermaid_label(s: &str) -> String {
 pub fn render_mermaid(workflow: &Workflow) -> String {
     let mut out = String::from("```mermaid\nflowchart TD\n");
     let root = mermaid_id(&workflow.id);
-    let _ = writeln!(out, "  subgraph {root}[\"{}\"]", mermaid_label(&workflow.metadata.name));
+    let _ = writeln!(
+        out,
+        "  subgraph {root}[\"{}\"]",
+        mermaid_label(&workflow.metadata.name)
+    );
     let order = bfs(workflow);
     let mut styles = Vec::new();
     for (node, _) in &order {
@@ -297,7 +399,11 @@ pub fn render_mermaid(workflow: &Workflow) -> String {
                 if let Some(r) = &n.rubric {
                     label.push_str(&format!("\\n rubric: {} criteria", r.criteria.len()));
                 }
-                if let Some(r) = n.review_config.as_ref().filter(|r| r.mode != hensu_ir::ReviewMode::Disabled) {
+                if let Some(r) = n
+                    .review_config
+                    .as_ref()
+                    .filter(|r| r.mode != hensu_ir::ReviewMode::Disabled)
+                {
                     label.push_str(&format!("\\n review: {}", r.mode.as_str()));
                 }
                 format!("{id}([\"{}\"])", mermaid_label(&label))
@@ -305,7 +411,13 @@ pub fn render_mermaid(workflow: &Workflow) -> String {
             Node::Parallel(p) => {
                 let mut s = format!("{id}>\"{raw}\\n(parallel: {})\"]", p.branches.len());
                 for b in &p.branches {
-                    let _ = write!(s, "\n    {id}_{}([\"{}\\n[{}]\"])", mermaid_id(&b.id), b.id, b.agent_id);
+                    let _ = write!(
+                        s,
+                        "\n    {id}_{}([\"{}\\n[{}]\"])",
+                        mermaid_id(&b.id),
+                        b.id,
+                        b.agent_id
+                    );
                     styles.push(format!("{id}_{}", mermaid_id(&b.id)));
                 }
                 let join = match &p.consensus_config {
@@ -346,7 +458,11 @@ pub fn render_mermaid(workflow: &Workflow) -> String {
             _ => id.clone(),
         };
         for edge in node_edges(node) {
-            let to = edge.target.as_deref().map(mermaid_id).unwrap_or_else(|| id.clone());
+            let to = edge
+                .target
+                .as_deref()
+                .map(mermaid_id)
+                .unwrap_or_else(|| id.clone());
             let arrow = if edge.dashed { "-.->" } else { "-->" };
             if edge.label.is_empty() {
                 let _ = writeln!(out, "  {from} {arrow} {to}");
@@ -356,9 +472,15 @@ pub fn render_mermaid(workflow: &Workflow) -> String {
         }
     }
     out.push('\n');
-    let _ = writeln!(out, "  style {root} fill:#2c2c2e, stroke:#3a3a3c, color:#ebebf5, stroke-width:1px");
+    let _ = writeln!(
+        out,
+        "  style {root} fill:#2c2c2e, stroke:#3a3a3c, color:#ebebf5, stroke-width:1px"
+    );
     for id in styles {
-        let _ = writeln!(out, "  style {id} fill:#2c2c2e, stroke:#48484a, color:#ebebf5, stroke-width:1px");
+        let _ = writeln!(
+            out,
+            "  style {id} fill:#2c2c2e, stroke:#48484a, color:#ebebf5, stroke-width:1px"
+        );
     }
     out.push_str("  linkStyle default stroke:#0A84FF, stroke-width:1px\n```\n");
     out
@@ -372,7 +494,11 @@ fn dot_quote(s: &str) -> String {
 pub fn render_dot(workflow: &Workflow) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "digraph {} {{", dot_quote(&workflow.id));
-    let _ = writeln!(out, "  label={};\n  rankdir=TB;\n  node [fontname=\"Helvetica\"];", dot_quote(&workflow.metadata.name));
+    let _ = writeln!(
+        out,
+        "  label={};\n  rankdir=TB;\n  node [fontname=\"Helvetica\"];",
+        dot_quote(&workflow.metadata.name)
+    );
     for (node, _) in bfs(workflow) {
         let shape = match node {
             Node::End(_) => "doublecircle",
@@ -384,8 +510,17 @@ pub fn render_dot(workflow: &Workflow) -> String {
             Node::SubWorkflow(_) => "box3d",
         };
         let label = format!("{}\n({})", node.id(), node.kind_name());
-        let start = if node.id() == workflow.start_node { ", penwidth=2" } else { "" };
-        let _ = writeln!(out, "  {} [shape={shape}, label={}{start}];", dot_quote(node.id()), dot_quote(&label));
+        let start = if node.id() == workflow.start_node {
+            ", penwidth=2"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "  {} [shape={shape}, label={}{start}];",
+            dot_quote(node.id()),
+            dot_quote(&label)
+        );
     }
     for (node, _) in bfs(workflow) {
         for edge in node_edges(node) {

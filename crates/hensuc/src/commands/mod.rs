@@ -3,4 +3,5 @@ pub mod check;
 pub mod explain;
 pub mod fmt;
 pub mod graph;
+pub mod lsp;
 pub mod run;

@@ -75,7 +75,12 @@ pub fn load_workflow(path: &Path, dir: Option<&Path>) -> anyhow::Result<Option<W
     let explicit: Vec<_> = project.explicit_units().collect();
     let errors = project.error_count();
     if errors > 0 || !project.diagnostics.is_empty() {
-        output::emit(&project.files, &project.diagnostics, DiagnosticFormat::Human, Color::Auto);
+        output::emit(
+            &project.files,
+            &project.diagnostics,
+            DiagnosticFormat::Human,
+            Color::Auto,
+        );
     }
     if errors > 0 {
         return Ok(None);
@@ -91,7 +96,7 @@ pub fn load_workflow(path: &Path, dir: Option<&Path>) -> anyhow::Result<Option<W
 /// usage error.
 pub fn parse_context(arg: Option<&str>) -> anyhow::Result<Context> {
     let Some(arg) = arg else {
-        return Ok(Context::new());
+        return Ok(Context::default());
     };
     let text = match arg.strip_prefix('@') {
         Some(path) => std::fs::read_to_string(path)
@@ -100,7 +105,9 @@ pub fn parse_context(arg: Option<&str>) -> anyhow::Result<Context> {
     };
     match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(map)) => Ok(map.into_iter().collect()),
-        Ok(_) => anyhow::bail!("-c: the context must be a JSON object, e.g. '{{\"topic\": \"AI\"}}'"),
+        Ok(_) => {
+            anyhow::bail!("-c: the context must be a JSON object, e.g. '{{\"topic\": \"AI\"}}'")
+        }
         Err(e) => anyhow::bail!("-c: invalid JSON: {e}"),
     }
 }
@@ -121,13 +128,23 @@ fn run_workflow(
     }
     let stubs = FsStubFiles::new(workdir.join("stubs"));
     let engine = Engine::builder()
-        .provider(Arc::new(StubProvider::new(Some(Box::new(stubs)), args.scenario.clone())))
-        .action_handlers(ActionHandlerRegistry::with_defaults(std::env::var("HENSU_WEBHOOK_URL").ok()))
+        .provider(Arc::new(StubProvider::new(
+            Some(Box::new(stubs)),
+            args.scenario.clone(),
+        )))
+        .action_handlers(ActionHandlerRegistry::with_defaults(
+            std::env::var("HENSU_WEBHOOK_URL").ok(),
+        ))
         .commands(commands)
         .listener(Arc::new(MultiListener::new(listeners)))
-        .options(RunOptions { default_agent_timeout: Some(Duration::from_secs(300)), ..RunOptions::default() })
+        .options(RunOptions {
+            default_agent_timeout: Some(Duration::from_secs(300)),
+            ..RunOptions::default()
+        })
         .build();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     eprintln!(
         "running {} ({} node{}) with stub agents, scenario `{}`",
         workflow.metadata.name,
@@ -172,7 +189,12 @@ struct Progress {
 
 impl Progress {
     fn new(terminal: bool, verbose: bool) -> Self {
-        Progress { terminal, verbose, started: Instant::now(), line: Mutex::new(None) }
+        Progress {
+            terminal,
+            verbose,
+            started: Instant::now(),
+            line: Mutex::new(None),
+        }
     }
 
     fn redraw(&self) {
@@ -216,23 +238,41 @@ impl Progress {
 }
 
 fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("    │ {l}")).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .map(|l| format!("    │ {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 impl ExecutionListener for Progress {
     fn on_event(&self, event: &Event<'_>) {
         match event {
-            Event::NodeStarted { node_id, kind, step } => {
+            Event::NodeStarted {
+                node_id,
+                kind,
+                step,
+            } => {
                 if let Ok(mut line) = self.line.lock() {
                     *line = Some((node_id.to_string(), *step));
                 }
                 if !self.terminal || self.verbose {
-                    self.say(&format!("→ {node_id} ({}, step {step})", kind.as_str().to_lowercase()));
+                    self.say(&format!(
+                        "→ {node_id} ({}, step {step})",
+                        kind.as_str().to_lowercase()
+                    ));
                 } else {
                     self.redraw();
                 }
             }
-            Event::AgentCall { agent_id, branch_id, prompt, response, error, duration_us, .. } => {
+            Event::AgentCall {
+                agent_id,
+                branch_id,
+                prompt,
+                response,
+                error,
+                duration_us,
+                ..
+            } => {
                 if self.verbose {
                     let who = match branch_id {
                         Some(b) => format!("branch {b}, agent {agent_id}"),
@@ -250,16 +290,30 @@ impl ExecutionListener for Progress {
                     }
                 }
             }
-            Event::ActionExecuted { action, success, output, .. } => {
+            Event::ActionExecuted {
+                action,
+                success,
+                output,
+                ..
+            } => {
                 let mark = if *success { "✓" } else { "✗" };
                 self.say(&format!("  {mark} {action}: {output}"));
             }
-            Event::NodeCompleted { node_id, status, error, .. } => {
+            Event::NodeCompleted {
+                node_id,
+                status,
+                error,
+                ..
+            } => {
                 if let Some(e) = error {
                     self.say(&format!("  ✗ {node_id} {status}: {e}"));
                 }
             }
-            Event::RubricEvaluated { node_id, score, passed } => {
+            Event::RubricEvaluated {
+                node_id,
+                score,
+                passed,
+            } => {
                 if self.verbose {
                     self.say(&format!(
                         "  rubric {node_id}: {} ({})",
@@ -268,10 +322,21 @@ impl ExecutionListener for Progress {
                     ));
                 }
             }
-            Event::Backtrack { from, to, kind, reason } => {
+            Event::Backtrack {
+                from,
+                to,
+                kind,
+                reason,
+            } => {
                 self.say(&format!("  ↺ backtrack {from} → {to} ({kind:?}: {reason})"));
             }
-            Event::TransitionTaken { from, to, cause, bounded, .. } => {
+            Event::TransitionTaken {
+                from,
+                to,
+                cause,
+                bounded,
+                ..
+            } => {
                 if self.verbose || bounded.is_some() {
                     let extra = bounded.map(|b| format!(", {b}")).unwrap_or_default();
                     self.say(&format!("  {from} → {to}: {cause}{extra}"));
@@ -298,23 +363,45 @@ fn truncate(s: &str, max: usize) -> String {
 fn summarize(workflow: &Workflow, result: &RunResult, verbose: bool) -> u8 {
     let state = &result.state;
     let (headline, code) = match &result.outcome {
-        RunOutcome::Completed { exit_status, end_node } => (
+        RunOutcome::Completed {
+            exit_status,
+            end_node,
+        } => (
             format!(
                 "{} workflow ended at `{end_node}`: {}",
-                if *exit_status == ExitStatus::Success { "✓" } else { "✗" },
+                if *exit_status == ExitStatus::Success {
+                    "✓"
+                } else {
+                    "✗"
+                },
                 exit_status.as_str()
             ),
-            if *exit_status == ExitStatus::Success { exit::SUCCESS } else { exit::FAILURE },
+            if *exit_status == ExitStatus::Success {
+                exit::SUCCESS
+            } else {
+                exit::FAILURE
+            },
         ),
-        RunOutcome::Rejected { reason } => (format!("✗ workflow rejected: {reason}"), exit::FAILURE),
-        RunOutcome::Paused => ("⏸ workflow paused (waiting for review)".to_string(), exit::FAILURE),
+        RunOutcome::Rejected { reason } => {
+            (format!("✗ workflow rejected: {reason}"), exit::FAILURE)
+        }
+        RunOutcome::Paused => (
+            "⏸ workflow paused (waiting for review)".to_string(),
+            exit::FAILURE,
+        ),
         RunOutcome::Failed(e) => (format!("✗ workflow failed: {e}"), exit::FAILURE),
     };
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{headline}");
-    if let RunOutcome::Failed(hensu_runtime::RuntimeError::MissingInputs { names }) = &result.outcome {
+    if let RunOutcome::Failed(hensu_runtime::RuntimeError::MissingInputs { names }) =
+        &result.outcome
+    {
         let example: Vec<String> = names.iter().map(|n| format!("\"{n}\": \"…\"")).collect();
-        let _ = writeln!(out, "  help: give them with -c '{{{}}}'", example.join(", "));
+        let _ = writeln!(
+            out,
+            "  help: give them with -c '{{{}}}'",
+            example.join(", ")
+        );
     }
     let mut path: Vec<&str> = state.path();
     if let RunOutcome::Completed { end_node, .. } = &result.outcome {
@@ -323,7 +410,11 @@ fn summarize(workflow: &Workflow, result: &RunResult, verbose: bool) -> u8 {
     let _ = writeln!(
         out,
         "  path        {}",
-        if path.is_empty() { "(no node ran)".to_string() } else { path.join(" → ") }
+        if path.is_empty() {
+            "(no node ran)".to_string()
+        } else {
+            path.join(" → ")
+        }
     );
     let _ = writeln!(out, "  steps       {}", state.steps);
     if !state.backtracks.is_empty() {
@@ -332,19 +423,34 @@ fn summarize(workflow: &Workflow, result: &RunResult, verbose: bool) -> u8 {
             let _ = writeln!(out, "    {} → {} {:?}({})", b.from, b.to, b.kind, b.reason);
         }
     }
-    let _ = writeln!(out, "  time        {:.1} ms", result.duration.as_secs_f64() * 1000.0);
+    let _ = writeln!(
+        out,
+        "  time        {:.1} ms",
+        result.duration.as_secs_f64() * 1000.0
+    );
     // Output variables: the schema's non-input variables, else the node outputs.
     let names: Vec<String> = match &workflow.state_schema {
-        Some(schema) => schema.variables.iter().filter(|v| !v.is_input).map(|v| v.name.clone()).collect(),
+        Some(schema) => schema
+            .variables
+            .iter()
+            .filter(|v| !v.is_input)
+            .map(|v| v.name.clone())
+            .collect(),
         None => workflow.nodes.keys().cloned().collect(),
     };
-    let shown: Vec<(&String, &Value)> =
-        names.iter().filter_map(|n| state.context.get_key_value(n.as_str())).collect();
+    let shown: Vec<(&String, &Value)> = names
+        .iter()
+        .filter_map(|n| state.context.get_key_value(n.as_str()))
+        .collect();
     if !shown.is_empty() {
         let _ = writeln!(out, "  outputs");
         for (k, v) in shown {
             let text = hensu_runtime::value::render(v);
-            let text = if verbose { text.into_owned() } else { truncate(&text, 100) };
+            let text = if verbose {
+                text.into_owned()
+            } else {
+                truncate(&text, 100)
+            };
             let _ = writeln!(out, "    {k} = {text}");
         }
     }

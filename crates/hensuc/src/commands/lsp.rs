@@ -1,0 +1,18 @@
+//! `hensuc lsp` — the language server on stdin/stdout (diagnostics, hover, go-to-definition,
+//! references, rename, completion, outline, formatting, semantic tokens, quick fixes). The
+//! engine is `hensu-lsp`; prompts, rubrics and the sibling workflows of a document are read from
+//! its project folder (the parent of its `workflows/` folder, as `check` computes it).
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::exit;
+
+#[derive(Args, Debug)]
+pub struct LspArgs {}
+
+pub fn execute(_args: LspArgs) -> anyhow::Result<ExitCode> {
+    hensu_lsp::server::run_stdio(Some(hensu_lsp::hensu_formatter))?;
+    Ok(ExitCode::from(exit::SUCCESS))
+}
