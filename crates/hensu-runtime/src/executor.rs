@@ -278,6 +278,8 @@ struct PostCtx {
     resume_decision: Option<ReviewDecision>,
     /// When this `drive` call started (history timestamps).
     run_started: Instant,
+    /// Set by the node-complete processor (one clock read for the event and the history).
+    completed: Option<Instant>,
 }
 
 /// What the loop does after one node.
@@ -490,6 +492,7 @@ impl Engine {
                 next: None,
                 resume_decision: resume_decision.take(),
                 run_started: started,
+                completed: None,
             };
             match self.post_pipeline(p, state, &mut pc, from).await? {
                 Step::Next(n) => cur = n,
@@ -503,7 +506,8 @@ impl Engine {
                     last_nodes: state.last_nodes(5),
                 });
             }
-            if Instant::now() >= deadline {
+            let node_started = Instant::now();
+            if node_started >= deadline {
                 return Err(time_error(state));
             }
             let Some(node) = p.plan.node(cur) else {
@@ -533,7 +537,6 @@ impl Engine {
                 kind: node.kind(),
                 step: state.steps,
             });
-            let node_started = Instant::now();
             let result = tokio::select! {
                 biased;
                 r = self.execute_node(p, cur, node, state) => r?,
@@ -556,6 +559,7 @@ impl Engine {
                 next: None,
                 resume_decision: None,
                 run_started: started,
+                completed: None,
             };
             match self.post_pipeline(p, state, &mut pc, 0).await? {
                 Step::Next(n) => cur = n,
@@ -582,8 +586,11 @@ impl Engine {
                 })?;
                 Ok(handler.handle(g, &mut state.context).await)
             }
-            Node::Action(a) => Ok(self.execute_action(a, state).await),
-            Node::Parallel(par) => crate::parallel::execute_parallel(self, p, par, state).await,
+            // Rare or large futures are boxed so the hot standard-node future stays small.
+            Node::Action(a) => Ok(Box::pin(self.execute_action(a, state)).await),
+            Node::Parallel(par) => {
+                Box::pin(crate::parallel::execute_parallel(self, p, par, state)).await
+            }
             Node::Fork(f) => Err(RuntimeError::NotSupported {
                 node: f.id.clone(),
                 what: "fork nodes".into(),
@@ -834,15 +841,30 @@ impl Engine {
             let outcome = match processor {
                 PostProcessor::OutputExtraction => self.output_extraction(p, state, pc),
                 PostProcessor::Rubric => self.rubric(p, state, pc),
-                PostProcessor::Review => self.review(p, state, pc).await?,
+                PostProcessor::Review => {
+                    let reviewed = matches!(
+                        p.plan.node(pc.idx),
+                        Some(Node::Standard(StandardNode {
+                            review_config: Some(_),
+                            ..
+                        }))
+                    );
+                    if reviewed {
+                        Box::pin(self.review(p, state, pc)).await?
+                    } else {
+                        ProcessorOutcome::Continue
+                    }
+                }
                 PostProcessor::NodeComplete => {
+                    let now = Instant::now();
+                    pc.completed = Some(now);
                     let (output, error) = (pc.result.output.as_ref(), pc.result.error.as_deref());
                     self.listener.on_event(&Event::NodeCompleted {
                         node_id: &p.plan.nodes[pc.idx].id,
                         status: pc.result.status,
                         output,
                         error,
-                        duration_us: pc.started.elapsed().as_micros() as u64,
+                        duration_us: now.saturating_duration_since(pc.started).as_micros() as u64,
                     });
                     ProcessorOutcome::Continue
                 }
@@ -853,7 +875,11 @@ impl Engine {
                         status: pc.result.status,
                         output: pc.result.output.clone(),
                         error: pc.result.error.clone(),
-                        at_ms: pc.run_started.elapsed().as_millis() as u64,
+                        at_ms: pc
+                            .completed
+                            .unwrap_or_else(Instant::now)
+                            .saturating_duration_since(pc.run_started)
+                            .as_millis() as u64,
                         rubric: state.rubric_evaluation.clone(),
                     });
                     ProcessorOutcome::Continue

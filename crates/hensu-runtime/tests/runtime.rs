@@ -1,6 +1,8 @@
 //! hensu-runtime tests: rules, engine variables, stubs, extraction, guards, handlers, actions,
 //! parallel consensus, bad input, shell quoting and golden traces of the examples.
 
+#![allow(clippy::unwrap_used, clippy::panic)]
+
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -142,10 +144,17 @@ fn bounded(
     }
 }
 
+fn map(v: Value) -> IndexMap<String, Value> {
+    match v {
+        Value::Object(m) => m.into_iter().collect(),
+        _ => IndexMap::new(),
+    }
+}
+
 fn ctx(v: Value) -> Context {
     match v {
         Value::Object(m) => m.into_iter().collect(),
-        _ => Context::new(),
+        _ => Context::default(),
     }
 }
 
@@ -154,9 +163,12 @@ fn ctx(v: Value) -> Context {
 
 type Responder = Arc<dyn Fn(&AgentRequest<'_>) -> Result<AgentResponse, AgentError> + Send + Sync>;
 
+/// Scripted answers per node (or agent) id.
+type Queues = HashMap<String, VecDeque<Result<String, String>>>;
+
 #[derive(Clone, Default)]
 struct Script {
-    queues: Arc<Mutex<HashMap<String, VecDeque<Result<String, String>>>>>,
+    queues: Arc<Mutex<Queues>>,
     prompts: Arc<Mutex<Vec<(String, String)>>>,
     custom: Option<Responder>,
     delay: Option<Duration>,
@@ -1087,7 +1099,7 @@ async fn unknown_generic_handler_and_command_are_named() {
     );
     let mut commands = CommandRegistry::new();
     commands.insert(
-        "echo".into(),
+        "echo",
         CommandSpec {
             command: "echo".into(),
             timeout_ms: 1000,
@@ -1179,7 +1191,7 @@ async fn cancellation_stops_at_the_next_node_boundary() {
         .provider(Arc::new(ScriptProvider(Script::new())))
         .listener(Arc::new(CancelAfter(token.clone(), 3)))
         .build();
-    let r = engine.run(&wf, Context::new(), &token).await;
+    let r = engine.run(&wf, Context::default(), &token).await;
     assert_eq!(
         failed(&r).to_string(),
         "run cancelled; last nodes: a → b → a → b"
@@ -1327,7 +1339,7 @@ fn generic(id: &str, ty: &str, config: Value) -> Node {
     Node::Generic(GenericNode {
         id: id.into(),
         executor_type: ty.into(),
-        config: ctx(config),
+        config: map(config),
         transition_rules: vec![success("ok"), failure(Some("ko"))],
         rubric: None,
     })
@@ -1487,17 +1499,17 @@ async fn send_log_and_webhook() {
     let wf = action_node(vec![
         Action::Send {
             handler_id: "log".into(),
-            payload: ctx(json!({"message": "Hello {name}", "level": "warn"})),
+            payload: map(json!({"message": "Hello {name}", "level": "warn"})),
             raw_payload: false,
         },
         Action::Send {
             handler_id: "webhook".into(),
-            payload: ctx(json!({"url": url, "text": "Hi {name}", "n": 3})),
+            payload: map(json!({"url": url, "text": "Hi {name}", "n": 3})),
             raw_payload: false,
         },
         Action::Send {
             handler_id: "log".into(),
-            payload: ctx(json!({"message": "raw {name}"})),
+            payload: map(json!({"message": "raw {name}"})),
             raw_payload: true,
         },
     ]);
@@ -1530,7 +1542,7 @@ async fn commands_yaml_is_parsed_with_a_yaml_library() {
     assert_eq!(reg.get("echo-result").unwrap().timeout_ms, 5000);
     assert_eq!(reg.get("with-env").unwrap().timeout_ms, 30_000);
     assert_eq!(reg.get("with-env").unwrap().env["N"], "3");
-    let r = reg.execute("with-env", &Context::new()).await;
+    let r = reg.execute("with-env", &Context::default()).await;
     assert_eq!(r, ActionResult::success("hello"));
     assert!(CommandRegistry::parse("commands: [1, 2]").is_err());
     let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
@@ -1586,13 +1598,15 @@ async fn command_timeout_exit_code_and_merged_output() {
         timeout_ms: t,
         env: IndexMap::new(),
     };
-    let r = hensu_runtime::action::run_command(&mk("sleep 5", 100), &Context::new(), None).await;
+    let r =
+        hensu_runtime::action::run_command(&mk("sleep 5", 100), &Context::default(), None).await;
     assert_eq!(r, ActionResult::failure("Command timed out after 100 ms"));
-    let r = hensu_runtime::action::run_command(&mk("exit 3", 1000), &Context::new(), None).await;
+    let r =
+        hensu_runtime::action::run_command(&mk("exit 3", 1000), &Context::default(), None).await;
     assert_eq!(r, ActionResult::failure("Command failed with exit code: 3"));
     let r = hensu_runtime::action::run_command(
         &mk("echo out; echo err >&2", 1000),
-        &Context::new(),
+        &Context::default(),
         None,
     )
     .await;
