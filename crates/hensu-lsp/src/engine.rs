@@ -17,6 +17,11 @@ use crate::index::{Occ, SymKind};
 /// A formatter: source → formatted source, or why not (the document is then left untouched).
 pub type Formatter = fn(&str) -> Result<String, String>;
 
+/// The canonical formatter (`hensu-fmt`), as `hensuc fmt` runs it.
+pub fn hensu_formatter(src: &str) -> Result<String, String> {
+    hensu_fmt::format(src).map_err(|e| format!("not formatted: {e}"))
+}
+
 pub(crate) struct Doc {
     pub uri: Uri,
     pub root: Option<String>,

@@ -21,6 +21,6 @@ pub mod line_index;
 pub mod methods;
 pub mod server;
 
-pub use engine::{Engine, Formatter};
+pub use engine::{Engine, Formatter, hensu_formatter};
 pub use host::{Host, MemoryHost};
 pub use methods::semantic_tokens::legend as semantic_tokens_legend;

@@ -834,6 +834,32 @@ fn formatting_uses_the_formatter() {
     assert_eq!(failing.formatting(params).unwrap_err(), "1 syntax error");
 }
 
+#[test]
+fn formatting_with_hensu_fmt() {
+    let (engine, u, _, text) =
+        open("workflow(\"x\") {\ngraph {   start at \"e\"\n end(\"e\") }\n}\n");
+    let engine = engine.with_formatter(hensu_lsp::hensu_formatter);
+    let params = DocumentFormattingParams {
+        text_document: TextDocumentIdentifier { uri: u.clone() },
+        options: FormattingOptions::default(),
+        work_done_progress_params: Default::default(),
+    };
+    let edits = engine.formatting(params.clone()).unwrap().unwrap();
+    let formatted = apply(&text, &edits);
+    insta::assert_snapshot!(formatted);
+    // Formatted text gives no edits; a syntax error is refused.
+    let mut engine = engine;
+    engine.open(u.clone(), 2, formatted);
+    assert_eq!(engine.formatting(params.clone()).unwrap(), Some(Vec::new()));
+    engine.open(u, 3, "workflow(\"x\") {".to_string());
+    assert!(
+        engine
+            .formatting(params)
+            .unwrap_err()
+            .starts_with("not formatted:")
+    );
+}
+
 // ---------------------------------------------------------------- semantic tokens
 
 #[test]
