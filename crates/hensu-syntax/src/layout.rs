@@ -52,7 +52,13 @@ pub(crate) fn layout(
 ) -> Vec<(TokenKind, CSpan)> {
     let mut out: Vec<(TokenKind, CSpan)> = Vec::with_capacity(tokens.len());
     // (opener kind, opener span)
-    let mut stack: Vec<(TokenKind, Span)> = Vec::new();
+    // (opener kind, opener span, indentation of the opener's line)
+    let mut stack: Vec<(TokenKind, Span, u32)> = Vec::new();
+    // Line tracking for the indentation heuristic: start of the current line, the column of its
+    // first token, and whether the current token is the first on its line.
+    let mut line_start = 0u32;
+    let mut line_indent = 0u32;
+    let mut at_line_start = true;
     let mut pending_newline: Option<Span> = None;
     // The first closer whose indentation differs from its opener's line: when delimiters are
     // left unclosed, this pair is the likely culprit.
@@ -62,9 +68,11 @@ pub(crate) fn layout(
         i += 1;
         let kind = tok.kind;
         if kind == TokenKind::Newline {
+            line_start = tok.span.end;
+            at_line_start = true;
             let in_parens = matches!(
                 stack.last(),
-                Some((TokenKind::LParen | TokenKind::LBracket, _))
+                Some((TokenKind::LParen | TokenKind::LBracket, _, _))
             );
             let continues = match out.last() {
                 None => true,
@@ -87,6 +95,11 @@ pub(crate) fn layout(
                 pending_newline = Some(tok.span);
             }
             continue;
+        }
+        let first_on_line = at_line_start;
+        if at_line_start {
+            line_indent = tok.span.start.saturating_sub(line_start);
+            at_line_start = false;
         }
         if let Some(nl) = pending_newline.take() {
             let drop = match kind {
@@ -143,23 +156,25 @@ pub(crate) fn layout(
                     out.push((TokenKind::Error, cs(Span::new(tok.span.start, end))));
                     continue;
                 }
-                stack.push((kind, tok.span));
+                stack.push((kind, tok.span, line_indent));
                 out.push((kind, cs(tok.span)));
             }
             TokenKind::RBrace | TokenKind::RParen | TokenKind::RBracket => {
-                let matching = stack.iter().rposition(|(open, _)| closer_of(*open) == kind);
+                let matching = stack
+                    .iter()
+                    .rposition(|(open, _, _)| closer_of(*open) == kind);
                 match matching {
                     Some(pos) => {
                         if suspect.is_none()
+                            && first_on_line
                             && pos + 1 == stack.len()
-                            && let Some(&(_, open_span)) = stack.last()
-                            && let Some(close_indent) = leading_indent(src, tok.span.start)
-                            && line_indent(src, open_span.start) != close_indent
+                            && let Some(&(_, open_span, open_indent)) = stack.last()
+                            && open_indent != tok.span.start.saturating_sub(line_start)
                         {
                             suspect = Some((open_span, tok.span));
                         }
                         while stack.len() > pos + 1 {
-                            if let Some((open, open_span)) = stack.pop() {
+                            if let Some((open, open_span, _)) = stack.pop() {
                                 report_unclosed(diags, open, open_span, tok.span.start, Some(kind));
                                 out.push((
                                     closer_of(open),
@@ -188,7 +203,7 @@ pub(crate) fn layout(
     }
     let eof = u32::try_from(src.len()).unwrap_or(u32::MAX);
     let mut first = true;
-    while let Some((open, open_span)) = stack.pop() {
+    while let Some((open, open_span, _)) = stack.pop() {
         report_unclosed(diags, open, open_span, eof, None);
         if first && let (Some((s_open, s_close)), Some(d)) = (suspect, diags.last_mut()) {
             *d = d
@@ -201,27 +216,6 @@ pub(crate) fn layout(
     }
     out
 }
-
-/// The indentation (in chars) of the line containing `at`.
-fn line_indent(src: &str, at: u32) -> usize {
-    let before = src.get(..at as usize).unwrap_or("");
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    src.get(line_start..)
-        .unwrap_or("")
-        .chars()
-        .take_while(|c| *c == ' ' || *c == '\t')
-        .count()
-}
-
-/// The column of `at` when only whitespace precedes it on its line.
-fn leading_indent(src: &str, at: u32) -> Option<usize> {
-    let before = src.get(..at as usize)?;
-    let line = &before[before.rfind('\n').map_or(0, |i| i + 1)..];
-    line.chars()
-        .all(|c| c == ' ' || c == '\t')
-        .then(|| line.chars().count())
-}
-
 fn report_unclosed(
     diags: &mut Vec<Diagnostic>,
     open: TokenKind,
