@@ -182,6 +182,15 @@ impl Engine {
         self.docs.get(uri).map(|d| d.version)
     }
 
+    pub(crate) fn host(&self) -> &dyn Host {
+        self.host.as_ref()
+    }
+
+    /// The project root of an open `file://` document.
+    pub(crate) fn root_of(&self, uri: &Uri) -> Option<String> {
+        self.docs.get(uri).and_then(|d| d.root.clone())
+    }
+
     /// Open documents' URIs.
     pub fn open_uris(&self) -> Vec<Uri> {
         let mut v: Vec<Uri> = self.docs.keys().cloned().collect();

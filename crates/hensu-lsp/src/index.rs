@@ -149,6 +149,9 @@ pub struct Index {
     pub keywords: Vec<Keyword>,
     pub sections: Vec<Section>,
     pub comments: Vec<Comment>,
+    /// `prompt = "x.md"` / `rubric = "x.md"` values: the string content span, the directory and
+    /// the relative path.
+    pub resources: Vec<(Span, hensu_sema::files::ResourceDir, String)>,
 }
 
 impl Index {
@@ -464,6 +467,17 @@ impl Walker<'_> {
     }
 
     fn assign(&mut self, kind: BlockKind, name: &str, value: &Expr<'_>, stmt: Span) {
+        if matches!(name, "prompt" | "rubric")
+            && let Some((v, span, _)) = string_of(value)
+            && v.to_ascii_lowercase().ends_with(".md")
+        {
+            let dir = if name == "prompt" {
+                hensu_sema::files::ResourceDir::Prompts
+            } else {
+                hensu_sema::files::ResourceDir::Rubrics
+            };
+            self.index.resources.push((span, dir, v));
+        }
         match (kind, name) {
             (BlockKind::StandardNode, "agent") => {
                 self.occ(SymKind::Agent, value, Role::NodeAgent, stmt);

@@ -12,6 +12,22 @@ impl Engine {
         let uri = &params.text_document_position_params.text_document.uri;
         let a = self.analysis(uri)?;
         let offset = a.offset(params.text_document_position_params.position);
+        // A prompt or rubric file name: the file itself.
+        if let Some((_, dir, rel)) = a
+            .index
+            .resources
+            .iter()
+            .find(|(s, _, _)| s.start <= offset && offset <= s.end)
+        {
+            let root = self.root_of(uri)?;
+            self.host().read_resource(&root, *dir, rel).ok()?;
+            let rel = rel.trim_start_matches("./");
+            let target = crate::host::path_to_uri(&format!("{root}/{}/{rel}", dir.as_str()))?;
+            return Some(GotoDefinitionResponse::Scalar(Location::new(
+                target,
+                lsp_types::Range::default(),
+            )));
+        }
         let occ = a.index.occ_at(offset)?.clone();
         let loc = self.definition_of(uri, &occ)?;
         Some(GotoDefinitionResponse::Scalar(loc))
