@@ -1,5 +1,6 @@
 //! Throughput of the front end on generated workflows (hensu-workload, 1 MB and 10 MB):
-//! a byte-count floor (count newlines), lexing, and lexing + layout + parsing.
+//! a byte-count floor (count newlines), lexing, lexing + layout + parsing (tree dropped outside
+//! the timing), and the same including freeing the tree.
 //!
 //! `cargo bench -p hensu-syntax --bench parse` — divan prints bytes/s per benchmark.
 
@@ -35,8 +36,17 @@ fn lex(b: Bencher, mb: usize) {
         .bench(|| hensu_syntax::lex(black_box(src)).tokens.len());
 }
 
+/// Lexing + parsing; the tree is dropped outside the timed section (divan defers drops).
 #[divan::bench(args = SIZES_MB, sample_count = 20)]
 fn lex_and_parse(b: Bencher, mb: usize) {
+    let src = input(mb);
+    b.counter(BytesCount::of_str(src))
+        .bench(|| hensu_syntax::parse(black_box(src)));
+}
+
+/// Lexing + parsing + freeing the tree.
+#[divan::bench(args = SIZES_MB, sample_count = 20)]
+fn lex_and_parse_and_drop(b: Bencher, mb: usize) {
     let src = input(mb);
     b.counter(BytesCount::of_str(src))
         .bench(|| hensu_syntax::parse(black_box(src)).file.items.len());

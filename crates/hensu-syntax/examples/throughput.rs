@@ -12,7 +12,7 @@ fn main() {
     let mb: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(10);
     let rounds: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(9);
     let src = hensu_workload::generate(mb * 1_000_000, 7);
-    let mut t = [Vec::new(), Vec::new(), Vec::new()];
+    let mut t = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
     for _ in 0..rounds {
         let s = Instant::now();
         let n = std::hint::black_box(&src)
@@ -26,15 +26,19 @@ fn main() {
         t[1].push(s.elapsed().as_secs_f64());
         std::hint::black_box(n);
         let s = Instant::now();
+        let parsed = hensu_syntax::parse(std::hint::black_box(&src));
+        t[2].push(s.elapsed().as_secs_f64());
+        drop(std::hint::black_box(parsed));
+        let s = Instant::now();
         let n = hensu_syntax::parse(std::hint::black_box(&src))
             .file
             .items
             .len();
-        t[2].push(s.elapsed().as_secs_f64());
+        t[3].push(s.elapsed().as_secs_f64());
         std::hint::black_box(n);
     }
-    let names = ["floor", "lex", "lex+parse"];
-    let mut best = [0.0; 3];
+    let names = ["floor", "lex", "lex+parse", "+drop"];
+    let mut best = [0.0; 4];
     for (i, times) in t.iter_mut().enumerate() {
         times.sort_by(f64::total_cmp);
         best[i] = mbps(src.len(), times[0]);
