@@ -304,6 +304,11 @@ impl Agent for ModelAgent {
         &self.config
     }
 
+    /// Per-attempt timeouts and retries happen inside `execute`.
+    fn manages_timeouts(&self) -> bool {
+        true
+    }
+
     async fn execute(&self, request: AgentRequest<'_>) -> Result<AgentResponse, AgentError> {
         let rt = &self.runtime;
         let started = Instant::now();

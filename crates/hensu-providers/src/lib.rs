@@ -47,8 +47,8 @@ pub use resilience::{
     RetryPolicy, Sleeper, SystemClock, TokioSleeper,
 };
 pub use structured::{
-    Correction, StructuredError, StructuredOutcome, StructuredProblem, check_structured,
-    with_structured_output, with_structured_output_observed,
+    Correction, StructuredError, StructuredOutcome, StructuredOutput, StructuredProblem,
+    check_structured, with_structured_output, with_structured_output_observed,
 };
 pub use tools::{ActionToolExecutor, ToolExecutor};
 pub use transport::{ChatBackend, HttpBackend, parse_retry_after};

@@ -224,3 +224,41 @@ pub async fn with_structured_output_observed(
         }
     }
 }
+
+/// The runtime's structured-output hook: a bounded number of corrective re-prompts for answers
+/// that miss required JSON keys, each reported as a `structured_output_correction` event.
+#[derive(Clone, Copy, Debug)]
+pub struct StructuredOutput {
+    pub max_corrections: u32,
+}
+
+#[async_trait::async_trait]
+impl hensu_runtime::StructuredCaller for StructuredOutput {
+    async fn call(
+        &self,
+        agent: &dyn Agent,
+        request: AgentRequest<'_>,
+        required_keys: &[&str],
+        listener: &dyn hensu_runtime::ExecutionListener,
+    ) -> Result<AgentResponse, AgentError> {
+        let observer = |c: &Correction| {
+            let problem = c.problem.to_string();
+            listener.on_event(&hensu_runtime::Event::StructuredOutputCorrection {
+                node_id: &c.node_id,
+                agent_id: &c.agent_id,
+                attempt: c.attempt,
+                problem: &problem,
+            });
+        };
+        with_structured_output_observed(
+            agent,
+            request,
+            required_keys,
+            self.max_corrections,
+            &observer,
+        )
+        .await
+        .map(|o| o.response)
+        .map_err(|e| e.error)
+    }
+}

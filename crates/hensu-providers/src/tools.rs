@@ -48,7 +48,7 @@ impl ActionToolExecutor {
     pub fn new(handlers: ActionHandlerRegistry) -> Self {
         ActionToolExecutor {
             handlers,
-            context: Context::new(),
+            context: Context::default(),
         }
     }
 

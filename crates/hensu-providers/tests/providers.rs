@@ -432,7 +432,7 @@ fn agent_config(model: &str) -> AgentConfig {
 }
 
 async fn call(agent: &dyn Agent, prompt: &str) -> Result<AgentResponse, AgentError> {
-    let ctx = Context::new();
+    let ctx = Context::default();
     let system = hensu_runtime::system_prompt(agent.config());
     agent
         .execute(AgentRequest {
@@ -1483,7 +1483,7 @@ async fn structured_output_corrects_once() {
     .await;
     let h = harness("openai", &server.url(), "", None);
     let agent = h.agent(agent_config("gpt-4o"));
-    let ctx = Context::new();
+    let ctx = Context::default();
     let seen = Mutex::new(Vec::new());
     let outcome = with_structured_output_observed(
         agent.as_ref(),
@@ -1529,7 +1529,7 @@ async fn structured_output_fails_after_the_bound() {
     .await;
     let h = harness("anthropic", &server.url(), "", None);
     let agent = h.agent(agent_config("claude-opus-4-6"));
-    let ctx = Context::new();
+    let ctx = Context::default();
     let err = with_structured_output(
         agent.as_ref(),
         AgentRequest {
@@ -1568,7 +1568,7 @@ async fn structured_output_leaves_stub_answers_alone() {
     let agent = stub
         .create_agent(&agent_config("stub"), &HashMap::new())
         .expect("stub agent");
-    let ctx = Context::new();
+    let ctx = Context::default();
     let outcome = with_structured_output(
         agent.as_ref(),
         AgentRequest {
@@ -1868,6 +1868,7 @@ fn redacting_listeners() {
         prompt_bytes: 1,
         response_bytes: 1,
         duration_us: 1,
+        usage: None,
     };
     let jsonl = RedactingJsonlListener::new(redactor.clone(), Vec::<u8>::new());
     jsonl.on_event(&event);

@@ -78,6 +78,25 @@ pub trait Agent: Send + Sync {
     fn config(&self) -> &AgentConfig;
     /// Runs one prompt.
     async fn execute(&self, request: AgentRequest<'_>) -> Result<AgentResponse, AgentError>;
+    /// True when the agent enforces its own per-request timeout (and retries within it); the
+    /// engine then applies only [`crate::RunOptions::default_agent_timeout`] as an overall cap.
+    fn manages_timeouts(&self) -> bool {
+        false
+    }
+}
+
+/// Calls an agent for a node that expects a JSON answer with `required_keys`, correcting the
+/// answer with a re-prompt when keys are missing (implemented by the providers crate; without
+/// one the engine calls the agent directly).
+#[async_trait]
+pub trait StructuredCaller: Send + Sync {
+    async fn call(
+        &self,
+        agent: &dyn Agent,
+        request: AgentRequest<'_>,
+        required_keys: &[&str],
+        listener: &dyn crate::events::ExecutionListener,
+    ) -> Result<AgentResponse, AgentError>;
 }
 
 /// A backend able to serve some models.

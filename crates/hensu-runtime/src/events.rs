@@ -160,6 +160,27 @@ pub enum Event<'a> {
         prompt_bytes: usize,
         response_bytes: usize,
         duration_us: u64,
+        /// Tokens in/out, when the provider reports them.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        usage: Option<crate::agent::Usage>,
+    },
+    /// A provider call is retried after a transient failure (429, 5xx, timeout).
+    ProviderRetry {
+        provider: &'a str,
+        model: &'a str,
+        attempt: u32,
+        delay_ms: u64,
+        error_kind: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        status: Option<u16>,
+        message: &'a str,
+    },
+    /// An answer missed required JSON keys; the agent is re-prompted once more.
+    StructuredOutputCorrection {
+        node_id: &'a str,
+        agent_id: &'a str,
+        attempt: u32,
+        problem: &'a str,
     },
     ActionExecuted {
         node_id: &'a str,

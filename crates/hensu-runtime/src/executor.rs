@@ -132,6 +132,7 @@ pub struct EngineBuilder {
     review: Arc<dyn ReviewHandler>,
     listener: Arc<dyn ExecutionListener>,
     options: RunOptions,
+    structured: Option<Arc<dyn crate::agent::StructuredCaller>>,
 }
 
 impl Default for EngineBuilder {
@@ -145,6 +146,7 @@ impl Default for EngineBuilder {
             review: Arc::new(AutoApprove),
             listener: Arc::new(NoopListener),
             options: RunOptions::default(),
+            structured: None,
         }
     }
 }
@@ -195,6 +197,13 @@ impl EngineBuilder {
         self
     }
 
+    /// Corrects answers that miss required JSON keys with a re-prompt (see
+    /// [`crate::agent::StructuredCaller`]).
+    pub fn structured_output(mut self, s: Arc<dyn crate::agent::StructuredCaller>) -> Self {
+        self.structured = Some(s);
+        self
+    }
+
     pub fn build(self) -> Engine {
         Engine {
             providers: self.providers,
@@ -205,6 +214,7 @@ impl EngineBuilder {
             review: self.review,
             listener: self.listener,
             options: self.options,
+            structured: self.structured,
             working_dir: None,
         }
     }
@@ -220,6 +230,7 @@ pub struct Engine {
     review: Arc<dyn ReviewHandler>,
     pub(crate) listener: Arc<dyn ExecutionListener>,
     pub(crate) options: RunOptions,
+    structured: Option<Arc<dyn crate::agent::StructuredCaller>>,
     #[allow(dead_code)]
     working_dir: Option<PathBuf>,
 }
@@ -669,12 +680,19 @@ impl Engine {
         if !enrichment.is_empty() {
             enrich(&mut prompt, &enrichment);
         }
-        let timeout = agent
-            .config()
-            .timeout
-            .filter(|t| *t > 0)
-            .map(|t| Duration::from_secs(t as u64))
-            .or(self.options.default_agent_timeout);
+        let timeout = self.agent_timeout(agent.as_ref());
+        // A JSON answer is expected when more than the single raw-output write is extracted.
+        let json_mode = pn.extract_keys.len() > 1 || pn.has_engine_vars;
+        let mut required: Vec<&str> = Vec::new();
+        if json_mode {
+            required.extend(node.writes.iter().map(String::as_str));
+            if pn.needs_score {
+                required.push("score");
+            }
+            if pn.needs_approved {
+                required.push("approved");
+            }
+        }
         Ok(self
             .call_agent(
                 agent.as_ref(),
@@ -684,11 +702,27 @@ impl Engine {
                 &prompt,
                 ctx,
                 timeout,
+                &required,
             )
             .await)
     }
 
-    /// Calls an agent, with an optional timeout, and reports the call.
+    /// The overall time limit of one agent call: the agent's own `timeout` (seconds) unless the
+    /// agent manages its timeouts itself, else the run's default.
+    pub(crate) fn agent_timeout(&self, agent: &dyn crate::agent::Agent) -> Option<Duration> {
+        if agent.manages_timeouts() {
+            return self.options.default_agent_timeout;
+        }
+        agent
+            .config()
+            .timeout
+            .filter(|t| *t > 0)
+            .map(|t| Duration::from_secs(t as u64))
+            .or(self.options.default_agent_timeout)
+    }
+
+    /// Calls an agent, with an optional timeout, and reports the call. `required_keys` are the
+    /// JSON keys the answer must carry (empty: no structured-output correction).
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn call_agent(
         &self,
@@ -699,6 +733,7 @@ impl Engine {
         prompt: &str,
         ctx: &Context,
         timeout: Option<Duration>,
+        required_keys: &[&str],
     ) -> NodeResult {
         let call_started = Instant::now();
         let request = AgentRequest {
@@ -707,9 +742,18 @@ impl Engine {
             system_prompt,
             context: ctx,
         };
+        let call = async {
+            match (&self.structured, required_keys.is_empty()) {
+                (Some(s), false) => {
+                    s.call(agent, request, required_keys, self.listener.as_ref())
+                        .await
+                }
+                _ => agent.execute(request).await,
+            }
+        };
         let response = match timeout {
-            None => agent.execute(request).await,
-            Some(t) => match tokio::time::timeout(t, agent.execute(request)).await {
+            None => call.await,
+            Some(t) => match tokio::time::timeout(t, call).await {
                 Ok(r) => r,
                 Err(_) => Err(crate::agent::AgentError::new(
                     "timeout",
@@ -735,6 +779,7 @@ impl Engine {
                     prompt_bytes: prompt.len(),
                     response_bytes: resp.text.len(),
                     duration_us,
+                    usage: resp.usage,
                 });
                 let mut metadata = resp.metadata;
                 if let Some(u) = resp.usage {
@@ -760,6 +805,7 @@ impl Engine {
                     prompt_bytes: prompt.len(),
                     response_bytes: 0,
                     duration_us,
+                    usage: None,
                 });
                 NodeResult::failure(e.message).with_meta("errorType", Value::String(e.kind))
             }

@@ -35,8 +35,8 @@ pub use action::{
     WebhookHandler,
 };
 pub use agent::{
-    Agent, AgentError, AgentProvider, AgentRegistry, AgentRequest, AgentResponse, Usage,
-    system_prompt,
+    Agent, AgentError, AgentProvider, AgentRegistry, AgentRequest, AgentResponse, StructuredCaller,
+    Usage, system_prompt,
 };
 pub use error::RuntimeError;
 pub use events::{

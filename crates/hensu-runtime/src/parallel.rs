@@ -125,6 +125,7 @@ pub(crate) async fn execute_parallel(
                     &prompt,
                     &ctx,
                     timeout,
+                    &branch.yields.iter().map(String::as_str).collect::<Vec<_>>(),
                 )
                 .await;
             branch_outcome(&branch.id, result, &branch.yields, self_scoring)
@@ -272,6 +273,7 @@ pub(crate) async fn execute_parallel(
                         &prompt,
                         &state.context,
                         timeout,
+                        &[],
                     )
                     .await;
                 if result.status != NodeStatus::Success {

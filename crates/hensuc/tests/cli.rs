@@ -268,3 +268,134 @@ fn fmt_check_and_stdin() {
         "workflow(\"x\") {\n    graph {\n        start at \"a\"\n        end(\"a\")\n    }\n}\n"
     );
 }
+
+/// A minimal OpenAI-compatible chat-completions server on 127.0.0.1: answers every request with
+/// `content` (and echoes the Authorization header into nothing). Returns the base URL and a
+/// log of request bodies.
+fn mock_openai(content: &'static str) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = log.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0u8; length];
+            let _ = reader.read_exact(&mut body);
+            seen.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&body).into_owned());
+            let answer = serde_json::json!({
+                "id": "chatcmpl-1", "object": "chat.completion", "model": "mock-model",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": content}}],
+                "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+            })
+            .to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    (format!("http://{addr}/v1"), log)
+}
+
+/// `hensuc run` drives a real (mock) provider configured in hensu.toml, reports usage, and no
+/// output stream or file contains the API key — even though the model echoes it back.
+#[test]
+fn run_with_a_configured_provider_never_leaks_the_key() {
+    const KEY: &str = "sk-test-9f8e7d6c5b4a39281706";
+    let (base_url, requests) =
+        mock_openai("{\"summary\": \"all good; the key was sk-test-9f8e7d6c5b4a39281706\"}");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::write(
+        dir.join("hensu.toml"),
+        format!(
+            "[providers.local]\nkind = \"openai\"\nbase_url = \"{base_url}\"\napi_key_env = \"LOCAL_API_KEY\"\nmodels = [\"mock-*\"]\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("workflows/summarize.hwf"),
+        r#"workflow("summarize") {
+    state {
+        input("text", VarType.STRING)
+        variable("summary", VarType.STRING)
+    }
+    agents {
+        agent("writer") { role = "Summarizer"; model = "mock-model" }
+    }
+    graph {
+        start at "summarize"
+        node("summarize") {
+            agent = "writer"
+            prompt = "Summarize: {text}"
+            writes("summary")
+            onSuccess goto "done"
+        }
+        end("done")
+    }
+}
+"#,
+    )
+    .unwrap();
+    let events = dir.join("events.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_hensuc"))
+        .args([
+            "run",
+            "workflows/summarize.hwf",
+            "-d",
+            ".",
+            "-v",
+            "--events",
+            "events.jsonl",
+        ])
+        .args(["-c", r#"{"text": "a long text"}"#])
+        .current_dir(dir)
+        .env("LOCAL_API_KEY", KEY)
+        .env_remove("HENSU_STUB_ENABLED")
+        .output()
+        .unwrap();
+    let (o, e) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{o}\n{e}");
+    assert!(
+        e.contains("→ local"),
+        "the agent is routed to the configured provider: {e}"
+    );
+    assert!(
+        e.contains("usage") && e.contains("11 tokens in, 7 out"),
+        "{e}"
+    );
+    assert!(
+        o.contains("<redacted:LOCAL_API_KEY>"),
+        "the echoed key is redacted in the summary: {o}"
+    );
+    let events = std::fs::read_to_string(&events).unwrap();
+    assert!(events.contains("\"usage\""), "{events}");
+    for (name, text) in [("stdout", &o), ("stderr", &e), ("events", &events)] {
+        assert!(!text.contains(KEY), "{name} leaks the key:\n{text}");
+    }
+    let requests = requests.lock().unwrap();
+    assert_eq!(requests.len(), 1);
+    assert!(
+        requests[0].contains("Summarize: a long text"),
+        "{}",
+        requests[0]
+    );
+}

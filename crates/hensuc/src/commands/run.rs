@@ -16,7 +16,7 @@ use clap::Args;
 use hensu_ir::{ExitStatus, Workflow};
 use hensu_runtime::{
     ActionHandlerRegistry, CancelToken, CommandRegistry, Context, Engine, Event, ExecutionListener,
-    FsStubFiles, JsonlListener, MultiListener, RunOptions, RunOutcome, RunResult, StubProvider,
+    FsStubFiles, MultiListener, RunOptions, RunOutcome, RunResult, StubProvider,
 };
 use serde_json::Value;
 
@@ -44,6 +44,10 @@ pub struct RunArgs {
     /// Show prompts, outputs and transition reasons.
     #[arg(short, long)]
     pub verbose: bool,
+    /// Serve every model with stub agents even when credentials are present (also
+    /// `HENSU_STUB_ENABLED=true`).
+    #[arg(long)]
+    pub stub: bool,
 }
 
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -60,8 +64,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let commands = CommandRegistry::load(&workdir).map_err(|e| anyhow::anyhow!(e))?;
-    let result = run_workflow(&workflow, input, &workdir, &args, commands, events_file)?;
-    let code = summarize(&workflow, &result, args.verbose);
+    let (result, redactor) =
+        run_workflow(&workflow, input, &workdir, &args, commands, events_file)?;
+    let code = summarize(&workflow, &result, args.verbose, &redactor);
     Ok(ExitCode::from(code))
 }
 
@@ -119,47 +124,96 @@ fn run_workflow(
     args: &RunArgs,
     commands: CommandRegistry,
     events_file: Option<std::fs::File>,
-) -> anyhow::Result<RunResult> {
+) -> anyhow::Result<(RunResult, Arc<hensu_providers::Redactor>)> {
+    let config = load_providers_config(workdir)?;
+    let cancel = CancelToken::new();
+    let actions = ActionHandlerRegistry::with_defaults(std::env::var("HENSU_WEBHOOK_URL").ok());
+    let stubs = FsStubFiles::new(workdir.join("stubs"));
+    // Retry notices become events once the listener exists; the slot breaks the cycle.
+    let retry_sink: Arc<Mutex<Option<Arc<dyn ExecutionListener>>>> = Arc::new(Mutex::new(None));
+    let sink = retry_sink.clone();
+    let built = hensu_providers::build_providers_with(
+        &config,
+        &|name| std::env::var(name).ok(),
+        hensu_providers::BuildOptions {
+            force_stub: args.stub,
+            stub: Some(Arc::new(StubProvider::new(
+                Some(Box::new(stubs)),
+                args.scenario.clone(),
+            ))),
+            tools: Some(hensu_providers::ActionToolExecutor::new(actions.clone()).into_arc()),
+            cancel: Some(cancel.clone()),
+            on_retry: Some(Arc::new(move |n: &hensu_providers::RetryNotice| {
+                if let Ok(slot) = sink.lock()
+                    && let Some(listener) = slot.as_ref()
+                {
+                    listener.on_event(&Event::ProviderRetry {
+                        provider: &n.provider,
+                        model: &n.model,
+                        attempt: n.attempt,
+                        delay_ms: n.delay.as_millis() as u64,
+                        error_kind: n.kind,
+                        status: n.status,
+                        message: &n.message,
+                    });
+                }
+            })),
+            ..Default::default()
+        },
+    );
     let terminal = std::io::stderr().is_terminal();
-    let progress = Arc::new(Progress::new(terminal, args.verbose));
+    let progress = Arc::new(Progress::new(
+        terminal,
+        args.verbose,
+        built.redactor.clone(),
+    ));
     let mut listeners: Vec<Arc<dyn ExecutionListener>> = vec![progress.clone()];
     if let Some(f) = events_file {
-        listeners.push(Arc::new(JsonlListener::new(std::io::BufWriter::new(f))));
+        listeners.push(Arc::new(hensu_providers::RedactingJsonlListener::new(
+            built.redactor.clone(),
+            std::io::BufWriter::new(f),
+        )));
     }
-    let stubs = FsStubFiles::new(workdir.join("stubs"));
-    let engine = Engine::builder()
-        .provider(Arc::new(StubProvider::new(
-            Some(Box::new(stubs)),
-            args.scenario.clone(),
-        )))
-        .action_handlers(ActionHandlerRegistry::with_defaults(
-            std::env::var("HENSU_WEBHOOK_URL").ok(),
-        ))
+    let listener: Arc<dyn ExecutionListener> = Arc::new(MultiListener::new(listeners));
+    if let Ok(mut slot) = retry_sink.lock() {
+        *slot = Some(listener.clone());
+    }
+    for note in &built.notes {
+        eprintln!("note: {note}");
+    }
+    let mut builder = Engine::builder()
+        .action_handlers(actions)
         .commands(commands)
-        .listener(Arc::new(MultiListener::new(listeners)))
+        .listener(listener)
+        .structured_output(Arc::new(hensu_providers::StructuredOutput {
+            max_corrections: config.structured_output.max_corrections,
+        }))
         .options(RunOptions {
             default_agent_timeout: Some(Duration::from_secs(300)),
             ..RunOptions::default()
-        })
-        .build();
+        });
+    for provider in &built.providers {
+        builder = builder.provider(provider.clone());
+    }
+    let engine = builder.build();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     eprintln!(
-        "running {} ({} node{}) with stub agents, scenario `{}`",
+        "running {} ({} node{}), stub scenario `{}`",
         workflow.metadata.name,
         workflow.nodes.len(),
         if workflow.nodes.len() == 1 { "" } else { "s" },
         args.scenario.as_deref().unwrap_or("default")
     );
-    let cancel = CancelToken::new();
+    print_routes(workflow, &built);
     let result = runtime.block_on(async {
         let c = cancel.clone();
         let progress_ticker = progress.clone();
         let signal = tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 c.cancel();
-                eprintln!("\ncancelling at the next node boundary (Ctrl-C)…");
+                eprintln!("\ncancelling (Ctrl-C): in-flight model calls are aborted, the run stops at the next node boundary…");
             }
         });
         let ticker = tokio::spawn(async move {
@@ -175,7 +229,58 @@ fn run_workflow(
         r
     });
     progress.clear();
-    Ok(result)
+    print_usage(&built.usage.snapshot());
+    Ok((result, built.redactor))
+}
+
+/// `<dir>/hensu.toml` (providers, retries, timeouts), or the defaults when there is none.
+fn load_providers_config(workdir: &Path) -> anyhow::Result<hensu_providers::ProvidersConfig> {
+    let path = workdir.join("hensu.toml");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => hensu_providers::load_config(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(hensu_providers::ProvidersConfig::default())
+        }
+        Err(e) => anyhow::bail!("cannot read `{}`: {e}", path.display()),
+    }
+}
+
+/// Which provider serves each agent (and why stubs, when they do).
+fn print_routes(workflow: &Workflow, built: &hensu_providers::BuiltProviders) {
+    for agent in workflow.agents.values() {
+        match built.route(&agent.model) {
+            Some(route) => match &route.stub_reason {
+                Some(reason) if !built.stubs_forced => {
+                    eprintln!("  agent {:<12} {} → stub ({reason})", agent.id, agent.model)
+                }
+                _ => eprintln!(
+                    "  agent {:<12} {} → {}",
+                    agent.id, agent.model, route.provider
+                ),
+            },
+            None => eprintln!("  agent {:<12} {} → no provider", agent.id, agent.model),
+        }
+    }
+}
+
+/// Token and request totals of the real model calls (nothing for an all-stub run).
+fn print_usage(usage: &hensu_providers::UsageSummary) {
+    let t = &usage.total;
+    if t.requests == 0 {
+        return;
+    }
+    eprintln!(
+        "  usage       {} calls, {} requests ({} retries, {} tool calls, {} corrections), {} tokens in, {} out, {} ms",
+        t.calls,
+        t.requests,
+        t.retries,
+        t.tool_calls,
+        t.corrections,
+        t.input_tokens,
+        t.output_tokens,
+        t.latency_ms
+    );
 }
 
 /// Live progress: a status line on a terminal, plain lines otherwise; `-v` adds prompts,
@@ -183,15 +288,18 @@ fn run_workflow(
 struct Progress {
     terminal: bool,
     verbose: bool,
+    /// Provider keys never reach the terminal, even in `-v` prompts and outputs.
+    redactor: Arc<hensu_providers::Redactor>,
     started: Instant,
     line: Mutex<Option<(String, u64)>>,
 }
 
 impl Progress {
-    fn new(terminal: bool, verbose: bool) -> Self {
+    fn new(terminal: bool, verbose: bool, redactor: Arc<hensu_providers::Redactor>) -> Self {
         Progress {
             terminal,
             verbose,
+            redactor,
             started: Instant::now(),
             line: Mutex::new(None),
         }
@@ -227,6 +335,7 @@ impl Progress {
 
     /// Prints a line above the status line.
     fn say(&self, text: &str) {
+        let text = self.redactor.redact(text);
         let mut err = std::io::stderr().lock();
         if self.terminal {
             let _ = write!(err, "\r\x1b[2K");
@@ -290,6 +399,25 @@ impl ExecutionListener for Progress {
                     }
                 }
             }
+            Event::ProviderRetry {
+                provider,
+                model,
+                attempt,
+                delay_ms,
+                error_kind,
+                ..
+            } => self.say(&format!(
+                "  ↻ {provider} ({model}) attempt {attempt} failed ({error_kind}), retrying in {:.1}s",
+                *delay_ms as f64 / 1000.0
+            )),
+            Event::StructuredOutputCorrection {
+                node_id,
+                agent_id,
+                attempt,
+                problem,
+            } => self.say(&format!(
+                "  ↻ {node_id}: {problem}; re-prompting {agent_id} (correction {attempt})"
+            )),
             Event::ActionExecuted {
                 action,
                 success,
@@ -360,7 +488,13 @@ fn truncate(s: &str, max: usize) -> String {
 }
 
 /// Prints the summary to stdout and returns the exit code.
-fn summarize(workflow: &Workflow, result: &RunResult, verbose: bool) -> u8 {
+fn summarize(
+    workflow: &Workflow,
+    result: &RunResult,
+    verbose: bool,
+    redactor: &hensu_providers::Redactor,
+) -> u8 {
+    use std::fmt::Write as _;
     let state = &result.state;
     let (headline, code) = match &result.outcome {
         RunOutcome::Completed {
@@ -391,7 +525,7 @@ fn summarize(workflow: &Workflow, result: &RunResult, verbose: bool) -> u8 {
         ),
         RunOutcome::Failed(e) => (format!("✗ workflow failed: {e}"), exit::FAILURE),
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = String::new();
     let _ = writeln!(out, "{headline}");
     if let RunOutcome::Failed(hensu_runtime::RuntimeError::MissingInputs { names }) =
         &result.outcome
@@ -454,6 +588,9 @@ fn summarize(workflow: &Workflow, result: &RunResult, verbose: bool) -> u8 {
             let _ = writeln!(out, "    {k} = {text}");
         }
     }
-    let _ = out.flush();
+    // Outputs may echo provider keys; nothing leaves unredacted.
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(redactor.redact(&out).as_bytes());
+    let _ = stdout.flush();
     code
 }
