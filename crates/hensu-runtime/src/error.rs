@@ -50,4 +50,7 @@ pub enum RuntimeError {
     AgentSetup { message: String },
     #[error("the run is already terminal")]
     AlreadyTerminal,
+    /// The durable state store refused a checkpoint (lease lost, stale write, I/O…).
+    #[error("state store: {message}")]
+    Store { message: String },
 }

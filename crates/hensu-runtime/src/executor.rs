@@ -133,6 +133,7 @@ pub struct EngineBuilder {
     listener: Arc<dyn ExecutionListener>,
     options: RunOptions,
     structured: Option<Arc<dyn crate::agent::StructuredCaller>>,
+    boundary_hooks: Vec<Arc<dyn crate::control::BoundaryHook>>,
 }
 
 impl Default for EngineBuilder {
@@ -147,6 +148,7 @@ impl Default for EngineBuilder {
             listener: Arc::new(NoopListener),
             options: RunOptions::default(),
             structured: None,
+            boundary_hooks: Vec::new(),
         }
     }
 }
@@ -204,6 +206,13 @@ impl EngineBuilder {
         self
     }
 
+    /// Adds a hook called at every node boundary of the main flow (checkpoints, pause/cancel
+    /// control; see [`crate::control`]). Hooks run in the order added.
+    pub fn boundary_hook(mut self, h: Arc<dyn crate::control::BoundaryHook>) -> Self {
+        self.boundary_hooks.push(h);
+        self
+    }
+
     pub fn build(self) -> Engine {
         Engine {
             providers: self.providers,
@@ -215,6 +224,7 @@ impl EngineBuilder {
             listener: self.listener,
             options: self.options,
             structured: self.structured,
+            boundary_hooks: self.boundary_hooks,
             working_dir: None,
         }
     }
@@ -231,6 +241,7 @@ pub struct Engine {
     pub(crate) listener: Arc<dyn ExecutionListener>,
     pub(crate) options: RunOptions,
     structured: Option<Arc<dyn crate::agent::StructuredCaller>>,
+    boundary_hooks: Vec<Arc<dyn crate::control::BoundaryHook>>,
     #[allow(dead_code)]
     working_dir: Option<PathBuf>,
 }
@@ -542,6 +553,17 @@ impl Engine {
             }
             // Pre pipeline: checkpoint hook, node start.
             self.listener.on_checkpoint(state);
+            for hook in &self.boundary_hooks {
+                match hook.at_boundary(state).await? {
+                    crate::control::Boundary::Continue => {}
+                    crate::control::Boundary::Cancel => {
+                        return Err(RuntimeError::Cancelled {
+                            last_nodes: state.last_nodes(5),
+                        });
+                    }
+                    crate::control::Boundary::Suspend => return Ok(RunOutcome::Paused),
+                }
+            }
             state.steps += 1;
             self.listener.on_event(&Event::NodeStarted {
                 node_id: &p.plan.nodes[cur].id,

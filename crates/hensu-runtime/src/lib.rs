@@ -15,6 +15,8 @@
 
 pub mod action;
 pub mod agent;
+pub mod control;
+pub mod durable;
 pub mod enrich;
 pub mod error;
 pub mod events;
@@ -38,6 +40,8 @@ pub use agent::{
     Agent, AgentError, AgentProvider, AgentRegistry, AgentRequest, AgentResponse, StructuredCaller,
     Usage, system_prompt,
 };
+pub use control::{Boundary, BoundaryHook, ControlStatus, RunControl};
+pub use durable::{DurableRun, SnapshotRedactor};
 pub use error::RuntimeError;
 pub use events::{
     CollectingListener, Event, ExecutionListener, JsonlListener, MultiListener, NoopListener,

@@ -363,6 +363,9 @@ impl Agent for StubAgent {
     }
 
     async fn execute(&self, request: AgentRequest<'_>) -> Result<AgentResponse, AgentError> {
+        if let Some(delay) = stub_delay() {
+            tokio::time::sleep(delay).await;
+        }
         let node = match request.context.get("current_node") {
             Some(v) if !v.is_null() => Some(java_to_string(v)),
             _ => None,
@@ -391,4 +394,17 @@ impl Agent for StubAgent {
             usage: None,
         })
     }
+}
+
+/// `HENSU_STUB_DELAY_MS`: every stub answer waits this long first (tests that need slow
+/// agents, e.g. the crash tests). Read once per process.
+fn stub_delay() -> Option<std::time::Duration> {
+    static DELAY: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
+    *DELAY.get_or_init(|| {
+        std::env::var("HENSU_STUB_DELAY_MS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|ms| *ms > 0)
+            .map(std::time::Duration::from_millis)
+    })
 }

@@ -32,6 +32,14 @@ enum Command {
     Fmt(commands::fmt::FmtArgs),
     /// Run the language server on stdin/stdout.
     Lsp(commands::lsp::LspArgs),
+    /// List the runs of the state store (`runs show ID`: one run's history).
+    Runs(commands::runs::RunsArgs),
+    /// Continue a paused or crashed run from its last checkpoint.
+    Resume(commands::resume::ResumeArgs),
+    /// Cancel a run (a running one stops at its next node boundary).
+    Cancel(commands::cancel::ControlArgs),
+    /// Pause a running run after its current node (continue with `resume`).
+    Pause(commands::cancel::ControlArgs),
 }
 
 fn main() -> ExitCode {
@@ -60,6 +68,10 @@ fn main() -> ExitCode {
         Command::Fmt(args) => commands::fmt::execute(args),
         Command::Lsp(args) => commands::lsp::execute(args),
         Command::Explain(args) => commands::explain::execute(args),
+        Command::Runs(args) => commands::runs::execute(args),
+        Command::Resume(args) => commands::resume::execute(args),
+        Command::Cancel(args) => commands::cancel::cancel(args),
+        Command::Pause(args) => commands::cancel::pause(args),
     };
     match result {
         Ok(code) => code,

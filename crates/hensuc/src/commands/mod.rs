@@ -1,7 +1,10 @@
 pub mod build;
+pub mod cancel;
 pub mod check;
 pub mod explain;
 pub mod fmt;
 pub mod graph;
 pub mod lsp;
+pub mod resume;
 pub mod run;
+pub mod runs;

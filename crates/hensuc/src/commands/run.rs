@@ -48,6 +48,10 @@ pub struct RunArgs {
     /// `HENSU_STUB_ENABLED=true`).
     #[arg(long)]
     pub stub: bool,
+    /// Do not record the run in the state store (`<dir>/.hensu/state.db`); such a run cannot
+    /// be resumed, listed or cancelled by id.
+    #[arg(long)]
+    pub no_store: bool,
 }
 
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -64,8 +68,19 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let commands = CommandRegistry::load(&workdir).map_err(|e| anyhow::anyhow!(e))?;
-    let (result, redactor) =
-        run_workflow(&workflow, input, &workdir, &args, commands, events_file)?;
+    let start = crate::commands::runs::Start::Fresh {
+        source: Some(args.workflow.clone()),
+        store: !args.no_store,
+    };
+    let (result, redactor) = run_workflow(
+        &workflow,
+        input,
+        &workdir,
+        &args,
+        commands,
+        events_file,
+        start,
+    )?;
     let code = summarize(&workflow, &result, args.verbose, &redactor);
     Ok(ExitCode::from(code))
 }
@@ -117,13 +132,14 @@ pub fn parse_context(arg: Option<&str>) -> anyhow::Result<Context> {
     }
 }
 
-fn run_workflow(
+pub(crate) fn run_workflow(
     workflow: &Workflow,
     input: Context,
     workdir: &Path,
     args: &RunArgs,
     commands: CommandRegistry,
     events_file: Option<std::fs::File>,
+    start: crate::commands::runs::Start,
 ) -> anyhow::Result<(RunResult, Arc<hensu_providers::Redactor>)> {
     let config = load_providers_config(workdir)?;
     let cancel = CancelToken::new();
@@ -195,6 +211,18 @@ fn run_workflow(
     for provider in &built.providers {
         builder = builder.provider(provider.clone());
     }
+    let session = start.open(
+        workflow,
+        &input,
+        workdir,
+        args.scenario.as_deref(),
+        args.stub,
+        &built.redactor,
+        &cancel,
+    )?;
+    if let Some(hook) = session.hook() {
+        builder = builder.boundary_hook(hook);
+    }
     let engine = builder.build();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -223,7 +251,7 @@ fn run_workflow(
                 progress_ticker.redraw();
             }
         });
-        let r = engine.run(workflow, input, &cancel).await;
+        let r = session.run(&engine, workflow, input, &cancel).await;
         signal.abort();
         ticker.abort();
         r
@@ -488,7 +516,7 @@ fn truncate(s: &str, max: usize) -> String {
 }
 
 /// Prints the summary to stdout and returns the exit code.
-fn summarize(
+pub(crate) fn summarize(
     workflow: &Workflow,
     result: &RunResult,
     verbose: bool,

@@ -1,0 +1,330 @@
+//! Durable runs: a checkpoint of the [`RunState`] (context, history, backtracks, retry
+//! counters, phase, steps) at every node boundary, written atomically through a
+//! [`hensu_store::StateStore`] under the run's lease, and the run's final status.
+//!
+//! * A [`DurableRun`] is a [`BoundaryHook`]: before each node of the main flow it writes the
+//!   state about to run `state.current_node` (phase `Initial`). A process killed while a node
+//!   runs resumes from that checkpoint: the node in flight runs again, nothing else does.
+//! * The checkpoint returns the store's cancellation flag (`hensuc cancel`): the run stops at
+//!   that boundary. A heartbeat thread ([`DurableRun::start_heartbeat`]) keeps the lease alive
+//!   through long agent calls and cancels the run's token when a cancellation is requested.
+//! * A pause flag file ([`DurableRun::with_pause_flag`], `hensuc pause`) suspends the run at
+//!   the next boundary: the run ends [`RunOutcome::Paused`] with phase `Initial`, and
+//!   [`Engine::resume`](crate::Engine::resume) continues it.
+//! * Snapshot text goes through a [`SnapshotRedactor`] (provider keys never reach the store).
+//! * Any store failure (lease lost, stale write) ends the run with [`RuntimeError::Store`]
+//!   and the run writes nothing more.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use hensu_store::{
+    Checkpointed, Heartbeat, Lease, OwnerId, RecordUpdate, RunRecord, RunStatus, StateStore,
+    StoreError, StoredRun,
+};
+use serde_json::Value;
+
+use crate::control::{Boundary, BoundaryHook};
+use crate::error::RuntimeError;
+use crate::executor::{CancelToken, RunOutcome, RunResult};
+use crate::state::{ExecutionPhase, RunState};
+
+/// Rewrites a snapshot in place before it is stored (e.g. replaces provider keys).
+pub type SnapshotRedactor = Arc<dyn Fn(&mut Value) + Send + Sync>;
+
+/// A run whose state is checkpointed to a store. Holds the run's lease until
+/// [`DurableRun::finish`] (or until dropped: the lease then expires, or is broken at once by a
+/// resumer on the same host once this process is gone).
+pub struct DurableRun {
+    store: Arc<dyn StateStore>,
+    lease: Lease,
+    step: AtomicU64,
+    redact: Option<SnapshotRedactor>,
+    pause_flag: Option<PathBuf>,
+    cancel: Option<CancelToken>,
+    /// A write failed (lease lost, conflict): never write again.
+    lost: AtomicBool,
+    heartbeat: Mutex<Option<Heartbeat>>,
+    /// The last checkpoint's write, for benchmarks and tests.
+    last_write: Mutex<Option<Duration>>,
+}
+
+impl std::fmt::Debug for DurableRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DurableRun")
+            .field("run_id", &self.lease.run_id)
+            .field("step", &self.step.load(Ordering::SeqCst))
+            .finish()
+    }
+}
+
+/// The state as stored: JSON, redacted.
+pub fn snapshot(state: &RunState, redact: Option<&SnapshotRedactor>) -> Result<Value, StoreError> {
+    let mut v = serde_json::to_value(state)
+        .map_err(|e| StoreError::Invalid(format!("the run state does not serialize: {e}")))?;
+    if let Some(r) = redact {
+        r(&mut v);
+    }
+    Ok(v)
+}
+
+/// A stored snapshot back to a state; a clear message when it is not one.
+pub fn restore(run_id: &str, snapshot: &Value) -> Result<RunState, String> {
+    <RunState as serde::Deserialize>::deserialize(snapshot).map_err(|e| {
+        format!(
+            "the stored state of run `{run_id}` is not a hensu run state ({e}); it was not changed"
+        )
+    })
+}
+
+impl DurableRun {
+    /// Stores a new run (`record`, the `workflow` it runs, `initial` as its first snapshot)
+    /// and takes its lease for `owner`.
+    pub fn create(
+        store: Arc<dyn StateStore>,
+        record: &RunRecord,
+        workflow: &Value,
+        initial: &RunState,
+        owner: &OwnerId,
+        redact: Option<SnapshotRedactor>,
+    ) -> Result<DurableRun, StoreError> {
+        let snap = snapshot(initial, redact.as_ref())?;
+        store.create_run(record, workflow, &snap)?;
+        let lease = store.acquire(&record.run_id, owner)?;
+        let step = store.record(&record.run_id)?.step;
+        Ok(DurableRun::new(store, lease, step, redact))
+    }
+
+    /// Takes the lease of a stored run, then loads it. [`StoreError::RunLocked`] when another
+    /// live process holds it, [`StoreError::Finished`] when it ended. Nothing is written.
+    pub fn reopen(
+        store: Arc<dyn StateStore>,
+        run_id: &str,
+        owner: &OwnerId,
+        redact: Option<SnapshotRedactor>,
+    ) -> Result<(DurableRun, StoredRun), StoreError> {
+        let lease = store.acquire(run_id, owner)?;
+        match store.load(run_id) {
+            Ok(stored) => {
+                let step = stored.record.step;
+                Ok((DurableRun::new(store, lease, step, redact), stored))
+            }
+            Err(e) => {
+                let _ = store.release(&lease);
+                Err(e)
+            }
+        }
+    }
+
+    fn new(
+        store: Arc<dyn StateStore>,
+        lease: Lease,
+        step: u64,
+        redact: Option<SnapshotRedactor>,
+    ) -> DurableRun {
+        DurableRun {
+            store,
+            lease,
+            step: AtomicU64::new(step),
+            redact,
+            pause_flag: None,
+            cancel: None,
+            lost: AtomicBool::new(false),
+            heartbeat: Mutex::new(None),
+            last_write: Mutex::new(None),
+        }
+    }
+
+    /// The token cancelled when the store reports a cancellation request.
+    pub fn with_cancel(mut self, cancel: CancelToken) -> DurableRun {
+        self.cancel = Some(cancel);
+        self
+    }
+
+    /// Replaces the snapshot redactor.
+    pub fn with_redactor(mut self, redact: Option<SnapshotRedactor>) -> DurableRun {
+        self.redact = redact;
+        self
+    }
+
+    /// A file whose existence pauses the run at the next boundary (it is removed then).
+    pub fn with_pause_flag(mut self, path: PathBuf) -> DurableRun {
+        self.pause_flag = Some(path);
+        self
+    }
+
+    pub fn run_id(&self) -> &str {
+        &self.lease.run_id
+    }
+
+    pub fn lease(&self) -> &Lease {
+        &self.lease
+    }
+
+    pub fn store(&self) -> &Arc<dyn StateStore> {
+        &self.store
+    }
+
+    /// The run's current write step.
+    pub fn step(&self) -> u64 {
+        self.step.load(Ordering::SeqCst)
+    }
+
+    /// How long the last checkpoint took (snapshot, redaction and the store's write).
+    pub fn last_write(&self) -> Option<Duration> {
+        self.last_write.lock().ok().and_then(|d| *d)
+    }
+
+    /// Renews the lease every third of `ttl` from a background thread (agent calls may outlast
+    /// the TTL); a cancellation request seen there cancels the run's token.
+    pub fn start_heartbeat(&self, ttl: Duration) -> Result<(), StoreError> {
+        let cancel = self.cancel.clone();
+        let hb = Heartbeat::spawn(
+            self.store.clone(),
+            self.lease.clone(),
+            (ttl / 3).max(Duration::from_millis(50)),
+            Box::new(move || {
+                if let Some(c) = &cancel {
+                    c.cancel();
+                }
+            }),
+        )?;
+        if let Ok(mut slot) = self.heartbeat.lock() {
+            *slot = Some(hb);
+        }
+        Ok(())
+    }
+
+    fn stop_heartbeat(&self) {
+        let hb = self.heartbeat.lock().ok().and_then(|mut h| h.take());
+        if let Some(hb) = hb {
+            let _ = hb.stop();
+        }
+    }
+
+    /// Writes `state` with `update` (one transaction) at the expected step.
+    pub fn checkpoint(
+        &self,
+        state: &RunState,
+        update: &RecordUpdate,
+    ) -> Result<Checkpointed, StoreError> {
+        if self.lost.load(Ordering::SeqCst) {
+            return Err(StoreError::LeaseLost {
+                run_id: self.lease.run_id.clone(),
+                owner: self.lease.owner.to_string(),
+            });
+        }
+        let t = std::time::Instant::now();
+        let snap = snapshot(state, self.redact.as_ref())?;
+        let r = self
+            .store
+            .checkpoint(&self.lease, self.step(), update, &snap);
+        match r {
+            Ok(cp) => {
+                self.step.store(cp.step, Ordering::SeqCst);
+                if let Ok(mut d) = self.last_write.lock() {
+                    *d = Some(t.elapsed());
+                }
+                Ok(cp)
+            }
+            Err(e) => {
+                self.lost.store(true, Ordering::SeqCst);
+                Err(e)
+            }
+        }
+    }
+
+    /// Records how the run ended (with its final state) and gives the lease up. A run that
+    /// lost its lease writes nothing.
+    pub fn finish(&self, result: &RunResult) -> Result<Option<RunStatus>, StoreError> {
+        self.stop_heartbeat();
+        if self.lost.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
+        if let RunOutcome::Failed(RuntimeError::Store { .. }) = result.outcome {
+            let _ = self.store.release(&self.lease);
+            return Ok(None);
+        }
+        let state = &result.state;
+        let update = final_update(result);
+        let status = update.status;
+        let cp = self.checkpoint(state, &update);
+        if !status.is_terminal() || cp.is_err() {
+            let _ = self.store.release(&self.lease);
+        }
+        cp.map(|_| Some(status))
+    }
+}
+
+/// The record a run's result leaves.
+pub fn final_update(result: &RunResult) -> RecordUpdate {
+    let state = &result.state;
+    match &result.outcome {
+        RunOutcome::Completed {
+            exit_status,
+            end_node,
+        } => RecordUpdate::finished(
+            RunStatus::Completed,
+            Some(end_node.clone()),
+            Some(exit_status.as_str().to_string()),
+        ),
+        RunOutcome::Rejected { .. } => {
+            RecordUpdate::finished(RunStatus::Rejected, Some(state.current_node.clone()), None)
+        }
+        RunOutcome::Failed(RuntimeError::Cancelled { .. }) => {
+            RecordUpdate::finished(RunStatus::Cancelled, Some(state.current_node.clone()), None)
+        }
+        RunOutcome::Failed(_) => {
+            RecordUpdate::finished(RunStatus::Failed, Some(state.current_node.clone()), None)
+        }
+        RunOutcome::Paused => match &state.phase {
+            ExecutionPhase::Awaiting {
+                node_id,
+                correlation_id,
+                ..
+            } => RecordUpdate {
+                status: RunStatus::Paused,
+                current_node: Some(node_id.clone()),
+                correlation_id: Some(correlation_id.clone()).filter(|c| !c.is_empty()),
+                exit_status: None,
+            },
+            _ => RecordUpdate {
+                status: RunStatus::Paused,
+                current_node: Some(state.current_node.clone()),
+                correlation_id: None,
+                exit_status: None,
+            },
+        },
+    }
+}
+
+fn store_error(e: StoreError) -> RuntimeError {
+    RuntimeError::Store {
+        message: e.to_string(),
+    }
+}
+
+#[async_trait]
+impl BoundaryHook for DurableRun {
+    async fn at_boundary(&self, state: &RunState) -> Result<Boundary, RuntimeError> {
+        let cp = self
+            .checkpoint(state, &RecordUpdate::running(state.current_node.as_str()))
+            .map_err(store_error)?;
+        if cp.cancel_requested {
+            if let Some(c) = &self.cancel {
+                c.cancel();
+            }
+            return Ok(Boundary::Cancel);
+        }
+        if let Some(flag) = &self.pause_flag
+            && flag.exists()
+        {
+            let _ = std::fs::remove_file(flag);
+            return Ok(Boundary::Suspend);
+        }
+        Ok(Boundary::Continue)
+    }
+}

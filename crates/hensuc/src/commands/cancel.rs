@@ -1,0 +1,96 @@
+//! `hensuc cancel ID [-d DIR]` and `hensuc pause ID [-d DIR]`: run control through the state
+//! store.
+//!
+//! * cancel: a run nobody executes (paused, or its process died) becomes `cancelled` at once;
+//!   a running one is flagged and its process stops at its next node boundary (it polls the
+//!   flag with every checkpoint; its lease heartbeat also aborts a long agent call).
+//! * pause: a flag file (`<DIR>/.hensu/pause/<ID>`) the running process polls at every node
+//!   boundary: it stops after its current node, saves its state as `paused`, and
+//!   `hensuc resume ID` continues it.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use hensu_store::{CancelRequest, RunStatus, StateStore};
+
+use crate::commands::runs;
+use crate::exit;
+
+#[derive(Args, Debug)]
+pub struct ControlArgs {
+    /// The run id.
+    pub id: String,
+    /// Project directory (the store is `<DIR>/.hensu/state.db`).
+    #[arg(short = 'd', long = "dir", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+fn open(args: &ControlArgs) -> anyhow::Result<(PathBuf, std::sync::Arc<hensu_store::SqliteStore>)> {
+    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let Some(store) = runs::open_existing(&dir)? else {
+        anyhow::bail!(
+            "no run `{}`: {} does not exist",
+            args.id,
+            runs::store_path(&dir).display()
+        );
+    };
+    Ok((dir, store))
+}
+
+pub fn cancel(args: ControlArgs) -> anyhow::Result<ExitCode> {
+    let (dir, store) = open(&args)?;
+    let outcome = store
+        .request_cancel(&args.id)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let _ = std::fs::remove_file(runs::pause_flag(&dir, &args.id));
+    match outcome {
+        CancelRequest::Requested { owner } => {
+            println!(
+                "cancellation of run {} requested: its process ({owner}) stops at its next node boundary",
+                args.id
+            );
+            Ok(ExitCode::from(exit::SUCCESS))
+        }
+        CancelRequest::Cancelled(record) => {
+            println!(
+                "run {} cancelled (at `{}`)",
+                record.run_id,
+                record.current_node.as_deref().unwrap_or("-")
+            );
+            Ok(ExitCode::from(exit::SUCCESS))
+        }
+        CancelRequest::AlreadyFinished(status) => {
+            eprintln!("run {} is already {status}; nothing to cancel", args.id);
+            Ok(ExitCode::from(exit::FAILURE))
+        }
+    }
+}
+
+pub fn pause(args: ControlArgs) -> anyhow::Result<ExitCode> {
+    let (dir, store) = open(&args)?;
+    let record = store.record(&args.id).map_err(|e| anyhow::anyhow!("{e}"))?;
+    match record.status {
+        RunStatus::Running => {}
+        RunStatus::Paused => {
+            eprintln!("run {} is already paused", args.id);
+            return Ok(ExitCode::from(exit::SUCCESS));
+        }
+        other => {
+            eprintln!("run {} is already {other}; nothing to pause", args.id);
+            return Ok(ExitCode::from(exit::FAILURE));
+        }
+    }
+    let flag = runs::pause_flag(&dir, &args.id);
+    if let Some(parent) = flag.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", parent.display()))?;
+    }
+    std::fs::write(&flag, b"")
+        .map_err(|e| anyhow::anyhow!("cannot write `{}`: {e}", flag.display()))?;
+    println!(
+        "pause of run {} requested: it stops after its current node; continue it with `hensuc resume {}`",
+        args.id, args.id
+    );
+    Ok(ExitCode::from(exit::SUCCESS))
+}

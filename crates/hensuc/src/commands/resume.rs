@@ -1,0 +1,329 @@
+//! `hensuc resume ID [-d DIR] [--approve | --reject REASON | --backtrack NODE] [--set k=v …]`
+//!
+//! Continues a run from the state store: a run paused for a review (a decision is required;
+//! `--correlation` must match when given, and `ID` may be the correlation id itself), a run
+//! paused by `hensuc pause`, or a run whose process died (from its last checkpoint: the node in
+//! flight at the crash runs again). The workflow stored with the run is used; a warning says
+//! when the source changed since. Every check happens before anything is written; a run held
+//! by another live process is refused (its lease).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use hensu_runtime::{CommandRegistry, Context, DurableRun, ExecutionPhase, ReviewDecision};
+use hensu_store::{OwnerId, StateStore, StoreError};
+use serde_json::Value;
+
+use crate::commands::run::{RunArgs, run_workflow, summarize};
+use crate::commands::runs::{self, Resumed, Start};
+
+#[derive(Args, Debug)]
+pub struct ResumeArgs {
+    /// The run id (or the correlation id of its pending review).
+    pub id: String,
+    /// Project directory (the store is `<DIR>/.hensu/state.db`; stubs, prompts and
+    /// `commands.yaml` are looked up here).
+    #[arg(short = 'd', long = "dir", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Approve the pending review.
+    #[arg(long, conflicts_with_all = ["reject", "backtrack"])]
+    pub approve: bool,
+    /// Reject the pending review with a reason.
+    #[arg(long, value_name = "REASON", conflicts_with = "backtrack")]
+    pub reject: Option<String>,
+    /// Send the flow back to an earlier (visited) node.
+    #[arg(long, value_name = "NODE")]
+    pub backtrack: Option<String>,
+    /// The reason of a backtrack (becomes `recommendation`).
+    #[arg(long, value_name = "TEXT", requires = "backtrack")]
+    pub reason: Option<String>,
+    /// The correlation id of the pending review; must match the stored one.
+    #[arg(long, value_name = "ID")]
+    pub correlation: Option<String>,
+    /// Context edits (`key=value`; the value is JSON when it parses, else a string).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Stub scenario (default: the run's).
+    #[arg(long, value_name = "NAME")]
+    pub scenario: Option<String>,
+    /// Write every execution event as one JSON line to this file.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub events: Option<PathBuf>,
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Serve every model with stub agents (default: as the run did).
+    #[arg(long)]
+    pub stub: bool,
+}
+
+fn parse_sets(sets: &[String]) -> anyhow::Result<Option<Context>> {
+    if sets.is_empty() {
+        return Ok(None);
+    }
+    let mut ctx = Context::default();
+    for s in sets {
+        let Some((k, v)) = s.split_once('=') else {
+            anyhow::bail!("--set `{s}`: expected KEY=VALUE");
+        };
+        let k = k.trim();
+        if k.is_empty() {
+            anyhow::bail!("--set `{s}`: the key is empty");
+        }
+        let value = serde_json::from_str::<Value>(v).unwrap_or_else(|_| Value::String(v.into()));
+        ctx.insert(k.to_string(), value);
+    }
+    Ok(Some(ctx))
+}
+
+fn store_err(e: StoreError) -> anyhow::Error {
+    match e {
+        StoreError::RunLocked { .. } => anyhow::anyhow!(
+            "{e}\n  another hensuc process is running this run; nothing was changed"
+        ),
+        other => anyhow::anyhow!("{other}"),
+    }
+}
+
+pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
+    let workdir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let edits = parse_sets(&args.set)?;
+    let Some(store) = runs::open_existing(&workdir)? else {
+        anyhow::bail!(
+            "no run `{}`: {} does not exist",
+            args.id,
+            runs::store_path(&workdir).display()
+        );
+    };
+    // ID: a run id, or the correlation id of a paused review.
+    let (run_id, via_correlation) = match store.record(&args.id) {
+        Ok(r) => (r.run_id, None),
+        Err(StoreError::NotFound { .. }) => match store.find_by_correlation(&args.id) {
+            Ok(Some(r)) => (r.run_id, Some(args.id.clone())),
+            Ok(None) => anyhow::bail!(
+                "no run `{}` in {}",
+                args.id,
+                runs::store_path(&workdir).display()
+            ),
+            Err(e) => return Err(store_err(e)),
+        },
+        Err(e) => return Err(store_err(e)),
+    };
+    let record = store.record(&run_id).map_err(store_err)?;
+    if record.status.is_terminal() {
+        anyhow::bail!(
+            "run `{run_id}` is already {}; there is nothing to resume",
+            record.status
+        );
+    }
+    let store_dyn: Arc<dyn StateStore> = store.clone();
+    // Take the lease first: a second resumer is refused here, before any check or write.
+    let (durable, stored) =
+        DurableRun::reopen(store_dyn, &run_id, &OwnerId::current(), None).map_err(store_err)?;
+    let release = |d: &DurableRun| {
+        let _ = d.store().release(d.lease());
+    };
+    let prepared = (|| -> anyhow::Result<_> {
+        let mut state = hensu_runtime::durable::restore(&run_id, &stored.snapshot)
+            .map_err(|e| anyhow::anyhow!(e))?;
+        let workflow = runs::stored_workflow(&run_id, &stored.workflow)?;
+        let decision = decide(
+            &args,
+            &run_id,
+            &state,
+            &workflow,
+            via_correlation,
+            edits.clone(),
+        )?;
+        if decision.is_none()
+            && let Some(e) = edits.clone()
+        {
+            state.context.extend(e);
+        }
+        if let Some(ReviewDecision::Reject { .. }) = &decision
+            && let Some(e) = edits.clone()
+        {
+            state.context.extend(e);
+        }
+        Ok((state, workflow, decision))
+    })();
+    let (state, workflow, decision) = match prepared {
+        Ok(p) => p,
+        Err(e) => {
+            release(&durable);
+            return Err(e);
+        }
+    };
+    warn_if_source_changed(&run_id, &stored.workflow);
+    let _ = std::fs::remove_file(runs::pause_flag(&workdir, &run_id));
+    let stored_scenario = stored
+        .workflow
+        .pointer("/options/scenario")
+        .and_then(Value::as_str)
+        .map(String::from);
+    let stored_stub = stored
+        .workflow
+        .pointer("/options/stub")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let source = stored
+        .workflow
+        .pointer("/source/path")
+        .and_then(Value::as_str)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(format!("{run_id}.json")));
+    let run_args = RunArgs {
+        workflow: source,
+        dir: Some(workdir.clone()),
+        context: None,
+        scenario: args.scenario.clone().or(stored_scenario),
+        events: args.events.clone(),
+        verbose: args.verbose,
+        stub: args.stub || stored_stub,
+        no_store: false,
+    };
+    let setup = (|| -> anyhow::Result<_> {
+        let events_file = match &args.events {
+            Some(p) => Some(
+                std::fs::File::create(p)
+                    .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", p.display()))?,
+            ),
+            None => None,
+        };
+        let commands = CommandRegistry::load(&workdir).map_err(|e| anyhow::anyhow!(e))?;
+        Ok((events_file, commands))
+    })();
+    let (events_file, commands) = match setup {
+        Ok(s) => s,
+        Err(e) => {
+            release(&durable);
+            return Err(e);
+        }
+    };
+    eprintln!(
+        "resuming run {run_id} at `{}` (step {})",
+        match &state.phase {
+            ExecutionPhase::Awaiting { node_id, .. } => node_id.as_str(),
+            _ => state.current_node.as_str(),
+        },
+        state.steps
+    );
+    let start = Start::Resume(Box::new(Resumed {
+        durable,
+        state,
+        decision,
+    }));
+    let (result, redactor) = run_workflow(
+        &workflow,
+        Context::default(),
+        &workdir,
+        &run_args,
+        commands,
+        events_file,
+        start,
+    )?;
+    let code = summarize(&workflow, &result, args.verbose, &redactor);
+    Ok(ExitCode::from(code))
+}
+
+/// The review decision of this resume, checked against the stored state.
+fn decide(
+    args: &ResumeArgs,
+    run_id: &str,
+    state: &hensu_runtime::RunState,
+    workflow: &hensu_ir::Workflow,
+    via_correlation: Option<String>,
+    edits: Option<Context>,
+) -> anyhow::Result<Option<ReviewDecision>> {
+    let wants_decision = args.approve || args.reject.is_some() || args.backtrack.is_some();
+    let given_correlation = args.correlation.clone().or(via_correlation);
+    match &state.phase {
+        ExecutionPhase::Awaiting {
+            node_id,
+            correlation_id,
+            ..
+        } if !correlation_id.is_empty() => {
+            if let Some(c) = &given_correlation
+                && c != correlation_id
+            {
+                anyhow::bail!(
+                    "run `{run_id}` waits for review `{correlation_id}` of node `{node_id}`, \
+                     not `{c}`; nothing was changed"
+                );
+            }
+            if !wants_decision {
+                anyhow::bail!(
+                    "run `{run_id}` is paused for the review of node `{node_id}` (correlation id \
+                     `{correlation_id}`): resume it with --approve, --reject REASON or \
+                     --backtrack NODE"
+                );
+            }
+        }
+        _ => {
+            if let Some(c) = &given_correlation {
+                anyhow::bail!(
+                    "run `{run_id}` is not waiting for a review (correlation id `{c}` given); \
+                     nothing was changed"
+                );
+            }
+            if wants_decision {
+                anyhow::bail!(
+                    "run `{run_id}` is not waiting for a review: --approve, --reject and \
+                     --backtrack answer a paused review (resume without them, optionally with \
+                     --set)"
+                );
+            }
+            return Ok(None);
+        }
+    }
+    if let Some(target) = &args.backtrack {
+        if workflow.node(target).is_none() {
+            anyhow::bail!(
+                "--backtrack `{target}`: workflow `{}` has no such node; nothing was changed",
+                workflow.id
+            );
+        }
+        if !state.history.iter().any(|h| &h.node_id == target) {
+            anyhow::bail!(
+                "--backtrack `{target}`: run `{run_id}` never visited that node (visited: {}); \
+                 nothing was changed",
+                state.path().join(", ")
+            );
+        }
+        return Ok(Some(ReviewDecision::Backtrack {
+            target: target.clone(),
+            edits,
+            reason: args
+                .reason
+                .clone()
+                .unwrap_or_else(|| "backtracked on resume".into()),
+        }));
+    }
+    if let Some(reason) = &args.reject {
+        return Ok(Some(ReviewDecision::Reject {
+            reason: reason.clone(),
+        }));
+    }
+    Ok(Some(ReviewDecision::Approve { edits }))
+}
+
+fn warn_if_source_changed(run_id: &str, envelope: &Value) {
+    let Some(path) = envelope.pointer("/source/path").and_then(Value::as_str) else {
+        return;
+    };
+    let stored = envelope.pointer("/source/hash").and_then(Value::as_str);
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            if stored.is_some_and(|h| h != runs::content_hash(&bytes)) {
+                eprintln!(
+                    "warning: `{path}` changed since run {run_id} started; resuming with the \
+                     workflow stored with the run"
+                );
+            }
+        }
+        Err(_) => {
+            eprintln!("note: `{path}` is gone; resuming with the workflow stored with run {run_id}")
+        }
+    }
+}
