@@ -55,14 +55,14 @@ pub fn working_dir_for(path: &Path, dir: Option<&Path>) -> PathBuf {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    if parent.file_name().is_some_and(|n| n == "workflows") {
-        if let Some(grand) = parent.parent() {
-            return if grand.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                grand.to_path_buf()
-            };
-        }
+    if parent.file_name().is_some_and(|n| n == "workflows")
+        && let Some(grand) = parent.parent()
+    {
+        return if grand.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            grand.to_path_buf()
+        };
     }
     parent.to_path_buf()
 }
