@@ -53,4 +53,8 @@ pub enum RuntimeError {
     /// The durable state store refused a checkpoint (lease lost, stale write, I/O…).
     #[error("state store: {message}")]
     Store { message: String },
+    #[error("fork '{node}': {message}")]
+    Fork { node: String, message: String },
+    #[error("sub-workflow node '{node}': {message}")]
+    SubWorkflow { node: String, message: String },
 }

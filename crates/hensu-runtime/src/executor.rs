@@ -133,6 +133,7 @@ pub struct EngineBuilder {
     listener: Arc<dyn ExecutionListener>,
     options: RunOptions,
     structured: Option<Arc<dyn crate::agent::StructuredCaller>>,
+    workflows: Option<Arc<dyn crate::subworkflow::WorkflowRepository>>,
     boundary_hooks: Vec<Arc<dyn crate::control::BoundaryHook>>,
 }
 
@@ -148,6 +149,7 @@ impl Default for EngineBuilder {
             listener: Arc::new(NoopListener),
             options: RunOptions::default(),
             structured: None,
+            workflows: None,
             boundary_hooks: Vec::new(),
         }
     }
@@ -206,6 +208,12 @@ impl EngineBuilder {
         self
     }
 
+    /// The workflows sub-workflow nodes load their child from (none: sub-workflow nodes fail).
+    pub fn workflows(mut self, r: Arc<dyn crate::subworkflow::WorkflowRepository>) -> Self {
+        self.workflows = Some(r);
+        self
+    }
+
     /// Adds a hook called at every node boundary of the main flow (checkpoints, pause/cancel
     /// control; see [`crate::control`]). Hooks run in the order added.
     pub fn boundary_hook(mut self, h: Arc<dyn crate::control::BoundaryHook>) -> Self {
@@ -224,6 +232,7 @@ impl EngineBuilder {
             listener: self.listener,
             options: self.options,
             structured: self.structured,
+            workflows: self.workflows,
             boundary_hooks: self.boundary_hooks,
             working_dir: None,
         }
@@ -241,6 +250,7 @@ pub struct Engine {
     pub(crate) listener: Arc<dyn ExecutionListener>,
     pub(crate) options: RunOptions,
     structured: Option<Arc<dyn crate::agent::StructuredCaller>>,
+    pub(crate) workflows: Option<Arc<dyn crate::subworkflow::WorkflowRepository>>,
     boundary_hooks: Vec<Arc<dyn crate::control::BoundaryHook>>,
     #[allow(dead_code)]
     working_dir: Option<PathBuf>,
@@ -390,7 +400,7 @@ impl Engine {
                 );
             }
         }
-        let outcome = match self.drive(p, &mut state, cancel, started, None).await {
+        let outcome = match self.drive(p, &mut state, cancel, started, None, None).await {
             Ok(o) => o,
             Err(e) => RunOutcome::Failed(e),
         };
@@ -414,7 +424,10 @@ impl Engine {
                 started,
             );
         }
-        let outcome = match self.drive(p, &mut state, cancel, started, decision).await {
+        let outcome = match self
+            .drive(p, &mut state, cancel, started, decision, None)
+            .await
+        {
             Ok(o) => o,
             Err(e) => RunOutcome::Failed(e),
         };
@@ -457,13 +470,16 @@ impl Engine {
         }
     }
 
-    async fn drive(
+    /// The run loop. `boundary` is the join of a fork branch: reaching it completes the
+    /// sub-flow (SUCCESS) without executing it; branch states take no checkpoints.
+    pub(crate) async fn drive(
         &self,
         p: &Prepared,
         state: &mut RunState,
         cancel: &CancelToken,
         started: Instant,
         mut resume_decision: Option<ReviewDecision>,
+        boundary: Option<usize>,
     ) -> Result<RunOutcome, RuntimeError> {
         let config = p.workflow().effective_config();
         let max_steps = self
@@ -537,6 +553,12 @@ impl Engine {
                     node: state.current_node.clone(),
                 });
             };
+            if boundary == Some(cur) {
+                return Ok(RunOutcome::Completed {
+                    exit_status: ExitStatus::Success,
+                    end_node: p.plan.nodes[cur].id.clone(),
+                });
+            }
             state.rubric_evaluation = None;
             state.node_redirected = false;
             if let Node::End(end) = node {
@@ -552,16 +574,18 @@ impl Engine {
                 });
             }
             // Pre pipeline: checkpoint hook, node start.
-            self.listener.on_checkpoint(state);
-            for hook in &self.boundary_hooks {
-                match hook.at_boundary(state).await? {
-                    crate::control::Boundary::Continue => {}
-                    crate::control::Boundary::Cancel => {
-                        return Err(RuntimeError::Cancelled {
-                            last_nodes: state.last_nodes(5),
-                        });
+            if boundary.is_none() {
+                self.listener.on_checkpoint(state);
+                for hook in &self.boundary_hooks {
+                    match hook.at_boundary(state).await? {
+                        crate::control::Boundary::Continue => {}
+                        crate::control::Boundary::Cancel => {
+                            return Err(RuntimeError::Cancelled {
+                                last_nodes: state.last_nodes(5),
+                            });
+                        }
+                        crate::control::Boundary::Suspend => return Ok(RunOutcome::Paused),
                     }
-                    crate::control::Boundary::Suspend => return Ok(RunOutcome::Paused),
                 }
             }
             state.steps += 1;
@@ -572,7 +596,7 @@ impl Engine {
             });
             let result = tokio::select! {
                 biased;
-                r = self.execute_node(p, cur, node, state) => r?,
+                r = self.execute_node(p, cur, node, state, cancel, started) => r?,
                 _ = &mut sleep => return Err(time_error(state)),
             };
             if result.status == NodeStatus::Pending {
@@ -608,6 +632,8 @@ impl Engine {
         idx: usize,
         node: &Node,
         state: &mut RunState,
+        cancel: &CancelToken,
+        started: Instant,
     ) -> Result<NodeResult, RuntimeError> {
         match node {
             Node::Standard(s) => self.execute_standard(p, idx, s, state).await,
@@ -624,18 +650,11 @@ impl Engine {
             Node::Parallel(par) => {
                 Box::pin(crate::parallel::execute_parallel(self, p, par, state)).await
             }
-            Node::Fork(f) => Err(RuntimeError::NotSupported {
-                node: f.id.clone(),
-                what: "fork nodes".into(),
-            }),
-            Node::Join(j) => Err(RuntimeError::NotSupported {
-                node: j.id.clone(),
-                what: "join nodes".into(),
-            }),
-            Node::SubWorkflow(s) => Err(RuntimeError::NotSupported {
-                node: s.id.clone(),
-                what: "sub-workflow nodes".into(),
-            }),
+            Node::Fork(f) => crate::fork::execute_fork(self, p, f, state, cancel, started).await,
+            Node::Join(j) => Ok(crate::fork::execute_join(j, state)),
+            Node::SubWorkflow(s) => {
+                crate::subworkflow::execute_subworkflow(self, s, state, cancel).await
+            }
             Node::End(_) => Ok(NodeResult {
                 status: NodeStatus::End,
                 output: None,

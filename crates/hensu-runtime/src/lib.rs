@@ -9,8 +9,10 @@
 //! * Generic nodes run [`GenericNodeHandler`]s (`validator`, `data-transformer`, `api-caller`);
 //!   action nodes `send` to [`ActionHandler`]s (`log`, `webhook`) and `execute` commands of
 //!   `commands.yaml` with shell-quoted values.
-//! * Parallel nodes with consensus run; fork/join and sub-workflow nodes fail with a clear
-//!   "not supported yet" error (issue 5).
+//! * Parallel nodes with consensus, fork/join sub-flows with their four merge strategies
+//!   ([`fork`]) and sub-workflows loaded from a [`WorkflowRepository`] ([`subworkflow`]) run.
+//! * Human review goes to a [`ReviewHandler`]: auto-approve (default), an interactive terminal
+//!   reviewer or a deferred one that pauses the run ([`review_handlers`]).
 //! * Everything observable goes to an [`ExecutionListener`] as [`Event`]s.
 
 pub mod action;
@@ -22,12 +24,15 @@ pub mod error;
 pub mod events;
 pub mod executor;
 pub mod extract;
+pub mod fork;
 pub mod generic;
 pub mod parallel;
 pub mod plan;
 pub mod review;
+pub mod review_handlers;
 pub mod state;
 pub mod stub;
+pub mod subworkflow;
 pub mod template;
 pub mod validate;
 pub mod value;
@@ -57,8 +62,10 @@ pub use generic::{
 };
 pub use plan::ExecPlan;
 pub use review::{AutoApprove, ReviewDecision, ReviewHandler, ReviewOutcome, ReviewRequest};
+pub use review_handlers::{DeferredReview, InteractiveReview};
 pub use state::{
     Backtrack, BacktrackKind, ExecutionPhase, HistoryStep, NodeResult, NodeStatus, RunState,
 };
 pub use stub::{FsStubFiles, MemoryStubFiles, StubFiles, StubProvider, StubResponseRegistry};
+pub use subworkflow::{MapRepository, WorkflowRepository};
 pub use value::Context;

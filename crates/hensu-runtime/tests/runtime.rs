@@ -1857,27 +1857,6 @@ async fn events_describe_the_run() {
     assert_eq!(t.to_string(), "on approval (approved variable)");
 }
 
-#[tokio::test]
-async fn unsupported_nodes_fail_with_a_clear_error() {
-    let wf = workflow(
-        "f",
-        vec![
-            Node::Fork(ForkNode {
-                id: "f".into(),
-                targets: vec!["e".into()],
-                transition_rules: vec![success("e")],
-                ..ForkNode::default()
-            }),
-            end("e", ExitStatus::Success),
-        ],
-    );
-    let r = harness(&Script::new()).run(&wf, json!({})).await;
-    assert_eq!(
-        failed(&r).to_string(),
-        "not supported yet: fork nodes (issue 5): node 'f'"
-    );
-}
-
 // ---------------------------------------------------------------------------------------------
 // Golden traces of the examples (compiled with hensu-sema, run with the shipped stubs)
 
@@ -1898,7 +1877,7 @@ mod golden {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
     }
 
-    fn compile(name: &str) -> Workflow {
+    pub(super) fn compile(name: &str) -> Workflow {
         let path = examples().join("workflows").join(name);
         let src = std::fs::read_to_string(&path).unwrap();
         let lowered = hensu_sema::lower_source(
@@ -1911,6 +1890,16 @@ mod golden {
             .unwrap_or_else(|| panic!("{name} did not lower: {:?}", lowered.diagnostics))
     }
 
+    /// Every example workflow, for sub-workflow nodes (as `hensuc run -d examples` loads them).
+    pub(super) fn repository() -> MapRepository {
+        let mut names: Vec<String> = std::fs::read_dir(examples().join("workflows"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names.iter().map(|n| compile(n)).collect()
+    }
+
     pub(super) async fn trace(name: &str, scenario: &str, input: Value) -> Value {
         let wf = compile(name);
         let dir = examples();
@@ -1920,6 +1909,7 @@ mod golden {
                 Some(scenario.to_string()),
             )))
             .commands(CommandRegistry::load(&dir).unwrap())
+            .workflows(Arc::new(repository()))
             .build();
         let r = engine.run(&wf, ctx(input), &CancelToken::new()).await;
         let outcome = match &r.outcome {
@@ -1995,3 +1985,10 @@ golden!(golden_unanimous_vote_rejected, "unanimous-vote.hwf", "rejected", {"chan
 golden!(golden_judge_decides_default, "judge-decides.hwf", "default", {"product": "hensu"});
 golden!(golden_fork_join_default, "fork-join.hwf", "default", {"company": "Acme"});
 golden!(golden_main_research_default, "main-research.hwf", "default", {"topic": "Rust"});
+golden!(golden_fork_join_concatenate_default, "fork-join-concatenate.hwf", "default", {"topic": "Rust ownership"});
+golden!(golden_fork_join_first_successful_default, "fork-join-first-successful.hwf", "default", {"text": "Good morning"});
+golden!(golden_fork_join_merge_maps_default, "fork-join-merge-maps.hwf", "default", {"invoice": "ACME Corp, total 120.50 EUR, due 2025-07-01"});
+
+// Fork/join, sub-workflows and review decisions (issue 5).
+#[path = "runtime/issue5.rs"]
+mod issue5;

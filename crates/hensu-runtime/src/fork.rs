@@ -1,0 +1,368 @@
+//! Fork / join (upstream `ForkNodeExecutor` + `JoinNodeExecutor`, upstream-reference §5.7).
+//!
+//! A fork runs each of its targets concurrently as a sub-flow on an isolated copy of the run
+//! state (context, retry counters and history copied; no checkpoints), with the full node
+//! pipeline, until the sub-flow reaches the fork's join (SUCCESS, the join is not executed) or
+//! ends otherwise (an end node is still SUCCESS; rejected, paused or failed sub-flows are
+//! FAILURE). The branches' yields are then merged into the parent context with the join's
+//! merge strategy, branch history is appended in target order, and the fork routes to its join,
+//! which runs as a pass-through check and routes with its own rules.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use hensu_ir::{ForkNode, JoinNode, MergeStrategy, Node, TransitionRule};
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use crate::error::RuntimeError;
+use crate::events::Event;
+use crate::executor::{CancelToken, Engine, Prepared, RunOutcome};
+use crate::parallel::join_all;
+use crate::state::{ExecutionPhase, NodeResult, RunState};
+use crate::value::Context;
+
+/// A boxed, sendable future (breaks the drive → fork → drive recursion).
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One fork branch's outcome.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForkBranch {
+    /// The target node id.
+    pub target: String,
+    pub success: bool,
+    /// Why the sub-flow failed.
+    pub error: Option<String>,
+    /// Keys of the branch context that are new or changed (exports only, if declared).
+    pub yields: IndexMap<String, Value>,
+}
+
+/// The join of a fork: the target of its first `success` rule (else its first `always` rule),
+/// which must be a join node.
+pub(crate) fn find_join(p: &Prepared, fork: &ForkNode) -> Result<usize, RuntimeError> {
+    let rules = &fork.transition_rules;
+    let target = rules
+        .iter()
+        .find_map(|r| match r {
+            TransitionRule::Success { target_node, .. } => Some(target_node),
+            _ => None,
+        })
+        .or_else(|| {
+            rules.iter().find_map(|r| match r {
+                TransitionRule::Always { target_node, .. } => Some(target_node),
+                _ => None,
+            })
+        })
+        .ok_or_else(|| RuntimeError::Fork {
+            node: fork.id.clone(),
+            message: "the fork has no `onComplete`/`onSuccess` transition to its join".into(),
+        })?;
+    let idx = p.plan.index_of(target).ok_or_else(|| RuntimeError::Fork {
+        node: fork.id.clone(),
+        message: format!("its join '{target}' does not exist"),
+    })?;
+    match p.plan.node(idx) {
+        Some(Node::Join(_)) => Ok(idx),
+        _ => Err(RuntimeError::Fork {
+            node: fork.id.clone(),
+            message: format!(
+                "'{target}' (the target of its success transition) is not a join node"
+            ),
+        }),
+    }
+}
+
+/// Whether a sub-flow error ends the whole run instead of failing one branch: the run guards
+/// (cancellation, `maxSteps`, `maxExecutionTime`) are about the run, not the branch.
+fn escapes_branch(e: &RuntimeError) -> bool {
+    matches!(
+        e,
+        RuntimeError::Cancelled { .. }
+            | RuntimeError::MaxStepsExceeded { .. }
+            | RuntimeError::TimeLimitExceeded { .. }
+    )
+}
+
+/// Runs a fork (boxed: the branches run the executor loop again).
+pub(crate) fn execute_fork<'a>(
+    engine: &'a Engine,
+    p: &'a Prepared,
+    fork: &'a ForkNode,
+    state: &'a mut RunState,
+    cancel: &'a CancelToken,
+    started: Instant,
+) -> BoxFuture<'a, Result<NodeResult, RuntimeError>> {
+    Box::pin(run_fork(engine, p, fork, state, cancel, started))
+}
+
+async fn run_fork(
+    engine: &Engine,
+    p: &Prepared,
+    fork: &ForkNode,
+    state: &mut RunState,
+    cancel: &CancelToken,
+    started: Instant,
+) -> Result<NodeResult, RuntimeError> {
+    let join_idx = find_join(p, fork)?;
+    let Some(Node::Join(join)) = p.plan.node(join_idx) else {
+        return Err(RuntimeError::Fork {
+            node: fork.id.clone(),
+            message: "its join is not a join node".into(),
+        });
+    };
+    let base_history = state.history.len();
+    let base_steps = state.steps;
+
+    // Missing target ids are skipped (upstream).
+    let targets: Vec<(usize, &str)> = fork
+        .targets
+        .iter()
+        .filter_map(|t| p.plan.index_of(t).map(|i| (i, t.as_str())))
+        .collect();
+    let mut futures = Vec::with_capacity(targets.len());
+    for &(_, target) in &targets {
+        let mut branch = RunState {
+            execution_id: state.execution_id.clone(),
+            workflow_id: state.workflow_id.clone(),
+            current_node: target.to_string(),
+            context: state.context.clone(),
+            history: state.history.clone(),
+            backtracks: Vec::new(),
+            retry_counters: state.retry_counters.clone(),
+            phase: ExecutionPhase::Initial,
+            steps: state.steps,
+            rubric_evaluation: None,
+            node_redirected: false,
+            review_verdict: None,
+        };
+        futures.push(async move {
+            let flow: BoxFuture<'_, Result<RunOutcome, RuntimeError>> =
+                Box::pin(engine.drive(p, &mut branch, cancel, started, None, Some(join_idx)));
+            let r = flow.await;
+            (branch, r)
+        });
+    }
+    let outcomes = if join.timeout_ms > 0 {
+        let limit = Duration::from_millis(join.timeout_ms as u64);
+        tokio::time::timeout(limit, join_all(futures))
+            .await
+            .map_err(|_| RuntimeError::Fork {
+                node: fork.id.clone(),
+                message: format!(
+                    "the branches did not reach join '{}' within its timeout of {} ms",
+                    join.id, join.timeout_ms
+                ),
+            })?
+    } else {
+        join_all(futures).await
+    };
+
+    let mut branches = Vec::with_capacity(outcomes.len());
+    // Branch steps are numbered in history order; the fork's own step (recorded after them)
+    // takes the number after the last branch step.
+    let mut numbered = base_steps.saturating_sub(1);
+    let mut executed = 0u64;
+    for ((_, target), (branch, r)) in targets.iter().zip(outcomes) {
+        let (success, error) = match r {
+            Ok(RunOutcome::Completed { .. }) => (true, None),
+            Ok(RunOutcome::Rejected { reason }) => {
+                (false, Some(format!("Sub-flow rejected: {reason}")))
+            }
+            Ok(RunOutcome::Paused) => (
+                false,
+                Some("Sub-flow paused: a fork branch cannot wait for an out-of-band answer".into()),
+            ),
+            Ok(RunOutcome::Failed(e)) => (false, Some(format!("Sub-flow execution failed: {e}"))),
+            Err(e) if escapes_branch(&e) => return Err(e),
+            Err(e) => (false, Some(format!("Sub-flow execution failed: {e}"))),
+        };
+        let yields = if success {
+            branch_yields(&state.context, &branch.context, &join.exports)
+        } else {
+            IndexMap::new()
+        };
+        // Branch history and backtracks after the fork point, in target order; the branch's
+        // node steps count towards the run's (maxSteps).
+        for mut h in branch.history.into_iter().skip(base_history) {
+            numbered += 1;
+            h.step = numbered;
+            state.history.push(h);
+        }
+        executed += branch.steps.saturating_sub(base_steps);
+        state.backtracks.extend(branch.backtracks);
+        branches.push(ForkBranch {
+            target: target.to_string(),
+            success,
+            error,
+            yields,
+        });
+    }
+    state.steps = base_steps + executed;
+    let merged = merge(engine, fork, join, &branches, &mut state.context);
+    Ok(NodeResult::success_value(merged)
+        .with_meta("branch_count", Value::from(branches.len() as u64)))
+}
+
+/// The keys of `branch` that are new or changed against `parent`, excluding `_`-prefixed keys
+/// and `current_node`; with `exports`, only those keys (in export order).
+pub fn branch_yields(
+    parent: &Context,
+    branch: &Context,
+    exports: &[String],
+) -> IndexMap<String, Value> {
+    let changed =
+        |k: &str, v: &Value| !k.starts_with('_') && k != "current_node" && parent.get(k) != Some(v);
+    if exports.is_empty() {
+        branch
+            .iter()
+            .filter(|(k, v)| changed(k, v))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    } else {
+        exports
+            .iter()
+            .filter_map(|k| {
+                let v = branch.get(k.as_str())?;
+                changed(k, v).then(|| (k.clone(), v.clone()))
+            })
+            .collect()
+    }
+}
+
+fn yields_value(y: &IndexMap<String, Value>) -> Value {
+    Value::Object(y.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+}
+
+/// Merges the branches into the parent context (join merge strategy) and returns the fork's
+/// output. Any failed branch → `failed_branches` = their target ids.
+fn merge(
+    engine: &Engine,
+    fork: &ForkNode,
+    join: &JoinNode,
+    branches: &[ForkBranch],
+    ctx: &mut Context,
+) -> Value {
+    let failed: Vec<Value> = branches
+        .iter()
+        .filter(|b| !b.success)
+        .map(|b| Value::String(b.target.clone()))
+        .collect();
+    if !failed.is_empty() {
+        ctx.insert("failed_branches".into(), Value::Array(failed));
+    }
+    let first_write = join.writes.first();
+    match join.merge_strategy {
+        MergeStrategy::CollectAll => {
+            let map: serde_json::Map<String, Value> = branches
+                .iter()
+                .map(|b| {
+                    let v = if b.success {
+                        yields_value(&b.yields)
+                    } else {
+                        Value::String(format!(
+                            "FailureMarker[message={}]",
+                            b.error.as_deref().unwrap_or("")
+                        ))
+                    };
+                    (b.target.clone(), v)
+                })
+                .collect();
+            let v = Value::Object(map);
+            if let Some(w) = first_write {
+                ctx.insert(w.clone(), v.clone());
+            }
+            v
+        }
+        MergeStrategy::FirstSuccessful => {
+            let v = branches
+                .iter()
+                .find(|b| b.success)
+                .map(|b| yields_value(&b.yields))
+                .unwrap_or(Value::Null);
+            if let Some(w) = first_write {
+                ctx.insert(w.clone(), v.clone());
+            }
+            v
+        }
+        MergeStrategy::Concatenate => {
+            let v = Value::String(
+                branches
+                    .iter()
+                    .filter(|b| b.success)
+                    .map(|b| serde_json::to_string(&b.yields).unwrap_or_default())
+                    .collect::<Vec<_>>()
+                    .join("\n\n---\n\n"),
+            );
+            if let Some(w) = first_write {
+                ctx.insert(w.clone(), v.clone());
+            }
+            v
+        }
+        MergeStrategy::MergeMaps => {
+            let mut union: IndexMap<String, (Value, &str)> = IndexMap::new();
+            for b in branches.iter().filter(|b| b.success) {
+                for (k, v) in &b.yields {
+                    if let Some((old, from)) = union.get(k)
+                        && old != v
+                    {
+                        let message = format!(
+                            "MERGE_MAPS: '{k}' from branch '{}' overwrites the value from branch '{from}'",
+                            b.target
+                        );
+                        engine.listener.on_event(&Event::TransitionWarning {
+                            node_id: &fork.id,
+                            message: &message,
+                        });
+                    }
+                    union.insert(k.clone(), (v.clone(), b.target.as_str()));
+                }
+            }
+            for w in &join.writes {
+                if let Some((v, _)) = union.get(w.as_str()) {
+                    ctx.insert(w.clone(), v.clone());
+                }
+            }
+            Value::Object(union.into_iter().map(|(k, (v, _))| (k, v)).collect())
+        }
+    }
+}
+
+/// The join as a pass-through: FAILURE when `failOnError` and a branch failed, or when the
+/// merged output is missing; else SUCCESS with the merged value.
+pub(crate) fn execute_join(join: &JoinNode, state: &RunState) -> NodeResult {
+    let ctx = &state.context;
+    if join.fail_on_any_error
+        && let Some(failed) = ctx.get("failed_branches")
+    {
+        return NodeResult::failure(format!(
+            "Fork branches failed: {}",
+            serde_json::to_string(failed).unwrap_or_default()
+        ));
+    }
+    let present = |k: &str| ctx.get(k).filter(|v| !v.is_null());
+    if join.merge_strategy == MergeStrategy::MergeMaps {
+        let missing: Vec<&str> = join
+            .writes
+            .iter()
+            .map(String::as_str)
+            .filter(|w| present(w).is_none())
+            .collect();
+        if !missing.is_empty() {
+            return NodeResult::failure(format!("Join output missing: {}", missing.join(", ")));
+        }
+        let out: serde_json::Map<String, Value> = join
+            .writes
+            .iter()
+            .filter_map(|w| present(w).map(|v| (w.clone(), v.clone())))
+            .collect();
+        return NodeResult::success_value(Value::Object(out));
+    }
+    let Some(w) = join.writes.first() else {
+        return NodeResult::failure("Join has no `writes` to hold the merged output");
+    };
+    match present(w) {
+        Some(v) => NodeResult::success_value(v.clone()),
+        None => NodeResult::failure(format!("Join output missing: {w}")),
+    }
+}
