@@ -52,6 +52,11 @@ pub struct RunArgs {
     /// be resumed, listed or cancelled by id.
     #[arg(long)]
     pub no_store: bool,
+    /// Review nodes in the terminal: approve, reject with a reason, backtrack to an earlier
+    /// node or edit context values in `$EDITOR` (answers are read from stdin). Without it,
+    /// reviews are approved automatically.
+    #[arg(short = 'i', long)]
+    pub interactive: bool,
 }
 
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -110,6 +115,27 @@ pub fn load_workflow(path: &Path, dir: Option<&Path>) -> anyhow::Result<Option<W
         eprintln!("error: `{}` did not produce a workflow", path.display());
     }
     Ok(wf)
+}
+
+/// The workflows sub-workflow nodes can call: every workflow of `<workdir>/workflows/` that
+/// compiles without errors, plus `main` itself.
+pub fn project_workflows(workdir: &Path, main: &Workflow) -> hensu_runtime::MapRepository {
+    let mut repo = hensu_runtime::MapRepository::new();
+    if workdir.join("workflows").is_dir()
+        && let Ok(project) = project::load(&[], Some(workdir))
+    {
+        for unit in project.units {
+            let has_errors = project
+                .diagnostics
+                .iter()
+                .any(|d| d.is_error() && d.primary.file == unit.file);
+            if let Some(wf) = unit.workflow.filter(|_| !has_errors) {
+                repo.insert(wf);
+            }
+        }
+    }
+    repo.insert(main.clone());
+    repo
 }
 
 /// `-c '{"k": …}'` or `-c @file.json` → an ordered context. Anything but a JSON object is a
@@ -187,7 +213,8 @@ pub(crate) fn run_workflow(
     if let Some(f) = events_file {
         listeners.push(Arc::new(hensu_providers::RedactingJsonlListener::new(
             built.redactor.clone(),
-            std::io::BufWriter::new(f),
+            // One line per event reaches the file at once: a killed run keeps its events.
+            std::io::LineWriter::new(f),
         )));
     }
     let listener: Arc<dyn ExecutionListener> = Arc::new(MultiListener::new(listeners));
@@ -208,6 +235,10 @@ pub(crate) fn run_workflow(
             default_agent_timeout: Some(Duration::from_secs(300)),
             ..RunOptions::default()
         });
+    builder = builder.workflows(Arc::new(project_workflows(workdir, workflow)));
+    if args.interactive {
+        builder = builder.review_handler(Arc::new(hensu_runtime::InteractiveReview::stdio()));
+    }
     for provider in &built.providers {
         builder = builder.provider(provider.clone());
     }

@@ -1,0 +1,281 @@
+//! Crash safety, for real: `hensuc run` as a child process on a generated 50-node workflow
+//! (a chain with three bounded loops, slow stub agents), killed with SIGKILL at random times
+//! (mostly mid-agent-call) and right after node starts, resumed with `hensuc resume` until it
+//! completes. The final context and path must equal an uninterrupted run's, and no node may
+//! start more than once except the one in flight at each kill (node starts are counted from the
+//! `--events` JSONL file of every attempt).
+
+#![cfg(unix)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hensu_store::{SqliteStore, StateStore};
+use serde_json::Value;
+
+const NODES: usize = 49; // + the end node = 50
+const LOOPS: [usize; 3] = [10, 25, 40];
+const DELAY_MS: u64 = 12;
+const SEEDS: [u64; 5] = [
+    0x9E37_79B9_7F4A_7C15,
+    0x2545_F491_4F6C_DD1D,
+    0xDEAD_BEEF_CAFE_F00D,
+    0x0123_4567_89AB_CDEF,
+    0x5851_F42D_4C95_7F2D,
+];
+
+fn workflow_text() -> String {
+    let mut s = String::from(
+        "fun crashChain() = workflow(\"crash-chain\") {\n    version = \"1.0.0\"\n\n    agents {\n        agent(\"a\") { role = \"Worker\"; model = Models.GPT_4O }\n    }\n\n    graph {\n        start at \"n0\"\n\n",
+    );
+    for i in 0..NODES {
+        let next = if i + 1 == NODES {
+            "done".to_string()
+        } else {
+            format!("n{}", i + 1)
+        };
+        let prompt = if i == 0 {
+            "first step".to_string()
+        } else {
+            format!("step {i} after {{n{}}}", i - 1)
+        };
+        if LOOPS.contains(&i) {
+            s.push_str(&format!(
+                "        node(\"n{i}\") {{\n            agent = \"a\"\n            prompt = \"{prompt}\"\n            writes(\"status{i}\")\n            onCondition(\"status{i}\") {{\n                whenValue equalTo \"done\" goto \"{next}\"\n                otherwise revise \"n{}\" retry 2 otherwise \"{next}\"\n            }}\n        }}\n\n",
+                i - 2
+            ));
+        } else {
+            s.push_str(&format!(
+                "        node(\"n{i}\") {{\n            agent = \"a\"\n            prompt = \"{prompt}\"\n            onSuccess goto \"{next}\"\n        }}\n\n"
+            ));
+        }
+    }
+    s.push_str("        end(\"done\")\n    }\n}\n");
+    s
+}
+
+fn project(dir: &Path) -> PathBuf {
+    let stubs = dir.join("stubs").join("default");
+    std::fs::create_dir_all(&stubs).unwrap();
+    for i in 0..NODES {
+        let text = if LOOPS.contains(&i) {
+            format!("{{\"status{i}\": \"again\"}}")
+        } else {
+            format!("output of n{i}")
+        };
+        std::fs::write(stubs.join(format!("n{i}.txt")), text).unwrap();
+    }
+    let wf = dir.join("crash.hwf");
+    std::fs::write(&wf, workflow_text()).unwrap();
+    wf
+}
+
+fn hensuc() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hensuc"));
+    c.env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .stdin(Stdio::null());
+    c
+}
+
+/// Deterministic pseudo-random numbers (xorshift).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+    fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next() % (hi - lo)
+    }
+}
+
+/// The `node_started` events of one attempt: (step, node).
+fn starts(events: &Path) -> Vec<(u64, String)> {
+    let text = std::fs::read_to_string(events).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["event"] == "node_started")
+        .map(|e| {
+            (
+                e["step"].as_u64().unwrap(),
+                e["node_id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn final_state(dir: &Path, run_id: &str) -> (Value, Vec<String>, Value) {
+    let store = SqliteStore::open(dir).unwrap();
+    let run = store.load(run_id).unwrap();
+    assert_eq!(run.record.status, hensu_store::RunStatus::Completed);
+    let s = run.snapshot;
+    let path = s["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["node_id"].as_str().unwrap().to_string())
+        .collect();
+    (s["context"].clone(), path, s["retry_counters"].clone())
+}
+
+fn only_run(dir: &Path) -> Option<String> {
+    if !dir.join(".hensu/state.db").exists() {
+        return None;
+    }
+    let store = SqliteStore::open(dir).unwrap();
+    let runs = store.list().unwrap();
+    assert!(runs.len() <= 1, "one run expected: {runs:?}");
+    runs.first().map(|r| r.run_id.clone())
+}
+
+fn spawn(dir: &Path, wf: &Path, run_id: Option<&str>, events: &Path, delay: u64) -> Child {
+    let mut c = hensuc();
+    match run_id {
+        None => c.arg("run").arg(wf).arg("--stub"),
+        Some(id) => c.arg("resume").arg(id),
+    };
+    c.arg("-d")
+        .arg(dir)
+        .arg("--events")
+        .arg(events)
+        .env("HENSU_STUB_DELAY_MS", delay.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn baseline() -> (Value, Vec<String>, Vec<(u64, String)>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let wf = project(tmp.path());
+    let events = tmp.path().join("events.jsonl");
+    let out = spawn(tmp.path(), &wf, None, &events, 0)
+        .wait_with_output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = only_run(tmp.path()).unwrap();
+    let (ctx, path, counters) = final_state(tmp.path(), &id);
+    assert!(counters.is_object());
+    (ctx, path, starts(&events))
+}
+
+#[test]
+fn killed_runs_resume_to_the_same_result() {
+    let t0 = Instant::now();
+    let (base_ctx, base_path, base_starts) = baseline();
+    // 49 nodes, three loops going back two nodes twice each: 49 + 3 * 2 * 3 executions.
+    assert_eq!(base_starts.len(), NODES + LOOPS.len() * 2 * 3);
+    assert_eq!(base_path.len(), base_starts.len());
+
+    let mut total_kills = 0;
+    for seed in SEEDS {
+        let mut rng = Rng(seed);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let wf = project(dir);
+        let mut attempts: Vec<Vec<(u64, String)>> = Vec::new();
+        let mut killed: Vec<bool> = Vec::new();
+        let mut done = false;
+        for attempt in 0..80 {
+            let run_id = only_run(dir);
+            let events = dir.join(format!("events-{attempt}.jsonl"));
+            let mut child = spawn(dir, &wf, run_id.as_deref(), &events, DELAY_MS);
+            let by_event = attempt % 2 == 1;
+            let target = rng.range(1, 12) as usize;
+            let wait = Duration::from_millis(rng.range(20, 400));
+            let started = Instant::now();
+            let mut was_killed = false;
+            loop {
+                if let Some(status) = child.try_wait().unwrap() {
+                    let mut err = String::new();
+                    if let Some(mut e) = child.stderr.take() {
+                        use std::io::Read;
+                        let _ = e.read_to_string(&mut err);
+                    }
+                    assert!(
+                        status.success(),
+                        "seed {seed:x} attempt {attempt}: {status}\n{err}"
+                    );
+                    done = true;
+                    break;
+                }
+                let fire = if by_event {
+                    starts(&events).len() >= target
+                } else {
+                    started.elapsed() >= wait
+                };
+                if fire {
+                    child.kill().unwrap(); // SIGKILL
+                    let _ = child.wait();
+                    was_killed = true;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(if by_event { 1 } else { 3 }));
+            }
+            attempts.push(starts(&events));
+            killed.push(was_killed);
+            if was_killed {
+                total_kills += 1;
+            }
+            if done {
+                break;
+            }
+        }
+        assert!(done, "seed {seed:x}: did not complete within 80 attempts");
+        let id = only_run(dir).unwrap();
+        let (ctx, path, _) = final_state(dir, &id);
+        assert_eq!(ctx, base_ctx, "seed {seed:x}: final context differs");
+        assert_eq!(path, base_path, "seed {seed:x}: path differs");
+
+        // Every step ran the baseline's node; a step runs in two attempts only when it was the
+        // one in flight at the earlier attempt's kill (and is the next attempt's first).
+        let mut seen: BTreeMap<u64, usize> = BTreeMap::new();
+        for (a, list) in attempts.iter().enumerate() {
+            for (i, (step, node)) in list.iter().enumerate() {
+                let base = &base_starts[(*step - 1) as usize];
+                assert_eq!(
+                    (step, node),
+                    (&base.0, &base.1),
+                    "seed {seed:x} attempt {a}: step {step} ran {node}"
+                );
+                if let Some(prev) = seen.insert(*step, a) {
+                    let prev_list = &attempts[prev];
+                    let was_last = prev_list.last().map(|s| s.0) == Some(*step);
+                    assert!(
+                        killed[prev]
+                            && was_last
+                            && i == 0
+                            && attempts[prev + 1..a].iter().all(Vec::is_empty),
+                        "seed {seed:x}: step {step} ({node}) ran in attempt {prev} and again in attempt {a} \
+                         without being in flight at a kill"
+                    );
+                }
+            }
+        }
+        let all: u64 = seen.keys().copied().max().unwrap_or(0);
+        assert_eq!(
+            all as usize,
+            base_starts.len(),
+            "seed {seed:x}: steps missing"
+        );
+        let history = SqliteStore::open(dir).unwrap().history(&id).unwrap();
+        assert!(history.len() > base_starts.len());
+    }
+    eprintln!(
+        "crash test: {total_kills} kills over {} seeds, {:.1} s",
+        SEEDS.len(),
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(total_kills >= 6, "too few kills: {total_kills}");
+}
