@@ -182,6 +182,7 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         verbose: args.verbose,
         stub: args.stub || stored_stub,
         no_store: false,
+        interactive: false,
     };
     let setup = (|| -> anyhow::Result<_> {
         let events_file = match &args.events {
