@@ -1,0 +1,498 @@
+//! `hensuc runs / resume / cancel / pause` and the state store under bad input: wrong
+//! correlation ids, bad backtracks, corrupt / truncated / foreign-version databases, two
+//! resumers, and provider keys kept out of the store.
+
+#![cfg(unix)]
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use hensu_runtime::{
+    CancelToken, DurableRun, Engine, ReviewHandler, ReviewOutcome, ReviewRequest, RunState,
+    StubProvider,
+};
+use hensu_store::{OwnerId, RunRecord, RunStatus, SqliteStore, StateStore};
+use serde_json::Value;
+
+fn hensuc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hensuc"))
+        .args(args)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+const REVIEWED: &str = r#"fun reviewed() = workflow("reviewed") {
+    version = "1.0.0"
+    agents {
+        agent("writer") { role = "Writer"; model = Models.GPT_4O }
+    }
+    graph {
+        start at "draft"
+        node("draft") {
+            agent = "writer"
+            prompt = "Write about {topic}."
+            onSuccess goto "check"
+        }
+        node("check") {
+            agent = "writer"
+            prompt = "Check it."
+            review(ReviewMode.REQUIRED)
+            onApproval goto "done"
+            onRejection goto "failed"
+        }
+        end("done")
+        end("failed", ExitStatus.FAILURE)
+    }
+}
+"#;
+
+fn chain(n: usize) -> String {
+    let mut s = String::from(
+        "fun c() = workflow(\"chain\") {\n    agents {\n        agent(\"a\") { role = \"W\"; model = Models.GPT_4O }\n    }\n    graph {\n        start at \"n0\"\n",
+    );
+    for i in 0..n {
+        let next = if i + 1 == n {
+            "done".into()
+        } else {
+            format!("n{}", i + 1)
+        };
+        s.push_str(&format!(
+            "        node(\"n{i}\") {{\n            agent = \"a\"\n            prompt = \"step {i} of {{topic}}\"\n            onSuccess goto \"{next}\"\n        }}\n"
+        ));
+    }
+    s.push_str("        end(\"done\")\n    }\n}\n");
+    s
+}
+
+struct Deferred;
+
+#[async_trait]
+impl ReviewHandler for Deferred {
+    async fn request_review(&self, _r: ReviewRequest<'_>) -> ReviewOutcome {
+        ReviewOutcome::Pending {
+            correlation_id: "corr-42".into(),
+        }
+    }
+}
+
+/// A project with a run paused for the review of `check` (correlation id `corr-42`).
+fn paused_review(dir: &Path) -> String {
+    let src = dir.join("reviewed.hwf");
+    std::fs::write(&src, REVIEWED).unwrap();
+    let wf = hensuc::commands::run::load_workflow(&src, Some(dir))
+        .unwrap()
+        .unwrap();
+    let engine = Engine::builder()
+        .provider(Arc::new(StubProvider::new(None, None)))
+        .review_handler(Arc::new(Deferred))
+        .build();
+    let mut input = hensu_runtime::Context::default();
+    input.insert("topic".into(), Value::String("durability".into()));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let r = rt.block_on(engine.run(&wf, input.clone(), &CancelToken::new()));
+    assert!(matches!(r.outcome, hensu_runtime::RunOutcome::Paused));
+    let store: Arc<dyn StateStore> = Arc::new(SqliteStore::open(dir).unwrap());
+    let record = RunRecord::new("rpaused", wf.id.clone(), "1.0.0", Some("draft".into()));
+    let envelope = hensuc::commands::runs::workflow_envelope(&wf, Some(&src), None, true).unwrap();
+    let initial = RunState::new("rpaused".into(), wf.id.clone(), "draft".into(), input);
+    let d = DurableRun::create(
+        store,
+        &record,
+        &envelope,
+        &initial,
+        &OwnerId::current(),
+        None,
+    )
+    .unwrap();
+    assert_eq!(d.finish(&r).unwrap(), Some(RunStatus::Paused));
+    "rpaused".into()
+}
+
+fn step(dir: &Path, id: &str) -> u64 {
+    SqliteStore::open(dir).unwrap().record(id).unwrap().step
+}
+
+#[test]
+fn a_paused_review_resumes_only_with_a_matching_decision() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let d = dir.to_str().unwrap();
+    let id = paused_review(dir);
+    let before = step(dir, &id);
+
+    let listed = out(&hensuc(&["runs", "-d", d]));
+    assert!(listed.contains("rpaused") && listed.contains("paused") && listed.contains("check"));
+
+    let o = hensuc(&["resume", &id, "-d", d]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err(&o).contains("paused for the review of node `check`"),
+        "{}",
+        err(&o)
+    );
+    assert!(err(&o).contains("corr-42"));
+
+    let o = hensuc(&[
+        "resume",
+        &id,
+        "-d",
+        d,
+        "--approve",
+        "--correlation",
+        "corr-1",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("not `corr-1`"), "{}", err(&o));
+
+    let o = hensuc(&["resume", &id, "-d", d, "--backtrack", "nowhere"]);
+    assert!(err(&o).contains("has no such node"), "{}", err(&o));
+    let o = hensuc(&["resume", &id, "-d", d, "--backtrack", "done"]);
+    assert!(err(&o).contains("never visited"), "{}", err(&o));
+    let o = hensuc(&["resume", "nope", "-d", d, "--approve"]);
+    assert!(err(&o).contains("no run `nope`"), "{}", err(&o));
+    assert_eq!(step(dir, &id), before, "a refused resume writes nothing");
+    let rec = SqliteStore::open(dir).unwrap().record(&id).unwrap();
+    assert_eq!(rec.status, RunStatus::Paused);
+
+    // The source changed: a warning, and the stored workflow runs. The correlation id works as
+    // the run's id.
+    std::fs::write(dir.join("reviewed.hwf"), "garbage").unwrap();
+    let o = hensuc(&[
+        "resume",
+        "corr-42",
+        "-d",
+        d,
+        "--approve",
+        "--set",
+        "note=\"ok\"",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(
+        err(&o).contains("changed since run rpaused started"),
+        "{}",
+        err(&o)
+    );
+    assert!(out(&o).contains("ended at `done`"));
+    let rec = SqliteStore::open(dir).unwrap().load(&id).unwrap();
+    assert_eq!(rec.record.status, RunStatus::Completed);
+    assert_eq!(rec.snapshot["context"]["note"], "ok");
+
+    let o = hensuc(&["resume", &id, "-d", d, "--approve"]);
+    assert!(err(&o).contains("already completed"), "{}", err(&o));
+    let shown = out(&hensuc(&["runs", "show", &id, "-d", d]));
+    assert!(shown.contains("draft → check"), "{shown}");
+}
+
+#[test]
+fn backtrack_and_reject_decisions_and_cancel_of_a_paused_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let d = dir.to_str().unwrap();
+    let id = paused_review(dir);
+    let o = hensuc(&["resume", &id, "-d", d, "--reject", "not good"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(out(&o).contains("ended at `failed`"), "{}", out(&o));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let d = dir.to_str().unwrap();
+    let id = paused_review(dir);
+    let o = hensuc(&["cancel", &id, "-d", d]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(out(&o).contains("cancelled"));
+    let o = hensuc(&["resume", &id, "-d", d, "--approve"]);
+    assert!(err(&o).contains("already cancelled"), "{}", err(&o));
+    let o = hensuc(&["cancel", &id, "-d", d]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn a_run_held_by_a_live_process_cannot_be_resumed_twice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let d = dir.to_str().unwrap();
+    let id = paused_review(dir);
+    let before = step(dir, &id);
+    // This test process resumes it first (and holds the lease).
+    let store: Arc<dyn StateStore> = Arc::new(SqliteStore::open(dir).unwrap());
+    let (held, _) = DurableRun::reopen(store.clone(), &id, &OwnerId::current(), None).unwrap();
+    let o = hensuc(&["resume", &id, "-d", d, "--approve"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("locked by"), "{}", err(&o));
+    assert!(err(&o).contains("another hensuc process"), "{}", err(&o));
+    assert_eq!(step(dir, &id), before);
+    store.release(held.lease()).unwrap();
+    let o = hensuc(&["resume", &id, "-d", d, "--approve"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+}
+
+#[test]
+fn corrupt_truncated_and_foreign_version_stores_are_clear_errors_and_untouched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let d = dir.to_str().unwrap();
+    std::fs::write(dir.join("c.hwf"), chain(3)).unwrap();
+    let wf = dir.join("c.hwf");
+    let w = wf.to_str().unwrap();
+    let o = hensuc(&["run", w, "-d", d, "--stub", "-c", r#"{"topic":"x"}"#]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(err(&o).contains("resume with `hensuc resume r"));
+    let db = dir.join(".hensu/state.db");
+    let good = std::fs::read(&db).unwrap();
+
+    // Garbage.
+    std::fs::write(&db, b"this is not a database at all, just some text").unwrap();
+    for args in [
+        vec!["runs", "-d", d],
+        vec!["run", w, "-d", d, "--stub", "-c", r#"{"topic":"x"}"#],
+        vec!["resume", "rx", "-d", d],
+        vec!["cancel", "rx", "-d", d],
+    ] {
+        let o = hensuc(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", err(&o));
+        assert!(err(&o).contains("is corrupt"), "{args:?}: {}", err(&o));
+        assert_eq!(
+            std::fs::read(&db).unwrap(),
+            b"this is not a database at all, just some text"
+        );
+    }
+    let o = hensuc(&[
+        "run",
+        w,
+        "-d",
+        d,
+        "--stub",
+        "--no-store",
+        "-c",
+        r#"{"topic":"x"}"#,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "--no-store runs anyway: {}",
+        err(&o)
+    );
+
+    // Truncated.
+    let _ = std::fs::remove_file(dir.join(".hensu/state.db-wal"));
+    let _ = std::fs::remove_file(dir.join(".hensu/state.db-shm"));
+    let cut = &good[..good.len().min(1500)];
+    std::fs::write(&db, cut).unwrap();
+    let o = hensuc(&["runs", "-d", d]);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("corrupt"), "{}", err(&o));
+    assert_eq!(std::fs::read(&db).unwrap(), cut);
+
+    // Written by another schema version.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let d = dir.to_str().unwrap();
+    std::fs::write(dir.join("c.hwf"), chain(2)).unwrap();
+    let w2 = dir.join("c.hwf");
+    let o = hensuc(&[
+        "run",
+        w2.to_str().unwrap(),
+        "-d",
+        d,
+        "--stub",
+        "-c",
+        r#"{"topic":"x"}"#,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let db = dir.join(".hensu/state.db");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute(
+            "UPDATE meta SET value = '99' WHERE key = 'schema_version'",
+            [],
+        )
+        .unwrap();
+    }
+    let runs_before = {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let n: i64 = c
+            .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+            .unwrap();
+        n
+    };
+    let o = hensuc(&[
+        "run",
+        w2.to_str().unwrap(),
+        "-d",
+        d,
+        "--stub",
+        "-c",
+        r#"{"topic":"x"}"#,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("schema version 99"), "{}", err(&o));
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let n: i64 = c
+        .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, runs_before, "nothing written");
+}
+
+fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn spawn_chain(dir: &Path, nodes: usize, events: &Path) -> (std::process::Child, PathBuf) {
+    let wf = dir.join("c.hwf");
+    std::fs::write(&wf, chain(nodes)).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_hensuc"))
+        .args([
+            "run",
+            wf.to_str().unwrap(),
+            "--stub",
+            "-c",
+            r#"{"topic":"x"}"#,
+            "-d",
+        ])
+        .arg(dir)
+        .arg("--events")
+        .arg(events)
+        .env("HENSU_STUB_DELAY_MS", "40")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    (child, wf)
+}
+
+fn the_run(dir: &Path) -> Option<String> {
+    if !dir.join(".hensu/state.db").exists() {
+        return None;
+    }
+    SqliteStore::open(dir)
+        .ok()?
+        .list()
+        .ok()?
+        .first()
+        .map(|r| r.run_id.clone())
+}
+
+fn started(events: &Path) -> usize {
+    std::fs::read_to_string(events)
+        .unwrap_or_default()
+        .matches("\"node_started\"")
+        .count()
+}
+
+#[test]
+fn pause_and_cancel_reach_a_running_process_at_its_next_boundary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let d = dir.to_str().unwrap();
+    let events = dir.join("e.jsonl");
+    let (child, _) = spawn_chain(dir, 8, &events);
+    wait_for("the run", || {
+        the_run(dir).is_some() && started(&events) >= 2
+    });
+    let id = the_run(dir).unwrap();
+    let o = hensuc(&["pause", &id, "-d", d]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let o = child.wait_with_output().unwrap();
+    assert!(err(&o).contains("paused (state saved)"), "{}", err(&o));
+    let rec = SqliteStore::open(dir).unwrap().record(&id).unwrap();
+    assert_eq!(rec.status, RunStatus::Paused);
+    let done_before = started(&events);
+    assert!(done_before < 8);
+    let ev2 = dir.join("e2.jsonl");
+    let o = hensuc(&["resume", &id, "-d", d, "--events", ev2.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(done_before + started(&ev2), 8, "no node ran twice");
+
+    // Cancel a running process.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let d = dir.to_str().unwrap();
+    let events = dir.join("e.jsonl");
+    let (child, _) = spawn_chain(dir, 8, &events);
+    wait_for("the run", || {
+        the_run(dir).is_some() && started(&events) >= 2
+    });
+    let id = the_run(dir).unwrap();
+    let o = hensuc(&["cancel", &id, "-d", d]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(out(&o).contains("requested"), "{}", out(&o));
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(out(&o).contains("cancelled"), "{}", out(&o));
+    let rec = SqliteStore::open(dir).unwrap().record(&id).unwrap();
+    assert_eq!(rec.status, RunStatus::Cancelled);
+    assert!(started(&events) < 8);
+}
+
+#[test]
+fn provider_keys_never_reach_the_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let d = dir.to_str().unwrap();
+    std::fs::write(dir.join("c.hwf"), chain(2)).unwrap();
+    let secret = "sk-test-SECRETSECRET0123456789";
+    let o = Command::new(env!("CARGO_BIN_EXE_hensuc"))
+        .args([
+            "run",
+            dir.join("c.hwf").to_str().unwrap(),
+            "-d",
+            d,
+            "--stub",
+        ])
+        .args(["-c", &format!(r#"{{"topic":"{secret}"}}"#)])
+        .env("OPENAI_API_KEY", secret)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let mut found = false;
+    for entry in std::fs::read_dir(dir.join(".hensu")).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_file() {
+            let bytes = std::fs::read(&p).unwrap();
+            found |= !bytes.is_empty();
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "{} holds the key",
+                p.display()
+            );
+        }
+    }
+    assert!(found);
+    let shown = out(&hensuc(&[
+        "runs",
+        "show",
+        &the_run(dir).unwrap(),
+        "-d",
+        d,
+        "--json",
+    ]));
+    assert!(!shown.contains(secret));
+}
