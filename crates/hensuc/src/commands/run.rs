@@ -242,15 +242,7 @@ pub(crate) fn run_workflow(
     for provider in &built.providers {
         builder = builder.provider(provider.clone());
     }
-    let session = start.open(
-        workflow,
-        &input,
-        workdir,
-        args.scenario.as_deref(),
-        args.stub,
-        &built.redactor,
-        &cancel,
-    )?;
+    let session = start.open(workflow, &input, workdir, args, &built.redactor, &cancel)?;
     if let Some(hook) = session.hook() {
         builder = builder.boundary_hook(hook);
     }

@@ -151,8 +151,7 @@ impl Start {
         workflow: &Workflow,
         input: &Context,
         workdir: &Path,
-        scenario: Option<&str>,
-        stub: bool,
+        args: &crate::commands::run::RunArgs,
         redactor: &Arc<hensu_providers::Redactor>,
         cancel: &CancelToken,
     ) -> anyhow::Result<Session> {
@@ -170,7 +169,12 @@ impl Start {
             } => {
                 let store = open_store(workdir)?;
                 let run_id = new_run_id();
-                let envelope = workflow_envelope(workflow, source.as_deref(), scenario, stub)?;
+                let envelope = workflow_envelope(
+                    workflow,
+                    source.as_deref(),
+                    args.scenario.as_deref(),
+                    args.stub,
+                )?;
                 let record = RunRecord::new(
                     run_id.clone(),
                     workflow.id.clone(),
