@@ -157,7 +157,7 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
             }
         };
         let file = files.add(display, text);
-        let Some(source) = files.get(file).map(|f| f.text().to_string()) else {
+        let Some(source) = files.get(file).map(|f| f.text()) else {
             continue;
         };
         if let Some(at) = utf8_error {
@@ -175,9 +175,9 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
         let root = working_dir_for(&path, dir);
         let is_json = path.extension().is_some_and(|e| e == "json");
         let (workflow, origins, mut diags) = if is_json {
-            compile_json(&source, file)
+            compile_json(source, file)
         } else {
-            compile_source(&source, file, &FsFiles::new(root))
+            compile_source(source, file, &FsFiles::new(root))
         };
         diagnostics.append(&mut diags);
         units.push(Unit {
