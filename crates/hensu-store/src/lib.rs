@@ -68,7 +68,9 @@ pub const STATE_DB: &str = ".hensu/state.db";
 pub enum Durability {
     /// `synchronous=NORMAL`: a commit survives a crash of the process; a power loss may roll
     /// back the last few commits (never corrupts). A lost checkpoint means a resume re-runs
-    /// from the previous one. The default (see the crate README / benchmark).
+    /// from the previous one, as after a crash mid-node. The default: with a 100 KB snapshot
+    /// a checkpoint took 0.19 ms median / 0.36 ms mean against 0.57 ms / 1.9 ms (tails of
+    /// several ms) for `Full` (`benches/checkpoint.rs`, 2-core shared machine).
     #[default]
     Normal,
     /// `synchronous=FULL`: every commit is fsync'd to the WAL before it returns.
