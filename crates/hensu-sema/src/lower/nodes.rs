@@ -11,6 +11,7 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::transitions::RuleSink;
+use super::values::Quoted;
 use super::{Lowerer, Seen, Shape};
 use crate::origins::{BranchOrigin, NodeOrigin};
 use crate::schema::{BlockKind, EnumType, StatementKind, StatementSpec};
@@ -118,7 +119,7 @@ impl Lowerer<'_> {
             self.emit(d);
             return None;
         };
-        let s = self.string(arg, "`start at`")?;
+        let s = self.string(arg, &"`start at`")?;
         if let Some(extra) = links.get(1) {
             let d = Diagnostic::new(
                 "E0101",
@@ -146,7 +147,7 @@ impl Lowerer<'_> {
         };
         let args = self.call_args(c, min, max, spec.syntax)?;
         let id_e = args.first()?;
-        let (id, id_span) = self.id_arg(id_e, "node id")?;
+        let (id, id_span) = self.id_arg(id_e, &"node id")?;
         let mut o = NodeOrigin {
             id: id_span,
             decl: stmt.span,
@@ -157,7 +158,7 @@ impl Lowerer<'_> {
             if let Some(e) = args.get(1) {
                 o.props.insert("status".to_string(), e.span);
                 if let Some(s) = self
-                    .enum_constant(e, EnumType::ExitStatus, "the end status")
+                    .enum_constant(e, EnumType::ExitStatus, &"the end status")
                     .and_then(ExitStatus::parse)
                 {
                     status = s;
@@ -250,7 +251,7 @@ impl Lowerer<'_> {
         let Some(args) = self.call_args(c, 0, None, spec.syntax) else {
             return Vec::new();
         };
-        self.string_args(&args, &format!("`{}`", spec.name), lists)
+        self.string_args(&args, &Quoted(spec.name), lists)
     }
 
     fn standard(
@@ -272,7 +273,7 @@ impl Lowerer<'_> {
             if self.node_transition(BlockKind::StandardNode, spec, shape, stmt, sink) {
                 continue;
             }
-            let what = format!("`{}`", spec.name);
+            let what = Quoted(spec.name);
             match (spec.name, shape) {
                 ("agent", Shape::Assign { value, .. }) => {
                     o.props.insert("agent".into(), value.span);
@@ -334,7 +335,7 @@ impl Lowerer<'_> {
                     match spec.name {
                         "mode" => {
                             if let Some(m) = self
-                                .enum_constant(value, EnumType::ReviewMode, "`mode`")
+                                .enum_constant(value, EnumType::ReviewMode, &"`mode`")
                                 .and_then(ReviewMode::parse)
                             {
                                 r.mode = m;
@@ -342,12 +343,12 @@ impl Lowerer<'_> {
                         }
                         "allowBacktrack" => {
                             r.allow_backtrack = self
-                                .boolean(value, "`allowBacktrack`")
+                                .boolean(value, &"`allowBacktrack`")
                                 .unwrap_or(r.allow_backtrack)
                         }
                         "allowEdit" => {
                             r.allow_edit =
-                                self.boolean(value, "`allowEdit`").unwrap_or(r.allow_edit)
+                                self.boolean(value, &"`allowEdit`").unwrap_or(r.allow_edit)
                         }
                         _ => {}
                     }
@@ -363,7 +364,7 @@ impl Lowerer<'_> {
             (None, _) => {
                 let args = self.call_args(c, 1, Some(1), spec.syntax)?;
                 let mode = self
-                    .enum_constant(args.first()?, EnumType::ReviewMode, "`review`")
+                    .enum_constant(args.first()?, EnumType::ReviewMode, &"`review`")
                     .and_then(ReviewMode::parse)?;
                 Some(ReviewConfig {
                     mode,
@@ -399,7 +400,7 @@ impl Lowerer<'_> {
                         continue;
                     };
                     let Some(id_e) = args.first() else { continue };
-                    let Some((bid, bid_span)) = self.id_arg(id_e, "branch id") else {
+                    let Some((bid, bid_span)) = self.id_arg(id_e, &"branch id") else {
                         continue;
                     };
                     let (branch, bo) = self.branch(&bid, bid_span, stmt.span, c.block.as_ref());
@@ -456,7 +457,7 @@ impl Lowerer<'_> {
             let Some((spec, shape)) = self.accept(BlockKind::Branch, stmt, &mut seen) else {
                 continue;
             };
-            let what = format!("`{}`", spec.name);
+            let what = Quoted(spec.name);
             match (spec.name, shape) {
                 ("agent", Shape::Assign { value, .. }) => {
                     o.props.insert("agent".into(), value.span);
@@ -544,21 +545,21 @@ impl Lowerer<'_> {
             match spec.name {
                 "strategy" => {
                     if let Some(s) = self
-                        .enum_constant(value, EnumType::ConsensusStrategy, "`strategy`")
+                        .enum_constant(value, EnumType::ConsensusStrategy, &"`strategy`")
                         .and_then(ConsensusStrategy::parse)
                     {
                         c.strategy = s;
                     }
                 }
                 "judge" => {
-                    if let Ok(v) = self.opt_string(value, "`judge`") {
+                    if let Ok(v) = self.opt_string(value, &"`judge`") {
                         c.judge_agent_id = v;
                     }
                 }
                 "threshold" => {
                     if matches!(value.kind, ExprKind::Null) {
                         c.threshold = None;
-                    } else if let Some(t) = self.double(value, "`threshold`") {
+                    } else if let Some(t) = self.double(value, &"`threshold`") {
                         if !(t > 0.0 && t <= 1.0) {
                             self.out_of_range(
                                 value.span,
@@ -606,7 +607,7 @@ impl Lowerer<'_> {
                 }
                 ("waitAll", Shape::Assign { value, .. }) => {
                     o.props.insert("waitAll".into(), value.span);
-                    n.wait_for_all = self.boolean(value, "`waitAll`").unwrap_or(n.wait_for_all);
+                    n.wait_for_all = self.boolean(value, &"`waitAll`").unwrap_or(n.wait_for_all);
                 }
                 _ => {}
             }
@@ -662,7 +663,7 @@ impl Lowerer<'_> {
                 ("mergeStrategy", Shape::Assign { value, .. }) => {
                     o.props.insert("mergeStrategy".into(), value.span);
                     if let Some(m) = self
-                        .enum_constant(value, EnumType::MergeStrategy, "`mergeStrategy`")
+                        .enum_constant(value, EnumType::MergeStrategy, &"`mergeStrategy`")
                         .and_then(MergeStrategy::parse)
                     {
                         n.merge_strategy = m;
@@ -670,7 +671,7 @@ impl Lowerer<'_> {
                 }
                 ("timeout", Shape::Assign { value, .. }) => {
                     o.props.insert("timeout".into(), value.span);
-                    if let Some(t) = self.long(value, "`timeout`") {
+                    if let Some(t) = self.long(value, &"`timeout`") {
                         if t < 0 {
                             self.out_of_range(
                                 value.span,
@@ -684,7 +685,7 @@ impl Lowerer<'_> {
                 ("failOnError", Shape::Assign { value, .. }) => {
                     o.props.insert("failOnError".into(), value.span);
                     n.fail_on_any_error = self
-                        .boolean(value, "`failOnError`")
+                        .boolean(value, &"`failOnError`")
                         .unwrap_or(n.fail_on_any_error);
                 }
                 _ => {}
@@ -730,7 +731,7 @@ impl Lowerer<'_> {
             match (spec.name, shape) {
                 ("executorType", Shape::Assign { value, .. }) => {
                     o.props.insert("executorType".into(), value.span);
-                    if let Some(v) = self.string(value, "`executorType`") {
+                    if let Some(v) = self.string(value, &"`executorType`") {
                         n.executor_type = v;
                     }
                 }
@@ -739,7 +740,7 @@ impl Lowerer<'_> {
                     n.rubric = if matches!(value.kind, ExprKind::Null) {
                         None
                     } else {
-                        self.rubric(value, id, "`rubric`")
+                        self.rubric(value, id, &"`rubric`")
                     };
                 }
                 ("config", Shape::Call(c)) => {
@@ -794,7 +795,7 @@ impl Lowerer<'_> {
         match Shape::of(stmt) {
             Shape::Error => None,
             Shape::Entry { key, links } if links.len() == 1 && links[0].word.name == "to" => {
-                let k = self.string(key, "a config key")?;
+                let k = self.string(key, &"a config key")?;
                 let Some(arg) = &links[0].arg else {
                     let d = Diagnostic::new(
                         "E0012",
@@ -806,7 +807,7 @@ impl Lowerer<'_> {
                     self.emit(d);
                     return None;
                 };
-                let v = self.json_value(arg, &format!("config `{k}`"))?;
+                let v = self.json_value(arg, &format_args!("config `{k}`"))?;
                 Some((k, key.span, v))
             }
             shape => {
@@ -857,7 +858,7 @@ impl Lowerer<'_> {
                 continue;
             };
             let Some(first) = args.first() else { continue };
-            let what = format!("`{}`", spec.name);
+            let what = Quoted(spec.name);
             let Some(target) = self.string(first, &what) else {
                 continue;
             };
@@ -881,7 +882,7 @@ impl Lowerer<'_> {
                                         o.placeholders.extend(Self::string_placeholders(v));
                                     }
                                     if let Some((k, _, v)) =
-                                        self.pair(&arg.value, "a payload entry")
+                                        self.pair(&arg.value, &"a payload entry")
                                     {
                                         payload.insert(k, v);
                                     }
@@ -890,7 +891,7 @@ impl Lowerer<'_> {
                             _ => self.wrong_type(
                                 p,
                                 "a payload `mapOf(\"key\" to value, …)`",
-                                "`send`",
+                                &"`send`",
                             ),
                         }
                     }
@@ -937,13 +938,13 @@ impl Lowerer<'_> {
             match (spec.name, shape) {
                 ("target", Shape::Assign { value, .. }) => {
                     o.props.insert("target".into(), value.span);
-                    if let Some(v) = self.string(value, "`target`") {
+                    if let Some(v) = self.string(value, &"`target`") {
                         n.workflow_id = v;
                     }
                 }
                 ("targetVersion", Shape::Assign { value, .. }) => {
                     o.props.insert("targetVersion".into(), value.span);
-                    if let Ok(v) = self.opt_string(value, "`targetVersion`") {
+                    if let Ok(v) = self.opt_string(value, &"`targetVersion`") {
                         n.target_version = v;
                     }
                 }

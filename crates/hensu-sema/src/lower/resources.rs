@@ -101,7 +101,7 @@ impl Lowerer<'_> {
     }
 
     /// A prompt value: inline text, or the contents of a `.md` file in `prompts/`.
-    pub(crate) fn prompt(&mut self, e: &Expr<'_>, what: &str) -> Option<Prompt> {
+    pub(crate) fn prompt(&mut self, e: &Expr<'_>, what: &dyn std::fmt::Display) -> Option<Prompt> {
         let s = self.str_expr(e, what)?;
         let value = s.value.to_string();
         if is_markdown_file(&value) {
@@ -154,7 +154,12 @@ impl Lowerer<'_> {
     }
 
     /// A rubric value: inline markdown or a `.md` file in `rubrics/`, parsed with `fallback_id`.
-    pub(crate) fn rubric(&mut self, e: &Expr<'_>, fallback_id: &str, what: &str) -> Option<Rubric> {
+    pub(crate) fn rubric(
+        &mut self,
+        e: &Expr<'_>,
+        fallback_id: &str,
+        what: &dyn std::fmt::Display,
+    ) -> Option<Rubric> {
         let value = self.string(e, what)?;
         let raw = if is_markdown_file(&value) {
             self.read_resource(ResourceDir::Rubrics, &value, e.span)?

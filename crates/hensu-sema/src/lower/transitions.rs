@@ -9,6 +9,7 @@ use hensu_ir::{
 };
 use hensu_syntax::ast::{Call, Expr, ExprKind, Ident, Link};
 
+use super::values::Quoted;
 use super::{Lowerer, Seen, Shape, did_you_mean};
 use crate::origins::RuleOrigin;
 use crate::schema::{self, BlockKind, ChainForms, StatementKind};
@@ -134,7 +135,7 @@ impl Lowerer<'_> {
             );
             return None;
         };
-        let s = self.string(arg, &format!("`{}`", link.word.name))?;
+        let s = self.string(arg, &Quoted(link.word.name))?;
         Some((s, arg.span))
     }
 
@@ -148,7 +149,7 @@ impl Lowerer<'_> {
             );
             return None;
         };
-        let n = self.int(arg, "`retry`")?;
+        let n = self.int(arg, &"`retry`")?;
         if n < 0 {
             self.out_of_range(
                 arg.span,
@@ -263,7 +264,7 @@ impl Lowerer<'_> {
                     links,
                     i,
                     ctx,
-                    &format!("revise \"{target}\""),
+                    &format_args!("revise \"{target}\""),
                     target_span,
                 )?;
                 i += 2;
@@ -285,7 +286,7 @@ impl Lowerer<'_> {
             }
             "retry" if forms.retry => {
                 let (budget, budget_span, otherwise, otherwise_span) =
-                    self.retry_otherwise(links, 0, ctx, ctx.trigger, ctx.end_span)?;
+                    self.retry_otherwise(links, 0, ctx, &ctx.trigger, ctx.end_span)?;
                 let mut i = 2;
                 if let Some(span) = self.is_feedback(links, i) {
                     self.feedback_not_here(span, ctx);
@@ -356,7 +357,7 @@ impl Lowerer<'_> {
         links: &[Link<'_>],
         i: usize,
         ctx: &ChainCtx<'_>,
-        after: &str,
+        after: &dyn std::fmt::Display,
         after_span: Span,
     ) -> Option<(i64, Span, String, Span)> {
         let Some(retry) = links.get(i) else {
@@ -794,11 +795,11 @@ impl Lowerer<'_> {
         };
         let cond = if operator == ComparisonOperator::Range {
             let ExprKind::Range { start, end } = &arg.kind else {
-                self.wrong_type(arg, "a range `a..b`", "`in`");
+                self.wrong_type(arg, "a range `a..b`", &"`in`");
                 return None;
             };
-            let s = self.double(start, "a score range bound")?;
-            let e = self.double(end, "a score range bound")?;
+            let s = self.double(start, &"a score range bound")?;
+            let e = self.double(end, &"a score range bound")?;
             if s > e {
                 let d = Diagnostic::new(
                     "E0307",
@@ -825,7 +826,7 @@ impl Lowerer<'_> {
                 target_node: String::new(),
             }
         } else {
-            let v = self.double(arg, &format!("`{}`", op.word.name))?;
+            let v = self.double(arg, &Quoted(op.word.name))?;
             ScoreCondition {
                 operator,
                 value: Some(v),
@@ -864,7 +865,7 @@ impl Lowerer<'_> {
             return;
         };
         let Some(var_expr) = args.first() else { return };
-        let Some(variable) = self.string(var_expr, "`onCondition`") else {
+        let Some(variable) = self.string(var_expr, &"`onCondition`") else {
             return;
         };
         let var_span = var_expr.span;
@@ -1005,7 +1006,7 @@ impl Lowerer<'_> {
                 }
             }
             _ => {
-                let v = self.double(arg, &format!("`{name}`"))?;
+                let v = self.double(arg, &Quoted(name))?;
                 match name {
                     "greaterThan" => ConditionPredicate::Gt(v),
                     "greaterThanOrEqual" => ConditionPredicate::Gte(v),
@@ -1025,7 +1026,7 @@ impl Lowerer<'_> {
             ExprKind::Int(v) | ExprKind::Long(v) => Some(canonical_int(*v)),
             ExprKind::Double(v) => Some(canonical_number(*v)),
             _ => {
-                self.wrong_type(e, "a String, Boolean or number", &format!("`{op}`"));
+                self.wrong_type(e, "a String, Boolean or number", &Quoted(op));
                 None
             }
         }

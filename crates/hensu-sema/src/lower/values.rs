@@ -37,7 +37,7 @@ pub(crate) fn describe(e: &Expr<'_>) -> String {
 
 impl Lowerer<'_> {
     /// E0103: `what` expected `expected`, found `e`. Nothing for error nodes (already reported).
-    pub fn wrong_type(&mut self, e: &Expr<'_>, expected: &str, what: &str) {
+    pub fn wrong_type(&mut self, e: &Expr<'_>, expected: &str, what: &dyn std::fmt::Display) {
         if matches!(e.kind, ExprKind::Error) {
             return;
         }
@@ -74,7 +74,11 @@ impl Lowerer<'_> {
         self.emit(Diagnostic::new("E0107", message, span, label));
     }
 
-    pub fn str_expr<'a, 's>(&mut self, e: &'a Expr<'s>, what: &str) -> Option<&'a StrExpr<'s>> {
+    pub fn str_expr<'a, 's>(
+        &mut self,
+        e: &'a Expr<'s>,
+        what: &dyn std::fmt::Display,
+    ) -> Option<&'a StrExpr<'s>> {
         match &e.kind {
             ExprKind::Str(s) => Some(s),
             _ => {
@@ -84,19 +88,23 @@ impl Lowerer<'_> {
         }
     }
 
-    pub fn string(&mut self, e: &Expr<'_>, what: &str) -> Option<String> {
+    pub fn string(&mut self, e: &Expr<'_>, what: &dyn std::fmt::Display) -> Option<String> {
         self.str_expr(e, what).map(|s| s.value.to_string())
     }
 
     /// A string, or `None` for `null` (`Ok(None)`).
-    pub fn opt_string(&mut self, e: &Expr<'_>, what: &str) -> Result<Option<String>, ()> {
+    pub fn opt_string(
+        &mut self,
+        e: &Expr<'_>,
+        what: &dyn std::fmt::Display,
+    ) -> Result<Option<String>, ()> {
         if matches!(e.kind, ExprKind::Null) {
             return Ok(None);
         }
         self.string(e, what).map(Some).ok_or(())
     }
 
-    pub fn int(&mut self, e: &Expr<'_>, what: &str) -> Option<i64> {
+    pub fn int(&mut self, e: &Expr<'_>, what: &dyn std::fmt::Display) -> Option<i64> {
         match e.kind {
             ExprKind::Int(v) => Some(v),
             _ => {
@@ -106,7 +114,7 @@ impl Lowerer<'_> {
         }
     }
 
-    pub fn long(&mut self, e: &Expr<'_>, what: &str) -> Option<i64> {
+    pub fn long(&mut self, e: &Expr<'_>, what: &dyn std::fmt::Display) -> Option<i64> {
         match e.kind {
             ExprKind::Int(v) | ExprKind::Long(v) => Some(v),
             _ => {
@@ -116,7 +124,7 @@ impl Lowerer<'_> {
         }
     }
 
-    pub fn double(&mut self, e: &Expr<'_>, what: &str) -> Option<f64> {
+    pub fn double(&mut self, e: &Expr<'_>, what: &dyn std::fmt::Display) -> Option<f64> {
         match e.kind {
             ExprKind::Int(v) | ExprKind::Long(v) => Some(v as f64),
             ExprKind::Double(v) => Some(v),
@@ -127,7 +135,7 @@ impl Lowerer<'_> {
         }
     }
 
-    pub fn boolean(&mut self, e: &Expr<'_>, what: &str) -> Option<bool> {
+    pub fn boolean(&mut self, e: &Expr<'_>, what: &dyn std::fmt::Display) -> Option<bool> {
         match e.kind {
             ExprKind::Bool(v) => Some(v),
             _ => {
@@ -143,7 +151,7 @@ impl Lowerer<'_> {
         &mut self,
         e: &Expr<'_>,
         ty: EnumType,
-        what: &str,
+        what: &dyn std::fmt::Display,
     ) -> Option<&'static str> {
         let constants = ty.constants();
         let (qualifier, constant, span) = match &e.kind {
@@ -239,7 +247,7 @@ impl Lowerer<'_> {
     }
 
     /// A model: any string, or a `Models.*` constant mapped to its id string.
-    pub fn model(&mut self, e: &Expr<'_>, what: &str) -> Option<String> {
+    pub fn model(&mut self, e: &Expr<'_>, what: &dyn std::fmt::Display) -> Option<String> {
         let (constant, span) = match &e.kind {
             ExprKind::Str(s) => return Some(s.value.to_string()),
             ExprKind::Path(p) if p.segments.len() >= 2 => {
@@ -286,7 +294,11 @@ impl Lowerer<'_> {
     }
 
     /// `listOf("a", "b")` → the strings with their spans.
-    pub fn string_list(&mut self, e: &Expr<'_>, what: &str) -> Option<Vec<(String, Span)>> {
+    pub fn string_list(
+        &mut self,
+        e: &Expr<'_>,
+        what: &dyn std::fmt::Display,
+    ) -> Option<Vec<(String, Span)>> {
         match &e.kind {
             ExprKind::Call(c) if c.callee.name == "listOf" && c.block.is_none() => {
                 let items = c.args.as_ref().map(|a| a.items.as_slice()).unwrap_or(&[]);
@@ -343,12 +355,12 @@ impl Lowerer<'_> {
             self.no_named_arg(arg);
         }
         let n = items.len();
-        let expected = match max {
-            Some(m) if m == min => format!("{min}"),
-            Some(m) => format!("{min} to {m}"),
-            None => format!("at least {min}"),
-        };
         if n < min || max.is_some_and(|m| n > m) {
+            let expected = match max {
+                Some(m) if m == min => format!("{min}"),
+                Some(m) => format!("{min} to {m}"),
+                None => format!("at least {min}"),
+            };
             let d = Diagnostic::new(
                 "E0103",
                 format!(
@@ -374,7 +386,7 @@ impl Lowerer<'_> {
     pub fn string_args(
         &mut self,
         args: &[&Expr<'_>],
-        what: &str,
+        what: &dyn std::fmt::Display,
         lists: bool,
     ) -> Vec<(String, Span)> {
         let mut out = Vec::new();
@@ -393,14 +405,14 @@ impl Lowerer<'_> {
     }
 
     /// The id argument of a declaration (`node("id")`), checked for E0207.
-    pub fn id_arg(&mut self, e: &Expr<'_>, what: &str) -> Option<(String, Span)> {
+    pub fn id_arg(&mut self, e: &Expr<'_>, what: &dyn std::fmt::Display) -> Option<(String, Span)> {
         let s = self.string(e, what)?;
         self.check_identifier(&s, e.span, what);
         Some((s, e.span))
     }
 
     /// E0207 when `s` is not a valid id.
-    pub fn check_identifier(&mut self, s: &str, span: Span, what: &str) {
+    pub fn check_identifier(&mut self, s: &str, span: Span, what: &dyn std::fmt::Display) {
         if is_valid_identifier(s) {
             return;
         }
@@ -429,7 +441,7 @@ impl Lowerer<'_> {
     }
 
     /// A JSON value: String, number, Boolean, null, `listOf(…)`, `mapOf("k" to v, …)`.
-    pub fn json_value(&mut self, e: &Expr<'_>, what: &str) -> Option<Value> {
+    pub fn json_value(&mut self, e: &Expr<'_>, what: &dyn std::fmt::Display) -> Option<Value> {
         match &e.kind {
             ExprKind::Str(s) => Some(Value::String(s.value.to_string())),
             ExprKind::Int(v) | ExprKind::Long(v) => Some(Value::from(*v)),
@@ -474,10 +486,14 @@ impl Lowerer<'_> {
     }
 
     /// `"key" to value` → key, key span, value.
-    pub fn pair(&mut self, e: &Expr<'_>, what: &str) -> Option<(String, Span, Value)> {
+    pub fn pair(
+        &mut self,
+        e: &Expr<'_>,
+        what: &dyn std::fmt::Display,
+    ) -> Option<(String, Span, Value)> {
         match &e.kind {
             ExprKind::Chain { head, links } if links.len() == 1 && links[0].word.name == "to" => {
-                let key = self.string(head, "a map key")?;
+                let key = self.string(head, &"a map key")?;
                 let Some(v) = &links[0].arg else {
                     self.emit(
                         Diagnostic::new(
@@ -508,5 +524,16 @@ pub(crate) fn truncate(s: &str, max: usize) -> String {
         let mut out: String = s.chars().take(max).collect();
         out.push('…');
         out
+    }
+}
+
+/// `` `name` `` for diagnostics, formatted only when a diagnostic is emitted (the lowering names
+/// every value it reads; formatting each name eagerly cost one allocation per statement).
+#[derive(Clone, Copy)]
+pub(crate) struct Quoted<'a>(pub &'a str);
+
+impl std::fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}`", self.0)
     }
 }

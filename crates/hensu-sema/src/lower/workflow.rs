@@ -9,6 +9,7 @@ use hensu_ir::{
 use hensu_syntax::ast::{Block, Call, Expr, ExprKind, FunBody, SourceFile, StmtKind};
 use indexmap::IndexMap;
 
+use super::values::Quoted;
 use super::{Lowerer, Seen, Shape};
 use crate::origins::{AgentOrigin, VariableOrigin};
 use crate::schema::{BlockKind, EnumType, StatementKind};
@@ -116,10 +117,10 @@ impl Lowerer<'_> {
         if let Some(args) = self.call_args(call, 1, Some(1), "workflow(\"name\") { … }")
             && let Some(e) = args.first()
         {
-            if let Some(n) = self.string(e, "`workflow`") {
+            if let Some(n) = self.string(e, &"`workflow`") {
                 let id = workflow_id_from_name(&n);
                 if !super::is_valid_identifier(&id) {
-                    self.check_identifier(&id, e.span, "workflow id");
+                    self.check_identifier(&id, e.span, &"workflow id");
                     if let Some(d) = self.diags.last_mut() {
                         d.notes.push(format!(
                                 "the id is derived from the name `{n}`: spaces become `_`, characters outside `[A-Za-z0-9_-]` are dropped, letters are lowercased"
@@ -155,12 +156,12 @@ impl Lowerer<'_> {
             };
             match (spec.name, shape) {
                 ("description", Shape::Assign { value, .. }) => {
-                    if let Ok(v) = self.opt_string(value, "`description`") {
+                    if let Ok(v) = self.opt_string(value, &"`description`") {
                         description = v;
                     }
                 }
                 ("version", Shape::Assign { value, .. }) => {
-                    if let Some(v) = self.string(value, "`version`") {
+                    if let Some(v) = self.string(value, &"`version`") {
                         version = v;
                         self.origins.version = Some(value.span);
                     }
@@ -251,16 +252,16 @@ impl Lowerer<'_> {
             let (Some(name_e), Some(type_e)) = (args.first(), args.get(1)) else {
                 continue;
             };
-            let Some((name, name_span)) = self.id_arg(name_e, "variable name") else {
+            let Some((name, name_span)) = self.id_arg(name_e, &"variable name") else {
                 continue;
             };
             let var_type = self
-                .enum_constant(type_e, EnumType::VarType, "the variable type")
+                .enum_constant(type_e, EnumType::VarType, &"the variable type")
                 .and_then(VarType::parse)
                 .unwrap_or(VarType::String);
             let description = match args.get(2) {
                 Some(e) => self
-                    .opt_string(e, "the variable description")
+                    .opt_string(e, &"the variable description")
                     .ok()
                     .flatten(),
                 None => None,
@@ -306,7 +307,7 @@ impl Lowerer<'_> {
                 continue;
             };
             let Some(id_e) = args.first() else { continue };
-            let Some((id, id_span)) = self.id_arg(id_e, "agent id") else {
+            let Some((id, id_span)) = self.id_arg(id_e, &"agent id") else {
                 continue;
             };
             let (agent, origin) = self.agent(&id, id_span, stmt.span, c.block.as_ref());
@@ -348,7 +349,7 @@ impl Lowerer<'_> {
             else {
                 continue;
             };
-            let what = format!("`{}`", spec.name);
+            let what = Quoted(spec.name);
             let null = matches!(value.kind, ExprKind::Null);
             origin.props.insert(spec.name.to_string(), value.span);
             match spec.name {
@@ -475,7 +476,7 @@ impl Lowerer<'_> {
                     self.origins
                         .config
                         .insert("maxSteps".to_string(), value.span);
-                    if let Some(v) = self.int(value, "`maxSteps`") {
+                    if let Some(v) = self.int(value, &"`maxSteps`") {
                         if v < 1 {
                             self.out_of_range(
                                 value.span,
@@ -490,7 +491,7 @@ impl Lowerer<'_> {
                     self.origins
                         .config
                         .insert("maxExecutionTime".to_string(), value.span);
-                    if let Some(v) = self.long(value, "`maxExecutionTime`") {
+                    if let Some(v) = self.long(value, &"`maxExecutionTime`") {
                         if v < 0 {
                             self.out_of_range(
                                 value.span,
@@ -505,7 +506,7 @@ impl Lowerer<'_> {
                     self.origins
                         .config
                         .insert("checkpoints".to_string(), value.span);
-                    if let Some(v) = self.boolean(value, "`checkpoints`") {
+                    if let Some(v) = self.boolean(value, &"`checkpoints`") {
                         config.checkpoints = v;
                     }
                 }
@@ -526,14 +527,14 @@ impl Lowerer<'_> {
                         match spec.name {
                             "logLevel" => {
                                 if let Some(l) = self
-                                    .enum_constant(value, EnumType::LogLevel, "`logLevel`")
+                                    .enum_constant(value, EnumType::LogLevel, &"`logLevel`")
                                     .and_then(LogLevel::parse)
                                 {
                                     config.observability.log_level = l;
                                 }
                             }
                             "exportMetrics" => {
-                                if let Some(v) = self.boolean(value, "`exportMetrics`") {
+                                if let Some(v) = self.boolean(value, &"`exportMetrics`") {
                                     config.observability.export_metrics = v;
                                 }
                             }
