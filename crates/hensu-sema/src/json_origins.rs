@@ -66,7 +66,7 @@ pub fn origins_from_json(wf: &Workflow, map: &SourceMap, file: FileId) -> Origin
             "timeout",
         ] {
             if let Some(span) = m.value(&format!("{base}.{prop}")) {
-                origin.props.insert(prop.to_string(), span);
+                origin.props.insert(prop, span);
             }
         }
         origins.agents.insert(id.clone(), origin);
@@ -111,7 +111,7 @@ fn node_origin(m: &Map<'_>, id: &str, node: &Node, fallback: Span) -> NodeOrigin
         ("timeoutMs", "timeout"),
     ] {
         if let Some(span) = m.value(&format!("{base}.{field}")) {
-            o.props.insert(prop.to_string(), span);
+            o.props.insert(prop, span);
         }
     }
     o.review = m.value(&format!("{base}.reviewConfig"));
@@ -122,7 +122,7 @@ fn node_origin(m: &Map<'_>, id: &str, node: &Node, fallback: Span) -> NodeOrigin
         ("threshold", "threshold"),
     ] {
         if let Some(span) = m.value(&format!("{base}.consensusConfig.{field}")) {
-            o.consensus_props.insert(prop.to_string(), span);
+            o.consensus_props.insert(prop, span);
         }
     }
     match node {
@@ -168,7 +168,7 @@ fn node_origin(m: &Map<'_>, id: &str, node: &Node, fallback: Span) -> NodeOrigin
                         ("weight", "weight"),
                     ] {
                         if let Some(span) = m.value(&format!("{bb}.{field}")) {
-                            bo.props.insert(prop.to_string(), span);
+                            bo.props.insert(prop, span);
                         }
                     }
                     bo

@@ -35,7 +35,7 @@ pub struct AgentOrigin {
     /// The whole `agent("id") { … }` statement.
     pub decl: Span,
     /// Property values by property name (`role`, `model`, `temperature`, …).
-    pub props: IndexMap<String, Span>,
+    pub props: IndexMap<&'static str, Span>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -55,12 +55,12 @@ pub struct NodeOrigin {
     pub decl: Span,
     /// Property values by property name (`agent`, `prompt`, `rubric`, `executorType`, `target`,
     /// `targetVersion`, `mergeStrategy`, `timeout`, `waitAll`, `failOnError`, …).
-    pub props: IndexMap<String, Span>,
+    pub props: IndexMap<&'static str, Span>,
     /// The `review(…)` / `review { }` statement.
     pub review: Option<Span>,
     /// The `consensus { }` block and its properties (`strategy`, `judge`, `threshold`).
     pub consensus: Option<Span>,
-    pub consensus_props: IndexMap<String, Span>,
+    pub consensus_props: IndexMap<&'static str, Span>,
     /// Each name string of `writes(…)` (standard, join, sub-workflow), parallel to the IR list.
     pub writes: Vec<Span>,
     /// Each name of sub-workflow `imports(…)`, parallel to the IR mapping order.
@@ -91,7 +91,7 @@ pub struct NodeOrigin {
 pub struct BranchOrigin {
     pub id: Span,
     pub decl: Span,
-    pub props: IndexMap<String, Span>,
+    pub props: IndexMap<&'static str, Span>,
     /// Each `yields(…)` name, parallel to the IR list.
     pub yields: Vec<Span>,
     pub placeholders: Vec<(String, Span)>,

@@ -156,7 +156,7 @@ impl Lowerer<'_> {
         if kind == BlockKind::EndNode {
             let mut status = ExitStatus::Success;
             if let Some(e) = args.get(1) {
-                o.props.insert("status".to_string(), e.span);
+                o.props.insert("status", e.span);
                 if let Some(s) = self
                     .enum_constant(e, EnumType::ExitStatus, &"the end status")
                     .and_then(ExitStatus::parse)
@@ -276,13 +276,13 @@ impl Lowerer<'_> {
             let what = Quoted(spec.name);
             match (spec.name, shape) {
                 ("agent", Shape::Assign { value, .. }) => {
-                    o.props.insert("agent".into(), value.span);
+                    o.props.insert("agent", value.span);
                     if let Ok(v) = self.opt_string(value, &what) {
                         n.agent_id = v;
                     }
                 }
                 ("prompt", Shape::Assign { value, .. }) => {
-                    o.props.insert("prompt".into(), value.span);
+                    o.props.insert("prompt", value.span);
                     o.placeholders.clear();
                     if matches!(value.kind, ExprKind::Null) {
                         n.prompt = None;
@@ -292,7 +292,7 @@ impl Lowerer<'_> {
                     }
                 }
                 ("rubric", Shape::Assign { value, .. }) => {
-                    o.props.insert("rubric".into(), value.span);
+                    o.props.insert("rubric", value.span);
                     n.rubric = if matches!(value.kind, ExprKind::Null) {
                         None
                     } else {
@@ -460,14 +460,14 @@ impl Lowerer<'_> {
             let what = Quoted(spec.name);
             match (spec.name, shape) {
                 ("agent", Shape::Assign { value, .. }) => {
-                    o.props.insert("agent".into(), value.span);
+                    o.props.insert("agent", value.span);
                     if let Some(v) = self.string(value, &what) {
                         has_agent = !v.trim().is_empty();
                         b.agent_id = v;
                     }
                 }
                 ("prompt", Shape::Assign { value, .. }) => {
-                    o.props.insert("prompt".into(), value.span);
+                    o.props.insert("prompt", value.span);
                     o.placeholders.clear();
                     if matches!(value.kind, ExprKind::Null) {
                         b.prompt = None;
@@ -477,7 +477,7 @@ impl Lowerer<'_> {
                     }
                 }
                 ("rubric", Shape::Assign { value, .. }) => {
-                    o.props.insert("rubric".into(), value.span);
+                    o.props.insert("rubric", value.span);
                     b.rubric = if matches!(value.kind, ExprKind::Null) {
                         None
                     } else {
@@ -485,7 +485,7 @@ impl Lowerer<'_> {
                     };
                 }
                 ("weight", Shape::Assign { value, .. }) => {
-                    o.props.insert("weight".into(), value.span);
+                    o.props.insert("weight", value.span);
                     if let Some(w) = self.double(value, &what) {
                         if w <= 0.0 || w.is_nan() {
                             self.out_of_range(
@@ -541,7 +541,7 @@ impl Lowerer<'_> {
             else {
                 continue;
             };
-            o.consensus_props.insert(spec.name.to_string(), value.span);
+            o.consensus_props.insert(spec.name, value.span);
             match spec.name {
                 "strategy" => {
                     if let Some(s) = self
@@ -606,7 +606,7 @@ impl Lowerer<'_> {
                     }
                 }
                 ("waitAll", Shape::Assign { value, .. }) => {
-                    o.props.insert("waitAll".into(), value.span);
+                    o.props.insert("waitAll", value.span);
                     n.wait_for_all = self.boolean(value, &"`waitAll`").unwrap_or(n.wait_for_all);
                 }
                 _ => {}
@@ -661,7 +661,7 @@ impl Lowerer<'_> {
                     }
                 }
                 ("mergeStrategy", Shape::Assign { value, .. }) => {
-                    o.props.insert("mergeStrategy".into(), value.span);
+                    o.props.insert("mergeStrategy", value.span);
                     if let Some(m) = self
                         .enum_constant(value, EnumType::MergeStrategy, &"`mergeStrategy`")
                         .and_then(MergeStrategy::parse)
@@ -670,7 +670,7 @@ impl Lowerer<'_> {
                     }
                 }
                 ("timeout", Shape::Assign { value, .. }) => {
-                    o.props.insert("timeout".into(), value.span);
+                    o.props.insert("timeout", value.span);
                     if let Some(t) = self.long(value, &"`timeout`") {
                         if t < 0 {
                             self.out_of_range(
@@ -683,7 +683,7 @@ impl Lowerer<'_> {
                     }
                 }
                 ("failOnError", Shape::Assign { value, .. }) => {
-                    o.props.insert("failOnError".into(), value.span);
+                    o.props.insert("failOnError", value.span);
                     n.fail_on_any_error = self
                         .boolean(value, &"`failOnError`")
                         .unwrap_or(n.fail_on_any_error);
@@ -730,13 +730,13 @@ impl Lowerer<'_> {
             }
             match (spec.name, shape) {
                 ("executorType", Shape::Assign { value, .. }) => {
-                    o.props.insert("executorType".into(), value.span);
+                    o.props.insert("executorType", value.span);
                     if let Some(v) = self.string(value, &"`executorType`") {
                         n.executor_type = v;
                     }
                 }
                 ("rubric", Shape::Assign { value, .. }) => {
-                    o.props.insert("rubric".into(), value.span);
+                    o.props.insert("rubric", value.span);
                     n.rubric = if matches!(value.kind, ExprKind::Null) {
                         None
                     } else {
@@ -937,13 +937,13 @@ impl Lowerer<'_> {
             }
             match (spec.name, shape) {
                 ("target", Shape::Assign { value, .. }) => {
-                    o.props.insert("target".into(), value.span);
+                    o.props.insert("target", value.span);
                     if let Some(v) = self.string(value, &"`target`") {
                         n.workflow_id = v;
                     }
                 }
                 ("targetVersion", Shape::Assign { value, .. }) => {
-                    o.props.insert("targetVersion".into(), value.span);
+                    o.props.insert("targetVersion", value.span);
                     if let Ok(v) = self.opt_string(value, &"`targetVersion`") {
                         n.target_version = v;
                     }

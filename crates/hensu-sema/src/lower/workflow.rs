@@ -351,7 +351,7 @@ impl Lowerer<'_> {
             };
             let what = Quoted(spec.name);
             let null = matches!(value.kind, ExprKind::Null);
-            origin.props.insert(spec.name.to_string(), value.span);
+            origin.props.insert(spec.name, value.span);
             match spec.name {
                 "role" => match self.string(value, &what) {
                     Some(v) => agent.role = v,
