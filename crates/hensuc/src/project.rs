@@ -142,8 +142,9 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
                         "E0901",
                         format!("cannot read `{}`", path.display()),
                         Span::default(),
-                        message,
+                        message.clone(),
                     )
+                    .with_note(message)
                     .in_file(file),
                 );
                 continue;
@@ -257,12 +258,17 @@ pub fn compile_json(source: &str, file: FileId) -> (Option<Workflow>, Origins, V
                 file,
                 ..Origins::default()
             };
-            let at = err.offset().unwrap_or(0);
-            let span = Span::from_range(at..at);
-            let diag = Diagnostic::new("E0902", "invalid json workflow", span, err.to_string())
-                .with_help(
-                    "a JSON workflow must follow the Hensu wire format (`hensuc build` writes one)",
-                )
+            let span = err
+                .span
+                .map(|s| Span::from_range(s.start..s.end))
+                .unwrap_or_default();
+            let label = if err.path.is_empty() {
+                err.message.clone()
+            } else {
+                format!("at `{}`: {}", err.path, err.message)
+            };
+            let diag = Diagnostic::new("E0902", "invalid json workflow", span, label)
+                .with_help("a JSON workflow must follow the Hensu wire format (`hensuc build` writes one)")
                 .in_file(file);
             (None, origins, vec![diag])
         }

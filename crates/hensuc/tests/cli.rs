@@ -399,3 +399,66 @@ fn run_with_a_configured_provider_never_leaks_the_key() {
         requests[0]
     );
 }
+
+/// Driver-level diagnostics (unreadable file, JSON that is not a workflow) rendered with their
+/// source, like every other code.
+#[test]
+fn driver_diagnostics_render_with_source() {
+    let out = hensuc(&[
+        "check",
+        "tests/fixtures/cli/invalid-json.json",
+        "--color",
+        "never",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!("invalid_json_workflow", stderr(&out));
+    let out = hensuc(&[
+        "check",
+        "tests/fixtures/cli/no-such-file.hwf",
+        "--color",
+        "never",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!("unreadable_file", stderr(&out));
+}
+
+/// Every catalogued code appears, rendered, in at least one snapshot of a fixture test somewhere
+/// in the workspace (E0903 excepted: it needs a workflow file larger than 4 GiB).
+#[test]
+fn every_diagnostic_code_has_a_rendered_fixture() {
+    let mut seen = std::collections::BTreeSet::new();
+    let crates = repo().join("crates");
+    let mut stack = vec![crates];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if !path.ends_with("target") {
+                    stack.push(path);
+                }
+            } else if path.extension().is_some_and(|e| e == "snap") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for (i, _) in text.match_indices('[') {
+                    let code = &text[i + 1..(i + 6).min(text.len())];
+                    let rest = &text[(i + 6).min(text.len())..];
+                    if code.len() == 5
+                        && (code.starts_with('E') || code.starts_with('W'))
+                        && code[1..].bytes().all(|b| b.is_ascii_digit())
+                        && rest.starts_with("]:")
+                    {
+                        seen.insert(code.to_string());
+                    }
+                }
+            }
+        }
+    }
+    let missing: Vec<&str> = hensu_diagnostics::catalogue::all()
+        .iter()
+        .map(|c| c.code)
+        .filter(|c| *c != "E0903" && !seen.contains(*c))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "codes without a rendered fixture snapshot: {missing:?}"
+    );
+}
