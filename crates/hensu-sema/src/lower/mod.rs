@@ -39,6 +39,8 @@ pub(crate) struct Lowerer<'f> {
     pub files: &'f dyn FileProvider,
     pub diags: Vec<Diagnostic>,
     pub origins: Origins,
+    /// Scratch for the transition rules of the node being lowered.
+    pub(crate) rule_sink: transitions::RuleSink,
 }
 
 /// The shape of a statement, independent of its meaning.
@@ -169,6 +171,7 @@ impl<'f> Lowerer<'f> {
                 file: file_id,
                 ..Origins::default()
             },
+            rule_sink: transitions::RuleSink::default(),
         }
     }
 
