@@ -237,6 +237,8 @@ impl Lowerer<'_> {
     fn state(&mut self, block: Option<&Block<'_>>) -> StateSchema {
         let mut schema = StateSchema::default();
         let Some(block) = block else { return schema };
+        schema.variables.reserve_exact(block.stmts.len());
+        self.origins.variables.reserve(block.stmts.len());
         let mut seen = Seen::new();
         for stmt in &block.stmts {
             let Some((spec, Shape::Call(c))) = self.accept(BlockKind::State, stmt, &mut seen)
