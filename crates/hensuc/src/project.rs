@@ -268,7 +268,9 @@ pub fn compile_json(source: &str, file: FileId) -> (Option<Workflow>, Origins, V
                 format!("at `{}`: {}", err.path, err.message)
             };
             let diag = Diagnostic::new("E0902", "invalid json workflow", span, label)
-                .with_help("a JSON workflow must follow the Hensu wire format (`hensuc build` writes one)")
+                .with_help(
+                    "a JSON workflow must follow the Hensu wire format (`hensuc build` writes one)",
+                )
                 .in_file(file);
             (None, origins, vec![diag])
         }

@@ -496,3 +496,45 @@ fn provider_keys_never_reach_the_store() {
     ]));
     assert!(!shown.contains(secret));
 }
+
+/// `hensuc run --defer-review` pauses at the review; `hensuc resume ID --approve` finishes it.
+#[test]
+fn defer_review_pauses_the_cli_run_until_resume_decides() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let src = dir.join("reviewed.hwf");
+    std::fs::write(&src, REVIEWED).unwrap();
+    let d = dir.to_str().unwrap();
+    let run = hensuc(&[
+        "run",
+        src.to_str().unwrap(),
+        "-d",
+        d,
+        "-c",
+        r#"{"topic": "durability"}"#,
+        "--defer-review",
+    ]);
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "a paused run is not a success: {}",
+        err(&run)
+    );
+    assert!(err(&run).contains("waits for review"), "{}", err(&run));
+    let store = SqliteStore::open(dir).unwrap();
+    let runs = store.list().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].status, RunStatus::Paused);
+    let id = runs[0].run_id.clone();
+    drop(store);
+    let refused = hensuc(&["resume", &id, "-d", d]);
+    assert_ne!(
+        refused.status.code(),
+        Some(0),
+        "a review pause needs a decision"
+    );
+    let resumed = hensuc(&["resume", &id, "-d", d, "--approve"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", err(&resumed));
+    let record = SqliteStore::open(dir).unwrap().record(&id).unwrap();
+    assert_eq!(record.status, RunStatus::Completed);
+}

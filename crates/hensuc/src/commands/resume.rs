@@ -183,6 +183,7 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         stub: args.stub || stored_stub,
         no_store: false,
         interactive: false,
+        defer_review: false,
     };
     let setup = (|| -> anyhow::Result<_> {
         let events_file = match &args.events {

@@ -55,8 +55,12 @@ pub struct RunArgs {
     /// Review nodes in the terminal: approve, reject with a reason, backtrack to an earlier
     /// node or edit context values in `$EDITOR` (answers are read from stdin). Without it,
     /// reviews are approved automatically.
-    #[arg(short = 'i', long)]
+    #[arg(short = 'i', long, conflicts_with = "defer_review")]
     pub interactive: bool,
+    /// Pause the run at each review instead of deciding now; continue it later with
+    /// `hensuc resume ID --approve | --reject REASON | --backtrack NODE`.
+    #[arg(long)]
+    pub defer_review: bool,
 }
 
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -238,6 +242,13 @@ pub(crate) fn run_workflow(
     builder = builder.workflows(Arc::new(project_workflows(workdir, workflow)));
     if args.interactive {
         builder = builder.review_handler(Arc::new(hensu_runtime::InteractiveReview::stdio()));
+    } else if args.defer_review {
+        if args.no_store {
+            anyhow::bail!(
+                "--defer-review needs the state store to resume the run later; drop --no-store"
+            );
+        }
+        builder = builder.review_handler(Arc::new(hensu_runtime::DeferredReview::new()));
     }
     for provider in &built.providers {
         builder = builder.provider(provider.clone());

@@ -273,7 +273,14 @@ impl Session {
                 Ok(Some(status)) => {
                     eprintln!("run {} {status} (state saved)", d.run_id());
                     if status == hensu_store::RunStatus::Paused {
-                        eprintln!("  continue with `hensuc resume {}`", d.run_id());
+                        match hensu_runtime::review_handlers::pending_review(&result.state) {
+                            Some((node, _)) => eprintln!(
+                                "  node `{node}` waits for review: `hensuc resume {} --approve` \
+                                 (or --reject REASON, --backtrack NODE)",
+                                d.run_id()
+                            ),
+                            None => eprintln!("  continue with `hensuc resume {}`", d.run_id()),
+                        }
                     }
                 }
                 Ok(None) => eprintln!(
