@@ -224,6 +224,7 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         commands,
         events_file,
         start,
+        crate::commands::run::project_workflows(&workdir, &workflow),
     )?;
     let code = summarize(&workflow, &result, args.verbose, &redactor);
     Ok(ExitCode::from(code))

@@ -66,7 +66,8 @@ pub struct RunArgs {
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let input = parse_context(args.context.as_deref())?;
     let workdir = project::working_dir_for(&args.workflow, args.dir.as_deref());
-    let Some(workflow) = load_workflow(&args.workflow, args.dir.as_deref())? else {
+    let Some((workflow, repository)) = load_run_project(&args.workflow, args.dir.as_deref())?
+    else {
         return Ok(ExitCode::from(exit::FAILURE));
     };
     let events_file = match &args.events {
@@ -89,6 +90,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         commands,
         events_file,
         start,
+        repository,
     )?;
     let code = summarize(&workflow, &result, args.verbose, &redactor);
     Ok(ExitCode::from(code))
@@ -97,11 +99,19 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
 /// Compiles the workflow at `path` with the project loader (sub-workflows come from
 /// `<dir>/workflows/`) and prints its diagnostics. `None` when it has errors.
 pub fn load_workflow(path: &Path, dir: Option<&Path>) -> anyhow::Result<Option<Workflow>> {
+    Ok(load_run_project(path, dir)?.map(|(wf, _)| wf))
+}
+
+/// [`load_workflow`] plus the workflows its sub-workflow nodes can call, from the same
+/// compilation (the project's `workflows/` and the workflow itself).
+pub fn load_run_project(
+    path: &Path,
+    dir: Option<&Path>,
+) -> anyhow::Result<Option<(Workflow, hensu_runtime::MapRepository)>> {
     if !path.is_file() {
         anyhow::bail!("workflow file `{}` not found", path.display());
     }
     let project = project::load(&[path.to_path_buf()], dir)?;
-    let explicit: Vec<_> = project.explicit_units().collect();
     let errors = project.error_count();
     if errors > 0 || !project.diagnostics.is_empty() {
         output::emit(
@@ -114,11 +124,18 @@ pub fn load_workflow(path: &Path, dir: Option<&Path>) -> anyhow::Result<Option<W
     if errors > 0 {
         return Ok(None);
     }
-    let wf = explicit.first().and_then(|u| u.workflow.clone());
-    if wf.is_none() {
+    let Some(main) = project.explicit_units().find_map(|u| u.workflow.clone()) else {
         eprintln!("error: `{}` did not produce a workflow", path.display());
+        return Ok(None);
+    };
+    let mut repo = hensu_runtime::MapRepository::new();
+    for unit in project.units {
+        if let Some(wf) = unit.workflow {
+            repo.insert(wf);
+        }
     }
-    Ok(wf)
+    repo.insert(main.clone());
+    Ok(Some((main, repo)))
 }
 
 /// The workflows sub-workflow nodes can call: every workflow of `<workdir>/workflows/` that
@@ -170,6 +187,7 @@ pub(crate) fn run_workflow(
     commands: CommandRegistry,
     events_file: Option<std::fs::File>,
     start: crate::commands::runs::Start,
+    repository: hensu_runtime::MapRepository,
 ) -> anyhow::Result<(RunResult, Arc<hensu_providers::Redactor>)> {
     let config = load_providers_config(workdir)?;
     let cancel = CancelToken::new();
@@ -239,7 +257,7 @@ pub(crate) fn run_workflow(
             default_agent_timeout: Some(Duration::from_secs(300)),
             ..RunOptions::default()
         });
-    builder = builder.workflows(Arc::new(project_workflows(workdir, workflow)));
+    builder = builder.workflows(Arc::new(repository));
     if args.interactive {
         builder = builder.review_handler(Arc::new(hensu_runtime::InteractiveReview::stdio()));
     } else if args.defer_review {
