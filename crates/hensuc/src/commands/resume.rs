@@ -216,15 +216,18 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         state,
         decision,
     }));
+    let resources = crate::commands::run::RunResources {
+        commands,
+        events_file,
+        repository: crate::commands::run::project_workflows(&workdir, &workflow),
+    };
     let (result, redactor) = run_workflow(
         &workflow,
         Context::default(),
         &workdir,
         &run_args,
-        commands,
-        events_file,
+        resources,
         start,
-        crate::commands::run::project_workflows(&workdir, &workflow),
     )?;
     let code = summarize(&workflow, &result, args.verbose, &redactor);
     Ok(ExitCode::from(code))

@@ -82,16 +82,12 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         source: Some(args.workflow.clone()),
         store: !args.no_store,
     };
-    let (result, redactor) = run_workflow(
-        &workflow,
-        input,
-        &workdir,
-        &args,
+    let resources = RunResources {
         commands,
         events_file,
-        start,
         repository,
-    )?;
+    };
+    let (result, redactor) = run_workflow(&workflow, input, &workdir, &args, resources, start)?;
     let code = summarize(&workflow, &result, args.verbose, &redactor);
     Ok(ExitCode::from(code))
 }
@@ -179,16 +175,29 @@ pub fn parse_context(arg: Option<&str>) -> anyhow::Result<Context> {
     }
 }
 
+/// What a run needs from its working directory besides the workflow.
+pub(crate) struct RunResources {
+    /// `commands.yaml` for `execute` actions.
+    pub commands: CommandRegistry,
+    /// `--events FILE.jsonl`.
+    pub events_file: Option<std::fs::File>,
+    /// The workflows sub-workflow nodes can call.
+    pub repository: hensu_runtime::MapRepository,
+}
+
 pub(crate) fn run_workflow(
     workflow: &Workflow,
     input: Context,
     workdir: &Path,
     args: &RunArgs,
-    commands: CommandRegistry,
-    events_file: Option<std::fs::File>,
+    resources: RunResources,
     start: crate::commands::runs::Start,
-    repository: hensu_runtime::MapRepository,
 ) -> anyhow::Result<(RunResult, Arc<hensu_providers::Redactor>)> {
+    let RunResources {
+        commands,
+        events_file,
+        repository,
+    } = resources;
     let config = load_providers_config(workdir)?;
     let cancel = CancelToken::new();
     let actions = ActionHandlerRegistry::with_defaults(std::env::var("HENSU_WEBHOOK_URL").ok());
