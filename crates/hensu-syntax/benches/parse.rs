@@ -8,6 +8,10 @@ use std::sync::OnceLock;
 
 use divan::{Bencher, black_box, counter::BytesCount};
 
+/// The allocator `hensuc` ships with, so the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     divan::main();
 }
