@@ -13,67 +13,8 @@ use serde_json::{Number, Value};
 /// engine looks several of them up per node step).
 pub type Context = IndexMap<String, Value, FxBuildHasher>;
 
-/// A fast, deterministic hasher for short string keys (the rustc `FxHasher` mix).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FxBuildHasher;
-
-impl std::hash::BuildHasher for FxBuildHasher {
-    type Hasher = FxHasher;
-    fn build_hasher(&self) -> FxHasher {
-        FxHasher(0)
-    }
-}
-
-/// See [`FxBuildHasher`].
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FxHasher(u64);
-
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-
-impl std::hash::Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.add(u64::from_le_bytes(w));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 56));
-        }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        // murmur3 fmix64: every input bit reaches the low bits (bucket index) and the top bits
-        // (control bytes); the multiply-rotate mix alone only propagates upwards.
-        let mut h = self.0;
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        h ^ (h >> 33)
-    }
-}
+/// A fast, deterministic hasher for short string keys (rustc's Fx hash).
+pub use rustc_hash::FxBuildHasher;
 
 /// Renders a number as upstream does: Java integers as digits, doubles with Java's
 /// `Double.toString` (`85.0`, `1.0E-7`).
