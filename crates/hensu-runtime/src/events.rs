@@ -13,6 +13,9 @@ use serde_json::Value;
 
 use crate::state::{BacktrackKind, NodeStatus, RunState};
 
+/// Version of the JSONL event stream (`run_started.format_version`).
+pub const EVENTS_FORMAT_VERSION: u32 = 1;
+
 /// Why a transition was taken.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(tag = "rule", rename_all = "snake_case")]
@@ -134,6 +137,8 @@ fn ser_kind<S: serde::Serializer>(k: &NodeKind, ser: S) -> Result<S::Ok, S::Erro
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event<'a> {
     RunStarted {
+        /// Version of the event stream format (first line of every `--events` file).
+        format_version: u32,
         execution_id: &'a str,
         workflow_id: &'a str,
         start_node: &'a str,

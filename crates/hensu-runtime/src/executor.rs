@@ -380,6 +380,7 @@ impl Engine {
         let start_id = p.plan.nodes[p.plan.start].id.clone();
         let mut state = RunState::new(execution_id, wf.id.clone(), start_id, input);
         self.listener.on_event(&Event::RunStarted {
+            format_version: crate::events::EVENTS_FORMAT_VERSION,
             execution_id: &state.execution_id,
             workflow_id: &state.workflow_id,
             start_node: &state.current_node,

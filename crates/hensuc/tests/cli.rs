@@ -388,6 +388,9 @@ fn run_with_a_configured_provider_never_leaks_the_key() {
     );
     let events = std::fs::read_to_string(&events).unwrap();
     assert!(events.contains("\"usage\""), "{events}");
+    let first: serde_json::Value = serde_json::from_str(events.lines().next().unwrap()).unwrap();
+    assert_eq!(first["event"], "run_started");
+    assert_eq!(first["format_version"], 1);
     for (name, text) in [("stdout", &o), ("stderr", &e), ("events", &events)] {
         assert!(!text.contains(KEY), "{name} leaks the key:\n{text}");
     }

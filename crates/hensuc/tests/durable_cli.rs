@@ -527,6 +527,9 @@ fn defer_review_pauses_the_cli_run_until_resume_decides() {
     assert_eq!(runs[0].status, RunStatus::Paused);
     let id = runs[0].run_id.clone();
     drop(store);
+    let listed: Value = serde_json::from_str(&out(&hensuc(&["runs", "-d", d, "--json"]))).unwrap();
+    assert_eq!(listed["format_version"], "1");
+    assert_eq!(listed["runs"][0]["status"], "paused");
     let refused = hensuc(&["resume", &id, "-d", d]);
     assert_ne!(
         refused.status.code(),

@@ -331,7 +331,7 @@ fn list(store: &dyn StateStore, as_json: bool) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     if as_json {
         let rows: Vec<Value> = runs.iter().map(record_json).collect();
-        let _ = writeln!(out, "{}", Value::Array(rows));
+        let _ = writeln!(out, "{}", json!({"format_version": "1", "runs": rows}));
         return Ok(ExitCode::from(exit::SUCCESS));
     }
     if runs.is_empty() {
@@ -416,6 +416,7 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
     let mut out = std::io::stdout().lock();
     if as_json {
         let v = json!({
+            "format_version": "1",
             "record": record_json(r),
             "source": source,
             "path": state.as_ref().map(|s| s.path()),
