@@ -3,6 +3,10 @@
 //! workflow, and the ratios to the floor and to `lex`.
 use std::time::Instant;
 
+/// The allocator `hensuc` ships with, so the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn mbps(bytes: usize, secs: f64) -> f64 {
     bytes as f64 / secs / 1e6
 }

@@ -150,7 +150,7 @@ pub struct Call<'s> {
     /// `None` when the call has no parentheses (`agents { … }`).
     pub args: Option<Args<'s>>,
     /// The trailing lambda block, if any.
-    pub block: Option<Block<'s>>,
+    pub block: Option<Box<Block<'s>>>,
 }
 
 /// `( arg, … )` — the span includes the parentheses.
@@ -182,11 +182,53 @@ pub struct Link<'s> {
 pub struct StrExpr<'s> {
     /// The constant value: escapes decoded, literals concatenated, trims applied as Kotlin does.
     pub value: Cow<'s, str>,
-    /// The literals it was made from, in source order.
-    pub parts: Vec<StrLit>,
+    /// The literals it was made from, in source order (one literal is stored inline).
+    pub parts: StrParts,
     /// True when `value` is exactly the text between the quotes of a single literal (no escape,
     /// no trim, no concatenation), so offsets in `value` map to `parts[0].content` one to one.
     pub verbatim: bool,
+}
+
+/// The literals of a [`StrExpr`]: almost every string is a single literal, which is stored
+/// without a heap allocation. Derefs to a slice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StrParts {
+    One(StrLit),
+    Many(Vec<StrLit>),
+}
+
+impl StrParts {
+    pub fn as_slice(&self) -> &[StrLit] {
+        match self {
+            StrParts::One(lit) => std::slice::from_ref(lit),
+            StrParts::Many(v) => v,
+        }
+    }
+
+    /// Append the literals of `other` (string concatenation).
+    pub fn extend(&mut self, other: StrParts) {
+        let mut v = match std::mem::replace(self, StrParts::Many(Vec::new())) {
+            StrParts::One(lit) => vec![lit],
+            StrParts::Many(v) => v,
+        };
+        v.extend_from_slice(other.as_slice());
+        *self = StrParts::Many(v);
+    }
+}
+
+impl std::ops::Deref for StrParts {
+    type Target = [StrLit];
+    fn deref(&self) -> &[StrLit] {
+        self.as_slice()
+    }
+}
+
+impl<'a> IntoIterator for &'a StrParts {
+    type Item = &'a StrLit;
+    type IntoIter = std::slice::Iter<'a, StrLit>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -377,11 +377,11 @@ pub(crate) fn string_lit<'s>(src: &'s str, kind: TokenKind, s: CSpan) -> StrExpr
     let verbatim = matches!(value, Cow::Borrowed(_));
     StrExpr {
         value,
-        parts: vec![StrLit {
+        parts: StrParts::One(StrLit {
             span: Span::new(start, end),
             content,
             raw,
-        }],
+        }),
         verbatim,
     }
 }
@@ -1087,12 +1087,12 @@ pub(crate) fn apply_suffix<'s>(
                     ExprKind::Call(Call {
                         callee,
                         args: None,
-                        block: Some(b),
+                        block: Some(Box::new(b)),
                     }),
                     span,
                 ),
                 ExprKind::Call(mut c) if c.block.is_none() => {
-                    c.block = Some(b);
+                    c.block = Some(Box::new(b));
                     expr(ExprKind::Call(c), span)
                 }
                 ExprKind::Error => expr(ExprKind::Error, span),

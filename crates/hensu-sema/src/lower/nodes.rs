@@ -413,7 +413,7 @@ impl Lowerer<'_> {
                     let Some((bid, bid_span)) = self.id_arg(id_e, &"branch id") else {
                         continue;
                     };
-                    let (branch, bo) = self.branch(&bid, bid_span, stmt.span, c.block.as_ref());
+                    let (branch, bo) = self.branch(&bid, bid_span, stmt.span, c.block.as_deref());
                     if let Some(i) = n.branches.iter().position(|b| b.id == bid) {
                         let first = o.branches.get(i).map(|b| b.id).unwrap_or(bid_span);
                         let d = Diagnostic::new(
@@ -433,7 +433,7 @@ impl Lowerer<'_> {
                 ("consensus", Shape::Call(c)) => {
                     o.consensus = Some(stmt.span);
                     o.consensus_props.clear();
-                    n.consensus_config = Some(self.consensus(c.block.as_ref(), o));
+                    n.consensus_config = Some(self.consensus(c.block.as_deref(), o));
                 }
                 _ => {}
             }
@@ -754,7 +754,12 @@ impl Lowerer<'_> {
                     };
                 }
                 ("config", Shape::Call(c)) => {
-                    for s in c.block.as_ref().map(|b| b.stmts.as_slice()).unwrap_or(&[]) {
+                    for s in c
+                        .block
+                        .as_deref()
+                        .map(|b| b.stmts.as_slice())
+                        .unwrap_or(&[])
+                    {
                         if let Some((k, span, v)) = self.config_entry(s) {
                             if let Some(first) = keys.get(&k) {
                                 let d = Diagnostic::new(

@@ -169,7 +169,7 @@ impl Lowerer<'_> {
                 ("state", Shape::Call(c)) => {
                     self.origins.state = Some(stmt.span);
                     self.origins.variables.clear();
-                    state = Some(self.state(c.block.as_ref()));
+                    state = Some(self.state(c.block.as_deref()));
                 }
                 ("agents", Shape::Call(c)) => {
                     if let Some(b) = &c.block {
@@ -178,14 +178,14 @@ impl Lowerer<'_> {
                 }
                 ("config", Shape::Call(c)) => {
                     self.origins.config.clear();
-                    config = Some(self.config(c.block.as_ref()));
+                    config = Some(self.config(c.block.as_deref()));
                 }
                 ("graph", Shape::Call(c)) => {
                     self.origins.graph = Some(stmt.span);
                     graph_kw = Some(c.callee.span);
                     self.origins.nodes.clear();
                     self.origins.start = None;
-                    graph = Some(self.graph(c.block.as_ref()));
+                    graph = Some(self.graph(c.block.as_deref()));
                 }
                 _ => {}
             }
@@ -312,7 +312,7 @@ impl Lowerer<'_> {
             let Some((id, id_span)) = self.id_arg(id_e, &"agent id") else {
                 continue;
             };
-            let (agent, origin) = self.agent(&id, id_span, stmt.span, c.block.as_ref());
+            let (agent, origin) = self.agent(&id, id_span, stmt.span, c.block.as_deref());
             if let Some(first) = self.origins.agents.get(&id) {
                 let d = Diagnostic::new(
                     "E0202",
@@ -517,7 +517,12 @@ impl Lowerer<'_> {
                         .config
                         .insert("observability".to_string(), stmt.span);
                     let mut seen = Seen::new();
-                    for s in c.block.as_ref().map(|b| b.stmts.as_slice()).unwrap_or(&[]) {
+                    for s in c
+                        .block
+                        .as_deref()
+                        .map(|b| b.stmts.as_slice())
+                        .unwrap_or(&[])
+                    {
                         let Some((spec, Shape::Assign { value, .. })) =
                             self.accept(BlockKind::Observability, s, &mut seen)
                         else {

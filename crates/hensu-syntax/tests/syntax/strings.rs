@@ -17,7 +17,7 @@ fn value_of(expr_src: &str) -> String {
     let hensu_syntax::ast::ExprKind::Call(call) = &call.kind else {
         panic!("not a call")
     };
-    let stmt = &call.block.as_ref().unwrap().stmts[0];
+    let stmt = &call.block.as_deref().unwrap().stmts[0];
     let hensu_syntax::ast::StmtKind::Assign { value, .. } = &stmt.kind else {
         panic!("not an assignment")
     };
