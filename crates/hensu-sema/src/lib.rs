@@ -29,7 +29,7 @@ pub fn lower(file: &SourceFile<'_>, file_id: FileId, files: &dyn files::FileProv
 /// [`Lowered::diagnostics`], followed by the lowering's.
 pub fn lower_source(src: &str, file_id: FileId, files: &dyn files::FileProvider) -> Lowered {
     let parsed = hensu_syntax::parse(src);
-    let mut lowered = lower(&parsed.file, file_id, files);
+    let mut lowered = lower::lower_owned(parsed.file, file_id, files);
     let mut diagnostics: Vec<_> = parsed
         .diagnostics
         .into_iter()

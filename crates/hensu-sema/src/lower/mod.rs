@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use hensu_diagnostics::{Diagnostic, FileId, Span};
 use hensu_ir::Workflow;
-use hensu_syntax::ast::{Call, Expr, ExprKind, Ident, Link, SourceFile, Stmt, StmtKind};
+use hensu_syntax::ast::{Call, Expr, ExprKind, FunBody, Ident, Link, SourceFile, Stmt, StmtKind};
 
 use crate::files::FileProvider;
 use crate::origins::Origins;
@@ -374,16 +374,78 @@ impl<'f> Lowerer<'f> {
     }
 }
 
+/// Graph blocks taken out of the tree by [`lower_owned`], by the span of the block.
+pub(crate) type Detached<'s> = Vec<(Span, Vec<Stmt<'s>>)>;
+
 /// Lowers a parsed file.
 pub fn lower(file: &SourceFile<'_>, file_id: FileId, files: &dyn FileProvider) -> Lowered {
+    lower_with(file, &mut Vec::new(), file_id, files)
+}
+
+/// Lowers a parsed file it owns: the same result as [`lower`], but the statements of each
+/// `graph { }` block are freed one by one as they are lowered, so the tree (the bulk of it is
+/// the graph) does not stay alive beside the whole IR.
+pub fn lower_owned(mut file: SourceFile<'_>, file_id: FileId, files: &dyn FileProvider) -> Lowered {
+    let mut detached = Vec::new();
+    detach_graphs(&mut file, &mut detached);
+    lower_with(&file, &mut detached, file_id, files)
+}
+
+fn lower_with<'s>(
+    file: &SourceFile<'s>,
+    detached: &mut Detached<'s>,
+    file_id: FileId,
+    files: &dyn FileProvider,
+) -> Lowered {
     let mut l = Lowerer::new(files, file_id);
     l.origins.fallback = file.span;
-    let workflow = l.file(file);
+    let workflow = l.file(file, detached);
     let Lowerer { diags, origins, .. } = l;
     let diagnostics = diags.into_iter().map(|d| d.in_file(file_id)).collect();
     Lowered {
         workflow,
         origins,
         diagnostics,
+    }
+}
+
+/// Takes the statements of every `graph { … }` block directly inside a `workflow(…) { … }` call
+/// out of the tree (the block keeps its span; the lowering finds the statements by it).
+fn detach_graphs<'s>(file: &mut SourceFile<'s>, detached: &mut Detached<'s>) {
+    fn workflow_call<'s>(e: &mut Expr<'s>, detached: &mut Detached<'s>) {
+        let ExprKind::Call(c) = &mut e.kind else {
+            return;
+        };
+        if c.callee.name != "workflow" {
+            return;
+        }
+        let Some(body) = c.block.as_deref_mut() else {
+            return;
+        };
+        for stmt in &mut body.stmts {
+            if let StmtKind::Expr(e) = &mut stmt.kind
+                && let ExprKind::Call(g) = &mut e.kind
+                && g.callee.name == "graph"
+                && let Some(block) = g.block.as_deref_mut()
+            {
+                detached.push((block.span, std::mem::take(&mut block.stmts)));
+            }
+        }
+    }
+    for item in &mut file.items {
+        match &mut item.kind {
+            StmtKind::Fun { body, .. } => match body {
+                FunBody::Expr(e) => workflow_call(e, detached),
+                FunBody::Block(b) => {
+                    for s in &mut b.stmts {
+                        if let StmtKind::Expr(e) | StmtKind::Return(Some(e)) = &mut s.kind {
+                            workflow_call(e, detached);
+                        }
+                    }
+                }
+            },
+            StmtKind::Expr(e) => workflow_call(e, detached),
+            _ => {}
+        }
     }
 }

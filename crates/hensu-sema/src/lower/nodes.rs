@@ -38,55 +38,79 @@ fn node_kind(name: &str) -> Option<BlockKind> {
 }
 
 impl Lowerer<'_> {
-    pub(crate) fn graph(&mut self, block: Option<&Block<'_>>) -> Graph {
+    pub(crate) fn graph<'s>(
+        &mut self,
+        block: Option<&Block<'s>>,
+        detached: &mut super::Detached<'s>,
+    ) -> Graph {
         let mut graph = Graph::default();
         let Some(block) = block else { return graph };
+        // The statements detached from the tree by `lower_owned`: each is dropped as soon as it
+        // is lowered, so the tree shrinks while the IR grows.
+        let owned = detached
+            .iter()
+            .position(|(span, _)| *span == block.span)
+            .map(|i| detached.swap_remove(i).1);
+        let count = owned.as_ref().map_or(block.stmts.len(), Vec::len);
         // At most one node per statement: sized once instead of doubling (which leaves up to
         // half of these large tables unused at the peak).
-        graph.nodes.reserve(block.stmts.len());
-        self.origins.nodes.reserve(block.stmts.len());
+        graph.nodes.reserve(count);
+        self.origins.nodes.reserve(count);
         let mut seen = Seen::new();
-        for stmt in &block.stmts {
-            let Some((spec, shape)) = self.accept(BlockKind::Graph, stmt, &mut seen) else {
-                continue;
-            };
-            match (spec.kind, shape) {
-                (StatementKind::StartAt, Shape::Chain { head, links }) => {
-                    if let Some((s, span)) = self.start_at(head, links) {
-                        graph.start = Some(s);
-                        self.origins.start = Some(span);
-                    }
+        match owned {
+            Some(stmts) => {
+                for stmt in stmts {
+                    self.graph_stmt(&mut graph, &mut seen, &stmt);
                 }
-                (StatementKind::StartAt, Shape::Name(head)) => {
-                    self.start_at(head, &[]);
+            }
+            None => {
+                for stmt in &block.stmts {
+                    self.graph_stmt(&mut graph, &mut seen, stmt);
                 }
-                (_, Shape::Call(c)) => {
-                    let Some(kind) = node_kind(spec.name) else {
-                        continue;
-                    };
-                    let Some((node, origin)) = self.node(kind, spec, c, stmt) else {
-                        continue;
-                    };
-                    let id = node.id().to_string();
-                    if let Some(first) = self.origins.nodes.get(&id) {
-                        let d = Diagnostic::new(
-                            "E0201",
-                            format!("node `{id}` is declared twice"),
-                            origin.id,
-                            "declared again here",
-                        )
-                        .with_label(first.id, "first declared here")
-                        .with_help("rename one of them; hensu keeps the first declaration (upstream silently replaced it with the last)");
-                        self.emit(d);
-                        continue;
-                    }
-                    self.origins.nodes.insert(id.clone(), origin);
-                    graph.nodes.insert(id, node);
-                }
-                _ => {}
             }
         }
         graph
+    }
+
+    fn graph_stmt(&mut self, graph: &mut Graph, seen: &mut Seen, stmt: &Stmt<'_>) {
+        let Some((spec, shape)) = self.accept(BlockKind::Graph, stmt, seen) else {
+            return;
+        };
+        match (spec.kind, shape) {
+            (StatementKind::StartAt, Shape::Chain { head, links }) => {
+                if let Some((s, span)) = self.start_at(head, links) {
+                    graph.start = Some(s);
+                    self.origins.start = Some(span);
+                }
+            }
+            (StatementKind::StartAt, Shape::Name(head)) => {
+                self.start_at(head, &[]);
+            }
+            (_, Shape::Call(c)) => {
+                let Some(kind) = node_kind(spec.name) else {
+                    return;
+                };
+                let Some((node, origin)) = self.node(kind, spec, c, stmt) else {
+                    return;
+                };
+                let id = node.id().to_string();
+                if let Some(first) = self.origins.nodes.get(&id) {
+                    let d = Diagnostic::new(
+                        "E0201",
+                        format!("node `{id}` is declared twice"),
+                        origin.id,
+                        "declared again here",
+                    )
+                    .with_label(first.id, "first declared here")
+                    .with_help("rename one of them; hensu keeps the first declaration (upstream silently replaced it with the last)");
+                    self.emit(d);
+                    return;
+                }
+                self.origins.nodes.insert(id.clone(), origin);
+                graph.nodes.insert(id, node);
+            }
+            _ => {}
+        }
     }
 
     fn start_at(&mut self, head: Ident<'_>, links: &[Link<'_>]) -> Option<(String, Span)> {

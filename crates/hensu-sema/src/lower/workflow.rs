@@ -16,7 +16,11 @@ use crate::schema::{BlockKind, EnumType, StatementKind};
 
 impl Lowerer<'_> {
     /// The whole file: finds the one `workflow(…)` call (E0014) and lowers it.
-    pub(crate) fn file(&mut self, file: &SourceFile<'_>) -> Option<Workflow> {
+    pub(crate) fn file<'s>(
+        &mut self,
+        file: &SourceFile<'s>,
+        detached: &mut super::Detached<'s>,
+    ) -> Option<Workflow> {
         let mut calls: Vec<(&Call<'_>, Span)> = Vec::new();
         for item in &file.items {
             match &item.kind {
@@ -96,7 +100,7 @@ impl Lowerer<'_> {
             .with_help("put each workflow in its own file; sub-workflows are referenced by id");
             self.emit(d);
         }
-        self.workflow(first, first_span)
+        self.workflow(first, first_span, detached)
     }
 
     fn collect_workflow<'t, 's>(&mut self, e: &'t Expr<'s>, calls: &mut Vec<(&'t Call<'s>, Span)>) {
@@ -111,7 +115,12 @@ impl Lowerer<'_> {
         }
     }
 
-    fn workflow(&mut self, call: &Call<'_>, span: Span) -> Option<Workflow> {
+    fn workflow<'s>(
+        &mut self,
+        call: &Call<'s>,
+        span: Span,
+        detached: &mut super::Detached<'s>,
+    ) -> Option<Workflow> {
         self.origins.fallback = call.callee.span;
         let mut name = String::new();
         if let Some(args) = self.call_args(call, 1, Some(1), "workflow(\"name\") { … }")
@@ -185,7 +194,7 @@ impl Lowerer<'_> {
                     graph_kw = Some(c.callee.span);
                     self.origins.nodes.clear();
                     self.origins.start = None;
-                    graph = Some(self.graph(c.block.as_deref()));
+                    graph = Some(self.graph(c.block.as_deref(), detached));
                 }
                 _ => {}
             }
