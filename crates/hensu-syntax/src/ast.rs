@@ -120,7 +120,7 @@ pub enum ExprKind<'s> {
     MethodCall {
         receiver: Box<Expr<'s>>,
         method: Ident<'s>,
-        args: Vec<Arg<'s>>,
+        args: Box<[Arg<'s>]>,
     },
     /// An infix chain: `head word arg word word arg …` — Kotlin infix calls, left-associative.
     /// `onRejection revise "p" withFeedback retry 3 otherwise "x"` is
@@ -156,7 +156,7 @@ pub struct Call<'s> {
 /// `( arg, … )` — the span includes the parentheses.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Args<'s> {
-    pub items: Vec<Arg<'s>>,
+    pub items: Box<[Arg<'s>]>,
     pub span: Span,
 }
 
@@ -194,7 +194,7 @@ pub struct StrExpr<'s> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StrParts {
     One(StrLit),
-    Many(Vec<StrLit>),
+    Many(Box<[StrLit]>),
 }
 
 impl StrParts {
@@ -207,12 +207,9 @@ impl StrParts {
 
     /// Append the literals of `other` (string concatenation).
     pub fn extend(&mut self, other: StrParts) {
-        let mut v = match std::mem::replace(self, StrParts::Many(Vec::new())) {
-            StrParts::One(lit) => vec![lit],
-            StrParts::Many(v) => v,
-        };
+        let mut v = self.as_slice().to_vec();
         v.extend_from_slice(other.as_slice());
-        *self = StrParts::Many(v);
+        *self = StrParts::Many(v.into_boxed_slice());
     }
 }
 

@@ -419,7 +419,11 @@ impl<'t, 's> P<'t, 's> {
             }
         }
         self.eat(T::RParen)?;
-        let items = self.args.drain(base..).collect();
+        let items = self
+            .args
+            .drain(base..)
+            .collect::<Vec<_>>()
+            .into_boxed_slice();
         Some(Args {
             items,
             span: self.span_from(start)?,

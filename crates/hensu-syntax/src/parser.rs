@@ -562,8 +562,8 @@ pub(crate) fn file_parser<'t, 's: 't>(
             .allow_trailing()
             .collect::<Vec<_>>()
             .delimited_by(just(T::LParen), just(T::RParen))
-            .map_with(|items, e| Args {
-                items,
+            .map_with(|items: Vec<_>, e| Args {
+                items: items.into_boxed_slice(),
                 span: sp(e.span()),
             })
             .labelled(Lbl::CallArgs)
@@ -573,7 +573,7 @@ pub(crate) fn file_parser<'t, 's: 't>(
                     .then(balanced.clone().repeated())
                     .then(just(T::RParen))
                     .map_with(|_, e| Args {
-                        items: Vec::new(),
+                        items: Box::default(),
                         span: sp(e.span()),
                     }),
             ))

@@ -911,9 +911,7 @@ impl Lowerer<'_> {
                     if let Some(p) = args.get(1) {
                         match &p.kind {
                             ExprKind::Call(pc) if pc.callee.name == "mapOf" => {
-                                for arg in
-                                    pc.args.as_ref().map(|a| a.items.as_slice()).unwrap_or(&[])
-                                {
+                                for arg in pc.args.as_ref().map(|a| &a.items[..]).unwrap_or(&[]) {
                                     self.no_named_arg(arg);
                                     if let ExprKind::Chain { links, .. } = &arg.value.kind
                                         && let Some(v) = links.first().and_then(|l| l.arg.as_ref())

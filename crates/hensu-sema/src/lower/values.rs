@@ -301,7 +301,7 @@ impl Lowerer<'_> {
     ) -> Option<Vec<(String, Span)>> {
         match &e.kind {
             ExprKind::Call(c) if c.callee.name == "listOf" && c.block.is_none() => {
-                let items = c.args.as_ref().map(|a| a.items.as_slice()).unwrap_or(&[]);
+                let items = c.args.as_ref().map(|a| &a.items[..]).unwrap_or(&[]);
                 let mut out = Vec::new();
                 for arg in items {
                     self.no_named_arg(arg);
@@ -341,11 +341,7 @@ impl Lowerer<'_> {
         max: Option<usize>,
         syntax: &str,
     ) -> Option<Vec<&'t Expr<'s>>> {
-        let items: &[Arg<'s>] = call
-            .args
-            .as_ref()
-            .map(|a| a.items.as_slice())
-            .unwrap_or(&[]);
+        let items: &[Arg<'s>] = call.args.as_ref().map(|a| &a.items[..]).unwrap_or(&[]);
         let span = call
             .args
             .as_ref()
@@ -455,7 +451,7 @@ impl Lowerer<'_> {
             ExprKind::Bool(b) => Some(Value::Bool(*b)),
             ExprKind::Null => Some(Value::Null),
             ExprKind::Call(c) if c.callee.name == "listOf" && c.block.is_none() => {
-                let items = c.args.as_ref().map(|a| a.items.as_slice()).unwrap_or(&[]);
+                let items = c.args.as_ref().map(|a| &a.items[..]).unwrap_or(&[]);
                 let mut out = Vec::new();
                 for arg in items {
                     self.no_named_arg(arg);
@@ -464,7 +460,7 @@ impl Lowerer<'_> {
                 Some(Value::Array(out))
             }
             ExprKind::Call(c) if c.callee.name == "mapOf" && c.block.is_none() => {
-                let items = c.args.as_ref().map(|a| a.items.as_slice()).unwrap_or(&[]);
+                let items = c.args.as_ref().map(|a| &a.items[..]).unwrap_or(&[]);
                 let mut map = serde_json::Map::new();
                 for arg in items {
                     self.no_named_arg(arg);
