@@ -53,15 +53,23 @@ pub struct CompiledScoreCondition {
 }
 
 impl CompiledScoreCondition {
-    /// Whether `score` satisfies this arm.
-    pub fn matches(&self, score: f64) -> bool {
+    fn condition(&self) -> ScoreCondition {
         ScoreCondition {
             operator: self.operator,
             value: self.value,
             range: self.range,
             target_node: String::new(),
         }
-        .matches(score)
+    }
+
+    /// Whether `score` satisfies this arm.
+    pub fn matches(&self, score: f64) -> bool {
+        self.condition().matches(score)
+    }
+
+    /// Upstream rendering of the arm (`LT 70.0`), as [`ScoreCondition::describe`].
+    pub fn describe(&self) -> String {
+        self.condition().describe()
     }
 }
 
@@ -131,6 +139,15 @@ impl CompiledRule {
             CompiledRule::Bounded { inner, .. } => inner.trigger(),
             other => other.kind(),
         }
+    }
+
+    /// The innermost rule (the rule itself unless bounded).
+    pub fn trigger_rule(&self) -> &CompiledRule {
+        let mut r = self;
+        while let CompiledRule::Bounded { inner, .. } = r {
+            r = inner;
+        }
+        r
     }
 
     /// Forward-match feedback flag (`escalation_with_feedback` for bounded rules).
@@ -585,6 +602,13 @@ impl ExecGraph {
     /// The index of a node id.
     pub fn index_of(&self, id: &str) -> Option<NodeIndex> {
         self.index.get(id).copied()
+    }
+
+    /// The node declared at position `i` of [`Workflow::nodes`]. Nodes are added in declaration
+    /// order and never removed, so `NodeIndex::index()` is that position and indices are dense
+    /// (`0..workflow().nodes.len()`).
+    pub fn node_at(&self, i: usize) -> Option<&GraphNode> {
+        self.graph.node_weight(NodeIndex::new(i))
     }
 
     /// The start node (`None` when `start_node` names no node).

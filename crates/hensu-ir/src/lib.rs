@@ -16,6 +16,8 @@ pub mod wire;
 pub use graph::*;
 pub use model::*;
 pub use number::{canonical_int, canonical_number, java_double_to_string};
+/// Graph node index ([`ExecGraph`] indices are dense declaration positions).
+pub use petgraph::stable_graph::NodeIndex;
 pub use rubric::{RubricError, parse_rubric};
 pub use wire::{
     JsonError, JsonErrorKind, SourceMap, Span, from_json, from_json_with_spans, from_value,

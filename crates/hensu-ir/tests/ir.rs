@@ -1771,6 +1771,27 @@ fn exec_graph_resolves_targets() {
 }
 
 #[test]
+fn exec_graph_indices_are_dense_declaration_positions() {
+    let wf = mini_review();
+    let g = ExecGraph::build(&wf);
+    for (i, (id, ix)) in g.node_indices().iter().enumerate() {
+        assert_eq!(ix.index(), i);
+        assert_eq!(g.node_at(i).map(|n| n.id.as_str()), Some(id.as_str()));
+        assert_eq!(g.node_at(i).map(|n| n.workflow_index), Some(i));
+    }
+    assert!(g.node_at(wf.nodes.len()).is_none());
+    let draft = g.index_of("draft").unwrap_or_else(|| panic!("draft"));
+    let rules = g.rules(draft);
+    assert_eq!(rules[2].trigger_rule().kind(), RuleKind::Failure);
+    assert_eq!(rules[0].trigger_rule(), &rules[0]);
+    let review = g.index_of("review").unwrap_or_else(|| panic!("review"));
+    match g.rules(review)[0].trigger_rule() {
+        CompiledRule::Score { conditions, .. } => assert_eq!(conditions[0].describe(), "LT 50.0"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn exec_graph_missing_target_does_not_panic() {
     let mut wf = mini_review();
     wf.start_node = s("nowhere");

@@ -221,7 +221,7 @@ impl RunControl {
             let state = RunState::new(
                 String::new(),
                 p.workflow().id.clone(),
-                p.plan.nodes[p.plan.start].id.clone(),
+                p.plan.id(p.plan.start).to_string(),
                 input,
             );
             return RunResult {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use hensu_ir::{ExitStatus, Node, ReviewMode, StandardNode, Workflow};
+use hensu_ir::{CompiledRule, ExitStatus, Node, ReviewMode, RuleKind, StandardNode, Workflow};
 use serde_json::Value;
 
 use crate::action::{ActionHandlerRegistry, CommandRegistry};
@@ -19,7 +19,7 @@ use crate::events::{
 };
 use crate::extract::extract_object;
 use crate::generic::GenericHandlerRegistry;
-use crate::plan::{ExecPlan, PlanRule, RuleEval};
+use crate::plan::{ExecPlan, RuleEval, evaluate};
 use crate::review::{AutoApprove, ReviewDecision, ReviewHandler, ReviewOutcome, ReviewRequest};
 use crate::state::{
     Backtrack, BacktrackKind, ExecutionPhase, HistoryStep, NodeResult, NodeStatus, ReviewVerdict,
@@ -118,7 +118,7 @@ pub struct Prepared {
 
 impl Prepared {
     pub fn workflow(&self) -> &Workflow {
-        &self.plan.workflow
+        self.plan.workflow()
     }
 }
 
@@ -332,9 +332,9 @@ impl Engine {
 
     /// Builds the plan and creates the workflow's agents.
     pub fn prepare(&self, workflow: Arc<Workflow>) -> Result<Prepared, RuntimeError> {
-        let plan = ExecPlan::new(workflow)?;
+        let plan = ExecPlan::new(&workflow)?;
         let agents = AgentRegistry::from_configs(
-            plan.workflow.agents.values(),
+            plan.workflow().agents.values(),
             &self.providers,
             &self.credentials,
         )
@@ -377,7 +377,7 @@ impl Engine {
             Some(Value::String(s)) => s.clone(),
             _ => uuid::Uuid::new_v4().to_string(),
         };
-        let start_id = p.plan.nodes[p.plan.start].id.clone();
+        let start_id = p.plan.id(p.plan.start).to_string();
         let mut state = RunState::new(execution_id, wf.id.clone(), start_id, input);
         self.listener.on_event(&Event::RunStarted {
             format_version: crate::events::EVENTS_FORMAT_VERSION,
@@ -557,7 +557,7 @@ impl Engine {
             if boundary == Some(cur) {
                 return Ok(RunOutcome::Completed {
                     exit_status: ExitStatus::Success,
-                    end_node: p.plan.nodes[cur].id.clone(),
+                    end_node: p.plan.id(cur).to_string(),
                 });
             }
             state.rubric_evaluation = None;
@@ -591,7 +591,7 @@ impl Engine {
             }
             state.steps += 1;
             self.listener.on_event(&Event::NodeStarted {
-                node_id: &p.plan.nodes[cur].id,
+                node_id: p.plan.id(cur),
                 kind: node.kind(),
                 step: state.steps,
             });
@@ -602,7 +602,7 @@ impl Engine {
             };
             if result.status == NodeStatus::Pending {
                 state.phase = ExecutionPhase::Awaiting {
-                    node_id: p.plan.nodes[cur].id.clone(),
+                    node_id: p.plan.id(cur).to_string(),
                     processor_id: PostProcessor::OutputExtraction.id().to_string(),
                     cached_result: Box::new(result),
                     correlation_id: String::new(),
@@ -948,7 +948,7 @@ impl Engine {
                     pc.completed = Some(now);
                     let (output, error) = (pc.result.output.as_ref(), pc.result.error.as_deref());
                     self.listener.on_event(&Event::NodeCompleted {
-                        node_id: &p.plan.nodes[pc.idx].id,
+                        node_id: p.plan.id(pc.idx),
                         status: pc.result.status,
                         output,
                         error,
@@ -959,7 +959,7 @@ impl Engine {
                 PostProcessor::History => {
                     state.history.push(HistoryStep {
                         step: state.steps,
-                        node_id: p.plan.nodes[pc.idx].id.clone(),
+                        node_id: p.plan.id(pc.idx).to_string(),
                         status: pc.result.status,
                         output: pc.result.output.clone(),
                         error: pc.result.error.clone(),
@@ -979,7 +979,7 @@ impl Engine {
                 ProcessorOutcome::Terminal(o) => return Ok(Step::Stop(o)),
                 ProcessorOutcome::Suspend { correlation_id } => {
                     state.phase = ExecutionPhase::Awaiting {
-                        node_id: p.plan.nodes[pc.idx].id.clone(),
+                        node_id: p.plan.id(pc.idx).to_string(),
                         processor_id: PostProcessor::PIPELINE[i].id().to_string(),
                         cached_result: Box::new(pc.result.clone()),
                         correlation_id,
@@ -992,7 +992,7 @@ impl Engine {
         match pc.next {
             Some(n) => Ok(Step::Next(n)),
             None => Err(RuntimeError::NoValidTransition {
-                node: p.plan.nodes[pc.idx].id.clone(),
+                node: p.plan.id(pc.idx).to_string(),
             }),
         }
     }
@@ -1009,10 +1009,11 @@ impl Engine {
         };
         let text = render(output);
         let pn = &p.plan.nodes[pc.idx];
+        let id = p.plan.id(pc.idx);
         if let Err(violation) = validate_output(&text) {
             return ProcessorOutcome::Terminal(RunOutcome::Failed(
                 RuntimeError::OutputValidation {
-                    node: pn.id.clone(),
+                    node: id.to_string(),
                     violation,
                 },
             ));
@@ -1021,7 +1022,7 @@ impl Engine {
         match p.plan.node(pc.idx) {
             Some(Node::Standard(node)) => {
                 if pn.extract_keys.is_empty() {
-                    ctx.insert(pn.id.clone(), Value::String(text.into_owned()));
+                    ctx.insert(id.to_string(), Value::String(text.into_owned()));
                     return ProcessorOutcome::Continue;
                 }
                 for k in &pn.extract_keys {
@@ -1042,7 +1043,7 @@ impl Engine {
                 }
             }
             Some(Node::Generic(_)) => {
-                ctx.insert(pn.id.clone(), output.clone());
+                ctx.insert(id.to_string(), output.clone());
             }
             _ => {}
         }
@@ -1055,6 +1056,7 @@ impl Engine {
             return ProcessorOutcome::Continue;
         };
         let pn = &p.plan.nodes[pc.idx];
+        let id = p.plan.id(pc.idx);
         let mut score = if pc.result.status == NodeStatus::Success {
             state
                 .context
@@ -1085,7 +1087,7 @@ impl Engine {
             passed,
         });
         self.listener.on_event(&Event::RubricEvaluated {
-            node_id: &pn.id,
+            node_id: id,
             score: final_score,
             passed,
         });
@@ -1093,18 +1095,24 @@ impl Engine {
             return ProcessorOutcome::Continue;
         }
         // An explicit score rule that handles the score wins over auto-backtrack.
-        let handled = pn.rules.iter().any(|r| {
-            matches!(r.trigger(), PlanRule::Score { .. })
-                && matches!(
-                    r.evaluate(
-                        pc.idx,
-                        &pc.result,
-                        &state.context,
-                        state.review_verdict.as_ref()
-                    ),
-                    RuleEval::Match { .. }
-                )
-        });
+        let handled = p
+            .plan
+            .rules(pc.idx)
+            .iter()
+            .zip(&pn.rule_extras)
+            .any(|(r, extra)| {
+                r.trigger() == RuleKind::Score
+                    && matches!(
+                        evaluate(
+                            r,
+                            extra,
+                            &pc.result,
+                            &state.context,
+                            state.review_verdict.as_ref()
+                        ),
+                        RuleEval::Match { .. }
+                    )
+            });
         if handled {
             return ProcessorOutcome::Continue;
         }
@@ -1163,7 +1171,7 @@ impl Engine {
                 );
                 Some(t)
             } else if final_score < 80.0 {
-                let key = format!("rubric_backtrack:{}", pn.id);
+                let key = format!("rubric_backtrack:{id}");
                 let count = state.retry_counters.get(&key).copied().unwrap_or(0);
                 if count < 3 {
                     state.retry_counters.insert(key, count + 1);
@@ -1177,16 +1185,16 @@ impl Engine {
             }
         };
         if let Some(t) = target {
-            let to = p.plan.nodes[t].id.clone();
+            let to = p.plan.id(t).to_string();
             let reason = format!("Rubric score: {shown}");
             self.listener.on_event(&Event::Backtrack {
-                from: &pn.id,
+                from: id,
                 to: &to,
                 kind: BacktrackKind::Automatic,
                 reason: &reason,
             });
             state.backtracks.push(Backtrack {
-                from: pn.id.clone(),
+                from: id.to_string(),
                 to: to.clone(),
                 kind: BacktrackKind::Automatic,
                 reason,
@@ -1237,6 +1245,7 @@ impl Engine {
             },
         };
         let pn = &p.plan.nodes[pc.idx];
+        let id = p.plan.id(pc.idx);
         match decision {
             ReviewDecision::Approve { edits } => {
                 if let Some(edits) = edits {
@@ -1271,13 +1280,13 @@ impl Engine {
                     state.context.extend(edits);
                 }
                 self.listener.on_event(&Event::Backtrack {
-                    from: &pn.id,
+                    from: id,
                     to: &target,
                     kind: BacktrackKind::Manual,
                     reason: &reason,
                 });
                 state.backtracks.push(Backtrack {
-                    from: pn.id.clone(),
+                    from: id.to_string(),
                     to: target.clone(),
                     kind: BacktrackKind::Manual,
                     reason: reason.clone(),
@@ -1302,6 +1311,7 @@ impl Engine {
         pc: &mut PostCtx,
     ) -> Result<ProcessorOutcome, RuntimeError> {
         let pn = &p.plan.nodes[pc.idx];
+        let id = p.plan.id(pc.idx);
         if state.node_redirected {
             state.node_redirected = false;
             if let Some(reason) = state
@@ -1316,8 +1326,8 @@ impl Engine {
             }
             if let Some(next) = pc.next {
                 self.listener.on_event(&Event::TransitionTaken {
-                    from: &pn.id,
-                    to: &p.plan.nodes[next].id,
+                    from: id,
+                    to: p.plan.id(next),
                     cause: TransitionCause::Redirected,
                     bounded: None,
                     feedback: state.context.contains_key("recommendation"),
@@ -1330,9 +1340,11 @@ impl Engine {
             .as_ref()
             .and_then(|v| v.reason.clone())
             .filter(|r| !r.trim().is_empty());
-        for rule in &pn.rules {
-            let (target, cause) = match rule.evaluate(
-                pc.idx,
+        let routing_vars = p.plan.routing_vars(pc.idx);
+        for (rule, extra) in p.plan.rules(pc.idx).iter().zip(&pn.rule_extras) {
+            let (target, cause) = match evaluate(
+                rule,
+                extra,
                 &pc.result,
                 &state.context,
                 state.review_verdict.as_ref(),
@@ -1342,7 +1354,7 @@ impl Engine {
                     if let Some(message) = diag.filter(|_| pc.result.status == NodeStatus::Success)
                     {
                         self.listener.on_event(&Event::TransitionWarning {
-                            node_id: &pn.id,
+                            node_id: id,
                             message: &message,
                         });
                     }
@@ -1354,25 +1366,25 @@ impl Engine {
             let dest;
             let feedback;
             let mut retried = false;
-            if let PlanRule::Bounded {
+            if let CompiledRule::Bounded {
                 namespace,
                 budget,
                 otherwise,
                 inner,
-                counter_key,
                 ..
             } = rule
             {
+                let counter_key = &extra.counter_key;
                 let count = state.retry_counters.get(counter_key).copied().unwrap_or(0);
                 if count < *budget {
                     retried = true;
                     state.retry_counters.insert(counter_key.clone(), count + 1);
                     match inner.trigger() {
-                        PlanRule::Failure { .. } => {
+                        RuleKind::Failure => {
                             ctx.shift_remove("recommendation");
                         }
-                        PlanRule::NoConsensus { .. } => {
-                            let key = format!("consensus_feedback:{}", pn.id);
+                        RuleKind::NoConsensus => {
+                            let key = format!("consensus_feedback:{id}");
                             if let Some(Value::String(fb)) = ctx.shift_remove(key.as_str())
                                 && !fb.trim().is_empty()
                             {
@@ -1385,10 +1397,10 @@ impl Engine {
                             }
                         }
                     }
-                    for v in &pn.routing_vars {
+                    for v in routing_vars {
                         ctx.shift_remove(v.as_str());
                     }
-                    dest = target;
+                    dest = p.plan.resolve(pc.idx, target)?;
                     feedback = ctx.contains_key("recommendation");
                     bounded = Some(BoundedInfo {
                         namespace: namespace.as_str(),
@@ -1397,7 +1409,7 @@ impl Engine {
                         exhausted: false,
                     });
                 } else {
-                    dest = *otherwise;
+                    dest = p.plan.resolve(pc.idx, otherwise)?;
                     bounded = Some(BoundedInfo {
                         namespace: namespace.as_str(),
                         count,
@@ -1407,7 +1419,7 @@ impl Engine {
                     feedback = rule.with_feedback();
                 }
             } else {
-                dest = target;
+                dest = p.plan.resolve(pc.idx, target)?;
                 feedback = rule.with_feedback();
             }
             if !retried {
@@ -1415,7 +1427,7 @@ impl Engine {
                     let suffix = pn.counter_suffix.as_str();
                     state.retry_counters.retain(|k, _| !k.ends_with(suffix));
                 }
-                for v in &pn.routing_vars {
+                for v in routing_vars {
                     ctx.shift_remove(v.as_str());
                 }
                 if feedback {
@@ -1427,30 +1439,31 @@ impl Engine {
                 }
             }
             state.review_verdict = None;
-            let to = &p.plan.nodes[dest].id;
+            let to = p.plan.id(dest);
             if retried {
                 let reason = format!("{cause}");
                 state.backtracks.push(Backtrack {
-                    from: pn.id.clone(),
-                    to: to.clone(),
+                    from: id.to_string(),
+                    to: to.to_string(),
                     kind: BacktrackKind::Revise,
                     reason,
                 });
             }
             self.listener.on_event(&Event::TransitionTaken {
-                from: &pn.id,
+                from: id,
                 to,
                 cause,
                 bounded,
                 feedback: feedback && state.context.contains_key("recommendation"),
             });
-            state.current_node.clone_from(to);
+            state.current_node.clear();
+            state.current_node.push_str(to);
             pc.next = Some(dest);
             return Ok(ProcessorOutcome::Continue);
         }
         state.review_verdict = None;
         Err(RuntimeError::NoValidTransition {
-            node: pn.id.clone(),
+            node: id.to_string(),
         })
     }
 }

@@ -1,12 +1,12 @@
-//! The executable plan: a workflow with node ids resolved to indices once, transition rules with
-//! resolved targets, and the per-node engine-variable sets precomputed, so the hot path never
-//! looks a node up by name.
-
-use std::sync::Arc;
+//! The executable plan: the IR's [`ExecGraph`] (node ids mapped to indices once, rules compiled
+//! with resolved targets, §5.4 routing vars) plus what only the runtime needs per node — counter
+//! keys, extraction keys, engine-variable flags, condition descriptions — so the hot path never
+//! looks a node up by name. A node's index in the plan is its `NodeIndex::index()` in the graph
+//! (= its declaration position).
 
 use hensu_ir::{
-    ConditionPredicate, Namespace, Node, ScoreCondition, TransitionRule, Workflow,
-    is_engine_variable,
+    CompiledRule, ConditionPredicate, EdgeKind, ExecGraph, GraphNode, Node, NodeIndex, Target,
+    TransitionRule, Workflow, is_engine_variable,
 };
 use serde_json::Value;
 
@@ -15,184 +15,139 @@ use crate::events::TransitionCause;
 use crate::state::{NodeResult, NodeStatus, ReviewVerdict};
 use crate::value::{Context, as_bool, as_number, canonical_string, java_to_string, java_type_name};
 
-/// A transition rule with resolved targets.
-#[derive(Clone, Debug)]
-pub enum PlanRule {
-    Success {
-        target: usize,
-        with_feedback: bool,
-    },
-    /// `None` = the current node (self-retry).
-    Failure {
-        target: Option<usize>,
-    },
-    NoConsensus {
-        target: usize,
-        with_feedback: bool,
-    },
-    Approval {
-        expected: bool,
-        target: usize,
-        with_feedback: bool,
-    },
-    Score {
-        /// Condition, target, upstream description (`GTE 70.0`).
-        conditions: Vec<(ScoreCondition, usize, String)>,
-        with_feedback: bool,
-    },
-    Condition {
-        variable: String,
-        predicate: ConditionPredicate,
-        describe: String,
-        target: usize,
-        with_feedback: bool,
-    },
-    Always {
-        target: usize,
-        with_feedback: bool,
-    },
-    Bounded {
-        namespace: Namespace,
-        budget: i64,
-        otherwise: usize,
-        escalation_with_feedback: bool,
-        inner: Box<PlanRule>,
-        /// `"<namespace>:<ownerNodeId>"`.
-        counter_key: String,
-    },
-    RubricFail,
+/// What the runtime adds to one compiled rule (parallel to the graph node's rule list).
+#[derive(Clone, Debug, Default)]
+pub struct RuleExtra {
+    /// `"<namespace>:<ownerNodeId>"` for bounded rules (empty otherwise).
+    pub counter_key: String,
+    /// Upstream descriptions of the trigger rule: one per score arm (`GTE 70.0`), or the
+    /// condition's predicate (`== "done"`); empty otherwise.
+    pub describe: Vec<String>,
+}
+
+impl RuleExtra {
+    fn new(rule: &CompiledRule, owner: &str) -> Self {
+        let counter_key = match rule {
+            CompiledRule::Bounded { namespace, .. } => format!("{}:{owner}", namespace.as_str()),
+            _ => String::new(),
+        };
+        let describe = match rule.trigger_rule() {
+            CompiledRule::Score { conditions, .. } => {
+                conditions.iter().map(|c| c.describe()).collect()
+            }
+            CompiledRule::Condition { predicate, .. } => vec![predicate.describe()],
+            _ => Vec::new(),
+        };
+        RuleExtra {
+            counter_key,
+            describe,
+        }
+    }
 }
 
 /// The outcome of evaluating one rule.
 #[derive(Debug)]
 pub enum RuleEval<'p> {
+    /// Resolve the target with [`ExecPlan::resolve`].
     Match {
-        target: usize,
+        target: &'p Target,
         cause: TransitionCause<'p>,
     },
     /// No match; the diagnostic is reported as a transition warning on a SUCCESS result.
     NoMatch(Option<String>),
 }
 
-impl PlanRule {
-    /// The feedback flag applying when this rule matches forward.
-    pub fn with_feedback(&self) -> bool {
-        match self {
-            PlanRule::Success { with_feedback, .. }
-            | PlanRule::NoConsensus { with_feedback, .. }
-            | PlanRule::Approval { with_feedback, .. }
-            | PlanRule::Score { with_feedback, .. }
-            | PlanRule::Condition { with_feedback, .. }
-            | PlanRule::Always { with_feedback, .. } => *with_feedback,
-            PlanRule::Bounded {
-                escalation_with_feedback,
-                ..
-            } => *escalation_with_feedback,
-            PlanRule::Failure { .. } | PlanRule::RubricFail => false,
+/// Evaluates the trigger of `rule` (for bounded rules: the inner rule; budgets are the transition
+/// processor's business). `extra` is the rule's [`RuleExtra`].
+pub fn evaluate<'p>(
+    rule: &'p CompiledRule,
+    extra: &'p RuleExtra,
+    result: &NodeResult,
+    ctx: &Context,
+    verdict: Option<&ReviewVerdict>,
+) -> RuleEval<'p> {
+    let ok = result.status == NodeStatus::Success;
+    let consensus_false = result.metadata.get("consensus_reached") == Some(&Value::Bool(false));
+    let hit = |target: &'p Target, cause: TransitionCause<'p>| RuleEval::Match { target, cause };
+    match rule {
+        CompiledRule::Success { target, .. } if ok => hit(target, TransitionCause::Success),
+        CompiledRule::Always { target, .. } if ok => hit(target, TransitionCause::Always),
+        CompiledRule::Failure { target }
+            if result.status == NodeStatus::Failure && !consensus_false =>
+        {
+            hit(target, TransitionCause::Failure)
         }
-    }
-
-    /// The innermost rule.
-    pub fn trigger(&self) -> &PlanRule {
-        let mut r = self;
-        while let PlanRule::Bounded { inner, .. } = r {
-            r = inner;
+        CompiledRule::NoConsensus { target, .. }
+            if result.status == NodeStatus::Failure && consensus_false =>
+        {
+            hit(target, TransitionCause::NoConsensus)
         }
-        r
-    }
-
-    /// Evaluates the trigger of this rule (for bounded rules: the inner rule; budgets are the
-    /// transition processor's business).
-    pub fn evaluate<'p>(
-        &'p self,
-        current: usize,
-        result: &NodeResult,
-        ctx: &Context,
-        verdict: Option<&ReviewVerdict>,
-    ) -> RuleEval<'p> {
-        let ok = result.status == NodeStatus::Success;
-        let consensus_false = result.metadata.get("consensus_reached") == Some(&Value::Bool(false));
-        let hit = |target: usize, cause: TransitionCause<'p>| RuleEval::Match { target, cause };
-        match self {
-            PlanRule::Success { target, .. } if ok => hit(*target, TransitionCause::Success),
-            PlanRule::Always { target, .. } if ok => hit(*target, TransitionCause::Always),
-            PlanRule::Failure { target }
-                if result.status == NodeStatus::Failure && !consensus_false =>
-            {
-                hit(target.unwrap_or(current), TransitionCause::Failure)
+        CompiledRule::Approval {
+            expected, target, ..
+        } => {
+            let decided = match verdict {
+                Some(v) => Some((v.approved, true)),
+                None => ctx.get("approved").and_then(as_bool).map(|b| (b, false)),
+            };
+            match decided {
+                Some((approved, from_review)) if approved == *expected => hit(
+                    target,
+                    TransitionCause::Approval {
+                        expected: *expected,
+                        from_review,
+                    },
+                ),
+                _ => RuleEval::NoMatch(None),
             }
-            PlanRule::NoConsensus { target, .. }
-                if result.status == NodeStatus::Failure && consensus_false =>
-            {
-                hit(*target, TransitionCause::NoConsensus)
-            }
-            PlanRule::Approval {
-                expected, target, ..
-            } => {
-                let decided = match verdict {
-                    Some(v) => Some((v.approved, true)),
-                    None => ctx.get("approved").and_then(as_bool).map(|b| (b, false)),
-                };
-                match decided {
-                    Some((approved, from_review)) if approved == *expected => hit(
-                        *target,
-                        TransitionCause::Approval {
-                            expected: *expected,
-                            from_review,
+        }
+        CompiledRule::Score { conditions, .. } => {
+            let Some(score) = ctx.get("score").and_then(as_number) else {
+                return RuleEval::NoMatch(None);
+            };
+            for (i, cond) in conditions.iter().enumerate() {
+                if cond.matches(score) {
+                    return hit(
+                        &cond.target,
+                        TransitionCause::Score {
+                            score,
+                            condition: extra.describe.get(i).map_or("", String::as_str),
                         },
-                    ),
-                    _ => RuleEval::NoMatch(None),
+                    );
                 }
             }
-            PlanRule::Score { conditions, .. } => {
-                let Some(score) = ctx.get("score").and_then(as_number) else {
-                    return RuleEval::NoMatch(None);
-                };
-                for (cond, target, describe) in conditions {
-                    if cond.matches(score) {
-                        return hit(
-                            *target,
-                            TransitionCause::Score {
-                                score,
-                                condition: describe,
-                            },
-                        );
+            RuleEval::NoMatch(None)
+        }
+        CompiledRule::Condition {
+            variable,
+            predicate,
+            target,
+            ..
+        } => {
+            if !ok {
+                return RuleEval::NoMatch(None);
+            }
+            let describe = extra.describe.first().map_or("", String::as_str);
+            let actual = ctx.get(variable.as_str()).filter(|v| !v.is_null());
+            match eval_predicate(predicate, actual) {
+                Some(true) => hit(
+                    target,
+                    TransitionCause::Condition {
+                        variable,
+                        predicate: describe,
+                    },
+                ),
+                Some(false) => RuleEval::NoMatch(None),
+                None => RuleEval::NoMatch(Some(format!(
+                    "Condition on variable '{variable}' ({describe}) could not be evaluated: actual value is {}",
+                    match actual {
+                        None => "absent".to_string(),
+                        Some(v) => format!("{} '{}'", java_type_name(v), java_to_string(v)),
                     }
-                }
-                RuleEval::NoMatch(None)
+                ))),
             }
-            PlanRule::Condition {
-                variable,
-                predicate,
-                describe,
-                target,
-                ..
-            } => {
-                if !ok {
-                    return RuleEval::NoMatch(None);
-                }
-                let actual = ctx.get(variable.as_str()).filter(|v| !v.is_null());
-                match eval_predicate(predicate, actual) {
-                    Some(true) => hit(
-                        *target,
-                        TransitionCause::Condition {
-                            variable,
-                            predicate: describe,
-                        },
-                    ),
-                    Some(false) => RuleEval::NoMatch(None),
-                    None => RuleEval::NoMatch(Some(format!(
-                        "Condition on variable '{variable}' ({describe}) could not be evaluated: actual value is {}",
-                        match actual {
-                            None => "absent".to_string(),
-                            Some(v) => format!("{} '{}'", java_type_name(v), java_to_string(v)),
-                        }
-                    ))),
-                }
-            }
-            PlanRule::Bounded { inner, .. } => inner.evaluate(current, result, ctx, verdict),
-            _ => RuleEval::NoMatch(None),
         }
+        CompiledRule::Bounded { inner, .. } => evaluate(inner, extra, result, ctx, verdict),
+        _ => RuleEval::NoMatch(None),
     }
 }
 
@@ -209,14 +164,11 @@ pub fn eval_predicate(predicate: &ConditionPredicate, actual: Option<&Value>) ->
     }
 }
 
-/// Per-node precomputed data.
+/// Per-node data the graph does not have.
 #[derive(Clone, Debug)]
 pub struct PlanNode {
-    pub id: String,
-    pub rules: Vec<PlanRule>,
-    /// ∪ required routing vars of all rules ∪ {score, approved} − {recommendation}: removed from
-    /// the context on every transition out of the node.
-    pub routing_vars: Vec<String>,
+    /// One entry per compiled rule of the graph node, in order.
+    pub rule_extras: Vec<RuleExtra>,
     /// Extraction keys of a standard node: writes ∪ engine vars (ordered, deduplicated).
     pub extract_keys: Vec<String>,
     /// Whether the node has engine variables (rubric or routing vars).
@@ -230,42 +182,48 @@ pub struct PlanNode {
     pub counter_suffix: String,
 }
 
-/// A workflow ready to run.
+/// A workflow ready to run: its executable graph and the runtime's per-node data, indexed alike
+/// (`nodes[i]` belongs to the graph node at `NodeIndex::new(i)`).
 #[derive(Clone, Debug)]
 pub struct ExecPlan {
-    pub workflow: Arc<Workflow>,
+    graph: ExecGraph,
     pub nodes: Vec<PlanNode>,
     pub start: usize,
 }
 
 impl ExecPlan {
-    /// Resolves every target; an unknown target or start node is an error naming it.
-    pub fn new(workflow: Arc<Workflow>) -> Result<Self, RuntimeError> {
-        let index = |id: &str, from: &str| -> Result<usize, RuntimeError> {
-            workflow
-                .nodes
-                .get_index_of(id)
-                .ok_or_else(|| RuntimeError::InvalidWorkflow {
-                    message: format!(
-                        "node '{from}' has a transition to '{id}' which does not exist"
-                    ),
-                })
-        };
-        let start = workflow
-            .nodes
-            .get_index_of(&workflow.start_node)
+    /// Builds the graph and the per-node data; an unknown start node or transition target is an
+    /// error naming it.
+    pub fn new(workflow: &Workflow) -> Result<Self, RuntimeError> {
+        let graph = ExecGraph::build(workflow);
+        let start = graph
+            .start()
             .ok_or_else(|| RuntimeError::InvalidWorkflow {
                 message: format!("start node '{}' does not exist", workflow.start_node),
-            })?;
+            })?
+            .index();
+        // Fork targets that name no node are skipped at run time (upstream); rule targets are not.
+        if let Some(u) = graph
+            .unresolved()
+            .iter()
+            .find(|u| u.edge.kind != EdgeKind::Fork)
+        {
+            let from = graph.node(u.from).map_or("", |n| n.id.as_str());
+            return Err(unresolved(from, &u.target));
+        }
         let mut nodes = Vec::with_capacity(workflow.nodes.len());
-        for (id, node) in &workflow.nodes {
-            let rules = node
-                .transition_rules()
-                .iter()
-                .map(|r| compile_rule(r, id, &index))
-                .collect::<Result<Vec<_>, _>>()?;
-            let mut routing: Vec<String> = Vec::new();
+        for (i, (id, node)) in workflow.nodes.iter().enumerate() {
+            let gn = graph.node_at(i).filter(|gn| gn.id == *id).ok_or_else(|| {
+                RuntimeError::InvalidWorkflow {
+                    message: format!("node '{id}' is not at graph index {i}"),
+                }
+            })?;
             let mut needs = (false, false, false);
+            let mut engine_vars: Vec<String> = Vec::new();
+            if node.rubric().is_some() {
+                push_unique(&mut engine_vars, "score");
+                push_unique(&mut engine_vars, "recommendation");
+            }
             for r in node.transition_rules() {
                 for v in r.required_routing_vars() {
                     match v {
@@ -274,20 +232,9 @@ impl ExecPlan {
                         "recommendation" => needs.2 = true,
                         _ => {}
                     }
-                    push_unique(&mut routing, v);
+                    push_unique(&mut engine_vars, v);
                 }
             }
-            let mut engine_vars: Vec<String> = Vec::new();
-            if node.rubric().is_some() {
-                push_unique(&mut engine_vars, "score");
-                push_unique(&mut engine_vars, "recommendation");
-            }
-            for v in &routing {
-                push_unique(&mut engine_vars, v);
-            }
-            push_unique(&mut routing, "score");
-            push_unique(&mut routing, "approved");
-            routing.retain(|v| v != "recommendation");
             let mut extract_keys: Vec<String> = Vec::new();
             if let Node::Standard(s) = node {
                 for w in &s.writes {
@@ -307,9 +254,7 @@ impl ExecPlan {
                 )
             });
             nodes.push(PlanNode {
-                id: id.clone(),
-                rules,
-                routing_vars: routing,
+                rule_extras: gn.rules.iter().map(|r| RuleExtra::new(r, id)).collect(),
                 has_engine_vars: !engine_vars.is_empty(),
                 extract_keys,
                 needs_score: needs.0,
@@ -320,20 +265,66 @@ impl ExecPlan {
             });
         }
         Ok(ExecPlan {
-            workflow,
+            graph,
             nodes,
             start,
         })
     }
 
+    /// The workflow (the graph's copy).
+    pub fn workflow(&self) -> &Workflow {
+        self.graph.workflow()
+    }
+
+    /// The executable graph.
+    pub fn graph(&self) -> &ExecGraph {
+        &self.graph
+    }
+
+    /// The graph node at `idx`.
+    pub fn graph_node(&self, idx: usize) -> Option<&GraphNode> {
+        self.graph.node_at(idx)
+    }
+
+    /// The id of the node at `idx` (`""` for an index the plan does not have).
+    pub fn id(&self, idx: usize) -> &str {
+        self.graph.node_at(idx).map_or("", |n| n.id.as_str())
+    }
+
+    /// The compiled rules of the node at `idx`, in order.
+    pub fn rules(&self, idx: usize) -> &[CompiledRule] {
+        self.graph.node_at(idx).map_or(&[], |n| &n.rules)
+    }
+
+    /// The §5.4 routing vars of the node at `idx`: removed from the context on every transition.
+    pub fn routing_vars(&self, idx: usize) -> &[String] {
+        self.graph.node_at(idx).map_or(&[], |n| &n.routing_vars)
+    }
+
     /// The IR node at `idx`.
     pub fn node(&self, idx: usize) -> Option<&Node> {
-        self.workflow.nodes.get_index(idx).map(|(_, n)| n)
+        self.graph.payload(NodeIndex::new(idx))
     }
 
     /// The index of a node id.
     pub fn index_of(&self, id: &str) -> Option<usize> {
-        self.workflow.nodes.get_index_of(id)
+        self.graph.index_of(id).map(NodeIndex::index)
+    }
+
+    /// The node a matched target of a rule owned by `owner` leads to (`SelfRetry` = `owner`);
+    /// an unresolved target is an error naming the owner and the target.
+    pub fn resolve(&self, owner: usize, target: &Target) -> Result<usize, RuntimeError> {
+        match target {
+            Target::Node(ix) => Ok(ix.index()),
+            Target::SelfRetry => Ok(owner),
+            Target::Unresolved(t) => Err(unresolved(self.id(owner), t)),
+        }
+    }
+}
+
+fn unresolved(from: &str, target: &str) -> RuntimeError {
+    RuntimeError::InvalidWorkflow {
+        message: format!("node '{from}' has a transition to '{target}' which does not exist"),
     }
 }
 
@@ -343,89 +334,84 @@ fn push_unique(v: &mut Vec<String>, s: &str) {
     }
 }
 
-fn compile_rule(
-    rule: &TransitionRule,
-    owner: &str,
-    index: &impl Fn(&str, &str) -> Result<usize, RuntimeError>,
-) -> Result<PlanRule, RuntimeError> {
-    Ok(match rule {
-        TransitionRule::Success {
-            target_node,
-            with_feedback,
-        } => PlanRule::Success {
-            target: index(target_node, owner)?,
-            with_feedback: *with_feedback,
-        },
-        TransitionRule::Failure { target_node } => PlanRule::Failure {
-            target: match target_node {
-                Some(t) => Some(index(t, owner)?),
-                None => None,
-            },
-        },
-        TransitionRule::NoConsensus {
-            target_node,
-            with_feedback,
-        } => PlanRule::NoConsensus {
-            target: index(target_node, owner)?,
-            with_feedback: *with_feedback,
-        },
-        TransitionRule::Approval {
-            expected,
-            target_node,
-            with_feedback,
-        } => PlanRule::Approval {
-            expected: *expected,
-            target: index(target_node, owner)?,
-            with_feedback: *with_feedback,
-        },
-        TransitionRule::Score {
-            conditions,
-            with_feedback,
-        } => PlanRule::Score {
-            conditions: conditions
-                .iter()
-                .map(|c| Ok((c.clone(), index(&c.target_node, owner)?, c.describe())))
-                .collect::<Result<Vec<_>, RuntimeError>>()?,
-            with_feedback: *with_feedback,
-        },
-        TransitionRule::Condition {
-            variable,
-            predicate,
-            target_node,
-            with_feedback,
-        } => PlanRule::Condition {
-            variable: variable.clone(),
-            predicate: predicate.clone(),
-            describe: predicate.describe(),
-            target: index(target_node, owner)?,
-            with_feedback: *with_feedback,
-        },
-        TransitionRule::Always {
-            target_node,
-            with_feedback,
-        } => PlanRule::Always {
-            target: index(target_node, owner)?,
-            with_feedback: *with_feedback,
-        },
-        TransitionRule::Bounded {
-            namespace,
-            budget,
-            otherwise,
-            escalation_with_feedback,
-            inner,
-        } => PlanRule::Bounded {
-            namespace: *namespace,
-            budget: *budget,
-            otherwise: index(otherwise, owner)?,
-            escalation_with_feedback: *escalation_with_feedback,
-            inner: Box::new(compile_rule(inner, owner, index)?),
-            counter_key: format!("{}:{owner}", namespace.as_str()),
-        },
-        TransitionRule::RubricFail => PlanRule::RubricFail,
-    })
-}
-
 /// Whether a name is an engine variable (re-exported for handlers).
 pub fn engine_variable(name: &str) -> bool {
     is_engine_variable(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use hensu_ir::{EndNode, ExitStatus, Metadata, StandardNode};
+    use indexmap::IndexMap;
+
+    use super::*;
+
+    fn workflow(target: &str) -> Workflow {
+        let mut nodes = IndexMap::new();
+        nodes.insert(
+            "a".to_string(),
+            Node::Standard(StandardNode {
+                id: "a".into(),
+                agent_id: Some("x".into()),
+                transition_rules: vec![TransitionRule::Success {
+                    target_node: target.into(),
+                    with_feedback: false,
+                }],
+                ..StandardNode::default()
+            }),
+        );
+        nodes.insert(
+            "end".to_string(),
+            Node::End(EndNode {
+                id: "end".into(),
+                status: ExitStatus::Success,
+            }),
+        );
+        Workflow {
+            id: "w".into(),
+            version: "1".into(),
+            metadata: Metadata::default(),
+            agents: IndexMap::new(),
+            nodes,
+            start_node: "a".into(),
+            config: None,
+            state_schema: None,
+        }
+    }
+
+    #[test]
+    fn plan_indices_are_graph_indices() -> Result<(), RuntimeError> {
+        let plan = ExecPlan::new(&workflow("end"))?;
+        assert_eq!(plan.start, 0);
+        assert_eq!(plan.id(1), "end");
+        assert_eq!(plan.index_of("end"), Some(1));
+        assert_eq!(plan.id(2), "");
+        let target = match &plan.rules(0)[0] {
+            CompiledRule::Success { target, .. } => target.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(plan.resolve(0, &target)?, 1);
+        assert_eq!(plan.resolve(0, &Target::SelfRetry)?, 0);
+        Ok(())
+    }
+
+    #[test]
+    fn unresolved_targets_are_errors_naming_node_and_target() {
+        let message = "node 'a' has a transition to 'ghost' which does not exist";
+        let err = ExecPlan::new(&workflow("ghost")).err();
+        assert_eq!(
+            err,
+            Some(RuntimeError::InvalidWorkflow {
+                message: message.into()
+            })
+        );
+        let plan = ExecPlan::new(&workflow("end")).ok();
+        let err = plan.map(|p| p.resolve(0, &Target::Unresolved("ghost".into())));
+        assert_eq!(
+            err,
+            Some(Err(RuntimeError::InvalidWorkflow {
+                message: message.into()
+            }))
+        );
+    }
 }

@@ -166,7 +166,7 @@ async fn run_subworkflow(
             )));
         }
     }
-    let start = prepared.plan.nodes[prepared.plan.start].id.clone();
+    let start = prepared.plan.id(prepared.plan.start).to_string();
     let mut child_state = RunState::new(
         uuid::Uuid::new_v4().to_string(),
         wf.id.clone(),
