@@ -2,7 +2,6 @@
 //! pipeline, upstream-reference §5.1) and the run guards of language.md §8.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -234,7 +233,6 @@ impl EngineBuilder {
             structured: self.structured,
             workflows: self.workflows,
             boundary_hooks: self.boundary_hooks,
-            working_dir: None,
         }
     }
 }
@@ -252,8 +250,6 @@ pub struct Engine {
     structured: Option<Arc<dyn crate::agent::StructuredCaller>>,
     pub(crate) workflows: Option<Arc<dyn crate::subworkflow::WorkflowRepository>>,
     boundary_hooks: Vec<Arc<dyn crate::control::BoundaryHook>>,
-    #[allow(dead_code)]
-    working_dir: Option<PathBuf>,
 }
 
 /// The post-execution processors, in their fixed order.
