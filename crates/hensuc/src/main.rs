@@ -32,7 +32,7 @@ enum Command {
     Graph(commands::graph::GraphArgs),
     /// Explain a diagnostic code with an example.
     Explain(commands::explain::ExplainArgs),
-    /// Run a workflow (stub agents) and show its progress and outcome.
+    /// Run a workflow (real models when credentials are configured, stub agents otherwise).
     Run(commands::run::RunArgs),
     /// Format workflow files in the canonical style.
     Fmt(commands::fmt::FmtArgs),
