@@ -943,7 +943,10 @@ pub(crate) fn apply_suffix<'s>(
                 (ExprKind::Str(s), Some(a))
                     if method.name == "trimIndent" && a.items.is_empty() =>
                 {
-                    let value = Cow::Owned(strings::trim_indent(&s.value));
+                    let value = match s.value {
+                        Cow::Borrowed(b) => strings::trim_indent_cow(b),
+                        Cow::Owned(o) => Cow::Owned(strings::trim_indent_cow(&o).into_owned()),
+                    };
                     expr(
                         ExprKind::Str(StrExpr {
                             value,

@@ -139,6 +139,120 @@ fn reindent<'a>(s: &'a str, cut: impl Fn(&'a str) -> Option<&'a str>) -> String 
 /// indentation of the non-blank lines from every line (a blank line shorter than the indent
 /// becomes empty) and join with `\n` (CRLF and CR are normalised as by Kotlin's `lines()`).
 pub fn trim_indent(s: &str) -> String {
+    trim_indent_cow(s).into_owned()
+}
+
+/// [`trim_indent`] that borrows when the result is a slice of `s` (no indentation to remove).
+pub(crate) fn trim_indent_cow(s: &str) -> Cow<'_, str> {
+    match trim_indent_fast(s) {
+        Some(out) => out,
+        None => Cow::Owned(trim_indent_slow(s)),
+    }
+}
+
+/// Leading ASCII indentation bytes of a line (the ASCII chars of `indent_width`).
+#[inline]
+fn ascii_indent(line: &[u8]) -> usize {
+    line.iter()
+        .take_while(|b| matches!(b, b' ' | b'\t' | b'\x0B' | b'\x0C' | 0x1C..=0x1F))
+        .count()
+}
+
+/// End of the line starting at `start` (index of its `\n`, or the length).
+#[inline]
+fn line_end(s: &str, start: usize) -> usize {
+    s.get(start..)
+        .and_then(|rest| rest.find('\n'))
+        .map_or(s.len(), |i| start + i)
+}
+
+/// `trim_indent` in two passes over the bytes: the minimal indent, then one copy into a buffer
+/// of the right size (or a borrow when nothing is removed). `None` (use the general path) when
+/// the text has a `\r` or a line's indentation runs into a non-ASCII whitespace char.
+fn trim_indent_fast(s: &str) -> Option<Cow<'_, str>> {
+    let b = s.as_bytes();
+    if b.contains(&b'\r') {
+        return None;
+    }
+    let len = b.len();
+    // Pass 1: the minimal indent of the non-blank lines, the blankness of the first and last
+    // line and the number of lines.
+    let mut min = usize::MAX;
+    let mut start = 0usize;
+    let mut lines = 0usize;
+    let mut first_blank = false;
+    let mut last_blank;
+    let mut last_start;
+    loop {
+        let end = line_end(s, start);
+        let line = b.get(start..end)?;
+        let w = ascii_indent(line);
+        let blank = match line.get(w) {
+            None => true,
+            Some(c) if c.is_ascii() => false,
+            Some(_) => {
+                let c = s.get(start + w..end)?.chars().next()?;
+                if kotlin_is_whitespace(c) {
+                    return None;
+                }
+                false
+            }
+        };
+        if !blank {
+            min = min.min(w);
+        }
+        if lines == 0 {
+            first_blank = blank;
+        }
+        lines += 1;
+        last_blank = blank;
+        last_start = start;
+        if end >= len {
+            break;
+        }
+        start = end + 1;
+    }
+    let min = if min == usize::MAX { 0 } else { min };
+    // The kept lines: drop a blank first and a blank last line.
+    let from = if first_blank { line_end(s, 0) + 1 } else { 0 };
+    let keep_last = !(last_blank && (lines > 1 || first_blank));
+    let kept_lines = lines - usize::from(first_blank) - usize::from(lines > 1 && !keep_last);
+    if kept_lines == 0 {
+        return Some(Cow::Borrowed(""));
+    }
+    // `to` is the end of the last kept line (exclusive).
+    let to = if keep_last {
+        len
+    } else {
+        last_start.checked_sub(1)?
+    };
+    if from > to {
+        return Some(Cow::Borrowed(""));
+    }
+    if min == 0 {
+        return Some(Cow::Borrowed(s.get(from..to)?));
+    }
+    if kept_lines == 1 {
+        let line = s.get(from..to)?;
+        return Some(Cow::Borrowed(line.get(min.min(line.len())..)?));
+    }
+    // Pass 2: copy every kept line without its first `min` bytes (all ASCII indentation).
+    let mut out = String::with_capacity(to - from);
+    let mut start = from;
+    loop {
+        let end = line_end(s, start).min(to);
+        let line = s.get(start..end)?;
+        out.push_str(line.get(min.min(line.len())..)?);
+        if end >= to {
+            break;
+        }
+        out.push('\n');
+        start = end + 1;
+    }
+    Some(Cow::Owned(out))
+}
+
+fn trim_indent_slow(s: &str) -> String {
     let min_indent = Lines::new(s)
         .filter_map(indent_if_not_blank)
         .min()
@@ -248,6 +362,33 @@ mod tests {
         assert_eq!(trim_indent(""), "");
         assert_eq!(trim_indent("   "), "");
         assert_eq!(trim_indent("\n\n  a\n\n  b\n\n"), "\na\n\nb\n");
+    }
+
+    /// The byte-level fast path agrees with the general one on every string over a small
+    /// alphabet (indentation, newlines, CR, non-ASCII text and whitespace).
+    #[test]
+    fn trim_indent_fast_matches_slow() {
+        let alphabet = [" ", "\t", "\n", "a", "\r", "é", "\u{A0}", "  "];
+        let mut idx = [0usize; 6];
+        for len in 0..=idx.len() {
+            let mut n = alphabet.len().pow(len as u32);
+            idx.iter_mut().for_each(|i| *i = 0);
+            while n > 0 {
+                let s: String = idx[..len].iter().map(|&i| alphabet[i]).collect();
+                if let Some(fast) = trim_indent_fast(&s) {
+                    assert_eq!(fast, trim_indent_slow(&s), "{s:?}");
+                }
+                assert_eq!(trim_indent(&s), trim_indent_slow(&s), "{s:?}");
+                for i in idx[..len].iter_mut() {
+                    *i += 1;
+                    if *i < alphabet.len() {
+                        break;
+                    }
+                    *i = 0;
+                }
+                n -= 1;
+            }
+        }
     }
 
     #[test]
