@@ -492,7 +492,12 @@ fn check_string(
     };
     let bytes = text.as_bytes();
     // Fast path: nothing to look at.
-    if !bytes.contains(&b'$') && (raw || !bytes.contains(&b'\\')) {
+    let interesting = if raw {
+        memchr::memchr(b'$', bytes)
+    } else {
+        memchr::memchr2(b'$', b'\\', bytes)
+    };
+    if interesting.is_none() {
         return;
     }
     let base = content.start;

@@ -160,10 +160,23 @@ fn ascii_indent(line: &[u8]) -> usize {
 
 /// End of the line starting at `start` (index of its `\n`, or the length).
 #[inline]
-fn line_end(s: &str, start: usize) -> usize {
-    s.get(start..)
-        .and_then(|rest| rest.find('\n'))
-        .map_or(s.len(), |i| start + i)
+fn line_end(b: &[u8], start: usize) -> usize {
+    b.get(start..)
+        .and_then(|rest| memchr::memchr(b'\n', rest))
+        .map_or(b.len(), |i| start + i)
+}
+
+/// [`line_end`] for a text that may contain `\r`: `None` at a `\r`.
+#[inline]
+fn line_end_no_cr(b: &[u8], start: usize) -> Option<usize> {
+    match b
+        .get(start..)
+        .and_then(|rest| memchr::memchr2(b'\n', b'\r', rest))
+    {
+        None => Some(b.len()),
+        Some(i) if b.get(start + i) == Some(&b'\n') => Some(start + i),
+        Some(_) => None,
+    }
 }
 
 /// `trim_indent` in two passes over the bytes: the minimal indent, then one copy into a buffer
@@ -171,9 +184,6 @@ fn line_end(s: &str, start: usize) -> usize {
 /// the text has a `\r` or a line's indentation runs into a non-ASCII whitespace char.
 fn trim_indent_fast(s: &str) -> Option<Cow<'_, str>> {
     let b = s.as_bytes();
-    if b.contains(&b'\r') {
-        return None;
-    }
     let len = b.len();
     // Pass 1: the minimal indent of the non-blank lines, the blankness of the first and last
     // line and the number of lines.
@@ -184,7 +194,7 @@ fn trim_indent_fast(s: &str) -> Option<Cow<'_, str>> {
     let mut last_blank;
     let mut last_start;
     loop {
-        let end = line_end(s, start);
+        let end = line_end_no_cr(b, start)?;
         let line = b.get(start..end)?;
         let w = ascii_indent(line);
         let blank = match line.get(w) {
@@ -214,7 +224,7 @@ fn trim_indent_fast(s: &str) -> Option<Cow<'_, str>> {
     }
     let min = if min == usize::MAX { 0 } else { min };
     // The kept lines: drop a blank first and a blank last line.
-    let from = if first_blank { line_end(s, 0) + 1 } else { 0 };
+    let from = if first_blank { line_end(b, 0) + 1 } else { 0 };
     let keep_last = !(last_blank && (lines > 1 || first_blank));
     let kept_lines = lines - usize::from(first_blank) - usize::from(lines > 1 && !keep_last);
     if kept_lines == 0 {
@@ -240,7 +250,7 @@ fn trim_indent_fast(s: &str) -> Option<Cow<'_, str>> {
     let mut out = String::with_capacity(to - from);
     let mut start = from;
     loop {
-        let end = line_end(s, start).min(to);
+        let end = line_end(b, start).min(to);
         let line = s.get(start..end)?;
         out.push_str(line.get(min.min(line.len())..)?);
         if end >= to {
