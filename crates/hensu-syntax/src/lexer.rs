@@ -247,10 +247,10 @@ fn lex_string(lex: &mut logos::Lexer<TokenKind>) {
 
 fn lex_raw_string(lex: &mut logos::Lexer<TokenKind>) {
     let rest = lex.remainder();
-    match rest.find("\"\"\"") {
+    let bytes = rest.as_bytes();
+    match find_triple_quote(bytes) {
         Some(pos) => {
             // Kotlin: extra quotes before the closing `"""` belong to the content.
-            let bytes = rest.as_bytes();
             let mut end = pos + 3;
             while bytes.get(end) == Some(&b'"') {
                 end += 1;
@@ -263,6 +263,22 @@ fn lex_raw_string(lex: &mut logos::Lexer<TokenKind>) {
             lex.extras.unterminated = true;
         }
     }
+}
+
+/// The first `"""` in `bytes` (memchr for each `"`: prompts contain few quotes).
+fn find_triple_quote(bytes: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = bytes
+        .get(from..)
+        .and_then(|rest| memchr::memchr(b'"', rest))
+    {
+        let at = from + i;
+        if bytes.get(at + 1) == Some(&b'"') && bytes.get(at + 2) == Some(&b'"') {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 fn lex_block_comment(lex: &mut logos::Lexer<TokenKind>) {
