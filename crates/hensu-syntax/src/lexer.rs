@@ -357,7 +357,9 @@ pub(crate) fn lex_source(src: &str) -> Lexed {
                 continue;
             }
         };
-        flush_bad(&mut bad, &mut tokens, &mut diagnostics);
+        if bad.is_some() {
+            flush_bad(&mut bad, &mut tokens, &mut diagnostics);
+        }
         let sp = span(r.clone());
         match kind {
             TokenKind::LineComment => comments.push(Comment {
@@ -508,12 +510,15 @@ fn check_string(
     };
     let bytes = text.as_bytes();
     // Fast path: nothing to look at.
-    let interesting = if raw {
-        memchr::memchr(b'$', bytes)
+    // Short strings (ids, names) in a plain loop: the memchr call costs more there.
+    let interesting = if bytes.len() < 32 {
+        bytes.iter().any(|&b| b == b'$' || (!raw && b == b'\\'))
+    } else if raw {
+        memchr::memchr(b'$', bytes).is_some()
     } else {
-        memchr::memchr2(b'$', b'\\', bytes)
+        memchr::memchr2(b'$', b'\\', bytes).is_some()
     };
-    if interesting.is_none() {
+    if !interesting {
         return;
     }
     let base = content.start;
