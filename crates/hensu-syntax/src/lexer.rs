@@ -696,6 +696,14 @@ fn strip_underscores(s: &str) -> std::borrow::Cow<'_, str> {
 /// Classify and evaluate a number literal exactly as Kotlin reads it.
 pub fn classify_number(text: &str) -> Result<Number, NumberError> {
     let lower = text.as_bytes();
+    // Fast path: plain decimal digits that fit an i64 (`3`, `60000`) — the general path below
+    // gives the same `Int`.
+    if !lower.is_empty() && lower.len() <= 18 && lower.iter().all(u8::is_ascii_digit) {
+        let v = lower
+            .iter()
+            .fold(0i64, |acc, &b| acc * 10 + i64::from(b - b'0'));
+        return Ok(Number::Int(v));
+    }
     // Hex and binary integers.
     if lower.len() > 2
         && lower[0] == b'0'
