@@ -317,21 +317,11 @@ impl Lowerer<'_> {
                 }
                 ("prompt", Shape::Assign { value, .. }) => {
                     o.props.insert("prompt", value.span);
-                    o.placeholders.clear();
-                    if matches!(value.kind, ExprKind::Null) {
-                        n.prompt = None;
-                    } else if let Some(p) = self.prompt(value, &what) {
-                        n.prompt = Some(p.text);
-                        o.placeholders = p.placeholders;
-                    }
+                    self.assign_prompt(value, &what, &mut n.prompt, &mut o.placeholders);
                 }
                 ("rubric", Shape::Assign { value, .. }) => {
                     o.props.insert("rubric", value.span);
-                    n.rubric = if matches!(value.kind, ExprKind::Null) {
-                        None
-                    } else {
-                        self.rubric(value, id, &what)
-                    };
+                    n.rubric = self.assign_rubric(value, id, &what);
                 }
                 ("writes", Shape::Call(c)) => {
                     let names = self.names(c, spec, false);
@@ -502,21 +492,11 @@ impl Lowerer<'_> {
                 }
                 ("prompt", Shape::Assign { value, .. }) => {
                     o.props.insert("prompt", value.span);
-                    o.placeholders.clear();
-                    if matches!(value.kind, ExprKind::Null) {
-                        b.prompt = None;
-                    } else if let Some(p) = self.prompt(value, &what) {
-                        b.prompt = Some(p.text);
-                        o.placeholders = p.placeholders;
-                    }
+                    self.assign_prompt(value, &what, &mut b.prompt, &mut o.placeholders);
                 }
                 ("rubric", Shape::Assign { value, .. }) => {
                     o.props.insert("rubric", value.span);
-                    b.rubric = if matches!(value.kind, ExprKind::Null) {
-                        None
-                    } else {
-                        self.rubric(value, id, &what)
-                    };
+                    b.rubric = self.assign_rubric(value, id, &what);
                 }
                 ("weight", Shape::Assign { value, .. }) => {
                     o.props.insert("weight", value.span);

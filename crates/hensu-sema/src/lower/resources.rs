@@ -112,24 +112,42 @@ impl Lowerer<'_> {
                 .collect();
             return Some(Prompt { text, placeholders });
         }
-        let base = match (s.verbatim, s.parts.first()) {
-            (true, Some(part)) => Some(part.content.start as usize),
-            _ => None,
-        };
-        let placeholders = placeholders(&value)
-            .into_iter()
-            .map(|(name, range)| {
-                let span = match base {
-                    Some(b) => Span::from_range(b + range.start..b + range.end),
-                    None => e.span,
-                };
-                (name, span)
-            })
-            .collect();
         Some(Prompt {
             text: value,
-            placeholders,
+            placeholders: Self::string_placeholders(e),
         })
+    }
+
+    /// `prompt = …` on a node or branch: `null` clears it; otherwise the text and its
+    /// placeholders (left unchanged when the value is in error).
+    pub(crate) fn assign_prompt(
+        &mut self,
+        value: &Expr<'_>,
+        what: &dyn std::fmt::Display,
+        prompt: &mut Option<String>,
+        spans: &mut Vec<(String, Span)>,
+    ) {
+        spans.clear();
+        if matches!(value.kind, ExprKind::Null) {
+            *prompt = None;
+        } else if let Some(p) = self.prompt(value, what) {
+            *prompt = Some(p.text);
+            *spans = p.placeholders;
+        }
+    }
+
+    /// `rubric = …` on a node or branch: `null` clears it.
+    pub(crate) fn assign_rubric(
+        &mut self,
+        value: &Expr<'_>,
+        fallback_id: &str,
+        what: &dyn std::fmt::Display,
+    ) -> Option<Rubric> {
+        if matches!(value.kind, ExprKind::Null) {
+            None
+        } else {
+            self.rubric(value, fallback_id, what)
+        }
     }
 
     /// Placeholders of a string used as an action payload value.
