@@ -3,10 +3,8 @@
 //!
 //! `cargo bench -p hensu-runtime --bench engine`; divide the reported time by 100 000.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use divan::Bencher;
 use hensu_ir::*;
 use hensu_runtime::template::resolve;
@@ -14,46 +12,13 @@ use hensu_runtime::*;
 use indexmap::IndexMap;
 use serde_json::Value;
 
+mod support;
+use support::ConstantProvider;
+
 const STEPS: usize = 100_000;
 
 fn main() {
     divan::main();
-}
-
-struct Constant(AgentConfig);
-
-#[async_trait]
-impl Agent for Constant {
-    fn id(&self) -> &str {
-        &self.0.id
-    }
-    fn config(&self) -> &AgentConfig {
-        &self.0
-    }
-    async fn execute(&self, _r: AgentRequest<'_>) -> Result<AgentResponse, AgentError> {
-        Ok(AgentResponse::text("constant answer"))
-    }
-}
-
-struct ConstantProvider;
-
-impl AgentProvider for ConstantProvider {
-    fn name(&self) -> &str {
-        "constant"
-    }
-    fn supports_model(&self, _m: &str) -> bool {
-        true
-    }
-    fn priority(&self) -> i32 {
-        1
-    }
-    fn create_agent(
-        &self,
-        c: &AgentConfig,
-        _: &HashMap<String, String>,
-    ) -> Result<Arc<dyn Agent>, AgentError> {
-        Ok(Arc::new(Constant(c.clone())))
-    }
 }
 
 fn chain() -> Workflow {
