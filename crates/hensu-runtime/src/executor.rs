@@ -953,11 +953,13 @@ impl Engine {
                     ProcessorOutcome::Continue
                 }
                 PostProcessor::History => {
+                    // Only the transition processor runs after this one and it reads the
+                    // status and metadata, never the output: the output moves into history.
                     state.history.push(HistoryStep {
                         step: state.steps,
                         node_id: p.plan.id(pc.idx).to_string(),
                         status: pc.result.status,
-                        output: pc.result.output.clone(),
+                        output: pc.result.output.take(),
                         error: pc.result.error.clone(),
                         at_ms: pc
                             .completed
