@@ -12,8 +12,6 @@ mod transitions;
 mod values;
 mod workflow;
 
-use std::collections::HashMap;
-
 use hensu_diagnostics::{Diagnostic, FileId, Span};
 use hensu_ir::Workflow;
 use hensu_syntax::ast::{Call, Expr, ExprKind, FunBody, Ident, Link, SourceFile, Stmt, StmtKind};
@@ -105,8 +103,25 @@ impl<'t, 's> Shape<'t, 's> {
     }
 }
 
-/// First spans of statements that may be given once per block (E0104).
-pub(crate) type Seen = HashMap<&'static str, Span>;
+/// First spans of statements that may be given once per block (E0104). A block names at most
+/// the statements of its schema, so a linear list beats hashing (and allocates nothing until the
+/// first entry).
+#[derive(Default)]
+pub(crate) struct Seen(Vec<(&'static str, Span)>);
+
+impl Seen {
+    pub(crate) fn new() -> Self {
+        Seen(Vec::new())
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&Span> {
+        self.0.iter().find(|(n, _)| *n == name).map(|(_, s)| s)
+    }
+
+    pub(crate) fn insert(&mut self, name: &'static str, span: Span) {
+        self.0.push((name, span));
+    }
+}
 
 /// Whether `s` is a valid node / agent / variable / workflow id (E0207).
 pub fn is_valid_identifier(s: &str) -> bool {

@@ -19,28 +19,10 @@ pub fn is_markdown_file(value: &str) -> bool {
 /// Every `{name}` placeholder (`\{([a-zA-Z_][a-zA-Z0-9_]*)}`) of `text`: the name and the byte
 /// range of the whole `{name}`.
 pub fn placeholders(text: &str) -> Vec<(String, std::ops::Range<usize>)> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'{' {
-            let start = i + 1;
-            let mut j = start;
-            if j < bytes.len() && (bytes[j].is_ascii_alphabetic() || bytes[j] == b'_') {
-                j += 1;
-                while j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_') {
-                    j += 1;
-                }
-                if j < bytes.len() && bytes[j] == b'}' {
-                    out.push((text[start..j].to_string(), i..j + 1));
-                    i = j + 1;
-                    continue;
-                }
-            }
-        }
-        i += 1;
-    }
-    out
+    // Same scan as the checks' (`check::placeholders`), which jumps from `{` to `{`.
+    crate::check::placeholders(text)
+        .map(|(name, at)| (name.to_string(), at..at + name.len() + 2))
+        .collect()
 }
 
 /// A resolved prompt: its text and the placeholders found in it.
