@@ -647,7 +647,9 @@ impl Engine {
             Node::Parallel(par) => {
                 Box::pin(crate::parallel::execute_parallel(self, p, par, state)).await
             }
-            Node::Fork(f) => crate::fork::execute_fork(self, p, f, state, cancel, started).await,
+            Node::Fork(f) => {
+                crate::fork::execute_fork(self, p, idx, f, state, cancel, started).await
+            }
             Node::Join(j) => Ok(crate::fork::execute_join(j, state)),
             Node::SubWorkflow(s) => {
                 crate::subworkflow::execute_subworkflow(self, s, state, cancel).await

@@ -12,7 +12,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 
-use hensu_ir::{ForkNode, JoinNode, MergeStrategy, Node, TransitionRule};
+use hensu_ir::{ForkNode, JoinNode, MergeStrategy, Node, Target, TransitionRule};
 use indexmap::IndexMap;
 use serde_json::Value;
 
@@ -88,17 +88,19 @@ fn escapes_branch(e: &RuntimeError) -> bool {
 pub(crate) fn execute_fork<'a>(
     engine: &'a Engine,
     p: &'a Prepared,
+    idx: usize,
     fork: &'a ForkNode,
     state: &'a mut RunState,
     cancel: &'a CancelToken,
     started: Instant,
 ) -> BoxFuture<'a, Result<NodeResult, RuntimeError>> {
-    Box::pin(run_fork(engine, p, fork, state, cancel, started))
+    Box::pin(run_fork(engine, p, idx, fork, state, cancel, started))
 }
 
 async fn run_fork(
     engine: &Engine,
     p: &Prepared,
+    idx: usize,
     fork: &ForkNode,
     state: &mut RunState,
     cancel: &CancelToken,
@@ -114,18 +116,28 @@ async fn run_fork(
     let base_history = state.history.len();
     let base_steps = state.steps;
 
-    // Missing target ids are skipped (upstream).
-    let targets: Vec<(usize, &str)> = fork
-        .targets
-        .iter()
-        .filter_map(|t| p.plan.index_of(t).map(|i| (i, t.as_str())))
-        .collect();
+    // The plan's resolved targets, in declaration order; missing target ids are skipped
+    // (upstream).
+    let targets: Vec<usize> = p
+        .plan
+        .graph_node(idx)
+        .map(|g| {
+            g.fork_targets
+                .iter()
+                .filter_map(|t| match t {
+                    Target::Node(i) => Some(i.index()),
+                    Target::SelfRetry => Some(idx),
+                    Target::Unresolved(_) => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     let mut futures = Vec::with_capacity(targets.len());
-    for &(_, target) in &targets {
+    for &target in &targets {
         let mut branch = RunState {
             execution_id: state.execution_id.clone(),
             workflow_id: state.workflow_id.clone(),
-            current_node: target.to_string(),
+            current_node: p.plan.id(target).to_string(),
             context: state.context.clone(),
             history: state.history.clone(),
             backtracks: Vec::new(),
@@ -163,7 +175,7 @@ async fn run_fork(
     // takes the number after the last branch step.
     let mut numbered = base_steps.saturating_sub(1);
     let mut executed = 0u64;
-    for ((_, target), (branch, r)) in targets.iter().zip(outcomes) {
+    for (&target, (branch, r)) in targets.iter().zip(outcomes) {
         let (success, error) = match r {
             Ok(RunOutcome::Completed { .. }) => (true, None),
             Ok(RunOutcome::Rejected { reason }) => {
@@ -192,16 +204,16 @@ async fn run_fork(
         executed += branch.steps.saturating_sub(base_steps);
         state.backtracks.extend(branch.backtracks);
         branches.push(ForkBranch {
-            target: target.to_string(),
+            target: p.plan.id(target).to_string(),
             success,
             error,
             yields,
         });
     }
     state.steps = base_steps + executed;
-    let merged = merge(engine, fork, join, &branches, &mut state.context);
-    Ok(NodeResult::success_value(merged)
-        .with_meta("branch_count", Value::from(branches.len() as u64)))
+    let count = branches.len();
+    let merged = merge(engine, fork, join, branches, &mut state.context);
+    Ok(NodeResult::success_value(merged).with_meta("branch_count", Value::from(count as u64)))
 }
 
 /// The keys of `branch` that are new or changed against `parent`, excluding `_`-prefixed keys
@@ -230,8 +242,8 @@ pub fn branch_yields(
     }
 }
 
-fn yields_value(y: &IndexMap<String, Value>) -> Value {
-    Value::Object(y.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+fn yields_value(y: IndexMap<String, Value>) -> Value {
+    Value::Object(y.into_iter().collect())
 }
 
 /// Merges the branches into the parent context (join merge strategy) and returns the fork's
@@ -240,7 +252,7 @@ fn merge(
     engine: &Engine,
     fork: &ForkNode,
     join: &JoinNode,
-    branches: &[ForkBranch],
+    branches: Vec<ForkBranch>,
     ctx: &mut Context,
 ) -> Value {
     let failed: Vec<Value> = branches
@@ -255,17 +267,17 @@ fn merge(
     match join.merge_strategy {
         MergeStrategy::CollectAll => {
             let map: serde_json::Map<String, Value> = branches
-                .iter()
+                .into_iter()
                 .map(|b| {
                     let v = if b.success {
-                        yields_value(&b.yields)
+                        yields_value(b.yields)
                     } else {
                         Value::String(format!(
                             "FailureMarker[message={}]",
                             b.error.as_deref().unwrap_or("")
                         ))
                     };
-                    (b.target.clone(), v)
+                    (b.target, v)
                 })
                 .collect();
             let v = Value::Object(map);
@@ -276,9 +288,9 @@ fn merge(
         }
         MergeStrategy::FirstSuccessful => {
             let v = branches
-                .iter()
+                .into_iter()
                 .find(|b| b.success)
-                .map(|b| yields_value(&b.yields))
+                .map(|b| yields_value(b.yields))
                 .unwrap_or(Value::Null);
             if let Some(w) = first_write {
                 ctx.insert(w.clone(), v.clone());
