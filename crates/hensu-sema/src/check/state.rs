@@ -129,6 +129,9 @@ struct PromptSite<'a> {
     text: &'a str,
     /// Precise spans of placeholders by name, when the lowering knows them.
     spans: &'a [(String, Span)],
+    /// `spans`, when not empty, is every placeholder of `text` in order (the lowering scanned
+    /// this very text), so the text need not be scanned again.
+    exact: bool,
     /// The span of the whole prompt / payload (`None`: the `prompt` property of `node`, looked up
     /// only when a diagnostic needs it).
     whole: Option<Span>,
@@ -163,6 +166,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                     sites.push(PromptSite {
                         text: prompt,
                         spans: origin.map(|o| o.placeholders.as_slice()).unwrap_or(&[]),
+                        exact: true,
                         whole: None,
                         node: id,
                         what: "prompt",
@@ -220,6 +224,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                         sites.push(PromptSite {
                             text: prompt,
                             spans: bo.map(|o| o.placeholders.as_slice()).unwrap_or(&[]),
+                            exact: true,
                             node: id,
                             whole: bo
                                 .map(|o| o.props.get("prompt").copied().unwrap_or(o.id))
@@ -242,6 +247,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                                 sites.push(PromptSite {
                                     text,
                                     spans: origin.map(|o| o.placeholders.as_slice()).unwrap_or(&[]),
+                                    exact: false,
                                     whole: Some(whole),
                                     node: id,
                                     what: "payload",
@@ -337,34 +343,52 @@ fn prompt_site(
     marks: &mut Marks,
 ) {
     let mut reported: HashSet<&str> = HashSet::default();
-    for (name, _) in placeholders(site.text) {
-        let declared = marks.read(schema, name);
-        let Some(schema) = schema else { continue };
-        if declared == Some(true) || is_engine_variable(name) || !reported.insert(name) {
-            continue;
+    if site.exact && !site.spans.is_empty() {
+        for (name, _) in site.spans {
+            prompt_placeholder(cx, schema, site, marks, &mut reported, name);
         }
-        let span = site
-            .spans
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, s)| *s)
-            .or(site.whole)
-            .unwrap_or_else(|| cx.prop_span(site.node, "prompt"));
-        let help = help_for(name, schema.names()).unwrap_or_else(|| {
-            format!("declare it in `state {{ }}`, e.g. `variable(\"{name}\", VarType.STRING)`")
-        });
-        let d = Diagnostic::new(
-            "E0403",
-            format!(
-                "placeholder `{{{name}}}` in a {} names no declared variable",
-                site.what
-            ),
-            span,
-            "not declared in `state { }`",
-        )
-        .with_help(help);
-        cx.emit(d);
+    } else {
+        for (name, _) in placeholders(site.text) {
+            prompt_placeholder(cx, schema, site, marks, &mut reported, name);
+        }
     }
+}
+
+/// E0403 for one placeholder `name` of a prompt site (once per name), and its read for W0308.
+fn prompt_placeholder<'a>(
+    cx: &mut Ctx<'_>,
+    schema: Option<&Schema<'_>>,
+    site: &PromptSite<'a>,
+    marks: &mut Marks,
+    reported: &mut HashSet<&'a str>,
+    name: &'a str,
+) {
+    let declared = marks.read(schema, name);
+    let Some(schema) = schema else { return };
+    if declared == Some(true) || is_engine_variable(name) || !reported.insert(name) {
+        return;
+    }
+    let span = site
+        .spans
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, s)| *s)
+        .or(site.whole)
+        .unwrap_or_else(|| cx.prop_span(site.node, "prompt"));
+    let help = help_for(name, schema.names()).unwrap_or_else(|| {
+        format!("declare it in `state {{ }}`, e.g. `variable(\"{name}\", VarType.STRING)`")
+    });
+    let d = Diagnostic::new(
+        "E0403",
+        format!(
+            "placeholder `{{{name}}}` in a {} names no declared variable",
+            site.what
+        ),
+        span,
+        "not declared in `state { }`",
+    )
+    .with_help(help);
+    cx.emit(d);
 }
 
 /// E0401 (engine variable), E0404 (not in writes) and E0405 (operand type) for the
