@@ -25,7 +25,9 @@ pub struct Origins {
     pub config: IndexMap<String, Span>,
     pub agents: IndexMap<String, AgentOrigin>,
     pub variables: IndexMap<String, VariableOrigin>,
-    pub nodes: IndexMap<String, NodeOrigin>,
+    /// Keyed by node id with the Fx hash: checks look a node's origin up several times per node,
+    /// and ids come from the workflow itself (HashDoS resistance buys nothing).
+    pub nodes: IndexMap<String, NodeOrigin, rustc_hash::FxBuildHasher>,
 }
 
 #[derive(Clone, Debug, Default)]
