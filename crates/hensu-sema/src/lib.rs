@@ -28,7 +28,18 @@ pub fn lower(file: &SourceFile<'_>, file_id: FileId, files: &dyn files::FileProv
 /// Parses `src` and lowers it: the parser's diagnostics (lexical and syntax) come first in
 /// [`Lowered::diagnostics`], followed by the lowering's.
 pub fn lower_source(src: &str, file_id: FileId, files: &dyn files::FileProvider) -> Lowered {
-    let parsed = hensu_syntax::parse(src);
+    lower_decoded(src, Vec::new(), file_id, files)
+}
+
+/// [`lower_source`] for text from [`hensu_syntax::decode_source`]: its invalid-UTF-8 diagnostics
+/// replace the lexer's "unexpected character" for the same replacement characters.
+pub fn lower_decoded(
+    src: &str,
+    decode_diagnostics: Vec<hensu_diagnostics::Diagnostic>,
+    file_id: FileId,
+    files: &dyn files::FileProvider,
+) -> Lowered {
+    let parsed = hensu_syntax::parse_decoded(src, decode_diagnostics);
     let mut lowered = lower::lower_owned(parsed.file, file_id, files);
     let mut diagnostics: Vec<_> = parsed
         .diagnostics

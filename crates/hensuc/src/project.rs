@@ -150,35 +150,26 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
                 continue;
             }
         };
-        let (text, utf8_error) = match String::from_utf8(text) {
-            Ok(t) => (t, None),
+        // Invalid UTF-8 becomes U+FFFD with one E0001 per invalid run; the rest still compiles.
+        let (text, decode_diagnostics) = match String::from_utf8(text) {
+            Ok(text) => (text, Vec::new()),
             Err(e) => {
-                let at = e.utf8_error().valid_up_to();
-                (String::from_utf8_lossy(e.as_bytes()).into_owned(), Some(at))
+                let (text, diagnostics) = hensu_syntax::decode_source(e.as_bytes());
+                (text.into_owned(), diagnostics)
             }
         };
         let file = files.add(display, text);
         let Some(source) = files.get(file).map(|f| f.text()) else {
             continue;
         };
-        if let Some(at) = utf8_error {
-            diagnostics.push(
-                Diagnostic::new(
-                    "E0001",
-                    "invalid utf-8 in source file",
-                    Span::from_range(at..at + 1),
-                    "this byte is not valid utf-8",
-                )
-                .with_help("save the file as UTF-8")
-                .in_file(file),
-            );
-        }
         let root = working_dir_for(&path, dir);
         let is_json = path.extension().is_some_and(|e| e == "json");
         let (workflow, origins, mut diags) = if is_json {
-            compile_json(source, file)
+            let (workflow, origins, mut diags) = compile_json(source, file);
+            diags.extend(decode_diagnostics.into_iter().map(|d| d.in_file(file)));
+            (workflow, origins, diags)
         } else {
-            compile_source(source, file, &FsFiles::new(root))
+            compile_source(source, decode_diagnostics, file, &FsFiles::new(root))
         };
         diagnostics.append(&mut diags);
         units.push(Unit {
@@ -222,10 +213,11 @@ fn read_source(path: &Path) -> Result<Vec<u8>, String> {
 /// `.hwf` / `.kt`: parse, lower, check.
 pub fn compile_source(
     source: &str,
+    decode_diagnostics: Vec<Diagnostic>,
     file: FileId,
     files: &dyn hensu_sema::files::FileProvider,
 ) -> (Option<Workflow>, Origins, Vec<Diagnostic>) {
-    let lowered = hensu_sema::lower_source(source, file, files);
+    let lowered = hensu_sema::lower_decoded(source, decode_diagnostics, file, files);
     let mut diagnostics = lowered.diagnostics;
     if let Some(wf) = &lowered.workflow {
         diagnostics.extend(hensu_sema::check::check_workflow(

@@ -465,3 +465,28 @@ fn every_diagnostic_code_has_a_rendered_fixture() {
         "codes without a rendered fixture snapshot: {missing:?}"
     );
 }
+
+/// Invalid UTF-8 is reported once per invalid run (E0001), never twice, and the rest of the
+/// file is still checked.
+#[test]
+fn invalid_utf8_is_one_diagnostic_per_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("bad.hwf");
+    std::fs::write(
+        &path,
+        b"workflow(\"x\") {\n  description = \"caf\xe9\"\n  graph { start at \"a\"\n end(\"a\") }\n}\n\xff\n",
+    )
+    .unwrap();
+    let out = hensuc(&["check", path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let codes: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["E0001", "E0001"], "{v:#}");
+    assert_eq!(v["diagnostics"][0]["range"]["start"]["line"], 2);
+    assert_eq!(v["diagnostics"][1]["range"]["start"]["line"], 6);
+}
