@@ -69,6 +69,29 @@ pub struct Label {
     pub message: String,
 }
 
+/// How sure a [`Suggestion`] is; editors apply only machine-applicable ones without asking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Applicability {
+    /// The replacement is certainly what the author meant (a "did you mean" with one candidate).
+    MachineApplicable,
+    /// The replacement is a likely fix; the author should look at it.
+    MaybeIncorrect,
+}
+
+/// A machine-readable fix: replace the bytes of `span` in `file` with `replacement`.
+/// The LSP quick fix, the JSON envelope and SARIF `fixes` all read these; the help line says the
+/// same thing in prose for the human renderer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Suggestion {
+    pub file: FileId,
+    pub span: Span,
+    pub replacement: String,
+    /// Short text for the fix, e.g. "replace with `review`".
+    pub message: String,
+    pub applicability: Applicability,
+}
+
 /// One diagnostic: a stable code (see [`crate::catalogue`]), a short lowercase message, the
 /// primary label (what is wrong here), secondary labels (other places involved), notes and help.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,6 +103,8 @@ pub struct Diagnostic {
     pub secondary: Vec<Label>,
     pub notes: Vec<String>,
     pub help: Vec<String>,
+    /// Machine-readable fixes (see [`Suggestion`]).
+    pub suggestions: Vec<Suggestion>,
 }
 
 impl Diagnostic {
@@ -115,6 +140,7 @@ impl Diagnostic {
             secondary: Vec::new(),
             notes: Vec::new(),
             help: Vec::new(),
+            suggestions: Vec::new(),
         }
     }
 
@@ -123,6 +149,11 @@ impl Diagnostic {
             for label in &mut self.secondary {
                 if label.file == FileId(0) {
                     label.file = file;
+                }
+            }
+            for suggestion in &mut self.suggestions {
+                if suggestion.file == FileId(0) {
+                    suggestion.file = file;
                 }
             }
         }
@@ -155,6 +186,24 @@ impl Diagnostic {
 
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help.push(help.into());
+        self
+    }
+
+    /// Add a machine-readable fix in the primary label's file.
+    pub fn with_suggestion(
+        mut self,
+        span: Span,
+        replacement: impl Into<String>,
+        message: impl Into<String>,
+        applicability: Applicability,
+    ) -> Self {
+        self.suggestions.push(Suggestion {
+            file: self.primary.file,
+            span,
+            replacement: replacement.into(),
+            message: message.into(),
+            applicability,
+        });
         self
     }
 
