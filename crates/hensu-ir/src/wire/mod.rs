@@ -19,6 +19,7 @@
 //! upstream's reader defaults, branch rubric as object — ignored, the upstream quirk — or string)
 //! and reports errors with a JSON path (`nodes.review.transitionRules[1].type`) and a byte offset.
 
+mod dto;
 mod read;
 mod source_map;
 mod write;
@@ -36,7 +37,7 @@ pub const FORMAT_VERSION: i64 = 1;
 
 impl serde::Serialize for Workflow {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        to_value(self).serialize(serializer)
+        dto::WorkflowDto::from(self).serialize(serializer)
     }
 }
 
