@@ -259,8 +259,9 @@ pub struct GraphNode {
     pub terminal: bool,
     /// The node's rules in order, targets resolved.
     pub rules: Vec<CompiledRule>,
-    /// upstream §5.4 `routingVars`: ∪ `required_routing_vars` of the rules ∪ {score, approved}
-    /// − {recommendation}, in first-seen order — removed from the context on every transition.
+    /// The routing variables (upstream's `routingVars`): the `required_routing_vars` of the
+    /// rules ∪ {score, approved} − {recommendation}, in first-seen order — removed from the
+    /// context on every transition.
     pub routing_vars: Vec<String>,
     /// Fork targets (fork nodes).
     pub fork_targets: Vec<Target>,

@@ -1,30 +1,47 @@
 //! hensu-ir — the typed workflow IR of hensu, its JSON wire format and the executable graph.
 //!
-//! * [`model`]: plain data ([`Workflow`], [`Node`], [`TransitionRule`], …), no I/O.
-//! * [`rubric`]: the rubric markdown parser ([`parse_rubric`]), exactly as upstream's `RubricParser`.
-//! * [`wire`]: [`to_json`] / [`from_json`] — the upstream wire format (upstream-reference §4) with
-//!   hensu's backward-compatible additions (language.md §7).
-//! * [`graph`]: [`ExecGraph`], the petgraph-based executable graph with pre-resolved targets, and
+//! * The model: plain data ([`Workflow`], [`Node`], [`TransitionRule`], …), no I/O.
+//! * Rubrics: the rubric markdown parser ([`parse_rubric`]), exactly as upstream's `RubricParser`.
+//! * The wire format: [`to_json`] / [`from_json`] — upstream's JSON wire format with hensu's
+//!   backward-compatible additions (docs/language.md, *Differences from the Kotlin DSL*);
+//!   [`from_json_with_spans`] also returns the [`SourceMap`] that points diagnostics into the JSON.
+//! * The graph: [`ExecGraph`], the petgraph-based executable graph with pre-resolved targets, and
 //!   [`topology_json`].
+//!
+//! Every item is exported here, at the crate root; the modules are private.
 
-pub mod graph;
-pub mod model;
+mod graph;
+mod model;
 mod number;
-pub mod rubric;
-pub mod wire;
+mod rubric;
+mod wire;
 
-pub use graph::*;
-pub use model::*;
+pub use graph::{
+    CompiledRule, CompiledScoreCondition, EdgeKind, ExecGraph, GraphEdge, GraphNode, Target,
+    UnresolvedEdge, topology_json, workflow_topology_json,
+};
+pub use model::{
+    Action, ActionNode, AgentConfig, Branch, ComparisonOperator, ConditionPredicate,
+    ConsensusConfig, ConsensusStrategy, Criterion, DEFAULT_CHECKPOINT_INTERVAL_MS,
+    DEFAULT_MAX_EXECUTION_TIME_MS, DEFAULT_MAX_STEPS, DEFAULT_TEMPERATURE, DEFAULT_VERSION,
+    ENGINE_VARIABLES, EndNode, ExitStatus, ForkNode, GenericNode, JoinNode, LogLevel,
+    MergeStrategy, Metadata, Namespace, Node, NodeKind, Observability, ParallelNode, ReviewConfig,
+    ReviewMode, Rubric, RubricType, RuleKind, ScoreCondition, ScoreRange, StandardNode,
+    StateSchema, StateVariable, SubWorkflowNode, TransitionRule, VarType, Workflow, WorkflowConfig,
+    is_engine_variable,
+};
 pub use number::{canonical_int, canonical_number, java_double_to_string};
 /// Graph node index ([`ExecGraph`] indices are dense declaration positions).
 pub use petgraph::stable_graph::NodeIndex;
-pub use rubric::{RubricError, parse_rubric};
+pub use rubric::{
+    DEFAULT_PASS_THRESHOLD, DEFAULT_RUBRIC_VERSION, RubricError, parse_rubric, rubric_type_from_str,
+};
 pub use wire::{
-    JsonError, JsonErrorKind, SourceMap, Span, from_json, from_json_with_spans, from_value,
-    to_json, to_value,
+    FORMAT_VERSION, JsonError, JsonErrorKind, SourceMap, Span, from_json, from_json_with_spans,
+    from_value, node_to_value, rule_to_value, to_json, to_value,
 };
 
-/// Upstream workflow-id derivation (upstream-reference §1.2): spaces → `_`, then every char
+/// The workflow id upstream derives from a workflow's name: spaces → `_`, then every char
 /// outside `[A-Za-z0-9_-]` is dropped, then lowercase.
 ///
 /// `"My Test Workflow!!!"` → `my_test_workflow`; `"GeorgiaDiscovery"` → `georgiadiscovery`.

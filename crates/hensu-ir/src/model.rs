@@ -10,7 +10,7 @@ use crate::number::{canonical_number, java_double_to_string};
 
 /// The upstream default workflow version.
 pub const DEFAULT_VERSION: &str = "1.0.0";
-/// The default of `config { maxSteps }` (language.md §4).
+/// The default of `config { maxSteps }` (docs/language.md, *Configuration*).
 pub const DEFAULT_MAX_STEPS: i64 = 1000;
 /// The default of `maxExecutionTime` in milliseconds (2 h).
 pub const DEFAULT_MAX_EXECUTION_TIME_MS: i64 = 7_200_000;
@@ -67,7 +67,7 @@ pub struct Metadata {
     pub tags: Vec<String>,
 }
 
-/// An agent definition (upstream-reference §4.2).
+/// An agent definition (the `agents` map of the wire format).
 #[derive(Clone, Debug, PartialEq)]
 pub struct AgentConfig {
     pub id: String,
@@ -616,7 +616,7 @@ pub struct Criterion {
     pub required: bool,
 }
 
-/// One transition rule; one variant per rule kind (upstream-reference §4.4).
+/// One transition rule; one variant per rule kind (the `transitionRules` of a node).
 #[derive(Clone, Debug, PartialEq)]
 pub enum TransitionRule {
     /// `onSuccess` / `onConsensus` / `onComplete goto`.

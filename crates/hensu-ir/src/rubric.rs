@@ -1,4 +1,4 @@
-//! The rubric markdown parser (upstream `core/rubric/RubricParser.java`, upstream-reference §1.21).
+//! The rubric markdown parser, matching upstream's `RubricParser` line for line in behaviour.
 //!
 //! Line-oriented; every line is trimmed:
 //! * `# Rubric: <id>` → rubric id and name (default id: the fallback id without `.md`);

@@ -1,7 +1,6 @@
 //! hensu-ir tests: wire format (upstream worked example, snapshots, round trip, errors), rubric
 //! parser, canonical numbers, workflow ids and the executable graph.
 
-use hensu_ir::wire::{node_to_value, rule_to_value};
 use hensu_ir::*;
 use indexmap::IndexMap;
 use proptest::prelude::*;
@@ -244,7 +243,7 @@ fn read_err(v: &Value) -> JsonError {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Worked example §4.8
+// A worked example: a complete workflow and its wire JSON
 // ------------------------------------------------------------------------------------------------
 
 #[test]
@@ -1553,7 +1552,7 @@ fn rubric_defaults() {
         ("custom", RubricType::Custom),
         ("whatever", RubricType::Standard),
     ] {
-        assert_eq!(rubric::rubric_type_from_str(t), e);
+        assert_eq!(rubric_type_from_str(t), e);
     }
 }
 

@@ -1,5 +1,5 @@
 //! [`ModelAgent`]: a workflow agent backed by a real model provider, with the tool loop
-//! (upstream-reference §5.14) and `maintainContext` conversation memory.
+//! (docs/language.md, *Agents*) and `maintainContext` conversation memory.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};

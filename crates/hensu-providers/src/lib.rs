@@ -8,27 +8,29 @@
 //!   ([`load_config`]); stubs win when forced and serve models without a credentialed provider.
 //! * Agents ([`ModelAgent`]): role + instructions as the system prompt, sampling parameters,
 //!   per-request timeout, `maintainContext` history, the tool loop over a [`ToolExecutor`].
-//! * Fault tolerance ([`resilience`]): retries with exponential backoff and jitter honouring
+//! * Fault tolerance ([`Resilience`]): retries with exponential backoff and jitter honouring
 //!   `Retry-After`, a circuit breaker per provider, cancellation (dropping the future aborts the
 //!   HTTP request; the runtime's `CancelToken` is honoured too).
 //! * Structured output ([`with_structured_output`]): bounded corrective re-prompts.
 //! * Secret safety ([`Redactor`]): every error, answer, tool result and metadata value leaving
 //!   the crate is redacted; keys never appear in `Debug` output.
 //! * Usage ([`UsageTotals`]): tokens, requests, retries, tool calls and latency per provider.
+//!
+//! Every item is exported here, at the crate root; the modules are private.
 
-pub mod agent;
-pub mod config;
-pub mod error;
-pub mod listener;
+mod agent;
+mod config;
+mod error;
+mod listener;
 mod protocol;
-pub mod provider;
-pub mod redact;
-pub mod resilience;
-pub mod structured;
-pub mod tools;
-pub mod transport;
-pub mod usage;
-pub mod wire;
+mod provider;
+mod redact;
+mod resilience;
+mod structured;
+mod tools;
+mod transport;
+mod usage;
+mod wire;
 
 pub use agent::{DEFAULT_MAX_TOOL_CALLS, ModelAgent, ProviderRuntime};
 pub use config::{

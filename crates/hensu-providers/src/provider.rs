@@ -30,7 +30,7 @@ pub const DEFAULT_PRIORITY: i32 = 100;
 pub const FALLBACK_STUB_PRIORITY: i32 = 0;
 /// Priority of forced stubs (upstream: 1000).
 pub const FORCED_STUB_PRIORITY: i32 = 1000;
-/// The variable that forces stubs (upstream §5.16).
+/// The variable that forces stub agents for every model (as upstream's CLI does).
 pub const STUB_ENV: &str = "HENSU_STUB_ENABLED";
 
 /// `*` matches any run of characters, `?` one character.

@@ -4,9 +4,7 @@
 
 use std::fmt;
 use std::future::Future;
-use std::hash::BuildHasher;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -78,12 +76,10 @@ impl RetryPolicy {
     }
 }
 
-/// A pseudo-random fraction in [0, 1) (no dependency; jitter needs no quality).
+/// A random fraction in [0, 1) from the thread-local generator: retries of many clients
+/// spread out instead of hammering a recovering server in step.
 pub fn jitter_fraction() -> f64 {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let h = std::collections::hash_map::RandomState::new().hash_one(n);
-    (h >> 11) as f64 / (1u64 << 53) as f64
+    rand::random::<f64>()
 }
 
 /// The state of a circuit breaker.

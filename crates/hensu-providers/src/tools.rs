@@ -1,4 +1,4 @@
-//! Tools an agent may call (upstream-reference §5.14): served by whoever implements
+//! Tools an agent may call (docs/language.md, *Agents*): served by whoever implements
 //! [`ToolExecutor`] — in hensu, the runtime's action handlers ([`ActionToolExecutor`]).
 
 use std::sync::Arc;

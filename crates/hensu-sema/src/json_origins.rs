@@ -2,12 +2,12 @@
 //! so diagnostics on JSON input point at the offending value (language.md §7).
 
 use hensu_diagnostics::{FileId, Span};
-use hensu_ir::wire::SourceMap;
+use hensu_ir::SourceMap;
 use hensu_ir::{Node, TransitionRule, Workflow};
 
 use crate::origins::{AgentOrigin, BranchOrigin, NodeOrigin, Origins, RuleOrigin, VariableOrigin};
 
-fn conv(span: hensu_ir::wire::Span) -> Span {
+fn conv(span: hensu_ir::Span) -> Span {
     Span::from_range(span.start..span.end)
 }
 

@@ -1,8 +1,10 @@
 //! Anthropic Messages API.
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{Decode, malformed, u64_at};
+use super::answer::{Fields, Lenient, fields};
+use super::{Decode, malformed};
 use crate::wire::{ChatRequest, ChatResponse, ToolCall, Turn};
 
 /// Anthropic requires `max_tokens`.
@@ -101,54 +103,82 @@ pub(crate) fn encode(req: &ChatRequest) -> Value {
     Value::Object(body)
 }
 
+/// A Messages API answer.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct MessagesAnswer {
+    content: Lenient<Vec<Value>>,
+    usage: Fields<MessagesUsage>,
+    stop_reason: Lenient<String>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct MessagesUsage {
+    input_tokens: Lenient<u64>,
+    cache_read_input_tokens: Lenient<u64>,
+    cache_creation_input_tokens: Lenient<u64>,
+    output_tokens: Lenient<u64>,
+}
+
+/// One `content` block: `text`, `tool_use`, or a kind hensu does not use (thinking, …).
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct ContentBlock {
+    #[serde(rename = "type")]
+    kind: Lenient<String>,
+    text: Lenient<String>,
+    id: Lenient<String>,
+    name: Lenient<String>,
+    input: Lenient<Value>,
+}
+
 pub(crate) fn decode(body: &Value) -> Result<ChatResponse, Decode> {
-    let content = body
-        .get("content")
-        .and_then(Value::as_array)
+    let answer: MessagesAnswer = fields(body);
+    let content = answer
+        .content
+        .0
         .ok_or_else(|| malformed("no 'content' array"))?;
     let mut text = String::new();
     let mut tool_calls = Vec::new();
-    for block in content {
-        match block.get("type").and_then(Value::as_str) {
+    for block in content.iter().map(fields::<ContentBlock>) {
+        match block.kind.as_ref().map(String::as_str) {
             Some("text") => {
-                if let Some(t) = block.get("text").and_then(Value::as_str) {
+                if let Some(t) = block.text.as_ref() {
                     text.push_str(t);
                 }
             }
             Some("tool_use") => {
                 let name = block
-                    .get("name")
-                    .and_then(Value::as_str)
+                    .name
+                    .0
                     .ok_or_else(|| malformed("tool_use block without a name"))?;
                 let id = block
-                    .get("id")
-                    .and_then(Value::as_str)
+                    .id
+                    .0
                     .ok_or_else(|| malformed("tool_use block without an id"))?;
                 tool_calls.push(ToolCall {
-                    id: id.to_string(),
-                    name: name.to_string(),
-                    arguments: block.get("input").cloned().unwrap_or_else(|| json!({})),
+                    id,
+                    name,
+                    arguments: block.input.0.unwrap_or_else(|| json!({})),
                 });
             }
             _ => {}
         }
     }
-    let usage = body.get("usage").cloned().unwrap_or(Value::Null);
-    let finish_reason = body
-        .get("stop_reason")
-        .and_then(Value::as_str)
-        .map(str::to_string);
+    let finish_reason = answer.stop_reason.0;
     if finish_reason.as_deref() == Some("refusal") && text.is_empty() {
         return Err(Decode::Refused("stop_reason refusal".into()));
     }
+    let usage = answer.usage.0;
     Ok(ChatResponse {
         text,
         tool_calls,
         usage: hensu_runtime::Usage {
-            input_tokens: u64_at(&usage, "input_tokens")
-                + u64_at(&usage, "cache_read_input_tokens")
-                + u64_at(&usage, "cache_creation_input_tokens"),
-            output_tokens: u64_at(&usage, "output_tokens"),
+            input_tokens: usage.input_tokens.count()
+                + usage.cache_read_input_tokens.count()
+                + usage.cache_creation_input_tokens.count(),
+            output_tokens: usage.output_tokens.count(),
         },
         finish_reason,
         raw: Some(json!({"content": content})),

@@ -1,8 +1,10 @@
 //! Google Gemini `generateContent`.
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{Decode, malformed, u64_at};
+use super::answer::{Fields, Lenient, fields};
+use super::{Decode, malformed};
 use crate::wire::{ChatRequest, ChatResponse, ToolCall, Turn};
 
 pub(crate) fn encode(req: &ChatRequest) -> Value {
@@ -103,27 +105,70 @@ pub(crate) fn encode(req: &ChatRequest) -> Value {
     Value::Object(body)
 }
 
+/// A `generateContent` answer.
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct GenerateAnswer {
+    candidates: Lenient<Vec<Value>>,
+    prompt_feedback: Fields<PromptFeedback>,
+    usage_metadata: Fields<UsageMetadata>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct PromptFeedback {
+    block_reason: Lenient<String>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct UsageMetadata {
+    prompt_token_count: Lenient<u64>,
+    candidates_token_count: Lenient<u64>,
+    thoughts_token_count: Lenient<u64>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Candidate {
+    finish_reason: Lenient<String>,
+    content: Fields<CandidateContent>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct CandidateContent {
+    parts: Lenient<Vec<Value>>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Part {
+    thought: Lenient<bool>,
+    text: Lenient<String>,
+    /// Any value, `null` included (a `null` call has no name: malformed).
+    function_call: Lenient<Value>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct FunctionCall {
+    id: Lenient<String>,
+    name: Lenient<String>,
+    args: Lenient<Value>,
+}
+
 pub(crate) fn decode(body: &Value) -> Result<ChatResponse, Decode> {
-    let candidates = body.get("candidates").and_then(Value::as_array);
-    let Some(candidate) = candidates.and_then(|c| c.first()) else {
-        if let Some(reason) = body
-            .get("promptFeedback")
-            .and_then(|f| f.get("blockReason"))
-            .and_then(Value::as_str)
-        {
+    let answer: GenerateAnswer = fields(body);
+    let Some(candidate) = answer.candidates.as_ref().and_then(|c| c.first()) else {
+        if let Some(reason) = answer.prompt_feedback.0.block_reason.0 {
             return Err(Decode::Refused(format!("prompt blocked ({reason})")));
         }
         return Err(malformed("no 'candidates'"));
     };
-    let finish_reason = candidate
-        .get("finishReason")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let parts = candidate
-        .get("content")
-        .and_then(|c| c.get("parts"))
-        .and_then(Value::as_array);
-    let Some(parts) = parts else {
+    let candidate: Candidate = fields(candidate);
+    let finish_reason = candidate.finish_reason.0;
+    let Some(parts) = candidate.content.0.parts.0 else {
         return match finish_reason.as_deref() {
             Some(r @ ("SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT")) => {
                 Err(Decode::Refused(format!("finishReason {r}")))
@@ -133,37 +178,34 @@ pub(crate) fn decode(body: &Value) -> Result<ChatResponse, Decode> {
     };
     let mut text = String::new();
     let mut tool_calls = Vec::new();
-    for (i, part) in parts.iter().enumerate() {
-        if part.get("thought").and_then(Value::as_bool) == Some(true) {
+    for (i, part) in parts.iter().map(fields::<Part>).enumerate() {
+        if part.thought.0 == Some(true) {
             continue;
         }
-        if let Some(t) = part.get("text").and_then(Value::as_str) {
+        if let Some(t) = part.text.as_ref() {
             text.push_str(t);
         }
-        if let Some(fc) = part.get("functionCall") {
+        if let Some(fc) = &part.function_call.0 {
+            let fc: FunctionCall = fields(fc);
             let name = fc
-                .get("name")
-                .and_then(Value::as_str)
+                .name
+                .0
                 .ok_or_else(|| malformed("functionCall without a name"))?;
             tool_calls.push(ToolCall {
-                id: fc
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .unwrap_or_else(|| format!("call_{i}")),
-                name: name.to_string(),
-                arguments: fc.get("args").cloned().unwrap_or_else(|| json!({})),
+                id: fc.id.0.unwrap_or_else(|| format!("call_{i}")),
+                name,
+                arguments: fc.args.0.unwrap_or_else(|| json!({})),
             });
         }
     }
-    let usage = body.get("usageMetadata").cloned().unwrap_or(Value::Null);
+    let usage = answer.usage_metadata.0;
     Ok(ChatResponse {
         text,
         tool_calls,
         usage: hensu_runtime::Usage {
-            input_tokens: u64_at(&usage, "promptTokenCount"),
-            output_tokens: u64_at(&usage, "candidatesTokenCount")
-                + u64_at(&usage, "thoughtsTokenCount"),
+            input_tokens: usage.prompt_token_count.count(),
+            output_tokens: usage.candidates_token_count.count()
+                + usage.thoughts_token_count.count(),
         },
         finish_reason,
         raw: Some(json!({"parts": parts})),

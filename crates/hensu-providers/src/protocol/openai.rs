@@ -1,8 +1,11 @@
 //! OpenAI-compatible chat completions (OpenAI, DeepSeek, Ollama, vLLM, …).
 
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::{Map, Value, json};
 
-use super::{Decode, malformed, u64_at};
+use super::answer::{Fields, Lenient, fields};
+use super::{Decode, malformed};
 use crate::wire::{ChatRequest, ChatResponse, ToolCall, Turn};
 
 /// OpenAI reasoning models take `max_completion_tokens` and no sampling parameters.
@@ -115,72 +118,139 @@ pub(crate) fn encode(req: &ChatRequest) -> Value {
     Value::Object(body)
 }
 
+/// A chat completions answer.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct CompletionAnswer {
+    choices: Lenient<Vec<Value>>,
+    usage: Fields<CompletionUsage>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct CompletionUsage {
+    prompt_tokens: Lenient<u64>,
+    completion_tokens: Lenient<u64>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Choice {
+    /// Any value, `null` included: only its absence is an error.
+    message: Lenient<Value>,
+    finish_reason: Lenient<String>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Message {
+    content: Lenient<Content>,
+    tool_calls: Lenient<Vec<Value>>,
+    refusal: Lenient<String>,
+}
+
+/// `content`: text, or content parts (some compatible servers), or neither.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Content {
+    Text(String),
+    Parts(Vec<Value>),
+    Other(Value),
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct ContentPart {
+    text: Lenient<String>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct WireToolCall {
+    id: Lenient<String>,
+    /// Any value, `null` included: only its absence is an error.
+    function: Lenient<Value>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct WireFunction {
+    name: Lenient<String>,
+    arguments: Lenient<Arguments>,
+}
+
+/// Function arguments: a JSON text (as the protocol says) or, from some servers, an object.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Arguments {
+    Text(String),
+    Object(Map<String, Value>),
+    Other(IgnoredAny),
+}
+
 pub(crate) fn decode(body: &Value) -> Result<ChatResponse, Decode> {
-    let choice = body
-        .get("choices")
-        .and_then(Value::as_array)
+    let answer: CompletionAnswer = fields(body);
+    let choice = answer
+        .choices
+        .as_ref()
         .and_then(|c| c.first())
         .ok_or_else(|| malformed("no 'choices'"))?;
+    let choice: Choice = fields(choice);
     let message = choice
-        .get("message")
+        .message
+        .0
         .ok_or_else(|| malformed("choice without a 'message'"))?;
-    let text = match message.get("content") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
+    let message: Message = fields(&message);
+    let text = match message.content.0 {
+        Some(Content::Text(s)) => s,
+        Some(Content::Parts(parts)) => parts
             .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .filter_map(|p| fields::<ContentPart>(p).text.0)
             .collect(),
-        Some(Value::Null) | None => String::new(),
-        Some(_) => return Err(malformed("'content' is neither text nor parts")),
+        Some(Content::Other(Value::Null)) | None => String::new(),
+        Some(Content::Other(_)) => return Err(malformed("'content' is neither text nor parts")),
     };
     let mut tool_calls = Vec::new();
-    if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
-        for (i, c) in calls.iter().enumerate() {
-            let f = c
-                .get("function")
-                .ok_or_else(|| malformed("tool call without 'function'"))?;
-            let name = f
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or_else(|| malformed("tool call without a name"))?;
-            let arguments = match f.get("arguments") {
-                Some(Value::String(s)) if s.trim().is_empty() => json!({}),
-                Some(Value::String(s)) => {
-                    serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
-                }
-                Some(v @ Value::Object(_)) => v.clone(),
-                _ => json!({}),
-            };
-            let id = c
-                .get("id")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| format!("call_{i}"));
-            tool_calls.push(ToolCall {
-                id,
-                name: name.to_string(),
-                arguments,
-            });
-        }
+    for (i, c) in message.tool_calls.0.unwrap_or_default().iter().enumerate() {
+        let call: WireToolCall = fields(c);
+        let function = call
+            .function
+            .0
+            .ok_or_else(|| malformed("tool call without 'function'"))?;
+        let function: WireFunction = fields(&function);
+        let name = function
+            .name
+            .0
+            .ok_or_else(|| malformed("tool call without a name"))?;
+        let arguments = match function.arguments.0 {
+            Some(Arguments::Text(s)) if s.trim().is_empty() => json!({}),
+            Some(Arguments::Text(s)) => {
+                serde_json::from_str(&s).unwrap_or_else(|_| Value::String(s.clone()))
+            }
+            Some(Arguments::Object(o)) => Value::Object(o),
+            Some(Arguments::Other(_)) | None => json!({}),
+        };
+        tool_calls.push(ToolCall {
+            id: call.id.0.unwrap_or_else(|| format!("call_{i}")),
+            name,
+            arguments,
+        });
     }
-    if let Some(refusal) = message.get("refusal").and_then(Value::as_str)
+    if let Some(refusal) = message.refusal.0
         && text.is_empty()
         && tool_calls.is_empty()
     {
-        return Err(Decode::Refused(refusal.to_string()));
+        return Err(Decode::Refused(refusal));
     }
-    let usage = body.get("usage").cloned().unwrap_or(Value::Null);
+    let usage = answer.usage.0;
     Ok(ChatResponse {
         text,
         tool_calls,
         usage: hensu_runtime::Usage {
-            input_tokens: u64_at(&usage, "prompt_tokens"),
-            output_tokens: u64_at(&usage, "completion_tokens"),
+            input_tokens: usage.prompt_tokens.count(),
+            output_tokens: usage.completion_tokens.count(),
         },
-        finish_reason: choice
-            .get("finish_reason")
-            .and_then(Value::as_str)
-            .map(str::to_string),
+        finish_reason: choice.finish_reason.0,
         raw: None,
     })
 }

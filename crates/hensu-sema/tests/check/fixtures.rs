@@ -180,8 +180,8 @@ fn examples_check_without_errors() {
 fn json_origins(wf: &hensu_ir::Workflow, text: &str, file: FileId) -> hensu_sema::origins::Origins {
     use hensu_diagnostics::Span;
     use hensu_sema::origins::{NodeOrigin, Origins};
-    let map = hensu_ir::wire::SourceMap::index(text);
-    let span = |s: hensu_ir::wire::Span| Span::from_range(s.start..s.end);
+    let map = hensu_ir::SourceMap::index(text);
+    let span = |s: hensu_ir::Span| Span::from_range(s.start..s.end);
     let fallback = Span::from_range(0..text.len());
     let mut origins = Origins {
         file,

@@ -55,8 +55,7 @@ pub fn execute(args: GraphArgs) -> anyhow::Result<ExitCode> {
         GraphFormat::Mermaid => render_mermaid(workflow),
         GraphFormat::Dot => render_dot(workflow),
         GraphFormat::Json => {
-            let mut s =
-                serde_json::to_string_pretty(&hensu_ir::graph::workflow_topology_json(workflow))?;
+            let mut s = serde_json::to_string_pretty(&hensu_ir::workflow_topology_json(workflow))?;
             s.push('\n');
             s
         }

@@ -1,0 +1,620 @@
+//! Serialization views of the model in wire shape: field names, field order, which fields are
+//! omitted and which are written as `null`. Upstream writes its bean-serialized objects
+//! (workflow, agent, metadata, config, schema entries, branches, consensus/review configs) with
+//! every field, `null` included, and node and rule payloads with its custom serializers, which
+//! omit empty optional fields; each struct below follows the one it mirrors.
+
+use indexmap::IndexMap;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use super::FORMAT_VERSION;
+use crate::model::*;
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_empty<T>(v: &[T]) -> bool {
+    v.is_empty()
+}
+
+fn is_empty_map<V>(m: &&IndexMap<String, V>) -> bool {
+    m.is_empty()
+}
+
+/// Upstream omits an empty `agentId` / `prompt` / `targetVersion` like an absent one.
+fn non_empty(s: &Option<String>) -> Option<&str> {
+    s.as_deref().filter(|s| !s.is_empty())
+}
+
+fn rubric_text(r: &Option<Rubric>) -> Option<&str> {
+    r.as_ref().map(|r| r.raw_content.as_str())
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct WorkflowDto<'a> {
+    format_version: i64,
+    id: &'a str,
+    version: &'a str,
+    #[serde(serialize_with = "agents")]
+    agents: &'a IndexMap<String, AgentConfig>,
+    #[serde(serialize_with = "nodes")]
+    nodes: &'a IndexMap<String, Node>,
+    start_node: &'a str,
+    config: Option<ConfigDto>,
+    metadata: MetadataDto<'a>,
+    state_schema: Option<StateSchemaDto<'a>>,
+}
+
+fn agents<S: Serializer>(m: &&IndexMap<String, AgentConfig>, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(m.iter().map(|(k, a)| (k, AgentDto::from(a))))
+}
+
+fn nodes<S: Serializer>(m: &&IndexMap<String, Node>, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(m.iter().map(|(k, n)| (k, NodeDto::from(n))))
+}
+
+impl<'a> From<&'a Workflow> for WorkflowDto<'a> {
+    fn from(w: &'a Workflow) -> Self {
+        WorkflowDto {
+            format_version: FORMAT_VERSION,
+            id: &w.id,
+            version: &w.version,
+            agents: &w.agents,
+            nodes: &w.nodes,
+            start_node: &w.start_node,
+            config: w.config.as_ref().map(ConfigDto::from),
+            metadata: MetadataDto::from(&w.metadata),
+            state_schema: w.state_schema.as_ref().map(StateSchemaDto::from),
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AgentDto<'a> {
+    id: &'a str,
+    role: &'a str,
+    model: &'a str,
+    temperature: f64,
+    max_tokens: Option<i64>,
+    tools: &'a [String],
+    instructions: Option<&'a str>,
+    top_p: Option<f64>,
+    frequency_penalty: Option<f64>,
+    presence_penalty: Option<f64>,
+    timeout: Option<i64>,
+    max_tool_calls: Option<i64>,
+    maintain_context: bool,
+}
+
+impl<'a> From<&'a AgentConfig> for AgentDto<'a> {
+    fn from(a: &'a AgentConfig) -> Self {
+        AgentDto {
+            id: &a.id,
+            role: &a.role,
+            model: &a.model,
+            temperature: a.temperature,
+            max_tokens: a.max_tokens,
+            tools: &a.tools,
+            instructions: a.instructions.as_deref(),
+            top_p: a.top_p,
+            frequency_penalty: a.frequency_penalty,
+            presence_penalty: a.presence_penalty,
+            timeout: a.timeout,
+            max_tool_calls: a.max_tool_calls,
+            maintain_context: a.maintain_context,
+        }
+    }
+}
+
+/// Upstream's `config` plus hensu's `maxSteps`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfigDto {
+    max_execution_time: i64,
+    checkpoints: bool,
+    checkpoint_interval: i64,
+    observability: ObservabilityDto,
+    max_steps: i64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ObservabilityDto {
+    log_level: &'static str,
+    export_metrics: bool,
+}
+
+impl From<&WorkflowConfig> for ConfigDto {
+    fn from(c: &WorkflowConfig) -> Self {
+        ConfigDto {
+            max_execution_time: c.max_execution_time,
+            checkpoints: c.checkpoints,
+            checkpoint_interval: c.checkpoint_interval,
+            observability: ObservabilityDto {
+                log_level: c.observability.log_level.as_str(),
+                export_metrics: c.observability.export_metrics,
+            },
+            max_steps: c.max_steps,
+        }
+    }
+}
+
+/// `created` only when set.
+#[derive(Serialize)]
+struct MetadataDto<'a> {
+    name: &'a str,
+    description: Option<&'a str>,
+    author: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created: Option<&'a str>,
+    tags: &'a [String],
+}
+
+impl<'a> From<&'a Metadata> for MetadataDto<'a> {
+    fn from(m: &'a Metadata) -> Self {
+        MetadataDto {
+            name: &m.name,
+            description: m.description.as_deref(),
+            author: m.author.as_deref(),
+            created: m.created.as_deref(),
+            tags: &m.tags,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct StateSchemaDto<'a> {
+    variables: Vec<StateVariableDto<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StateVariableDto<'a> {
+    name: &'a str,
+    #[serde(rename = "type")]
+    var_type: &'static str,
+    is_input: bool,
+    description: Option<&'a str>,
+}
+
+impl<'a> From<&'a StateSchema> for StateSchemaDto<'a> {
+    fn from(s: &'a StateSchema) -> Self {
+        StateSchemaDto {
+            variables: s
+                .variables
+                .iter()
+                .map(|v| StateVariableDto {
+                    name: &v.name,
+                    var_type: v.var_type.as_str(),
+                    is_input: v.is_input,
+                    description: v.description.as_deref(),
+                })
+                .collect(),
+        }
+    }
+}
+
+// --- nodes ----------------------------------------------------------------------------------
+
+/// `id` and `nodeType` first, then the payload of the node type.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct NodeDto<'a> {
+    id: &'a str,
+    node_type: &'static str,
+    #[serde(flatten)]
+    payload: NodePayload<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum NodePayload<'a> {
+    Standard(StandardDto<'a>),
+    End(EndDto),
+    Action(ActionNodeDto<'a>),
+    Generic(GenericDto<'a>),
+    Parallel(ParallelDto<'a>),
+    Fork(ForkDto<'a>),
+    Join(JoinDto<'a>),
+    SubWorkflow(SubWorkflowDto<'a>),
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StandardDto<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt: Option<&'a str>,
+    /// The rubric's markdown as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rubric: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    review_config: Option<ReviewConfigDto>,
+    transition_rules: Vec<RuleDto<'a>>,
+    #[serde(skip_serializing_if = "is_empty")]
+    writes: &'a [String],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReviewConfigDto {
+    mode: &'static str,
+    allow_backtrack: bool,
+    allow_edit: bool,
+}
+
+#[derive(Serialize)]
+struct EndDto {
+    status: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ActionNodeDto<'a> {
+    actions: Vec<ActionDto<'a>>,
+    transition_rules: Vec<RuleDto<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GenericDto<'a> {
+    executor_type: &'a str,
+    #[serde(skip_serializing_if = "is_empty_map")]
+    config: &'a IndexMap<String, Value>,
+    transition_rules: Vec<RuleDto<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rubric: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ParallelDto<'a> {
+    branches: Vec<BranchDto<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    consensus_config: Option<ConsensusConfigDto<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    transition_rules: Vec<RuleDto<'a>>,
+}
+
+/// Branch `rubric` is raw text (string or `null`) like node rubrics; upstream writes an object
+/// it cannot read back.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BranchDto<'a> {
+    id: &'a str,
+    agent_id: &'a str,
+    prompt: Option<&'a str>,
+    rubric: Option<&'a str>,
+    weight: f64,
+    yields: &'a [String],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ConsensusConfigDto<'a> {
+    judge_agent_id: Option<&'a str>,
+    strategy: &'static str,
+    threshold: Option<f64>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ForkDto<'a> {
+    targets: &'a [String],
+    #[serde(skip_serializing_if = "is_empty_map")]
+    target_configs: &'a IndexMap<String, Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    transition_rules: Vec<RuleDto<'a>>,
+    #[serde(skip_serializing_if = "is_false")]
+    wait_for_all: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JoinDto<'a> {
+    await_targets: &'a [String],
+    merge_strategy: &'static str,
+    writes: &'a [String],
+    #[serde(skip_serializing_if = "is_empty")]
+    exports: &'a [String],
+    timeout_ms: i64,
+    fail_on_any_error: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    transition_rules: Vec<RuleDto<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SubWorkflowDto<'a> {
+    workflow_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target_version: Option<&'a str>,
+    input_mapping: &'a IndexMap<String, String>,
+    output_mapping: &'a IndexMap<String, String>,
+    transition_rules: Vec<RuleDto<'a>>,
+}
+
+fn rules(rules: &[TransitionRule]) -> Vec<RuleDto<'_>> {
+    rules.iter().map(RuleDto::from).collect()
+}
+
+impl<'a> From<&'a Node> for NodeDto<'a> {
+    fn from(node: &'a Node) -> Self {
+        let payload = match node {
+            Node::Standard(n) => NodePayload::Standard(StandardDto {
+                agent_id: non_empty(&n.agent_id),
+                prompt: non_empty(&n.prompt),
+                rubric: rubric_text(&n.rubric),
+                review_config: n.review_config.as_ref().map(|rc| ReviewConfigDto {
+                    mode: rc.mode.as_str(),
+                    allow_backtrack: rc.allow_backtrack,
+                    allow_edit: rc.allow_edit,
+                }),
+                transition_rules: rules(&n.transition_rules),
+                writes: &n.writes,
+            }),
+            Node::End(n) => NodePayload::End(EndDto {
+                status: n.status.as_str(),
+            }),
+            Node::Action(n) => NodePayload::Action(ActionNodeDto {
+                actions: n.actions.iter().map(ActionDto::from).collect(),
+                transition_rules: rules(&n.transition_rules),
+            }),
+            Node::Generic(n) => NodePayload::Generic(GenericDto {
+                executor_type: &n.executor_type,
+                config: &n.config,
+                transition_rules: rules(&n.transition_rules),
+                rubric: rubric_text(&n.rubric),
+            }),
+            Node::Parallel(n) => NodePayload::Parallel(ParallelDto {
+                branches: n
+                    .branches
+                    .iter()
+                    .map(|b| BranchDto {
+                        id: &b.id,
+                        agent_id: &b.agent_id,
+                        prompt: b.prompt.as_deref(),
+                        rubric: rubric_text(&b.rubric),
+                        weight: b.weight,
+                        yields: &b.yields,
+                    })
+                    .collect(),
+                consensus_config: n.consensus_config.as_ref().map(|c| ConsensusConfigDto {
+                    judge_agent_id: c.judge_agent_id.as_deref(),
+                    strategy: c.strategy.as_str(),
+                    threshold: c.threshold,
+                }),
+                transition_rules: rules(&n.transition_rules),
+            }),
+            Node::Fork(n) => NodePayload::Fork(ForkDto {
+                targets: &n.targets,
+                target_configs: &n.target_configs,
+                transition_rules: rules(&n.transition_rules),
+                wait_for_all: n.wait_for_all,
+            }),
+            Node::Join(n) => NodePayload::Join(JoinDto {
+                await_targets: &n.await_targets,
+                merge_strategy: n.merge_strategy.as_str(),
+                writes: &n.writes,
+                exports: &n.exports,
+                timeout_ms: n.timeout_ms,
+                fail_on_any_error: n.fail_on_any_error,
+                transition_rules: rules(&n.transition_rules),
+            }),
+            Node::SubWorkflow(n) => NodePayload::SubWorkflow(SubWorkflowDto {
+                workflow_id: &n.workflow_id,
+                target_version: non_empty(&n.target_version),
+                input_mapping: &n.input_mapping,
+                output_mapping: &n.output_mapping,
+                transition_rules: rules(&n.transition_rules),
+            }),
+        };
+        NodeDto {
+            id: node.id(),
+            node_type: node.kind_name(),
+            payload,
+        }
+    }
+}
+
+/// Actions are internally tagged by `type`.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+enum ActionDto<'a> {
+    #[serde(rename_all = "camelCase")]
+    Send {
+        handler_id: &'a str,
+        #[serde(skip_serializing_if = "is_empty_map")]
+        payload: &'a IndexMap<String, Value>,
+        #[serde(skip_serializing_if = "is_false")]
+        raw_payload: bool,
+    },
+    #[serde(rename_all = "camelCase")]
+    Execute { command_id: &'a str },
+}
+
+impl<'a> From<&'a Action> for ActionDto<'a> {
+    fn from(a: &'a Action) -> Self {
+        match a {
+            Action::Send {
+                handler_id,
+                payload,
+                raw_payload,
+            } => ActionDto::Send {
+                handler_id,
+                payload,
+                raw_payload: *raw_payload,
+            },
+            Action::Execute { command_id } => ActionDto::Execute { command_id },
+        }
+    }
+}
+
+// --- transition rules -----------------------------------------------------------------------
+
+/// `type` first, then the fields of the rule kind; `withFeedback` only when set.
+#[derive(Serialize)]
+pub(super) struct RuleDto<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    payload: RulePayload<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged, rename_all_fields = "camelCase")]
+enum RulePayload<'a> {
+    Target {
+        target_node: &'a str,
+        #[serde(skip_serializing_if = "is_false")]
+        with_feedback: bool,
+    },
+    /// `targetNode` is written even when `null`.
+    Failure {
+        target_node: Option<&'a str>,
+    },
+    Approval {
+        expected: bool,
+        target_node: &'a str,
+        #[serde(skip_serializing_if = "is_false")]
+        with_feedback: bool,
+    },
+    Score {
+        conditions: Vec<ScoreConditionDto<'a>>,
+        #[serde(skip_serializing_if = "is_false")]
+        with_feedback: bool,
+    },
+    Condition {
+        variable: &'a str,
+        operator: &'static str,
+        expected: Expected<'a>,
+        target_node: &'a str,
+        #[serde(skip_serializing_if = "is_false")]
+        with_feedback: bool,
+    },
+    Bounded {
+        namespace: &'static str,
+        budget: i64,
+        otherwise: &'a str,
+        #[serde(skip_serializing_if = "is_false")]
+        escalation_with_feedback: bool,
+        inner: Box<RuleDto<'a>>,
+    },
+    RubricFail {},
+}
+
+/// A condition's `expected`: text for `==`/`!=`, a number for comparisons.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Expected<'a> {
+    Text(&'a str),
+    Number(f64),
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ScoreConditionDto<'a> {
+    operator: &'static str,
+    value: Option<f64>,
+    range: Option<RangeDto>,
+    target_node: &'a str,
+}
+
+#[derive(Serialize)]
+struct RangeDto {
+    start: f64,
+    end: f64,
+}
+
+impl<'a> From<&'a TransitionRule> for RuleDto<'a> {
+    fn from(rule: &'a TransitionRule) -> Self {
+        let payload = match rule {
+            TransitionRule::Success {
+                target_node,
+                with_feedback,
+            }
+            | TransitionRule::NoConsensus {
+                target_node,
+                with_feedback,
+            }
+            | TransitionRule::Always {
+                target_node,
+                with_feedback,
+            } => RulePayload::Target {
+                target_node,
+                with_feedback: *with_feedback,
+            },
+            TransitionRule::Failure { target_node } => RulePayload::Failure {
+                target_node: target_node.as_deref(),
+            },
+            TransitionRule::Approval {
+                expected,
+                target_node,
+                with_feedback,
+            } => RulePayload::Approval {
+                expected: *expected,
+                target_node,
+                with_feedback: *with_feedback,
+            },
+            TransitionRule::Score {
+                conditions,
+                with_feedback,
+            } => RulePayload::Score {
+                conditions: conditions
+                    .iter()
+                    .map(|c| ScoreConditionDto {
+                        operator: c.operator.as_str(),
+                        value: c.value,
+                        range: c.range.map(|r| RangeDto {
+                            start: r.start,
+                            end: r.end,
+                        }),
+                        target_node: &c.target_node,
+                    })
+                    .collect(),
+                with_feedback: *with_feedback,
+            },
+            TransitionRule::Condition {
+                variable,
+                predicate,
+                target_node,
+                with_feedback,
+            } => RulePayload::Condition {
+                variable,
+                operator: predicate.operator_name(),
+                expected: match predicate {
+                    ConditionPredicate::Eq(s) | ConditionPredicate::Neq(s) => Expected::Text(s),
+                    ConditionPredicate::Gt(v)
+                    | ConditionPredicate::Gte(v)
+                    | ConditionPredicate::Lt(v)
+                    | ConditionPredicate::Lte(v) => Expected::Number(*v),
+                },
+                target_node,
+                with_feedback: *with_feedback,
+            },
+            TransitionRule::Bounded {
+                namespace,
+                budget,
+                otherwise,
+                escalation_with_feedback,
+                inner,
+            } => RulePayload::Bounded {
+                namespace: namespace.as_str(),
+                budget: *budget,
+                otherwise,
+                escalation_with_feedback: *escalation_with_feedback,
+                inner: Box::new(RuleDto::from(inner.as_ref())),
+            },
+            TransitionRule::RubricFail => RulePayload::RubricFail {},
+        };
+        RuleDto {
+            kind: rule.kind().as_str(),
+            payload,
+        }
+    }
+}
