@@ -8,7 +8,7 @@ fn main() {
     let mut best = [Duration::MAX; 4];
     for _ in 0..20 {
         let t = Instant::now();
-        let idx = hensu_lsp::index::Index::build(&src, &parsed.file);
+        let idx = hensu_lsp::Index::build(&src, &parsed.file);
         best[0] = best[0].min(t.elapsed());
         let t = Instant::now();
         let p2 = hensu_syntax::parse(&src);

@@ -19,10 +19,10 @@ use crate::line_index::LineIndex;
 pub struct Analysis {
     pub file: FileId,
     pub text: String,
-    pub lines: LineIndex,
-    pub index: Index,
+    pub(crate) lines: LineIndex,
+    pub(crate) index: Index,
     pub workflow: Option<Workflow>,
-    pub origins: Origins,
+    pub(crate) origins: Origins,
     /// Lexical, syntax, lowering and single-workflow check diagnostics, in source order.
     pub diagnostics: Vec<Diagnostic>,
     lexed: OnceLock<Lexed>,

@@ -14,14 +14,6 @@ use crate::analysis::Analysis;
 use crate::host::{Host, RootFiles, path_to_uri, project_root, uri_to_path};
 use crate::index::{Occ, SymKind};
 
-/// A formatter: source → formatted source, or why not (the document is then left untouched).
-pub type Formatter = fn(&str) -> Result<String, String>;
-
-/// The canonical formatter (`hensu-fmt`), as `hensuc fmt` runs it.
-pub fn hensu_formatter(src: &str) -> Result<String, String> {
-    hensu_fmt::format(src).map_err(|e| format!("not formatted: {e}"))
-}
-
 pub(crate) struct Doc {
     pub uri: Uri,
     pub root: Option<String>,
@@ -44,7 +36,6 @@ pub struct Engine {
     files: RefCell<FileTable>,
     /// Analyses of unopened project files, by path, with the text they were made from.
     disk: RefCell<HashMap<String, (String, Arc<Analysis>)>>,
-    pub(crate) formatter: Option<Formatter>,
 }
 
 #[derive(Default)]
@@ -64,18 +55,7 @@ impl Engine {
             docs: HashMap::new(),
             files: RefCell::new(FileTable::default()),
             disk: RefCell::new(HashMap::new()),
-            formatter: None,
         }
-    }
-
-    /// Formatting requests use `formatter` (without one, formatting answers no edits).
-    pub fn with_formatter(mut self, formatter: Formatter) -> Engine {
-        self.formatter = Some(formatter);
-        self
-    }
-
-    pub fn has_formatter(&self) -> bool {
-        self.formatter.is_some()
     }
 
     fn file_id(&self, uri: &Uri) -> FileId {

@@ -4,7 +4,9 @@
 //!   file per method under `methods/`), taking and returning `lsp_types` values so it is tested
 //!   without JSON-RPC. It does no I/O: prompt/rubric files and the workflow files of a project
 //!   folder come through the [`Host`] trait.
-//! * [`server`] is the stdio transport (`lsp-server`) and the filesystem [`Host`].
+//! * [`run_stdio`] / [`run`] are the transport (`lsp-server`): they decode requests into
+//!   `lsp_types` params ([`handle_request`], [`handle_notification`]) and answer with the engine
+//!   over the filesystem host [`FsHost`].
 //!
 //! Every method is total: a half-typed document is the normal case, nothing panics.
 
@@ -12,15 +14,23 @@
 // interiorly mutable; it is never mutated.
 #![allow(clippy::mutable_key_type)]
 
-pub mod analysis;
-pub mod context;
-pub mod engine;
-pub mod host;
-pub mod index;
-pub mod line_index;
-pub mod methods;
-pub mod server;
+mod analysis;
+mod context;
+mod engine;
+mod host;
+mod index;
+mod line_index;
+mod methods;
+mod server;
 
-pub use engine::{Engine, Formatter, hensu_formatter};
+pub use analysis::Analysis;
+pub use engine::Engine;
 pub use host::{Host, MemoryHost};
-pub use methods::semantic_tokens::legend as semantic_tokens_legend;
+pub use methods::semantic_tokens::{
+    legend as semantic_tokens_legend, type_name as semantic_token_type_name,
+};
+pub use server::{FsHost, capabilities, handle_notification, handle_request, run, run_stdio};
+
+/// The syntax-tree symbol index, public only for the profiling example (`examples/prof.rs`).
+#[doc(hidden)]
+pub use index::Index;

@@ -110,10 +110,6 @@ impl LineIndex {
         Span::new(a.min(b), a.max(b))
     }
 
-    pub fn line_count(&self) -> usize {
-        self.starts.len()
-    }
-
     /// Byte offset where a 0-based line starts (the end of the text past the last line).
     pub fn line_start(&self, line: usize) -> u32 {
         self.starts.get(line).copied().unwrap_or(self.len)

@@ -23,7 +23,7 @@ use lsp_types::{
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::engine::{Engine, Formatter};
+use crate::engine::Engine;
 use crate::host::Host;
 
 /// The filesystem host: prompts and rubrics jailed to `<root>/prompts/` and `<root>/rubrics/`
@@ -78,7 +78,7 @@ impl Host for FsHost {
 }
 
 /// The capabilities `hensuc lsp` announces.
-pub fn capabilities(formatting: bool) -> ServerCapabilities {
+pub fn capabilities() -> ServerCapabilities {
     ServerCapabilities {
         text_document_sync: Some(TextDocumentSyncCapability::Kind(
             TextDocumentSyncKind::INCREMENTAL,
@@ -100,7 +100,7 @@ pub fn capabilities(formatting: bool) -> ServerCapabilities {
             work_done_progress_options: Default::default(),
         })),
         document_symbol_provider: Some(OneOf::Left(true)),
-        document_formatting_provider: formatting.then_some(OneOf::Left(true)),
+        document_formatting_provider: Some(OneOf::Left(true)),
         semantic_tokens_provider: Some(SemanticTokensServerCapabilities::SemanticTokensOptions(
             SemanticTokensOptions {
                 legend: crate::methods::semantic_tokens::legend(),
@@ -118,17 +118,17 @@ pub fn capabilities(formatting: bool) -> ServerCapabilities {
 }
 
 /// Runs the server on stdin/stdout until `shutdown` + `exit`.
-pub fn run_stdio(formatter: Option<Formatter>) -> anyhow::Result<()> {
+pub fn run_stdio() -> anyhow::Result<()> {
     let (connection, io_threads) = Connection::stdio();
-    run(&connection, formatter)?;
+    run(&connection)?;
     drop(connection);
     io_threads.join()?;
     Ok(())
 }
 
 /// Runs the server on a connection (stdio, or an in-memory one in tests).
-pub fn run(connection: &Connection, formatter: Option<Formatter>) -> anyhow::Result<()> {
-    let caps = serde_json::to_value(capabilities(formatter.is_some()))?;
+pub fn run(connection: &Connection) -> anyhow::Result<()> {
+    let caps = serde_json::to_value(capabilities())?;
     let init = serde_json::json!({
         "capabilities": caps,
         "serverInfo": { "name": "hensuc lsp", "version": env!("CARGO_PKG_VERSION") },
@@ -136,9 +136,6 @@ pub fn run(connection: &Connection, formatter: Option<Formatter>) -> anyhow::Res
     let (id, _params) = connection.initialize_start()?;
     connection.initialize_finish(id, init)?;
     let mut engine = Engine::new(FsHost);
-    if let Some(f) = formatter {
-        engine = engine.with_formatter(f);
-    }
     for msg in &connection.receiver {
         match msg {
             Message::Request(req) => {

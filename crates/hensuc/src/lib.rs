@@ -2,12 +2,13 @@
 //! and the filesystem file provider. Exposed as a library so benchmarks and the language server
 //! share exactly what the command line runs.
 
+pub mod args;
 pub mod commands;
 pub mod fs_files;
 pub mod output;
 pub mod project;
 
-/// Exit codes shared by every command (language.md §6).
+/// Exit codes shared by every command.
 pub mod exit {
     pub const SUCCESS: u8 = 0;
     /// The input has errors, a run failed, or `fmt --check` found changes.

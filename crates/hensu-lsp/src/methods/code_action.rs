@@ -1,64 +1,18 @@
-//! `textDocument/codeAction`: quick fixes for did-you-mean diagnostics — the diagnostic's span
-//! (the text inside the quotes for a string, the last segment of `A.B`) is replaced by the
-//! suggestion of its help text ``did you mean `x`?``.
+//! `textDocument/codeAction`: one quick fix per structured suggestion
+//! ([`hensu_diagnostics::Suggestion`]) of the diagnostics under the requested range — the
+//! suggestion's span is replaced by its replacement. Machine-applicable suggestions are marked
+//! preferred, so an editor may apply them without asking.
 
 use std::collections::HashMap;
 
-use hensu_diagnostics::Span;
+use hensu_diagnostics::{Applicability, Suggestion};
 use lsp_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse,
-    NumberOrString, TextEdit, WorkspaceEdit,
+    NumberOrString, TextEdit, Uri, WorkspaceEdit,
 };
 
+use crate::analysis::Analysis;
 use crate::engine::Engine;
-
-/// The `x` of ``did you mean `x`?``.
-pub(crate) fn suggestion(help: &str) -> Option<&str> {
-    let rest = &help[help.find("did you mean `")? + "did you mean `".len()..];
-    let end = rest.find('`')?;
-    Some(&rest[..end]).filter(|s| !s.is_empty())
-}
-
-/// The first `` `quoted` `` word of a message.
-fn backticked(message: &str) -> Option<&str> {
-    let start = message.find('`')? + 1;
-    let len = message[start..].find('`')?;
-    Some(&message[start..start + len])
-}
-
-/// The byte offset of `word` in `text` where it is not part of a longer identifier.
-fn find_word(text: &str, word: &str) -> Option<usize> {
-    let is_id = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    let mut from = 0;
-    while let Some(i) = text.get(from..)?.find(word) {
-        let at = from + i;
-        let before = text[..at].chars().next_back();
-        let after = text[at + word.len()..].chars().next();
-        if !before.is_some_and(is_id) && !after.is_some_and(is_id) {
-            return Some(at);
-        }
-        from = at + word.len().max(1);
-    }
-    None
-}
-
-/// The part of `span` a suggestion replaces.
-fn replaced(text: &str, span: Span, suggestion: &str) -> Span {
-    let s = text.get(span.range()).unwrap_or("");
-    if s.len() >= 2 && s.starts_with('"') && s.ends_with('"') && !s.starts_with("\"\"\"") {
-        return Span::new(span.start + 1, span.end - 1);
-    }
-    if s.len() >= 2 && s.starts_with('{') && s.ends_with('}') {
-        return Span::new(span.start + 1, span.end - 1);
-    }
-    if !suggestion.contains('.')
-        && let Some(dot) = s.rfind('.')
-    {
-        let start = span.start + u32::try_from(dot + 1).unwrap_or(0);
-        return Span::new(start.min(span.end), span.end);
-    }
-    span
-}
 
 impl Engine {
     pub fn code_action(&self, params: CodeActionParams) -> Option<CodeActionResponse> {
@@ -71,31 +25,7 @@ impl Engine {
             if span.end < want.start || span.start > want.end {
                 continue;
             }
-            let Some(fix) = d.help.iter().find_map(|h| suggestion(h)) else {
-                continue;
-            };
-            let written = a.slice(span);
-            // `Models.GPT_4O` suggested for a span holding only `GPT_4P`.
-            let fix = match fix.rfind('.') {
-                Some(dot) if !written.contains('.') => &fix[dot + 1..],
-                _ => fix,
-            };
-            // The unknown name the message quotes, found inside the span (a `{name}` inside a
-            // prompt whose diagnostic spans the whole string), else the span itself.
-            let edit_span = backticked(&d.message)
-                .map(|bad| bad.trim_matches(['{', '}']))
-                .filter(|bad| !bad.is_empty())
-                .and_then(|bad| {
-                    let bad = match bad.rfind('.') {
-                        Some(dot) if !fix.contains('.') => &bad[dot + 1..],
-                        _ => bad,
-                    };
-                    let at = find_word(written, bad)?;
-                    let start = span.start + u32::try_from(at).ok()?;
-                    Some(Span::new(start, start + u32::try_from(bad.len()).ok()?))
-                })
-                .unwrap_or_else(|| replaced(&a.text, span, fix));
-            let range = a.range(edit_span);
+            // The client's copies of this diagnostic, so the editor links the fix to it.
             let matching: Vec<lsp_types::Diagnostic> = params
                 .context
                 .diagnostics
@@ -106,30 +36,286 @@ impl Engine {
                 })
                 .cloned()
                 .collect();
-            let mut changes = HashMap::new();
-            changes.insert(
-                uri.clone(),
-                vec![TextEdit {
-                    range,
-                    new_text: fix.to_string(),
-                }],
-            );
-            out.push(CodeActionOrCommand::CodeAction(CodeAction {
-                title: format!("Replace with `{fix}`"),
-                kind: Some(CodeActionKind::QUICKFIX),
-                diagnostics: if matching.is_empty() {
-                    None
-                } else {
-                    Some(matching)
-                },
-                edit: Some(WorkspaceEdit {
-                    changes: Some(changes),
-                    ..WorkspaceEdit::default()
-                }),
-                is_preferred: Some(true),
-                ..CodeAction::default()
-            }));
+            // A document's own diagnostics suggest edits in that document only.
+            for s in d.suggestions.iter().filter(|s| s.file == a.file) {
+                out.push(CodeActionOrCommand::CodeAction(quick_fix(
+                    uri, &a, s, &matching,
+                )));
+            }
         }
         Some(out)
+    }
+}
+
+fn quick_fix(
+    uri: &Uri,
+    a: &Analysis,
+    s: &Suggestion,
+    matching: &[lsp_types::Diagnostic],
+) -> CodeAction {
+    let mut changes = HashMap::new();
+    changes.insert(
+        uri.clone(),
+        vec![TextEdit {
+            range: a.range(s.span),
+            new_text: s.replacement.clone(),
+        }],
+    );
+    CodeAction {
+        title: title(s),
+        kind: Some(CodeActionKind::QUICKFIX),
+        diagnostics: (!matching.is_empty()).then(|| matching.to_vec()),
+        edit: Some(WorkspaceEdit {
+            changes: Some(changes),
+            ..WorkspaceEdit::default()
+        }),
+        is_preferred: Some(s.applicability == Applicability::MachineApplicable),
+        ..CodeAction::default()
+    }
+}
+
+/// The suggestion's message as a menu entry (capitalised, as editors show actions), or
+/// "Replace with `x`" when it has none.
+fn title(s: &Suggestion) -> String {
+    let mut chars = s.message.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => format!("Replace with `{}`", s.replacement),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+    use std::fmt::Write as _;
+    use std::str::FromStr;
+    use std::sync::Arc;
+
+    use hensu_diagnostics::{Applicability, FileId, Span, Suggestion};
+    use lsp_types::{
+        CodeActionContext, CodeActionOrCommand, CodeActionParams, Position, Range,
+        TextDocumentIdentifier, Uri,
+    };
+
+    use crate::{Engine, MemoryHost};
+
+    const DOC: &str = r#"workflow("fix") {
+    state {
+        input("topic", VarType.STRING)
+    }
+    agents {
+        agent("writer") { rol = "Writer"; model = Models.GPT_4P }
+    }
+    graph {
+        start at "write"
+        node("write") {
+            agent = "writer"
+            prompt = "Write about {topik}."
+            onSuccess goto "dnoe"
+        }
+        end("done")
+    }
+}
+"#;
+
+    fn open() -> (Engine, Uri) {
+        let mut engine = Engine::new(MemoryHost::new());
+        let uri = Uri::from_str("file:///p/workflows/fix.hwf").unwrap();
+        engine.open(uri.clone(), 1, DOC.to_string());
+        (engine, uri)
+    }
+
+    /// Attaches a suggestion replacing `typo` to the diagnostic whose primary span holds it, as
+    /// the checker fills `Diagnostic::suggestions`.
+    fn suggest(
+        engine: &mut Engine,
+        uri: &Uri,
+        typo: &str,
+        replacement: &str,
+        applicability: Applicability,
+    ) {
+        let doc = engine.docs.get_mut(uri).unwrap();
+        let a = Arc::get_mut(&mut doc.analysis).unwrap();
+        let start = u32::try_from(a.text.find(typo).unwrap()).unwrap();
+        let span = Span::new(start, start + u32::try_from(typo.len()).unwrap());
+        let file = a.file;
+        let d = a
+            .diagnostics
+            .iter_mut()
+            .find(|d| d.primary.span.start <= span.start && span.end <= d.primary.span.end)
+            .unwrap_or_else(|| panic!("no diagnostic covers `{typo}`"));
+        d.suggestions.push(Suggestion {
+            file,
+            span,
+            replacement: replacement.to_string(),
+            message: format!("replace with `{replacement}`"),
+            applicability,
+        });
+    }
+
+    fn params(
+        uri: &Uri,
+        range: Range,
+        diagnostics: Vec<lsp_types::Diagnostic>,
+    ) -> CodeActionParams {
+        CodeActionParams {
+            text_document: TextDocumentIdentifier { uri: uri.clone() },
+            range,
+            context: CodeActionContext {
+                diagnostics,
+                only: None,
+                trigger_kind: None,
+            },
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        }
+    }
+
+    /// Every action for every published diagnostic: title, linked diagnostics, preferred, and
+    /// the edited line.
+    fn actions(engine: &Engine, uri: &Uri) -> String {
+        let text = engine.analysis(uri).unwrap().text.clone();
+        let mut out = String::new();
+        for d in engine.diagnostics(uri) {
+            let actions = engine
+                .code_action(params(uri, d.range, vec![d.clone()]))
+                .unwrap();
+            for action in actions {
+                let CodeActionOrCommand::CodeAction(action) = action else {
+                    panic!("a code action expected");
+                };
+                let mut edits = action.edit.unwrap().changes.unwrap().remove(uri).unwrap();
+                assert_eq!(edits.len(), 1);
+                let edit = edits.remove(0);
+                let a = engine.analysis(uri).unwrap();
+                let span = a.lines.span(&a.text, edit.range);
+                let mut fixed = text.clone();
+                fixed.replace_range(span.range(), &edit.new_text);
+                let line = fixed.lines().nth(edit.range.start.line as usize).unwrap();
+                let _ = writeln!(
+                    out,
+                    "{} [{}]{} => {}",
+                    action.title,
+                    action.diagnostics.map_or(0, |d| d.len()),
+                    if action.is_preferred == Some(true) {
+                        " preferred"
+                    } else {
+                        ""
+                    },
+                    line.trim()
+                );
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn one_quick_fix_per_suggestion() {
+        let (mut engine, uri) = open();
+        suggest(
+            &mut engine,
+            &uri,
+            "dnoe",
+            "done",
+            Applicability::MachineApplicable,
+        );
+        suggest(
+            &mut engine,
+            &uri,
+            "GPT_4P",
+            "GPT_4O",
+            Applicability::MachineApplicable,
+        );
+        suggest(
+            &mut engine,
+            &uri,
+            "rol",
+            "role",
+            Applicability::MachineApplicable,
+        );
+        suggest(
+            &mut engine,
+            &uri,
+            "topik",
+            "topic",
+            Applicability::MaybeIncorrect,
+        );
+        // Two candidates for one diagnostic: two actions, neither certain.
+        suggest(
+            &mut engine,
+            &uri,
+            "topik",
+            "topics",
+            Applicability::MaybeIncorrect,
+        );
+        assert_eq!(
+            actions(&engine, &uri),
+            "Replace with `role` [1] preferred => agent(\"writer\") { role = \"Writer\"; model = Models.GPT_4P }\n\
+             Replace with `GPT_4O` [1] preferred => agent(\"writer\") { rol = \"Writer\"; model = Models.GPT_4O }\n\
+             Replace with `topic` [1] => prompt = \"Write about {topic}.\"\n\
+             Replace with `topics` [1] => prompt = \"Write about {topics}.\"\n\
+             Replace with `done` [1] preferred => onSuccess goto \"done\"\n"
+        );
+    }
+
+    /// Help prose ("did you mean `done`?") is for people: without a structured suggestion there
+    /// is no quick fix, and a suggestion for another file is not offered in this one.
+    #[test]
+    fn no_quick_fix_without_a_suggestion_for_this_file() {
+        let (mut engine, uri) = open();
+        assert_eq!(actions(&engine, &uri), "");
+        let doc = engine.docs.get_mut(&uri).unwrap();
+        let a = Arc::get_mut(&mut doc.analysis).unwrap();
+        let d = &mut a.diagnostics[0];
+        d.suggestions.push(Suggestion {
+            file: FileId(a.file.0 + 1),
+            span: d.primary.span,
+            replacement: "elsewhere".to_string(),
+            message: String::new(),
+            applicability: Applicability::MachineApplicable,
+        });
+        assert_eq!(actions(&engine, &uri), "");
+    }
+
+    #[test]
+    fn only_diagnostics_under_the_range() {
+        let (mut engine, uri) = open();
+        suggest(
+            &mut engine,
+            &uri,
+            "dnoe",
+            "done",
+            Applicability::MachineApplicable,
+        );
+        let first_line = Range::new(Position::new(0, 0), Position::new(0, 3));
+        let away = engine
+            .code_action(params(&uri, first_line, Vec::new()))
+            .unwrap();
+        assert!(away.is_empty(), "{away:?}");
+        let goto = DOC.lines().position(|l| l.contains("dnoe")).unwrap() as u32;
+        let on = Range::new(Position::new(goto, 0), Position::new(goto + 1, 0));
+        let actions = engine.code_action(params(&uri, on, Vec::new())).unwrap();
+        assert_eq!(actions.len(), 1);
+        let CodeActionOrCommand::CodeAction(action) = &actions[0] else {
+            panic!("a code action expected");
+        };
+        assert_eq!(action.title, "Replace with `done`");
+        assert_eq!(
+            action.diagnostics, None,
+            "the client sent no diagnostics to link"
+        );
+    }
+
+    #[test]
+    fn a_suggestion_without_a_message_is_titled_by_its_replacement() {
+        let s = Suggestion {
+            file: FileId(0),
+            span: Span::new(0, 1),
+            replacement: "review".to_string(),
+            message: String::new(),
+            applicability: Applicability::MaybeIncorrect,
+        };
+        assert_eq!(super::title(&s), "Replace with `review`");
     }
 }

@@ -1,5 +1,5 @@
-//! `textDocument/formatting` through the engine's formatter (hensu-fmt in `hensuc lsp`): one
-//! edit replacing the whole document, none when it is already formatted, and an error (the
+//! `textDocument/formatting` with the canonical formatter (`hensu-fmt`, as `hensuc fmt` runs it):
+//! one edit replacing the whole document, none when it is already formatted, and an error (the
 //! document untouched) when it cannot be formatted (syntax errors).
 
 use hensu_diagnostics::Span;
@@ -15,10 +15,7 @@ impl Engine {
         let Some(a) = self.analysis(&params.text_document.uri) else {
             return Ok(None);
         };
-        let Some(format) = self.formatter else {
-            return Ok(None);
-        };
-        let formatted = format(&a.text)?;
+        let formatted = hensu_fmt::format(&a.text).map_err(|e| format!("not formatted: {e}"))?;
         if formatted == a.text {
             return Ok(Some(Vec::new()));
         }

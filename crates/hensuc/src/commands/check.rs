@@ -5,39 +5,37 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use crate::args::{ColorFlag, ProjectDir};
 use crate::exit;
-use crate::output::{self, Color, DiagnosticFormat};
+use crate::output::{self, DiagnosticFormat};
 use crate::project;
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {
     /// Workflow files (`.hwf`, `.kt`, `.json`) or directories of them.
     pub paths: Vec<PathBuf>,
-    /// Working directory: its `workflows/` are part of the project; `prompts/` and `rubrics/`
-    /// resolve `.md` files.
-    #[arg(short = 'd', long = "dir", value_name = "DIR")]
-    pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub project: ProjectDir,
     /// Output format of the diagnostics.
     #[arg(long, value_enum, default_value_t = DiagnosticFormat::Human)]
     pub format: DiagnosticFormat,
-    /// When to use colours in human output.
-    #[arg(long, value_enum, default_value_t = Color::Auto)]
-    pub color: Color,
+    #[command(flatten)]
+    pub display: ColorFlag,
     /// Treat warnings as errors (exit 1 when there is any).
     #[arg(long)]
     pub deny_warnings: bool,
 }
 
 pub fn execute(args: CheckArgs) -> anyhow::Result<ExitCode> {
-    if args.paths.is_empty() && args.dir.is_none() {
+    if args.paths.is_empty() && args.project.dir.is_none() {
         anyhow::bail!("nothing to check: give workflow files or `-d DIR`");
     }
-    let project = project::load(&args.paths, args.dir.as_deref())?;
+    let project = project::load(&args.paths, args.project.dir.as_deref())?;
     output::emit(
         &project.files,
         &project.diagnostics,
         args.format,
-        args.color,
+        args.display.color,
     );
     let failed = project.error_count() > 0 || (args.deny_warnings && project.warning_count() > 0);
     if args.format == DiagnosticFormat::Human && !failed {

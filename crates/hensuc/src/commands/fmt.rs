@@ -18,6 +18,7 @@ use clap::Args;
 use hensu_diagnostics::Files;
 use hensu_fmt::FormatError;
 
+use crate::args::ColorFlag;
 use crate::exit;
 use crate::output::Color;
 
@@ -34,9 +35,8 @@ pub struct FmtArgs {
     /// Format standard input and write the result to standard output.
     #[arg(long, conflicts_with = "paths")]
     pub stdin: bool,
-    /// When to use colours in diagnostics.
-    #[arg(long, value_enum, default_value_t = Color::Auto)]
-    pub color: Color,
+    #[command(flatten)]
+    pub display: ColorFlag,
 }
 
 /// What happened to one input.
@@ -184,11 +184,11 @@ fn format_file(path: &Path, args: &FmtArgs) -> Outcome {
             return Outcome::Io;
         }
     };
-    let text = match decode(&name, &bytes, args.color) {
+    let text = match decode(&name, &bytes, args.display.color) {
         Ok(t) => t,
         Err(o) => return o,
     };
-    let formatted = match format_text(&name, &text, args.color) {
+    let formatted = match format_text(&name, &text, args.display.color) {
         Ok(f) => f,
         Err(o) => return o,
     };
@@ -218,11 +218,11 @@ fn format_stdin(args: &FmtArgs) -> Outcome {
         eprintln!("error: cannot read standard input: {e}");
         return Outcome::Io;
     }
-    let text = match decode(name, &bytes, args.color) {
+    let text = match decode(name, &bytes, args.display.color) {
         Ok(t) => t,
         Err(o) => return o,
     };
-    let formatted = match format_text(name, &text, args.color) {
+    let formatted = match format_text(name, &text, args.display.color) {
         Ok(f) => f,
         Err(o) => return o,
     };

@@ -11,8 +11,9 @@ use clap::{Args, ValueEnum};
 use hensu_ir::{Node, TransitionRule, Workflow};
 use indexmap::IndexSet;
 
+use crate::args::{ColorFlag, ProjectDir};
 use crate::exit;
-use crate::output::{self, Color, DiagnosticFormat};
+use crate::output::{self, DiagnosticFormat};
 use crate::project;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -28,21 +29,24 @@ pub enum GraphFormat {
 pub struct GraphArgs {
     /// The workflow to draw (`.hwf`, `.kt` or `.json`).
     pub path: PathBuf,
-    #[arg(short = 'd', long = "dir", value_name = "DIR")]
-    pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub project: ProjectDir,
     #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
     pub format: GraphFormat,
-    #[arg(long, value_enum, default_value_t = Color::Auto)]
-    pub color: Color,
+    #[command(flatten)]
+    pub display: ColorFlag,
 }
 
 pub fn execute(args: GraphArgs) -> anyhow::Result<ExitCode> {
-    let project = project::load(std::slice::from_ref(&args.path), args.dir.as_deref())?;
+    let project = project::load(
+        std::slice::from_ref(&args.path),
+        args.project.dir.as_deref(),
+    )?;
     output::emit(
         &project.files,
         &project.diagnostics,
         DiagnosticFormat::Human,
-        args.color,
+        args.display.color,
     );
     if project.error_count() > 0 {
         return Ok(ExitCode::from(exit::FAILURE));
@@ -51,7 +55,7 @@ pub fn execute(args: GraphArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("`{}` did not produce a workflow", args.path.display());
     };
     let out = match args.format {
-        GraphFormat::Text => render_text(workflow, args.color.enabled_for_stdout()),
+        GraphFormat::Text => render_text(workflow, args.display.color.enabled_for_stdout()),
         GraphFormat::Mermaid => render_mermaid(workflow),
         GraphFormat::Dot => render_dot(workflow),
         GraphFormat::Json => {
@@ -301,7 +305,7 @@ fn node_details(node: &Node) -> Vec<(String, String)> {
     lines
 }
 
-/// Upstream's text shape (§6.4): boxes in BFS order, indented two spaces per depth.
+/// Upstream's text shape (as `hensu visualize` draws it): boxes in BFS order, indented two spaces per depth.
 pub fn render_text(workflow: &Workflow, color: bool) -> String {
     let (bold, dim, cyan, reset) = if color {
         ("\x1b[1m", "\x1b[2m", "\x1b[36m", "\x1b[0m")
@@ -374,7 +378,7 @@ fn mermaid_label(s: &str) -> String {
     s.replace('"', "&quot;")
 }
 
-/// Upstream's mermaid shape (§6.5).
+/// Upstream's mermaid shape (as `hensu visualize` draws it).
 pub fn render_mermaid(workflow: &Workflow) -> String {
     let mut out = String::from("```mermaid\nflowchart TD\n");
     let root = mermaid_id(&workflow.id);

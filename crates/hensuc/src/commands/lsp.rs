@@ -13,6 +13,6 @@ use crate::exit;
 pub struct LspArgs {}
 
 pub fn execute(_args: LspArgs) -> anyhow::Result<ExitCode> {
-    hensu_lsp::server::run_stdio(Some(hensu_lsp::hensu_formatter))?;
+    hensu_lsp::run_stdio()?;
     Ok(ExitCode::from(exit::SUCCESS))
 }

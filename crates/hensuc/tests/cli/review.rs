@@ -1,29 +1,21 @@
-//! `hensuc run --interactive` (answers piped on stdin, `$EDITOR` edits) and sub-workflows
-//! loaded from the project's `workflows/` directory.
-
-#![allow(clippy::unwrap_used)]
+//! `hensuc run --interactive`: review answers piped on stdin, edits through `$EDITOR`.
 
 use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
-fn examples() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
+use crate::*;
 
-fn run(args: &[&str], stdin: &str, editor: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hensuc"));
-    cmd.current_dir(examples())
+/// `hensuc ARGS` in `examples/`, with `stdin` piped in and `$EDITOR` set when given.
+fn run_in_examples(args: &[&str], stdin: &str, editor: Option<&str>) -> Output {
+    let mut cmd = hensuc();
+    cmd.current_dir(repo().join("examples"))
         .args(args)
-        .env_remove("HENSU_STUB_ENABLED")
-        .env("NO_COLOR", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    match editor {
-        Some(e) => cmd.env("EDITOR", e),
-        None => cmd.env_remove("EDITOR"),
-    };
+    if let Some(e) = editor {
+        cmd.env("EDITOR", e);
+    }
     let mut child = cmd.spawn().unwrap();
     child
         .stdin
@@ -46,7 +38,7 @@ const REVIEW: &[&str] = &[
 
 #[test]
 fn interactive_reject_routes_to_the_rejection_arm() {
-    let out = run(REVIEW, "r\nnot this quarter\n", None);
+    let out = run_in_examples(REVIEW, "r\nnot this quarter\n", None);
     let err = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stderr),
@@ -65,7 +57,7 @@ fn interactive_reject_routes_to_the_rejection_arm() {
 
 #[test]
 fn interactive_edit_then_approve() {
-    let out = run(
+    let out = run_in_examples(
         REVIEW,
         "e\na\n",
         Some("sed -i 's/Freeze the API/Thaw the API/'"),
@@ -82,7 +74,7 @@ fn interactive_edit_then_approve() {
 
 #[test]
 fn interactive_backtrack_then_approve() {
-    let out = run(REVIEW, "b\nplan\nonce more\na\n", None);
+    let out = run_in_examples(REVIEW, "b\nplan\nonce more\na\n", None);
     let err = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stderr),
@@ -90,33 +82,4 @@ fn interactive_backtrack_then_approve() {
     );
     assert!(err.contains("plan → plan → execute → done"), "{err}");
     assert_eq!(out.status.code(), Some(0), "{err}");
-}
-
-#[test]
-fn sub_workflow_child_comes_from_the_project() {
-    let out = run(
-        &[
-            "run",
-            "workflows/main-research.hwf",
-            "-d",
-            ".",
-            "-c",
-            r#"{"topic": "Rust"}"#,
-            "--stub",
-            "--no-store",
-        ],
-        "",
-        None,
-    );
-    let err = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    assert!(
-        err.contains("research → delegate_summary → publish → done"),
-        "{err}"
-    );
-    assert!(err.contains("tl_dr = Rust is memory safe"), "{err}");
-    assert_eq!(out.status.code(), Some(0));
 }

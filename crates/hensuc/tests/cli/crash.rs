@@ -5,12 +5,9 @@
 //! start more than once except the one in flight at each kill (node starts are counted from the
 //! `--events` JSONL file of every attempt).
 
-#![cfg(unix)]
-#![allow(clippy::unwrap_used, clippy::panic)]
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use hensu_store::{SqliteStore, StateStore};
@@ -71,14 +68,6 @@ fn project(dir: &Path) -> PathBuf {
     let wf = dir.join("crash.hwf");
     std::fs::write(&wf, workflow_text()).unwrap();
     wf
-}
-
-fn hensuc() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_hensuc"));
-    c.env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .stdin(Stdio::null());
-    c
 }
 
 /// Deterministic pseudo-random numbers (xorshift).
@@ -142,7 +131,7 @@ fn only_run(dir: &Path) -> Option<String> {
 }
 
 fn spawn(dir: &Path, wf: &Path, run_id: Option<&str>, events: &Path, delay: u64) -> Child {
-    let mut c = hensuc();
+    let mut c = crate::hensuc();
     match run_id {
         None => c.arg("run").arg(wf).arg("--stub"),
         Some(id) => c.arg("resume").arg(id),

@@ -1,10 +1,9 @@
 //! Drives the real `hensuc lsp` binary over stdio with Content-Length framing: a scripted client
 //! session initialize → initialized → didOpen → (diagnostics) → completion → definition →
 //! shutdown → exit, asserting on the answers.
-#![allow(clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -58,7 +57,7 @@ fn read_message(r: &mut BufReader<ChildStdout>) -> Option<Value> {
 
 impl Client {
     fn start() -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hensuc"))
+        let mut child = crate::hensuc()
             .arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

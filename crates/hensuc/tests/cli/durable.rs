@@ -2,11 +2,8 @@
 //! correlation ids, bad backtracks, corrupt / truncated / foreign-version databases, two
 //! resumers, and provider keys kept out of the store.
 
-#![cfg(unix)]
-#![allow(clippy::unwrap_used, clippy::panic)]
-
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,23 +15,7 @@ use hensu_runtime::{
 use hensu_store::{OwnerId, RunRecord, RunStatus, SqliteStore, StateStore};
 use serde_json::Value;
 
-fn hensuc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hensuc"))
-        .args(args)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use crate::{hensuc, run_hensuc, stderr as err, stdout as out};
 
 const REVIEWED: &str = r#"fun reviewed() = workflow("reviewed") {
     version = "1.0.0"
@@ -138,10 +119,10 @@ fn a_paused_review_resumes_only_with_a_matching_decision() {
     let id = paused_review(dir);
     let before = step(dir, &id);
 
-    let listed = out(&hensuc(&["runs", "-d", d]));
+    let listed = out(&run_hensuc(&["runs", "-d", d]));
     assert!(listed.contains("rpaused") && listed.contains("paused") && listed.contains("check"));
 
-    let o = hensuc(&["resume", &id, "-d", d]);
+    let o = run_hensuc(&["resume", &id, "-d", d]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         err(&o).contains("paused for the review of node `check`"),
@@ -150,7 +131,7 @@ fn a_paused_review_resumes_only_with_a_matching_decision() {
     );
     assert!(err(&o).contains("corr-42"));
 
-    let o = hensuc(&[
+    let o = run_hensuc(&[
         "resume",
         &id,
         "-d",
@@ -162,11 +143,11 @@ fn a_paused_review_resumes_only_with_a_matching_decision() {
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("not `corr-1`"), "{}", err(&o));
 
-    let o = hensuc(&["resume", &id, "-d", d, "--backtrack", "nowhere"]);
+    let o = run_hensuc(&["resume", &id, "-d", d, "--backtrack", "nowhere"]);
     assert!(err(&o).contains("has no such node"), "{}", err(&o));
-    let o = hensuc(&["resume", &id, "-d", d, "--backtrack", "done"]);
+    let o = run_hensuc(&["resume", &id, "-d", d, "--backtrack", "done"]);
     assert!(err(&o).contains("never visited"), "{}", err(&o));
-    let o = hensuc(&["resume", "nope", "-d", d, "--approve"]);
+    let o = run_hensuc(&["resume", "nope", "-d", d, "--approve"]);
     assert!(err(&o).contains("no run `nope`"), "{}", err(&o));
     assert_eq!(step(dir, &id), before, "a refused resume writes nothing");
     let rec = SqliteStore::open(dir).unwrap().record(&id).unwrap();
@@ -175,7 +156,7 @@ fn a_paused_review_resumes_only_with_a_matching_decision() {
     // The source changed: a warning, and the stored workflow runs. The correlation id works as
     // the run's id.
     std::fs::write(dir.join("reviewed.hwf"), "garbage").unwrap();
-    let o = hensuc(&[
+    let o = run_hensuc(&[
         "resume",
         "corr-42",
         "-d",
@@ -195,9 +176,9 @@ fn a_paused_review_resumes_only_with_a_matching_decision() {
     assert_eq!(rec.record.status, RunStatus::Completed);
     assert_eq!(rec.snapshot["context"]["note"], "ok");
 
-    let o = hensuc(&["resume", &id, "-d", d, "--approve"]);
+    let o = run_hensuc(&["resume", &id, "-d", d, "--approve"]);
     assert!(err(&o).contains("already completed"), "{}", err(&o));
-    let shown = out(&hensuc(&["runs", "show", &id, "-d", d]));
+    let shown = out(&run_hensuc(&["runs", "show", &id, "-d", d]));
     assert!(shown.contains("draft → check"), "{shown}");
 }
 
@@ -207,7 +188,7 @@ fn backtrack_and_reject_decisions_and_cancel_of_a_paused_run() {
     let dir = tmp.path();
     let d = dir.to_str().unwrap();
     let id = paused_review(dir);
-    let o = hensuc(&["resume", &id, "-d", d, "--reject", "not good"]);
+    let o = run_hensuc(&["resume", &id, "-d", d, "--reject", "not good"]);
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     assert!(out(&o).contains("ended at `failed`"), "{}", out(&o));
 
@@ -215,12 +196,12 @@ fn backtrack_and_reject_decisions_and_cancel_of_a_paused_run() {
     let dir = tmp.path();
     let d = dir.to_str().unwrap();
     let id = paused_review(dir);
-    let o = hensuc(&["cancel", &id, "-d", d]);
+    let o = run_hensuc(&["cancel", &id, "-d", d]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert!(out(&o).contains("cancelled"));
-    let o = hensuc(&["resume", &id, "-d", d, "--approve"]);
+    let o = run_hensuc(&["resume", &id, "-d", d, "--approve"]);
     assert!(err(&o).contains("already cancelled"), "{}", err(&o));
-    let o = hensuc(&["cancel", &id, "-d", d]);
+    let o = run_hensuc(&["cancel", &id, "-d", d]);
     assert_eq!(o.status.code(), Some(1));
 }
 
@@ -234,13 +215,13 @@ fn a_run_held_by_a_live_process_cannot_be_resumed_twice() {
     // This test process resumes it first (and holds the lease).
     let store: Arc<dyn StateStore> = Arc::new(SqliteStore::open(dir).unwrap());
     let (held, _) = DurableRun::reopen(store.clone(), &id, &OwnerId::current(), None).unwrap();
-    let o = hensuc(&["resume", &id, "-d", d, "--approve"]);
+    let o = run_hensuc(&["resume", &id, "-d", d, "--approve"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("locked by"), "{}", err(&o));
     assert!(err(&o).contains("another hensuc process"), "{}", err(&o));
     assert_eq!(step(dir, &id), before);
     store.release(held.lease()).unwrap();
-    let o = hensuc(&["resume", &id, "-d", d, "--approve"]);
+    let o = run_hensuc(&["resume", &id, "-d", d, "--approve"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
 }
 
@@ -252,7 +233,7 @@ fn corrupt_truncated_and_foreign_version_stores_are_clear_errors_and_untouched()
     std::fs::write(dir.join("c.hwf"), chain(3)).unwrap();
     let wf = dir.join("c.hwf");
     let w = wf.to_str().unwrap();
-    let o = hensuc(&["run", w, "-d", d, "--stub", "-c", r#"{"topic":"x"}"#]);
+    let o = run_hensuc(&["run", w, "-d", d, "--stub", "-c", r#"{"topic":"x"}"#]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert!(err(&o).contains("resume with `hensuc resume r"));
     let db = dir.join(".hensu/state.db");
@@ -266,7 +247,7 @@ fn corrupt_truncated_and_foreign_version_stores_are_clear_errors_and_untouched()
         vec!["resume", "rx", "-d", d],
         vec!["cancel", "rx", "-d", d],
     ] {
-        let o = hensuc(&args);
+        let o = run_hensuc(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", err(&o));
         assert!(err(&o).contains("is corrupt"), "{args:?}: {}", err(&o));
         assert_eq!(
@@ -274,7 +255,7 @@ fn corrupt_truncated_and_foreign_version_stores_are_clear_errors_and_untouched()
             b"this is not a database at all, just some text"
         );
     }
-    let o = hensuc(&[
+    let o = run_hensuc(&[
         "run",
         w,
         "-d",
@@ -296,7 +277,7 @@ fn corrupt_truncated_and_foreign_version_stores_are_clear_errors_and_untouched()
     let _ = std::fs::remove_file(dir.join(".hensu/state.db-shm"));
     let cut = &good[..good.len().min(1500)];
     std::fs::write(&db, cut).unwrap();
-    let o = hensuc(&["runs", "-d", d]);
+    let o = run_hensuc(&["runs", "-d", d]);
     assert_eq!(o.status.code(), Some(2), "{}", err(&o));
     assert!(err(&o).contains("corrupt"), "{}", err(&o));
     assert_eq!(std::fs::read(&db).unwrap(), cut);
@@ -307,7 +288,7 @@ fn corrupt_truncated_and_foreign_version_stores_are_clear_errors_and_untouched()
     let d = dir.to_str().unwrap();
     std::fs::write(dir.join("c.hwf"), chain(2)).unwrap();
     let w2 = dir.join("c.hwf");
-    let o = hensuc(&[
+    let o = run_hensuc(&[
         "run",
         w2.to_str().unwrap(),
         "-d",
@@ -333,7 +314,7 @@ fn corrupt_truncated_and_foreign_version_stores_are_clear_errors_and_untouched()
             .unwrap();
         n
     };
-    let o = hensuc(&[
+    let o = run_hensuc(&[
         "run",
         w2.to_str().unwrap(),
         "-d",
@@ -365,7 +346,7 @@ fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
 fn spawn_chain(dir: &Path, nodes: usize, events: &Path) -> (std::process::Child, PathBuf) {
     let wf = dir.join("c.hwf");
     std::fs::write(&wf, chain(nodes)).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_hensuc"))
+    let child = hensuc()
         .args([
             "run",
             wf.to_str().unwrap(),
@@ -378,8 +359,6 @@ fn spawn_chain(dir: &Path, nodes: usize, events: &Path) -> (std::process::Child,
         .arg("--events")
         .arg(events)
         .env("HENSU_STUB_DELAY_MS", "40")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -417,7 +396,7 @@ fn pause_and_cancel_reach_a_running_process_at_its_next_boundary() {
         the_run(dir).is_some() && started(&events) >= 2
     });
     let id = the_run(dir).unwrap();
-    let o = hensuc(&["pause", &id, "-d", d]);
+    let o = run_hensuc(&["pause", &id, "-d", d]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let o = child.wait_with_output().unwrap();
     assert!(err(&o).contains("paused (state saved)"), "{}", err(&o));
@@ -426,7 +405,7 @@ fn pause_and_cancel_reach_a_running_process_at_its_next_boundary() {
     let done_before = started(&events);
     assert!(done_before < 8);
     let ev2 = dir.join("e2.jsonl");
-    let o = hensuc(&["resume", &id, "-d", d, "--events", ev2.to_str().unwrap()]);
+    let o = run_hensuc(&["resume", &id, "-d", d, "--events", ev2.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert_eq!(done_before + started(&ev2), 8, "no node ran twice");
 
@@ -440,7 +419,7 @@ fn pause_and_cancel_reach_a_running_process_at_its_next_boundary() {
         the_run(dir).is_some() && started(&events) >= 2
     });
     let id = the_run(dir).unwrap();
-    let o = hensuc(&["cancel", &id, "-d", d]);
+    let o = run_hensuc(&["cancel", &id, "-d", d]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert!(out(&o).contains("requested"), "{}", out(&o));
     let o = child.wait_with_output().unwrap();
@@ -458,7 +437,7 @@ fn provider_keys_never_reach_the_store() {
     let d = dir.to_str().unwrap();
     std::fs::write(dir.join("c.hwf"), chain(2)).unwrap();
     let secret = "sk-test-SECRETSECRET0123456789";
-    let o = Command::new(env!("CARGO_BIN_EXE_hensuc"))
+    let o = hensuc()
         .args([
             "run",
             dir.join("c.hwf").to_str().unwrap(),
@@ -468,7 +447,6 @@ fn provider_keys_never_reach_the_store() {
         ])
         .args(["-c", &format!(r#"{{"topic":"{secret}"}}"#)])
         .env("OPENAI_API_KEY", secret)
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
@@ -486,7 +464,7 @@ fn provider_keys_never_reach_the_store() {
         }
     }
     assert!(found);
-    let shown = out(&hensuc(&[
+    let shown = out(&run_hensuc(&[
         "runs",
         "show",
         &the_run(dir).unwrap(),
@@ -505,7 +483,7 @@ fn defer_review_pauses_the_cli_run_until_resume_decides() {
     let src = dir.join("reviewed.hwf");
     std::fs::write(&src, REVIEWED).unwrap();
     let d = dir.to_str().unwrap();
-    let run = hensuc(&[
+    let run = run_hensuc(&[
         "run",
         src.to_str().unwrap(),
         "-d",
@@ -527,16 +505,17 @@ fn defer_review_pauses_the_cli_run_until_resume_decides() {
     assert_eq!(runs[0].status, RunStatus::Paused);
     let id = runs[0].run_id.clone();
     drop(store);
-    let listed: Value = serde_json::from_str(&out(&hensuc(&["runs", "-d", d, "--json"]))).unwrap();
+    let listed: Value =
+        serde_json::from_str(&out(&run_hensuc(&["runs", "-d", d, "--json"]))).unwrap();
     assert_eq!(listed["format_version"], "1");
     assert_eq!(listed["runs"][0]["status"], "paused");
-    let refused = hensuc(&["resume", &id, "-d", d]);
+    let refused = run_hensuc(&["resume", &id, "-d", d]);
     assert_ne!(
         refused.status.code(),
         Some(0),
         "a review pause needs a decision"
     );
-    let resumed = hensuc(&["resume", &id, "-d", d, "--approve"]);
+    let resumed = run_hensuc(&["resume", &id, "-d", d, "--approve"]);
     assert_eq!(resumed.status.code(), Some(0), "{}", err(&resumed));
     let record = SqliteStore::open(dir).unwrap().record(&id).unwrap();
     assert_eq!(record.status, RunStatus::Completed);

@@ -1,0 +1,77 @@
+//! Rename of nodes, variables and agents; invalid names are refused.
+
+use lsp_types::*;
+
+use crate::*;
+
+fn rename(src: &str, new: &str) -> String {
+    let (engine, u, pos, text) = open(src);
+    let r = engine.rename(RenameParams {
+        text_document_position: tdp(&u, pos),
+        new_name: new.to_string(),
+        work_done_progress_params: Default::default(),
+    });
+    match r {
+        Ok(Some(edit)) => {
+            let changes = edit.changes.unwrap_or_default();
+            let edits = changes.get(&u).cloned().unwrap_or_default();
+            let n = edits.len();
+            format!("{n} edits\n{}", apply(&text, &edits))
+        }
+        Ok(None) => "no rename".to_string(),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+#[test]
+fn rename_a_node() {
+    insta::assert_snapshot!(rename(
+        &DOC.replace("goto \"failed\"", "goto \"fai$0led\""),
+        "gave-up"
+    ));
+}
+
+#[test]
+fn rename_a_variable_with_placeholders() {
+    let out = rename(
+        &DOC.replace("writes(\"article\")", "writes(\"article$0\")"),
+        "draft",
+    );
+    assert!(out.starts_with("4 edits\n"), "{out}");
+    assert!(out.contains("variable(\"draft\", VarType.STRING"));
+    assert!(out.contains("{topic}:\\n\\n{draft}\""));
+    assert!(out.contains("imports(\"draft\")"));
+}
+
+#[test]
+fn rename_an_agent() {
+    let out = rename(
+        &DOC.replace("agent = \"writer\"", "agent = \"$0writer\""),
+        "author",
+    );
+    assert!(out.starts_with("2 edits\n"), "{out}");
+    assert!(out.contains("agent(\"author\") { role = \"Content Writer\""));
+    assert!(out.contains("agent = \"author\""));
+}
+
+#[test]
+fn rename_refuses_invalid_identifiers() {
+    assert_eq!(
+        rename(
+            &DOC.replace("goto \"failed\"", "goto \"fai$0led\""),
+            "not valid"
+        ),
+        "error: `not valid` is not a valid node id: use letters, digits, `.`, `_` and `-`, starting with a letter or digit"
+    );
+    assert_eq!(
+        rename(
+            &DOC.replace("writes(\"article\")", "writes(\"article$0\")"),
+            "my-article"
+        ),
+        "error: `my-article` cannot be used in a `{name}` placeholder: use letters, digits and `_`"
+    );
+    assert_eq!(
+        rename(&DOC.replace("state {", "state$0 {"), "x"),
+        "no rename"
+    );
+}

@@ -1,0 +1,34 @@
+//! Flags that several commands share. Each is defined once here and flattened
+//! (`#[command(flatten)]`) into every command that takes it, so `-d/--dir`, `--color` and
+//! `-v/--verbose` have the same spelling, default and help everywhere.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::output::Color;
+
+/// `-d/--dir DIR`: the project directory.
+#[derive(Args, Clone, Debug, Default)]
+pub struct ProjectDir {
+    /// Project directory: sub-workflows in its `workflows/`, `.md` files in `prompts/` and
+    /// `rubrics/`; runs also use `stubs/`, `commands.yaml` and the store `.hensu/`.
+    #[arg(short = 'd', long = "dir", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// `--color WHEN`: colours in human output.
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub struct ColorFlag {
+    /// When to use colours in human output (`auto`: on a terminal, unless `NO_COLOR` is set).
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
+}
+
+/// `-v/--verbose`: show more of what happens.
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub struct Verbosity {
+    /// Show prompts, outputs and transition reasons.
+    #[arg(short, long)]
+    pub verbose: bool,
+}

@@ -1,0 +1,83 @@
+//! `hensuc build`: the JSON artifact round-trips; the timestamp is opt-in.
+
+use crate::*;
+
+/// build → read → build gives identical bytes, for every example: the whole examples project is
+/// built to JSON, then every JSON artifact is built again inside a project made of JSON only.
+#[test]
+fn build_round_trips_every_example() {
+    let tmp = tempfile::tempdir().unwrap();
+    let json_project = tmp.path().join("json-project");
+    let json_workflows = json_project.join("workflows");
+    std::fs::create_dir_all(&json_workflows).unwrap();
+    let second_dir = tmp.path().join("second");
+    std::fs::create_dir_all(&second_dir).unwrap();
+    let mut built = Vec::new();
+    for entry in std::fs::read_dir(repo().join("examples/workflows")).unwrap() {
+        let path = entry.unwrap().path();
+        let out = run_hensuc(&[
+            "build",
+            path.to_str().unwrap(),
+            "-d",
+            "examples",
+            "-o",
+            json_workflows.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            path.display(),
+            stderr(&out)
+        );
+        assert!(stderr(&out).contains("compiled"), "{}", stderr(&out));
+    }
+    for entry in std::fs::read_dir(&json_workflows).unwrap() {
+        let first = entry.unwrap().path();
+        let second = second_dir.join(first.file_name().unwrap());
+        let out = run_hensuc(&[
+            "build",
+            first.to_str().unwrap(),
+            "-d",
+            json_project.to_str().unwrap(),
+            "-o",
+            second.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            first.display(),
+            stderr(&out)
+        );
+        let a = std::fs::read_to_string(&first).unwrap();
+        let b = std::fs::read_to_string(&second).unwrap();
+        assert_eq!(a, b, "{} does not round-trip", first.display());
+        let v: serde_json::Value = serde_json::from_str(&a).unwrap();
+        assert_eq!(v["formatVersion"], 1);
+        assert!(
+            v["metadata"].get("created").is_none(),
+            "no timestamp unless asked"
+        );
+        built.push(first);
+    }
+    assert!(built.len() >= 15, "{built:?}");
+}
+
+#[test]
+fn build_timestamp_is_opt_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_path = tmp.path().join("a.json");
+    let out = run_hensuc(&[
+        "build",
+        "examples/workflows/mini-review.hwf",
+        "--timestamp",
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap();
+    let created = v["metadata"]["created"].as_str().unwrap();
+    assert!(created.ends_with('Z') && created.len() == 27, "{created}");
+}

@@ -1,0 +1,166 @@
+//! `hensuc check`: exit codes, the human / JSON / SARIF formats, `.json` input, driver
+//! diagnostics, invalid UTF-8, and a rendered fixture for every diagnostic code.
+
+use crate::*;
+
+#[test]
+fn missing_file_is_a_diagnostic_not_a_crash() {
+    let out = run_hensuc(&["check", "does/not/exist.hwf", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["diagnostics"][0]["code"], "E0901");
+}
+
+#[test]
+fn examples_check_clean_with_warnings_denied() {
+    let out = run_hensuc(&["check", "-d", "examples", "--deny-warnings"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn errors_in_every_format() {
+    let bad = "tests/fixtures/cli/five-errors.hwf";
+    let human = run_hensuc(&["check", bad]);
+    assert_eq!(human.status.code(), Some(1));
+    let text = stderr(&human);
+    assert!(text.contains("error["), "{text}");
+
+    let json = run_hensuc(&["check", bad, "--format", "json"]);
+    assert_eq!(json.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(v["format_version"], "1");
+    assert_eq!(v["valid"], false);
+    let count = v["error_count"].as_u64().unwrap();
+    assert!(
+        count >= 5,
+        "expected at least five errors, got {count}: {v:#}"
+    );
+    for d in v["diagnostics"].as_array().unwrap() {
+        assert!(d["code"].as_str().unwrap().len() == 5);
+        assert!(d["range"]["start"]["line"].as_u64().unwrap() >= 1);
+    }
+
+    let sarif = run_hensuc(&["check", bad, "--format", "sarif"]);
+    assert_eq!(sarif.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&sarif)).unwrap();
+    assert_eq!(v["version"], "2.1.0");
+    assert!(v["runs"][0]["results"].as_array().unwrap().len() as u64 >= count);
+}
+
+/// A `.json` workflow gets the same checks as source, with spans pointing into the JSON.
+#[test]
+fn json_input_diagnostics_point_into_the_json() {
+    let out = run_hensuc(&[
+        "check",
+        "tests/fixtures/cli/bad-workflow.json",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let codes: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["E0205", "E0204", "W0310"]);
+    let target = &v["diagnostics"][1];
+    assert!(
+        target["range"]["start"]["line"].as_u64().unwrap() > 1,
+        "{target:#}"
+    );
+    let text =
+        std::fs::read_to_string(repo().join("tests/fixtures/cli/bad-workflow.json")).unwrap();
+    let start = target["range"]["start"]["byte"].as_u64().unwrap() as usize;
+    let end = target["range"]["end"]["byte"].as_u64().unwrap() as usize;
+    assert_eq!(&text[start..end], "\"resolvd\"");
+}
+
+/// Driver-level diagnostics (unreadable file, JSON that is not a workflow) rendered with their
+/// source, like every other code.
+#[test]
+fn driver_diagnostics_render_with_source() {
+    let out = run_hensuc(&[
+        "check",
+        "tests/fixtures/cli/invalid-json.json",
+        "--color",
+        "never",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!("invalid_json_workflow", stderr(&out));
+    let out = run_hensuc(&[
+        "check",
+        "tests/fixtures/cli/no-such-file.hwf",
+        "--color",
+        "never",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!("unreadable_file", stderr(&out));
+}
+
+/// Invalid UTF-8 is reported once per invalid run (E0001), never twice, and the rest of the
+/// file is still checked.
+#[test]
+fn invalid_utf8_is_one_diagnostic_per_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("bad.hwf");
+    std::fs::write(
+        &path,
+        b"workflow(\"x\") {\n  description = \"caf\xe9\"\n  graph { start at \"a\"\n end(\"a\") }\n}\n\xff\n",
+    )
+    .unwrap();
+    let out = run_hensuc(&["check", path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let codes: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["E0001", "E0001"], "{v:#}");
+    assert_eq!(v["diagnostics"][0]["range"]["start"]["line"], 2);
+    assert_eq!(v["diagnostics"][1]["range"]["start"]["line"], 6);
+}
+
+/// Every catalogued code appears, rendered, in at least one snapshot of a fixture test somewhere
+/// in the workspace (E0903 excepted: it needs a workflow file larger than 4 GiB).
+#[test]
+fn every_diagnostic_code_has_a_rendered_fixture() {
+    let mut seen = std::collections::BTreeSet::new();
+    let crates = repo().join("crates");
+    let mut stack = vec![crates];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if !path.ends_with("target") {
+                    stack.push(path);
+                }
+            } else if path.extension().is_some_and(|e| e == "snap") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for (i, _) in text.match_indices('[') {
+                    let code = &text[i + 1..(i + 6).min(text.len())];
+                    let rest = &text[(i + 6).min(text.len())..];
+                    if code.len() == 5
+                        && (code.starts_with('E') || code.starts_with('W'))
+                        && code[1..].bytes().all(|b| b.is_ascii_digit())
+                        && rest.starts_with("]:")
+                    {
+                        seen.insert(code.to_string());
+                    }
+                }
+            }
+        }
+    }
+    let missing: Vec<&str> = hensu_diagnostics::catalogue::all()
+        .iter()
+        .map(|c| c.code)
+        .filter(|c| *c != "E0903" && !seen.contains(*c))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "codes without a rendered fixture snapshot: {missing:?}"
+    );
+}

@@ -1,0 +1,59 @@
+//! End-to-end tests of the `hensuc` binary, one module per command or concern. Every test builds
+//! its command with [`hensuc`], which clears the environment: a developer's real `*_API_KEY`,
+//! `HENSU_*` or `EDITOR` never changes what a test sees.
+#![allow(clippy::unwrap_used, clippy::panic)] // test code: a failed unwrap is a failed test
+
+mod build;
+mod check;
+#[cfg(unix)]
+mod crash;
+#[cfg(unix)]
+mod durable;
+mod explain;
+mod fmt;
+mod graph;
+mod lsp_stdio;
+mod process;
+mod review;
+mod run;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The repository root (the examples and `tests/fixtures/` live there).
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// A `hensuc` command with a cleared environment: only `PATH` (review editors and shell actions
+/// run `sh`, `sed`), a `HOME` of its own and `NO_COLOR`; stdin is empty and the working directory
+/// is the repository root. Tests add what they need (`.env(..)`, `.current_dir(..)`).
+fn hensuc() -> Command {
+    let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hensuc-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hensuc"));
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("NO_COLOR", "1")
+        .current_dir(repo())
+        .stdin(Stdio::null());
+    command
+}
+
+/// Runs `hensuc ARGS` from the repository root and waits for it.
+fn run_hensuc(args: &[&str]) -> Output {
+    hensuc().args(args).output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}

@@ -1,0 +1,138 @@
+//! `hensuc run` against an OpenAI-compatible provider (a wiremock server) and with sub-workflows from the project.
+
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::*;
+
+/// An OpenAI-compatible chat-completions server on 127.0.0.1 answering every completion with
+/// `content`; its base URL is `{uri}/v1`. The server runs on `runtime`'s worker threads, so the
+/// test thread may block on the `hensuc` child meanwhile.
+fn mock_openai(runtime: &tokio::runtime::Runtime, content: &str) -> MockServer {
+    let answer = serde_json::json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "model": "mock-model",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+    });
+    runtime.block_on(async {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(answer))
+            .mount(&server)
+            .await;
+        server
+    })
+}
+
+/// `hensuc run` drives a real (mock) provider configured in hensu.toml, reports usage, and no
+/// output stream or file contains the API key — even though the model echoes it back.
+#[test]
+fn run_with_a_configured_provider_never_leaks_the_key() {
+    const KEY: &str = "sk-test-9f8e7d6c5b4a39281706";
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = mock_openai(
+        &runtime,
+        "{\"summary\": \"all good; the key was sk-test-9f8e7d6c5b4a39281706\"}",
+    );
+    let base_url = format!("{}/v1", server.uri());
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::write(
+        dir.join("hensu.toml"),
+        format!(
+            "[providers.local]\nkind = \"openai\"\nbase_url = \"{base_url}\"\napi_key_env = \"LOCAL_API_KEY\"\nmodels = [\"mock-*\"]\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("workflows/summarize.hwf"),
+        r#"workflow("summarize") {
+    state {
+        input("text", VarType.STRING)
+        variable("summary", VarType.STRING)
+    }
+    agents {
+        agent("writer") { role = "Summarizer"; model = "mock-model" }
+    }
+    graph {
+        start at "summarize"
+        node("summarize") {
+            agent = "writer"
+            prompt = "Summarize: {text}"
+            writes("summary")
+            onSuccess goto "done"
+        }
+        end("done")
+    }
+}
+"#,
+    )
+    .unwrap();
+    let events = dir.join("events.jsonl");
+    let out = hensuc()
+        .args([
+            "run",
+            "workflows/summarize.hwf",
+            "-d",
+            ".",
+            "-v",
+            "--events",
+            "events.jsonl",
+        ])
+        .args(["-c", r#"{"text": "a long text"}"#])
+        .current_dir(dir)
+        .env("LOCAL_API_KEY", KEY)
+        .output()
+        .unwrap();
+    let (o, e) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{o}\n{e}");
+    assert!(
+        e.contains("→ local"),
+        "the agent is routed to the configured provider: {e}"
+    );
+    assert!(
+        e.contains("usage") && e.contains("11 tokens in, 7 out"),
+        "{e}"
+    );
+    assert!(
+        o.contains("<redacted:LOCAL_API_KEY>"),
+        "the echoed key is redacted in the summary: {o}"
+    );
+    let events = std::fs::read_to_string(&events).unwrap();
+    assert!(events.contains("\"usage\""), "{events}");
+    let first: serde_json::Value = serde_json::from_str(events.lines().next().unwrap()).unwrap();
+    assert_eq!(first["event"], "run_started");
+    assert_eq!(first["format_version"], 1);
+    for (name, text) in [("stdout", &o), ("stderr", &e), ("events", &events)] {
+        assert!(!text.contains(KEY), "{name} leaks the key:\n{text}");
+    }
+    let requests = runtime.block_on(server.received_requests()).unwrap();
+    assert_eq!(requests.len(), 1);
+    let body = String::from_utf8_lossy(&requests[0].body);
+    assert!(body.contains("Summarize: a long text"), "{body}");
+}
+
+/// A sub-workflow's child comes from the project's `workflows/` directory.
+#[test]
+fn sub_workflow_child_comes_from_the_project() {
+    let out = hensuc()
+        .current_dir(repo().join("examples"))
+        .args(["run", "workflows/main-research.hwf", "-d", "."])
+        .args(["-c", r#"{"topic": "Rust"}"#, "--stub", "--no-store"])
+        .output()
+        .unwrap();
+    let err = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        err.contains("research → delegate_summary → publish → done"),
+        "{err}"
+    );
+    assert!(err.contains("tl_dr = Rust is memory safe"), "{err}");
+    assert_eq!(out.status.code(), Some(0));
+}
