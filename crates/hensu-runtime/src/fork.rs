@@ -16,10 +16,11 @@ use hensu_ir::{ForkNode, JoinNode, MergeStrategy, Node, Target, TransitionRule};
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use crate::engine::{Engine, Prepared};
 use crate::error::RuntimeError;
 use crate::events::Event;
-use crate::executor::{CancelToken, Engine, Prepared, RunOutcome};
 use crate::parallel::join_all;
+use crate::run_types::{CancelToken, RunOutcome};
 use crate::state::{ExecutionPhase, NodeResult, RunState};
 use crate::value::Context;
 

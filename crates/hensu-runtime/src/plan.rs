@@ -6,7 +6,7 @@
 
 use hensu_ir::{
     CompiledRule, ConditionPredicate, EdgeKind, ExecGraph, GraphNode, Node, NodeIndex, Target,
-    TransitionRule, Workflow, is_engine_variable,
+    TransitionRule, Workflow,
 };
 use serde_json::Value;
 
@@ -332,11 +332,6 @@ fn push_unique(v: &mut Vec<String>, s: &str) {
     if !v.iter().any(|x| x == s) {
         v.push(s.to_string());
     }
-}
-
-/// Whether a name is an engine variable (re-exported for handlers).
-pub fn engine_variable(name: &str) -> bool {
-    is_engine_variable(name)
 }
 
 #[cfg(test)]

@@ -6,8 +6,6 @@
 
 use std::borrow::Cow;
 
-use serde_json::Value;
-
 use crate::value::{Context, render};
 
 /// Resolves `template` against `ctx`.
@@ -87,28 +85,4 @@ pub fn placeholders(template: &str) -> Vec<&str> {
         i += 1;
     }
     out
-}
-
-/// Shell-quotes a value for `/bin/sh`: `'…'` with every `'` written as `'\''`.
-pub fn shell_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
-    for c in s.chars() {
-        if c == '\'' {
-            out.push_str("'\\''");
-        } else {
-            out.push(c);
-        }
-    }
-    out.push('\'');
-    out
-}
-
-/// Resolves a command line: every substituted value is shell-quoted; absent and null values
-/// render as nothing (upstream drops nulls from the quoted copy of the context).
-pub fn resolve_shell(template: &str, ctx: &Context) -> String {
-    resolve_with(template, |name| match ctx.get(name) {
-        None | Some(Value::Null) => Cow::Borrowed(""),
-        Some(v) => Cow::Owned(shell_quote(&render(v))),
-    })
 }

@@ -153,3 +153,17 @@ pub fn f64_value(v: f64) -> Value {
         .map(Value::Number)
         .unwrap_or(Value::Null)
 }
+
+/// Sets `context["current_node"]` without reallocating when the key exists.
+pub(crate) fn set_current_node(ctx: &mut Context, id: &str) {
+    match ctx.get_mut("current_node") {
+        Some(Value::String(s)) => {
+            s.clear();
+            s.push_str(id);
+        }
+        Some(v) => *v = Value::String(id.to_string()),
+        None => {
+            ctx.insert("current_node".to_string(), Value::String(id.to_string()));
+        }
+    }
+}
