@@ -41,9 +41,11 @@ impl CommandRegistry {
 
     /// Loads `<dir>/commands.yaml` (a missing file is an empty registry) with a maintained YAML
     /// library (`serde_norway`). Format: `commands: { <id>: { command, timeout, env } }`.
-    pub async fn load(dir: &Path) -> Result<Self, String> {
+    ///
+    /// Blocking: a host loads its commands before the run starts, not on the executor.
+    pub fn load(dir: &Path) -> Result<Self, String> {
         let path = dir.join("commands.yaml");
-        let text = match tokio::fs::read_to_string(&path).await {
+        let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(CommandRegistry {

@@ -419,7 +419,7 @@ fn harness_with(
 
 impl Harness {
     fn agent(&self, config: AgentConfig) -> Arc<dyn Agent> {
-        let p = hensu_runtime::agent::select_provider(&self.built.providers, &config.model)
+        let p = hensu_runtime::select_provider(&self.built.providers, &config.model)
             .expect("a provider");
         p.create_agent(&config, &HashMap::new()).expect("agent")
     }
@@ -635,7 +635,7 @@ async fn configured_openai_compatible_server_without_key() {
             stub_reason: None
         })
     );
-    let p = hensu_runtime::agent::select_provider(&built.providers, "llama3.1:8b").expect("p");
+    let p = hensu_runtime::select_provider(&built.providers, "llama3.1:8b").expect("p");
     let agent = p
         .create_agent(&agent_config("llama3.1:8b"), &HashMap::new())
         .expect("agent");
@@ -694,7 +694,7 @@ fn routing_by_model_id_and_credentials() {
 #[test]
 fn stubs_win_when_forced_or_enabled_by_env() {
     let forced = build_providers(&ProvidersConfig::default(), &fake_env, true);
-    let p = hensu_runtime::agent::select_provider(&forced, "claude-opus-4-6").expect("p");
+    let p = hensu_runtime::select_provider(&forced, "claude-opus-4-6").expect("p");
     assert_eq!(p.name(), "stub");
     assert_eq!(p.priority(), 1000);
 
@@ -1415,7 +1415,7 @@ async fn action_handlers_serve_tools() {
         anthropic_text("logged"),
     ])
     .await;
-    let exec = ActionToolExecutor::new(hensu_runtime::ActionHandlerRegistry::with_defaults(None));
+    let exec = ActionToolExecutor::new(hensu_runtime::ActionHandlerRegistry::with_defaults());
     let h = harness("anthropic", &server.url(), "", Some(exec.into_arc()));
     let agent = h.agent(tool_agent("claude-opus-4-6", &["log"], None));
     assert_eq!(call(agent.as_ref(), "x").await.expect("ok").text, "logged");
@@ -1900,7 +1900,7 @@ async fn live(provider: &str, key_env: &str, model: &str) {
     let built = build_providers_with(&ProvidersConfig::default(), &env, BuildOptions::default());
     let route = built.route(model).expect("route");
     assert_eq!(route.provider, provider);
-    let p = hensu_runtime::agent::select_provider(&built.providers, model).expect("provider");
+    let p = hensu_runtime::select_provider(&built.providers, model).expect("provider");
     let mut cfg = AgentConfig::new("live", "You answer with one word.", model);
     cfg.max_tokens = Some(256);
     let agent = p.create_agent(&cfg, &HashMap::new()).expect("agent");

@@ -12,7 +12,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
-use hensu_runtime::{CommandRegistry, Context, DurableRun, ExecutionPhase, ReviewDecision};
+use hensu_host::{CommandRegistry, DurableRun};
+use hensu_runtime::{Context, ExecutionPhase, ReviewDecision};
 use hensu_store::{OwnerId, StateStore, StoreError};
 use serde_json::Value;
 
@@ -125,7 +126,7 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         let _ = d.store().release(d.lease());
     };
     let prepared = (|| -> anyhow::Result<_> {
-        let mut state = hensu_runtime::durable::restore(&run_id, &stored.snapshot)
+        let mut state = hensu_host::restore(&run_id, &stored.snapshot)
             .map_err(|e| anyhow::anyhow!(e))?;
         let workflow = runs::stored_workflow(&run_id, &stored.workflow)?;
         let decision = decide(

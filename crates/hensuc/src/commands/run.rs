@@ -15,9 +15,10 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use hensu_ir::{ExitStatus, Workflow};
 use hensu_runtime::{
-    ActionHandlerRegistry, CancelToken, CommandRegistry, Context, Engine, Event, ExecutionListener,
-    FsStubFiles, MultiListener, RunOptions, RunOutcome, RunResult, StubProvider,
+    CancelToken, Context, Engine, Event, ExecutionListener, MultiListener, RunOptions, RunOutcome,
+    RunResult, StubProvider,
 };
+use hensu_host::{CommandRegistry, FsStubFiles};
 use serde_json::Value;
 
 use crate::exit;
@@ -200,7 +201,7 @@ pub(crate) fn run_workflow(
     } = resources;
     let config = load_providers_config(workdir)?;
     let cancel = CancelToken::new();
-    let actions = ActionHandlerRegistry::with_defaults(std::env::var("HENSU_WEBHOOK_URL").ok());
+    let actions = hensu_host::action_handlers(std::env::var("HENSU_WEBHOOK_URL").ok());
     let stubs = FsStubFiles::new(workdir.join("stubs"));
     // Retry notices become events once the listener exists; the slot breaks the cycle.
     let retry_sink: Arc<Mutex<Option<Arc<dyn ExecutionListener>>>> = Arc::new(Mutex::new(None));
@@ -257,6 +258,7 @@ pub(crate) fn run_workflow(
     }
     let mut builder = Engine::builder()
         .action_handlers(actions)
+        .generic_handlers(hensu_host::generic_handlers())
         .commands(commands)
         .listener(listener)
         .structured_output(Arc::new(hensu_providers::StructuredOutput {
@@ -268,14 +270,14 @@ pub(crate) fn run_workflow(
         });
     builder = builder.workflows(Arc::new(repository));
     if args.interactive {
-        builder = builder.review_handler(Arc::new(hensu_runtime::InteractiveReview::stdio()));
+        builder = builder.review_handler(Arc::new(hensu_host::InteractiveReview::stdio()));
     } else if args.defer_review {
         if args.no_store {
             anyhow::bail!(
                 "--defer-review needs the state store to resume the run later; drop --no-store"
             );
         }
-        builder = builder.review_handler(Arc::new(hensu_runtime::DeferredReview::new()));
+        builder = builder.review_handler(Arc::new(hensu_host::DeferredReview::new()));
     }
     for provider in &built.providers {
         builder = builder.provider(provider.clone());
@@ -668,7 +670,7 @@ pub(crate) fn summarize(
     if !shown.is_empty() {
         let _ = writeln!(out, "  outputs");
         for (k, v) in shown {
-            let text = hensu_runtime::value::render(v);
+            let text = hensu_runtime::render(v);
             let text = if verbose {
                 text.into_owned()
             } else {

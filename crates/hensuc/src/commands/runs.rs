@@ -3,7 +3,7 @@
 //!
 //! Also the durable side of `hensuc run`/`resume`: opening the store, the stored workflow
 //! envelope, and [`Session`] (checkpoints at every node boundary through
-//! [`hensu_runtime::DurableRun`]).
+//! [`hensu_host::DurableRun`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -13,9 +13,9 @@ use std::sync::Arc;
 use clap::{Args, Subcommand};
 use hensu_ir::Workflow;
 use hensu_runtime::{
-    BoundaryHook, CancelToken, Context, DurableRun, Engine, ReviewDecision, RunOutcome, RunResult,
-    RunState, SnapshotRedactor,
+    BoundaryHook, CancelToken, Context, Engine, ReviewDecision, RunOutcome, RunResult, RunState,
 };
+use hensu_host::{DurableRun, SnapshotRedactor};
 use hensu_store::{OwnerId, RunRecord, SqliteStore, StateStore, rfc3339};
 use serde_json::{Value, json};
 
@@ -273,7 +273,7 @@ impl Session {
                 Ok(Some(status)) => {
                     eprintln!("run {} {status} (state saved)", d.run_id());
                     if status == hensu_store::RunStatus::Paused {
-                        match hensu_runtime::review_handlers::pending_review(&result.state) {
+                        match hensu_runtime::pending_review(&result.state) {
                             Some((node, _)) => eprintln!(
                                 "  node `{node}` waits for review: `hensuc resume {} --approve` \
                                  (or --reject REASON, --backtrack NODE)",
@@ -406,7 +406,7 @@ fn record_json(r: &RunRecord) -> Value {
 fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitCode> {
     let stored = store.load(id).map_err(|e| anyhow::anyhow!("{e}"))?;
     let history = store.history(id).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let state = hensu_runtime::durable::restore(id, &stored.snapshot).ok();
+    let state = hensu_host::restore(id, &stored.snapshot).ok();
     let r = &stored.record;
     let source = stored
         .workflow
