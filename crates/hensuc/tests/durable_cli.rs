@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use hensu_host::DurableRun;
 use hensu_runtime::{
-    CancelToken, DurableRun, Engine, ReviewHandler, ReviewOutcome, ReviewRequest, RunState,
-    StubProvider,
+    CancelToken, Engine, ReviewHandler, ReviewOutcome, ReviewRequest, RunState, StubProvider,
 };
 use hensu_store::{OwnerId, RunRecord, RunStatus, SqliteStore, StateStore};
 use serde_json::Value;

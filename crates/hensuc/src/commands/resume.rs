@@ -126,8 +126,8 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         let _ = d.store().release(d.lease());
     };
     let prepared = (|| -> anyhow::Result<_> {
-        let mut state = hensu_host::restore(&run_id, &stored.snapshot)
-            .map_err(|e| anyhow::anyhow!(e))?;
+        let mut state =
+            hensu_host::restore(&run_id, &stored.snapshot).map_err(|e| anyhow::anyhow!(e))?;
         let workflow = runs::stored_workflow(&run_id, &stored.workflow)?;
         let decision = decide(
             &args,

@@ -13,12 +13,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use hensu_host::{CommandRegistry, FsStubFiles};
 use hensu_ir::{ExitStatus, Workflow};
 use hensu_runtime::{
     CancelToken, Context, Engine, Event, ExecutionListener, MultiListener, RunOptions, RunOutcome,
     RunResult, StubProvider,
 };
-use hensu_host::{CommandRegistry, FsStubFiles};
 use serde_json::Value;
 
 use crate::exit;

@@ -11,11 +11,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, Subcommand};
+use hensu_host::{DurableRun, SnapshotRedactor};
 use hensu_ir::Workflow;
 use hensu_runtime::{
     BoundaryHook, CancelToken, Context, Engine, ReviewDecision, RunOutcome, RunResult, RunState,
 };
-use hensu_host::{DurableRun, SnapshotRedactor};
 use hensu_store::{OwnerId, RunRecord, SqliteStore, StateStore, rfc3339};
 use serde_json::{Value, json};
 
