@@ -111,7 +111,8 @@ fn paused_review(dir: &Path) -> String {
     assert!(matches!(r.outcome, hensu_runtime::RunOutcome::Paused));
     let store: Arc<dyn StateStore> = Arc::new(SqliteStore::open(dir).unwrap());
     let record = RunRecord::new("rpaused", wf.id.clone(), "1.0.0", Some("draft".into()));
-    let envelope = hensuc::commands::runs::workflow_envelope(&wf, Some(&src), None, true).unwrap();
+    let envelope =
+        hensuc::commands::session::workflow_envelope(&wf, Some(&src), None, true).unwrap();
     let initial = RunState::new("rpaused".into(), wf.id.clone(), "draft".into(), input);
     let d = DurableRun::create(
         store,

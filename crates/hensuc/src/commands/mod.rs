@@ -8,3 +8,4 @@ pub mod lsp;
 pub mod resume;
 pub mod run;
 pub mod runs;
+pub mod session;

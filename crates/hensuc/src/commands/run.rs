@@ -36,19 +36,8 @@ pub struct RunArgs {
     /// Initial context: a JSON object, or `@file.json`.
     #[arg(short = 'c', long = "context", value_name = "JSON|@FILE")]
     pub context: Option<String>,
-    /// Stub scenario (`stubs/<scenario>/`); the context key `stub_scenario` takes precedence.
-    #[arg(long, value_name = "NAME")]
-    pub scenario: Option<String>,
-    /// Write every execution event as one JSON line to this file.
-    #[arg(long, value_name = "FILE.jsonl")]
-    pub events: Option<PathBuf>,
-    /// Show prompts, outputs and transition reasons.
-    #[arg(short, long)]
-    pub verbose: bool,
-    /// Serve every model with stub agents even when credentials are present (also
-    /// `HENSU_STUB_ENABLED=true`).
-    #[arg(long)]
-    pub stub: bool,
+    #[command(flatten)]
+    pub settings: RunSettings,
     /// Do not record the run in the state store (`<dir>/.hensu/state.db`); such a run cannot
     /// be resumed, listed or cancelled by id.
     #[arg(long)]
@@ -64,6 +53,25 @@ pub struct RunArgs {
     pub defer_review: bool,
 }
 
+/// The options `run` and `resume` share.
+#[derive(Args, Clone, Debug, Default)]
+pub struct RunSettings {
+    /// Stub scenario (`stubs/<scenario>/`); the context key `stub_scenario` takes precedence.
+    /// On resume, the run's scenario unless given.
+    #[arg(long, value_name = "NAME")]
+    pub scenario: Option<String>,
+    /// Write every execution event as one JSON line to this file.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub events: Option<PathBuf>,
+    /// Show prompts, outputs and transition reasons.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Serve every model with stub agents even when credentials are present (also
+    /// `HENSU_STUB_ENABLED=true`). On resume, also when the run was started with it.
+    #[arg(long)]
+    pub stub: bool,
+}
+
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let input = parse_context(args.context.as_deref())?;
     let workdir = project::working_dir_for(&args.workflow, args.dir.as_deref());
@@ -71,7 +79,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     else {
         return Ok(ExitCode::from(exit::FAILURE));
     };
-    let events_file = match &args.events {
+    let events_file = match &args.settings.events {
         Some(p) => Some(
             std::fs::File::create(p)
                 .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", p.display()))?,
@@ -79,7 +87,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let commands = CommandRegistry::load(&workdir).map_err(|e| anyhow::anyhow!(e))?;
-    let start = crate::commands::runs::Start::Fresh {
+    let start = crate::commands::session::Start::Fresh {
         source: Some(args.workflow.clone()),
         store: !args.no_store,
     };
@@ -89,7 +97,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         repository,
     };
     let (result, redactor) = run_workflow(&workflow, input, &workdir, &args, resources, start)?;
-    let code = summarize(&workflow, &result, args.verbose, &redactor);
+    let code = summarize(&workflow, &result, args.settings.verbose, &redactor);
     Ok(ExitCode::from(code))
 }
 
@@ -192,7 +200,7 @@ pub(crate) fn run_workflow(
     workdir: &Path,
     args: &RunArgs,
     resources: RunResources,
-    start: crate::commands::runs::Start,
+    start: crate::commands::session::Start,
 ) -> anyhow::Result<(RunResult, Arc<hensu_providers::Redactor>)> {
     let RunResources {
         commands,
@@ -210,10 +218,10 @@ pub(crate) fn run_workflow(
         &config,
         &|name| std::env::var(name).ok(),
         hensu_providers::BuildOptions {
-            force_stub: args.stub,
+            force_stub: args.settings.stub,
             stub: Some(Arc::new(StubProvider::new(
                 Some(Box::new(stubs)),
-                args.scenario.clone(),
+                args.settings.scenario.clone(),
             ))),
             tools: Some(hensu_providers::ActionToolExecutor::new(actions.clone()).into_arc()),
             cancel: Some(cancel.clone()),
@@ -238,7 +246,7 @@ pub(crate) fn run_workflow(
     let terminal = std::io::stderr().is_terminal();
     let progress = Arc::new(Progress::new(
         terminal,
-        args.verbose,
+        args.settings.verbose,
         built.redactor.clone(),
     ));
     let mut listeners: Vec<Arc<dyn ExecutionListener>> = vec![progress.clone()];
@@ -282,7 +290,15 @@ pub(crate) fn run_workflow(
     for provider in &built.providers {
         builder = builder.provider(provider.clone());
     }
-    let session = start.open(workflow, &input, workdir, args, &built.redactor, &cancel)?;
+    let session = start.open(
+        workflow,
+        &input,
+        workdir,
+        args.settings.scenario.as_deref(),
+        args.settings.stub,
+        &built.redactor,
+        &cancel,
+    )?;
     if let Some(hook) = session.hook() {
         builder = builder.boundary_hook(hook);
     }
@@ -295,7 +311,7 @@ pub(crate) fn run_workflow(
         workflow.metadata.name,
         workflow.nodes.len(),
         if workflow.nodes.len() == 1 { "" } else { "s" },
-        args.scenario.as_deref().unwrap_or("default")
+        args.settings.scenario.as_deref().unwrap_or("default")
     );
     print_routes(workflow, &built);
     let result = runtime.block_on(async {
