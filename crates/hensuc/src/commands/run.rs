@@ -10,7 +10,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
 use hensu_host::{CommandRegistry, FsStubFiles};
@@ -21,6 +21,7 @@ use hensu_runtime::{
 };
 use serde_json::Value;
 
+use crate::commands::progress::Progress;
 use crate::exit;
 use crate::output::{self, Color, DiagnosticFormat};
 use crate::project;
@@ -316,23 +317,14 @@ pub(crate) fn run_workflow(
     print_routes(workflow, &built);
     let result = runtime.block_on(async {
         let c = cancel.clone();
-        let progress_ticker = progress.clone();
         let signal = tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 c.cancel();
                 eprintln!("\ncancelling (Ctrl-C): in-flight model calls are aborted, the run stops at the next node boundary…");
             }
         });
-        let ticker = tokio::spawn(async move {
-            let mut interval = tokio::time::interval(Duration::from_millis(200));
-            loop {
-                interval.tick().await;
-                progress_ticker.redraw();
-            }
-        });
         let r = session.run(&engine, workflow, input, &cancel).await;
         signal.abort();
-        ticker.abort();
         r
     });
     progress.clear();
@@ -388,201 +380,6 @@ fn print_usage(usage: &hensu_providers::UsageSummary) {
         t.output_tokens,
         t.latency_ms
     );
-}
-
-/// Live progress: a status line on a terminal, plain lines otherwise; `-v` adds prompts,
-/// outputs and transition reasons.
-struct Progress {
-    terminal: bool,
-    verbose: bool,
-    /// Provider keys never reach the terminal, even in `-v` prompts and outputs.
-    redactor: Arc<hensu_providers::Redactor>,
-    started: Instant,
-    line: Mutex<Option<(String, u64)>>,
-}
-
-impl Progress {
-    fn new(terminal: bool, verbose: bool, redactor: Arc<hensu_providers::Redactor>) -> Self {
-        Progress {
-            terminal,
-            verbose,
-            redactor,
-            started: Instant::now(),
-            line: Mutex::new(None),
-        }
-    }
-
-    fn redraw(&self) {
-        if !self.terminal {
-            return;
-        }
-        if let Ok(line) = self.line.lock()
-            && let Some((node, step)) = line.as_ref()
-        {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(
-                err,
-                "\r\x1b[2K⠿ {node} · step {step} · {:.1}s",
-                self.started.elapsed().as_secs_f64()
-            );
-            let _ = err.flush();
-        }
-    }
-
-    fn clear(&self) {
-        if self.terminal {
-            if let Ok(mut line) = self.line.lock() {
-                *line = None;
-            }
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K");
-            let _ = err.flush();
-        }
-    }
-
-    /// Prints a line above the status line.
-    fn say(&self, text: &str) {
-        let text = self.redactor.redact(text);
-        let mut err = std::io::stderr().lock();
-        if self.terminal {
-            let _ = write!(err, "\r\x1b[2K");
-        }
-        let _ = writeln!(err, "{text}");
-        drop(err);
-        self.redraw();
-    }
-}
-
-fn indent(text: &str) -> String {
-    text.lines()
-        .map(|l| format!("    │ {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-impl ExecutionListener for Progress {
-    fn on_event(&self, event: &Event<'_>) {
-        match event {
-            Event::NodeStarted {
-                node_id,
-                kind,
-                step,
-            } => {
-                if let Ok(mut line) = self.line.lock() {
-                    *line = Some((node_id.to_string(), *step));
-                }
-                if !self.terminal || self.verbose {
-                    self.say(&format!(
-                        "→ {node_id} ({}, step {step})",
-                        kind.as_str().to_lowercase()
-                    ));
-                } else {
-                    self.redraw();
-                }
-            }
-            Event::AgentCall {
-                agent_id,
-                branch_id,
-                prompt,
-                response,
-                error,
-                duration_us,
-                ..
-            } => {
-                if self.verbose {
-                    let who = match branch_id {
-                        Some(b) => format!("branch {b}, agent {agent_id}"),
-                        None => format!("agent {agent_id}"),
-                    };
-                    self.say(&format!("  ┌ prompt ({who})\n{}", indent(prompt)));
-                    match (response, error) {
-                        (Some(r), _) => self.say(&format!(
-                            "  └ response ({:.1} ms)\n{}",
-                            *duration_us as f64 / 1000.0,
-                            indent(r)
-                        )),
-                        (None, Some(e)) => self.say(&format!("  └ error: {e}")),
-                        _ => {}
-                    }
-                }
-            }
-            Event::ProviderRetry {
-                provider,
-                model,
-                attempt,
-                delay_ms,
-                error_kind,
-                ..
-            } => self.say(&format!(
-                "  ↻ {provider} ({model}) attempt {attempt} failed ({error_kind}), retrying in {:.1}s",
-                *delay_ms as f64 / 1000.0
-            )),
-            Event::StructuredOutputCorrection {
-                node_id,
-                agent_id,
-                attempt,
-                problem,
-            } => self.say(&format!(
-                "  ↻ {node_id}: {problem}; re-prompting {agent_id} (correction {attempt})"
-            )),
-            Event::ActionExecuted {
-                action,
-                success,
-                output,
-                ..
-            } => {
-                let mark = if *success { "✓" } else { "✗" };
-                self.say(&format!("  {mark} {action}: {output}"));
-            }
-            Event::NodeCompleted {
-                node_id,
-                status,
-                error,
-                ..
-            } => {
-                if let Some(e) = error {
-                    self.say(&format!("  ✗ {node_id} {status}: {e}"));
-                }
-            }
-            Event::RubricEvaluated {
-                node_id,
-                score,
-                passed,
-            } => {
-                if self.verbose {
-                    self.say(&format!(
-                        "  rubric {node_id}: {} ({})",
-                        hensu_ir::java_double_to_string(*score),
-                        if *passed { "passed" } else { "failed" }
-                    ));
-                }
-            }
-            Event::Backtrack {
-                from,
-                to,
-                kind,
-                reason,
-            } => {
-                self.say(&format!("  ↺ backtrack {from} → {to} ({kind:?}: {reason})"));
-            }
-            Event::TransitionTaken {
-                from,
-                to,
-                cause,
-                bounded,
-                ..
-            } => {
-                if self.verbose || bounded.is_some() {
-                    let extra = bounded.map(|b| format!(", {b}")).unwrap_or_default();
-                    self.say(&format!("  {from} → {to}: {cause}{extra}"));
-                }
-            }
-            Event::TransitionWarning { node_id, message } => {
-                self.say(&format!("⚠ transition warning · {node_id}\n  {message}"));
-            }
-            Event::RunStarted { .. } | Event::RunFinished { .. } => {}
-        }
-    }
 }
 
 fn truncate(s: &str, max: usize) -> String {
