@@ -1,4 +1,4 @@
-//! Review handlers beyond the engine's `AutoApprove` (docs/language.md, *Review*):
+//! Review handlers beyond the engine's `AutoApprove` (docs/language.md, *Reviews*):
 //!
 //! * [`InteractiveReview`] asks a person in the terminal (`hensuc run --interactive`): approve,
 //!   reject with a reason, backtrack to an earlier node, or edit context values in `$EDITOR`

@@ -1,6 +1,6 @@
 //! Shell commands of `execute` actions: the commands of `<working-dir>/commands.yaml`, run
 //! through `/bin/sh -c` with every substituted value shell-quoted, a timeout and the entry's
-//! env (docs/language.md, *Action nodes*).
+//! env (docs/language.md, *Actions and commands*).
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};

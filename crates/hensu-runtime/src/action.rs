@@ -1,4 +1,4 @@
-//! Action nodes (docs/language.md, *Action nodes*): `send` dispatches a payload to a
+//! Action nodes (docs/language.md, *Action node* and *Actions and commands*): `send` dispatches a payload to a
 //! registered [`ActionHandler`] (built in: `log`; the host adds `webhook`); `execute` asks the
 //! [`CommandRunner`] to run a named command. The engine does no I/O itself: handlers and the
 //! command runner are supplied by the host (`hensu-host`).

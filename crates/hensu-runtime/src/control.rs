@@ -1,5 +1,5 @@
 //! Run control at node boundaries: pause after the current node, resume, cancel (the
-//! `ExecutionPlan` controls of the tnsai runners), and the [`BoundaryHook`] the executor calls
+//! `ExecutionPlan` controls of upstream's plan runners), and the [`BoundaryHook`] the executor calls
 //! at every node boundary (after the checkpoint listener, before the node starts).
 //!
 //! ```no_run
@@ -28,7 +28,7 @@ use crate::run_types::{CancelToken, RunOutcome, RunResult};
 use crate::state::RunState;
 use crate::value::Context;
 
-/// The lifecycle of a controlled run (tnsai `ExecutionPlan.state()`).
+/// The lifecycle of a controlled run (upstream `ExecutionPlan.state()`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ControlStatus {
     Created,

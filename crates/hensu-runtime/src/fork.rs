@@ -1,4 +1,5 @@
-//! Fork / join (upstream `ForkNodeExecutor` + `JoinNodeExecutor`, upstream-reference §5.7).
+//! Fork / join (upstream `ForkNodeExecutor` + `JoinNodeExecutor`; docs/language.md, *Fork and
+//! join at run time*).
 //!
 //! A fork runs each of its targets concurrently as a sub-flow on an isolated copy of the run
 //! state (context, retry counters and history copied; no checkpoints), with the full node

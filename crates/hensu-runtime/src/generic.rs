@@ -1,4 +1,4 @@
-//! Generic nodes: handlers keyed by executor type (upstream `GenericNodeHandler`, §5.13), with
+//! Generic nodes: handlers keyed by executor type (upstream `GenericNodeHandler`; docs/language.md, *Generic node*), with
 //! the stock `validator` and `data-transformer` handlers and an `api-caller` that makes a real
 //! HTTP request (upstream returns a canned reply).
 

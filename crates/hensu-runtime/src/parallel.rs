@@ -1,4 +1,5 @@
-//! Parallel nodes with consensus (upstream `ParallelNodeExecutor` + `ConsensusEvaluator`, §5.6).
+//! Parallel nodes with consensus (upstream `ParallelNodeExecutor` + `ConsensusEvaluator`;
+//! docs/language.md, *Parallel consensus*).
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;

@@ -1,5 +1,5 @@
 //! The executable plan: the IR's [`ExecGraph`] (node ids mapped to indices once, rules compiled
-//! with resolved targets, §5.4 routing vars) plus what only the runtime needs per node — counter
+//! with resolved targets, routing variables) plus what only the runtime needs per node — counter
 //! keys, extraction keys, engine-variable flags, condition descriptions — so the hot path never
 //! looks a node up by name. A node's index in the plan is its `NodeIndex::index()` in the graph
 //! (= its declaration position).
@@ -296,7 +296,7 @@ impl ExecPlan {
         self.graph.node_at(idx).map_or(&[], |n| &n.rules)
     }
 
-    /// The §5.4 routing vars of the node at `idx`: removed from the context on every transition.
+    /// The routing variables of the node at `idx`: removed from the context on every transition.
     pub fn routing_vars(&self, idx: usize) -> &[String] {
         self.graph.node_at(idx).map_or(&[], |n| &n.routing_vars)
     }

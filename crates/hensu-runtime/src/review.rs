@@ -1,4 +1,4 @@
-//! Human review (upstream Hensu's `ReviewHandler`; docs/language.md, *Review*). The default
+//! Human review (upstream Hensu's `ReviewHandler`; docs/language.md, *Reviews*). The default
 //! handler approves everything (upstream `AUTO_APPROVE`, what the non-interactive CLI does);
 //! the terminal and deferred handlers are host adapters (`hensu-host`).
 

@@ -1,4 +1,5 @@
-//! Sub-workflow nodes (upstream `SubWorkflowNodeExecutor`, upstream-reference §5.8).
+//! Sub-workflow nodes (upstream `SubWorkflowNodeExecutor`; docs/language.md, *Sub-workflows at
+//! run time*).
 //!
 //! The child workflow comes from a [`WorkflowRepository`] (the CLI fills one with every workflow
 //! of the project). It runs as a fresh execution (own history and counters) on a context built

@@ -1,4 +1,5 @@
-//! `{variable}` template resolution, exactly as upstream `SimpleTemplateResolver` (§5.11).
+//! `{variable}` template resolution, exactly as upstream `SimpleTemplateResolver`
+//! (docs/language.md, *Prompts and templates*).
 //!
 //! One pass over `\{([a-zA-Z_][a-zA-Z0-9_]*)}`; an absent or null variable renders as `""`;
 //! substituted text is never re-scanned; every other brace stays verbatim (`{a-b}`, `{"k":1}`,

@@ -1,5 +1,5 @@
 //! The execution context (an ordered map of JSON values) and the value renderings upstream uses:
-//! template rendering (§5.11), Java `toString()` (stub `{{name}}` substitution), numeric and
+//! template rendering (docs/language.md, *Prompts and templates*), Java `toString()` (stub `{{name}}` substitution), numeric and
 //! canonical-string coercions (score, condition rules).
 
 use std::borrow::Cow;

@@ -60,7 +60,7 @@ impl Engine {
         }
     }
 
-    /// Standard node (upstream `StandardNodeExecutor` + `AgentLifecycleRunner`, §5.2).
+    /// Standard node (upstream `StandardNodeExecutor` + `AgentLifecycleRunner`).
     pub(super) async fn execute_standard(
         &self,
         p: &Prepared,

@@ -132,7 +132,7 @@ impl Engine {
         }
     }
 
-    /// Output extraction (§5.3): validation, then storage by node kind.
+    /// Output extraction (docs/language.md, *Output extraction*): validation, then storage by node kind.
     pub(super) fn output_extraction(
         &self,
         p: &Prepared,
@@ -185,7 +185,7 @@ impl Engine {
         ProcessorOutcome::Continue
     }
 
-    /// Rubric evaluation and auto-backtrack (§5.9).
+    /// Rubric evaluation and auto-backtrack (docs/language.md, *Rubric evaluation*).
     pub(super) fn rubric(
         &self,
         p: &Prepared,
@@ -346,7 +346,7 @@ impl Engine {
         ProcessorOutcome::Continue
     }
 
-    /// Human review (§5.10).
+    /// Human review (docs/language.md, *Reviews*).
     pub(super) async fn review(
         &self,
         p: &Prepared,

@@ -1,5 +1,5 @@
 //! Transition resolution and the engine-variable lifecycle (docs/language.md,
-//! *Transitions*).
+//! *Transition resolution and budgets*).
 
 use hensu_ir::{CompiledRule, RuleKind};
 use serde_json::Value;
@@ -13,7 +13,7 @@ use crate::plan::{RuleEval, evaluate};
 use crate::state::{Backtrack, BacktrackKind, NodeStatus, RunState};
 
 impl Engine {
-    /// Transition resolution and the engine-variable lifecycle (§5.4).
+    /// Transition resolution and the engine-variable lifecycle.
     pub(super) fn transition(
         &self,
         p: &Prepared,
