@@ -138,7 +138,7 @@ impl EngineBuilder {
     }
 
     /// Adds a hook called at every node boundary of the main flow (checkpoints, pause/cancel
-    /// control; see [`crate::control`]). Hooks run in the order added.
+    /// control; see [`RunControl`](crate::RunControl)). Hooks run in the order added.
     pub fn boundary_hook(mut self, h: Arc<dyn BoundaryHook>) -> Self {
         self.boundary_hooks.push(h);
         self

@@ -1,5 +1,5 @@
 //! The post-execution pipeline: output extraction, rubric, review, node completion and
-//! history (the transition processor is in [`super::transition`]).
+//! history (the transition processor has its own module, `transition`).
 
 use std::time::Instant;
 

@@ -350,7 +350,9 @@ fn redact_all(v: &mut Value) {
     }
 }
 
-#[tokio::test]
+// Paused time: the agents' delays and the test's waits run on tokio's virtual clock, so the
+// pause lands during n1 on every machine.
+#[tokio::test(start_paused = true)]
 async fn run_control_pauses_after_the_current_node_resumes_and_cancels() {
     let wf = Arc::new(chain());
     let control = RunControl::new();

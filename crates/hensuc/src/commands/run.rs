@@ -295,8 +295,10 @@ pub(crate) fn run_workflow(
         workflow,
         &input,
         workdir,
-        args.settings.scenario.as_deref(),
-        args.settings.stub,
+        crate::commands::session::RunOptionsStored {
+            scenario: args.settings.scenario.as_deref(),
+            stub: args.settings.stub,
+        },
         &built.redactor,
         &cancel,
     )?;

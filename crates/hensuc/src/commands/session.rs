@@ -92,6 +92,15 @@ pub fn stored_workflow(run_id: &str, envelope: &Value) -> anyhow::Result<Workflo
     })
 }
 
+/// The run options stored with a run (`resume` runs it the same way unless told otherwise).
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptionsStored<'a> {
+    /// The stub scenario.
+    pub scenario: Option<&'a str>,
+    /// Stub agents forced for every model.
+    pub stub: bool,
+}
+
 /// How `run_workflow` starts: a fresh run (stored unless `--no-store`) or a resumed one.
 pub enum Start {
     Fresh {
@@ -123,8 +132,7 @@ impl Start {
         workflow: &Workflow,
         input: &Context,
         workdir: &Path,
-        scenario: Option<&str>,
-        stub: bool,
+        options: RunOptionsStored<'_>,
         redactor: &Arc<hensu_providers::Redactor>,
         cancel: &CancelToken,
     ) -> anyhow::Result<Session> {
@@ -142,7 +150,8 @@ impl Start {
             } => {
                 let store = open_store(workdir)?;
                 let run_id = new_run_id();
-                let envelope = workflow_envelope(workflow, source.as_deref(), scenario, stub)?;
+                let envelope =
+                    workflow_envelope(workflow, source.as_deref(), options.scenario, options.stub)?;
                 let record = RunRecord::new(
                     run_id.clone(),
                     workflow.id.clone(),
