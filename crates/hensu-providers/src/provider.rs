@@ -447,7 +447,7 @@ pub struct Route {
 impl BuiltProviders {
     /// The provider `model` routes to (as `AgentRegistry::from_configs` will pick it).
     pub fn route(&self, model: &str) -> Option<Route> {
-        let p = hensu_runtime::agent::select_provider(&self.providers, model)?;
+        let p = hensu_runtime::select_provider(&self.providers, model)?;
         let stub_reason = (p.name() == "stub" && !self.stubs_forced).then(|| {
             FallbackStub {
                 inner: Arc::clone(p),

@@ -2,8 +2,8 @@
 //! and the answer has none, or misses a required key, the agent gets a bounded number of
 //! corrective re-prompts naming what was missing before the node fails.
 
-use hensu_runtime::extract::{extract_object, first_balanced_object};
 use hensu_runtime::{Agent, AgentError, AgentRequest, AgentResponse, Usage};
+use hensu_runtime::{extract_object, first_balanced_object};
 use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use divan::Bencher;
 use hensu_ir::*;
-use hensu_runtime::template::resolve;
 use hensu_runtime::*;
 use indexmap::IndexMap;
 use serde_json::Value;

@@ -85,20 +85,6 @@ pub trait Agent: Send + Sync {
     }
 }
 
-/// Calls an agent for a node that expects a JSON answer with `required_keys`, correcting the
-/// answer with a re-prompt when keys are missing (implemented by the providers crate; without
-/// one the engine calls the agent directly).
-#[async_trait]
-pub trait StructuredCaller: Send + Sync {
-    async fn call(
-        &self,
-        agent: &dyn Agent,
-        request: AgentRequest<'_>,
-        required_keys: &[&str],
-        listener: &dyn crate::events::ExecutionListener,
-    ) -> Result<AgentResponse, AgentError>;
-}
-
 /// A backend able to serve some models.
 pub trait AgentProvider: Send + Sync {
     /// Provider name (`stub`, `anthropic`, …).

@@ -1,5 +1,5 @@
 //! Run control at node boundaries: pause after the current node, resume, cancel (the
-//! `ExecutionPlan` controls of the tnsai runners), and the [`BoundaryHook`] the executor calls
+//! `ExecutionPlan` controls of upstream's plan runners), and the [`BoundaryHook`] the executor calls
 //! at every node boundary (after the checkpoint listener, before the node starts).
 //!
 //! ```no_run
@@ -21,32 +21,14 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 
+use crate::boundary::{Boundary, BoundaryHook};
+use crate::engine::{Engine, Prepared};
 use crate::error::RuntimeError;
-use crate::executor::{CancelToken, Engine, Prepared, RunOutcome, RunResult};
+use crate::run_types::{CancelToken, RunOutcome, RunResult};
 use crate::state::RunState;
 use crate::value::Context;
 
-/// What a [`BoundaryHook`] decides at a node boundary.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Boundary {
-    /// Run the next node.
-    Continue,
-    /// End the run with [`RuntimeError::Cancelled`] before the next node.
-    Cancel,
-    /// End the call with [`RunOutcome::Paused`] before the next node; the returned state (phase
-    /// `Initial`, `current_node` = the next node) continues with [`Engine::resume`].
-    Suspend,
-}
-
-/// Called by the executor at every node boundary of the main flow — after the checkpoint
-/// listener, before `NodeStarted` — with the state about to run `state.current_node`.
-/// An error ends the run with that error.
-#[async_trait]
-pub trait BoundaryHook: Send + Sync {
-    async fn at_boundary(&self, state: &RunState) -> Result<Boundary, RuntimeError>;
-}
-
-/// The lifecycle of a controlled run (tnsai `ExecutionPlan.state()`).
+/// The lifecycle of a controlled run (upstream `ExecutionPlan.state()`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ControlStatus {
     Created,

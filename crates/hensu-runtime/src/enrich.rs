@@ -1,6 +1,7 @@
-//! Prompt enrichment (upstream `EngineVariablePromptEnricher.DEFAULT`, §5.5), applied after
+//! Prompt enrichment (upstream `EngineVariablePromptEnricher.DEFAULT`;
+//! docs/language.md, *Prompt enrichment*), applied after
 //! template resolution. hensu separates the engine-variable instructions (score, approved,
-//! recommendation) by a blank line instead of gluing them to the text (language.md §8).
+//! recommendation) by a blank line instead of gluing them to the text (docs/language.md, *Prompt enrichment*).
 
 use hensu_ir::{Rubric, StateSchema};
 

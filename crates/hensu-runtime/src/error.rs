@@ -1,4 +1,4 @@
-//! Run-time errors. Messages follow upstream (upstream-reference §3.G) where it has one.
+//! Run-time errors. Messages follow upstream Hensu's wording where it has one.
 
 use serde::Serialize;
 
@@ -36,8 +36,6 @@ pub enum RuntimeError {
     },
     #[error("run cancelled; last nodes: {}", .last_nodes.join(" → "))]
     Cancelled { last_nodes: Vec<String> },
-    #[error("not supported yet: {what} (issue 5): node '{node}'")]
-    NotSupported { node: String, what: String },
     #[error("Judge agent not found: {agent}")]
     JudgeNotFound { agent: String },
     #[error("Judge agent failed: {message}")]

@@ -1,4 +1,5 @@
-//! JSON extraction from agent output (upstream `OutputExtractionPostProcessor`, §5.3): the first
+//! JSON extraction from agent output (upstream `OutputExtractionPostProcessor`;
+//! docs/language.md, *Output extraction*): the first
 //! balanced `{…}` of the text (string-aware brace matching), parsed with numbers as doubles.
 
 use indexmap::IndexMap;

@@ -1,4 +1,5 @@
-//! Fork / join (upstream `ForkNodeExecutor` + `JoinNodeExecutor`, upstream-reference §5.7).
+//! Fork / join (upstream `ForkNodeExecutor` + `JoinNodeExecutor`; docs/language.md, *Fork and
+//! join at run time*).
 //!
 //! A fork runs each of its targets concurrently as a sub-flow on an isolated copy of the run
 //! state (context, retry counters and history copied; no checkpoints), with the full node
@@ -16,10 +17,11 @@ use hensu_ir::{ForkNode, JoinNode, MergeStrategy, Node, Target, TransitionRule};
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use crate::engine::{Engine, Prepared};
 use crate::error::RuntimeError;
 use crate::events::Event;
-use crate::executor::{CancelToken, Engine, Prepared, RunOutcome};
 use crate::parallel::join_all;
+use crate::run_types::{CancelToken, RunOutcome};
 use crate::state::{ExecutionPhase, NodeResult, RunState};
 use crate::value::Context;
 

@@ -1,10 +1,9 @@
-//! Generic nodes: handlers keyed by executor type (upstream `GenericNodeHandler`, §5.13), with
+//! Generic nodes: handlers keyed by executor type (upstream `GenericNodeHandler`; docs/language.md, *Generic node*), with
 //! the stock `validator` and `data-transformer` handlers and an `api-caller` that makes a real
 //! HTTP request (upstream returns a canned reply).
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use hensu_ir::GenericNode;
@@ -12,9 +11,7 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use crate::state::NodeResult;
-use crate::template::resolve_with;
-use crate::validate::MAX_OUTPUT_BYTES;
-use crate::value::{Context, as_bool, as_number, java_to_string, render, render_number};
+use crate::value::{Context, as_bool, as_number, java_to_string, render_number};
 
 /// Runs a generic node of one executor type. The handler may read and write the context.
 #[async_trait]
@@ -47,12 +44,12 @@ impl GenericHandlerRegistry {
         Self::default()
     }
 
-    /// `validator`, `data-transformer` and `api-caller`.
+    /// The handlers that need no I/O: `validator` and `data-transformer` (the host adds
+    /// `api-caller`).
     pub fn with_defaults() -> Self {
         let mut r = Self::new();
         r.register(Arc::new(ValidatorHandler));
         r.register(Arc::new(DataTransformerHandler));
-        r.register(Arc::new(ApiCallerHandler::new()));
         r
     }
 
@@ -68,7 +65,8 @@ impl GenericHandlerRegistry {
     }
 }
 
-fn cfg_str<'a>(cfg: &'a IndexMap<String, Value>, key: &str, default: &'a str) -> String {
+/// A string config value (non-strings rendered as Java would), or `default`.
+pub fn cfg_str<'a>(cfg: &'a IndexMap<String, Value>, key: &str, default: &'a str) -> String {
     match cfg.get(key) {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Null) | None => default.to_string(),
@@ -76,7 +74,8 @@ fn cfg_str<'a>(cfg: &'a IndexMap<String, Value>, key: &str, default: &'a str) ->
     }
 }
 
-fn cfg_num(cfg: &IndexMap<String, Value>, key: &str) -> Option<(f64, String)> {
+/// A numeric config value and its text as written.
+pub fn cfg_num(cfg: &IndexMap<String, Value>, key: &str) -> Option<(f64, String)> {
     let v = cfg.get(key)?;
     let n = as_number(v)?;
     let shown = match v {
@@ -205,136 +204,5 @@ impl GenericNodeHandler for DataTransformerHandler {
         }
         ctx.insert(output_field.clone(), Value::String(text.clone()));
         NodeResult::success(text).with_meta("output_field", Value::String(output_field))
-    }
-}
-
-/// `api-caller`: a real HTTP request. `endpoint` (required; `{var}` placeholders are resolved
-/// and percent-encoded), `method` ("GET"), `inputField` ("input"; sent as the JSON body
-/// `{"<inputField>": value}` for methods other than GET/HEAD/DELETE), `outputField`
-/// ("response"; receives the response body), `timeout` (30 000 ms).
-#[derive(Clone, Debug)]
-pub struct ApiCallerHandler {
-    client: reqwest::Client,
-}
-
-impl Default for ApiCallerHandler {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl ApiCallerHandler {
-    pub fn new() -> Self {
-        ApiCallerHandler {
-            client: reqwest::Client::new(),
-        }
-    }
-}
-
-/// Percent-encodes everything but unreserved characters (RFC 3986).
-pub fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// Reads a response body up to `limit` bytes; `Err` when larger.
-pub(crate) async fn read_limited(
-    mut resp: reqwest::Response,
-    limit: usize,
-) -> Result<Vec<u8>, String> {
-    let mut body = Vec::new();
-    loop {
-        match resp.chunk().await {
-            Ok(Some(chunk)) => {
-                if body.len() + chunk.len() > limit {
-                    return Err(format!("response body exceeds {limit} bytes"));
-                }
-                body.extend_from_slice(&chunk);
-            }
-            Ok(None) => return Ok(body),
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-}
-
-#[async_trait]
-impl GenericNodeHandler for ApiCallerHandler {
-    fn executor_type(&self) -> &str {
-        "api-caller"
-    }
-
-    async fn handle(&self, node: &GenericNode, ctx: &mut Context) -> NodeResult {
-        let cfg = &node.config;
-        let Some(Value::String(endpoint)) = cfg.get("endpoint") else {
-            return NodeResult::failure("api-caller: config 'endpoint' is required");
-        };
-        let endpoint = resolve_with(endpoint, |name| match ctx.get(name) {
-            None | Some(Value::Null) => "".into(),
-            Some(v) => percent_encode(&render(v)).into(),
-        });
-        let method_name = cfg_str(cfg, "method", "GET").to_ascii_uppercase();
-        let Ok(method) = reqwest::Method::from_bytes(method_name.as_bytes()) else {
-            return NodeResult::failure(format!("api-caller: invalid method '{method_name}'"));
-        };
-        let input_field = cfg_str(cfg, "inputField", "input");
-        let output_field = cfg_str(cfg, "outputField", "response");
-        let timeout_ms = cfg_num(cfg, "timeout")
-            .map(|(n, _)| n.max(0.0) as u64)
-            .unwrap_or(30_000);
-        let mut req = self
-            .client
-            .request(method.clone(), &endpoint)
-            .timeout(Duration::from_millis(timeout_ms));
-        if !matches!(
-            method,
-            reqwest::Method::GET | reqwest::Method::HEAD | reqwest::Method::DELETE
-        ) {
-            let mut body = serde_json::Map::new();
-            if let Some(v) = ctx.get(&input_field) {
-                body.insert(input_field.clone(), v.clone());
-            }
-            req = req.json(&Value::Object(body));
-        }
-        let resp = match req.send().await {
-            Ok(r) => r,
-            Err(e) => {
-                let what = if e.is_timeout() {
-                    format!("timed out after {timeout_ms} ms")
-                } else {
-                    e.to_string()
-                };
-                return NodeResult::failure(format!(
-                    "API call {method_name} {endpoint} failed: {what}"
-                ));
-            }
-        };
-        let status = resp.status();
-        let body = match read_limited(resp, MAX_OUTPUT_BYTES + 1).await {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-            Err(e) => {
-                return NodeResult::failure(format!(
-                    "API call {method_name} {endpoint} failed: {e}"
-                ));
-            }
-        };
-        if !status.is_success() {
-            let snippet: String = body.chars().take(200).collect();
-            return NodeResult::failure(format!(
-                "API call {method_name} {endpoint} failed with status {}: {snippet}",
-                status.as_u16()
-            ))
-            .with_meta("status_code", Value::from(status.as_u16()));
-        }
-        ctx.insert(output_field.clone(), Value::String(body.clone()));
-        NodeResult::success(body)
-            .with_meta("status_code", Value::from(status.as_u16()))
-            .with_meta("output_field", Value::String(output_field))
     }
 }

@@ -1,71 +1,88 @@
-//! hensu-runtime — the tokio executor of hensu workflows.
+//! hensu-runtime — the engine that runs hensu workflows. It does no I/O of its own: the outside
+//! world comes in through traits, and `hensu-host` implements them (shell commands, HTTP,
+//! terminal review, stub files on disk, durable runs in a store).
 //!
 //! * [`Engine`] runs a [`hensu_ir::Workflow`]: the node lifecycle of upstream Hensu (pre
 //!   pipeline → node executor → post pipeline of six processors), every transition rule with
 //!   bounded budgets, the engine-variable lifecycle, prompt enrichment, output validation, and
 //!   hensu's run guards (`maxSteps`, `maxExecutionTime`, required inputs, cancellation).
 //! * Agents come from [`AgentProvider`]s; [`StubProvider`] reproduces upstream's stub agents
-//!   byte for byte ([`stub`]).
-//! * Generic nodes run [`GenericNodeHandler`]s (`validator`, `data-transformer`, `api-caller`);
-//!   action nodes `send` to [`ActionHandler`]s (`log`, `webhook`) and `execute` commands of
-//!   `commands.yaml` with shell-quoted values.
-//! * Parallel nodes with consensus, fork/join sub-flows with their four merge strategies
-//!   ([`fork`]) and sub-workflows loaded from a [`WorkflowRepository`] ([`subworkflow`]) run.
-//! * Human review goes to a [`ReviewHandler`]: auto-approve (default), an interactive terminal
-//!   reviewer or a deferred one that pauses the run ([`review_handlers`]).
+//!   byte for byte, reading stub files through [`StubFiles`].
+//! * Generic nodes run [`GenericNodeHandler`]s (built in: `validator`, `data-transformer`);
+//!   action nodes `send` to [`ActionHandler`]s (built in: `log`) and `execute` named commands
+//!   through a [`CommandRunner`].
+//! * Parallel nodes with consensus, fork/join sub-flows with their four merge strategies and
+//!   sub-workflows loaded from a [`WorkflowRepository`] run.
+//! * Human review goes to a [`ReviewHandler`] (default: [`AutoApprove`]).
+//! * Before each node, [`BoundaryHook`]s may cancel or suspend the run ([`RunControl`], durable
+//!   checkpoints).
 //! * Everything observable goes to an [`ExecutionListener`] as [`Event`]s.
+//!
+//! Module dependencies point one way: `value`/`state`/`run_types` ← the seams (`agent`,
+//! `action`, `generic`, `review`, `boundary`, `stub`, `repository`) ← `engine` ← the node
+//! kinds with their own files (`parallel`, `fork`, `subworkflow`) and `control`.
 
-pub mod action;
-pub mod agent;
-pub mod control;
-pub mod durable;
-pub mod enrich;
-pub mod error;
-pub mod events;
-pub mod executor;
-pub mod extract;
-pub mod fork;
-pub mod generic;
-pub mod parallel;
-pub mod plan;
-pub mod review;
-pub mod review_handlers;
-pub mod state;
-pub mod stub;
-pub mod subworkflow;
-pub mod template;
-pub mod validate;
-pub mod value;
+mod action;
+mod agent;
+mod boundary;
+mod control;
+mod engine;
+mod enrich;
+mod error;
+mod events;
+mod extract;
+mod fork;
+mod generic;
+mod parallel;
+mod plan;
+mod repository;
+mod review;
+mod run_types;
+mod state;
+mod structured;
+mod stub;
+mod subworkflow;
+mod template;
+mod validate;
+mod value;
 
 pub use action::{
-    ActionHandler, ActionHandlerRegistry, ActionResult, CommandRegistry, CommandSpec, LogHandler,
-    WebhookHandler,
+    ActionHandler, ActionHandlerRegistry, ActionResult, CommandRunner, LogHandler, NoCommands,
 };
 pub use agent::{
-    Agent, AgentError, AgentProvider, AgentRegistry, AgentRequest, AgentResponse, StructuredCaller,
-    Usage, system_prompt,
+    Agent, AgentError, AgentProvider, AgentRegistry, AgentRequest, AgentResponse, Usage,
+    select_provider, system_prompt,
 };
-pub use control::{Boundary, BoundaryHook, ControlStatus, RunControl};
-pub use durable::{DurableRun, SnapshotRedactor};
+pub use boundary::{Boundary, BoundaryHook};
+pub use control::{ControlStatus, RunControl};
+pub use engine::{Engine, EngineBuilder, Prepared};
+pub use enrich::{APPROVED_INSTRUCTION, RECOMMENDATION_INSTRUCTION, SCORE_INSTRUCTION};
 pub use error::RuntimeError;
 pub use events::{
-    CollectingListener, Event, ExecutionListener, JsonlListener, MultiListener, NoopListener,
-    TransitionCause,
+    BoundedInfo, CollectingListener, EVENTS_FORMAT_VERSION, Event, ExecutionListener, FinishKind,
+    JsonlListener, MultiListener, NoopListener, TransitionCause,
 };
-pub use executor::{
-    CancelToken, Engine, EngineBuilder, PostProcessor, Prepared, ProcessorOutcome, RunOptions,
-    RunOutcome, RunResult,
-};
+pub use extract::{extract_object, first_balanced_object};
 pub use generic::{
-    ApiCallerHandler, DataTransformerHandler, GenericHandlerRegistry, GenericNodeHandler,
-    ValidatorHandler,
+    DataTransformerHandler, GenericHandlerRegistry, GenericNodeHandler, MAX_PATTERN_INPUT,
+    MAX_PATTERN_LENGTH, ValidatorHandler, cfg_num, cfg_str,
 };
 pub use plan::ExecPlan;
-pub use review::{AutoApprove, ReviewDecision, ReviewHandler, ReviewOutcome, ReviewRequest};
-pub use review_handlers::{DeferredReview, InteractiveReview};
-pub use state::{
-    Backtrack, BacktrackKind, ExecutionPhase, HistoryStep, NodeResult, NodeStatus, RunState,
+pub use repository::{MapRepository, WorkflowRepository};
+pub use review::{
+    AutoApprove, ReviewDecision, ReviewHandler, ReviewOutcome, ReviewRequest, pending_review,
 };
-pub use stub::{FsStubFiles, MemoryStubFiles, StubFiles, StubProvider, StubResponseRegistry};
-pub use subworkflow::{MapRepository, WorkflowRepository};
-pub use value::Context;
+pub use run_types::{CancelToken, PostProcessor, RunOptions, RunOutcome, RunResult};
+pub use state::{
+    Backtrack, BacktrackKind, ExecutionPhase, HistoryStep, NodeResult, NodeStatus, ReviewVerdict,
+    RubricEvaluation, RunState,
+};
+pub use structured::StructuredCaller;
+pub use stub::{
+    DEFAULT_JSON_STUB, DEFAULT_SCENARIO, MemoryStubFiles, STUB_SCENARIO_KEY, StubFiles,
+    StubProvider, StubResponseRegistry, generate_fallback, substitute_double_braces,
+};
+pub use subworkflow::{DEFAULT_TENANT, MAX_DEPTH};
+pub use template::{placeholders, resolve, resolve_with};
+pub use validate::{MAX_OUTPUT_BYTES, OutputViolation, validate_output};
+pub use value::{Context, java_to_string, render};

@@ -1,4 +1,5 @@
-//! Parallel nodes with consensus (upstream `ParallelNodeExecutor` + `ConsensusEvaluator`, §5.6).
+//! Parallel nodes with consensus (upstream `ParallelNodeExecutor` + `ConsensusEvaluator`;
+//! docs/language.md, *Parallel consensus*).
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
@@ -8,13 +9,14 @@ use hensu_ir::{ConsensusStrategy, ParallelNode, is_engine_variable};
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use crate::engine::{Engine, Prepared};
 use crate::enrich::{Enrichment, enrich};
 use crate::error::RuntimeError;
-use crate::executor::{Engine, Prepared, set_current_node};
 use crate::extract::extract_object;
 use crate::state::{NodeResult, NodeStatus, RunState};
 use crate::template::resolve;
 use crate::validate::validate_output;
+use crate::value::set_current_node;
 use crate::value::{Context, f64_value};
 
 /// Polls every future concurrently on the current task and returns their outputs in order.

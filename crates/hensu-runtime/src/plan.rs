@@ -1,12 +1,12 @@
 //! The executable plan: the IR's [`ExecGraph`] (node ids mapped to indices once, rules compiled
-//! with resolved targets, §5.4 routing vars) plus what only the runtime needs per node — counter
+//! with resolved targets, routing variables) plus what only the runtime needs per node — counter
 //! keys, extraction keys, engine-variable flags, condition descriptions — so the hot path never
 //! looks a node up by name. A node's index in the plan is its `NodeIndex::index()` in the graph
 //! (= its declaration position).
 
 use hensu_ir::{
     CompiledRule, ConditionPredicate, EdgeKind, ExecGraph, GraphNode, Node, NodeIndex, Target,
-    TransitionRule, Workflow, is_engine_variable,
+    TransitionRule, Workflow,
 };
 use serde_json::Value;
 
@@ -296,7 +296,7 @@ impl ExecPlan {
         self.graph.node_at(idx).map_or(&[], |n| &n.rules)
     }
 
-    /// The §5.4 routing vars of the node at `idx`: removed from the context on every transition.
+    /// The routing variables of the node at `idx`: removed from the context on every transition.
     pub fn routing_vars(&self, idx: usize) -> &[String] {
         self.graph.node_at(idx).map_or(&[], |n| &n.routing_vars)
     }
@@ -332,11 +332,6 @@ fn push_unique(v: &mut Vec<String>, s: &str) {
     if !v.iter().any(|x| x == s) {
         v.push(s.to_string());
     }
-}
-
-/// Whether a name is an engine variable (re-exported for handlers).
-pub fn engine_variable(name: &str) -> bool {
-    is_engine_variable(name)
 }
 
 #[cfg(test)]

@@ -1,12 +1,13 @@
-//! Human review (upstream `ReviewHandler`, §5.10). The default handler approves everything
-//! (upstream `AUTO_APPROVE`, what the non-interactive CLI does); an interactive handler comes
-//! with the next issue.
+//! Human review (upstream Hensu's `ReviewHandler`; docs/language.md, *Reviews*). The default
+//! handler approves everything (upstream `AUTO_APPROVE`, what the non-interactive CLI does);
+//! the terminal and deferred handlers are host adapters (`hensu-host`).
 
 use async_trait::async_trait;
 use hensu_ir::ReviewConfig;
 use serde::{Deserialize, Serialize};
 
-use crate::state::{HistoryStep, NodeResult};
+use crate::run_types::PostProcessor;
+use crate::state::{ExecutionPhase, HistoryStep, NodeResult, RunState};
 use crate::value::Context;
 
 /// A reviewer's decision.
@@ -62,5 +63,19 @@ pub struct AutoApprove;
 impl ReviewHandler for AutoApprove {
     async fn request_review(&self, _request: ReviewRequest<'_>) -> ReviewOutcome {
         ReviewOutcome::Decided(ReviewDecision::Approve { edits: None })
+    }
+}
+/// The review a paused state waits for: `(node id, correlation id)`.
+pub fn pending_review(state: &RunState) -> Option<(&str, &str)> {
+    match &state.phase {
+        ExecutionPhase::Awaiting {
+            node_id,
+            processor_id,
+            correlation_id,
+            ..
+        } if processor_id == PostProcessor::Review.id() => {
+            Some((node_id.as_str(), correlation_id.as_str()))
+        }
+        _ => None,
     }
 }

@@ -1,4 +1,5 @@
-//! Stub agents, exactly as upstream `core/agent/stub` (upstream-reference §5.16).
+//! Stub agents, reproducing upstream Hensu's `core/agent/stub` byte for byte
+//! (docs/language.md, *Stub agents*).
 //!
 //! * Scenario: context `stub_scenario` → the provider's configured scenario (`--scenario`) →
 //!   `default`.
@@ -11,7 +12,6 @@
 //! * Nothing found: the generated fall-back of [`generate_fallback`].
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -27,40 +27,12 @@ pub const STUB_SCENARIO_KEY: &str = "stub_scenario";
 /// The default scenario.
 pub const DEFAULT_SCENARIO: &str = "default";
 
-/// Read access to stub files `<scenario>/<id>.txt`.
+/// Read access to stub files `<scenario>/<id>.txt` (the host reads them from disk:
+/// `hensu-host`'s `FsStubFiles`).
+#[async_trait]
 pub trait StubFiles: Send + Sync {
     /// The content of `<scenario>/<id>.txt`, if it exists.
-    fn read(&self, scenario: &str, id: &str) -> Option<String>;
-}
-
-/// Stub files on disk under a `stubs/` directory.
-#[derive(Clone, Debug)]
-pub struct FsStubFiles {
-    root: PathBuf,
-}
-
-impl FsStubFiles {
-    /// Stubs under `root` (usually `<working-dir>/stubs`).
-    pub fn new(root: impl Into<PathBuf>) -> Self {
-        FsStubFiles { root: root.into() }
-    }
-}
-
-/// A path component that cannot leave its directory.
-fn safe_component(s: &str) -> bool {
-    !s.is_empty()
-        && !s.starts_with('.')
-        && !s.contains(['/', '\\', '\0'])
-        && !s.contains(std::path::MAIN_SEPARATOR)
-}
-
-impl StubFiles for FsStubFiles {
-    fn read(&self, scenario: &str, id: &str) -> Option<String> {
-        if !safe_component(scenario) || !safe_component(id) {
-            return None;
-        }
-        std::fs::read_to_string(self.root.join(scenario).join(format!("{id}.txt"))).ok()
-    }
+    async fn read(&self, scenario: &str, id: &str) -> Option<String>;
 }
 
 /// In-memory stub files (tests).
@@ -87,8 +59,9 @@ impl MemoryStubFiles {
     }
 }
 
+#[async_trait]
 impl StubFiles for MemoryStubFiles {
-    fn read(&self, scenario: &str, id: &str) -> Option<String> {
+    async fn read(&self, scenario: &str, id: &str) -> Option<String> {
         self.files
             .get(&(scenario.to_string(), id.to_string()))
             .cloned()
@@ -144,7 +117,7 @@ impl StubResponseRegistry {
         }
     }
 
-    fn file(&self, scenario: &str, id: &str) -> Option<Arc<str>> {
+    async fn file(&self, scenario: &str, id: &str) -> Option<Arc<str>> {
         let files = self.files.as_ref()?;
         let key = (scenario.to_string(), id.to_string());
         if let Ok(cache) = self.cache.lock()
@@ -152,7 +125,7 @@ impl StubResponseRegistry {
         {
             return hit.clone();
         }
-        let found: Option<Arc<str>> = files.read(scenario, id).map(Arc::from);
+        let found: Option<Arc<str>> = files.read(scenario, id).await.map(Arc::from);
         if let Ok(mut cache) = self.cache.lock() {
             cache.insert(key, found.clone());
         }
@@ -167,20 +140,20 @@ impl StubResponseRegistry {
 
     /// Finds the raw stub text for the identifiers (node first, then agent), following the
     /// upstream ladder. `None` → the caller generates the fall-back.
-    pub fn lookup(&self, scenario: &str, ids: &[&str]) -> Option<Arc<str>> {
+    pub async fn lookup(&self, scenario: &str, ids: &[&str]) -> Option<Arc<str>> {
         for id in ids {
             if let Some(t) = self.programmatic(scenario, id) {
                 return Some(t);
             }
         }
         for id in ids {
-            if let Some(t) = self.file(scenario, id) {
+            if let Some(t) = self.file(scenario, id).await {
                 return Some(t);
             }
         }
         if scenario != DEFAULT_SCENARIO {
             for id in ids {
-                if let Some(t) = self.file(DEFAULT_SCENARIO, id) {
+                if let Some(t) = self.file(DEFAULT_SCENARIO, id).await {
                     return Some(t);
                 }
             }
@@ -190,7 +163,7 @@ impl StubResponseRegistry {
 
     /// The response for a call: the found text with `{{name}}` substituted, or the generated
     /// fall-back.
-    pub fn response(
+    pub async fn response(
         &self,
         node_id: Option<&str>,
         agent_id: &str,
@@ -204,7 +177,7 @@ impl StubResponseRegistry {
             ids.push(n);
         }
         ids.push(agent_id);
-        let text = match self.lookup(&scenario, &ids) {
+        let text = match self.lookup(&scenario, &ids).await {
             Some(text) => substitute_double_braces(&text, ctx),
             None => generate_fallback(node_id.unwrap_or(agent_id), agent_id, model, prompt),
         };
@@ -370,13 +343,16 @@ impl Agent for StubAgent {
             Some(v) if !v.is_null() => Some(java_to_string(v)),
             _ => None,
         };
-        let (text, scenario) = self.registry.response(
-            node.as_deref(),
-            &self.config.id,
-            &self.config.model,
-            request.context,
-            request.prompt,
-        );
+        let (text, scenario) = self
+            .registry
+            .response(
+                node.as_deref(),
+                &self.config.id,
+                &self.config.model,
+                request.context,
+                request.prompt,
+            )
+            .await;
         let mut metadata = IndexMap::new();
         metadata.insert("stub".to_string(), Value::Bool(true));
         metadata.insert(

@@ -1,4 +1,5 @@
-//! Sub-workflow nodes (upstream `SubWorkflowNodeExecutor`, upstream-reference §5.8).
+//! Sub-workflow nodes (upstream `SubWorkflowNodeExecutor`; docs/language.md, *Sub-workflows at
+//! run time*).
 //!
 //! The child workflow comes from a [`WorkflowRepository`] (the CLI fills one with every workflow
 //! of the project). It runs as a fresh execution (own history and counters) on a context built
@@ -7,16 +8,15 @@
 //! SUCCESS and its `outputMapping` copies values back; a rejected child or one whose output
 //! fails validation makes it FAILURE (`Sub-workflow failed`); other errors end the run.
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use hensu_ir::{SubWorkflowNode, Workflow};
-use indexmap::IndexMap;
+use hensu_ir::SubWorkflowNode;
 use serde_json::Value;
 
+use crate::engine::Engine;
 use crate::error::RuntimeError;
-use crate::executor::{CancelToken, Engine, RunOutcome};
 use crate::fork::BoxFuture;
+use crate::run_types::{CancelToken, RunOutcome};
 use crate::state::{NodeResult, RunState};
 use crate::value::{Context, as_number};
 
@@ -26,60 +26,6 @@ pub const MAX_DEPTH: i64 = 16;
 
 /// The tenant used when the context has no `_tenant_id`.
 pub const DEFAULT_TENANT: &str = "default";
-
-/// Where sub-workflow nodes find their child workflows.
-pub trait WorkflowRepository: Send + Sync {
-    /// The workflow with this id.
-    fn get(&self, id: &str) -> Option<Arc<Workflow>>;
-
-    /// The workflow with this id for a tenant (`_tenant_id`, default `"default"`); the default
-    /// implementation ignores the tenant.
-    fn get_for_tenant(&self, _tenant: &str, id: &str) -> Option<Arc<Workflow>> {
-        self.get(id)
-    }
-}
-
-/// An in-memory repository keyed by workflow id.
-#[derive(Clone, Debug, Default)]
-pub struct MapRepository {
-    workflows: IndexMap<String, Arc<Workflow>>,
-}
-
-impl MapRepository {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds (or replaces) a workflow under its id.
-    pub fn insert(&mut self, workflow: impl Into<Arc<Workflow>>) {
-        let wf = workflow.into();
-        self.workflows.insert(wf.id.clone(), wf);
-    }
-
-    pub fn len(&self) -> usize {
-        self.workflows.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.workflows.is_empty()
-    }
-}
-
-impl FromIterator<Workflow> for MapRepository {
-    fn from_iter<T: IntoIterator<Item = Workflow>>(iter: T) -> Self {
-        let mut r = MapRepository::new();
-        for wf in iter {
-            r.insert(wf);
-        }
-        r
-    }
-}
-
-impl WorkflowRepository for MapRepository {
-    fn get(&self, id: &str) -> Option<Arc<Workflow>> {
-        self.workflows.get(id).cloned()
-    }
-}
 
 /// A nested flow that has no boundary node (a sub-workflow child): like a fork branch it takes
 /// no checkpoints, but it only stops at an end node.

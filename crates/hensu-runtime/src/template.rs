@@ -1,12 +1,11 @@
-//! `{variable}` template resolution, exactly as upstream `SimpleTemplateResolver` (§5.11).
+//! `{variable}` template resolution, exactly as upstream `SimpleTemplateResolver`
+//! (docs/language.md, *Prompts and templates*).
 //!
 //! One pass over `\{([a-zA-Z_][a-zA-Z0-9_]*)}`; an absent or null variable renders as `""`;
 //! substituted text is never re-scanned; every other brace stays verbatim (`{a-b}`, `{"k":1}`,
 //! `{}`), and `{{x}}` renders as `{` + value + `}`.
 
 use std::borrow::Cow;
-
-use serde_json::Value;
 
 use crate::value::{Context, render};
 
@@ -87,28 +86,4 @@ pub fn placeholders(template: &str) -> Vec<&str> {
         i += 1;
     }
     out
-}
-
-/// Shell-quotes a value for `/bin/sh`: `'…'` with every `'` written as `'\''`.
-pub fn shell_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
-    for c in s.chars() {
-        if c == '\'' {
-            out.push_str("'\\''");
-        } else {
-            out.push(c);
-        }
-    }
-    out.push('\'');
-    out
-}
-
-/// Resolves a command line: every substituted value is shell-quoted; absent and null values
-/// render as nothing (upstream drops nulls from the quoted copy of the context).
-pub fn resolve_shell(template: &str, ctx: &Context) -> String {
-    resolve_with(template, |name| match ctx.get(name) {
-        None | Some(Value::Null) => Cow::Borrowed(""),
-        Some(v) => Cow::Owned(shell_quote(&render(v))),
-    })
 }

@@ -1,5 +1,5 @@
 //! The execution context (an ordered map of JSON values) and the value renderings upstream uses:
-//! template rendering (§5.11), Java `toString()` (stub `{{name}}` substitution), numeric and
+//! template rendering (docs/language.md, *Prompts and templates*), Java `toString()` (stub `{{name}}` substitution), numeric and
 //! canonical-string coercions (score, condition rules).
 
 use std::borrow::Cow;
@@ -152,4 +152,18 @@ pub fn f64_value(v: f64) -> Value {
     Number::from_f64(v)
         .map(Value::Number)
         .unwrap_or(Value::Null)
+}
+
+/// Sets `context["current_node"]` without reallocating when the key exists.
+pub(crate) fn set_current_node(ctx: &mut Context, id: &str) {
+    match ctx.get_mut("current_node") {
+        Some(Value::String(s)) => {
+            s.clear();
+            s.push_str(id);
+        }
+        Some(v) => *v = Value::String(id.to_string()),
+        None => {
+            ctx.insert("current_node".to_string(), Value::String(id.to_string()));
+        }
+    }
 }

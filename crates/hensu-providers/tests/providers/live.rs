@@ -16,7 +16,7 @@ async fn live(provider: &str, key_env: &str, model: &str) {
     let built = build_providers_with(&ProvidersConfig::default(), &env, BuildOptions::default());
     let route = built.route(model).expect("route");
     assert_eq!(route.provider, provider);
-    let p = hensu_runtime::agent::select_provider(&built.providers, model).expect("provider");
+    let p = hensu_runtime::select_provider(&built.providers, model).expect("provider");
     let mut cfg = AgentConfig::new("live", "You answer with one word.", model);
     cfg.max_tokens = Some(256);
     let agent = p.create_agent(&cfg, &HashMap::new()).expect("agent");

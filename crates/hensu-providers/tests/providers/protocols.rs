@@ -189,7 +189,7 @@ async fn configured_openai_compatible_server_without_key() {
             stub_reason: None
         })
     );
-    let p = hensu_runtime::agent::select_provider(&built.providers, "llama3.1:8b").expect("p");
+    let p = hensu_runtime::select_provider(&built.providers, "llama3.1:8b").expect("p");
     let agent = p
         .create_agent(&agent_config("llama3.1:8b"), &HashMap::new())
         .expect("agent");

@@ -46,7 +46,7 @@ fn routing_by_model_id_and_credentials() {
 #[test]
 fn stubs_win_when_forced_or_enabled_by_env() {
     let forced = build_providers(&ProvidersConfig::default(), &fake_env, true);
-    let p = hensu_runtime::agent::select_provider(&forced, "claude-opus-4-6").expect("p");
+    let p = hensu_runtime::select_provider(&forced, "claude-opus-4-6").expect("p");
     assert_eq!(p.name(), "stub");
     assert_eq!(p.priority(), 1000);
 

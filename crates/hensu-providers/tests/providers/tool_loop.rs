@@ -209,7 +209,7 @@ async fn action_handlers_serve_tools() {
         anthropic_text("logged"),
     ])
     .await;
-    let exec = ActionToolExecutor::new(hensu_runtime::ActionHandlerRegistry::with_defaults(None));
+    let exec = ActionToolExecutor::new(hensu_runtime::ActionHandlerRegistry::with_defaults());
     let h = harness("anthropic", &server.url(), "", Some(exec.into_arc()));
     let agent = h.agent(tool_agent("claude-opus-4-6", &["log"], None));
     assert_eq!(call(agent.as_ref(), "x").await.expect("ok").text, "logged");

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use clap::Args;
 use hensu_store::{CancelRequest, RunStatus, StateStore};
 
-use crate::commands::runs;
+use crate::commands::session;
 use crate::exit;
 
 #[derive(Args, Debug)]
@@ -28,11 +28,11 @@ pub struct ControlArgs {
 
 fn open(args: &ControlArgs) -> anyhow::Result<(PathBuf, std::sync::Arc<hensu_store::SqliteStore>)> {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    let Some(store) = runs::open_existing(&dir)? else {
+    let Some(store) = session::open_existing(&dir)? else {
         anyhow::bail!(
             "no run `{}`: {} does not exist",
             args.id,
-            runs::store_path(&dir).display()
+            session::store_path(&dir).display()
         );
     };
     Ok((dir, store))
@@ -43,7 +43,7 @@ pub fn cancel(args: ControlArgs) -> anyhow::Result<ExitCode> {
     let outcome = store
         .request_cancel(&args.id)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let _ = std::fs::remove_file(runs::pause_flag(&dir, &args.id));
+    let _ = std::fs::remove_file(session::pause_flag(&dir, &args.id));
     match outcome {
         CancelRequest::Requested { owner } => {
             println!(
@@ -81,7 +81,7 @@ pub fn pause(args: ControlArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(exit::FAILURE));
         }
     }
-    let flag = runs::pause_flag(&dir, &args.id);
+    let flag = session::pause_flag(&dir, &args.id);
     if let Some(parent) = flag.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", parent.display()))?;

@@ -5,6 +5,8 @@ pub mod explain;
 pub mod fmt;
 pub mod graph;
 pub mod lsp;
+mod progress;
 pub mod resume;
 pub mod run;
 pub mod runs;
+pub mod session;

@@ -12,12 +12,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
-use hensu_runtime::{CommandRegistry, Context, DurableRun, ExecutionPhase, ReviewDecision};
+use hensu_host::{CommandRegistry, DurableRun};
+use hensu_runtime::{Context, ExecutionPhase, ReviewDecision};
 use hensu_store::{OwnerId, StateStore, StoreError};
 use serde_json::Value;
 
-use crate::commands::run::{RunArgs, run_workflow, summarize};
-use crate::commands::runs::{self, Resumed, Start};
+use crate::commands::run::{RunArgs, RunSettings, run_workflow, summarize};
+use crate::commands::session::{self, Resumed, Start};
 
 #[derive(Args, Debug)]
 pub struct ResumeArgs {
@@ -45,17 +46,8 @@ pub struct ResumeArgs {
     /// Context edits (`key=value`; the value is JSON when it parses, else a string).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
-    /// Stub scenario (default: the run's).
-    #[arg(long, value_name = "NAME")]
-    pub scenario: Option<String>,
-    /// Write every execution event as one JSON line to this file.
-    #[arg(long, value_name = "FILE.jsonl")]
-    pub events: Option<PathBuf>,
-    #[arg(short, long)]
-    pub verbose: bool,
-    /// Serve every model with stub agents (default: as the run did).
-    #[arg(long)]
-    pub stub: bool,
+    #[command(flatten)]
+    pub settings: RunSettings,
 }
 
 fn parse_sets(sets: &[String]) -> anyhow::Result<Option<Context>> {
@@ -89,11 +81,11 @@ fn store_err(e: StoreError) -> anyhow::Error {
 pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     let workdir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let edits = parse_sets(&args.set)?;
-    let Some(store) = runs::open_existing(&workdir)? else {
+    let Some(store) = session::open_existing(&workdir)? else {
         anyhow::bail!(
             "no run `{}`: {} does not exist",
             args.id,
-            runs::store_path(&workdir).display()
+            session::store_path(&workdir).display()
         );
     };
     // ID: a run id, or the correlation id of a paused review.
@@ -104,7 +96,7 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
             Ok(None) => anyhow::bail!(
                 "no run `{}` in {}",
                 args.id,
-                runs::store_path(&workdir).display()
+                session::store_path(&workdir).display()
             ),
             Err(e) => return Err(store_err(e)),
         },
@@ -125,9 +117,9 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         let _ = d.store().release(d.lease());
     };
     let prepared = (|| -> anyhow::Result<_> {
-        let mut state = hensu_runtime::durable::restore(&run_id, &stored.snapshot)
-            .map_err(|e| anyhow::anyhow!(e))?;
-        let workflow = runs::stored_workflow(&run_id, &stored.workflow)?;
+        let mut state =
+            hensu_host::restore(&run_id, &stored.snapshot).map_err(|e| anyhow::anyhow!(e))?;
+        let workflow = session::stored_workflow(&run_id, &stored.workflow)?;
         let decision = decide(
             &args,
             &run_id,
@@ -156,7 +148,7 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         }
     };
     warn_if_source_changed(&run_id, &stored.workflow);
-    let _ = std::fs::remove_file(runs::pause_flag(&workdir, &run_id));
+    let _ = std::fs::remove_file(session::pause_flag(&workdir, &run_id));
     let stored_scenario = stored
         .workflow
         .pointer("/options/scenario")
@@ -177,16 +169,17 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         workflow: source,
         dir: Some(workdir.clone()),
         context: None,
-        scenario: args.scenario.clone().or(stored_scenario),
-        events: args.events.clone(),
-        verbose: args.verbose,
-        stub: args.stub || stored_stub,
+        settings: RunSettings {
+            scenario: args.settings.scenario.clone().or(stored_scenario),
+            stub: args.settings.stub || stored_stub,
+            ..args.settings.clone()
+        },
         no_store: false,
         interactive: false,
         defer_review: false,
     };
     let setup = (|| -> anyhow::Result<_> {
-        let events_file = match &args.events {
+        let events_file = match &args.settings.events {
             Some(p) => Some(
                 std::fs::File::create(p)
                     .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", p.display()))?,
@@ -229,7 +222,7 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         resources,
         start,
     )?;
-    let code = summarize(&workflow, &result, args.verbose, &redactor);
+    let code = summarize(&workflow, &result, args.settings.verbose, &redactor);
     Ok(ExitCode::from(code))
 }
 
@@ -321,7 +314,7 @@ fn warn_if_source_changed(run_id: &str, envelope: &Value) {
     let stored = envelope.pointer("/source/hash").and_then(Value::as_str);
     match std::fs::read(path) {
         Ok(bytes) => {
-            if stored.is_some_and(|h| h != runs::content_hash(&bytes)) {
+            if stored.is_some_and(|h| h != session::content_hash(&bytes)) {
                 eprintln!(
                     "warning: `{path}` changed since run {run_id} started; resuming with the \
                      workflow stored with the run"

@@ -10,16 +10,18 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
+use hensu_host::{CommandRegistry, FsStubFiles};
 use hensu_ir::{ExitStatus, Workflow};
 use hensu_runtime::{
-    ActionHandlerRegistry, CancelToken, CommandRegistry, Context, Engine, Event, ExecutionListener,
-    FsStubFiles, MultiListener, RunOptions, RunOutcome, RunResult, StubProvider,
+    CancelToken, Context, Engine, Event, ExecutionListener, MultiListener, RunOptions, RunOutcome,
+    RunResult, StubProvider,
 };
 use serde_json::Value;
 
+use crate::commands::progress::Progress;
 use crate::exit;
 use crate::output::{self, Color, DiagnosticFormat};
 use crate::project;
@@ -35,19 +37,8 @@ pub struct RunArgs {
     /// Initial context: a JSON object, or `@file.json`.
     #[arg(short = 'c', long = "context", value_name = "JSON|@FILE")]
     pub context: Option<String>,
-    /// Stub scenario (`stubs/<scenario>/`); the context key `stub_scenario` takes precedence.
-    #[arg(long, value_name = "NAME")]
-    pub scenario: Option<String>,
-    /// Write every execution event as one JSON line to this file.
-    #[arg(long, value_name = "FILE.jsonl")]
-    pub events: Option<PathBuf>,
-    /// Show prompts, outputs and transition reasons.
-    #[arg(short, long)]
-    pub verbose: bool,
-    /// Serve every model with stub agents even when credentials are present (also
-    /// `HENSU_STUB_ENABLED=true`).
-    #[arg(long)]
-    pub stub: bool,
+    #[command(flatten)]
+    pub settings: RunSettings,
     /// Do not record the run in the state store (`<dir>/.hensu/state.db`); such a run cannot
     /// be resumed, listed or cancelled by id.
     #[arg(long)]
@@ -63,6 +54,25 @@ pub struct RunArgs {
     pub defer_review: bool,
 }
 
+/// The options `run` and `resume` share.
+#[derive(Args, Clone, Debug, Default)]
+pub struct RunSettings {
+    /// Stub scenario (`stubs/<scenario>/`); the context key `stub_scenario` takes precedence.
+    /// On resume, the run's scenario unless given.
+    #[arg(long, value_name = "NAME")]
+    pub scenario: Option<String>,
+    /// Write every execution event as one JSON line to this file.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub events: Option<PathBuf>,
+    /// Show prompts, outputs and transition reasons.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Serve every model with stub agents even when credentials are present (also
+    /// `HENSU_STUB_ENABLED=true`). On resume, also when the run was started with it.
+    #[arg(long)]
+    pub stub: bool,
+}
+
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let input = parse_context(args.context.as_deref())?;
     let workdir = project::working_dir_for(&args.workflow, args.dir.as_deref());
@@ -70,7 +80,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     else {
         return Ok(ExitCode::from(exit::FAILURE));
     };
-    let events_file = match &args.events {
+    let events_file = match &args.settings.events {
         Some(p) => Some(
             std::fs::File::create(p)
                 .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", p.display()))?,
@@ -78,7 +88,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let commands = CommandRegistry::load(&workdir).map_err(|e| anyhow::anyhow!(e))?;
-    let start = crate::commands::runs::Start::Fresh {
+    let start = crate::commands::session::Start::Fresh {
         source: Some(args.workflow.clone()),
         store: !args.no_store,
     };
@@ -88,7 +98,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         repository,
     };
     let (result, redactor) = run_workflow(&workflow, input, &workdir, &args, resources, start)?;
-    let code = summarize(&workflow, &result, args.verbose, &redactor);
+    let code = summarize(&workflow, &result, args.settings.verbose, &redactor);
     Ok(ExitCode::from(code))
 }
 
@@ -191,7 +201,7 @@ pub(crate) fn run_workflow(
     workdir: &Path,
     args: &RunArgs,
     resources: RunResources,
-    start: crate::commands::runs::Start,
+    start: crate::commands::session::Start,
 ) -> anyhow::Result<(RunResult, Arc<hensu_providers::Redactor>)> {
     let RunResources {
         commands,
@@ -200,7 +210,7 @@ pub(crate) fn run_workflow(
     } = resources;
     let config = load_providers_config(workdir)?;
     let cancel = CancelToken::new();
-    let actions = ActionHandlerRegistry::with_defaults(std::env::var("HENSU_WEBHOOK_URL").ok());
+    let actions = hensu_host::action_handlers(std::env::var("HENSU_WEBHOOK_URL").ok());
     let stubs = FsStubFiles::new(workdir.join("stubs"));
     // Retry notices become events once the listener exists; the slot breaks the cycle.
     let retry_sink: Arc<Mutex<Option<Arc<dyn ExecutionListener>>>> = Arc::new(Mutex::new(None));
@@ -209,10 +219,10 @@ pub(crate) fn run_workflow(
         &config,
         &|name| std::env::var(name).ok(),
         hensu_providers::BuildOptions {
-            force_stub: args.stub,
+            force_stub: args.settings.stub,
             stub: Some(Arc::new(StubProvider::new(
                 Some(Box::new(stubs)),
-                args.scenario.clone(),
+                args.settings.scenario.clone(),
             ))),
             tools: Some(hensu_providers::ActionToolExecutor::new(actions.clone()).into_arc()),
             cancel: Some(cancel.clone()),
@@ -237,7 +247,7 @@ pub(crate) fn run_workflow(
     let terminal = std::io::stderr().is_terminal();
     let progress = Arc::new(Progress::new(
         terminal,
-        args.verbose,
+        args.settings.verbose,
         built.redactor.clone(),
     ));
     let mut listeners: Vec<Arc<dyn ExecutionListener>> = vec![progress.clone()];
@@ -257,6 +267,7 @@ pub(crate) fn run_workflow(
     }
     let mut builder = Engine::builder()
         .action_handlers(actions)
+        .generic_handlers(hensu_host::generic_handlers())
         .commands(commands)
         .listener(listener)
         .structured_output(Arc::new(hensu_providers::StructuredOutput {
@@ -268,19 +279,29 @@ pub(crate) fn run_workflow(
         });
     builder = builder.workflows(Arc::new(repository));
     if args.interactive {
-        builder = builder.review_handler(Arc::new(hensu_runtime::InteractiveReview::stdio()));
+        builder = builder.review_handler(Arc::new(hensu_host::InteractiveReview::stdio()));
     } else if args.defer_review {
         if args.no_store {
             anyhow::bail!(
                 "--defer-review needs the state store to resume the run later; drop --no-store"
             );
         }
-        builder = builder.review_handler(Arc::new(hensu_runtime::DeferredReview::new()));
+        builder = builder.review_handler(Arc::new(hensu_host::DeferredReview::new()));
     }
     for provider in &built.providers {
         builder = builder.provider(provider.clone());
     }
-    let session = start.open(workflow, &input, workdir, args, &built.redactor, &cancel)?;
+    let session = start.open(
+        workflow,
+        &input,
+        workdir,
+        crate::commands::session::RunOptionsStored {
+            scenario: args.settings.scenario.as_deref(),
+            stub: args.settings.stub,
+        },
+        &built.redactor,
+        &cancel,
+    )?;
     if let Some(hook) = session.hook() {
         builder = builder.boundary_hook(hook);
     }
@@ -293,28 +314,19 @@ pub(crate) fn run_workflow(
         workflow.metadata.name,
         workflow.nodes.len(),
         if workflow.nodes.len() == 1 { "" } else { "s" },
-        args.scenario.as_deref().unwrap_or("default")
+        args.settings.scenario.as_deref().unwrap_or("default")
     );
     print_routes(workflow, &built);
     let result = runtime.block_on(async {
         let c = cancel.clone();
-        let progress_ticker = progress.clone();
         let signal = tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 c.cancel();
                 eprintln!("\ncancelling (Ctrl-C): in-flight model calls are aborted, the run stops at the next node boundary…");
             }
         });
-        let ticker = tokio::spawn(async move {
-            let mut interval = tokio::time::interval(Duration::from_millis(200));
-            loop {
-                interval.tick().await;
-                progress_ticker.redraw();
-            }
-        });
         let r = session.run(&engine, workflow, input, &cancel).await;
         signal.abort();
-        ticker.abort();
         r
     });
     progress.clear();
@@ -370,201 +382,6 @@ fn print_usage(usage: &hensu_providers::UsageSummary) {
         t.output_tokens,
         t.latency_ms
     );
-}
-
-/// Live progress: a status line on a terminal, plain lines otherwise; `-v` adds prompts,
-/// outputs and transition reasons.
-struct Progress {
-    terminal: bool,
-    verbose: bool,
-    /// Provider keys never reach the terminal, even in `-v` prompts and outputs.
-    redactor: Arc<hensu_providers::Redactor>,
-    started: Instant,
-    line: Mutex<Option<(String, u64)>>,
-}
-
-impl Progress {
-    fn new(terminal: bool, verbose: bool, redactor: Arc<hensu_providers::Redactor>) -> Self {
-        Progress {
-            terminal,
-            verbose,
-            redactor,
-            started: Instant::now(),
-            line: Mutex::new(None),
-        }
-    }
-
-    fn redraw(&self) {
-        if !self.terminal {
-            return;
-        }
-        if let Ok(line) = self.line.lock()
-            && let Some((node, step)) = line.as_ref()
-        {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(
-                err,
-                "\r\x1b[2K⠿ {node} · step {step} · {:.1}s",
-                self.started.elapsed().as_secs_f64()
-            );
-            let _ = err.flush();
-        }
-    }
-
-    fn clear(&self) {
-        if self.terminal {
-            if let Ok(mut line) = self.line.lock() {
-                *line = None;
-            }
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K");
-            let _ = err.flush();
-        }
-    }
-
-    /// Prints a line above the status line.
-    fn say(&self, text: &str) {
-        let text = self.redactor.redact(text);
-        let mut err = std::io::stderr().lock();
-        if self.terminal {
-            let _ = write!(err, "\r\x1b[2K");
-        }
-        let _ = writeln!(err, "{text}");
-        drop(err);
-        self.redraw();
-    }
-}
-
-fn indent(text: &str) -> String {
-    text.lines()
-        .map(|l| format!("    │ {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-impl ExecutionListener for Progress {
-    fn on_event(&self, event: &Event<'_>) {
-        match event {
-            Event::NodeStarted {
-                node_id,
-                kind,
-                step,
-            } => {
-                if let Ok(mut line) = self.line.lock() {
-                    *line = Some((node_id.to_string(), *step));
-                }
-                if !self.terminal || self.verbose {
-                    self.say(&format!(
-                        "→ {node_id} ({}, step {step})",
-                        kind.as_str().to_lowercase()
-                    ));
-                } else {
-                    self.redraw();
-                }
-            }
-            Event::AgentCall {
-                agent_id,
-                branch_id,
-                prompt,
-                response,
-                error,
-                duration_us,
-                ..
-            } => {
-                if self.verbose {
-                    let who = match branch_id {
-                        Some(b) => format!("branch {b}, agent {agent_id}"),
-                        None => format!("agent {agent_id}"),
-                    };
-                    self.say(&format!("  ┌ prompt ({who})\n{}", indent(prompt)));
-                    match (response, error) {
-                        (Some(r), _) => self.say(&format!(
-                            "  └ response ({:.1} ms)\n{}",
-                            *duration_us as f64 / 1000.0,
-                            indent(r)
-                        )),
-                        (None, Some(e)) => self.say(&format!("  └ error: {e}")),
-                        _ => {}
-                    }
-                }
-            }
-            Event::ProviderRetry {
-                provider,
-                model,
-                attempt,
-                delay_ms,
-                error_kind,
-                ..
-            } => self.say(&format!(
-                "  ↻ {provider} ({model}) attempt {attempt} failed ({error_kind}), retrying in {:.1}s",
-                *delay_ms as f64 / 1000.0
-            )),
-            Event::StructuredOutputCorrection {
-                node_id,
-                agent_id,
-                attempt,
-                problem,
-            } => self.say(&format!(
-                "  ↻ {node_id}: {problem}; re-prompting {agent_id} (correction {attempt})"
-            )),
-            Event::ActionExecuted {
-                action,
-                success,
-                output,
-                ..
-            } => {
-                let mark = if *success { "✓" } else { "✗" };
-                self.say(&format!("  {mark} {action}: {output}"));
-            }
-            Event::NodeCompleted {
-                node_id,
-                status,
-                error,
-                ..
-            } => {
-                if let Some(e) = error {
-                    self.say(&format!("  ✗ {node_id} {status}: {e}"));
-                }
-            }
-            Event::RubricEvaluated {
-                node_id,
-                score,
-                passed,
-            } => {
-                if self.verbose {
-                    self.say(&format!(
-                        "  rubric {node_id}: {} ({})",
-                        hensu_ir::java_double_to_string(*score),
-                        if *passed { "passed" } else { "failed" }
-                    ));
-                }
-            }
-            Event::Backtrack {
-                from,
-                to,
-                kind,
-                reason,
-            } => {
-                self.say(&format!("  ↺ backtrack {from} → {to} ({kind:?}: {reason})"));
-            }
-            Event::TransitionTaken {
-                from,
-                to,
-                cause,
-                bounded,
-                ..
-            } => {
-                if self.verbose || bounded.is_some() {
-                    let extra = bounded.map(|b| format!(", {b}")).unwrap_or_default();
-                    self.say(&format!("  {from} → {to}: {cause}{extra}"));
-                }
-            }
-            Event::TransitionWarning { node_id, message } => {
-                self.say(&format!("⚠ transition warning · {node_id}\n  {message}"));
-            }
-            Event::RunStarted { .. } | Event::RunFinished { .. } => {}
-        }
-    }
 }
 
 fn truncate(s: &str, max: usize) -> String {
@@ -668,7 +485,7 @@ pub(crate) fn summarize(
     if !shown.is_empty() {
         let _ = writeln!(out, "  outputs");
         for (k, v) in shown {
-            let text = hensu_runtime::value::render(v);
+            let text = hensu_runtime::render(v);
             let text = if verbose {
                 text.into_owned()
             } else {

@@ -1,28 +1,16 @@
 //! `hensuc runs [-d DIR]` lists the runs of the project's state store
 //! (`<dir>/.hensu/state.db`); `hensuc runs show ID` shows one run's history.
-//!
-//! Also the durable side of `hensuc run`/`resume`: opening the store, the stored workflow
-//! envelope, and [`Session`] (checkpoints at every node boundary through
-//! [`hensu_runtime::DurableRun`]).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::{Args, Subcommand};
-use hensu_ir::Workflow;
-use hensu_runtime::{
-    BoundaryHook, CancelToken, Context, DurableRun, Engine, ReviewDecision, RunOutcome, RunResult,
-    RunState, SnapshotRedactor,
-};
-use hensu_store::{OwnerId, RunRecord, SqliteStore, StateStore, rfc3339};
+use hensu_store::{RunRecord, StateStore, rfc3339};
 use serde_json::{Value, json};
 
+use crate::commands::session::{open_existing, store_path};
 use crate::exit;
-
-/// The format tag of the workflow stored with a run.
-pub const WORKFLOW_FORMAT: &str = "hensu-wire";
 
 #[derive(Args, Debug)]
 pub struct RunsArgs {
@@ -43,258 +31,6 @@ pub enum RunsCommand {
         /// The run id.
         id: String,
     },
-}
-
-/// The store path under a project directory.
-pub fn store_path(dir: &Path) -> PathBuf {
-    dir.join(hensu_store::STATE_DB)
-}
-
-/// The pause flag of a run (`hensuc pause`), polled at node boundaries.
-pub fn pause_flag(dir: &Path, run_id: &str) -> PathBuf {
-    dir.join(".hensu").join("pause").join(run_id)
-}
-
-/// Opens the project's store; a clear error for a corrupt or foreign-version file.
-pub fn open_store(dir: &Path) -> anyhow::Result<Arc<SqliteStore>> {
-    SqliteStore::open(dir).map(Arc::new).map_err(|e| {
-        anyhow::anyhow!("{e}\n  (nothing was written; `hensuc run --no-store` runs without it)")
-    })
-}
-
-/// Opens an existing store (None when the project has none yet).
-pub fn open_existing(dir: &Path) -> anyhow::Result<Option<Arc<SqliteStore>>> {
-    if !store_path(dir).exists() {
-        return Ok(None);
-    }
-    open_store(dir).map(Some)
-}
-
-/// FNV-1a 64 of the source bytes (stable across versions and platforms).
-pub fn content_hash(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("fnv1a64:{h:016x}")
-}
-
-/// What is stored with a run besides its state: the compiled workflow (resume does not need
-/// the source), where it came from and the run's options.
-pub fn workflow_envelope(
-    workflow: &Workflow,
-    source: Option<&Path>,
-    scenario: Option<&str>,
-    stub: bool,
-) -> anyhow::Result<Value> {
-    let wire: Value = serde_json::from_str(&hensu_ir::to_json(workflow))
-        .map_err(|e| anyhow::anyhow!("internal: the workflow artifact is not JSON: {e}"))?;
-    let source = source.map(|p| {
-        let abs = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        let hash = std::fs::read(p).ok().map(|b| content_hash(&b));
-        json!({"path": abs.display().to_string(), "hash": hash})
-    });
-    Ok(json!({
-        "format": WORKFLOW_FORMAT,
-        "workflow": wire,
-        "source": source,
-        "options": {"scenario": scenario, "stub": stub},
-    }))
-}
-
-/// The workflow stored with a run.
-pub fn stored_workflow(run_id: &str, envelope: &Value) -> anyhow::Result<Workflow> {
-    if envelope.get("format").and_then(Value::as_str) != Some(WORKFLOW_FORMAT) {
-        anyhow::bail!(
-            "the workflow stored with run `{run_id}` is not in a format this hensuc reads"
-        );
-    }
-    let wire = envelope
-        .get("workflow")
-        .ok_or_else(|| anyhow::anyhow!("run `{run_id}` has no stored workflow"))?;
-    let text = serde_json::to_string(wire)
-        .map_err(|e| anyhow::anyhow!("run `{run_id}`: stored workflow: {e}"))?;
-    hensu_ir::from_json(&text).map_err(|e| {
-        anyhow::anyhow!("the workflow stored with run `{run_id}` does not load: {e:?}")
-    })
-}
-
-/// How `run_workflow` starts: a fresh run (stored unless `--no-store`) or a resumed one.
-pub enum Start {
-    Fresh {
-        /// The source file, recorded with the run.
-        source: Option<PathBuf>,
-        store: bool,
-    },
-    Resume(Box<Resumed>),
-}
-
-/// A run reopened by `hensuc resume` (its lease held).
-pub struct Resumed {
-    pub durable: DurableRun,
-    pub state: RunState,
-    pub decision: Option<ReviewDecision>,
-}
-
-/// The durable part of one `hensuc run`/`resume` invocation.
-pub struct Session {
-    durable: Option<Arc<DurableRun>>,
-    resume: Option<(RunState, Option<ReviewDecision>)>,
-}
-
-impl Start {
-    /// Creates the run in the store (fresh) and prints its id; wires cancellation and the
-    /// pause flag.
-    pub fn open(
-        self,
-        workflow: &Workflow,
-        input: &Context,
-        workdir: &Path,
-        args: &crate::commands::run::RunArgs,
-        redactor: &Arc<hensu_providers::Redactor>,
-        cancel: &CancelToken,
-    ) -> anyhow::Result<Session> {
-        let redact: Option<SnapshotRedactor> = if redactor.is_empty() {
-            None
-        } else {
-            let r = redactor.clone();
-            Some(Arc::new(move |v: &mut Value| r.redact_json(v)))
-        };
-        let (durable, resume) = match self {
-            Start::Fresh { store: false, .. } => return Ok(Session::none()),
-            Start::Fresh {
-                source,
-                store: true,
-            } => {
-                let store = open_store(workdir)?;
-                let run_id = new_run_id();
-                let envelope = workflow_envelope(
-                    workflow,
-                    source.as_deref(),
-                    args.scenario.as_deref(),
-                    args.stub,
-                )?;
-                let record = RunRecord::new(
-                    run_id.clone(),
-                    workflow.id.clone(),
-                    workflow.version.clone(),
-                    Some(workflow.start_node.clone()),
-                );
-                let initial = RunState::new(
-                    run_id.clone(),
-                    workflow.id.clone(),
-                    workflow.start_node.clone(),
-                    input.clone(),
-                );
-                let durable = DurableRun::create(
-                    store,
-                    &record,
-                    &envelope,
-                    &initial,
-                    &OwnerId::current(),
-                    redact,
-                )
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-                eprintln!(
-                    "run {run_id} (state: {}; resume with `hensuc resume {run_id}`)",
-                    store_path(workdir).display()
-                );
-                (durable, None)
-            }
-            Start::Resume(r) => {
-                let Resumed {
-                    durable,
-                    state,
-                    decision,
-                } = *r;
-                (durable.with_redactor(redact), Some((state, decision)))
-            }
-        };
-        let run_id = durable.run_id().to_string();
-        let durable = durable
-            .with_cancel(cancel.clone())
-            .with_pause_flag(pause_flag(workdir, &run_id));
-        durable
-            .start_heartbeat(hensu_store::DEFAULT_LEASE_TTL)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        Ok(Session {
-            durable: Some(Arc::new(durable)),
-            resume,
-        })
-    }
-}
-
-fn new_run_id() -> String {
-    let u = uuid::Uuid::new_v4().simple().to_string();
-    format!("r{}", &u[..11])
-}
-
-impl Session {
-    fn none() -> Session {
-        Session {
-            durable: None,
-            resume: None,
-        }
-    }
-
-    /// The checkpoint hook for the engine.
-    pub fn hook(&self) -> Option<Arc<dyn BoundaryHook>> {
-        self.durable
-            .as_ref()
-            .map(|d| d.clone() as Arc<dyn BoundaryHook>)
-    }
-
-    pub fn run_id(&self) -> Option<&str> {
-        self.durable.as_ref().map(|d| d.run_id())
-    }
-
-    /// Runs (or resumes) and records the outcome in the store.
-    pub async fn run(
-        self,
-        engine: &Engine,
-        workflow: &Workflow,
-        input: Context,
-        cancel: &CancelToken,
-    ) -> RunResult {
-        let result = match self.resume {
-            None => engine.run(workflow, input, cancel).await,
-            Some((state, decision)) => match engine.prepare(Arc::new(workflow.clone())) {
-                Ok(p) => engine.resume(&p, state, decision, cancel).await,
-                Err(e) => RunResult {
-                    outcome: RunOutcome::Failed(e),
-                    state,
-                    duration: std::time::Duration::ZERO,
-                },
-            },
-        };
-        if let Some(d) = &self.durable {
-            match d.finish(&result) {
-                Ok(Some(status)) => {
-                    eprintln!("run {} {status} (state saved)", d.run_id());
-                    if status == hensu_store::RunStatus::Paused {
-                        match hensu_runtime::review_handlers::pending_review(&result.state) {
-                            Some((node, _)) => eprintln!(
-                                "  node `{node}` waits for review: `hensuc resume {} --approve` \
-                                 (or --reject REASON, --backtrack NODE)",
-                                d.run_id()
-                            ),
-                            None => eprintln!("  continue with `hensuc resume {}`", d.run_id()),
-                        }
-                    }
-                }
-                Ok(None) => eprintln!(
-                    "run {}: the state store lost this run's lease; its last checkpoint stands",
-                    d.run_id()
-                ),
-                Err(e) => eprintln!(
-                    "warning: run {}: the final state was not saved: {e}",
-                    d.run_id()
-                ),
-            }
-        }
-        result
-    }
 }
 
 pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
@@ -406,7 +142,7 @@ fn record_json(r: &RunRecord) -> Value {
 fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitCode> {
     let stored = store.load(id).map_err(|e| anyhow::anyhow!("{e}"))?;
     let history = store.history(id).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let state = hensu_runtime::durable::restore(id, &stored.snapshot).ok();
+    let state = hensu_host::restore(id, &stored.snapshot).ok();
     let r = &stored.record;
     let source = stored
         .workflow

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use hensu_host::DurableRun;
 use hensu_runtime::{
-    CancelToken, DurableRun, Engine, ReviewHandler, ReviewOutcome, ReviewRequest, RunState,
-    StubProvider,
+    CancelToken, Engine, ReviewHandler, ReviewOutcome, ReviewRequest, RunState, StubProvider,
 };
 use hensu_store::{OwnerId, RunRecord, RunStatus, SqliteStore, StateStore};
 use serde_json::Value;
@@ -92,7 +92,8 @@ fn paused_review(dir: &Path) -> String {
     assert!(matches!(r.outcome, hensu_runtime::RunOutcome::Paused));
     let store: Arc<dyn StateStore> = Arc::new(SqliteStore::open(dir).unwrap());
     let record = RunRecord::new("rpaused", wf.id.clone(), "1.0.0", Some("draft".into()));
-    let envelope = hensuc::commands::runs::workflow_envelope(&wf, Some(&src), None, true).unwrap();
+    let envelope =
+        hensuc::commands::session::workflow_envelope(&wf, Some(&src), None, true).unwrap();
     let initial = RunState::new("rpaused".into(), wf.id.clone(), "draft".into(), input);
     let d = DurableRun::create(
         store,

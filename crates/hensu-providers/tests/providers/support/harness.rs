@@ -124,7 +124,7 @@ pub fn harness_with(
 
 impl Harness {
     pub fn agent(&self, config: AgentConfig) -> Arc<dyn Agent> {
-        let p = hensu_runtime::agent::select_provider(&self.built.providers, &config.model)
+        let p = hensu_runtime::select_provider(&self.built.providers, &config.model)
             .expect("a provider");
         p.create_agent(&config, &HashMap::new()).expect("agent")
     }

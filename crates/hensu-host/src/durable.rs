@@ -10,8 +10,10 @@
 //!   through long agent calls and cancels the run's token when a cancellation is requested.
 //! * A pause flag file ([`DurableRun::with_pause_flag`], `hensuc pause`) suspends the run at
 //!   the next boundary: the run ends [`RunOutcome::Paused`] with phase `Initial`, and
-//!   [`Engine::resume`](crate::Engine::resume) continues it.
+//!   [`Engine::resume`](hensu_runtime::Engine::resume) continues it.
 //! * Snapshot text goes through a [`SnapshotRedactor`] (provider keys never reach the store).
+//! * At a boundary the store's write runs on tokio's blocking pool (`spawn_blocking`), so a
+//!   slow disk never stalls the executor's threads.
 //! * Any store failure (lease lost, stale write) ends the run with [`RuntimeError::Store`]
 //!   and the run writes nothing more.
 
@@ -27,10 +29,10 @@ use hensu_store::{
 };
 use serde_json::Value;
 
-use crate::control::{Boundary, BoundaryHook};
-use crate::error::RuntimeError;
-use crate::executor::{CancelToken, RunOutcome, RunResult};
-use crate::state::{ExecutionPhase, RunState};
+use hensu_runtime::{
+    Boundary, BoundaryHook, CancelToken, ExecutionPhase, RunOutcome, RunResult, RunState,
+    RuntimeError,
+};
 
 /// Rewrites a snapshot in place before it is stored (e.g. replaces provider keys).
 pub type SnapshotRedactor = Arc<dyn Fn(&mut Value) + Send + Sync>;
@@ -211,22 +213,59 @@ impl DurableRun {
         state: &RunState,
         update: &RecordUpdate,
     ) -> Result<Checkpointed, StoreError> {
+        self.ensure_held()?;
+        let t = std::time::Instant::now();
+        let snap = snapshot(state, self.redact.as_ref())?;
+        let r = self
+            .store
+            .checkpoint(&self.lease, self.step(), update, &snap);
+        self.written(r, t)
+    }
+
+    /// [`DurableRun::checkpoint`] with the store's write on the blocking pool.
+    async fn checkpoint_off_executor(
+        &self,
+        state: &RunState,
+        update: RecordUpdate,
+    ) -> Result<Checkpointed, StoreError> {
+        self.ensure_held()?;
+        let t = std::time::Instant::now();
+        let snap = snapshot(state, self.redact.as_ref())?;
+        let store = self.store.clone();
+        let lease = self.lease.clone();
+        let step = self.step();
+        let r = tokio::task::spawn_blocking(move || store.checkpoint(&lease, step, &update, &snap))
+            .await
+            .unwrap_or_else(|e| {
+                Err(StoreError::Invalid(format!(
+                    "the checkpoint write failed: {e}"
+                )))
+            });
+        self.written(r, t)
+    }
+
+    /// A run that lost its lease never writes again.
+    fn ensure_held(&self) -> Result<(), StoreError> {
         if self.lost.load(Ordering::SeqCst) {
             return Err(StoreError::LeaseLost {
                 run_id: self.lease.run_id.clone(),
                 owner: self.lease.owner.to_string(),
             });
         }
-        let t = std::time::Instant::now();
-        let snap = snapshot(state, self.redact.as_ref())?;
-        let r = self
-            .store
-            .checkpoint(&self.lease, self.step(), update, &snap);
+        Ok(())
+    }
+
+    /// Books a write's result: the new step and its duration, or the lease as lost.
+    fn written(
+        &self,
+        r: Result<Checkpointed, StoreError>,
+        started: std::time::Instant,
+    ) -> Result<Checkpointed, StoreError> {
         match r {
             Ok(cp) => {
                 self.step.store(cp.step, Ordering::SeqCst);
                 if let Ok(mut d) = self.last_write.lock() {
-                    *d = Some(t.elapsed());
+                    *d = Some(started.elapsed());
                 }
                 Ok(cp)
             }
@@ -311,7 +350,8 @@ fn store_error(e: StoreError) -> RuntimeError {
 impl BoundaryHook for DurableRun {
     async fn at_boundary(&self, state: &RunState) -> Result<Boundary, RuntimeError> {
         let cp = self
-            .checkpoint(state, &RecordUpdate::running(state.current_node.as_str()))
+            .checkpoint_off_executor(state, RecordUpdate::running(state.current_node.as_str()))
+            .await
             .map_err(store_error)?;
         if cp.cancel_requested {
             if let Some(c) = &self.cancel {
@@ -320,9 +360,9 @@ impl BoundaryHook for DurableRun {
             return Ok(Boundary::Cancel);
         }
         if let Some(flag) = &self.pause_flag
-            && flag.exists()
+            && tokio::fs::try_exists(flag).await.unwrap_or(false)
         {
-            let _ = std::fs::remove_file(flag);
+            let _ = tokio::fs::remove_file(flag).await;
             return Ok(Boundary::Suspend);
         }
         Ok(Boundary::Continue)

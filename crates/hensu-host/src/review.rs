@@ -1,12 +1,12 @@
-//! Review handlers beyond [`AutoApprove`](crate::review::AutoApprove) (upstream-reference §5.10):
+//! Review handlers beyond the engine's `AutoApprove` (docs/language.md, *Reviews*):
 //!
 //! * [`InteractiveReview`] asks a person in the terminal (`hensuc run --interactive`): approve,
 //!   reject with a reason, backtrack to an earlier node, or edit context values in `$EDITOR`
 //!   first. It reads answers from any `BufRead` and writes prompts to any `Write` (stdin and
 //!   stderr in the CLI), so it is testable by piping input.
 //! * [`DeferredReview`] answers `Pending`: the run pauses with its state in
-//!   [`ExecutionPhase::Awaiting`](crate::state::ExecutionPhase) and continues with
-//!   [`Engine::resume`](crate::Engine::resume) once a decision arrives out of band.
+//!   [`ExecutionPhase::Awaiting`](hensu_runtime::ExecutionPhase) and continues with
+//!   [`Engine::resume`](hensu_runtime::Engine::resume) once a decision arrives out of band.
 
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
@@ -15,9 +15,7 @@ use async_trait::async_trait;
 use hensu_ir::ReviewMode;
 use serde_json::Value;
 
-use crate::review::{ReviewDecision, ReviewHandler, ReviewOutcome, ReviewRequest};
-use crate::state::{ExecutionPhase, RunState};
-use crate::value::Context;
+use hensu_runtime::{Context, ReviewDecision, ReviewHandler, ReviewOutcome, ReviewRequest};
 
 /// A review waiting for an out-of-band answer.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,21 +24,6 @@ pub struct PendingReview {
     pub node_id: String,
     /// The node's output as text.
     pub output: Option<String>,
-}
-
-/// The review a paused state waits for: `(node id, correlation id)`.
-pub fn pending_review(state: &RunState) -> Option<(&str, &str)> {
-    match &state.phase {
-        ExecutionPhase::Awaiting {
-            node_id,
-            processor_id,
-            correlation_id,
-            ..
-        } if processor_id == crate::executor::PostProcessor::Review.id() => {
-            Some((node_id.as_str(), correlation_id.as_str()))
-        }
-        _ => None,
-    }
 }
 
 type PendingSink = Arc<dyn Fn(&PendingReview) + Send + Sync>;

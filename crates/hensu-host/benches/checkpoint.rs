@@ -2,12 +2,13 @@
 //! JSON, redaction walk, the store's transaction) with a 100 KB context, beside a bare
 //! serde_json round trip of the same context.
 //!
-//! `cargo bench -p hensu-runtime --bench checkpoint`
+//! `cargo bench -p hensu-host --bench checkpoint`
 
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
 
+use hensu_host::{DurableRun, SnapshotRedactor};
 use hensu_runtime::*;
 use hensu_store::{MemoryStore, OwnerId, RunRecord, SqliteStore, StateStore};
 use serde_json::{Value, json};

@@ -1,0 +1,199 @@
+//! HTTP: the `webhook` action handler and the `api-caller` generic node handler.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use hensu_ir::GenericNode;
+use hensu_runtime::{
+    ActionHandler, ActionResult, Context, GenericNodeHandler, MAX_OUTPUT_BYTES, NodeResult,
+    cfg_num, cfg_str, render, resolve_with,
+};
+use indexmap::IndexMap;
+use serde_json::Value;
+
+/// `webhook`: HTTP POST of the JSON payload to the payload's `url` (removed from the body) or
+/// the default URL (`HENSU_WEBHOOK_URL` in the CLI). Non-2xx → failure.
+#[derive(Clone, Debug)]
+pub struct WebhookHandler {
+    default_url: Option<String>,
+    client: reqwest::Client,
+    timeout: Duration,
+}
+
+impl WebhookHandler {
+    pub fn new(default_url: Option<String>) -> Self {
+        WebhookHandler {
+            default_url,
+            client: reqwest::Client::new(),
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+#[async_trait]
+impl ActionHandler for WebhookHandler {
+    fn handler_id(&self) -> &str {
+        "webhook"
+    }
+
+    async fn execute(&self, payload: &IndexMap<String, Value>, _ctx: &Context) -> ActionResult {
+        let mut body = payload.clone();
+        let url = match body.shift_remove("url") {
+            Some(Value::String(u)) => u,
+            _ => match &self.default_url {
+                Some(u) => u.clone(),
+                None => {
+                    return ActionResult::failure(
+                        "webhook: no URL (give the payload a \"url\" or set HENSU_WEBHOOK_URL)",
+                    );
+                }
+            },
+        };
+        let json: serde_json::Map<String, Value> = body.into_iter().collect();
+        match self
+            .client
+            .post(&url)
+            .timeout(self.timeout)
+            .json(&Value::Object(json))
+            .send()
+            .await
+        {
+            Ok(resp) if resp.status().is_success() => {
+                ActionResult::success(format!("Webhook delivered to {url}: {}", resp.status()))
+            }
+            Ok(resp) => ActionResult::failure(format!(
+                "Webhook {url} returned HTTP {}",
+                resp.status().as_u16()
+            )),
+            Err(e) => ActionResult::failure(format!("Webhook {url} failed: {e}")),
+        }
+    }
+}
+
+/// `api-caller`: a real HTTP request. `endpoint` (required; `{var}` placeholders are resolved
+/// and percent-encoded), `method` ("GET"), `inputField` ("input"; sent as the JSON body
+/// `{"<inputField>": value}` for methods other than GET/HEAD/DELETE), `outputField`
+/// ("response"; receives the response body), `timeout` (30 000 ms).
+#[derive(Clone, Debug)]
+pub struct ApiCallerHandler {
+    client: reqwest::Client,
+}
+
+impl Default for ApiCallerHandler {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ApiCallerHandler {
+    pub fn new() -> Self {
+        ApiCallerHandler {
+            client: reqwest::Client::new(),
+        }
+    }
+}
+
+/// Percent-encodes everything but unreserved characters (RFC 3986).
+pub fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Reads a response body up to `limit` bytes; `Err` when larger.
+async fn read_limited(mut resp: reqwest::Response, limit: usize) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    loop {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => {
+                if body.len() + chunk.len() > limit {
+                    return Err(format!("response body exceeds {limit} bytes"));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok(body),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+#[async_trait]
+impl GenericNodeHandler for ApiCallerHandler {
+    fn executor_type(&self) -> &str {
+        "api-caller"
+    }
+
+    async fn handle(&self, node: &GenericNode, ctx: &mut Context) -> NodeResult {
+        let cfg = &node.config;
+        let Some(Value::String(endpoint)) = cfg.get("endpoint") else {
+            return NodeResult::failure("api-caller: config 'endpoint' is required");
+        };
+        let endpoint = resolve_with(endpoint, |name| match ctx.get(name) {
+            None | Some(Value::Null) => "".into(),
+            Some(v) => percent_encode(&render(v)).into(),
+        });
+        let method_name = cfg_str(cfg, "method", "GET").to_ascii_uppercase();
+        let Ok(method) = reqwest::Method::from_bytes(method_name.as_bytes()) else {
+            return NodeResult::failure(format!("api-caller: invalid method '{method_name}'"));
+        };
+        let input_field = cfg_str(cfg, "inputField", "input");
+        let output_field = cfg_str(cfg, "outputField", "response");
+        let timeout_ms = cfg_num(cfg, "timeout")
+            .map(|(n, _)| n.max(0.0) as u64)
+            .unwrap_or(30_000);
+        let mut req = self
+            .client
+            .request(method.clone(), &endpoint)
+            .timeout(Duration::from_millis(timeout_ms));
+        if !matches!(
+            method,
+            reqwest::Method::GET | reqwest::Method::HEAD | reqwest::Method::DELETE
+        ) {
+            let mut body = serde_json::Map::new();
+            if let Some(v) = ctx.get(&input_field) {
+                body.insert(input_field.clone(), v.clone());
+            }
+            req = req.json(&Value::Object(body));
+        }
+        let resp = match req.send().await {
+            Ok(r) => r,
+            Err(e) => {
+                let what = if e.is_timeout() {
+                    format!("timed out after {timeout_ms} ms")
+                } else {
+                    e.to_string()
+                };
+                return NodeResult::failure(format!(
+                    "API call {method_name} {endpoint} failed: {what}"
+                ));
+            }
+        };
+        let status = resp.status();
+        let body = match read_limited(resp, MAX_OUTPUT_BYTES + 1).await {
+            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Err(e) => {
+                return NodeResult::failure(format!(
+                    "API call {method_name} {endpoint} failed: {e}"
+                ));
+            }
+        };
+        if !status.is_success() {
+            let snippet: String = body.chars().take(200).collect();
+            return NodeResult::failure(format!(
+                "API call {method_name} {endpoint} failed with status {}: {snippet}",
+                status.as_u16()
+            ))
+            .with_meta("status_code", Value::from(status.as_u16()));
+        }
+        ctx.insert(output_field.clone(), Value::String(body.clone()));
+        NodeResult::success(body)
+            .with_meta("status_code", Value::from(status.as_u16()))
+            .with_meta("output_field", Value::String(output_field))
+    }
+}

@@ -1,0 +1,329 @@
+//! The engine: its builder, the prepared workflow, and the entry points `run`, `run_prepared`
+//! and `resume`. The work is split by phase of a node's life:
+//!
+//! * [`run_loop`] — the loop over nodes with the run guards and the boundary hooks,
+//! * [`node`] — node execution (enum dispatch over the node kinds, agent calls, actions),
+//! * [`pipeline`] — the post-execution processors (extraction, rubric, review, history),
+//! * [`transition`] — transition resolution and the engine-variable lifecycle.
+//!
+//! The node kinds with their own files (`parallel`, `fork`, `subworkflow`) depend on this
+//! module, never the other way round through imports.
+
+mod node;
+mod pipeline;
+mod run_loop;
+mod transition;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use hensu_ir::Workflow;
+use serde_json::Value;
+
+use crate::action::{ActionHandlerRegistry, CommandRunner, NoCommands};
+use crate::agent::{AgentProvider, AgentRegistry};
+use crate::boundary::BoundaryHook;
+use crate::error::RuntimeError;
+use crate::events::{Event, ExecutionListener, FinishKind, NoopListener};
+use crate::generic::GenericHandlerRegistry;
+use crate::plan::ExecPlan;
+use crate::review::{AutoApprove, ReviewDecision, ReviewHandler};
+use crate::run_types::{CancelToken, RunOptions, RunOutcome, RunResult};
+use crate::state::{ExecutionPhase, RunState};
+use crate::value::Context;
+/// A workflow prepared for running: its plan and its agents.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub plan: ExecPlan,
+    pub agents: AgentRegistry,
+}
+
+impl Prepared {
+    pub fn workflow(&self) -> &Workflow {
+        self.plan.workflow()
+    }
+}
+
+/// Builds an [`Engine`].
+pub struct EngineBuilder {
+    providers: Vec<Arc<dyn AgentProvider>>,
+    credentials: HashMap<String, String>,
+    generic: GenericHandlerRegistry,
+    actions: ActionHandlerRegistry,
+    commands: Arc<dyn CommandRunner>,
+    review: Arc<dyn ReviewHandler>,
+    listener: Arc<dyn ExecutionListener>,
+    options: RunOptions,
+    structured: Option<Arc<dyn crate::structured::StructuredCaller>>,
+    workflows: Option<Arc<dyn crate::repository::WorkflowRepository>>,
+    boundary_hooks: Vec<Arc<dyn BoundaryHook>>,
+}
+
+impl Default for EngineBuilder {
+    fn default() -> Self {
+        EngineBuilder {
+            providers: Vec::new(),
+            credentials: HashMap::new(),
+            generic: GenericHandlerRegistry::with_defaults(),
+            actions: ActionHandlerRegistry::with_defaults(),
+            commands: Arc::new(NoCommands),
+            review: Arc::new(AutoApprove),
+            listener: Arc::new(NoopListener),
+            options: RunOptions::default(),
+            structured: None,
+            workflows: None,
+            boundary_hooks: Vec::new(),
+        }
+    }
+}
+
+impl EngineBuilder {
+    /// Adds an agent provider.
+    pub fn provider(mut self, p: Arc<dyn AgentProvider>) -> Self {
+        self.providers.push(p);
+        self
+    }
+
+    /// Credentials handed to providers.
+    pub fn credentials(mut self, c: HashMap<String, String>) -> Self {
+        self.credentials = c;
+        self
+    }
+
+    /// Replaces the generic handler registry (default: validator, data-transformer, api-caller).
+    pub fn generic_handlers(mut self, r: GenericHandlerRegistry) -> Self {
+        self.generic = r;
+        self
+    }
+
+    /// Replaces the action handler registry (default: log, webhook).
+    pub fn action_handlers(mut self, r: ActionHandlerRegistry) -> Self {
+        self.actions = r;
+        self
+    }
+
+    /// The commands for `execute` actions.
+    pub fn commands(mut self, r: impl CommandRunner + 'static) -> Self {
+        self.commands = Arc::new(r);
+        self
+    }
+
+    pub fn review_handler(mut self, r: Arc<dyn ReviewHandler>) -> Self {
+        self.review = r;
+        self
+    }
+
+    pub fn listener(mut self, l: Arc<dyn ExecutionListener>) -> Self {
+        self.listener = l;
+        self
+    }
+
+    pub fn options(mut self, o: RunOptions) -> Self {
+        self.options = o;
+        self
+    }
+
+    /// Corrects answers that miss required JSON keys with a re-prompt (see
+    /// [`crate::structured::StructuredCaller`]).
+    pub fn structured_output(mut self, s: Arc<dyn crate::structured::StructuredCaller>) -> Self {
+        self.structured = Some(s);
+        self
+    }
+
+    /// The workflows sub-workflow nodes load their child from (none: sub-workflow nodes fail).
+    pub fn workflows(mut self, r: Arc<dyn crate::repository::WorkflowRepository>) -> Self {
+        self.workflows = Some(r);
+        self
+    }
+
+    /// Adds a hook called at every node boundary of the main flow (checkpoints, pause/cancel
+    /// control; see [`RunControl`](crate::RunControl)). Hooks run in the order added.
+    pub fn boundary_hook(mut self, h: Arc<dyn BoundaryHook>) -> Self {
+        self.boundary_hooks.push(h);
+        self
+    }
+
+    pub fn build(self) -> Engine {
+        Engine {
+            providers: self.providers,
+            credentials: self.credentials,
+            generic: self.generic,
+            actions: self.actions,
+            commands: self.commands,
+            review: self.review,
+            listener: self.listener,
+            options: self.options,
+            structured: self.structured,
+            workflows: self.workflows,
+            boundary_hooks: self.boundary_hooks,
+        }
+    }
+}
+
+/// The workflow executor.
+pub struct Engine {
+    providers: Vec<Arc<dyn AgentProvider>>,
+    credentials: HashMap<String, String>,
+    pub(crate) generic: GenericHandlerRegistry,
+    pub(crate) actions: ActionHandlerRegistry,
+    pub(crate) commands: Arc<dyn CommandRunner>,
+    review: Arc<dyn ReviewHandler>,
+    pub(crate) listener: Arc<dyn ExecutionListener>,
+    pub(crate) options: RunOptions,
+    structured: Option<Arc<dyn crate::structured::StructuredCaller>>,
+    pub(crate) workflows: Option<Arc<dyn crate::repository::WorkflowRepository>>,
+    boundary_hooks: Vec<Arc<dyn BoundaryHook>>,
+}
+
+impl Engine {
+    pub fn builder() -> EngineBuilder {
+        EngineBuilder::default()
+    }
+
+    /// The listener events go to.
+    pub fn listener(&self) -> &Arc<dyn ExecutionListener> {
+        &self.listener
+    }
+
+    /// Builds the plan and creates the workflow's agents.
+    pub fn prepare(&self, workflow: Arc<Workflow>) -> Result<Prepared, RuntimeError> {
+        let plan = ExecPlan::new(&workflow)?;
+        let agents = AgentRegistry::from_configs(
+            plan.workflow().agents.values(),
+            &self.providers,
+            &self.credentials,
+        )
+        .map_err(|e| RuntimeError::AgentSetup { message: e.message })?;
+        Ok(Prepared { plan, agents })
+    }
+
+    /// Prepares and runs `workflow` from its start node with `input` as the initial context.
+    pub async fn run(
+        &self,
+        workflow: &Workflow,
+        input: Context,
+        cancel: &CancelToken,
+    ) -> RunResult {
+        let started = Instant::now();
+        match self.prepare(Arc::new(workflow.clone())) {
+            Ok(p) => self.run_prepared(&p, input, cancel).await,
+            Err(e) => {
+                let state = RunState::new(
+                    String::new(),
+                    workflow.id.clone(),
+                    workflow.start_node.clone(),
+                    input,
+                );
+                self.finish(state, RunOutcome::Failed(e), started)
+            }
+        }
+    }
+
+    /// Runs a prepared workflow from its start node.
+    pub async fn run_prepared(
+        &self,
+        p: &Prepared,
+        input: Context,
+        cancel: &CancelToken,
+    ) -> RunResult {
+        let started = Instant::now();
+        let wf = p.workflow();
+        let execution_id = match input.get("_execution_id") {
+            Some(Value::String(s)) => s.clone(),
+            _ => uuid::Uuid::new_v4().to_string(),
+        };
+        let start_id = p.plan.id(p.plan.start).to_string();
+        let mut state = RunState::new(execution_id, wf.id.clone(), start_id, input);
+        self.listener.on_event(&Event::RunStarted {
+            format_version: crate::events::EVENTS_FORMAT_VERSION,
+            execution_id: &state.execution_id,
+            workflow_id: &state.workflow_id,
+            start_node: &state.current_node,
+        });
+        if let Some(schema) = &wf.state_schema {
+            let missing: Vec<String> = schema
+                .variables
+                .iter()
+                .filter(|v| v.is_input)
+                .filter(|v| state.context.get(&v.name).is_none_or(Value::is_null))
+                .map(|v| v.name.clone())
+                .collect();
+            if !missing.is_empty() {
+                return self.finish(
+                    state,
+                    RunOutcome::Failed(RuntimeError::MissingInputs { names: missing }),
+                    started,
+                );
+            }
+        }
+        let outcome = match self.drive(p, &mut state, cancel, started, None, None).await {
+            Ok(o) => o,
+            Err(e) => RunOutcome::Failed(e),
+        };
+        self.finish(state, outcome, started)
+    }
+
+    /// Continues a paused or saved run. A state in `Awaiting` re-enters the post pipeline at the
+    /// suspended processor with its cached result; `decision` answers a pending review.
+    pub async fn resume(
+        &self,
+        p: &Prepared,
+        mut state: RunState,
+        decision: Option<ReviewDecision>,
+        cancel: &CancelToken,
+    ) -> RunResult {
+        let started = Instant::now();
+        if state.phase == ExecutionPhase::Terminal {
+            return self.finish(
+                state,
+                RunOutcome::Failed(RuntimeError::AlreadyTerminal),
+                started,
+            );
+        }
+        let outcome = match self
+            .drive(p, &mut state, cancel, started, decision, None)
+            .await
+        {
+            Ok(o) => o,
+            Err(e) => RunOutcome::Failed(e),
+        };
+        self.finish(state, outcome, started)
+    }
+
+    fn finish(&self, mut state: RunState, outcome: RunOutcome, started: Instant) -> RunResult {
+        let duration = started.elapsed();
+        if !matches!(outcome, RunOutcome::Paused) {
+            state.phase = ExecutionPhase::Terminal;
+        }
+        let error_text;
+        let (finish, end_node) = match &outcome {
+            RunOutcome::Completed {
+                exit_status,
+                end_node,
+            } => (
+                FinishKind::Completed {
+                    exit_status: *exit_status,
+                },
+                Some(end_node.as_str()),
+            ),
+            RunOutcome::Rejected { reason } => (FinishKind::Rejected { reason }, None),
+            RunOutcome::Paused => (FinishKind::Paused, None),
+            RunOutcome::Failed(e) => {
+                error_text = e.to_string();
+                (FinishKind::Failed { error: &error_text }, None)
+            }
+        };
+        self.listener.on_event(&Event::RunFinished {
+            finish,
+            end_node,
+            steps: state.steps,
+            duration_us: duration.as_micros() as u64,
+        });
+        RunResult {
+            outcome,
+            state,
+            duration,
+        }
+    }
+}

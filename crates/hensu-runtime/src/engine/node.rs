@@ -1,0 +1,315 @@
+//! Node execution: enum dispatch over the node kinds, standard (agent) nodes, the agent call
+//! with its timeout, and action nodes.
+
+use std::time::{Duration, Instant};
+
+use hensu_ir::{Node, StandardNode};
+use serde_json::Value;
+
+use super::Engine;
+use super::Prepared;
+use crate::agent::AgentRequest;
+use crate::enrich::{Enrichment, enrich};
+use crate::error::RuntimeError;
+use crate::events::Event;
+use crate::run_types::CancelToken;
+use crate::state::{NodeResult, NodeStatus, RunState};
+use crate::template::resolve_into;
+use crate::value::set_current_node;
+use crate::value::{Context, render};
+
+impl Engine {
+    /// Node executors (enum dispatch over the node kinds).
+    pub(super) async fn execute_node(
+        &self,
+        p: &Prepared,
+        idx: usize,
+        node: &Node,
+        state: &mut RunState,
+        cancel: &CancelToken,
+        started: Instant,
+    ) -> Result<NodeResult, RuntimeError> {
+        match node {
+            Node::Standard(s) => self.execute_standard(p, idx, s, state).await,
+            Node::Generic(g) => {
+                let handler = self.generic.get(&g.executor_type).ok_or_else(|| {
+                    RuntimeError::NoGenericHandler {
+                        executor_type: g.executor_type.clone(),
+                    }
+                })?;
+                Ok(handler.handle(g, &mut state.context).await)
+            }
+            // Rare or large futures are boxed so the hot standard-node future stays small.
+            Node::Action(a) => Ok(Box::pin(self.execute_action(a, state)).await),
+            Node::Parallel(par) => {
+                Box::pin(crate::parallel::execute_parallel(self, p, par, state)).await
+            }
+            Node::Fork(f) => {
+                crate::fork::execute_fork(self, p, idx, f, state, cancel, started).await
+            }
+            Node::Join(j) => Ok(crate::fork::execute_join(j, state)),
+            Node::SubWorkflow(s) => {
+                crate::subworkflow::execute_subworkflow(self, s, state, cancel).await
+            }
+            Node::End(_) => Ok(NodeResult {
+                status: NodeStatus::End,
+                output: None,
+                error: None,
+                metadata: Default::default(),
+            }),
+        }
+    }
+
+    /// Standard node (upstream `StandardNodeExecutor` + `AgentLifecycleRunner`).
+    pub(super) async fn execute_standard(
+        &self,
+        p: &Prepared,
+        idx: usize,
+        node: &StandardNode,
+        state: &mut RunState,
+    ) -> Result<NodeResult, RuntimeError> {
+        let pn = &p.plan.nodes[idx];
+        let ctx = &mut state.context;
+        let prompt_override = ctx.shift_remove("_prompt_override");
+        set_current_node(ctx, &node.id);
+        let mut prompt = String::new();
+        {
+            let template: &str = match &prompt_override {
+                Some(Value::String(s)) => s,
+                _ => node.prompt.as_deref().unwrap_or(""),
+            };
+            let ctx_ref: &Context = ctx;
+            resolve_into(template, &mut prompt, |name| {
+                ctx_ref
+                    .get(name)
+                    .map(render)
+                    .unwrap_or(std::borrow::Cow::Borrowed(""))
+            });
+        }
+        for w in &node.writes {
+            ctx.shift_remove(w.as_str());
+        }
+        let agent_id = node
+            .agent_id
+            .as_deref()
+            .ok_or_else(|| RuntimeError::NoAgent {
+                node: node.id.clone(),
+            })?;
+        let (agent, system_prompt) =
+            p.agents.get_with_system_prompt(agent_id).ok_or_else(|| {
+                RuntimeError::AgentNotFound {
+                    agent: agent_id.to_string(),
+                }
+            })?;
+        let enrichment = Enrichment {
+            recommendation: match ctx.get("recommendation") {
+                Some(Value::String(s)) => Some(s.as_str()),
+                _ => None,
+            },
+            rubric: node.rubric.as_ref(),
+            needs_score: pn.needs_score,
+            needs_approved: pn.needs_approved,
+            needs_recommendation: pn.needs_recommendation,
+            writes: &node.writes,
+            yields: &[],
+            schema: p.workflow().state_schema.as_ref(),
+        };
+        if !enrichment.is_empty() {
+            enrich(&mut prompt, &enrichment);
+        }
+        let timeout = self.agent_timeout(agent.as_ref());
+        // A JSON answer is expected when more than the single raw-output write is extracted.
+        let json_mode = pn.extract_keys.len() > 1 || pn.has_engine_vars;
+        let mut required: Vec<&str> = Vec::new();
+        if json_mode {
+            required.extend(node.writes.iter().map(String::as_str));
+            if pn.needs_score {
+                required.push("score");
+            }
+            if pn.needs_approved {
+                required.push("approved");
+            }
+        }
+        Ok(self
+            .call_agent(
+                agent.as_ref(),
+                system_prompt,
+                &node.id,
+                None,
+                &prompt,
+                ctx,
+                timeout,
+                &required,
+            )
+            .await)
+    }
+
+    /// The overall time limit of one agent call: the agent's own `timeout` (seconds) unless the
+    /// agent manages its timeouts itself, else the run's default.
+    pub(crate) fn agent_timeout(&self, agent: &dyn crate::agent::Agent) -> Option<Duration> {
+        if agent.manages_timeouts() {
+            return self.options.default_agent_timeout;
+        }
+        agent
+            .config()
+            .timeout
+            .filter(|t| *t > 0)
+            .map(|t| Duration::from_secs(t as u64))
+            .or(self.options.default_agent_timeout)
+    }
+
+    /// Calls an agent, with an optional timeout, and reports the call. `required_keys` are the
+    /// JSON keys the answer must carry (empty: no structured-output correction).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn call_agent(
+        &self,
+        agent: &dyn crate::agent::Agent,
+        system_prompt: &str,
+        node_id: &str,
+        branch_id: Option<&str>,
+        prompt: &str,
+        ctx: &Context,
+        timeout: Option<Duration>,
+        required_keys: &[&str],
+    ) -> NodeResult {
+        let call_started = Instant::now();
+        let request = AgentRequest {
+            node_id,
+            prompt,
+            system_prompt,
+            context: ctx,
+        };
+        let call = async {
+            match (&self.structured, required_keys.is_empty()) {
+                (Some(s), false) => {
+                    s.call(agent, request, required_keys, self.listener.as_ref())
+                        .await
+                }
+                _ => agent.execute(request).await,
+            }
+        };
+        let response = match timeout {
+            None => call.await,
+            Some(t) => match tokio::time::timeout(t, call).await {
+                Ok(r) => r,
+                Err(_) => Err(crate::agent::AgentError::new(
+                    "timeout",
+                    format!(
+                        "Agent '{}' did not answer within {} ms",
+                        agent.id(),
+                        t.as_millis()
+                    ),
+                )),
+            },
+        };
+        let duration_us = call_started.elapsed().as_micros() as u64;
+        match response {
+            Ok(resp) => {
+                self.listener.on_event(&Event::AgentCall {
+                    node_id,
+                    agent_id: agent.id(),
+                    branch_id,
+                    model: &agent.config().model,
+                    prompt,
+                    response: Some(&resp.text),
+                    error: None,
+                    prompt_bytes: prompt.len(),
+                    response_bytes: resp.text.len(),
+                    duration_us,
+                    usage: resp.usage,
+                });
+                let mut metadata = resp.metadata;
+                if let Some(u) = resp.usage {
+                    metadata.insert("input_tokens".into(), Value::from(u.input_tokens));
+                    metadata.insert("output_tokens".into(), Value::from(u.output_tokens));
+                }
+                NodeResult {
+                    status: NodeStatus::Success,
+                    output: Some(Value::String(resp.text)),
+                    error: None,
+                    metadata,
+                }
+            }
+            Err(e) => {
+                self.listener.on_event(&Event::AgentCall {
+                    node_id,
+                    agent_id: agent.id(),
+                    branch_id,
+                    model: &agent.config().model,
+                    prompt,
+                    response: None,
+                    error: Some(&e.message),
+                    prompt_bytes: prompt.len(),
+                    response_bytes: 0,
+                    duration_us,
+                    usage: None,
+                });
+                NodeResult::failure(e.message).with_meta("errorType", Value::String(e.kind))
+            }
+        }
+    }
+
+    /// Action node: every action in order, no short-circuit.
+    pub(super) async fn execute_action(
+        &self,
+        node: &hensu_ir::ActionNode,
+        state: &mut RunState,
+    ) -> NodeResult {
+        let mut all_ok = true;
+        for action in &node.actions {
+            let (label, result) = match action {
+                hensu_ir::Action::Send {
+                    handler_id,
+                    payload,
+                    raw_payload,
+                } => {
+                    let label = format!("send:{handler_id}");
+                    let result = match self.actions.get(handler_id) {
+                        None => crate::action::ActionResult::failure(format!(
+                            "Action handler not found: '{handler_id}'. Registered handlers: [{}]",
+                            self.actions.ids().join(", ")
+                        )),
+                        Some(h) => {
+                            let resolved;
+                            let payload = if *raw_payload {
+                                payload
+                            } else {
+                                resolved = payload
+                                    .iter()
+                                    .map(|(k, v)| {
+                                        let v = match v {
+                                            Value::String(s) => Value::String(
+                                                crate::template::resolve(s, &state.context),
+                                            ),
+                                            other => other.clone(),
+                                        };
+                                        (k.clone(), v)
+                                    })
+                                    .collect();
+                                &resolved
+                            };
+                            h.execute(payload, &state.context).await
+                        }
+                    };
+                    (label, result)
+                }
+                hensu_ir::Action::Execute { command_id } => (
+                    format!("execute:{command_id}"),
+                    self.commands.execute(command_id, &state.context).await,
+                ),
+            };
+            self.listener.on_event(&Event::ActionExecuted {
+                node_id: &node.id,
+                action: &label,
+                success: result.success,
+                output: &result.output,
+            });
+            all_ok &= result.success;
+        }
+        if all_ok {
+            NodeResult::success("Actions completed")
+        } else {
+            NodeResult::failure("One or more actions failed")
+        }
+    }
+}

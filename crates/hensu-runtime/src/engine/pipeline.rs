@@ -1,0 +1,453 @@
+//! The post-execution pipeline: output extraction, rubric, review, node completion and
+//! history (the transition processor has its own module, `transition`).
+
+use std::time::Instant;
+
+use hensu_ir::{Node, ReviewMode, RuleKind, StandardNode};
+use serde_json::Value;
+
+use super::Engine;
+use super::Prepared;
+use crate::error::RuntimeError;
+use crate::events::Event;
+use crate::extract::extract_object;
+use crate::plan::{RuleEval, evaluate};
+use crate::review::{ReviewDecision, ReviewOutcome, ReviewRequest};
+use crate::run_types::{PostProcessor, RunOutcome};
+use crate::state::{
+    Backtrack, BacktrackKind, ExecutionPhase, HistoryStep, NodeResult, NodeStatus, ReviewVerdict,
+    RubricEvaluation, RunState,
+};
+use crate::validate::validate_output;
+use crate::value::{as_number, render};
+
+/// What a processor decided.
+#[derive(Debug)]
+pub enum ProcessorOutcome {
+    Continue,
+    Terminal(RunOutcome),
+    Suspend { correlation_id: String },
+}
+
+/// Per-node data flowing through the post pipeline.
+pub(super) struct PostCtx {
+    pub(super) idx: usize,
+    pub(super) result: NodeResult,
+    pub(super) started: Instant,
+    /// Set by the transition processor, or by a rubric/review backtrack.
+    pub(super) next: Option<usize>,
+    /// A review decision delivered by a resume call.
+    pub(super) resume_decision: Option<ReviewDecision>,
+    /// When this `drive` call started (history timestamps).
+    pub(super) run_started: Instant,
+    /// Set by the node-complete processor (one clock read for the event and the history).
+    pub(super) completed: Option<Instant>,
+}
+
+/// What the loop does after one node.
+pub(super) enum Step {
+    Next(usize),
+    Stop(RunOutcome),
+}
+
+impl Engine {
+    pub(super) async fn post_pipeline(
+        &self,
+        p: &Prepared,
+        state: &mut RunState,
+        pc: &mut PostCtx,
+        from: usize,
+    ) -> Result<Step, RuntimeError> {
+        for (i, processor) in PostProcessor::PIPELINE.iter().enumerate().skip(from) {
+            let outcome = match processor {
+                PostProcessor::OutputExtraction => self.output_extraction(p, state, pc),
+                PostProcessor::Rubric => self.rubric(p, state, pc),
+                PostProcessor::Review => {
+                    let reviewed = matches!(
+                        p.plan.node(pc.idx),
+                        Some(Node::Standard(StandardNode {
+                            review_config: Some(_),
+                            ..
+                        }))
+                    );
+                    if reviewed {
+                        Box::pin(self.review(p, state, pc)).await?
+                    } else {
+                        ProcessorOutcome::Continue
+                    }
+                }
+                PostProcessor::NodeComplete => {
+                    let now = Instant::now();
+                    pc.completed = Some(now);
+                    let (output, error) = (pc.result.output.as_ref(), pc.result.error.as_deref());
+                    self.listener.on_event(&Event::NodeCompleted {
+                        node_id: p.plan.id(pc.idx),
+                        status: pc.result.status,
+                        output,
+                        error,
+                        duration_us: now.saturating_duration_since(pc.started).as_micros() as u64,
+                    });
+                    ProcessorOutcome::Continue
+                }
+                PostProcessor::History => {
+                    // Only the transition processor runs after this one and it reads the
+                    // status and metadata, never the output: the output moves into history.
+                    state.history.push(HistoryStep {
+                        step: state.steps,
+                        node_id: p.plan.id(pc.idx).to_string(),
+                        status: pc.result.status,
+                        output: pc.result.output.take(),
+                        error: pc.result.error.clone(),
+                        at_ms: pc
+                            .completed
+                            .unwrap_or_else(Instant::now)
+                            .saturating_duration_since(pc.run_started)
+                            .as_millis() as u64,
+                        rubric: state.rubric_evaluation.clone(),
+                    });
+                    ProcessorOutcome::Continue
+                }
+                PostProcessor::Transition => self.transition(p, state, pc)?,
+            };
+            match outcome {
+                ProcessorOutcome::Continue => {}
+                ProcessorOutcome::Terminal(o) => return Ok(Step::Stop(o)),
+                ProcessorOutcome::Suspend { correlation_id } => {
+                    state.phase = ExecutionPhase::Awaiting {
+                        node_id: p.plan.id(pc.idx).to_string(),
+                        processor_id: PostProcessor::PIPELINE[i].id().to_string(),
+                        cached_result: Box::new(pc.result.clone()),
+                        correlation_id,
+                        requested_at_ms: now_ms(),
+                    };
+                    return Ok(Step::Stop(RunOutcome::Paused));
+                }
+            }
+        }
+        match pc.next {
+            Some(n) => Ok(Step::Next(n)),
+            None => Err(RuntimeError::NoValidTransition {
+                node: p.plan.id(pc.idx).to_string(),
+            }),
+        }
+    }
+
+    /// Output extraction (docs/language.md, *Output extraction*): validation, then storage by node kind.
+    pub(super) fn output_extraction(
+        &self,
+        p: &Prepared,
+        state: &mut RunState,
+        pc: &mut PostCtx,
+    ) -> ProcessorOutcome {
+        let Some(output) = &pc.result.output else {
+            return ProcessorOutcome::Continue;
+        };
+        let text = render(output);
+        let pn = &p.plan.nodes[pc.idx];
+        let id = p.plan.id(pc.idx);
+        if let Err(violation) = validate_output(&text) {
+            return ProcessorOutcome::Terminal(RunOutcome::Failed(
+                RuntimeError::OutputValidation {
+                    node: id.to_string(),
+                    violation,
+                },
+            ));
+        }
+        let ctx = &mut state.context;
+        match p.plan.node(pc.idx) {
+            Some(Node::Standard(node)) => {
+                if pn.extract_keys.is_empty() {
+                    ctx.insert(id.to_string(), Value::String(text.into_owned()));
+                    return ProcessorOutcome::Continue;
+                }
+                for k in &pn.extract_keys {
+                    ctx.shift_remove(k.as_str());
+                }
+                if node.writes.len() == 1 && !pn.has_engine_vars {
+                    let key = &node.writes[0];
+                    let value = extract_object(&text)
+                        .and_then(|mut m| m.shift_remove(key.as_str()))
+                        .unwrap_or_else(|| Value::String(text.into_owned()));
+                    ctx.insert(key.clone(), value);
+                } else if let Some(mut map) = extract_object(&text) {
+                    for k in &pn.extract_keys {
+                        if let Some(v) = map.shift_remove(k.as_str()) {
+                            ctx.insert(k.clone(), v);
+                        }
+                    }
+                }
+            }
+            Some(Node::Generic(_)) => {
+                ctx.insert(id.to_string(), output.clone());
+            }
+            _ => {}
+        }
+        ProcessorOutcome::Continue
+    }
+
+    /// Rubric evaluation and auto-backtrack (docs/language.md, *Rubric evaluation*).
+    pub(super) fn rubric(
+        &self,
+        p: &Prepared,
+        state: &mut RunState,
+        pc: &mut PostCtx,
+    ) -> ProcessorOutcome {
+        let Some(rubric) = p.plan.node(pc.idx).and_then(Node::rubric) else {
+            return ProcessorOutcome::Continue;
+        };
+        let pn = &p.plan.nodes[pc.idx];
+        let id = p.plan.id(pc.idx);
+        let mut score = if pc.result.status == NodeStatus::Success {
+            state
+                .context
+                .get("score")
+                .and_then(as_number)
+                .unwrap_or(0.0)
+        } else {
+            0.0
+        };
+        if score > 0.0 && score <= 1.0 {
+            score *= 100.0;
+        }
+        let total_weight: f64 = rubric.criteria.iter().map(|c| c.weight).sum();
+        let final_score = if total_weight > 0.0 {
+            rubric
+                .criteria
+                .iter()
+                .map(|c| score * c.weight)
+                .sum::<f64>()
+                / total_weight
+        } else {
+            0.0
+        };
+        let passed = final_score >= rubric.pass_threshold;
+        state.rubric_evaluation = Some(RubricEvaluation {
+            rubric_id: rubric.id.clone(),
+            score: final_score,
+            passed,
+        });
+        self.listener.on_event(&Event::RubricEvaluated {
+            node_id: id,
+            score: final_score,
+            passed,
+        });
+        if passed {
+            return ProcessorOutcome::Continue;
+        }
+        // An explicit score rule that handles the score wins over auto-backtrack.
+        let handled = p
+            .plan
+            .rules(pc.idx)
+            .iter()
+            .zip(&pn.rule_extras)
+            .any(|(r, extra)| {
+                r.trigger() == RuleKind::Score
+                    && matches!(
+                        evaluate(
+                            r,
+                            extra,
+                            &pc.result,
+                            &state.context,
+                            state.review_verdict.as_ref()
+                        ),
+                        RuleEval::Match { .. }
+                    )
+            });
+        if handled {
+            return ProcessorOutcome::Continue;
+        }
+        let failed: Vec<Value> = rubric
+            .criteria
+            .iter()
+            .filter(|c| score < c.min_score)
+            .map(|c| Value::String(c.name.clone()))
+            .collect();
+        let shown = hensu_ir::java_double_to_string(final_score);
+        let ctx = &mut state.context;
+        let target: Option<usize> = if final_score < 30.0 {
+            let t = state
+                .history
+                .iter()
+                .find(|h| {
+                    p.plan
+                        .index_of(&h.node_id)
+                        .and_then(|i| p.plan.node(i))
+                        .is_some_and(|n| n.rubric().is_some())
+                })
+                .and_then(|h| p.plan.index_of(&h.node_id))
+                .unwrap_or(p.plan.start);
+            ctx.insert(
+                "backtrack_reason".into(),
+                Value::String(format!("Critical rubric failure: {shown}")),
+            );
+            ctx.insert("failed_criteria".into(), Value::Array(failed.clone()));
+            if !failed.is_empty() {
+                let mut rec = String::from("Rubric improvement areas:");
+                for f in &failed {
+                    rec.push_str("\n- ");
+                    rec.push_str(&render(f));
+                }
+                ctx.insert("recommendation".into(), Value::String(rec));
+            }
+            Some(t)
+        } else {
+            let previous = if final_score < 60.0 {
+                state.history.iter().rev().find_map(|h| {
+                    let i = p.plan.index_of(&h.node_id)?;
+                    let r = p.plan.node(i)?.rubric()?;
+                    (r.id != rubric.id).then_some(i)
+                })
+            } else {
+                None
+            };
+            if let Some(t) = previous {
+                ctx.insert(
+                    "backtrack_reason".into(),
+                    Value::String(format!("Moderate rubric failure: {shown}")),
+                );
+                ctx.insert(
+                    "improvement_suggestions".into(),
+                    Value::Array(failed.clone()),
+                );
+                Some(t)
+            } else if final_score < 80.0 {
+                let key = format!("rubric_backtrack:{id}");
+                let count = state.retry_counters.get(&key).copied().unwrap_or(0);
+                if count < 3 {
+                    state.retry_counters.insert(key, count + 1);
+                    ctx.insert("improvement_hints".into(), Value::Array(failed.clone()));
+                    Some(pc.idx)
+                } else {
+                    None
+                }
+            } else {
+                None
+            }
+        };
+        if let Some(t) = target {
+            let to = p.plan.id(t).to_string();
+            let reason = format!("Rubric score: {shown}");
+            self.listener.on_event(&Event::Backtrack {
+                from: id,
+                to: &to,
+                kind: BacktrackKind::Automatic,
+                reason: &reason,
+            });
+            state.backtracks.push(Backtrack {
+                from: id.to_string(),
+                to: to.clone(),
+                kind: BacktrackKind::Automatic,
+                reason,
+            });
+            state.current_node = to;
+            state.node_redirected = true;
+            pc.next = Some(t);
+        }
+        ProcessorOutcome::Continue
+    }
+
+    /// Human review (docs/language.md, *Reviews*).
+    pub(super) async fn review(
+        &self,
+        p: &Prepared,
+        state: &mut RunState,
+        pc: &mut PostCtx,
+    ) -> Result<ProcessorOutcome, RuntimeError> {
+        let Some(Node::Standard(node)) = p.plan.node(pc.idx) else {
+            return Ok(ProcessorOutcome::Continue);
+        };
+        let Some(config) = &node.review_config else {
+            return Ok(ProcessorOutcome::Continue);
+        };
+        if state.node_redirected
+            || config.mode == ReviewMode::Disabled
+            || (config.mode == ReviewMode::Optional && pc.result.status == NodeStatus::Success)
+        {
+            return Ok(ProcessorOutcome::Continue);
+        }
+        let decision = match pc.resume_decision.take() {
+            Some(d) => d,
+            None => match self
+                .review
+                .request_review(ReviewRequest {
+                    node_id: &node.id,
+                    config,
+                    result: &pc.result,
+                    context: &state.context,
+                    history: &state.history,
+                })
+                .await
+            {
+                ReviewOutcome::Decided(d) => d,
+                ReviewOutcome::Pending { correlation_id } => {
+                    return Ok(ProcessorOutcome::Suspend { correlation_id });
+                }
+            },
+        };
+        let pn = &p.plan.nodes[pc.idx];
+        let id = p.plan.id(pc.idx);
+        match decision {
+            ReviewDecision::Approve { edits } => {
+                if let Some(edits) = edits {
+                    state.context.extend(edits);
+                }
+                state.review_verdict = Some(ReviewVerdict {
+                    approved: true,
+                    reason: None,
+                });
+            }
+            ReviewDecision::Reject { reason } => {
+                if !pn.has_rejection_arm {
+                    return Ok(ProcessorOutcome::Terminal(RunOutcome::Rejected { reason }));
+                }
+                state.review_verdict = Some(ReviewVerdict {
+                    approved: false,
+                    reason: Some(reason),
+                });
+            }
+            ReviewDecision::Backtrack {
+                target,
+                edits,
+                reason,
+            } => {
+                let t = p
+                    .plan
+                    .index_of(&target)
+                    .ok_or_else(|| RuntimeError::NodeNotFound {
+                        node: target.clone(),
+                    })?;
+                if let Some(edits) = edits {
+                    state.context.extend(edits);
+                }
+                self.listener.on_event(&Event::Backtrack {
+                    from: id,
+                    to: &target,
+                    kind: BacktrackKind::Manual,
+                    reason: &reason,
+                });
+                state.backtracks.push(Backtrack {
+                    from: id.to_string(),
+                    to: target.clone(),
+                    kind: BacktrackKind::Manual,
+                    reason: reason.clone(),
+                });
+                state.review_verdict = Some(ReviewVerdict {
+                    approved: false,
+                    reason: Some(reason),
+                });
+                state.current_node = target;
+                state.node_redirected = true;
+                pc.next = Some(t);
+            }
+        }
+        Ok(ProcessorOutcome::Continue)
+    }
+}
+
+/// Wall-clock milliseconds since the epoch (history and pause timestamps).
+pub(super) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}

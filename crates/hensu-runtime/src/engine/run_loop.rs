@@ -1,0 +1,173 @@
+//! The run loop: node after node, with the run guards (`maxSteps`, `maxExecutionTime`,
+//! cancellation) and the boundary hooks before each node of the main flow.
+
+use std::time::{Duration, Instant};
+
+use hensu_ir::{ExitStatus, Node};
+
+use super::Engine;
+use super::Prepared;
+use super::pipeline::{PostCtx, Step, now_ms};
+use crate::boundary::Boundary;
+use crate::error::RuntimeError;
+use crate::events::Event;
+use crate::review::ReviewDecision;
+use crate::run_types::{CancelToken, PostProcessor, RunOutcome};
+use crate::state::{ExecutionPhase, NodeStatus, RunState};
+
+impl Engine {
+    /// The run loop. `boundary` is the join of a fork branch: reaching it completes the
+    /// sub-flow (SUCCESS) without executing it; branch states take no checkpoints.
+    pub(crate) async fn drive(
+        &self,
+        p: &Prepared,
+        state: &mut RunState,
+        cancel: &CancelToken,
+        started: Instant,
+        mut resume_decision: Option<ReviewDecision>,
+        boundary: Option<usize>,
+    ) -> Result<RunOutcome, RuntimeError> {
+        let config = p.workflow().effective_config();
+        let max_steps = self
+            .options
+            .max_steps
+            .unwrap_or(config.max_steps.max(1) as u64);
+        let time_limit = self
+            .options
+            .max_execution_time
+            .unwrap_or(Duration::from_millis(
+                config.max_execution_time.max(0) as u64
+            ));
+        let deadline = started + time_limit;
+        let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline));
+        tokio::pin!(sleep);
+        let time_error = |state: &RunState| RuntimeError::TimeLimitExceeded {
+            limit_ms: time_limit.as_millis() as u64,
+            last_nodes: state.last_nodes(5),
+        };
+
+        let mut cur =
+            p.plan
+                .index_of(&state.current_node)
+                .ok_or_else(|| RuntimeError::NodeNotFound {
+                    node: state.current_node.clone(),
+                })?;
+
+        // Resume inside the post pipeline of a suspended node.
+        if let ExecutionPhase::Awaiting {
+            node_id,
+            processor_id,
+            cached_result,
+            ..
+        } = std::mem::replace(&mut state.phase, ExecutionPhase::Initial)
+        {
+            cur = p
+                .plan
+                .index_of(&node_id)
+                .ok_or(RuntimeError::NodeNotFound { node: node_id })?;
+            let from = PostProcessor::PIPELINE
+                .iter()
+                .position(|pp| pp.id() == processor_id)
+                .unwrap_or(0);
+            let mut pc = PostCtx {
+                idx: cur,
+                result: *cached_result,
+                started: Instant::now(),
+                next: None,
+                resume_decision: resume_decision.take(),
+                run_started: started,
+                completed: None,
+            };
+            match self.post_pipeline(p, state, &mut pc, from).await? {
+                Step::Next(n) => cur = n,
+                Step::Stop(o) => return Ok(o),
+            }
+        }
+
+        loop {
+            if cancel.is_cancelled() {
+                return Err(RuntimeError::Cancelled {
+                    last_nodes: state.last_nodes(5),
+                });
+            }
+            let node_started = Instant::now();
+            if node_started >= deadline {
+                return Err(time_error(state));
+            }
+            let Some(node) = p.plan.node(cur) else {
+                return Err(RuntimeError::NodeNotFound {
+                    node: state.current_node.clone(),
+                });
+            };
+            if boundary == Some(cur) {
+                return Ok(RunOutcome::Completed {
+                    exit_status: ExitStatus::Success,
+                    end_node: p.plan.id(cur).to_string(),
+                });
+            }
+            state.rubric_evaluation = None;
+            state.node_redirected = false;
+            if let Node::End(end) = node {
+                return Ok(RunOutcome::Completed {
+                    exit_status: end.status,
+                    end_node: end.id.clone(),
+                });
+            }
+            if state.steps >= max_steps {
+                return Err(RuntimeError::MaxStepsExceeded {
+                    limit: max_steps,
+                    last_nodes: state.last_nodes(5),
+                });
+            }
+            // Pre pipeline: checkpoint hook, node start.
+            if boundary.is_none() {
+                self.listener.on_checkpoint(state);
+                for hook in &self.boundary_hooks {
+                    match hook.at_boundary(state).await? {
+                        Boundary::Continue => {}
+                        Boundary::Cancel => {
+                            return Err(RuntimeError::Cancelled {
+                                last_nodes: state.last_nodes(5),
+                            });
+                        }
+                        Boundary::Suspend => return Ok(RunOutcome::Paused),
+                    }
+                }
+            }
+            state.steps += 1;
+            self.listener.on_event(&Event::NodeStarted {
+                node_id: p.plan.id(cur),
+                kind: node.kind(),
+                step: state.steps,
+            });
+            let result = tokio::select! {
+                biased;
+                r = self.execute_node(p, cur, node, state, cancel, started) => r?,
+                _ = &mut sleep => return Err(time_error(state)),
+            };
+            if result.status == NodeStatus::Pending {
+                state.phase = ExecutionPhase::Awaiting {
+                    node_id: p.plan.id(cur).to_string(),
+                    processor_id: PostProcessor::OutputExtraction.id().to_string(),
+                    cached_result: Box::new(result),
+                    correlation_id: String::new(),
+                    requested_at_ms: now_ms(),
+                };
+                return Ok(RunOutcome::Paused);
+            }
+            let mut pc = PostCtx {
+                idx: cur,
+                result,
+                started: node_started,
+                next: None,
+                resume_decision: None,
+                run_started: started,
+                completed: None,
+            };
+            match self.post_pipeline(p, state, &mut pc, 0).await? {
+                Step::Next(n) => cur = n,
+                Step::Stop(o) => return Ok(o),
+            }
+        }
+    }
+}

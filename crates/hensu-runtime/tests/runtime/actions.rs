@@ -1,0 +1,157 @@
+//! Action nodes: send (log, webhook), commands.yaml, shell quoting, command timeouts.
+
+use super::*;
+
+fn action_node(actions: Vec<Action>) -> Workflow {
+    workflow(
+        "act",
+        vec![
+            Node::Action(ActionNode {
+                id: "act".into(),
+                actions,
+                transition_rules: vec![success("ok"), failure(Some("ko"))],
+            }),
+            end("ok", ExitStatus::Success),
+            end("ko", ExitStatus::Failure),
+        ],
+    )
+}
+
+#[tokio::test]
+async fn send_log_and_webhook() {
+    use wiremock::matchers::{body_json, method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/"))
+        .and(body_json(json!({"text": "Hi Ada", "n": 3})))
+        .respond_with(ResponseTemplate::new(204))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let url = format!("{}/", server.uri());
+    let wf = action_node(vec![
+        Action::Send {
+            handler_id: "log".into(),
+            payload: map(json!({"message": "Hello {name}", "level": "warn"})),
+            raw_payload: false,
+        },
+        Action::Send {
+            handler_id: "webhook".into(),
+            payload: map(json!({"url": url, "text": "Hi {name}", "n": 3})),
+            raw_payload: false,
+        },
+        Action::Send {
+            handler_id: "log".into(),
+            payload: map(json!({"message": "raw {name}"})),
+            raw_payload: true,
+        },
+    ]);
+    let h = harness(&Script::new());
+    let r = h.run(&wf, json!({"name": "Ada"})).await;
+    assert_eq!(completed(&r).1, "ok");
+    let outs: Vec<Value> = h
+        .events_of("action_executed")
+        .iter()
+        .map(|e| e["output"].clone())
+        .collect();
+    assert_eq!(outs[0], "[WARN] Hello Ada");
+    assert_eq!(outs[2], "[INFO] raw {name}");
+    assert!(
+        outs[1]
+            .as_str()
+            .unwrap()
+            .starts_with("Webhook delivered to "),
+        "{}",
+        outs[1]
+    );
+    server.verify().await;
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(
+        requests[0].body, br#"{"text":"Hi Ada","n":3}"#,
+        "payload order kept"
+    );
+}
+
+#[tokio::test]
+async fn commands_yaml_is_parsed_with_a_yaml_library() {
+    let reg = CommandRegistry::parse(
+        "# comment\ncommands:\n  echo-result:\n    command: \"echo 'Workflow result:' {result}\"\n    timeout: 5000\n  with-env:\n    command: printenv GREETING\n    env:\n      GREETING: hello\n      N: 3\n  no-command:\n    timeout: 1\n",
+    )
+    .unwrap();
+    assert_eq!(reg.ids(), ["echo-result", "with-env"]);
+    assert_eq!(
+        reg.get("echo-result").unwrap().command,
+        "echo 'Workflow result:' {result}"
+    );
+    assert_eq!(reg.get("echo-result").unwrap().timeout_ms, 5000);
+    assert_eq!(reg.get("with-env").unwrap().timeout_ms, 30_000);
+    assert_eq!(reg.get("with-env").unwrap().env["N"], "3");
+    let r = reg.execute("with-env", &Context::default()).await;
+    assert_eq!(r, ActionResult::success("hello"));
+    assert!(CommandRegistry::parse("commands: [1, 2]").is_err());
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let shipped = CommandRegistry::load(&examples).unwrap();
+    assert_eq!(shipped.ids(), ["echo-result", "word-count", "list-files"]);
+}
+
+#[tokio::test]
+async fn shell_values_cannot_inject() {
+    let spec = CommandSpec {
+        command: "printf '%s' {x}".into(),
+        timeout_ms: 5000,
+        env: IndexMap::new(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let canary = dir.path().join("canary");
+    std::fs::write(&canary, "alive").unwrap();
+    let payloads = [
+        "'; rm -rf / #".to_string(),
+        format!("'; rm {} #", canary.display()),
+        "$(id)".to_string(),
+        "`id`".to_string(),
+        "a\nid\nb".to_string(),
+        "\"; id; echo \"".to_string(),
+        "$HOME ${PATH} * ? [a] ~ & | ; < > ( ) { } \\ !".to_string(),
+        "it's 'quoted' ''".to_string(),
+        String::new(),
+    ];
+    for p in payloads {
+        let c = ctx(json!({ "x": p }));
+        let line = resolve_shell(&spec.command, &c);
+        assert_eq!(line, format!("printf '%s' {}", shell_quote(&p)));
+        let r = run_command(&spec, &c, Some(dir.path())).await;
+        assert_eq!(
+            r,
+            ActionResult::success(p.trim_end_matches('\n')),
+            "payload {p:?}"
+        );
+    }
+    assert!(canary.exists(), "nothing was deleted");
+    assert_eq!(shell_quote("a'b"), r"'a'\''b'");
+    // Absent and null values render as nothing (upstream drops nulls).
+    assert_eq!(
+        resolve_shell("echo {a}{b}.", &ctx(json!({"b": null}))),
+        "echo ."
+    );
+}
+
+#[tokio::test]
+async fn command_timeout_exit_code_and_merged_output() {
+    let mk = |c: &str, t| CommandSpec {
+        command: c.into(),
+        timeout_ms: t,
+        env: IndexMap::new(),
+    };
+    let r = run_command(&mk("sleep 5", 100), &Context::default(), None).await;
+    assert_eq!(r, ActionResult::failure("Command timed out after 100 ms"));
+    let r = run_command(&mk("exit 3", 1000), &Context::default(), None).await;
+    assert_eq!(r, ActionResult::failure("Command failed with exit code: 3"));
+    let r = run_command(
+        &mk("echo out; echo err >&2", 1000),
+        &Context::default(),
+        None,
+    )
+    .await;
+    assert_eq!(r, ActionResult::success("out\nerr"));
+}

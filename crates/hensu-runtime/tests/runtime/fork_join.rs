@@ -1,0 +1,322 @@
+//! Fork/join: the four merge strategies, exports, the join timeout, concurrency, branch reviews.
+
+use super::*;
+use hensu_host::DeferredReview;
+
+fn fork_wf(
+    targets: &[&str],
+    strategy: MergeStrategy,
+    writes: &[&str],
+    exports: &[&str],
+    fail_on_error: bool,
+) -> Workflow {
+    let mut nodes = vec![Node::Fork(ForkNode {
+        id: "f".into(),
+        targets: targets.iter().map(|t| t.to_string()).collect(),
+        transition_rules: vec![success("j")],
+        ..ForkNode::default()
+    })];
+    for t in targets {
+        nodes.push(node(
+            t,
+            &format!("Do {t} for {{topic}}"),
+            &[],
+            vec![success("j")],
+        ));
+    }
+    nodes.push(Node::Join(JoinNode {
+        id: "j".into(),
+        await_targets: vec!["f".into()],
+        merge_strategy: strategy,
+        writes: writes.iter().map(|s| s.to_string()).collect(),
+        exports: exports.iter().map(|s| s.to_string()).collect(),
+        fail_on_any_error: fail_on_error,
+        transition_rules: vec![success("done"), failure(Some("failed"))],
+        ..JoinNode::default()
+    }));
+    nodes.push(end("done", ExitStatus::Success));
+    nodes.push(end("failed", ExitStatus::Failure));
+    workflow("f", nodes)
+}
+
+/// Branch `t` writes its output under `t` (legacy "output under node id").
+fn branch_answers() -> Script {
+    Script::new()
+        .on("a", &["alpha"])
+        .fail("b", "b is down")
+        .on("c", &["gamma"])
+}
+
+#[tokio::test]
+async fn collect_all_keeps_failure_markers_and_fails_the_join_on_error() {
+    let wf = fork_wf(
+        &["a", "b", "c"],
+        MergeStrategy::CollectAll,
+        &["all"],
+        &[],
+        true,
+    );
+    let h = harness(&branch_answers());
+    let r = h.run(&wf, json!({"topic": "T"})).await;
+    assert_eq!(completed(&r), (ExitStatus::Failure, "failed".into()));
+    assert_eq!(r.state.context["failed_branches"], json!(["b"]));
+    assert_eq!(
+        r.state.context["all"],
+        json!({
+            "a": {"a": "alpha"},
+            "b": "FailureMarker[message=Sub-flow execution failed: No valid transition from b]",
+            "c": {"c": "gamma"},
+        })
+    );
+    // Branch steps in target order, then the fork's own step, then the join.
+    assert_eq!(path(&r), ["a", "b", "c", "f", "j", "failed"]);
+    let steps: Vec<u64> = r.state.history.iter().map(|s| s.step).collect();
+    assert_eq!(steps, [1, 2, 3, 4, 5]);
+    assert_eq!(r.state.steps, 5);
+    assert_eq!(
+        r.state.history[4].error.as_deref(),
+        Some("Fork branches failed: [\"b\"]")
+    );
+    // Branch-local context never reaches the parent except through the merge.
+    assert!(!r.state.context.contains_key("a"));
+
+    let wf = fork_wf(
+        &["a", "b", "c"],
+        MergeStrategy::CollectAll,
+        &["all"],
+        &[],
+        false,
+    );
+    let r = harness(&branch_answers())
+        .run(&wf, json!({"topic": "T"}))
+        .await;
+    assert_eq!(completed(&r).1, "done", "failOnError = false");
+}
+
+#[tokio::test]
+async fn first_successful_takes_the_first_target_in_declaration_order() {
+    let wf = fork_wf(
+        &["b", "c", "a"],
+        MergeStrategy::FirstSuccessful,
+        &["best"],
+        &[],
+        false,
+    );
+    let r = harness(&branch_answers())
+        .run(&wf, json!({"topic": "T"}))
+        .await;
+    assert_eq!(completed(&r).1, "done");
+    assert_eq!(r.state.context["best"], json!({"c": "gamma"}));
+
+    // No successful branch: `best` is null and the join fails.
+    let wf = fork_wf(
+        &["b"],
+        MergeStrategy::FirstSuccessful,
+        &["best"],
+        &[],
+        false,
+    );
+    let r = harness(&branch_answers())
+        .run(&wf, json!({"topic": "T"}))
+        .await;
+    assert_eq!(completed(&r).1, "failed");
+    assert_eq!(r.state.context["best"], Value::Null);
+    assert_eq!(
+        r.state.history.last().unwrap().error.as_deref(),
+        Some("Join output missing: best")
+    );
+}
+
+#[tokio::test]
+async fn concatenate_joins_compact_json_of_successful_branches() {
+    let wf = fork_wf(
+        &["a", "b", "c"],
+        MergeStrategy::Concatenate,
+        &["all"],
+        &[],
+        false,
+    );
+    let r = harness(&branch_answers())
+        .run(&wf, json!({"topic": "T"}))
+        .await;
+    assert_eq!(completed(&r).1, "done");
+    assert_eq!(
+        r.state.context["all"],
+        json!("{\"a\":\"alpha\"}\n\n---\n\n{\"c\":\"gamma\"}")
+    );
+}
+
+#[tokio::test]
+async fn merge_maps_copies_each_write_and_later_targets_win() {
+    let mut wf = fork_wf(
+        &["a", "c"],
+        MergeStrategy::MergeMaps,
+        &["v", "t", "shared"],
+        &[],
+        true,
+    );
+    for id in ["a", "c"] {
+        if let Some(Node::Standard(s)) = wf.nodes.get_mut(id) {
+            s.writes = vec!["shared".into(), if id == "a" { "v" } else { "t" }.into()];
+        }
+    }
+    let s = Script::new()
+        .on("a", &[r#"{"v": 1, "shared": "from a"}"#])
+        .on("c", &[r#"{"t": 2, "shared": "from c"}"#]);
+    let h = harness(&s);
+    let r = h.run(&wf, json!({"topic": "T"})).await;
+    assert_eq!(completed(&r).1, "done");
+    assert_eq!(r.state.context["v"], json!(1.0));
+    assert_eq!(r.state.context["t"], json!(2.0));
+    assert_eq!(r.state.context["shared"], json!("from c"));
+    let warnings = h.events_of("transition_warning");
+    assert_eq!(warnings.len(), 1);
+    assert!(
+        warnings[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("'shared' from branch 'c' overwrites the value from branch 'a'")
+    );
+
+    // A write no branch produced: the join fails.
+    let mut wf = fork_wf(&["a"], MergeStrategy::MergeMaps, &["v", "t"], &[], true);
+    if let Some(Node::Standard(s)) = wf.nodes.get_mut("a") {
+        s.writes = vec!["v".into()];
+    }
+    let s = Script::new().on("a", &["1"]);
+    let r = harness(&s).run(&wf, json!({"topic": "T"})).await;
+    assert_eq!(completed(&r).1, "failed");
+    assert_eq!(
+        r.state.history.last().unwrap().error.as_deref(),
+        Some("Join output missing: t")
+    );
+}
+
+#[tokio::test]
+async fn exports_filter_yields_and_underscore_keys_never_yield() {
+    let mut wf = fork_wf(
+        &["a"],
+        MergeStrategy::CollectAll,
+        &["all"],
+        &["keep", "_secret"],
+        true,
+    );
+    if let Some(Node::Standard(s)) = wf.nodes.get_mut("a") {
+        s.writes = vec!["keep".into(), "drop".into(), "_secret".into()];
+    }
+    let s = Script::new().on(
+        "a",
+        &[r#"{"keep": "k", "drop": "d", "_secret": "s", "same": 1}"#],
+    );
+    let r = harness(&s)
+        .run(&wf, json!({"topic": "T", "keep": "old"}))
+        .await;
+    assert_eq!(r.state.context["all"], json!({"a": {"keep": "k"}}));
+    assert_eq!(
+        r.state.context["keep"],
+        json!("old"),
+        "only the merge writes"
+    );
+    assert!(!r.state.context.contains_key("drop"));
+
+    // Without exports: every new or changed key except `_…` and current_node.
+    let wf2 = {
+        let mut w = wf.clone();
+        if let Some(Node::Join(j)) = w.nodes.get_mut("j") {
+            j.exports.clear();
+        }
+        w
+    };
+    let r = harness(&s)
+        .run(&wf2, json!({"topic": "T", "drop": "d"}))
+        .await;
+    assert_eq!(
+        r.state.context["all"],
+        json!({"a": {"keep": "k"}}),
+        "drop is unchanged"
+    );
+}
+
+#[tokio::test]
+async fn join_timeout_bounds_the_whole_fork() {
+    let mut wf = fork_wf(&["a", "c"], MergeStrategy::CollectAll, &["all"], &[], true);
+    if let Some(Node::Join(j)) = wf.nodes.get_mut("j") {
+        j.timeout_ms = 50;
+    }
+    let mut s = Script::new();
+    s.delay = Some(Duration::from_secs(5));
+    let r = harness(&s).run(&wf, json!({"topic": "T"})).await;
+    assert_eq!(
+        failed(&r).to_string(),
+        "fork 'f': the branches did not reach join 'j' within its timeout of 50 ms"
+    );
+}
+
+// Paused time: two 200 ms branches take 200 ms of virtual time together, 400 ms one by one.
+#[tokio::test(start_paused = true)]
+async fn branches_run_concurrently_and_end_nodes_count_as_success() {
+    let mut wf = fork_wf(&["a", "c"], MergeStrategy::CollectAll, &["all"], &[], true);
+    // `c` ends its sub-flow at an end node instead of reaching the join: still SUCCESS.
+    if let Some(Node::Standard(s)) = wf.nodes.get_mut("c") {
+        s.transition_rules = vec![success("failed")];
+    }
+    let mut s = Script::new().on("a", &["A"]).on("c", &["C"]);
+    s.delay = Some(Duration::from_millis(200));
+    let started = tokio::time::Instant::now();
+    let r = harness(&s).run(&wf, json!({"topic": "T"})).await;
+    assert!(started.elapsed() < Duration::from_millis(400), "concurrent");
+    assert_eq!(completed(&r).1, "done");
+    assert_eq!(
+        r.state.context["all"],
+        json!({"a": {"a": "A"}, "c": {"c": "C"}})
+    );
+}
+
+#[tokio::test]
+async fn a_fork_without_a_join_is_a_clear_error() {
+    let wf = workflow(
+        "f",
+        vec![
+            Node::Fork(ForkNode {
+                id: "f".into(),
+                targets: vec!["e".into()],
+                transition_rules: vec![success("e")],
+                ..ForkNode::default()
+            }),
+            end("e", ExitStatus::Success),
+        ],
+    );
+    let r = harness(&Script::new()).run(&wf, json!({})).await;
+    assert_eq!(
+        failed(&r).to_string(),
+        "fork 'f': 'e' (the target of its success transition) is not a join node"
+    );
+}
+
+#[tokio::test]
+async fn branch_review_pause_fails_the_branch_and_takes_no_checkpoints() {
+    struct Count(Mutex<usize>);
+    impl ExecutionListener for Count {
+        fn on_checkpoint(&self, _s: &RunState) {
+            *self.0.lock().unwrap() += 1;
+        }
+    }
+    let mut wf = fork_wf(&["a", "c"], MergeStrategy::CollectAll, &["all"], &[], true);
+    if let Some(Node::Standard(s)) = wf.nodes.get_mut("a") {
+        s.review_config = Some(ReviewConfig {
+            mode: ReviewMode::Required,
+            allow_backtrack: false,
+            allow_edit: false,
+        });
+    }
+    let count = Arc::new(Count(Mutex::new(0)));
+    let h = harness_with(&Script::new(), |b| {
+        b.review_handler(Arc::new(DeferredReview::new()))
+            .listener(count.clone())
+    });
+    let r = h.run(&wf, json!({"topic": "T"})).await;
+    assert_eq!(completed(&r).1, "failed");
+    assert_eq!(r.state.context["failed_branches"], json!(["a"]));
+    // f and j only: the branch nodes take none.
+    assert_eq!(*count.0.lock().unwrap(), 2);
+}

@@ -1,0 +1,137 @@
+//! Golden traces of the examples (compiled with hensu-sema, run with the shipped stubs).
+
+use super::*;
+
+mod golden {
+    use super::*;
+    use hensu_sema::files::{FileError, FileProvider, ResourceDir};
+
+    struct ExampleFiles(std::path::PathBuf);
+
+    impl FileProvider for ExampleFiles {
+        fn read(&self, dir: ResourceDir, relative: &str) -> Result<String, FileError> {
+            std::fs::read_to_string(self.0.join(dir.as_str()).join(relative))
+                .map_err(|_| FileError::NotFound)
+        }
+    }
+
+    fn examples() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+    }
+
+    pub(super) fn compile(name: &str) -> Workflow {
+        let path = examples().join("workflows").join(name);
+        let src = std::fs::read_to_string(&path).unwrap();
+        let lowered = hensu_sema::lower_source(
+            &src,
+            hensu_diagnostics::FileId::default(),
+            &ExampleFiles(examples()),
+        );
+        lowered
+            .workflow
+            .unwrap_or_else(|| panic!("{name} did not lower: {:?}", lowered.diagnostics))
+    }
+
+    /// Every example workflow, for sub-workflow nodes (as `hensuc run -d examples` loads them).
+    pub(super) fn repository() -> MapRepository {
+        let mut names: Vec<String> = std::fs::read_dir(examples().join("workflows"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names.iter().map(|n| compile(n)).collect()
+    }
+
+    pub(super) async fn trace(name: &str, scenario: &str, input: Value) -> Value {
+        let wf = compile(name);
+        let dir = examples();
+        let engine = Engine::builder()
+            .provider(Arc::new(StubProvider::new(
+                Some(Box::new(FsStubFiles::new(dir.join("stubs")))),
+                Some(scenario.to_string()),
+            )))
+            .action_handlers(hensu_host::action_handlers(None))
+            .generic_handlers(hensu_host::generic_handlers())
+            .commands(CommandRegistry::load(&dir).unwrap())
+            .workflows(Arc::new(repository()))
+            .build();
+        let r = engine.run(&wf, ctx(input), &CancelToken::new()).await;
+        let outcome = match &r.outcome {
+            RunOutcome::Completed { exit_status, .. } => exit_status.as_str().to_string(),
+            RunOutcome::Rejected { reason } => format!("REJECTED: {reason}"),
+            RunOutcome::Paused => "PAUSED".into(),
+            RunOutcome::Failed(e) => format!("FAILED: {e}"),
+        };
+        let mut p = path(&r);
+        if p.len() > 30 {
+            let n = p.len();
+            let tail = p.split_off(n - 5);
+            p.truncate(10);
+            p.push(format!("… {} more …", n - 15));
+            p.extend(tail);
+        }
+        let bt: Vec<String> = r
+            .state
+            .backtracks
+            .iter()
+            .map(|b| format!("{} → {} {:?}", b.from, b.to, b.kind))
+            .collect();
+        let bt = if bt.len() > 10 {
+            vec![format!("{} backtracks, first: {}", bt.len(), bt[0])]
+        } else {
+            bt
+        };
+        json!({
+            "path": p,
+            "outcome": outcome,
+            "steps": r.state.steps,
+            "backtracks": bt,
+            "context": r.state.context,
+        })
+    }
+}
+
+macro_rules! golden {
+    ($test:ident, $file:literal, $scenario:literal, $input:tt) => {
+        #[tokio::test]
+        async fn $test() {
+            let t = golden::trace($file, $scenario, json!($input)).await;
+            // The snapshot names date from when these tests were one file: `runtime__<test>`.
+            insta::with_settings!({ prepend_module_to_snapshot => false }, {
+                insta::assert_json_snapshot!(concat!("runtime__", stringify!($test)), t);
+            });
+        }
+    };
+}
+
+golden!(golden_content_pipeline_default, "content-pipeline.hwf", "default", {"topic": "Rust async runtimes"});
+golden!(golden_content_pipeline_strict, "content-pipeline.hwf", "strict", {"topic": "Rust async runtimes"});
+golden!(golden_content_pipeline_rejected, "content-pipeline.hwf", "rejected", {"topic": "Rust async runtimes"});
+golden!(golden_backtrack_routing_default, "backtrack-routing.hwf", "default", {"question": "Why is the sky blue?"});
+golden!(golden_backtrack_routing_revise, "backtrack-routing.hwf", "revise", {"question": "Why is the sky blue?"});
+golden!(golden_backtrack_routing_hopeless, "backtrack-routing.hwf", "hopeless", {"question": "Why is the sky blue?"});
+golden!(golden_escalation_default, "escalation.hwf", "default", {"incident": "Disk 91% full on db-1"});
+golden!(golden_escalation_outage, "escalation.hwf", "outage", {"incident": "API returns 502 everywhere"});
+golden!(golden_executable_actions_default, "executable-actions.hwf", "default", {"request": "What is 6 × 7?"});
+golden!(golden_generic_node_default, "generic-node.hwf", "default", {"input": "  The   quick brown fox\n jumps over the lazy dog.  "});
+golden!(golden_generic_node_invalid, "generic-node.hwf", "default", {"input": "short"});
+golden!(golden_human_review_default, "human-review.hwf", "default", {"goal": "Ship v1.0"});
+golden!(golden_mini_review_default, "mini-review.hwf", "default", {"topic": "WebAssembly"});
+golden!(golden_ralph_loop_default, "ralph-loop.hwf", "default", {"task": "Write a CSV parser"});
+golden!(golden_ralph_loop_stuck, "ralph-loop.hwf", "stuck", {"task": "Write a CSV parser"});
+golden!(golden_self_evaluation_default, "self-evaluation.hwf", "default", {"topic": "Tea"});
+golden!(golden_self_evaluation_strict, "self-evaluation.hwf", "strict", {"topic": "Tea"});
+golden!(golden_sub_summarizer_default, "sub-summarizer.hwf", "default", {"draft": "Notes about Rust."});
+golden!(golden_travel_guide_default, "travel-guide.kt", "default", {"mountain_name": "Kazbek"});
+golden!(golden_consensus_vote_default, "consensus-vote.hwf", "default", {"topic": "hensu 1.0"});
+golden!(golden_consensus_vote_rejected, "consensus-vote.hwf", "rejected", {"topic": "hensu 1.0"});
+golden!(golden_unanimous_vote_default, "unanimous-vote.hwf", "default", {"change": "Rotate signing keys"});
+golden!(golden_weighted_vote_default, "weighted-vote.hwf", "default", {"api_docs": "GET /v1/items"});
+golden!(golden_weighted_vote_rejected, "weighted-vote.hwf", "rejected", {"api_docs": "GET /v1/items"});
+golden!(golden_unanimous_vote_rejected, "unanimous-vote.hwf", "rejected", {"change": "Rotate signing keys"});
+golden!(golden_judge_decides_default, "judge-decides.hwf", "default", {"product": "hensu"});
+golden!(golden_fork_join_default, "fork-join.hwf", "default", {"company": "Acme"});
+golden!(golden_main_research_default, "main-research.hwf", "default", {"topic": "Rust"});
+golden!(golden_fork_join_concatenate_default, "fork-join-concatenate.hwf", "default", {"topic": "Rust ownership"});
+golden!(golden_fork_join_first_successful_default, "fork-join-first-successful.hwf", "default", {"text": "Good morning"});
+golden!(golden_fork_join_merge_maps_default, "fork-join-merge-maps.hwf", "default", {"invoice": "ACME Corp, total 120.50 EUR, due 2025-07-01"});

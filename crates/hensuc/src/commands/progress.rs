@@ -1,0 +1,208 @@
+//! Live progress of `hensuc run` / `resume` on stderr: an `indicatif` status line on a
+//! terminal (node, step, elapsed seconds) with event lines printed above it, plain lines
+//! otherwise; `-v` adds prompts, outputs and transition reasons.
+
+use std::io::Write;
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+use hensu_runtime::{Event, ExecutionListener};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+
+/// How often the status line's clock is redrawn.
+const TICK: Duration = Duration::from_millis(200);
+
+pub(crate) struct Progress {
+    terminal: bool,
+    verbose: bool,
+    /// Provider keys never reach the terminal, even in `-v` prompts and outputs.
+    redactor: Arc<hensu_providers::Redactor>,
+    /// Hidden until the first node starts (and always when stderr is not a terminal).
+    bar: ProgressBar,
+    shown: Once,
+}
+
+impl Progress {
+    pub(crate) fn new(
+        terminal: bool,
+        verbose: bool,
+        redactor: Arc<hensu_providers::Redactor>,
+    ) -> Self {
+        let style = ProgressStyle::with_template("⠿ {msg} · {seconds}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner())
+            .with_key(
+                "seconds",
+                |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.1}s", state.elapsed().as_secs_f64());
+                },
+            );
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+        bar.set_style(style);
+        Progress {
+            terminal,
+            verbose,
+            redactor,
+            bar,
+            shown: Once::new(),
+        }
+    }
+
+    /// Removes the status line (the run is over).
+    pub(crate) fn clear(&self) {
+        self.bar.finish_and_clear();
+    }
+
+    /// Shows `node · step N` on the status line (a terminal only).
+    fn status(&self, node: &str, step: u64) {
+        if !self.terminal {
+            return;
+        }
+        self.bar.set_message(format!("{node} · step {step}"));
+        self.shown.call_once(|| {
+            self.bar.set_draw_target(ProgressDrawTarget::stderr());
+            self.bar.enable_steady_tick(TICK);
+        });
+    }
+
+    /// Prints a line (above the status line on a terminal).
+    fn say(&self, text: &str) {
+        let text = self.redactor.redact(text);
+        let print = || {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "{text}");
+        };
+        if self.terminal {
+            self.bar.suspend(print);
+        } else {
+            print();
+        }
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("    │ {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl ExecutionListener for Progress {
+    fn on_event(&self, event: &Event<'_>) {
+        match event {
+            Event::NodeStarted {
+                node_id,
+                kind,
+                step,
+            } => {
+                self.status(node_id, *step);
+                if !self.terminal || self.verbose {
+                    self.say(&format!(
+                        "→ {node_id} ({}, step {step})",
+                        kind.as_str().to_lowercase()
+                    ));
+                }
+            }
+            Event::AgentCall {
+                agent_id,
+                branch_id,
+                prompt,
+                response,
+                error,
+                duration_us,
+                ..
+            } => {
+                if self.verbose {
+                    let who = match branch_id {
+                        Some(b) => format!("branch {b}, agent {agent_id}"),
+                        None => format!("agent {agent_id}"),
+                    };
+                    self.say(&format!("  ┌ prompt ({who})\n{}", indent(prompt)));
+                    match (response, error) {
+                        (Some(r), _) => self.say(&format!(
+                            "  └ response ({:.1} ms)\n{}",
+                            *duration_us as f64 / 1000.0,
+                            indent(r)
+                        )),
+                        (None, Some(e)) => self.say(&format!("  └ error: {e}")),
+                        _ => {}
+                    }
+                }
+            }
+            Event::ProviderRetry {
+                provider,
+                model,
+                attempt,
+                delay_ms,
+                error_kind,
+                ..
+            } => self.say(&format!(
+                "  ↻ {provider} ({model}) attempt {attempt} failed ({error_kind}), retrying in {:.1}s",
+                *delay_ms as f64 / 1000.0
+            )),
+            Event::StructuredOutputCorrection {
+                node_id,
+                agent_id,
+                attempt,
+                problem,
+            } => self.say(&format!(
+                "  ↻ {node_id}: {problem}; re-prompting {agent_id} (correction {attempt})"
+            )),
+            Event::ActionExecuted {
+                action,
+                success,
+                output,
+                ..
+            } => {
+                let mark = if *success { "✓" } else { "✗" };
+                self.say(&format!("  {mark} {action}: {output}"));
+            }
+            Event::NodeCompleted {
+                node_id,
+                status,
+                error,
+                ..
+            } => {
+                if let Some(e) = error {
+                    self.say(&format!("  ✗ {node_id} {status}: {e}"));
+                }
+            }
+            Event::RubricEvaluated {
+                node_id,
+                score,
+                passed,
+            } => {
+                if self.verbose {
+                    self.say(&format!(
+                        "  rubric {node_id}: {} ({})",
+                        hensu_ir::java_double_to_string(*score),
+                        if *passed { "passed" } else { "failed" }
+                    ));
+                }
+            }
+            Event::Backtrack {
+                from,
+                to,
+                kind,
+                reason,
+            } => {
+                self.say(&format!("  ↺ backtrack {from} → {to} ({kind:?}: {reason})"));
+            }
+            Event::TransitionTaken {
+                from,
+                to,
+                cause,
+                bounded,
+                ..
+            } => {
+                if self.verbose || bounded.is_some() {
+                    let extra = bounded.map(|b| format!(", {b}")).unwrap_or_default();
+                    self.say(&format!("  {from} → {to}: {cause}{extra}"));
+                }
+            }
+            Event::TransitionWarning { node_id, message } => {
+                self.say(&format!("⚠ transition warning · {node_id}\n  {message}"));
+            }
+            Event::RunStarted { .. } | Event::RunFinished { .. } => {}
+        }
+    }
+}
