@@ -798,7 +798,7 @@ fn undecodable_rows_are_corrupt_not_panics() {
     {
         let c = rusqlite::Connection::open(&path).expect("open");
         c.execute_batch(
-            "UPDATE run_data SET snapshot = x'00ff10' WHERE run_id = 'run0';
+            "UPDATE snapshots SET state = x'00ff10' WHERE run_id = 'run0';
              UPDATE runs SET status = 'exploded' WHERE run_id = 'run1';
              UPDATE run_data SET workflow = 'not json' WHERE run_id = 'run1';",
         )
