@@ -9,7 +9,7 @@
 //! Backends share one semantics and one conformance suite (`tests/conformance`):
 //! - [`SqliteStore`] (the default): embedded SQLite (bundled), WAL, at `<dir>/.hensu/state.db`;
 //!   [`MemoryStore`] is the same code on an SQLite `:memory:` database;
-//! - `PgStore` (feature `postgres`): PostgreSQL, for runs shared by several machines.
+//! - [`PgStore`]: PostgreSQL, for runs shared by several machines.
 //!
 //! [`open_store`] picks one from a URL or a path.
 //!
@@ -48,6 +48,7 @@ mod error;
 mod heartbeat;
 mod memory;
 mod owner;
+mod postgres;
 mod record;
 mod sqlite;
 mod time;
@@ -62,6 +63,7 @@ pub use error::{Result, StoreError};
 pub use heartbeat::Heartbeat;
 pub use memory::MemoryStore;
 pub use owner::{Lease, OwnerId, local_host, pid_alive};
+pub use postgres::{PG_SCHEMA_VERSION, PgStore};
 pub use record::{
     CancelRequest, CheckpointMeta, Checkpointed, LogEntry, LogKind, RecordUpdate, Renewed,
     RunRecord, RunStatus, StepEntry, StoredRun,
@@ -306,6 +308,35 @@ pub trait StateStore: Send + Sync {
     /// Up to `limit` log rows after step `after`, oldest first, payloads decoded (for
     /// followers of a run and for history with outputs).
     fn read_log(&self, run_id: &str, after: u64, limit: usize) -> Result<Vec<LogEntry>>;
+}
+
+/// Opens the store `url_or_path` names:
+/// - `postgres://…` or `postgresql://…`: a [`PgStore`];
+/// - `:memory:` or `sqlite::memory:`: a fresh [`MemoryStore`];
+/// - `sqlite://PATH` or a plain `PATH`: a [`SqliteStore`] on that database file, or, when
+///   `PATH` is a directory, on its `.hensu/state.db`.
+pub fn open_store(url_or_path: &str, opts: StoreOptions) -> Result<std::sync::Arc<dyn StateStore>> {
+    let s = url_or_path.trim();
+    if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+        return Ok(std::sync::Arc::new(PgStore::open(s, opts)?));
+    }
+    if s == ":memory:" || s == "sqlite::memory:" {
+        return Ok(std::sync::Arc::new(MemoryStore::try_new(opts)?));
+    }
+    if let Some((scheme, _)) = s.split_once("://")
+        && scheme != "sqlite"
+    {
+        return Err(StoreError::Invalid(format!(
+            "unknown store URL scheme `{scheme}://` (expected postgres://, sqlite:// or a path)"
+        )));
+    }
+    let path = std::path::Path::new(s.strip_prefix("sqlite://").unwrap_or(s));
+    let file = if path.is_dir() {
+        path.join(STATE_DB)
+    } else {
+        path.to_path_buf()
+    };
+    Ok(std::sync::Arc::new(SqliteStore::open_file(file, opts)?))
 }
 
 #[derive(Serialize)]

@@ -2,7 +2,7 @@
 //! on a `:memory:` database.
 
 mod ops;
-mod rows;
+pub(crate) mod rows;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -85,6 +85,7 @@ impl SqliteStore {
                 path,
                 found,
                 written_by,
+                supported: SCHEMA_VERSION,
             });
         }
         let _mode: String = conn

@@ -290,6 +290,7 @@ pub(crate) fn init_schema(conn: &mut Connection, path: &Path) -> Result<()> {
                 path: path.to_path_buf(),
                 found,
                 written_by,
+                supported: SCHEMA_VERSION,
             });
         }
         Some((found, _)) if found < SCHEMA_VERSION => {
