@@ -21,7 +21,7 @@ pub fn step_delta(n: u64) -> StateDelta {
         &["context", &format!("out_{n}")],
         json!({"n": n, "text": "x".repeat((n % 7 * 10) as usize)}),
     );
-    if n % 5 == 0 && n >= 10 {
+    if n.is_multiple_of(5) && n >= 10 {
         d = d.remove(&["context", &format!("out_{}", n - 5)]);
     }
     d.push(
@@ -38,7 +38,7 @@ pub fn expected_state(n: u64) -> Value {
     let mut context = serde_json::Map::new();
     context.insert("topic".into(), json!("rust"));
     for k in 1..=n {
-        let removed = k % 5 == 0 && k >= 5 && k + 5 <= n;
+        let removed = k.is_multiple_of(5) && k >= 5 && k + 5 <= n;
         if !removed {
             context.insert(
                 format!("out_{k}"),
@@ -115,7 +115,7 @@ pub fn append_log_replays_to_the_same_state(f: &dyn Factory) {
                 .expect("append");
             assert_eq!(c.step, n);
             let expect_snapshot = match id {
-                "every3" => n % 3 == 0,
+                "every3" => n.is_multiple_of(3),
                 _ => false,
             };
             assert_eq!(
