@@ -13,6 +13,11 @@
 //! - `append_step_at(n)`: one more appended step on a run already `n` steps long;
 //! - `checkpoint_step_at(n)`: one more full-snapshot checkpoint (the old path, which the
 //!   runtime calls today) of a state `n` steps long, serialization included (grows with `n`).
+//!
+//! Measured (2-core shared machine, one run, medians): whole run 158.5 ms / 1,000 steps =
+//! 159 µs per step, 2.712 s / 20,000 steps = 136 µs per step (flat); one appended step 16.5 µs
+//! at 1,000 and 16.3 µs at 20,000 (means ~210 µs: periodic tails, the WAL checkpoints and
+//! compactions); one full-snapshot checkpoint 0.43 ms at 1,000 and 55.6 ms at 20,000.
 
 use divan::{Bencher, counter::ItemsCount};
 use hensu_store::{
