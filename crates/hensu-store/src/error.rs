@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
+use crate::HENSU_VERSION;
 use crate::record::RunStatus;
 use crate::time::rfc3339;
-use crate::{HENSU_VERSION, SCHEMA_VERSION};
 
 /// `Result` with a [`StoreError`].
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -59,14 +59,17 @@ pub enum StoreError {
     /// written to it.
     #[error(
         "state store {} has schema version {found} (written by hensu {written_by}); \
-         this hensu ({HENSU_VERSION}) supports schema version {SCHEMA_VERSION}: \
-         use the hensu that wrote it, or another state directory",
+         this hensu ({HENSU_VERSION}) supports schema version {supported}: \
+         use the hensu that wrote it, or another store",
         path.display()
     )]
     IncompatibleVersion {
         path: PathBuf,
         found: i64,
         written_by: String,
+        /// The newest version this build reads ([`crate::SCHEMA_VERSION`] for SQLite,
+        /// [`crate::PG_SCHEMA_VERSION`] for PostgreSQL).
+        supported: i64,
     },
 
     /// The file is not a (sound) hensu state store: truncated, garbage, damaged pages, a
@@ -98,6 +101,10 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
+
+    /// PostgreSQL failed (connection, pool, query). `target` is the URL without its password.
+    #[error("state store {target}: {detail}")]
+    Postgres { target: String, detail: String },
 
     /// A value the store cannot represent (e.g. a step beyond `i64::MAX`).
     #[error("invalid store argument: {0}")]

@@ -1,22 +1,35 @@
 //! Durable run state for hensu.
 //!
 //! A [`StateStore`] keeps, per run, the indexed columns the CLI lists ([`RunRecord`]), the
-//! workflow the run executes and its **latest** snapshot in full, plus the metadata of every
-//! checkpoint ([`CheckpointMeta`]). Snapshots are opaque JSON (`serde_json::Value`) wrapped in
-//! a versioned envelope `{"snapshot_version": N, "state": …}`; the store does not know the
-//! runtime's types.
+//! workflow the run executes, an append-only **run log** (one row per creation, step,
+//! checkpoint and status change) and the latest full **snapshot** of the run's state. States
+//! are opaque JSON (`serde_json::Value`) in a versioned envelope
+//! `{"snapshot_version": N, "state": …}`; the store does not know the runtime's types.
 //!
-//! Two implementations share one semantics (and one test suite):
-//! - [`SqliteStore`] (the default): embedded SQLite (bundled), WAL, at
-//!   `<dir>/.hensu/state.db`;
-//! - [`MemoryStore`]: for tests.
+//! Backends share one semantics and one conformance suite (`tests/conformance`):
+//! - [`SqliteStore`] (the default): embedded SQLite (bundled), WAL, at `<dir>/.hensu/state.db`;
+//!   [`MemoryStore`] is the same code on an SQLite `:memory:` database;
+//! - [`PgStore`]: PostgreSQL, for runs shared by several machines.
+//!
+//! [`open_store`] picks one from a URL or a path.
+//!
+//! # The run log and snapshots
+//! [`StateStore::append`] records one step: the node, its status and output, timing, and the
+//! *change* the step made to the state ([`StateDelta`], an RFC 6902 JSON Patch), in the same
+//! transaction as the record's step counter. A step therefore costs O(step), not O(run).
+//! [`StateStore::load`] returns the latest snapshot with the deltas logged after it replayed
+//! on top. A snapshot is rewritten ("compaction") in the transaction of the step that makes
+//! it due under the [`SnapshotPolicy`]; a crash during it rolls back to the state before that
+//! step, so nothing committed is lost. [`StateStore::checkpoint`] (a full state from the
+//! caller) still works and is a snapshot in itself. [`StateStore::history`] reads the log.
 //!
 //! # Writes
-//! - Every checkpoint is one transaction (record + snapshot + history row + lease renewal).
+//! - Every write is one transaction (record + log row [+ snapshot] + lease renewal).
 //! - `expected_step` is an optimistic-concurrency check: a writer that did not see the latest
 //!   write fails with [`StoreError::StepConflict`] instead of overwriting it.
-//! - One writer per run: [`StateStore::acquire`] takes the run's lease in a
-//!   `BEGIN IMMEDIATE` transaction; a second owner gets [`StoreError::RunLocked`].
+//! - One writer per run: [`StateStore::acquire`] takes the run's lease (SQLite: in a
+//!   `BEGIN IMMEDIATE` transaction; PostgreSQL: under the run row's `FOR UPDATE` lock); a
+//!   second owner gets [`StoreError::RunLocked`].
 //!
 //! # The lease rule
 //! A lease held by another owner blocks an acquisition unless
@@ -30,10 +43,12 @@
 //!
 //! An owner re-acquiring its own lease renews it.
 
+mod delta;
 mod error;
 mod heartbeat;
 mod memory;
 mod owner;
+mod postgres;
 mod record;
 mod sqlite;
 mod time;
@@ -43,19 +58,21 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use delta::StateDelta;
 pub use error::{Result, StoreError};
 pub use heartbeat::Heartbeat;
 pub use memory::MemoryStore;
 pub use owner::{Lease, OwnerId, local_host, pid_alive};
+pub use postgres::{PG_SCHEMA_VERSION, PgStore};
 pub use record::{
-    CancelRequest, CheckpointMeta, Checkpointed, RecordUpdate, Renewed, RunRecord, RunStatus,
-    StoredRun,
+    CancelRequest, CheckpointMeta, Checkpointed, LogEntry, LogKind, RecordUpdate, Renewed,
+    RunRecord, RunStatus, StepEntry, StoredRun,
 };
 pub use sqlite::{SqliteSettings, SqliteStore};
 pub use time::{now_ms, rfc3339};
 
 /// The schema version this build reads and writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 /// The hensu version recorded in the store's `meta` table.
 pub const HENSU_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The default lease time-to-live.
@@ -89,6 +106,107 @@ pub struct StoreOptions {
     pub busy_timeout: Duration,
     /// Run `PRAGMA quick_check` when opening (O(database size)).
     pub verify_on_open: bool,
+    /// When [`StateStore::append`] rewrites the full snapshot.
+    pub snapshot_policy: SnapshotPolicy,
+    /// Test hook: fail a compaction between two of its statements.
+    #[doc(hidden)]
+    pub failpoint: Option<Failpoint>,
+}
+
+/// When an appended step also rewrites the run's full snapshot (compaction).
+///
+/// A snapshot is due once the log since the latest snapshot holds at least
+/// [`every_steps`](Self::every_steps) delta rows **or** [`max_log_bytes`](Self::max_log_bytes)
+/// bytes of deltas — but not before those deltas reach
+/// [`min_log_percent`](Self::min_log_percent) of the snapshot's own size. The floor keeps the
+/// cost per step flat however large the state grows: a compaction re-encodes the whole state,
+/// and is paid for by at least that many bytes of steps. Resume replays at most the rows since
+/// the latest snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SnapshotPolicy {
+    /// Default 1,000.
+    pub every_steps: u64,
+    /// Default 1 MiB.
+    pub max_log_bytes: u64,
+    /// Default 50 (%).
+    pub min_log_percent: u64,
+}
+
+impl Default for SnapshotPolicy {
+    fn default() -> Self {
+        SnapshotPolicy {
+            every_steps: 1_000,
+            max_log_bytes: 1 << 20,
+            min_log_percent: 50,
+        }
+    }
+}
+
+impl SnapshotPolicy {
+    /// Never compacts (only [`StateStore::checkpoint`] writes snapshots).
+    pub const NEVER: SnapshotPolicy = SnapshotPolicy {
+        every_steps: u64::MAX,
+        max_log_bytes: u64::MAX,
+        min_log_percent: 0,
+    };
+
+    /// Compacts after every `n` appended steps, whatever their size (for tests).
+    pub const fn every(n: u64) -> SnapshotPolicy {
+        SnapshotPolicy {
+            every_steps: n,
+            max_log_bytes: u64::MAX,
+            min_log_percent: 0,
+        }
+    }
+
+    /// Whether `rows` deltas of `log_bytes` since a snapshot of `snapshot_bytes` call for a
+    /// new snapshot.
+    pub fn due(&self, rows: u64, log_bytes: u64, snapshot_bytes: u64) -> bool {
+        let paid = u128::from(log_bytes) * 100
+            >= u128::from(snapshot_bytes) * u128::from(self.min_log_percent);
+        (rows >= self.every_steps || log_bytes >= self.max_log_bytes) && paid
+    }
+}
+
+/// Where a compaction can be made to fail (test hook).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompactionStage {
+    /// The new snapshot row is written; the old one and the record's counters are not.
+    AfterSnapshotInsert,
+    /// The old snapshot is deleted; the record's counters are not updated.
+    AfterOldSnapshotDelete,
+}
+
+/// What a failpoint does: return an error (the transaction rolls back), or abort the process
+/// on the spot (as a `kill -9` would, mid-transaction).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailAction {
+    Error,
+    Abort,
+}
+
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Failpoint {
+    pub stage: CompactionStage,
+    pub action: FailAction,
+}
+
+impl Failpoint {
+    /// Fires if set for `stage`.
+    pub(crate) fn hit(this: Option<Failpoint>, stage: CompactionStage) -> Result<()> {
+        match this {
+            Some(f) if f.stage == stage => match f.action {
+                FailAction::Error => Err(StoreError::Invalid(format!(
+                    "failpoint: compaction stopped at {stage:?}"
+                ))),
+                FailAction::Abort => std::process::abort(),
+            },
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Default for StoreOptions {
@@ -99,6 +217,8 @@ impl Default for StoreOptions {
             durability: Durability::Normal,
             busy_timeout: Duration::from_secs(5),
             verify_on_open: true,
+            snapshot_policy: SnapshotPolicy::default(),
+            failpoint: None,
         }
     }
 }
@@ -138,6 +258,21 @@ pub trait StateStore: Send + Sync {
         snapshot: &Value,
     ) -> Result<Checkpointed>;
 
+    /// Records one step in the run log: `entry` (node, status, output, timing and the
+    /// [`StateDelta`] the step made) and `update` (the record's new columns), bumping the step,
+    /// in one transaction; renews the lease. Checked like [`StateStore::checkpoint`]. When the
+    /// [`SnapshotPolicy`] makes a snapshot due, it is written in the same transaction
+    /// ([`Checkpointed::snapshot_written`]). The delta is not validated against the state here
+    /// (that would cost O(state)); a delta that does not apply makes the next load or
+    /// compaction fail with [`StoreError::Corrupt`].
+    fn append(
+        &self,
+        lease: &Lease,
+        expected_step: u64,
+        update: &RecordUpdate,
+        entry: &StepEntry,
+    ) -> Result<Checkpointed>;
+
     /// Changes the record without a new snapshot (e.g. marking a crashed run failed, a paused
     /// run cancelled): bumps the step and appends a history row. With `lease`, it must be the
     /// current one; without, no other live owner may hold the run. A terminal status
@@ -153,7 +288,8 @@ pub trait StateStore: Send + Sync {
     /// Cancels a run: directly when nobody holds it, otherwise by flagging it for its owner.
     fn request_cancel(&self, run_id: &str) -> Result<CancelRequest>;
 
-    /// The record, workflow and latest snapshot (its version checked).
+    /// The record, workflow and current state: the latest snapshot with the deltas logged
+    /// after it replayed (versions checked).
     fn load(&self, run_id: &str) -> Result<StoredRun>;
 
     /// The record alone.
@@ -165,8 +301,42 @@ pub trait StateStore: Send + Sync {
     /// The paused run waiting for `correlation_id`, if any.
     fn find_by_correlation(&self, correlation_id: &str) -> Result<Option<RunRecord>>;
 
-    /// The run's history, oldest first: one row per checkpoint and status change.
+    /// The run's history, oldest first: one row per log entry (creation, step, checkpoint,
+    /// status change).
     fn history(&self, run_id: &str) -> Result<Vec<CheckpointMeta>>;
+
+    /// Up to `limit` log rows after step `after`, oldest first, payloads decoded (for
+    /// followers of a run and for history with outputs).
+    fn read_log(&self, run_id: &str, after: u64, limit: usize) -> Result<Vec<LogEntry>>;
+}
+
+/// Opens the store `url_or_path` names:
+/// - `postgres://…` or `postgresql://…`: a [`PgStore`];
+/// - `:memory:` or `sqlite::memory:`: a fresh [`MemoryStore`];
+/// - `sqlite://PATH` or a plain `PATH`: a [`SqliteStore`] on that database file, or, when
+///   `PATH` is a directory, on its `.hensu/state.db`.
+pub fn open_store(url_or_path: &str, opts: StoreOptions) -> Result<std::sync::Arc<dyn StateStore>> {
+    let s = url_or_path.trim();
+    if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+        return Ok(std::sync::Arc::new(PgStore::open(s, opts)?));
+    }
+    if s == ":memory:" || s == "sqlite::memory:" {
+        return Ok(std::sync::Arc::new(MemoryStore::try_new(opts)?));
+    }
+    if let Some((scheme, _)) = s.split_once("://")
+        && scheme != "sqlite"
+    {
+        return Err(StoreError::Invalid(format!(
+            "unknown store URL scheme `{scheme}://` (expected postgres://, sqlite:// or a path)"
+        )));
+    }
+    let path = std::path::Path::new(s.strip_prefix("sqlite://").unwrap_or(s));
+    let file = if path.is_dir() {
+        path.join(STATE_DB)
+    } else {
+        path.to_path_buf()
+    };
+    Ok(std::sync::Arc::new(SqliteStore::open_file(file, opts)?))
 }
 
 #[derive(Serialize)]

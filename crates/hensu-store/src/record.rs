@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::delta::StateDelta;
 use crate::time::now_ms;
 
 /// The status of a run, as listed by the CLI.
@@ -163,17 +164,87 @@ pub struct StoredRun {
     pub snapshot_version: u64,
 }
 
-/// One row of a run's history: every checkpoint and status change keeps its metadata (only
-/// the latest snapshot is kept in full).
+/// What wrote a row of the run log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogKind {
+    /// [`crate::StateStore::create_run`]: the first snapshot.
+    Created,
+    /// [`crate::StateStore::checkpoint`]: a full snapshot from the caller.
+    Snapshot,
+    /// [`crate::StateStore::append`]: one step, its state change as a delta.
+    Step,
+    /// [`crate::StateStore::set_status`] or a direct cancellation: the state is unchanged.
+    Status,
+}
+
+impl LogKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogKind::Created => "created",
+            LogKind::Snapshot => "snapshot",
+            LogKind::Step => "step",
+            LogKind::Status => "status",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<LogKind> {
+        [
+            LogKind::Created,
+            LogKind::Snapshot,
+            LogKind::Step,
+            LogKind::Status,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
+}
+
+/// One row of a run's history (the run log without its payloads): every creation,
+/// checkpoint, step and status change, keyed by the run's write step.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckpointMeta {
     pub step: u64,
+    /// The record's current node after the write (the node executed next).
     pub node: Option<String>,
     pub status: RunStatus,
-    /// Unix milliseconds.
+    /// Unix milliseconds of the write.
     pub at: u64,
-    /// The encoded snapshot's size; `None` for a status change without a snapshot.
+    /// The size of the full snapshot written at this step (a checkpoint, or a compaction
+    /// after an appended step); `None` when none was.
     pub snapshot_bytes: Option<u64>,
+    pub kind: LogKind,
+    /// For a [`LogKind::Step`]: the node the step executed, its status, and how long it ran.
+    pub executed_node: Option<String>,
+    pub node_status: Option<String>,
+    pub duration_ms: Option<u64>,
+}
+
+/// A step as the engine hands it to [`crate::StateStore::append`]: what ran, what it
+/// produced, and the change it made to the run's state (only the change: the store replays
+/// it on top of the latest snapshot).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepEntry {
+    /// The node the step executed.
+    pub node: Option<String>,
+    /// Its outcome as the engine names it (e.g. `SUCCESS`); opaque to the store.
+    pub node_status: Option<String>,
+    /// The node's output (kept in the log for history and followers, not replayed).
+    pub output: Option<Value>,
+    /// The change to the state (RFC 6902 JSON Patch).
+    pub delta: StateDelta,
+    /// When the node started (unix milliseconds) and how long it ran.
+    pub started_at: Option<u64>,
+    pub duration_ms: Option<u64>,
+}
+
+/// A full row of the run log, payloads decoded ([`crate::StateStore::read_log`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogEntry {
+    pub meta: CheckpointMeta,
+    pub output: Option<Value>,
+    pub delta: Option<StateDelta>,
+    pub started_at: Option<u64>,
 }
 
 /// What a successful checkpoint returns.
@@ -187,6 +258,9 @@ pub struct Checkpointed {
     pub lease_expires_at: u64,
     /// Someone asked to cancel this run: stop before the next node.
     pub cancel_requested: bool,
+    /// A full snapshot was written by this call (always for [`crate::StateStore::checkpoint`];
+    /// for [`crate::StateStore::append`], when the snapshot policy made one due).
+    pub snapshot_written: bool,
 }
 
 /// What a heartbeat returns.

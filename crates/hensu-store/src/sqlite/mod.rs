@@ -1,0 +1,226 @@
+//! The default store: embedded SQLite (bundled), WAL. [`crate::MemoryStore`] is this store
+//! on a `:memory:` database.
+
+mod ops;
+pub(crate) mod rows;
+mod schema;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+use crate::{Result, RunStatus, SCHEMA_VERSION, STATE_DB, StoreError, StoreOptions};
+use schema::{init_schema, quick_check, read_meta, sniff_header};
+
+/// The effective SQLite settings of an open store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SqliteSettings {
+    pub journal_mode: String,
+    /// 0 = OFF, 1 = NORMAL, 2 = FULL, 3 = EXTRA.
+    pub synchronous: i64,
+    pub busy_timeout_ms: i64,
+    pub schema_version: i64,
+    /// The hensu version that last opened the store for writing.
+    pub hensu_version: String,
+    pub sqlite_version: String,
+}
+
+/// The SQLite store. One connection per handle (behind a mutex); several handles and several
+/// processes may open the same file: SQLite's locks plus the run leases coordinate them.
+#[derive(Clone)]
+pub struct SqliteStore {
+    conn: Arc<Mutex<Connection>>,
+    path: PathBuf,
+    opts: StoreOptions,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .field("opts", &self.opts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) `<project_dir>/.hensu/state.db` with default options.
+    pub fn open(project_dir: impl AsRef<Path>) -> Result<SqliteStore> {
+        SqliteStore::open_file(project_dir.as_ref().join(STATE_DB), StoreOptions::default())
+    }
+
+    /// Opens (creating if needed) the database file `path`.
+    ///
+    /// Checks, before writing anything: the file header (a non-SQLite or truncated file is
+    /// [`StoreError::Corrupt`]), `PRAGMA quick_check` (if [`StoreOptions::verify_on_open`]),
+    /// and the schema version in `meta` ([`StoreError::IncompatibleVersion`]).
+    pub fn open_file(path: impl AsRef<Path>, opts: StoreOptions) -> Result<SqliteStore> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(parent) = path.parent()
+            && !parent.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        sniff_header(&path)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn =
+            Connection::open_with_flags(&path, flags).map_err(|e| StoreError::sqlite(&path, e))?;
+        let sq = |e| StoreError::sqlite(&path, e);
+        conn.busy_timeout(opts.busy_timeout).map_err(sq)?;
+        if opts.verify_on_open {
+            quick_check(&conn, &path)?;
+        }
+        // The version check comes before any write (the journal mode is one). Older
+        // versions are migrated by `init_schema`.
+        if let Some((found, written_by)) = read_meta(&conn, &path)?
+            && !(1..=SCHEMA_VERSION).contains(&found)
+        {
+            return Err(StoreError::IncompatibleVersion {
+                path,
+                found,
+                written_by,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        let _mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+            .map_err(sq)?;
+        let sync = match opts.durability {
+            crate::Durability::Normal => "NORMAL",
+            crate::Durability::Full => "FULL",
+        };
+        conn.pragma_update(None, "synchronous", sync).map_err(sq)?;
+        conn.pragma_update(None, "foreign_keys", "ON").map_err(sq)?;
+        let mut conn = conn;
+        init_schema(&mut conn, &path)?;
+        Ok(SqliteStore {
+            conn: Arc::new(Mutex::new(conn)),
+            path,
+            opts,
+        })
+    }
+
+    /// A private in-memory database (SQLite `:memory:`), gone with its last handle. Clones of
+    /// the store share it; [`SqliteStore::with_options`] gives a handle with other options.
+    pub fn open_memory(opts: StoreOptions) -> Result<SqliteStore> {
+        let path = PathBuf::from(":memory:");
+        let mut conn = Connection::open_in_memory().map_err(|e| StoreError::sqlite(&path, e))?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(|e| StoreError::sqlite(&path, e))?;
+        init_schema(&mut conn, &path)?;
+        Ok(SqliteStore {
+            conn: Arc::new(Mutex::new(conn)),
+            path,
+            opts,
+        })
+    }
+
+    /// Another handle on the same connection with other options.
+    pub fn with_options(&self, opts: StoreOptions) -> SqliteStore {
+        SqliteStore {
+            conn: Arc::clone(&self.conn),
+            path: self.path.clone(),
+            opts,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn options(&self) -> &StoreOptions {
+        &self.opts
+    }
+
+    /// The effective settings (for `hensu doctor`-style reports and tests).
+    pub fn settings(&self) -> Result<SqliteSettings> {
+        let conn = self.lock();
+        let sq = |e| StoreError::sqlite(&self.path, e);
+        let journal_mode: String = conn
+            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+            .map_err(sq)?;
+        let synchronous: i64 = conn
+            .pragma_query_value(None, "synchronous", |r| r.get(0))
+            .map_err(sq)?;
+        let busy_timeout_ms: i64 = conn
+            .pragma_query_value(None, "busy_timeout", |r| r.get(0))
+            .map_err(sq)?;
+        let (schema_version, hensu_version) =
+            read_meta(&conn, &self.path)?.ok_or_else(|| StoreError::Corrupt {
+                path: self.path.clone(),
+                detail: "the meta table is missing".into(),
+            })?;
+        Ok(SqliteSettings {
+            journal_mode,
+            synchronous,
+            busy_timeout_ms,
+            schema_version,
+            hensu_version,
+            sqlite_version: rusqlite::version().to_string(),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave a transaction half-applied (rusqlite
+        // rolls back on drop), so a poisoned connection is still sound.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn sq(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        |e| StoreError::sqlite(&self.path, e)
+    }
+
+    /// Runs `f` in a `BEGIN IMMEDIATE` transaction (the write lock is taken up front, so two
+    /// writers serialize instead of failing on upgrade).
+    pub(crate) fn write<T>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>, &Path) -> Result<T>,
+    ) -> Result<T> {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(self.sq())?;
+        let out = f(&tx, &self.path)?;
+        tx.commit().map_err(self.sq())?;
+        Ok(out)
+    }
+
+    /// Runs `f` in a read transaction (a consistent view across tables).
+    pub(crate) fn read<T>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>, &Path) -> Result<T>,
+    ) -> Result<T> {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(self.sq())?;
+        let out = f(&tx, &self.path)?;
+        tx.commit().map_err(self.sq())?;
+        Ok(out)
+    }
+}
+
+pub(crate) fn corrupt(path: &Path, detail: impl Into<String>) -> StoreError {
+    StoreError::Corrupt {
+        path: path.to_path_buf(),
+        detail: detail.into(),
+    }
+}
+
+pub(crate) fn to_i64(v: u64) -> Result<i64> {
+    i64::try_from(v).map_err(|_| StoreError::Invalid(format!("{v} exceeds i64::MAX")))
+}
+
+pub(crate) fn to_u64(v: i64, path: &Path, what: &str) -> Result<u64> {
+    u64::try_from(v).map_err(|_| corrupt(path, format!("negative {what} ({v})")))
+}
+
+pub(crate) fn parse_status(s: &str, path: &Path) -> Result<RunStatus> {
+    RunStatus::parse(s).ok_or_else(|| corrupt(path, format!("unknown run status `{s}`")))
+}

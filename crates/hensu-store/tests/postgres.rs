@@ -1,0 +1,259 @@
+//! The conformance suite on PostgreSQL, plus its schema versions, corruption and a kill during
+//! compaction. Every test needs a server: `scripts/pg-test.sh cargo test -p hensu-store --
+//! --ignored` starts a throw-away cluster and sets `HENSU_TEST_DATABASE_URL`. Each test works
+//! in a schema of its own, so they run in parallel on one database.
+
+#[macro_use]
+mod conformance;
+
+use std::process::{Command, Stdio};
+
+use conformance::{Factory, record, workflow};
+use hensu_store::{PG_SCHEMA_VERSION, PgStore, StateStore, StoreError, StoreOptions};
+use serde_json::json;
+
+const URL_VAR: &str = "HENSU_TEST_DATABASE_URL";
+
+fn url() -> String {
+    std::env::var(URL_VAR).unwrap_or_else(|_| {
+        panic!(
+            "{URL_VAR} is not set: run the PostgreSQL tests under scripts/pg-test.sh, e.g. \
+             `scripts/pg-test.sh cargo test -p hensu-store -- --ignored`"
+        )
+    })
+}
+
+fn fresh_schema() -> String {
+    format!("t_{}", uuid::Uuid::new_v4().simple())
+}
+
+/// Runs SQL statements directly (to damage or inspect a store), in `schema`.
+fn sql(schema: &str, statements: &str) -> Vec<String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(&url(), tokio_postgres::NoTls)
+            .await
+            .expect("connect");
+        let task = tokio::spawn(conn);
+        client
+            .batch_execute(&format!("SET search_path = {schema}"))
+            .await
+            .expect("search_path");
+        let mut out = Vec::new();
+        for msg in client.simple_query(statements).await.expect("statements") {
+            if let tokio_postgres::SimpleQueryMessage::Row(row) = msg {
+                out.push(row.get(0).unwrap_or("NULL").to_string());
+            }
+        }
+        drop(client);
+        let _ = task.await;
+        out
+    })
+}
+
+/// Handles on one store in a fresh schema: separate pools, as separate processes would have.
+pub struct PgFactory {
+    schema: String,
+}
+
+impl PgFactory {
+    fn new() -> PgFactory {
+        PgFactory {
+            schema: fresh_schema(),
+        }
+    }
+}
+
+impl Factory for PgFactory {
+    fn handle(&self, opts: StoreOptions) -> Box<dyn StateStore> {
+        Box::new(PgStore::open_in_schema(&url(), Some(&self.schema), opts).expect("open pg store"))
+    }
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+}
+
+mod pg {
+    use super::*;
+    conformance_suite!(
+        #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"] => PgFactory::new()
+    );
+}
+
+fn opts() -> StoreOptions {
+    StoreOptions::default()
+}
+
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn migrations_run_up_from_empty_and_once() {
+    let schema = fresh_schema();
+    let s = PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("open");
+    assert_eq!(
+        sql(
+            &schema,
+            "SELECT value FROM meta WHERE key = 'schema_version'"
+        ),
+        [PG_SCHEMA_VERSION.to_string()]
+    );
+    assert_eq!(
+        sql(
+            &schema,
+            "SELECT value FROM meta WHERE key = 'hensu_version'"
+        ),
+        [hensu_store::HENSU_VERSION]
+    );
+    assert_eq!(
+        sql(&schema, "SELECT count(*) FROM refinery_schema_history"),
+        [PG_SCHEMA_VERSION.to_string()]
+    );
+    s.create_run(&record("a", 1), &workflow(), &json!({"k": 1}))
+        .expect("create");
+    drop(s);
+    // Reopening (and opening concurrently) applies nothing twice and keeps the data.
+    let handles: Vec<_> = (0..3)
+        .map(|_| {
+            let schema = schema.clone();
+            std::thread::spawn(move || PgStore::open_in_schema(&url(), Some(&schema), opts()))
+        })
+        .collect();
+    for h in handles {
+        let s = h.join().expect("thread").expect("reopen");
+        assert_eq!(s.load("a").expect("load").snapshot, json!({"k": 1}));
+    }
+    assert_eq!(
+        sql(&schema, "SELECT count(*) FROM refinery_schema_history"),
+        [PG_SCHEMA_VERSION.to_string()]
+    );
+}
+
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn newer_schema_version_is_refused_untouched() {
+    let schema = fresh_schema();
+    drop(PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("open"));
+    sql(
+        &schema,
+        "UPDATE meta SET value = '99' WHERE key = 'schema_version';
+         UPDATE meta SET value = '9.9.9' WHERE key = 'hensu_version';",
+    );
+    match PgStore::open_in_schema(&url(), Some(&schema), opts()) {
+        Err(e @ StoreError::IncompatibleVersion { found: 99, .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains("schema version 99"), "{msg}");
+            assert!(msg.contains("9.9.9"), "{msg}");
+            assert!(!msg.contains("password"), "{msg}");
+        }
+        other => panic!("expected IncompatibleVersion, got {other:?}"),
+    }
+    assert_eq!(
+        sql(
+            &schema,
+            "SELECT value FROM meta WHERE key = 'hensu_version'"
+        ),
+        ["9.9.9"]
+    );
+}
+
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn foreign_tables_and_undecodable_rows_are_corrupt_not_panics() {
+    let foreign = fresh_schema();
+    sql(
+        "public",
+        &format!("CREATE SCHEMA {foreign}; CREATE TABLE {foreign}.runs (x INTEGER);"),
+    );
+    match PgStore::open_in_schema(&url(), Some(&foreign), opts()) {
+        Err(StoreError::Corrupt { detail, .. }) => {
+            assert!(detail.contains("not a hensu state store"), "{detail}")
+        }
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+
+    let schema = fresh_schema();
+    let s = PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("open");
+    for id in ["run0", "run1", "run2"] {
+        s.create_run(&record(id, 1), &workflow(), &json!({"k": 1}))
+            .expect("create");
+    }
+    sql(
+        &schema,
+        "UPDATE snapshots SET state = '\\x00ff10' WHERE run_id = 'run0';
+         UPDATE runs SET status = 'exploded' WHERE run_id = 'run1';
+         UPDATE run_data SET workflow = 'not json' WHERE run_id = 'run2';
+         UPDATE run_log SET kind = 'weird' WHERE run_id = 'run2';",
+    );
+    assert!(matches!(s.load("run0"), Err(StoreError::Corrupt { .. })));
+    assert!(matches!(s.list(), Err(StoreError::Corrupt { .. })));
+    assert!(matches!(s.record("run1"), Err(StoreError::Corrupt { .. })));
+    assert!(matches!(s.load("run2"), Err(StoreError::Corrupt { .. })));
+    assert!(matches!(s.history("run2"), Err(StoreError::Corrupt { .. })));
+    // The snapshot version is checked as on SQLite.
+    sql(
+        &schema,
+        "UPDATE snapshots SET snapshot_version = 7 WHERE run_id = 'run2'",
+    );
+    assert!(matches!(
+        s.load("run2"),
+        Err(StoreError::SnapshotVersion { found: 7, .. })
+    ));
+}
+
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn bad_urls_are_errors_not_panics() {
+    assert!(matches!(
+        PgStore::open(
+            "postgres://nobody@127.0.0.1:1/none?connect_timeout=2",
+            opts()
+        ),
+        Err(StoreError::Postgres { .. })
+    ));
+    assert!(matches!(
+        PgStore::open("postgres://h:notaport/db", opts()),
+        Err(StoreError::Invalid(_))
+    ));
+    assert!(matches!(
+        PgStore::open_in_schema(&url(), Some("Bad-Name"), opts()),
+        Err(StoreError::Invalid(_))
+    ));
+}
+
+const CRASH_SCHEMA: &str = "HENSU_STORE_TEST_CRASH_SCHEMA";
+
+/// Not a test on its own: the child of `kill_during_compaction_loses_nothing`.
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn crash_child() {
+    let Ok(schema) = std::env::var(CRASH_SCHEMA) else {
+        return;
+    };
+    let s = PgStore::open_in_schema(&url(), Some(&schema), conformance::crash_child_options())
+        .expect("child opens");
+    conformance::crash_in_compaction_child(&s);
+}
+
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn kill_during_compaction_loses_nothing() {
+    let schema = fresh_schema();
+    drop(PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("create"));
+    let status = Command::new(std::env::current_exe().expect("exe"))
+        .args(["crash_child", "--exact", "--ignored", "--test-threads=1"])
+        .env(CRASH_SCHEMA, &schema)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run child");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        status.signal(),
+        Some(6),
+        "the child aborted mid-compaction: {status}"
+    );
+    let s = PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("reopen");
+    conformance::crash_in_compaction_check(&s);
+}
