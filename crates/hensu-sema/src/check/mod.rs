@@ -4,7 +4,7 @@
 //!
 //! No I/O. The pure analyses the checks use are public so the LSP and the graph export can reuse
 //! them: [`graph`] (node graph, reachability, unbounded cycles), [`intervals`] (score and condition
-//! arm overlap) and [`suggest`] (did-you-mean).
+//! arm overlap); the did-you-mean is [`crate::suggest`].
 //!
 //! Every check is linear in the size of the workflow (arm-overlap checks are quadratic only in the
 //! number of arms of one node), never indexes an origins vector (a missing origin falls back to a
@@ -12,7 +12,6 @@
 
 pub mod graph;
 pub mod intervals;
-pub mod suggest;
 
 mod flow;
 mod fxhash;

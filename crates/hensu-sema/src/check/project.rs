@@ -13,8 +13,8 @@ use petgraph::visit::EdgeRef;
 use super::ProjectUnit;
 use super::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::graph::render_cycle_path;
-use super::suggest::help_for;
 use crate::origins::Origins;
+use crate::suggest::help_for;
 
 /// At most this many "the cycle continues here" labels per E0502.
 const MAX_CYCLE_LABELS: usize = 8;

@@ -4,8 +4,8 @@ use hensu_diagnostics::{Diagnostic, Span};
 use hensu_ir::Node;
 
 use super::graph::{EdgeSource, NodeGraph};
-use super::suggest::help_for;
 use super::{Ctx, TargetSlot};
+use crate::suggest::help_for;
 
 pub(super) fn check(cx: &mut Ctx<'_>, graph: &NodeGraph<'_>) {
     let wf = cx.wf;

@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use super::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::intervals::parse_number;
-use super::suggest::help_for;
 use super::{Ctx, InputKind};
 use crate::origins::NodeOrigin;
+use crate::suggest::help_for;
 
 /// Every `{name}` placeholder of a text with its byte offset, with the semantics of the regex
 /// `\{([a-zA-Z_][a-zA-Z0-9_]*)\}` (so `{a-b}`, `{ x }` and JSON objects never match).

@@ -19,9 +19,7 @@ use hensu_syntax::ast::{Call, Expr, ExprKind, FunBody, Ident, Link, SourceFile, 
 use crate::files::FileProvider;
 use crate::origins::Origins;
 use crate::schema::{self, BlockKind, StatementKind, StatementSpec};
-
-/// Maximum number of candidates compared for a did-you-mean.
-const MAX_CANDIDATES: usize = 256;
+use crate::suggest::did_you_mean;
 
 /// The result of [`crate::lower`].
 #[derive(Clone, Debug, Default)]
@@ -131,32 +129,6 @@ pub fn is_valid_identifier(s: &str) -> bool {
         _ => return false,
     }
     s.len() <= 255 && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-}
-
-/// The closest candidate to `name` (edit distance, case-insensitive), if close enough.
-pub fn did_you_mean<'a>(
-    name: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let lower = name.to_lowercase();
-    let limit = (name.chars().count() / 3).clamp(1, 4);
-    let mut best: Option<((usize, bool), &'a str)> = None;
-    for candidate in candidates.into_iter().take(MAX_CANDIDATES) {
-        if candidate == name {
-            continue;
-        }
-        let d = if candidate.eq_ignore_ascii_case(name) {
-            0
-        } else {
-            strsim::osa_distance(&lower, &candidate.to_lowercase())
-        };
-        // Ties prefer a candidate of the same length (`GPT_40` → `GPT_4O`, not `GPT_4`).
-        let key = (d, candidate.len() != name.len());
-        if d <= limit && best.is_none_or(|(bk, _)| key < bk) {
-            best = Some((key, candidate));
-        }
-    }
-    best.map(|(_, c)| c)
 }
 
 /// `a, b, c` of the names accepted in `kind`.

@@ -10,9 +10,10 @@ use hensu_ir::{
 use hensu_syntax::ast::{Call, Expr, ExprKind, Ident, Link};
 
 use super::values::Quoted;
-use super::{Lowerer, Seen, Shape, did_you_mean};
+use super::{Lowerer, Seen, Shape};
 use crate::origins::RuleOrigin;
 use crate::schema::{self, BlockKind, ChainForms, StatementKind};
+use crate::suggest::did_you_mean;
 
 /// What a chain continues with after its trigger.
 pub(crate) enum ChainAction {

@@ -5,8 +5,9 @@ use hensu_diagnostics::{Diagnostic, Span};
 use hensu_syntax::ast::{Arg, Call, Expr, ExprKind, StrExpr};
 use serde_json::Value;
 
-use super::{Lowerer, did_you_mean, is_valid_identifier};
+use super::{Lowerer, is_valid_identifier};
 use crate::schema::{self, EnumType};
+use crate::suggest::did_you_mean;
 
 /// What an expression is, for "found …" in messages.
 pub(crate) fn describe(e: &Expr<'_>) -> String {

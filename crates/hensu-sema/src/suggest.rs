@@ -1,4 +1,6 @@
-//! Did-you-mean suggestions by edit distance over the names in scope.
+//! The one did-you-mean of the compiler: the lowering (statement names, transition words,
+//! enum constants, model names) and the checks (node, agent, variable and workflow ids) all ask
+//! [`did_you_mean`], so a misspelling gets the same suggestion wherever it is found.
 //!
 //! The work is capped so a suggestion stays cheap whatever the size of the workflow: at most
 //! [`MAX_COMPARED`] candidates get a full edit-distance computation (candidates whose length
@@ -12,14 +14,16 @@ pub const MAX_SCANNED: usize = 20_000;
 /// Names longer than this (in chars) get no suggestion.
 pub const MAX_NAME_LEN: usize = 128;
 
-/// The largest edit distance still worth suggesting for a name of `len` chars.
+/// The largest edit distance still worth suggesting for a name of `len` chars: a third of the
+/// name, at least one and at most four edits (past four the "suggestion" is a different word).
 fn threshold(len: usize) -> usize {
-    (len / 3).max(1)
+    (len / 3).clamp(1, 4)
 }
 
-/// The closest candidate to `name`, if one is close enough: a case-insensitive match first, else
-/// the smallest edit distance (optimal string alignment: a transposition counts as one edit) within `max(1, len / 3)` (ties: the first candidate).
-/// `name` itself is never suggested.
+/// The closest candidate to `name`, if one is close enough: a case-insensitive match first,
+/// else the smallest case-insensitive edit distance (optimal string alignment: a transposition
+/// counts as one edit) within [`threshold`]. Ties prefer a candidate of the same length
+/// (`GPT_40` → `GPT_4O`, not `GPT_4`), then the first one. `name` itself is never suggested.
 pub fn did_you_mean<'a, I>(name: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
@@ -29,7 +33,8 @@ where
         return None;
     }
     let limit = threshold(len);
-    let mut best: Option<(usize, &'a str)> = None;
+    let lower = name.to_lowercase();
+    let mut best: Option<((usize, bool), &'a str)> = None;
     let mut compared = 0usize;
     for candidate in candidates.into_iter().take(MAX_SCANNED) {
         if candidate == name || candidate.is_empty() {
@@ -46,9 +51,10 @@ where
             continue;
         }
         compared += 1;
-        let distance = strsim::osa_distance(name, candidate);
-        if distance <= limit && best.is_none_or(|(d, _)| distance < d) {
-            best = Some((distance, candidate));
+        let distance = strsim::osa_distance(&lower, &candidate.to_lowercase());
+        let key = (distance, clen != len);
+        if distance <= limit && best.is_none_or(|(best_key, _)| key < best_key) {
+            best = Some((key, candidate));
         }
     }
     best.map(|(_, c)| c)
@@ -71,8 +77,26 @@ mod tests {
         let names = ["draft", "review", "done"];
         assert_eq!(did_you_mean("drafft", names), Some("draft"));
         assert_eq!(did_you_mean("Review", names), Some("review"));
+        assert_eq!(did_you_mean("REVIEw", names), Some("review"));
         assert_eq!(did_you_mean("xyz", names), None);
         assert_eq!(did_you_mean("draft", names), None);
         assert_eq!(did_you_mean("", names), None);
+    }
+
+    #[test]
+    fn ties_prefer_the_same_length() {
+        assert_eq!(did_you_mean("GPT_40", ["GPT_4", "GPT_4O"]), Some("GPT_4O"));
+    }
+
+    #[test]
+    fn distance_is_case_insensitive() {
+        assert_eq!(did_you_mean("Drafft", ["draft"]), Some("draft"));
+    }
+
+    #[test]
+    fn at_most_four_edits() {
+        let long = "abcdefghijklmnopqrstu";
+        assert_eq!(did_you_mean("abcdefghijklmnopqXXXX", [long]), Some(long));
+        assert_eq!(did_you_mean("abcdefghijklmnopXXXXX", [long]), None);
     }
 }
