@@ -1,7 +1,8 @@
 //! The one neutral diagnostic model every phase of hensu reports through, and its renderers.
 //!
 //! Phases (lexer, parser, lowering, checks, runtime loading) build [`Diagnostic`] values; the
-//! renderers (human via ariadne, JSON, SARIF, LSP in `hensuc`) only read them. This crate does no I/O
+//! renderers (human via ariadne, JSON, SARIF here; the LSP conversion in `crates/hensu-lsp`) only
+//! read them. This crate does no I/O
 //! except writing into the `std::io::Write` a renderer is given.
 //!
 //! - [`Files`] / [`SourceFile`]: the source table, byte offset → line/column ([`source`]).

@@ -73,15 +73,24 @@ pub struct Label {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Applicability {
-    /// The replacement is certainly what the author meant (a "did you mean" with one candidate).
+    /// The replacement is certainly what the author meant (e.g. the right enum name in front of
+    /// a constant that exists only there).
     MachineApplicable,
-    /// The replacement is a likely fix; the author should look at it.
+    /// The replacement is a likely fix the author should look at (every did-you-mean found by
+    /// edit distance).
     MaybeIncorrect,
 }
 
 /// A machine-readable fix: replace the bytes of `span` in `file` with `replacement`.
 /// The LSP quick fix, the JSON envelope and SARIF `fixes` all read these; the help line says the
 /// same thing in prose for the human renderer.
+///
+/// The span covers exactly the text to replace, and `replacement` is written in its place as is:
+/// - a misspelled name in a quoted string (`"revew"`) — the span covers the characters inside
+///   the quotes, never the quotes, and the replacement is the bare name (`review`);
+/// - a misspelled segment of a dotted path (`Models.GPT_4P`) — the span covers only that
+///   segment and the replacement is only the segment (`GPT_4O`);
+/// - a bare identifier — the span covers the identifier.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Suggestion {
     pub file: FileId,

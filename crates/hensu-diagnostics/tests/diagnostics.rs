@@ -2,8 +2,8 @@
 
 use hensu_diagnostics::catalogue;
 use hensu_diagnostics::{
-    ColorChoice, Counts, Diagnostic, FileId, Files, JsonReport, LineCol, Severity, Span,
-    render_human, render_json, render_sarif, summary_line,
+    Applicability, ColorChoice, Counts, Diagnostic, FileId, Files, JsonReport, LineCol, Severity,
+    Span, render_human, render_json, render_sarif, summary_line,
 };
 
 const FLOW: &str = r#"workflow("Review Flow") {
@@ -331,4 +331,91 @@ fn explanation_snapshot() {
 #[should_panic(expected = "not in the hensu-diagnostics catalogue")]
 fn unknown_codes_are_caught_in_debug_builds() {
     let _ = Diagnostic::new("E9999", "m", Span::new(0, 0), "");
+}
+
+/// `"reveiw"` with a suggestion replacing the text inside the quotes.
+fn with_suggestion() -> (Files, Vec<Diagnostic>) {
+    let mut files = Files::new();
+    let flow = files.add("workflows/review.hwf", FLOW);
+    let quoted = span_of(FLOW, "\"reveiw\"", 0);
+    let inner = Span::new(quoted.start + 1, quoted.end - 1);
+    let d = Diagnostic::new(
+        "E0204",
+        "unknown node `reveiw`",
+        quoted,
+        "no node with this id",
+    )
+    .in_file(flow)
+    .with_help("did you mean `review`?")
+    .with_suggestion(
+        inner,
+        "review",
+        "replace with `review`",
+        Applicability::MaybeIncorrect,
+    );
+    (files, vec![d])
+}
+
+#[test]
+fn json_carries_suggestions_only_when_present() {
+    let (files, diagnostics) = with_suggestion();
+    let value: serde_json::Value =
+        serde_json::from_str(&render_json(&files, &diagnostics)).expect("valid JSON");
+    let suggestions = &value["diagnostics"][0]["suggestions"];
+    assert_eq!(
+        suggestions,
+        &serde_json::json!([{
+            "file": "workflows/review.hwf",
+            "range": {
+                "start": { "line": 10, "column": 29, "byte": 243 },
+                "end": { "line": 10, "column": 35, "byte": 249 },
+            },
+            "replacement": "review",
+            "message": "replace with `review`",
+            "applicability": "maybe-incorrect",
+        }])
+    );
+    assert_eq!(&FLOW[243..249], "reveiw");
+
+    let (files, diagnostics) = fixture();
+    let value: serde_json::Value =
+        serde_json::from_str(&render_json(&files, &diagnostics)).expect("valid JSON");
+    for d in value["diagnostics"].as_array().expect("array") {
+        assert!(d.get("suggestions").is_none(), "{d}");
+    }
+}
+
+#[test]
+fn sarif_emits_suggestions_as_fixes() {
+    let (files, diagnostics) = with_suggestion();
+    let value: serde_json::Value =
+        serde_json::from_str(&render_sarif(&files, &diagnostics)).expect("valid JSON");
+    let result = &value["runs"][0]["results"][0];
+    assert_eq!(
+        result["fixes"],
+        serde_json::json!([{
+            "description": { "text": "replace with `review`" },
+            "artifactChanges": [{
+                "artifactLocation": { "uri": "workflows/review.hwf" },
+                "replacements": [{
+                    "deletedRegion": {
+                        "startLine": 10,
+                        "startColumn": 29,
+                        "endLine": 10,
+                        "endColumn": 35,
+                        "byteOffset": 243,
+                        "byteLength": 6,
+                    },
+                    "insertedContent": { "text": "review" },
+                }],
+            }],
+        }])
+    );
+
+    let (files, diagnostics) = fixture();
+    let value: serde_json::Value =
+        serde_json::from_str(&render_sarif(&files, &diagnostics)).expect("valid JSON");
+    for r in value["runs"][0]["results"].as_array().expect("array") {
+        assert!(r.get("fixes").is_none(), "{r}");
+    }
 }
