@@ -90,7 +90,10 @@ pub enum Applicability {
 ///   the quotes, never the quotes, and the replacement is the bare name (`review`);
 /// - a misspelled segment of a dotted path (`Models.GPT_4P`) — the span covers only that
 ///   segment and the replacement is only the segment (`GPT_4O`);
-/// - a bare identifier — the span covers the identifier.
+/// - a bare identifier — the span covers the identifier;
+/// - a fix that changes the form of a value (a wrong enum name in front of a constant, a string
+///   where a constant is expected) — the span covers the whole value, quotes included, and the
+///   replacement is the whole new value (`Decision.APPROVE`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Suggestion {
     pub file: FileId,

@@ -7,6 +7,8 @@
 //! differs too much are skipped without one, and at most [`MAX_SCANNED`] are looked at), and
 //! names longer than [`MAX_NAME_LEN`] get no suggestion.
 
+use hensu_diagnostics::{Applicability, Diagnostic, Span};
+
 /// At most this many candidates get a full edit-distance computation.
 pub const MAX_COMPARED: usize = 500;
 /// At most this many candidates are looked at (cheap length filter included).
@@ -60,6 +62,54 @@ where
     best.map(|(_, c)| c)
 }
 
+/// Adds the machine-readable form of a did-you-mean to `d`: replace the text at `span` (exactly
+/// the misspelled text, see [`hensu_diagnostics::Suggestion`]) with `replacement`.
+pub(crate) fn replace_with(d: Diagnostic, span: Span, replacement: &str) -> Diagnostic {
+    d.with_suggestion(
+        span,
+        replacement,
+        format!("replace with `{replacement}`"),
+        Applicability::MaybeIncorrect,
+    )
+}
+
+/// The part of `span` that holds `name`, for a span taken from the origins (the checks see no
+/// source text): the span itself when it is exactly as long as `name` (a bare identifier), the
+/// inside when it is two bytes longer (`"name"` or `{name}`), else `None` (a coarser fallback
+/// span, or a string with escapes: no structured suggestion, the help line still says it).
+pub(crate) fn written_name(span: Span, name: &str) -> Option<Span> {
+    let len = u32::try_from(name.len()).ok()?;
+    if span.len() == len {
+        Some(span)
+    } else if span.len() == len.checked_add(2)? {
+        Some(Span::new(span.start + 1, span.end - 1))
+    } else {
+        None
+    }
+}
+
+/// [`did_you_mean`] for a name a check found at `span`: the help line ``did you mean `x`?``
+/// plus, when the name's text can be located in `span` ([`written_name`]), the suggestion.
+/// Returns `d` unchanged and `false` when there is no close candidate.
+pub(crate) fn help_and_fix<'a, I>(
+    d: Diagnostic,
+    name: &str,
+    span: Span,
+    candidates: I,
+) -> (Diagnostic, bool)
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    let Some(candidate) = did_you_mean(name, candidates) else {
+        return (d, false);
+    };
+    let d = d.with_help(format!("did you mean `{candidate}`?"));
+    match written_name(span, name) {
+        Some(at) => (replace_with(d, at, candidate), true),
+        None => (d, true),
+    }
+}
+
 /// `did you mean `x`?` for a help line, if there is a close candidate.
 pub fn help_for<'a, I>(name: &str, candidates: I) -> Option<String>
 where
@@ -91,6 +141,19 @@ mod tests {
     #[test]
     fn distance_is_case_insensitive() {
         assert_eq!(did_you_mean("Drafft", ["draft"]), Some("draft"));
+    }
+
+    #[test]
+    fn written_name_finds_the_text_inside_quotes_or_braces() {
+        assert_eq!(
+            written_name(Span::new(10, 13), "abc"),
+            Some(Span::new(10, 13))
+        );
+        assert_eq!(
+            written_name(Span::new(10, 15), "abc"),
+            Some(Span::new(11, 14))
+        );
+        assert_eq!(written_name(Span::new(10, 30), "abc"), None);
     }
 
     #[test]

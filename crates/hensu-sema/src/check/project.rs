@@ -14,7 +14,7 @@ use super::ProjectUnit;
 use super::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::graph::render_cycle_path;
 use crate::origins::Origins;
-use crate::suggest::help_for;
+use crate::suggest::help_and_fix;
 
 /// At most this many "the cycle continues here" labels per E0502.
 const MAX_CYCLE_LABELS: usize = 8;
@@ -88,19 +88,20 @@ pub fn check_project(units: &[ProjectUnit<'_>]) -> Vec<Diagnostic> {
             match resolve(&s.workflow_id) {
                 None => {
                     let span = prop_span(unit.origins, &s.id, "target");
-                    let mut d = Diagnostic::new(
+                    let d = Diagnostic::new(
                         "E0501",
                         format!("unknown sub-workflow `{}`", s.workflow_id),
                         span,
                         "no workflow with this id is compiled with this one",
                     );
-                    d = match help_for(&s.workflow_id, by_id.keys().copied()) {
-                        Some(help) => d.with_help(help),
-                        None => d.with_help(
+                    let (mut d, suggested) =
+                        help_and_fix(d, &s.workflow_id, span, by_id.keys().copied());
+                    if !suggested {
+                        d = d.with_help(
                             "compile the child workflow together with this one (pass its file, \
                              or put it in `workflows/`)",
-                        ),
-                    };
+                        );
+                    }
                     unit_diags[u].push(d.in_file(unit.file));
                 }
                 Some(c) => {
@@ -208,9 +209,9 @@ fn child_schema(
         )
         .in_file(unit.file)
         .with_label_in(child.file, child_state, "the child's state schema");
-        if let Some(h) = help_for(child_name, names()) {
-            d = d.with_help(h);
-        } else {
+        let suggested;
+        (d, suggested) = help_and_fix(d, child_name, span, names());
+        if !suggested {
             d = d.with_help(format!(
                 "declare `input(\"{child_name}\", …)` in `{child_id}`"
             ));
@@ -236,9 +237,7 @@ fn child_schema(
             )
             .in_file(unit.file)
             .with_label_in(child.file, child_state, "the child's state schema");
-            if let Some(h) = help_for(child_name, names()) {
-                d = d.with_help(h);
-            }
+            (d, _) = help_and_fix(d, child_name, span, names());
             out.push(d);
             continue;
         }

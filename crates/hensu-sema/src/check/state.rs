@@ -12,7 +12,7 @@ use super::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::intervals::parse_number;
 use super::{Ctx, InputKind};
 use crate::origins::NodeOrigin;
-use crate::suggest::help_for;
+use crate::suggest::help_and_fix;
 
 /// Every `{name}` placeholder of a text with its byte offset, with the semantics of the regex
 /// `\{([a-zA-Z_][a-zA-Z0-9_]*)\}` (so `{a-b}`, `{ x }` and JSON objects never match).
@@ -322,16 +322,18 @@ fn engine_variable(cx: &mut Ctx<'_>, name: &str, span: Span, place: &str, help: 
 
 /// E0402: a written variable that the schema does not declare.
 fn undeclared_write(cx: &mut Ctx<'_>, schema: &Schema<'_>, name: &str, span: Span) {
-    let help = help_for(name, schema.names()).unwrap_or_else(|| {
-        format!("declare it in `state {{ }}`: `variable(\"{name}\", VarType.STRING)`")
-    });
     let d = Diagnostic::new(
         "E0402",
         format!("`{name}` is written but not declared in the state schema"),
         span,
         "not declared in `state { }`",
-    )
-    .with_help(help);
+    );
+    let (mut d, suggested) = help_and_fix(d, name, span, schema.names());
+    if !suggested {
+        d = d.with_help(format!(
+            "declare it in `state {{ }}`: `variable(\"{name}\", VarType.STRING)`"
+        ));
+    }
     cx.emit(d);
 }
 
@@ -375,9 +377,6 @@ fn prompt_placeholder<'a>(
         .map(|(_, s)| *s)
         .or(site.whole)
         .unwrap_or_else(|| cx.prop_span(site.node, "prompt"));
-    let help = help_for(name, schema.names()).unwrap_or_else(|| {
-        format!("declare it in `state {{ }}`, e.g. `variable(\"{name}\", VarType.STRING)`")
-    });
     let d = Diagnostic::new(
         "E0403",
         format!(
@@ -386,8 +385,13 @@ fn prompt_placeholder<'a>(
         ),
         span,
         "not declared in `state { }`",
-    )
-    .with_help(help);
+    );
+    let (mut d, suggested) = help_and_fix(d, name, span, schema.names());
+    if !suggested {
+        d = d.with_help(format!(
+            "declare it in `state {{ }}`, e.g. `variable(\"{name}\", VarType.STRING)`"
+        ));
+    }
     cx.emit(d);
 }
 
@@ -611,16 +615,18 @@ fn sub_workflow(
 }
 
 fn not_in_parent(cx: &mut Ctx<'_>, schema: &Schema<'_>, name: &str, span: Span, what: &str) {
-    let help = help_for(name, schema.names()).unwrap_or_else(|| {
-        format!("declare it in `state {{ }}`: `variable(\"{name}\", VarType.STRING)`")
-    });
     let d = Diagnostic::new(
         "E0406",
         format!("sub-workflow {what} `{name}`, which the state schema does not declare"),
         span,
         "not declared in `state { }`",
-    )
-    .with_help(help);
+    );
+    let (mut d, suggested) = help_and_fix(d, name, span, schema.names());
+    if !suggested {
+        d = d.with_help(format!(
+            "declare it in `state {{ }}`: `variable(\"{name}\", VarType.STRING)`"
+        ));
+    }
     cx.emit(d);
 }
 

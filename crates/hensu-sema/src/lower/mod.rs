@@ -19,7 +19,7 @@ use hensu_syntax::ast::{Call, Expr, ExprKind, FunBody, Ident, Link, SourceFile, 
 use crate::files::FileProvider;
 use crate::origins::Origins;
 use crate::schema::{self, BlockKind, StatementKind, StatementSpec};
-use crate::suggest::did_you_mean;
+use crate::suggest::{did_you_mean, replace_with};
 
 /// The result of [`crate::lower`].
 #[derive(Clone, Debug, Default)]
@@ -291,7 +291,7 @@ impl<'f> Lowerer<'f> {
             "unknown here",
         );
         match did_you_mean(name.name, candidates) {
-            Some(s) => d = d.with_help(format!("did you mean `{s}`?")),
+            Some(s) => d = replace_with(d.with_help(format!("did you mean `{s}`?")), name.span, s),
             None => {
                 d = d.with_help(format!(
                     "{} accepts {}",

@@ -13,7 +13,7 @@ use super::values::Quoted;
 use super::{Lowerer, Seen, Shape};
 use crate::origins::RuleOrigin;
 use crate::schema::{self, BlockKind, ChainForms, StatementKind};
-use crate::suggest::did_you_mean;
+use crate::suggest::{did_you_mean, replace_with};
 
 /// What a chain continues with after its trigger.
 pub(crate) enum ChainAction {
@@ -343,7 +343,11 @@ impl Lowerer<'_> {
                     ),
                 );
                 d = match did_you_mean(other, words(forms)) {
-                    Some(s) => d.with_help(format!("did you mean `{s}`?")),
+                    Some(s) => replace_with(
+                        d.with_help(format!("did you mean `{s}`?")),
+                        first.word.span,
+                        s,
+                    ),
                     None => d.with_help(format!("write {}", forms_syntax(ctx.trigger, forms))),
                 };
                 self.emit(d);
@@ -846,7 +850,7 @@ impl Lowerer<'_> {
             "unknown operator",
         );
         d = match did_you_mean(name, valid.iter().copied()) {
-            Some(s) => d.with_help(format!("did you mean `{s}`?")),
+            Some(s) => replace_with(d.with_help(format!("did you mean `{s}`?")), word.span, s),
             None => d.with_help(format!(
                 "`{arm}` accepts {}",
                 valid

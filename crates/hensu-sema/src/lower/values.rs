@@ -1,13 +1,13 @@
 //! Typed values: strings, numbers, booleans, enum constants, models, lists and JSON values,
 //! with E0103 (wrong type), E0108 (unknown constant) and E0107 (out of range) diagnostics.
 
-use hensu_diagnostics::{Diagnostic, Span};
+use hensu_diagnostics::{Applicability, Diagnostic, Span, Suggestion};
 use hensu_syntax::ast::{Arg, Call, Expr, ExprKind, StrExpr};
 use serde_json::Value;
 
 use super::{Lowerer, is_valid_identifier};
 use crate::schema::{self, EnumType};
-use crate::suggest::did_you_mean;
+use crate::suggest::{did_you_mean, replace_with};
 
 /// What an expression is, for "found …" in messages.
 pub(crate) fn describe(e: &Expr<'_>) -> String {
@@ -170,8 +170,15 @@ impl Lowerer<'_> {
                 if let Some(c) = constants.iter().find(|c| **c == s.value)
                     && let Some(last) = self.diags.last_mut()
                 {
-                    last.help
-                        .push(format!("write the constant: `{}.{c}`", ty.name()));
+                    let constant = format!("{}.{c}", ty.name());
+                    last.help.push(format!("write the constant: `{constant}`"));
+                    last.suggestions.push(Suggestion {
+                        file: last.primary.file,
+                        span: e.span,
+                        message: format!("replace with `{constant}`"),
+                        replacement: constant,
+                        applicability: Applicability::MachineApplicable,
+                    });
                 }
                 return None;
             }
@@ -206,9 +213,17 @@ impl Lowerer<'_> {
             let suggestion = constants
                 .iter()
                 .find(|c| **c == constant)
-                .map(|c| format!("`{}.{c}`", ty.name()));
+                .map(|c| format!("{}.{c}", ty.name()));
+            if let Some(s) = &suggestion {
+                d = d.with_suggestion(
+                    e.span,
+                    s.as_str(),
+                    format!("replace with `{s}`"),
+                    Applicability::MachineApplicable,
+                );
+            }
             d = d.with_help(match suggestion {
-                Some(s) => format!("did you mean {s}?"),
+                Some(s) => format!("did you mean `{s}`?"),
                 None => format!(
                     "{} is one of {}",
                     ty.name(),
@@ -232,7 +247,11 @@ impl Lowerer<'_> {
             format!("not a {}", ty.name()),
         );
         d = match did_you_mean(constant, constants.iter().copied()) {
-            Some(s) => d.with_help(format!("did you mean `{}.{s}`?", ty.name())),
+            Some(s) => replace_with(
+                d.with_help(format!("did you mean `{}.{s}`?", ty.name())),
+                span,
+                s,
+            ),
             None => d.with_help(format!(
                 "{} is one of {}",
                 ty.name(),
@@ -287,7 +306,7 @@ impl Lowerer<'_> {
             "not a `Models` constant",
         );
         d = match did_you_mean(constant, schema::MODELS.iter().map(|(c, _)| *c)) {
-            Some(s) => d.with_help(format!("did you mean `Models.{s}`?")),
+            Some(s) => replace_with(d.with_help(format!("did you mean `Models.{s}`?")), span, s),
             None => d.with_help("any model id string is accepted too, e.g. `model = \"my-model\"`"),
         };
         self.emit(d);
