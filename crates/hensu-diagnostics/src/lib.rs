@@ -9,9 +9,11 @@
 //! - [`render_human`]: rustc-style text via ariadne ([`human`]).
 //! - [`render_json`]: the `--format json` envelope ([`json`]).
 //! - [`render_sarif`]: SARIF 2.1.0 ([`sarif`]).
+//! - [`codes`]: every code as a constant ([`Diagnostic::new`] takes one).
 //! - [`catalogue`]: every code with its explanation (`hensuc explain`).
 
 pub mod catalogue;
+pub mod codes;
 pub mod human;
 pub mod json;
 mod model;
@@ -19,6 +21,7 @@ pub mod sarif;
 pub mod source;
 
 pub use catalogue::{CodeInfo, is_known, lookup};
+pub use codes::Code;
 pub use human::{ColorChoice, Counts, render_human, render_human_one, summary_line, write_human};
 pub use json::{JsonReport, render_json};
 pub use model::*;

@@ -1,5 +1,7 @@
 use serde::Serialize;
 
+use crate::codes::Code;
+
 /// A byte range in one source file. `u32` keeps AST nodes small; inputs above 4 GiB are rejected
 /// before lexing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -104,7 +106,7 @@ pub struct Suggestion {
     pub applicability: Applicability,
 }
 
-/// One diagnostic: a stable code (see [`crate::catalogue`]), a short lowercase message, the
+/// One diagnostic: a stable code (see [`crate::codes`] and [`crate::catalogue`]), a short lowercase message, the
 /// primary label (what is wrong here), secondary labels (other places involved), notes and help.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
@@ -123,25 +125,21 @@ impl Diagnostic {
     /// A diagnostic in `FileId(0)`; the severity is taken from the code's letter (`E…` error,
     /// `W…` warning).
     ///
-    /// In debug builds this asserts that the code is in the [`crate::catalogue`] (every code a
-    /// phase emits must have an explanation for `hensuc explain`).
+    /// `code` is one of the constants of [`crate::codes`], each of which has an entry in the
+    /// [`crate::catalogue`] (an explanation for `hensuc explain`).
     pub fn new(
-        code: &'static str,
+        code: Code,
         message: impl Into<String>,
         span: Span,
         label: impl Into<String>,
     ) -> Self {
-        debug_assert!(
-            crate::catalogue::is_known(code),
-            "diagnostic code {code} is not in the hensu-diagnostics catalogue"
-        );
-        let severity = if code.starts_with('W') {
+        let severity = if code.is_warning() {
             Severity::Warning
         } else {
             Severity::Error
         };
         Diagnostic {
-            code,
+            code: code.as_str(),
             severity,
             message: message.into(),
             primary: Label {

@@ -11,7 +11,7 @@ use chumsky::error::LabelError;
 use chumsky::input::MappedInput;
 use chumsky::prelude::*;
 use chumsky::util::MaybeRef;
-use hensu_diagnostics::{Diagnostic, Span};
+use hensu_diagnostics::{Code, Diagnostic, Span, codes};
 
 use crate::ast::*;
 use crate::layout::CSpan;
@@ -57,7 +57,7 @@ impl Lbl {
 /// A specific diagnostic attached to a parse error.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Custom {
-    pub code: &'static str,
+    pub code: Code,
     pub message: String,
     pub label: String,
     pub help: Option<String>,
@@ -79,7 +79,7 @@ pub(crate) struct PErr {
 impl PErr {
     pub(crate) fn custom(
         span: CSpan,
-        code: &'static str,
+        code: Code,
         message: impl Into<String>,
         label: impl Into<String>,
         help: &str,
@@ -329,7 +329,7 @@ impl PErr {
             message.push_str(" in ");
             message.push_str(ctx.describe());
         }
-        let mut d = Diagnostic::new("E0010", message, span, format!("unexpected {found}"));
+        let mut d = Diagnostic::new(codes::E0010, message, span, format!("unexpected {found}"));
         if statement_end {
             d = d.with_help("put each statement on its own line, or separate statements with `;`");
         } else if self.context == Some(Lbl::CallArgs)
@@ -474,7 +474,7 @@ fn kotlin_keyword_error(kind: TokenKind, span: CSpan) -> PErr {
             "write the infix word with backticks: ``whenScore `in` 50.0..79.0 goto \"x\"``",
         ),
     };
-    PErr::custom(span, "E0010", msg, label, help)
+    PErr::custom(span, codes::E0010, msg, label, help)
 }
 
 /// Build the parser for a whole file.
@@ -613,7 +613,7 @@ pub(crate) fn file_parser<'t, 's: 't>(
                     }
                     None => Err(PErr::custom(
                         whole,
-                        "E0010",
+                        codes::E0010,
                         "unary minus applies only to numbers",
                         "expected a number after `-`",
                         "write a negative number like `-1` or `-0.5`",
@@ -794,7 +794,7 @@ pub(crate) fn file_parser<'t, 's: 't>(
             if n > 0 {
                 emitter.emit(PErr::custom(
                     s,
-                    "E0010",
+                    codes::E0010,
                     "the workflow function takes no parameters",
                     "parameters are not supported",
                     "declare it as `fun name() = workflow(\"…\") { … }`",
@@ -896,7 +896,7 @@ fn statements<'t, 's: 't>(
         .validate(|s: CSpan, _, emitter| {
             emitter.emit(PErr::custom(
                 s,
-                "E0010",
+                codes::E0010,
                 "lambdas with parameters are not supported",
                 "lambda parameters",
                 "blocks after a call take no parameters: `node(\"x\") { … }`",
@@ -983,7 +983,7 @@ pub(crate) fn apply_suffix<'s>(
                         Some(_) => {
                             emit(PErr::custom(
                                 CSpan::from(a.span.start..a.span.end),
-                                "E0010",
+                                codes::E0010,
                                 "the margin prefix must not be blank",
                                 "blank margin prefix",
                                 "use the default `trimMargin()` (prefix `|`) or a visible prefix such as `trimMargin(\"#\")`",
@@ -1018,7 +1018,7 @@ pub(crate) fn apply_suffix<'s>(
                 (_, None) => {
                     emit(PErr::custom(
                         s,
-                        "E0010",
+                        codes::E0010,
                         "property access on a value is not supported",
                         "unexpected member access",
                         "only qualified names like `VarType.STRING` and the string calls `.trimIndent()`/`.trimMargin()` are allowed",
@@ -1074,7 +1074,7 @@ pub(crate) fn apply_suffix<'s>(
                 _ => {
                     emit(PErr::custom(
                         CSpan::from(a.span.start..a.span.end),
-                        "E0010",
+                        codes::E0010,
                         "this value cannot be called",
                         "unexpected argument list",
                         "only names can be called, e.g. `listOf(\"a\")`",
@@ -1102,7 +1102,7 @@ pub(crate) fn apply_suffix<'s>(
                 _ => {
                     emit(PErr::custom(
                         CSpan::from(b.span.start..b.span.start + 1),
-                        "E0010",
+                        codes::E0010,
                         "unexpected block",
                         "a block can only follow a call such as `node(\"x\")` or a name such as `agents`",
                         "put the statement and the block on separate lines, or remove the block",

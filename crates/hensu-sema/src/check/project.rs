@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use hensu_diagnostics::{Diagnostic, FileId, Span};
+use hensu_diagnostics::{Diagnostic, FileId, Span, codes};
 use hensu_ir::{Node, SubWorkflowNode, Workflow};
 use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
@@ -58,7 +58,7 @@ pub fn check_project(units: &[ProjectUnit<'_>]) -> Vec<Diagnostic> {
         let (unit, original) = (&units[u], &units[first]);
         let id = &unit.workflow.id;
         let d = Diagnostic::new(
-            "E0505",
+            codes::E0505,
             format!("workflow id `{id}` is declared twice"),
             workflow_span(unit.origins),
             "declared again here",
@@ -89,7 +89,7 @@ pub fn check_project(units: &[ProjectUnit<'_>]) -> Vec<Diagnostic> {
                 None => {
                     let span = prop_span(unit.origins, &s.id, "target");
                     let d = Diagnostic::new(
-                        "E0501",
+                        codes::E0501,
                         format!("unknown sub-workflow `{}`", s.workflow_id),
                         span,
                         "no workflow with this id is compiled with this one",
@@ -150,7 +150,7 @@ fn version_pin(
         .version
         .unwrap_or_else(|| workflow_span(child.origins));
     let d = Diagnostic::new(
-        "E0504",
+        codes::E0504,
         format!(
             "sub-workflow `{}` is pinned to version \"{pin}\" but declares \"{}\"",
             child.workflow.id, child.workflow.version
@@ -202,7 +202,7 @@ fn child_schema(
             .and_then(|o| o.imports.get(i).copied())
             .unwrap_or(fallback);
         let mut d = Diagnostic::new(
-            "E0503",
+            codes::E0503,
             format!("sub-workflow `{child_id}` does not declare imported variable `{child_name}`"),
             span,
             format!("`{child_id}` has no variable with this name"),
@@ -228,7 +228,7 @@ fn child_schema(
             .unwrap_or(fallback);
         if schema.variable(child_name).is_none() {
             let mut d = Diagnostic::new(
-                "E0503",
+                codes::E0503,
                 format!(
                     "sub-workflow `{child_id}` does not declare written variable `{child_name}`"
                 ),
@@ -250,7 +250,7 @@ fn child_schema(
                 .map(|v| v.name)
                 .unwrap_or(child_state);
             let d = Diagnostic::new(
-                "E0503",
+                codes::E0503,
                 format!("no node of sub-workflow `{child_id}` writes `{child_name}`"),
                 span,
                 "the parent expects the child to write this",
@@ -356,7 +356,7 @@ fn cycle_diagnostic(
     let span_of = |r: &Reference<'_>| prop_span(units[r.unit].origins, &r.node.id, "target");
     let Some(first) = refs.first() else {
         return Diagnostic::new(
-            "E0502",
+            codes::E0502,
             format!("sub-workflow reference cycle `{path}`"),
             Span::default(),
             "",
@@ -372,7 +372,7 @@ fn cycle_diagnostic(
         )
     };
     let mut d = Diagnostic::new(
-        "E0502",
+        codes::E0502,
         format!("sub-workflow reference cycle `{path}`"),
         span_of(first),
         label,

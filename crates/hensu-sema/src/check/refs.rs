@@ -1,6 +1,6 @@
 //! E0204 unknown node and E0205 unknown agent.
 
-use hensu_diagnostics::{Diagnostic, Span};
+use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::Node;
 
 use super::graph::{EdgeSource, NodeGraph};
@@ -78,7 +78,7 @@ pub(super) fn check(cx: &mut Ctx<'_>, graph: &NodeGraph<'_>) {
 }
 
 fn unknown_node(cx: &mut Ctx<'_>, name: &str, span: Span, label: &str) {
-    let d = Diagnostic::new("E0204", format!("unknown node `{name}`"), span, label);
+    let d = Diagnostic::new(codes::E0204, format!("unknown node `{name}`"), span, label);
     let (mut d, suggested) = help_and_fix(d, name, span, cx.wf.nodes.keys().map(String::as_str));
     if !suggested {
         d = d.with_help(format!(
@@ -92,7 +92,12 @@ fn check_agent(cx: &mut Ctx<'_>, agent: &str, span: Span, label: &str) {
     if cx.wf.agents.contains_key(agent) {
         return;
     }
-    let d = Diagnostic::new("E0205", format!("unknown agent `{agent}`"), span, label);
+    let d = Diagnostic::new(
+        codes::E0205,
+        format!("unknown agent `{agent}`"),
+        span,
+        label,
+    );
     let (mut d, suggested) = help_and_fix(d, agent, span, cx.wf.agents.keys().map(String::as_str));
     if !suggested {
         d = d.with_help(format!(

@@ -12,7 +12,7 @@ mod transitions;
 mod values;
 mod workflow;
 
-use hensu_diagnostics::{Diagnostic, FileId, Span};
+use hensu_diagnostics::{Diagnostic, FileId, Span, codes};
 use hensu_ir::Workflow;
 use hensu_syntax::ast::{Call, Expr, ExprKind, FunBody, Ident, Link, SourceFile, Stmt, StmtKind};
 
@@ -196,7 +196,7 @@ impl<'f> Lowerer<'f> {
         if spec.repeat == schema::Repeat::Once {
             if let Some(first) = seen.get(spec.name) {
                 let d = Diagnostic::new(
-                    "E0104",
+                    codes::E0104,
                     format!("`{}` is given twice in {}", spec.name, kind.describe()),
                     name.span,
                     "given again here",
@@ -220,7 +220,7 @@ impl<'f> Lowerer<'f> {
             return false;
         };
         let d = Diagnostic::new(
-            "E0015",
+            codes::E0015,
             format!("`{}` was removed from the language", name.name),
             name.span,
             "removed construct",
@@ -251,7 +251,8 @@ impl<'f> Lowerer<'f> {
                 format!("{} accepts {}", kind.describe(), accepted_list(kind)),
             ),
         };
-        let d = Diagnostic::new("E0101", msg, stmt.span, "not a statement here").with_help(help);
+        let d =
+            Diagnostic::new(codes::E0101, msg, stmt.span, "not a statement here").with_help(help);
         self.emit(d);
     }
 
@@ -268,7 +269,7 @@ impl<'f> Lowerer<'f> {
                 .collect::<Vec<_>>()
                 .join(", ");
             let d = Diagnostic::new(
-                "E0102",
+                codes::E0102,
                 format!("`{}` is not accepted in {}", name.name, kind.describe()),
                 name.span,
                 format!("not valid in {}", kind.describe()),
@@ -285,7 +286,7 @@ impl<'f> Lowerer<'f> {
         }
         let candidates = schema::block_schema(kind).iter().map(|s| s.name);
         let mut d = Diagnostic::new(
-            "E0101",
+            codes::E0101,
             format!("unknown statement `{}` in {}", name.name, kind.describe()),
             name.span,
             "unknown here",
@@ -350,7 +351,7 @@ impl<'f> Lowerer<'f> {
             return true;
         };
         let d = Diagnostic::new(
-            "E0101",
+            codes::E0101,
             format!("`{}` is {expected} here, not written like this", name.name),
             stmt,
             format!("expected `{}`", spec.syntax),

@@ -1,6 +1,6 @@
 //! The `graph { }` block: `start at`, the eight node kinds and their bodies.
 
-use hensu_diagnostics::{Diagnostic, Span};
+use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::{
     Action, ActionNode, Branch, ConsensusConfig, ConsensusStrategy, EndNode, ExitStatus, ForkNode,
     GenericNode, JoinNode, MergeStrategy, Node, ParallelNode, ReviewConfig, ReviewMode,
@@ -96,7 +96,7 @@ impl Lowerer<'_> {
                 let id = node.id().to_string();
                 if let Some(first) = self.origins.nodes.get(&id) {
                     let d = Diagnostic::new(
-                        "E0201",
+                        codes::E0201,
                         format!("node `{id}` is declared twice"),
                         origin.id,
                         "declared again here",
@@ -116,7 +116,7 @@ impl Lowerer<'_> {
     fn start_at(&mut self, head: Ident<'_>, links: &[Link<'_>]) -> Option<(String, Span)> {
         let Some(at) = links.first() else {
             let d = Diagnostic::new(
-                "E0012",
+                codes::E0012,
                 "incomplete `start`: it needs `at \"node\"`",
                 head.span,
                 "the chain ends here",
@@ -127,7 +127,7 @@ impl Lowerer<'_> {
         };
         if at.word.name != "at" {
             let d = Diagnostic::new(
-                "E0101",
+                codes::E0101,
                 format!("unexpected `{}` after `start`", at.word.name),
                 at.word.span,
                 "expected `at`",
@@ -138,7 +138,7 @@ impl Lowerer<'_> {
         }
         let Some(arg) = &at.arg else {
             let d = Diagnostic::new(
-                "E0012",
+                codes::E0012,
                 "incomplete `start at`: it needs a node id",
                 at.word.span,
                 "the chain ends here",
@@ -150,7 +150,7 @@ impl Lowerer<'_> {
         let s = self.string(arg, &"`start at`")?;
         if let Some(extra) = links.get(1) {
             let d = Diagnostic::new(
-                "E0101",
+                codes::E0101,
                 format!("unexpected `{}` after `start at`", extra.word.name),
                 extra.word.span,
                 "unexpected",
@@ -194,7 +194,7 @@ impl Lowerer<'_> {
             }
             if let Some(b) = &c.block {
                 let d = Diagnostic::new(
-                    "E0101",
+                    codes::E0101,
                     "an end node has no body",
                     b.span,
                     "unexpected body",
@@ -208,7 +208,7 @@ impl Lowerer<'_> {
             Some(b) => &b.stmts,
             None => {
                 let d = Diagnostic::new(
-                    "E0101",
+                    codes::E0101,
                     format!("`{}(\"{id}\")` needs a body", c.callee.name),
                     stmt.span,
                     "missing `{ … }`",
@@ -273,11 +273,11 @@ impl Lowerer<'_> {
     }
 
     fn missing(&mut self, what: String, span: Span, help: &str) {
-        self.emit(Diagnostic::new("E0105", what, span, "declared here").with_help(help));
+        self.emit(Diagnostic::new(codes::E0105, what, span, "declared here").with_help(help));
     }
 
     fn empty(&mut self, what: String, span: Span, help: &str) {
-        self.emit(Diagnostic::new("E0109", what, span, "declared here").with_help(help));
+        self.emit(Diagnostic::new(codes::E0109, what, span, "declared here").with_help(help));
     }
 
     /// Names of a `writes(…)`-like call, with spans.
@@ -380,7 +380,7 @@ impl Lowerer<'_> {
                 Some(r)
             }
             (Some(b), true) => {
-                let d = Diagnostic::new("E0101", "`review` takes either a mode or a block, not both", b.span, "unexpected block")
+                let d = Diagnostic::new(codes::E0101, "`review` takes either a mode or a block, not both", b.span, "unexpected block")
                     .with_help("write `review(ReviewMode.REQUIRED)` or `review { mode = …; allowBacktrack = … }`");
                 self.emit(d);
                 None
@@ -431,7 +431,7 @@ impl Lowerer<'_> {
                     if let Some(i) = n.branches.iter().position(|b| b.id == bid) {
                         let first = o.branches.get(i).map(|b| b.id).unwrap_or(bid_span);
                         let d = Diagnostic::new(
-                            "E0206",
+                            codes::E0206,
                             format!("branch `{bid}` is declared twice in parallel node `{id}`"),
                             bid_span,
                             "declared again here",
@@ -535,7 +535,7 @@ impl Lowerer<'_> {
         {
             self.emit(
                 Diagnostic::new(
-                    "E0105",
+                    codes::E0105,
                     format!("branch `{id}` has a blank `agent`"),
                     span,
                     "blank",
@@ -767,7 +767,7 @@ impl Lowerer<'_> {
                         if let Some((k, span, v)) = self.config_entry(s) {
                             if let Some(first) = keys.get(&k) {
                                 let d = Diagnostic::new(
-                                    "E0104",
+                                    codes::E0104,
                                     format!("config key `{k}` is given twice"),
                                     span,
                                     "given again here",
@@ -796,7 +796,7 @@ impl Lowerer<'_> {
             Some(span) if n.executor_type.trim().is_empty() => {
                 self.emit(
                     Diagnostic::new(
-                        "E0105",
+                        codes::E0105,
                         format!("generic node `{id}` has a blank `executorType`"),
                         span,
                         "blank",
@@ -817,7 +817,7 @@ impl Lowerer<'_> {
                 let k = self.string(key, &"a config key")?;
                 let Some(arg) = &links[0].arg else {
                     let d = Diagnostic::new(
-                        "E0012",
+                        codes::E0012,
                         format!("incomplete entry: `\"{k}\" to` needs a value"),
                         links[0].word.span,
                         "value missing",
@@ -836,7 +836,7 @@ impl Lowerer<'_> {
                     return None;
                 }
                 let d = Diagnostic::new(
-                    "E0101",
+                    codes::E0101,
                     "expected a config entry `\"key\" to value`",
                     stmt.span,
                     "not a config entry",
@@ -1005,7 +1005,7 @@ impl Lowerer<'_> {
             Some(span) if n.workflow_id.trim().is_empty() => {
                 self.emit(
                     Diagnostic::new(
-                        "E0105",
+                        codes::E0105,
                         format!("subWorkflow node `{id}` has a blank `target`"),
                         span,
                         "blank",

@@ -2,7 +2,7 @@
 //! otherwise "x" withFeedback`, `onFailure retry 2 otherwise "x"`), `onScore { }` with upstream's
 //! regrouping (upstream-reference §1.9) and `onCondition("v") { }` (§1.10).
 
-use hensu_diagnostics::{Diagnostic, Span};
+use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::{
     ComparisonOperator, ConditionPredicate, Namespace, ScoreCondition, ScoreRange, TransitionRule,
     canonical_int, canonical_number,
@@ -115,7 +115,7 @@ fn forms_syntax(trigger: &str, forms: ChainForms) -> String {
 
 impl Lowerer<'_> {
     fn incomplete(&mut self, span: Span, message: String, help: String) {
-        let d = Diagnostic::new("E0012", message, span, "the chain ends here")
+        let d = Diagnostic::new(codes::E0012, message, span, "the chain ends here")
             .with_help(help)
             .with_note("upstream Hensu silently drops an incomplete chain; hensu reports it");
         self.emit(d);
@@ -176,7 +176,7 @@ impl Lowerer<'_> {
         if let Some(arg) = &link.arg {
             self.emit(
                 Diagnostic::new(
-                    "E0101",
+                    codes::E0101,
                     "`withFeedback` takes no argument",
                     arg.span,
                     "unexpected argument",
@@ -189,7 +189,7 @@ impl Lowerer<'_> {
 
     fn feedback_not_here(&mut self, span: Span, ctx: &ChainCtx<'_>) {
         let d = Diagnostic::new(
-            "E0013",
+            codes::E0013,
             format!("`withFeedback` cannot follow `{} …`", ctx.trigger),
             span,
             "a failure transition carries no feedback",
@@ -206,7 +206,7 @@ impl Lowerer<'_> {
                 .map(|l| l.arg.as_ref().map(|a| a.span).unwrap_or(l.word.span))
                 .unwrap_or(link.word.span);
             let d = Diagnostic::new(
-                "E0101",
+                codes::E0101,
                 format!(
                     "unexpected `{}` after the end of the `{}` transition",
                     link.word.name, ctx.trigger
@@ -311,7 +311,11 @@ impl Lowerer<'_> {
                     })
                 });
                 let d = Diagnostic::new(
-                    if elsewhere { "E0102" } else { "E0101" },
+                    if elsewhere {
+                        codes::E0102
+                    } else {
+                        codes::E0101
+                    },
                     format!(
                         "`{} {w}` is not accepted on {}",
                         ctx.trigger,
@@ -330,7 +334,7 @@ impl Lowerer<'_> {
             }
             other => {
                 let mut d = Diagnostic::new(
-                    "E0101",
+                    codes::E0101,
                     format!("unexpected `{other}` in a `{}` transition", ctx.trigger),
                     first.word.span,
                     format!(
@@ -399,7 +403,7 @@ impl Lowerer<'_> {
 
     fn unexpected_word(&mut self, word: Ident<'_>, expected: &str, ctx: &ChainCtx<'_>) {
         let d = Diagnostic::new(
-            "E0101",
+            codes::E0101,
             format!(
                 "unexpected `{}` in a `{}` transition, expected `{expected}`",
                 word.name, ctx.trigger
@@ -667,7 +671,7 @@ impl Lowerer<'_> {
             && !args.items.is_empty()
         {
             let d = Diagnostic::new(
-                "E0103",
+                codes::E0103,
                 format!("`{}` takes no arguments", call.callee.name),
                 args.span,
                 "unexpected arguments",
@@ -690,7 +694,7 @@ impl Lowerer<'_> {
                 "arm after `otherwise`",
             )
         };
-        let mut d = Diagnostic::new("E0303", msg, arm, label)
+        let mut d = Diagnostic::new(codes::E0303, msg, arm, label)
             .with_label(otherwise, "the `otherwise` arm")
             .with_help("`otherwise` is the else-arm: declare it last, and only once");
         if second {
@@ -807,7 +811,7 @@ impl Lowerer<'_> {
             let e = self.double(end, &"a score range bound")?;
             if s > e {
                 let d = Diagnostic::new(
-                    "E0307",
+                    codes::E0307,
                     format!(
                         "empty score range: start {} is greater than end {}",
                         fmt_num(s),
@@ -844,7 +848,7 @@ impl Lowerer<'_> {
 
     fn unknown_operator(&mut self, word: Ident<'_>, name: &str, valid: &[&'static str], arm: &str) {
         let mut d = Diagnostic::new(
-            "E0101",
+            codes::E0101,
             format!("unknown `{arm}` operator `{name}`"),
             word.span,
             "unknown operator",

@@ -1,7 +1,7 @@
 //! Typed values: strings, numbers, booleans, enum constants, models, lists and JSON values,
 //! with E0103 (wrong type), E0108 (unknown constant) and E0107 (out of range) diagnostics.
 
-use hensu_diagnostics::{Applicability, Diagnostic, Span, Suggestion};
+use hensu_diagnostics::{Applicability, Diagnostic, Span, Suggestion, codes};
 use hensu_syntax::ast::{Arg, Call, Expr, ExprKind, StrExpr};
 use serde_json::Value;
 
@@ -44,7 +44,7 @@ impl Lowerer<'_> {
         }
         let found = describe(e);
         let mut d = Diagnostic::new(
-            "E0103",
+            codes::E0103,
             format!("{what} expects {expected}, found {found}"),
             e.span,
             format!("expected {expected}"),
@@ -72,7 +72,7 @@ impl Lowerer<'_> {
 
     /// E0107: value out of range.
     pub fn out_of_range(&mut self, span: Span, message: String, label: &str) {
-        self.emit(Diagnostic::new("E0107", message, span, label));
+        self.emit(Diagnostic::new(codes::E0107, message, span, label));
     }
 
     pub fn str_expr<'a, 's>(
@@ -193,7 +193,7 @@ impl Lowerer<'_> {
             let other = EnumType::ALL.iter().find(|t| t.name() == q.name);
             let mut d = if other.is_some() || q.name == "Models" {
                 Diagnostic::new(
-                    "E0103",
+                    codes::E0103,
                     format!(
                         "{what} expects {}, found a `{}` constant",
                         ty.name(),
@@ -204,7 +204,7 @@ impl Lowerer<'_> {
                 )
             } else {
                 Diagnostic::new(
-                    "E0108",
+                    codes::E0108,
                     format!("unknown enum `{}`", q.name),
                     q.span,
                     format!("expected {}", ty.name()),
@@ -241,7 +241,7 @@ impl Lowerer<'_> {
             return Some(c);
         }
         let mut d = Diagnostic::new(
-            "E0108",
+            codes::E0108,
             format!("unknown {} constant `{constant}`", ty.name()),
             span,
             format!("not a {}", ty.name()),
@@ -275,7 +275,7 @@ impl Lowerer<'_> {
                 let q = p.segments[n - 2];
                 if q.name != "Models" {
                     let d = Diagnostic::new(
-                        "E0108",
+                        codes::E0108,
                         format!(
                             "unknown model constant `{}.{}`",
                             q.name,
@@ -300,7 +300,7 @@ impl Lowerer<'_> {
             return Some(id.to_string());
         }
         let mut d = Diagnostic::new(
-            "E0108",
+            codes::E0108,
             format!("unknown model constant `Models.{constant}`"),
             span,
             "not a `Models` constant",
@@ -342,7 +342,7 @@ impl Lowerer<'_> {
     pub fn no_named_arg(&mut self, arg: &Arg<'_>) {
         if let Some(name) = arg.name {
             let d = Diagnostic::new(
-                "E0101",
+                codes::E0101,
                 format!("named argument `{}` is not supported", name.name),
                 name.span,
                 "named argument",
@@ -378,7 +378,7 @@ impl Lowerer<'_> {
                 None => format!("at least {min}"),
             };
             let d = Diagnostic::new(
-                "E0103",
+                codes::E0103,
                 format!(
                     "`{}` takes {expected} argument{}, found {n}",
                     call.callee.name,
@@ -447,7 +447,7 @@ impl Lowerer<'_> {
             format!("it contains `{bad}`")
         };
         let d = Diagnostic::new(
-            "E0207",
+            codes::E0207,
             format!("invalid {what} `{}`: {reason}", truncate(s, 60)),
             span,
             "invalid identifier",
@@ -513,7 +513,7 @@ impl Lowerer<'_> {
                 let Some(v) = &links[0].arg else {
                     self.emit(
                         Diagnostic::new(
-                            "E0012",
+                            codes::E0012,
                             "incomplete entry: `to` needs a value",
                             links[0].word.span,
                             "value missing here",
