@@ -272,6 +272,28 @@ impl Lowerer<'_> {
         }
     }
 
+    /// Walks the statements of a node body in source order: each is checked against the schema
+    /// of `kind` ([`Lowerer::accept`]); transitions, `onScore` and `onCondition` are lowered into
+    /// `sink`; every other accepted statement is handed to `each` (the kind's own statements).
+    fn node_body<'t, 's>(
+        &mut self,
+        kind: BlockKind,
+        body: &'t [Stmt<'s>],
+        sink: &mut RuleSink,
+        mut each: impl FnMut(&mut Self, &'static StatementSpec, Shape<'t, 's>, &'t Stmt<'s>),
+    ) {
+        let mut seen = Seen::new();
+        for stmt in body {
+            let Some((spec, shape)) = self.accept(kind, stmt, &mut seen) else {
+                continue;
+            };
+            if self.node_transition(kind, spec, shape, stmt, sink) {
+                continue;
+            }
+            each(self, spec, shape, stmt);
+        }
+    }
+
     fn missing(&mut self, what: String, span: Span, help: &str) {
         self.emit(Diagnostic::new(codes::E0105, what, span, "declared here").with_help(help));
     }
@@ -299,44 +321,42 @@ impl Lowerer<'_> {
             id: id.to_string(),
             ..StandardNode::default()
         };
-        let mut seen = Seen::new();
-        for stmt in body {
-            let Some((spec, shape)) = self.accept(BlockKind::StandardNode, stmt, &mut seen) else {
-                continue;
-            };
-            if self.node_transition(BlockKind::StandardNode, spec, shape, stmt, sink) {
-                continue;
-            }
-            let what = Quoted(spec.name);
-            match (spec.name, shape) {
-                ("agent", Shape::Assign { value, .. }) => {
-                    o.props.insert("agent", value.span);
-                    if let Ok(v) = self.opt_string(value, &what) {
-                        n.agent_id = v;
+        self.node_body(
+            BlockKind::StandardNode,
+            body,
+            sink,
+            |this, spec, shape, stmt| {
+                let what = Quoted(spec.name);
+                match (spec.name, shape) {
+                    ("agent", Shape::Assign { value, .. }) => {
+                        o.props.insert("agent", value.span);
+                        if let Ok(v) = this.opt_string(value, &what) {
+                            n.agent_id = v;
+                        }
                     }
-                }
-                ("prompt", Shape::Assign { value, .. }) => {
-                    o.props.insert("prompt", value.span);
-                    self.assign_prompt(value, &what, &mut n.prompt, &mut o.placeholders);
-                }
-                ("rubric", Shape::Assign { value, .. }) => {
-                    o.props.insert("rubric", value.span);
-                    n.rubric = self.assign_rubric(value, id, &what);
-                }
-                ("writes", Shape::Call(c)) => {
-                    let names = self.names(c, spec, false);
-                    o.writes = names.iter().map(|(_, s)| *s).collect();
-                    n.writes = names.into_iter().map(|(s, _)| s).collect();
-                }
-                ("review", Shape::Call(c)) => {
-                    o.review = Some(stmt.span);
-                    if let Some(r) = self.review(c, spec) {
-                        n.review_config = Some(r);
+                    ("prompt", Shape::Assign { value, .. }) => {
+                        o.props.insert("prompt", value.span);
+                        this.assign_prompt(value, &what, &mut n.prompt, &mut o.placeholders);
                     }
+                    ("rubric", Shape::Assign { value, .. }) => {
+                        o.props.insert("rubric", value.span);
+                        n.rubric = this.assign_rubric(value, id, &what);
+                    }
+                    ("writes", Shape::Call(c)) => {
+                        let names = this.names(c, spec, false);
+                        o.writes = names.iter().map(|(_, s)| *s).collect();
+                        n.writes = names.into_iter().map(|(s, _)| s).collect();
+                    }
+                    ("review", Shape::Call(c)) => {
+                        o.review = Some(stmt.span);
+                        if let Some(r) = this.review(c, spec) {
+                            n.review_config = Some(r);
+                        }
+                    }
+                    _ => {}
                 }
-                _ => {}
-            }
-        }
+            },
+        );
         Node::Standard(n)
     }
 
@@ -410,24 +430,20 @@ impl Lowerer<'_> {
             id: id.to_string(),
             ..ParallelNode::default()
         };
-        let mut seen = Seen::new();
-        for stmt in body {
-            let Some((spec, shape)) = self.accept(BlockKind::ParallelNode, stmt, &mut seen) else {
-                continue;
-            };
-            if self.node_transition(BlockKind::ParallelNode, spec, shape, stmt, sink) {
-                continue;
-            }
-            match (spec.name, shape) {
+        self.node_body(
+            BlockKind::ParallelNode,
+            body,
+            sink,
+            |this, spec, shape, stmt| match (spec.name, shape) {
                 ("branch", Shape::Call(c)) => {
-                    let Some(args) = self.call_args(c, 1, Some(1), spec.syntax) else {
-                        continue;
+                    let Some(args) = this.call_args(c, 1, Some(1), spec.syntax) else {
+                        return;
                     };
-                    let Some(id_e) = args.first() else { continue };
-                    let Some((bid, bid_span)) = self.id_arg(id_e, &"branch id") else {
-                        continue;
+                    let Some(id_e) = args.first() else { return };
+                    let Some((bid, bid_span)) = this.id_arg(id_e, &"branch id") else {
+                        return;
                     };
-                    let (branch, bo) = self.branch(&bid, bid_span, stmt.span, c.block.as_deref());
+                    let (branch, bo) = this.branch(&bid, bid_span, stmt.span, c.block.as_deref());
                     if let Some(i) = n.branches.iter().position(|b| b.id == bid) {
                         let first = o.branches.get(i).map(|b| b.id).unwrap_or(bid_span);
                         let d = Diagnostic::new(
@@ -438,8 +454,8 @@ impl Lowerer<'_> {
                         )
                         .with_label(first, "first declared here")
                         .with_help("rename one of the branches; the first one is kept");
-                        self.emit(d);
-                        continue;
+                        this.emit(d);
+                        return;
                     }
                     n.branches.push(branch);
                     o.branches.push(bo);
@@ -447,11 +463,11 @@ impl Lowerer<'_> {
                 ("consensus", Shape::Call(c)) => {
                     o.consensus = Some(stmt.span);
                     o.consensus_props.clear();
-                    n.consensus_config = Some(self.consensus(c.block.as_deref(), o));
+                    n.consensus_config = Some(this.consensus(c.block.as_deref(), o));
                 }
                 _ => {}
-            }
-        }
+            },
+        );
         if n.branches.is_empty() {
             self.empty(
                 format!("parallel node `{id}` has no branches"),
@@ -604,28 +620,24 @@ impl Lowerer<'_> {
             id: id.to_string(),
             ..ForkNode::default()
         };
-        let mut seen = Seen::new();
-        for stmt in body {
-            let Some((spec, shape)) = self.accept(BlockKind::ForkNode, stmt, &mut seen) else {
-                continue;
-            };
-            if self.node_transition(BlockKind::ForkNode, spec, shape, stmt, sink) {
-                continue;
-            }
-            match (spec.name, shape) {
+        self.node_body(
+            BlockKind::ForkNode,
+            body,
+            sink,
+            |this, spec, shape, _| match (spec.name, shape) {
                 ("targets", Shape::Call(c)) => {
-                    for (t, span) in self.names(c, spec, true) {
+                    for (t, span) in this.names(c, spec, true) {
                         n.targets.push(t);
                         o.targets.push(span);
                     }
                 }
                 ("waitAll", Shape::Assign { value, .. }) => {
                     o.props.insert("waitAll", value.span);
-                    n.wait_for_all = self.boolean(value, &"`waitAll`").unwrap_or(n.wait_for_all);
+                    n.wait_for_all = this.boolean(value, &"`waitAll`").unwrap_or(n.wait_for_all);
                 }
                 _ => {}
-            }
-        }
+            },
+        );
         if n.targets.is_empty() {
             self.empty(
                 format!("fork `{id}` has no targets"),
@@ -647,36 +659,32 @@ impl Lowerer<'_> {
             id: id.to_string(),
             ..JoinNode::default()
         };
-        let mut seen = Seen::new();
-        for stmt in body {
-            let Some((spec, shape)) = self.accept(BlockKind::JoinNode, stmt, &mut seen) else {
-                continue;
-            };
-            if self.node_transition(BlockKind::JoinNode, spec, shape, stmt, sink) {
-                continue;
-            }
-            match (spec.name, shape) {
+        self.node_body(
+            BlockKind::JoinNode,
+            body,
+            sink,
+            |this, spec, shape, _| match (spec.name, shape) {
                 ("await", Shape::Call(c)) => {
-                    for (t, span) in self.names(c, spec, true) {
+                    for (t, span) in this.names(c, spec, true) {
                         n.await_targets.push(t);
                         o.awaits.push(span);
                     }
                 }
                 ("writes", Shape::Call(c)) => {
-                    for (t, span) in self.names(c, spec, false) {
+                    for (t, span) in this.names(c, spec, false) {
                         n.writes.push(t);
                         o.writes.push(span);
                     }
                 }
                 ("exports", Shape::Call(c)) => {
-                    for (t, span) in self.names(c, spec, false) {
+                    for (t, span) in this.names(c, spec, false) {
                         n.exports.push(t);
                         o.exports.push(span);
                     }
                 }
                 ("mergeStrategy", Shape::Assign { value, .. }) => {
                     o.props.insert("mergeStrategy", value.span);
-                    if let Some(m) = self
+                    if let Some(m) = this
                         .enum_constant(value, EnumType::MergeStrategy, &"`mergeStrategy`")
                         .and_then(MergeStrategy::parse)
                     {
@@ -685,9 +693,9 @@ impl Lowerer<'_> {
                 }
                 ("timeout", Shape::Assign { value, .. }) => {
                     o.props.insert("timeout", value.span);
-                    if let Some(t) = self.long(value, &"`timeout`") {
+                    if let Some(t) = this.long(value, &"`timeout`") {
                         if t < 0 {
-                            self.out_of_range(
+                            this.out_of_range(
                                 value.span,
                                 format!("join timeout {t} is negative"),
                                 "must be 0 (none) or more milliseconds",
@@ -698,13 +706,13 @@ impl Lowerer<'_> {
                 }
                 ("failOnError", Shape::Assign { value, .. }) => {
                     o.props.insert("failOnError", value.span);
-                    n.fail_on_any_error = self
+                    n.fail_on_any_error = this
                         .boolean(value, &"`failOnError`")
                         .unwrap_or(n.fail_on_any_error);
                 }
                 _ => {}
-            }
-        }
+            },
+        );
         if n.await_targets.is_empty() {
             self.empty(
                 format!("join `{id}` awaits no fork"),
@@ -733,19 +741,15 @@ impl Lowerer<'_> {
             id: id.to_string(),
             ..GenericNode::default()
         };
-        let mut seen = Seen::new();
         let mut keys: IndexMap<String, Span> = IndexMap::new();
-        for stmt in body {
-            let Some((spec, shape)) = self.accept(BlockKind::GenericNode, stmt, &mut seen) else {
-                continue;
-            };
-            if self.node_transition(BlockKind::GenericNode, spec, shape, stmt, sink) {
-                continue;
-            }
-            match (spec.name, shape) {
+        self.node_body(
+            BlockKind::GenericNode,
+            body,
+            sink,
+            |this, spec, shape, _| match (spec.name, shape) {
                 ("executorType", Shape::Assign { value, .. }) => {
                     o.props.insert("executorType", value.span);
-                    if let Some(v) = self.string(value, &"`executorType`") {
+                    if let Some(v) = this.string(value, &"`executorType`") {
                         n.executor_type = v;
                     }
                 }
@@ -754,7 +758,7 @@ impl Lowerer<'_> {
                     n.rubric = if matches!(value.kind, ExprKind::Null) {
                         None
                     } else {
-                        self.rubric(value, id, &"`rubric`")
+                        this.rubric(value, id, &"`rubric`")
                     };
                 }
                 ("config", Shape::Call(c)) => {
@@ -764,7 +768,7 @@ impl Lowerer<'_> {
                         .map(|b| b.stmts.as_slice())
                         .unwrap_or(&[])
                     {
-                        if let Some((k, span, v)) = self.config_entry(s) {
+                        if let Some((k, span, v)) = this.config_entry(s) {
                             if let Some(first) = keys.get(&k) {
                                 let d = Diagnostic::new(
                                     codes::E0104,
@@ -776,7 +780,7 @@ impl Lowerer<'_> {
                                 .with_help(
                                     "upstream silently keeps the last value; remove one of them",
                                 );
-                                self.emit(d);
+                                this.emit(d);
                             } else {
                                 keys.insert(k.clone(), span);
                             }
@@ -785,8 +789,8 @@ impl Lowerer<'_> {
                     }
                 }
                 _ => {}
-            }
-        }
+            },
+        );
         match o.props.get("executorType").copied() {
             None => self.missing(
                 format!("generic node `{id}` has no `executorType`"),
@@ -861,67 +865,67 @@ impl Lowerer<'_> {
             id: id.to_string(),
             ..ActionNode::default()
         };
-        let mut seen = Seen::new();
-        for stmt in body {
-            let Some((spec, shape)) = self.accept(BlockKind::ActionNode, stmt, &mut seen) else {
-                continue;
-            };
-            if self.node_transition(BlockKind::ActionNode, spec, shape, stmt, sink) {
-                continue;
-            }
-            let Shape::Call(c) = shape else { continue };
-            let StatementKind::Call { min, max } = spec.kind else {
-                continue;
-            };
-            let Some(args) = self.call_args(c, min, max, spec.syntax) else {
-                continue;
-            };
-            let Some(first) = args.first() else { continue };
-            let what = Quoted(spec.name);
-            let Some(target) = self.string(first, &what) else {
-                continue;
-            };
-            match spec.name {
-                "execute" => {
-                    n.actions.push(Action::Execute { command_id: target });
-                    o.actions.push(stmt.span);
-                }
-                "send" => {
-                    let mut payload = IndexMap::new();
-                    if let Some(p) = args.get(1) {
-                        match &p.kind {
-                            ExprKind::Call(pc) if pc.callee.name == "mapOf" => {
-                                for arg in pc.args.as_ref().map(|a| &a.items[..]).unwrap_or(&[]) {
-                                    self.no_named_arg(arg);
-                                    if let ExprKind::Chain { links, .. } = &arg.value.kind
-                                        && let Some(v) = links.first().and_then(|l| l.arg.as_ref())
+        self.node_body(
+            BlockKind::ActionNode,
+            body,
+            sink,
+            |this, spec, shape, stmt| {
+                let Shape::Call(c) = shape else { return };
+                let StatementKind::Call { min, max } = spec.kind else {
+                    return;
+                };
+                let Some(args) = this.call_args(c, min, max, spec.syntax) else {
+                    return;
+                };
+                let Some(first) = args.first() else { return };
+                let what = Quoted(spec.name);
+                let Some(target) = this.string(first, &what) else {
+                    return;
+                };
+                match spec.name {
+                    "execute" => {
+                        n.actions.push(Action::Execute { command_id: target });
+                        o.actions.push(stmt.span);
+                    }
+                    "send" => {
+                        let mut payload = IndexMap::new();
+                        if let Some(p) = args.get(1) {
+                            match &p.kind {
+                                ExprKind::Call(pc) if pc.callee.name == "mapOf" => {
+                                    for arg in pc.args.as_ref().map(|a| &a.items[..]).unwrap_or(&[])
                                     {
-                                        o.placeholders.extend(Self::string_placeholders(v));
-                                    }
-                                    if let Some((k, _, v)) =
-                                        self.pair(&arg.value, &"a payload entry")
-                                    {
-                                        payload.insert(k, v);
+                                        this.no_named_arg(arg);
+                                        if let ExprKind::Chain { links, .. } = &arg.value.kind
+                                            && let Some(v) =
+                                                links.first().and_then(|l| l.arg.as_ref())
+                                        {
+                                            o.placeholders.extend(Self::string_placeholders(v));
+                                        }
+                                        if let Some((k, _, v)) =
+                                            this.pair(&arg.value, &"a payload entry")
+                                        {
+                                            payload.insert(k, v);
+                                        }
                                     }
                                 }
+                                _ => this.wrong_type(
+                                    p,
+                                    "a payload `mapOf(\"key\" to value, …)`",
+                                    &"`send`",
+                                ),
                             }
-                            _ => self.wrong_type(
-                                p,
-                                "a payload `mapOf(\"key\" to value, …)`",
-                                &"`send`",
-                            ),
                         }
+                        n.actions.push(Action::Send {
+                            handler_id: target,
+                            payload,
+                            raw_payload: false,
+                        });
+                        o.actions.push(stmt.span);
                     }
-                    n.actions.push(Action::Send {
-                        handler_id: target,
-                        payload,
-                        raw_payload: false,
-                    });
-                    o.actions.push(stmt.span);
+                    _ => {}
                 }
-                _ => {}
-            }
-        }
+            },
+        );
         if n.actions.is_empty() {
             self.empty(
                 format!("action node `{id}` has no actions"),
@@ -943,30 +947,25 @@ impl Lowerer<'_> {
             id: id.to_string(),
             ..SubWorkflowNode::default()
         };
-        let mut seen = Seen::new();
-        for stmt in body {
-            let Some((spec, shape)) = self.accept(BlockKind::SubWorkflowNode, stmt, &mut seen)
-            else {
-                continue;
-            };
-            if self.node_transition(BlockKind::SubWorkflowNode, spec, shape, stmt, sink) {
-                continue;
-            }
-            match (spec.name, shape) {
+        self.node_body(
+            BlockKind::SubWorkflowNode,
+            body,
+            sink,
+            |this, spec, shape, _| match (spec.name, shape) {
                 ("target", Shape::Assign { value, .. }) => {
                     o.props.insert("target", value.span);
-                    if let Some(v) = self.string(value, &"`target`") {
+                    if let Some(v) = this.string(value, &"`target`") {
                         n.workflow_id = v;
                     }
                 }
                 ("targetVersion", Shape::Assign { value, .. }) => {
                     o.props.insert("targetVersion", value.span);
-                    if let Ok(v) = self.opt_string(value, &"`targetVersion`") {
+                    if let Ok(v) = this.opt_string(value, &"`targetVersion`") {
                         n.target_version = v;
                     }
                 }
                 ("imports", Shape::Call(c)) => {
-                    let names = self.names(c, spec, false);
+                    let names = this.names(c, spec, false);
                     n.input_mapping.clear();
                     o.imports.clear();
                     o.repeated_names.retain(|(kind, _, _)| kind != "imports");
@@ -980,7 +979,7 @@ impl Lowerer<'_> {
                     }
                 }
                 ("writes", Shape::Call(c)) => {
-                    let names = self.names(c, spec, false);
+                    let names = this.names(c, spec, false);
                     n.output_mapping.clear();
                     o.writes.clear();
                     o.repeated_names.retain(|(kind, _, _)| kind != "writes");
@@ -994,8 +993,8 @@ impl Lowerer<'_> {
                     }
                 }
                 _ => {}
-            }
-        }
+            },
+        );
         match o.props.get("target").copied() {
             None => self.missing(
                 format!("subWorkflow node `{id}` has no `target`"),
