@@ -1,4 +1,5 @@
-//! The JSON renderer (`--format json`), exactly the envelope of language.md §6:
+//! The JSON renderer (`--format json`), the envelope documented in
+//! docs/language.md, *Diagnostics*:
 //!
 //! ```json
 //! {

@@ -302,7 +302,7 @@ fn catalogue_is_consistent() {
     assert!(catalogue::lookup("e0201").is_some());
 }
 
-/// Every code of language.md §5 plus the driver codes.
+/// Every check code (docs/language.md, *Checks*) plus the driver codes.
 #[test]
 fn catalogue_covers_the_spec() {
     let mut expected: Vec<String> = Vec::new();

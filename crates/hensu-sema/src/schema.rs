@@ -170,7 +170,8 @@ impl EnumType {
     ];
 }
 
-/// The `Models.*` constants and their model id strings (upstream-reference §1.4).
+/// The `Models.*` constants and their model id strings, as the Kotlin DSL defines them
+/// (docs/language.md, *Models*).
 pub const MODELS: &[(&str, &str)] = &[
     ("CLAUDE_OPUS_4_6", "claude-opus-4-6"),
     ("CLAUDE_OPUS_4_5", "claude-opus-4-5"),

@@ -1,5 +1,5 @@
 //! Lowering tests: fixture snapshots (IR JSON for `ok/`, rendered diagnostics for `err/`), the
-//! upstream worked example (upstream-reference §4.8), the shipped examples, rule order.
+//! Kotlin DSL's worked example (see `worked_example.rs`), the shipped examples, rule order.
 
 mod rules;
 mod worked_example;
