@@ -23,7 +23,7 @@ fn normalize(v: &mut Value) {
 #[test]
 fn mini_review_matches_upstream_json() {
     let src =
-        std::fs::read_to_string(fixtures().join("ok/worked-example-4-8.hwf")).expect("fixture");
+        std::fs::read_to_string(fixtures().join("ok/worked-example-mini-review.hwf")).expect("fixture");
     let l = lower_str(&src);
     assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
     let wf = l.workflow.expect("workflow");
@@ -49,7 +49,7 @@ fn mini_review_matches_upstream_json() {
 #[test]
 fn mini_review_origins() {
     let src =
-        std::fs::read_to_string(fixtures().join("ok/worked-example-4-8.hwf")).expect("fixture");
+        std::fs::read_to_string(fixtures().join("ok/worked-example-mini-review.hwf")).expect("fixture");
     let l = lower_str(&src);
     let wf = l.workflow.expect("workflow");
     let o = &l.origins;
