@@ -22,8 +22,8 @@ fn normalize(v: &mut Value) {
 
 #[test]
 fn mini_review_matches_upstream_json() {
-    let src =
-        std::fs::read_to_string(fixtures().join("ok/worked-example-mini-review.hwf")).expect("fixture");
+    let src = std::fs::read_to_string(fixtures().join("ok/worked-example-mini-review.hwf"))
+        .expect("fixture");
     let l = lower_str(&src);
     assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
     let wf = l.workflow.expect("workflow");
@@ -48,8 +48,8 @@ fn mini_review_matches_upstream_json() {
 /// The span side table of the worked example points at the right tokens.
 #[test]
 fn mini_review_origins() {
-    let src =
-        std::fs::read_to_string(fixtures().join("ok/worked-example-mini-review.hwf")).expect("fixture");
+    let src = std::fs::read_to_string(fixtures().join("ok/worked-example-mini-review.hwf"))
+        .expect("fixture");
     let l = lower_str(&src);
     let wf = l.workflow.expect("workflow");
     let o = &l.origins;
