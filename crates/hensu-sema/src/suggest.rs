@@ -24,7 +24,7 @@ fn threshold(len: usize) -> usize {
 
 /// The closest candidate to `name`, if one is close enough: a case-insensitive match first,
 /// else the smallest case-insensitive edit distance (optimal string alignment: a transposition
-/// counts as one edit) within [`threshold`]. Ties prefer a candidate of the same length
+/// counts as one edit) within `clamp(len / 3, 1, 4)`. Ties prefer a candidate of the same length
 /// (`GPT_40` → `GPT_4O`, not `GPT_4`), then the first one. `name` itself is never suggested.
 pub fn did_you_mean<'a, I>(name: &str, candidates: I) -> Option<&'a str>
 where

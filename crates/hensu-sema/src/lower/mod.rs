@@ -3,7 +3,8 @@
 //! Every statement is checked against [`crate::schema::block_schema`] of its block first
 //! (unknown → E0101 with a did-you-mean, valid in another block → E0102, wrong shape → E0101,
 //! given twice → E0104), then lowered by the handler of its block. Values are typed by the
-//! helpers in [`values`]; transition chains by [`transitions`]. The lowering never panics and
+//! helpers in `values.rs`; node bodies by `nodes/` (one file per kind); transition chains by
+//! `transitions/` (one file per family). The lowering never panics and
 //! produces an IR whenever the file has a `workflow(…) { … }` with a `graph { }`.
 
 mod nodes;
@@ -21,7 +22,7 @@ use crate::origins::Origins;
 use crate::schema::{self, BlockKind, StatementKind, StatementSpec};
 use crate::suggest::{did_you_mean, replace_with};
 
-/// The result of [`crate::lower`].
+/// The result of [`crate::lower()`].
 #[derive(Clone, Debug, Default)]
 pub struct Lowered {
     /// The IR; present whenever the file is structurally usable (a workflow with a graph), even

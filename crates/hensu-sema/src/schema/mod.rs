@@ -2,7 +2,7 @@
 //! the value type of each property and a one-line doc. The lowering is driven by it (unknown
 //! statement → E0101 with did-you-mean over [`block_schema`], statement of another block →
 //! E0102) and the LSP completes and hovers from it. The types and lookups are here; the
-//! per-block statement tables are in [`tables`].
+//! per-block statement tables are in `schema/tables.rs`.
 
 mod tables;
 
