@@ -1,4 +1,5 @@
-//! The JSON renderer (`--format json`), exactly the envelope of language.md §6:
+//! The JSON renderer (`--format json`), the envelope documented in
+//! docs/language.md, *Diagnostics*:
 //!
 //! ```json
 //! {
@@ -18,7 +19,11 @@
 //!         { "file": "flow.hwf", "range": { … }, "message": "first defined here", "primary": false }
 //!       ],
 //!       "notes": [],
-//!       "help": []
+//!       "help": [],
+//!       "suggestions": [
+//!         { "file": "flow.hwf", "range": { … }, "replacement": "review",
+//!           "message": "replace with `review`", "applicability": "maybe-incorrect" }
+//!       ]
 //!     }
 //!   ]
 //! }
@@ -32,11 +37,15 @@
 //!   `"<unknown>"` with both positions at 1:1, byte 0.
 //! - `labels` lists the primary label first (`"primary": true`), then the secondary labels in
 //!   their order.
+//! - `suggestions` (the machine-readable fixes, see [`crate::Suggestion`]) is present only when
+//!   the diagnostic has one; `range` is the text to replace, `replacement` what to write there.
 //! - Keys are written in the order shown; diagnostics in the order given.
 
 use serde::Serialize;
 
-use crate::{Counts, Diagnostic, Files, Label, Position, Severity};
+use crate::{
+    Applicability, Counts, Diagnostic, FileId, Files, Label, Position, Severity, Span, Suggestion,
+};
 
 /// The envelope's `format_version`.
 pub const JSON_FORMAT_VERSION: &str = "1";
@@ -60,6 +69,8 @@ pub struct JsonDiagnostic {
     pub labels: Vec<JsonLabel>,
     pub notes: Vec<String>,
     pub help: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<JsonSuggestion>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -76,9 +87,33 @@ pub struct JsonLabel {
     pub primary: bool,
 }
 
+/// A machine-readable fix: replace the text of `range` in `file` with `replacement`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct JsonSuggestion {
+    pub file: String,
+    pub range: JsonRange,
+    pub replacement: String,
+    pub message: String,
+    pub applicability: Applicability,
+}
+
 fn range(files: &Files, label: &Label) -> JsonRange {
-    let (start, end) = files.range(label.file, label.span);
+    span_range(files, label.file, label.span)
+}
+
+fn span_range(files: &Files, file: FileId, span: Span) -> JsonRange {
+    let (start, end) = files.range(file, span);
     JsonRange { start, end }
+}
+
+fn json_suggestion(files: &Files, s: &Suggestion) -> JsonSuggestion {
+    JsonSuggestion {
+        file: files.name(s.file).to_owned(),
+        range: span_range(files, s.file, s.span),
+        replacement: s.replacement.clone(),
+        message: s.message.clone(),
+        applicability: s.applicability,
+    }
 }
 
 fn json_label(files: &Files, label: &Label, primary: bool) -> JsonLabel {
@@ -104,6 +139,11 @@ impl JsonDiagnostic {
             labels,
             notes: d.notes.clone(),
             help: d.help.clone(),
+            suggestions: d
+                .suggestions
+                .iter()
+                .map(|s| json_suggestion(files, s))
+                .collect(),
         }
     }
 }

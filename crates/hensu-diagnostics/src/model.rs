@@ -1,5 +1,7 @@
 use serde::Serialize;
 
+use crate::codes::Code;
+
 /// A byte range in one source file. `u32` keeps AST nodes small; inputs above 4 GiB are rejected
 /// before lexing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -73,15 +75,27 @@ pub struct Label {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Applicability {
-    /// The replacement is certainly what the author meant (a "did you mean" with one candidate).
+    /// The replacement is certainly what the author meant (e.g. the right enum name in front of
+    /// a constant that exists only there).
     MachineApplicable,
-    /// The replacement is a likely fix; the author should look at it.
+    /// The replacement is a likely fix the author should look at (every did-you-mean found by
+    /// edit distance).
     MaybeIncorrect,
 }
 
 /// A machine-readable fix: replace the bytes of `span` in `file` with `replacement`.
 /// The LSP quick fix, the JSON envelope and SARIF `fixes` all read these; the help line says the
 /// same thing in prose for the human renderer.
+///
+/// The span covers exactly the text to replace, and `replacement` is written in its place as is:
+/// - a misspelled name in a quoted string (`"revew"`) — the span covers the characters inside
+///   the quotes, never the quotes, and the replacement is the bare name (`review`);
+/// - a misspelled segment of a dotted path (`Models.GPT_4P`) — the span covers only that
+///   segment and the replacement is only the segment (`GPT_4O`);
+/// - a bare identifier — the span covers the identifier;
+/// - a fix that changes the form of a value (a wrong enum name in front of a constant, a string
+///   where a constant is expected) — the span covers the whole value, quotes included, and the
+///   replacement is the whole new value (`Decision.APPROVE`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Suggestion {
     pub file: FileId,
@@ -92,7 +106,7 @@ pub struct Suggestion {
     pub applicability: Applicability,
 }
 
-/// One diagnostic: a stable code (see [`crate::catalogue`]), a short lowercase message, the
+/// One diagnostic: a stable code (see [`crate::codes`] and [`crate::catalogue`]), a short lowercase message, the
 /// primary label (what is wrong here), secondary labels (other places involved), notes and help.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
@@ -111,25 +125,21 @@ impl Diagnostic {
     /// A diagnostic in `FileId(0)`; the severity is taken from the code's letter (`E…` error,
     /// `W…` warning).
     ///
-    /// In debug builds this asserts that the code is in the [`crate::catalogue`] (every code a
-    /// phase emits must have an explanation for `hensuc explain`).
+    /// `code` is one of the constants of [`crate::codes`], each of which has an entry in the
+    /// [`crate::catalogue`] (an explanation for `hensuc explain`).
     pub fn new(
-        code: &'static str,
+        code: Code,
         message: impl Into<String>,
         span: Span,
         label: impl Into<String>,
     ) -> Self {
-        debug_assert!(
-            crate::catalogue::is_known(code),
-            "diagnostic code {code} is not in the hensu-diagnostics catalogue"
-        );
-        let severity = if code.starts_with('W') {
+        let severity = if code.is_warning() {
             Severity::Warning
         } else {
             Severity::Error
         };
         Diagnostic {
-            code,
+            code: code.as_str(),
             severity,
             message: message.into(),
             primary: Label {

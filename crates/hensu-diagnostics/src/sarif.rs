@@ -5,7 +5,10 @@
 //! `fullDescription` = the explanation paragraph, `help` = the full `hensuc explain` text,
 //! `defaultConfiguration.level`). Each result has `ruleId`, `ruleIndex`, `level`
 //! (`error`/`warning`), `message.text` (the message, then one `note: …` / `help: …` line each),
-//! one location for the primary label and `relatedLocations` for the secondary labels.
+//! one location for the primary label and `relatedLocations` for the secondary labels. A
+//! diagnostic with suggestions (see [`crate::Suggestion`]) gets `fixes`: one `fix` per
+//! suggestion (`description.text` = its message) with one `artifactChange` holding one
+//! `replacement` (`deletedRegion` = the replaced text, `insertedContent.text` = the replacement).
 //!
 //! Regions carry `startLine`, `startColumn`, `endLine`, `endColumn` (1-based; columns count Unicode
 //! scalar values, declared by the run's `columnKind: "unicodeCodePoints"`; `endColumn` is
@@ -16,7 +19,7 @@
 use serde_json::{Value, json};
 
 use crate::catalogue;
-use crate::{Diagnostic, Files, Label, Severity};
+use crate::{Diagnostic, FileId, Files, Label, Severity, Span, Suggestion};
 
 pub const SARIF_SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
@@ -43,28 +46,46 @@ pub fn path_to_uri(path: &str) -> String {
     out
 }
 
+fn region(files: &Files, file: FileId, span: Span) -> Value {
+    let (start, end) = files.range(file, span);
+    json!({
+        "startLine": start.line,
+        "startColumn": start.column,
+        "endLine": end.line,
+        "endColumn": end.column,
+        "byteOffset": start.byte,
+        "byteLength": end.byte - start.byte,
+    })
+}
+
 fn location(files: &Files, label: &Label, id: Option<usize>) -> Value {
-    let (start, end) = files.range(label.file, label.span);
     let mut loc = serde_json::Map::new();
     if let Some(id) = id {
         loc.insert("id".to_owned(), json!(id));
     }
     let physical = json!({
             "artifactLocation": { "uri": path_to_uri(files.name(label.file)) },
-            "region": {
-                "startLine": start.line,
-                "startColumn": start.column,
-                "endLine": end.line,
-                "endColumn": end.column,
-                "byteOffset": start.byte,
-                "byteLength": end.byte - start.byte,
-            }
+            "region": region(files, label.file, label.span),
     });
     loc.insert("physicalLocation".to_owned(), physical);
     if !label.message.is_empty() {
         loc.insert("message".to_owned(), json!({ "text": label.message }));
     }
     Value::Object(loc)
+}
+
+/// A SARIF `fix` for one suggestion.
+fn fix(files: &Files, s: &Suggestion) -> Value {
+    json!({
+        "description": { "text": s.message },
+        "artifactChanges": [{
+            "artifactLocation": { "uri": path_to_uri(files.name(s.file)) },
+            "replacements": [{
+                "deletedRegion": region(files, s.file, s.span),
+                "insertedContent": { "text": s.replacement },
+            }],
+        }],
+    })
 }
 
 fn rule(code: &str, fallback_severity: Severity, fallback_title: &str) -> Value {
@@ -127,6 +148,12 @@ pub fn sarif_value(files: &Files, diagnostics: &[Diagnostic]) -> Value {
                     .collect();
                 if let Some(obj) = result.as_object_mut() {
                     obj.insert("relatedLocations".to_owned(), Value::Array(related));
+                }
+            }
+            if !d.suggestions.is_empty() {
+                let fixes: Vec<Value> = d.suggestions.iter().map(|s| fix(files, s)).collect();
+                if let Some(obj) = result.as_object_mut() {
+                    obj.insert("fixes".to_owned(), Value::Array(fixes));
                 }
             }
             result

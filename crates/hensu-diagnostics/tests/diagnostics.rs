@@ -1,10 +1,10 @@
 //! Renderer snapshots, source-table positions and catalogue consistency.
 
-use hensu_diagnostics::catalogue;
 use hensu_diagnostics::{
-    ColorChoice, Counts, Diagnostic, FileId, Files, JsonReport, LineCol, Severity, Span,
-    render_human, render_json, render_sarif, summary_line,
+    Applicability, ColorChoice, Counts, Diagnostic, FileId, Files, JsonReport, LineCol, Severity,
+    Span, render_human, render_json, render_sarif, summary_line,
 };
+use hensu_diagnostics::{catalogue, codes};
 
 const FLOW: &str = r#"workflow("Review Flow") {
     graph {
@@ -40,7 +40,7 @@ fn fixture() -> (Files, Vec<Diagnostic>) {
     let child = files.add("workflows/child.hwf", child_text);
 
     let duplicate = Diagnostic::new(
-        "E0201",
+        codes::E0201,
         "duplicate node id",
         span_of(FLOW, "\"draft\"", 2),
         "defined again here",
@@ -51,7 +51,7 @@ fn fixture() -> (Files, Vec<Diagnostic>) {
     .with_help("rename one of the nodes, e.g. \"draft_2\"");
 
     let unknown = Diagnostic::new(
-        "E0204",
+        codes::E0204,
         "unknown node `reveiw`",
         span_of(FLOW, "\"reveiw\"", 0),
         "no node with this id",
@@ -60,7 +60,7 @@ fn fixture() -> (Files, Vec<Diagnostic>) {
     .with_help("did you mean \"review\"?");
 
     let version = Diagnostic::new(
-        "E0504",
+        codes::E0504,
         "sub-workflow version mismatch",
         span_of(FLOW, "\"Review Flow\"", 0),
         "pins version \"1.0.0\"",
@@ -74,7 +74,7 @@ fn fixture() -> (Files, Vec<Diagnostic>) {
     .with_note("versions are compared as plain strings");
 
     let eof = Diagnostic::new(
-        "E0011",
+        codes::E0011,
         "unclosed delimiter",
         Span::new(FLOW.len() as u32, FLOW.len() as u32),
         "file ends here",
@@ -83,7 +83,7 @@ fn fixture() -> (Files, Vec<Diagnostic>) {
     .with_label(span_of(FLOW, "{", 0), "this `{` is never closed");
 
     let unreachable = Diagnostic::new(
-        "W0301",
+        codes::W0301,
         "node `draft` is unreachable",
         span_of(FLOW, "node", 1),
         "never reached from the start node",
@@ -183,10 +183,10 @@ fn human_edge_cases() {
     let no_newline = files.add("short.hwf", "workflow(\"x\") {");
     let diagnostics = vec![
         // An I/O failure reported against an empty file.
-        Diagnostic::new("E0901", "cannot read file", Span::new(0, 0), "").in_file(empty),
+        Diagnostic::new(codes::E0901, "cannot read file", Span::new(0, 0), "").in_file(empty),
         // Zero-length span at EOF without a trailing newline, and a span far past the end.
         Diagnostic::new(
-            "E0011",
+            codes::E0011,
             "unclosed delimiter",
             Span::new(15, 15),
             "file ends here",
@@ -195,9 +195,14 @@ fn human_edge_cases() {
         .with_label(Span::new(14, 15), "opened here")
         .with_label(Span::new(400, 500), "past the end"),
         // A file that is not in the table.
-        Diagnostic::new("E0501", "unknown sub-workflow", Span::new(3, 9), "here")
-            .in_file(FileId(7))
-            .with_note("multi-line notes\nare indented"),
+        Diagnostic::new(
+            codes::E0501,
+            "unknown sub-workflow",
+            Span::new(3, 9),
+            "here",
+        )
+        .in_file(FileId(7))
+        .with_note("multi-line notes\nare indented"),
     ];
     insta::assert_snapshot!(render_human(&files, &diagnostics, false));
     // The JSON renderer clamps the same way.
@@ -244,11 +249,11 @@ fn source_positions() {
 #[test]
 fn severity_comes_from_the_code() {
     assert_eq!(
-        Diagnostic::new("W0301", "m", Span::new(0, 0), "").severity,
+        Diagnostic::new(codes::W0301, "m", Span::new(0, 0), "").severity,
         Severity::Warning
     );
     assert_eq!(
-        Diagnostic::new("E0301", "m", Span::new(0, 0), "").severity,
+        Diagnostic::new(codes::E0301, "m", Span::new(0, 0), "").severity,
         Severity::Error
     );
 }
@@ -326,11 +331,108 @@ fn explanation_snapshot() {
     insta::assert_snapshot!(catalogue::render_explanation(info));
 }
 
+/// The code constants and the catalogue name the same codes in the same order, so every code a
+/// phase can emit has an explanation and every explanation a constant.
 #[test]
-#[cfg(debug_assertions)]
-#[should_panic(expected = "not in the hensu-diagnostics catalogue")]
-fn unknown_codes_are_caught_in_debug_builds() {
-    let _ = Diagnostic::new("E9999", "m", Span::new(0, 0), "");
+fn code_constants_equal_the_catalogue() {
+    let constants: Vec<&str> = hensu_diagnostics::codes::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
+    let catalogued: Vec<&str> = catalogue::all().iter().map(|i| i.code).collect();
+    assert_eq!(constants, catalogued);
+    for code in hensu_diagnostics::codes::ALL {
+        let info = catalogue::lookup(code.as_str()).expect("catalogued");
+        let severity = Diagnostic::new(*code, "m", Span::new(0, 0), "").severity;
+        assert_eq!(severity, info.severity, "{code}");
+    }
+}
+
+/// `"reveiw"` with a suggestion replacing the text inside the quotes.
+fn with_suggestion() -> (Files, Vec<Diagnostic>) {
+    let mut files = Files::new();
+    let flow = files.add("workflows/review.hwf", FLOW);
+    let quoted = span_of(FLOW, "\"reveiw\"", 0);
+    let inner = Span::new(quoted.start + 1, quoted.end - 1);
+    let d = Diagnostic::new(
+        codes::E0204,
+        "unknown node `reveiw`",
+        quoted,
+        "no node with this id",
+    )
+    .in_file(flow)
+    .with_help("did you mean `review`?")
+    .with_suggestion(
+        inner,
+        "review",
+        "replace with `review`",
+        Applicability::MaybeIncorrect,
+    );
+    (files, vec![d])
+}
+
+#[test]
+fn json_carries_suggestions_only_when_present() {
+    let (files, diagnostics) = with_suggestion();
+    let value: serde_json::Value =
+        serde_json::from_str(&render_json(&files, &diagnostics)).expect("valid JSON");
+    let suggestions = &value["diagnostics"][0]["suggestions"];
+    assert_eq!(
+        suggestions,
+        &serde_json::json!([{
+            "file": "workflows/review.hwf",
+            "range": {
+                "start": { "line": 10, "column": 29, "byte": 243 },
+                "end": { "line": 10, "column": 35, "byte": 249 },
+            },
+            "replacement": "review",
+            "message": "replace with `review`",
+            "applicability": "maybe-incorrect",
+        }])
+    );
+    assert_eq!(&FLOW[243..249], "reveiw");
+
+    let (files, diagnostics) = fixture();
+    let value: serde_json::Value =
+        serde_json::from_str(&render_json(&files, &diagnostics)).expect("valid JSON");
+    for d in value["diagnostics"].as_array().expect("array") {
+        assert!(d.get("suggestions").is_none(), "{d}");
+    }
+}
+
+#[test]
+fn sarif_emits_suggestions_as_fixes() {
+    let (files, diagnostics) = with_suggestion();
+    let value: serde_json::Value =
+        serde_json::from_str(&render_sarif(&files, &diagnostics)).expect("valid JSON");
+    let result = &value["runs"][0]["results"][0];
+    assert_eq!(
+        result["fixes"],
+        serde_json::json!([{
+            "description": { "text": "replace with `review`" },
+            "artifactChanges": [{
+                "artifactLocation": { "uri": "workflows/review.hwf" },
+                "replacements": [{
+                    "deletedRegion": {
+                        "startLine": 10,
+                        "startColumn": 29,
+                        "endLine": 10,
+                        "endColumn": 35,
+                        "byteOffset": 243,
+                        "byteLength": 6,
+                    },
+                    "insertedContent": { "text": "review" },
+                }],
+            }],
+        }])
+    );
+
+    let (files, diagnostics) = fixture();
+    let value: serde_json::Value =
+        serde_json::from_str(&render_sarif(&files, &diagnostics)).expect("valid JSON");
+    for r in value["runs"][0]["results"].as_array().expect("array") {
+        assert!(r.get("fixes").is_none(), "{r}");
+    }
 }
 
 /// The directory holding one `CODE.md` per catalogued code.

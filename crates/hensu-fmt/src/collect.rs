@@ -6,7 +6,8 @@ use std::collections::{HashMap, HashSet};
 
 use hensu_syntax::ast::{Block, Expr, ExprKind, FunBody, SourceFile, Stmt, StmtKind};
 
-/// The enums whose constants may be written bare, with their constants (upstream-reference §1.19).
+/// The enums whose constants may be written bare, with their constants (the Kotlin DSL
+/// imports them, so bare `ALWAYS` means `ReviewMode.ALWAYS`).
 pub const ENUMS: &[(&str, &[&str])] = &[
     ("VarType", &["STRING", "NUMBER", "BOOLEAN", "LIST_STRING"]),
     ("ReviewMode", &["REQUIRED", "OPTIONAL", "DISABLED"]),

@@ -1,6 +1,6 @@
 //! The canonical formatter of hensu workflow files (`.hwf`, and JVM Hensu `.kt` files).
 //!
-//! [`format`] parses the file with `hensu-syntax` and re-emits every token from its source text,
+//! [`format()`] parses the file with `hensu-syntax` and re-emits every token from its source text,
 //! guided by the syntax tree. A file with syntax errors is refused ([`FormatError::Syntax`]) and
 //! must be left untouched by the caller.
 //!
@@ -33,7 +33,7 @@
 //!
 //! # Guarantees
 //! Formatting is idempotent, never panics, and never changes what the file means: before
-//! returning, [`format`] re-parses its output and checks that the syntax tree (modulo spans and
+//! returning, [`format()`] re-parses its output and checks that the syntax tree (modulo spans and
 //! the enum qualification) and the comments are unchanged; if not, it returns
 //! [`FormatError::Internal`] instead of a wrong result.
 

@@ -1,5 +1,6 @@
 //! Origins for a `.json` workflow: spans into the JSON text, from the wire reader's source map,
-//! so diagnostics on JSON input point at the offending value (language.md §7).
+//! so diagnostics on JSON input point at the offending value (docs/language.md, *The JSON
+//! artifact*).
 
 use hensu_diagnostics::{FileId, Span};
 use hensu_ir::SourceMap;

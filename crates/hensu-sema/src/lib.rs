@@ -12,12 +12,14 @@ pub mod json_origins;
 pub mod lower;
 pub mod origins;
 pub mod schema;
+pub mod suggest;
 
 use hensu_diagnostics::FileId;
 use hensu_syntax::ast::SourceFile;
 
 pub use json_origins::origins_from_json;
-pub use lower::{Lowered, did_you_mean, is_valid_identifier};
+pub use lower::{Lowered, is_valid_identifier};
+pub use suggest::did_you_mean;
 
 /// Lowers a parsed file to the IR and its span side table. The IR is produced whenever the
 /// file is structurally usable (a workflow with a graph), even when there are errors.

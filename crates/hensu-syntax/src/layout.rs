@@ -12,7 +12,7 @@
 //! * Nesting deeper than [`MAX_DEPTH`] is refused (E0016): the too-deep group is replaced by one
 //!   [`TokenKind::Error`] token, so the recursive parser never descends further than that.
 
-use hensu_diagnostics::{Diagnostic, Span};
+use hensu_diagnostics::{Diagnostic, Span, codes};
 
 use crate::lexer::{Token, TokenKind};
 
@@ -144,7 +144,7 @@ pub(crate) fn layout(
                     }
                     diags.push(
                         Diagnostic::new(
-                            "E0016",
+                            codes::E0016,
                             "nesting too deep",
                             tok.span,
                             format!("more than {MAX_DEPTH} nested blocks, calls or parentheses"),
@@ -188,7 +188,7 @@ pub(crate) fn layout(
                     None => {
                         diags.push(
                             Diagnostic::new(
-                                "E0010",
+                                codes::E0010,
                                 format!("unexpected closing delimiter `{}`", text_of(kind)),
                                 tok.span,
                                 "no matching opening delimiter",
@@ -230,7 +230,7 @@ fn report_unclosed(
     };
     diags.push(
         Diagnostic::new(
-            "E0011",
+            codes::E0011,
             format!("unclosed delimiter `{}`", text_of(open)),
             open_span,
             "this delimiter is never closed",

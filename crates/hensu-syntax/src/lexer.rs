@@ -2,7 +2,7 @@
 //! lexical diagnostics (E0001–E0006). Lexing never stops at an error: a bad character becomes an
 //! [`TokenKind::Error`] token, a bad string is still a string token.
 
-use hensu_diagnostics::{Diagnostic, Span};
+use hensu_diagnostics::{Diagnostic, Span, codes};
 use logos::Logos;
 
 use crate::ast::{Comment, CommentKind};
@@ -377,7 +377,7 @@ pub(crate) fn lex_source(src: &str) -> Lexed {
                 if extras.unterminated {
                     diagnostics.push(
                         Diagnostic::new(
-                            "E0004",
+                            codes::E0004,
                             "unterminated block comment",
                             Span::new(sp.start, sp.start.saturating_add(2)),
                             "this comment is never closed",
@@ -390,7 +390,7 @@ pub(crate) fn lex_source(src: &str) -> Lexed {
             TokenKind::Bom => {
                 diagnostics.push(
                     Diagnostic::new(
-                        "E0001",
+                        codes::E0001,
                         "unexpected character U+FEFF",
                         sp,
                         "byte order mark in the middle of the file",
@@ -406,7 +406,7 @@ pub(crate) fn lex_source(src: &str) -> Lexed {
                 let unterminated = lexer.extras.unterminated;
                 let (kind, content) = if unterminated {
                     diagnostics.push(
-                        Diagnostic::new("E0002", "unterminated string", Span::new(sp.start, sp.start + 1), "this string is never closed")
+                        Diagnostic::new(codes::E0002, "unterminated string", Span::new(sp.start, sp.start + 1), "this string is never closed")
                             .with_help("add the closing `\"` on the same line, or use a raw string `\"\"\"…\"\"\"` for text spanning lines"),
                     );
                     (TokenKind::UnterminatedStr, r.start + 1..r.end)
@@ -421,7 +421,7 @@ pub(crate) fn lex_source(src: &str) -> Lexed {
                 let (kind, content) = if unterminated {
                     diagnostics.push(
                         Diagnostic::new(
-                            "E0002",
+                            codes::E0002,
                             "unterminated raw string",
                             Span::new(sp.start, sp.start + 3),
                             "this raw string is never closed",
@@ -441,7 +441,7 @@ pub(crate) fn lex_source(src: &str) -> Lexed {
                     Ok(n) => n.kind(),
                     Err(msg) => {
                         diagnostics.push(
-                            Diagnostic::new("E0006", msg.message(), sp, msg.label())
+                            Diagnostic::new(codes::E0006, msg.message(), sp, msg.label())
                                 .with_help(msg.help()),
                         );
                         TokenKind::BadNumber
@@ -484,7 +484,7 @@ fn unexpected_char(text: &str, sp: Span) -> Diagnostic {
     } else {
         format!("unexpected character {shown}")
     };
-    let mut d = Diagnostic::new("E0001", message, sp, "not valid here");
+    let mut d = Diagnostic::new(codes::E0001, message, sp, "not valid here");
     match first {
         '\u{201C}' | '\u{201D}' | '\u{201E}' => {
             d = d.with_help("use straight double quotes `\"` for strings")
@@ -542,7 +542,7 @@ fn check_string(
                                 .map_or(i + 2, |(j, c)| i + 2 + j + c.len_utf8());
                             diags.push(
                                 Diagnostic::new(
-                                    "E0003",
+                                    codes::E0003,
                                     "invalid unicode escape",
                                     span(base + esc_start..base + end),
                                     "expected 4 hex digits after `\\u`",
@@ -557,7 +557,7 @@ fn check_string(
                         let end = i + 1 + c.len_utf8();
                         diags.push(
                             Diagnostic::new(
-                                "E0003",
+                                codes::E0003,
                                 format!("invalid escape sequence `\\{c}`"),
                                 span(base + esc_start..base + end),
                                 "unknown escape",
@@ -587,7 +587,7 @@ fn check_string(
                     Some(end) => {
                         diags.push(
                             Diagnostic::new(
-                                "E0005",
+                                codes::E0005,
                                 "kotlin string templates are not supported",
                                 span(base + i..base + end),
                                 "string template",

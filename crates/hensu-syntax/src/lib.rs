@@ -24,6 +24,7 @@ mod lexer;
 mod parser;
 mod strings;
 
+use hensu_diagnostics::codes;
 use std::borrow::Cow;
 
 use chumsky::Parser as _;
@@ -51,7 +52,7 @@ impl Parsed<'_> {
 
 fn too_large(len: usize) -> Diagnostic {
     Diagnostic::new(
-        "E0903",
+        codes::E0903,
         format!("file too large ({len} bytes)"),
         Span::new(0, 0),
         "files larger than 4 GiB cannot be compiled",
@@ -186,7 +187,7 @@ pub fn parse_decoded<'s>(src: &'s str, decode_diagnostics: Vec<Diagnostic>) -> P
         return parsed;
     }
     parsed.diagnostics.retain(|d| {
-        !(d.code == "E0001"
+        !(codes::E0001 == d.code
             && decode_diagnostics
                 .iter()
                 .any(|u| u.primary.span.start == d.primary.span.start))
@@ -222,7 +223,7 @@ pub fn decode_source(bytes: &[u8]) -> (Cow<'_, str>, Vec<Diagnostic>) {
                     }
                     diags.push(
                         Diagnostic::new(
-                            "E0001",
+                            codes::E0001,
                             "invalid UTF-8",
                             Span::from_range(start..out.len()),
                             "not valid UTF-8",
@@ -251,7 +252,7 @@ fn check_items(file: &ast::SourceFile<'_>, diags: &mut Vec<Diagnostic>) {
             match first_fun {
                 None => first_fun = Some(name.span),
                 Some(first) => diags.push(
-                    Diagnostic::new("E0010", "user functions are not supported", name.span, "a second function")
+                    Diagnostic::new(codes::E0010, "user functions are not supported", name.span, "a second function")
                         .with_label(first, "the workflow function")
                         .with_help("a file declares exactly one `fun name() = workflow(\"…\") { … }` and nothing else"),
                 ),

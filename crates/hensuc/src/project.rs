@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hensu_diagnostics::{Diagnostic, FileId, Files, Span};
+use hensu_diagnostics::{Diagnostic, FileId, Files, Span, codes};
 use hensu_ir::Workflow;
 use hensu_sema::origins::Origins;
 
@@ -139,7 +139,7 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
                 let file = files.add(display, String::new());
                 diagnostics.push(
                     Diagnostic::new(
-                        "E0901",
+                        codes::E0901,
                         format!("cannot read `{}`", path.display()),
                         Span::default(),
                         message.clone(),
@@ -259,7 +259,7 @@ pub fn compile_json(source: &str, file: FileId) -> (Option<Workflow>, Origins, V
             } else {
                 format!("at `{}`: {}", err.path, err.message)
             };
-            let diag = Diagnostic::new("E0902", "invalid json workflow", span, label)
+            let diag = Diagnostic::new(codes::E0902, "invalid json workflow", span, label)
                 .with_help(
                     "a JSON workflow must follow the Hensu wire format (`hensuc build` writes one)",
                 )

@@ -9,7 +9,6 @@ use crate::*;
 /// End to end: the checker's did-you-mean diagnostics carry suggestions and each becomes a quick
 /// fix. (`src/methods/code_action.rs` tests the conversion itself with constructed suggestions.)
 #[test]
-#[ignore = "needs hensu-sema to fill Diagnostic::suggestions at its did-you-mean sites (lands with the sema branch)"]
 fn quick_fix_did_you_mean() {
     let src = DOC
         .replace("goto \"review\"", "goto \"reveiw\"")

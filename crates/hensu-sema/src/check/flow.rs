@@ -1,6 +1,6 @@
 //! W0301 unreachable node, W0302 no path to an end node, W0303 unbounded cycle.
 
-use hensu_diagnostics::{Diagnostic, Span};
+use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::Node;
 
 use super::Ctx;
@@ -15,13 +15,13 @@ pub(super) fn check(cx: &mut Ctx<'_>, g: &NodeGraph<'_>) {
     let explained = cx
         .diagnostics
         .iter()
-        .any(|d| d.code == "E0204" || d.code == "E0310");
+        .any(|d| codes::E0204 == d.code || codes::E0310 == d.code);
     if let (Some(start), false) = (g.start, explained) {
         let reached = g.reachable();
         for (i, id) in cx.wf.nodes.keys().enumerate() {
             if !reached.get(i).copied().unwrap_or(true) {
                 let d = Diagnostic::new(
-                    "W0301",
+                    codes::W0301,
                     format!("node `{id}` is unreachable from the start node"),
                     cx.node_span(id),
                     "no transition leads here from the start node",
@@ -40,7 +40,7 @@ pub(super) fn check(cx: &mut Ctx<'_>, g: &NodeGraph<'_>) {
             let start_id = g.id(start);
             let span = cx.origins.start.unwrap_or_else(|| cx.node_span(start_id));
             let mut d = Diagnostic::new(
-                "W0302",
+                codes::W0302,
                 "no path from the start node to an end node",
                 span,
                 format!("a run starting at `{start_id}` can never finish"),
@@ -79,7 +79,12 @@ fn report_cycle(cx: &mut Ctx<'_>, g: &NodeGraph<'_>, cycle: &Cycle) {
     } else {
         format!("this transition closes the cycle back to `{root_id}`")
     };
-    let mut d = Diagnostic::new("W0303", format!("unbounded cycle `{path}`"), primary, label);
+    let mut d = Diagnostic::new(
+        codes::W0303,
+        format!("unbounded cycle `{path}`"),
+        primary,
+        label,
+    );
     let others = cycle.edges.len().saturating_sub(1);
     for &e in cycle.edges.iter().take(others.min(MAX_CYCLE_LABELS)) {
         if let Some(span) = edge_span(cx, g, e) {

@@ -1,4 +1,5 @@
-//! Overlap of `onScore` and `onCondition` arms (upstream checks 18 and 20), as pure functions the
+//! Overlap of `onScore` and `onCondition` arms (E0301 and E0302, the overlap checks the
+//! Kotlin DSL's validator runs), as pure functions the
 //! checks, the LSP and the graph export can share.
 //!
 //! Score arms are intervals of the real line: `GT v` = (v, ∞), `GTE v` = [v, ∞), `LT v` = (−∞, v),
@@ -214,8 +215,8 @@ pub fn parse_number(text: &str) -> Option<f64> {
     t.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
-/// Whether two condition arms on the same variable can match the same value (upstream
-/// `ArmIntervals`): Equals/Equals iff same canonical value; Equals/NotEquals iff different values;
+/// Whether two condition arms on the same variable can match the same value (the Kotlin
+/// validator's rule): Equals/Equals iff same canonical value; Equals/NotEquals iff different values;
 /// NotEquals/NotEquals always; NotEquals/Compare always; Equals/Compare iff the Equals value
 /// parses as a number inside the interval; Compare/Compare iff the intervals intersect.
 pub fn condition_arms_overlap(a: &ConditionPredicate, b: &ConditionPredicate) -> bool {

@@ -1,10 +1,10 @@
-//! Every check of language.md §5 that runs over the typed IR and its span side table
+//! Every check (docs/language.md, *Checks*; one `docs/diagnostics/CODE.md` per code) that runs over the typed IR and its span side table
 //! ([`Origins`]): references (E0204, E0205), transitions (E03xx), state and schema (E04xx),
 //! projects of several workflows (E05xx) and the warnings W03xx.
 //!
 //! No I/O. The pure analyses the checks use are public so the LSP and the graph export can reuse
 //! them: [`graph`] (node graph, reachability, unbounded cycles), [`intervals`] (score and condition
-//! arm overlap) and [`suggest`] (did-you-mean).
+//! arm overlap); the did-you-mean is [`crate::suggest`].
 //!
 //! Every check is linear in the size of the workflow (arm-overlap checks are quadratic only in the
 //! number of arms of one node), never indexes an origins vector (a missing origin falls back to a
@@ -12,7 +12,6 @@
 
 pub mod graph;
 pub mod intervals;
-pub mod suggest;
 
 mod flow;
 mod fxhash;
@@ -33,8 +32,8 @@ pub use graph::{
 pub use project::check_project;
 pub use state::placeholders;
 
-/// Where a workflow came from: `.hwf`/`.kt` source, or a `.json` artifact (language.md §7: an
-/// engine variable in a standard node's `writes` is then W0310 instead of E0401).
+/// Where a workflow came from: `.hwf`/`.kt` source, or a `.json` artifact (docs/language.md, *The JSON
+/// artifact*: an engine variable in a standard node's `writes` is then W0310 instead of E0401).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum InputKind {
     #[default]

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use hensu_diagnostics::{Diagnostic, FileId, Span};
+use hensu_diagnostics::{Diagnostic, FileId, Span, codes};
 use hensu_ir::{Node, SubWorkflowNode, Workflow};
 use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
@@ -13,8 +13,8 @@ use petgraph::visit::EdgeRef;
 use super::ProjectUnit;
 use super::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::graph::render_cycle_path;
-use super::suggest::help_for;
 use crate::origins::Origins;
+use crate::suggest::help_and_fix;
 
 /// At most this many "the cycle continues here" labels per E0502.
 const MAX_CYCLE_LABELS: usize = 8;
@@ -58,7 +58,7 @@ pub fn check_project(units: &[ProjectUnit<'_>]) -> Vec<Diagnostic> {
         let (unit, original) = (&units[u], &units[first]);
         let id = &unit.workflow.id;
         let d = Diagnostic::new(
-            "E0505",
+            codes::E0505,
             format!("workflow id `{id}` is declared twice"),
             workflow_span(unit.origins),
             "declared again here",
@@ -88,19 +88,20 @@ pub fn check_project(units: &[ProjectUnit<'_>]) -> Vec<Diagnostic> {
             match resolve(&s.workflow_id) {
                 None => {
                     let span = prop_span(unit.origins, &s.id, "target");
-                    let mut d = Diagnostic::new(
-                        "E0501",
+                    let d = Diagnostic::new(
+                        codes::E0501,
                         format!("unknown sub-workflow `{}`", s.workflow_id),
                         span,
                         "no workflow with this id is compiled with this one",
                     );
-                    d = match help_for(&s.workflow_id, by_id.keys().copied()) {
-                        Some(help) => d.with_help(help),
-                        None => d.with_help(
+                    let (mut d, suggested) =
+                        help_and_fix(d, &s.workflow_id, span, by_id.keys().copied());
+                    if !suggested {
+                        d = d.with_help(
                             "compile the child workflow together with this one (pass its file, \
                              or put it in `workflows/`)",
-                        ),
-                    };
+                        );
+                    }
                     unit_diags[u].push(d.in_file(unit.file));
                 }
                 Some(c) => {
@@ -149,7 +150,7 @@ fn version_pin(
         .version
         .unwrap_or_else(|| workflow_span(child.origins));
     let d = Diagnostic::new(
-        "E0504",
+        codes::E0504,
         format!(
             "sub-workflow `{}` is pinned to version \"{pin}\" but declares \"{}\"",
             child.workflow.id, child.workflow.version
@@ -201,16 +202,16 @@ fn child_schema(
             .and_then(|o| o.imports.get(i).copied())
             .unwrap_or(fallback);
         let mut d = Diagnostic::new(
-            "E0503",
+            codes::E0503,
             format!("sub-workflow `{child_id}` does not declare imported variable `{child_name}`"),
             span,
             format!("`{child_id}` has no variable with this name"),
         )
         .in_file(unit.file)
         .with_label_in(child.file, child_state, "the child's state schema");
-        if let Some(h) = help_for(child_name, names()) {
-            d = d.with_help(h);
-        } else {
+        let suggested;
+        (d, suggested) = help_and_fix(d, child_name, span, names());
+        if !suggested {
             d = d.with_help(format!(
                 "declare `input(\"{child_name}\", …)` in `{child_id}`"
             ));
@@ -227,7 +228,7 @@ fn child_schema(
             .unwrap_or(fallback);
         if schema.variable(child_name).is_none() {
             let mut d = Diagnostic::new(
-                "E0503",
+                codes::E0503,
                 format!(
                     "sub-workflow `{child_id}` does not declare written variable `{child_name}`"
                 ),
@@ -236,9 +237,7 @@ fn child_schema(
             )
             .in_file(unit.file)
             .with_label_in(child.file, child_state, "the child's state schema");
-            if let Some(h) = help_for(child_name, names()) {
-                d = d.with_help(h);
-            }
+            (d, _) = help_and_fix(d, child_name, span, names());
             out.push(d);
             continue;
         }
@@ -251,7 +250,7 @@ fn child_schema(
                 .map(|v| v.name)
                 .unwrap_or(child_state);
             let d = Diagnostic::new(
-                "E0503",
+                codes::E0503,
                 format!("no node of sub-workflow `{child_id}` writes `{child_name}`"),
                 span,
                 "the parent expects the child to write this",
@@ -357,7 +356,7 @@ fn cycle_diagnostic(
     let span_of = |r: &Reference<'_>| prop_span(units[r.unit].origins, &r.node.id, "target");
     let Some(first) = refs.first() else {
         return Diagnostic::new(
-            "E0502",
+            codes::E0502,
             format!("sub-workflow reference cycle `{path}`"),
             Span::default(),
             "",
@@ -373,7 +372,7 @@ fn cycle_diagnostic(
         )
     };
     let mut d = Diagnostic::new(
-        "E0502",
+        codes::E0502,
         format!("sub-workflow reference cycle `{path}`"),
         span_of(first),
         label,

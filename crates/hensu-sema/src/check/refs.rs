@@ -1,11 +1,11 @@
 //! E0204 unknown node and E0205 unknown agent.
 
-use hensu_diagnostics::{Diagnostic, Span};
+use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::Node;
 
 use super::graph::{EdgeSource, NodeGraph};
-use super::suggest::help_for;
 use super::{Ctx, TargetSlot};
+use crate::suggest::help_and_fix;
 
 pub(super) fn check(cx: &mut Ctx<'_>, graph: &NodeGraph<'_>) {
     let wf = cx.wf;
@@ -78,14 +78,12 @@ pub(super) fn check(cx: &mut Ctx<'_>, graph: &NodeGraph<'_>) {
 }
 
 fn unknown_node(cx: &mut Ctx<'_>, name: &str, span: Span, label: &str) {
-    let mut d = Diagnostic::new("E0204", format!("unknown node `{name}`"), span, label);
-    match help_for(name, cx.wf.nodes.keys().map(String::as_str)) {
-        Some(help) => d = d.with_help(help),
-        None => {
-            d = d.with_help(format!(
-                "declare the node in `graph {{ }}`, e.g. `node(\"{name}\") {{ … }}` or `end(\"{name}\")`"
-            ))
-        }
+    let d = Diagnostic::new(codes::E0204, format!("unknown node `{name}`"), span, label);
+    let (mut d, suggested) = help_and_fix(d, name, span, cx.wf.nodes.keys().map(String::as_str));
+    if !suggested {
+        d = d.with_help(format!(
+            "declare the node in `graph {{ }}`, e.g. `node(\"{name}\") {{ … }}` or `end(\"{name}\")`"
+        ));
     }
     cx.emit(d);
 }
@@ -94,14 +92,17 @@ fn check_agent(cx: &mut Ctx<'_>, agent: &str, span: Span, label: &str) {
     if cx.wf.agents.contains_key(agent) {
         return;
     }
-    let mut d = Diagnostic::new("E0205", format!("unknown agent `{agent}`"), span, label);
-    match help_for(agent, cx.wf.agents.keys().map(String::as_str)) {
-        Some(help) => d = d.with_help(help),
-        None => {
-            d = d.with_help(format!(
-                "declare it in `agents {{ agent(\"{agent}\") {{ role = \"…\"; model = \"…\" }} }}`"
-            ))
-        }
+    let d = Diagnostic::new(
+        codes::E0205,
+        format!("unknown agent `{agent}`"),
+        span,
+        label,
+    );
+    let (mut d, suggested) = help_and_fix(d, agent, span, cx.wf.agents.keys().map(String::as_str));
+    if !suggested {
+        d = d.with_help(format!(
+            "declare it in `agents {{ agent(\"{agent}\") {{ role = \"…\"; model = \"…\" }} }}`"
+        ));
     }
     cx.emit(d);
 }

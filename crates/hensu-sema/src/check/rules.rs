@@ -1,7 +1,7 @@
 //! Transition-rule checks: E0301, E0302, E0304, E0305/W0305, E0306, E0308, E0309, E0310, W0304,
 //! W0306, W0309.
 
-use hensu_diagnostics::{Diagnostic, Span};
+use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::{
     ComparisonOperator, ConditionPredicate, ConsensusStrategy, MergeStrategy, Namespace, Node,
     RuleKind, ScoreCondition, TransitionRule, java_double_to_string,
@@ -23,7 +23,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
         shadowed_exits(cx, id, rules);
         if !node.is_end() && rules.is_empty() {
             let d = Diagnostic::new(
-                "E0310",
+                codes::E0310,
                 format!("node `{id}` has no transition"),
                 cx.node_span(id),
                 "a run reaching this node can never leave it",
@@ -50,7 +50,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                             })
                             .unwrap_or_else(|| cx.node_span(id));
                         let d = Diagnostic::new(
-                            "E0308",
+                            codes::E0308,
                             "`JUDGE_DECIDES` consensus without a judge",
                             span,
                             "this strategy needs a judge agent",
@@ -83,7 +83,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                         )
                     };
                     let d = Diagnostic::new(
-                        "E0309",
+                        codes::E0309,
                         message,
                         span,
                         format!("`{strategy}` merges into one variable"),
@@ -141,7 +141,7 @@ fn score_arms(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
         };
         if let Some(v) = bad.first() {
             let d = Diagnostic::new(
-                "W0309",
+                codes::W0309,
                 format!(
                     "score threshold {} is outside 0..100",
                     java_double_to_string(*v)
@@ -165,7 +165,7 @@ fn score_arms(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
         let a = describe_score_arm(earlier.condition);
         let b = describe_score_arm(later.condition);
         let mut d = Diagnostic::new(
-            "E0301",
+            codes::E0301,
             format!("score arms `{a}` and `{b}` overlap"),
             later_span,
             if common.lo.is_some() && common.lo == common.hi {
@@ -214,7 +214,7 @@ fn condition_arms(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
                 _ => format!("some values of `{variable}` match both arms; the earlier one wins"),
             };
             let d = Diagnostic::new(
-                "E0302",
+                codes::E0302,
                 format!("condition arms `{a}` and `{b}` on `{variable}` overlap"),
                 cx.rule_span(id, r),
                 label,
@@ -240,7 +240,7 @@ fn namespaces(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
             }
             Some(&f) => {
                 let d = Diagnostic::new(
-                    "E0304",
+                    codes::E0304,
                     format!("two bounded rules share the `{ns}` retry namespace"),
                     cx.trigger_span(id, r),
                     "this rule would share a retry counter with the first one",
@@ -286,7 +286,7 @@ fn review_arms(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
     match catch_all {
         Some((c, rule)) => {
             let d = Diagnostic::new(
-                "W0305",
+                codes::W0305,
                 format!("{verdict} at reviewed node `{id}` falls through to a catch-all rule"),
                 cx.rule_span(id, c),
                 format!("{verdict} is routed by `{}`", describe_rule(rule)),
@@ -302,7 +302,7 @@ fn review_arms(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
         }
         None => {
             let d = Diagnostic::new(
-                "E0305",
+                codes::E0305,
                 format!("reviewed node `{id}` has no `{missing}` arm"),
                 cx.rule_span(id, present),
                 format!("only this verdict is routed; {verdict} has nowhere to go"),
@@ -333,7 +333,7 @@ fn fork_completion(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
                     .and_then(|o| o.awaits.first().copied())
                     .unwrap_or_else(|| cx.node_span(target_node));
                 let d = Diagnostic::new(
-                    "E0306",
+                    codes::E0306,
                     format!("join `{target_node}` does not await fork `{id}`"),
                     span,
                     format!("the fork completes into `{target_node}`"),
@@ -345,7 +345,7 @@ fn fork_completion(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
             Some(Node::Join(_)) => {}
             Some(other) => {
                 let d = Diagnostic::new(
-                    "E0306",
+                    codes::E0306,
                     format!("fork `{id}` completes into `{target_node}`, which is not a join"),
                     span,
                     format!("`{target_node}` is {}", kind_phrase(other)),
@@ -381,7 +381,7 @@ fn unconditional(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
         return;
     };
     let mut d = Diagnostic::new(
-        "W0304",
+        codes::W0304,
         "transition after an unconditional rule can never match",
         cx.rule_span(id, first),
         "this rule can never match",
@@ -461,7 +461,7 @@ fn shadowed_exits(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
             .map(|t| format!(" and loops back to `{t}`"))
             .unwrap_or_default();
         let d = Diagnostic::new(
-            "W0306",
+            codes::W0306,
             "exit arm declared after an overlapping bounded arm",
             exit_span(cx, id, r, rule),
             "this arm cannot fire for the shared values until the retry budget is spent",

@@ -1,7 +1,7 @@
 //! State, schema and type checks: E0401–E0406, W0307, W0308, W0310. The schema checks (E0402,
 //! E0403, E0405, the schema part of E0406, W0308) apply only when `state { }` is declared.
 
-use hensu_diagnostics::{Diagnostic, Span};
+use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::{
     Action, ConditionPredicate, Node, StateSchema, StateVariable, TransitionRule, VarType,
     is_engine_variable,
@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use super::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::intervals::parse_number;
-use super::suggest::help_for;
 use super::{Ctx, InputKind};
 use crate::origins::NodeOrigin;
+use crate::suggest::help_and_fix;
 
 /// Every `{name}` placeholder of a text with its byte offset, with the semantics of the regex
 /// `\{([a-zA-Z_][a-zA-Z0-9_]*)\}` (so `{a-b}`, `{ x }` and JSON objects never match).
@@ -212,7 +212,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                     if p.consensus_config.is_some() && branch.yields.is_empty() {
                         let span = bo.map(|o| o.id).unwrap_or_else(|| cx.node_span(id));
                         let d = Diagnostic::new(
-                            "W0307",
+                            codes::W0307,
                             format!("consensus branch `{}` declares no yields", branch.id),
                             span,
                             "this branch only votes; it adds no data to the state",
@@ -293,7 +293,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
 fn engine_in_writes(cx: &mut Ctx<'_>, id: &str, name: &str, span: Span) {
     if cx.input == InputKind::Json {
         let d = Diagnostic::new(
-            "W0310",
+            codes::W0310,
             format!("engine variable `{name}` in the writes of `{id}` is redundant"),
             span,
             "the engine sets this variable itself",
@@ -311,7 +311,7 @@ fn engine_variable(cx: &mut Ctx<'_>, name: &str, span: Span, place: &str, help: 
         format!("the engine sets `{name}` itself; use another name, e.g. `review_{name}`")
     });
     let d = Diagnostic::new(
-        "E0401",
+        codes::E0401,
         format!("engine variable `{name}` in {place}"),
         span,
         "`score`, `approved` and `recommendation` are reserved for the engine",
@@ -322,16 +322,18 @@ fn engine_variable(cx: &mut Ctx<'_>, name: &str, span: Span, place: &str, help: 
 
 /// E0402: a written variable that the schema does not declare.
 fn undeclared_write(cx: &mut Ctx<'_>, schema: &Schema<'_>, name: &str, span: Span) {
-    let help = help_for(name, schema.names()).unwrap_or_else(|| {
-        format!("declare it in `state {{ }}`: `variable(\"{name}\", VarType.STRING)`")
-    });
     let d = Diagnostic::new(
-        "E0402",
+        codes::E0402,
         format!("`{name}` is written but not declared in the state schema"),
         span,
         "not declared in `state { }`",
-    )
-    .with_help(help);
+    );
+    let (mut d, suggested) = help_and_fix(d, name, span, schema.names());
+    if !suggested {
+        d = d.with_help(format!(
+            "declare it in `state {{ }}`: `variable(\"{name}\", VarType.STRING)`"
+        ));
+    }
     cx.emit(d);
 }
 
@@ -375,19 +377,21 @@ fn prompt_placeholder<'a>(
         .map(|(_, s)| *s)
         .or(site.whole)
         .unwrap_or_else(|| cx.prop_span(site.node, "prompt"));
-    let help = help_for(name, schema.names()).unwrap_or_else(|| {
-        format!("declare it in `state {{ }}`, e.g. `variable(\"{name}\", VarType.STRING)`")
-    });
     let d = Diagnostic::new(
-        "E0403",
+        codes::E0403,
         format!(
             "placeholder `{{{name}}}` in a {} names no declared variable",
             site.what
         ),
         span,
         "not declared in `state { }`",
-    )
-    .with_help(help);
+    );
+    let (mut d, suggested) = help_and_fix(d, name, span, schema.names());
+    if !suggested {
+        d = d.with_help(format!(
+            "declare it in `state {{ }}`, e.g. `variable(\"{name}\", VarType.STRING)`"
+        ));
+    }
     cx.emit(d);
 }
 
@@ -430,7 +434,7 @@ fn conditions(
         }
         if first && !writes.iter().any(|w| w == variable) {
             let d = Diagnostic::new(
-                "E0404",
+                codes::E0404,
                 format!("`onCondition(\"{variable}\")` routes on a variable `{id}` does not write"),
                 cx.variable_span(id, r),
                 "not in this node's `writes`",
@@ -487,7 +491,7 @@ fn operand_type(
     };
     if let Some((message, help)) = problem {
         let mut d = Diagnostic::new(
-            "E0405",
+            codes::E0405,
             message,
             cx.operand_span(id, r),
             format!("does not fit the declared type {ty}"),
@@ -528,7 +532,7 @@ fn sub_workflow(
             _ => s.output_mapping.get_index_of(name).map(write_span),
         };
         let mut d = Diagnostic::new(
-            "E0406",
+            codes::E0406,
             format!("`{name}` is listed twice in `{kind}`"),
             *span,
             "listed again here",
@@ -553,7 +557,7 @@ fn sub_workflow(
         }
         if let Some(&first) = imported.get(parent.as_str()) {
             let d = Diagnostic::new(
-                "E0406",
+                codes::E0406,
                 format!("`{parent}` is imported twice"),
                 span,
                 "imported again here",
@@ -581,7 +585,7 @@ fn sub_workflow(
         }
         if let Some(&first) = children.get(child.as_str()) {
             let d = Diagnostic::new(
-                "E0406",
+                codes::E0406,
                 format!("`{child}` is written back twice"),
                 span,
                 "written again here",
@@ -594,7 +598,7 @@ fn sub_workflow(
         children.insert(child, i);
         if let Some(&imp) = imported.get(parent.as_str()) {
             let d = Diagnostic::new(
-                "E0406",
+                codes::E0406,
                 format!("`{parent}` is both imported and written by sub-workflow `{id}`"),
                 span,
                 "written here",
@@ -611,16 +615,18 @@ fn sub_workflow(
 }
 
 fn not_in_parent(cx: &mut Ctx<'_>, schema: &Schema<'_>, name: &str, span: Span, what: &str) {
-    let help = help_for(name, schema.names()).unwrap_or_else(|| {
-        format!("declare it in `state {{ }}`: `variable(\"{name}\", VarType.STRING)`")
-    });
     let d = Diagnostic::new(
-        "E0406",
+        codes::E0406,
         format!("sub-workflow {what} `{name}`, which the state schema does not declare"),
         span,
         "not declared in `state { }`",
-    )
-    .with_help(help);
+    );
+    let (mut d, suggested) = help_and_fix(d, name, span, schema.names());
+    if !suggested {
+        d = d.with_help(format!(
+            "declare it in `state {{ }}`: `variable(\"{name}\", VarType.STRING)`"
+        ));
+    }
     cx.emit(d);
 }
 
@@ -640,7 +646,7 @@ fn unused_variables(cx: &mut Ctx<'_>, schema: &Schema<'_>, marks: &Marks, opaque
         if var.is_input {
             if !opaque_reader && !is(&marks.read) {
                 let d = Diagnostic::new(
-                    "W0308",
+                    codes::W0308,
                     format!("input `{name}` is never read"),
                     span(),
                     "no prompt, payload, condition or sub-workflow import uses it",
@@ -650,7 +656,7 @@ fn unused_variables(cx: &mut Ctx<'_>, schema: &Schema<'_>, marks: &Marks, opaque
             }
         } else if !is(&marks.written) {
             let d = Diagnostic::new(
-                "W0308",
+                codes::W0308,
                 format!("variable `{name}` is never written"),
                 span(),
                 "no node writes, yields or exports it",

@@ -3,7 +3,8 @@
 //! Every statement is checked against [`crate::schema::block_schema`] of its block first
 //! (unknown → E0101 with a did-you-mean, valid in another block → E0102, wrong shape → E0101,
 //! given twice → E0104), then lowered by the handler of its block. Values are typed by the
-//! helpers in [`values`]; transition chains by [`transitions`]. The lowering never panics and
+//! helpers in `values.rs`; node bodies by `nodes/` (one file per kind); transition chains by
+//! `transitions/` (one file per family). The lowering never panics and
 //! produces an IR whenever the file has a `workflow(…) { … }` with a `graph { }`.
 
 mod nodes;
@@ -12,18 +13,16 @@ mod transitions;
 mod values;
 mod workflow;
 
-use hensu_diagnostics::{Diagnostic, FileId, Span};
+use hensu_diagnostics::{Diagnostic, FileId, Span, codes};
 use hensu_ir::Workflow;
 use hensu_syntax::ast::{Call, Expr, ExprKind, FunBody, Ident, Link, SourceFile, Stmt, StmtKind};
 
 use crate::files::FileProvider;
 use crate::origins::Origins;
 use crate::schema::{self, BlockKind, StatementKind, StatementSpec};
+use crate::suggest::{did_you_mean, replace_with};
 
-/// Maximum number of candidates compared for a did-you-mean.
-const MAX_CANDIDATES: usize = 256;
-
-/// The result of [`crate::lower`].
+/// The result of [`crate::lower()`].
 #[derive(Clone, Debug, Default)]
 pub struct Lowered {
     /// The IR; present whenever the file is structurally usable (a workflow with a graph), even
@@ -133,32 +132,6 @@ pub fn is_valid_identifier(s: &str) -> bool {
     s.len() <= 255 && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
-/// The closest candidate to `name` (edit distance, case-insensitive), if close enough.
-pub fn did_you_mean<'a>(
-    name: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let lower = name.to_lowercase();
-    let limit = (name.chars().count() / 3).clamp(1, 4);
-    let mut best: Option<((usize, bool), &'a str)> = None;
-    for candidate in candidates.into_iter().take(MAX_CANDIDATES) {
-        if candidate == name {
-            continue;
-        }
-        let d = if candidate.eq_ignore_ascii_case(name) {
-            0
-        } else {
-            strsim::osa_distance(&lower, &candidate.to_lowercase())
-        };
-        // Ties prefer a candidate of the same length (`GPT_40` → `GPT_4O`, not `GPT_4`).
-        let key = (d, candidate.len() != name.len());
-        if d <= limit && best.is_none_or(|(bk, _)| key < bk) {
-            best = Some((key, candidate));
-        }
-    }
-    best.map(|(_, c)| c)
-}
-
 /// `a, b, c` of the names accepted in `kind`.
 pub(crate) fn accepted_list(kind: BlockKind) -> String {
     let mut names: Vec<&str> = Vec::new();
@@ -224,7 +197,7 @@ impl<'f> Lowerer<'f> {
         if spec.repeat == schema::Repeat::Once {
             if let Some(first) = seen.get(spec.name) {
                 let d = Diagnostic::new(
-                    "E0104",
+                    codes::E0104,
                     format!("`{}` is given twice in {}", spec.name, kind.describe()),
                     name.span,
                     "given again here",
@@ -248,7 +221,7 @@ impl<'f> Lowerer<'f> {
             return false;
         };
         let d = Diagnostic::new(
-            "E0015",
+            codes::E0015,
             format!("`{}` was removed from the language", name.name),
             name.span,
             "removed construct",
@@ -279,7 +252,8 @@ impl<'f> Lowerer<'f> {
                 format!("{} accepts {}", kind.describe(), accepted_list(kind)),
             ),
         };
-        let d = Diagnostic::new("E0101", msg, stmt.span, "not a statement here").with_help(help);
+        let d =
+            Diagnostic::new(codes::E0101, msg, stmt.span, "not a statement here").with_help(help);
         self.emit(d);
     }
 
@@ -296,7 +270,7 @@ impl<'f> Lowerer<'f> {
                 .collect::<Vec<_>>()
                 .join(", ");
             let d = Diagnostic::new(
-                "E0102",
+                codes::E0102,
                 format!("`{}` is not accepted in {}", name.name, kind.describe()),
                 name.span,
                 format!("not valid in {}", kind.describe()),
@@ -313,13 +287,13 @@ impl<'f> Lowerer<'f> {
         }
         let candidates = schema::block_schema(kind).iter().map(|s| s.name);
         let mut d = Diagnostic::new(
-            "E0101",
+            codes::E0101,
             format!("unknown statement `{}` in {}", name.name, kind.describe()),
             name.span,
             "unknown here",
         );
         match did_you_mean(name.name, candidates) {
-            Some(s) => d = d.with_help(format!("did you mean `{s}`?")),
+            Some(s) => d = replace_with(d.with_help(format!("did you mean `{s}`?")), name.span, s),
             None => {
                 d = d.with_help(format!(
                     "{} accepts {}",
@@ -378,7 +352,7 @@ impl<'f> Lowerer<'f> {
             return true;
         };
         let d = Diagnostic::new(
-            "E0101",
+            codes::E0101,
             format!("`{}` is {expected} here, not written like this", name.name),
             stmt,
             format!("expected `{}`", spec.syntax),

@@ -2,7 +2,7 @@
 //! from `prompts/` / `rubrics/` (E0208 not found, E0209 escapes), rubric parsing (E0107 for
 //! `pass_threshold`), and `{name}` placeholders with their spans.
 
-use hensu_diagnostics::{Diagnostic, Span};
+use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::{Rubric, RubricError, parse_rubric};
 use hensu_syntax::ast::{Expr, ExprKind};
 
@@ -43,7 +43,7 @@ impl Lowerer<'_> {
             Ok(text) => Some(text),
             Err(FileError::Escapes) => {
                 let d = Diagnostic::new(
-                    "E0209",
+                    codes::E0209,
                     format!("{what} path `{name}` escapes the {}/ directory", dir.as_str()),
                     span,
                     "path leaves its directory",
@@ -57,7 +57,7 @@ impl Lowerer<'_> {
             }
             Err(FileError::NotFound) => {
                 let d = Diagnostic::new(
-                    "E0208",
+                    codes::E0208,
                     format!("{what} file `{name}` not found in {}/", dir.as_str()),
                     span,
                     "file not found",
@@ -71,7 +71,7 @@ impl Lowerer<'_> {
             }
             Err(FileError::Io(msg)) => {
                 let d = Diagnostic::new(
-                    "E0208",
+                    codes::E0208,
                     format!("{what} file `{name}` cannot be read: {msg}"),
                     span,
                     "unreadable file",
@@ -170,7 +170,7 @@ impl Lowerer<'_> {
             Ok(r) => Some(r),
             Err(err @ RubricError::PassThresholdOutOfRange { .. }) => {
                 let d = Diagnostic::new(
-                    "E0107",
+                    codes::E0107,
                     err.to_string(),
                     e.span,
                     "pass_threshold must be between 0 and 100",
@@ -183,7 +183,7 @@ impl Lowerer<'_> {
             }
             Err(err @ RubricError::InvalidNumber { .. }) => {
                 let d = Diagnostic::new(
-                    "E0103",
+                    codes::E0103,
                     format!("invalid rubric: {err}"),
                     e.span,
                     "invalid rubric",

@@ -1,12 +1,13 @@
 //! Typed values: strings, numbers, booleans, enum constants, models, lists and JSON values,
 //! with E0103 (wrong type), E0108 (unknown constant) and E0107 (out of range) diagnostics.
 
-use hensu_diagnostics::{Diagnostic, Span};
+use hensu_diagnostics::{Applicability, Diagnostic, Span, Suggestion, codes};
 use hensu_syntax::ast::{Arg, Call, Expr, ExprKind, StrExpr};
 use serde_json::Value;
 
-use super::{Lowerer, did_you_mean, is_valid_identifier};
+use super::{Lowerer, is_valid_identifier};
 use crate::schema::{self, EnumType};
+use crate::suggest::{did_you_mean, replace_with};
 
 /// What an expression is, for "found …" in messages.
 pub(crate) fn describe(e: &Expr<'_>) -> String {
@@ -43,7 +44,7 @@ impl Lowerer<'_> {
         }
         let found = describe(e);
         let mut d = Diagnostic::new(
-            "E0103",
+            codes::E0103,
             format!("{what} expects {expected}, found {found}"),
             e.span,
             format!("expected {expected}"),
@@ -71,7 +72,7 @@ impl Lowerer<'_> {
 
     /// E0107: value out of range.
     pub fn out_of_range(&mut self, span: Span, message: String, label: &str) {
-        self.emit(Diagnostic::new("E0107", message, span, label));
+        self.emit(Diagnostic::new(codes::E0107, message, span, label));
     }
 
     pub fn str_expr<'a, 's>(
@@ -169,8 +170,15 @@ impl Lowerer<'_> {
                 if let Some(c) = constants.iter().find(|c| **c == s.value)
                     && let Some(last) = self.diags.last_mut()
                 {
-                    last.help
-                        .push(format!("write the constant: `{}.{c}`", ty.name()));
+                    let constant = format!("{}.{c}", ty.name());
+                    last.help.push(format!("write the constant: `{constant}`"));
+                    last.suggestions.push(Suggestion {
+                        file: last.primary.file,
+                        span: e.span,
+                        message: format!("replace with `{constant}`"),
+                        replacement: constant,
+                        applicability: Applicability::MachineApplicable,
+                    });
                 }
                 return None;
             }
@@ -185,7 +193,7 @@ impl Lowerer<'_> {
             let other = EnumType::ALL.iter().find(|t| t.name() == q.name);
             let mut d = if other.is_some() || q.name == "Models" {
                 Diagnostic::new(
-                    "E0103",
+                    codes::E0103,
                     format!(
                         "{what} expects {}, found a `{}` constant",
                         ty.name(),
@@ -196,7 +204,7 @@ impl Lowerer<'_> {
                 )
             } else {
                 Diagnostic::new(
-                    "E0108",
+                    codes::E0108,
                     format!("unknown enum `{}`", q.name),
                     q.span,
                     format!("expected {}", ty.name()),
@@ -205,9 +213,17 @@ impl Lowerer<'_> {
             let suggestion = constants
                 .iter()
                 .find(|c| **c == constant)
-                .map(|c| format!("`{}.{c}`", ty.name()));
+                .map(|c| format!("{}.{c}", ty.name()));
+            if let Some(s) = &suggestion {
+                d = d.with_suggestion(
+                    e.span,
+                    s.as_str(),
+                    format!("replace with `{s}`"),
+                    Applicability::MachineApplicable,
+                );
+            }
             d = d.with_help(match suggestion {
-                Some(s) => format!("did you mean {s}?"),
+                Some(s) => format!("did you mean `{s}`?"),
                 None => format!(
                     "{} is one of {}",
                     ty.name(),
@@ -225,13 +241,17 @@ impl Lowerer<'_> {
             return Some(c);
         }
         let mut d = Diagnostic::new(
-            "E0108",
+            codes::E0108,
             format!("unknown {} constant `{constant}`", ty.name()),
             span,
             format!("not a {}", ty.name()),
         );
         d = match did_you_mean(constant, constants.iter().copied()) {
-            Some(s) => d.with_help(format!("did you mean `{}.{s}`?", ty.name())),
+            Some(s) => replace_with(
+                d.with_help(format!("did you mean `{}.{s}`?", ty.name())),
+                span,
+                s,
+            ),
             None => d.with_help(format!(
                 "{} is one of {}",
                 ty.name(),
@@ -255,7 +275,7 @@ impl Lowerer<'_> {
                 let q = p.segments[n - 2];
                 if q.name != "Models" {
                     let d = Diagnostic::new(
-                        "E0108",
+                        codes::E0108,
                         format!(
                             "unknown model constant `{}.{}`",
                             q.name,
@@ -280,13 +300,13 @@ impl Lowerer<'_> {
             return Some(id.to_string());
         }
         let mut d = Diagnostic::new(
-            "E0108",
+            codes::E0108,
             format!("unknown model constant `Models.{constant}`"),
             span,
             "not a `Models` constant",
         );
         d = match did_you_mean(constant, schema::MODELS.iter().map(|(c, _)| *c)) {
-            Some(s) => d.with_help(format!("did you mean `Models.{s}`?")),
+            Some(s) => replace_with(d.with_help(format!("did you mean `Models.{s}`?")), span, s),
             None => d.with_help("any model id string is accepted too, e.g. `model = \"my-model\"`"),
         };
         self.emit(d);
@@ -322,7 +342,7 @@ impl Lowerer<'_> {
     pub fn no_named_arg(&mut self, arg: &Arg<'_>) {
         if let Some(name) = arg.name {
             let d = Diagnostic::new(
-                "E0101",
+                codes::E0101,
                 format!("named argument `{}` is not supported", name.name),
                 name.span,
                 "named argument",
@@ -358,7 +378,7 @@ impl Lowerer<'_> {
                 None => format!("at least {min}"),
             };
             let d = Diagnostic::new(
-                "E0103",
+                codes::E0103,
                 format!(
                     "`{}` takes {expected} argument{}, found {n}",
                     call.callee.name,
@@ -427,7 +447,7 @@ impl Lowerer<'_> {
             format!("it contains `{bad}`")
         };
         let d = Diagnostic::new(
-            "E0207",
+            codes::E0207,
             format!("invalid {what} `{}`: {reason}", truncate(s, 60)),
             span,
             "invalid identifier",
@@ -493,7 +513,7 @@ impl Lowerer<'_> {
                 let Some(v) = &links[0].arg else {
                     self.emit(
                         Diagnostic::new(
-                            "E0012",
+                            codes::E0012,
                             "incomplete entry: `to` needs a value",
                             links[0].word.span,
                             "value missing here",

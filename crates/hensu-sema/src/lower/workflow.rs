@@ -1,7 +1,7 @@
 //! The file wrapper (`fun x() = workflow(…) { … }`, `package`, `import`), the workflow body and
 //! its `state`, `agents` and `config` blocks.
 
-use hensu_diagnostics::{Diagnostic, Span};
+use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::{
     AgentConfig, DEFAULT_VERSION, LogLevel, Metadata, StateSchema, StateVariable, VarType,
     Workflow, WorkflowConfig, workflow_id_from_name,
@@ -25,15 +25,19 @@ impl Lowerer<'_> {
         for item in &file.items {
             match &item.kind {
                 StmtKind::Package(_) => {
-                    let d = Diagnostic::new("W0001", "`package` is ignored", item.span, "ignored")
-                        .with_help(
-                            "hensu workflow files have no packages; the line can be removed",
-                        );
+                    let d =
+                        Diagnostic::new(codes::W0001, "`package` is ignored", item.span, "ignored")
+                            .with_help(
+                                "hensu workflow files have no packages; the line can be removed",
+                            );
                     self.emit(d);
                 }
                 StmtKind::Import { .. } => {
-                    let d = Diagnostic::new("W0001", "`import` is ignored", item.span, "ignored")
-                        .with_help("the workflow DSL is always in scope; the line can be removed");
+                    let d =
+                        Diagnostic::new(codes::W0001, "`import` is ignored", item.span, "ignored")
+                            .with_help(
+                                "the workflow DSL is always in scope; the line can be removed",
+                            );
                     self.emit(d);
                 }
                 StmtKind::Fun { body, .. } => match body {
@@ -47,7 +51,7 @@ impl Lowerer<'_> {
                                 StmtKind::Error => {}
                                 _ => {
                                     let d = Diagnostic::new(
-                                        "E0101",
+                                        codes::E0101,
                                         "only `workflow(…) { … }` is allowed in the wrapper function",
                                         s.span,
                                         "not supported here",
@@ -63,7 +67,7 @@ impl Lowerer<'_> {
                 StmtKind::Error => {}
                 StmtKind::Assign { .. } | StmtKind::Return(_) => {
                     let d = Diagnostic::new(
-                        "E0101",
+                        codes::E0101,
                         "only `workflow(…) { … }` is allowed at the top level",
                         item.span,
                         "not supported here",
@@ -76,7 +80,7 @@ impl Lowerer<'_> {
         let Some(&(first, _)) = calls.first() else {
             let span = Span::new(file.span.start, file.span.start);
             let d = Diagnostic::new(
-                "E0014",
+                codes::E0014,
                 "no `workflow(…)` in this file",
                 span,
                 "expected a workflow",
@@ -88,7 +92,7 @@ impl Lowerer<'_> {
         let first_span = calls[0].1;
         for &(call, _) in &calls[1..] {
             let d = Diagnostic::new(
-                "E0014",
+                codes::E0014,
                 "more than one `workflow(…)` in this file",
                 call.callee.span,
                 "another workflow",
@@ -108,7 +112,7 @@ impl Lowerer<'_> {
             ExprKind::Call(c) if c.callee.name == "workflow" => calls.push((c, e.span)),
             ExprKind::Error => {}
             _ => {
-                let d = Diagnostic::new("E0101", "expected `workflow(…) { … }`", e.span, "not a workflow")
+                let d = Diagnostic::new(codes::E0101, "expected `workflow(…) { … }`", e.span, "not a workflow")
                     .with_help("a file holds one `workflow(\"name\") { … }` (optionally wrapped in `fun name() = …`)");
                 self.emit(d);
             }
@@ -142,7 +146,7 @@ impl Lowerer<'_> {
         }
         let Some(body) = &call.block else {
             let d = Diagnostic::new(
-                "E0106",
+                codes::E0106,
                 "the workflow has no body",
                 span,
                 "missing `{ graph { … } }`",
@@ -201,7 +205,7 @@ impl Lowerer<'_> {
         }
         let Some(graph) = graph else {
             let d = Diagnostic::new(
-                "E0106",
+                codes::E0106,
                 "the workflow has no `graph { }`",
                 call.callee.span,
                 "this workflow has no graph",
@@ -215,7 +219,7 @@ impl Lowerer<'_> {
             None => {
                 let span = graph_kw.unwrap_or(call.callee.span);
                 let d = Diagnostic::new(
-                    "E0106",
+                    codes::E0106,
                     "the graph has no `start at`",
                     span,
                     "no start node",
@@ -279,7 +283,7 @@ impl Lowerer<'_> {
             };
             if let Some(first) = self.origins.variables.get(&name) {
                 let d = Diagnostic::new(
-                    "E0203",
+                    codes::E0203,
                     format!("state variable `{name}` is declared twice"),
                     name_span,
                     "declared again here",
@@ -324,7 +328,7 @@ impl Lowerer<'_> {
             let (agent, origin) = self.agent(&id, id_span, stmt.span, c.block.as_deref());
             if let Some(first) = self.origins.agents.get(&id) {
                 let d = Diagnostic::new(
-                    "E0202",
+                    codes::E0202,
                     format!("agent `{id}` is defined twice"),
                     id_span,
                     "defined again here",
@@ -469,7 +473,7 @@ impl Lowerer<'_> {
             } else {
                 "add `model = Models.GPT_4O` or any model id string"
             };
-            self.emit(Diagnostic::new("E0105", msg, span, label).with_help(help));
+            self.emit(Diagnostic::new(codes::E0105, msg, span, label).with_help(help));
         }
         (agent, origin)
     }

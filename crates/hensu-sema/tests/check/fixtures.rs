@@ -52,6 +52,20 @@ fn snapshot_text(sources: &[(String, String)], files: &Files, diags: &[Diagnosti
             d.code
         );
     }
+    // A suggestion replaces exactly the misspelled name the message quotes, never quotes.
+    for d in diags {
+        for s in &d.suggestions {
+            let text = files.get(s.file).expect("suggestion file").text();
+            let written = text
+                .get(s.span.range())
+                .expect("suggestion span in the file");
+            assert!(
+                !written.is_empty() && !written.contains('"') && d.message.contains(written),
+                "{}: suggestion span holds {written:?}",
+                d.message
+            );
+        }
+    }
     let mut out = String::new();
     for (name, src) in sources {
         out.push_str(&format!("===== {name}\n{src}"));

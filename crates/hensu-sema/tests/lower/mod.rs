@@ -1,5 +1,5 @@
 //! Lowering tests: fixture snapshots (IR JSON for `ok/`, rendered diagnostics for `err/`), the
-//! upstream worked example (upstream-reference §4.8), the shipped examples, rule order.
+//! Kotlin DSL's worked example (see `worked_example.rs`), the shipped examples, rule order.
 
 mod rules;
 mod worked_example;
@@ -254,3 +254,52 @@ const TOKENS: &[&str] = &[
     "planning",
     "loop",
 ];
+
+/// Each fix of the lowering, applied to the source, gives the text the help line names.
+#[test]
+fn suggestions_replace_the_misspelled_text() {
+    let src = std::fs::read_to_string(fixtures().join("err/E0108-unknown-constant.hwf"))
+        .expect("fixture");
+    let l = lower_str(&src);
+    let mut fixed: Vec<(String, String, &str)> = Vec::new();
+    for d in &l.diagnostics {
+        for s in &d.suggestions {
+            let written = src[s.span.range()].to_string();
+            fixed.push((written, s.replacement.clone(), d.code));
+        }
+    }
+    assert_eq!(
+        fixed,
+        vec![
+            ("STRNG".to_string(), "STRING".to_string(), "E0108"),
+            ("NUMBR".to_string(), "NUMBER".to_string(), "E0108"),
+            ("GPT_40".to_string(), "GPT_4O".to_string(), "E0108"),
+            (
+                "ExitStatuss.FAILURE".to_string(),
+                "ExitStatus.FAILURE".to_string(),
+                "E0108"
+            ),
+        ]
+    );
+
+    let src = r#"workflow("w") {
+    graph {
+        start at "n"
+        node("n") {
+            agnt = "a"
+            onSuccess goto "done"
+            onScore { whenn score >= 80 goto "done" }
+        }
+        end("done")
+    }
+}
+"#;
+    let l = lower_str(src);
+    let fixes: Vec<(&str, &str)> = l
+        .diagnostics
+        .iter()
+        .flat_map(|d| &d.suggestions)
+        .map(|s| (&src[s.span.range()], s.replacement.as_str()))
+        .collect();
+    assert!(fixes.contains(&("agnt", "agent")), "{fixes:?}");
+}

@@ -1,4 +1,5 @@
-//! Rule-list compilation order (upstream-reference §1.9, §1.10, §1.22).
+//! Rule-list compilation order: the order the Kotlin DSL compiles transitions, `onScore` and
+//! `onCondition` arms in (docs/language.md, *Transitions*).
 
 use hensu_ir::{ComparisonOperator, Namespace, Node, TransitionRule};
 

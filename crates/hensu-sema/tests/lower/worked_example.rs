@@ -1,14 +1,15 @@
-//! The worked example of upstream-reference §4.8 lowers to the JSON printed there (compared
+//! The Kotlin DSL's worked "mini review" example lowers to the JSON the Kotlin compiler printed
+//! for it (`fixtures/sema/lower/upstream-mini-review.json`, compared
 //! structurally, ignoring `created`, key order and the documented differences).
 
 use serde_json::Value;
 
 use super::{fixtures, lower_str};
 
-/// The upstream JSON of §4.8, verbatim.
+/// The Kotlin compiler's JSON for the example, verbatim.
 const UPSTREAM: &str = include_str!("../fixtures/sema/lower/upstream-mini-review.json");
 
-/// Drops what language.md §7 documents as different: `formatVersion`, `metadata.created`, and
+/// Drops what docs/language.md (*The JSON artifact*) documents as different: `formatVersion`, `metadata.created`, and
 /// Jackson's nulls for fields hensu omits.
 fn normalize(v: &mut Value) {
     if let Value::Object(m) = v {
@@ -21,8 +22,8 @@ fn normalize(v: &mut Value) {
 
 #[test]
 fn mini_review_matches_upstream_json() {
-    let src =
-        std::fs::read_to_string(fixtures().join("ok/worked-example-4-8.hwf")).expect("fixture");
+    let src = std::fs::read_to_string(fixtures().join("ok/worked-example-mini-review.hwf"))
+        .expect("fixture");
     let l = lower_str(&src);
     assert!(l.diagnostics.is_empty(), "{:?}", l.diagnostics);
     let wf = l.workflow.expect("workflow");
@@ -47,8 +48,8 @@ fn mini_review_matches_upstream_json() {
 /// The span side table of the worked example points at the right tokens.
 #[test]
 fn mini_review_origins() {
-    let src =
-        std::fs::read_to_string(fixtures().join("ok/worked-example-4-8.hwf")).expect("fixture");
+    let src = std::fs::read_to_string(fixtures().join("ok/worked-example-mini-review.hwf"))
+        .expect("fixture");
     let l = lower_str(&src);
     let wf = l.workflow.expect("workflow");
     let o = &l.origins;

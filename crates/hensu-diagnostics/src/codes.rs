@@ -1,0 +1,116 @@
+//! Every diagnostic code as a constant, so a misspelt code is a build error. [`Diagnostic::new`]
+//! takes a [`Code`]; only this module can make one. Each code has an entry in
+//! [`crate::catalogue`] (the explanation `hensuc explain` prints); a test keeps the two sets
+//! equal. To add a code: add it here, to the catalogue with its `docs/diagnostics/CODE.md`, and a
+//! fixture that shows it (see `CONTRIBUTING.md`).
+//!
+//! [`Diagnostic::new`]: crate::Diagnostic::new
+
+use std::fmt;
+
+/// A diagnostic code such as `E0204`: `E…` is an error, `W…` a warning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Code(&'static str);
+
+impl Code {
+    pub const fn as_str(self) -> &'static str {
+        self.0
+    }
+
+    /// Whether the code names a warning (`W…`) rather than an error.
+    pub fn is_warning(self) -> bool {
+        self.0.starts_with('W')
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl PartialEq<&str> for Code {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+macro_rules! codes {
+    ($($code:ident,)*) => {
+        $(
+            #[doc = concat!("`", stringify!($code), "`: see `hensuc explain ", stringify!($code), "`.")]
+            pub const $code: Code = Code(stringify!($code));
+        )*
+        /// Every code, in catalogue order.
+        pub const ALL: &[Code] = &[$($code,)*];
+    };
+}
+
+codes! {
+    E0001,
+    E0002,
+    E0003,
+    E0004,
+    E0005,
+    E0006,
+    E0010,
+    E0011,
+    E0012,
+    E0013,
+    E0014,
+    E0015,
+    E0016,
+    E0101,
+    E0102,
+    E0103,
+    E0104,
+    E0105,
+    E0106,
+    E0107,
+    E0108,
+    E0109,
+    E0201,
+    E0202,
+    E0203,
+    E0204,
+    E0205,
+    E0206,
+    E0207,
+    E0208,
+    E0209,
+    E0301,
+    E0302,
+    E0303,
+    E0304,
+    E0305,
+    E0306,
+    E0307,
+    E0308,
+    E0309,
+    E0310,
+    E0401,
+    E0402,
+    E0403,
+    E0404,
+    E0405,
+    E0406,
+    E0501,
+    E0502,
+    E0503,
+    E0504,
+    E0505,
+    E0901,
+    E0902,
+    E0903,
+    W0001,
+    W0301,
+    W0302,
+    W0303,
+    W0304,
+    W0305,
+    W0306,
+    W0307,
+    W0308,
+    W0309,
+    W0310,
+}

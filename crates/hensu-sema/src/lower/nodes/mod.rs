@@ -1,0 +1,317 @@
+//! The `graph { }` block: `start at`, the node declarations and what every node body shares
+//! (transitions, `writes`-like name lists); one file per node kind lowers its own statements
+//! (an `end(…)` node has no body and is lowered here).
+
+mod action;
+mod fork;
+mod generic;
+mod join;
+mod parallel;
+mod standard;
+mod sub_workflow;
+
+use hensu_diagnostics::{Diagnostic, Span, codes};
+use hensu_ir::{EndNode, ExitStatus, Node};
+use hensu_syntax::ast::{Block, Call, Ident, Link, Stmt};
+use indexmap::IndexMap;
+
+use crate::lower::transitions::RuleSink;
+use crate::lower::values::Quoted;
+use crate::lower::{Lowerer, Seen, Shape};
+use crate::origins::NodeOrigin;
+use crate::schema::{BlockKind, EnumType, StatementKind, StatementSpec};
+
+/// The lowered graph block.
+#[derive(Default)]
+pub(crate) struct Graph {
+    pub nodes: IndexMap<String, Node>,
+    pub start: Option<String>,
+}
+
+fn node_kind(name: &str) -> Option<BlockKind> {
+    Some(match name {
+        "node" => BlockKind::StandardNode,
+        "parallel" => BlockKind::ParallelNode,
+        "fork" => BlockKind::ForkNode,
+        "join" => BlockKind::JoinNode,
+        "generic" => BlockKind::GenericNode,
+        "action" => BlockKind::ActionNode,
+        "subWorkflow" => BlockKind::SubWorkflowNode,
+        "end" => BlockKind::EndNode,
+        _ => return None,
+    })
+}
+
+impl Lowerer<'_> {
+    pub(crate) fn graph<'s>(
+        &mut self,
+        block: Option<&Block<'s>>,
+        detached: &mut super::Detached<'s>,
+    ) -> Graph {
+        let mut graph = Graph::default();
+        let Some(block) = block else { return graph };
+        // The statements detached from the tree by `lower_owned`: each is dropped as soon as it
+        // is lowered, so the tree shrinks while the IR grows.
+        let owned = detached
+            .iter()
+            .position(|(span, _)| *span == block.span)
+            .map(|i| detached.swap_remove(i).1);
+        let count = owned.as_ref().map_or(block.stmts.len(), Vec::len);
+        // At most one node per statement: sized once instead of doubling (which leaves up to
+        // half of these large tables unused at the peak).
+        graph.nodes.reserve(count);
+        self.origins.nodes.reserve(count);
+        let mut seen = Seen::new();
+        match owned {
+            Some(stmts) => {
+                for stmt in stmts {
+                    self.graph_stmt(&mut graph, &mut seen, &stmt);
+                }
+            }
+            None => {
+                for stmt in &block.stmts {
+                    self.graph_stmt(&mut graph, &mut seen, stmt);
+                }
+            }
+        }
+        graph
+    }
+
+    fn graph_stmt(&mut self, graph: &mut Graph, seen: &mut Seen, stmt: &Stmt<'_>) {
+        let Some((spec, shape)) = self.accept(BlockKind::Graph, stmt, seen) else {
+            return;
+        };
+        match (spec.kind, shape) {
+            (StatementKind::StartAt, Shape::Chain { head, links }) => {
+                if let Some((s, span)) = self.start_at(head, links) {
+                    graph.start = Some(s);
+                    self.origins.start = Some(span);
+                }
+            }
+            (StatementKind::StartAt, Shape::Name(head)) => {
+                self.start_at(head, &[]);
+            }
+            (_, Shape::Call(c)) => {
+                let Some(kind) = node_kind(spec.name) else {
+                    return;
+                };
+                let Some((node, origin)) = self.node(kind, spec, c, stmt) else {
+                    return;
+                };
+                let id = node.id().to_string();
+                if let Some(first) = self.origins.nodes.get(&id) {
+                    let d = Diagnostic::new(
+                        codes::E0201,
+                        format!("node `{id}` is declared twice"),
+                        origin.id,
+                        "declared again here",
+                    )
+                    .with_label(first.id, "first declared here")
+                    .with_help("rename one of them; hensu keeps the first declaration (upstream silently replaced it with the last)");
+                    self.emit(d);
+                    return;
+                }
+                self.origins.nodes.insert(id.clone(), origin);
+                graph.nodes.insert(id, node);
+            }
+            _ => {}
+        }
+    }
+
+    fn start_at(&mut self, head: Ident<'_>, links: &[Link<'_>]) -> Option<(String, Span)> {
+        let Some(at) = links.first() else {
+            let d = Diagnostic::new(
+                codes::E0012,
+                "incomplete `start`: it needs `at \"node\"`",
+                head.span,
+                "the chain ends here",
+            )
+            .with_help("write `start at \"node\"`");
+            self.emit(d);
+            return None;
+        };
+        if at.word.name != "at" {
+            let d = Diagnostic::new(
+                codes::E0101,
+                format!("unexpected `{}` after `start`", at.word.name),
+                at.word.span,
+                "expected `at`",
+            )
+            .with_help("write `start at \"node\"`");
+            self.emit(d);
+            return None;
+        }
+        let Some(arg) = &at.arg else {
+            let d = Diagnostic::new(
+                codes::E0012,
+                "incomplete `start at`: it needs a node id",
+                at.word.span,
+                "the chain ends here",
+            )
+            .with_help("write `start at \"node\"`");
+            self.emit(d);
+            return None;
+        };
+        let s = self.string(arg, &"`start at`")?;
+        if let Some(extra) = links.get(1) {
+            let d = Diagnostic::new(
+                codes::E0101,
+                format!("unexpected `{}` after `start at`", extra.word.name),
+                extra.word.span,
+                "unexpected",
+            )
+            .with_help("write `start at \"node\"` on its own line");
+            self.emit(d);
+        }
+        Some((s, arg.span))
+    }
+
+    fn node(
+        &mut self,
+        kind: BlockKind,
+        spec: &StatementSpec,
+        c: &Call<'_>,
+        stmt: &Stmt<'_>,
+    ) -> Option<(Node, NodeOrigin)> {
+        let (min, max) = match spec.kind {
+            StatementKind::Call { min, max } => (min, max),
+            StatementKind::CallBlock { min, max, .. } => (min, Some(max)),
+            _ => (1, Some(1)),
+        };
+        let args = self.call_args(c, min, max, spec.syntax)?;
+        let id_e = args.first()?;
+        let (id, id_span) = self.id_arg(id_e, &"node id")?;
+        let mut o = NodeOrigin {
+            id: id_span,
+            decl: stmt.span,
+            ..NodeOrigin::default()
+        };
+        if kind == BlockKind::EndNode {
+            let mut status = ExitStatus::Success;
+            if let Some(e) = args.get(1) {
+                o.props.insert("status", e.span);
+                if let Some(s) = self
+                    .enum_constant(e, EnumType::ExitStatus, &"the end status")
+                    .and_then(ExitStatus::parse)
+                {
+                    status = s;
+                }
+            }
+            if let Some(b) = &c.block {
+                let d = Diagnostic::new(
+                    codes::E0101,
+                    "an end node has no body",
+                    b.span,
+                    "unexpected body",
+                )
+                .with_help("write `end(\"id\")` or `end(\"id\", ExitStatus.FAILURE)`");
+                self.emit(d);
+            }
+            return Some((Node::End(EndNode { id, status }), o));
+        }
+        let body: &[Stmt<'_>] = match &c.block {
+            Some(b) => &b.stmts,
+            None => {
+                let d = Diagnostic::new(
+                    codes::E0101,
+                    format!("`{}(\"{id}\")` needs a body", c.callee.name),
+                    stmt.span,
+                    "missing `{ … }`",
+                )
+                .with_help(format!("write `{}`", spec.syntax));
+                self.emit(d);
+                &[]
+            }
+        };
+        // A reused scratch sink: the rules are moved out into exactly-sized vectors (a growing
+        // vector per node over-allocates its 88/128-byte elements up to 4x).
+        let mut sink = std::mem::take(&mut self.rule_sink);
+        sink.rules.clear();
+        sink.origins.clear();
+        let node = match kind {
+            BlockKind::StandardNode => self.standard(&id, body, &mut o, &mut sink),
+            BlockKind::ParallelNode => self.parallel(&id, body, &mut o, &mut sink),
+            BlockKind::ForkNode => self.fork(&id, body, &mut o, &mut sink),
+            BlockKind::JoinNode => self.join(&id, body, &mut o, &mut sink),
+            BlockKind::GenericNode => self.generic(&id, body, &mut o, &mut sink),
+            BlockKind::ActionNode => self.action(&id, body, &mut o, &mut sink),
+            _ => self.sub_workflow(&id, body, &mut o, &mut sink),
+        };
+        let mut node = node;
+        if let Some(rules) = node.transition_rules_mut() {
+            *rules = sink.rules.drain(..).collect();
+        }
+        o.rules = sink.origins.drain(..).collect();
+        o.placeholders.shrink_to_fit();
+        self.rule_sink = sink;
+        Some((node, o))
+    }
+
+    /// Transitions, `onScore` and `onCondition`, shared by every node kind. True when handled.
+    fn node_transition(
+        &mut self,
+        kind: BlockKind,
+        spec: &StatementSpec,
+        shape: Shape<'_, '_>,
+        stmt: &Stmt<'_>,
+        sink: &mut RuleSink,
+    ) -> bool {
+        match (spec.kind, shape) {
+            (StatementKind::Transition(forms), Shape::Chain { head, links }) => {
+                self.transition(forms, head, links, stmt.span, kind, sink);
+                true
+            }
+            (StatementKind::Transition(forms), Shape::Name(head)) => {
+                self.transition(forms, head, &[], stmt.span, kind, sink);
+                true
+            }
+            (_, Shape::Call(c)) if spec.name == "onScore" => {
+                self.on_score(c, stmt.span, sink);
+                true
+            }
+            (_, Shape::Call(c)) if spec.name == "onCondition" => {
+                self.on_condition(c, sink);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Walks the statements of a node body in source order: each is checked against the schema
+    /// of `kind` ([`Lowerer::accept`]); transitions, `onScore` and `onCondition` are lowered into
+    /// `sink`; every other accepted statement is handed to `each` (the kind's own statements).
+    fn node_body<'t, 's>(
+        &mut self,
+        kind: BlockKind,
+        body: &'t [Stmt<'s>],
+        sink: &mut RuleSink,
+        mut each: impl FnMut(&mut Self, &'static StatementSpec, Shape<'t, 's>, &'t Stmt<'s>),
+    ) {
+        let mut seen = Seen::new();
+        for stmt in body {
+            let Some((spec, shape)) = self.accept(kind, stmt, &mut seen) else {
+                continue;
+            };
+            if self.node_transition(kind, spec, shape, stmt, sink) {
+                continue;
+            }
+            each(self, spec, shape, stmt);
+        }
+    }
+
+    fn missing(&mut self, what: String, span: Span, help: &str) {
+        self.emit(Diagnostic::new(codes::E0105, what, span, "declared here").with_help(help));
+    }
+
+    fn empty(&mut self, what: String, span: Span, help: &str) {
+        self.emit(Diagnostic::new(codes::E0109, what, span, "declared here").with_help(help));
+    }
+
+    /// Names of a `writes(…)`-like call, with spans.
+    fn names(&mut self, c: &Call<'_>, spec: &StatementSpec, lists: bool) -> Vec<(String, Span)> {
+        let Some(args) = self.call_args(c, 0, None, spec.syntax) else {
+            return Vec::new();
+        };
+        self.string_args(&args, &Quoted(spec.name), lists)
+    }
+}

@@ -1,0 +1,122 @@
+//! `node("id") { … }`: the standard (agent) node and its `review(…)`.
+
+use hensu_diagnostics::{Diagnostic, codes};
+use hensu_ir::{Node, ReviewConfig, ReviewMode, StandardNode};
+use hensu_syntax::ast::{Call, Stmt};
+
+use crate::lower::transitions::RuleSink;
+use crate::lower::values::Quoted;
+use crate::lower::{Lowerer, Seen, Shape};
+use crate::origins::NodeOrigin;
+use crate::schema::{BlockKind, EnumType, StatementSpec};
+
+impl Lowerer<'_> {
+    pub(super) fn standard(
+        &mut self,
+        id: &str,
+        body: &[Stmt<'_>],
+        o: &mut NodeOrigin,
+        sink: &mut RuleSink,
+    ) -> Node {
+        let mut n = StandardNode {
+            id: id.to_string(),
+            ..StandardNode::default()
+        };
+        self.node_body(
+            BlockKind::StandardNode,
+            body,
+            sink,
+            |this, spec, shape, stmt| {
+                let what = Quoted(spec.name);
+                match (spec.name, shape) {
+                    ("agent", Shape::Assign { value, .. }) => {
+                        o.props.insert("agent", value.span);
+                        if let Ok(v) = this.opt_string(value, &what) {
+                            n.agent_id = v;
+                        }
+                    }
+                    ("prompt", Shape::Assign { value, .. }) => {
+                        o.props.insert("prompt", value.span);
+                        this.assign_prompt(value, &what, &mut n.prompt, &mut o.placeholders);
+                    }
+                    ("rubric", Shape::Assign { value, .. }) => {
+                        o.props.insert("rubric", value.span);
+                        n.rubric = this.assign_rubric(value, id, &what);
+                    }
+                    ("writes", Shape::Call(c)) => {
+                        let names = this.names(c, spec, false);
+                        o.writes = names.iter().map(|(_, s)| *s).collect();
+                        n.writes = names.into_iter().map(|(s, _)| s).collect();
+                    }
+                    ("review", Shape::Call(c)) => {
+                        o.review = Some(stmt.span);
+                        if let Some(r) = this.review(c, spec) {
+                            n.review_config = Some(r);
+                        }
+                    }
+                    _ => {}
+                }
+            },
+        );
+        Node::Standard(n)
+    }
+
+    fn review(&mut self, c: &Call<'_>, spec: &StatementSpec) -> Option<ReviewConfig> {
+        let has_args = c.args.as_ref().is_some_and(|a| !a.items.is_empty());
+        match (&c.block, has_args) {
+            (Some(b), false) => {
+                let mut r = ReviewConfig {
+                    mode: ReviewMode::Required,
+                    allow_backtrack: false,
+                    allow_edit: false,
+                };
+                let mut seen = Seen::new();
+                for s in &b.stmts {
+                    let Some((spec, Shape::Assign { value, .. })) =
+                        self.accept(BlockKind::Review, s, &mut seen)
+                    else {
+                        continue;
+                    };
+                    match spec.name {
+                        "mode" => {
+                            if let Some(m) = self
+                                .enum_constant(value, EnumType::ReviewMode, &"`mode`")
+                                .and_then(ReviewMode::parse)
+                            {
+                                r.mode = m;
+                            }
+                        }
+                        "allowBacktrack" => {
+                            r.allow_backtrack = self
+                                .boolean(value, &"`allowBacktrack`")
+                                .unwrap_or(r.allow_backtrack)
+                        }
+                        "allowEdit" => {
+                            r.allow_edit =
+                                self.boolean(value, &"`allowEdit`").unwrap_or(r.allow_edit)
+                        }
+                        _ => {}
+                    }
+                }
+                Some(r)
+            }
+            (Some(b), true) => {
+                let d = Diagnostic::new(codes::E0101, "`review` takes either a mode or a block, not both", b.span, "unexpected block")
+                    .with_help("write `review(ReviewMode.REQUIRED)` or `review { mode = …; allowBacktrack = … }`");
+                self.emit(d);
+                None
+            }
+            (None, _) => {
+                let args = self.call_args(c, 1, Some(1), spec.syntax)?;
+                let mode = self
+                    .enum_constant(args.first()?, EnumType::ReviewMode, &"`review`")
+                    .and_then(ReviewMode::parse)?;
+                Some(ReviewConfig {
+                    mode,
+                    allow_backtrack: false,
+                    allow_edit: false,
+                })
+            }
+        }
+    }
+}

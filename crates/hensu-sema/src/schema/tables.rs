@@ -1,0 +1,706 @@
+//! The statement tables: for each block, the statements it accepts with their shape, value
+//! type and one-line doc (a table; [`super::block_schema`] maps a [`BlockKind`] to its table).
+
+use super::{
+    BlockKind, ChainForms, EnumType, FAILURE_ANY, FAILURE_GOTO, GOTO_FB, GOTO_FB_REVISE, Repeat,
+    StatementKind, StatementSpec, ValueType as V, arm, block, call, decl, prop, trans,
+};
+
+const ON_SUCCESS: StatementSpec = trans(
+    "onSuccess",
+    GOTO_FB,
+    "onSuccess goto \"node\" [withFeedback]",
+    "On a successful result, go to the node.",
+);
+const ON_FAILURE_GOTO: StatementSpec = trans(
+    "onFailure",
+    FAILURE_GOTO,
+    "onFailure goto \"node\"",
+    "On a failed result, go to the node.",
+);
+const ON_FAILURE_ANY: StatementSpec = trans(
+    "onFailure",
+    FAILURE_ANY,
+    "onFailure goto \"node\" | onFailure retry N otherwise \"node\"",
+    "On a failed result, go to the node, or re-run this node up to N times and then escalate.",
+);
+const ON_SCORE: StatementSpec = block(
+    "onScore",
+    BlockKind::OnScore,
+    Repeat::Many,
+    "onScore { whenScore … goto \"node\" }",
+    "Route on the engine `score` (0–100) produced by the agent.",
+);
+const REVIEW_DOC: &str = "Human review of the node result: `review(ReviewMode.X)` or `review { mode = …; allowBacktrack = …; allowEdit = … }` (block default mode REQUIRED).";
+
+pub(super) const WORKFLOW: &[StatementSpec] = &[
+    prop(
+        "description",
+        V::String,
+        true,
+        "description = \"…\"",
+        "Workflow description (metadata.description).",
+    ),
+    prop(
+        "version",
+        V::String,
+        false,
+        "version = \"1.0.0\"",
+        "Workflow version (default \"1.0.0\").",
+    ),
+    block(
+        "state",
+        BlockKind::State,
+        Repeat::Once,
+        "state { input(…); variable(…) }",
+        "The state schema: inputs and variables the workflow reads and writes.",
+    ),
+    block(
+        "agents",
+        BlockKind::Agents,
+        Repeat::Many,
+        "agents { agent(\"id\") { … } }",
+        "Agent definitions; may be repeated, agents accumulate.",
+    ),
+    block(
+        "config",
+        BlockKind::Config,
+        Repeat::Once,
+        "config { maxSteps = 1000; … }",
+        "Run limits and observability settings.",
+    ),
+    block(
+        "graph",
+        BlockKind::Graph,
+        Repeat::Once,
+        "graph { start at \"node\"; node(\"id\") { … } }",
+        "The workflow graph (required).",
+    ),
+];
+
+pub(super) const STATE: &[StatementSpec] = &[
+    call(
+        "input",
+        2,
+        Some(2),
+        Repeat::Many,
+        "input(\"name\", VarType.STRING)",
+        "Declare a required input variable.",
+    ),
+    call(
+        "variable",
+        2,
+        Some(3),
+        Repeat::Many,
+        "variable(\"name\", VarType.STRING[, \"description\"])",
+        "Declare a state variable; the description guides the agent that writes it.",
+    ),
+];
+
+pub(super) const AGENTS: &[StatementSpec] = &[decl(
+    "agent",
+    1,
+    1,
+    BlockKind::Agent,
+    "agent(\"id\") { role = …; model = … }",
+    "Define an agent.",
+)];
+
+pub(super) const AGENT: &[StatementSpec] = &[
+    prop(
+        "role",
+        V::String,
+        false,
+        "role = \"…\"",
+        "The agent's role (system prompt); required.",
+    ),
+    prop(
+        "model",
+        V::Model,
+        false,
+        "model = Models.GPT_4O | \"model-id\"",
+        "The model id; required.",
+    ),
+    prop(
+        "temperature",
+        V::Double,
+        false,
+        "temperature = 0.7",
+        "Sampling temperature in [0, 2] (default 0.7).",
+    ),
+    prop(
+        "maxTokens",
+        V::Int,
+        true,
+        "maxTokens = 1024",
+        "Maximum output tokens.",
+    ),
+    prop(
+        "tools",
+        V::StringList,
+        false,
+        "tools = listOf(\"tool\")",
+        "Tool ids the agent may call.",
+    ),
+    prop(
+        "maintainContext",
+        V::Boolean,
+        false,
+        "maintainContext = false",
+        "Keep the conversation across executions.",
+    ),
+    prop(
+        "instructions",
+        V::String,
+        true,
+        "instructions = \"…\"",
+        "Extra instructions appended to the role.",
+    ),
+    prop(
+        "topP",
+        V::Double,
+        true,
+        "topP = 0.9",
+        "Nucleus sampling in [0, 1].",
+    ),
+    prop(
+        "frequencyPenalty",
+        V::Double,
+        true,
+        "frequencyPenalty = 0.0",
+        "Frequency penalty.",
+    ),
+    prop(
+        "presencePenalty",
+        V::Double,
+        true,
+        "presencePenalty = 0.0",
+        "Presence penalty.",
+    ),
+    prop(
+        "timeout",
+        V::Long,
+        true,
+        "timeout = 60",
+        "Request timeout in seconds.",
+    ),
+    prop(
+        "maxToolCalls",
+        V::Int,
+        true,
+        "maxToolCalls = 10",
+        "Maximum tool calls per execution (engine default 10).",
+    ),
+];
+
+pub(super) const CONFIG: &[StatementSpec] = &[
+    prop(
+        "maxSteps",
+        V::Int,
+        false,
+        "maxSteps = 1000",
+        "Maximum node steps of one run (default 1000); guards against runaway loops.",
+    ),
+    prop(
+        "maxExecutionTime",
+        V::Long,
+        false,
+        "maxExecutionTime = 7_200_000",
+        "Maximum run time in milliseconds (default 2 h).",
+    ),
+    prop(
+        "checkpoints",
+        V::Boolean,
+        false,
+        "checkpoints = true",
+        "Save a checkpoint before every node.",
+    ),
+    block(
+        "observability",
+        BlockKind::Observability,
+        Repeat::Once,
+        "observability { logLevel = LogLevel.INFO; exportMetrics = true }",
+        "Logging and metrics.",
+    ),
+];
+
+pub(super) const OBSERVABILITY: &[StatementSpec] = &[
+    prop(
+        "logLevel",
+        V::Enum(EnumType::LogLevel),
+        false,
+        "logLevel = LogLevel.INFO",
+        "Log level (TRACE, DEBUG, INFO, WARN, ERROR).",
+    ),
+    prop(
+        "exportMetrics",
+        V::Boolean,
+        false,
+        "exportMetrics = true",
+        "Export run metrics (default true).",
+    ),
+];
+
+pub(super) const GRAPH: &[StatementSpec] = &[
+    StatementSpec {
+        name: "start",
+        kind: StatementKind::StartAt,
+        repeat: Repeat::Once,
+        syntax: "start at \"node\"",
+        doc: "The entry node (required).",
+    },
+    decl(
+        "node",
+        1,
+        1,
+        BlockKind::StandardNode,
+        "node(\"id\") { agent = …; prompt = … }",
+        "A standard node: one agent call.",
+    ),
+    decl(
+        "parallel",
+        1,
+        1,
+        BlockKind::ParallelNode,
+        "parallel(\"id\") { branch(\"b\") { … } }",
+        "Run branches concurrently, optionally deciding by consensus.",
+    ),
+    decl(
+        "fork",
+        1,
+        1,
+        BlockKind::ForkNode,
+        "fork(\"id\") { targets(…); onComplete goto \"join\" }",
+        "Run target sub-flows concurrently up to a join.",
+    ),
+    decl(
+        "join",
+        1,
+        1,
+        BlockKind::JoinNode,
+        "join(\"id\") { await(\"fork\"); writes(\"v\") }",
+        "Merge the results of a fork.",
+    ),
+    decl(
+        "generic",
+        1,
+        1,
+        BlockKind::GenericNode,
+        "generic(\"id\") { executorType = \"…\" }",
+        "Run a registered handler instead of an agent.",
+    ),
+    decl(
+        "action",
+        1,
+        1,
+        BlockKind::ActionNode,
+        "action(\"id\") { send(…); execute(…) }",
+        "Send messages or execute commands.",
+    ),
+    decl(
+        "subWorkflow",
+        1,
+        1,
+        BlockKind::SubWorkflowNode,
+        "subWorkflow(\"id\") { target = \"workflow-id\" }",
+        "Run another workflow as a node.",
+    ),
+    call(
+        "end",
+        1,
+        Some(2),
+        Repeat::Many,
+        "end(\"id\"[, ExitStatus.FAILURE])",
+        "An end node (default ExitStatus.SUCCESS).",
+    ),
+];
+
+pub(super) const STANDARD: &[StatementSpec] = &[
+    prop(
+        "agent",
+        V::String,
+        true,
+        "agent = \"agentId\"",
+        "The agent that executes this node.",
+    ),
+    prop(
+        "prompt",
+        V::Prompt,
+        true,
+        "prompt = \"…\" | \"file.md\"",
+        "The prompt; `{name}` placeholders are filled from the state; a `.md` value is read from prompts/.",
+    ),
+    prop(
+        "rubric",
+        V::Rubric,
+        true,
+        "rubric = \"file.md\"",
+        "A rubric the result is scored against; a `.md` value is read from rubrics/.",
+    ),
+    call(
+        "writes",
+        0,
+        None,
+        Repeat::Once,
+        "writes(\"a\", \"b\")",
+        "State variables the agent's JSON output writes.",
+    ),
+    StatementSpec {
+        name: "review",
+        kind: StatementKind::CallOrBlock {
+            min: 1,
+            max: 1,
+            block: BlockKind::Review,
+        },
+        repeat: Repeat::Once,
+        syntax: "review(ReviewMode.REQUIRED) | review { … }",
+        doc: REVIEW_DOC,
+    },
+    ON_SUCCESS,
+    ON_FAILURE_ANY,
+    trans(
+        "onApproval",
+        GOTO_FB,
+        "onApproval goto \"node\" [withFeedback]",
+        "When the review (or the `approved` variable) approves, go to the node.",
+    ),
+    trans(
+        "onRejection",
+        GOTO_FB_REVISE,
+        "onRejection goto \"node\" | onRejection revise \"node\" retry N otherwise \"node\"",
+        "When the review rejects: go to a node, or send the flow back for revision up to N times.",
+    ),
+    ON_SCORE,
+    StatementSpec {
+        name: "onCondition",
+        kind: StatementKind::CallBlock {
+            min: 1,
+            max: 1,
+            block: BlockKind::OnCondition,
+        },
+        repeat: Repeat::Many,
+        syntax: "onCondition(\"var\") { whenValue equalTo \"x\" goto \"node\" }",
+        doc: "Route on a state variable this node writes.",
+    },
+];
+
+pub(super) const REVIEW: &[StatementSpec] = &[
+    prop(
+        "mode",
+        V::Enum(EnumType::ReviewMode),
+        false,
+        "mode = ReviewMode.REQUIRED",
+        "REQUIRED (always ask), OPTIONAL (ask on failure) or DISABLED.",
+    ),
+    prop(
+        "allowBacktrack",
+        V::Boolean,
+        false,
+        "allowBacktrack = true",
+        "Let the reviewer send the flow back to an earlier node.",
+    ),
+    prop(
+        "allowEdit",
+        V::Boolean,
+        false,
+        "allowEdit = true",
+        "Let the reviewer edit the result.",
+    ),
+];
+
+pub(super) const PARALLEL: &[StatementSpec] = &[
+    decl(
+        "branch",
+        1,
+        1,
+        BlockKind::Branch,
+        "branch(\"id\") { agent = …; prompt = … }",
+        "A branch run concurrently with the others.",
+    ),
+    block(
+        "consensus",
+        BlockKind::Consensus,
+        Repeat::Once,
+        "consensus { strategy = ConsensusStrategy.MAJORITY_VOTE }",
+        "Decide the node result by a vote of the branches.",
+    ),
+    trans(
+        "onConsensus",
+        GOTO_FB,
+        "onConsensus goto \"node\" [withFeedback]",
+        "When consensus is reached (or all branches succeed), go to the node.",
+    ),
+    ON_SUCCESS,
+    trans(
+        "onNoConsensus",
+        GOTO_FB_REVISE,
+        "onNoConsensus goto \"node\" | onNoConsensus revise \"node\" retry N otherwise \"node\"",
+        "When consensus is not reached: go to a node, or revise up to N times.",
+    ),
+    ON_FAILURE_GOTO,
+];
+
+pub(super) const BRANCH: &[StatementSpec] = &[
+    prop(
+        "agent",
+        V::String,
+        false,
+        "agent = \"agentId\"",
+        "The agent of this branch (required).",
+    ),
+    prop(
+        "prompt",
+        V::Prompt,
+        true,
+        "prompt = \"…\" | \"file.md\"",
+        "The branch prompt; a `.md` value is read from prompts/.",
+    ),
+    prop(
+        "rubric",
+        V::Rubric,
+        true,
+        "rubric = \"file.md\"",
+        "A rubric for this branch (recorded, not used for voting).",
+    ),
+    prop(
+        "weight",
+        V::Double,
+        false,
+        "weight = 1.0",
+        "The branch weight for WEIGHTED_VOTE (default 1.0, > 0).",
+    ),
+    call(
+        "yields",
+        0,
+        None,
+        Repeat::Many,
+        "yields(\"a\", \"b\")",
+        "State variables this branch contributes.",
+    ),
+];
+
+pub(super) const CONSENSUS: &[StatementSpec] = &[
+    prop(
+        "strategy",
+        V::Enum(EnumType::ConsensusStrategy),
+        false,
+        "strategy = ConsensusStrategy.MAJORITY_VOTE",
+        "MAJORITY_VOTE, UNANIMOUS, WEIGHTED_VOTE or JUDGE_DECIDES.",
+    ),
+    prop(
+        "judge",
+        V::String,
+        true,
+        "judge = \"agentId\"",
+        "The judge agent (required by JUDGE_DECIDES).",
+    ),
+    prop(
+        "threshold",
+        V::Double,
+        true,
+        "threshold = 0.5",
+        "The consensus threshold in (0, 1].",
+    ),
+];
+
+pub(super) const FORK: &[StatementSpec] = &[
+    call(
+        "targets",
+        0,
+        None,
+        Repeat::Many,
+        "targets(\"a\", \"b\")",
+        "The nodes started concurrently.",
+    ),
+    prop(
+        "waitAll",
+        V::Boolean,
+        false,
+        "waitAll = true",
+        "Wait for every target (recorded; the fork always waits).",
+    ),
+    trans(
+        "onComplete",
+        GOTO_FB,
+        "onComplete goto \"join\" [withFeedback]",
+        "The join that merges the targets' results.",
+    ),
+];
+
+pub(super) const JOIN: &[StatementSpec] = &[
+    call(
+        "await",
+        0,
+        None,
+        Repeat::Many,
+        "await(\"fork\")",
+        "The fork(s) this join waits for.",
+    ),
+    prop(
+        "mergeStrategy",
+        V::Enum(EnumType::MergeStrategy),
+        false,
+        "mergeStrategy = MergeStrategy.COLLECT_ALL",
+        "How the branch results are merged.",
+    ),
+    call(
+        "writes",
+        0,
+        None,
+        Repeat::Many,
+        "writes(\"merged\")",
+        "The variable(s) receiving the merged result.",
+    ),
+    call(
+        "exports",
+        0,
+        None,
+        Repeat::Many,
+        "exports(\"a\")",
+        "Branch keys to merge (default: every changed key).",
+    ),
+    prop(
+        "timeout",
+        V::Long,
+        false,
+        "timeout = 60000",
+        "Timeout of the whole fork in milliseconds (0 = none).",
+    ),
+    prop(
+        "failOnError",
+        V::Boolean,
+        false,
+        "failOnError = true",
+        "Fail the join when any branch failed (default true).",
+    ),
+    ON_SUCCESS,
+    ON_FAILURE_ANY,
+];
+
+pub(super) const GENERIC: &[StatementSpec] = &[
+    prop(
+        "executorType",
+        V::String,
+        false,
+        "executorType = \"validator\"",
+        "The registered handler to run (required).",
+    ),
+    block(
+        "config",
+        BlockKind::GenericConfig,
+        Repeat::Many,
+        "config { \"key\" to value }",
+        "Handler configuration entries.",
+    ),
+    prop(
+        "rubric",
+        V::Rubric,
+        true,
+        "rubric = \"file.md\"",
+        "A rubric; a `.md` value is read from rubrics/.",
+    ),
+    ON_SUCCESS,
+    ON_FAILURE_ANY,
+    ON_SCORE,
+];
+
+pub(super) const GENERIC_CONFIG: &[StatementSpec] = &[StatementSpec {
+    name: "to",
+    kind: StatementKind::Entry,
+    repeat: Repeat::Many,
+    syntax: "\"key\" to value",
+    doc: "A configuration entry: a String, number, Boolean, `listOf(…)` or `mapOf(…)` value.",
+}];
+
+pub(super) const ACTION: &[StatementSpec] = &[
+    call(
+        "send",
+        1,
+        Some(2),
+        Repeat::Many,
+        "send(\"handler\"[, mapOf(\"k\" to v)])",
+        "Send a payload to a registered handler; string values may use `{name}` placeholders.",
+    ),
+    call(
+        "execute",
+        1,
+        Some(1),
+        Repeat::Many,
+        "execute(\"commandId\")",
+        "Execute a command from commands.yaml.",
+    ),
+    ON_SUCCESS,
+    ON_FAILURE_ANY,
+];
+
+pub(super) const SUB_WORKFLOW: &[StatementSpec] = &[
+    prop(
+        "target",
+        V::String,
+        false,
+        "target = \"workflow-id\"",
+        "The id of the child workflow (required).",
+    ),
+    prop(
+        "targetVersion",
+        V::String,
+        true,
+        "targetVersion = \"1.0.0\"",
+        "The expected version of the child workflow.",
+    ),
+    call(
+        "imports",
+        0,
+        None,
+        Repeat::Once,
+        "imports(\"a\")",
+        "Variables copied from this workflow into the child.",
+    ),
+    call(
+        "writes",
+        0,
+        None,
+        Repeat::Once,
+        "writes(\"b\")",
+        "Variables copied back from the child.",
+    ),
+    ON_SUCCESS,
+    ON_FAILURE_GOTO,
+];
+
+const SCORE_ARM_FORMS: ChainForms = ChainForms {
+    goto: true,
+    feedback: true,
+    revise: true,
+    retry: false,
+};
+
+pub(super) const ON_SCORE_ARMS: &[StatementSpec] = &[
+    arm(
+        "whenScore",
+        SCORE_ARM_FORMS,
+        "whenScore greaterThan 80.0 goto \"node\"",
+        "A score arm: greaterThan, greaterThanOrEqual, lessThan, lessThanOrEqual or `in` a..b.",
+    ),
+    arm(
+        "otherwise",
+        SCORE_ARM_FORMS,
+        "otherwise goto \"node\"",
+        "The else-arm: taken when no arm matched (must be last).",
+    ),
+];
+
+pub(super) const ON_CONDITION_ARMS: &[StatementSpec] = &[
+    arm(
+        "whenValue",
+        SCORE_ARM_FORMS,
+        "whenValue equalTo \"x\" goto \"node\"",
+        "A condition arm: equalTo, notEqualTo, greaterThan, greaterThanOrEqual, lessThan, lessThanOrEqual.",
+    ),
+    arm(
+        "otherwise",
+        SCORE_ARM_FORMS,
+        "otherwise goto \"node\"",
+        "The else-arm: taken when no arm matched (must be last).",
+    ),
+];
