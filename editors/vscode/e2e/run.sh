@@ -48,7 +48,7 @@ npm_ci() {
   if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
     echo "$dir: node_modules up to date"
   else
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    (cd "$dir" && npm ci --no-audit --no-fund --no-update-notifier --loglevel=error)
     echo "$want" >"$stamp"
   fi
 }
