@@ -3,7 +3,8 @@
 #
 #   1. VS Code: npm ci (skipped when node_modules matches package-lock.json), the generator's
 #      staleness check (grammar/keywords.toml → TextMate grammar + tree-sitter highlight
-#      queries), and the TextMate snapshot/assertion tests (node --test).
+#      queries), the TextMate snapshot/assertion tests and the client tests (node --test; the
+#      client test spawns target/debug/hensuc, built here).
 #   2. tree-sitter: `tree-sitter generate` into a scratch copy and compare with the committed
 #      src/ (stale → fail), corpus tests, every highlight/locals query compiles, and every
 #      example workflow and syntax fixture parses without ERROR or MISSING nodes.
@@ -45,8 +46,10 @@ fi
 echo "== editors/vscode: generated grammars are up to date with grammar/keywords.toml"
 node scripts/gen-grammar.mjs --check
 
-echo "== editors/vscode: TextMate grammar tests"
-node --test test/
+echo "== editors/vscode: TextMate grammar and client tests"
+# server-spawn.test.mjs starts the real hensuc through the real vscode-languageclient.
+(cd "$ROOT" && cargo build --locked -q -p hensuc)
+HENSUC="$ROOT/target/debug/hensuc" node --test test/
 
 # ----------------------------------------------------------------------- tree-sitter
 echo "== grammar/tree-sitter-hwf: generated parser is up to date"

@@ -3,17 +3,53 @@
 // this file only starts the server when an .hwf document is opened.
 'use strict';
 
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
 const vscode = require('vscode');
-const { LanguageClient, TransportKind } = require('vscode-languageclient/node');
+const { LanguageClient } = require('vscode-languageclient/node');
 
 /** @type {LanguageClient | undefined} */
 let client;
 
-function serverOptions() {
-  const cfg = vscode.workspace.getConfiguration('hensu');
-  const command = cfg.get('server.path') || 'hensuc';
-  const args = cfg.get('server.args') || ['lsp'];
-  const run = { command, args, transport: TransportKind.stdio };
+function isExecutableFile(file) {
+  try {
+    if (!fs.statSync(file).isFile()) return false;
+    if (process.platform !== 'win32') fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch (_) {
+    return false;
+  }
+}
+
+/**
+ * Finds the server executable the way spawn would: a setting with a path separator names a
+ * file (`~/` is expanded, as users write it), a bare name is looked up on PATH. Returns the
+ * absolute path found, or what was tried, so the warning can say where it looked: on
+ * code-server and remote hosts PATH is the login shell's, which often lacks ~/.cargo/bin.
+ * @returns {{ found?: string, tried: string }}
+ */
+function resolveServerCommand(setting, env = process.env) {
+  let command = setting;
+  if (command === '~' || command.startsWith('~/')) command = path.join(os.homedir(), command.slice(1));
+  const exts = process.platform === 'win32' ? ['', '.exe', '.cmd'] : [''];
+  if (command.includes('/') || command.includes(path.sep)) {
+    const file = path.resolve(command);
+    const found = exts.map((e) => file + e).find(isExecutableFile);
+    return { found, tried: file };
+  }
+  const dirs = (env.PATH || env.Path || '').split(path.delimiter).filter(Boolean);
+  for (const dir of dirs) {
+    const found = exts.map((e) => path.join(dir, command + e)).find(isExecutableFile);
+    if (found) return { found, tried: found };
+  }
+  return { tried: `'${command}' on PATH (${dirs.join(path.delimiter) || 'empty'})` };
+}
+
+function serverOptions(command, args) {
+  // No `transport`: for an executable, vscode-languageclient speaks stdio anyway, and with
+  // `TransportKind.stdio` it appends `--stdio` to the arguments (which `hensuc lsp` also accepts).
+  const run = { command, args };
   return { run, debug: run };
 }
 
@@ -33,24 +69,32 @@ function clientOptions(outputChannel) {
   };
 }
 
+/** The client for an executable already found; start() spawns `<command> <args>`. */
+function createClient(command, args, outputChannel) {
+  return new LanguageClient('hensu', 'Hensu Language Server', serverOptions(command, args), clientOptions(outputChannel));
+}
+
 async function startClient(context, outputChannel) {
   const cfg = vscode.workspace.getConfiguration('hensu');
   if (cfg.get('server.enabled') === false) return;
-  client = new LanguageClient(
-    'hensu',
-    'Hensu Language Server',
-    serverOptions(),
-    clientOptions(outputChannel)
-  );
+  const setting = cfg.get('server.path') || 'hensuc';
+  const args = cfg.get('server.args') || ['lsp'];
+  const { found, tried } = resolveServerCommand(setting);
+  if (!found) {
+    outputChannel.appendLine(`hensuc not found: tried ${tried}`);
+    vscode.window.showWarningMessage(
+      `Hensu: the language server executable was not found (tried ${tried}). ` +
+        'Set "hensu.server.path" to the absolute path of hensuc. Highlighting still works.'
+    );
+    return;
+  }
+  client = createClient(found, args, outputChannel);
   try {
     await client.start();
   } catch (err) {
-    const path = cfg.get('server.path') || 'hensuc';
-    outputChannel.appendLine(`failed to start '${path} lsp': ${err && err.message ? err.message : err}`);
-    vscode.window.showWarningMessage(
-      `Hensu: could not start the language server ('${path} lsp'). ` +
-        'Set "hensu.server.path" to the hensuc executable. Highlighting still works.'
-    );
+    // The executable exists, so the path setting is not the problem: vscode-languageclient has
+    // already reported the failure (and the server's stderr is in this channel).
+    outputChannel.appendLine(`failed to start '${found} ${args.join(' ')}': ${err && err.message ? err.message : err}`);
     client = undefined;
   }
 }
@@ -91,4 +135,4 @@ function deactivate() {
   return stopClient();
 }
 
-module.exports = { activate, deactivate };
+module.exports = { activate, deactivate, createClient, resolveServerCommand };

@@ -1,7 +1,10 @@
 // Unit test of the LSP client wiring in extension.js, without VS Code: `vscode` is a small
-// fake and `vscode-languageclient/node`'s LanguageClient is replaced by a recorder.
+// fake and `vscode-languageclient/node`'s LanguageClient is replaced by a recorder. What the
+// real client spawns from these options is tested in server-spawn.test.mjs.
 
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -45,13 +48,13 @@ function load({ settings = {} } = {}) {
     }
     async start() {
       this.started++;
-      if (settings.failStart) throw new Error('spawn hensuc ENOENT');
+      if (settings.failStart) throw new Error('Server process exited with code 2');
     }
     async stop() {
       this.stopped++;
     }
   }
-  const lc = { LanguageClient: FakeClient, TransportKind: { stdio: 0, ipc: 1, pipe: 2, socket: 3 } };
+  const lc = { LanguageClient: FakeClient };
 
   const extPath = path.join(EXT_DIR, 'extension.js');
   delete require.cache[extPath];
@@ -71,28 +74,52 @@ function load({ settings = {} } = {}) {
 
 const context = () => ({ subscriptions: [] });
 
-test('starts `hensuc lsp` over stdio for hwf documents by default', async () => {
-  const { ext, clients } = load();
-  await ext.activate(context());
-  assert.equal(clients.length, 1);
-  const c = clients[0];
-  assert.equal(c.id, 'hensu');
-  assert.equal(c.started, 1);
-  assert.deepEqual(c.serverOptions.run, { command: 'hensuc', args: ['lsp'], transport: 0 });
-  assert.deepEqual(c.serverOptions.debug, c.serverOptions.run);
-  assert.deepEqual(
-    c.clientOptions.documentSelector.map((s) => s.language),
-    ['hwf', 'hwf'],
-  );
-  await ext.deactivate();
-  assert.equal(c.stopped, 1);
+/** A directory with an executable `hensuc` (never run: the client is a fake here). */
+function fakeBinDir() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hwf-ext-'));
+  const bin = path.join(dir, 'hensuc');
+  fs.writeFileSync(bin, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+  return { dir, bin };
+}
+
+async function withPath(dir, fn) {
+  const saved = process.env.PATH;
+  process.env.PATH = dir;
+  try {
+    return await fn();
+  } finally {
+    process.env.PATH = saved;
+  }
+}
+
+test('starts `hensuc lsp` found on PATH, with no transport (so no --stdio is appended)', async () => {
+  const { dir, bin } = fakeBinDir();
+  await withPath(dir, async () => {
+    const { ext, clients, warnings } = load();
+    await ext.activate(context());
+    assert.equal(clients.length, 1);
+    const c = clients[0];
+    assert.equal(c.id, 'hensu');
+    assert.equal(c.started, 1);
+    assert.deepEqual(c.serverOptions.run, { command: bin, args: ['lsp'] });
+    assert.deepEqual(c.serverOptions.debug, c.serverOptions.run);
+    assert.deepEqual(
+      c.clientOptions.documentSelector.map((s) => s.language),
+      ['hwf', 'hwf'],
+    );
+    assert.deepEqual(warnings, []);
+    await ext.deactivate();
+    assert.equal(c.stopped, 1);
+  });
 });
 
 test('honours hensu.server.path and hensu.server.args', async () => {
-  const { ext, clients } = load({ settings: { 'hensu.server.path': '/opt/hensu/bin/hensuc', 'hensu.server.args': ['lsp', '--log=debug'] } });
-  await ext.activate(context());
-  assert.equal(clients[0].serverOptions.run.command, '/opt/hensu/bin/hensuc');
+  const { bin } = fakeBinDir();
+  const { ext, clients, warnings } = load({ settings: { 'hensu.server.path': bin, 'hensu.server.args': ['lsp', '--log=debug'] } });
+  await withPath('', () => ext.activate(context()));
+  assert.equal(clients[0].serverOptions.run.command, bin);
   assert.deepEqual(clients[0].serverOptions.run.args, ['lsp', '--log=debug']);
+  assert.deepEqual(warnings, []);
   await ext.deactivate();
 });
 
@@ -103,17 +130,46 @@ test('hensu.server.enabled = false starts nothing', async () => {
   await ext.deactivate();
 });
 
-test('a server that cannot start gives one warning, not an exception', async () => {
-  const { ext, clients, warnings } = load({ settings: { failStart: true } });
+test('a missing executable gives one warning naming the path tried, and no client', async () => {
+  const { ext, clients, warnings } = load({ settings: { 'hensu.server.path': '/nonexistent/bin/hensuc' } });
   await ext.activate(context());
-  assert.equal(clients.length, 1);
+  assert.equal(clients.length, 0);
   assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /\/nonexistent\/bin\/hensuc/);
   assert.match(warnings[0], /hensu\.server\.path/);
   await ext.deactivate();
 });
 
+test('hensuc missing from PATH: the warning names the PATH searched', async () => {
+  const { ext, warnings } = load();
+  await withPath('/nowhere/bin', () => ext.activate(context()));
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /'hensuc' on PATH \(\/nowhere\/bin\)/);
+  await ext.deactivate();
+});
+
+test('an executable that is found but fails to start does not ask to set the path', async () => {
+  const { bin } = fakeBinDir();
+  const { ext, clients, warnings } = load({ settings: { 'hensu.server.path': bin, failStart: true } });
+  const ctx = context();
+  await ext.activate(ctx);
+  assert.equal(clients.length, 1);
+  assert.deepEqual(warnings, []);
+  const channel = ctx.subscriptions[0];
+  assert.match(channel.lines.join('\n'), /failed to start .*exited with code 2/);
+  await ext.deactivate();
+});
+
+test('~/ in hensu.server.path is the home directory', () => {
+  const { ext } = load();
+  const r = ext.resolveServerCommand('~/no-such-dir/hensuc');
+  assert.equal(r.found, undefined);
+  assert.equal(r.tried, path.join(os.homedir(), 'no-such-dir', 'hensuc'));
+});
+
 test('restart command and configuration changes restart the client', async () => {
-  const { ext, clients, commands, configListeners } = load();
+  const { bin } = fakeBinDir();
+  const { ext, clients, commands, configListeners } = load({ settings: { 'hensu.server.path': bin } });
   await ext.activate(context());
   await commands['hensu.restartServer']();
   assert.equal(clients.length, 2);

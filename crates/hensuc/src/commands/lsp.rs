@@ -10,7 +10,12 @@ use clap::Args;
 use crate::exit;
 
 #[derive(Args, Debug)]
-pub struct LspArgs {}
+pub struct LspArgs {
+    /// Accepted and ignored: stdio is the only transport. LSP clients (vscode-languageclient
+    /// with `TransportKind.stdio`, among others) append `--stdio` to the server command.
+    #[arg(long)]
+    pub stdio: bool,
+}
 
 pub fn execute(_args: LspArgs) -> anyhow::Result<ExitCode> {
     hensu_lsp::run_stdio()?;

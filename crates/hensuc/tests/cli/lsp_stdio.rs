@@ -57,8 +57,12 @@ fn read_message(r: &mut BufReader<ChildStdout>) -> Option<Value> {
 
 impl Client {
     fn start() -> Client {
+        Client::start_with(&["lsp"])
+    }
+
+    fn start_with(args: &[&str]) -> Client {
         let mut child = crate::hensuc()
-            .arg("lsp")
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -186,6 +190,25 @@ fn scripted_session() {
 
     let shutdown = c.request(4, "shutdown", Value::Null);
     assert_eq!(shutdown, Value::Null);
+    c.notify("exit", Value::Null);
+    drop(c.stdin);
+    let status = c.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+/// LSP clients append `--stdio` to the server command (vscode-languageclient does with
+/// `TransportKind.stdio`); `hensuc lsp --stdio` must serve a session, not exit with a usage error.
+#[test]
+fn accepts_the_stdio_flag_clients_append() {
+    let mut c = Client::start_with(&["lsp", "--stdio"]);
+    let init = c.request(
+        1,
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}}),
+    );
+    assert_eq!(init["capabilities"]["textDocumentSync"], json!(2));
+    c.notify("initialized", json!({}));
+    assert_eq!(c.request(2, "shutdown", Value::Null), Value::Null);
     c.notify("exit", Value::Null);
     drop(c.stdin);
     let status = c.child.wait().unwrap();
