@@ -72,7 +72,7 @@ fn rule(code: &str, fallback_severity: Severity, fallback_title: &str) -> Value 
         Some(info) => json!({
             "id": info.code,
             "shortDescription": { "text": info.title },
-            "fullDescription": { "text": info.explanation },
+            "fullDescription": { "text": info.explanation() },
             "help": { "text": catalogue::render_explanation(info) },
             "defaultConfiguration": { "level": level(info.severity) },
         }),

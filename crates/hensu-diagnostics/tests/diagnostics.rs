@@ -275,11 +275,11 @@ fn catalogue_is_consistent() {
         assert_eq!(info.severity, expected, "{}", info.code);
         assert!(!info.title.trim().is_empty(), "{} has no title", info.code);
         assert!(
-            !info.explanation.trim().is_empty(),
+            !info.explanation().trim().is_empty(),
             "{} has no explanation",
             info.code
         );
-        assert!(!info.fix.trim().is_empty(), "{} has no fix", info.code);
+        assert!(info.has_fix(), "{} has no fix", info.code);
         assert!(catalogue::is_known(info.code));
         assert_eq!(
             catalogue::lookup(info.code).map(|c| c.code),
@@ -297,7 +297,7 @@ fn catalogue_is_consistent() {
     assert!(catalogue::lookup("e0201").is_some());
 }
 
-/// Every code of language.md §5 plus the driver codes.
+/// Every code of the ranges in docs/diagnostics/README.md plus the driver codes.
 #[test]
 fn catalogue_covers_the_spec() {
     let mut expected: Vec<String> = Vec::new();
@@ -331,4 +331,77 @@ fn explanation_snapshot() {
 #[should_panic(expected = "not in the hensu-diagnostics catalogue")]
 fn unknown_codes_are_caught_in_debug_builds() {
     let _ = Diagnostic::new("E9999", "m", Span::new(0, 0), "");
+}
+
+/// The directory holding one `CODE.md` per catalogued code.
+fn diagnostics_docs_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/diagnostics")
+}
+
+/// Every catalogue entry has its `docs/diagnostics/CODE.md`, whose heading line agrees with the
+/// table; every `docs/diagnostics/*.md` (except the README index) is a catalogued code; the README
+/// lists every code.
+#[test]
+fn catalogue_and_docs_diagnostics_agree() {
+    let dir = diagnostics_docs_dir();
+    for info in catalogue::all() {
+        let path = dir.join(format!("{}.md", info.code));
+        let on_disk = std::fs::read_to_string(&path)
+            .unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+        assert_eq!(
+            on_disk, info.text,
+            "{} differs from the compiled-in text",
+            info.code
+        );
+        let severity = match info.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        let heading = format!("{} ({severity}): {}\n\n", info.code, info.title);
+        assert!(
+            info.text.starts_with(&heading),
+            "{}.md must start with `{}`",
+            info.code,
+            heading.trim_end()
+        );
+        assert!(info.text.ends_with('\n') && !info.text.ends_with("\n\n"));
+    }
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .expect("docs/diagnostics exists")
+        .map(|entry| {
+            entry
+                .expect("readable entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|name| name.ends_with(".md") && name != "README.md")
+        .collect();
+    files.sort();
+    for name in &files {
+        let code = name.trim_end_matches(".md");
+        assert!(
+            catalogue::is_known(code),
+            "docs/diagnostics/{name} is not in the catalogue"
+        );
+    }
+    assert_eq!(files.len(), catalogue::all().len());
+    let index = std::fs::read_to_string(dir.join("README.md")).expect("docs/diagnostics/README.md");
+    for info in catalogue::all() {
+        assert!(
+            index.contains(&format!("[{code}]({code}.md)", code = info.code)),
+            "docs/diagnostics/README.md does not link {}",
+            info.code
+        );
+    }
+}
+
+/// The explanation paragraph read back from the text is one non-empty line without the heading.
+#[test]
+fn explanation_paragraph_is_unwrapped() {
+    let info = catalogue::lookup("E0201").expect("E0201 is catalogued");
+    let explanation = info.explanation();
+    assert!(explanation.starts_with("Two nodes of the graph have the same id"));
+    assert!(!explanation.contains('\n'));
+    assert!(explanation.ends_with("The secondary label shows the first definition."));
 }
