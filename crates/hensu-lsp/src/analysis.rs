@@ -3,7 +3,7 @@
 //! lowering and single-workflow checks). Tokens for completion and semantic tokens are lexed
 //! lazily on first use.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use hensu_diagnostics::{Diagnostic, FileId};
 use hensu_ir::Workflow;
@@ -14,6 +14,7 @@ use hensu_syntax::Lexed;
 
 use crate::index::Index;
 use crate::line_index::LineIndex;
+use crate::shift::Shift;
 
 #[derive(Debug)]
 pub struct Analysis {
@@ -21,8 +22,9 @@ pub struct Analysis {
     pub text: String,
     pub(crate) lines: LineIndex,
     pub(crate) index: Index,
-    pub workflow: Option<Workflow>,
-    pub(crate) origins: Origins,
+    /// Shared, so a provisional analysis (see [`crate::shift`]) reuses it without a copy.
+    pub workflow: Option<Arc<Workflow>>,
+    pub(crate) origins: Arc<Origins>,
     /// Lexical, syntax, lowering and single-workflow check diagnostics, in source order.
     pub diagnostics: Vec<Diagnostic>,
     lexed: OnceLock<Lexed>,
@@ -62,8 +64,40 @@ impl Analysis {
             text,
             lines,
             index,
-            workflow: lowered.workflow,
-            origins: lowered.origins,
+            workflow: lowered.workflow.map(Arc::new),
+            origins: Arc::new(lowered.origins),
+            diagnostics,
+            lexed: OnceLock::new(),
+        }
+    }
+
+    /// This analysis moved onto `text`, the analysed text after the edits of `shift`: the
+    /// symbol index and the diagnostics' spans are shifted, the IR is shared. Cheap next to a
+    /// full analysis (no parse, no lowering), for requests while the full one is pending.
+    pub(crate) fn provisional(&self, text: String, lines: LineIndex, shift: &Shift) -> Analysis {
+        let f = |s: hensu_diagnostics::Span| shift.span(s);
+        let diagnostics = self
+            .diagnostics
+            .iter()
+            .map(|d| {
+                let mut d = d.clone();
+                d.primary.span = f(d.primary.span);
+                for l in d.secondary.iter_mut().filter(|l| l.file == self.file) {
+                    l.span = f(l.span);
+                }
+                for s in d.suggestions.iter_mut().filter(|s| s.file == self.file) {
+                    s.span = f(s.span);
+                }
+                d
+            })
+            .collect();
+        Analysis {
+            file: self.file,
+            text,
+            lines,
+            index: self.index.shifted(&f),
+            workflow: self.workflow.clone(),
+            origins: Arc::clone(&self.origins),
             diagnostics,
             lexed: OnceLock::new(),
         }

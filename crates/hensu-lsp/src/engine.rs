@@ -13,12 +13,26 @@ use lsp_types::{TextDocumentContentChangeEvent, Uri};
 use crate::analysis::Analysis;
 use crate::host::{Host, RootFiles, path_to_uri, project_root, uri_to_path};
 use crate::index::{Occ, SymKind};
+use crate::line_index::LineIndex;
+use crate::shift::{ByteEdit, Shift};
 
 pub(crate) struct Doc {
     pub uri: Uri,
     pub root: Option<String>,
     pub version: i32,
+    /// The current text and its line index; ahead of `analysis` while edits are pending.
+    text: String,
+    lines: LineIndex,
+    /// The last full analysis (of `analysis.text`, which `shift` turns into `text`).
     pub analysis: Arc<Analysis>,
+    shift: Shift,
+    /// Bumped by every edit and by every change of a file the analysis read; an analysis of an
+    /// older generation is installed but leaves the document dirty.
+    generation: u64,
+    /// `analysis` is out of date (edited text, or a prompt/rubric/project file changed).
+    dirty: bool,
+    /// `analysis` moved onto `text`, made on the first request after an edit.
+    provisional: RefCell<Option<Arc<Analysis>>>,
 }
 
 /// A workflow of a project: an open document or a file of the project folder.
@@ -29,13 +43,51 @@ pub(crate) struct Member {
 }
 
 pub struct Engine {
-    host: Box<dyn Host>,
+    host: Arc<dyn Host>,
     pub(crate) docs: HashMap<Uri, Doc>,
     /// Stable file ids: key (path, or the URI for non-file documents) → id, and back to the URI.
     /// Interior mutability: the table only grows, also while answering a request.
     files: RefCell<FileTable>,
     /// Analyses of unopened project files, by path, with the text they were made from.
     disk: RefCell<HashMap<String, (String, Arc<Analysis>)>>,
+}
+
+/// The full analysis of one document version, to run off the main thread
+/// ([`AnalysisJob::run`]) and hand back with [`Engine::install`].
+pub struct AnalysisJob {
+    pub uri: Uri,
+    file: FileId,
+    root: Option<String>,
+    text: String,
+    host: Arc<dyn Host>,
+    generation: u64,
+    /// How many pending edits the job's text includes.
+    edits: usize,
+}
+
+/// A finished [`AnalysisJob`].
+pub struct AnalysisDone {
+    pub uri: Uri,
+    analysis: Analysis,
+    generation: u64,
+    edits: usize,
+}
+
+impl AnalysisJob {
+    pub fn run(self) -> AnalysisDone {
+        let analysis = analyze(
+            self.host.as_ref(),
+            self.file,
+            self.root.as_deref(),
+            self.text,
+        );
+        AnalysisDone {
+            uri: self.uri,
+            analysis,
+            generation: self.generation,
+            edits: self.edits,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -48,10 +100,21 @@ fn doc_key(uri: &Uri) -> String {
     uri_to_path(uri).unwrap_or_else(|| uri.as_str().to_string())
 }
 
+fn analyze(host: &dyn Host, file: FileId, root: Option<&str>, text: String) -> Analysis {
+    match root {
+        Some(root) => Analysis::new(file, text, &RootFiles { host, root }),
+        None => Analysis::new(file, text, &hensu_sema::files::NoFiles),
+    }
+}
+
+fn to_u32(v: usize) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
 impl Engine {
     pub fn new(host: impl Host + 'static) -> Engine {
         Engine {
-            host: Box::new(host),
+            host: Arc::new(host),
             docs: HashMap::new(),
             files: RefCell::new(FileTable::default()),
             disk: RefCell::new(HashMap::new()),
@@ -71,31 +134,45 @@ impl Engine {
     }
 
     fn analyze(&self, file: FileId, root: Option<&str>, text: String) -> Analysis {
-        match root {
-            Some(root) => Analysis::new(
-                file,
-                text,
-                &RootFiles {
-                    host: self.host.as_ref(),
-                    root,
-                },
-            ),
-            None => Analysis::new(file, text, &hensu_sema::files::NoFiles),
-        }
+        analyze(self.host.as_ref(), file, root, text)
     }
 
-    /// Opens (or replaces) a document.
+    /// Opens (or replaces) a document and analyses it.
     pub fn open(&mut self, uri: Uri, version: i32, text: String) {
+        self.open_pending(uri.clone(), version, text);
+        self.analyze_now(&uri);
+    }
+
+    /// Opens (or replaces) a document without analysing it: requests are answered at once (from
+    /// an empty analysis moved onto the text) and the analysis is an [`AnalysisJob`].
+    pub fn open_pending(&mut self, uri: Uri, version: i32, text: String) {
         let file = self.file_id(&uri);
         let root = uri_to_path(&uri).map(|p| project_root(&p));
-        let analysis = Arc::new(self.analyze(file, root.as_deref(), text));
+        let empty = Arc::new(Analysis::new(
+            file,
+            String::new(),
+            &hensu_sema::files::NoFiles,
+        ));
+        let mut shift = Shift::default();
+        shift.push(ByteEdit {
+            start: 0,
+            old_end: 0,
+            new_len: to_u32(text.len()),
+        });
+        let generation = self.docs.get(&uri).map_or(0, |d| d.generation + 1);
         self.docs.insert(
             uri.clone(),
             Doc {
                 uri,
                 root,
                 version,
-                analysis,
+                lines: LineIndex::new(&text),
+                text,
+                analysis: empty,
+                shift,
+                generation,
+                dirty: true,
+                provisional: RefCell::new(None),
             },
         );
     }
@@ -107,55 +184,159 @@ impl Engine {
         version: i32,
         changes: Vec<TextDocumentContentChangeEvent>,
     ) {
-        let Some(doc) = self.docs.get(uri) else {
+        self.edit(uri, version, changes);
+        self.analyze_now(uri);
+    }
+
+    /// Applies content changes without analysing: the document is dirty until the next
+    /// analysis is installed; requests meanwhile see the new text.
+    pub fn edit(&mut self, uri: &Uri, version: i32, changes: Vec<TextDocumentContentChangeEvent>) {
+        let Some(doc) = self.docs.get_mut(uri) else {
             return;
         };
-        let mut text = doc.analysis.text.clone();
-        let mut lines = doc.analysis.lines.clone();
         let mut first = true;
         for change in changes {
             match change.range {
-                None => text = change.text,
+                None => {
+                    doc.shift.push(ByteEdit {
+                        start: 0,
+                        old_end: to_u32(doc.text.len()),
+                        new_len: to_u32(change.text.len()),
+                    });
+                    doc.text = change.text;
+                }
                 Some(range) => {
                     if !first {
-                        lines = crate::line_index::LineIndex::new(&text);
+                        doc.lines = LineIndex::new(&doc.text);
                     }
-                    let span = lines.span(&text, range);
+                    let span = doc.lines.span(&doc.text, range);
                     let (a, b) = (span.start as usize, span.end as usize);
                     if a <= b
-                        && b <= text.len()
-                        && text.is_char_boundary(a)
-                        && text.is_char_boundary(b)
+                        && b <= doc.text.len()
+                        && doc.text.is_char_boundary(a)
+                        && doc.text.is_char_boundary(b)
                     {
-                        text.replace_range(a..b, &change.text);
+                        doc.shift.push(ByteEdit {
+                            start: span.start,
+                            old_end: span.end,
+                            new_len: to_u32(change.text.len()),
+                        });
+                        doc.text.replace_range(a..b, &change.text);
                     }
                 }
             }
             first = false;
         }
-        let file = doc.analysis.file;
-        let root = doc.root.clone();
-        let analysis = Arc::new(self.analyze(file, root.as_deref(), text));
-        if let Some(doc) = self.docs.get_mut(uri) {
-            let old = std::mem::replace(&mut doc.analysis, analysis);
-            doc.version = version;
-            // Freeing the previous analysis of a large file takes milliseconds: do it off the
-            // request path.
-            if old.text.len() > 64 * 1024 {
-                let _ = std::thread::Builder::new()
-                    .name("hensu-lsp-drop".to_string())
-                    .spawn(move || drop(old));
+        doc.lines = LineIndex::new(&doc.text);
+        doc.version = version;
+        doc.generation += 1;
+        doc.dirty = true;
+        doc.provisional.replace(None);
+    }
+
+    /// The analysis job of a dirty document (`None` when it is up to date or not open).
+    pub fn job(&self, uri: &Uri) -> Option<AnalysisJob> {
+        let doc = self.docs.get(uri).filter(|d| d.dirty)?;
+        Some(AnalysisJob {
+            uri: uri.clone(),
+            file: doc.analysis.file,
+            root: doc.root.clone(),
+            text: doc.text.clone(),
+            host: Arc::clone(&self.host),
+            generation: doc.generation,
+            edits: doc.shift.len(),
+        })
+    }
+
+    /// Installs a finished analysis. Returns whether the document is now up to date (its
+    /// diagnostics can be published); an analysis of an older generation is kept as the base
+    /// for requests, with the edits made since still pending.
+    pub fn install(&mut self, done: AnalysisDone) -> bool {
+        let Some(doc) = self.docs.get_mut(&done.uri) else {
+            return false;
+        };
+        if done.generation > doc.generation || done.edits > doc.shift.len() {
+            return false;
+        }
+        let old = std::mem::replace(&mut doc.analysis, Arc::new(done.analysis));
+        doc.shift.drain_front(done.edits);
+        doc.dirty = done.generation != doc.generation;
+        doc.provisional.replace(None);
+        // Freeing the previous analysis of a large file takes milliseconds: do it off the
+        // request path.
+        if old.text.len() > 64 * 1024 {
+            let _ = std::thread::Builder::new()
+                .name("hensu-lsp-drop".to_string())
+                .spawn(move || drop(old));
+        }
+        !doc.dirty
+    }
+
+    /// Analyses a dirty document on this thread.
+    pub fn analyze_now(&mut self, uri: &Uri) {
+        if let Some(job) = self.job(uri) {
+            let done = job.run();
+            self.install(done);
+        }
+    }
+
+    /// Whether the document waits for an analysis.
+    pub fn is_dirty(&self, uri: &Uri) -> bool {
+        self.docs.get(uri).is_some_and(|d| d.dirty)
+    }
+
+    /// Files changed on disk (absolute paths: prompts, rubrics, `commands.yaml`, `hensu.toml`,
+    /// workflow files): every open document of a project containing one of them is marked dirty
+    /// (they read prompts and rubrics, and see the project's workflows). Returns those
+    /// documents, sorted.
+    pub fn files_changed(&mut self, paths: &[String]) -> Vec<Uri> {
+        let inside = |root: &str, path: &str| {
+            let root = root.trim_end_matches('/');
+            path.strip_prefix(root)
+                .is_some_and(|rest| rest.starts_with('/'))
+        };
+        let mut out = Vec::new();
+        let mut roots: Vec<String> = Vec::new();
+        for doc in self.docs.values_mut() {
+            let Some(root) = &doc.root else { continue };
+            if paths
+                .iter()
+                .any(|p| inside(root, p) && *p != doc_key(&doc.uri))
+            {
+                doc.generation += 1;
+                doc.dirty = true;
+                doc.provisional.replace(None);
+                out.push(doc.uri.clone());
+                roots.push(root.clone());
             }
         }
+        // The unopened workflows of those projects read prompts too: forget their analyses.
+        self.disk
+            .borrow_mut()
+            .retain(|cached, _| !roots.iter().any(|r| inside(r, cached)));
+        out.sort();
+        out
     }
 
     pub fn close(&mut self, uri: &Uri) {
         self.docs.remove(uri);
     }
 
-    /// The analysis of an open document.
+    /// The analysis of an open document's current text: the last full analysis, moved onto
+    /// the edits typed since when one is pending (see [`crate::shift`]).
     pub fn analysis(&self, uri: &Uri) -> Option<Arc<Analysis>> {
-        self.docs.get(uri).map(|d| Arc::clone(&d.analysis))
+        let doc = self.docs.get(uri)?;
+        if doc.shift.is_empty() {
+            return Some(Arc::clone(&doc.analysis));
+        }
+        let mut cached = doc.provisional.borrow_mut();
+        let a = cached.get_or_insert_with(|| {
+            Arc::new(
+                doc.analysis
+                    .provisional(doc.text.clone(), doc.lines.clone(), &doc.shift),
+            )
+        });
+        Some(Arc::clone(a))
     }
 
     pub fn version(&self, uri: &Uri) -> Option<i32> {

@@ -25,7 +25,7 @@ impl Engine {
             .filter_map(|m| {
                 m.analysis.workflow.as_ref().map(|w| ProjectUnit {
                     file: m.analysis.file,
-                    workflow: w,
+                    workflow: w.as_ref(),
                     origins: &m.analysis.origins,
                 })
             })

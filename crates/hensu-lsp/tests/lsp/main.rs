@@ -11,6 +11,7 @@ mod diagnostics;
 mod document_symbol;
 mod formatting;
 mod hover;
+mod pending;
 mod references;
 mod rename;
 mod robustness;

@@ -12,7 +12,12 @@ use crate::exit;
 #[derive(Args, Debug)]
 pub struct LspArgs {}
 
+/// Exit code 0 after `shutdown` + `exit`; 1 when the client exits (or closes stdin) without
+/// `shutdown`, as the protocol asks.
 pub fn execute(_args: LspArgs) -> anyhow::Result<ExitCode> {
-    hensu_lsp::run_stdio()?;
-    Ok(ExitCode::from(exit::SUCCESS))
+    let code = match hensu_lsp::run_stdio()? {
+        hensu_lsp::SessionEnd::AfterShutdown => exit::SUCCESS,
+        hensu_lsp::SessionEnd::WithoutShutdown => exit::FAILURE,
+    };
+    Ok(ExitCode::from(code))
 }
