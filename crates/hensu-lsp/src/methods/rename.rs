@@ -1,7 +1,8 @@
 //! `textDocument/prepareRename` and `textDocument/rename` of nodes, agents and variables: every
 //! occurrence in the document, `{name}` placeholders included. The new name must be a valid
 //! identifier (`[A-Za-z0-9][A-Za-z0-9._-]*`, as E0207 checks); a variable used in a placeholder
-//! must also stay a placeholder name (`[A-Za-z_][A-Za-z0-9_]*`).
+//! must also stay a placeholder name (`[A-Za-z_][A-Za-z0-9_]*`). A name already taken by another
+//! symbol of the same kind is refused (the rename would merge them).
 
 use std::collections::HashMap;
 
@@ -62,6 +63,24 @@ impl Engine {
             return Err(format!(
                 "`{new}` is not a valid {} id: use letters, digits, `.`, `_` and `-`, starting with a letter or digit",
                 occ.kind.describe()
+            ));
+        }
+        let taken = match occ.kind {
+            SymKind::Node => a.index.node(new).is_some(),
+            SymKind::Agent => a.index.agent(new).is_some(),
+            SymKind::Variable => a.index.variable(new).is_some(),
+            SymKind::Workflow => false,
+        };
+        if taken && new != occ.name {
+            return Err(format!(
+                "{article} {kind} `{new}` already exists: renaming `{old}` to it would merge the two (rename or remove the other {kind} first)",
+                article = if occ.kind == SymKind::Agent {
+                    "an"
+                } else {
+                    "a"
+                },
+                kind = occ.kind.describe(),
+                old = occ.name,
             ));
         }
         let occs = self.occurrences(uri, occ.kind, &occ.name);
