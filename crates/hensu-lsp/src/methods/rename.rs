@@ -61,7 +61,7 @@ impl Engine {
         }
         if !hensu_sema::is_valid_identifier(new) {
             return Err(format!(
-                "`{new}` is not a valid {} id: use letters, digits, `.`, `_` and `-`, starting with a letter or digit",
+                "`{new}` is not a valid {} id: use letters, digits, `.`, `_` and `-`, starting with an ASCII letter or digit",
                 occ.kind.describe()
             ));
         }

@@ -61,7 +61,7 @@ fn rename_refuses_invalid_identifiers() {
             &DOC.replace("goto \"failed\"", "goto \"fai$0led\""),
             "not valid"
         ),
-        "error: `not valid` is not a valid node id: use letters, digits, `.`, `_` and `-`, starting with a letter or digit"
+        "error: `not valid` is not a valid node id: use letters, digits, `.`, `_` and `-`, starting with an ASCII letter or digit"
     );
     assert_eq!(
         rename(
