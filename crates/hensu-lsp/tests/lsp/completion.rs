@@ -218,5 +218,8 @@ fn complete_variables_in_an_unclosed_string_at_the_end_of_the_file() {
 fn complete_variables_in_an_unclosed_second_argument() {
     let out = completion(&DOC.replace("writes(\"verdict\")", "writes(\"verdict\", \"$0"));
     assert!(out.starts_with("topic (Variable)"), "{out}");
-    assert!(out.contains("    => writes(\"verdict\", \"topic\n"), "{out}");
+    assert!(
+        out.contains("    => writes(\"verdict\", \"topic\n"),
+        "{out}"
+    );
 }

@@ -1,7 +1,11 @@
 //! `textDocument/codeAction`: one quick fix per structured suggestion
 //! ([`hensu_diagnostics::Suggestion`]) of the diagnostics under the requested range — the
 //! suggestion's span is replaced by its replacement. Machine-applicable suggestions are marked
-//! preferred, so an editor may apply them without asking.
+//! preferred, so an editor may apply them without asking. Beyond those, fixes that write code
+//! ([`fixes`]): declare an undeclared variable in `state { }`, add the missing review arm,
+//! create a missing prompt or rubric file.
+
+mod fixes;
 
 use std::collections::HashMap;
 
@@ -41,6 +45,10 @@ impl Engine {
                 out.push(CodeActionOrCommand::CodeAction(quick_fix(
                     uri, &a, s, &matching,
                 )));
+            }
+            let root = self.root_of(uri);
+            for fix in fixes::fixes(uri, root.as_deref(), &a, d, &matching) {
+                out.push(CodeActionOrCommand::CodeAction(fix));
             }
         }
         Some(out)
