@@ -3,14 +3,17 @@
 
 use lsp_server::{ErrorCode, Request, Response};
 use lsp_types::request::{
-    CodeActionRequest, Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest,
-    PrepareRenameRequest, References, Rename, Request as _, SemanticTokensFullRequest,
+    CodeActionRequest, Completion, DocumentHighlightRequest, DocumentSymbolRequest,
+    FoldingRangeRequest, Formatting, GotoDefinition, HoverRequest, InlayHintRequest,
+    PrepareRenameRequest, References, Rename, Request as _, SelectionRangeRequest,
+    SemanticTokensFullRequest, SignatureHelpRequest, WorkspaceSymbolRequest,
 };
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
-    HoverProviderCapability, OneOf, RenameOptions, SemanticTokensFullOptions,
+    FoldingRangeProviderCapability, HoverProviderCapability, InlayHintServerCapabilities, OneOf,
+    RenameOptions, SelectionRangeProviderCapability, SemanticTokensFullOptions,
     SemanticTokensOptions, SemanticTokensServerCapabilities, ServerCapabilities,
-    TextDocumentSyncCapability, TextDocumentSyncKind,
+    SignatureHelpOptions, TextDocumentSyncCapability, TextDocumentSyncKind,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -53,6 +56,18 @@ pub fn capabilities() -> ServerCapabilities {
             code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
             ..CodeActionOptions::default()
         })),
+        workspace_symbol_provider: Some(OneOf::Left(true)),
+        folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+        document_highlight_provider: Some(OneOf::Left(true)),
+        selection_range_provider: Some(SelectionRangeProviderCapability::Simple(true)),
+        inlay_hint_provider: Some(OneOf::Right(InlayHintServerCapabilities::Options(
+            lsp_types::InlayHintOptions::default(),
+        ))),
+        signature_help_provider: Some(SignatureHelpOptions {
+            trigger_characters: Some(vec!["(".to_string(), ",".to_string()]),
+            retrigger_characters: None,
+            work_done_progress_options: Default::default(),
+        }),
         ..ServerCapabilities::default()
     }
 }
@@ -107,6 +122,12 @@ pub fn handle_request(engine: &Engine, req: Request) -> Response {
         Formatting::METHOD => answer_result!(|p| engine.formatting(p)),
         SemanticTokensFullRequest::METHOD => answer!(|p| engine.semantic_tokens_full(p)),
         CodeActionRequest::METHOD => answer!(|p| engine.code_action(p)),
+        WorkspaceSymbolRequest::METHOD => answer!(|p| engine.workspace_symbol(p)),
+        FoldingRangeRequest::METHOD => answer!(|p| engine.folding_range(p)),
+        DocumentHighlightRequest::METHOD => answer!(|p| engine.document_highlight(p)),
+        SelectionRangeRequest::METHOD => answer!(|p| engine.selection_range(p)),
+        InlayHintRequest::METHOD => answer!(|p| engine.inlay_hint(p)),
+        SignatureHelpRequest::METHOD => answer!(|p| engine.signature_help(p)),
         _ => Response::new_err(
             req.id.clone(),
             ErrorCode::MethodNotFound as i32,

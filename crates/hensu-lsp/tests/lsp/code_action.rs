@@ -119,17 +119,20 @@ fn quick_fix_declares_an_undeclared_variable() {
             .iter()
             .all(|d| d.code != Some(NumberOrString::String("E0402".to_string()))),
     );
-    // A placeholder in a one-line state block.
-    let src = DOC.replace("about {topic}.", "about {subject}.").replace(
-        "state {\n        input(\"topic\", VarType.STRING)\n",
-        "state { input(\"topic\", VarType.STRING) }\n    state2 {\n",
-    );
-    let one_line = src.replace("    state2 {\n", "    state2 {\n");
+    // A placeholder, with a one-line state block.
+    let start = DOC.find("    state {").unwrap();
+    let end = DOC.find("    agents {").unwrap();
+    let one_line = format!(
+        "{}    state {{ input(\"topic\", VarType.STRING); variable(\"article\", VarType.STRING); variable(\"verdict\", VarType.STRING); variable(\"summary\", VarType.STRING) }}\n\n{}",
+        &DOC[..start],
+        &DOC[end..]
+    )
+    .replace("about {topic}.", "about {subject}.");
     let (titles, fixed) = fix(&one_line, "E0403");
     assert_eq!(titles, ["Declare `subject` in `state { }`"]);
     assert!(
         fixed.contains(
-            "state { input(\"topic\", VarType.STRING); variable(\"subject\", VarType.STRING) }"
+            "variable(\"summary\", VarType.STRING); variable(\"subject\", VarType.STRING) }"
         ),
         "{fixed}"
     );

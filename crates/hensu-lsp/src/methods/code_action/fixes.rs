@@ -25,7 +25,7 @@ pub(super) fn fixes(
     d: &Diagnostic,
     matching: &[lsp_types::Diagnostic],
 ) -> Vec<CodeAction> {
-    let fix = match d.code.as_ref() {
+    let fix = match d.code {
         "E0402" | "E0403" => declare_variable(uri, a, d),
         "E0305" | "W0305" => missing_review_arm(uri, a, d),
         "E0208" => root.and_then(|root| create_resource(root, a, d)),
