@@ -27,7 +27,39 @@ pub struct Analysis {
     pub(crate) origins: Arc<Origins>,
     /// Lexical, syntax, lowering and single-workflow check diagnostics, in source order.
     pub diagnostics: Vec<Diagnostic>,
+    /// The `.md` prompt files the document names, with their `{placeholders}` (read when the
+    /// document is analysed, so references and rename reach into them).
+    pub(crate) prompt_files: Arc<Vec<PromptFile>>,
     lexed: OnceLock<Lexed>,
+}
+
+/// A prompt file of a document (`prompt = "write.md"` → `prompts/write.md`).
+#[derive(Debug)]
+pub(crate) struct PromptFile {
+    /// The path relative to `prompts/`, as written.
+    pub relative: String,
+    pub text: String,
+    pub lines: LineIndex,
+    /// `{name}` placeholders: the name and the span of the name (without braces).
+    pub placeholders: Vec<(String, hensu_diagnostics::Span)>,
+}
+
+impl PromptFile {
+    fn read(files: &dyn FileProvider, relative: &str) -> Option<PromptFile> {
+        let text = files
+            .read(hensu_sema::files::ResourceDir::Prompts, relative)
+            .ok()?;
+        let placeholders = crate::index::placeholders(&text)
+            .into_iter()
+            .map(|(name, r)| (name, hensu_diagnostics::Span::from_range(r)))
+            .collect();
+        Some(PromptFile {
+            relative: relative.to_string(),
+            lines: LineIndex::new(&text),
+            text,
+            placeholders,
+        })
+    }
 }
 
 impl Analysis {
@@ -59,6 +91,16 @@ impl Analysis {
             diagnostics.into_iter().map(|d| d.in_file(file)).collect();
         hensu_diagnostics::sort_diagnostics(&mut diagnostics);
         drop(parsed.file);
+        let mut prompt_files: Vec<PromptFile> = Vec::new();
+        for (_, dir, relative) in &index.resources {
+            if *dir == hensu_sema::files::ResourceDir::Prompts
+                && relative.ends_with(".md")
+                && !prompt_files.iter().any(|p| p.relative == *relative)
+                && let Some(p) = PromptFile::read(files, relative)
+            {
+                prompt_files.push(p);
+            }
+        }
         Analysis {
             file,
             text,
@@ -67,6 +109,7 @@ impl Analysis {
             workflow: lowered.workflow.map(Arc::new),
             origins: Arc::new(lowered.origins),
             diagnostics,
+            prompt_files: Arc::new(prompt_files),
             lexed: OnceLock::new(),
         }
     }
@@ -99,6 +142,7 @@ impl Analysis {
             workflow: self.workflow.clone(),
             origins: Arc::clone(&self.origins),
             diagnostics,
+            prompt_files: Arc::clone(&self.prompt_files),
             lexed: OnceLock::new(),
         }
     }

@@ -12,7 +12,7 @@ use lsp_types::{TextDocumentContentChangeEvent, Uri};
 
 use crate::analysis::Analysis;
 use crate::host::{Host, RootFiles, path_to_uri, project_root, uri_to_path};
-use crate::index::{Occ, SymKind};
+use crate::index::{Occ, Role, SymKind};
 use crate::line_index::LineIndex;
 use crate::shift::{ByteEdit, Shift};
 
@@ -436,30 +436,66 @@ impl Engine {
     }
 
     /// Every occurrence of a symbol across the project (workflow ids) or in the document
-    /// (nodes, agents, variables are local to their workflow).
-    pub(crate) fn occurrences(
-        &self,
-        uri: &Uri,
-        kind: SymKind,
-        name: &str,
-    ) -> Vec<(Uri, Arc<Analysis>, Occ)> {
+    /// (nodes, agents, variables are local to their workflow), with a variable's `{name}`
+    /// placeholders in the document's `.md` prompt files.
+    pub(crate) fn occurrences(&self, uri: &Uri, kind: SymKind, name: &str) -> Vec<Found> {
         let mut out = Vec::new();
         let members = if kind == SymKind::Workflow {
             self.project(uri)
         } else {
-            match self.docs.get(uri) {
-                Some(d) => vec![Member {
-                    uri: d.uri.clone(),
-                    analysis: Arc::clone(&d.analysis),
+            match self.analysis(uri) {
+                Some(analysis) => vec![Member {
+                    uri: uri.clone(),
+                    analysis,
                 }],
                 None => Vec::new(),
             }
         };
-        for m in members {
+        for m in &members {
             for o in m.analysis.index.occs_of(kind, name) {
-                out.push((m.uri.clone(), Arc::clone(&m.analysis), o.clone()));
+                out.push(Found {
+                    uri: m.uri.clone(),
+                    range: m.analysis.range(o.span),
+                    occ: o.clone(),
+                });
+            }
+        }
+        if kind == SymKind::Variable
+            && let (Some(root), Some(m)) = (self.root_of(uri), members.first())
+        {
+            for p in m.analysis.prompt_files.iter() {
+                let path = format!(
+                    "{}/prompts/{}",
+                    root.trim_end_matches('/'),
+                    p.relative.trim_start_matches("./")
+                );
+                let Some(file) = path_to_uri(&path) else {
+                    continue;
+                };
+                for (n, span) in p.placeholders.iter().filter(|(n, _)| n == name) {
+                    out.push(Found {
+                        uri: file.clone(),
+                        range: p.lines.range(&p.text, *span),
+                        occ: Occ {
+                            kind,
+                            name: n.clone(),
+                            span: *span,
+                            quoted: false,
+                            role: Role::Placeholder,
+                            node: None,
+                            stmt: *span,
+                        },
+                    });
+                }
             }
         }
         out
     }
+}
+
+/// One occurrence found by [`Engine::occurrences`], with its file and LSP range.
+pub(crate) struct Found {
+    pub uri: Uri,
+    pub range: lsp_types::Range,
+    pub occ: Occ,
 }

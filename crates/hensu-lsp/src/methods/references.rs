@@ -1,5 +1,6 @@
 //! `textDocument/references`: every occurrence of the node id, agent id, variable or workflow id
-//! under the cursor (workflow ids across the project).
+//! under the cursor (workflow ids across the project; a variable's `{name}` placeholders in the
+//! document's `.md` prompt files too).
 
 use lsp_types::{Location, ReferenceParams};
 
@@ -16,8 +17,8 @@ impl Engine {
         let locations: Vec<Location> = self
             .occurrences(uri, occ.kind, &occ.name)
             .into_iter()
-            .filter(|(_, _, o)| with_decl || o.role != Role::Def)
-            .map(|(u, an, o)| Location::new(u, an.range(o.span)))
+            .filter(|f| with_decl || f.occ.role != Role::Def)
+            .map(|f| Location::new(f.uri, f.range))
             .collect();
         Some(locations)
     }

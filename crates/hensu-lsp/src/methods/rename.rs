@@ -1,5 +1,6 @@
 //! `textDocument/prepareRename` and `textDocument/rename` of nodes, agents and variables: every
-//! occurrence in the document, `{name}` placeholders included. The new name must be a valid
+//! occurrence in the document, `{name}` placeholders included (also in the `.md` prompt files
+//! the document names). The new name must be a valid
 //! identifier (`[A-Za-z0-9][A-Za-z0-9._-]*`, as E0207 checks); a variable used in a placeholder
 //! must also stay a placeholder name (`[A-Za-z_][A-Za-z0-9_]*`). A name already taken by another
 //! symbol of the same kind is refused (the rename would merge them).
@@ -86,21 +87,21 @@ impl Engine {
         let occs = self.occurrences(uri, occ.kind, &occ.name);
         if occ.kind == SymKind::Variable
             && !is_placeholder_name(new)
-            && occs.iter().any(|(_, _, o)| o.role == Role::Placeholder)
+            && occs.iter().any(|f| f.occ.role == Role::Placeholder)
         {
             return Err(format!(
                 "`{new}` cannot be used in a `{{name}}` placeholder: use letters, digits and `_`"
             ));
         }
         let mut changes: HashMap<lsp_types::Uri, Vec<TextEdit>> = HashMap::new();
-        for (u, an, o) in occs {
-            let new_text = if o.quoted {
+        for f in occs {
+            let new_text = if f.occ.quoted {
                 format!("\"{new}\"")
             } else {
                 new.to_string()
             };
-            changes.entry(u).or_default().push(TextEdit {
-                range: an.range(o.span),
+            changes.entry(f.uri).or_default().push(TextEdit {
+                range: f.range,
                 new_text,
             });
         }
