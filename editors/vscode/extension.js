@@ -24,9 +24,9 @@ function clientOptions(outputChannel) {
       { scheme: 'untitled', language: 'hwf' },
     ],
     synchronize: {
-      // prompts/*.md, rubrics/*.md and commands.yaml are inputs of a workflow
+      // prompts/*.md, rubrics/*.md, commands.yaml and hensu.toml are inputs of a workflow
       fileEvents: vscode.workspace.createFileSystemWatcher(
-        '**/{*.hwf,*.kt,prompts/**/*.md,rubrics/**/*.md,commands.yaml}'
+        '**/{*.hwf,*.kt,prompts/**/*.md,rubrics/**/*.md,commands.yaml,hensu.toml}'
       ),
     },
     outputChannel,
