@@ -194,7 +194,6 @@ impl Engine {
         let Some(doc) = self.docs.get_mut(uri) else {
             return;
         };
-        let mut first = true;
         for change in changes {
             match change.range {
                 None => {
@@ -204,11 +203,9 @@ impl Engine {
                         new_len: to_u32(change.text.len()),
                     });
                     doc.text = change.text;
+                    doc.lines = LineIndex::new(&doc.text);
                 }
                 Some(range) => {
-                    if !first {
-                        doc.lines = LineIndex::new(&doc.text);
-                    }
                     let span = doc.lines.span(&doc.text, range);
                     let (a, b) = (span.start as usize, span.end as usize);
                     if a <= b
@@ -222,12 +219,12 @@ impl Engine {
                             new_len: to_u32(change.text.len()),
                         });
                         doc.text.replace_range(a..b, &change.text);
+                        let new_end = to_u32(a + change.text.len());
+                        doc.lines.edit(&doc.text, span.start, span.end, new_end);
                     }
                 }
             }
-            first = false;
         }
-        doc.lines = LineIndex::new(&doc.text);
         doc.version = version;
         doc.generation += 1;
         doc.dirty = true;

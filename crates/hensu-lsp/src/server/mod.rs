@@ -34,7 +34,7 @@ use crate::engine::{AnalysisDone, AnalysisJob, Engine};
 use crate::host::{Host, uri_to_path};
 
 /// How long the server waits after an edit for the next one before analysing.
-pub const DEBOUNCE: Duration = Duration::from_millis(5);
+pub const DEBOUNCE: Duration = Duration::from_millis(2);
 
 /// How a session ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
