@@ -1,5 +1,6 @@
 //! `hensuc lsp` — the language server on stdin/stdout (diagnostics, hover, go-to-definition,
-//! references, rename, completion, outline, formatting, semantic tokens, quick fixes). The
+//! references, rename, completion, signature help, outline, workspace symbols, folding,
+//! highlights, selection ranges, inlay hints, formatting, semantic tokens, quick fixes). The
 //! engine is `hensu-lsp`; prompts, rubrics and the sibling workflows of a document are read from
 //! its project folder (the parent of its `workflows/` folder, as `check` computes it).
 
