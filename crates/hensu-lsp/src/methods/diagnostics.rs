@@ -40,6 +40,11 @@ impl Engine {
             let Some(version) = self.version(&m.uri) else {
                 continue;
             };
+            // A document waiting for its analysis publishes when that lands (its last analysis
+            // is of an older text).
+            if self.is_dirty(&m.uri) {
+                continue;
+            }
             let a = &m.analysis;
             let diagnostics = a
                 .diagnostics

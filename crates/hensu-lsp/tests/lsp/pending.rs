@@ -110,3 +110,24 @@ fn a_changed_prompt_file_reanalyses_its_project() {
     engine.analyze_now(&u);
     assert_eq!(codes(&engine), Vec::<String>::new());
 }
+
+/// A project sibling whose analysis is pending is not published with another document's
+/// diagnostics (its last analysis is of an older text); it publishes when its own lands.
+#[test]
+fn a_pending_sibling_is_not_published() {
+    let (mut engine, main, _, _) = open(DOC);
+    let sibling = uri("/p/workflows/summarizer.hwf");
+    engine.open(sibling.clone(), 1, SUMMARIZER.to_string());
+    let published = |engine: &Engine| -> Vec<String> {
+        engine
+            .publish_diagnostics(&main)
+            .into_iter()
+            .map(|p| p.uri.as_str().to_string())
+            .collect()
+    };
+    assert_eq!(published(&engine).len(), 2);
+    insert_at_top(&mut engine, &sibling, 2, "// edited\n");
+    assert_eq!(published(&engine), [main.as_str().to_string()]);
+    engine.analyze_now(&sibling);
+    assert_eq!(published(&engine).len(), 2);
+}
