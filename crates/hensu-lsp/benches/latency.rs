@@ -116,6 +116,36 @@ fn completion_after_edit(bencher: divan::Bencher) {
         .bench_local_values(|()| engine.borrow().completion(params.clone()));
 }
 
+/// The engine alone: completion right after an edit, before its analysis (the previous analysis
+/// moved through the edit, the new text lexed).
+#[divan::bench(sample_count = 20)]
+fn completion_while_analysis_pending(bencher: divan::Bencher) {
+    let (engine, pos) = setup();
+    let engine = std::cell::RefCell::new(engine);
+    let u = uri();
+    let params = CompletionParams {
+        text_document_position: TextDocumentPositionParams {
+            text_document: TextDocumentIdentifier { uri: u.clone() },
+            position: pos,
+        },
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+        context: None,
+    };
+    let mut version = 1;
+    bencher
+        .with_inputs(|| {
+            version += 1;
+            let change = TextDocumentContentChangeEvent {
+                range: Some(Range::new(Position::new(0, 0), Position::new(0, 0))),
+                range_length: None,
+                text: if version % 2 == 0 { " " } else { "" }.to_string(),
+            };
+            engine.borrow_mut().edit(&u, version, vec![change]);
+        })
+        .bench_local_values(|()| engine.borrow().completion(params.clone()));
+}
+
 #[divan::bench(sample_count = 20)]
 fn hover_node(bencher: divan::Bencher) {
     let (engine, pos) = setup();
