@@ -50,6 +50,36 @@ pub struct Engine {
     files: RefCell<FileTable>,
     /// Analyses of unopened project files, by path, with the text they were made from.
     disk: RefCell<HashMap<String, (String, Arc<Analysis>)>>,
+    /// Open `.md` prompt files (`<root>/prompts/…`): not analysed, but their `{placeholders}`
+    /// answer definition, references and rename (`crate::methods::prompt_file`).
+    pub(crate) prompts: HashMap<Uri, PromptDoc>,
+}
+
+/// An open prompt file.
+pub(crate) struct PromptDoc {
+    pub text: String,
+    pub lines: LineIndex,
+    /// The project root (the parent of its `prompts/` folder).
+    pub root: String,
+    /// The path relative to `prompts/`.
+    pub relative: String,
+}
+
+/// `<root>/prompts/<relative>` of a `.md` path.
+fn prompt_path(uri: &Uri) -> Option<(String, String)> {
+    let path = uri_to_path(uri)?;
+    if !path.ends_with(".md") {
+        return None;
+    }
+    let at = path.rfind("/prompts/")?;
+    Some((
+        if at == 0 {
+            "/".to_string()
+        } else {
+            path[..at].to_string()
+        },
+        path[at + "/prompts/".len()..].to_string(),
+    ))
 }
 
 /// The full analysis of one document version, to run off the main thread
@@ -118,6 +148,7 @@ impl Engine {
             docs: HashMap::new(),
             files: RefCell::new(FileTable::default()),
             disk: RefCell::new(HashMap::new()),
+            prompts: HashMap::new(),
         }
     }
 
@@ -146,6 +177,19 @@ impl Engine {
     /// Opens (or replaces) a document without analysing it: requests are answered at once (from
     /// an empty analysis moved onto the text) and the analysis is an [`AnalysisJob`].
     pub fn open_pending(&mut self, uri: Uri, version: i32, text: String) {
+        if let Some((root, relative)) = prompt_path(&uri) {
+            let lines = LineIndex::new(&text);
+            self.prompts.insert(
+                uri,
+                PromptDoc {
+                    text,
+                    lines,
+                    root,
+                    relative,
+                },
+            );
+            return;
+        }
         let file = self.file_id(&uri);
         let root = uri_to_path(&uri).map(|p| project_root(&p));
         let empty = Arc::new(Analysis::new(
@@ -191,6 +235,26 @@ impl Engine {
     /// Applies content changes without analysing: the document is dirty until the next
     /// analysis is installed; requests meanwhile see the new text.
     pub fn edit(&mut self, uri: &Uri, version: i32, changes: Vec<TextDocumentContentChangeEvent>) {
+        if let Some(p) = self.prompts.get_mut(uri) {
+            for change in changes {
+                match change.range {
+                    None => p.text = change.text,
+                    Some(range) => {
+                        let span = p.lines.span(&p.text, range);
+                        let (a, b) = (span.start as usize, span.end as usize);
+                        if a <= b
+                            && b <= p.text.len()
+                            && p.text.is_char_boundary(a)
+                            && p.text.is_char_boundary(b)
+                        {
+                            p.text.replace_range(a..b, &change.text);
+                        }
+                    }
+                }
+                p.lines = LineIndex::new(&p.text);
+            }
+            return;
+        }
         let Some(doc) = self.docs.get_mut(uri) else {
             return;
         };
@@ -317,6 +381,41 @@ impl Engine {
 
     pub fn close(&mut self, uri: &Uri) {
         self.docs.remove(uri);
+        self.prompts.remove(uri);
+    }
+
+    /// The workflows of a project root: its open documents and the workflow files of its
+    /// `workflows/` folder.
+    pub(crate) fn root_members(&self, root: &str) -> Vec<Member> {
+        let mut members: Vec<Member> = Vec::new();
+        let mut open: Vec<&Doc> = self
+            .docs
+            .values()
+            .filter(|d| d.root.as_deref() == Some(root))
+            .collect();
+        open.sort_by(|a, b| a.uri.cmp(&b.uri));
+        let mut keys = Vec::new();
+        for d in open {
+            keys.push(doc_key(&d.uri));
+            if let Some(analysis) = self.analysis(&d.uri) {
+                members.push(Member {
+                    uri: d.uri.clone(),
+                    analysis,
+                });
+            }
+        }
+        for (path, text) in self.host.workflow_files(root) {
+            if keys.contains(&path) {
+                continue;
+            }
+            let Some(uri) = path_to_uri(&path) else {
+                continue;
+            };
+            if let Some(a) = self.disk_analysis(&path, &uri, root, text) {
+                members.push(Member { uri, analysis: a });
+            }
+        }
+        members
     }
 
     /// The analysis of an open document's current text: the last full analysis, moved onto
@@ -460,33 +559,38 @@ impl Engine {
         if kind == SymKind::Variable
             && let (Some(root), Some(m)) = (self.root_of(uri), members.first())
         {
-            for p in m.analysis.prompt_files.iter() {
-                let path = format!(
-                    "{}/prompts/{}",
-                    root.trim_end_matches('/'),
-                    p.relative.trim_start_matches("./")
-                );
-                let Some(file) = path_to_uri(&path) else {
-                    continue;
-                };
-                for (n, span) in p.placeholders.iter().filter(|(n, _)| n == name) {
-                    out.push(Found {
-                        uri: file.clone(),
-                        range: p.lines.range(&p.text, *span),
-                        occ: Occ {
-                            kind,
-                            name: n.clone(),
-                            span: *span,
-                            quoted: false,
-                            role: Role::Placeholder,
-                            node: None,
-                            stmt: *span,
-                        },
-                    });
-                }
-            }
+            placeholders_in_prompts(&root, &m.analysis, name, &mut out);
         }
         out
+    }
+}
+
+/// The `{name}` placeholders in the `.md` prompt files `a` names (files under `<root>/prompts/`).
+pub(crate) fn placeholders_in_prompts(root: &str, a: &Analysis, name: &str, out: &mut Vec<Found>) {
+    for p in a.prompt_files.iter() {
+        let path = format!(
+            "{}/prompts/{}",
+            root.trim_end_matches('/'),
+            p.relative.trim_start_matches("./")
+        );
+        let Some(file) = path_to_uri(&path) else {
+            continue;
+        };
+        for (n, span) in p.placeholders.iter().filter(|(n, _)| n == name) {
+            out.push(Found {
+                uri: file.clone(),
+                range: p.lines.range(&p.text, *span),
+                occ: Occ {
+                    kind: SymKind::Variable,
+                    name: n.clone(),
+                    span: *span,
+                    quoted: false,
+                    role: Role::Placeholder,
+                    node: None,
+                    stmt: *span,
+                },
+            });
+        }
     }
 }
 

@@ -10,6 +10,7 @@ pub mod folding_range;
 pub mod formatting;
 pub mod hover;
 pub mod inlay_hint;
+pub mod prompt_file;
 pub mod references;
 pub mod rename;
 pub mod selection_range;

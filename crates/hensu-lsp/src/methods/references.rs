@@ -10,6 +10,10 @@ use crate::index::Role;
 impl Engine {
     pub fn references(&self, params: ReferenceParams) -> Option<Vec<Location>> {
         let uri = &params.text_document_position.text_document.uri;
+        if self.prompts.contains_key(uri) {
+            let pos = params.text_document_position.position;
+            return self.prompt_references(uri, pos, params.context.include_declaration);
+        }
         let a = self.analysis(uri)?;
         let offset = a.offset(params.text_document_position.position);
         let occ = a.index.occ_at(offset)?.clone();

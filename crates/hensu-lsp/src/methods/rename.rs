@@ -14,7 +14,7 @@ use lsp_types::{
 use crate::engine::Engine;
 use crate::index::{Role, SymKind};
 
-fn is_placeholder_name(s: &str) -> bool {
+pub(crate) fn is_placeholder_name(s: &str) -> bool {
     let mut c = s.chars();
     c.next()
         .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
@@ -26,6 +26,18 @@ impl Engine {
         &self,
         params: TextDocumentPositionParams,
     ) -> Result<Option<PrepareRenameResponse>, String> {
+        if let Some(p) = self.prompts.get(&params.text_document.uri) {
+            let offset = p.lines.offset(&p.text, params.position) as usize;
+            return Ok(crate::index::placeholders(&p.text)
+                .into_iter()
+                .find(|(_, r)| r.start <= offset && offset <= r.end)
+                .map(|(name, r)| PrepareRenameResponse::RangeWithPlaceholder {
+                    range: p
+                        .lines
+                        .range(&p.text, hensu_diagnostics::Span::from_range(r)),
+                    placeholder: name,
+                }));
+        }
         let Some(a) = self.analysis(&params.text_document.uri) else {
             return Ok(None);
         };
@@ -47,6 +59,10 @@ impl Engine {
     /// Renames the symbol under the cursor; an invalid new name is an error (shown to the user).
     pub fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>, String> {
         let uri = &params.text_document_position.text_document.uri;
+        if self.prompts.contains_key(uri) {
+            let pos = params.text_document_position.position;
+            return self.prompt_rename(uri, pos, &params.new_name);
+        }
         let Some(a) = self.analysis(uri) else {
             return Ok(None);
         };
