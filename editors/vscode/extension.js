@@ -22,6 +22,8 @@ function clientOptions(outputChannel) {
     documentSelector: [
       { scheme: 'file', language: 'hwf' },
       { scheme: 'untitled', language: 'hwf' },
+      // {placeholders} in prompt files: definition, references, rename
+      { scheme: 'file', language: 'markdown', pattern: '**/prompts/**/*.md' },
     ],
     synchronize: {
       // prompts/*.md, rubrics/*.md, commands.yaml and hensu.toml are inputs of a workflow
