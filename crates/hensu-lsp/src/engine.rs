@@ -29,6 +29,9 @@ pub(crate) struct Doc {
     /// Bumped by every edit and by every change of a file the analysis read; an analysis of an
     /// older generation is installed but leaves the document dirty.
     generation: u64,
+    /// Which opening of the URI this is: a job made before the document was reopened is of
+    /// another text and is dropped.
+    opening: u64,
     /// `analysis` is out of date (edited text, or a prompt/rubric/project file changed).
     dirty: bool,
     /// `analysis` moved onto `text`, made on the first request after an edit.
@@ -53,6 +56,8 @@ pub struct Engine {
     /// Open `.md` prompt files (`<root>/prompts/…`): not analysed, but their `{placeholders}`
     /// answer definition, references and rename (`crate::methods::prompt_file`).
     pub(crate) prompts: HashMap<Uri, PromptDoc>,
+    /// Counts `open` calls (see `Doc::opening`).
+    openings: u64,
 }
 
 /// An open prompt file.
@@ -91,6 +96,7 @@ pub struct AnalysisJob {
     text: String,
     host: Arc<dyn Host>,
     generation: u64,
+    opening: u64,
     /// How many pending edits the job's text includes.
     edits: usize,
 }
@@ -100,6 +106,7 @@ pub struct AnalysisDone {
     pub uri: Uri,
     analysis: Analysis,
     generation: u64,
+    opening: u64,
     edits: usize,
 }
 
@@ -115,6 +122,7 @@ impl AnalysisJob {
             uri: self.uri,
             analysis,
             generation: self.generation,
+            opening: self.opening,
             edits: self.edits,
         }
     }
@@ -149,6 +157,7 @@ impl Engine {
             files: RefCell::new(FileTable::default()),
             disk: RefCell::new(HashMap::new()),
             prompts: HashMap::new(),
+            openings: 0,
         }
     }
 
@@ -204,6 +213,8 @@ impl Engine {
             new_len: to_u32(text.len()),
         });
         let generation = self.docs.get(&uri).map_or(0, |d| d.generation + 1);
+        self.openings += 1;
+        let opening = self.openings;
         self.docs.insert(
             uri.clone(),
             Doc {
@@ -215,6 +226,7 @@ impl Engine {
                 analysis: empty,
                 shift,
                 generation,
+                opening,
                 dirty: true,
                 provisional: RefCell::new(None),
             },
@@ -305,6 +317,7 @@ impl Engine {
             text: doc.text.clone(),
             host: Arc::clone(&self.host),
             generation: doc.generation,
+            opening: doc.opening,
             edits: doc.shift.len(),
         })
     }
@@ -316,7 +329,10 @@ impl Engine {
         let Some(doc) = self.docs.get_mut(&done.uri) else {
             return false;
         };
-        if done.generation > doc.generation || done.edits > doc.shift.len() {
+        if done.opening != doc.opening
+            || done.generation > doc.generation
+            || done.edits > doc.shift.len()
+        {
             return false;
         }
         let old = std::mem::replace(&mut doc.analysis, Arc::new(done.analysis));

@@ -131,3 +131,16 @@ fn a_pending_sibling_is_not_published() {
     engine.analyze_now(&sibling);
     assert_eq!(published(&engine).len(), 2);
 }
+
+/// A job made before the document was reopened (with another text) is dropped.
+#[test]
+fn a_job_from_before_a_reopen_is_dropped() {
+    let (mut engine, u, _, _) = open(DOC);
+    insert_at_top(&mut engine, &u, 2, "// one\n");
+    let stale = engine.job(&u).unwrap();
+    engine.open_pending(u.clone(), 1, SUMMARIZER.to_string());
+    assert!(!engine.install(stale.run()));
+    assert!(engine.is_dirty(&u));
+    engine.analyze_now(&u);
+    assert_eq!(engine.analysis(&u).unwrap().text, SUMMARIZER);
+}
