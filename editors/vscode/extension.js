@@ -58,11 +58,13 @@ function clientOptions(outputChannel) {
     documentSelector: [
       { scheme: 'file', language: 'hwf' },
       { scheme: 'untitled', language: 'hwf' },
+      // {placeholders} in prompt files: definition, references, rename
+      { scheme: 'file', language: 'markdown', pattern: '**/prompts/**/*.md' },
     ],
     synchronize: {
-      // prompts/*.md, rubrics/*.md and commands.yaml are inputs of a workflow
+      // prompts/*.md, rubrics/*.md, commands.yaml and hensu.toml are inputs of a workflow
       fileEvents: vscode.workspace.createFileSystemWatcher(
-        '**/{*.hwf,*.kt,prompts/**/*.md,rubrics/**/*.md,commands.yaml}'
+        '**/{*.hwf,*.kt,prompts/**/*.md,rubrics/**/*.md,commands.yaml,hensu.toml}'
       ),
     },
     outputChannel,

@@ -26,10 +26,11 @@
 //! * Blank lines between statements and comments are kept, runs collapsed to one; never right
 //!   after `{`, before `}` or inside a statement.
 //! * String literals, raw strings and numbers are reproduced byte for byte from the source.
-//! * Line endings: the output always uses `\n` and ends with one newline (an empty file stays
-//!   empty); a leading byte order mark is dropped. CRLF inside a raw string is kept as it is
-//!   (it is part of the string's value) unless the raw string is directly followed by
-//!   `.trimIndent()` / `.trimMargin()`, whose value is the same with LF.
+//! * Line endings: the file's own are kept. A file whose first line ends in `\r\n` is written
+//!   with `\r\n`, any other with `\n`; the output ends with one line break (an empty file stays
+//!   empty); a leading byte order mark is dropped. The content of a raw string is kept byte for
+//!   byte (its line breaks are part of its value) unless the raw string is directly followed by
+//!   `.trimIndent()` / `.trimMargin()`, whose value is the same with either line ending.
 //!
 //! # Guarantees
 //! Formatting is idempotent, never panics, and never changes what the file means: before
@@ -85,7 +86,63 @@ pub fn format(src: &str) -> Result<String, FormatError> {
     let info = collect::collect(&parsed.file);
     let out = printer::print(src, &parsed.file, &lexed.tokens, &info)?;
     verify::verify(src, &parsed.file, &info, &out)?;
+    if uses_crlf(src) {
+        return Ok(with_crlf(&out));
+    }
     Ok(out)
+}
+
+/// Whether the file's first line ends in `\r\n`.
+fn uses_crlf(src: &str) -> bool {
+    src.find('\n')
+        .is_some_and(|i| i > 0 && src.as_bytes()[i - 1] == b'\r')
+}
+
+/// The (LF) formatter output with `\r\n` line breaks, except inside raw strings whose value
+/// would change (those not followed by `.trimIndent()` / `.trimMargin()`).
+fn with_crlf(out: &str) -> String {
+    use hensu_syntax::TokenKind;
+    let lexed = hensu_syntax::lex(out);
+    let tokens = &lexed.tokens;
+    let text = |i: usize| {
+        tokens
+            .get(i)
+            .and_then(|t| out.get(t.span.range()))
+            .unwrap_or("")
+    };
+    // A trim may follow on the next line (`""" // comment` then `.trimIndent()`).
+    let trimmed = |i: usize| {
+        let mut j = i + 1;
+        while tokens.get(j).is_some_and(|t| t.kind == TokenKind::Newline) {
+            j += 1;
+        }
+        tokens.get(j).is_some_and(|d| d.kind == TokenKind::Dot)
+            && matches!(text(j + 1), "trimIndent" | "trimMargin")
+    };
+    let verbatim: Vec<std::ops::Range<usize>> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| {
+            matches!(t.kind, TokenKind::RawStr | TokenKind::UnterminatedRawStr) && !trimmed(*i)
+        })
+        .map(|(_, t)| t.span.range())
+        .collect();
+    let mut result = String::with_capacity(out.len() + out.len() / 16);
+    let mut inside = verbatim.iter().peekable();
+    let mut last = 0;
+    for (i, _) in out.match_indices('\n') {
+        while inside.peek().is_some_and(|r| r.end <= i) {
+            inside.next();
+        }
+        if inside.peek().is_some_and(|r| r.start <= i) || out[..i].ends_with('\r') {
+            continue;
+        }
+        result.push_str(&out[last..i]);
+        result.push_str("\r\n");
+        last = i + 1;
+    }
+    result.push_str(&out[last..]);
+    result
 }
 
 /// True when `src` is already formatted (`format(src) == src`).

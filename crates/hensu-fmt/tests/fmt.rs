@@ -288,33 +288,45 @@ proptest! {
 
 // ---- CRLF, BOM, empty files --------------------------------------------------------------------
 
+/// A CRLF file stays CRLF: the output is the LF formatting with `\r\n` line breaks.
 #[test]
-fn crlf_input_gives_lf_output() {
+fn crlf_input_keeps_crlf() {
     for (name, src) in inputs() {
         let crlf = src.replace('\n', "\r\n");
         let out = fmt_ok(&name, &crlf);
-        // Raw strings not followed by a trim keep their CRLF (it is part of their value).
-        let keeps_cr = out.contains('\r');
-        if !keeps_cr {
-            assert_eq!(
-                out,
-                fmt_ok(&name, &src),
-                "{name}: CRLF and LF format the same"
-            );
-        }
+        assert!(
+            !out.replace("\r\n", "").contains('\n'),
+            "{name}: every line break is CRLF"
+        );
+        assert_eq!(
+            out.replace("\r\n", "\n"),
+            fmt_ok(&name, &src),
+            "{name}: CRLF and LF format the same"
+        );
+        assert_eq!(fmt_ok(&name, &out), out, "{name}: idempotent with CRLF");
         assert_eq!(compile(&out), compile(&crlf), "{name}: CRLF IR");
     }
 }
 
+/// Raw strings keep their line breaks byte for byte (they are part of the value): CRLF in a CRLF
+/// file, and an LF inside a raw string of a CRLF file stays LF; a trimmed one follows the file.
 #[test]
-fn untrimmed_raw_string_keeps_its_crlf() {
+fn raw_strings_keep_their_line_breaks() {
     let src = "workflow(\"w\") {\r\n    description = \"\"\"a\r\nb\"\"\"\r\n    graph { start at \"e\"; end(\"e\") }\r\n}\r\n";
     let out = fmt_ok("crlf", src);
+    assert_eq!(out, src);
+    let mixed = "workflow(\"w\") {\r\n  description = \"\"\"a\nb\"\"\"\r\n  graph {  }\r\n}\r\n";
     assert_eq!(
-        out,
-        "workflow(\"w\") {\n    description = \"\"\"a\r\nb\"\"\"\n    graph { start at \"e\"; end(\"e\") }\n}\n"
+        fmt_ok("mixed", mixed),
+        "workflow(\"w\") {\r\n    description = \"\"\"a\nb\"\"\"\r\n    graph {}\r\n}\r\n"
     );
-    assert_eq!(compile(&out), compile(src));
+    let trimmed =
+        "workflow(\"w\") {\r\n  description = \"\"\"\n    a\n    b\"\"\".trimIndent()\r\n}\r\n";
+    let out = fmt_ok("trimmed", trimmed);
+    assert!(!out.replace("\r\n", "").contains('\n'), "{out:?}");
+    assert_eq!(compile(&out), compile(trimmed));
+    // An LF file stays LF.
+    assert!(!fmt_ok("lf", &src.replace("\r\n", "\n")).contains('\r'));
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! lowering and single-workflow checks). Tokens for completion and semantic tokens are lexed
 //! lazily on first use.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use hensu_diagnostics::{Diagnostic, FileId};
 use hensu_ir::Workflow;
@@ -14,6 +14,7 @@ use hensu_syntax::Lexed;
 
 use crate::index::Index;
 use crate::line_index::LineIndex;
+use crate::shift::Shift;
 
 #[derive(Debug)]
 pub struct Analysis {
@@ -21,11 +22,44 @@ pub struct Analysis {
     pub text: String,
     pub(crate) lines: LineIndex,
     pub(crate) index: Index,
-    pub workflow: Option<Workflow>,
-    pub(crate) origins: Origins,
+    /// Shared, so a provisional analysis (see [`crate::shift`]) reuses it without a copy.
+    pub workflow: Option<Arc<Workflow>>,
+    pub(crate) origins: Arc<Origins>,
     /// Lexical, syntax, lowering and single-workflow check diagnostics, in source order.
     pub diagnostics: Vec<Diagnostic>,
+    /// The `.md` prompt files the document names, with their `{placeholders}` (read when the
+    /// document is analysed, so references and rename reach into them).
+    pub(crate) prompt_files: Arc<Vec<PromptFile>>,
     lexed: OnceLock<Lexed>,
+}
+
+/// A prompt file of a document (`prompt = "write.md"` → `prompts/write.md`).
+#[derive(Debug)]
+pub(crate) struct PromptFile {
+    /// The path relative to `prompts/`, as written.
+    pub relative: String,
+    pub text: String,
+    pub lines: LineIndex,
+    /// `{name}` placeholders: the name and the span of the name (without braces).
+    pub placeholders: Vec<(String, hensu_diagnostics::Span)>,
+}
+
+impl PromptFile {
+    fn read(files: &dyn FileProvider, relative: &str) -> Option<PromptFile> {
+        let text = files
+            .read(hensu_sema::files::ResourceDir::Prompts, relative)
+            .ok()?;
+        let placeholders = crate::index::placeholders(&text)
+            .into_iter()
+            .map(|(name, r)| (name, hensu_diagnostics::Span::from_range(r)))
+            .collect();
+        Some(PromptFile {
+            relative: relative.to_string(),
+            lines: LineIndex::new(&text),
+            text,
+            placeholders,
+        })
+    }
 }
 
 impl Analysis {
@@ -57,14 +91,58 @@ impl Analysis {
             diagnostics.into_iter().map(|d| d.in_file(file)).collect();
         hensu_diagnostics::sort_diagnostics(&mut diagnostics);
         drop(parsed.file);
+        let mut prompt_files: Vec<PromptFile> = Vec::new();
+        for (_, dir, relative) in &index.resources {
+            if *dir == hensu_sema::files::ResourceDir::Prompts
+                && relative.ends_with(".md")
+                && !prompt_files.iter().any(|p| p.relative == *relative)
+                && let Some(p) = PromptFile::read(files, relative)
+            {
+                prompt_files.push(p);
+            }
+        }
         Analysis {
             file,
             text,
             lines,
             index,
-            workflow: lowered.workflow,
-            origins: lowered.origins,
+            workflow: lowered.workflow.map(Arc::new),
+            origins: Arc::new(lowered.origins),
             diagnostics,
+            prompt_files: Arc::new(prompt_files),
+            lexed: OnceLock::new(),
+        }
+    }
+
+    /// This analysis moved onto `text`, the analysed text after the edits of `shift`: the
+    /// symbol index and the diagnostics' spans are shifted, the IR is shared. Cheap next to a
+    /// full analysis (no parse, no lowering), for requests while the full one is pending.
+    pub(crate) fn provisional(&self, text: String, lines: LineIndex, shift: &Shift) -> Analysis {
+        let f = |s: hensu_diagnostics::Span| shift.span(s);
+        let diagnostics = self
+            .diagnostics
+            .iter()
+            .map(|d| {
+                let mut d = d.clone();
+                d.primary.span = f(d.primary.span);
+                for l in d.secondary.iter_mut().filter(|l| l.file == self.file) {
+                    l.span = f(l.span);
+                }
+                for s in d.suggestions.iter_mut().filter(|s| s.file == self.file) {
+                    s.span = f(s.span);
+                }
+                d
+            })
+            .collect();
+        Analysis {
+            file: self.file,
+            text,
+            lines,
+            index: self.index.shifted(&f),
+            workflow: self.workflow.clone(),
+            origins: Arc::clone(&self.origins),
+            diagnostics,
+            prompt_files: Arc::clone(&self.prompt_files),
             lexed: OnceLock::new(),
         }
     }

@@ -12,13 +12,30 @@ use lsp_types::{TextDocumentContentChangeEvent, Uri};
 
 use crate::analysis::Analysis;
 use crate::host::{Host, RootFiles, path_to_uri, project_root, uri_to_path};
-use crate::index::{Occ, SymKind};
+use crate::index::{Occ, Role, SymKind};
+use crate::line_index::LineIndex;
+use crate::shift::{ByteEdit, Shift};
 
 pub(crate) struct Doc {
     pub uri: Uri,
     pub root: Option<String>,
     pub version: i32,
+    /// The current text and its line index; ahead of `analysis` while edits are pending.
+    text: String,
+    lines: LineIndex,
+    /// The last full analysis (of `analysis.text`, which `shift` turns into `text`).
     pub analysis: Arc<Analysis>,
+    shift: Shift,
+    /// Bumped by every edit and by every change of a file the analysis read; an analysis of an
+    /// older generation is installed but leaves the document dirty.
+    generation: u64,
+    /// Which opening of the URI this is: a job made before the document was reopened is of
+    /// another text and is dropped.
+    opening: u64,
+    /// `analysis` is out of date (edited text, or a prompt/rubric/project file changed).
+    dirty: bool,
+    /// `analysis` moved onto `text`, made on the first request after an edit.
+    provisional: RefCell<Option<Arc<Analysis>>>,
 }
 
 /// A workflow of a project: an open document or a file of the project folder.
@@ -29,13 +46,86 @@ pub(crate) struct Member {
 }
 
 pub struct Engine {
-    host: Box<dyn Host>,
+    host: Arc<dyn Host>,
     pub(crate) docs: HashMap<Uri, Doc>,
     /// Stable file ids: key (path, or the URI for non-file documents) → id, and back to the URI.
     /// Interior mutability: the table only grows, also while answering a request.
     files: RefCell<FileTable>,
     /// Analyses of unopened project files, by path, with the text they were made from.
     disk: RefCell<HashMap<String, (String, Arc<Analysis>)>>,
+    /// Open `.md` prompt files (`<root>/prompts/…`): not analysed, but their `{placeholders}`
+    /// answer definition, references and rename (`crate::methods::prompt_file`).
+    pub(crate) prompts: HashMap<Uri, PromptDoc>,
+    /// Counts `open` calls (see `Doc::opening`).
+    openings: u64,
+}
+
+/// An open prompt file.
+pub(crate) struct PromptDoc {
+    pub text: String,
+    pub lines: LineIndex,
+    /// The project root (the parent of its `prompts/` folder).
+    pub root: String,
+    /// The path relative to `prompts/`.
+    pub relative: String,
+}
+
+/// `<root>/prompts/<relative>` of a `.md` path.
+fn prompt_path(uri: &Uri) -> Option<(String, String)> {
+    let path = uri_to_path(uri)?;
+    if !path.ends_with(".md") {
+        return None;
+    }
+    let at = path.rfind("/prompts/")?;
+    Some((
+        if at == 0 {
+            "/".to_string()
+        } else {
+            path[..at].to_string()
+        },
+        path[at + "/prompts/".len()..].to_string(),
+    ))
+}
+
+/// The full analysis of one document version, to run off the main thread
+/// ([`AnalysisJob::run`]) and hand back with [`Engine::install`].
+pub struct AnalysisJob {
+    pub uri: Uri,
+    file: FileId,
+    root: Option<String>,
+    text: String,
+    host: Arc<dyn Host>,
+    generation: u64,
+    opening: u64,
+    /// How many pending edits the job's text includes.
+    edits: usize,
+}
+
+/// A finished [`AnalysisJob`].
+pub struct AnalysisDone {
+    pub uri: Uri,
+    analysis: Analysis,
+    generation: u64,
+    opening: u64,
+    edits: usize,
+}
+
+impl AnalysisJob {
+    pub fn run(self) -> AnalysisDone {
+        let analysis = analyze(
+            self.host.as_ref(),
+            self.file,
+            self.root.as_deref(),
+            self.text,
+        );
+        AnalysisDone {
+            uri: self.uri,
+            analysis,
+            generation: self.generation,
+            opening: self.opening,
+            edits: self.edits,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -48,13 +138,26 @@ fn doc_key(uri: &Uri) -> String {
     uri_to_path(uri).unwrap_or_else(|| uri.as_str().to_string())
 }
 
+fn analyze(host: &dyn Host, file: FileId, root: Option<&str>, text: String) -> Analysis {
+    match root {
+        Some(root) => Analysis::new(file, text, &RootFiles { host, root }),
+        None => Analysis::new(file, text, &hensu_sema::files::NoFiles),
+    }
+}
+
+fn to_u32(v: usize) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
 impl Engine {
     pub fn new(host: impl Host + 'static) -> Engine {
         Engine {
-            host: Box::new(host),
+            host: Arc::new(host),
             docs: HashMap::new(),
             files: RefCell::new(FileTable::default()),
             disk: RefCell::new(HashMap::new()),
+            prompts: HashMap::new(),
+            openings: 0,
         }
     }
 
@@ -71,31 +174,61 @@ impl Engine {
     }
 
     fn analyze(&self, file: FileId, root: Option<&str>, text: String) -> Analysis {
-        match root {
-            Some(root) => Analysis::new(
-                file,
-                text,
-                &RootFiles {
-                    host: self.host.as_ref(),
-                    root,
-                },
-            ),
-            None => Analysis::new(file, text, &hensu_sema::files::NoFiles),
-        }
+        analyze(self.host.as_ref(), file, root, text)
     }
 
-    /// Opens (or replaces) a document.
+    /// Opens (or replaces) a document and analyses it.
     pub fn open(&mut self, uri: Uri, version: i32, text: String) {
+        self.open_pending(uri.clone(), version, text);
+        self.analyze_now(&uri);
+    }
+
+    /// Opens (or replaces) a document without analysing it: requests are answered at once (from
+    /// an empty analysis moved onto the text) and the analysis is an [`AnalysisJob`].
+    pub fn open_pending(&mut self, uri: Uri, version: i32, text: String) {
+        if let Some((root, relative)) = prompt_path(&uri) {
+            let lines = LineIndex::new(&text);
+            self.prompts.insert(
+                uri,
+                PromptDoc {
+                    text,
+                    lines,
+                    root,
+                    relative,
+                },
+            );
+            return;
+        }
         let file = self.file_id(&uri);
         let root = uri_to_path(&uri).map(|p| project_root(&p));
-        let analysis = Arc::new(self.analyze(file, root.as_deref(), text));
+        let empty = Arc::new(Analysis::new(
+            file,
+            String::new(),
+            &hensu_sema::files::NoFiles,
+        ));
+        let mut shift = Shift::default();
+        shift.push(ByteEdit {
+            start: 0,
+            old_end: 0,
+            new_len: to_u32(text.len()),
+        });
+        let generation = self.docs.get(&uri).map_or(0, |d| d.generation + 1);
+        self.openings += 1;
+        let opening = self.openings;
         self.docs.insert(
             uri.clone(),
             Doc {
                 uri,
                 root,
                 version,
-                analysis,
+                lines: LineIndex::new(&text),
+                text,
+                analysis: empty,
+                shift,
+                generation,
+                opening,
+                dirty: true,
+                provisional: RefCell::new(None),
             },
         );
     }
@@ -107,55 +240,215 @@ impl Engine {
         version: i32,
         changes: Vec<TextDocumentContentChangeEvent>,
     ) {
-        let Some(doc) = self.docs.get(uri) else {
+        self.edit(uri, version, changes);
+        self.analyze_now(uri);
+    }
+
+    /// Applies content changes without analysing: the document is dirty until the next
+    /// analysis is installed; requests meanwhile see the new text.
+    pub fn edit(&mut self, uri: &Uri, version: i32, changes: Vec<TextDocumentContentChangeEvent>) {
+        if let Some(p) = self.prompts.get_mut(uri) {
+            for change in changes {
+                match change.range {
+                    None => p.text = change.text,
+                    Some(range) => {
+                        let span = p.lines.span(&p.text, range);
+                        let (a, b) = (span.start as usize, span.end as usize);
+                        if a <= b
+                            && b <= p.text.len()
+                            && p.text.is_char_boundary(a)
+                            && p.text.is_char_boundary(b)
+                        {
+                            p.text.replace_range(a..b, &change.text);
+                        }
+                    }
+                }
+                p.lines = LineIndex::new(&p.text);
+            }
+            return;
+        }
+        let Some(doc) = self.docs.get_mut(uri) else {
             return;
         };
-        let mut text = doc.analysis.text.clone();
-        let mut lines = doc.analysis.lines.clone();
-        let mut first = true;
         for change in changes {
             match change.range {
-                None => text = change.text,
+                None => {
+                    doc.shift.push(ByteEdit {
+                        start: 0,
+                        old_end: to_u32(doc.text.len()),
+                        new_len: to_u32(change.text.len()),
+                    });
+                    doc.text = change.text;
+                    doc.lines = LineIndex::new(&doc.text);
+                }
                 Some(range) => {
-                    if !first {
-                        lines = crate::line_index::LineIndex::new(&text);
-                    }
-                    let span = lines.span(&text, range);
+                    let span = doc.lines.span(&doc.text, range);
                     let (a, b) = (span.start as usize, span.end as usize);
                     if a <= b
-                        && b <= text.len()
-                        && text.is_char_boundary(a)
-                        && text.is_char_boundary(b)
+                        && b <= doc.text.len()
+                        && doc.text.is_char_boundary(a)
+                        && doc.text.is_char_boundary(b)
                     {
-                        text.replace_range(a..b, &change.text);
+                        doc.shift.push(ByteEdit {
+                            start: span.start,
+                            old_end: span.end,
+                            new_len: to_u32(change.text.len()),
+                        });
+                        doc.text.replace_range(a..b, &change.text);
+                        let new_end = to_u32(a + change.text.len());
+                        doc.lines.edit(&doc.text, span.start, span.end, new_end);
                     }
                 }
             }
-            first = false;
         }
-        let file = doc.analysis.file;
-        let root = doc.root.clone();
-        let analysis = Arc::new(self.analyze(file, root.as_deref(), text));
-        if let Some(doc) = self.docs.get_mut(uri) {
-            let old = std::mem::replace(&mut doc.analysis, analysis);
-            doc.version = version;
-            // Freeing the previous analysis of a large file takes milliseconds: do it off the
-            // request path.
-            if old.text.len() > 64 * 1024 {
-                let _ = std::thread::Builder::new()
-                    .name("hensu-lsp-drop".to_string())
-                    .spawn(move || drop(old));
+        doc.version = version;
+        doc.generation += 1;
+        doc.dirty = true;
+        doc.provisional.replace(None);
+    }
+
+    /// The analysis job of a dirty document (`None` when it is up to date or not open).
+    pub fn job(&self, uri: &Uri) -> Option<AnalysisJob> {
+        let doc = self.docs.get(uri).filter(|d| d.dirty)?;
+        Some(AnalysisJob {
+            uri: uri.clone(),
+            file: doc.analysis.file,
+            root: doc.root.clone(),
+            text: doc.text.clone(),
+            host: Arc::clone(&self.host),
+            generation: doc.generation,
+            opening: doc.opening,
+            edits: doc.shift.len(),
+        })
+    }
+
+    /// Installs a finished analysis. Returns whether the document is now up to date (its
+    /// diagnostics can be published); an analysis of an older generation is kept as the base
+    /// for requests, with the edits made since still pending.
+    pub fn install(&mut self, done: AnalysisDone) -> bool {
+        let Some(doc) = self.docs.get_mut(&done.uri) else {
+            return false;
+        };
+        if done.opening != doc.opening
+            || done.generation > doc.generation
+            || done.edits > doc.shift.len()
+        {
+            return false;
+        }
+        let old = std::mem::replace(&mut doc.analysis, Arc::new(done.analysis));
+        doc.shift.drain_front(done.edits);
+        doc.dirty = done.generation != doc.generation;
+        doc.provisional.replace(None);
+        // Freeing the previous analysis of a large file takes milliseconds: do it off the
+        // request path.
+        if old.text.len() > 64 * 1024 {
+            let _ = std::thread::Builder::new()
+                .name("hensu-lsp-drop".to_string())
+                .spawn(move || drop(old));
+        }
+        !doc.dirty
+    }
+
+    /// Analyses a dirty document on this thread.
+    pub fn analyze_now(&mut self, uri: &Uri) {
+        if let Some(job) = self.job(uri) {
+            let done = job.run();
+            self.install(done);
+        }
+    }
+
+    /// Whether the document waits for an analysis.
+    pub fn is_dirty(&self, uri: &Uri) -> bool {
+        self.docs.get(uri).is_some_and(|d| d.dirty)
+    }
+
+    /// Files changed on disk (absolute paths: prompts, rubrics, `commands.yaml`, `hensu.toml`,
+    /// workflow files): every open document of a project containing one of them is marked dirty
+    /// (they read prompts and rubrics, and see the project's workflows). Returns those
+    /// documents, sorted.
+    pub fn files_changed(&mut self, paths: &[String]) -> Vec<Uri> {
+        let inside = |root: &str, path: &str| {
+            let root = root.trim_end_matches('/');
+            path.strip_prefix(root)
+                .is_some_and(|rest| rest.starts_with('/'))
+        };
+        let mut out = Vec::new();
+        let mut roots: Vec<String> = Vec::new();
+        for doc in self.docs.values_mut() {
+            let Some(root) = &doc.root else { continue };
+            if paths
+                .iter()
+                .any(|p| inside(root, p) && *p != doc_key(&doc.uri))
+            {
+                doc.generation += 1;
+                doc.dirty = true;
+                doc.provisional.replace(None);
+                out.push(doc.uri.clone());
+                roots.push(root.clone());
             }
         }
+        // The unopened workflows of those projects read prompts too: forget their analyses.
+        self.disk
+            .borrow_mut()
+            .retain(|cached, _| !roots.iter().any(|r| inside(r, cached)));
+        out.sort();
+        out
     }
 
     pub fn close(&mut self, uri: &Uri) {
         self.docs.remove(uri);
+        self.prompts.remove(uri);
     }
 
-    /// The analysis of an open document.
+    /// The workflows of a project root: its open documents and the workflow files of its
+    /// `workflows/` folder.
+    pub(crate) fn root_members(&self, root: &str) -> Vec<Member> {
+        let mut members: Vec<Member> = Vec::new();
+        let mut open: Vec<&Doc> = self
+            .docs
+            .values()
+            .filter(|d| d.root.as_deref() == Some(root))
+            .collect();
+        open.sort_by(|a, b| a.uri.cmp(&b.uri));
+        let mut keys = Vec::new();
+        for d in open {
+            keys.push(doc_key(&d.uri));
+            if let Some(analysis) = self.analysis(&d.uri) {
+                members.push(Member {
+                    uri: d.uri.clone(),
+                    analysis,
+                });
+            }
+        }
+        for (path, text) in self.host.workflow_files(root) {
+            if keys.contains(&path) {
+                continue;
+            }
+            let Some(uri) = path_to_uri(&path) else {
+                continue;
+            };
+            if let Some(a) = self.disk_analysis(&path, &uri, root, text) {
+                members.push(Member { uri, analysis: a });
+            }
+        }
+        members
+    }
+
+    /// The analysis of an open document's current text: the last full analysis, moved onto
+    /// the edits typed since when one is pending (see [`crate::shift`]).
     pub fn analysis(&self, uri: &Uri) -> Option<Arc<Analysis>> {
-        self.docs.get(uri).map(|d| Arc::clone(&d.analysis))
+        let doc = self.docs.get(uri)?;
+        if doc.shift.is_empty() {
+            return Some(Arc::clone(&doc.analysis));
+        }
+        let mut cached = doc.provisional.borrow_mut();
+        let a = cached.get_or_insert_with(|| {
+            Arc::new(
+                doc.analysis
+                    .provisional(doc.text.clone(), doc.lines.clone(), &doc.shift),
+            )
+        });
+        Some(Arc::clone(a))
     }
 
     pub fn version(&self, uri: &Uri) -> Option<i32> {
@@ -255,30 +548,71 @@ impl Engine {
     }
 
     /// Every occurrence of a symbol across the project (workflow ids) or in the document
-    /// (nodes, agents, variables are local to their workflow).
-    pub(crate) fn occurrences(
-        &self,
-        uri: &Uri,
-        kind: SymKind,
-        name: &str,
-    ) -> Vec<(Uri, Arc<Analysis>, Occ)> {
+    /// (nodes, agents, variables are local to their workflow), with a variable's `{name}`
+    /// placeholders in the document's `.md` prompt files.
+    pub(crate) fn occurrences(&self, uri: &Uri, kind: SymKind, name: &str) -> Vec<Found> {
         let mut out = Vec::new();
         let members = if kind == SymKind::Workflow {
             self.project(uri)
         } else {
-            match self.docs.get(uri) {
-                Some(d) => vec![Member {
-                    uri: d.uri.clone(),
-                    analysis: Arc::clone(&d.analysis),
+            match self.analysis(uri) {
+                Some(analysis) => vec![Member {
+                    uri: uri.clone(),
+                    analysis,
                 }],
                 None => Vec::new(),
             }
         };
-        for m in members {
+        for m in &members {
             for o in m.analysis.index.occs_of(kind, name) {
-                out.push((m.uri.clone(), Arc::clone(&m.analysis), o.clone()));
+                out.push(Found {
+                    uri: m.uri.clone(),
+                    range: m.analysis.range(o.span),
+                    occ: o.clone(),
+                });
             }
+        }
+        if kind == SymKind::Variable
+            && let (Some(root), Some(m)) = (self.root_of(uri), members.first())
+        {
+            placeholders_in_prompts(&root, &m.analysis, name, &mut out);
         }
         out
     }
+}
+
+/// The `{name}` placeholders in the `.md` prompt files `a` names (files under `<root>/prompts/`).
+pub(crate) fn placeholders_in_prompts(root: &str, a: &Analysis, name: &str, out: &mut Vec<Found>) {
+    for p in a.prompt_files.iter() {
+        let path = format!(
+            "{}/prompts/{}",
+            root.trim_end_matches('/'),
+            p.relative.trim_start_matches("./")
+        );
+        let Some(file) = path_to_uri(&path) else {
+            continue;
+        };
+        for (n, span) in p.placeholders.iter().filter(|(n, _)| n == name) {
+            out.push(Found {
+                uri: file.clone(),
+                range: p.lines.range(&p.text, *span),
+                occ: Occ {
+                    kind: SymKind::Variable,
+                    name: n.clone(),
+                    span: *span,
+                    quoted: false,
+                    role: Role::Placeholder,
+                    node: None,
+                    stmt: *span,
+                },
+            });
+        }
+    }
+}
+
+/// One occurrence found by [`Engine::occurrences`], with its file and LSP range.
+pub(crate) struct Found {
+    pub uri: Uri,
+    pub range: lsp_types::Range,
+    pub occ: Occ,
 }

@@ -6,12 +6,13 @@
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use hensu_sema::files::{FileError, FileProvider, ResourceDir};
 use lsp_types::Uri;
 
-/// The I/O the engine delegates.
-pub trait Host {
+/// The I/O the engine delegates. `Send + Sync`: analyses run on a worker thread.
+pub trait Host: Send + Sync {
     /// Reads `relative` from `<root>/prompts/` or `<root>/rubrics/` (jailed to that directory).
     fn read_resource(
         &self,
@@ -37,10 +38,11 @@ impl FileProvider for RootFiles<'_> {
     }
 }
 
-/// An in-memory host: files by absolute path (`/p/prompts/a.md`, `/p/workflows/b.hwf`).
+/// An in-memory host: files by absolute path (`/p/prompts/a.md`, `/p/workflows/b.hwf`). Clones
+/// share the files, so a test can change them while an engine holds the host.
 #[derive(Clone, Debug, Default)]
 pub struct MemoryHost {
-    files: BTreeMap<String, String>,
+    files: Arc<RwLock<BTreeMap<String, String>>>,
 }
 
 impl MemoryHost {
@@ -49,7 +51,14 @@ impl MemoryHost {
     }
 
     pub fn insert(&mut self, path: impl Into<String>, text: impl Into<String>) {
-        self.files.insert(path.into(), text.into());
+        self.files
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(path.into(), text.into());
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, String>> {
+        self.files.read().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub fn with(mut self, path: impl Into<String>, text: impl Into<String>) -> Self {
@@ -76,12 +85,12 @@ impl Host for MemoryHost {
             dir.as_str(),
             rel.join("/")
         );
-        self.files.get(&path).cloned().ok_or(FileError::NotFound)
+        self.read().get(&path).cloned().ok_or(FileError::NotFound)
     }
 
     fn workflow_files(&self, root: &str) -> Vec<(String, String)> {
         let prefix = format!("{}/workflows/", root.trim_end_matches('/'));
-        self.files
+        self.read()
             .iter()
             .filter(|(p, _)| {
                 p.starts_with(&prefix) && !p[prefix.len()..].contains('/') && is_workflow_path(p)

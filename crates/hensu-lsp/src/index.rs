@@ -187,6 +187,45 @@ impl Index {
         index
     }
 
+    /// The index with every span moved by `f` (a pending edit's [`crate::shift::Shift`]).
+    pub fn shifted(&self, f: &dyn Fn(Span) -> Span) -> Index {
+        let mut ix = self.clone();
+        if let Some(w) = &mut ix.workflow {
+            w.name_span = f(w.name_span);
+            w.decl = f(w.decl);
+        }
+        for n in &mut ix.nodes {
+            n.id_span = f(n.id_span);
+            n.decl = f(n.decl);
+        }
+        for a in &mut ix.agents {
+            a.id_span = f(a.id_span);
+            a.decl = f(a.decl);
+        }
+        for v in &mut ix.variables {
+            v.name_span = f(v.name_span);
+            v.decl = f(v.decl);
+        }
+        for o in &mut ix.occs {
+            o.span = f(o.span);
+            o.stmt = f(o.stmt);
+        }
+        for k in &mut ix.keywords {
+            k.span = f(k.span);
+        }
+        for s in &mut ix.sections {
+            s.span = f(s.span);
+            s.name_span = f(s.name_span);
+        }
+        for c in &mut ix.comments {
+            c.span = f(c.span);
+        }
+        for r in &mut ix.resources {
+            r.0 = f(r.0);
+        }
+        ix
+    }
+
     /// The occurrence whose span contains `offset` (ends inclusive, so a cursor right after a
     /// name still finds it).
     pub fn occ_at(&self, offset: u32) -> Option<&Occ> {

@@ -4,9 +4,9 @@
 //!   file per method under `methods/`), taking and returning `lsp_types` values so it is tested
 //!   without JSON-RPC. It does no I/O: prompt/rubric files and the workflow files of a project
 //!   folder come through the [`Host`] trait.
-//! * [`run_stdio`] / [`run`] are the transport (`lsp-server`): they decode requests into
-//!   `lsp_types` params ([`handle_request`], [`handle_notification`]) and answer with the engine
-//!   over the filesystem host [`FsHost`].
+//! * [`run_stdio`] / [`run`] are the server: a tolerant stdio transport, a main loop that applies
+//!   edits at once and analyses on a worker thread (debounced), and request dispatch
+//!   ([`handle_request`]) over the filesystem host [`FsHost`].
 //!
 //! Every method is total: a half-typed document is the normal case, nothing panics.
 
@@ -22,14 +22,17 @@ mod index;
 mod line_index;
 mod methods;
 mod server;
+mod shift;
 
 pub use analysis::Analysis;
-pub use engine::Engine;
+pub use engine::{AnalysisDone, AnalysisJob, Engine};
 pub use host::{Host, MemoryHost};
 pub use methods::semantic_tokens::{
     legend as semantic_tokens_legend, type_name as semantic_token_type_name,
 };
-pub use server::{FsHost, capabilities, handle_notification, handle_request, run, run_stdio};
+pub use server::{
+    DEBOUNCE, FsHost, SessionEnd, WATCHED_GLOBS, capabilities, handle_request, run, run_stdio,
+};
 
 /// The syntax-tree symbol index, public only for the profiling example (`examples/prof.rs`).
 #[doc(hidden)]

@@ -110,6 +110,41 @@ impl LineIndex {
         Span::new(a.min(b), a.max(b))
     }
 
+    /// Updates the index after `start..old_end` of the text was replaced, `text` being the text
+    /// after the replacement and `new_end` the end of the inserted text in it. Cost: the lines
+    /// after the edit are shifted, only the edited stretch is rescanned (a burst of edits of a
+    /// large document does not rescan it every time).
+    pub fn edit(&mut self, text: &str, start: u32, old_end: u32, new_end: u32) {
+        let bytes = text.as_bytes();
+        let delta = i64::from(new_end) - i64::from(old_end);
+        // A line starts at p when byte p-1 is `\n`, or `\r` not followed by `\n` at p: starts
+        // before `start` and after `old_end` (shifted) are unchanged.
+        let keep = self.starts.partition_point(|s| *s < start);
+        let tail: Vec<u32> = self.starts[self.starts.partition_point(|s| *s <= old_end)..]
+            .iter()
+            .map(|s| to_u32(usize::try_from(i64::from(*s) + delta).unwrap_or(0)))
+            .collect();
+        self.starts.truncate(keep);
+        if start == 0 {
+            self.starts.truncate(0);
+            self.starts.push(0);
+        }
+        let from = (start as usize).max(1);
+        let to = (new_end as usize).min(bytes.len());
+        for p in from..=to {
+            let starts_here = match bytes.get(p - 1) {
+                Some(b'\n') => true,
+                Some(b'\r') => bytes.get(p) != Some(&b'\n'),
+                _ => false,
+            };
+            if starts_here {
+                self.starts.push(to_u32(p));
+            }
+        }
+        self.starts.extend(tail);
+        self.len = to_u32(text.len());
+    }
+
     /// Byte offset where a 0-based line starts (the end of the text past the last line).
     pub fn line_start(&self, line: usize) -> u32 {
         self.starts.get(line).copied().unwrap_or(self.len)
@@ -131,5 +166,33 @@ mod tests {
         assert_eq!(idx.offset(text, Position::new(1, 99)), x + 1);
         assert_eq!(idx.offset(text, Position::new(9, 0)), to_u32(text.len()));
         assert_eq!(idx.position(text, 999), Position::new(3, 1));
+    }
+
+    /// Incremental updates give the same index as a rebuild, CR/LF boundaries included.
+    #[test]
+    fn edits_match_a_rebuild() {
+        let pieces = ["", "\n", "\r", "\r\n", "ab", "\n\r", "x\ny"];
+        let base = "a\r\nb\rc\n\nd\r";
+        for start in 0..=base.len() {
+            for end in start..=base.len() {
+                for piece in pieces {
+                    let mut text = base.to_string();
+                    let mut idx = LineIndex::new(&text);
+                    text.replace_range(start..end, piece);
+                    idx.edit(
+                        &text,
+                        to_u32(start),
+                        to_u32(end),
+                        to_u32(start + piece.len()),
+                    );
+                    let fresh = LineIndex::new(&text);
+                    assert_eq!(
+                        (idx.starts, idx.len),
+                        (fresh.starts, fresh.len),
+                        "{base:?} {start}..{end} <- {piece:?}"
+                    );
+                }
+            }
+        }
     }
 }

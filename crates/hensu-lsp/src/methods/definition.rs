@@ -10,6 +10,14 @@ use crate::index::{Occ, Role, SymKind};
 impl Engine {
     pub fn definition(&self, params: GotoDefinitionParams) -> Option<GotoDefinitionResponse> {
         let uri = &params.text_document_position_params.text_document.uri;
+        if self.prompts.contains_key(uri) {
+            let pos = params.text_document_position_params.position;
+            return match self.prompt_definition(uri, pos)?.as_slice() {
+                [] => None,
+                [one] => Some(GotoDefinitionResponse::Scalar(one.clone())),
+                many => Some(GotoDefinitionResponse::Array(many.to_vec())),
+            };
+        }
         let a = self.analysis(uri)?;
         let offset = a.offset(params.text_document_position_params.position);
         // A prompt or rubric file name: the file itself.

@@ -25,7 +25,7 @@ impl Engine {
             .filter_map(|m| {
                 m.analysis.workflow.as_ref().map(|w| ProjectUnit {
                     file: m.analysis.file,
-                    workflow: w,
+                    workflow: w.as_ref(),
                     origins: &m.analysis.origins,
                 })
             })
@@ -40,6 +40,11 @@ impl Engine {
             let Some(version) = self.version(&m.uri) else {
                 continue;
             };
+            // A document waiting for its analysis publishes when that lands (its last analysis
+            // is of an older text).
+            if self.is_dirty(&m.uri) {
+                continue;
+            }
             let a = &m.analysis;
             let diagnostics = a
                 .diagnostics

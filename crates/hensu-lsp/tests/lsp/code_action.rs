@@ -50,3 +50,118 @@ fn quick_fix_did_you_mean() {
     }
     insta::assert_snapshot!(out);
 }
+
+/// The titles of the actions for the diagnostics with `code`, and the document after applying
+/// the first one's text edits (or its resource operations, rendered).
+fn fix(src: &str, code: &str) -> (Vec<String>, String) {
+    let (engine, u, _, text) = open(src);
+    let mut titles = Vec::new();
+    let mut applied = String::new();
+    for d in engine
+        .diagnostics(&u)
+        .into_iter()
+        .filter(|d| d.code == Some(NumberOrString::String(code.to_string())))
+    {
+        let actions = engine
+            .code_action(CodeActionParams {
+                text_document: TextDocumentIdentifier { uri: u.clone() },
+                range: d.range,
+                context: CodeActionContext {
+                    diagnostics: vec![d.clone()],
+                    only: None,
+                    trigger_kind: None,
+                },
+                work_done_progress_params: Default::default(),
+                partial_result_params: Default::default(),
+            })
+            .unwrap_or_default();
+        for a in actions {
+            let CodeActionOrCommand::CodeAction(a) = a else {
+                continue;
+            };
+            assert_eq!(a.diagnostics.as_ref().map(Vec::len), Some(1), "linked");
+            titles.push(a.title.clone());
+            if !applied.is_empty() {
+                continue;
+            }
+            let edit = a.edit.unwrap();
+            if let Some(mut changes) = edit.changes {
+                applied = apply(&text, &changes.remove(&u).unwrap());
+            } else if let Some(DocumentChanges::Operations(ops)) = edit.document_changes {
+                for op in ops {
+                    if let DocumentChangeOperation::Op(ResourceOp::Create(c)) = op {
+                        applied.push_str(&format!("create {}\n", c.uri.as_str()));
+                    }
+                }
+            }
+        }
+    }
+    (titles, applied)
+}
+
+/// E0402 / E0403: declare the variable in `state { }`; afterwards the error is gone.
+#[test]
+fn quick_fix_declares_an_undeclared_variable() {
+    let src = DOC.replace("writes(\"verdict\")", "writes(\"verdikt\")");
+    let (titles, fixed) = fix(&src, "E0402");
+    assert_eq!(titles, ["Declare `verdikt` in `state { }`"]);
+    assert!(
+        fixed.contains(
+            "        variable(\"summary\", VarType.STRING)\n        variable(\"verdikt\", VarType.STRING)\n    }\n"
+        ),
+        "{fixed}"
+    );
+    let (engine, u, _, _) = open(&fixed);
+    assert!(
+        engine
+            .diagnostics(&u)
+            .iter()
+            .all(|d| d.code != Some(NumberOrString::String("E0402".to_string()))),
+    );
+    // A placeholder, with a one-line state block.
+    let start = DOC.find("    state {").unwrap();
+    let end = DOC.find("    agents {").unwrap();
+    let one_line = format!(
+        "{}    state {{ input(\"topic\", VarType.STRING); variable(\"article\", VarType.STRING); variable(\"verdict\", VarType.STRING); variable(\"summary\", VarType.STRING) }}\n\n{}",
+        &DOC[..start],
+        &DOC[end..]
+    )
+    .replace("about {topic}.", "about {subject}.");
+    let (titles, fixed) = fix(&one_line, "E0403");
+    assert_eq!(titles, ["Declare `subject` in `state { }`"]);
+    assert!(
+        fixed.contains(
+            "variable(\"summary\", VarType.STRING); variable(\"subject\", VarType.STRING) }"
+        ),
+        "{fixed}"
+    );
+}
+
+/// E0305: a reviewed node with only `onApproval` gets an `onRejection` arm to a failing end.
+#[test]
+fn quick_fix_adds_the_missing_review_arm() {
+    let src = DOC.replace(
+        "            writes(\"verdict\")\n            onCondition(\"verdict\") {\n                whenValue equalTo \"ok\" goto \"summarize\"\n                otherwise goto \"failed\"\n            }\n",
+        "            review(ReviewMode.REQUIRED)\n            onApproval goto \"summarize\"\n",
+    );
+    let (titles, fixed) = fix(&src, "E0305");
+    assert_eq!(titles, ["Add the missing `onRejection` arm"]);
+    assert!(
+        fixed.contains(
+            "            onApproval goto \"summarize\"\n            onRejection goto \"failed\"\n"
+        ),
+        "{fixed}"
+    );
+}
+
+/// E0208: a missing prompt file is created in the project's `prompts/`.
+#[test]
+fn quick_fix_creates_a_missing_prompt_file() {
+    let src = DOC.replace(
+        "prompt = \"Write an article about {topic}.\"",
+        "prompt = \"drafts/first.md\"",
+    );
+    let (titles, ops) = fix(&src, "E0208");
+    assert_eq!(titles, ["Create `prompts/drafts/first.md`"]);
+    assert_eq!(ops, "create file:///p/prompts/drafts/first.md\n");
+}

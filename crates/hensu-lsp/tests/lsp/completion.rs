@@ -179,3 +179,47 @@ fn complete_in_a_half_typed_node() {
 }"#;
     assert_eq!(completion(src), "a (Class) — r\n    => agent = \"a\n");
 }
+
+/// `writes("` without its closing quote (as typed): the variables, inserted bare inside the
+/// open string.
+#[test]
+fn complete_variables_in_an_unclosed_writes_string() {
+    let out = completion(&DOC.replace("writes(\"verdict\")", "writes(\"$0"));
+    assert!(out.starts_with("topic (Variable)"), "{out}");
+    assert!(out.contains("    => writes(\"topic\n"), "{out}");
+    assert!(out.contains("verdict (Variable)"), "{out}");
+    let out = completion(&DOC.replace("writes(\"verdict\")", "writes(\"ver$0"));
+    assert!(out.contains("    => writes(\"topic\n"), "{out}");
+}
+
+/// With the closing parenthesis auto-inserted (`writes("|)`): the item replaces only what was
+/// typed, the `)` stays.
+#[test]
+fn complete_variables_in_an_unclosed_string_before_a_paren() {
+    let out = completion(&DOC.replace("writes(\"verdict\")", "writes(\"$0)"));
+    assert!(out.starts_with("topic (Variable)"), "{out}");
+    assert!(out.contains("    => writes(\"topic)\n"), "{out}");
+    let out = completion(&DOC.replace("writes(\"verdict\")", "writes(\"ve$0)"));
+    assert!(out.contains("    => writes(\"topic)\n"), "{out}");
+}
+
+/// Typing at the end of a half-written file (`writes("` is the last thing in it).
+#[test]
+fn complete_variables_in_an_unclosed_string_at_the_end_of_the_file() {
+    let cut = DOC.find("writes(\"verdict\")").unwrap() + "writes(\"".len();
+    let out = completion(&format!("{}$0", &DOC[..cut]));
+    assert!(out.starts_with("topic (Variable)"), "{out}");
+    let out = completion(&format!("{}$0\n", &DOC[..cut]));
+    assert!(out.starts_with("topic (Variable)"), "{out}");
+}
+
+/// The second argument, unclosed (`writes("verdict", "|`).
+#[test]
+fn complete_variables_in_an_unclosed_second_argument() {
+    let out = completion(&DOC.replace("writes(\"verdict\")", "writes(\"verdict\", \"$0"));
+    assert!(out.starts_with("topic (Variable)"), "{out}");
+    assert!(
+        out.contains("    => writes(\"verdict\", \"topic\n"),
+        "{out}"
+    );
+}

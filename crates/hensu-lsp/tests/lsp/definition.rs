@@ -115,3 +115,92 @@ fn definition_in_fork_targets_and_join_await() {
         .replace("await(\"f\")", "await(\"$0f\")");
     assert_eq!(definition(&src), "4:15 fork(\"[f]\") {");
 }
+
+/// From `{topic}` in an open prompt file (`prompts/write.md`, named by `prompt = "write.md"`):
+/// the declaration in the workflow; references and rename cover the workflow and the file.
+#[test]
+fn definition_references_and_rename_from_a_prompt_file() {
+    let src = DOC.replace(
+        "prompt = \"Write an article about {topic}.\"",
+        "prompt = \"write.md\"",
+    );
+    let (mut engine, main, _, text) = open(&src);
+    let md = uri("/p/prompts/write.md");
+    engine.open(md.clone(), 1, "Write about {topic}.\n".to_string());
+    let at = TextDocumentPositionParams {
+        text_document: TextDocumentIdentifier { uri: md.clone() },
+        position: Position::new(0, 15),
+    };
+    let Some(GotoDefinitionResponse::Scalar(def)) = engine.definition(GotoDefinitionParams {
+        text_document_position_params: at.clone(),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    }) else {
+        panic!("one definition expected");
+    };
+    assert_eq!(def.uri, main);
+    assert_eq!(
+        show_range(&text, def.range),
+        "8:16 input(\"[topic]\", VarType.STRING)"
+    );
+    let refs = engine
+        .references(ReferenceParams {
+            text_document_position: at.clone(),
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+            context: ReferenceContext {
+                include_declaration: false,
+            },
+        })
+        .unwrap();
+    let shown: Vec<String> = refs
+        .iter()
+        .map(|l| {
+            format!(
+                "{} {}:{}",
+                l.uri.as_str(),
+                l.range.start.line + 1,
+                l.range.start.character + 1
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "file:///p/workflows/main.hwf 37:50",
+            "file:///p/prompts/write.md 1:14"
+        ]
+    );
+    assert!(matches!(
+        engine.prepare_rename(at.clone()),
+        Ok(Some(PrepareRenameResponse::RangeWithPlaceholder { placeholder, .. })) if placeholder == "topic"
+    ));
+    let edit = engine
+        .rename(RenameParams {
+            text_document_position: at,
+            new_name: "subject".to_string(),
+            work_done_progress_params: Default::default(),
+        })
+        .unwrap()
+        .unwrap();
+    let changes = edit.changes.unwrap();
+    assert_eq!(changes[&main].len(), 2);
+    assert_eq!(
+        apply("Write about {topic}.\n", &changes[&md]),
+        "Write about {subject}.\n"
+    );
+    // A placeholder nothing declares: no definition.
+    engine.open(md.clone(), 2, "About {nothing}.\n".to_string());
+    assert!(
+        engine
+            .definition(GotoDefinitionParams {
+                text_document_position_params: TextDocumentPositionParams {
+                    text_document: TextDocumentIdentifier { uri: md },
+                    position: Position::new(0, 8),
+                },
+                work_done_progress_params: Default::default(),
+                partial_result_params: Default::default(),
+            })
+            .is_none()
+    );
+}

@@ -136,3 +136,20 @@ fn diagnostics_project_checks_across_open_documents() {
     );
     insta::assert_snapshot!(diagnostics_of(&engine, &parent, DOC));
 }
+
+/// A node id in another script is refused, saying ids are ASCII (docs/language.md, *Lexical
+/// structure*).
+#[test]
+fn a_non_ascii_node_id_is_refused_as_not_ascii() {
+    let (engine, u, _, _) = open(&DOC.replace("\"review\"", "\"開始\""));
+    let diags = engine.diagnostics(&u);
+    let e0207: Vec<&str> = diags
+        .iter()
+        .filter(|d| d.code == Some(NumberOrString::String("E0207".to_string())))
+        .map(|d| d.message.lines().next().unwrap())
+        .collect();
+    assert_eq!(
+        e0207,
+        ["invalid node id `開始`: it must start with an ASCII letter or digit"]
+    );
+}

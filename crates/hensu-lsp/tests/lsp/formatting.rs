@@ -29,3 +29,22 @@ fn formatting_with_hensu_fmt() {
             .starts_with("not formatted:")
     );
 }
+
+/// A CRLF document is formatted with CRLF line breaks.
+#[test]
+fn formatting_keeps_crlf() {
+    let (engine, u, _, text) =
+        open("workflow(\"x\") {\r\ngraph {   start at \"e\"\r\n end(\"e\") }\r\n}\r\n");
+    let edits = engine
+        .formatting(DocumentFormattingParams {
+            text_document: TextDocumentIdentifier { uri: u },
+            options: FormattingOptions::default(),
+            work_done_progress_params: Default::default(),
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        apply(&text, &edits),
+        "workflow(\"x\") {\r\n    graph {\r\n        start at \"e\"\r\n        end(\"e\")\r\n    }\r\n}\r\n"
+    );
+}

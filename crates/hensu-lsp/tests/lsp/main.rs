@@ -8,13 +8,20 @@ mod code_action;
 mod completion;
 mod definition;
 mod diagnostics;
+mod document_highlight;
 mod document_symbol;
+mod folding_range;
 mod formatting;
 mod hover;
+mod inlay_hint;
+mod pending;
 mod references;
 mod rename;
 mod robustness;
+mod selection_range;
 mod semantic_tokens;
+mod signature_help;
+mod workspace_symbol;
 
 use std::str::FromStr;
 

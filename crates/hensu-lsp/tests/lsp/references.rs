@@ -56,3 +56,39 @@ fn references_of_a_workflow_across_files() {
         true
     ));
 }
+
+/// `{topic}` inside `prompts/write.md` (named by `prompt = "write.md"`) is a reference of the
+/// variable, and a rename rewrites it there too.
+#[test]
+fn references_and_rename_reach_placeholders_in_prompt_files() {
+    let src = DOC
+        .replace(
+            "prompt = \"Write an article about {topic}.\"",
+            "prompt = \"write.md\"",
+        )
+        .replace("input(\"topic\"", "input(\"to$0pic\"");
+    let out = references(&src, true);
+    assert_eq!(
+        out,
+        "8:16 input(\"[topic]\", VarType.STRING)\n\
+         37:50 prompt = \"Review this article about {[topic]}:\\n\\n{article}\"\n\
+         file:///p/prompts/write.md 1:14"
+    );
+    let (engine, u, pos, _) = open(&src);
+    let edit = engine
+        .rename(RenameParams {
+            text_document_position: tdp(&u, pos),
+            new_name: "subject".to_string(),
+            work_done_progress_params: Default::default(),
+        })
+        .unwrap()
+        .unwrap();
+    let changes = edit.changes.unwrap();
+    let md = uri("/p/prompts/write.md");
+    let md_edits = &changes[&md];
+    assert_eq!(
+        apply("Write about {topic}.\n", md_edits),
+        "Write about {subject}.\n"
+    );
+    assert_eq!(changes[&u].len(), 2);
+}

@@ -61,7 +61,7 @@ fn rename_refuses_invalid_identifiers() {
             &DOC.replace("goto \"failed\"", "goto \"fai$0led\""),
             "not valid"
         ),
-        "error: `not valid` is not a valid node id: use letters, digits, `.`, `_` and `-`, starting with a letter or digit"
+        "error: `not valid` is not a valid node id: use letters, digits, `.`, `_` and `-`, starting with an ASCII letter or digit"
     );
     assert_eq!(
         rename(
@@ -73,5 +73,39 @@ fn rename_refuses_invalid_identifiers() {
     assert_eq!(
         rename(&DOC.replace("state {", "state$0 {"), "x"),
         "no rename"
+    );
+}
+
+/// Renaming onto an existing id would merge two symbols: refused with a clear error.
+#[test]
+fn rename_refuses_an_existing_id() {
+    assert_eq!(
+        rename(
+            &DOC.replace("node(\"write\")", "node(\"wr$0ite\")"),
+            "review"
+        ),
+        "error: a node `review` already exists: renaming `write` to it would merge the two (rename or remove the other node first)"
+    );
+    assert_eq!(
+        rename(
+            &DOC.replace("agent = \"writer\"", "agent = \"$0writer\""),
+            "reviewer"
+        ),
+        "error: an agent `reviewer` already exists: renaming `writer` to it would merge the two (rename or remove the other agent first)"
+    );
+    assert!(
+        rename(
+            &DOC.replace("writes(\"article\")", "writes(\"article$0\")"),
+            "summary"
+        )
+        .starts_with("error: a variable `summary` already exists")
+    );
+    // Renaming to itself is not a conflict.
+    assert!(
+        rename(
+            &DOC.replace("node(\"write\")", "node(\"wr$0ite\")"),
+            "write"
+        )
+        .starts_with("3 edits")
     );
 }

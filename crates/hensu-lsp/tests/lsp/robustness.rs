@@ -44,6 +44,30 @@ fn every_method_everywhere_on_the_examples() {
             let _ = engine.diagnostics(&u);
             sweep(&engine, &u, &text[..cut]);
         }
+        // Pending edits (answered from the previous analysis moved through them): a deletion
+        // across lines and an insertion, then every method.
+        engine.open(u.clone(), 3, text.clone());
+        let third = Position::new(text.lines().count() as u32 / 3, 2);
+        let half = Position::new(text.lines().count() as u32 / 2, 0);
+        engine.edit(
+            &u,
+            4,
+            vec![
+                TextDocumentContentChangeEvent {
+                    range: Some(Range::new(third, half)),
+                    range_length: None,
+                    text: String::new(),
+                },
+                TextDocumentContentChangeEvent {
+                    range: Some(Range::new(Position::new(1, 0), Position::new(1, 0))),
+                    range_length: None,
+                    text: "node(\"x\") {\n".to_string(),
+                },
+            ],
+        );
+        assert!(engine.is_dirty(&u));
+        let pending = engine.analysis(&u).unwrap().text.clone();
+        sweep(&engine, &u, &pending);
         engine.close(&u);
     }
 }
@@ -64,6 +88,21 @@ fn sweep(engine: &Engine, u: &Uri, text: &str) {
         text_document: doc.clone(),
         options: FormattingOptions::default(),
         work_done_progress_params: Default::default(),
+    });
+    let _ = engine.folding_range(FoldingRangeParams {
+        text_document: doc.clone(),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    });
+    let _ = engine.inlay_hint(InlayHintParams {
+        text_document: doc.clone(),
+        range: Range::new(Position::new(0, 0), Position::new(u32::MAX, 0)),
+        work_done_progress_params: Default::default(),
+    });
+    let _ = engine.workspace_symbol(WorkspaceSymbolParams {
+        query: "a".to_string(),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
     });
     let lines: Vec<&str> = text.split('\n').collect();
     for (line, l) in lines.iter().enumerate() {
@@ -101,6 +140,22 @@ fn sweep(engine: &Engine, u: &Uri, text: &str) {
                 },
             });
             let _ = engine.prepare_rename(tdp(u, pos));
+            let _ = engine.document_highlight(DocumentHighlightParams {
+                text_document_position_params: tdp(u, pos),
+                work_done_progress_params: Default::default(),
+                partial_result_params: Default::default(),
+            });
+            let _ = engine.selection_range(SelectionRangeParams {
+                text_document: TextDocumentIdentifier { uri: u.clone() },
+                positions: vec![pos],
+                work_done_progress_params: Default::default(),
+                partial_result_params: Default::default(),
+            });
+            let _ = engine.signature_help(SignatureHelpParams {
+                context: None,
+                text_document_position_params: tdp(u, pos),
+                work_done_progress_params: Default::default(),
+            });
             let _ = engine.rename(RenameParams {
                 text_document_position: tdp(u, pos),
                 new_name: "renamed".to_string(),

@@ -437,7 +437,7 @@ impl Lowerer<'_> {
         } else if s.len() > 255 {
             format!("it is {} characters long (at most 255)", s.len())
         } else if !s.starts_with(|c: char| c.is_ascii_alphanumeric()) {
-            "it must start with a letter or digit".to_string()
+            "it must start with an ASCII letter or digit".to_string()
         } else {
             let bad: String = s
                 .chars()

@@ -214,3 +214,236 @@ fn accepts_the_stdio_flag_clients_append() {
     let status = c.child.wait().unwrap();
     assert!(status.success(), "{status:?}");
 }
+
+impl Client {
+    fn send_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn initialize(&mut self, capabilities: Value) -> Value {
+        let init = self.request(
+            1,
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": capabilities}),
+        );
+        self.notify("initialized", json!({}));
+        init
+    }
+
+    /// The next diagnostics published for `uri`.
+    fn diagnostics_of(&mut self, uri: &str) -> Value {
+        loop {
+            let m = self.next();
+            if m["method"] == json!("textDocument/publishDiagnostics")
+                && m["params"]["uri"] == json!(uri)
+            {
+                return m["params"].clone();
+            }
+        }
+    }
+
+    /// A request's whole answer (result or error).
+    fn answer(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let m = self.next();
+            if m["id"] == json!(id) && m.get("method").is_none() {
+                return m;
+            }
+        }
+    }
+
+    fn exit_code(mut self) -> Option<i32> {
+        self.notify("exit", Value::Null);
+        drop(self.stdin);
+        self.child.wait().unwrap().code()
+    }
+}
+
+fn frame(body: &[u8]) -> Vec<u8> {
+    let mut v = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    v.extend_from_slice(body);
+    v
+}
+
+/// Malformed frames (bad JSON, a batch, invalid UTF-8, a bad request, a frame without
+/// `Content-Length`) are skipped: the server keeps answering, the bad request with an id gets
+/// `InvalidRequest`, and the session ends normally.
+#[test]
+fn malformed_frames_do_not_end_the_session() {
+    let mut c = Client::start();
+    c.initialize(json!({}));
+    let mut garbage = frame(b"{not json");
+    garbage.extend(frame(br#"[{"jsonrpc":"2.0","id":2,"method":"shutdown"}]"#));
+    garbage.extend(frame(b"{\"jsonrpc\":\"2.0\",\"method\":\"\xff\xfe\"}"));
+    garbage.extend(b"Content-Type: application/json\r\n\r\n{\"no\":\"length\"}");
+    c.send_raw(&garbage);
+    let bad = c.answer(3, "textDocument/hover", json!(null));
+    assert_eq!(bad["error"]["code"], json!(-32602), "{bad}");
+    c.send_raw(&frame(br#"{"jsonrpc":"2.0","id":4,"method":7}"#));
+    let invalid = loop {
+        let m = c.next();
+        if m["id"] == json!(4) {
+            break m;
+        }
+    };
+    assert_eq!(invalid["error"]["code"], json!(-32600), "{invalid}");
+    assert_eq!(c.request(5, "shutdown", Value::Null), Value::Null);
+    assert_eq!(c.exit_code(), Some(0));
+}
+
+/// After `shutdown` a request is answered with `InvalidRequest`; `exit` then ends with 0.
+#[test]
+fn requests_after_shutdown_are_invalid() {
+    let mut c = Client::start();
+    c.initialize(json!({}));
+    assert_eq!(c.request(2, "shutdown", Value::Null), Value::Null);
+    let after = c.answer(
+        3,
+        "textDocument/hover",
+        json!({"textDocument": {"uri": "file:///x.hwf"}, "position": {"line": 0, "character": 0}}),
+    );
+    assert_eq!(after["error"]["code"], json!(-32600), "{after}");
+    assert_eq!(c.exit_code(), Some(0));
+}
+
+/// `exit` without `shutdown` ends with exit code 1, as the protocol says.
+#[test]
+fn exit_without_shutdown_is_code_1() {
+    let mut c = Client::start();
+    c.initialize(json!({}));
+    assert_eq!(c.exit_code(), Some(1));
+}
+
+/// A prompt created on disk after the workflow was opened: once the client reports the change
+/// (`workspace/didChangeWatchedFiles`), the workflow is re-analysed and the "not found" error
+/// goes away. The server asks for the watchers when the client supports dynamic registration.
+#[test]
+fn diagnostics_follow_watched_files() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("workflows")).unwrap();
+    std::fs::create_dir_all(dir.path().join("prompts")).unwrap();
+    let src = DOC.replace("prompt = \"Write.\"", "prompt = \"later.md\"");
+    let path = dir.path().join("workflows").join("w.hwf");
+    std::fs::write(&path, &src).unwrap();
+    let uri = format!("file://{}", path.display());
+
+    let mut c = Client::start();
+    c.initialize(json!({"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": true}}}));
+    let register = loop {
+        let m = c.next();
+        if m["method"] == json!("client/registerCapability") {
+            break m;
+        }
+    };
+    let watchers = &register["params"]["registrations"][0]["registerOptions"]["watchers"];
+    let globs: Vec<&str> = watchers
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["globPattern"].as_str().unwrap())
+        .collect();
+    assert!(globs.contains(&"**/prompts/**"), "{globs:?}");
+    assert!(globs.contains(&"**/hensu.toml"), "{globs:?}");
+    c.send(json!({"jsonrpc": "2.0", "id": register["id"], "result": null}));
+
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "hwf", "version": 1, "text": src}}),
+    );
+    let before = c.diagnostics_of(&uri);
+    let codes = |p: &Value| -> Vec<String> {
+        p["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["code"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(codes(&before).len(), 2, "{before}");
+
+    let prompt = dir.path().join("prompts").join("later.md");
+    std::fs::write(&prompt, "Write about it.\n").unwrap();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": format!("file://{}", prompt.display()), "type": 1}]}),
+    );
+    let after = c.diagnostics_of(&uri);
+    assert_eq!(codes(&after), ["E0204"], "{after}");
+    assert_eq!(c.request(9, "shutdown", Value::Null), Value::Null);
+    assert_eq!(c.exit_code(), Some(0));
+}
+
+/// A burst of 50 edits sent at once is coalesced: the diagnostics of the last version arrive,
+/// far fewer than 50 analyses are published, and a hover sent right after the burst is answered
+/// against the latest text (its range is where the node id is now).
+#[test]
+fn a_burst_of_edits_is_analysed_once_and_requests_see_the_latest_text() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("workflows")).unwrap();
+    let path = dir.path().join("workflows").join("burst.hwf");
+    std::fs::write(&path, DOC).unwrap();
+    let uri = format!("file://{}", path.display());
+    let mut c = Client::start();
+    c.initialize(json!({}));
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "hwf", "version": 1, "text": DOC}}),
+    );
+    c.diagnostics_of(&uri);
+    // Insert 50 comment lines at the top, one edit each, in one write.
+    let mut burst = Vec::new();
+    for v in 2..=51 {
+        let edit = json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": v},
+            "contentChanges": [{"range": {"start": {"line": 0, "character": 0},
+                                          "end": {"line": 0, "character": 0}},
+                                "text": "// x\n"}]}});
+        burst.extend(frame(edit.to_string().as_bytes()));
+    }
+    let hover = json!({"jsonrpc": "2.0", "id": 7, "method": "textDocument/hover", "params": {
+        "textDocument": {"uri": uri}, "position": {"line": 61, "character": 16}}});
+    burst.extend(frame(hover.to_string().as_bytes()));
+    c.send_raw(&burst);
+    let mut published = 0;
+    let mut hovered = None;
+    loop {
+        let m = c.next();
+        if m["id"] == json!(7) {
+            hovered = Some(m["result"].clone());
+        } else if m["method"] == json!("textDocument/publishDiagnostics") {
+            published += 1;
+            if m["params"]["version"] == json!(51) {
+                assert_eq!(
+                    m["params"]["diagnostics"][0]["range"]["start"]["line"],
+                    json!(63)
+                );
+                break;
+            }
+        }
+    }
+    assert!(
+        published < 50,
+        "{published} analyses published for 50 edits"
+    );
+    let hovered = hovered.unwrap_or_else(|| {
+        loop {
+            let m = c.next();
+            if m["id"] == json!(7) {
+                break m["result"].clone();
+            }
+        }
+    });
+    // Line 61 is `node("check") {` after 50 inserted lines.
+    assert_eq!(hovered["range"]["start"]["line"], json!(61), "{hovered}");
+    assert!(
+        hovered["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("check"),
+        "{hovered}"
+    );
+    assert_eq!(c.request(9, "shutdown", Value::Null), Value::Null);
+    assert_eq!(c.exit_code(), Some(0));
+}

@@ -1,7 +1,11 @@
 //! `textDocument/codeAction`: one quick fix per structured suggestion
 //! ([`hensu_diagnostics::Suggestion`]) of the diagnostics under the requested range — the
 //! suggestion's span is replaced by its replacement. Machine-applicable suggestions are marked
-//! preferred, so an editor may apply them without asking.
+//! preferred, so an editor may apply them without asking. Beyond those, fixes that write code
+//! ([`fixes`]): declare an undeclared variable in `state { }`, add the missing review arm,
+//! create a missing prompt or rubric file.
+
+mod fixes;
 
 use std::collections::HashMap;
 
@@ -41,6 +45,10 @@ impl Engine {
                 out.push(CodeActionOrCommand::CodeAction(quick_fix(
                     uri, &a, s, &matching,
                 )));
+            }
+            let root = self.root_of(uri);
+            for fix in fixes::fixes(uri, root.as_deref(), &a, d, &matching) {
+                out.push(CodeActionOrCommand::CodeAction(fix));
             }
         }
         Some(out)
@@ -260,16 +268,19 @@ mod tests {
              Replace with `GPT_4O` [1] preferred => agent(\"writer\") { rol = \"Writer\"; model = Models.GPT_4O }\n\
              Replace with `topic` [1] => prompt = \"Write about {topic}.\"\n\
              Replace with `topics` [1] => prompt = \"Write about {topics}.\"\n\
+             Declare `topik` in `state { }` [1] => variable(\"topik\", VarType.STRING)\n\
              Replace with `done` [1] preferred => onSuccess goto \"done\"\n"
         );
     }
 
     /// Help prose ("did you mean `done`?") is for people: without a structured suggestion there
-    /// is no quick fix, and a suggestion for another file is not offered in this one.
+    /// is no replacement quick fix (only the code-writing fix for the undeclared placeholder),
+    /// and a suggestion for another file is not offered in this one.
     #[test]
     fn no_quick_fix_without_a_suggestion_for_this_file() {
         let (mut engine, uri) = open();
-        assert_eq!(actions(&engine, &uri), "");
+        let declare = "Declare `topik` in `state { }` [1] => variable(\"topik\", VarType.STRING)\n";
+        assert_eq!(actions(&engine, &uri), declare);
         let doc = engine.docs.get_mut(&uri).unwrap();
         let a = Arc::get_mut(&mut doc.analysis).unwrap();
         let d = &mut a.diagnostics[0];
@@ -280,7 +291,7 @@ mod tests {
             message: String::new(),
             applicability: Applicability::MachineApplicable,
         });
-        assert_eq!(actions(&engine, &uri), "");
+        assert_eq!(actions(&engine, &uri), declare);
     }
 
     #[test]
