@@ -102,12 +102,12 @@ fn fix(src: &str, code: &str) -> (Vec<String>, String) {
 /// E0402 / E0403: declare the variable in `state { }`; afterwards the error is gone.
 #[test]
 fn quick_fix_declares_an_undeclared_variable() {
-    let src = DOC.replace("writes(\"verdict\")", "writes(\"verdikt\")");
+    let src = DOC.replace("writes(\"verdict\")", "writes(\"outcome\")");
     let (titles, fixed) = fix(&src, "E0402");
-    assert_eq!(titles, ["Declare `verdikt` in `state { }`"]);
+    assert_eq!(titles, ["Declare `outcome` in `state { }`"]);
     assert!(
         fixed.contains(
-            "        variable(\"summary\", VarType.STRING)\n        variable(\"verdikt\", VarType.STRING)\n    }\n"
+            "        variable(\"summary\", VarType.STRING)\n        variable(\"outcome\", VarType.STRING)\n    }\n"
         ),
         "{fixed}"
     );
