@@ -2,6 +2,7 @@
 //! and the filesystem file provider. Exposed as a library so benchmarks and the language server
 //! share exactly what the command line runs.
 
+pub mod atomic_write;
 pub mod commands;
 pub mod fs_files;
 pub mod output;

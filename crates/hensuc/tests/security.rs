@@ -49,3 +49,99 @@ fn broken_pipe_exits_quietly() {
         assert!(stderr(&out).is_empty(), "{args:?}: {}", stderr(&out));
     }
 }
+
+/// An example workflow with its indentation removed: valid, about 2 KB, and not formatted.
+fn unformatted_workflow() -> String {
+    let text = std::fs::read_to_string(repo().join("examples/workflows/consensus-vote.hwf")).unwrap();
+    let out: String = text.lines().map(|l| format!("{}\n", l.trim_start())).collect();
+    assert!(out.len() > 1536, "bigger than the 1-block file-size limit");
+    out
+}
+
+/// `fmt` killed by the file-size limit (SIGXFSZ) in the middle of its write: the original
+/// file is intact (the in-place write used to leave it cut at the limit).
+#[cfg(unix)]
+#[test]
+fn fmt_interrupted_write_leaves_the_original_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.hwf");
+    let original = unformatted_workflow();
+    std::fs::write(&path, &original).unwrap();
+    let out = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(r#"ulimit -f 1 && exec "$0" fmt "$1""#)
+        .arg(env!("CARGO_BIN_EXE_hensuc"))
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+}
+
+#[cfg(unix)]
+#[test]
+fn fmt_keeps_permissions() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.hwf");
+    std::fs::write(&path, unformatted_workflow()).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let out = hensuc().arg("fmt").arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_ne!(std::fs::read_to_string(&path).unwrap(), unformatted_workflow());
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+}
+
+/// `build -o FILE` replaces the file whole, keeping its permissions.
+#[cfg(unix)]
+#[test]
+fn build_output_is_replaced_atomically() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.json");
+    std::fs::write(&path, "previous").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = hensuc()
+        .args(["build", "examples/workflows/fork-join.hwf", "-o"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(json.is_object());
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+/// `fmt DIR` does not follow symlinks below DIR: a directory loop ends, a link to a file
+/// outside the tree is not rewritten, and every real file is formatted once.
+#[cfg(unix)]
+#[test]
+fn fmt_dir_does_not_follow_symlinks() {
+    use std::os::unix::fs::symlink;
+    let outside = tempfile::tempdir().unwrap();
+    let outside_file = outside.path().join("outside.hwf");
+    std::fs::write(&outside_file, unformatted_workflow()).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let sub = root.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(sub.join("inside.hwf"), unformatted_workflow()).unwrap();
+    symlink(root.path(), sub.join("loop")).unwrap();
+    symlink(&sub, root.path().join("again")).unwrap();
+    symlink(outside.path(), root.path().join("elsewhere")).unwrap();
+    symlink(&outside_file, root.path().join("linked.hwf")).unwrap();
+    let out = hensuc().arg("fmt").arg(root.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("1 file: 1 reformatted"), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(&outside_file).unwrap(),
+        unformatted_workflow()
+    );
+    assert_ne!(
+        std::fs::read_to_string(sub.join("inside.hwf")).unwrap(),
+        unformatted_workflow()
+    );
+}
