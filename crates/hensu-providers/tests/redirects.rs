@@ -56,14 +56,8 @@ async fn redirect_is_not_followed(kind: ProviderKind, env: &str, model: &str) {
     ))
     .await;
     let redactor = Arc::new(Redactor::new([(env, KEY)]));
-    let backend = HttpBackend::new(
-        "p",
-        kind,
-        configured,
-        Some(ApiKey::new(env, KEY)),
-        redactor,
-    )
-    .expect("backend");
+    let backend = HttpBackend::new("p", kind, configured, Some(ApiKey::new(env, KEY)), redactor)
+        .expect("backend");
     let err = backend
         .chat(&request(model), Duration::from_secs(20))
         .await

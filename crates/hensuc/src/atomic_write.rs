@@ -100,7 +100,12 @@ mod tests {
         std::fs::write(&target, "old").unwrap();
         std::os::unix::fs::symlink(&target, &link).unwrap();
         write_atomically(&link, b"new").unwrap();
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
     }
 

@@ -52,8 +52,12 @@ fn broken_pipe_exits_quietly() {
 
 /// An example workflow with its indentation removed: valid, about 2 KB, and not formatted.
 fn unformatted_workflow() -> String {
-    let text = std::fs::read_to_string(repo().join("examples/workflows/consensus-vote.hwf")).unwrap();
-    let out: String = text.lines().map(|l| format!("{}\n", l.trim_start())).collect();
+    let text =
+        std::fs::read_to_string(repo().join("examples/workflows/consensus-vote.hwf")).unwrap();
+    let out: String = text
+        .lines()
+        .map(|l| format!("{}\n", l.trim_start()))
+        .collect();
     assert!(out.len() > 1536, "bigger than the 1-block file-size limit");
     out
 }
@@ -88,7 +92,10 @@ fn fmt_keeps_permissions() {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
     let out = hensuc().arg("fmt").arg(&path).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_ne!(std::fs::read_to_string(&path).unwrap(), unformatted_workflow());
+    assert_ne!(
+        std::fs::read_to_string(&path).unwrap(),
+        unformatted_workflow()
+    );
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o640);
 }
@@ -135,7 +142,11 @@ fn fmt_dir_does_not_follow_symlinks() {
     symlink(&outside_file, root.path().join("linked.hwf")).unwrap();
     let out = hensuc().arg("fmt").arg(root.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stderr(&out).contains("1 file: 1 reformatted"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("1 file: 1 reformatted"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(
         std::fs::read_to_string(&outside_file).unwrap(),
         unformatted_workflow()
@@ -143,5 +154,144 @@ fn fmt_dir_does_not_follow_symlinks() {
     assert_ne!(
         std::fs::read_to_string(sub.join("inside.hwf")).unwrap(),
         unformatted_workflow()
+    );
+}
+
+/// Spans after invalid UTF-8 are byte offsets into the file in every renderer (they pointed
+/// into the decoded text: +2 bytes per bad byte, past the end of the file).
+#[test]
+fn invalid_utf8_spans_are_file_offsets_in_json_and_sarif() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.hwf");
+    let bytes: &[u8] = b"workflow(\"x\") {\n  description = \"\xff\xfe\xfd\xfc\"\n}\n\xff";
+    std::fs::write(&path, bytes).unwrap();
+    let last = bytes.len() - 1;
+    let out = hensuc()
+        .args(["check", "--format", "json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let bytes_of: Vec<(u64, u64)> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let r = &d["range"];
+            (
+                r["start"]["byte"].as_u64().unwrap(),
+                r["end"]["byte"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(bytes_of.contains(&(last as u64, bytes.len() as u64)), "{v:#}");
+    assert!(
+        bytes_of.iter().all(|&(_, end)| end <= bytes.len() as u64),
+        "{v:#}"
+    );
+    let out = hensuc()
+        .args(["check", "--format", "sarif"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let regions: Vec<&serde_json::Value> = v["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["locations"][0]["physicalLocation"]["region"])
+        .collect();
+    for region in &regions {
+        if let (Some(offset), Some(length)) =
+            (region["byteOffset"].as_u64(), region["byteLength"].as_u64())
+        {
+            assert!(offset + length <= bytes.len() as u64, "{text}");
+        }
+    }
+    assert!(
+        regions
+            .iter()
+            .any(|r| r["startLine"] == 4 && r["startColumn"] == 1),
+        "{text}"
+    );
+}
+
+/// A FIFO named like a prompt (or like the workflow itself) is refused with the file
+/// diagnostic (E0208 / E0901) instead of blocking `check` for ever on open.
+#[cfg(unix)]
+#[test]
+fn fifo_named_like_a_prompt_is_refused() {
+    let project = tempfile::tempdir().unwrap();
+    let workflows = project.path().join("workflows");
+    let prompts = project.path().join("prompts");
+    std::fs::create_dir_all(&workflows).unwrap();
+    std::fs::create_dir_all(&prompts).unwrap();
+    std::fs::create_dir_all(project.path().join("rubrics")).unwrap();
+    let source = std::fs::read_to_string(repo().join("examples/workflows/content-pipeline.hwf"))
+        .unwrap();
+    std::fs::write(workflows.join("w.hwf"), source).unwrap();
+    for entry in std::fs::read_dir(repo().join("examples/rubrics")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), project.path().join("rubrics").join(entry.file_name()))
+            .unwrap();
+    }
+    for entry in std::fs::read_dir(repo().join("examples/prompts")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), prompts.join(entry.file_name())).unwrap();
+    }
+    std::fs::remove_file(prompts.join("write-article.md")).unwrap();
+    let mkfifo = Command::new("mkfifo")
+        .arg(prompts.join("write-article.md"))
+        .arg(workflows.join("fifo.hwf"))
+        .status()
+        .unwrap();
+    assert!(mkfifo.success());
+    // Without the fix `check` blocks in open(2); the child is killed after the assertion
+    // fails, so a regression shows as a failure, not a hung suite.
+    let mut child = hensuc()
+        .args(["check", "--format", "json"])
+        .arg(workflows.join("w.hwf"))
+        .arg(workflows.join("fifo.hwf"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut finished = None;
+    for _ in 0..600 {
+        if let Some(status) = child.try_wait().unwrap() {
+            finished = Some(status);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    if finished.is_none() {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(finished.is_some(), "check blocked on a FIFO");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let messages: Vec<(String, String)> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        messages
+            .iter()
+            .any(|(c, m)| c == "E0208" && m.contains("not a regular file")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|(c, m)| c == "E0901" && m.contains("fifo.hwf")),
+        "{messages:?}"
     );
 }

@@ -129,10 +129,12 @@ fn collect_dir(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
             if !hidden {
                 collect_dir(&path, out)?;
             }
-        } else if file_type.is_file() && matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("hwf" | "kt")
-        ) {
+        } else if file_type.is_file()
+            && matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("hwf" | "kt")
+            )
+        {
             out.push(path);
         }
     }
