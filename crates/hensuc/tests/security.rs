@@ -184,7 +184,10 @@ fn invalid_utf8_spans_are_file_offsets_in_json_and_sarif() {
             )
         })
         .collect();
-    assert!(bytes_of.contains(&(last as u64, bytes.len() as u64)), "{v:#}");
+    assert!(
+        bytes_of.contains(&(last as u64, bytes.len() as u64)),
+        "{v:#}"
+    );
     assert!(
         bytes_of.iter().all(|&(_, end)| end <= bytes.len() as u64),
         "{v:#}"
@@ -228,13 +231,16 @@ fn fifo_named_like_a_prompt_is_refused() {
     std::fs::create_dir_all(&workflows).unwrap();
     std::fs::create_dir_all(&prompts).unwrap();
     std::fs::create_dir_all(project.path().join("rubrics")).unwrap();
-    let source = std::fs::read_to_string(repo().join("examples/workflows/content-pipeline.hwf"))
-        .unwrap();
+    let source =
+        std::fs::read_to_string(repo().join("examples/workflows/content-pipeline.hwf")).unwrap();
     std::fs::write(workflows.join("w.hwf"), source).unwrap();
     for entry in std::fs::read_dir(repo().join("examples/rubrics")).unwrap() {
         let entry = entry.unwrap();
-        std::fs::copy(entry.path(), project.path().join("rubrics").join(entry.file_name()))
-            .unwrap();
+        std::fs::copy(
+            entry.path(),
+            project.path().join("rubrics").join(entry.file_name()),
+        )
+        .unwrap();
     }
     for entry in std::fs::read_dir(repo().join("examples/prompts")).unwrap() {
         let entry = entry.unwrap();
