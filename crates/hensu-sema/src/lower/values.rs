@@ -128,11 +128,7 @@ impl Lowerer<'_> {
                 span,
                 "out of the Int range",
             )
-            .with_note(format!(
-                "an Int is between {} and {}",
-                i32::MIN,
-                i32::MAX
-            )),
+            .with_note(format!("an Int is between {} and {}", i32::MIN, i32::MAX)),
         );
     }
 
