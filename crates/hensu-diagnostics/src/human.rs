@@ -35,6 +35,11 @@
 //! Colour (ANSI escapes) is emitted only when asked: the caller resolves [`ColorChoice`] to a
 //! `bool`. Output is deterministic for a given input and colour setting.
 //!
+//! - A label on a source line longer than [`LONG_LINE_BYTES`] (minified or generated input, a
+//!   50 MB string literal) is not drawn by ariadne, which would copy and print the whole line:
+//!   each label gets one excerpt of at most about [`EXCERPT_CHARS`] characters around it, cut
+//!   with `…`, and a `^^^` underline with its message.
+//!
 //! Spans are byte ranges; they are clamped to the file and to character boundaries, then converted
 //! to character offsets for ariadne (`IndexType::Char`). ariadne 0.6's `IndexType::Byte` mode
 //! computes the `[ file:line:col ]` reference of a secondary file from a *character* offset used
@@ -326,12 +331,22 @@ fn write_one(
         digits(max_line) + 2
     };
 
+    let long_line = labels
+        .iter()
+        .any(|&(_, _, _, _, label)| touches_long_line(files, label));
     let report_span = ariadne_span(files, &d.primary).or_else(|| {
         labels
             .first()
             .and_then(|&(_, _, _, _, l)| ariadne_span(files, l))
     });
     match report_span {
+        Some(_) if long_line => {
+            let drawn: Vec<(bool, &Label)> = labels
+                .iter()
+                .map(|&(_, _, _, secondary, label)| (secondary, label))
+                .collect();
+            write_excerpts(w, files, &drawn, margin, color, d.severity)?;
+        }
         Some(span) => {
             let kind = match d.severity {
                 Severity::Error => ReportKind::Error,
@@ -390,4 +405,141 @@ fn write_one(
         }
     }
     Ok(())
+}
+
+/// Lines longer than this (in bytes) are shown as excerpts around each label.
+pub const LONG_LINE_BYTES: usize = 1_000;
+/// Characters of context kept on each side of a label in an excerpt.
+const EXCERPT_CONTEXT: usize = 40;
+/// At most this many characters of a label are shown (and underlined) in an excerpt.
+const EXCERPT_LABEL: usize = 80;
+/// The widest excerpt: label plus context on both sides.
+pub const EXCERPT_CHARS: usize = EXCERPT_LABEL + 2 * EXCERPT_CONTEXT;
+
+/// Whether any line `label` covers is longer than [`LONG_LINE_BYTES`].
+fn touches_long_line(files: &Files, label: &Label) -> bool {
+    let Some(file) = files.get(label.file).filter(|f| !f.is_empty()) else {
+        return false;
+    };
+    let span = file.clamp_span(label.span);
+    let first = file.line_col(span.start).line;
+    let last = file.line_col(span.end).line;
+    // A label over many lines is drawn by ariadne only if all of them are short; checking the
+    // first and last line bounds the work, and the lines between are drawn elided by ariadne.
+    [first, last]
+        .iter()
+        .any(|&line| file.line_span(line).len() as usize > LONG_LINE_BYTES)
+}
+
+fn floor_boundary(text: &str, mut i: usize) -> usize {
+    while i > 0 && !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_boundary(text: &str, mut i: usize) -> usize {
+    while i < text.len() && !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// `n` characters back from `from` (not before `floor`).
+fn back_chars(text: &str, from: usize, n: usize, floor: usize) -> usize {
+    text[floor..from]
+        .char_indices()
+        .rev()
+        .nth(n.saturating_sub(1))
+        .map_or(floor, |(i, _)| floor + i)
+}
+
+/// `n` characters forward from `from` (not past `ceil`).
+fn forward_chars(text: &str, from: usize, n: usize, ceil: usize) -> usize {
+    text[from..ceil]
+        .char_indices()
+        .nth(n)
+        .map_or(ceil, |(i, _)| from + i)
+}
+
+/// Printable form of source text in an excerpt: one column per character, so the underline
+/// lines up (tabs become spaces, control characters U+FFFD).
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\t' => ' ',
+            c if c.is_control() => '\u{FFFD}',
+            c => c,
+        })
+        .collect()
+}
+
+/// The compact snippet for labels on very long lines: for each label a header with its
+/// position, one excerpt line and an underline with the message.
+fn write_excerpts(
+    w: &mut impl Write,
+    files: &Files,
+    labels: &[(bool, &Label)],
+    margin: usize,
+    color: bool,
+    severity: Severity,
+) -> io::Result<()> {
+    let number_width = margin.saturating_sub(2);
+    for (i, &(secondary, label)) in labels.iter().enumerate() {
+        let Some(file) = files.get(label.file).filter(|f| !f.is_empty()) else {
+            continue;
+        };
+        let text = file.text();
+        let span = file.clamp_span(label.span);
+        let at = file.line_col(span.start);
+        let line = file.line_span(at.line);
+        let line_start = line.start as usize;
+        let line_end = text[line_start..line.end as usize]
+            .trim_end_matches(['\n', '\r'])
+            .len()
+            + line_start;
+        let start = floor_boundary(text, (span.start as usize).min(line_end));
+        let end = ceil_boundary(text, (span.end as usize).clamp(start, line_end));
+        let shown_end = forward_chars(text, start, EXCERPT_LABEL, end);
+        let from = back_chars(text, start, EXCERPT_CONTEXT, line_start);
+        let to = forward_chars(text, shown_end, EXCERPT_CONTEXT, line_end);
+        let corner = if i == 0 { '╭' } else { '├' };
+        writeln!(
+            w,
+            "{:margin$}{corner}─[ {}:{}:{} ]",
+            "",
+            file.name(),
+            at.line,
+            at.column
+        )?;
+        writeln!(w, "{:margin$}│", "")?;
+        let lead = if from > line_start { "…" } else { "" };
+        let tail = if to < line_end { "…" } else { "" };
+        writeln!(
+            w,
+            " {:>number_width$} │ {lead}{}{tail}",
+            at.line,
+            printable(&text[from..to])
+        )?;
+        let pad = lead.chars().count() + text[from..start].chars().count();
+        let carets = "^".repeat(text[start..shown_end].chars().count().max(1));
+        let more = if shown_end < end { "…" } else { "" };
+        let (style, reset) = match (color, secondary, severity) {
+            (false, _, _) => ("", ""),
+            (true, true, _) => ("\x1b[34m", RESET),
+            (true, false, Severity::Error) => ("\x1b[31m", RESET),
+            (true, false, Severity::Warning) => ("\x1b[33m", RESET),
+        };
+        let message = if label.message.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", label.message)
+        };
+        writeln!(
+            w,
+            "{:margin$}│ {:pad$}{style}{carets}{more}{message}{reset}",
+            "", ""
+        )?;
+    }
+    writeln!(w, "{}╯", "─".repeat(margin))
 }

@@ -507,3 +507,6 @@ fn explanation_paragraph_is_unwrapped() {
     assert!(!explanation.contains('\n'));
     assert!(explanation.ends_with("The secondary label shows the first definition."));
 }
+
+#[path = "diagnostics/long_lines.rs"]
+mod long_lines;

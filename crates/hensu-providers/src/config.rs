@@ -185,12 +185,68 @@ pub fn load_config(toml_text: &str) -> Result<ProvidersConfig, ConfigError> {
         ConfigError::Parse {
             line,
             column,
-            // `message()` is the bare message, without the source excerpt `Display` adds.
-            message: e.message().trim().to_string(),
+            // `message()` is the bare message, without the source excerpt `Display` adds; serde
+            // still quotes the offending value or key in it, which may be a pasted secret.
+            message: without_values(e.message().trim()),
         }
     })?;
     validate(&config)?;
     Ok(config)
+}
+
+/// Words of the schema a message may quote: field, section and variant names. Anything else
+/// quoted in a parse message is a value (or an unknown key) from the file — possibly a pasted
+/// key — and is replaced by `(value not shown)`.
+const SCHEMA_WORDS: &[&str] = &[
+    "kind",
+    "base_url",
+    "api_key_env",
+    "models",
+    "priority",
+    "enabled",
+    "anthropic",
+    "openai",
+    "gemini",
+    "max_attempts",
+    "base_delay_ms",
+    "max_delay_ms",
+    "failure_threshold",
+    "cool_down_ms",
+    "call_ms",
+    "max_corrections",
+    "providers",
+    "retry",
+    "circuit_breaker",
+    "timeouts",
+    "structured_output",
+];
+
+/// `message` with every quoted span (`"…"`, `` `…` ``, `'…'`) that is not a schema word hidden.
+fn without_values(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(open) = rest.find(['"', '`', '\'']) {
+        let quote = rest[open..].chars().next().unwrap_or('"');
+        out.push_str(&rest[..=open]);
+        let after = &rest[open + 1..];
+        // A quote without its closing partner hides everything after it.
+        let close = after.find(quote).unwrap_or(after.len());
+        let quoted = &after[..close];
+        if SCHEMA_WORDS.contains(&quoted) {
+            out.push_str(quoted);
+        } else {
+            out.push_str("(value not shown)");
+        }
+        match after.get(close..) {
+            Some(tail) if !tail.is_empty() => {
+                out.push(quote);
+                rest = &tail[1..];
+            }
+            _ => return out,
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
@@ -261,9 +317,10 @@ pub fn validate(config: &ProvidersConfig) -> Result<(), ConfigError> {
         {
             return Err(invalid(
                 format!("{path}.api_key_env"),
-                format!(
-                    "'{env}' is not an API-key variable name (expected upper-case letters, digits and '_', ending in _API_KEY)"
-                ),
+                // The value is not quoted: a key pasted here instead of a variable name is the
+                // usual reason for this error.
+                "not an API-key variable name (expected upper-case letters, digits and '_', \
+                 ending in _API_KEY); the value is not shown in case it is a key",
             ));
         }
         if let Some(models) = &entry.models
@@ -311,5 +368,41 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.contains("api_key"), "{msg}");
         assert!(!msg.contains("sk-very-secret-value"), "{msg}");
+    }
+
+    /// Pasting a key into any field of a `[providers.*]` table (or any other section) never
+    /// echoes it, whatever error it causes.
+    #[test]
+    fn pasted_key_is_never_echoed() {
+        let secret = "sk-proj-AbC123secretVALUE";
+        let placements = [
+            format!("[providers.openai]\napi_key_env = \"{secret}\"\n"),
+            format!("[providers.openai]\nkind = \"{secret}\"\n"),
+            format!("[providers.openai]\npriority = \"{secret}\"\n"),
+            format!("[providers.openai]\nenabled = \"{secret}\"\n"),
+            format!("[providers.openai]\nmodels = \"{secret}\"\n"),
+            format!("[providers.openai]\nmodels = [1, \"{secret}\"]\n"),
+            format!("[providers.openai]\n{secret} = 1\n"),
+            format!("[providers.openai]\n\"{secret}\" = \"x\"\n"),
+            format!("[providers.{secret}]\nkind = \"nope\"\n"),
+            format!("[providers.openai]\nbase_url = \"{secret}\"\n"),
+            format!("[providers.openai]\nbase_url = \"http://u:{secret}@h\"\n"),
+            format!("[retry]\nmax_attempts = \"{secret}\"\n"),
+            format!("[timeouts]\ncall_ms = '{secret}'\n"),
+            format!("[providers.openai]\napi_key_env = {secret}\n"),
+        ];
+        for text in &placements {
+            let msg = load_config(text).expect_err(text).to_string();
+            assert!(!msg.contains("AbC123secret"), "{text:?} -> {msg}");
+        }
+    }
+
+    #[test]
+    fn schema_words_stay_quoted_in_messages() {
+        let msg = load_config("[providers.x]\nkind = \"nope\"\n")
+            .expect_err("unknown kind")
+            .to_string();
+        assert!(msg.contains("`openai`"), "{msg}");
+        assert!(!msg.contains("nope"), "{msg}");
     }
 }

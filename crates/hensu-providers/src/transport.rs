@@ -73,7 +73,11 @@ impl HttpBackend {
         redactor: Arc<Redactor>,
     ) -> Result<Self, ProviderError> {
         let base_url = base_url.into();
+        // No redirects: reqwest strips `Authorization` across origins but not `x-api-key` /
+        // `x-goog-api-key`, so following a 3xx could hand the key and the prompt to another
+        // host. A redirect is reported instead (see `redirect_error`).
         let mut builder = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(Duration::from_secs(10))
             .user_agent(concat!("hensu/", env!("CARGO_PKG_VERSION")));
         if is_loopback(&base_url) {
@@ -112,6 +116,9 @@ impl HttpBackend {
         }
         let mut resp = rb.send().await.map_err(|e| self.transport_error(e))?;
         let status = resp.status();
+        if status.is_redirection() {
+            return Err(self.redirect_error(status.as_u16(), resp.headers()));
+        }
         let retry_after = resp
             .headers()
             .get(reqwest::header::RETRY_AFTER)
@@ -169,6 +176,26 @@ impl HttpBackend {
             e.message = format!("{}: {}", self.name, e.message);
             e
         })
+    }
+
+    /// A 3xx answer: never followed; the message names the new location so the user can
+    /// point `base_url` at it after checking it is trusted.
+    fn redirect_error(&self, code: u16, headers: &reqwest::header::HeaderMap) -> ProviderError {
+        let location = headers
+            .get(reqwest::header::LOCATION)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .unwrap_or_else(|| "(no Location header)".to_string());
+        let location = truncate(&self.redactor.redact(&location), ERROR_BODY_CHARS);
+        let mut e = ProviderError::new(
+            ErrorKind::Config,
+            format!(
+                "{} answered HTTP {code} redirecting to {location}; model calls do not follow \
+                 redirects (set `base_url` in hensu.toml to the new location if you trust it)",
+                self.name
+            ),
+        );
+        e.status = Some(code);
+        e
     }
 
     fn transport_error(&self, e: reqwest::Error) -> ProviderError {

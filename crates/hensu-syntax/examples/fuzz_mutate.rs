@@ -2,7 +2,7 @@
 //!
 //! `fuzz_mutate SECONDS [SEED]`: mutates the fixture corpus (`tests/fixtures/syntax/**`), runs
 //! `decode_source` + `lex` + `parse_decoded` on every mutant and checks that nothing panics and
-//! every diagnostic span lies inside the text on char boundaries, and that the fast path and the
+//! every diagnostic span lies inside the original bytes on char boundaries, and that the fast path and the
 //! chumsky parser agree whenever the fast path accepts a mutant. Failing inputs are written to
 //! `fuzz/artifacts/`. Prints the iteration count.
 
@@ -149,6 +149,8 @@ fn mutate(rng: &mut Rng, corpus: &[Vec<u8>], input: &mut Vec<u8>) {
 
 fn check(data: &[u8]) {
     let (text, decode) = hensu_syntax::decode_source(data);
+    // Spans are offsets into the original bytes only if decoding keeps the length.
+    assert_eq!(text.len(), data.len(), "decoding changed the length");
     let lexed = hensu_syntax::lex(&text);
     for t in &lexed.tokens {
         assert!(t.span.end as usize <= text.len(), "token outside the input");

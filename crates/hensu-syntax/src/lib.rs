@@ -5,8 +5,8 @@
 //! * [`parse`] — the syntax tree and every lexical and syntax diagnostic of the file (E0001–E0006,
 //!   E0010, E0011, E0016; E0903 for inputs over 4 GiB). Never panics; one run reports all errors;
 //!   recovered statements and expressions are [`ast::StmtKind::Error`] / [`ast::ExprKind::Error`].
-//! * [`decode_source`] + [`parse_decoded`] — the path for callers that read bytes: invalid UTF-8
-//!   becomes U+FFFD plus one E0001 per invalid run.
+//! * [`decode_source`] + [`parse_decoded`] — the path for callers that read bytes: each invalid
+//!   UTF-8 byte becomes one U+001A (offsets stay those of the file) plus one E0001 per run.
 //! * [`trim_indent`], [`trim_margin`], [`unescape`] — Kotlin's string semantics.
 //! * [`dump`] — a compact s-expression rendering of a tree (tests, debugging).
 //!
@@ -180,7 +180,7 @@ fn chumsky_parse<'s>(
 }
 
 /// Parse text produced by [`decode_source`], merging its diagnostics (an invalid UTF-8 sequence
-/// outside a string is reported once, not again as an unexpected U+FFFD character).
+/// outside a string is reported once, not again as an unexpected U+001A character).
 pub fn parse_decoded<'s>(src: &'s str, decode_diagnostics: Vec<Diagnostic>) -> Parsed<'s> {
     let mut parsed = parse(src);
     if decode_diagnostics.is_empty() {
@@ -199,20 +199,29 @@ pub fn parse_decoded<'s>(src: &'s str, decode_diagnostics: Vec<Diagnostic>) -> P
     parsed
 }
 
-/// Decode a file's bytes. Valid UTF-8 is borrowed; each invalid sequence becomes U+FFFD (as the
-/// Kotlin compiler reads such a file) and one E0001 diagnostic whose span points at the
-/// replacement character in the returned text. Use [`parse_decoded`] to parse the result.
+/// What an invalid UTF-8 byte is decoded to: U+001A SUBSTITUTE, a one-byte character the lexer
+/// rejects like any other stray character.
+pub const INVALID_BYTE_PLACEHOLDER: char = '\u{1A}';
+
+/// Decode a file's bytes. Valid UTF-8 is borrowed; every invalid byte becomes one
+/// [`INVALID_BYTE_PLACEHOLDER`] and each invalid run one E0001 diagnostic. One byte for one
+/// byte keeps every offset of the returned text an offset into the original file, so spans are
+/// right in every renderer (a 3-byte U+FFFD shifted every later span by 2 bytes per bad byte,
+/// past the end of the file). Use [`parse_decoded`] to parse the result.
 pub fn decode_source(bytes: &[u8]) -> (Cow<'_, str>, Vec<Diagnostic>) {
     match std::str::from_utf8(bytes) {
         Ok(s) => (Cow::Borrowed(s), Vec::new()),
         Err(_) => {
-            let mut out = String::with_capacity(bytes.len() + 16);
+            let mut out = String::with_capacity(bytes.len());
             let mut diags = Vec::new();
             for chunk in bytes.utf8_chunks() {
                 out.push_str(chunk.valid());
                 if !chunk.invalid().is_empty() {
                     let start = out.len();
-                    out.push('\u{FFFD}');
+                    out.extend(std::iter::repeat_n(
+                        INVALID_BYTE_PLACEHOLDER,
+                        chunk.invalid().len(),
+                    ));
                     // Adjacent invalid sequences make one diagnostic.
                     if let Some(last) = diags
                         .last_mut()

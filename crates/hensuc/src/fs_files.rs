@@ -42,9 +42,21 @@ impl FileProvider for FsFiles {
 }
 
 fn read_text(path: &Path) -> Result<String, FileError> {
+    refuse_non_regular(path)?;
     let bytes = std::fs::read(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => FileError::NotFound,
         _ => FileError::Io(e.to_string()),
     })?;
     String::from_utf8(bytes).map_err(|_| FileError::Io("the file is not valid UTF-8".to_string()))
+}
+
+/// Only regular files are opened: a FIFO named like a prompt would block `check` for ever, a
+/// device (`/dev/zero`) would be read without end (docs/security.md, *What hensuc reads*).
+pub fn refuse_non_regular(path: &Path) -> Result<(), FileError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(_) => Err(FileError::Io("not a regular file".to_string())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(FileError::NotFound),
+        Err(e) => Err(FileError::Io(e.to_string())),
+    }
 }

@@ -3,6 +3,7 @@
 //! share exactly what the command line runs.
 
 pub mod args;
+pub mod atomic_write;
 pub mod commands;
 pub mod fs_files;
 pub mod output;

@@ -81,6 +81,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        Err(err) if is_broken_pipe(&err) => ExitCode::from(exit::SUCCESS),
         Err(err) => {
             eprintln!("error: {err:#}");
             ExitCode::from(exit::USAGE)
@@ -88,7 +89,24 @@ fn main() -> ExitCode {
     }
 }
 
-/// A panic anywhere is a bug in hensuc: say so, say where, exit 101.
+/// The reader of our output went away (`hensuc graph … | head`): like other Unix tools,
+/// stop quietly. Rust ignores SIGPIPE, so the write fails with EPIPE instead of killing us.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// `print!` / `eprint!` panic when their stream is a closed pipe, with the message
+/// "failed printing to stdout: Broken pipe (os error 32)" (EPIPE is 32 on Linux and macOS).
+fn is_broken_pipe_panic(payload: &str) -> bool {
+    payload.starts_with("failed printing to std") && payload.contains("(os error 32)")
+}
+
+/// A panic anywhere is a bug in hensuc: say so, say where, exit 101 — except a closed stdout
+/// pipe, which is the reader's choice: exit 0 without a word.
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
         let location = info
@@ -101,6 +119,9 @@ fn install_panic_hook() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
+        if is_broken_pipe_panic(&payload) {
+            std::process::exit(i32::from(exit::SUCCESS));
+        }
         eprintln!(
             "internal error: please report this bug at https://github.com/hensu/hensu/issues"
         );

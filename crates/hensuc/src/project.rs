@@ -201,6 +201,10 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
 
 fn read_source(path: &Path) -> Result<Vec<u8>, String> {
     let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    // A FIFO or device would block or never end; only regular files are read.
+    if !meta.is_file() {
+        return Err("not a regular file".to_string());
+    }
     if meta.len() > MAX_FILE_BYTES {
         return Err(format!(
             "the file is {} bytes; at most {MAX_FILE_BYTES} are supported",

@@ -29,6 +29,10 @@ impl Host for FsHost {
         if !resolved.starts_with(&base) {
             return Err(FileError::Escapes);
         }
+        // A FIFO or device named like a prompt would block the server or never end.
+        if !std::fs::metadata(&resolved).is_ok_and(|m| m.is_file()) {
+            return Err(FileError::Io("not a regular file".to_string()));
+        }
         let bytes = std::fs::read(&resolved).map_err(|e| FileError::Io(e.to_string()))?;
         String::from_utf8(bytes)
             .map_err(|_| FileError::Io("the file is not valid UTF-8".to_string()))

@@ -9,6 +9,7 @@ mod fault_tolerance;
 mod live;
 mod maintain_context;
 mod protocols;
+mod redirects;
 mod routing;
 mod secrets;
 mod structured;

@@ -107,12 +107,30 @@ impl Lowerer<'_> {
 
     pub fn int(&mut self, e: &Expr<'_>, what: &dyn std::fmt::Display) -> Option<i64> {
         match e.kind {
+            ExprKind::Int(v) if i32::try_from(v).is_err() => {
+                self.int_literal_too_big(e.span, v, what);
+                None
+            }
             ExprKind::Int(v) => Some(v),
             _ => {
                 self.wrong_type(e, "Int", what);
                 None
             }
         }
+    }
+
+    /// E0006: an integer literal beyond the 32-bit range where an Int is expected. Kotlin types
+    /// such a literal as Long and rejects it for an Int parameter; upstream cannot read it.
+    fn int_literal_too_big(&mut self, span: Span, v: i64, what: &dyn std::fmt::Display) {
+        self.emit(
+            Diagnostic::new(
+                codes::E0006,
+                format!("{what} is an Int; {v} does not fit in 32 bits"),
+                span,
+                "out of the Int range",
+            )
+            .with_note(format!("an Int is between {} and {}", i32::MIN, i32::MAX)),
+        );
     }
 
     pub fn long(&mut self, e: &Expr<'_>, what: &dyn std::fmt::Display) -> Option<i64> {

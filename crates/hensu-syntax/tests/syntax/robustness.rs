@@ -106,6 +106,8 @@ proptest! {
     #[test]
     fn random_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
         let (text, diags) = hensu_syntax::decode_source(&bytes);
+        // One byte for one byte: every span is an offset into `bytes` too.
+        prop_assert_eq!(text.len(), bytes.len());
         assert_spans_inside(&text, &diags);
         let parsed = hensu_syntax::parse_decoded(&text, diags);
         assert_spans_inside(&text, &parsed.diagnostics);
@@ -248,6 +250,34 @@ fn invalid_utf8_is_reported_not_a_crash() {
     // Valid UTF-8 is borrowed unchanged.
     let (text, diags) = hensu_syntax::decode_source(b"workflow(\"x\") {}");
     assert!(matches!(text, std::borrow::Cow::Borrowed(_)) && diags.is_empty());
+}
+
+/// Spans after invalid UTF-8 are byte offsets into the original file (they used to point into
+/// the decoded text, 2 bytes further per invalid byte).
+#[test]
+fn invalid_utf8_spans_are_offsets_into_the_file() {
+    let bytes = b"workflow(\"x\") {\n    \xff\xfe\xfd\n    description = 1 +\n}\n\xc3";
+    let (text, diags) = hensu_syntax::decode_source(bytes);
+    assert_eq!(text.len(), bytes.len());
+    let bad = bytes.iter().position(|&b| b == 0xff).unwrap();
+    assert_eq!(diags[0].primary.span.start as usize, bad);
+    assert_eq!(diags[0].primary.span.end as usize, bad + 3);
+    assert_eq!(diags[1].primary.span.start as usize, bytes.len() - 1);
+    assert_eq!(diags[1].primary.span.end as usize, bytes.len());
+    let parsed = hensu_syntax::parse_decoded(&text, diags);
+    for d in &parsed.diagnostics {
+        assert!(d.primary.span.end as usize <= bytes.len(), "{d:?}");
+    }
+    // The syntax error at the closing brace points at the brace in the original bytes.
+    let brace = bytes.iter().rposition(|&b| b == b'}').unwrap();
+    assert!(
+        parsed
+            .diagnostics
+            .iter()
+            .any(|d| d.code != "E0001" && d.primary.span.start as usize == brace),
+        "{:#?}",
+        parsed.diagnostics
+    );
 }
 
 #[test]

@@ -59,7 +59,7 @@ pub fn execute(args: BuildArgs) -> anyhow::Result<ExitCode> {
                 std::fs::create_dir_all(parent)
                     .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", parent.display()))?;
             }
-            std::fs::write(&path, json)
+            crate::atomic_write::write_atomically(&path, json.as_bytes())
                 .map_err(|e| anyhow::anyhow!("cannot write `{}`: {e}", path.display()))?;
             eprintln!("compiled {} v{}", workflow.id, workflow.version);
             eprintln!("output   {}", path.display());

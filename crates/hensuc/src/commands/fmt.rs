@@ -1,6 +1,7 @@
 //! `hensuc fmt [PATH...] [--check] [--diff] [--stdin]` — the canonical formatter.
 //!
-//! * Files are formatted in place; a directory means every `.hwf` / `.kt` file below it.
+//! * Files are replaced atomically (temporary file + rename, permissions kept); a directory
+//!   means every `.hwf` / `.kt` file below it, symlinks below it skipped (docs/security.md).
 //! * `--check` writes nothing, prints the name of every file that would change and exits 1 if
 //!   there is one.
 //! * `--diff` writes nothing, prints a unified diff of every change and exits 1 if there is one.
@@ -108,24 +109,32 @@ fn exit_code(outcomes: &[Outcome], args: &FmtArgs) -> u8 {
 }
 
 /// Every `.hwf` / `.kt` file below `dir`, sorted, hidden directories skipped.
+///
+/// Symlinks below `dir` are skipped, to files and to directories alike: following them could
+/// loop for ever or rewrite a file outside the tree the user asked for.
 fn collect_dir(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .map(|e| e.map(|e| e.path()))
+    let mut entries: Vec<(PathBuf, std::fs::FileType)> = std::fs::read_dir(dir)?
+        .map(|e| e.and_then(|e| Ok((e.path(), e.file_type()?))))
         .collect::<Result<_, _>>()?;
-    entries.sort();
-    for path in entries {
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, file_type) in entries {
         let hidden = path
             .file_name()
             .and_then(|n| n.to_str())
             .is_some_and(|n| n.starts_with('.'));
-        if path.is_dir() {
+        if file_type.is_symlink() {
+            continue;
+        }
+        if file_type.is_dir() {
             if !hidden {
                 collect_dir(&path, out)?;
             }
-        } else if matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("hwf" | "kt")
-        ) {
+        } else if file_type.is_file()
+            && matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("hwf" | "kt")
+            )
+        {
             out.push(path);
         }
     }
@@ -203,7 +212,7 @@ fn format_file(path: &Path, args: &FmtArgs) -> Outcome {
     }
     if !args.check
         && !args.diff
-        && let Err(e) = std::fs::write(path, formatted.as_bytes())
+        && let Err(e) = crate::atomic_write::write_atomically(path, formatted.as_bytes())
     {
         eprintln!("error: cannot write {name}: {e}");
         return Outcome::Io;
@@ -240,6 +249,14 @@ fn format_stdin(args: &FmtArgs) -> Outcome {
         stdout.write_all(formatted.as_bytes())
     };
     if let Err(e) = written.and_then(|()| stdout.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            // The reader went away (`| head`): not an error of ours, like other Unix tools.
+            return if changed {
+                Outcome::Changed
+            } else {
+                Outcome::Unchanged
+            };
+        }
         eprintln!("error: cannot write standard output: {e}");
         return Outcome::Io;
     }

@@ -16,6 +16,7 @@ mod lsp_stdio;
 mod process;
 mod review;
 mod run;
+mod security;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
