@@ -1,7 +1,6 @@
 //! Fork/join: the four merge strategies, exports, the join timeout, concurrency, branch reviews.
 
 use super::*;
-use hensu_host::DeferredReview;
 
 fn fork_wf(
     targets: &[&str],
@@ -309,10 +308,19 @@ async fn branch_review_pause_fails_the_branch_and_takes_no_checkpoints() {
             allow_edit: false,
         });
     }
+    /// A reviewer that always defers (a person answers later): the branch's review pauses.
+    struct Deferred;
+    #[async_trait]
+    impl ReviewHandler for Deferred {
+        async fn request_review(&self, _r: ReviewRequest<'_>) -> ReviewOutcome {
+            ReviewOutcome::Pending {
+                correlation_id: "review-1".into(),
+            }
+        }
+    }
     let count = Arc::new(Count(Mutex::new(0)));
     let h = harness_with(&Script::new(), |b| {
-        b.review_handler(Arc::new(DeferredReview::new()))
-            .listener(count.clone())
+        b.review_handler(Arc::new(Deferred)).listener(count.clone())
     });
     let r = h.run(&wf, json!({"topic": "T"})).await;
     assert_eq!(completed(&r).1, "failed");

@@ -1,4 +1,5 @@
-//! Generic node handlers: validator, data-transformer, api-caller (against a wiremock server).
+//! Generic node handlers the engine ships: validator and data-transformer (api-caller, which
+//! makes HTTP calls, is tested in hensu-host).
 
 use super::*;
 
@@ -67,46 +68,5 @@ async fn data_transformer_handler() {
     assert_eq!(
         r.state.history[0].error.as_deref(),
         Some("Input field 'input' not found")
-    );
-}
-
-#[tokio::test]
-async fn api_caller_makes_a_real_request() {
-    use wiremock::matchers::{body_json, method, path, query_param};
-    use wiremock::{Mock, MockServer, ResponseTemplate};
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/lookup"))
-        .and(query_param("q", "a b&c"))
-        .and(body_json(json!({"input": "a b&c"})))
-        .respond_with(ResponseTemplate::new(200).set_body_string(r#"{"answer": 42}"#))
-        .expect(1)
-        .mount(&server)
-        .await;
-    let url = server.uri();
-    let cfg = json!({"endpoint": format!("{url}/lookup?q={{input}}"), "method": "POST", "outputField": "resp"});
-    let (r, _) = run_generic(cfg, "api-caller", json!({"input": "a b&c"})).await;
-    assert_eq!(completed(&r).1, "ok");
-    assert_eq!(r.state.context["resp"], json!(r#"{"answer": 42}"#));
-    let requests = server.received_requests().await.unwrap();
-    assert_eq!(
-        requests[0].url.query(),
-        Some("q=a%20b%26c"),
-        "percent-encoded"
-    );
-
-    let down = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(503).set_body_string("down"))
-        .mount(&down)
-        .await;
-    let (r, _) = run_generic(json!({"endpoint": down.uri()}), "api-caller", json!({})).await;
-    assert_eq!(completed(&r).1, "ko");
-    assert!(
-        r.state.history[0]
-            .error
-            .as_deref()
-            .unwrap()
-            .contains("failed with status 503: down")
     );
 }

@@ -1,5 +1,7 @@
 //! hensu-runtime tests, one binary: each module is named for what it tests. The shared
-//! workflow builders and the scripted agent are here.
+//! workflow builders and the scripted agent are here. Tests that need the host's I/O (shell
+//! commands, HTTP, stub files on disk, reviewers, durable runs in a store, the examples' golden
+//! traces) live in hensu-host's tests.
 
 #![allow(clippy::unwrap_used, clippy::panic)]
 
@@ -8,21 +10,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use hensu_host::{
-    CommandRegistry, CommandSpec, FsStubFiles, resolve_shell, run_command, shell_quote,
-};
 use hensu_ir::*;
 use hensu_runtime::*;
 use indexmap::IndexMap;
 use serde_json::{Value, json};
 
-mod actions;
 mod bad_input;
-mod durable_runs;
 mod engine_variables;
 mod events;
 mod generic_handlers;
-mod golden_traces;
 mod parallel_consensus;
 mod run_guards;
 mod stubs;
@@ -306,8 +302,6 @@ fn harness(script: &Script) -> Harness {
 fn harness_with(script: &Script, f: impl FnOnce(EngineBuilder) -> EngineBuilder) -> Harness {
     let events = Arc::new(CollectingListener::new());
     let b = Engine::builder()
-        .action_handlers(hensu_host::action_handlers(None))
-        .generic_handlers(hensu_host::generic_handlers())
         .provider(Arc::new(ScriptProvider(script.clone())))
         .listener(events.clone());
     Harness {
