@@ -1,5 +1,5 @@
-//! The JSON renderer (`--format json`), the envelope documented in
-//! docs/language.md, *Diagnostics*:
+//! The JSON renderer (`--format json`). The envelope is part of hensuc's interface (tools parse
+//! it; `format_version` changes when it does):
 //!
 //! ```json
 //! {

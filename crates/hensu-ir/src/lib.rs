@@ -3,7 +3,7 @@
 //! * The model: plain data ([`Workflow`], [`Node`], [`TransitionRule`], …), no I/O.
 //! * Rubrics: the rubric markdown parser ([`parse_rubric`]), exactly as upstream's `RubricParser`.
 //! * The wire format: [`to_json`] / [`from_json`] — upstream's JSON wire format with hensu's
-//!   backward-compatible additions (docs/language.md, *Differences from the Kotlin DSL*);
+//!   backward-compatible additions (docs/language.md, *What differs from the Kotlin DSL*);
 //!   [`from_json_with_spans`] also returns the [`SourceMap`] that points diagnostics into the JSON.
 //! * The graph: [`ExecGraph`], the petgraph-based executable graph with pre-resolved targets, and
 //!   [`topology_json`].

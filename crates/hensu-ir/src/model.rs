@@ -10,7 +10,7 @@ use crate::number::{canonical_number, java_double_to_string};
 
 /// The upstream default workflow version.
 pub const DEFAULT_VERSION: &str = "1.0.0";
-/// The default of `config { maxSteps }` (docs/language.md, *Configuration*).
+/// The default of `config { maxSteps }` (docs/language.md, *Workflow config*).
 pub const DEFAULT_MAX_STEPS: i64 = 1000;
 /// The default of `maxExecutionTime` in milliseconds (2 h).
 pub const DEFAULT_MAX_EXECUTION_TIME_MS: i64 = 7_200_000;

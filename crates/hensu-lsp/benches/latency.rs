@@ -4,7 +4,7 @@
 //! the file, hover and semantic tokens. Through the server (`server_*`, an in-memory connection,
 //! the real main loop with its debounce and analysis thread): diagnostics after one edit and
 //! after a 50-edit burst, hover and completion answered while an analysis is pending, and one
-//! edit of a 20,000-node document. Targets (issue 13): diagnostics ≤ 15 ms after one edit,
+//! edit of a 20,000-node document. Targets: diagnostics ≤ 15 ms after one edit,
 //! ≤ 30 ms after a burst, hover/completion ≤ 5 ms while pending, ≤ 150 ms at 20,000 nodes.
 #![allow(clippy::unwrap_used)]
 

@@ -1,5 +1,5 @@
 //! The JSON wire format: upstream's `hensu build` output plus hensu's backward-compatible
-//! additions (docs/language.md, *Differences from the Kotlin DSL*).
+//! additions (docs/language.md, *What differs from the Kotlin DSL*).
 //!
 //! Writing ([`to_json`], [`to_value`]):
 //! * keys in declaration order (workflow fields, node/agent maps, payloads, mappings);

@@ -1,4 +1,4 @@
-//! Every check (docs/language.md, *Checks*; one `docs/diagnostics/CODE.md` per code) that runs over the typed IR and its span side table
+//! Every check (one `docs/diagnostics/CODE.md` per code) that runs over the typed IR and its span side table
 //! ([`Origins`]): references (E0204, E0205), transitions (E03xx), state and schema (E04xx),
 //! projects of several workflows (E05xx) and the warnings W03xx.
 //!

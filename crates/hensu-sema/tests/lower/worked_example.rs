@@ -9,7 +9,7 @@ use super::{fixtures, lower_str};
 /// The Kotlin compiler's JSON for the example, verbatim.
 const UPSTREAM: &str = include_str!("../fixtures/sema/lower/upstream-mini-review.json");
 
-/// Drops what docs/language.md (*The JSON artifact*) documents as different: `formatVersion`, `metadata.created`, and
+/// Drops what docs/language.md (*What differs from the Kotlin DSL*) documents as different: `formatVersion`, `metadata.created`, and
 /// Jackson's nulls for fields hensu omits.
 fn normalize(v: &mut Value) {
     if let Value::Object(m) = v {
