@@ -1,0 +1,299 @@
+//! The node kinds: one struct per kind behind [`Node`], and the rubric a node may carry.
+
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use super::*;
+
+/// A node of the graph; one variant per node kind.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Node {
+    Standard(StandardNode),
+    Parallel(ParallelNode),
+    Fork(ForkNode),
+    Join(JoinNode),
+    Generic(GenericNode),
+    Action(ActionNode),
+    SubWorkflow(SubWorkflowNode),
+    End(EndNode),
+}
+
+impl Node {
+    /// The node id.
+    pub fn id(&self) -> &str {
+        match self {
+            Node::Standard(n) => &n.id,
+            Node::Parallel(n) => &n.id,
+            Node::Fork(n) => &n.id,
+            Node::Join(n) => &n.id,
+            Node::Generic(n) => &n.id,
+            Node::Action(n) => &n.id,
+            Node::SubWorkflow(n) => &n.id,
+            Node::End(n) => &n.id,
+        }
+    }
+
+    /// The node kind.
+    pub fn kind(&self) -> NodeKind {
+        match self {
+            Node::Standard(_) => NodeKind::Standard,
+            Node::Parallel(_) => NodeKind::Parallel,
+            Node::Fork(_) => NodeKind::Fork,
+            Node::Join(_) => NodeKind::Join,
+            Node::Generic(_) => NodeKind::Generic,
+            Node::Action(_) => NodeKind::Action,
+            Node::SubWorkflow(_) => NodeKind::SubWorkflow,
+            Node::End(_) => NodeKind::End,
+        }
+    }
+
+    /// The JSON `nodeType` (`STANDARD`, `PARALLEL`, …).
+    pub fn kind_name(&self) -> &'static str {
+        self.kind().as_str()
+    }
+
+    /// The ordered rule list (empty for end nodes).
+    pub fn transition_rules(&self) -> &[TransitionRule] {
+        match self {
+            Node::Standard(n) => &n.transition_rules,
+            Node::Parallel(n) => &n.transition_rules,
+            Node::Fork(n) => &n.transition_rules,
+            Node::Join(n) => &n.transition_rules,
+            Node::Generic(n) => &n.transition_rules,
+            Node::Action(n) => &n.transition_rules,
+            Node::SubWorkflow(n) => &n.transition_rules,
+            Node::End(_) => &[],
+        }
+    }
+
+    /// Mutable access to the rule list (`None` for end nodes).
+    pub fn transition_rules_mut(&mut self) -> Option<&mut Vec<TransitionRule>> {
+        match self {
+            Node::Standard(n) => Some(&mut n.transition_rules),
+            Node::Parallel(n) => Some(&mut n.transition_rules),
+            Node::Fork(n) => Some(&mut n.transition_rules),
+            Node::Join(n) => Some(&mut n.transition_rules),
+            Node::Generic(n) => Some(&mut n.transition_rules),
+            Node::Action(n) => Some(&mut n.transition_rules),
+            Node::SubWorkflow(n) => Some(&mut n.transition_rules),
+            Node::End(_) => None,
+        }
+    }
+
+    /// The agent of a standard node.
+    pub fn agent_id(&self) -> Option<&str> {
+        match self {
+            Node::Standard(n) => n.agent_id.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The rubric of a standard or generic node.
+    pub fn rubric(&self) -> Option<&Rubric> {
+        match self {
+            Node::Standard(n) => n.rubric.as_ref(),
+            Node::Generic(n) => n.rubric.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Whether this is an end node.
+    pub fn is_end(&self) -> bool {
+        matches!(self, Node::End(_))
+    }
+
+    /// Every node id this node can hand control to: rule targets (see
+    /// [`TransitionRule::targets`]) followed by fork targets.
+    pub fn successor_ids(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for rule in self.transition_rules() {
+            out.extend(rule.targets());
+        }
+        if let Node::Fork(f) = self {
+            out.extend(f.targets.iter().map(String::as_str));
+        }
+        out
+    }
+}
+
+/// `node("id") { … }`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct StandardNode {
+    pub id: String,
+    pub agent_id: Option<String>,
+    /// Resolved prompt text (`.md` files are inlined before the IR is built).
+    pub prompt: Option<String>,
+    pub rubric: Option<Rubric>,
+    pub review_config: Option<ReviewConfig>,
+    pub transition_rules: Vec<TransitionRule>,
+    pub writes: Vec<String>,
+}
+
+/// `parallel("id") { … }`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ParallelNode {
+    pub id: String,
+    pub branches: Vec<Branch>,
+    pub consensus_config: Option<ConsensusConfig>,
+    pub transition_rules: Vec<TransitionRule>,
+}
+
+/// One `branch("id") { … }` of a parallel node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Branch {
+    pub id: String,
+    pub agent_id: String,
+    /// `None` when unset (upstream writes `""` from the DSL; hensu keeps what it was given).
+    pub prompt: Option<String>,
+    pub rubric: Option<Rubric>,
+    pub weight: f64,
+    pub yields: Vec<String>,
+}
+
+impl Branch {
+    /// A branch with upstream defaults (weight 1.0, no prompt, rubric or yields).
+    pub fn new(id: impl Into<String>, agent_id: impl Into<String>) -> Self {
+        Branch {
+            id: id.into(),
+            agent_id: agent_id.into(),
+            prompt: None,
+            rubric: None,
+            weight: 1.0,
+            yields: Vec::new(),
+        }
+    }
+}
+
+/// `consensus { … }`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ConsensusConfig {
+    pub judge_agent_id: Option<String>,
+    pub strategy: ConsensusStrategy,
+    pub threshold: Option<f64>,
+}
+
+/// `review(…)` / `review { … }`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ReviewConfig {
+    pub mode: ReviewMode,
+    pub allow_backtrack: bool,
+    pub allow_edit: bool,
+}
+
+/// `fork("id") { … }`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ForkNode {
+    pub id: String,
+    pub targets: Vec<String>,
+    /// Per-target configuration (JSON only; never set by the DSL). Values are kept verbatim.
+    pub target_configs: IndexMap<String, Value>,
+    pub transition_rules: Vec<TransitionRule>,
+    /// JSON `waitForAll` (DSL `waitAll`); stored but not used by the executor.
+    pub wait_for_all: bool,
+}
+
+/// `join("id") { … }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JoinNode {
+    pub id: String,
+    pub await_targets: Vec<String>,
+    pub merge_strategy: MergeStrategy,
+    pub writes: Vec<String>,
+    pub exports: Vec<String>,
+    /// `0` = no timeout.
+    pub timeout_ms: i64,
+    /// JSON `failOnAnyError` (DSL `failOnError`).
+    pub fail_on_any_error: bool,
+    pub transition_rules: Vec<TransitionRule>,
+}
+
+impl Default for JoinNode {
+    fn default() -> Self {
+        JoinNode {
+            id: String::new(),
+            await_targets: Vec::new(),
+            merge_strategy: MergeStrategy::CollectAll,
+            writes: Vec::new(),
+            exports: Vec::new(),
+            timeout_ms: 0,
+            fail_on_any_error: true,
+            transition_rules: Vec::new(),
+        }
+    }
+}
+
+/// `generic("id") { … }`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct GenericNode {
+    pub id: String,
+    pub executor_type: String,
+    pub config: IndexMap<String, Value>,
+    pub transition_rules: Vec<TransitionRule>,
+    pub rubric: Option<Rubric>,
+}
+
+/// `action("id") { … }`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ActionNode {
+    pub id: String,
+    pub actions: Vec<Action>,
+    pub transition_rules: Vec<TransitionRule>,
+}
+
+/// One action of an action node.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// `send("handler", mapOf(…))`.
+    Send {
+        handler_id: String,
+        payload: IndexMap<String, Value>,
+        raw_payload: bool,
+    },
+    /// `execute("commandId")`.
+    Execute { command_id: String },
+}
+
+/// `subWorkflow("id") { … }`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct SubWorkflowNode {
+    pub id: String,
+    /// The child workflow id.
+    pub workflow_id: String,
+    pub target_version: Option<String>,
+    /// child key → parent key.
+    pub input_mapping: IndexMap<String, String>,
+    /// parent key → child key.
+    pub output_mapping: IndexMap<String, String>,
+    pub transition_rules: Vec<TransitionRule>,
+}
+
+/// `end("id"[, status])`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct EndNode {
+    pub id: String,
+    pub status: ExitStatus,
+}
+
+/// A parsed rubric plus its raw markdown (the raw text is what the JSON stores).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rubric {
+    pub id: String,
+    pub name: String,
+    pub version: String,
+    pub rubric_type: RubricType,
+    /// 0..=100.
+    pub pass_threshold: f64,
+    pub criteria: Vec<Criterion>,
+    pub raw_content: String,
+}
+
+/// One rubric criterion.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Criterion {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub weight: f64,
+    pub min_score: f64,
+    pub required: bool,
+}
