@@ -22,7 +22,7 @@ pub struct Analysis {
     pub text: String,
     pub(crate) lines: LineIndex,
     pub(crate) index: Index,
-    /// Shared, so a provisional analysis (see [`crate::shift`]) reuses it without a copy.
+    /// Shared, so a provisional analysis (see the `shift` module) reuses it without a copy.
     pub workflow: Option<Arc<Workflow>>,
     pub(crate) origins: Arc<Origins>,
     /// Lexical, syntax, lowering and single-workflow check diagnostics, in source order.

@@ -435,7 +435,7 @@ impl Engine {
     }
 
     /// The analysis of an open document's current text: the last full analysis, moved onto
-    /// the edits typed since when one is pending (see [`crate::shift`]).
+    /// the edits typed since when one is pending (see the `shift` module).
     pub fn analysis(&self, uri: &Uri) -> Option<Arc<Analysis>> {
         let doc = self.docs.get(uri)?;
         if doc.shift.is_empty() {
