@@ -1,5 +1,14 @@
 //! Reading: wire JSON → [`Workflow`], with upstream's reader defaults and errors that carry a
 //! JSON path and a byte span. Node, rule and action payloads are read in `nodes`.
+//!
+//! Why this walks a `serde_json::Value` instead of deriving `Deserialize` on the DTOs (tried with
+//! `serde_path_to_error`): the checker's diagnostics for bad JSON are pinned by snapshots, and
+//! serde changes them for the worse. An error inside an internally tagged node (`nodeType`) is
+//! reported at the node (`nodes.a`) instead of the field (`nodes.a.transitionRules[0].targetNode`),
+//! because the tagged enum buffers its content outside the path tracker; serde reports the first
+//! error in *document* order, not the reader's field order (`id` before `nodes`); a missing field
+//! is reported at its parent, a `null` required field as a type error, and a whole-number float
+//! (`3.0`, which Jackson may write) as a type error for an integer field.
 
 mod nodes;
 
