@@ -1,3 +1,4 @@
+pub mod bounds;
 pub mod build;
 pub mod cancel;
 pub mod check;
