@@ -11,3 +11,4 @@ pub mod resume;
 pub mod run;
 pub mod runs;
 pub mod session;
+pub mod test;
