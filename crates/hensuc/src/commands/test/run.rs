@@ -161,7 +161,8 @@ pub async fn run(
     if let Some(e) = &end {
         path.push(e.clone());
     }
-    let events = std::mem::take(&mut *events.0.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut events = std::mem::take(&mut *events.0.lock().unwrap_or_else(|e| e.into_inner()));
+    canonical_order(&mut events);
     let mut visits: BTreeMap<String, u64> = BTreeMap::new();
     for e in &events {
         if e["event"] == "node_started"
@@ -189,6 +190,37 @@ pub async fn run(
         events,
         outcome_message: message,
     })
+}
+
+/// Parallel branches and fork targets run concurrently, so their events interleave in any
+/// order. Between a fork or parallel node's `node_started` and its `node_completed`, events are
+/// stably sorted by the node they concern, then the branch: each node keeps its own order, and
+/// the trace is the same on every run.
+fn canonical_order(events: &mut [Value]) {
+    let mut i = 0;
+    while i < events.len() {
+        let e = &events[i];
+        let concurrent = e["event"] == "node_started"
+            && matches!(e["kind"].as_str(), Some("FORK" | "PARALLEL"));
+        if !concurrent {
+            i += 1;
+            continue;
+        }
+        let id = e["node_id"].clone();
+        let Some(end) = (i + 1..events.len())
+            .find(|&j| events[j]["event"] == "node_completed" && events[j]["node_id"] == id)
+        else {
+            break;
+        };
+        let key = |e: &Value| {
+            let node = e["node_id"].as_str().or(e["from"].as_str()).unwrap_or("");
+            // Calls without a branch (the judge) come after the branches.
+            let branch = e["branch_id"].as_str().unwrap_or("\u{10FFFF}");
+            (node.to_string(), branch.to_string())
+        };
+        events[i + 1..end].sort_by_key(key);
+        i = end + 1;
+    }
 }
 
 /// The trace written by `--update` and compared afterwards: stable, line-oriented text.
