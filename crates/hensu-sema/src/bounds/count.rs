@@ -1,14 +1,18 @@
 //! Worst-case executions per node of one workflow run, from [`Edges`] (docs/bounds.md).
 //!
 //! Forward edges must form a DAG: a cycle of forward edges has no budget (W0303) and every node
-//! it reaches is unbounded. A run is then a sequence of forward walks, each started by the start
-//! node or by a budgeted edge firing. A budgeted edge `e` (owner `o`, budget `N`) fires at most
-//! `N` times per *epoch* of `o`'s counter, and the counter resets only when `o` moves forward;
-//! `o` is entered again after that only through a budgeted edge `e'` of another owner whose body
-//! (target →* owner) contains `o`. So `F(e) = N × (1 + Σ F(e'))`. Such an `e'` has its owner
-//! strictly after `o` in topological order, so the recurrence is well-founded. One forward walk
-//! from `s` visits `n` at most `visits(s, n)` times (one path, but every fork target runs), and
-//! `V(n) = visits(start, n) + Σ F(e) × visits(target(e), n)`.
+//! it reaches is unbounded. Number the other nodes in a topological order `pos`. Forward moves
+//! only increase `pos`; only budgeted edges go back.
+//!
+//! * An *epoch* of node `o` ends when `o` moves forward. To run `o` again after that, the walk
+//!   must jump from beyond `o` to at or before it: a budgeted edge `e'` that *crosses* `o`,
+//!   `pos(target e') ≤ pos(o) < pos(owner e')`. So `epochs(o) ≤ 1 + Σ F(e')` over crossing
+//!   edges, whose owners all come after `o`: the recurrence is well-founded.
+//! * A budgeted edge `e` (owner `o`, budget `N`) fires at most `N` times per epoch of `o` (its
+//!   counter resets only when `o` moves forward): `F(e) = N × epochs(o)`.
+//! * Every execution of `n` is an entry: the start, a firing targeting `n`, a forward move of a
+//!   predecessor `p` (at most one per epoch of `p`, and at most one per run of `p`), or a spawn
+//!   by a fork (every run of the fork). Summed in topological order.
 
 use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -84,69 +88,61 @@ pub fn count(edges: &Edges) -> NodeCounts {
             from_start[e.owner] && !unbounded[e.owner] && !unbounded[e.target]
         })
         .collect();
-    let reach_target: Vec<Vec<bool>> = live
-        .iter()
-        .map(|&k| reachable(edges, &[edges.budgeted[k].target]))
-        .collect();
+    let pos = |i: usize| position[i];
+    // epochs(o) = 1 + Σ F(e') over the edges that cross o backwards.
     let mut by_owner_desc: Vec<usize> = (0..live.len()).collect();
-    by_owner_desc.sort_by_key(|&j| std::cmp::Reverse(position[edges.budgeted[live[j]].owner]));
-    let mut reach_owner: std::collections::HashMap<usize, Vec<bool>> = Default::default();
+    by_owner_desc.sort_by_key(|&j| std::cmp::Reverse(pos(edges.budgeted[live[j]].owner)));
     let mut fired = vec![Count::Finite(0); live.len()];
+    let epochs_of = |o: usize, fired: &[Count]| {
+        live.iter()
+            .enumerate()
+            .filter(|&(_, &k)| {
+                let e = &edges.budgeted[k];
+                pos(e.target) <= pos(o) && pos(o) < pos(e.owner)
+            })
+            .fold(Count::Finite(1), |acc, (j, _)| acc.add(fired[j]))
+    };
     for &j in &by_owner_desc {
         let e = &edges.budgeted[live[j]];
-        let mut epochs = Count::Finite(1);
-        for (jj, &k2) in live.iter().enumerate() {
-            let e2 = &edges.budgeted[k2];
-            if e2.owner == e.owner || !reach_target[jj][e.owner] {
-                continue;
-            }
-            let from_owner = reach_owner
-                .entry(e.owner)
-                .or_insert_with(|| reachable(edges, &[e.owner]));
-            if from_owner[e2.owner] {
-                epochs = epochs.add(fired[jj]);
-            }
-        }
-        fired[j] = epochs.mul(e.budget);
+        fired[j] = epochs_of(e.owner, &fired).mul(e.budget);
     }
 
+    // Executions of n = entries into n: the start, firings that target n, forward moves of
+    // its predecessors (at most one per epoch of the predecessor), spawns by forks.
     let mut per_node = vec![Count::Finite(0); n];
-    for target in 0..n {
-        if !from_start[target] {
+    let mut entries = vec![Count::Finite(0); n];
+    entries[start] = Count::Finite(1);
+    for (j, &k) in live.iter().enumerate() {
+        let t = edges.budgeted[k].target;
+        entries[t] = entries[t].add(fired[j]);
+    }
+    for &i in &order {
+        if !from_start[i] {
             continue;
         }
-        if unbounded[target] {
-            per_node[target] = Count::Unbounded;
-            continue;
+        let runs = entries[i];
+        per_node[i] = runs;
+        let moves = min(runs, epochs_of(i, &fired));
+        for &s in &edges.forward[i] {
+            entries[s] = entries[s].add(moves);
         }
-        let visits = visits_to(edges, &order, target);
-        let mut total = Count::Finite(visits[start]);
-        for (j, &k) in live.iter().enumerate() {
-            total = total.add(fired[j].mul(visits[edges.budgeted[k].target]));
+        for &s in &edges.spawn[i] {
+            entries[s] = entries[s].add(runs);
         }
-        per_node[target] = total;
+    }
+    for i in 0..n {
+        if from_start[i] && unbounded[i] {
+            per_node[i] = Count::Unbounded;
+        }
     }
     NodeCounts { per_node, cycles }
 }
 
-/// `visits[x]`: the most times one forward walk from `x` executes `target` (the walk takes one
-/// successor per node, but every fork target runs).
-fn visits_to(edges: &Edges, order: &[usize], target: usize) -> Vec<u64> {
-    let mut visits = vec![0u64; edges.len()];
-    for &x in order.iter().rev() {
-        let forward = edges.forward[x]
-            .iter()
-            .map(|&s| visits[s])
-            .max()
-            .unwrap_or(0);
-        let spawned = edges.spawn[x]
-            .iter()
-            .fold(0u64, |acc, &s| acc.saturating_add(visits[s]));
-        visits[x] = u64::from(x == target)
-            .saturating_add(forward)
-            .saturating_add(spawned);
+fn min(a: Count, b: Count) -> Count {
+    match (a, b) {
+        (Count::Finite(x), Count::Finite(y)) => Count::Finite(x.min(y)),
+        (Count::Unbounded, other) | (other, Count::Unbounded) => other,
     }
-    visits
 }
 
 /// A topological order of the nodes not marked `skip` (their forward edges form a DAG).
@@ -171,18 +167,6 @@ fn topological(edges: &Edges, skip: &[bool]) -> Vec<usize> {
         }
     }
     order
-}
-
-/// Nodes reachable from `from` through forward and spawn edges only (the DAG of the walks).
-fn reachable(edges: &Edges, from: &[usize]) -> Vec<bool> {
-    let mut seen = vec![false; edges.len()];
-    let mut stack: Vec<usize> = from.to_vec();
-    while let Some(i) = stack.pop() {
-        if !std::mem::replace(&mut seen[i], true) {
-            stack.extend(edges.successors(i).filter(|&s| !seen[s]));
-        }
-    }
-    seen
 }
 
 /// Marks every node reachable from `from` through forward, spawn and budgeted edges.

@@ -2,7 +2,7 @@
 //! transition target and fork target that is not budgeted) and *budgeted* edges (a `revise` or
 //! `onFailure retry` back-edge, or a rubric automatic back-track), each with its budget.
 
-use hensu_ir::{Node, TransitionRule, Workflow};
+use hensu_ir::{Node, RuleKind, ScoreCondition, TransitionRule, Workflow};
 
 use super::BoundsOptions;
 
@@ -55,7 +55,7 @@ impl Edges {
             if let Node::Fork(fork) = node {
                 edges.spawn[i].extend(fork.targets.iter().filter_map(|t| index(t)));
             }
-            if node.rubric().is_some() {
+            if node.rubric().is_some() && !score_rules_cover_every_score(node) {
                 // 60 ≤ score < 80: the node re-runs itself, at most RUBRIC_RERUN_LIMIT times.
                 edges.budgeted.push(BudgetedEdge {
                     owner: i,
@@ -123,4 +123,39 @@ impl Edges {
     pub fn successors(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
         self.forward[i].iter().chain(&self.spawn[i]).copied()
     }
+}
+
+/// Whether the node's `onScore` arms match every score: then a failed rubric never
+/// back-tracks by itself ("an explicit score rule that handles the score wins").
+pub fn score_rules_cover_every_score(node: &Node) -> bool {
+    let arms: Vec<&ScoreCondition> = node
+        .transition_rules()
+        .iter()
+        .filter(|r| r.trigger() == RuleKind::Score)
+        .filter_map(|r| match r.trigger_rule() {
+            TransitionRule::Score { conditions, .. } => Some(conditions.iter()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    if arms.is_empty() {
+        return false;
+    }
+    // Which arms match is constant between consecutive thresholds, so probing each threshold,
+    // each midpoint and a point beyond each end decides coverage.
+    let mut cuts: Vec<f64> = arms
+        .iter()
+        .flat_map(|c| [c.value, c.range.map(|r| r.start), c.range.map(|r| r.end)])
+        .flatten()
+        .filter(|v| v.is_finite())
+        .collect();
+    cuts.sort_by(f64::total_cmp);
+    cuts.dedup();
+    let mut probes = cuts.clone();
+    probes.extend(cuts.windows(2).map(|w| w[0] + (w[1] - w[0]) / 2.0));
+    if let (Some(first), Some(last)) = (cuts.first(), cuts.last()) {
+        probes.push(first - 1.0);
+        probes.push(last + 1.0);
+    }
+    probes.iter().all(|&p| arms.iter().any(|c| c.matches(p)))
 }

@@ -194,19 +194,39 @@ fn analyze_at<'a>(
             });
         entry.calls = entry.calls.add(n);
     };
+    // A run ends at its first end node: all end nodes together run at most once.
+    let mut ends = Count::Finite(0);
     for (i, node) in workflow.nodes.values().enumerate() {
-        let runs = counts.per_node[i];
+        let mut runs = counts.per_node[i];
+        if node.is_end() {
+            runs = if runs == Count::Finite(0) {
+                runs
+            } else {
+                Count::Finite(1)
+            };
+            ends = Count::Finite(1);
+        } else {
+            node_executions = node_executions.add(runs);
+        }
         per_node.insert(ids[i].clone(), runs);
-        node_executions = node_executions.add(runs);
         match node {
             Node::Standard(s) => {
                 if let Some(agent) = &s.agent_id {
-                    add_calls(&mut agent_calls, agent, runs.mul(per_call));
+                    // Corrections re-prompt only an answer that lacks expected JSON keys.
+                    let wants_json = !s.writes.is_empty()
+                        || s.rubric.is_some()
+                        || s.transition_rules
+                            .iter()
+                            .any(|r| !r.required_routing_vars().is_empty());
+                    let per = if wants_json { per_call } else { 1 };
+                    add_calls(&mut agent_calls, agent, runs.mul(per));
                 }
             }
             Node::Parallel(p) => {
                 for branch in &p.branches {
-                    add_calls(&mut agent_calls, &branch.agent_id, runs.mul(per_call));
+                    let wants_json = p.consensus_config.is_some() || !branch.yields.is_empty();
+                    let per = if wants_json { per_call } else { 1 };
+                    add_calls(&mut agent_calls, &branch.agent_id, runs.mul(per));
                 }
                 if let Some(c) = &p.consensus_config
                     && c.strategy == ConsensusStrategy::JudgeDecides
@@ -242,6 +262,7 @@ fn analyze_at<'a>(
             _ => {}
         }
     }
+    node_executions = node_executions.add(ends);
     let mut model_calls: BTreeMap<String, Count> = BTreeMap::new();
     for calls in agent_calls.values() {
         let e = model_calls

@@ -256,3 +256,90 @@ pub fn print_human(
     print!("{}", render_human(project, &all, &options));
     Ok(())
 }
+
+/// `run --max-cost`: whether the workflow's worst-case cost is within `limit` (prints why not).
+pub fn admit_run(path: &Path, workdir: &Path, limit: f64) -> anyhow::Result<bool> {
+    if !limit.is_finite() || limit < 0.0 {
+        anyhow::bail!("--max-cost must be a non-negative number");
+    }
+    let options = load_options(workdir)?;
+    let project = crate::project::load(&[path.to_path_buf()], Some(workdir))?;
+    let Some(main) = project.explicit_units().find_map(|u| u.workflow.as_ref()) else {
+        // The normal load reports why there is no workflow.
+        return Ok(true);
+    };
+    let workflows: BTreeMap<&str, &Workflow> = project
+        .units
+        .iter()
+        .filter_map(|u| u.workflow.as_ref())
+        .map(|w| (w.id.as_str(), w))
+        .collect();
+    let lookup = |id: &str| workflows.get(id).copied();
+    let b = bounds::analyze(main, &lookup, &options);
+    match check_max_cost(&b, &options, limit) {
+        Ok(cost) => {
+            eprintln!(
+                "worst-case cost {:.4} is within --max-cost {limit}",
+                bounds::round_cents(cost)
+            );
+            Ok(true)
+        }
+        Err(why) => {
+            eprintln!("error: refusing to start: {why}");
+            Ok(false)
+        }
+    }
+}
+
+/// Cancels the run once the measured spend (the token usage real providers report on each
+/// agent call, priced by `[pricing]`) reaches `limit`. Stub calls report no usage and cost
+/// nothing; a model without a price is not counted (the static check refuses such runs).
+struct SpendGuard {
+    pricing: BTreeMap<String, Price>,
+    limit: f64,
+    spent: std::sync::Mutex<f64>,
+    cancel: hensu_runtime::CancelToken,
+}
+
+impl hensu_runtime::ExecutionListener for SpendGuard {
+    fn on_event(&self, event: &hensu_runtime::Event<'_>) {
+        let hensu_runtime::Event::AgentCall {
+            model,
+            usage: Some(usage),
+            ..
+        } = event
+        else {
+            return;
+        };
+        let Some(price) = self.pricing.get(*model) else {
+            return;
+        };
+        let cost = (usage.input_tokens as f64 * price.input_per_mtok
+            + usage.output_tokens as f64 * price.output_per_mtok)
+            / 1_000_000.0;
+        let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+        *spent += cost;
+        if *spent >= self.limit && !self.cancel.is_cancelled() {
+            eprintln!(
+                "\nmeasured spend {:.4} reached --max-cost {}: cancelling the run",
+                *spent, self.limit
+            );
+            self.cancel.cancel();
+        }
+    }
+}
+
+/// The listener `run`/`resume --max-cost` add.
+pub fn spend_guard(
+    workdir: &Path,
+    limit: f64,
+    cancel: hensu_runtime::CancelToken,
+) -> anyhow::Result<std::sync::Arc<dyn hensu_runtime::ExecutionListener>> {
+    let options = load_options(workdir)?;
+    Ok(std::sync::Arc::new(SpendGuard {
+        pricing: options.pricing,
+        limit,
+        spent: std::sync::Mutex::new(0.0),
+        cancel,
+    }))
+}

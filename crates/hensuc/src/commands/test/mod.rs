@@ -143,7 +143,12 @@ pub fn execute(args: TestArgs) -> anyhow::Result<ExitCode> {
         });
     }
     if !diagnostics.is_empty() {
-        output::emit(&files, &diagnostics, DiagnosticFormat::Human, args.display.color);
+        output::emit(
+            &files,
+            &diagnostics,
+            DiagnosticFormat::Human,
+            args.display.color,
+        );
     }
 
     let results = run_all(loaded, &repository, &dir, args.update)?;
@@ -161,7 +166,10 @@ pub fn execute(args: TestArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn test_name(path: &Path) -> String {
-    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
     file.strip_suffix(".test.toml").unwrap_or(&file).to_string()
 }
 
@@ -183,8 +191,7 @@ fn run_all(
         set.spawn_on(
             async move {
                 let started = Instant::now();
-                let observed =
-                    run::run(&test.spec, &test.workflow, repository, &dir).await;
+                let observed = run::run(&test.spec, &test.workflow, repository, &dir).await;
                 (index, test, observed, started.elapsed())
             },
             runtime.handle(),

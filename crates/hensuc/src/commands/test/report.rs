@@ -33,7 +33,10 @@ pub fn human(results: &[TestResult], invalid: usize) -> String {
             let _ = writeln!(out, "     {f}");
         }
         if let Some(d) = &r.diff {
-            let _ = writeln!(out, "     trace differs from the snapshot (`--update` accepts it):");
+            let _ = writeln!(
+                out,
+                "     trace differs from the snapshot (`--update` accepts it):"
+            );
             for line in d.lines() {
                 let _ = writeln!(out, "       {line}");
             }
@@ -43,7 +46,11 @@ pub fn human(results: &[TestResult], invalid: usize) -> String {
     let failed = results.len() - passed + invalid;
     let _ = write!(out, "{passed} passed, {failed} failed");
     if invalid > 0 {
-        let _ = write!(out, " ({invalid} test file{} with errors)", if invalid == 1 { "" } else { "s" });
+        let _ = write!(
+            out,
+            " ({invalid} test file{} with errors)",
+            if invalid == 1 { "" } else { "s" }
+        );
     }
     out.push('\n');
     out
@@ -124,7 +131,10 @@ pub fn junit(results: &[TestResult]) -> String {
             body.push_str("\ntrace differs from the snapshot:\n");
             body.push_str(d);
         }
-        let first = r.failures.first().map_or("trace differs from the snapshot", String::as_str);
+        let first = r
+            .failures
+            .first()
+            .map_or("trace differs from the snapshot", String::as_str);
         let _ = writeln!(
             out,
             "      <failure message=\"{}\">{}</failure>",

@@ -122,7 +122,11 @@ pub async fn run(
                 Decision::Approve => ReviewDecision::Approve { edits },
                 Decision::Reject => ReviewDecision::Reject { reason },
                 Decision::Backtrack => ReviewDecision::Backtrack {
-                    target: r.target.as_ref().map(|t| t.get_ref().clone()).unwrap_or_default(),
+                    target: r
+                        .target
+                        .as_ref()
+                        .map(|t| t.get_ref().clone())
+                        .unwrap_or_default(),
                     edits,
                     reason,
                 },
@@ -152,7 +156,11 @@ pub async fn run(
         RunOutcome::Completed {
             exit_status,
             end_node,
-        } => (exit_status.as_str().to_string(), Some(end_node.clone()), None),
+        } => (
+            exit_status.as_str().to_string(),
+            Some(end_node.clone()),
+            None,
+        ),
         RunOutcome::Rejected { reason } => ("REJECTED".into(), None, Some(reason.clone())),
         RunOutcome::Paused => ("PAUSED".into(), None, None),
         RunOutcome::Failed(e) => ("FAILED".into(), None, Some(e.to_string())),
@@ -200,8 +208,8 @@ fn canonical_order(events: &mut [Value]) {
     let mut i = 0;
     while i < events.len() {
         let e = &events[i];
-        let concurrent = e["event"] == "node_started"
-            && matches!(e["kind"].as_str(), Some("FORK" | "PARALLEL"));
+        let concurrent =
+            e["event"] == "node_started" && matches!(e["kind"].as_str(), Some("FORK" | "PARALLEL"));
         if !concurrent {
             i += 1;
             continue;
@@ -252,7 +260,11 @@ pub fn trace(spec: &TestSpec, o: &Observed) -> String {
     }
     let _ = writeln!(out, "outputs:");
     for (k, v) in &o.context {
-        let _ = writeln!(out, "  {k} = {}", serde_json::to_string(v).unwrap_or_default());
+        let _ = writeln!(
+            out,
+            "  {k} = {}",
+            serde_json::to_string(v).unwrap_or_default()
+        );
     }
     let _ = writeln!(out, "events:");
     for e in &o.events {
@@ -271,7 +283,9 @@ pub fn failures(spec: &TestSpec, o: &Observed) -> Vec<String> {
         out.push(format!(
             "end: expected `{}`, got {}",
             end.get_ref(),
-            o.end.as_deref().map_or("no end node".to_string(), |s| format!("`{s}`"))
+            o.end
+                .as_deref()
+                .map_or("no end node".to_string(), |s| format!("`{s}`"))
         ));
     }
     if let Some(status) = &e.status
@@ -282,7 +296,11 @@ pub fn failures(spec: &TestSpec, o: &Observed) -> Vec<String> {
             .as_deref()
             .map(|m| format!(" ({m})"))
             .unwrap_or_default();
-        out.push(format!("status: expected {}, got {}{why}", status.get_ref(), o.status));
+        out.push(format!(
+            "status: expected {}, got {}{why}",
+            status.get_ref(),
+            o.status
+        ));
     }
     if let Some(path) = &e.path {
         let want: Vec<&str> = path.iter().map(|s| s.get_ref().as_str()).collect();
@@ -300,7 +318,10 @@ pub fn failures(spec: &TestSpec, o: &Observed) -> Vec<String> {
             if !it.any(|p| p == want.get_ref()) {
                 out.push(format!(
                     "path: expected the subsequence {} in {}",
-                    sub.iter().map(|s| s.get_ref().as_str()).collect::<Vec<_>>().join(" → "),
+                    sub.iter()
+                        .map(|s| s.get_ref().as_str())
+                        .collect::<Vec<_>>()
+                        .join(" → "),
                     o.path.join(" → ")
                 ));
                 break;
@@ -310,7 +331,10 @@ pub fn failures(spec: &TestSpec, o: &Observed) -> Vec<String> {
     for (node, &want) in &e.visits {
         let got = o.visits.get(node.get_ref()).copied().unwrap_or(0);
         if got != want {
-            out.push(format!("visits of `{}`: expected {want}, got {got}", node.get_ref()));
+            out.push(format!(
+                "visits of `{}`: expected {want}, got {got}",
+                node.get_ref()
+            ));
         }
     }
     if let Some(steps) = e.steps
@@ -340,7 +364,9 @@ pub fn failures(spec: &TestSpec, o: &Observed) -> Vec<String> {
         if let Some(c) = &want.contains
             && !text.contains(c.as_str())
         {
-            out.push(format!("output `{key}`: expected to contain {c:?}, got {text:?}"));
+            out.push(format!(
+                "output `{key}`: expected to contain {c:?}, got {text:?}"
+            ));
         }
         if let Some(re) = &want.matches
             && let Ok(r) = regex::Regex::new(re.get_ref())
@@ -354,9 +380,7 @@ pub fn failures(spec: &TestSpec, o: &Observed) -> Vec<String> {
     }
     let mut events = o.events.iter();
     for want in &e.events {
-        let found = events.any(|ev| {
-            want.iter().all(|(k, v)| ev.get(k) == Some(v))
-        });
+        let found = events.any(|ev| want.iter().all(|(k, v)| ev.get(k) == Some(v)));
         if !found {
             out.push(format!(
                 "events: no {} (in order after the previous expected event)",

@@ -110,7 +110,9 @@ pub struct OutputExpect {
     pub present: Option<bool>,
 }
 
-pub const STATUSES: [&str; 6] = ["SUCCESS", "FAILURE", "CANCEL", "REJECTED", "FAILED", "PAUSED"];
+pub const STATUSES: [&str; 6] = [
+    "SUCCESS", "FAILURE", "CANCEL", "REJECTED", "FAILED", "PAUSED",
+];
 
 fn span_of<T>(s: &Spanned<T>) -> Span {
     Span::from_range(s.span())
@@ -208,7 +210,12 @@ pub fn validate(
         }
     }
     let e = &spec.expect;
-    for n in e.end.iter().chain(e.path.iter().flatten()).chain(e.path_contains.iter().flatten()) {
+    for n in e
+        .end
+        .iter()
+        .chain(e.path.iter().flatten())
+        .chain(e.path_contains.iter().flatten())
+    {
         out.extend(unknown_node(n, "node", false));
     }
     for n in e.visits.keys() {
