@@ -109,6 +109,25 @@ pub fn count(edges: &Edges) -> NodeCounts {
 
     // Executions of n = entries into n: the start, firings that target n, forward moves of
     // its predecessors (at most one per epoch of the predecessor), spawns by forks.
+    // Nodes the main flow reaches (not only inside a fork target's sub-flow): only their moves
+    // into a join run it.
+    let main_flow = {
+        let mut seen = vec![false; n];
+        let mut stack = vec![start];
+        while let Some(i) = stack.pop() {
+            if !std::mem::replace(&mut seen[i], true) {
+                stack.extend(edges.forward[i].iter().copied());
+                stack.extend(
+                    edges
+                        .budgeted
+                        .iter()
+                        .filter(|e| e.owner == i)
+                        .map(|e| e.target),
+                );
+            }
+        }
+        seen
+    };
     let mut per_node = vec![Count::Finite(0); n];
     let mut entries = vec![Count::Finite(0); n];
     entries[start] = Count::Finite(1);
@@ -124,6 +143,9 @@ pub fn count(edges: &Edges) -> NodeCounts {
         per_node[i] = runs;
         let moves = min(runs, epochs_of(i, &fired));
         for &s in &edges.forward[i] {
+            if edges.join[s] && !main_flow[i] {
+                continue;
+            }
             entries[s] = entries[s].add(moves);
         }
         for &s in &edges.spawn[i] {

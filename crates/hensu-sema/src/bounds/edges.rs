@@ -28,6 +28,9 @@ pub struct Edges {
     pub spawn: Vec<Vec<usize>>,
     pub budgeted: Vec<BudgetedEdge>,
     pub start: Option<usize>,
+    /// Join nodes: a fork target's sub-flow stops at its join, which then runs once in the
+    /// main flow.
+    pub join: Vec<bool>,
 }
 
 impl Edges {
@@ -39,6 +42,11 @@ impl Edges {
             spawn: vec![Vec::new(); n],
             budgeted: Vec::new(),
             start: index(&workflow.start_node),
+            join: workflow
+                .nodes
+                .values()
+                .map(|n| matches!(n, Node::Join(_)))
+                .collect(),
         };
         let rubric_targets: Vec<usize> = workflow
             .nodes
