@@ -30,7 +30,8 @@ pub const DEFAULT_MAX_TOKENS: u64 = 4096;
 pub const DEFAULT_INPUT_TOKENS_PER_CALL: u64 = 4000;
 
 /// A count that may be unbounded (a cycle without a budget; only `maxSteps` stops it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Ordered: every finite count is below `Unbounded`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Count {
     Finite(u64),
     Unbounded,

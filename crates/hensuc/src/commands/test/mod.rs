@@ -109,6 +109,7 @@ pub fn execute(args: TestArgs) -> anyhow::Result<ExitCode> {
 
     let mut files = Files::new();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    let mut invalid_files = 0;
     let mut loaded = Vec::new();
     for path in paths {
         let name = test_name(&path);
@@ -124,12 +125,14 @@ pub fn execute(args: TestArgs) -> anyhow::Result<ExitCode> {
             Ok(spec) => spec,
             Err(d) => {
                 diagnostics.push(d);
+                invalid_files += 1;
                 continue;
             }
         };
         let problems = spec::validate(&spec, &workflows, file);
         if !problems.is_empty() {
             diagnostics.extend(problems);
+            invalid_files += 1;
             continue;
         }
         let Some(workflow) = spec::find_workflow(&spec, &workflows).cloned() else {
@@ -152,10 +155,10 @@ pub fn execute(args: TestArgs) -> anyhow::Result<ExitCode> {
     }
 
     let results = run_all(loaded, &repository, &dir, args.update)?;
-    let failed = results.iter().filter(|r| !r.passed()).count() + diagnostics.len();
+    let failed = results.iter().filter(|r| !r.passed()).count() + invalid_files;
     match args.format {
-        TestFormat::Human => print!("{}", report::human(&results, diagnostics.len())),
-        TestFormat::Json => println!("{}", report::json(&results, diagnostics.len())),
+        TestFormat::Human => print!("{}", report::human(&results, invalid_files)),
+        TestFormat::Json => println!("{}", report::json(&results, invalid_files)),
         TestFormat::Junit => print!("{}", report::junit(&results)),
     }
     Ok(ExitCode::from(if failed > 0 {
