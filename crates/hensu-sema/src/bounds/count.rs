@@ -30,7 +30,7 @@ pub struct NodeCounts {
 }
 
 pub fn count(edges: &Edges) -> NodeCounts {
-    let n = edges.len();
+    let n = edges.node_count();
     let Some(start) = edges.start else {
         return NodeCounts {
             per_node: vec![Count::Finite(0); n],
@@ -100,11 +100,11 @@ pub fn count(edges: &Edges) -> NodeCounts {
                 let e = &edges.budgeted[k];
                 pos(e.target) <= pos(o) && pos(o) < pos(e.owner)
             })
-            .fold(Count::Finite(1), |acc, (j, _)| acc.add(fired[j]))
+            .fold(Count::Finite(1), |acc, (j, _)| acc.plus(fired[j]))
     };
     for &j in &by_owner_desc {
         let e = &edges.budgeted[live[j]];
-        fired[j] = epochs_of(e.owner, &fired).mul(e.budget);
+        fired[j] = epochs_of(e.owner, &fired).scaled(e.budget);
     }
 
     // Executions of n = entries into n: the start, firings that target n, forward moves of
@@ -133,7 +133,7 @@ pub fn count(edges: &Edges) -> NodeCounts {
     entries[start] = Count::Finite(1);
     for (j, &k) in live.iter().enumerate() {
         let t = edges.budgeted[k].target;
-        entries[t] = entries[t].add(fired[j]);
+        entries[t] = entries[t].plus(fired[j]);
     }
     for &i in &order {
         if !from_start[i] {
@@ -146,10 +146,10 @@ pub fn count(edges: &Edges) -> NodeCounts {
             if edges.join[s] && !main_flow[i] {
                 continue;
             }
-            entries[s] = entries[s].add(moves);
+            entries[s] = entries[s].plus(moves);
         }
         for &s in &edges.spawn[i] {
-            entries[s] = entries[s].add(runs);
+            entries[s] = entries[s].plus(runs);
         }
     }
     for i in 0..n {
@@ -169,7 +169,7 @@ fn min(a: Count, b: Count) -> Count {
 
 /// A topological order of the nodes not marked `skip` (their forward edges form a DAG).
 fn topological(edges: &Edges, skip: &[bool]) -> Vec<usize> {
-    let n = edges.len();
+    let n = edges.node_count();
     let mut indegree = vec![0usize; n];
     for i in (0..n).filter(|&i| !skip[i]) {
         for s in edges.successors(i).filter(|&s| !skip[s]) {
@@ -193,7 +193,7 @@ fn topological(edges: &Edges, skip: &[bool]) -> Vec<usize> {
 
 /// Marks every node reachable from `from` through forward, spawn and budgeted edges.
 fn mark_reachable(edges: &Edges, from: &[usize], seen: &mut [bool]) {
-    let mut budgeted: Vec<Vec<usize>> = vec![Vec::new(); edges.len()];
+    let mut budgeted: Vec<Vec<usize>> = vec![Vec::new(); edges.node_count()];
     for e in &edges.budgeted {
         budgeted[e.owner].push(e.target);
     }

@@ -123,7 +123,7 @@ impl Edges {
         }
     }
 
-    pub fn len(&self) -> usize {
+    pub fn node_count(&self) -> usize {
         self.forward.len()
     }
 

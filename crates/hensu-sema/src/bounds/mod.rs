@@ -38,14 +38,14 @@ pub enum Count {
 }
 
 impl Count {
-    pub fn add(self, other: Count) -> Count {
+    pub fn plus(self, other: Count) -> Count {
         match (self, other) {
             (Count::Finite(a), Count::Finite(b)) => Count::Finite(a.saturating_add(b)),
             _ => Count::Unbounded,
         }
     }
 
-    pub fn mul(self, k: u64) -> Count {
+    pub fn scaled(self, k: u64) -> Count {
         match self {
             Count::Finite(a) => Count::Finite(a.saturating_mul(k)),
             Count::Unbounded if k == 0 => Count::Finite(0),
@@ -55,7 +55,7 @@ impl Count {
 
     pub fn times(self, other: Count) -> Count {
         match other {
-            Count::Finite(k) => self.mul(k),
+            Count::Finite(k) => self.scaled(k),
             Count::Unbounded if self == Count::Finite(0) => Count::Finite(0),
             Count::Unbounded => Count::Unbounded,
         }
@@ -193,7 +193,7 @@ fn analyze_at<'a>(
                     .unwrap_or(options.default_max_tokens),
                 calls: Count::Finite(0),
             });
-        entry.calls = entry.calls.add(n);
+        entry.calls = entry.calls.plus(n);
     };
     // A run ends at its first end node: all end nodes together run at most once.
     let mut ends = Count::Finite(0);
@@ -207,7 +207,7 @@ fn analyze_at<'a>(
             };
             ends = Count::Finite(1);
         } else {
-            node_executions = node_executions.add(runs);
+            node_executions = node_executions.plus(runs);
         }
         per_node.insert(ids[i].clone(), runs);
         match node {
@@ -220,20 +220,20 @@ fn analyze_at<'a>(
                             .iter()
                             .any(|r| !r.required_routing_vars().is_empty());
                     let per = if wants_json { per_call } else { 1 };
-                    add_calls(&mut agent_calls, agent, runs.mul(per));
+                    add_calls(&mut agent_calls, agent, runs.scaled(per));
                 }
             }
             Node::Parallel(p) => {
                 for branch in &p.branches {
                     let wants_json = p.consensus_config.is_some() || !branch.yields.is_empty();
                     let per = if wants_json { per_call } else { 1 };
-                    add_calls(&mut agent_calls, &branch.agent_id, runs.mul(per));
+                    add_calls(&mut agent_calls, &branch.agent_id, runs.scaled(per));
                 }
                 if let Some(c) = &p.consensus_config
                     && c.strategy == ConsensusStrategy::JudgeDecides
                     && let Some(judge) = &c.judge_agent_id
                 {
-                    add_calls(&mut agent_calls, judge, runs.mul(per_call));
+                    add_calls(&mut agent_calls, judge, runs.scaled(per_call));
                 }
             }
             Node::SubWorkflow(sub) if runs != Count::Finite(0) => {
@@ -246,7 +246,7 @@ fn analyze_at<'a>(
                     continue;
                 };
                 let inner = analyze_at(child, lookup, options, depth + 1, missing);
-                node_executions = node_executions.add(inner.node_executions.times(runs));
+                node_executions = node_executions.plus(inner.node_executions.times(runs));
                 for (agent, calls) in inner.agent_calls {
                     let key = if agent.contains('/') {
                         agent
@@ -257,19 +257,19 @@ fn analyze_at<'a>(
                         calls: Count::Finite(0),
                         ..calls.clone()
                     });
-                    entry.calls = entry.calls.add(calls.calls.times(runs));
+                    entry.calls = entry.calls.plus(calls.calls.times(runs));
                 }
             }
             _ => {}
         }
     }
-    node_executions = node_executions.add(ends);
+    node_executions = node_executions.plus(ends);
     let mut model_calls: BTreeMap<String, Count> = BTreeMap::new();
     for calls in agent_calls.values() {
         let e = model_calls
             .entry(calls.model.clone())
             .or_insert(Count::Finite(0));
-        *e = e.add(calls.calls);
+        *e = e.plus(calls.calls);
     }
     let unbounded_cycles = counts
         .cycles

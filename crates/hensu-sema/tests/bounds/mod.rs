@@ -7,6 +7,8 @@
 //! score/approval/condition routing, consensus votes: one structured-output correction by
 //! default), runs × 1 otherwise.
 
+#![allow(clippy::unwrap_used, clippy::panic)] // test code: a failed unwrap is a failed test
+
 use std::collections::BTreeMap;
 
 use hensu_ir::Workflow;

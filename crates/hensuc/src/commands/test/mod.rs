@@ -124,7 +124,7 @@ pub fn execute(args: TestArgs) -> anyhow::Result<ExitCode> {
         let spec = match spec::parse(&text, file) {
             Ok(spec) => spec,
             Err(d) => {
-                diagnostics.push(d);
+                diagnostics.push(*d);
                 invalid_files += 1;
                 continue;
             }

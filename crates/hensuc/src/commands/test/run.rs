@@ -357,7 +357,7 @@ pub fn failures(spec: &TestSpec, o: &Observed) -> Vec<String> {
         let text = hensu_runtime::render(got);
         if let Some(eq) = &want.equals
             && eq != got
-            && !(eq.as_str() == Some(text.as_ref()))
+            && eq.as_str() != Some(text.as_ref())
         {
             out.push(format!("output `{key}`: expected {eq}, got {got}"));
         }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use hensu_diagnostics::{Diagnostic, FileId, Span, codes};
+use hensu_diagnostics::{Applicability, Diagnostic, FileId, Span, codes};
 use hensu_ir::Workflow;
 use serde::Deserialize;
 use toml::Spanned;
@@ -114,17 +114,30 @@ pub const STATUSES: [&str; 6] = [
     "SUCCESS", "FAILURE", "CANCEL", "REJECTED", "FAILED", "PAUSED",
 ];
 
+/// The did-you-mean help plus the structured fix (the span covers the quoted string).
+fn suggest(d: Diagnostic, span: Span, name: &str) -> Diagnostic {
+    d.with_help(format!("did you mean `{name}`?"))
+        .with_suggestion(
+            span,
+            format!("\"{name}\""),
+            format!("replace with `{name}`"),
+            Applicability::MaybeIncorrect,
+        )
+}
+
 fn span_of<T>(s: &Spanned<T>) -> Span {
     Span::from_range(s.span())
 }
 
 /// Parses a test file; a syntax or shape error is E0904 at its span.
-pub fn parse(text: &str, file: FileId) -> Result<TestSpec, Diagnostic> {
+pub fn parse(text: &str, file: FileId) -> Result<TestSpec, Box<Diagnostic>> {
     toml::from_str::<TestSpec>(text).map_err(|e| {
         let span = e.span().map_or(Span::new(0, 0), Span::from_range);
-        Diagnostic::new(codes::E0904, "invalid test file", span, e.message().trim())
-            .in_file(file)
-            .with_help("see docs/testing.md for the test file format")
+        Box::new(
+            Diagnostic::new(codes::E0904, "invalid test file", span, e.message().trim())
+                .in_file(file)
+                .with_help("see docs/testing.md for the test file format"),
+        )
     })
 }
 
@@ -163,7 +176,7 @@ pub fn validate(
         .in_file(file);
         let candidates = workflows.iter().map(|(_, w)| w.id.as_str());
         if let Some(s) = hensu_sema::did_you_mean(name, candidates) {
-            d = d.with_help(format!("did you mean `{s}`?"));
+            d = suggest(d, span_of(&spec.workflow), s);
         }
         out.push(d);
         return out;
@@ -185,7 +198,7 @@ pub fn validate(
             candidates.extend(wf.agents.keys().map(String::as_str));
         }
         if let Some(s) = hensu_sema::did_you_mean(n, candidates) {
-            d = d.with_help(format!("did you mean `{s}`?"));
+            d = suggest(d, span_of(name), s);
         }
         Some(d)
     };
