@@ -215,11 +215,6 @@ pub fn check_max_cost(
     }
 }
 
-/// Counts, for tests: a count's finite value.
-pub fn finite(c: Count) -> Option<u64> {
-    c.finite()
-}
-
 fn options_for(args: &crate::commands::check::CheckArgs) -> anyhow::Result<BoundsOptions> {
     let dir = match (&args.project.dir, args.paths.first()) {
         (Some(d), _) => d.clone(),
