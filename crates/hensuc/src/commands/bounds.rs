@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use hensu_ir::Workflow;
-use hensu_sema::bounds::{self, BoundsOptions, CostBound, Count, Price, WorkflowBounds};
+use hensu_sema::bounds::{self, BoundsOptions, CostBound, Price, WorkflowBounds};
 use serde_json::Value;
 
 use crate::project::Project;
