@@ -363,6 +363,16 @@ static CODES: &[CodeInfo] = &[
         "file too large",
         include_str!("../../../docs/diagnostics/E0903.md"),
     ),
+    e(
+        "E0904",
+        "invalid test file",
+        include_str!("../../../docs/diagnostics/E0904.md"),
+    ),
+    e(
+        "E0905",
+        "test names an unknown workflow or node",
+        include_str!("../../../docs/diagnostics/E0905.md"),
+    ),
     // warnings: W00xx
     w(
         "W0001",

@@ -6,6 +6,7 @@
 //! * [`lower()`] / [`lower_source`]: syntax tree → [`hensu_ir::Workflow`] + [`origins::Origins`].
 //! * [`files`]: the file trait, path jail check and an in-memory provider.
 
+pub mod bounds;
 pub mod check;
 pub mod files;
 pub mod json_origins;

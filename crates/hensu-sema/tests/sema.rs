@@ -1,4 +1,5 @@
 //! The single integration-test binary of hensu-sema.
 
+mod bounds;
 mod check;
 mod lower;

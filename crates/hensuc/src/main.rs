@@ -46,6 +46,8 @@ enum Command {
     Cancel(commands::cancel::ControlArgs),
     /// Pause a running run after its current node (continue with `resume`).
     Pause(commands::cancel::ControlArgs),
+    /// Run the workflow tests `tests/*.test.toml` (stub agents, scripted reviews, snapshots).
+    Test(commands::test::TestArgs),
 }
 
 fn main() -> ExitCode {
@@ -78,6 +80,7 @@ fn main() -> ExitCode {
         Command::Resume(args) => commands::resume::execute(args),
         Command::Cancel(args) => commands::cancel::cancel(args),
         Command::Pause(args) => commands::cancel::pause(args),
+        Command::Test(args) => commands::test::execute(args),
     };
     match result {
         Ok(code) => code,

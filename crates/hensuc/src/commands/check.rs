@@ -24,6 +24,11 @@ pub struct CheckArgs {
     /// Treat warnings as errors (exit 1 when there is any).
     #[arg(long)]
     pub deny_warnings: bool,
+    /// Also print each workflow's static worst-case bound (node executions, agent calls per
+    /// agent and model, cost with `[pricing]` in hensu.toml; docs/bounds.md). With
+    /// `--format json` it is the report's `bounds` section.
+    #[arg(long)]
+    pub bounds: bool,
 }
 
 pub fn execute(args: CheckArgs) -> anyhow::Result<ExitCode> {
@@ -31,12 +36,19 @@ pub fn execute(args: CheckArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("nothing to check: give workflow files or `-d DIR`");
     }
     let project = project::load(&args.paths, args.project.dir.as_deref())?;
-    output::emit(
-        &project.files,
-        &project.diagnostics,
-        args.format,
-        args.display.color,
-    );
+    if args.bounds && args.format == DiagnosticFormat::Json {
+        crate::commands::bounds::emit_json_with_bounds(&project, &args)?;
+    } else {
+        output::emit(
+            &project.files,
+            &project.diagnostics,
+            args.format,
+            args.display.color,
+        );
+    }
+    if args.bounds && args.format == DiagnosticFormat::Human {
+        crate::commands::bounds::print_human(&project, &args)?;
+    }
     let failed = project.error_count() > 0 || (args.deny_warnings && project.warning_count() > 0);
     if args.format == DiagnosticFormat::Human && !failed {
         let n = project.units.len();

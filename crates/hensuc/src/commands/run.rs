@@ -71,6 +71,11 @@ pub struct RunSettings {
     /// `HENSU_STUB_ENABLED=true`). On resume, also when the run was started with it.
     #[arg(long)]
     pub stub: bool,
+    /// `run`: refuse to start when the static worst-case cost (docs/bounds.md; prices from
+    /// `[pricing."model"]` in hensu.toml) exceeds AMOUNT. `run` and `resume`: cancel the run
+    /// once the measured spend of real model calls reaches it.
+    #[arg(long, value_name = "AMOUNT")]
+    pub max_cost: Option<f64>,
 }
 
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -80,6 +85,11 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     else {
         return Ok(ExitCode::from(exit::FAILURE));
     };
+    if let Some(limit) = args.settings.max_cost
+        && !crate::commands::bounds::admit_run(&args.workflow, &workdir, limit)?
+    {
+        return Ok(ExitCode::from(exit::FAILURE));
+    }
     let events_file = match &args.settings.events {
         Some(p) => Some(
             std::fs::File::create(p)
@@ -251,6 +261,13 @@ pub(crate) fn run_workflow(
         built.redactor.clone(),
     ));
     let mut listeners: Vec<Arc<dyn ExecutionListener>> = vec![progress.clone()];
+    if let Some(limit) = args.settings.max_cost {
+        listeners.push(crate::commands::bounds::spend_guard(
+            workdir,
+            limit,
+            cancel.clone(),
+        )?);
+    }
     if let Some(f) = events_file {
         listeners.push(Arc::new(hensu_providers::RedactingJsonlListener::new(
             built.redactor.clone(),

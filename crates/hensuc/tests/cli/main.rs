@@ -3,6 +3,7 @@
 //! `HENSU_*` or `EDITOR` never changes what a test sees.
 #![allow(clippy::unwrap_used, clippy::panic)] // test code: a failed unwrap is a failed test
 
+mod bounds;
 mod build;
 mod check;
 #[cfg(unix)]
@@ -17,6 +18,7 @@ mod process;
 mod review;
 mod run;
 mod security;
+mod workflow_tests;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -1,0 +1,260 @@
+//! `hensuc test [PATTERN] [-d DIR] [--format human|json|junit] [--update]`: runs the workflow
+//! tests `DIR/tests/*.test.toml` (docs/testing.md) in parallel with stub agents and scripted
+//! reviews, checks their expectations and their trace snapshot `tests/snapshots/<name>.trace`.
+//! Exit code: 0 when every test passes, 1 otherwise (or when a test file has errors).
+
+mod report;
+mod run;
+pub mod spec;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use hensu_diagnostics::{Diagnostic, Files};
+use hensu_ir::Workflow;
+
+use crate::args::ColorFlag;
+use crate::exit;
+use crate::output::{self, DiagnosticFormat};
+use crate::project;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum TestFormat {
+    #[default]
+    Human,
+    Json,
+    Junit,
+}
+
+#[derive(Args, Debug)]
+pub struct TestArgs {
+    /// Run only the tests whose name contains PATTERN.
+    pub pattern: Option<String>,
+    /// Project directory (`workflows/`, `stubs/`, `tests/`); the current directory by default.
+    #[arg(short = 'd', long = "dir", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = TestFormat::Human)]
+    pub format: TestFormat,
+    /// Write each test's observed trace to `tests/snapshots/<name>.trace` instead of comparing.
+    #[arg(long)]
+    pub update: bool,
+    #[command(flatten)]
+    pub display: ColorFlag,
+}
+
+/// The result of one test.
+pub struct TestResult {
+    pub name: String,
+    pub file: PathBuf,
+    pub duration: Duration,
+    /// Empty when the test passed.
+    pub failures: Vec<String>,
+    /// A snapshot diff, when the trace changed.
+    pub diff: Option<String>,
+    /// `--update` wrote the snapshot.
+    pub updated: bool,
+}
+
+impl TestResult {
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty() && self.diff.is_none()
+    }
+}
+
+struct Loaded {
+    name: String,
+    path: PathBuf,
+    spec: spec::TestSpec,
+    workflow: Workflow,
+}
+
+pub fn execute(args: TestArgs) -> anyhow::Result<ExitCode> {
+    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let tests_dir = dir.join("tests");
+    let mut paths: Vec<PathBuf> = match std::fs::read_dir(&tests_dir) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.to_string_lossy().ends_with(".test.toml"))
+            .collect(),
+        Err(e) => anyhow::bail!("cannot read `{}`: {e}", tests_dir.display()),
+    };
+    paths.sort();
+    let project = project::load(&[], Some(&dir))?;
+    if project.error_count() > 0 {
+        output::emit(
+            &project.files,
+            &project.diagnostics,
+            DiagnosticFormat::Human,
+            args.display.color,
+        );
+        eprintln!("error: the project's workflows have errors; no test was run");
+        return Ok(ExitCode::from(exit::FAILURE));
+    }
+    let workflows: Vec<(String, Workflow)> = project
+        .units
+        .iter()
+        .filter_map(|u| {
+            let name = u.path.file_name()?.to_string_lossy().into_owned();
+            Some((name, u.workflow.clone()?))
+        })
+        .collect();
+    let mut repository = hensu_runtime::MapRepository::new();
+    for (_, wf) in &workflows {
+        repository.insert(wf.clone());
+    }
+
+    let mut files = Files::new();
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    let mut invalid_files = 0;
+    let mut loaded = Vec::new();
+    for path in paths {
+        let name = test_name(&path);
+        if let Some(p) = &args.pattern
+            && !name.contains(p.as_str())
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| anyhow::anyhow!("cannot read `{}`: {e}", path.display()))?;
+        let file = files.add(path.display().to_string(), text.clone());
+        let spec = match spec::parse(&text, file) {
+            Ok(spec) => spec,
+            Err(d) => {
+                diagnostics.push(*d);
+                invalid_files += 1;
+                continue;
+            }
+        };
+        let problems = spec::validate(&spec, &workflows, file);
+        if !problems.is_empty() {
+            diagnostics.extend(problems);
+            invalid_files += 1;
+            continue;
+        }
+        let Some(workflow) = spec::find_workflow(&spec, &workflows).cloned() else {
+            continue;
+        };
+        loaded.push(Loaded {
+            name,
+            path,
+            spec,
+            workflow,
+        });
+    }
+    if !diagnostics.is_empty() {
+        output::emit(
+            &files,
+            &diagnostics,
+            DiagnosticFormat::Human,
+            args.display.color,
+        );
+    }
+
+    let results = run_all(loaded, &repository, &dir, args.update)?;
+    let failed = results.iter().filter(|r| !r.passed()).count() + invalid_files;
+    match args.format {
+        TestFormat::Human => print!("{}", report::human(&results, invalid_files)),
+        TestFormat::Json => println!("{}", report::json(&results, invalid_files)),
+        TestFormat::Junit => print!("{}", report::junit(&results)),
+    }
+    Ok(ExitCode::from(if failed > 0 {
+        exit::FAILURE
+    } else {
+        exit::SUCCESS
+    }))
+}
+
+fn test_name(path: &Path) -> String {
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    file.strip_suffix(".test.toml").unwrap_or(&file).to_string()
+}
+
+/// Runs every test concurrently on one runtime (the engine is async; stub runs do no waiting
+/// but shell actions do), then compares or writes the snapshots.
+fn run_all(
+    loaded: Vec<Loaded>,
+    repository: &hensu_runtime::MapRepository,
+    dir: &Path,
+    update: bool,
+) -> anyhow::Result<Vec<TestResult>> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let mut set = tokio::task::JoinSet::new();
+    for (index, test) in loaded.into_iter().enumerate() {
+        let repository = repository.clone();
+        let dir = dir.to_path_buf();
+        set.spawn_on(
+            async move {
+                let started = Instant::now();
+                let observed = run::run(&test.spec, &test.workflow, repository, &dir).await;
+                (index, test, observed, started.elapsed())
+            },
+            runtime.handle(),
+        );
+    }
+    let mut done = runtime.block_on(async {
+        let mut done = Vec::new();
+        while let Some(joined) = set.join_next().await {
+            done.push(joined);
+        }
+        done
+    });
+    let mut results = Vec::new();
+    done.sort_by_key(|d| d.as_ref().map_or(usize::MAX, |(i, ..)| *i));
+    for joined in done {
+        let (_, test, observed, duration) =
+            joined.map_err(|e| anyhow::anyhow!("a test task failed: {e}"))?;
+        let mut result = TestResult {
+            name: test.name.clone(),
+            file: test.path.clone(),
+            duration,
+            failures: Vec::new(),
+            diff: None,
+            updated: false,
+        };
+        match observed {
+            Err(e) => result.failures.push(format!("could not run: {e}")),
+            Ok(o) => {
+                result.failures = run::failures(&test.spec, &o);
+                if test.spec.snapshot {
+                    let trace = run::trace(&test.spec, &o);
+                    let snap = dir
+                        .join("tests")
+                        .join("snapshots")
+                        .join(format!("{}.trace", test.name));
+                    if update {
+                        write_atomic(&snap, &trace)?;
+                        result.updated = true;
+                    } else {
+                        match std::fs::read_to_string(&snap) {
+                            Ok(old) if old == trace => {}
+                            Ok(old) => result.diff = Some(report::diff(&old, &trace)),
+                            Err(_) => result.failures.push(format!(
+                                "no snapshot `{}`: run `hensuc test --update` to write it",
+                                snap.display()
+                            )),
+                        }
+                    }
+                }
+            }
+        }
+        results.push(result);
+    }
+    Ok(results)
+}
+
+fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    crate::atomic_write::write_atomically(path, text.as_bytes())
+        .map_err(|e| anyhow::anyhow!("cannot write `{}`: {e}", path.display()))
+}

@@ -1,0 +1,393 @@
+//! Runs one test through the engine: stub agents (inline outputs registered before the stub
+//! files), a review handler that replays the scripted decisions, and a listener that keeps the
+//! events; then checks the expectations and builds the trace (docs/testing.md).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use hensu_host::{CommandRegistry, FsStubFiles};
+use hensu_ir::Workflow;
+use hensu_runtime::{
+    CancelToken, Context, Engine, Event, ExecutionListener, MapRepository, ReviewDecision,
+    ReviewHandler, ReviewOutcome, ReviewRequest, RunOutcome, StubProvider,
+};
+use serde_json::Value;
+
+use super::spec::{Decision, TestSpec};
+
+/// Replays `[[reviews]]`: the entry for this node and visit, else the entry for this node
+/// without a visit, else approve. Every decision is logged for the trace.
+struct ScriptedReview {
+    script: Vec<(String, Option<u32>, ReviewDecision)>,
+    visits: Mutex<BTreeMap<String, u32>>,
+    log: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl ReviewHandler for ScriptedReview {
+    async fn request_review(&self, request: ReviewRequest<'_>) -> ReviewOutcome {
+        let visit = {
+            let mut visits = self.visits.lock().unwrap_or_else(|e| e.into_inner());
+            let v = visits.entry(request.node_id.to_string()).or_insert(0);
+            *v += 1;
+            *v
+        };
+        let find = |want: Option<u32>| {
+            self.script
+                .iter()
+                .find(|(node, v, _)| node == request.node_id && *v == want)
+                .map(|(_, _, d)| d.clone())
+        };
+        let decision = find(Some(visit))
+            .or_else(|| find(None))
+            .unwrap_or(ReviewDecision::Approve { edits: None });
+        let shown = match &decision {
+            ReviewDecision::Approve { .. } => "approve".to_string(),
+            ReviewDecision::Reject { reason } => format!("reject ({reason})"),
+            ReviewDecision::Backtrack { target, reason, .. } => {
+                format!("backtrack to {target} ({reason})")
+            }
+        };
+        self.log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(format!("{}#{visit}: {shown}", request.node_id));
+        ReviewOutcome::Decided(decision)
+    }
+}
+
+/// Keeps every event as JSON, without what changes from run to run.
+#[derive(Default)]
+struct EventLog(Mutex<Vec<Value>>);
+
+/// Fields left out of the trace: times, ids, and prompt/response text (outputs are in
+/// `node_completed`).
+const VOLATILE: [&str; 5] = ["duration_us", "execution_id", "at_ms", "prompt", "response"];
+
+impl ExecutionListener for EventLog {
+    fn on_event(&self, event: &Event<'_>) {
+        let mut v = event.to_json();
+        if let Some(obj) = v.as_object_mut() {
+            for k in VOLATILE {
+                obj.remove(k);
+            }
+        }
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(v);
+    }
+}
+
+/// What a test run observed.
+pub struct Observed {
+    pub status: String,
+    pub end: Option<String>,
+    pub path: Vec<String>,
+    pub steps: u64,
+    pub visits: BTreeMap<String, u64>,
+    pub context: Context,
+    pub reviews: Vec<String>,
+    pub backtracks: Vec<String>,
+    pub events: Vec<Value>,
+    pub outcome_message: Option<String>,
+}
+
+fn to_context(map: &BTreeMap<String, Value>) -> Context {
+    map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+/// Runs `workflow` as the test describes.
+pub async fn run(
+    spec: &TestSpec,
+    workflow: &Workflow,
+    repository: MapRepository,
+    dir: &Path,
+) -> anyhow::Result<Observed> {
+    let scenario = spec.scenario.clone();
+    let stubs = StubProvider::new(
+        Some(Box::new(FsStubFiles::new(dir.join("stubs")))),
+        scenario.clone(),
+    );
+    let active = scenario.as_deref().unwrap_or("default");
+    for (id, text) in &spec.stubs {
+        stubs.registry().register(active, id.get_ref(), text);
+    }
+    let script = spec
+        .reviews
+        .iter()
+        .map(|r| {
+            let reason = r.feedback.clone().unwrap_or_default();
+            let edits = r.edits.as_ref().map(to_context);
+            let decision = match r.decision {
+                Decision::Approve => ReviewDecision::Approve { edits },
+                Decision::Reject => ReviewDecision::Reject { reason },
+                Decision::Backtrack => ReviewDecision::Backtrack {
+                    target: r
+                        .target
+                        .as_ref()
+                        .map(|t| t.get_ref().clone())
+                        .unwrap_or_default(),
+                    edits,
+                    reason,
+                },
+            };
+            (r.node.get_ref().clone(), r.visit, decision)
+        })
+        .collect();
+    let review = Arc::new(ScriptedReview {
+        script,
+        visits: Mutex::default(),
+        log: Mutex::default(),
+    });
+    let events = Arc::new(EventLog::default());
+    let engine = Engine::builder()
+        .provider(Arc::new(stubs))
+        .action_handlers(hensu_host::action_handlers(None))
+        .generic_handlers(hensu_host::generic_handlers())
+        .commands(CommandRegistry::load(dir).map_err(|e| anyhow::anyhow!(e))?)
+        .workflows(Arc::new(repository))
+        .review_handler(review.clone())
+        .listener(events.clone())
+        .build();
+    let result = engine
+        .run(workflow, to_context(&spec.context), &CancelToken::new())
+        .await;
+    let (status, end, message) = match &result.outcome {
+        RunOutcome::Completed {
+            exit_status,
+            end_node,
+        } => (
+            exit_status.as_str().to_string(),
+            Some(end_node.clone()),
+            None,
+        ),
+        RunOutcome::Rejected { reason } => ("REJECTED".into(), None, Some(reason.clone())),
+        RunOutcome::Paused => ("PAUSED".into(), None, None),
+        RunOutcome::Failed(e) => ("FAILED".into(), None, Some(e.to_string())),
+    };
+    let mut path: Vec<String> = result.state.path().iter().map(|s| s.to_string()).collect();
+    if let Some(e) = &end {
+        path.push(e.clone());
+    }
+    let mut events = std::mem::take(&mut *events.0.lock().unwrap_or_else(|e| e.into_inner()));
+    canonical_order(&mut events);
+    let mut visits: BTreeMap<String, u64> = BTreeMap::new();
+    for e in &events {
+        if e["event"] == "node_started"
+            && let Some(id) = e["node_id"].as_str()
+        {
+            *visits.entry(id.to_string()).or_default() += 1;
+        }
+    }
+    let backtracks = result
+        .state
+        .backtracks
+        .iter()
+        .map(|b| format!("{} → {} {:?} ({})", b.from, b.to, b.kind, b.reason))
+        .collect();
+    let reviews = std::mem::take(&mut *review.log.lock().unwrap_or_else(|e| e.into_inner()));
+    Ok(Observed {
+        status,
+        end,
+        path,
+        steps: result.state.steps,
+        visits,
+        context: result.state.context.clone(),
+        reviews,
+        backtracks,
+        events,
+        outcome_message: message,
+    })
+}
+
+/// Parallel branches and fork targets run concurrently, so their events interleave in any
+/// order. Between a fork or parallel node's `node_started` and its `node_completed`, events are
+/// stably sorted by the node they concern, then the branch: each node keeps its own order, and
+/// the trace is the same on every run.
+fn canonical_order(events: &mut [Value]) {
+    let mut i = 0;
+    while i < events.len() {
+        let e = &events[i];
+        let concurrent =
+            e["event"] == "node_started" && matches!(e["kind"].as_str(), Some("FORK" | "PARALLEL"));
+        if !concurrent {
+            i += 1;
+            continue;
+        }
+        let id = e["node_id"].clone();
+        let Some(end) = (i + 1..events.len())
+            .find(|&j| events[j]["event"] == "node_completed" && events[j]["node_id"] == id)
+        else {
+            break;
+        };
+        let key = |e: &Value| {
+            let node = e["node_id"].as_str().or(e["from"].as_str()).unwrap_or("");
+            // Calls without a branch (the judge) come after the branches.
+            let branch = e["branch_id"].as_str().unwrap_or("\u{10FFFF}");
+            (node.to_string(), branch.to_string())
+        };
+        events[i + 1..end].sort_by_key(key);
+        i = end + 1;
+    }
+}
+
+/// The trace written by `--update` and compared afterwards: stable, line-oriented text.
+pub fn trace(spec: &TestSpec, o: &Observed) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "workflow: {}", spec.workflow.get_ref());
+    let _ = writeln!(
+        out,
+        "scenario: {}",
+        spec.scenario.as_deref().unwrap_or("default")
+    );
+    let _ = writeln!(out, "status: {}", o.status);
+    if let Some(e) = &o.end {
+        let _ = writeln!(out, "end: {e}");
+    }
+    if let Some(m) = &o.outcome_message {
+        let _ = writeln!(out, "message: {m}");
+    }
+    let _ = writeln!(out, "path: {}", o.path.join(" → "));
+    let _ = writeln!(out, "steps: {}", o.steps);
+    let _ = writeln!(out, "reviews:");
+    for r in &o.reviews {
+        let _ = writeln!(out, "  {r}");
+    }
+    let _ = writeln!(out, "backtracks:");
+    for b in &o.backtracks {
+        let _ = writeln!(out, "  {b}");
+    }
+    let _ = writeln!(out, "outputs:");
+    for (k, v) in &o.context {
+        let _ = writeln!(
+            out,
+            "  {k} = {}",
+            serde_json::to_string(v).unwrap_or_default()
+        );
+    }
+    let _ = writeln!(out, "events:");
+    for e in &o.events {
+        let _ = writeln!(out, "  {}", serde_json::to_string(e).unwrap_or_default());
+    }
+    out
+}
+
+/// Every expectation that does not hold, as one line each.
+pub fn failures(spec: &TestSpec, o: &Observed) -> Vec<String> {
+    let mut out = Vec::new();
+    let e = &spec.expect;
+    if let Some(end) = &e.end
+        && o.end.as_deref() != Some(end.get_ref().as_str())
+    {
+        out.push(format!(
+            "end: expected `{}`, got {}",
+            end.get_ref(),
+            o.end
+                .as_deref()
+                .map_or("no end node".to_string(), |s| format!("`{s}`"))
+        ));
+    }
+    if let Some(status) = &e.status
+        && *status.get_ref() != o.status
+    {
+        let why = o
+            .outcome_message
+            .as_deref()
+            .map(|m| format!(" ({m})"))
+            .unwrap_or_default();
+        out.push(format!(
+            "status: expected {}, got {}{why}",
+            status.get_ref(),
+            o.status
+        ));
+    }
+    if let Some(path) = &e.path {
+        let want: Vec<&str> = path.iter().map(|s| s.get_ref().as_str()).collect();
+        if want != o.path {
+            out.push(format!(
+                "path: expected {}, got {}",
+                want.join(" → "),
+                o.path.join(" → ")
+            ));
+        }
+    }
+    if let Some(sub) = &e.path_contains {
+        let mut it = o.path.iter();
+        for want in sub {
+            if !it.any(|p| p == want.get_ref()) {
+                out.push(format!(
+                    "path: expected the subsequence {} in {}",
+                    sub.iter()
+                        .map(|s| s.get_ref().as_str())
+                        .collect::<Vec<_>>()
+                        .join(" → "),
+                    o.path.join(" → ")
+                ));
+                break;
+            }
+        }
+    }
+    for (node, &want) in &e.visits {
+        let got = o.visits.get(node.get_ref()).copied().unwrap_or(0);
+        if got != want {
+            out.push(format!(
+                "visits of `{}`: expected {want}, got {got}",
+                node.get_ref()
+            ));
+        }
+    }
+    if let Some(steps) = e.steps
+        && steps != o.steps
+    {
+        out.push(format!("steps: expected {steps}, got {}", o.steps));
+    }
+    for (key, want) in &e.outputs {
+        let got = o.context.get(key);
+        if want.present == Some(false) {
+            if got.is_some() {
+                out.push(format!("output `{key}`: expected absent, it is present"));
+            }
+            continue;
+        }
+        let Some(got) = got else {
+            out.push(format!("output `{key}`: absent"));
+            continue;
+        };
+        let text = hensu_runtime::render(got);
+        if let Some(eq) = &want.equals
+            && eq != got
+            && eq.as_str() != Some(text.as_ref())
+        {
+            out.push(format!("output `{key}`: expected {eq}, got {got}"));
+        }
+        if let Some(c) = &want.contains
+            && !text.contains(c.as_str())
+        {
+            out.push(format!(
+                "output `{key}`: expected to contain {c:?}, got {text:?}"
+            ));
+        }
+        if let Some(re) = &want.matches
+            && let Ok(r) = regex::Regex::new(re.get_ref())
+            && !r.is_match(&text)
+        {
+            out.push(format!(
+                "output `{key}`: expected to match /{}/, got {text:?}",
+                re.get_ref()
+            ));
+        }
+    }
+    let mut events = o.events.iter();
+    for want in &e.events {
+        let found = events.any(|ev| want.iter().all(|(k, v)| ev.get(k) == Some(v)));
+        if !found {
+            out.push(format!(
+                "events: no {} (in order after the previous expected event)",
+                serde_json::to_string(want).unwrap_or_default()
+            ));
+            break;
+        }
+    }
+    out
+}

@@ -1,0 +1,266 @@
+//! The test file format, `tests/<name>.test.toml` (docs/testing.md), and its validation against
+//! the project: an unknown workflow or node is a diagnostic with a span in the test file.
+
+use std::collections::BTreeMap;
+
+use hensu_diagnostics::{Applicability, Diagnostic, FileId, Span, codes};
+use hensu_ir::Workflow;
+use serde::Deserialize;
+use toml::Spanned;
+
+/// One test file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestSpec {
+    /// Workflow id (`workflow("id")`) or file name (`content-pipeline.hwf`) under `workflows/`.
+    pub workflow: Spanned<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Stub scenario (`stubs/<scenario>/`); `default` when absent.
+    #[serde(default)]
+    pub scenario: Option<String>,
+    /// The initial context (`-c`).
+    #[serde(default)]
+    pub context: BTreeMap<String, serde_json::Value>,
+    /// Inline stub outputs by node or agent id; found before the stub files.
+    #[serde(default)]
+    pub stubs: BTreeMap<Spanned<String>, String>,
+    /// Scripted review decisions; a review with no matching entry is approved.
+    #[serde(default)]
+    pub reviews: Vec<ReviewScript>,
+    #[serde(default)]
+    pub expect: Expect,
+    /// Compare the trace with `tests/snapshots/<name>.trace` (written by `--update`).
+    #[serde(default = "yes")]
+    pub snapshot: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `[[reviews]]`: the decision for the `visit`-th review of `node` (every visit when absent).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewScript {
+    pub node: Spanned<String>,
+    #[serde(default)]
+    pub visit: Option<u32>,
+    pub decision: Decision,
+    /// The reason of a rejection or backtrack (it becomes `recommendation`).
+    #[serde(default)]
+    pub feedback: Option<String>,
+    /// The node a backtrack goes to.
+    #[serde(default)]
+    pub target: Option<Spanned<String>>,
+    /// Context values an approval or backtrack merges in.
+    #[serde(default)]
+    pub edits: Option<BTreeMap<String, serde_json::Value>>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Approve,
+    Reject,
+    Backtrack,
+}
+
+/// `[expect]`: every present key must hold.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// The end node reached.
+    #[serde(default)]
+    pub end: Option<Spanned<String>>,
+    /// `SUCCESS`, `FAILURE`, `CANCEL` (end node status), `REJECTED`, `FAILED` or `PAUSED`.
+    #[serde(default)]
+    pub status: Option<Spanned<String>>,
+    /// The exact path (executed nodes, then the end node).
+    #[serde(default)]
+    pub path: Option<Vec<Spanned<String>>>,
+    /// Nodes that appear in this order in the path, others in between allowed.
+    #[serde(default)]
+    pub path_contains: Option<Vec<Spanned<String>>>,
+    /// Executions per node.
+    #[serde(default)]
+    pub visits: BTreeMap<Spanned<String>, u64>,
+    #[serde(default)]
+    pub steps: Option<u64>,
+    /// Context values at the end: `key = { equals = …, contains = "…", matches = "regex" }`.
+    #[serde(default)]
+    pub outputs: BTreeMap<String, OutputExpect>,
+    /// Events that occur in this order (others in between allowed); each field given must equal
+    /// the event's JSON field.
+    #[serde(default)]
+    pub events: Vec<BTreeMap<String, serde_json::Value>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputExpect {
+    #[serde(default)]
+    pub equals: Option<serde_json::Value>,
+    #[serde(default)]
+    pub contains: Option<String>,
+    #[serde(default)]
+    pub matches: Option<Spanned<String>>,
+    /// `false`: the key must be absent.
+    #[serde(default)]
+    pub present: Option<bool>,
+}
+
+pub const STATUSES: [&str; 6] = [
+    "SUCCESS", "FAILURE", "CANCEL", "REJECTED", "FAILED", "PAUSED",
+];
+
+/// The did-you-mean help plus the structured fix (the span covers the quoted string).
+fn suggest(d: Diagnostic, span: Span, name: &str) -> Diagnostic {
+    d.with_help(format!("did you mean `{name}`?"))
+        .with_suggestion(
+            span,
+            format!("\"{name}\""),
+            format!("replace with `{name}`"),
+            Applicability::MaybeIncorrect,
+        )
+}
+
+fn span_of<T>(s: &Spanned<T>) -> Span {
+    Span::from_range(s.span())
+}
+
+/// Parses a test file; a syntax or shape error is E0904 at its span.
+pub fn parse(text: &str, file: FileId) -> Result<TestSpec, Box<Diagnostic>> {
+    toml::from_str::<TestSpec>(text).map_err(|e| {
+        let span = e.span().map_or(Span::new(0, 0), Span::from_range);
+        Box::new(
+            Diagnostic::new(codes::E0904, "invalid test file", span, e.message().trim())
+                .in_file(file)
+                .with_help("see docs/testing.md for the test file format"),
+        )
+    })
+}
+
+/// The workflow a test names, found by id or by file name.
+pub fn find_workflow<'a>(
+    spec: &TestSpec,
+    workflows: &'a [(String, Workflow)],
+) -> Option<&'a Workflow> {
+    let name = spec.workflow.get_ref();
+    workflows
+        .iter()
+        .find(|(file, wf)| wf.id == *name || file == name || file_stem(file) == name)
+        .map(|(_, wf)| wf)
+}
+
+fn file_stem(file: &str) -> &str {
+    file.rsplit_once('.').map_or(file, |(stem, _)| stem)
+}
+
+/// E0905 for each workflow, node or agent name the test uses that does not exist, and E0904
+/// for a bad status or regex.
+pub fn validate(
+    spec: &TestSpec,
+    workflows: &[(String, Workflow)],
+    file: FileId,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Some(wf) = find_workflow(spec, workflows) else {
+        let name = spec.workflow.get_ref();
+        let mut d = Diagnostic::new(
+            codes::E0905,
+            format!("unknown workflow `{name}`"),
+            span_of(&spec.workflow),
+            "no workflow of the project has this id or file name",
+        )
+        .in_file(file);
+        let candidates = workflows.iter().map(|(_, w)| w.id.as_str());
+        if let Some(s) = hensu_sema::did_you_mean(name, candidates) {
+            d = suggest(d, span_of(&spec.workflow), s);
+        }
+        out.push(d);
+        return out;
+    };
+    let unknown_node = |name: &Spanned<String>, what: &str, allow_agents: bool| {
+        let n = name.get_ref();
+        if wf.nodes.contains_key(n) || (allow_agents && wf.agents.contains_key(n)) {
+            return None;
+        }
+        let mut d = Diagnostic::new(
+            codes::E0905,
+            format!("unknown {what} `{n}` in workflow `{}`", wf.id),
+            span_of(name),
+            format!("`{}` has no such {what}", wf.id),
+        )
+        .in_file(file);
+        let mut candidates: Vec<&str> = wf.nodes.keys().map(String::as_str).collect();
+        if allow_agents {
+            candidates.extend(wf.agents.keys().map(String::as_str));
+        }
+        if let Some(s) = hensu_sema::did_you_mean(n, candidates) {
+            d = suggest(d, span_of(name), s);
+        }
+        Some(d)
+    };
+    for id in spec.stubs.keys() {
+        out.extend(unknown_node(id, "node or agent", true));
+    }
+    for r in &spec.reviews {
+        out.extend(unknown_node(&r.node, "node", false));
+        if let Some(t) = &r.target {
+            out.extend(unknown_node(t, "node", false));
+        }
+        if r.decision == Decision::Backtrack && r.target.is_none() {
+            out.push(
+                Diagnostic::new(
+                    codes::E0904,
+                    "invalid test file",
+                    span_of(&r.node),
+                    "a backtrack decision needs `target`",
+                )
+                .in_file(file),
+            );
+        }
+    }
+    let e = &spec.expect;
+    for n in e
+        .end
+        .iter()
+        .chain(e.path.iter().flatten())
+        .chain(e.path_contains.iter().flatten())
+    {
+        out.extend(unknown_node(n, "node", false));
+    }
+    for n in e.visits.keys() {
+        out.extend(unknown_node(n, "node", false));
+    }
+    if let Some(s) = &e.status
+        && !STATUSES.contains(&s.get_ref().as_str())
+    {
+        out.push(
+            Diagnostic::new(
+                codes::E0904,
+                "invalid test file",
+                span_of(s),
+                format!("unknown status; expected one of {}", STATUSES.join(", ")),
+            )
+            .in_file(file),
+        );
+    }
+    for o in e.outputs.values() {
+        if let Some(re) = &o.matches
+            && let Err(err) = regex::Regex::new(re.get_ref())
+        {
+            out.push(
+                Diagnostic::new(
+                    codes::E0904,
+                    "invalid test file",
+                    span_of(re),
+                    format!("invalid regex: {err}"),
+                )
+                .in_file(file),
+            );
+        }
+    }
+    out
+}

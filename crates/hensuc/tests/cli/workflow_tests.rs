@@ -1,0 +1,209 @@
+//! `hensuc test`: the examples' tests pass, failures and snapshot diffs are reported in every
+//! format, and a test naming an unknown workflow or node is a diagnostic (E0904/E0905 fixtures).
+
+use super::*;
+
+/// A copy of `examples/` in a fresh directory, so tests can add files and snapshots.
+fn examples_copy(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&repo().join("examples"), &dir);
+    let _ = std::fs::remove_dir_all(dir.join(".hensu"));
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn every_example_test_passes() {
+    let o = run_hensuc(&["test", "-d", "examples"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    let summary = out.lines().last().unwrap();
+    assert!(summary.ends_with("passed, 0 failed"), "{summary}");
+    // One test per example and stub scenario, at least.
+    let passed: usize = summary.split(' ').next().unwrap().parse().unwrap();
+    assert!(passed >= 31, "{summary}");
+}
+
+#[test]
+fn a_failing_expectation_and_a_changed_trace_fail_with_a_diff() {
+    let dir = examples_copy("hensuc-test-failing");
+    let tests = dir.join("tests");
+    std::fs::write(
+        tests.join("human-review-default.test.toml"),
+        "workflow = \"human-review\"\n[context]\ngoal = \"Ship v1.0\"\n[expect]\nend = \"cancelled\"\nvisits = { plan = 2 }\n",
+    )
+    .unwrap();
+    let snap = tests.join("snapshots/escalation-default.trace");
+    let text = std::fs::read_to_string(&snap).unwrap();
+    std::fs::write(&snap, text.replace("status: SUCCESS", "status: FAILURE")).unwrap();
+
+    let o = run_hensuc(&["test", "-d", dir.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("FAIL human-review-default"), "{out}");
+    assert!(
+        out.contains("end: expected `cancelled`, got `done`"),
+        "{out}"
+    );
+    assert!(out.contains("visits of `plan`: expected 2, got 1"), "{out}");
+    assert!(out.contains("FAIL escalation-default"), "{out}");
+    assert!(
+        out.contains("-status: FAILURE") && out.contains("+status: SUCCESS"),
+        "{out}"
+    );
+    assert!(out.trim_end().ends_with("2 failed"), "{out}");
+
+    let o = run_hensuc(&[
+        "test",
+        "escalation",
+        "-d",
+        dir.to_str().unwrap(),
+        "--format",
+        "junit",
+    ]);
+    let xml = stdout(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(xml.starts_with("<?xml"), "{xml}");
+    assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
+    assert!(
+        xml.contains("<failure message=\"trace differs from the snapshot\">"),
+        "{xml}"
+    );
+
+    let o = run_hensuc(&[
+        "test",
+        "human-review-default",
+        "-d",
+        dir.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["format_version"], 1);
+    assert_eq!(v["failed"], 1);
+    assert_eq!(v["tests"][0]["passed"], false);
+
+    // --update accepts the trace; the changed expectation still fails.
+    let o = run_hensuc(&[
+        "test",
+        "escalation-default",
+        "-d",
+        dir.to_str().unwrap(),
+        "--update",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let o = run_hensuc(&["test", "escalation-default", "-d", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
+fn a_missing_snapshot_fails_until_update_writes_it() {
+    let dir = examples_copy("hensuc-test-snapshot");
+    std::fs::remove_file(dir.join("tests/snapshots/weighted-vote-default.trace")).unwrap();
+    let o = run_hensuc(&["test", "weighted-vote-default", "-d", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("run `hensuc test --update`"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run_hensuc(&[
+        "test",
+        "weighted-vote-default",
+        "-d",
+        dir.to_str().unwrap(),
+        "--update",
+    ]);
+    assert!(stdout(&o).contains("(snapshot written)"));
+    let written = std::fs::read_to_string(dir.join("tests/snapshots/weighted-vote-default.trace"));
+    assert_eq!(
+        written.unwrap(),
+        std::fs::read_to_string(
+            repo().join("examples/tests/snapshots/weighted-vote-default.trace")
+        )
+        .unwrap()
+    );
+}
+
+/// The E0904 and E0905 fixtures: a test file with bad shape and one naming unknown names,
+/// rendered as a human would see them and as JSON.
+#[test]
+fn test_file_diagnostics_fixture() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hensuc-test-diagnostics");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::copy(
+        repo().join("examples/workflows/human-review.hwf"),
+        dir.join("workflows/human-review.hwf"),
+    )
+    .unwrap();
+    let unknown = "workflow = \"human-review\"\n\n[[reviews]]\nnode = \"plann\"\ndecision = \"approve\"\n\n[expect]\nend = \"finished\"\n";
+    let shape = "workflow = \"human-review\"\n[expect]\nstatus = \"OK\"\n";
+    let wrong_workflow = "workflow = \"human-reveiw\"\n";
+    std::fs::write(dir.join("tests/e0905_unknown_node.test.toml"), unknown).unwrap();
+    std::fs::write(dir.join("tests/e0904_bad_status.test.toml"), shape).unwrap();
+    std::fs::write(
+        dir.join("tests/e0905_unknown_workflow.test.toml"),
+        wrong_workflow,
+    )
+    .unwrap();
+    let o = hensuc()
+        .current_dir(&dir)
+        .args(["test", "-d", "."])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        stdout(&o).contains("0 passed, 3 failed (3 test files with errors)"),
+        "{}",
+        stdout(&o)
+    );
+    insta::assert_snapshot!("test_file_diagnostics_human", err);
+
+    // The same diagnostics as JSON, through the library.
+    let project = hensuc::project::load(&[], Some(&dir)).unwrap();
+    let workflows: Vec<(String, hensu_ir::Workflow)> = project
+        .units
+        .iter()
+        .map(|u| ("human-review.hwf".to_string(), u.workflow.clone().unwrap()))
+        .collect();
+    let mut files = hensu_diagnostics::Files::new();
+    let mut diagnostics = Vec::new();
+    for (name, text) in [
+        ("tests/e0904_bad_status.test.toml", shape),
+        ("tests/e0905_unknown_node.test.toml", unknown),
+        ("tests/e0905_unknown_workflow.test.toml", wrong_workflow),
+    ] {
+        let file = files.add(name, text);
+        let spec = hensuc::commands::test::spec::parse(text, file).unwrap();
+        diagnostics.extend(hensuc::commands::test::spec::validate(
+            &spec, &workflows, file,
+        ));
+    }
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["E0904", "E0905", "E0905", "E0905"]);
+    insta::assert_snapshot!(
+        "test_file_diagnostics_json",
+        hensu_diagnostics::render_json(&files, &diagnostics)
+    );
+
+    // A TOML syntax error is E0904 at its position.
+    let bad = "workflow = \n";
+    let d = hensuc::commands::test::spec::parse(bad, files.add("bad.test.toml", bad)).unwrap_err();
+    assert_eq!(d.code, "E0904");
+}
