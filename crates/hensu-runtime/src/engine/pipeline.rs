@@ -128,6 +128,7 @@ impl Engine {
             Some(n) => Ok(Step::Next(n)),
             None => Err(RuntimeError::NoValidTransition {
                 node: p.plan.id(pc.idx).to_string(),
+                tried: Vec::new(),
             }),
         }
     }

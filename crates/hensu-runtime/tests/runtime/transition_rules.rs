@@ -262,9 +262,15 @@ async fn always_fires_only_on_success() {
     let r = harness(&s).run(&wf, json!({})).await;
     assert_eq!(
         failed(&r),
-        RuntimeError::NoValidTransition { node: "a".into() }
+        RuntimeError::NoValidTransition {
+            node: "a".into(),
+            tried: vec!["always: the node's status is FAILURE".into()],
+        }
     );
-    assert_eq!(failed(&r).to_string(), "No valid transition from a");
+    assert_eq!(
+        failed(&r).to_string(),
+        "No valid transition from a; rules tried: always: the node's status is FAILURE"
+    );
     assert_eq!(r.state.history.len(), 1, "state intact");
 }
 
@@ -471,5 +477,44 @@ async fn rubric_auto_backtrack_retries_the_node_at_most_three_times() {
     assert!(
         !p.contains("\"score\" with a numeric"),
         "no score rule: no score instruction"
+    );
+}
+
+/// The "No valid transition" error names each rule and what it saw: a score in a gap, a
+/// missing `approved`.
+#[tokio::test]
+async fn no_valid_transition_says_what_each_rule_saw() {
+    let wf = workflow(
+        "a",
+        vec![
+            node(
+                "a",
+                "x",
+                &[],
+                vec![
+                    score_rule(
+                        vec![
+                            (ComparisonOperator::Gte, 60.0, "good"),
+                            (ComparisonOperator::Lt, 50.0, "bad"),
+                        ],
+                        false,
+                    ),
+                    approval(true, "good"),
+                ],
+            ),
+            end("good", ExitStatus::Success),
+            end("bad", ExitStatus::Failure),
+        ],
+    );
+    let s = Script::new().on("a", &[r#"{"score": 55}"#]);
+    let r = harness(&s).run(&wf, json!({})).await;
+    let message = failed(&r).to_string();
+    assert!(
+        message.contains("whenScore: score 55.0 is in none of [GTE 60.0, LT 50.0]"),
+        "{message}"
+    );
+    assert!(
+        message.contains("onApproval: `approved` is missing from the output"),
+        "{message}"
     );
 }
