@@ -72,7 +72,9 @@ pub use repository::{MapRepository, WorkflowRepository};
 pub use review::{
     AutoApprove, ReviewDecision, ReviewHandler, ReviewOutcome, ReviewRequest, pending_review,
 };
-pub use run_types::{CancelToken, PostProcessor, RunOptions, RunOutcome, RunResult};
+pub use run_types::{
+    CancelToken, DEFAULT_RUBRIC_BACKTRACK_LIMIT, PostProcessor, RunOptions, RunOutcome, RunResult,
+};
 pub use state::{
     Backtrack, BacktrackKind, ExecutionPhase, HistoryStep, NodeResult, NodeStatus, ReviewVerdict,
     RubricEvaluation, RunState,

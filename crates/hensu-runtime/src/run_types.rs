@@ -40,7 +40,14 @@ pub struct RunOptions {
     pub max_execution_time: Option<Duration>,
     /// Fixed timeout of one parallel branch (upstream: 300 s).
     pub branch_timeout: Duration,
+    /// Automatic rubric backtracks allowed per visit of a rubric node that has no bounded
+    /// (`revise … retry N`) rule of its own; with one, its budget is the limit
+    /// (docs/language.md, *Rubric evaluation*).
+    pub rubric_backtrack_limit: u64,
 }
+
+/// The default of [`RunOptions::rubric_backtrack_limit`].
+pub const DEFAULT_RUBRIC_BACKTRACK_LIMIT: u64 = 3;
 
 impl Default for RunOptions {
     fn default() -> Self {
@@ -49,6 +56,7 @@ impl Default for RunOptions {
             max_steps: None,
             max_execution_time: None,
             branch_timeout: Duration::from_secs(300),
+            rubric_backtrack_limit: DEFAULT_RUBRIC_BACKTRACK_LIMIT,
         }
     }
 }

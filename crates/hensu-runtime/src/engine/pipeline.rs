@@ -198,12 +198,13 @@ impl Engine {
         };
         let pn = &p.plan.nodes[pc.idx];
         let id = p.plan.id(pc.idx);
+        let given = state.context.get("score").and_then(as_number);
+        if pc.result.status == NodeStatus::Success && given.is_none() {
+            self.listener
+                .on_event(&Event::RubricScoreMissing { node_id: id });
+        }
         let mut score = if pc.result.status == NodeStatus::Success {
-            state
-                .context
-                .get("score")
-                .and_then(as_number)
-                .unwrap_or(0.0)
+            given.unwrap_or(0.0)
         } else {
             0.0
         };
@@ -263,6 +264,23 @@ impl Engine {
             .filter(|c| score < c.min_score)
             .map(|c| Value::String(c.name.clone()))
             .collect();
+        // Every automatic backtrack counts against one budget per visit: the node's own bounded
+        // rule's when it has one, else the run's limit. Spent: the transitions decide.
+        let limit = p
+            .plan
+            .rules(pc.idx)
+            .iter()
+            .find_map(|r| match r {
+                hensu_ir::CompiledRule::Bounded { budget, .. } => Some((*budget).max(0) as u64),
+                _ => None,
+            })
+            .unwrap_or(self.options.rubric_backtrack_limit);
+        let key = format!("rubric_backtrack:{id}");
+        let count = state.retry_counters.get(&key).copied().unwrap_or(0);
+        if count.max(0) as u64 >= limit {
+            self.listener.on_event(&Event::RubricBacktracksSpent { node_id: id, limit });
+            return ProcessorOutcome::Continue;
+        }
         let shown = hensu_ir::java_double_to_string(final_score);
         let ctx = &mut state.context;
         let target: Option<usize> = if final_score < 30.0 {
@@ -312,20 +330,14 @@ impl Engine {
                 );
                 Some(t)
             } else if final_score < 80.0 {
-                let key = format!("rubric_backtrack:{id}");
-                let count = state.retry_counters.get(&key).copied().unwrap_or(0);
-                if count < 3 {
-                    state.retry_counters.insert(key, count + 1);
-                    ctx.insert("improvement_hints".into(), Value::Array(failed.clone()));
-                    Some(pc.idx)
-                } else {
-                    None
-                }
+                ctx.insert("improvement_hints".into(), Value::Array(failed.clone()));
+                Some(pc.idx)
             } else {
                 None
             }
         };
         if let Some(t) = target {
+            state.retry_counters.insert(key, count + 1);
             let to = p.plan.id(t).to_string();
             let reason = format!("Rubric score: {shown}");
             self.listener.on_event(&Event::Backtrack {

@@ -32,7 +32,7 @@ async fn bad_agent_output_fails_cleanly_with_state_intact() {
         ),
         (
             "garbage ]]} {{{".into(),
-            "No valid transition from b".into(),
+            "No valid transition from b; rules tried: when `p` == \"x\": `p` is missing from the output".into(),
         ),
     ];
     for (answer, message) in cases {

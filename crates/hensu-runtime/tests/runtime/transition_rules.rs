@@ -518,3 +518,76 @@ async fn no_valid_transition_says_what_each_rule_saw() {
         "{message}"
     );
 }
+
+fn rubric_node(id: &str, rules: Vec<TransitionRule>) -> Node {
+    let rubric = parse_rubric(
+        "quality",
+        "# Rubric: quality\n\n## Metadata\n- pass_threshold: 70\n\n## Criteria\n\n### Clarity (weight: 100)\n\n#### Clear\n- points: 10\n- evaluation: Is clear.\n",
+    )
+    .unwrap();
+    let mut n = node(id, "Write", &["text"], rules);
+    if let Node::Standard(s) = &mut n {
+        s.rubric = Some(rubric);
+    }
+    n
+}
+
+/// An output without a numeric score was a critical failure (score 0) that backtracked without
+/// any cap until `maxSteps`. Now the missing score is reported and the automatic backtracks
+/// count against the run's limit; then the node's own transitions decide.
+#[tokio::test]
+async fn rubric_without_a_score_is_reported_and_its_backtracks_are_capped() {
+    let wf = workflow(
+        "w",
+        vec![
+            rubric_node("w", vec![success("done")]),
+            end("done", ExitStatus::Success),
+        ],
+    );
+    let s = Script::new().on("w", &[r#"{"text": "no score here"}"#]);
+    let h = harness(&s);
+    let r = h.run(&wf, json!({})).await;
+    assert_eq!(
+        completed(&r),
+        (ExitStatus::Success, "done".to_string()),
+        "{:?}",
+        r.outcome
+    );
+    assert_eq!(
+        h.events_of("backtrack").len() as u64,
+        DEFAULT_RUBRIC_BACKTRACK_LIMIT
+    );
+    assert_eq!(h.events_of("rubric_score_missing").len(), 4);
+    assert_eq!(h.events_of("rubric_backtracks_spent").len(), 1);
+}
+
+/// With a `revise … retry N` rule, the automatic backtracks use its budget.
+#[tokio::test]
+async fn rubric_backtracks_count_against_the_revise_budget() {
+    let wf = workflow(
+        "w",
+        vec![
+            rubric_node(
+                "w",
+                vec![
+                    bounded(
+                        Namespace::Approval,
+                        1,
+                        "gave-up",
+                        false,
+                        approval(false, "w"),
+                    ),
+                    success("done"),
+                ],
+            ),
+            end("done", ExitStatus::Success),
+            end("gave-up", ExitStatus::Failure),
+        ],
+    );
+    let s = Script::new().on("w", &[r#"{"text": "meh", "score": 10}"#]);
+    let h = harness(&s);
+    let r = h.run(&wf, json!({})).await;
+    assert_eq!(path(&r), ["w", "w", "done"]);
+    assert_eq!(h.events_of("backtrack").len(), 1);
+    assert_eq!(h.events_of("rubric_backtracks_spent")[0]["limit"], 1);
+}

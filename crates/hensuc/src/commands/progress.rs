@@ -179,6 +179,13 @@ impl ExecutionListener for Progress {
                     ));
                 }
             }
+            Event::RubricScoreMissing { node_id } => self.say(&format!(
+                "⚠ rubric · {node_id}: the output has no numeric `score`; evaluated as 0"
+            )),
+            Event::RubricBacktracksSpent { node_id, limit } => self.say(&format!(
+                "⚠ rubric · {node_id}: {limit} automatic backtrack{} used; its transitions decide",
+                if *limit == 1 { "" } else { "s" }
+            )),
             Event::Backtrack {
                 from,
                 to,
