@@ -322,7 +322,14 @@ pub(crate) fn run_workflow(
         let signal = tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 c.cancel();
-                eprintln!("\ncancelling (Ctrl-C): in-flight model calls are aborted, the run stops at the next node boundary…");
+                eprintln!(
+                    "\ncancelling (Ctrl-C): the node in flight is abandoned, no transition is taken \
+                     (press Ctrl-C again to exit at once)…"
+                );
+            }
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("interrupted");
+                std::process::exit(i32::from(exit::INTERRUPTED));
             }
         });
         let r = session.run(&engine, workflow, input, &cancel).await;
