@@ -210,9 +210,14 @@ pub enum Event<'a> {
     },
     /// A rubric node's output carried no numeric `score`: it is evaluated as 0
     /// (docs/language.md, *Rubric evaluation*).
-    RubricScoreMissing { node_id: &'a str },
+    RubricScoreMissing {
+        node_id: &'a str,
+    },
     /// A rubric node used up its automatic backtracks; its own transitions decide.
-    RubricBacktracksSpent { node_id: &'a str, limit: u64 },
+    RubricBacktracksSpent {
+        node_id: &'a str,
+        limit: u64,
+    },
     Backtrack {
         from: &'a str,
         to: &'a str,

@@ -442,10 +442,16 @@ pub fn explain_no_match(
             }
         }
         CompiledRule::NoConsensus { .. } => {
-            format!("onNoConsensus: the node's status is {status} and consensus was not reported missing")
+            format!(
+                "onNoConsensus: the node's status is {status} and consensus was not reported missing"
+            )
         }
         CompiledRule::Approval { expected, .. } => {
-            let arm = if *expected { "onApproval" } else { "onRejection" };
+            let arm = if *expected {
+                "onApproval"
+            } else {
+                "onRejection"
+            };
             match verdict {
                 Some(v) => format!("{arm}: the review decided approved = {}", v.approved),
                 None => format!("{arm}: `approved` is {}", shown(ctx.get("approved"))),

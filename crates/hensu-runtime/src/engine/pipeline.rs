@@ -278,7 +278,8 @@ impl Engine {
         let key = format!("rubric_backtrack:{id}");
         let count = state.retry_counters.get(&key).copied().unwrap_or(0);
         if count.max(0) as u64 >= limit {
-            self.listener.on_event(&Event::RubricBacktracksSpent { node_id: id, limit });
+            self.listener
+                .on_event(&Event::RubricBacktracksSpent { node_id: id, limit });
             return ProcessorOutcome::Continue;
         }
         let shown = hensu_ir::java_double_to_string(final_score);

@@ -111,7 +111,10 @@ async fn cancel_during_a_model_call_takes_no_transition() {
     let h = harness(&script);
     let r = h.engine.run(&wf, ctx(json!({})), &cancel).await;
     assert!(
-        matches!(r.outcome, RunOutcome::Failed(RuntimeError::Cancelled { .. })),
+        matches!(
+            r.outcome,
+            RunOutcome::Failed(RuntimeError::Cancelled { .. })
+        ),
         "{:?}",
         r.outcome
     );
@@ -144,7 +147,10 @@ async fn cancel_abandons_in_flight_work_at_once() {
     };
     let (r, ()) = tokio::join!(run, trigger);
     assert!(
-        matches!(r.outcome, RunOutcome::Failed(RuntimeError::Cancelled { .. })),
+        matches!(
+            r.outcome,
+            RunOutcome::Failed(RuntimeError::Cancelled { .. })
+        ),
         "{:?}",
         r.outcome
     );

@@ -17,7 +17,9 @@ use hensu_runtime::{Context, ExecutionPhase, ReviewDecision};
 use hensu_store::{OwnerId, StateStore, StoreError};
 use serde_json::Value;
 
-use crate::commands::run::{RunArgs, RunSettings, run_workflow, summarize};
+use crate::commands::run::{
+    ReviewFlags, ReviewMode, RunArgs, RunSettings, run_workflow, summarize,
+};
 use crate::commands::session::{self, Resumed, Start};
 
 #[derive(Args, Debug)]
@@ -48,6 +50,10 @@ pub struct ResumeArgs {
     pub set: Vec<String>,
     #[command(flatten)]
     pub settings: RunSettings,
+    /// How the run's next reviews are decided; without a flag, the mode the run was started
+    /// with (stored with it).
+    #[command(flatten)]
+    pub review: crate::commands::run::ReviewFlags,
 }
 
 fn parse_sets(sets: &[String]) -> anyhow::Result<Option<Context>> {
@@ -175,8 +181,14 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
             ..args.settings.clone()
         },
         no_store: false,
-        interactive: false,
-        defer_review: false,
+        review: ReviewFlags::from_mode(args.review.chosen().unwrap_or_else(|| {
+            ReviewMode::parse(
+                stored
+                    .workflow
+                    .pointer("/options/review")
+                    .and_then(Value::as_str),
+            )
+        })),
     };
     let setup = (|| -> anyhow::Result<_> {
         let events_file = match &args.settings.events {
@@ -235,7 +247,11 @@ fn decide(
     via_correlation: Option<String>,
     edits: Option<Context>,
 ) -> anyhow::Result<Option<ReviewDecision>> {
-    let wants_decision = args.approve || args.reject.is_some() || args.backtrack.is_some();
+    let explicit = args.approve || args.reject.is_some() || args.backtrack.is_some();
+    // `--auto-approve` approves every review from now on, the pending one included.
+    let wants_decision = explicit
+        || (args.review.auto_approve
+            && matches!(&state.phase, ExecutionPhase::Awaiting { correlation_id, .. } if !correlation_id.is_empty()));
     let given_correlation = args.correlation.clone().or(via_correlation);
     match &state.phase {
         ExecutionPhase::Awaiting {

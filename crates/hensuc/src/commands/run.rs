@@ -28,7 +28,8 @@ use crate::project;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// The workflow to run (`.hwf`, `.kt` or `.json`).
+    /// The workflow to run: a `.hwf`, `.kt` or `.json` file, or a NAME for
+    /// `DIR/workflows/NAME.{hwf,kt,json}`.
     pub workflow: PathBuf,
     /// Working directory: `workflows/` (sub-workflows), `prompts/`, `rubrics/`, `stubs/` and
     /// `commands.yaml` are looked up here.
@@ -43,15 +44,99 @@ pub struct RunArgs {
     /// be resumed, listed or cancelled by id.
     #[arg(long)]
     pub no_store: bool,
+    #[command(flatten)]
+    pub review: ReviewFlags,
+}
+
+/// How reviews are decided (`run` and `resume`). Without a flag, a run pauses at each review
+/// (as `--defer-review`); a REQUIRED review is never approved without a human or an explicit
+/// `--auto-approve`. The mode is stored with the run; `resume` keeps it unless given a flag.
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub struct ReviewFlags {
     /// Review nodes in the terminal: approve, reject with a reason, backtrack to an earlier
-    /// node or edit context values in `$EDITOR` (answers are read from stdin). Without it,
-    /// reviews are approved automatically.
-    #[arg(short = 'i', long, conflicts_with = "defer_review")]
+    /// node or edit context values in `$EDITOR` (answers are read from stdin).
+    #[arg(short = 'i', long, conflicts_with_all = ["defer_review", "auto_approve"])]
     pub interactive: bool,
-    /// Pause the run at each review instead of deciding now; continue it later with
+    /// Pause the run at each review (the default); continue it later with
     /// `hensuc resume ID --approve | --reject REASON | --backtrack NODE`.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "auto_approve")]
     pub defer_review: bool,
+    /// Approve every review, REQUIRED ones included, without asking anybody.
+    #[arg(long)]
+    pub auto_approve: bool,
+}
+
+/// The review mode of a run, stored with it (`options.review` of the stored workflow).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReviewMode {
+    Deferred,
+    Interactive,
+    AutoApprove,
+}
+
+impl ReviewMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewMode::Deferred => "deferred",
+            ReviewMode::Interactive => "interactive",
+            ReviewMode::AutoApprove => "auto-approve",
+        }
+    }
+
+    /// The stored spelling; a run stored before review modes existed defers (never approves a
+    /// REQUIRED review by itself).
+    pub fn parse(stored: Option<&str>) -> ReviewMode {
+        match stored {
+            Some("interactive") => ReviewMode::Interactive,
+            Some("auto-approve") => ReviewMode::AutoApprove,
+            _ => ReviewMode::Deferred,
+        }
+    }
+}
+
+impl ReviewFlags {
+    /// The mode the flags ask for (`None`: no flag given).
+    pub fn chosen(self) -> Option<ReviewMode> {
+        if self.interactive {
+            Some(ReviewMode::Interactive)
+        } else if self.defer_review {
+            Some(ReviewMode::Deferred)
+        } else if self.auto_approve {
+            Some(ReviewMode::AutoApprove)
+        } else {
+            None
+        }
+    }
+
+    pub fn from_mode(mode: ReviewMode) -> ReviewFlags {
+        ReviewFlags {
+            interactive: mode == ReviewMode::Interactive,
+            defer_review: mode == ReviewMode::Deferred,
+            auto_approve: mode == ReviewMode::AutoApprove,
+        }
+    }
+}
+
+/// The nodes of `workflow` (and of the workflows it can call) with a REQUIRED review.
+fn required_reviews(workflow: &Workflow, repository: &hensu_runtime::MapRepository) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut scan = |wf: &Workflow| {
+        for node in wf.nodes.values() {
+            if let hensu_ir::Node::Standard(s) = node
+                && s.review_config
+                    .as_ref()
+                    .is_some_and(|r| r.mode == hensu_ir::ReviewMode::Required)
+                && !found.contains(&s.id)
+            {
+                found.push(s.id.clone());
+            }
+        }
+    };
+    scan(workflow);
+    for wf in repository.workflows() {
+        scan(wf);
+    }
+    found
 }
 
 /// The options `run` and `resume` share.
@@ -73,7 +158,8 @@ pub struct RunSettings {
     pub stub: bool,
 }
 
-pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
+pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
+    args.workflow = project::resolve_workflow_name(&args.workflow, args.dir.as_deref());
     let input = parse_context(args.context.as_deref())?;
     let workdir = project::working_dir_for(&args.workflow, args.dir.as_deref());
     let Some((workflow, repository)) = load_run_project(&args.workflow, args.dir.as_deref())?
@@ -109,7 +195,7 @@ pub fn load_workflow(path: &Path, dir: Option<&Path>) -> anyhow::Result<Option<W
 }
 
 /// [`load_workflow`] plus the workflows its sub-workflow nodes can call, from the same
-/// compilation (the project's `workflows/` and the workflow itself).
+/// compilation: the workflow and what it references, transitively ([`project::load_scoped`]).
 pub fn load_run_project(
     path: &Path,
     dir: Option<&Path>,
@@ -117,7 +203,7 @@ pub fn load_run_project(
     if !path.is_file() {
         anyhow::bail!("workflow file `{}` not found", path.display());
     }
-    let project = project::load(&[path.to_path_buf()], dir)?;
+    let project = project::load_scoped(&[path.to_path_buf()], dir)?;
     let errors = project.error_count();
     if errors > 0 || !project.diagnostics.is_empty() {
         output::emit(
@@ -277,16 +363,38 @@ pub(crate) fn run_workflow(
             default_agent_timeout: Some(Duration::from_secs(300)),
             ..RunOptions::default()
         });
+    let required = required_reviews(workflow, &repository);
     builder = builder.workflows(Arc::new(repository));
-    if args.interactive {
-        builder = builder.review_handler(Arc::new(hensu_host::InteractiveReview::stdio()));
-    } else if args.defer_review {
-        if args.no_store {
-            anyhow::bail!(
-                "--defer-review needs the state store to resume the run later; drop --no-store"
-            );
+    let review_mode = match args.review.chosen() {
+        Some(mode) => mode,
+        // Nothing to defer and nowhere to store a pause: OPTIONAL reviews are approved.
+        None if args.no_store && required.is_empty() => ReviewMode::AutoApprove,
+        None if args.no_store => anyhow::bail!(
+            "node{} {} need{} a human review (REQUIRED) and --no-store leaves nowhere to pause \
+             the run: review with -i, approve with --auto-approve, or drop --no-store",
+            if required.len() == 1 { "" } else { "s" },
+            required
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if required.len() == 1 { "s" } else { "" },
+        ),
+        None => ReviewMode::Deferred,
+    };
+    match review_mode {
+        ReviewMode::Interactive => {
+            builder = builder.review_handler(Arc::new(hensu_host::InteractiveReview::stdio()));
         }
-        builder = builder.review_handler(Arc::new(hensu_host::DeferredReview::new()));
+        ReviewMode::Deferred => {
+            if args.no_store {
+                anyhow::bail!(
+                    "--defer-review needs the state store to resume the run later; drop --no-store"
+                );
+            }
+            builder = builder.review_handler(Arc::new(hensu_host::DeferredReview::new()));
+        }
+        ReviewMode::AutoApprove => {}
     }
     for provider in &built.providers {
         builder = builder.provider(provider.clone());
@@ -298,6 +406,7 @@ pub(crate) fn run_workflow(
         crate::commands::session::RunOptionsStored {
             scenario: args.settings.scenario.as_deref(),
             stub: args.settings.stub,
+            review: Some(review_mode.as_str()),
         },
         &built.redactor,
         &cancel,
@@ -310,11 +419,12 @@ pub(crate) fn run_workflow(
         .enable_all()
         .build()?;
     eprintln!(
-        "running {} ({} node{}), stub scenario `{}`",
+        "running {} ({} node{}), stub scenario `{}`, reviews {}",
         workflow.metadata.name,
         workflow.nodes.len(),
         if workflow.nodes.len() == 1 { "" } else { "s" },
-        args.settings.scenario.as_deref().unwrap_or("default")
+        args.settings.scenario.as_deref().unwrap_or("default"),
+        review_mode.as_str()
     );
     print_routes(workflow, &built);
     let result = runtime.block_on(async {
@@ -433,8 +543,14 @@ pub(crate) fn summarize(
             (format!("✗ workflow rejected: {reason}"), exit::FAILURE)
         }
         RunOutcome::Paused => (
-            "⏸ workflow paused (waiting for review)".to_string(),
-            exit::FAILURE,
+            match (hensu_runtime::pending_review(state), &state.phase) {
+                (Some((node, _)), _) => format!("⏸ paused at `{node}`, waiting for review"),
+                (None, hensu_runtime::ExecutionPhase::Awaiting { node_id, .. }) => {
+                    format!("⏸ paused at `{node_id}`")
+                }
+                _ => format!("⏸ paused before `{}`", state.current_node),
+            },
+            exit::PAUSED,
         ),
         RunOutcome::Failed(e) => (format!("✗ workflow failed: {e}"), exit::FAILURE),
     };
@@ -451,8 +567,13 @@ pub(crate) fn summarize(
         );
     }
     let mut path: Vec<&str> = state.path();
-    if let RunOutcome::Completed { end_node, .. } = &result.outcome {
-        path.push(end_node);
+    match (&result.outcome, &state.phase) {
+        (RunOutcome::Completed { end_node, .. }, _) => path.push(end_node),
+        // The node a paused run waits at has not reached its history yet.
+        (RunOutcome::Paused, hensu_runtime::ExecutionPhase::Awaiting { node_id, .. }) => {
+            path.push(node_id)
+        }
+        _ => {}
     }
     let _ = writeln!(
         out,

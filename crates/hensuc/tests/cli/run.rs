@@ -136,3 +136,43 @@ fn sub_workflow_child_comes_from_the_project() {
     assert!(err.contains("tl_dr = Rust is memory safe"), "{err}");
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// `run` compiles the named workflow and what it references, nothing else: a broken, unrelated
+/// file in `workflows/` neither blocks the run nor prints; `run NAME -d DIR` finds
+/// `DIR/workflows/NAME.hwf`; `check FILE` without `-d` finds the child in `workflows/`.
+#[test]
+fn run_and_check_compile_only_the_workflow_and_what_it_references() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let examples = repo().join("examples");
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    for f in ["main-research.hwf", "sub-summarizer.hwf"] {
+        std::fs::copy(
+            examples.join("workflows").join(f),
+            dir.join("workflows").join(f),
+        )
+        .unwrap();
+    }
+    for sub in ["prompts", "stubs"] {
+        let _ = std::process::Command::new("cp")
+            .args(["-r"])
+            .arg(examples.join(sub))
+            .arg(dir)
+            .status();
+    }
+    std::fs::write(dir.join("workflows/broken.hwf"), "fun broken( = ???").unwrap();
+    let d = dir.to_str().unwrap();
+    let out = hensuc()
+        .args(["run", "main-research", "-d", d, "--stub", "--no-store"])
+        .args(["-c", r#"{"topic": "Rust"}"#])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("broken.hwf"), "{}", stderr(&out));
+    let check = run_hensuc(&[
+        "check",
+        dir.join("workflows/main-research.hwf").to_str().unwrap(),
+    ]);
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+    assert!(!stderr(&check).contains("E0501"), "{}", stderr(&check));
+}
