@@ -17,9 +17,7 @@ use hensu_runtime::{Context, ExecutionPhase, ReviewDecision};
 use hensu_store::{OwnerId, StateStore, StoreError};
 use serde_json::Value;
 
-use crate::commands::run::{
-    ReviewFlags, ReviewMode, RunArgs, RunSettings, run_workflow, summarize,
-};
+use crate::commands::run::{ReviewFlags, ReviewMode, RunArgs, RunSettings, run_workflow};
 use crate::commands::session::{self, Resumed, Start};
 
 #[derive(Args, Debug)]
@@ -226,7 +224,7 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         events_file,
         repository: crate::commands::run::project_workflows(&workdir, &workflow),
     };
-    let (result, redactor) = run_workflow(
+    let end = run_workflow(
         &workflow,
         Context::default(),
         &workdir,
@@ -234,8 +232,9 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         resources,
         start,
     )?;
-    let code = summarize(&workflow, &result, args.settings.verbose, &redactor);
-    Ok(ExitCode::from(code))
+    Ok(ExitCode::from(
+        end.summarize(&workflow, args.settings.verbose),
+    ))
 }
 
 /// The review decision of this resume, checked against the stored state.

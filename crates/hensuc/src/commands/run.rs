@@ -183,9 +183,10 @@ pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
         events_file,
         repository,
     };
-    let (result, redactor) = run_workflow(&workflow, input, &workdir, &args, resources, start)?;
-    let code = summarize(&workflow, &result, args.settings.verbose, &redactor);
-    Ok(ExitCode::from(code))
+    let end = run_workflow(&workflow, input, &workdir, &args, resources, start)?;
+    Ok(ExitCode::from(
+        end.summarize(&workflow, args.settings.verbose),
+    ))
 }
 
 /// Compiles the workflow at `path` with the project loader (sub-workflows come from
@@ -262,7 +263,9 @@ pub fn parse_context(arg: Option<&str>) -> anyhow::Result<Context> {
             .map_err(|e| anyhow::anyhow!("cannot read context file `{path}`: {e}"))?,
         None => arg.to_string(),
     };
-    match serde_json::from_str::<Value>(&text) {
+    // Editors on Windows save JSON with a UTF-8 byte order mark.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(map)) => Ok(map.into_iter().collect()),
         Ok(_) => {
             anyhow::bail!("-c: the context must be a JSON object, e.g. '{{\"topic\": \"AI\"}}'")
@@ -281,6 +284,60 @@ pub(crate) struct RunResources {
     pub repository: hensu_runtime::MapRepository,
 }
 
+/// How `run_workflow` ended.
+pub(crate) struct RunEnd {
+    pub result: RunResult,
+    pub redactor: Arc<hensu_providers::Redactor>,
+    /// Writing `--events FILE` failed at least once (warned about when it happened).
+    pub events_failed: bool,
+}
+
+impl RunEnd {
+    /// Prints the summary; the exit code is 2 when the events file could not be written.
+    pub(crate) fn summarize(&self, workflow: &Workflow, verbose: bool) -> u8 {
+        let code = summarize(workflow, &self.result, verbose, &self.redactor);
+        if self.events_failed {
+            eprintln!("error: the events file is incomplete (see the warning above)");
+            exit::USAGE
+        } else {
+            code
+        }
+    }
+}
+
+/// The `--events` file: the first write error is reported once; the run goes on and exits 2.
+struct EventsFile {
+    file: std::fs::File,
+    path: PathBuf,
+    failed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl EventsFile {
+    fn note<T>(&self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r
+            && !self.failed.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            eprintln!(
+                "warning: cannot write events to `{}`: {e}; the run goes on",
+                self.path.display()
+            );
+        }
+        r
+    }
+}
+
+impl Write for EventsFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.file.write(buf);
+        self.note(r)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.file.flush();
+        self.note(r)
+    }
+}
+
 pub(crate) fn run_workflow(
     workflow: &Workflow,
     input: Context,
@@ -288,7 +345,7 @@ pub(crate) fn run_workflow(
     args: &RunArgs,
     resources: RunResources,
     start: crate::commands::session::Start,
-) -> anyhow::Result<(RunResult, Arc<hensu_providers::Redactor>)> {
+) -> anyhow::Result<RunEnd> {
     let RunResources {
         commands,
         events_file,
@@ -337,11 +394,16 @@ pub(crate) fn run_workflow(
         built.redactor.clone(),
     ));
     let mut listeners: Vec<Arc<dyn ExecutionListener>> = vec![progress.clone()];
+    let events_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
     if let Some(f) = events_file {
         listeners.push(Arc::new(hensu_providers::RedactingJsonlListener::new(
             built.redactor.clone(),
             // One line per event reaches the file at once: a killed run keeps its events.
-            std::io::LineWriter::new(f),
+            std::io::LineWriter::new(EventsFile {
+                file: f,
+                path: args.settings.events.clone().unwrap_or_default(),
+                failed: events_failed.clone(),
+            }),
         )));
     }
     let listener: Arc<dyn ExecutionListener> = Arc::new(MultiListener::new(listeners));
@@ -448,7 +510,11 @@ pub(crate) fn run_workflow(
     });
     progress.clear();
     print_usage(&built.usage.snapshot());
-    Ok((result, built.redactor))
+    Ok(RunEnd {
+        result,
+        redactor: built.redactor,
+        events_failed: events_failed.load(std::sync::atomic::Ordering::SeqCst),
+    })
 }
 
 /// `<dir>/hensu.toml` (providers, retries, timeouts), or the defaults when there is none.
@@ -508,6 +574,26 @@ fn truncate(s: &str, max: usize) -> String {
     } else {
         format!("{}…", flat.chars().take(max).collect::<String>())
     }
+}
+
+/// Nodes of a path shown in full by [`abbreviate_path`]; a longer path (a loop up to `maxSteps`) shows its first and
+/// last nodes around a count of the ones left out.
+const PATH_SHOWN_HEAD: usize = 5;
+const PATH_SHOWN_TAIL: usize = 10;
+
+pub fn abbreviate_path(path: &[&str]) -> String {
+    if path.is_empty() {
+        return "(no node ran)".to_string();
+    }
+    if path.len() <= PATH_SHOWN_HEAD + PATH_SHOWN_TAIL + 1 {
+        return path.join(" → ");
+    }
+    let left_out = path.len() - PATH_SHOWN_HEAD - PATH_SHOWN_TAIL;
+    format!(
+        "{} → … ({left_out} more) … → {}",
+        path[..PATH_SHOWN_HEAD].join(" → "),
+        path[path.len() - PATH_SHOWN_TAIL..].join(" → ")
+    )
 }
 
 /// Prints the summary to stdout and returns the exit code.
@@ -575,15 +661,7 @@ pub(crate) fn summarize(
         }
         _ => {}
     }
-    let _ = writeln!(
-        out,
-        "  path        {}",
-        if path.is_empty() {
-            "(no node ran)".to_string()
-        } else {
-            path.join(" → ")
-        }
-    );
+    let _ = writeln!(out, "  path        {}", abbreviate_path(&path));
     let _ = writeln!(out, "  steps       {}", state.steps);
     if !state.backtracks.is_empty() {
         let _ = writeln!(out, "  backtracks  {}", state.backtracks.len());

@@ -176,3 +176,59 @@ fn run_and_check_compile_only_the_workflow_and_what_it_references() {
     assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
     assert!(!stderr(&check).contains("E0501"), "{}", stderr(&check));
 }
+
+/// Output contracts: `runs --json` has one schema with or without a store; `--events` write
+/// errors warn once and exit 2; a context file with a UTF-8 BOM is accepted; a 1,000-node path
+/// is abbreviated.
+#[test]
+fn output_contracts_of_run_and_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    let listed: serde_json::Value =
+        serde_json::from_str(&stdout(&run_hensuc(&["runs", "-d", d, "--json"]))).unwrap();
+    assert_eq!(listed["format_version"], "1");
+    assert_eq!(listed["runs"], serde_json::json!([]));
+
+    let ctx = tmp.path().join("ctx.json");
+    std::fs::write(&ctx, "\u{feff}{\"topic\": \"Rust\"}").unwrap();
+    let ctx_arg = format!("@{}", ctx.display());
+    let base = [
+        "run",
+        "workflows/main-research.hwf",
+        "-d",
+        ".",
+        "--stub",
+        "--no-store",
+    ];
+    let ok = hensuc()
+        .current_dir(repo().join("examples"))
+        .args(base)
+        .args(["-c", &ctx_arg])
+        .output()
+        .unwrap();
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+
+    if std::path::Path::new("/dev/full").exists() {
+        let full = hensuc()
+            .current_dir(repo().join("examples"))
+            .args(base)
+            .args(["-c", &ctx_arg, "--events", "/dev/full"])
+            .output()
+            .unwrap();
+        assert_eq!(full.status.code(), Some(2), "{}", stderr(&full));
+        assert_eq!(
+            stderr(&full).matches("cannot write events").count(),
+            1,
+            "{}",
+            stderr(&full)
+        );
+    }
+
+    let long: Vec<String> = (0..1000).map(|i| format!("n{i}")).collect();
+    let long: Vec<&str> = long.iter().map(String::as_str).collect();
+    let shown = hensuc::commands::run::abbreviate_path(&long);
+    assert!(shown.starts_with("n0 → n1"), "{shown}");
+    assert!(shown.contains("(985 more)"), "{shown}");
+    assert!(shown.ends_with("n998 → n999"), "{shown}");
+    assert_eq!(hensuc::commands::run::abbreviate_path(&["a", "b"]), "a → b");
+}
