@@ -24,10 +24,10 @@ use crate::commands::session::{self, Resumed, Start};
 pub struct ResumeArgs {
     /// The run id (or the correlation id of its pending review).
     pub id: String,
-    /// Project directory (the store is `<DIR>/.hensu/state.db`; stubs, prompts and
-    /// `commands.yaml` are looked up here).
-    #[arg(short = 'd', long = "dir", value_name = "DIR")]
-    pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub project: crate::args::ProjectDir,
+    #[command(flatten)]
+    pub display: crate::args::ColorFlag,
     /// Approve the pending review.
     #[arg(long, conflicts_with_all = ["reject", "backtrack"])]
     pub approve: bool,
@@ -83,7 +83,11 @@ fn store_err(e: StoreError) -> anyhow::Error {
 }
 
 pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
-    let workdir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let workdir = args
+        .project
+        .dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("."));
     let edits = parse_sets(&args.set)?;
     let Some(store) = session::open_existing(&workdir)? else {
         anyhow::bail!(
@@ -171,7 +175,10 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| PathBuf::from(format!("{run_id}.json")));
     let run_args = RunArgs {
         workflow: source,
-        dir: Some(workdir.clone()),
+        project: crate::args::ProjectDir {
+            dir: Some(workdir.clone()),
+        },
+        display: args.display,
         context: None,
         settings: RunSettings {
             scenario: args.settings.scenario.clone().or(stored_scenario),
@@ -233,7 +240,7 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         start,
     )?;
     Ok(ExitCode::from(
-        end.summarize(&workflow, args.settings.verbose),
+        end.summarize(&workflow, args.settings.verbosity.verbose),
     ))
 }
 

@@ -21,6 +21,7 @@ use hensu_runtime::{
 };
 use serde_json::Value;
 
+use crate::args::{ColorFlag, ProjectDir, Verbosity};
 use crate::commands::progress::Progress;
 use crate::exit;
 use crate::output::{self, Color, DiagnosticFormat};
@@ -31,10 +32,10 @@ pub struct RunArgs {
     /// The workflow to run: a `.hwf`, `.kt` or `.json` file, or a NAME for
     /// `DIR/workflows/NAME.{hwf,kt,json}`.
     pub workflow: PathBuf,
-    /// Working directory: `workflows/` (sub-workflows), `prompts/`, `rubrics/`, `stubs/` and
-    /// `commands.yaml` are looked up here.
-    #[arg(short = 'd', long = "dir", value_name = "DIR")]
-    pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub project: ProjectDir,
+    #[command(flatten)]
+    pub display: ColorFlag,
     /// Initial context: a JSON object, or `@file.json`.
     #[arg(short = 'c', long = "context", value_name = "JSON|@FILE")]
     pub context: Option<String>,
@@ -149,9 +150,8 @@ pub struct RunSettings {
     /// Write every execution event as one JSON line to this file.
     #[arg(long, value_name = "FILE.jsonl")]
     pub events: Option<PathBuf>,
-    /// Show prompts, outputs and transition reasons.
-    #[arg(short, long)]
-    pub verbose: bool,
+    #[command(flatten)]
+    pub verbosity: Verbosity,
     /// Serve every model with stub agents even when credentials are present (also
     /// `HENSU_STUB_ENABLED=true`). On resume, also when the run was started with it.
     #[arg(long)]
@@ -159,10 +159,14 @@ pub struct RunSettings {
 }
 
 pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
-    args.workflow = project::resolve_workflow_name(&args.workflow, args.dir.as_deref());
+    args.workflow = project::resolve_workflow_name(&args.workflow, args.project.dir.as_deref());
     let input = parse_context(args.context.as_deref())?;
-    let workdir = project::working_dir_for(&args.workflow, args.dir.as_deref());
-    let Some((workflow, repository)) = load_run_project(&args.workflow, args.dir.as_deref())?
+    let workdir = project::working_dir_for(&args.workflow, args.project.dir.as_deref());
+    let Some((workflow, repository)) = load_run_project_with(
+        &args.workflow,
+        args.project.dir.as_deref(),
+        args.display.color,
+    )?
     else {
         return Ok(ExitCode::from(exit::FAILURE));
     };
@@ -185,7 +189,7 @@ pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let end = run_workflow(&workflow, input, &workdir, &args, resources, start)?;
     Ok(ExitCode::from(
-        end.summarize(&workflow, args.settings.verbose),
+        end.summarize(&workflow, args.settings.verbosity.verbose),
     ))
 }
 
@@ -201,6 +205,15 @@ pub fn load_run_project(
     path: &Path,
     dir: Option<&Path>,
 ) -> anyhow::Result<Option<(Workflow, hensu_runtime::MapRepository)>> {
+    load_run_project_with(path, dir, Color::Auto)
+}
+
+/// [`load_run_project`] with the diagnostics coloured as `--color` says.
+fn load_run_project_with(
+    path: &Path,
+    dir: Option<&Path>,
+    color: Color,
+) -> anyhow::Result<Option<(Workflow, hensu_runtime::MapRepository)>> {
     if !path.is_file() {
         anyhow::bail!("workflow file `{}` not found", path.display());
     }
@@ -211,7 +224,7 @@ pub fn load_run_project(
             &project.files,
             &project.diagnostics,
             DiagnosticFormat::Human,
-            Color::Auto,
+            color,
         );
     }
     if errors > 0 {
@@ -390,7 +403,7 @@ pub(crate) fn run_workflow(
     let terminal = std::io::stderr().is_terminal();
     let progress = Arc::new(Progress::new(
         terminal,
-        args.settings.verbose,
+        args.settings.verbosity.verbose,
         built.redactor.clone(),
     ));
     let mut listeners: Vec<Arc<dyn ExecutionListener>> = vec![progress.clone()];

@@ -232,3 +232,50 @@ fn output_contracts_of_run_and_runs() {
     assert!(shown.ends_with("n998 → n999"), "{shown}");
     assert_eq!(hensuc::commands::run::abbreviate_path(&["a", "b"]), "a → b");
 }
+
+/// The shared flags are spelled and documented the same way everywhere: `run` takes
+/// `--color`, every `-d` / `-v` has its help text, `--auto-approve` / `--defer-review` are
+/// documented on `run` and `resume`.
+#[test]
+fn shared_flags_are_taken_and_documented_the_same_way() {
+    let ok = hensuc()
+        .current_dir(repo().join("examples"))
+        .args(["run", "workflows/main-research.hwf", "-d", ".", "--stub"])
+        .args([
+            "--no-store",
+            "--color",
+            "never",
+            "-c",
+            r#"{"topic": "Rust"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    for command in [
+        "check", "build", "graph", "run", "resume", "cancel", "pause", "runs",
+    ] {
+        let help = stdout(&run_hensuc(&[command, "--help"]));
+        let dir = help
+            .lines()
+            .find(|l| l.trim_start().starts_with("-d, --dir <DIR>"))
+            .unwrap_or_else(|| panic!("{command}: no -d\n{help}"));
+        assert!(
+            dir.trim_start().len() > "-d, --dir <DIR>".len() + 4,
+            "{command}: -d has no help: {dir}"
+        );
+        if let Some(v) = help.lines().find(|l| l.contains("-v, --verbose")) {
+            assert!(v.contains("Show"), "{command}: -v has no help: {v}");
+        }
+    }
+    for command in ["run", "resume"] {
+        let help = stdout(&run_hensuc(&[command, "--help"]));
+        for flag in [
+            "--color",
+            "--defer-review",
+            "--auto-approve",
+            "--interactive",
+        ] {
+            assert!(help.contains(flag), "{command} --help lacks {flag}\n{help}");
+        }
+    }
+}
