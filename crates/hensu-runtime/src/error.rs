@@ -32,6 +32,9 @@ pub enum RuntimeError {
     },
     #[error("missing required input{}: {}", if .names.len() == 1 { "" } else { "s" }, .names.join(", "))]
     MissingInputs { names: Vec<String> },
+    /// Inputs that do not fit the schema: every problem at once.
+    #[error("invalid inputs: {}", .problems.join("; "))]
+    InvalidInputs { problems: Vec<String> },
     #[error("run exceeded maxSteps = {limit}; last nodes: {}", .last_nodes.join(" → "))]
     MaxStepsExceeded { limit: u64, last_nodes: Vec<String> },
     #[error("run exceeded maxExecutionTime = {limit_ms} ms; last nodes: {}", .last_nodes.join(" → "))]

@@ -208,6 +208,12 @@ pub enum Event<'a> {
         score: f64,
         passed: bool,
     },
+    /// A run input the schema does not declare (it is kept in the context).
+    UnknownInput {
+        key: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        did_you_mean: Option<&'a str>,
+    },
     /// A rubric node's output carried no numeric `score`: it is evaluated as 0
     /// (docs/language.md, *Rubric evaluation*).
     RubricScoreMissing {

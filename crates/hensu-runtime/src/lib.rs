@@ -33,6 +33,7 @@ mod events;
 mod extract;
 mod fork;
 mod generic;
+pub mod inputs;
 mod parallel;
 mod plan;
 mod repository;

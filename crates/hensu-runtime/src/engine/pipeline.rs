@@ -180,8 +180,32 @@ impl Engine {
             }
             Some(Node::Generic(_)) => {
                 ctx.insert(id.to_string(), output.clone());
+                return ProcessorOutcome::Continue;
             }
-            _ => {}
+            _ => return ProcessorOutcome::Continue,
+        }
+        // A declared variable keeps its type: a NUMBER written as "abc" fails the node, naming
+        // the variable (docs/language.md, *Runtime semantics*).
+        if let (Some(Node::Standard(node)), Some(schema)) =
+            (p.plan.node(pc.idx), &p.workflow().state_schema)
+        {
+            for w in &node.writes {
+                let (Some(var), Some(v)) = (schema.variable(w), ctx.get(w.as_str())) else {
+                    continue;
+                };
+                if v.is_null() || crate::inputs::written_value_fits(var.var_type, v) {
+                    continue;
+                }
+                let message = format!(
+                    "variable `{w}` ({}) was written as {}",
+                    var.var_type.as_str(),
+                    crate::inputs::describe(v)
+                );
+                ctx.shift_remove(w.as_str());
+                pc.result.status = NodeStatus::Failure;
+                pc.result.error = Some(message);
+                break;
+            }
         }
         ProcessorOutcome::Continue
     }
