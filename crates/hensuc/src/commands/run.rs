@@ -426,9 +426,14 @@ pub(crate) fn run_workflow(
     for note in &built.notes {
         eprintln!("note: {note}");
     }
+    let network = network_access(workflow, &built, workdir)?;
+    let webhook_url = std::env::var("HENSU_WEBHOOK_URL").ok();
     let mut builder = Engine::builder()
-        .action_handlers(actions)
-        .generic_handlers(hensu_host::generic_handlers())
+        .action_handlers(match &network {
+            hensu_host::NetworkAccess::Live => actions,
+            offline => hensu_host::action_handlers_with(webhook_url, offline.clone()),
+        })
+        .generic_handlers(hensu_host::generic_handlers_with(network.clone()))
         .commands(commands)
         .listener(listener)
         .structured_output(Arc::new(hensu_providers::StructuredOutput {
@@ -502,6 +507,7 @@ pub(crate) fn run_workflow(
         review_mode.as_str()
     );
     print_routes(workflow, &built);
+    eprintln!("  network     {}", network.describe());
     let result = runtime.block_on(async {
         let c = cancel.clone();
         let signal = tokio::spawn(async move {
@@ -528,6 +534,30 @@ pub(crate) fn run_workflow(
         redactor: built.redactor,
         events_failed: events_failed.load(std::sync::atomic::Ordering::SeqCst),
     })
+}
+
+/// A run whose every agent is served by stubs (`--stub`, or no credentials) is offline: its
+/// webhook and api-caller requests are simulated except to the hosts `hensu.toml` allows.
+fn network_access(
+    workflow: &Workflow,
+    built: &hensu_providers::BuiltProviders,
+    workdir: &Path,
+) -> anyhow::Result<hensu_host::NetworkAccess> {
+    let all_stub = built.stubs_forced
+        || workflow
+            .agents
+            .values()
+            .all(|a| built.route(&a.model).is_none_or(|r| r.provider == "stub"));
+    if !all_stub {
+        return Ok(hensu_host::NetworkAccess::Live);
+    }
+    let path = workdir.join("hensu.toml");
+    let allow_hosts = match std::fs::read_to_string(&path) {
+        Ok(text) => hensu_host::allowed_hosts(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        Err(_) => Vec::new(),
+    };
+    Ok(hensu_host::NetworkAccess::Offline { allow_hosts })
 }
 
 /// `<dir>/hensu.toml` (providers, retries, timeouts), or the defaults when there is none.

@@ -279,3 +279,102 @@ fn shared_flags_are_taken_and_documented_the_same_way() {
         }
     }
 }
+
+/// A stub run is offline: the api-caller and webhook requests are simulated and recorded in
+/// the events; nothing reaches the host unless `hensu.toml` allows it.
+#[test]
+fn a_stub_run_sends_no_http_unless_the_project_allows_the_host() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let src = dir.join("calls.hwf");
+    std::fs::write(
+        &src,
+        format!(
+            r#"fun calls() = workflow("calls") {{
+    version = "1.0.0"
+    graph {{
+        start at "call"
+        generic("call") {{
+            executorType = "api-caller"
+            config {{
+                "endpoint" to "http://127.0.0.1:{port}/api"
+                "method" to "POST"
+            }}
+            onSuccess goto "notify"
+        }}
+        action("notify") {{
+            send("webhook", mapOf("url" to "http://127.0.0.1:{port}/hook", "text" to "hi"))
+            onSuccess goto "done"
+        }}
+        end("done")
+    }}
+}}
+"#
+        ),
+    )
+    .unwrap();
+    let events = dir.join("events.jsonl");
+    let d = dir.to_str().unwrap();
+    let out = run_hensuc(&[
+        "run",
+        src.to_str().unwrap(),
+        "-d",
+        d,
+        "--stub",
+        "--no-store",
+        "--events",
+        events.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("network     simulated"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        listener.accept().is_err(),
+        "no connection reached the host in an offline run"
+    );
+    let log = std::fs::read_to_string(&events).unwrap();
+    assert!(
+        log.contains(&format!(
+            "simulated (offline run): POST http://127.0.0.1:{port}/api"
+        )),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!(
+            "simulated (offline run): POST http://127.0.0.1:{port}/hook"
+        )),
+        "{log}"
+    );
+    // Allowed in hensu.toml: the request goes out (and is refused: the port is closed now).
+    drop(listener);
+    std::fs::write(
+        dir.join("hensu.toml"),
+        "[network]\nallow_hosts = [\"127.0.0.1\"]\n",
+    )
+    .unwrap();
+    let out = run_hensuc(&[
+        "run",
+        src.to_str().unwrap(),
+        "-d",
+        d,
+        "--stub",
+        "--no-store",
+    ]);
+    assert!(
+        stderr(&out).contains("real HTTP to 127.0.0.1"),
+        "{}",
+        stderr(&out)
+    );
+}
