@@ -1,10 +1,14 @@
-//! `hensuc run WORKFLOW [-d DIR] [-c JSON|@file.json] [--scenario NAME] [--events FILE.jsonl] [-v]`
+//! `hensuc run WORKFLOW|NAME [-d DIR] [-c JSON|@file.json] [--scenario NAME] [--events FILE.jsonl]
+//! [-v] [--defer-review | --interactive | --auto-approve]`
 //!
-//! Compiles the workflow (`.hwf`/`.kt` through the checker, `.json` through the wire format),
-//! runs it with stub agents (`<dir>/stubs/<scenario>/<nodeId|agentId>.txt`; real providers come
-//! later), shows live progress (a status line on a terminal, plain lines otherwise) and a final
-//! summary. Exit code: 0 when the run ends at a SUCCESS end node; 1 at a FAILURE/CANCEL end,
-//! when rejected, failed or cancelled, or when the workflow has errors; 2 usage; 101 internal.
+//! Compiles the workflow and what it references (`.hwf`/`.kt` through the checker, `.json`
+//! through the wire format), runs it — real models when credentials are configured, stub agents
+//! otherwise (`<dir>/stubs/<scenario>/<nodeId|agentId>.txt`) — shows live progress (a status line
+//! on a terminal, plain lines otherwise) and a final summary. A stub run is offline: webhook and
+//! api-caller requests are simulated unless `hensu.toml` allows the host. Exit codes (README,
+//! *Commands*): 0 the run ends at a SUCCESS end node; 1 at a FAILURE/CANCEL end, when rejected,
+//! failed or cancelled, or when the workflow has errors; 2 usage or I/O (also an unwritable
+//! `--events` file); 3 paused; 130 a second Ctrl-C; 101 internal.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -27,7 +31,25 @@ use crate::exit;
 use crate::output::{self, Color, DiagnosticFormat};
 use crate::project;
 
+/// The end of `hensuc run --help`: review modes, offline behaviour, exit codes.
+const RUN_AFTER_HELP: &str = "\
+Reviews: a REQUIRED review is decided by a human. Without a flag the run pauses at the review
+(as --defer-review; exit 3) and `hensuc resume ID --approve | --reject REASON | --backtrack NODE`
+decides; -i asks in the terminal; --auto-approve approves every review. The mode is stored with
+the run and kept by `resume` unless it is given one of these flags.
+
+Offline: when every agent is a stub (--stub, or no credentials) webhook and api-caller requests
+are simulated and recorded in the events; real HTTP only to the hosts of hensu.toml
+`[network] allow_hosts = [\"…\"]`. The run header shows which.
+
+Ctrl-C abandons the node in flight and stops without taking a transition; a second Ctrl-C exits.
+
+Exit codes: 0 ended at a SUCCESS end node; 1 ended at a FAILURE/CANCEL end, rejected, failed,
+cancelled, or the workflow has errors; 2 usage or I/O error (also an unwritable --events file);
+3 paused (continue with `hensuc resume ID`); 130 second Ctrl-C; 101 internal error.";
+
 #[derive(Args, Debug)]
+#[command(after_help = RUN_AFTER_HELP)]
 pub struct RunArgs {
     /// The workflow to run: a `.hwf`, `.kt` or `.json` file, or a NAME for
     /// `DIR/workflows/NAME.{hwf,kt,json}`.
