@@ -545,6 +545,8 @@ pub(crate) fn run_workflow(
                 std::process::exit(i32::from(exit::INTERRUPTED));
             }
         });
+        // Let the signal task register its handler before the first node starts.
+        tokio::task::yield_now().await;
         let r = session.run(&engine, workflow, input, &cancel).await;
         signal.abort();
         r

@@ -378,3 +378,68 @@ fn a_stub_run_sends_no_http_unless_the_project_allows_the_host() {
         stderr(&out)
     );
 }
+
+/// Ctrl-C during a (slow stub) model call abandons the call at once and takes no transition:
+/// no failure is recorded for the node and the run ends as cancelled.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_during_a_model_call_takes_no_transition() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let src = dir.join("slow.hwf");
+    std::fs::write(
+        &src,
+        r#"fun slow() = workflow("slow") {
+    version = "1.0.0"
+    agents {
+        agent("writer") { role = "Writer"; model = Models.GPT_4O }
+    }
+    graph {
+        start at "write"
+        node("write") {
+            agent = "writer"
+            prompt = "Write."
+            onSuccess goto "done"
+            onFailure goto "failed"
+        }
+        end("done")
+        end("failed", ExitStatus.FAILURE)
+    }
+}
+"#,
+    )
+    .unwrap();
+    let events = dir.join("events.jsonl");
+    let child = hensuc()
+        .args(["run", src.to_str().unwrap(), "--stub", "--no-store", "-d"])
+        .arg(dir)
+        .arg("--events")
+        .arg(&events)
+        .env("HENSU_STUB_DELAY_MS", "60000")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let waited = std::time::Instant::now();
+    while !std::fs::read_to_string(&events)
+        .unwrap_or_default()
+        .contains("\"node_started\"")
+    {
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(20),
+            "the run did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let interrupted = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).contains("run cancelled"), "{}", stdout(&out));
+    let log = std::fs::read_to_string(&events).unwrap();
+    assert!(!log.contains("\"transition_taken\""), "{log}");
+    assert!(!log.contains("\"node_completed\""), "{log}");
+}
