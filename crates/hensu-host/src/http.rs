@@ -11,6 +11,8 @@ use hensu_runtime::{
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use crate::network::{NetworkAccess, simulated};
+
 /// `webhook`: HTTP POST of the JSON payload to the payload's `url` (removed from the body) or
 /// the default URL (`HENSU_WEBHOOK_URL` in the CLI). Non-2xx → failure.
 #[derive(Clone, Debug)]
@@ -18,6 +20,7 @@ pub struct WebhookHandler {
     default_url: Option<String>,
     client: reqwest::Client,
     timeout: Duration,
+    network: NetworkAccess,
 }
 
 impl WebhookHandler {
@@ -26,7 +29,14 @@ impl WebhookHandler {
             default_url,
             client: reqwest::Client::new(),
             timeout: Duration::from_secs(30),
+            network: NetworkAccess::Live,
         }
+    }
+
+    /// Simulates deliveries the run's network access does not allow.
+    pub fn with_network(mut self, network: NetworkAccess) -> Self {
+        self.network = network;
+        self
     }
 }
 
@@ -49,6 +59,9 @@ impl ActionHandler for WebhookHandler {
                 }
             },
         };
+        if !self.network.allows(&url) {
+            return ActionResult::success(simulated("POST", &url));
+        }
         let json: serde_json::Map<String, Value> = body.into_iter().collect();
         match self
             .client
@@ -77,6 +90,7 @@ impl ActionHandler for WebhookHandler {
 #[derive(Clone, Debug)]
 pub struct ApiCallerHandler {
     client: reqwest::Client,
+    network: NetworkAccess,
 }
 
 impl Default for ApiCallerHandler {
@@ -89,7 +103,14 @@ impl ApiCallerHandler {
     pub fn new() -> Self {
         ApiCallerHandler {
             client: reqwest::Client::new(),
+            network: NetworkAccess::Live,
         }
+    }
+
+    /// Simulates requests the run's network access does not allow.
+    pub fn with_network(mut self, network: NetworkAccess) -> Self {
+        self.network = network;
+        self
     }
 }
 
@@ -147,6 +168,14 @@ impl GenericNodeHandler for ApiCallerHandler {
         let timeout_ms = cfg_num(cfg, "timeout")
             .map(|(n, _)| n.max(0.0) as u64)
             .unwrap_or(30_000);
+        if !self.network.allows(&endpoint) {
+            // Nothing leaves the machine; the node succeeds with a marked mock response.
+            let mock = simulated(&method_name, &endpoint);
+            ctx.insert(output_field.clone(), Value::String(mock.clone()));
+            return NodeResult::success(mock)
+                .with_meta("simulated", Value::Bool(true))
+                .with_meta("output_field", Value::String(output_field));
+        }
         let mut req = self
             .client
             .request(method.clone(), &endpoint)

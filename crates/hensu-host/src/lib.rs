@@ -16,6 +16,7 @@
 
 mod durable;
 mod http;
+mod network;
 mod review;
 mod shell;
 mod stub_files;
@@ -26,6 +27,7 @@ use hensu_runtime::{ActionHandlerRegistry, GenericHandlerRegistry};
 
 pub use durable::{DurableRun, SnapshotRedactor, final_update, restore, snapshot};
 pub use http::{ApiCallerHandler, WebhookHandler, percent_encode};
+pub use network::{NetworkAccess, allowed_hosts};
 pub use review::{DeferredReview, InteractiveReview, PendingReview};
 pub use shell::{
     CommandRegistry, CommandSpec, DEFAULT_COMMAND_TIMEOUT_MS, resolve_shell, run_command,
@@ -36,15 +38,30 @@ pub use stub_files::FsStubFiles;
 /// The action handlers of a host: the engine's `log` plus `webhook` (posting to the payload's
 /// `url`, else `default_webhook_url`).
 pub fn action_handlers(default_webhook_url: Option<String>) -> ActionHandlerRegistry {
+    action_handlers_with(default_webhook_url, NetworkAccess::Live)
+}
+
+/// [`action_handlers`] with the run's network access (simulated webhooks in a stub run).
+pub fn action_handlers_with(
+    default_webhook_url: Option<String>,
+    network: NetworkAccess,
+) -> ActionHandlerRegistry {
     let mut r = ActionHandlerRegistry::with_defaults();
-    r.register(Arc::new(WebhookHandler::new(default_webhook_url)));
+    r.register(Arc::new(
+        WebhookHandler::new(default_webhook_url).with_network(network),
+    ));
     r
 }
 
 /// The generic node handlers of a host: the engine's `validator` and `data-transformer` plus
 /// `api-caller`.
 pub fn generic_handlers() -> GenericHandlerRegistry {
+    generic_handlers_with(NetworkAccess::Live)
+}
+
+/// [`generic_handlers`] with the run's network access (a simulated `api-caller` in a stub run).
+pub fn generic_handlers_with(network: NetworkAccess) -> GenericHandlerRegistry {
     let mut r = GenericHandlerRegistry::with_defaults();
-    r.register(Arc::new(ApiCallerHandler::new()));
+    r.register(Arc::new(ApiCallerHandler::new().with_network(network)));
     r
 }

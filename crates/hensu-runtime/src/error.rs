@@ -10,8 +10,13 @@ use crate::validate::OutputViolation;
 pub enum RuntimeError {
     #[error("Node not found: {node}")]
     NodeNotFound { node: String },
-    #[error("No valid transition from {node}")]
-    NoValidTransition { node: String },
+    /// `tried`: what each rule saw (docs/language.md, *Runtime semantics*).
+    #[error("No valid transition from {node}{}", tried_suffix(.tried))]
+    NoValidTransition {
+        node: String,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tried: Vec<String>,
+    },
     #[error("Agent not found: {agent}")]
     AgentNotFound { agent: String },
     #[error("Node '{node}' has no agent")]
@@ -27,6 +32,9 @@ pub enum RuntimeError {
     },
     #[error("missing required input{}: {}", if .names.len() == 1 { "" } else { "s" }, .names.join(", "))]
     MissingInputs { names: Vec<String> },
+    /// Inputs that do not fit the schema: every problem at once.
+    #[error("invalid inputs: {}", .problems.join("; "))]
+    InvalidInputs { problems: Vec<String> },
     #[error("run exceeded maxSteps = {limit}; last nodes: {}", .last_nodes.join(" → "))]
     MaxStepsExceeded { limit: u64, last_nodes: Vec<String> },
     #[error("run exceeded maxExecutionTime = {limit_ms} ms; last nodes: {}", .last_nodes.join(" → "))]
@@ -55,4 +63,12 @@ pub enum RuntimeError {
     Fork { node: String, message: String },
     #[error("sub-workflow node '{node}': {message}")]
     SubWorkflow { node: String, message: String },
+}
+
+fn tried_suffix(tried: &[String]) -> String {
+    if tried.is_empty() {
+        String::new()
+    } else {
+        format!("; rules tried: {}", tried.join("; "))
+    }
 }

@@ -208,6 +208,22 @@ pub enum Event<'a> {
         score: f64,
         passed: bool,
     },
+    /// A run input the schema does not declare (it is kept in the context).
+    UnknownInput {
+        key: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        did_you_mean: Option<&'a str>,
+    },
+    /// A rubric node's output carried no numeric `score`: it is evaluated as 0
+    /// (docs/language.md, *Rubric evaluation*).
+    RubricScoreMissing {
+        node_id: &'a str,
+    },
+    /// A rubric node used up its automatic backtracks; its own transitions decide.
+    RubricBacktracksSpent {
+        node_id: &'a str,
+        limit: u64,
+    },
     Backtrack {
         from: &'a str,
         to: &'a str,

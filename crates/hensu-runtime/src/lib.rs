@@ -33,6 +33,7 @@ mod events;
 mod extract;
 mod fork;
 mod generic;
+pub mod inputs;
 mod parallel;
 mod plan;
 mod repository;
@@ -72,7 +73,9 @@ pub use repository::{MapRepository, WorkflowRepository};
 pub use review::{
     AutoApprove, ReviewDecision, ReviewHandler, ReviewOutcome, ReviewRequest, pending_review,
 };
-pub use run_types::{CancelToken, PostProcessor, RunOptions, RunOutcome, RunResult};
+pub use run_types::{
+    CancelToken, DEFAULT_RUBRIC_BACKTRACK_LIMIT, PostProcessor, RunOptions, RunOutcome, RunResult,
+};
 pub use state::{
     Backtrack, BacktrackKind, ExecutionPhase, HistoryStep, NodeResult, NodeStatus, ReviewVerdict,
     RubricEvaluation, RunState,

@@ -334,6 +334,78 @@ fn push_unique(v: &mut Vec<String>, s: &str) {
     }
 }
 
+/// What one rule saw when it did not fire, for the "No valid transition" error
+/// (docs/language.md, *Runtime semantics*): `onSuccess: the node's status is FAILURE`,
+/// `whenScore: score 55.0 is in none of [GTE 60.0, LT 50.0]`, `approved: missing from the output`.
+pub fn explain_no_match(
+    rule: &CompiledRule,
+    extra: &RuleExtra,
+    result: &NodeResult,
+    ctx: &Context,
+    verdict: Option<&ReviewVerdict>,
+) -> String {
+    let status = match result.status {
+        NodeStatus::Success => "SUCCESS",
+        NodeStatus::Failure => "FAILURE",
+        NodeStatus::Pending => "PENDING",
+        NodeStatus::End => "END",
+    };
+    let shown = |v: Option<&Value>| match v.filter(|v| !v.is_null()) {
+        None => "missing from the output".to_string(),
+        Some(v) => format!("{} `{}`", java_type_name(v), java_to_string(v)),
+    };
+    match rule {
+        CompiledRule::Success { .. } => format!("onSuccess: the node's status is {status}"),
+        CompiledRule::Always { .. } => format!("always: the node's status is {status}"),
+        CompiledRule::Failure { .. } => {
+            if result.status == NodeStatus::Failure {
+                "onFailure: the failure is a no-consensus result".to_string()
+            } else {
+                format!("onFailure: the node's status is {status}")
+            }
+        }
+        CompiledRule::NoConsensus { .. } => {
+            format!(
+                "onNoConsensus: the node's status is {status} and consensus was not reported missing"
+            )
+        }
+        CompiledRule::Approval { expected, .. } => {
+            let arm = if *expected {
+                "onApproval"
+            } else {
+                "onRejection"
+            };
+            match verdict {
+                Some(v) => format!("{arm}: the review decided approved = {}", v.approved),
+                None => format!("{arm}: `approved` is {}", shown(ctx.get("approved"))),
+            }
+        }
+        CompiledRule::Score { .. } => {
+            let arms = extra.describe.join(", ");
+            match ctx.get("score").and_then(as_number) {
+                Some(score) => format!(
+                    "whenScore: score {} is in none of [{arms}]",
+                    hensu_ir::java_double_to_string(score)
+                ),
+                None => format!("whenScore [{arms}]: `score` is {}", shown(ctx.get("score"))),
+            }
+        }
+        CompiledRule::Condition { variable, .. } => {
+            let describe = extra.describe.first().map_or("", String::as_str);
+            if result.status != NodeStatus::Success {
+                format!("when `{variable}` {describe}: the node's status is {status}")
+            } else {
+                format!(
+                    "when `{variable}` {describe}: `{variable}` is {}",
+                    shown(ctx.get(variable.as_str()))
+                )
+            }
+        }
+        CompiledRule::Bounded { inner, .. } => explain_no_match(inner, extra, result, ctx, verdict),
+        CompiledRule::RubricFail => "onRubricFail: handled by the rubric step".to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use hensu_ir::{EndNode, ExitStatus, Metadata, StandardNode};

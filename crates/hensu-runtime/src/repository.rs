@@ -41,6 +41,11 @@ impl MapRepository {
     pub fn is_empty(&self) -> bool {
         self.workflows.is_empty()
     }
+
+    /// The workflows, in insertion order.
+    pub fn workflows(&self) -> impl Iterator<Item = &Workflow> {
+        self.workflows.values().map(|w| w.as_ref())
+    }
 }
 
 impl FromIterator<Workflow> for MapRepository {

@@ -10,22 +10,45 @@ use hensu_ir::ExitStatus;
 use crate::error::RuntimeError;
 use crate::state::RunState;
 
-/// A cooperative cancellation flag, checked at node boundaries.
+/// A cancellation flag. The run loop checks it at node boundaries and also waits on it while a
+/// node runs: in-flight work is abandoned at once and no transition is taken
+/// (docs/language.md, *Runtime semantics*).
 #[derive(Clone, Debug, Default)]
-pub struct CancelToken(Arc<AtomicBool>);
+pub struct CancelToken(Arc<CancelInner>);
+
+#[derive(Debug, Default)]
+struct CancelInner {
+    flag: AtomicBool,
+    notify: tokio::sync::Notify,
+}
 
 impl CancelToken {
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Requests cancellation; the run stops before its next node.
+    /// Requests cancellation; the run stops before taking another transition.
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::SeqCst);
+        self.0.flag.store(true, Ordering::SeqCst);
+        self.0.notify.notify_waiters();
     }
 
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.0.flag.load(Ordering::SeqCst)
+    }
+
+    /// Completes once [`cancel`](Self::cancel) has been called.
+    pub async fn cancelled(&self) {
+        loop {
+            let notified = self.0.notify.notified();
+            tokio::pin!(notified);
+            // Registered before the check: a cancel between the check and the await is seen.
+            notified.as_mut().enable();
+            if self.is_cancelled() {
+                return;
+            }
+            notified.await;
+        }
     }
 }
 
@@ -40,7 +63,14 @@ pub struct RunOptions {
     pub max_execution_time: Option<Duration>,
     /// Fixed timeout of one parallel branch (upstream: 300 s).
     pub branch_timeout: Duration,
+    /// Automatic rubric backtracks allowed per visit of a rubric node that has no bounded
+    /// (`revise … retry N`) rule of its own; with one, its budget is the limit
+    /// (docs/language.md, *Rubric evaluation*).
+    pub rubric_backtrack_limit: u64,
 }
+
+/// The default of [`RunOptions::rubric_backtrack_limit`].
+pub const DEFAULT_RUBRIC_BACKTRACK_LIMIT: u64 = 3;
 
 impl Default for RunOptions {
     fn default() -> Self {
@@ -49,6 +79,7 @@ impl Default for RunOptions {
             max_steps: None,
             max_execution_time: None,
             branch_timeout: Duration::from_secs(300),
+            rubric_backtrack_limit: DEFAULT_RUBRIC_BACKTRACK_LIMIT,
         }
     }
 }

@@ -16,6 +16,11 @@ pub mod exit {
     pub const FAILURE: u8 = 1;
     /// Usage or I/O error.
     pub const USAGE: u8 = 2;
+    /// `run`/`resume`: the run paused (a deferred review, `hensuc pause`); continue it with
+    /// `hensuc resume ID`.
+    pub const PAUSED: u8 = 3;
+    /// `run`/`resume`: a second Ctrl-C exited without waiting for the run to stop (128 + SIGINT).
+    pub const INTERRUPTED: u8 = 130;
     /// Internal error (panic).
     pub const INTERNAL: u8 = 101;
 }

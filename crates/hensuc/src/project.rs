@@ -1,5 +1,6 @@
 //! Loading a project: the files named on the command line plus every workflow in
-//! `<dir>/workflows/` when `-d DIR` is given; each is read, parsed, lowered and checked, then the
+//! `<dir>/workflows/` when `-d DIR` is given ([`load`]), or the named files and what they
+//! reference ([`load_scoped`]); each is read, parsed, lowered and checked, then the
 //! project-level checks (sub-workflow references) run over all of them.
 
 use std::path::{Path, PathBuf};
@@ -132,54 +133,149 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
     let mut units = Vec::new();
     let mut diagnostics = Vec::new();
     for (path, explicit) in collect_paths(paths, dir)? {
-        let display = path.display().to_string();
-        let text = match read_source(&path) {
-            Ok(text) => text,
-            Err(message) => {
-                let file = files.add(display, String::new());
-                diagnostics.push(
-                    Diagnostic::new(
-                        codes::E0901,
-                        format!("cannot read `{}`", path.display()),
-                        Span::default(),
-                        message.clone(),
-                    )
-                    .with_note(message)
-                    .in_file(file),
-                );
+        let (unit, mut diags) = compile_file(&mut files, path, explicit, dir);
+        diagnostics.append(&mut diags);
+        units.extend(unit);
+    }
+    Ok(finish(files, units, diagnostics))
+}
+
+/// Loads the named workflow files and, transitively, the workflows their sub-workflow nodes
+/// reference, nothing else (`run`, `check FILE`): a broken or noisy unrelated file in
+/// `workflows/` neither blocks nor clutters. Children are looked up in the `workflows/`
+/// directory of the working directory ([`working_dir_for`]): `workflows/<id>.{hwf,kt,json}`
+/// first, then the other files of that directory until the id is found.
+pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
+    let mut files = Files::new();
+    let mut units: Vec<Unit> = Vec::new();
+    let mut diagnostics = Vec::new();
+    let mut search: Vec<PathBuf> = Vec::new();
+    for (path, explicit) in collect_paths(paths, None)? {
+        let wf_dir = working_dir_for(&path, dir).join("workflows");
+        if !search.contains(&wf_dir) {
+            search.push(wf_dir);
+        }
+        let (unit, mut diags) = compile_file(&mut files, path, explicit, dir);
+        diagnostics.append(&mut diags);
+        units.extend(unit);
+    }
+    let loaded = |units: &[Unit], p: &Path| {
+        let key = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        units
+            .iter()
+            .any(|u| u.path.canonicalize().unwrap_or_else(|_| u.path.clone()) == key)
+    };
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    for d in &search {
+        if d.is_dir() {
+            candidates.extend(
+                sorted_dir(d)?
+                    .into_iter()
+                    .filter(|p| is_workflow_file(p) && !loaded(&units, p)),
+            );
+        }
+    }
+    // Compiled while looking for an id, not (yet) referenced: kept aside with their diagnostics.
+    let mut aside: Vec<(Unit, Vec<Diagnostic>)> = Vec::new();
+    let mut next = 0;
+    while next < units.len() {
+        let wanted: Vec<String> = units[next]
+            .workflow
+            .iter()
+            .flat_map(|w| w.nodes.values())
+            .filter_map(|n| match n {
+                hensu_ir::Node::SubWorkflow(s) if !s.workflow_id.is_empty() => {
+                    Some(s.workflow_id.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        next += 1;
+        for id in wanted {
+            let has = |u: &Unit| u.workflow.as_ref().is_some_and(|w| w.id == id);
+            if units.iter().any(has) {
                 continue;
             }
-        };
-        // Invalid UTF-8 becomes U+FFFD with one E0001 per invalid run; the rest still compiles.
-        let (text, decode_diagnostics) = match String::from_utf8(text) {
-            Ok(text) => (text, Vec::new()),
-            Err(e) => {
-                let (text, diagnostics) = hensu_syntax::decode_source(e.as_bytes());
-                (text.into_owned(), diagnostics)
+            if let Some(i) = aside.iter().position(|(u, _)| has(u)) {
+                let (unit, mut diags) = aside.swap_remove(i);
+                diagnostics.append(&mut diags);
+                units.push(unit);
+                continue;
             }
-        };
-        let file = files.add(display, text);
-        let Some(source) = files.get(file).map(|f| f.text()) else {
-            continue;
-        };
-        let root = working_dir_for(&path, dir);
-        let is_json = path.extension().is_some_and(|e| e == "json");
-        let (workflow, origins, mut diags) = if is_json {
-            let (workflow, origins, mut diags) = compile_json(source, file);
-            diags.extend(decode_diagnostics.into_iter().map(|d| d.in_file(file)));
-            (workflow, origins, diags)
-        } else {
-            compile_source(source, decode_diagnostics, file, &FsFiles::new(root))
-        };
-        diagnostics.append(&mut diags);
-        units.push(Unit {
-            file,
-            path,
-            workflow,
-            origins,
-            explicit,
-        });
+            // The file named after the id first, then the rest in order.
+            candidates.sort_by_key(|p| p.file_stem().is_none_or(|s| *s != *id.as_str()));
+            while !candidates.is_empty() {
+                let path = candidates.remove(0);
+                let (unit, diags) = compile_file(&mut files, path, false, dir);
+                let Some(unit) = unit else { continue };
+                if has(&unit) {
+                    diagnostics.extend(diags);
+                    units.push(unit);
+                    break;
+                }
+                aside.push((unit, diags));
+            }
+        }
     }
+    Ok(finish(files, units, diagnostics))
+}
+
+/// Reads and compiles one file; an unreadable file is an E0901 diagnostic and no unit.
+fn compile_file(
+    files: &mut Files,
+    path: PathBuf,
+    explicit: bool,
+    dir: Option<&Path>,
+) -> (Option<Unit>, Vec<Diagnostic>) {
+    let display = path.display().to_string();
+    let text = match read_source(&path) {
+        Ok(text) => text,
+        Err(message) => {
+            let file = files.add(display, String::new());
+            let d = Diagnostic::new(
+                codes::E0901,
+                format!("cannot read `{}`", path.display()),
+                Span::default(),
+                message.clone(),
+            )
+            .with_note(message)
+            .in_file(file);
+            return (None, vec![d]);
+        }
+    };
+    // Invalid UTF-8 becomes U+FFFD with one E0001 per invalid run; the rest still compiles.
+    let (text, decode_diagnostics) = match String::from_utf8(text) {
+        Ok(text) => (text, Vec::new()),
+        Err(e) => {
+            let (text, diagnostics) = hensu_syntax::decode_source(e.as_bytes());
+            (text.into_owned(), diagnostics)
+        }
+    };
+    let file = files.add(display, text);
+    let Some(source) = files.get(file).map(|f| f.text()) else {
+        return (None, Vec::new());
+    };
+    let root = working_dir_for(&path, dir);
+    let is_json = path.extension().is_some_and(|e| e == "json");
+    let (workflow, origins, diags) = if is_json {
+        let (workflow, origins, mut diags) = compile_json(source, file);
+        diags.extend(decode_diagnostics.into_iter().map(|d| d.in_file(file)));
+        (workflow, origins, diags)
+    } else {
+        compile_source(source, decode_diagnostics, file, &FsFiles::new(root))
+    };
+    let unit = Unit {
+        file,
+        path,
+        workflow,
+        origins,
+        explicit,
+    };
+    (Some(unit), diags)
+}
+
+/// The project-level checks over the loaded units, and the diagnostics in order.
+fn finish(files: Files, units: Vec<Unit>, mut diagnostics: Vec<Diagnostic>) -> Project {
     let project_units: Vec<hensu_sema::check::ProjectUnit<'_>> = units
         .iter()
         .filter_map(|u| {
@@ -192,11 +288,25 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
         .collect();
     diagnostics.extend(hensu_sema::check::check_project(&project_units));
     hensu_diagnostics::sort_diagnostics(&mut diagnostics);
-    Ok(Project {
+    Project {
         files,
         units,
         diagnostics,
-    })
+    }
+}
+
+/// `hensuc run NAME -d DIR`: a name that is not a file resolves to
+/// `DIR/workflows/NAME.{hwf,kt,json}` (the first that exists).
+pub fn resolve_workflow_name(name: &Path, dir: Option<&Path>) -> PathBuf {
+    if name.is_file() || name.extension().is_some() || name.components().count() != 1 {
+        return name.to_path_buf();
+    }
+    let base = dir.unwrap_or(Path::new(".")).join("workflows");
+    ["hwf", "kt", "json"]
+        .iter()
+        .map(|ext| base.join(name).with_extension(ext))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| name.to_path_buf())
 }
 
 fn read_source(path: &Path) -> Result<Vec<u8>, String> {

@@ -251,8 +251,10 @@ async fn a_cancel_request_in_the_store_stops_the_run_at_the_next_boundary() {
         "{:?}",
         r.outcome
     );
-    // n0 and n1 ran (the request landed during n1); n2 never started.
-    assert_eq!(path(&r), ["n0", "n1"]);
+    // n0 ran; the request lands during n1 (abandoned without a transition) or, when the store
+    // is polled only at the boundary, just after it. n2 never completes.
+    let p = path(&r);
+    assert!(p == ["n0"] || p == ["n0", "n1"], "{p:?}");
     assert!(cancel.is_cancelled());
     assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Cancelled));
     assert_eq!(store.record("r2").unwrap().status, RunStatus::Cancelled);

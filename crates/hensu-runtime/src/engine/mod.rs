@@ -242,19 +242,27 @@ impl Engine {
             start_node: &state.current_node,
         });
         if let Some(schema) = &wf.state_schema {
-            let missing: Vec<String> = schema
-                .variables
-                .iter()
-                .filter(|v| v.is_input)
-                .filter(|v| state.context.get(&v.name).is_none_or(Value::is_null))
-                .map(|v| v.name.clone())
-                .collect();
-            if !missing.is_empty() {
-                return self.finish(
-                    state,
-                    RunOutcome::Failed(RuntimeError::MissingInputs { names: missing }),
-                    started,
-                );
+            for (key, nearest) in crate::inputs::unknown_inputs(schema, &state.context) {
+                self.listener.on_event(&Event::UnknownInput {
+                    key: &key,
+                    did_you_mean: nearest.as_deref(),
+                });
+            }
+            let (missing, mistyped) = crate::inputs::input_problems(schema, &state.context);
+            let error = if !mistyped.is_empty() {
+                let mut problems: Vec<String> = missing
+                    .iter()
+                    .map(|n| format!("`{n}` is missing"))
+                    .collect();
+                problems.extend(mistyped);
+                Some(RuntimeError::InvalidInputs { problems })
+            } else if !missing.is_empty() {
+                Some(RuntimeError::MissingInputs { names: missing })
+            } else {
+                None
+            };
+            if let Some(e) = error {
+                return self.finish(state, RunOutcome::Failed(e), started);
             }
         }
         let outcome = match self.drive(p, &mut state, cancel, started, None, None).await {

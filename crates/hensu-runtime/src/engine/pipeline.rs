@@ -128,6 +128,7 @@ impl Engine {
             Some(n) => Ok(Step::Next(n)),
             None => Err(RuntimeError::NoValidTransition {
                 node: p.plan.id(pc.idx).to_string(),
+                tried: Vec::new(),
             }),
         }
     }
@@ -179,8 +180,32 @@ impl Engine {
             }
             Some(Node::Generic(_)) => {
                 ctx.insert(id.to_string(), output.clone());
+                return ProcessorOutcome::Continue;
             }
-            _ => {}
+            _ => return ProcessorOutcome::Continue,
+        }
+        // A declared variable keeps its type: a NUMBER written as "abc" fails the node, naming
+        // the variable (docs/language.md, *Runtime semantics*).
+        if let (Some(Node::Standard(node)), Some(schema)) =
+            (p.plan.node(pc.idx), &p.workflow().state_schema)
+        {
+            for w in &node.writes {
+                let (Some(var), Some(v)) = (schema.variable(w), ctx.get(w.as_str())) else {
+                    continue;
+                };
+                if v.is_null() || crate::inputs::written_value_fits(var.var_type, v) {
+                    continue;
+                }
+                let message = format!(
+                    "variable `{w}` ({}) was written as {}",
+                    var.var_type.as_str(),
+                    crate::inputs::describe(v)
+                );
+                ctx.shift_remove(w.as_str());
+                pc.result.status = NodeStatus::Failure;
+                pc.result.error = Some(message);
+                break;
+            }
         }
         ProcessorOutcome::Continue
     }
@@ -197,12 +222,13 @@ impl Engine {
         };
         let pn = &p.plan.nodes[pc.idx];
         let id = p.plan.id(pc.idx);
+        let given = state.context.get("score").and_then(as_number);
+        if pc.result.status == NodeStatus::Success && given.is_none() {
+            self.listener
+                .on_event(&Event::RubricScoreMissing { node_id: id });
+        }
         let mut score = if pc.result.status == NodeStatus::Success {
-            state
-                .context
-                .get("score")
-                .and_then(as_number)
-                .unwrap_or(0.0)
+            given.unwrap_or(0.0)
         } else {
             0.0
         };
@@ -262,6 +288,24 @@ impl Engine {
             .filter(|c| score < c.min_score)
             .map(|c| Value::String(c.name.clone()))
             .collect();
+        // Every automatic backtrack counts against one budget per visit: the node's own bounded
+        // rule's when it has one, else the run's limit. Spent: the transitions decide.
+        let limit = p
+            .plan
+            .rules(pc.idx)
+            .iter()
+            .find_map(|r| match r {
+                hensu_ir::CompiledRule::Bounded { budget, .. } => Some((*budget).max(0) as u64),
+                _ => None,
+            })
+            .unwrap_or(self.options.rubric_backtrack_limit);
+        let key = format!("rubric_backtrack:{id}");
+        let count = state.retry_counters.get(&key).copied().unwrap_or(0);
+        if count.max(0) as u64 >= limit {
+            self.listener
+                .on_event(&Event::RubricBacktracksSpent { node_id: id, limit });
+            return ProcessorOutcome::Continue;
+        }
         let shown = hensu_ir::java_double_to_string(final_score);
         let ctx = &mut state.context;
         let target: Option<usize> = if final_score < 30.0 {
@@ -311,20 +355,14 @@ impl Engine {
                 );
                 Some(t)
             } else if final_score < 80.0 {
-                let key = format!("rubric_backtrack:{id}");
-                let count = state.retry_counters.get(&key).copied().unwrap_or(0);
-                if count < 3 {
-                    state.retry_counters.insert(key, count + 1);
-                    ctx.insert("improvement_hints".into(), Value::Array(failed.clone()));
-                    Some(pc.idx)
-                } else {
-                    None
-                }
+                ctx.insert("improvement_hints".into(), Value::Array(failed.clone()));
+                Some(pc.idx)
             } else {
                 None
             }
         };
         if let Some(t) = target {
+            state.retry_counters.insert(key, count + 1);
             let to = p.plan.id(t).to_string();
             let reason = format!("Rubric score: {shown}");
             self.listener.on_event(&Event::Backtrack {

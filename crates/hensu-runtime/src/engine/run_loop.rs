@@ -140,10 +140,18 @@ impl Engine {
                 kind: node.kind(),
                 step: state.steps,
             });
+            // A cancellation abandons the node in flight and takes no transition: its failure
+            // ("request cancelled") is not the node's (docs/language.md, *Runtime semantics*).
             let result = tokio::select! {
                 biased;
-                r = self.execute_node(p, cur, node, state, cancel, started) => r?,
+                _ = cancel.cancelled() => None,
+                r = self.execute_node(p, cur, node, state, cancel, started) => Some(r?),
                 _ = &mut sleep => return Err(time_error(state)),
+            };
+            let Some(result) = result.filter(|_| !cancel.is_cancelled()) else {
+                return Err(RuntimeError::Cancelled {
+                    last_nodes: state.last_nodes(5),
+                });
             };
             if result.status == NodeStatus::Pending {
                 state.phase = ExecutionPhase::Awaiting {

@@ -9,7 +9,7 @@ use super::Prepared;
 use super::pipeline::{PostCtx, ProcessorOutcome};
 use crate::error::RuntimeError;
 use crate::events::{BoundedInfo, Event, TransitionCause};
-use crate::plan::{RuleEval, evaluate};
+use crate::plan::{RuleEval, evaluate, explain_no_match};
 use crate::state::{Backtrack, BacktrackKind, NodeStatus, RunState};
 
 impl Engine {
@@ -51,6 +51,7 @@ impl Engine {
             .and_then(|v| v.reason.clone())
             .filter(|r| !r.trim().is_empty());
         let routing_vars = p.plan.routing_vars(pc.idx);
+        let mut tried: Vec<String> = Vec::new();
         for (rule, extra) in p.plan.rules(pc.idx).iter().zip(&pn.rule_extras) {
             let (target, cause) = match evaluate(
                 rule,
@@ -61,6 +62,13 @@ impl Engine {
             ) {
                 RuleEval::Match { target, cause } => (target, cause),
                 RuleEval::NoMatch(diag) => {
+                    tried.push(explain_no_match(
+                        rule,
+                        extra,
+                        &pc.result,
+                        &state.context,
+                        state.review_verdict.as_ref(),
+                    ));
                     if let Some(message) = diag.filter(|_| pc.result.status == NodeStatus::Success)
                     {
                         self.listener.on_event(&Event::TransitionWarning {
@@ -172,8 +180,12 @@ impl Engine {
             return Ok(ProcessorOutcome::Continue);
         }
         state.review_verdict = None;
+        if tried.is_empty() {
+            tried.push("the node has no transition rules".to_string());
+        }
         Err(RuntimeError::NoValidTransition {
             node: id.to_string(),
+            tried,
         })
     }
 }

@@ -32,7 +32,7 @@ async fn bad_agent_output_fails_cleanly_with_state_intact() {
         ),
         (
             "garbage ]]} {{{".into(),
-            "No valid transition from b".into(),
+            "No valid transition from b; rules tried: when `p` == \"x\": `p` is missing from the output".into(),
         ),
     ];
     for (answer, message) in cases {
@@ -104,4 +104,84 @@ async fn missing_inputs_are_listed_before_anything_runs() {
     assert!(s.prompts().is_empty());
     let r = harness(&s).run(&wf, json!({"audience": "devs"})).await;
     assert_eq!(failed(&r).to_string(), "missing required input: topic");
+}
+
+fn typed_schema(wf: &mut Workflow) {
+    let var = |name: &str, var_type: VarType, is_input: bool| StateVariable {
+        name: name.into(),
+        var_type,
+        is_input,
+        description: None,
+    };
+    wf.state_schema = Some(StateSchema {
+        variables: vec![
+            var("topic", VarType::String, true),
+            var("audience", VarType::String, true),
+            var("count", VarType::Number, false),
+        ],
+    });
+}
+
+/// Inputs are checked against the schema's types before the first node, every mismatch in one
+/// error; an undeclared key is a warning with the nearest declared name.
+#[tokio::test]
+async fn inputs_are_typed_and_unknown_keys_are_named() {
+    let mut wf = workflow(
+        "a",
+        vec![
+            node("a", "x", &[], vec![success("done")]),
+            end("done", ExitStatus::Success),
+        ],
+    );
+    typed_schema(&mut wf);
+    let h = harness(&Script::new());
+    let r = h
+        .run(
+            &wf,
+            json!({"topic": 42, "audience": ["devs"], "topik": "x"}),
+        )
+        .await;
+    assert_eq!(
+        failed(&r).to_string(),
+        r#"invalid inputs: `topic` is a number (42), expected STRING; `audience` is a list (["devs"]), expected STRING"#
+    );
+    assert!(r.state.history.is_empty(), "no node ran");
+    let unknown = h.events_of("unknown_input");
+    assert_eq!(unknown.len(), 1);
+    assert_eq!(unknown[0]["key"], "topik");
+    assert_eq!(unknown[0]["did_you_mean"], "topic");
+}
+
+/// A NUMBER variable written as "abc" fails the node and names the variable; the failure
+/// routes like any other.
+#[tokio::test]
+async fn a_written_variable_must_fit_its_declared_type() {
+    let mut wf = workflow(
+        "a",
+        vec![
+            node(
+                "a",
+                "x",
+                &["count"],
+                vec![success("done"), failure(Some("bad"))],
+            ),
+            end("done", ExitStatus::Success),
+            end("bad", ExitStatus::Failure),
+        ],
+    );
+    typed_schema(&mut wf);
+    let s = Script::new().on("a", &[r#"{"count": "abc"}"#]);
+    let h = harness(&s);
+    let r = h.run(&wf, json!({"topic": "t", "audience": "devs"})).await;
+    assert_eq!(completed(&r), (ExitStatus::Failure, "bad".into()));
+    assert_eq!(
+        r.state.history[0].error.as_deref(),
+        Some(r#"variable `count` (NUMBER) was written as a string ("abc")"#)
+    );
+    assert!(!r.state.context.contains_key("count"));
+    let s = Script::new().on("a", &[r#"{"count": "42"}"#]);
+    let r = harness(&s)
+        .run(&wf, json!({"topic": "t", "audience": "devs"}))
+        .await;
+    assert_eq!(completed(&r), (ExitStatus::Success, "done".into()));
 }

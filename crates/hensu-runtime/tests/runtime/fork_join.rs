@@ -63,7 +63,7 @@ async fn collect_all_keeps_failure_markers_and_fails_the_join_on_error() {
         r.state.context["all"],
         json!({
             "a": {"a": "alpha"},
-            "b": "FailureMarker[message=Sub-flow execution failed: No valid transition from b]",
+            "b": "FailureMarker[message=Sub-flow execution failed: No valid transition from b; rules tried: onSuccess: the node's status is FAILURE]",
             "c": {"c": "gamma"},
         })
     );

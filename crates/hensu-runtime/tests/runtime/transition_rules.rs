@@ -262,9 +262,15 @@ async fn always_fires_only_on_success() {
     let r = harness(&s).run(&wf, json!({})).await;
     assert_eq!(
         failed(&r),
-        RuntimeError::NoValidTransition { node: "a".into() }
+        RuntimeError::NoValidTransition {
+            node: "a".into(),
+            tried: vec!["always: the node's status is FAILURE".into()],
+        }
     );
-    assert_eq!(failed(&r).to_string(), "No valid transition from a");
+    assert_eq!(
+        failed(&r).to_string(),
+        "No valid transition from a; rules tried: always: the node's status is FAILURE"
+    );
     assert_eq!(r.state.history.len(), 1, "state intact");
 }
 
@@ -472,4 +478,116 @@ async fn rubric_auto_backtrack_retries_the_node_at_most_three_times() {
         !p.contains("\"score\" with a numeric"),
         "no score rule: no score instruction"
     );
+}
+
+/// The "No valid transition" error names each rule and what it saw: a score in a gap, a
+/// missing `approved`.
+#[tokio::test]
+async fn no_valid_transition_says_what_each_rule_saw() {
+    let wf = workflow(
+        "a",
+        vec![
+            node(
+                "a",
+                "x",
+                &[],
+                vec![
+                    score_rule(
+                        vec![
+                            (ComparisonOperator::Gte, 60.0, "good"),
+                            (ComparisonOperator::Lt, 50.0, "bad"),
+                        ],
+                        false,
+                    ),
+                    approval(true, "good"),
+                ],
+            ),
+            end("good", ExitStatus::Success),
+            end("bad", ExitStatus::Failure),
+        ],
+    );
+    let s = Script::new().on("a", &[r#"{"score": 55}"#]);
+    let r = harness(&s).run(&wf, json!({})).await;
+    let message = failed(&r).to_string();
+    assert!(
+        message.contains("whenScore: score 55.0 is in none of [GTE 60.0, LT 50.0]"),
+        "{message}"
+    );
+    assert!(
+        message.contains("onApproval: `approved` is missing from the output"),
+        "{message}"
+    );
+}
+
+fn rubric_node(id: &str, rules: Vec<TransitionRule>) -> Node {
+    let rubric = parse_rubric(
+        "quality",
+        "# Rubric: quality\n\n## Metadata\n- pass_threshold: 70\n\n## Criteria\n\n### Clarity (weight: 100)\n\n#### Clear\n- points: 10\n- evaluation: Is clear.\n",
+    )
+    .unwrap();
+    let mut n = node(id, "Write", &["text"], rules);
+    if let Node::Standard(s) = &mut n {
+        s.rubric = Some(rubric);
+    }
+    n
+}
+
+/// An output without a numeric score was a critical failure (score 0) that backtracked without
+/// any cap until `maxSteps`. Now the missing score is reported and the automatic backtracks
+/// count against the run's limit; then the node's own transitions decide.
+#[tokio::test]
+async fn rubric_without_a_score_is_reported_and_its_backtracks_are_capped() {
+    let wf = workflow(
+        "w",
+        vec![
+            rubric_node("w", vec![success("done")]),
+            end("done", ExitStatus::Success),
+        ],
+    );
+    let s = Script::new().on("w", &[r#"{"text": "no score here"}"#]);
+    let h = harness(&s);
+    let r = h.run(&wf, json!({})).await;
+    assert_eq!(
+        completed(&r),
+        (ExitStatus::Success, "done".to_string()),
+        "{:?}",
+        r.outcome
+    );
+    assert_eq!(
+        h.events_of("backtrack").len() as u64,
+        DEFAULT_RUBRIC_BACKTRACK_LIMIT
+    );
+    assert_eq!(h.events_of("rubric_score_missing").len(), 4);
+    assert_eq!(h.events_of("rubric_backtracks_spent").len(), 1);
+}
+
+/// With a `revise … retry N` rule, the automatic backtracks use its budget.
+#[tokio::test]
+async fn rubric_backtracks_count_against_the_revise_budget() {
+    let wf = workflow(
+        "w",
+        vec![
+            rubric_node(
+                "w",
+                vec![
+                    bounded(
+                        Namespace::Approval,
+                        1,
+                        "gave-up",
+                        false,
+                        approval(false, "w"),
+                    ),
+                    success("done"),
+                ],
+            ),
+            end("done", ExitStatus::Success),
+            end("gave-up", ExitStatus::Failure),
+        ],
+    );
+    let s = Script::new().on("w", &[r#"{"text": "meh", "score": 10}"#]);
+    let h = harness(&s);
+    let r = h.run(&wf, json!({})).await;
+    assert_eq!(path(&r), ["w", "w", "done"]);
+    assert_eq!(h.events_of("backtrack").len(), 1);
+    assert_eq!(h.events_of("rubric_backtracks_spent")[0]["limit"], 1);
 }

@@ -21,13 +21,16 @@ use crate::exit;
 pub struct ControlArgs {
     /// The run id.
     pub id: String,
-    /// Project directory (the store is `<DIR>/.hensu/state.db`).
-    #[arg(short = 'd', long = "dir", value_name = "DIR")]
-    pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub project: crate::args::ProjectDir,
 }
 
 fn open(args: &ControlArgs) -> anyhow::Result<(PathBuf, std::sync::Arc<hensu_store::SqliteStore>)> {
-    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let dir = args
+        .project
+        .dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("."));
     let Some(store) = session::open_existing(&dir)? else {
         anyhow::bail!(
             "no run `{}`: {} does not exist",

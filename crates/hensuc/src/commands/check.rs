@@ -35,7 +35,12 @@ pub fn execute(args: CheckArgs) -> anyhow::Result<ExitCode> {
     if args.paths.is_empty() && args.project.dir.is_none() {
         anyhow::bail!("nothing to check: give workflow files or `-d DIR`");
     }
-    let project = project::load(&args.paths, args.project.dir.as_deref())?;
+    // Named files: those and what they reference; `-d DIR` alone: every workflow of the project.
+    let project = if args.paths.is_empty() {
+        project::load(&args.paths, args.project.dir.as_deref())?
+    } else {
+        project::load_scoped(&args.paths, args.project.dir.as_deref())?
+    };
     if args.bounds && args.format == DiagnosticFormat::Json {
         crate::commands::bounds::emit_json_with_bounds(&project, &args)?;
     } else {

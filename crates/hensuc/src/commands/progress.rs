@@ -179,6 +179,17 @@ impl ExecutionListener for Progress {
                     ));
                 }
             }
+            Event::UnknownInput { key, did_you_mean } => self.say(&match did_you_mean {
+                Some(n) => format!("warning: input `{key}` is not declared; did you mean `{n}`?"),
+                None => format!("warning: input `{key}` is not declared in the state schema"),
+            }),
+            Event::RubricScoreMissing { node_id } => self.say(&format!(
+                "⚠ rubric · {node_id}: the output has no numeric `score`; evaluated as 0"
+            )),
+            Event::RubricBacktracksSpent { node_id, limit } => self.say(&format!(
+                "⚠ rubric · {node_id}: {limit} automatic backtrack{} used; its transitions decide",
+                if *limit == 1 { "" } else { "s" }
+            )),
             Event::Backtrack {
                 from,
                 to,

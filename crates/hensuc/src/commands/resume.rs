@@ -17,17 +17,17 @@ use hensu_runtime::{Context, ExecutionPhase, ReviewDecision};
 use hensu_store::{OwnerId, StateStore, StoreError};
 use serde_json::Value;
 
-use crate::commands::run::{RunArgs, RunSettings, run_workflow, summarize};
+use crate::commands::run::{ReviewFlags, ReviewMode, RunArgs, RunSettings, run_workflow};
 use crate::commands::session::{self, Resumed, Start};
 
 #[derive(Args, Debug)]
 pub struct ResumeArgs {
     /// The run id (or the correlation id of its pending review).
     pub id: String,
-    /// Project directory (the store is `<DIR>/.hensu/state.db`; stubs, prompts and
-    /// `commands.yaml` are looked up here).
-    #[arg(short = 'd', long = "dir", value_name = "DIR")]
-    pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub project: crate::args::ProjectDir,
+    #[command(flatten)]
+    pub display: crate::args::ColorFlag,
     /// Approve the pending review.
     #[arg(long, conflicts_with_all = ["reject", "backtrack"])]
     pub approve: bool,
@@ -48,6 +48,10 @@ pub struct ResumeArgs {
     pub set: Vec<String>,
     #[command(flatten)]
     pub settings: RunSettings,
+    /// How the run's next reviews are decided; without a flag, the mode the run was started
+    /// with (stored with it).
+    #[command(flatten)]
+    pub review: crate::commands::run::ReviewFlags,
 }
 
 fn parse_sets(sets: &[String]) -> anyhow::Result<Option<Context>> {
@@ -79,7 +83,11 @@ fn store_err(e: StoreError) -> anyhow::Error {
 }
 
 pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
-    let workdir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let workdir = args
+        .project
+        .dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("."));
     let edits = parse_sets(&args.set)?;
     let Some(store) = session::open_existing(&workdir)? else {
         anyhow::bail!(
@@ -167,7 +175,10 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| PathBuf::from(format!("{run_id}.json")));
     let run_args = RunArgs {
         workflow: source,
-        dir: Some(workdir.clone()),
+        project: crate::args::ProjectDir {
+            dir: Some(workdir.clone()),
+        },
+        display: args.display,
         context: None,
         settings: RunSettings {
             scenario: args.settings.scenario.clone().or(stored_scenario),
@@ -175,8 +186,14 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
             ..args.settings.clone()
         },
         no_store: false,
-        interactive: false,
-        defer_review: false,
+        review: ReviewFlags::from_mode(args.review.chosen().unwrap_or_else(|| {
+            ReviewMode::parse(
+                stored
+                    .workflow
+                    .pointer("/options/review")
+                    .and_then(Value::as_str),
+            )
+        })),
     };
     let setup = (|| -> anyhow::Result<_> {
         let events_file = match &args.settings.events {
@@ -214,7 +231,7 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         events_file,
         repository: crate::commands::run::project_workflows(&workdir, &workflow),
     };
-    let (result, redactor) = run_workflow(
+    let end = run_workflow(
         &workflow,
         Context::default(),
         &workdir,
@@ -222,8 +239,9 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         resources,
         start,
     )?;
-    let code = summarize(&workflow, &result, args.settings.verbose, &redactor);
-    Ok(ExitCode::from(code))
+    Ok(ExitCode::from(
+        end.summarize(&workflow, args.settings.verbosity.verbose),
+    ))
 }
 
 /// The review decision of this resume, checked against the stored state.
@@ -235,7 +253,11 @@ fn decide(
     via_correlation: Option<String>,
     edits: Option<Context>,
 ) -> anyhow::Result<Option<ReviewDecision>> {
-    let wants_decision = args.approve || args.reject.is_some() || args.backtrack.is_some();
+    let explicit = args.approve || args.reject.is_some() || args.backtrack.is_some();
+    // `--auto-approve` approves every review from now on, the pending one included.
+    let wants_decision = explicit
+        || (args.review.auto_approve
+            && matches!(&state.phase, ExecutionPhase::Awaiting { correlation_id, .. } if !correlation_id.is_empty()));
     let given_correlation = args.correlation.clone().or(via_correlation);
     match &state.phase {
         ExecutionPhase::Awaiting {

@@ -1,10 +1,14 @@
-//! `hensuc run WORKFLOW [-d DIR] [-c JSON|@file.json] [--scenario NAME] [--events FILE.jsonl] [-v]`
+//! `hensuc run WORKFLOW|NAME [-d DIR] [-c JSON|@file.json] [--scenario NAME] [--events FILE.jsonl]
+//! [-v] [--defer-review | --interactive | --auto-approve]`
 //!
-//! Compiles the workflow (`.hwf`/`.kt` through the checker, `.json` through the wire format),
-//! runs it with stub agents (`<dir>/stubs/<scenario>/<nodeId|agentId>.txt`; real providers come
-//! later), shows live progress (a status line on a terminal, plain lines otherwise) and a final
-//! summary. Exit code: 0 when the run ends at a SUCCESS end node; 1 at a FAILURE/CANCEL end,
-//! when rejected, failed or cancelled, or when the workflow has errors; 2 usage; 101 internal.
+//! Compiles the workflow and what it references (`.hwf`/`.kt` through the checker, `.json`
+//! through the wire format), runs it — real models when credentials are configured, stub agents
+//! otherwise (`<dir>/stubs/<scenario>/<nodeId|agentId>.txt`) — shows live progress (a status line
+//! on a terminal, plain lines otherwise) and a final summary. A stub run is offline: webhook and
+//! api-caller requests are simulated unless `hensu.toml` allows the host. Exit codes (README,
+//! *Commands*): 0 the run ends at a SUCCESS end node; 1 at a FAILURE/CANCEL end, when rejected,
+//! failed or cancelled, or when the workflow has errors; 2 usage or I/O (also an unwritable
+//! `--events` file); 3 paused; 130 a second Ctrl-C; 101 internal.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -21,19 +25,39 @@ use hensu_runtime::{
 };
 use serde_json::Value;
 
+use crate::args::{ColorFlag, ProjectDir, Verbosity};
 use crate::commands::progress::Progress;
 use crate::exit;
 use crate::output::{self, Color, DiagnosticFormat};
 use crate::project;
 
+/// The end of `hensuc run --help`: review modes, offline behaviour, exit codes.
+const RUN_AFTER_HELP: &str = "\
+Reviews: a REQUIRED review is decided by a human. Without a flag the run pauses at the review
+(as --defer-review; exit 3) and `hensuc resume ID --approve | --reject REASON | --backtrack NODE`
+decides; -i asks in the terminal; --auto-approve approves every review. The mode is stored with
+the run and kept by `resume` unless it is given one of these flags.
+
+Offline: when every agent is a stub (--stub, or no credentials) webhook and api-caller requests
+are simulated and recorded in the events; real HTTP only to the hosts of hensu.toml
+`[network] allow_hosts = [\"…\"]`. The run header shows which.
+
+Ctrl-C abandons the node in flight and stops without taking a transition; a second Ctrl-C exits.
+
+Exit codes: 0 ended at a SUCCESS end node; 1 ended at a FAILURE/CANCEL end, rejected, failed,
+cancelled, or the workflow has errors; 2 usage or I/O error (also an unwritable --events file);
+3 paused (continue with `hensuc resume ID`); 130 second Ctrl-C; 101 internal error.";
+
 #[derive(Args, Debug)]
+#[command(after_help = RUN_AFTER_HELP)]
 pub struct RunArgs {
-    /// The workflow to run (`.hwf`, `.kt` or `.json`).
+    /// The workflow to run: a `.hwf`, `.kt` or `.json` file, or a NAME for
+    /// `DIR/workflows/NAME.{hwf,kt,json}`.
     pub workflow: PathBuf,
-    /// Working directory: `workflows/` (sub-workflows), `prompts/`, `rubrics/`, `stubs/` and
-    /// `commands.yaml` are looked up here.
-    #[arg(short = 'd', long = "dir", value_name = "DIR")]
-    pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub project: ProjectDir,
+    #[command(flatten)]
+    pub display: ColorFlag,
     /// Initial context: a JSON object, or `@file.json`.
     #[arg(short = 'c', long = "context", value_name = "JSON|@FILE")]
     pub context: Option<String>,
@@ -43,15 +67,99 @@ pub struct RunArgs {
     /// be resumed, listed or cancelled by id.
     #[arg(long)]
     pub no_store: bool,
+    #[command(flatten)]
+    pub review: ReviewFlags,
+}
+
+/// How reviews are decided (`run` and `resume`). Without a flag, a run pauses at each review
+/// (as `--defer-review`); a REQUIRED review is never approved without a human or an explicit
+/// `--auto-approve`. The mode is stored with the run; `resume` keeps it unless given a flag.
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub struct ReviewFlags {
     /// Review nodes in the terminal: approve, reject with a reason, backtrack to an earlier
-    /// node or edit context values in `$EDITOR` (answers are read from stdin). Without it,
-    /// reviews are approved automatically.
-    #[arg(short = 'i', long, conflicts_with = "defer_review")]
+    /// node or edit context values in `$EDITOR` (answers are read from stdin).
+    #[arg(short = 'i', long, conflicts_with_all = ["defer_review", "auto_approve"])]
     pub interactive: bool,
-    /// Pause the run at each review instead of deciding now; continue it later with
+    /// Pause the run at each review (the default); continue it later with
     /// `hensuc resume ID --approve | --reject REASON | --backtrack NODE`.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "auto_approve")]
     pub defer_review: bool,
+    /// Approve every review, REQUIRED ones included, without asking anybody.
+    #[arg(long)]
+    pub auto_approve: bool,
+}
+
+/// The review mode of a run, stored with it (`options.review` of the stored workflow).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReviewMode {
+    Deferred,
+    Interactive,
+    AutoApprove,
+}
+
+impl ReviewMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewMode::Deferred => "deferred",
+            ReviewMode::Interactive => "interactive",
+            ReviewMode::AutoApprove => "auto-approve",
+        }
+    }
+
+    /// The stored spelling; a run stored before review modes existed defers (never approves a
+    /// REQUIRED review by itself).
+    pub fn parse(stored: Option<&str>) -> ReviewMode {
+        match stored {
+            Some("interactive") => ReviewMode::Interactive,
+            Some("auto-approve") => ReviewMode::AutoApprove,
+            _ => ReviewMode::Deferred,
+        }
+    }
+}
+
+impl ReviewFlags {
+    /// The mode the flags ask for (`None`: no flag given).
+    pub fn chosen(self) -> Option<ReviewMode> {
+        if self.interactive {
+            Some(ReviewMode::Interactive)
+        } else if self.defer_review {
+            Some(ReviewMode::Deferred)
+        } else if self.auto_approve {
+            Some(ReviewMode::AutoApprove)
+        } else {
+            None
+        }
+    }
+
+    pub fn from_mode(mode: ReviewMode) -> ReviewFlags {
+        ReviewFlags {
+            interactive: mode == ReviewMode::Interactive,
+            defer_review: mode == ReviewMode::Deferred,
+            auto_approve: mode == ReviewMode::AutoApprove,
+        }
+    }
+}
+
+/// The nodes of `workflow` (and of the workflows it can call) with a REQUIRED review.
+fn required_reviews(workflow: &Workflow, repository: &hensu_runtime::MapRepository) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut scan = |wf: &Workflow| {
+        for node in wf.nodes.values() {
+            if let hensu_ir::Node::Standard(s) = node
+                && s.review_config
+                    .as_ref()
+                    .is_some_and(|r| r.mode == hensu_ir::ReviewMode::Required)
+                && !found.contains(&s.id)
+            {
+                found.push(s.id.clone());
+            }
+        }
+    };
+    scan(workflow);
+    for wf in repository.workflows() {
+        scan(wf);
+    }
+    found
 }
 
 /// The options `run` and `resume` share.
@@ -64,9 +172,8 @@ pub struct RunSettings {
     /// Write every execution event as one JSON line to this file.
     #[arg(long, value_name = "FILE.jsonl")]
     pub events: Option<PathBuf>,
-    /// Show prompts, outputs and transition reasons.
-    #[arg(short, long)]
-    pub verbose: bool,
+    #[command(flatten)]
+    pub verbosity: Verbosity,
     /// Serve every model with stub agents even when credentials are present (also
     /// `HENSU_STUB_ENABLED=true`). On resume, also when the run was started with it.
     #[arg(long)]
@@ -78,10 +185,15 @@ pub struct RunSettings {
     pub max_cost: Option<f64>,
 }
 
-pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
+pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
+    args.workflow = project::resolve_workflow_name(&args.workflow, args.project.dir.as_deref());
     let input = parse_context(args.context.as_deref())?;
-    let workdir = project::working_dir_for(&args.workflow, args.dir.as_deref());
-    let Some((workflow, repository)) = load_run_project(&args.workflow, args.dir.as_deref())?
+    let workdir = project::working_dir_for(&args.workflow, args.project.dir.as_deref());
+    let Some((workflow, repository)) = load_run_project_with(
+        &args.workflow,
+        args.project.dir.as_deref(),
+        args.display.color,
+    )?
     else {
         return Ok(ExitCode::from(exit::FAILURE));
     };
@@ -107,9 +219,10 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         events_file,
         repository,
     };
-    let (result, redactor) = run_workflow(&workflow, input, &workdir, &args, resources, start)?;
-    let code = summarize(&workflow, &result, args.settings.verbose, &redactor);
-    Ok(ExitCode::from(code))
+    let end = run_workflow(&workflow, input, &workdir, &args, resources, start)?;
+    Ok(ExitCode::from(
+        end.summarize(&workflow, args.settings.verbosity.verbose),
+    ))
 }
 
 /// Compiles the workflow at `path` with the project loader (sub-workflows come from
@@ -119,22 +232,31 @@ pub fn load_workflow(path: &Path, dir: Option<&Path>) -> anyhow::Result<Option<W
 }
 
 /// [`load_workflow`] plus the workflows its sub-workflow nodes can call, from the same
-/// compilation (the project's `workflows/` and the workflow itself).
+/// compilation: the workflow and what it references, transitively ([`project::load_scoped`]).
 pub fn load_run_project(
     path: &Path,
     dir: Option<&Path>,
 ) -> anyhow::Result<Option<(Workflow, hensu_runtime::MapRepository)>> {
+    load_run_project_with(path, dir, Color::Auto)
+}
+
+/// [`load_run_project`] with the diagnostics coloured as `--color` says.
+fn load_run_project_with(
+    path: &Path,
+    dir: Option<&Path>,
+    color: Color,
+) -> anyhow::Result<Option<(Workflow, hensu_runtime::MapRepository)>> {
     if !path.is_file() {
         anyhow::bail!("workflow file `{}` not found", path.display());
     }
-    let project = project::load(&[path.to_path_buf()], dir)?;
+    let project = project::load_scoped(&[path.to_path_buf()], dir)?;
     let errors = project.error_count();
     if errors > 0 || !project.diagnostics.is_empty() {
         output::emit(
             &project.files,
             &project.diagnostics,
             DiagnosticFormat::Human,
-            Color::Auto,
+            color,
         );
     }
     if errors > 0 {
@@ -186,7 +308,9 @@ pub fn parse_context(arg: Option<&str>) -> anyhow::Result<Context> {
             .map_err(|e| anyhow::anyhow!("cannot read context file `{path}`: {e}"))?,
         None => arg.to_string(),
     };
-    match serde_json::from_str::<Value>(&text) {
+    // Editors on Windows save JSON with a UTF-8 byte order mark.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(map)) => Ok(map.into_iter().collect()),
         Ok(_) => {
             anyhow::bail!("-c: the context must be a JSON object, e.g. '{{\"topic\": \"AI\"}}'")
@@ -205,6 +329,60 @@ pub(crate) struct RunResources {
     pub repository: hensu_runtime::MapRepository,
 }
 
+/// How `run_workflow` ended.
+pub(crate) struct RunEnd {
+    pub result: RunResult,
+    pub redactor: Arc<hensu_providers::Redactor>,
+    /// Writing `--events FILE` failed at least once (warned about when it happened).
+    pub events_failed: bool,
+}
+
+impl RunEnd {
+    /// Prints the summary; the exit code is 2 when the events file could not be written.
+    pub(crate) fn summarize(&self, workflow: &Workflow, verbose: bool) -> u8 {
+        let code = summarize(workflow, &self.result, verbose, &self.redactor);
+        if self.events_failed {
+            eprintln!("error: the events file is incomplete (see the warning above)");
+            exit::USAGE
+        } else {
+            code
+        }
+    }
+}
+
+/// The `--events` file: the first write error is reported once; the run goes on and exits 2.
+struct EventsFile {
+    file: std::fs::File,
+    path: PathBuf,
+    failed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl EventsFile {
+    fn note<T>(&self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r
+            && !self.failed.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            eprintln!(
+                "warning: cannot write events to `{}`: {e}; the run goes on",
+                self.path.display()
+            );
+        }
+        r
+    }
+}
+
+impl Write for EventsFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.file.write(buf);
+        self.note(r)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.file.flush();
+        self.note(r)
+    }
+}
+
 pub(crate) fn run_workflow(
     workflow: &Workflow,
     input: Context,
@@ -212,7 +390,7 @@ pub(crate) fn run_workflow(
     args: &RunArgs,
     resources: RunResources,
     start: crate::commands::session::Start,
-) -> anyhow::Result<(RunResult, Arc<hensu_providers::Redactor>)> {
+) -> anyhow::Result<RunEnd> {
     let RunResources {
         commands,
         events_file,
@@ -257,7 +435,7 @@ pub(crate) fn run_workflow(
     let terminal = std::io::stderr().is_terminal();
     let progress = Arc::new(Progress::new(
         terminal,
-        args.settings.verbose,
+        args.settings.verbosity.verbose,
         built.redactor.clone(),
     ));
     let mut listeners: Vec<Arc<dyn ExecutionListener>> = vec![progress.clone()];
@@ -268,11 +446,16 @@ pub(crate) fn run_workflow(
             cancel.clone(),
         )?);
     }
+    let events_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
     if let Some(f) = events_file {
         listeners.push(Arc::new(hensu_providers::RedactingJsonlListener::new(
             built.redactor.clone(),
             // One line per event reaches the file at once: a killed run keeps its events.
-            std::io::LineWriter::new(f),
+            std::io::LineWriter::new(EventsFile {
+                file: f,
+                path: args.settings.events.clone().unwrap_or_default(),
+                failed: events_failed.clone(),
+            }),
         )));
     }
     let listener: Arc<dyn ExecutionListener> = Arc::new(MultiListener::new(listeners));
@@ -282,9 +465,14 @@ pub(crate) fn run_workflow(
     for note in &built.notes {
         eprintln!("note: {note}");
     }
+    let network = network_access(workflow, &built, workdir)?;
+    let webhook_url = std::env::var("HENSU_WEBHOOK_URL").ok();
     let mut builder = Engine::builder()
-        .action_handlers(actions)
-        .generic_handlers(hensu_host::generic_handlers())
+        .action_handlers(match &network {
+            hensu_host::NetworkAccess::Live => actions,
+            offline => hensu_host::action_handlers_with(webhook_url, offline.clone()),
+        })
+        .generic_handlers(hensu_host::generic_handlers_with(network.clone()))
         .commands(commands)
         .listener(listener)
         .structured_output(Arc::new(hensu_providers::StructuredOutput {
@@ -294,16 +482,38 @@ pub(crate) fn run_workflow(
             default_agent_timeout: Some(Duration::from_secs(300)),
             ..RunOptions::default()
         });
+    let required = required_reviews(workflow, &repository);
     builder = builder.workflows(Arc::new(repository));
-    if args.interactive {
-        builder = builder.review_handler(Arc::new(hensu_host::InteractiveReview::stdio()));
-    } else if args.defer_review {
-        if args.no_store {
-            anyhow::bail!(
-                "--defer-review needs the state store to resume the run later; drop --no-store"
-            );
+    let review_mode = match args.review.chosen() {
+        Some(mode) => mode,
+        // Nothing to defer and nowhere to store a pause: OPTIONAL reviews are approved.
+        None if args.no_store && required.is_empty() => ReviewMode::AutoApprove,
+        None if args.no_store => anyhow::bail!(
+            "node{} {} need{} a human review (REQUIRED) and --no-store leaves nowhere to pause \
+             the run: review with -i, approve with --auto-approve, or drop --no-store",
+            if required.len() == 1 { "" } else { "s" },
+            required
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if required.len() == 1 { "s" } else { "" },
+        ),
+        None => ReviewMode::Deferred,
+    };
+    match review_mode {
+        ReviewMode::Interactive => {
+            builder = builder.review_handler(Arc::new(hensu_host::InteractiveReview::stdio()));
         }
-        builder = builder.review_handler(Arc::new(hensu_host::DeferredReview::new()));
+        ReviewMode::Deferred => {
+            if args.no_store {
+                anyhow::bail!(
+                    "--defer-review needs the state store to resume the run later; drop --no-store"
+                );
+            }
+            builder = builder.review_handler(Arc::new(hensu_host::DeferredReview::new()));
+        }
+        ReviewMode::AutoApprove => {}
     }
     for provider in &built.providers {
         builder = builder.provider(provider.clone());
@@ -315,6 +525,7 @@ pub(crate) fn run_workflow(
         crate::commands::session::RunOptionsStored {
             scenario: args.settings.scenario.as_deref(),
             stub: args.settings.stub,
+            review: Some(review_mode.as_str()),
         },
         &built.redactor,
         &cancel,
@@ -327,28 +538,67 @@ pub(crate) fn run_workflow(
         .enable_all()
         .build()?;
     eprintln!(
-        "running {} ({} node{}), stub scenario `{}`",
+        "running {} ({} node{}), stub scenario `{}`, reviews {}",
         workflow.metadata.name,
         workflow.nodes.len(),
         if workflow.nodes.len() == 1 { "" } else { "s" },
-        args.settings.scenario.as_deref().unwrap_or("default")
+        args.settings.scenario.as_deref().unwrap_or("default"),
+        review_mode.as_str()
     );
     print_routes(workflow, &built);
+    eprintln!("  network     {}", network.describe());
     let result = runtime.block_on(async {
         let c = cancel.clone();
         let signal = tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 c.cancel();
-                eprintln!("\ncancelling (Ctrl-C): in-flight model calls are aborted, the run stops at the next node boundary…");
+                eprintln!(
+                    "\ncancelling (Ctrl-C): the node in flight is abandoned, no transition is taken \
+                     (press Ctrl-C again to exit at once)…"
+                );
+            }
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("interrupted");
+                std::process::exit(i32::from(exit::INTERRUPTED));
             }
         });
+        // Let the signal task register its handler before the first node starts.
+        tokio::task::yield_now().await;
         let r = session.run(&engine, workflow, input, &cancel).await;
         signal.abort();
         r
     });
     progress.clear();
     print_usage(&built.usage.snapshot());
-    Ok((result, built.redactor))
+    Ok(RunEnd {
+        result,
+        redactor: built.redactor,
+        events_failed: events_failed.load(std::sync::atomic::Ordering::SeqCst),
+    })
+}
+
+/// A run whose every agent is served by stubs (`--stub`, or no credentials) is offline: its
+/// webhook and api-caller requests are simulated except to the hosts `hensu.toml` allows.
+fn network_access(
+    workflow: &Workflow,
+    built: &hensu_providers::BuiltProviders,
+    workdir: &Path,
+) -> anyhow::Result<hensu_host::NetworkAccess> {
+    let all_stub = built.stubs_forced
+        || workflow
+            .agents
+            .values()
+            .all(|a| built.route(&a.model).is_none_or(|r| r.provider == "stub"));
+    if !all_stub {
+        return Ok(hensu_host::NetworkAccess::Live);
+    }
+    let path = workdir.join("hensu.toml");
+    let allow_hosts = match std::fs::read_to_string(&path) {
+        Ok(text) => hensu_host::allowed_hosts(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        Err(_) => Vec::new(),
+    };
+    Ok(hensu_host::NetworkAccess::Offline { allow_hosts })
 }
 
 /// `<dir>/hensu.toml` (providers, retries, timeouts), or the defaults when there is none.
@@ -410,6 +660,26 @@ fn truncate(s: &str, max: usize) -> String {
     }
 }
 
+/// Nodes of a path shown in full by [`abbreviate_path`]; a longer path (a loop up to `maxSteps`) shows its first and
+/// last nodes around a count of the ones left out.
+const PATH_SHOWN_HEAD: usize = 5;
+const PATH_SHOWN_TAIL: usize = 10;
+
+pub fn abbreviate_path(path: &[&str]) -> String {
+    if path.is_empty() {
+        return "(no node ran)".to_string();
+    }
+    if path.len() <= PATH_SHOWN_HEAD + PATH_SHOWN_TAIL + 1 {
+        return path.join(" → ");
+    }
+    let left_out = path.len() - PATH_SHOWN_HEAD - PATH_SHOWN_TAIL;
+    format!(
+        "{} → … ({left_out} more) … → {}",
+        path[..PATH_SHOWN_HEAD].join(" → "),
+        path[path.len() - PATH_SHOWN_TAIL..].join(" → ")
+    )
+}
+
 /// Prints the summary to stdout and returns the exit code.
 pub(crate) fn summarize(
     workflow: &Workflow,
@@ -443,8 +713,14 @@ pub(crate) fn summarize(
             (format!("✗ workflow rejected: {reason}"), exit::FAILURE)
         }
         RunOutcome::Paused => (
-            "⏸ workflow paused (waiting for review)".to_string(),
-            exit::FAILURE,
+            match (hensu_runtime::pending_review(state), &state.phase) {
+                (Some((node, _)), _) => format!("⏸ paused at `{node}`, waiting for review"),
+                (None, hensu_runtime::ExecutionPhase::Awaiting { node_id, .. }) => {
+                    format!("⏸ paused at `{node_id}`")
+                }
+                _ => format!("⏸ paused before `{}`", state.current_node),
+            },
+            exit::PAUSED,
         ),
         RunOutcome::Failed(e) => (format!("✗ workflow failed: {e}"), exit::FAILURE),
     };
@@ -461,18 +737,15 @@ pub(crate) fn summarize(
         );
     }
     let mut path: Vec<&str> = state.path();
-    if let RunOutcome::Completed { end_node, .. } = &result.outcome {
-        path.push(end_node);
-    }
-    let _ = writeln!(
-        out,
-        "  path        {}",
-        if path.is_empty() {
-            "(no node ran)".to_string()
-        } else {
-            path.join(" → ")
+    match (&result.outcome, &state.phase) {
+        (RunOutcome::Completed { end_node, .. }, _) => path.push(end_node),
+        // The node a paused run waits at has not reached its history yet.
+        (RunOutcome::Paused, hensu_runtime::ExecutionPhase::Awaiting { node_id, .. }) => {
+            path.push(node_id)
         }
-    );
+        _ => {}
+    }
+    let _ = writeln!(out, "  path        {}", abbreviate_path(&path));
     let _ = writeln!(out, "  steps       {}", state.steps);
     if !state.backtracks.is_empty() {
         let _ = writeln!(out, "  backtracks  {}", state.backtracks.len());

@@ -39,7 +39,8 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
         match &args.command {
             None => {
                 if args.json {
-                    println!("[]");
+                    // The same envelope as with a store: one schema for `runs --json`.
+                    println!("{}", json!({"format_version": "1", "runs": []}));
                 } else {
                     eprintln!(
                         "no runs yet ({} does not exist)",

@@ -99,6 +99,8 @@ pub struct RunOptionsStored<'a> {
     pub scenario: Option<&'a str>,
     /// Stub agents forced for every model.
     pub stub: bool,
+    /// How reviews are decided (`deferred`, `interactive`, `auto-approve`); resume keeps it.
+    pub review: Option<&'a str>,
 }
 
 /// How `run_workflow` starts: a fresh run (stored unless `--no-store`) or a resumed one.
@@ -150,8 +152,12 @@ impl Start {
             } => {
                 let store = open_store(workdir)?;
                 let run_id = new_run_id();
-                let envelope =
+                let mut envelope =
                     workflow_envelope(workflow, source.as_deref(), options.scenario, options.stub)?;
+                if let (Some(review), Some(stored)) = (options.review, envelope.get_mut("options"))
+                {
+                    stored["review"] = Value::String(review.to_string());
+                }
                 let record = RunRecord::new(
                     run_id.clone(),
                     workflow.id.clone(),

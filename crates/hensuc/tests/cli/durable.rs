@@ -495,11 +495,21 @@ fn defer_review_pauses_the_cli_run_until_resume_decides() {
     ]);
     assert_eq!(
         run.status.code(),
-        Some(1),
-        "a paused run is not a success: {}",
+        Some(i32::from(hensuc::exit::PAUSED)),
+        "a paused run has its own exit code: {}",
         err(&run)
     );
     assert!(err(&run).contains("waits for review"), "{}", err(&run));
+    assert!(
+        out(&run).contains("⏸ paused at `check`, waiting for review"),
+        "{}",
+        out(&run)
+    );
+    assert!(
+        out(&run).contains("path        draft → check\n"),
+        "the paused node is in the path: {}",
+        out(&run)
+    );
     let store = SqliteStore::open(dir).unwrap();
     let runs = store.list().unwrap();
     assert_eq!(runs.len(), 1);

@@ -136,3 +136,310 @@ fn sub_workflow_child_comes_from_the_project() {
     assert!(err.contains("tl_dr = Rust is memory safe"), "{err}");
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// `run` compiles the named workflow and what it references, nothing else: a broken, unrelated
+/// file in `workflows/` neither blocks the run nor prints; `run NAME -d DIR` finds
+/// `DIR/workflows/NAME.hwf`; `check FILE` without `-d` finds the child in `workflows/`.
+#[test]
+fn run_and_check_compile_only_the_workflow_and_what_it_references() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let examples = repo().join("examples");
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    for f in ["main-research.hwf", "sub-summarizer.hwf"] {
+        std::fs::copy(
+            examples.join("workflows").join(f),
+            dir.join("workflows").join(f),
+        )
+        .unwrap();
+    }
+    for sub in ["prompts", "stubs"] {
+        let _ = std::process::Command::new("cp")
+            .args(["-r"])
+            .arg(examples.join(sub))
+            .arg(dir)
+            .status();
+    }
+    std::fs::write(dir.join("workflows/broken.hwf"), "fun broken( = ???").unwrap();
+    let d = dir.to_str().unwrap();
+    let out = hensuc()
+        .args(["run", "main-research", "-d", d, "--stub", "--no-store"])
+        .args(["-c", r#"{"topic": "Rust"}"#])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("broken.hwf"), "{}", stderr(&out));
+    let check = run_hensuc(&[
+        "check",
+        dir.join("workflows/main-research.hwf").to_str().unwrap(),
+    ]);
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+    assert!(!stderr(&check).contains("E0501"), "{}", stderr(&check));
+}
+
+/// Output contracts: `runs --json` has one schema with or without a store; `--events` write
+/// errors warn once and exit 2; a context file with a UTF-8 BOM is accepted; a 1,000-node path
+/// is abbreviated.
+#[test]
+fn output_contracts_of_run_and_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_str().unwrap();
+    let listed: serde_json::Value =
+        serde_json::from_str(&stdout(&run_hensuc(&["runs", "-d", d, "--json"]))).unwrap();
+    assert_eq!(listed["format_version"], "1");
+    assert_eq!(listed["runs"], serde_json::json!([]));
+
+    let ctx = tmp.path().join("ctx.json");
+    std::fs::write(&ctx, "\u{feff}{\"topic\": \"Rust\"}").unwrap();
+    let ctx_arg = format!("@{}", ctx.display());
+    let base = [
+        "run",
+        "workflows/main-research.hwf",
+        "-d",
+        ".",
+        "--stub",
+        "--no-store",
+    ];
+    let ok = hensuc()
+        .current_dir(repo().join("examples"))
+        .args(base)
+        .args(["-c", &ctx_arg])
+        .output()
+        .unwrap();
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+
+    if std::path::Path::new("/dev/full").exists() {
+        let full = hensuc()
+            .current_dir(repo().join("examples"))
+            .args(base)
+            .args(["-c", &ctx_arg, "--events", "/dev/full"])
+            .output()
+            .unwrap();
+        assert_eq!(full.status.code(), Some(2), "{}", stderr(&full));
+        assert_eq!(
+            stderr(&full).matches("cannot write events").count(),
+            1,
+            "{}",
+            stderr(&full)
+        );
+    }
+
+    let long: Vec<String> = (0..1000).map(|i| format!("n{i}")).collect();
+    let long: Vec<&str> = long.iter().map(String::as_str).collect();
+    let shown = hensuc::commands::run::abbreviate_path(&long);
+    assert!(shown.starts_with("n0 → n1"), "{shown}");
+    assert!(shown.contains("(985 more)"), "{shown}");
+    assert!(shown.ends_with("n998 → n999"), "{shown}");
+    assert_eq!(hensuc::commands::run::abbreviate_path(&["a", "b"]), "a → b");
+}
+
+/// The shared flags are spelled and documented the same way everywhere: `run` takes
+/// `--color`, every `-d` / `-v` has its help text, `--auto-approve` / `--defer-review` are
+/// documented on `run` and `resume`.
+#[test]
+fn shared_flags_are_taken_and_documented_the_same_way() {
+    let ok = hensuc()
+        .current_dir(repo().join("examples"))
+        .args(["run", "workflows/main-research.hwf", "-d", ".", "--stub"])
+        .args([
+            "--no-store",
+            "--color",
+            "never",
+            "-c",
+            r#"{"topic": "Rust"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    for command in [
+        "check", "build", "graph", "run", "resume", "cancel", "pause", "runs",
+    ] {
+        let help = stdout(&run_hensuc(&[command, "--help"]));
+        let dir = help
+            .lines()
+            .find(|l| l.trim_start().starts_with("-d, --dir <DIR>"))
+            .unwrap_or_else(|| panic!("{command}: no -d\n{help}"));
+        assert!(
+            dir.trim_start().len() > "-d, --dir <DIR>".len() + 4,
+            "{command}: -d has no help: {dir}"
+        );
+        if let Some(v) = help.lines().find(|l| l.contains("-v, --verbose")) {
+            assert!(v.contains("Show"), "{command}: -v has no help: {v}");
+        }
+    }
+    for command in ["run", "resume"] {
+        let help = stdout(&run_hensuc(&[command, "--help"]));
+        for flag in [
+            "--color",
+            "--defer-review",
+            "--auto-approve",
+            "--interactive",
+        ] {
+            assert!(help.contains(flag), "{command} --help lacks {flag}\n{help}");
+        }
+    }
+}
+
+/// A stub run is offline: the api-caller and webhook requests are simulated and recorded in
+/// the events; nothing reaches the host unless `hensu.toml` allows it.
+#[test]
+fn a_stub_run_sends_no_http_unless_the_project_allows_the_host() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let src = dir.join("calls.hwf");
+    std::fs::write(
+        &src,
+        format!(
+            r#"fun calls() = workflow("calls") {{
+    version = "1.0.0"
+    graph {{
+        start at "call"
+        generic("call") {{
+            executorType = "api-caller"
+            config {{
+                "endpoint" to "http://127.0.0.1:{port}/api"
+                "method" to "POST"
+            }}
+            onSuccess goto "notify"
+        }}
+        action("notify") {{
+            send("webhook", mapOf("url" to "http://127.0.0.1:{port}/hook", "text" to "hi"))
+            onSuccess goto "done"
+        }}
+        end("done")
+    }}
+}}
+"#
+        ),
+    )
+    .unwrap();
+    let events = dir.join("events.jsonl");
+    let d = dir.to_str().unwrap();
+    let out = run_hensuc(&[
+        "run",
+        src.to_str().unwrap(),
+        "-d",
+        d,
+        "--stub",
+        "--no-store",
+        "--events",
+        events.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("network     simulated"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        listener.accept().is_err(),
+        "no connection reached the host in an offline run"
+    );
+    let log = std::fs::read_to_string(&events).unwrap();
+    assert!(
+        log.contains(&format!(
+            "simulated (offline run): POST http://127.0.0.1:{port}/api"
+        )),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!(
+            "simulated (offline run): POST http://127.0.0.1:{port}/hook"
+        )),
+        "{log}"
+    );
+    // Allowed in hensu.toml: the request goes out (and is refused: the port is closed now).
+    drop(listener);
+    std::fs::write(
+        dir.join("hensu.toml"),
+        "[network]\nallow_hosts = [\"127.0.0.1\"]\n",
+    )
+    .unwrap();
+    let out = run_hensuc(&[
+        "run",
+        src.to_str().unwrap(),
+        "-d",
+        d,
+        "--stub",
+        "--no-store",
+    ]);
+    assert!(
+        stderr(&out).contains("real HTTP to 127.0.0.1"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Ctrl-C during a (slow stub) model call abandons the call at once and takes no transition:
+/// no failure is recorded for the node and the run ends as cancelled.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_during_a_model_call_takes_no_transition() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let src = dir.join("slow.hwf");
+    std::fs::write(
+        &src,
+        r#"fun slow() = workflow("slow") {
+    version = "1.0.0"
+    agents {
+        agent("writer") { role = "Writer"; model = Models.GPT_4O }
+    }
+    graph {
+        start at "write"
+        node("write") {
+            agent = "writer"
+            prompt = "Write."
+            onSuccess goto "done"
+            onFailure goto "failed"
+        }
+        end("done")
+        end("failed", ExitStatus.FAILURE)
+    }
+}
+"#,
+    )
+    .unwrap();
+    let events = dir.join("events.jsonl");
+    let child = hensuc()
+        .args(["run", src.to_str().unwrap(), "--stub", "--no-store", "-d"])
+        .arg(dir)
+        .arg("--events")
+        .arg(&events)
+        .env("HENSU_STUB_DELAY_MS", "60000")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let waited = std::time::Instant::now();
+    while !std::fs::read_to_string(&events)
+        .unwrap_or_default()
+        .contains("\"node_started\"")
+    {
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(20),
+            "the run did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let interrupted = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).contains("run cancelled"), "{}", stdout(&out));
+    let log = std::fs::read_to_string(&events).unwrap();
+    assert!(!log.contains("\"transition_taken\""), "{log}");
+    assert!(!log.contains("\"node_completed\""), "{log}");
+}
