@@ -15,6 +15,7 @@
 //! engine's built-in handlers plus the ones here).
 
 mod durable;
+mod durable_delta;
 mod http;
 mod review;
 mod shell;
