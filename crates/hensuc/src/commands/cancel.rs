@@ -26,7 +26,7 @@ pub struct ControlArgs {
     pub dir: Option<PathBuf>,
 }
 
-fn open(args: &ControlArgs) -> anyhow::Result<(PathBuf, std::sync::Arc<hensu_store::SqliteStore>)> {
+fn open(args: &ControlArgs) -> anyhow::Result<(PathBuf, std::sync::Arc<dyn StateStore>)> {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let Some(store) = session::open_existing(&dir)? else {
         anyhow::bail!(
