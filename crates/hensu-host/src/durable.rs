@@ -53,10 +53,14 @@ pub struct DurableRun {
     step: AtomicU64,
     redact: Option<SnapshotRedactor>,
     pause_flag: Option<PathBuf>,
-    cancel: Option<CancelToken>,
+    /// Cancelled together when the store reports a cancellation request; any of them
+    /// cancelled (e.g. by a worker that lost the lease) stops the run at the next boundary.
+    cancel: Vec<CancelToken>,
     /// A write failed (lease lost, conflict): never write again.
     lost: AtomicBool,
     heartbeat: Mutex<Option<Heartbeat>>,
+    /// The lease is renewed by someone else (a worker's bulk heartbeat).
+    external_heartbeat: bool,
     /// The state as the store holds it after the last write (None: unknown, write in full).
     shadow: Mutex<Option<Shadow>>,
     /// The last checkpoint's write, for benchmarks and tests.
@@ -136,6 +140,15 @@ impl DurableRun {
         }
     }
 
+    /// Wraps a lease taken by [`StateStore::claim`] (a worker's run at `step`). The worker
+    /// renews the lease in bulk: [`DurableRun::start_heartbeat`] does nothing for it. The
+    /// first boundary writes a full snapshot.
+    pub fn claimed(store: Arc<dyn StateStore>, lease: Lease, step: u64) -> DurableRun {
+        let mut run = DurableRun::new(store, lease, step, None);
+        run.external_heartbeat = true;
+        run
+    }
+
     fn new(
         store: Arc<dyn StateStore>,
         lease: Lease,
@@ -148,17 +161,19 @@ impl DurableRun {
             step: AtomicU64::new(step),
             redact,
             pause_flag: None,
-            cancel: None,
+            cancel: Vec::new(),
             lost: AtomicBool::new(false),
             heartbeat: Mutex::new(None),
             shadow: Mutex::new(None),
+            external_heartbeat: false,
             last_write: Mutex::new(None),
         }
     }
 
-    /// The token cancelled when the store reports a cancellation request.
+    /// Adds a token cancelled when the store reports a cancellation request (a worker's and
+    /// the engine's run can both be linked).
     pub fn with_cancel(mut self, cancel: CancelToken) -> DurableRun {
-        self.cancel = Some(cancel);
+        self.cancel.push(cancel);
         self
     }
 
@@ -199,13 +214,16 @@ impl DurableRun {
     /// Renews the lease every third of `ttl` from a background thread (agent calls may outlast
     /// the TTL); a cancellation request seen there cancels the run's token.
     pub fn start_heartbeat(&self, ttl: Duration) -> Result<(), StoreError> {
+        if self.external_heartbeat {
+            return Ok(());
+        }
         let cancel = self.cancel.clone();
         let hb = Heartbeat::spawn(
             self.store.clone(),
             self.lease.clone(),
             (ttl / 3).max(Duration::from_millis(50)),
             Box::new(move || {
-                if let Some(c) = &cancel {
+                for c in &cancel {
                     c.cancel();
                 }
             }),
@@ -422,8 +440,8 @@ impl BoundaryHook for DurableRun {
             .record_step_off_executor(state, RecordUpdate::running(state.current_node.as_str()))
             .await
             .map_err(store_error)?;
-        if cp.cancel_requested {
-            if let Some(c) = &self.cancel {
+        if cp.cancel_requested || self.cancel.iter().any(CancelToken::is_cancelled) {
+            for c in &self.cancel {
                 c.cancel();
             }
             return Ok(Boundary::Cancel);
