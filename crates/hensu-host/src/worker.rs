@@ -33,6 +33,8 @@ pub struct WorkerOptions {
     pub heartbeat: Duration,
     /// How often an idle slot looks for queued or orphaned runs.
     pub poll: Duration,
+    /// Return once nothing runs and nothing is claimable (batch mode, tests).
+    pub exit_when_idle: bool,
 }
 
 /// The lease TTL workers use by default (the store's [`hensu_store::StoreOptions::lease_ttl`]).
@@ -44,6 +46,7 @@ impl Default for WorkerOptions {
             concurrency: 4,
             heartbeat: Duration::from_secs(30),
             poll: Duration::from_millis(500),
+            exit_when_idle: false,
         }
     }
 }
@@ -149,6 +152,9 @@ pub async fn run_worker(
                         continue;
                     }
                 };
+                if claimed.is_empty() && tasks.is_empty() && opts.exit_when_idle {
+                    break;
+                }
                 for c in claimed {
                     match start(&store, c, &running, &on_event).await {
                         Some((run, taken_over)) => {

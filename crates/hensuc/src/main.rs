@@ -46,6 +46,11 @@ enum Command {
     Cancel(commands::cancel::ControlArgs),
     /// Pause a running run after its current node (continue with `resume`).
     Pause(commands::cancel::ControlArgs),
+    /// Execute queued and orphaned runs of the store (`run --detach` queues them); many
+    /// workers on many machines can share one PostgreSQL store.
+    Worker(commands::worker::WorkerArgs),
+    /// Follow a run's steps live from the store's log, until it ends or pauses.
+    Attach(commands::attach::AttachArgs),
 }
 
 fn main() -> ExitCode {
@@ -78,6 +83,8 @@ fn main() -> ExitCode {
         Command::Resume(args) => commands::resume::execute(args),
         Command::Cancel(args) => commands::cancel::cancel(args),
         Command::Pause(args) => commands::cancel::pause(args),
+        Command::Worker(args) => commands::worker::execute(args),
+        Command::Attach(args) => commands::attach::execute(args),
     };
     match result {
         Ok(code) => code,

@@ -1,3 +1,4 @@
+pub mod attach;
 pub mod build;
 pub mod cancel;
 pub mod check;
@@ -10,3 +11,4 @@ pub mod resume;
 pub mod run;
 pub mod runs;
 pub mod session;
+pub mod worker;

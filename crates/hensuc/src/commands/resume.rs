@@ -177,6 +177,7 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         no_store: false,
         interactive: false,
         defer_review: false,
+        detach: false,
     };
     let setup = (|| -> anyhow::Result<_> {
         let events_file = match &args.settings.events {

@@ -52,6 +52,11 @@ pub struct RunArgs {
     /// `hensuc resume ID --approve | --reject REASON | --backtrack NODE`.
     #[arg(long)]
     pub defer_review: bool,
+    /// Queue the run in the store, print its id and return: a worker (`hensuc worker`)
+    /// executes it — on the default SQLite store a local one is started — and `hensuc attach
+    /// ID` follows it.
+    #[arg(long, conflicts_with_all = ["no_store", "interactive"])]
+    pub detach: bool,
 }
 
 /// The options `run` and `resume` share.
@@ -80,6 +85,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     else {
         return Ok(ExitCode::from(exit::FAILURE));
     };
+    if args.detach {
+        return crate::commands::worker::queue_run(&workflow, input, &workdir, &args);
+    }
     let events_file = match &args.settings.events {
         Some(p) => Some(
             std::fs::File::create(p)

@@ -263,7 +263,8 @@ impl Start {
     }
 }
 
-fn new_run_id() -> String {
+/// A fresh run id (`r` + 11 hex digits).
+pub fn new_run_id() -> String {
     let u = uuid::Uuid::new_v4().simple().to_string();
     format!("r{}", &u[..11])
 }
