@@ -72,15 +72,26 @@ pub trait RunExecutor: Send + Sync {
 /// What a worker reports as it goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WorkerEvent {
-    Claimed { run_id: String },
+    Claimed {
+        run_id: String,
+    },
     /// The run's previous owner stopped heartbeating; it continues at `node` (the node in
     /// flight then runs again).
-    TakenOver { run_id: String, node: Option<String> },
-    Finished { run_id: String },
+    TakenOver {
+        run_id: String,
+        node: Option<String>,
+    },
+    Finished {
+        run_id: String,
+    },
     /// The run's lease was renewed by nobody in time and another worker has it now.
-    LeaseLost { run_id: String },
+    LeaseLost {
+        run_id: String,
+    },
     /// A store call failed (the worker keeps going).
-    StoreError { message: String },
+    StoreError {
+        message: String,
+    },
 }
 
 /// Totals of one [`run_worker`] call.
@@ -214,8 +225,8 @@ async fn start(
     if let Ok(mut r) = running.lock() {
         r.insert(run_id, cancel.clone());
     }
-    let durable = DurableRun::claimed(store.clone(), c.lease, stored.record.step)
-        .with_cancel(cancel.clone());
+    let durable =
+        DurableRun::claimed(store.clone(), c.lease, stored.record.step).with_cancel(cancel.clone());
     Some((
         ClaimedRun {
             durable,

@@ -15,9 +15,9 @@ use crate::sqlite::rows::LogState;
 use crate::sqlite::to_i64;
 use crate::time::now_ms;
 use crate::{
-    CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, LogKind, OwnerId, RecordUpdate,
-    Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore, StepEntry, StoreError,
-    StoredRun, encode_snapshot,
+    CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, LogKind, OwnerId,
+    RecordUpdate, Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore, StepEntry,
+    StoreError, StoredRun, encode_snapshot,
 };
 
 /// Runs `$body` in a transaction on a pooled connection (`$read`: `REPEATABLE READ`, read

@@ -13,9 +13,9 @@ use super::{SqliteStore, corrupt, parse_status, to_i64, to_u64};
 use crate::owner::LeaseRow;
 use crate::time::now_ms;
 use crate::{
-    CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, LogKind, OwnerId, RecordUpdate,
-    Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore, StepEntry, StoreError,
-    StoredRun, encode_snapshot,
+    CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, LogKind, OwnerId,
+    RecordUpdate, Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore, StepEntry,
+    StoreError, StoredRun, encode_snapshot,
 };
 
 /// The checks every write under a lease makes, in order: the run exists and is not
@@ -525,7 +525,13 @@ impl StateStore for SqliteStore {
             let rows = stmt
                 .query_map(
                     rusqlite::params![me, owner.host, i64::from(owner.pid), now, expires, limit],
-                    |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)),
+                    |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, i64>(1)?,
+                            r.get::<_, i64>(2)?,
+                        ))
+                    },
                 )
                 .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
                 .map_err(|e| StoreError::sqlite(path, e))?;
@@ -556,15 +562,18 @@ impl StateStore for SqliteStore {
                                     WHERE r.run_id = leases.run_id)",
             )
             .and_then(|mut s| {
-                s.query_map(rusqlite::params![me, to_i64(expires_at).unwrap_or(i64::MAX)], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        Renewed {
-                            expires_at,
-                            cancel_requested: r.get::<_, Option<i64>>(1)?.unwrap_or(0) != 0,
-                        },
-                    ))
-                })?
+                s.query_map(
+                    rusqlite::params![me, to_i64(expires_at).unwrap_or(i64::MAX)],
+                    |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            Renewed {
+                                expires_at,
+                                cancel_requested: r.get::<_, Option<i64>>(1)?.unwrap_or(0) != 0,
+                            },
+                        ))
+                    },
+                )?
                 .collect::<rusqlite::Result<Vec<_>>>()
             })
             .map_err(|e| StoreError::sqlite(path, e))

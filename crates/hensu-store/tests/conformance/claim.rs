@@ -25,7 +25,10 @@ fn queue(s: &dyn StateStore, n: usize) {
 pub fn claim_takes_queued_runs_once_oldest_first_never_paused_or_finished(f: &dyn Factory) {
     let s = f.handle(opts());
     queue(s.as_ref(), 3);
-    for (id, status) in [("paused", RunStatus::Paused), ("done", RunStatus::Completed)] {
+    for (id, status) in [
+        ("paused", RunStatus::Paused),
+        ("done", RunStatus::Completed),
+    ] {
         s.create_run(&record(id, 10), &workflow(), &snapshot(0))
             .expect("create");
         let update = RecordUpdate::finished(status, Some("start".into()), None);
@@ -117,6 +120,11 @@ pub fn concurrent_claimers_never_share_a_run(f: &dyn Factory) {
     });
     let all: Vec<String> = got.iter().flatten().cloned().collect();
     let unique: BTreeSet<&String> = all.iter().collect();
-    assert_eq!(all.len(), 40, "{}: every run claimed once: {got:?}", f.name());
+    assert_eq!(
+        all.len(),
+        40,
+        "{}: every run claimed once: {got:?}",
+        f.name()
+    );
     assert_eq!(unique.len(), 40);
 }

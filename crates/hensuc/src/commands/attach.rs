@@ -104,7 +104,12 @@ fn print_row(r: &hensu_store::LogEntry, as_json: bool) {
             m.node.as_deref().unwrap_or("-")
         ),
         (LogKind::Step, None) => format!("at {}", m.node.as_deref().unwrap_or("-")),
-        (kind, _) => format!("{} {} at {}", kind.as_str(), m.status, m.node.as_deref().unwrap_or("-")),
+        (kind, _) => format!(
+            "{} {} at {}",
+            kind.as_str(),
+            m.status,
+            m.node.as_deref().unwrap_or("-")
+        ),
     };
     println!("{:>6}  {}  {what}", m.step, hensu_store::rfc3339(m.at));
 }

@@ -93,7 +93,8 @@ fn execute_claimed(workdir: &Path, run: ClaimedRun) -> anyhow::Result<()> {
     } = run;
     let run_id = durable.run_id().to_string();
     let prepared = (|| -> anyhow::Result<_> {
-        let state = hensu_host::restore(&run_id, &stored.snapshot).map_err(|e| anyhow::anyhow!(e))?;
+        let state =
+            hensu_host::restore(&run_id, &stored.snapshot).map_err(|e| anyhow::anyhow!(e))?;
         let workflow = session::stored_workflow(&run_id, &stored.workflow)?;
         Ok((state, workflow))
     })();
@@ -119,8 +120,7 @@ fn execute_claimed(workdir: &Path, run: ClaimedRun) -> anyhow::Result<()> {
         defer_review: false,
         detach: false,
     };
-    let commands =
-        hensu_host::CommandRegistry::load(workdir).map_err(|e| anyhow::anyhow!(e))?;
+    let commands = hensu_host::CommandRegistry::load(workdir).map_err(|e| anyhow::anyhow!(e))?;
     let resources = RunResources {
         commands,
         events_file: None,
@@ -131,7 +131,14 @@ fn execute_claimed(workdir: &Path, run: ClaimedRun) -> anyhow::Result<()> {
         state,
         decision: None,
     }));
-    run_workflow(&workflow, Context::default(), workdir, &run_args, resources, start)?;
+    run_workflow(
+        &workflow,
+        Context::default(),
+        workdir,
+        &run_args,
+        resources,
+        start,
+    )?;
     Ok(())
 }
 
