@@ -78,8 +78,32 @@ pub fn store_label(location: &str) -> String {
     }
 }
 
+/// The store options: the defaults, plus two test hooks the crash test uses to kill a run in
+/// the middle of a snapshot compaction (never set in normal use):
+/// `HENSU_INTERNAL_SNAPSHOT_EVERY=N` compacts after every N steps, and
+/// `HENSU_INTERNAL_COMPACTION_ABORT=insert|delete` aborts the process inside a compaction.
+pub fn store_options() -> hensu_store::StoreOptions {
+    let mut opts = hensu_store::StoreOptions::default();
+    if let Some(n) = std::env::var("HENSU_INTERNAL_SNAPSHOT_EVERY")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        opts.snapshot_policy = hensu_store::SnapshotPolicy::every(n.max(1));
+    }
+    let stage = match std::env::var("HENSU_INTERNAL_COMPACTION_ABORT").as_deref() {
+        Ok("insert") => Some(hensu_store::CompactionStage::AfterSnapshotInsert),
+        Ok("delete") => Some(hensu_store::CompactionStage::AfterOldSnapshotDelete),
+        _ => None,
+    };
+    opts.failpoint = stage.map(|stage| hensu_store::Failpoint {
+        stage,
+        action: hensu_store::FailAction::Abort,
+    });
+    opts
+}
+
 fn open_at(location: &str) -> anyhow::Result<Arc<dyn StateStore>> {
-    hensu_store::open_store(location, hensu_store::StoreOptions::default()).map_err(|e| {
+    hensu_store::open_store(location, store_options()).map_err(|e| {
         anyhow::anyhow!(
             "{}: {e}\n  (nothing was written; `hensuc run --no-store` runs without it)",
             store_label(location)
