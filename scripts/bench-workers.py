@@ -40,9 +40,12 @@ def bench(hensuc, base_url, runs, workers, kill_every):
     d = tempfile.mkdtemp()
     open(os.path.join(d, "w.hwf"), "w").write(workflow())
     env = dict(os.environ, HENSU_DATABASE_URL=url, HENSU_STUB_DELAY_MS="5")
-    for _ in range(runs):
-        subprocess.run([hensuc, "run", "--stub", "--detach", "-d", d, os.path.join(d, "w.hwf")],
-                       env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # The schema first (one queued run), then the workers, then the rest of the queue: the
+    # queue->start figure is the latency a run sees with workers up.
+    enqueue = lambda: subprocess.run(
+        [hensuc, "run", "--stub", "--detach", "-d", d, os.path.join(d, "w.hwf")],
+        env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    enqueue()
     procs, files, kills = {}, [], []
 
     def start(i):
@@ -57,6 +60,15 @@ def bench(hensuc, base_url, runs, workers, kill_every):
     for i in range(workers):
         start(i)
     last_kill = time.time()
+    for _ in range(runs - 1):
+        enqueue()
+        if time.time() - last_kill >= kill_every:
+            i = random.randrange(workers)
+            procs[i].send_signal(signal.SIGKILL)
+            procs[i].wait()
+            kills.append(time.time() * 1000)
+            start(i)
+            last_kill = time.time()
     while True:
         listed = json.loads(subprocess.run([hensuc, "runs", "--json", "-d", d], env=env,
                                            capture_output=True, check=True).stdout)["runs"]
@@ -95,6 +107,7 @@ def bench(hensuc, base_url, runs, workers, kill_every):
         nodes = [json.loads(l)["executed_node"] for l in out.splitlines() if l.strip()]
         nodes = [n for n in nodes if n]
         dup += len(nodes) - len(set(nodes))
+    # wall includes queueing (one `hensuc run --detach` process per run).
     print(f"workers={workers} runs={runs} wall={wall:.1f}s runs/s={runs / wall:.1f} "
           f"steps/s={runs * NODES / wall:.0f} queue->start p50={pct(waits, 50) / 1000:.2f}s "
           f"p99={pct(waits, 99) / 1000:.2f}s kills={len(kills)} takeover p50="
