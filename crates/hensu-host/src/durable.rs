@@ -1,17 +1,23 @@
-//! Durable runs: a checkpoint of the [`RunState`] (context, history, backtracks, retry
-//! counters, phase, steps) at every node boundary, written atomically through a
-//! [`hensu_store::StateStore`] under the run's lease, and the run's final status.
+//! Durable runs: every node boundary appends one row to the run's log in a
+//! [`hensu_store::StateStore`] (under the run's lease), and the run's final status.
 //!
-//! * A [`DurableRun`] is a [`BoundaryHook`]: before each node of the main flow it writes the
-//!   state about to run `state.current_node` (phase `Initial`). A process killed while a node
-//!   runs resumes from that checkpoint: the node in flight runs again, nothing else does.
+//! * A [`DurableRun`] is a [`BoundaryHook`]: before each node of the main flow it records the
+//!   step that just ran — its node, status and output, and the *change* it made to the
+//!   [`RunState`] as a [`hensu_store::StateDelta`] (context writes, history entries, current
+//!   node, counters; see `durable_delta.rs`) — with [`StateStore::append`]. A step costs
+//!   O(step), not O(run); the store rewrites a full snapshot now and then under its
+//!   snapshot policy. The first boundary after a run is created or reopened writes a full
+//!   snapshot ([`StateStore::checkpoint`]) when the stored state is not known to be current.
+//!   A process killed while a node runs resumes from the last boundary: the node in flight
+//!   runs again, nothing else does.
 //! * The checkpoint returns the store's cancellation flag (`hensuc cancel`): the run stops at
 //!   that boundary. A heartbeat thread ([`DurableRun::start_heartbeat`]) keeps the lease alive
 //!   through long agent calls and cancels the run's token when a cancellation is requested.
 //! * A pause flag file ([`DurableRun::with_pause_flag`], `hensuc pause`) suspends the run at
 //!   the next boundary: the run ends [`RunOutcome::Paused`] with phase `Initial`, and
 //!   [`Engine::resume`](hensu_runtime::Engine::resume) continues it.
-//! * Snapshot text goes through a [`SnapshotRedactor`] (provider keys never reach the store).
+//! * Snapshots, delta values and step outputs go through a [`SnapshotRedactor`] (provider
+//!   keys never reach the store).
 //! * At a boundary the store's write runs on tokio's blocking pool (`spawn_blocking`), so a
 //!   slow disk never stalls the executor's threads.
 //! * Any store failure (lease lost, stale write) ends the run with [`RuntimeError::Store`]
@@ -29,6 +35,7 @@ use hensu_store::{
 };
 use serde_json::Value;
 
+use crate::durable_delta::Shadow;
 use hensu_runtime::{
     Boundary, BoundaryHook, CancelToken, ExecutionPhase, RunOutcome, RunResult, RunState,
     RuntimeError,
@@ -46,10 +53,16 @@ pub struct DurableRun {
     step: AtomicU64,
     redact: Option<SnapshotRedactor>,
     pause_flag: Option<PathBuf>,
-    cancel: Option<CancelToken>,
+    /// Cancelled together when the store reports a cancellation request; any of them
+    /// cancelled (e.g. by a worker that lost the lease) stops the run at the next boundary.
+    cancel: Vec<CancelToken>,
     /// A write failed (lease lost, conflict): never write again.
     lost: AtomicBool,
     heartbeat: Mutex<Option<Heartbeat>>,
+    /// The lease is renewed by someone else (a worker's bulk heartbeat).
+    external_heartbeat: bool,
+    /// The state as the store holds it after the last write (None: unknown, write in full).
+    shadow: Mutex<Option<Shadow>>,
     /// The last checkpoint's write, for benchmarks and tests.
     last_write: Mutex<Option<Duration>>,
 }
@@ -97,7 +110,13 @@ impl DurableRun {
         store.create_run(record, workflow, &snap)?;
         let lease = store.acquire(&record.run_id, owner)?;
         let step = store.record(&record.run_id)?.step;
-        Ok(DurableRun::new(store, lease, step, redact))
+        let run = DurableRun::new(store, lease, step, redact);
+        if let Ok(shadow) = Shadow::of(initial)
+            && let Ok(mut slot) = run.shadow.lock()
+        {
+            *slot = Some(shadow);
+        }
+        Ok(run)
     }
 
     /// Takes the lease of a stored run, then loads it. [`StoreError::RunLocked`] when another
@@ -121,6 +140,15 @@ impl DurableRun {
         }
     }
 
+    /// Wraps a lease taken by [`StateStore::claim`] (a worker's run at `step`). The worker
+    /// renews the lease in bulk: [`DurableRun::start_heartbeat`] does nothing for it. The
+    /// first boundary writes a full snapshot.
+    pub fn claimed(store: Arc<dyn StateStore>, lease: Lease, step: u64) -> DurableRun {
+        let mut run = DurableRun::new(store, lease, step, None);
+        run.external_heartbeat = true;
+        run
+    }
+
     fn new(
         store: Arc<dyn StateStore>,
         lease: Lease,
@@ -133,16 +161,19 @@ impl DurableRun {
             step: AtomicU64::new(step),
             redact,
             pause_flag: None,
-            cancel: None,
+            cancel: Vec::new(),
             lost: AtomicBool::new(false),
             heartbeat: Mutex::new(None),
+            shadow: Mutex::new(None),
+            external_heartbeat: false,
             last_write: Mutex::new(None),
         }
     }
 
-    /// The token cancelled when the store reports a cancellation request.
+    /// Adds a token cancelled when the store reports a cancellation request (a worker's and
+    /// the engine's run can both be linked).
     pub fn with_cancel(mut self, cancel: CancelToken) -> DurableRun {
-        self.cancel = Some(cancel);
+        self.cancel.push(cancel);
         self
     }
 
@@ -183,13 +214,16 @@ impl DurableRun {
     /// Renews the lease every third of `ttl` from a background thread (agent calls may outlast
     /// the TTL); a cancellation request seen there cancels the run's token.
     pub fn start_heartbeat(&self, ttl: Duration) -> Result<(), StoreError> {
+        if self.external_heartbeat {
+            return Ok(());
+        }
         let cancel = self.cancel.clone();
         let hb = Heartbeat::spawn(
             self.store.clone(),
             self.lease.clone(),
             (ttl / 3).max(Duration::from_millis(50)),
             Box::new(move || {
-                if let Some(c) = &cancel {
+                for c in &cancel {
                     c.cancel();
                 }
             }),
@@ -216,31 +250,78 @@ impl DurableRun {
         self.ensure_held()?;
         let t = std::time::Instant::now();
         let snap = snapshot(state, self.redact.as_ref())?;
+        let shadow = Shadow::of(state).map_err(StoreError::Invalid)?;
         let r = self
             .store
             .checkpoint(&self.lease, self.step(), update, &snap);
+        if r.is_ok()
+            && let Ok(mut slot) = self.shadow.lock()
+        {
+            *slot = Some(shadow);
+        }
         self.written(r, t)
     }
 
-    /// [`DurableRun::checkpoint`] with the store's write on the blocking pool.
-    async fn checkpoint_off_executor(
+    /// Records `state` as one step of the log (a delta against what the store holds), or as
+    /// a full snapshot when that is not known; the store's write runs on the blocking pool.
+    async fn record_step_off_executor(
         &self,
         state: &RunState,
         update: RecordUpdate,
     ) -> Result<Checkpointed, StoreError> {
         self.ensure_held()?;
         let t = std::time::Instant::now();
-        let snap = snapshot(state, self.redact.as_ref())?;
+        let write = self.prepare_write(state)?;
         let store = self.store.clone();
         let lease = self.lease.clone();
         let step = self.step();
-        let r = tokio::task::spawn_blocking(move || store.checkpoint(&lease, step, &update, &snap))
-            .await
-            .unwrap_or_else(|e| {
-                Err(StoreError::Invalid(format!(
-                    "the checkpoint write failed: {e}"
-                )))
-            });
+        let r = tokio::task::spawn_blocking(move || match write {
+            Write::Step(entry) => store.append(&lease, step, &update, &entry),
+            Write::Full(snap) => store.checkpoint(&lease, step, &update, &snap),
+        })
+        .await
+        .unwrap_or_else(|e| {
+            Err(StoreError::Invalid(format!(
+                "the checkpoint write failed: {e}"
+            )))
+        });
+        self.written(r, t)
+    }
+
+    /// The write that takes the store to `state`: a step with its delta when the stored state
+    /// is known, else the full (redacted) snapshot. Either way the shadow moves to `state`.
+    fn prepare_write(&self, state: &RunState) -> Result<Write, StoreError> {
+        let mut slot = self
+            .shadow
+            .lock()
+            .map_err(|_| StoreError::Invalid("the durable run's shadow is poisoned".into()))?;
+        match slot.as_mut() {
+            Some(shadow) => shadow
+                .step(state, self.redact.as_ref())
+                .map(Write::Step)
+                .map_err(|e| StoreError::Invalid(format!("the run state does not serialize: {e}"))),
+            None => {
+                let snap = snapshot(state, self.redact.as_ref())?;
+                *slot = Some(Shadow::of(state).map_err(StoreError::Invalid)?);
+                Ok(Write::Full(snap))
+            }
+        }
+    }
+
+    /// Records `state` synchronously (see [`DurableRun::record_step_off_executor`]).
+    fn record_step(
+        &self,
+        state: &RunState,
+        update: &RecordUpdate,
+    ) -> Result<Checkpointed, StoreError> {
+        self.ensure_held()?;
+        let t = std::time::Instant::now();
+        let r = match self.prepare_write(state)? {
+            Write::Step(entry) => self.store.append(&self.lease, self.step(), update, &entry),
+            Write::Full(snap) => self
+                .store
+                .checkpoint(&self.lease, self.step(), update, &snap),
+        };
         self.written(r, t)
     }
 
@@ -290,7 +371,7 @@ impl DurableRun {
         let state = &result.state;
         let update = final_update(result);
         let status = update.status;
-        let cp = self.checkpoint(state, &update);
+        let cp = self.record_step(state, &update);
         if !status.is_terminal() || cp.is_err() {
             let _ = self.store.release(&self.lease);
         }
@@ -340,6 +421,12 @@ pub fn final_update(result: &RunResult) -> RecordUpdate {
     }
 }
 
+/// One write of the run's state.
+enum Write {
+    Step(hensu_store::StepEntry),
+    Full(Value),
+}
+
 fn store_error(e: StoreError) -> RuntimeError {
     RuntimeError::Store {
         message: e.to_string(),
@@ -350,11 +437,11 @@ fn store_error(e: StoreError) -> RuntimeError {
 impl BoundaryHook for DurableRun {
     async fn at_boundary(&self, state: &RunState) -> Result<Boundary, RuntimeError> {
         let cp = self
-            .checkpoint_off_executor(state, RecordUpdate::running(state.current_node.as_str()))
+            .record_step_off_executor(state, RecordUpdate::running(state.current_node.as_str()))
             .await
             .map_err(store_error)?;
-        if cp.cancel_requested {
-            if let Some(c) = &self.cancel {
+        if cp.cancel_requested || self.cancel.iter().any(CancelToken::is_cancelled) {
+            for c in &self.cancel {
                 c.cancel();
             }
             return Ok(Boundary::Cancel);

@@ -8,18 +8,21 @@
 //! * the terminal: [`InteractiveReview`] (stdin/stderr and `$EDITOR`) and [`DeferredReview`]
 //!   (pauses the run for an out-of-band answer),
 //! * files: stub responses on disk ([`FsStubFiles`], read with `tokio::fs`),
-//! * durable runs: [`DurableRun`] checkpoints the run state to a `hensu_store::StateStore` at
-//!   every node boundary.
+//! * durable runs: [`DurableRun`] records every node boundary in a `hensu_store::StateStore`'s
+//!   run log; [`worker::run_worker`] claims queued and orphaned runs from a shared store and
+//!   executes them.
 //!
 //! A host wires these into an engine with [`action_handlers`] and [`generic_handlers`] (the
 //! engine's built-in handlers plus the ones here).
 
 mod durable;
+mod durable_delta;
 mod http;
 mod network;
 mod review;
 mod shell;
 mod stub_files;
+pub mod worker;
 
 use std::sync::Arc;
 

@@ -42,6 +42,21 @@
 //!    the same host name but separate pid namespaces would break rule 2).
 //!
 //! An owner re-acquiring its own lease renews it.
+//!
+//! # Claiming (workers)
+//! [`StateStore::claim`] hands runs to workers. A run is claimable when its status is
+//! `running` and it has no lease (queued by `hensuc run --detach`, or released) or its lease
+//! expired (`expires_at <= now`: its owner stopped heartbeating — rule 2 above is not used,
+//! workers run on many hosts). Paused runs wait for a human and are never claimed. The claim
+//! is one statement, so two workers never get the same run:
+//! - SQLite: `INSERT INTO leases … SELECT … FROM runs LEFT JOIN leases … WHERE status =
+//!   'running' AND (no lease OR expired) ORDER BY started_at LIMIT n ON CONFLICT DO UPDATE …
+//!   WHERE leases.expires_at <= now RETURNING …`, inside `BEGIN IMMEDIATE` (one writer);
+//! - PostgreSQL: the same upsert fed by `SELECT … FOR UPDATE OF runs SKIP LOCKED`, so
+//!   concurrent claimers skip each other's candidates instead of waiting.
+//!
+//! A worker renews all its leases with one [`StateStore::heartbeat_owner`] per interval;
+//! every append renews the run's lease too.
 
 mod delta;
 mod error;
@@ -308,6 +323,27 @@ pub trait StateStore: Send + Sync {
     /// Up to `limit` log rows after step `after`, oldest first, payloads decoded (for
     /// followers of a run and for history with outputs).
     fn read_log(&self, run_id: &str, after: u64, limit: usize) -> Result<Vec<LogEntry>>;
+
+    /// Takes, for `owner`, the leases of up to `limit` runs that are claimable — status
+    /// `running` and either never leased (queued) or with a lease that expired (orphaned) —
+    /// oldest first, in one statement (see *Claiming* in the crate docs). Paused and finished
+    /// runs are never claimed. Each returned lease says whether the run had been held before
+    /// ([`Claimed::taken_over`]).
+    fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>>;
+
+    /// Renews every lease `owner` holds, in one statement (a worker's heartbeat); returns the
+    /// runs renewed, with their cancellation flags. A run missing from the answer is no longer
+    /// the owner's (taken over after its lease expired, or finished).
+    fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>>;
+}
+
+/// A lease taken by [`StateStore::claim`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claimed {
+    pub lease: Lease,
+    /// The run had an (expired) lease of another owner: it is being taken over, and the node
+    /// in flight when its owner stopped runs again.
+    pub taken_over: bool,
 }
 
 /// Opens the store `url_or_path` names:

@@ -122,4 +122,10 @@ impl crate::StateStore for MemoryStore {
     fn read_log(&self, run_id: &str, after: u64, limit: usize) -> Result<Vec<crate::LogEntry>> {
         self.inner.read_log(run_id, after, limit)
     }
+    fn claim(&self, owner: &crate::OwnerId, limit: usize) -> Result<Vec<crate::Claimed>> {
+        self.inner.claim(owner, limit)
+    }
+    fn heartbeat_owner(&self, owner: &crate::OwnerId) -> Result<Vec<(String, crate::Renewed)>> {
+        self.inner.heartbeat_owner(owner)
+    }
 }

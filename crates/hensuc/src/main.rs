@@ -48,6 +48,11 @@ enum Command {
     Pause(commands::cancel::ControlArgs),
     /// Run the workflow tests `tests/*.test.toml` (stub agents, scripted reviews, snapshots).
     Test(commands::test::TestArgs),
+    /// Execute queued and orphaned runs of the store (`run --detach` queues them); many
+    /// workers on many machines can share one PostgreSQL store.
+    Worker(commands::worker::WorkerArgs),
+    /// Follow a run's steps live from the store's log, until it ends or pauses.
+    Attach(commands::attach::AttachArgs),
 }
 
 fn main() -> ExitCode {
@@ -81,6 +86,8 @@ fn main() -> ExitCode {
         Command::Cancel(args) => commands::cancel::cancel(args),
         Command::Pause(args) => commands::cancel::pause(args),
         Command::Test(args) => commands::test::execute(args),
+        Command::Worker(args) => commands::worker::execute(args),
+        Command::Attach(args) => commands::attach::execute(args),
     };
     match result {
         Ok(code) => code,

@@ -15,9 +15,9 @@ use crate::sqlite::rows::LogState;
 use crate::sqlite::to_i64;
 use crate::time::now_ms;
 use crate::{
-    CancelRequest, CheckpointMeta, Checkpointed, Lease, LogEntry, LogKind, OwnerId, RecordUpdate,
-    Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore, StepEntry, StoreError,
-    StoredRun, encode_snapshot,
+    CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, LogKind, OwnerId,
+    RecordUpdate, Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore, StepEntry,
+    StoreError, StoredRun, encode_snapshot,
 };
 
 /// Runs `$body` in a transaction on a pooled connection (`$read`: `REPEATABLE READ`, read
@@ -572,6 +572,96 @@ impl StateStore for PgStore {
                         })
                     })
                     .collect::<Result<Vec<_>>>()
+            })
+        })
+    }
+
+    fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>> {
+        let owner = owner.clone();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.with(move |inner| async move {
+            in_tx!(inner, tx, t, false, {
+                let now = to_i64(now_ms())?;
+                let expires = now.saturating_add(to_i64(inner.opts.ttl_ms())?);
+                // Candidates are locked (`FOR UPDATE OF r`) so a concurrent `acquire` or
+                // write of the same run waits; `SKIP LOCKED` makes concurrent claimers pass
+                // over each other's candidates. `prior` tells a takeover from a queued run.
+                let rows = query(
+                    &tx,
+                    t,
+                    "WITH c AS ( \
+                       SELECT r.run_id, l.run_id IS NOT NULL AS prior FROM runs r \
+                       LEFT JOIN leases l ON l.run_id = r.run_id \
+                       WHERE r.status = 'running' AND (l.run_id IS NULL OR l.expires_at <= $4) \
+                       ORDER BY r.started_at, r.run_id LIMIT $6 \
+                       FOR UPDATE OF r SKIP LOCKED), \
+                     ins AS ( \
+                       INSERT INTO leases (run_id, owner, host, pid, acquired_at, expires_at) \
+                       SELECT run_id, $1, $2, $3, $4, $5 FROM c \
+                       ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, \
+                       host = excluded.host, pid = excluded.pid, \
+                       acquired_at = excluded.acquired_at, expires_at = excluded.expires_at \
+                       WHERE leases.expires_at <= $4 \
+                       RETURNING run_id, acquired_at, expires_at) \
+                     SELECT ins.run_id, ins.acquired_at, ins.expires_at, c.prior \
+                     FROM ins JOIN c ON c.run_id = ins.run_id",
+                    &[
+                        &owner.to_string(),
+                        &owner.host,
+                        &i64::from(owner.pid),
+                        &now,
+                        &expires,
+                        &limit,
+                    ],
+                )
+                .await?;
+                let mut out = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    let run_id: String = r.try_get(0).map_err(|e| pg_err(t, e))?;
+                    let acquired_at: i64 = r.try_get(1).map_err(|e| pg_err(t, e))?;
+                    let expires_at: i64 = r.try_get(2).map_err(|e| pg_err(t, e))?;
+                    let prior: bool = r.try_get(3).map_err(|e| pg_err(t, e))?;
+                    out.push(Claimed {
+                        taken_over: prior,
+                        lease: Lease {
+                            run_id,
+                            owner: owner.clone(),
+                            acquired_at: to_u64(acquired_at, t, "acquired_at")?,
+                            expires_at: to_u64(expires_at, t, "expires_at")?,
+                        },
+                    });
+                }
+                out.sort_by(|a, b| a.lease.run_id.cmp(&b.lease.run_id));
+                Ok(out)
+            })
+        })
+    }
+
+    fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>> {
+        let me = owner.to_string();
+        self.with(move |inner| async move {
+            in_tx!(inner, tx, t, false, {
+                let expires_at = now_ms().saturating_add(inner.opts.ttl_ms());
+                let rows = query(
+                    &tx,
+                    t,
+                    "UPDATE leases l SET expires_at = $2 FROM runs r \
+                     WHERE l.owner = $1 AND r.run_id = l.run_id \
+                     RETURNING l.run_id, r.cancel_requested",
+                    &[&me, &to_i64(expires_at)?],
+                )
+                .await?;
+                let mut out = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    out.push((
+                        r.try_get::<_, String>(0).map_err(|e| pg_err(t, e))?,
+                        Renewed {
+                            expires_at,
+                            cancel_requested: r.try_get(1).map_err(|e| pg_err(t, e))?,
+                        },
+                    ));
+                }
+                Ok(out)
             })
         })
     }

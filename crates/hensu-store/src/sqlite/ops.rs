@@ -13,9 +13,9 @@ use super::{SqliteStore, corrupt, parse_status, to_i64, to_u64};
 use crate::owner::LeaseRow;
 use crate::time::now_ms;
 use crate::{
-    CancelRequest, CheckpointMeta, Checkpointed, Lease, LogEntry, LogKind, OwnerId, RecordUpdate,
-    Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore, StepEntry, StoreError,
-    StoredRun, encode_snapshot,
+    CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, LogKind, OwnerId,
+    RecordUpdate, Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore, StepEntry,
+    StoreError, StoredRun, encode_snapshot,
 };
 
 /// The checks every write under a lease makes, in order: the run exists and is not
@@ -487,6 +487,96 @@ impl StateStore for SqliteStore {
                     })
                 })
                 .collect()
+        })
+    }
+
+    fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>> {
+        let ttl = self.opts.ttl_ms();
+        let me = owner.to_string();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.write(|tx, path| {
+            let now = to_i64(now_ms())?;
+            let expires = now.saturating_add(to_i64(ttl)?);
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT INTO leases (run_id, owner, host, pid, acquired_at, expires_at) \
+                     SELECT r.run_id, ?1, ?2, ?3, ?4, ?5 FROM runs r \
+                     LEFT JOIN leases l ON l.run_id = r.run_id \
+                     WHERE r.status = 'running' AND (l.run_id IS NULL OR l.expires_at <= ?4) \
+                     ORDER BY r.started_at, r.run_id LIMIT ?6 \
+                     ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, \
+                     host = excluded.host, pid = excluded.pid, \
+                     acquired_at = excluded.acquired_at, expires_at = excluded.expires_at \
+                     WHERE leases.expires_at <= ?4 \
+                     RETURNING run_id, acquired_at, expires_at",
+                )
+                .map_err(|e| StoreError::sqlite(path, e))?;
+            // Which of them had a lease before (taken over, not queued): read before the upsert.
+            let held: std::collections::HashSet<String> = tx
+                .prepare_cached(
+                    "SELECT l.run_id FROM leases l JOIN runs r ON r.run_id = l.run_id \
+                     WHERE r.status = 'running' AND l.expires_at <= ?1",
+                )
+                .and_then(|mut s| {
+                    s.query_map([now], |r| r.get::<_, String>(0))?
+                        .collect::<rusqlite::Result<_>>()
+                })
+                .map_err(|e| StoreError::sqlite(path, e))?;
+            let rows = stmt
+                .query_map(
+                    rusqlite::params![me, owner.host, i64::from(owner.pid), now, expires, limit],
+                    |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, i64>(1)?,
+                            r.get::<_, i64>(2)?,
+                        ))
+                    },
+                )
+                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+                .map_err(|e| StoreError::sqlite(path, e))?;
+            rows.into_iter()
+                .map(|(run_id, acquired_at, expires_at)| {
+                    Ok(Claimed {
+                        taken_over: held.contains(&run_id),
+                        lease: Lease {
+                            run_id,
+                            owner: owner.clone(),
+                            acquired_at: to_u64(acquired_at, path, "acquired_at")?,
+                            expires_at: to_u64(expires_at, path, "expires_at")?,
+                        },
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>> {
+        let ttl = self.opts.ttl_ms();
+        let me = owner.to_string();
+        self.write(|tx, path| {
+            let expires_at = now_ms().saturating_add(ttl);
+            tx.prepare_cached(
+                "UPDATE leases SET expires_at = ?2 WHERE owner = ?1 \
+                 RETURNING run_id, (SELECT cancel_requested FROM runs r \
+                                    WHERE r.run_id = leases.run_id)",
+            )
+            .and_then(|mut s| {
+                s.query_map(
+                    rusqlite::params![me, to_i64(expires_at).unwrap_or(i64::MAX)],
+                    |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            Renewed {
+                                expires_at,
+                                cancel_requested: r.get::<_, Option<i64>>(1)?.unwrap_or(0) != 0,
+                            },
+                        ))
+                    },
+                )?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(|e| StoreError::sqlite(path, e))
         })
     }
 }

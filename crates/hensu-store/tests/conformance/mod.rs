@@ -15,7 +15,9 @@ use hensu_store::{
 };
 use serde_json::{Value, json};
 
+mod claim;
 mod log;
+pub use claim::*;
 pub use log::*;
 
 /// Instantiates every conformance test for one backend: `conformance_suite!(make_factory)`,
@@ -34,6 +36,9 @@ macro_rules! conformance_suite {
             compaction_failure_loses_nothing, checkpoint_and_append_mix,
             history_and_log_read_from_the_log, appends_are_checked_like_checkpoints,
             undecodable_delta_is_corrupt,
+            claim_takes_queued_runs_once_oldest_first_never_paused_or_finished,
+            expired_leases_are_taken_over_and_the_old_owner_loses_them,
+            cancel_requests_reach_the_bulk_heartbeat, concurrent_claimers_never_share_a_run,
         );
     };
     ($make:expr) => {
@@ -48,6 +53,9 @@ macro_rules! conformance_suite {
             compaction_failure_loses_nothing, checkpoint_and_append_mix,
             history_and_log_read_from_the_log, appends_are_checked_like_checkpoints,
             undecodable_delta_is_corrupt,
+            claim_takes_queued_runs_once_oldest_first_never_paused_or_finished,
+            expired_leases_are_taken_over_and_the_old_owner_loses_them,
+            cancel_requests_reach_the_bulk_heartbeat, concurrent_claimers_never_share_a_run,
         );
     };
     (@each $attrs:tt $make:expr; $name:ident, $($rest:ident,)*) => {

@@ -25,7 +25,7 @@ pub struct ControlArgs {
     pub project: crate::args::ProjectDir,
 }
 
-fn open(args: &ControlArgs) -> anyhow::Result<(PathBuf, std::sync::Arc<hensu_store::SqliteStore>)> {
+fn open(args: &ControlArgs) -> anyhow::Result<(PathBuf, std::sync::Arc<dyn StateStore>)> {
     let dir = args
         .project
         .dir

@@ -1,3 +1,4 @@
+pub mod attach;
 pub mod bounds;
 pub mod build;
 pub mod cancel;
@@ -12,3 +13,4 @@ pub mod run;
 pub mod runs;
 pub mod session;
 pub mod test;
+pub mod worker;

@@ -194,6 +194,7 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
                     .and_then(Value::as_str),
             )
         })),
+        detach: false,
     };
     let setup = (|| -> anyhow::Result<_> {
         let events_file = match &args.settings.events {

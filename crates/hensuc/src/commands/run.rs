@@ -67,6 +67,11 @@ pub struct RunArgs {
     /// be resumed, listed or cancelled by id.
     #[arg(long)]
     pub no_store: bool,
+    /// Queue the run in the store, print its id and return: a worker (`hensuc worker`)
+    /// executes it — on the default SQLite store a local one is started — and `hensuc attach
+    /// ID` follows it.
+    #[arg(long, conflicts_with_all = ["no_store", "interactive"])]
+    pub detach: bool,
     #[command(flatten)]
     pub review: ReviewFlags,
 }
@@ -201,6 +206,9 @@ pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
         && !crate::commands::bounds::admit_run(&args.workflow, &workdir, limit)?
     {
         return Ok(ExitCode::from(exit::FAILURE));
+    }
+    if args.detach {
+        return crate::commands::worker::queue_run(&workflow, input, &workdir, &args);
     }
     let events_file = match &args.settings.events {
         Some(p) => Some(

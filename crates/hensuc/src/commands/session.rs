@@ -11,7 +11,7 @@ use hensu_ir::Workflow;
 use hensu_runtime::{
     BoundaryHook, CancelToken, Context, Engine, ReviewDecision, RunOutcome, RunResult, RunState,
 };
-use hensu_store::{OwnerId, RunRecord, SqliteStore};
+use hensu_store::{OwnerId, RunRecord, StateStore};
 use serde_json::{Value, json};
 
 /// The format tag of the workflow stored with a run.
@@ -27,19 +27,104 @@ pub fn pause_flag(dir: &Path, run_id: &str) -> PathBuf {
     dir.join(".hensu").join("pause").join(run_id)
 }
 
-/// Opens the project's store; a clear error for a corrupt or foreign-version file.
-pub fn open_store(dir: &Path) -> anyhow::Result<Arc<SqliteStore>> {
-    SqliteStore::open(dir).map(Arc::new).map_err(|e| {
-        anyhow::anyhow!("{e}\n  (nothing was written; `hensuc run --no-store` runs without it)")
+/// The environment variable naming the store (a `postgres://…` URL or a SQLite path); it
+/// wins over `hensu.toml`.
+pub const DATABASE_URL_ENV: &str = "HENSU_DATABASE_URL";
+
+/// The store configured for a project, if not the default SQLite file: `HENSU_DATABASE_URL`,
+/// else `[store] url = "…"` in `<dir>/hensu.toml`. `None`: `<dir>/.hensu/state.db`.
+pub fn configured_store_url(dir: &Path) -> anyhow::Result<Option<String>> {
+    if let Ok(url) = std::env::var(DATABASE_URL_ENV)
+        && !url.trim().is_empty()
+    {
+        return Ok(Some(url));
+    }
+    let path = dir.join("hensu.toml");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => anyhow::bail!("cannot read `{}`: {e}", path.display()),
+    };
+    let doc: toml::Table = toml::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message().trim()))?;
+    match doc.get("store").map(|s| s.get("url")) {
+        None | Some(None) => Ok(None),
+        Some(Some(toml::Value::String(url))) => Ok(Some(url.clone())),
+        Some(Some(_)) => anyhow::bail!("{}: `[store] url` must be a string", path.display()),
+    }
+}
+
+/// The store a command uses: `url` (e.g. `--store`) when given, else the configured one, else
+/// `<dir>/.hensu/state.db`.
+pub fn store_location(dir: &Path, url: Option<&str>) -> anyhow::Result<String> {
+    Ok(match url {
+        Some(u) => u.to_string(),
+        None => match configured_store_url(dir)? {
+            Some(u) => u,
+            None => store_path(dir).display().to_string(),
+        },
     })
 }
 
-/// Opens an existing store (None when the project has none yet).
-pub fn open_existing(dir: &Path) -> anyhow::Result<Option<Arc<SqliteStore>>> {
-    if !store_path(dir).exists() {
+/// A store location fit for messages: a URL's user and password are left out.
+pub fn store_label(location: &str) -> String {
+    match location.split_once("://") {
+        Some((scheme, rest)) => {
+            let rest = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+            let rest = rest.split_once('?').map_or(rest, |(base, _)| base);
+            format!("{scheme}://{rest}")
+        }
+        None => location.to_string(),
+    }
+}
+
+/// The store options: the defaults, plus two test hooks the crash test uses to kill a run in
+/// the middle of a snapshot compaction (never set in normal use):
+/// `HENSU_INTERNAL_SNAPSHOT_EVERY=N` compacts after every N steps, and
+/// `HENSU_INTERNAL_COMPACTION_ABORT=insert|delete` aborts the process inside a compaction.
+pub fn store_options() -> hensu_store::StoreOptions {
+    let mut opts = hensu_store::StoreOptions::default();
+    if let Some(n) = std::env::var("HENSU_INTERNAL_SNAPSHOT_EVERY")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        opts.snapshot_policy = hensu_store::SnapshotPolicy::every(n.max(1));
+    }
+    let stage = match std::env::var("HENSU_INTERNAL_COMPACTION_ABORT").as_deref() {
+        Ok("insert") => Some(hensu_store::CompactionStage::AfterSnapshotInsert),
+        Ok("delete") => Some(hensu_store::CompactionStage::AfterOldSnapshotDelete),
+        _ => None,
+    };
+    opts.failpoint = stage.map(|stage| hensu_store::Failpoint {
+        stage,
+        action: hensu_store::FailAction::Abort,
+    });
+    opts
+}
+
+fn open_at(location: &str) -> anyhow::Result<Arc<dyn StateStore>> {
+    hensu_store::open_store(location, store_options()).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: {e}\n  (nothing was written; `hensuc run --no-store` runs without it)",
+            store_label(location)
+        )
+    })
+}
+
+/// Opens the project's store (see [`store_location`]); a clear error for a corrupt or
+/// foreign-version file or an unreachable server.
+pub fn open_store(dir: &Path) -> anyhow::Result<Arc<dyn StateStore>> {
+    open_at(&store_location(dir, None)?)
+}
+
+/// Opens an existing store (None when the project uses the default SQLite file and has none
+/// yet).
+pub fn open_existing(dir: &Path) -> anyhow::Result<Option<Arc<dyn StateStore>>> {
+    let location = store_location(dir, None)?;
+    if configured_store_url(dir)?.is_none() && !store_path(dir).exists() {
         return Ok(None);
     }
-    open_store(dir).map(Some)
+    open_at(&location).map(Some)
 }
 
 /// FNV-1a 64 of the source bytes (stable across versions and platforms).
@@ -181,7 +266,7 @@ impl Start {
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
                 eprintln!(
                     "run {run_id} (state: {}; resume with `hensuc resume {run_id}`)",
-                    store_path(workdir).display()
+                    store_label(&store_location(workdir, None)?)
                 );
                 (durable, None)
             }
@@ -208,7 +293,8 @@ impl Start {
     }
 }
 
-fn new_run_id() -> String {
+/// A fresh run id (`r` + 11 hex digits).
+pub fn new_run_id() -> String {
     let u = uuid::Uuid::new_v4().simple().to_string();
     format!("r{}", &u[..11])
 }

@@ -280,3 +280,86 @@ fn killed_runs_resume_to_the_same_result() {
     );
     assert!(total_kills >= 6, "too few kills: {total_kills}");
 }
+
+/// Kills inside a snapshot compaction: with a compaction due every 5 steps, the process aborts
+/// (as a `kill -9` would) between the statements of the compaction, alternately after the new
+/// snapshot is inserted and after the old one is deleted. The transaction rolls back; each
+/// resume continues from the last recorded step, and the run ends as an uninterrupted one.
+#[test]
+fn kills_during_snapshot_compaction_lose_nothing() {
+    let (base_ctx, base_path, _) = baseline();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let wf = project(dir);
+    let mut steps_before = 0;
+    for (attempt, stage) in ["insert", "delete", "insert", "delete"].iter().enumerate() {
+        let run_id = only_run(dir);
+        let events = dir.join(format!("events-{attempt}.jsonl"));
+        let mut child = spawn_with(
+            dir,
+            &wf,
+            run_id.as_deref(),
+            &events,
+            &[
+                ("HENSU_INTERNAL_SNAPSHOT_EVERY", "5"),
+                ("HENSU_INTERNAL_COMPACTION_ABORT", stage),
+            ],
+        );
+        let status = child.wait().unwrap();
+        assert!(
+            !status.success(),
+            "attempt {attempt}: the compaction should have aborted the process"
+        );
+        // The store is intact and the run moved forward (4 steps recorded per attempt).
+        let id = only_run(dir).unwrap();
+        let store = SqliteStore::open(dir).unwrap();
+        let run = store.load(&id).unwrap();
+        let steps = run.snapshot["steps"].as_u64().unwrap();
+        assert!(
+            steps > steps_before,
+            "attempt {attempt}: {steps} after {steps_before}"
+        );
+        steps_before = steps;
+    }
+    let id = only_run(dir).unwrap();
+    let events = dir.join("events-last.jsonl");
+    let out = spawn_with(
+        dir,
+        &wf,
+        Some(&id),
+        &events,
+        &[("HENSU_INTERNAL_SNAPSHOT_EVERY", "5")],
+    )
+    .wait_with_output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (ctx, path, _) = final_state(dir, &id);
+    assert_eq!(ctx, base_ctx, "final context differs");
+    assert_eq!(path, base_path, "path differs");
+}
+
+fn spawn_with(
+    dir: &Path,
+    wf: &Path,
+    run_id: Option<&str>,
+    events: &Path,
+    env: &[(&str, &str)],
+) -> Child {
+    let mut c = crate::hensuc();
+    match run_id {
+        None => c.arg("run").arg(wf).arg("--stub"),
+        Some(id) => c.arg("resume").arg(id),
+    };
+    c.arg("-d")
+        .arg(dir)
+        .arg("--events")
+        .arg(events)
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    c.spawn().unwrap()
+}

@@ -18,6 +18,8 @@ mod process;
 mod review;
 mod run;
 mod security;
+#[cfg(unix)]
+mod workers;
 mod workflow_tests;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,130 @@
+//! Claiming runs for workers: [`StateStore::claim`] and [`StateStore::heartbeat_owner`].
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Barrier};
+
+use hensu_store::{RecordUpdate, RunStatus, StateStore, StoreError, StoreOptions};
+
+use super::{Factory, opts, owner, record, snapshot, workflow};
+
+fn ids(c: &[hensu_store::Claimed]) -> Vec<String> {
+    c.iter().map(|c| c.lease.run_id.clone()).collect()
+}
+
+fn queue(s: &dyn StateStore, n: usize) {
+    for i in 0..n {
+        s.create_run(
+            &record(&format!("q{i:03}"), 1_000 + i as u64),
+            &workflow(),
+            &snapshot(0),
+        )
+        .expect("create");
+    }
+}
+
+pub fn claim_takes_queued_runs_once_oldest_first_never_paused_or_finished(f: &dyn Factory) {
+    let s = f.handle(opts());
+    queue(s.as_ref(), 3);
+    for (id, status) in [
+        ("paused", RunStatus::Paused),
+        ("done", RunStatus::Completed),
+    ] {
+        s.create_run(&record(id, 10), &workflow(), &snapshot(0))
+            .expect("create");
+        let update = RecordUpdate::finished(status, Some("start".into()), None);
+        s.set_status(id, None, 0, &update).expect("status");
+    }
+    let a = s.claim(&owner("a"), 2).expect("claim a");
+    assert_eq!(ids(&a), ["q000", "q001"], "{}", f.name());
+    assert!(a.iter().all(|c| !c.taken_over));
+    let b = s.claim(&owner("b"), 10).expect("claim b");
+    assert_eq!(ids(&b), ["q002"], "{}", f.name());
+    assert!(s.claim(&owner("c"), 10).expect("claim c").is_empty());
+    // A held run is not acquired by someone else; the bulk heartbeat renews all of a's.
+    assert!(matches!(
+        s.acquire("q000", &owner("c")),
+        Err(StoreError::RunLocked { .. })
+    ));
+    let renewed: BTreeSet<String> = s
+        .heartbeat_owner(&owner("a"))
+        .expect("heartbeat")
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(renewed, BTreeSet::from(["q000".into(), "q001".into()]));
+    // A released run is queued again (not a takeover).
+    s.release(&a[0].lease).expect("release");
+    let c = s.claim(&owner("c"), 10).expect("claim c again");
+    assert_eq!(ids(&c), ["q000"]);
+    assert!(!c[0].taken_over);
+}
+
+pub fn expired_leases_are_taken_over_and_the_old_owner_loses_them(f: &dyn Factory) {
+    // TTL 0: every lease is expired as soon as it is taken (no sleeping).
+    let zero = StoreOptions {
+        lease_ttl: std::time::Duration::ZERO,
+        ..opts()
+    };
+    let s = f.handle(zero);
+    queue(s.as_ref(), 1);
+    let a = s.claim(&owner("a"), 1).expect("a");
+    assert!(!a[0].taken_over);
+    let b = s.claim(&owner("b"), 1).expect("b");
+    assert_eq!(ids(&b), ["q000"], "{}", f.name());
+    assert!(b[0].taken_over, "a lease that expired is a takeover");
+    assert!(s.heartbeat_owner(&owner("a")).expect("hb a").is_empty());
+    let entry = hensu_store::StepEntry::default();
+    let stale = s.append(&a[0].lease, 0, &RecordUpdate::running("n1"), &entry);
+    assert!(stale.is_err(), "the old owner cannot write: {stale:?}");
+}
+
+pub fn cancel_requests_reach_the_bulk_heartbeat(f: &dyn Factory) {
+    let s = f.handle(opts());
+    queue(s.as_ref(), 2);
+    s.claim(&owner("w"), 2).expect("claim");
+    s.request_cancel("q001").expect("cancel");
+    let mut hb = s.heartbeat_owner(&owner("w")).expect("hb");
+    hb.sort_by(|x, y| x.0.cmp(&y.0));
+    assert_eq!(hb.len(), 2);
+    assert!(!hb[0].1.cancel_requested);
+    assert!(hb[1].1.cancel_requested, "{}", f.name());
+}
+
+pub fn concurrent_claimers_never_share_a_run(f: &dyn Factory) {
+    let setup = f.handle(opts());
+    queue(setup.as_ref(), 40);
+    let handles: Vec<Box<dyn StateStore>> = (0..4).map(|_| f.handle(opts())).collect();
+    let barrier = Arc::new(Barrier::new(handles.len()));
+    let got: Vec<Vec<String>> = std::thread::scope(|scope| {
+        let joins: Vec<_> = handles
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let barrier = barrier.clone();
+                scope.spawn(move || {
+                    barrier.wait();
+                    let me = owner(&format!("w{i}"));
+                    let mut mine = Vec::new();
+                    loop {
+                        match h.claim(&me, 3) {
+                            Ok(c) if c.is_empty() => break,
+                            Ok(c) => mine.extend(ids(&c)),
+                            Err(e) => panic!("claim: {e}"),
+                        }
+                    }
+                    mine
+                })
+            })
+            .collect();
+        joins.into_iter().map(|j| j.join().expect("join")).collect()
+    });
+    let all: Vec<String> = got.iter().flatten().cloned().collect();
+    let unique: BTreeSet<&String> = all.iter().collect();
+    assert_eq!(
+        all.len(),
+        40,
+        "{}: every run claimed once: {got:?}",
+        f.name()
+    );
+    assert_eq!(unique.len(), 40);
+}

@@ -1,0 +1,300 @@
+//! `hensuc worker`: claims queued and orphaned runs from the configured store and executes
+//! them (see `hensu_host::worker`), and `hensuc run --detach` (queues a run for a worker).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use clap::Args;
+use hensu_host::worker::{ClaimedRun, RunExecutor, WorkerEvent, WorkerOptions};
+use hensu_ir::Workflow;
+use hensu_runtime::{CancelToken, Context, RunState};
+use hensu_store::{OwnerId, RunRecord, StoreOptions};
+use serde_json::{Value, json};
+
+use crate::commands::run::{
+    ReviewFlags, ReviewMode, RunArgs, RunResources, RunSettings, run_workflow,
+};
+use crate::commands::session::{self, Resumed, Start};
+use crate::exit;
+
+#[derive(Args, Debug)]
+pub struct WorkerArgs {
+    /// Project directory: `stubs/`, `prompts/`, `commands.yaml` and `hensu.toml` are read
+    /// here (and the default store is `<DIR>/.hensu/state.db`).
+    #[arg(short = 'd', long = "dir", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// The store: `postgres://…` or a SQLite path. Default: `HENSU_DATABASE_URL`, else
+    /// `hensu.toml` `[store] url`, else `<DIR>/.hensu/state.db`.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// Runs executed at the same time.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub concurrency: usize,
+    /// Lease time-to-live: a run whose worker stops heartbeating is taken over after this
+    /// (e.g. `90s`, `500ms`).
+    #[arg(long, default_value = "90s", value_parser = parse_duration, value_name = "DURATION")]
+    pub lease_ttl: Duration,
+    /// How often the worker renews its leases (one statement for all its runs).
+    #[arg(long, default_value = "30s", value_parser = parse_duration, value_name = "DURATION")]
+    pub heartbeat: Duration,
+    /// How often free slots look for queued or orphaned runs.
+    #[arg(long, default_value = "500ms", value_parser = parse_duration, value_name = "DURATION")]
+    pub poll: Duration,
+    /// Exit once nothing runs and nothing is left to claim.
+    #[arg(long)]
+    pub drain: bool,
+    /// Write the worker's events (claimed, taken_over, finished, lease_lost) as JSON lines
+    /// to this file.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub events: Option<PathBuf>,
+}
+
+/// `90s`, `500ms`, `2m` or plain seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (e.g. 90s, 500ms, 2m)"))?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(n)),
+        "s" => Ok(Duration::from_secs(n)),
+        "m" => Ok(Duration::from_secs(n.saturating_mul(60))),
+        _ => Err(format!("`{s}`: unknown unit `{unit}` (ms, s or m)")),
+    }
+}
+
+/// Runs a claimed run the way `hensuc resume` does, in this worker's project directory.
+struct CliExecutor {
+    workdir: PathBuf,
+}
+
+#[async_trait]
+impl RunExecutor for CliExecutor {
+    async fn execute(&self, run: ClaimedRun) {
+        let workdir = self.workdir.clone();
+        let run_id = run.durable.run_id().to_string();
+        let r = tokio::task::spawn_blocking(move || execute_claimed(&workdir, run)).await;
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!("worker: run {run_id}: {e}"),
+            Err(e) => eprintln!("worker: run {run_id}: {e}"),
+        }
+    }
+}
+
+fn execute_claimed(workdir: &Path, run: ClaimedRun) -> anyhow::Result<()> {
+    let ClaimedRun {
+        durable, stored, ..
+    } = run;
+    let run_id = durable.run_id().to_string();
+    let prepared = (|| -> anyhow::Result<_> {
+        let state =
+            hensu_host::restore(&run_id, &stored.snapshot).map_err(|e| anyhow::anyhow!(e))?;
+        let workflow = session::stored_workflow(&run_id, &stored.workflow)?;
+        Ok((state, workflow))
+    })();
+    let (state, workflow) = match prepared {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = durable.store().release(durable.lease());
+            return Err(e);
+        }
+    };
+    let option = |p: &str| stored.workflow.pointer(p).cloned().unwrap_or(Value::Null);
+    let run_args = RunArgs {
+        workflow: PathBuf::from(format!("{run_id}.json")),
+        project: crate::args::ProjectDir {
+            dir: Some(workdir.to_path_buf()),
+        },
+        display: crate::args::ColorFlag::default(),
+        context: None,
+        settings: RunSettings {
+            scenario: option("/options/scenario").as_str().map(String::from),
+            stub: option("/options/stub").as_bool().unwrap_or(false),
+            ..RunSettings::default()
+        },
+        no_store: false,
+        detach: false,
+        // A worker has no terminal: an interactive run defers its reviews instead.
+        review: ReviewFlags::from_mode(
+            match ReviewMode::parse(option("/options/review").as_str()) {
+                ReviewMode::Interactive => ReviewMode::Deferred,
+                mode => mode,
+            },
+        ),
+    };
+    let commands = hensu_host::CommandRegistry::load(workdir).map_err(|e| anyhow::anyhow!(e))?;
+    let resources = RunResources {
+        commands,
+        events_file: None,
+        repository: crate::commands::run::project_workflows(workdir, &workflow),
+    };
+    let start = Start::Resume(Box::new(Resumed {
+        durable,
+        state,
+        decision: None,
+    }));
+    run_workflow(
+        &workflow,
+        Context::default(),
+        workdir,
+        &run_args,
+        resources,
+        start,
+    )?;
+    Ok(())
+}
+
+pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
+    let workdir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let location = session::store_location(&workdir, args.store.as_deref())?;
+    let store = hensu_store::open_store(
+        &location,
+        StoreOptions {
+            lease_ttl: args.lease_ttl,
+            ..StoreOptions::default()
+        },
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {e}", session::store_label(&location)))?;
+    let events: Option<Arc<std::sync::Mutex<std::io::LineWriter<std::fs::File>>>> =
+        match &args.events {
+            Some(p) => Some(Arc::new(std::sync::Mutex::new(std::io::LineWriter::new(
+                std::fs::File::create(p)
+                    .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", p.display()))?,
+            )))),
+            None => None,
+        };
+    let owner = OwnerId::current();
+    eprintln!(
+        "worker {owner} on {} (concurrency {}, lease {:?}, heartbeat {:?})",
+        session::store_label(&location),
+        args.concurrency,
+        args.lease_ttl,
+        args.heartbeat
+    );
+    let worker_id = owner.to_string();
+    let on_event = Arc::new(move |e: WorkerEvent| {
+        let line = match &e {
+            WorkerEvent::Claimed { run_id } => json!({"event": "claimed", "run_id": run_id}),
+            WorkerEvent::TakenOver { run_id, node } => {
+                eprintln!(
+                    "worker: run {run_id} taken over at `{}` (its previous worker stopped; the node in flight runs again)",
+                    node.as_deref().unwrap_or("-")
+                );
+                json!({"event": "taken_over", "run_id": run_id, "node": node})
+            }
+            WorkerEvent::Finished { run_id } => json!({"event": "finished", "run_id": run_id}),
+            WorkerEvent::LeaseLost { run_id } => {
+                eprintln!("worker: run {run_id}: lease lost (another worker has it)");
+                json!({"event": "lease_lost", "run_id": run_id})
+            }
+            WorkerEvent::StoreError { message } => {
+                eprintln!("worker: store: {message}");
+                json!({"event": "store_error", "message": message})
+            }
+        };
+        if let Some(f) = &events
+            && let Ok(mut w) = f.lock()
+        {
+            let mut line = line;
+            line["worker"] = Value::String(worker_id.clone());
+            line["at_ms"] = Value::from(hensu_store::now_ms());
+            let _ = std::io::Write::write_all(&mut *w, format!("{line}\n").as_bytes());
+        }
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let opts = WorkerOptions {
+        concurrency: args.concurrency,
+        heartbeat: args.heartbeat,
+        poll: args.poll,
+        exit_when_idle: args.drain,
+    };
+    let executor = Arc::new(CliExecutor { workdir });
+    let stats = runtime.block_on(hensu_host::worker::run_worker(
+        store,
+        owner,
+        executor,
+        opts,
+        CancelToken::new(),
+        on_event,
+    ));
+    eprintln!(
+        "worker done: {} runs claimed ({} taken over), {} finished",
+        stats.claimed, stats.taken_over, stats.finished
+    );
+    Ok(ExitCode::from(exit::SUCCESS))
+}
+
+/// `hensuc run --detach`: stores the run queued (no lease) and prints its id; a worker runs it.
+/// On the default SQLite store a local `hensuc worker --drain` is started for it.
+pub fn queue_run(
+    workflow: &Workflow,
+    input: Context,
+    workdir: &Path,
+    args: &RunArgs,
+) -> anyhow::Result<ExitCode> {
+    let store = session::open_store(workdir)?;
+    let run_id = session::new_run_id();
+    let envelope = session::workflow_envelope(
+        workflow,
+        Some(&args.workflow),
+        args.settings.scenario.as_deref(),
+        args.settings.stub,
+    )?;
+    let record = RunRecord::new(
+        run_id.clone(),
+        workflow.id.clone(),
+        workflow.version.clone(),
+        Some(workflow.start_node.clone()),
+    );
+    let initial = RunState::new(
+        run_id.clone(),
+        workflow.id.clone(),
+        workflow.start_node.clone(),
+        input,
+    );
+    let snapshot = hensu_host::snapshot(&initial, None).map_err(|e| anyhow::anyhow!("{e}"))?;
+    store
+        .create_run(&record, &envelope, &snapshot)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if session::configured_store_url(workdir)?.is_none() {
+        spawn_local_worker(workdir);
+    }
+    println!("{run_id}");
+    eprintln!("run {run_id} queued; follow it with `hensuc attach {run_id}`");
+    Ok(ExitCode::from(exit::SUCCESS))
+}
+
+/// A detached `hensuc worker --drain` for the project (it exits when the queue is empty).
+fn spawn_local_worker(workdir: &Path) {
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let log = workdir.join(".hensu").join("worker.log");
+    let stderr = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .map(std::process::Stdio::from)
+        .unwrap_or_else(|_| std::process::Stdio::null());
+    let spawned = std::process::Command::new(exe)
+        .args(["worker", "--drain", "-d"])
+        .arg(workdir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(stderr)
+        .spawn();
+    if let Err(e) = spawned {
+        eprintln!("note: no local worker started ({e}); run `hensuc worker` to execute the run");
+    }
+}
