@@ -75,12 +75,12 @@ impl McpClients {
         workdir: &std::path::Path,
     ) -> Result<McpClients, ConnectError> {
         let endpoints = config.endpoints().map_err(ConnectError::Config)?;
-        let timeout = config.call_timeout();
+        let timeout = config.connect_timeout();
         let mut clients = McpClients {
             services: Vec::new(),
             peers: IndexMap::new(),
             tools: IndexMap::new(),
-            call_timeout: timeout,
+            call_timeout: config.call_timeout(),
             max_result_bytes: config.max_result_bytes(),
         };
         for (name, endpoint) in endpoints {

@@ -5,7 +5,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use serde::Deserialize;
 
-/// Default timeout of one `tools/call` (and of connecting + `tools/list` per server).
+/// Default timeout of one `tools/call` (and, unless set apart, of connecting + `tools/list`).
 pub const DEFAULT_CALL_TIMEOUT_MS: u64 = 60_000;
 /// Default size cap of one tool result, in UTF-8 bytes.
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 256 * 1024;
@@ -18,6 +18,9 @@ pub struct McpConfig {
     pub servers: IndexMap<String, ServerConfig>,
     /// Timeout of one tool call in milliseconds (default 60 000).
     pub call_timeout_ms: Option<u64>,
+    /// Timeout of starting one server and listing its tools (default: the call timeout). A
+    /// server started through `cargo run` may need minutes on its first build.
+    pub connect_timeout_ms: Option<u64>,
     /// Largest accepted tool result in bytes (default 256 KiB).
     pub max_result_bytes: Option<usize>,
 }
@@ -34,7 +37,7 @@ pub struct ServerConfig {
     /// Environment variables *names* passed through to the child (its environment is
     /// otherwise cleared except `PATH`, `HOME`, `LANG`, so provider keys never reach it).
     pub env: Vec<String>,
-    /// The streamable-HTTP endpoint, e.g. `http://127.0.0.1:8000/mcp`.
+    /// The streamable-HTTP endpoint, e.g. `http://127.0.0.1:8000/mcp` (plain HTTP only).
     pub url: Option<String>,
 }
 
@@ -54,6 +57,12 @@ pub enum Endpoint {
 impl McpConfig {
     pub fn call_timeout(&self) -> Duration {
         Duration::from_millis(self.call_timeout_ms.unwrap_or(DEFAULT_CALL_TIMEOUT_MS))
+    }
+
+    pub fn connect_timeout(&self) -> Duration {
+        self.connect_timeout_ms
+            .map(Duration::from_millis)
+            .unwrap_or_else(|| self.call_timeout())
     }
 
     pub fn max_result_bytes(&self) -> usize {
@@ -77,7 +86,12 @@ impl ServerConfig {
                 args: self.args.clone(),
                 env: self.env.clone(),
             }),
-            (None, Some(url)) if url.starts_with("http://") || url.starts_with("https://") => {
+            (None, Some(url)) if url.starts_with("https://") => Err(format!(
+                "mcp.servers.{name}: `https://` servers are not supported yet (the MCP HTTP \
+                 client is built without TLS); use an `http://` endpoint on this machine or a \
+                 `command` server"
+            )),
+            (None, Some(url)) if url.starts_with("http://") => {
                 if !self.args.is_empty() || !self.env.is_empty() {
                     return Err(format!(
                         "mcp.servers.{name}: `args` and `env` apply to `command` servers only"
@@ -85,9 +99,7 @@ impl ServerConfig {
                 }
                 Ok(Endpoint::Http { url: url.clone() })
             }
-            (None, Some(_)) => Err(format!(
-                "mcp.servers.{name}: `url` must start with http:// or https://"
-            )),
+            (None, Some(_)) => Err(format!("mcp.servers.{name}: `url` must start with http://")),
             (Some(_), Some(_)) => Err(format!(
                 "mcp.servers.{name}: give either `command` (stdio) or `url` (HTTP), not both"
             )),

@@ -302,7 +302,8 @@ impl ToolExecutor for McpToolExecutor {
 }
 
 /// The `mcp` action handler: `send("mcp", {"tool": "<name>", "arguments": {…}})` calls the
-/// tool; its result text is the action's output. A missing tool name, an unknown tool or a
+/// tool (without `arguments`, the other payload entries are the arguments); its result text
+/// is the action's output. A missing tool name, an unknown tool or a
 /// failed call fails the action (and so the node).
 pub struct McpActionHandler {
     source: Option<Arc<dyn ToolSource>>,
@@ -334,7 +335,18 @@ impl ActionHandler for McpActionHandler {
                 "MCP tool call failed: no MCP server is configured ([mcp.servers.NAME] in hensu.toml)",
             );
         };
-        let arguments = payload.get("arguments").cloned().unwrap_or(Value::Null);
+        // `arguments` as a map, or else the payload's other entries (so their `{name}`
+        // templates are resolved like any top-level payload value).
+        let arguments = match payload.get("arguments") {
+            Some(args) => args.clone(),
+            None => Value::Object(
+                payload
+                    .iter()
+                    .filter(|(k, _)| k.as_str() != "tool")
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
+        };
         match source.call(tool, arguments).await {
             Ok(out) => ActionResult::success(out),
             Err(e) => ActionResult::failure(format!("MCP tool call failed: {e}")),

@@ -24,13 +24,24 @@ pub struct CheckArgs {
     /// Treat warnings as errors (exit 1 when there is any).
     #[arg(long)]
     pub deny_warnings: bool,
+    /// Do not start or contact the MCP servers of `hensu.toml` (skips W0601).
+    #[arg(long)]
+    pub offline: bool,
 }
 
 pub fn execute(args: CheckArgs) -> anyhow::Result<ExitCode> {
     if args.paths.is_empty() && args.project.dir.is_none() {
         anyhow::bail!("nothing to check: give workflow files or `-d DIR`");
     }
-    let project = project::load(&args.paths, args.project.dir.as_deref())?;
+    let mut project = project::load(&args.paths, args.project.dir.as_deref())?;
+    let workdir = match (&args.project.dir, args.paths.first()) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(path)) => project::working_dir_for(path, None),
+        (None, None) => PathBuf::from("."),
+    };
+    let tool_diagnostics =
+        super::check_tools::offered_tools_diagnostics(&project, &workdir, args.offline);
+    project.diagnostics.extend(tool_diagnostics);
     output::emit(
         &project.files,
         &project.diagnostics,

@@ -1,6 +1,7 @@
 pub mod build;
 pub mod cancel;
 pub mod check;
+mod check_tools;
 pub mod explain;
 pub mod fmt;
 pub mod graph;
