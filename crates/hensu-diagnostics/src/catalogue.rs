@@ -430,4 +430,10 @@ static CODES: &[CodeInfo] = &[
         "engine variable in `writes` (JSON)",
         include_str!("../../../docs/diagnostics/W0310.md"),
     ),
+    // tools: W06xx (need the configured MCP servers; `hensuc check` without `--offline`)
+    w(
+        "W0601",
+        "tool not offered by any MCP server",
+        include_str!("../../../docs/diagnostics/W0601.md"),
+    ),
 ];

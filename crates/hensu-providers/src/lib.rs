@@ -41,7 +41,7 @@ pub use error::{ErrorKind, ProviderError};
 pub use listener::{RedactingJsonListener, RedactingJsonlListener};
 pub use provider::{
     BuildOptions, BuiltProviders, ModelProvider, ProviderSpec, Route, build_providers,
-    build_providers_with, glob_match, provider_specs,
+    build_providers_with, glob_match, provider_specs, stub_env_enabled,
 };
 pub use redact::{ApiKey, Redactor};
 pub use resilience::{

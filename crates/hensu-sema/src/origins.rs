@@ -38,6 +38,8 @@ pub struct AgentOrigin {
     pub decl: Span,
     /// Property values by property name (`role`, `model`, `temperature`, …).
     pub props: IndexMap<&'static str, Span>,
+    /// Each `tools = listOf(…)` entry (the string literal), in order; empty for JSON.
+    pub tools: Vec<Span>,
 }
 
 #[derive(Clone, Debug, Default)]

@@ -19,6 +19,7 @@ mod project;
 mod refs;
 mod rules;
 mod state;
+mod tools;
 
 use hensu_diagnostics::{Diagnostic, FileId, Span};
 use hensu_ir::{TransitionRule, Workflow};
@@ -31,6 +32,7 @@ pub use graph::{
 };
 pub use project::check_project;
 pub use state::placeholders;
+pub use tools::check_offered_tools;
 
 /// Where a workflow came from: `.hwf`/`.kt` source, or a `.json` artifact (docs/language.md, *The JSON
 /// artifact*: an engine variable in a standard node's `writes` is then W0310 instead of E0401).

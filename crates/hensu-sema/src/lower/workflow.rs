@@ -355,6 +355,7 @@ impl Lowerer<'_> {
             id: id_span,
             decl,
             props: IndexMap::new(),
+            tools: Vec::new(),
         };
         let mut seen = Seen::new();
         let mut invalid: Vec<&str> = Vec::new();
@@ -395,6 +396,7 @@ impl Lowerer<'_> {
                 "maxTokens" => agent.max_tokens = self.int(value, &what).or(agent.max_tokens),
                 "tools" => {
                     if let Some(v) = self.string_list(value, &what) {
+                        origin.tools = v.iter().map(|(_, span)| *span).collect();
                         agent.tools = v.into_iter().map(|(s, _)| s).collect();
                     }
                 }

@@ -249,3 +249,28 @@ fn json_fixtures() {
         ));
     });
 }
+
+/// W0601 needs the tools the MCP servers offer: the fixture is checked against a fixed list
+/// (the example server's tools plus the built-in `send` handlers).
+#[test]
+fn offered_tools_fixture() {
+    insta::glob!("../fixtures/sema/tools", "*.hwf", |path| {
+        let src = std::fs::read_to_string(path).expect("fixture");
+        let name = file_name(path);
+        let (diags, lowered) = lower_and_check(&src, FileId(0), &fixtures());
+        assert!(diags.is_empty(), "{name}: only W0601 expected");
+        let wf = lowered.workflow.as_ref().expect("workflow");
+        let offered: Vec<String> = ["lookup_glossary", "word_count", "log", "webhook", "mcp"]
+            .map(String::from)
+            .to_vec();
+        let diags = hensu_sema::check::check_offered_tools(wf, &lowered.origins, &offered);
+        let code = fixture_code(name);
+        assert!(diags.iter().all(|d| d.code == code), "{name}");
+        let files = Files::single(name, src.as_str());
+        insta::assert_snapshot!(snapshot_text(
+            &[(name.to_string(), src.clone())],
+            &files,
+            &diags
+        ));
+    });
+}

@@ -29,6 +29,9 @@ pub struct CheckArgs {
     /// `--format json` it is the report's `bounds` section.
     #[arg(long)]
     pub bounds: bool,
+    /// Do not start or contact the MCP servers of `hensu.toml` (skips W0601).
+    #[arg(long)]
+    pub offline: bool,
 }
 
 pub fn execute(args: CheckArgs) -> anyhow::Result<ExitCode> {
@@ -36,11 +39,19 @@ pub fn execute(args: CheckArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("nothing to check: give workflow files or `-d DIR`");
     }
     // Named files: those and what they reference; `-d DIR` alone: every workflow of the project.
-    let project = if args.paths.is_empty() {
+    let mut project = if args.paths.is_empty() {
         project::load(&args.paths, args.project.dir.as_deref())?
     } else {
         project::load_scoped(&args.paths, args.project.dir.as_deref())?
     };
+    let workdir = match (&args.project.dir, args.paths.first()) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(path)) => project::working_dir_for(path, None),
+        (None, None) => PathBuf::from("."),
+    };
+    let tool_diagnostics =
+        super::check_tools::offered_tools_diagnostics(&project, &workdir, args.offline);
+    project.diagnostics.extend(tool_diagnostics);
     if args.bounds && args.format == DiagnosticFormat::Json {
         crate::commands::bounds::emit_json_with_bounds(&project, &args)?;
     } else {

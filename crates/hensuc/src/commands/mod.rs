@@ -3,6 +3,7 @@ pub mod bounds;
 pub mod build;
 pub mod cancel;
 pub mod check;
+mod check_tools;
 pub mod explain;
 pub mod fmt;
 pub mod graph;

@@ -406,7 +406,18 @@ pub(crate) fn run_workflow(
     } = resources;
     let config = load_providers_config(workdir)?;
     let cancel = CancelToken::new();
-    let actions = hensu_host::action_handlers(std::env::var("HENSU_WEBHOOK_URL").ok());
+    let mut actions = hensu_host::action_handlers(std::env::var("HENSU_WEBHOOK_URL").ok());
+    // MCP servers of hensu.toml (docs/mcp.md): their tools for agents and `send("mcp", …)`.
+    let stubbed =
+        args.settings.stub || hensu_providers::stub_env_enabled(&|name| std::env::var(name).ok());
+    let mcp = hensu_mcp::RunTools::start(
+        workdir,
+        args.settings.scenario.as_deref(),
+        stubbed,
+        hensu_mcp::uses_tools(workflow),
+    )
+    .map_err(anyhow::Error::msg)?;
+    mcp.register_action(&mut actions);
     let stubs = FsStubFiles::new(workdir.join("stubs"));
     // Retry notices become events once the listener exists; the slot breaks the cycle.
     let retry_sink: Arc<Mutex<Option<Arc<dyn ExecutionListener>>>> = Arc::new(Mutex::new(None));
@@ -420,7 +431,9 @@ pub(crate) fn run_workflow(
                 Some(Box::new(stubs)),
                 args.settings.scenario.clone(),
             ))),
-            tools: Some(hensu_providers::ActionToolExecutor::new(actions.clone()).into_arc()),
+            tools: Some(mcp.tool_executor(
+                hensu_providers::ActionToolExecutor::new(actions.clone()).into_arc(),
+            )),
             cancel: Some(cancel.clone()),
             on_retry: Some(Arc::new(move |n: &hensu_providers::RetryNotice| {
                 if let Ok(slot) = sink.lock()
@@ -470,7 +483,7 @@ pub(crate) fn run_workflow(
     if let Ok(mut slot) = retry_sink.lock() {
         *slot = Some(listener.clone());
     }
-    for note in &built.notes {
+    for note in built.notes.iter().chain(&mcp.notes) {
         eprintln!("note: {note}");
     }
     let network = network_access(workflow, &built, workdir)?;

@@ -14,6 +14,7 @@ mod explain;
 mod fmt;
 mod graph;
 mod lsp_stdio;
+mod mcp;
 mod process;
 mod review;
 mod run;

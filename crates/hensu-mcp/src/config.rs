@@ -1,0 +1,125 @@
+//! The `[mcp]` section of `hensu.toml` (docs/mcp.md, *Configuration*).
+
+use std::time::Duration;
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+
+/// Default timeout of one `tools/call` (and, unless set apart, of connecting + `tools/list`).
+pub const DEFAULT_CALL_TIMEOUT_MS: u64 = 60_000;
+/// Default size cap of one tool result, in UTF-8 bytes.
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 256 * 1024;
+
+/// `[mcp]`: the servers tools come from and the limits of every call.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpConfig {
+    /// `[mcp.servers.NAME]`, in file order (tool-name clashes: the first server wins).
+    pub servers: IndexMap<String, ServerConfig>,
+    /// Timeout of one tool call in milliseconds (default 60 000).
+    pub call_timeout_ms: Option<u64>,
+    /// Timeout of starting one server and listing its tools (default: the call timeout). A
+    /// server started through `cargo run` may need minutes on its first build.
+    pub connect_timeout_ms: Option<u64>,
+    /// Largest accepted tool result in bytes (default 256 KiB).
+    pub max_result_bytes: Option<usize>,
+}
+
+/// One MCP server: a command spoken to over stdio, or a streamable-HTTP `url`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// The program to start (looked up on `PATH`; relative paths are relative to the
+    /// working directory of the run).
+    pub command: Option<String>,
+    /// Its arguments, passed as an argument vector (never through a shell).
+    pub args: Vec<String>,
+    /// Environment variables *names* passed through to the child (its environment is
+    /// otherwise cleared except `PATH`, `HOME`, `LANG`, so provider keys never reach it).
+    pub env: Vec<String>,
+    /// The streamable-HTTP endpoint, e.g. `http://127.0.0.1:8000/mcp` (plain HTTP only).
+    pub url: Option<String>,
+}
+
+/// How to reach one server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<String>,
+    },
+    Http {
+        url: String,
+    },
+}
+
+impl McpConfig {
+    pub fn call_timeout(&self) -> Duration {
+        Duration::from_millis(self.call_timeout_ms.unwrap_or(DEFAULT_CALL_TIMEOUT_MS))
+    }
+
+    pub fn connect_timeout(&self) -> Duration {
+        self.connect_timeout_ms
+            .map(Duration::from_millis)
+            .unwrap_or_else(|| self.call_timeout())
+    }
+
+    pub fn max_result_bytes(&self) -> usize {
+        self.max_result_bytes.unwrap_or(DEFAULT_MAX_RESULT_BYTES)
+    }
+
+    /// Each server's endpoint, or the first configuration error.
+    pub fn endpoints(&self) -> Result<Vec<(String, Endpoint)>, String> {
+        self.servers
+            .iter()
+            .map(|(name, s)| s.endpoint(name).map(|e| (name.clone(), e)))
+            .collect()
+    }
+}
+
+impl ServerConfig {
+    fn endpoint(&self, name: &str) -> Result<Endpoint, String> {
+        match (&self.command, &self.url) {
+            (Some(command), None) if !command.trim().is_empty() => Ok(Endpoint::Stdio {
+                command: command.clone(),
+                args: self.args.clone(),
+                env: self.env.clone(),
+            }),
+            (None, Some(url)) if url.starts_with("https://") => Err(format!(
+                "mcp.servers.{name}: `https://` servers are not supported yet (the MCP HTTP \
+                 client is built without TLS); use an `http://` endpoint on this machine or a \
+                 `command` server"
+            )),
+            (None, Some(url)) if url.starts_with("http://") => {
+                if !self.args.is_empty() || !self.env.is_empty() {
+                    return Err(format!(
+                        "mcp.servers.{name}: `args` and `env` apply to `command` servers only"
+                    ));
+                }
+                Ok(Endpoint::Http { url: url.clone() })
+            }
+            (None, Some(_)) => Err(format!("mcp.servers.{name}: `url` must start with http://")),
+            (Some(_), Some(_)) => Err(format!(
+                "mcp.servers.{name}: give either `command` (stdio) or `url` (HTTP), not both"
+            )),
+            _ => Err(format!(
+                "mcp.servers.{name}: needs `command` (stdio) or `url` (streamable HTTP)"
+            )),
+        }
+    }
+}
+
+/// The `[mcp]` section of a whole `hensu.toml` (other sections are ignored here; the provider
+/// layer reads them). Errors name the key, never quote values.
+pub fn load_mcp_config(toml_text: &str) -> Result<McpConfig, String> {
+    #[derive(Deserialize)]
+    struct File {
+        #[serde(default)]
+        mcp: McpConfig,
+    }
+    let file: File = toml::from_str(toml_text)
+        .map_err(|e| format!("hensu.toml [mcp]: {}", e.message().trim()))?;
+    file.mcp.endpoints()?;
+    Ok(file.mcp)
+}

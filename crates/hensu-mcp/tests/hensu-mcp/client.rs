@@ -1,0 +1,129 @@
+//! The client: configuration, stdio and HTTP servers, calls, limits, errors.
+
+use hensu_mcp::{McpClients, ToolFailure, load_mcp_config};
+use serde_json::json;
+
+use crate::support::*;
+
+#[test]
+fn config_needs_exactly_one_endpoint() {
+    let e = load_mcp_config("[mcp.servers.a]\nargs = [\"x\"]\n").expect_err("no endpoint");
+    assert!(e.contains("mcp.servers.a: needs `command`"), "{e}");
+    let e = load_mcp_config("[mcp.servers.a]\ncommand = \"x\"\nurl = \"http://h\"\n")
+        .expect_err("both");
+    assert!(e.contains("not both"), "{e}");
+    let e = load_mcp_config("[mcp.servers.a]\nurl = \"ftp://h\"\n").expect_err("scheme");
+    assert!(e.contains("must start with http://"), "{e}");
+    let e = load_mcp_config("[mcp.servers.a]\nurl = \"https://h/mcp\"\n").expect_err("tls");
+    assert!(e.contains("not supported yet"), "{e}");
+    let e = load_mcp_config("[mcp.servers.a]\ncommand = \"x\"\nbogus = 1\n").expect_err("key");
+    assert!(e.contains("bogus"), "{e}");
+    // Other sections belong to the provider layer and are ignored here.
+    let c = load_mcp_config("[providers.openai]\nbase_url = \"http://x\"\n").expect("ok");
+    assert!(c.servers.is_empty());
+}
+
+#[tokio::test]
+async fn stdio_server_lists_and_calls_tools() {
+    let dir = tempfile::tempdir().expect("dir");
+    let clients = McpClients::connect(&glossary_config(""), dir.path())
+        .await
+        .expect("connect");
+    let names: Vec<&String> = clients.tools().keys().collect();
+    assert_eq!(names, ["lookup_glossary", "word_count"]);
+    let tool = &clients.tools()["lookup_glossary"];
+    assert_eq!(tool.server, "glossary");
+    assert_eq!(tool.input_schema["required"], json!(["term"]));
+
+    let out = clients
+        .call("lookup_glossary", json!({"term": "MCP"}))
+        .await
+        .expect("result");
+    assert!(out.starts_with("mcp: The Model Context Protocol"), "{out}");
+    // Structured content wins over the text blocks.
+    let out = clients
+        .call("word_count", json!({"text": "three small words"}))
+        .await
+        .expect("result");
+    assert_eq!(out, r#"{"words":3,"characters":17}"#);
+    // The tool's own error.
+    let e = clients
+        .call("lookup_glossary", json!({"term": "nothing"}))
+        .await
+        .expect_err("tool error");
+    assert_eq!(
+        e.to_string(),
+        "the tool reported an error: no glossary entry for 'nothing'"
+    );
+    let e = clients.call("nope", json!({})).await.expect_err("unknown");
+    assert_eq!(
+        e.to_string(),
+        "unknown tool 'nope'; the MCP servers offer: lookup_glossary, word_count"
+    );
+    assert_eq!(
+        clients.call("word_count", json!([1])).await,
+        Err(ToolFailure::BadArguments)
+    );
+    clients.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_missing_server_command_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("dir");
+    let e = McpClients::connect(
+        &config("[mcp.servers.ghost]\ncommand = \"hensu-no-such-mcp-server\"\n"),
+        dir.path(),
+    )
+    .await
+    .expect_err("no such command");
+    let text = e.to_string();
+    assert!(
+        text.starts_with("MCP server 'ghost': cannot start `hensu-no-such-mcp-server`"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn http_server_calls_limits_and_timeouts() {
+    let url = http_server().await;
+    let dir = tempfile::tempdir().expect("dir");
+    let clients = McpClients::connect(
+        &config(&format!(
+            "[mcp]\ncall_timeout_ms = 300\nmax_result_bytes = 4096\n[mcp.servers.test]\nurl = \"{url}\"\n"
+        )),
+        dir.path(),
+    )
+    .await
+    .expect("connect");
+    assert_eq!(clients.tools().len(), 5);
+    assert_eq!(
+        clients.call("echo", json!({"text": "hi"})).await,
+        Ok("hi".to_string())
+    );
+    assert_eq!(
+        clients.call("boom", json!({})).await,
+        Err(ToolFailure::Tool("boom".into()))
+    );
+    assert_eq!(
+        clients.call("big", json!({})).await,
+        Err(ToolFailure::TooLarge {
+            size: 10_000,
+            limit: 4096
+        })
+    );
+    // Checked like agent output: control characters are refused.
+    assert_eq!(
+        clients.call("echo", json!({"text": "a\u{7}b"})).await,
+        Err(ToolFailure::Invalid(
+            hensu_runtime::OutputViolation::ControlCharacters
+        ))
+    );
+    // `hang` never answers: the call gives up after call_timeout_ms.
+    let e = clients.call("hang", json!({})).await.expect_err("timeout");
+    assert_eq!(e.to_string(), "no result within 300 ms");
+    // The connection still serves later calls.
+    assert_eq!(
+        clients.call("echo", json!({"text": "again"})).await,
+        Ok("again".to_string())
+    );
+}

@@ -1,0 +1,61 @@
+//! The part of `hensuc check` that needs the MCP servers of `hensu.toml` (docs/mcp.md): W0601
+//! for a tool an agent names that no server offers. Skipped with a note under `--offline`, or
+//! when a server cannot be listed.
+
+use std::path::Path;
+
+use hensu_diagnostics::Diagnostic;
+
+use crate::project::Project;
+
+/// W0601 diagnostics of every workflow of `project` whose agents declare tools.
+pub fn offered_tools_diagnostics(
+    project: &Project,
+    workdir: &Path,
+    offline: bool,
+) -> Vec<Diagnostic> {
+    let with_tools: Vec<_> = project
+        .units
+        .iter()
+        .filter_map(|u| u.workflow.as_ref().map(|wf| (wf, &u.origins)))
+        .filter(|(wf, _)| wf.agents.values().any(|a| !a.tools.is_empty()))
+        .collect();
+    if with_tools.is_empty() {
+        return Vec::new();
+    }
+    let config = match hensu_mcp::read_config(workdir) {
+        Ok(c) if c.servers.is_empty() => return Vec::new(),
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("note: agent tools not checked: {e}");
+            return Vec::new();
+        }
+    };
+    if offline {
+        eprintln!("note: agent tools not checked against the MCP servers (--offline)");
+        return Vec::new();
+    }
+    let mcp = match hensu_mcp::LocalMcp::start(&config, workdir) {
+        Ok(mcp) => mcp,
+        Err(e) => {
+            eprintln!("note: agent tools not checked: {e}");
+            return Vec::new();
+        }
+    };
+    let mut offered: Vec<String> = hensu_mcp::ToolSource::tools(&mcp)
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    // Agents may also call `send` handlers (the run's executor falls back to them).
+    offered.extend(
+        hensu_host::action_handlers(None)
+            .ids()
+            .into_iter()
+            .map(str::to_string),
+    );
+    offered.push("mcp".to_string());
+    with_tools
+        .into_iter()
+        .flat_map(|(wf, origins)| hensu_sema::check::check_offered_tools(wf, origins, &offered))
+        .collect()
+}
