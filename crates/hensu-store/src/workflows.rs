@@ -43,8 +43,13 @@ pub struct WorkflowSummary {
 pub trait WorkflowRegistry: Send + Sync {
     /// Creates or replaces `(tenant, id)`; a soft-deleted row comes back. `true` when no live
     /// row existed before (created).
-    fn put_workflow(&self, tenant: &str, id: &str, version: &str, definition: &Value)
-    -> Result<bool>;
+    fn put_workflow(
+        &self,
+        tenant: &str,
+        id: &str,
+        version: &str,
+        definition: &Value,
+    ) -> Result<bool>;
 
     /// The live definition, if any.
     fn get_workflow(&self, tenant: &str, id: &str) -> Result<Option<StoredWorkflow>>;

@@ -97,8 +97,10 @@ impl PgRegistry {
         };
         let schema = schema.map(str::to_string);
         reg.run(async move {
-            let (mut client, connection) =
-                config.connect(NoTls).await.map_err(|e| pg_err(&target, e))?;
+            let (mut client, connection) = config
+                .connect(NoTls)
+                .await
+                .map_err(|e| pg_err(&target, e))?;
             let task = tokio::spawn(connection);
             let pg = |e| pg_err(&target, e);
             client
@@ -268,7 +270,11 @@ impl WorkflowRegistry for PgRegistry {
     }
 
     fn tag_run(&self, run_id: &str, tenant: &str, workflow_id: &str) -> Result<()> {
-        let (run_id, tenant, wf) = (run_id.to_string(), tenant.to_string(), workflow_id.to_string());
+        let (run_id, tenant, wf) = (
+            run_id.to_string(),
+            tenant.to_string(),
+            workflow_id.to_string(),
+        );
         self.query(move |c, target| async move {
             let n = c
                 .execute(
@@ -289,7 +295,10 @@ impl WorkflowRegistry for PgRegistry {
         let run_id = run_id.to_string();
         self.query(move |c, target| async move {
             let row = c
-                .query_opt("SELECT tenant_id FROM run_tenants WHERE run_id = $1", &[&run_id])
+                .query_opt(
+                    "SELECT tenant_id FROM run_tenants WHERE run_id = $1",
+                    &[&run_id],
+                )
                 .await
                 .map_err(|e| pg_err(&target, e))?;
             Ok(row.map(|r| r.get(0)))
