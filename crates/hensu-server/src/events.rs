@@ -58,7 +58,7 @@ pub fn log_event(
             "output": output(), "timestamp": at}),
         (_, RunStatus::Completed) => json!({"type": "execution.completed", "executionId": run_id,
             "workflowId": workflow_id, "status": "completed",
-            "success": m.node_status.as_deref().is_none_or(|s| s != "FAILURE"),
+            "success": true,
             "finalNodeId": m.node, "output": output(), "timestamp": at}),
         (_, RunStatus::Rejected) => json!({"type": "execution.completed", "executionId": run_id,
             "workflowId": workflow_id, "status": "rejected", "success": false,
@@ -80,24 +80,38 @@ fn correlation(e: &LogEntry) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Events read (step, event), whether the run stopped, and the last step read.
-type EventsRead = (Vec<(u64, Value)>, bool, u64);
+/// What one read of a run's log found.
+struct EventsRead {
+    /// (step, event), oldest first.
+    events: Vec<(u64, Value)>,
+    /// The last step read (`after` when nothing was).
+    last: u64,
+    /// The run's status and step now.
+    status: RunStatus,
+    step: u64,
+}
 
-/// One run's events after `after`, read from the store; fills in the record's correlation id
-/// and the current public context. Returns the events and whether the run has stopped
-/// (paused or ended) at the last row.
+/// One run's events after `after` (from its creation when `None`), read from the store; fills
+/// in the record's correlation id and the current public context.
 fn read_events(
     store: &dyn StateStore,
     run_id: &str,
     tenant: &str,
-    after: u64,
+    after: Option<u64>,
 ) -> hensu_store::Result<EventsRead> {
-    let rows = store.read_log(run_id, after, PAGE)?;
-    if rows.is_empty() {
-        let rec = store.record(run_id)?;
-        return Ok((Vec::new(), rec.status != RunStatus::Running, after));
-    }
     let record = store.record(run_id)?;
+    let mut events = Vec::new();
+    if after.is_none() {
+        // The creation row is step 0; the log is read *after* a step, so it is built here.
+        events.push((
+            0,
+            json!({"type": "execution.started", "executionId": run_id,
+                   "workflowId": record.workflow_id, "tenantId": tenant,
+                   "timestamp": ts(record.started_at)}),
+        ));
+    }
+    let after = after.unwrap_or(0);
+    let rows = store.read_log(run_id, after, PAGE)?;
     let needs_state = rows.iter().any(|r| r.meta.status != RunStatus::Running);
     let state = if needs_state {
         store
@@ -108,10 +122,12 @@ fn read_events(
         Value::Null
     };
     let output = || public_context(&state);
-    let mut out = Vec::new();
     let mut last = after;
     for r in &rows {
         last = r.meta.step;
+        if r.meta.kind == LogKind::Created {
+            continue;
+        }
         if let Some(mut ev) = log_event(run_id, &record.workflow_id, tenant, r, &output) {
             if r.meta.status == RunStatus::Paused
                 && r.meta.step == record.step
@@ -127,11 +143,27 @@ fn read_events(
                     }),
                 );
             }
-            out.push((r.meta.step, ev));
+            if r.meta.status == RunStatus::Completed
+                && r.meta.step == record.step
+                && let Some(obj) = ev.as_object_mut()
+            {
+                // `success` is the end node's exit status (a FAILURE end is not a success).
+                let exit = record.exit_status.clone();
+                obj.insert(
+                    "success".into(),
+                    json!(exit.as_deref().is_none_or(|x| x == "SUCCESS")),
+                );
+                obj.insert("exitStatus".into(), json!(exit));
+            }
+            events.push((r.meta.step, ev));
         }
     }
-    let stopped = rows.len() < PAGE && record.status != RunStatus::Running && last >= record.step;
-    Ok((out, stopped, last))
+    Ok(EventsRead {
+        events,
+        last,
+        status: record.status,
+        step: record.step,
+    })
 }
 
 fn sse(id: String, ev: &Value) -> SseEvent {
@@ -145,24 +177,31 @@ pub fn execution_stream(
     mut wake: broadcast::Receiver<RunChanged>,
     run_id: String,
     tenant: String,
-    after: u64,
+    after: Option<u64>,
 ) -> impl Stream<Item = Result<SseEvent, Infallible>> {
     async_stream(move |tx| async move {
         let mut after = after;
+        let mut emitted = false;
         loop {
             let (s, id, t) = (store.clone(), run_id.clone(), tenant.clone());
             let read =
                 tokio::task::spawn_blocking(move || read_events(s.as_ref(), &id, &t, after)).await;
-            let Ok(Ok((events, stopped, last))) = read else {
+            let Ok(Ok(read)) = read else {
                 return;
             };
-            for (step, ev) in events {
-                if tx.send(Ok(sse(step.to_string(), &ev))).await.is_err() {
+            for (step, ev) in &read.events {
+                emitted = true;
+                if tx.send(Ok(sse(step.to_string(), ev))).await.is_err() {
                     return;
                 }
             }
-            after = last;
-            if stopped {
+            after = Some(read.last.max(after.unwrap_or(0)));
+            let caught_up = read.last >= read.step;
+            // A stream ends with the run's segment: at its end, or at a pause it has shown.
+            // Opened right at a pause (Last-Event-ID = the pause), it waits for the resume.
+            if caught_up
+                && (read.status.is_terminal() || (read.status == RunStatus::Paused && emitted))
+            {
                 return;
             }
             wait_for(&mut wake, |c| c.run_id == run_id).await;
@@ -191,14 +230,15 @@ pub fn tenant_stream(
             if changed.tenant != tenant {
                 continue;
             }
-            let after = seen.get(&changed.run_id).copied().unwrap_or(0);
+            let after = seen.get(&changed.run_id).copied();
             let (s, id, t) = (store.clone(), changed.run_id.clone(), tenant.clone());
             let read =
                 tokio::task::spawn_blocking(move || read_events(s.as_ref(), &id, &t, after)).await;
-            let Ok(Ok((events, _, last))) = read else {
+            let Ok(Ok(read)) = read else {
                 continue;
             };
-            for (step, ev) in events {
+            let last = read.last;
+            for (step, ev) in read.events {
                 let id = format!("{}:{step}", changed.run_id);
                 if tx.send(Ok(sse(id, &ev))).await.is_err() {
                     return;

@@ -389,10 +389,10 @@ pub async fn events(
 ) -> ApiResult<Response> {
     owned_record(&app, &tenant, &id).await?;
     let after = match last_event_id(&headers) {
-        None | Some("") => 0,
-        Some(s) => s.parse::<u64>().map_err(|_| {
+        None | Some("") => None,
+        Some(s) => Some(s.parse::<u64>().map_err(|_| {
             ApiError::bad_request("Last-Event-ID must be an event id of this stream")
-        })?,
+        })?),
     };
     let stream = execution_stream(
         app.store.clone(),
