@@ -46,6 +46,16 @@ enum Command {
     Cancel(commands::cancel::ControlArgs),
     /// Pause a running run after its current node (continue with `resume`).
     Pause(commands::cancel::ControlArgs),
+    /// Serve workflows and executions over HTTP (REST + SSE; docs/server.md).
+    Serve(commands::serve::ServeArgs),
+    /// Push workflows to a server (children before parents).
+    Push(commands::push::PushArgs),
+    /// Print a workflow pushed to a server.
+    Pull(commands::pull::PullArgs),
+    /// List the workflows pushed to a server.
+    Workflows(commands::workflows::WorkflowsArgs),
+    /// Delete a workflow from a server.
+    Delete(commands::delete::DeleteArgs),
 }
 
 fn main() -> ExitCode {
@@ -78,6 +88,11 @@ fn main() -> ExitCode {
         Command::Resume(args) => commands::resume::execute(args),
         Command::Cancel(args) => commands::cancel::cancel(args),
         Command::Pause(args) => commands::cancel::pause(args),
+        Command::Serve(args) => commands::serve::execute(args),
+        Command::Push(args) => commands::push::execute(args),
+        Command::Pull(args) => commands::pull::execute(args),
+        Command::Workflows(args) => commands::workflows::execute(args),
+        Command::Delete(args) => commands::delete::execute(args),
     };
     match result {
         Ok(code) => code,

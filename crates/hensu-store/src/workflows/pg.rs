@@ -26,7 +26,29 @@ const MIGRATION_LOCK: i64 = 0x6865_6e73_755f_7376; // "hensu_sv"
 pub struct PgRegistry {
     pool: Pool,
     target: String,
-    rt: Arc<tokio::runtime::Runtime>,
+    rt: Arc<DriverRuntime>,
+}
+
+/// The driver's runtime, shut down without blocking when the last handle goes (a handle may
+/// be dropped on a tokio worker, where a blocking runtime drop would panic).
+struct DriverRuntime(Option<tokio::runtime::Runtime>);
+
+impl std::ops::Deref for DriverRuntime {
+    type Target = tokio::runtime::Runtime;
+    fn deref(&self) -> &tokio::runtime::Runtime {
+        // Set at construction, taken only in `drop`.
+        self.0
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("runtime taken before drop"))
+    }
+}
+
+impl Drop for DriverRuntime {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
 }
 
 impl std::fmt::Debug for PgRegistry {
@@ -93,7 +115,7 @@ impl PgRegistry {
         let reg = PgRegistry {
             pool,
             target: target.clone(),
-            rt: Arc::new(rt),
+            rt: Arc::new(DriverRuntime(Some(rt))),
         };
         let schema = schema.map(str::to_string);
         reg.run(async move {

@@ -24,6 +24,9 @@ pub struct ControlArgs {
     /// Project directory (the store is `<DIR>/.hensu/state.db`).
     #[arg(short = 'd', long = "dir", value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Cancel on a hensu server instead (`--server URL`, `--token`).
+    #[command(flatten)]
+    pub remote: crate::commands::remote::RemoteArgs,
 }
 
 fn open(args: &ControlArgs) -> anyhow::Result<(PathBuf, std::sync::Arc<hensu_store::SqliteStore>)> {
@@ -39,6 +42,9 @@ fn open(args: &ControlArgs) -> anyhow::Result<(PathBuf, std::sync::Arc<hensu_sto
 }
 
 pub fn cancel(args: ControlArgs) -> anyhow::Result<ExitCode> {
+    if let Some(remote) = crate::commands::remote::Remote::from_args(&args.remote)? {
+        return crate::commands::remote_runs::cancel(&remote, &args.id);
+    }
     let (dir, store) = open(&args)?;
     let outcome = store
         .request_cancel(&args.id)
@@ -68,6 +74,9 @@ pub fn cancel(args: ControlArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn pause(args: ControlArgs) -> anyhow::Result<ExitCode> {
+    if args.remote.server.is_some() {
+        anyhow::bail!("a hensu server has no pause endpoint; `cancel --server` stops a run");
+    }
     let (dir, store) = open(&args)?;
     let record = store.record(&args.id).map_err(|e| anyhow::anyhow!("{e}"))?;
     match record.status {

@@ -71,9 +71,20 @@ pub struct RunSettings {
     /// `HENSU_STUB_ENABLED=true`). On resume, also when the run was started with it.
     #[arg(long)]
     pub stub: bool,
+    /// Run on a hensu server instead of here (`--server URL`, `--token`).
+    #[command(flatten)]
+    pub remote: crate::commands::remote::RemoteArgs,
 }
 
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
+    if let Some(remote) = crate::commands::remote::Remote::from_args(&args.settings.remote)? {
+        return crate::commands::remote_runs::run(
+            &remote,
+            &args.workflow,
+            args.dir.as_deref(),
+            args.context.as_deref(),
+        );
+    }
     let input = parse_context(args.context.as_deref())?;
     let workdir = project::working_dir_for(&args.workflow, args.dir.as_deref());
     let Some((workflow, repository)) = load_run_project(&args.workflow, args.dir.as_deref())?
