@@ -130,11 +130,13 @@ pub fn push_file(
 ) -> anyhow::Result<String> {
     let wfs = compile_files(vec![file.to_path_buf()], dir)?;
     let root = wfs.first().map(|w| w.id.clone()).unwrap_or_default();
-    push_all(remote, &wfs)?;
+    push_all(remote, &wfs, false)?;
     Ok(root)
 }
 
-fn push_all(remote: &Remote, wfs: &[hensu_ir::Workflow]) -> anyhow::Result<()> {
+/// Pushes `wfs` children first; one line per workflow on stdout (`hensuc push`) or stderr
+/// (`hensuc run --server`, whose stdout is the run's outcome).
+fn push_all(remote: &Remote, wfs: &[hensu_ir::Workflow], to_stdout: bool) -> anyhow::Result<()> {
     for i in push_order(wfs) {
         let wf = &wfs[i];
         let body: Value = serde_json::from_str(&hensu_ir::to_json(wf))?;
@@ -146,12 +148,17 @@ fn push_all(remote: &Remote, wfs: &[hensu_ir::Workflow]) -> anyhow::Result<()> {
             return Err(fail(&format!("push {}", wf.id), &a));
         }
         let created = a.body.get("created").and_then(Value::as_bool) == Some(true);
-        println!(
+        let line = format!(
             "{} {} v{}",
             if created { "created " } else { "replaced" },
             wf.id,
             wf.version
         );
+        if to_stdout {
+            println!("{line}");
+        } else {
+            eprintln!("{line}");
+        }
     }
     Ok(())
 }
@@ -159,6 +166,6 @@ fn push_all(remote: &Remote, wfs: &[hensu_ir::Workflow]) -> anyhow::Result<()> {
 pub fn execute(args: PushArgs) -> anyhow::Result<ExitCode> {
     let remote = Remote::required(&args.remote)?;
     let wfs = compile_all(&args.path)?;
-    push_all(&remote, &wfs)?;
+    push_all(&remote, &wfs, true)?;
     Ok(ExitCode::SUCCESS)
 }

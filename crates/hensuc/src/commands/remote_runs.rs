@@ -49,9 +49,7 @@ pub fn run(
     context: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let id = if workflow.is_file() {
-        let wf_id = super::push::push_file(remote, workflow, dir)?;
-        eprintln!("pushed {wf_id}");
-        wf_id
+        super::push::push_file(remote, workflow, dir)?
     } else {
         workflow.display().to_string()
     };

@@ -17,6 +17,8 @@ mod process;
 mod review;
 mod run;
 mod security;
+#[cfg(unix)]
+mod serve;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
