@@ -89,7 +89,12 @@ impl Server {
         }));
         Server {
             base,
-            http: reqwest::Client::new(),
+            // No connection reuse: a refused upload may leave the server closing a connection
+            // that a pooled client would otherwise pick for the next request.
+            http: reqwest::Client::builder()
+                .pool_max_idle_per_host(0)
+                .build()
+                .expect("client"),
             _dir: dir,
             shutdown: Some(tx),
         }
