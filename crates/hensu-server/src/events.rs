@@ -99,6 +99,9 @@ fn read_events(
     tenant: &str,
     after: Option<u64>,
 ) -> hensu_store::Result<EventsRead> {
+    // The log first, then the record: the record is then at least as new as every row read,
+    // so the pause row that is the record's latest step gets the record's correlation id.
+    let rows = store.read_log(run_id, after.unwrap_or(0), PAGE)?;
     let record = store.record(run_id)?;
     let mut events = Vec::new();
     if after.is_none() {
@@ -111,7 +114,6 @@ fn read_events(
         ));
     }
     let after = after.unwrap_or(0);
-    let rows = store.read_log(run_id, after, PAGE)?;
     let needs_state = rows.iter().any(|r| r.meta.status != RunStatus::Running);
     let state = if needs_state {
         store
