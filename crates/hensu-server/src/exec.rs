@@ -444,6 +444,11 @@ impl ExecutionService for Arc<InProcessExecutor> {
         {
             state.context.extend(edits);
         }
+        if record.status == RunStatus::Running {
+            // A running run whose owner's lease had expired (a crashed server): taken over.
+            metrics::takeover();
+            tracing::info!(run_id, "took over a run whose owner stopped");
+        }
         metrics::resumed();
         self.launch(Launch {
             tenant,

@@ -62,3 +62,7 @@ pub fn step_latency(d: Duration) {
 pub fn running_delta(d: f64) {
     metrics::gauge!(RUNNING).increment(d);
 }
+
+pub fn takeover() {
+    metrics::counter!(TAKEOVERS).increment(1);
+}
