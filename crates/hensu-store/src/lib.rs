@@ -67,6 +67,7 @@ mod postgres;
 mod record;
 mod sqlite;
 mod time;
+mod workflows;
 
 use std::time::Duration;
 
@@ -85,6 +86,9 @@ pub use record::{
 };
 pub use sqlite::{SqliteSettings, SqliteStore};
 pub use time::{now_ms, rfc3339};
+pub use workflows::{
+    PgRegistry, SqliteRegistry, StoredWorkflow, WorkflowRegistry, WorkflowSummary, open_registry,
+};
 
 /// The schema version this build reads and writes.
 pub const SCHEMA_VERSION: i64 = 2;

@@ -9,7 +9,9 @@ mod conformance;
 use std::process::{Command, Stdio};
 
 use conformance::{Factory, record, workflow};
-use hensu_store::{PG_SCHEMA_VERSION, PgStore, StateStore, StoreError, StoreOptions};
+use hensu_store::{
+    PG_SCHEMA_VERSION, PgStore, StateStore, StoreError, StoreOptions, WorkflowRegistry,
+};
 use serde_json::json;
 
 const URL_VAR: &str = "HENSU_TEST_DATABASE_URL";
@@ -256,4 +258,22 @@ fn kill_during_compaction_loses_nothing() {
     );
     let s = PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("reopen");
     conformance::crash_in_compaction_check(&s);
+}
+
+#[path = "registry/mod.rs"]
+mod registry;
+
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn registry_conformance() {
+    let schema = fresh_schema();
+    let reg = hensu_store::PgRegistry::open(&url(), Some(&schema)).expect("registry");
+    registry::definitions_per_tenant_with_soft_delete(&reg);
+    registry::runs_belong_to_one_tenant(&reg);
+    // Reopening applies no migration twice and sees the rows.
+    let again = hensu_store::PgRegistry::open(&url(), Some(&schema)).expect("reopen");
+    assert_eq!(
+        again.run_tenant("r1").expect("tenant").as_deref(),
+        Some("t1")
+    );
 }

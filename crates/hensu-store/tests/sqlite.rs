@@ -562,3 +562,26 @@ fn open_store_picks_the_backend() {
         Err(StoreError::Invalid(_))
     ));
 }
+
+#[path = "registry/mod.rs"]
+mod registry;
+
+#[test]
+fn registry_conformance_on_a_file_and_in_memory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join(".hensu/state.db");
+    // Beside the run log, in the same file.
+    let _store = SqliteStore::open_file(&db, opts()).expect("store");
+    let reg = hensu_store::SqliteRegistry::open_file(&db).expect("registry");
+    registry::definitions_per_tenant_with_soft_delete(&reg);
+    registry::runs_belong_to_one_tenant(&reg);
+    // A second handle sees the same rows.
+    let again = hensu_store::open_registry(dir.path().to_str().expect("utf-8")).expect("open");
+    assert_eq!(
+        again.run_tenant("r1").expect("tenant").as_deref(),
+        Some("t1")
+    );
+    let mem = hensu_store::SqliteRegistry::in_memory().expect("memory");
+    registry::definitions_per_tenant_with_soft_delete(&mem);
+    registry::runs_belong_to_one_tenant(&mem);
+}

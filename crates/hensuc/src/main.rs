@@ -53,6 +53,16 @@ enum Command {
     Worker(commands::worker::WorkerArgs),
     /// Follow a run's steps live from the store's log, until it ends or pauses.
     Attach(commands::attach::AttachArgs),
+    /// Serve workflows and executions over HTTP (REST + SSE; docs/server.md).
+    Serve(commands::serve::ServeArgs),
+    /// Push workflows to a server (children before parents).
+    Push(commands::push::PushArgs),
+    /// Print a workflow pushed to a server.
+    Pull(commands::pull::PullArgs),
+    /// List the workflows pushed to a server.
+    Workflows(commands::workflows::WorkflowsArgs),
+    /// Delete a workflow from a server.
+    Delete(commands::delete::DeleteArgs),
 }
 
 fn main() -> ExitCode {
@@ -88,6 +98,11 @@ fn main() -> ExitCode {
         Command::Test(args) => commands::test::execute(args),
         Command::Worker(args) => commands::worker::execute(args),
         Command::Attach(args) => commands::attach::execute(args),
+        Command::Serve(args) => commands::serve::execute(args),
+        Command::Push(args) => commands::push::execute(args),
+        Command::Pull(args) => commands::pull::execute(args),
+        Command::Workflows(args) => commands::workflows::execute(args),
+        Command::Delete(args) => commands::delete::execute(args),
     };
     match result {
         Ok(code) => code,

@@ -23,6 +23,9 @@ pub struct ControlArgs {
     pub id: String,
     #[command(flatten)]
     pub project: crate::args::ProjectDir,
+    /// Cancel on a hensu server instead (`--server URL`, `--token`).
+    #[command(flatten)]
+    pub remote: crate::commands::remote::RemoteArgs,
 }
 
 fn open(args: &ControlArgs) -> anyhow::Result<(PathBuf, std::sync::Arc<dyn StateStore>)> {
@@ -42,6 +45,9 @@ fn open(args: &ControlArgs) -> anyhow::Result<(PathBuf, std::sync::Arc<dyn State
 }
 
 pub fn cancel(args: ControlArgs) -> anyhow::Result<ExitCode> {
+    if let Some(remote) = crate::commands::remote::Remote::from_args(&args.remote)? {
+        return crate::commands::remote_runs::cancel(&remote, &args.id);
+    }
     let (dir, store) = open(&args)?;
     let outcome = store
         .request_cancel(&args.id)
@@ -71,6 +77,9 @@ pub fn cancel(args: ControlArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn pause(args: ControlArgs) -> anyhow::Result<ExitCode> {
+    if args.remote.server.is_some() {
+        anyhow::bail!("a hensu server has no pause endpoint; `cancel --server` stops a run");
+    }
     let (dir, store) = open(&args)?;
     let record = store.record(&args.id).map_err(|e| anyhow::anyhow!("{e}"))?;
     match record.status {

@@ -83,6 +83,21 @@ fn store_err(e: StoreError) -> anyhow::Error {
 }
 
 pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
+    if let Some(remote) = crate::commands::remote::Remote::from_args(&args.settings.remote)? {
+        let edits = parse_sets(&args.set)?.map(|c| c.into_iter().collect());
+        return crate::commands::remote_runs::resume(
+            &remote,
+            crate::commands::remote_runs::ResumeRequest {
+                id: &args.id,
+                approve: args.approve,
+                reject: args.reject.as_deref(),
+                backtrack: args.backtrack.as_deref(),
+                reason: args.reason.as_deref(),
+                correlation: args.correlation.as_deref(),
+                edits,
+            },
+        );
+    }
     let workdir = args
         .project
         .dir

@@ -188,9 +188,20 @@ pub struct RunSettings {
     /// once the measured spend of real model calls reaches it.
     #[arg(long, value_name = "AMOUNT")]
     pub max_cost: Option<f64>,
+    /// Run on a hensu server instead of here (`--server URL`, `--token`).
+    #[command(flatten)]
+    pub remote: crate::commands::remote::RemoteArgs,
 }
 
 pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
+    if let Some(remote) = crate::commands::remote::Remote::from_args(&args.settings.remote)? {
+        return crate::commands::remote_runs::run(
+            &remote,
+            &args.workflow,
+            args.project.dir.as_deref(),
+            args.context.as_deref(),
+        );
+    }
     args.workflow = project::resolve_workflow_name(&args.workflow, args.project.dir.as_deref());
     let input = parse_context(args.context.as_deref())?;
     let workdir = project::working_dir_for(&args.workflow, args.project.dir.as_deref());

@@ -22,6 +22,9 @@ pub struct RunsArgs {
     pub json: bool,
     #[command(subcommand)]
     pub command: Option<RunsCommand>,
+    /// List the runs of a hensu server instead (`--server URL`, `--token`).
+    #[command(flatten)]
+    pub remote: crate::commands::remote::RemoteArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -34,6 +37,9 @@ pub enum RunsCommand {
 }
 
 pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
+    if let Some(remote) = crate::commands::remote::Remote::from_args(&args.remote)? {
+        return crate::commands::remote_runs::runs(&remote, args.json);
+    }
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let Some(store) = open_existing(&dir)? else {
         match &args.command {

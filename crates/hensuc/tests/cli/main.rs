@@ -19,6 +19,7 @@ mod process;
 mod review;
 mod run;
 mod security;
+mod serve;
 #[cfg(unix)]
 mod workers;
 mod workflow_tests;

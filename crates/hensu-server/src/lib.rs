@@ -1,0 +1,184 @@
+//! The hensu server (`hensuc serve`): workflows and executions over REST + SSE, compatible
+//! with upstream Hensu's API (docs/server.md lists every difference).
+//!
+//! Routes are thin ([`routes`]); state is explicit ([`AppState`]); every failure is one
+//! [`error::ApiError`]. Executions run through an [`exec::ExecutionService`] (in this process
+//! by default); runs live in `hensu-store`, workflow definitions and run tenants in its
+//! registry tables.
+
+pub mod auth;
+pub mod error;
+pub mod events;
+pub mod exec;
+pub mod metrics;
+pub mod openapi;
+pub mod routes;
+pub mod subflows;
+pub mod validate;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::{get, post};
+use hensu_store::{StateStore, StoreOptions, WorkflowRegistry};
+use tokio::sync::broadcast;
+
+pub use auth::{Auth, AuthConfig, Tenant};
+pub use exec::{ExecutionService, InProcessExecutor};
+
+/// The largest request body accepted (a compiled workflow is the largest legitimate one).
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// Everything a handler needs.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Arc<dyn StateStore>,
+    pub registry: Arc<dyn WorkflowRegistry>,
+    pub executor: Arc<dyn ExecutionService>,
+    pub auth: Arc<Auth>,
+    pub events: broadcast::Sender<exec::RunChanged>,
+    pub metrics: metrics_exporter_prometheus::PrometheusHandle,
+}
+
+/// Every route and its methods, as served (the OpenAPI test compares against it).
+pub const ROUTES: &[(&str, &[&str])] = &[
+    ("/api/v1/workflows", &["get", "post"]),
+    ("/api/v1/workflows/{workflowId}", &["get", "delete"]),
+    ("/api/v1/executions", &["get", "post"]),
+    ("/api/v1/executions/paused", &["get"]),
+    ("/api/v1/executions/events", &["get"]),
+    ("/api/v1/executions/{executionId}", &["get"]),
+    ("/api/v1/executions/{executionId}/result", &["get"]),
+    ("/api/v1/executions/{executionId}/resume", &["post"]),
+    ("/api/v1/executions/{executionId}/cancel", &["post"]),
+    ("/api/v1/executions/{executionId}/events", &["get"]),
+    ("/health", &["get"]),
+    ("/ready", &["get"]),
+    ("/metrics", &["get"]),
+    ("/openapi.json", &["get"]),
+];
+
+/// The application router.
+pub fn router(state: AppState) -> Router {
+    use routes::{executions as ex, ops, workflows as wf};
+    let api = Router::new()
+        .route("/api/v1/workflows", get(wf::list).post(wf::push))
+        .route(
+            "/api/v1/workflows/{workflowId}",
+            get(wf::pull).delete(wf::delete),
+        )
+        .route("/api/v1/executions", get(ex::list).post(ex::start))
+        // Literal segments win over `{executionId}` (axum matches static routes first).
+        .route("/api/v1/executions/paused", get(ex::paused))
+        .route("/api/v1/executions/events", get(ex::tenant_events))
+        .route("/api/v1/executions/{executionId}", get(ex::status))
+        .route("/api/v1/executions/{executionId}/result", get(ex::result))
+        .route("/api/v1/executions/{executionId}/resume", post(ex::resume))
+        .route("/api/v1/executions/{executionId}/cancel", post(ex::cancel))
+        .route("/api/v1/executions/{executionId}/events", get(ex::events));
+    // MCP gateway: the `hensu-mcp` crate's router is mounted here (`.merge(...)` under
+    // `/mcp`) once it lands; its routes then join `ROUTES` and the OpenAPI document.
+    Router::new()
+        .merge(api)
+        .route("/health", get(ops::health))
+        .route("/ready", get(ops::ready))
+        .route("/metrics", get(ops::metrics))
+        .route("/openapi.json", get(ops::openapi))
+        .fallback(|| async { error::ApiError::not_found() })
+        .method_not_allowed_fallback(|| async {
+            error::ApiError::new(axum::http::StatusCode::METHOD_NOT_ALLOWED, "Method not allowed")
+        })
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .layer(
+            tower_http::trace::TraceLayer::new_for_http().make_span_with(
+                // Method and path only: headers (the bearer token) never reach the log.
+                |req: &axum::http::Request<_>| {
+                    tracing::info_span!("http", method = %req.method(), path = %req.uri().path())
+                },
+            ),
+        )
+        .with_state(state)
+}
+
+/// How to run a server.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    pub listen: SocketAddr,
+    /// A store URL or path ([`hensu_store::open_store`]).
+    pub store: String,
+    pub auth: AuthConfig,
+    /// Stub answers (`<dir>/stubs/…`).
+    pub stub_dir: PathBuf,
+    pub force_stub: bool,
+}
+
+/// Refuses a configuration that would expose the dev tenant beyond this machine.
+pub fn check_exposure(listen: &SocketAddr, auth: &AuthConfig) -> anyhow::Result<()> {
+    if !auth.is_configured() && !listen.ip().is_loopback() {
+        anyhow::bail!(
+            "refusing to listen on {listen} without a JWT key: every request would run as the \
+             dev tenant. Configure [server] jwt_secret / jwt_public_key in hensu.toml (or \
+             HENSU_JWT_SECRET / HENSU_JWT_PUBLIC_KEY), or listen on 127.0.0.1"
+        );
+    }
+    Ok(())
+}
+
+/// Opens the store and registry and builds the state with an in-process executor.
+pub fn build_state(config: &ServerConfig) -> anyhow::Result<AppState> {
+    check_exposure(&config.listen, &config.auth)?;
+    let auth = config.auth.build()?;
+    let store = hensu_store::open_store(&config.store, StoreOptions::default())?;
+    let registry = hensu_store::open_registry(&config.store)?;
+    Ok(state_with(
+        store,
+        registry,
+        auth,
+        config.stub_dir.clone(),
+        config.force_stub,
+    ))
+}
+
+/// The state over given store handles (tests, embedding).
+pub fn state_with(
+    store: Arc<dyn StateStore>,
+    registry: Arc<dyn WorkflowRegistry>,
+    auth: Auth,
+    stub_dir: PathBuf,
+    force_stub: bool,
+) -> AppState {
+    let (events, _) = broadcast::channel(1024);
+    let executor = Arc::new(InProcessExecutor::new(
+        store.clone(),
+        registry.clone(),
+        events.clone(),
+        stub_dir,
+        force_stub,
+    ));
+    AppState {
+        store,
+        registry,
+        executor: Arc::new(executor),
+        auth: Arc::new(auth),
+        events,
+        metrics: metrics::install(),
+    }
+}
+
+/// Serves until `shutdown` resolves, then stops accepting, cancels running executions (each
+/// writes its state and gives its lease up) and returns.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let executor = state.executor.clone();
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    executor.shutdown().await;
+    Ok(())
+}

@@ -1,0 +1,3 @@
+pub mod executions;
+pub mod ops;
+pub mod workflows;

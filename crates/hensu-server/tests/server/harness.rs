@@ -1,0 +1,166 @@
+//! A server on 127.0.0.1:0 over a fresh store, HS256 tokens, and an SSE reader.
+
+use std::sync::Arc;
+
+use hensu_server::AuthConfig;
+use hensu_store::{StateStore, StoreOptions, WorkflowRegistry};
+use serde_json::Value;
+
+pub const SECRET: &str = "test-secret-test-secret-test-secret!";
+
+#[derive(Clone, Copy)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+pub struct Server {
+    pub base: String,
+    pub http: reqwest::Client,
+    _dir: tempfile::TempDir,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+fn stores(
+    backend: Backend,
+    dir: &std::path::Path,
+) -> (Arc<dyn StateStore>, Arc<dyn WorkflowRegistry>) {
+    match backend {
+        Backend::Sqlite => {
+            let db = dir.join("state.db");
+            (
+                Arc::new(
+                    hensu_store::SqliteStore::open_file(&db, StoreOptions::default())
+                        .expect("store"),
+                ),
+                Arc::new(hensu_store::SqliteRegistry::open_file(&db).expect("registry")),
+            )
+        }
+        Backend::Postgres => {
+            let url = std::env::var("HENSU_TEST_DATABASE_URL")
+                .expect("HENSU_TEST_DATABASE_URL (run under scripts/pg-test.sh)");
+            let schema = format!("s_{}", uuid::Uuid::new_v4().simple());
+            (
+                Arc::new(
+                    hensu_store::PgStore::open_in_schema(
+                        &url,
+                        Some(&schema),
+                        StoreOptions::default(),
+                    )
+                    .expect("pg store"),
+                ),
+                Arc::new(hensu_store::PgRegistry::open(&url, Some(&schema)).expect("pg registry")),
+            )
+        }
+    }
+}
+
+impl Server {
+    pub async fn start(backend: Backend) -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, registry) = {
+            let d = dir.path().to_path_buf();
+            tokio::task::spawn_blocking(move || stores(backend, &d))
+                .await
+                .expect("open")
+        };
+        let auth = AuthConfig {
+            hs256_secret: Some(SECRET.into()),
+            ..Default::default()
+        }
+        .build()
+        .expect("auth");
+        let state = hensu_server::state_with(store, registry, auth, dir.path().join("stubs"), true);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(hensu_server::serve(listener, state, async move {
+            let _ = rx.await;
+        }));
+        Server {
+            base,
+            // No connection reuse: a refused upload may leave the server closing a connection
+            // that a pooled client would otherwise pick for the next request.
+            http: reqwest::Client::builder()
+                .pool_max_idle_per_host(0)
+                .build()
+                .expect("client"),
+            _dir: dir,
+            shutdown: Some(tx),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+}
+
+/// A token of `tenant` (subject `user`).
+pub fn token(tenant: &str) -> String {
+    claims(serde_json::json!({"sub": "user", "tenant_id": tenant, "exp": 4_000_000_000u64}))
+}
+
+pub fn claims(c: Value) -> String {
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &c,
+        &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()),
+    )
+    .expect("token")
+}
+
+pub fn fixture(name: &str) -> Value {
+    let path = format!(
+        "{}/tests/server/fixtures/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("json")
+}
+
+/// One SSE message.
+#[derive(Debug, Clone)]
+pub struct Sse {
+    pub id: Option<String>,
+    pub data: Value,
+}
+
+impl Sse {
+    pub fn kind(&self) -> &str {
+        self.data["type"].as_str().unwrap_or("")
+    }
+}
+
+/// Parses an event-stream body (comments skipped).
+pub fn parse_sse(text: &str) -> Vec<Sse> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let mut id = None;
+            let mut data = String::new();
+            for line in block.lines() {
+                if let Some(v) = line.strip_prefix("id:") {
+                    id = Some(v.trim().to_string());
+                } else if let Some(v) = line.strip_prefix("data:") {
+                    data.push_str(v.trim_start());
+                }
+            }
+            if data.is_empty() {
+                None
+            } else {
+                Some(Sse {
+                    id,
+                    data: serde_json::from_str(&data).expect("event data is JSON"),
+                })
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,778 @@
+//! The scenarios, each against a fresh server.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::harness::{Server, Sse, claims, fixture, parse_sse, token};
+
+const A: &str = "tenant-a";
+const B: &str = "tenant-b";
+
+async fn send(
+    s: &Server,
+    method: reqwest::Method,
+    tenant: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut req = s
+        .http
+        .request(method, s.url(path))
+        .bearer_auth(token(tenant));
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let resp = req.send().await.expect("request");
+    let status = resp.status();
+    let text = resp.text().await.expect("body");
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+async fn get(s: &Server, tenant: &str, path: &str) -> (StatusCode, Value) {
+    send(s, reqwest::Method::GET, tenant, path, None).await
+}
+async fn post(s: &Server, tenant: &str, path: &str, body: Value) -> (StatusCode, Value) {
+    send(s, reqwest::Method::POST, tenant, path, Some(body)).await
+}
+async fn delete(s: &Server, tenant: &str, path: &str) -> (StatusCode, Value) {
+    send(s, reqwest::Method::DELETE, tenant, path, None).await
+}
+
+/// The execution's events until it pauses or ends (the stream closes then).
+async fn events(s: &Server, tenant: &str, id: &str, last: Option<&str>) -> Vec<Sse> {
+    let mut req = s
+        .http
+        .get(s.url(&format!("/api/v1/executions/{id}/events")))
+        .bearer_auth(token(tenant));
+    if let Some(l) = last {
+        req = req.header("Last-Event-ID", l);
+    }
+    let resp = req.send().await.expect("events");
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert!(
+        resp.headers()["content-type"]
+            .to_str()
+            .expect("ct")
+            .starts_with("text/event-stream")
+    );
+    parse_sse(&resp.text().await.expect("stream"))
+}
+
+async fn start(s: &Server, tenant: &str, wf: &str) -> String {
+    let (st, body) = post(
+        s,
+        tenant,
+        "/api/v1/executions",
+        json!({"workflowId": wf, "context": {"topic": "rust"}}),
+    )
+    .await;
+    assert_eq!(st, StatusCode::ACCEPTED, "{body}");
+    assert_eq!(body["workflowId"], wf);
+    body["executionId"]
+        .as_str()
+        .expect("executionId")
+        .to_string()
+}
+
+async fn push_ok(s: &Server, tenant: &str, name: &str) {
+    let (st, body) = post(s, tenant, "/api/v1/workflows", fixture(name)).await;
+    assert!(
+        st == StatusCode::CREATED || st == StatusCode::OK,
+        "{st} {body}"
+    );
+}
+
+pub async fn workflow_crud(s: Server) {
+    let (st, body) = post(&s, A, "/api/v1/workflows", fixture("linear")).await;
+    assert_eq!(st, StatusCode::CREATED);
+    assert_eq!(
+        body,
+        json!({"id": "linear", "version": "1.0.0", "created": true})
+    );
+    let (st, body) = post(&s, A, "/api/v1/workflows", fixture("linear")).await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(body["created"], false);
+    push_ok(&s, A, "reviewed").await;
+    let (st, list) = get(&s, A, "/api/v1/workflows").await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(
+        list,
+        json!([{"id": "linear", "version": "1.0.0"}, {"id": "reviewed", "version": "1.0.0"}])
+    );
+    let (st, pulled) = get(&s, A, "/api/v1/workflows/linear").await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(pulled, fixture("linear"));
+    assert_eq!(
+        delete(&s, A, "/api/v1/workflows/linear").await.0,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        delete(&s, A, "/api/v1/workflows/linear").await.0,
+        StatusCode::NOT_FOUND
+    );
+    let (st, body) = get(&s, A, "/api/v1/workflows/linear").await;
+    assert_eq!(
+        (st, body),
+        (
+            StatusCode::NOT_FOUND,
+            json!({"error": "Resource not found", "status": 404})
+        )
+    );
+    // A soft-deleted workflow comes back on push.
+    let (st, body) = post(&s, A, "/api/v1/workflows", fixture("linear")).await;
+    assert_eq!(
+        (st, body["created"].clone()),
+        (StatusCode::CREATED, json!(true))
+    );
+    let (st, body) = get(&s, A, "/api/v1/workflows/bad%3B%20DROP").await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    assert!(
+        body["error"]
+            .as_str()
+            .expect("error")
+            .contains("valid identifier"),
+        "{body}"
+    );
+}
+
+pub async fn push_refuses_bad_input_and_writes_nothing(s: Server) {
+    // Malformed JSON.
+    let resp = s
+        .http
+        .post(s.url("/api/v1/workflows"))
+        .bearer_auth(token(A))
+        .header("content-type", "application/json")
+        .body("{\"id\": ")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let body: Value = resp.json().await.expect("json");
+    assert!(
+        body["error"]
+            .as_str()
+            .expect("e")
+            .starts_with("malformed JSON"),
+        "{body}"
+    );
+    // No body at all / null.
+    let resp = s
+        .http
+        .post(s.url("/api/v1/workflows"))
+        .bearer_auth(token(A))
+        .header("content-type", "application/json")
+        .body("null")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    // Not JSON.
+    let resp = s
+        .http
+        .post(s.url("/api/v1/workflows"))
+        .bearer_auth(token(A))
+        .header("content-type", "text/plain")
+        .body("x")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    // Every id / control-character violation at once.
+    let mut wf = fixture("linear");
+    wf["id"] = json!("bad id");
+    wf["startNode"] = json!("-x");
+    wf["nodes"]["draft"]["prompt"] = json!("bell\u{7}");
+    let (st, body) = post(&s, A, "/api/v1/workflows", wf).await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    let e = body["error"].as_str().expect("error");
+    assert!(e.contains("workflow: id: invalid identifier"), "{e}");
+    assert!(e.contains("workflow: startNode: invalid identifier"), "{e}");
+    assert!(e.contains("control characters"), "{e}");
+    // hensu's checks: an unknown transition target, reported with all diagnostics as JSON.
+    let mut wf = fixture("linear");
+    wf["nodes"]["polish"]["transitionRules"][0]["targetNode"] = json!("nowhere");
+    let (st, body) = post(&s, A, "/api/v1/workflows", wf).await;
+    assert_eq!(st, StatusCode::BAD_REQUEST, "{body}");
+    let diags = body["diagnostics"]["diagnostics"]
+        .as_array()
+        .expect("diagnostics");
+    assert!(!diags.is_empty(), "{body}");
+    assert!(diags.iter().all(|d| d["code"].is_string()));
+    assert_eq!(body["diagnostics"]["valid"], false);
+    // Too large.
+    // Too large: 413 from the Content-Length alone; the server may close the connection
+    // before the client has finished uploading, which the client sees as a write error.
+    let big = json!({"id": "x", "blob": "a".repeat(hensu_server::MAX_BODY_BYTES + 1)});
+    match s
+        .http
+        .post(s.url("/api/v1/workflows"))
+        .bearer_auth(token(A))
+        .json(&big)
+        .send()
+        .await
+    {
+        Ok(resp) => assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE),
+        Err(e) => assert!(e.is_request() || e.is_body(), "{e}"),
+    }
+    // Nothing was written.
+    assert_eq!(get(&s, A, "/api/v1/workflows").await.1, json!([]));
+}
+
+pub async fn sub_workflows_need_children_first(s: Server) {
+    let (st, body) = post(&s, A, "/api/v1/workflows", fixture("parent")).await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        body["error"],
+        "Workflow 'parent' references unknown sub-workflows: linear"
+    );
+    push_ok(&s, A, "linear").await;
+    push_ok(&s, A, "parent").await;
+    // linear -> parent -> linear would be a cycle.
+    let mut cyclic = fixture("linear");
+    let child = fixture("parent")["nodes"]["child"].clone();
+    cyclic["nodes"]["draft"] = {
+        let mut c = child;
+        c["id"] = json!("draft");
+        c["workflowId"] = json!("parent");
+        c
+    };
+    let (st, body) = post(&s, A, "/api/v1/workflows", cyclic).await;
+    assert_eq!(st, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["error"].as_str().expect("e").contains("cycle"),
+        "{body}"
+    );
+    assert_eq!(
+        get(&s, A, "/api/v1/workflows/linear").await.1,
+        fixture("linear")
+    );
+    // A parent run reaches its child.
+    let id = start(&s, A, "parent").await;
+    let evs = events(&s, A, &id, None).await;
+    assert_eq!(
+        evs.last().expect("event").kind(),
+        "execution.completed",
+        "{evs:?}"
+    );
+}
+
+pub async fn start_stream_result(s: Server) {
+    push_ok(&s, A, "linear").await;
+    let id = start(&s, A, "linear").await;
+    let evs = events(&s, A, &id, None).await;
+    let kinds: Vec<&str> = evs.iter().map(Sse::kind).collect();
+    assert_eq!(kinds.first(), Some(&"execution.started"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"execution.completed"), "{kinds:?}");
+    assert!(kinds.contains(&"execution.step"));
+    let ids: Vec<u64> = evs
+        .iter()
+        .map(|e| e.id.as_deref().expect("id").parse().expect("num"))
+        .collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+    let done = evs.last().expect("last");
+    assert_eq!(done.data["success"], true);
+    assert_eq!(done.data["finalNodeId"], "done");
+    let (st, status) = get(&s, A, &format!("/api/v1/executions/{id}")).await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(status["status"], "completed");
+    assert_eq!(status["currentNodeId"], "done");
+    let (st, result) = get(&s, A, &format!("/api/v1/executions/{id}/result")).await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(result["status"], "completed");
+    let out = result["output"].as_object().expect("output");
+    assert_eq!(out["topic"], "rust");
+    assert!(
+        out.contains_key("draft") && out.contains_key("polish"),
+        "{result}"
+    );
+    assert!(out.keys().all(|k| !k.starts_with('_')));
+    let (_, list) = get(&s, A, "/api/v1/executions").await;
+    assert_eq!(list[0]["executionId"], id.as_str());
+    // Unknown workflow: 404, nothing started.
+    let (st, _) = post(&s, A, "/api/v1/executions", json!({"workflowId": "nope"})).await;
+    assert_eq!(st, StatusCode::NOT_FOUND);
+    for bad in [
+        json!({}),
+        json!({"workflowId": ""}),
+        json!({"workflowId": "a b"}),
+    ] {
+        let (st, body) = post(&s, A, "/api/v1/executions", bad).await;
+        assert_eq!(st, StatusCode::BAD_REQUEST);
+        assert!(
+            body["error"].as_str().expect("e").contains("workflowId"),
+            "{body}"
+        );
+    }
+    assert_eq!(
+        get(&s, A, "/api/v1/executions")
+            .await
+            .1
+            .as_array()
+            .expect("list")
+            .len(),
+        1
+    );
+}
+
+pub async fn sse_replays_after_last_event_id(s: Server) {
+    push_ok(&s, A, "linear").await;
+    let id = start(&s, A, "linear").await;
+    let all = events(&s, A, &id, None).await;
+    assert!(all.len() >= 3, "{all:?}");
+    let cut = all[1].id.clone().expect("id");
+    let rest = events(&s, A, &id, Some(&cut)).await;
+    let expect: Vec<Option<String>> = all[2..].iter().map(|e| e.id.clone()).collect();
+    assert_eq!(
+        rest.iter().map(|e| e.id.clone()).collect::<Vec<_>>(),
+        expect
+    );
+    assert_eq!(rest.last().expect("last").kind(), "execution.completed");
+    let resp = s
+        .http
+        .get(s.url(&format!("/api/v1/executions/{id}/events")))
+        .bearer_auth(token(A))
+        .header("Last-Event-ID", "garbage")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+}
+
+pub async fn review_pause_and_resume(s: Server) {
+    push_ok(&s, A, "reviewed").await;
+    let id = start(&s, A, "reviewed").await;
+    let evs = events(&s, A, &id, None).await;
+    let paused = evs.last().expect("event");
+    assert_eq!(paused.kind(), "execution.paused", "{evs:?}");
+    let corr = paused.data["correlationId"]
+        .as_str()
+        .expect("correlation")
+        .to_string();
+    assert_eq!(paused.data["nodeId"], "draft");
+    let (_, status) = get(&s, A, &format!("/api/v1/executions/{id}")).await;
+    assert_eq!(status["status"], "paused");
+    assert_eq!(status["correlationId"], corr.as_str());
+    let (_, list) = get(&s, A, "/api/v1/executions/paused").await;
+    assert_eq!(list[0]["executionId"], id.as_str());
+    assert_eq!(list[0]["correlationId"], corr.as_str());
+    let resume = format!("/api/v1/executions/{id}/resume");
+    // A plain resume of a review pause is refused and changes nothing.
+    let (st, body) = post(&s, A, &resume, json!({})).await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    assert!(
+        body["error"]
+            .as_str()
+            .expect("e")
+            .contains("awaiting a review decision"),
+        "{body}"
+    );
+    let (st, body) = post(
+        &s,
+        A,
+        &resume,
+        json!({"decision": "approve", "correlationId": "wrong"}),
+    )
+    .await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    assert!(
+        body["error"]
+            .as_str()
+            .expect("e")
+            .contains("Correlation id mismatch"),
+        "{body}"
+    );
+    assert_eq!(
+        get(&s, A, &format!("/api/v1/executions/{id}")).await.1["status"],
+        "paused"
+    );
+    // Approve: 202 at once, the run ends in the background.
+    let (st, body) = post(
+        &s,
+        A,
+        &resume,
+        json!({"decision": "approve", "correlationId": corr}),
+    )
+    .await;
+    assert_eq!(st, StatusCode::ACCEPTED, "{body}");
+    assert_eq!(body["status"], "resumed");
+    let last = paused.id.clone();
+    let after = events(&s, A, &id, last.as_deref()).await;
+    let done = after.last().expect("event");
+    assert_eq!(done.kind(), "execution.completed", "{after:?}");
+    assert_eq!(done.data["finalNodeId"], "done");
+    // A second approve after completion.
+    let (st, body) = post(
+        &s,
+        A,
+        &resume,
+        json!({"decision": "approve", "correlationId": corr}),
+    )
+    .await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    assert!(
+        body["error"]
+            .as_str()
+            .expect("e")
+            .contains("not awaiting review"),
+        "{body}"
+    );
+    // Reject routes through onRejection.
+    let id2 = start(&s, A, "reviewed").await;
+    let evs = events(&s, A, &id2, None).await;
+    let corr2 = evs.last().expect("paused").data["correlationId"]
+        .as_str()
+        .expect("c")
+        .to_string();
+    let (st, _) = post(
+        &s,
+        A,
+        &format!("/api/v1/executions/{id2}/resume"),
+        json!({"decision": "reject", "correlationId": corr2, "reason": "no"}),
+    )
+    .await;
+    assert_eq!(st, StatusCode::ACCEPTED);
+    let evs = events(&s, A, &id2, evs.last().and_then(|e| e.id.as_deref())).await;
+    let end = evs.last().expect("end");
+    assert_eq!(end.data["finalNodeId"], "rejected", "{evs:?}");
+    assert_eq!(end.data["success"], false);
+}
+
+pub async fn resume_body_rules(s: Server) {
+    let p = "/api/v1/executions/unknown-id/resume";
+    let (st, body) = post(&s, A, p, json!({"approved": true, "modifications": {}})).await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    let e = body["error"].as_str().expect("e");
+    assert!(e.contains("approved") && e.contains("modifications"), "{e}");
+    let (st, body) = post(&s, A, p, json!({"approved": null})).await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().expect("e").contains("approved"));
+    let (st, body) = post(&s, A, p, json!({"decision": "approve"})).await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().expect("e").contains("correlationId"));
+    let (st, body) = post(&s, A, p, json!({"decision": "maybe", "correlationId": "c"})).await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    assert!(
+        body["error"]
+            .as_str()
+            .expect("e")
+            .contains("Invalid decision")
+    );
+    let (st, body) = post(
+        &s,
+        A,
+        p,
+        json!({"decision": "backtrack", "correlationId": "c"}),
+    )
+    .await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().expect("e").contains("targetStep"));
+    // The path check comes first.
+    let (st, body) = post(
+        &s,
+        A,
+        "/api/v1/executions/%3Cscript%3E/resume",
+        json!({"approved": 1}),
+    )
+    .await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    assert!(
+        body["error"]
+            .as_str()
+            .expect("e")
+            .contains("valid identifier")
+    );
+    // A valid body on an unknown execution.
+    assert_eq!(post(&s, A, p, json!({})).await.0, StatusCode::NOT_FOUND);
+    let resp = s
+        .http
+        .post(s.url(p))
+        .bearer_auth(token(A))
+        .body("{oops")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+}
+
+pub async fn cancel_paused_execution(s: Server) {
+    push_ok(&s, A, "reviewed").await;
+    let id = start(&s, A, "reviewed").await;
+    let evs = events(&s, A, &id, None).await;
+    assert_eq!(evs.last().expect("e").kind(), "execution.paused");
+    let (st, body) = post(&s, A, &format!("/api/v1/executions/{id}/cancel"), json!({})).await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    assert_eq!(body["status"], "cancelled");
+    assert_eq!(
+        get(&s, A, &format!("/api/v1/executions/{id}")).await.1["status"],
+        "cancelled"
+    );
+    let (st, _) = post(&s, A, &format!("/api/v1/executions/{id}/cancel"), json!({})).await;
+    assert_eq!(st, StatusCode::CONFLICT);
+    let evs = events(&s, A, &id, evs.last().and_then(|e| e.id.as_deref())).await;
+    assert_eq!(
+        evs.last().expect("e").kind(),
+        "execution.cancelled",
+        "{evs:?}"
+    );
+    let (st, _) = post(&s, A, &format!("/api/v1/executions/{id}/resume"), json!({})).await;
+    assert_eq!(st, StatusCode::CONFLICT);
+}
+
+pub async fn tenant_isolation_per_endpoint(s: Server) {
+    push_ok(&s, A, "reviewed").await;
+    let id = start(&s, A, "reviewed").await;
+    let evs = events(&s, A, &id, None).await;
+    let corr = evs.last().expect("e").data["correlationId"].clone();
+    // B sees none of A's things.
+    assert_eq!(get(&s, B, "/api/v1/workflows").await.1, json!([]));
+    assert_eq!(
+        get(&s, B, "/api/v1/workflows/reviewed").await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        delete(&s, B, "/api/v1/workflows/reviewed").await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        post(
+            &s,
+            B,
+            "/api/v1/executions",
+            json!({"workflowId": "reviewed"})
+        )
+        .await
+        .0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        get(&s, B, &format!("/api/v1/executions/{id}")).await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        get(&s, B, &format!("/api/v1/executions/{id}/result"))
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        get(&s, B, &format!("/api/v1/executions/{id}/events"))
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        post(
+            &s,
+            B,
+            &format!("/api/v1/executions/{id}/resume"),
+            json!({"decision": "approve", "correlationId": corr})
+        )
+        .await
+        .0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        post(&s, B, &format!("/api/v1/executions/{id}/cancel"), json!({}))
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(get(&s, B, "/api/v1/executions/paused").await.1, json!([]));
+    assert_eq!(get(&s, B, "/api/v1/executions").await.1, json!([]));
+    // B's own workflow of the same id is separate.
+    push_ok(&s, B, "linear").await;
+    let mut other = fixture("linear");
+    other["id"] = json!("reviewed");
+    let (st, _) = post(&s, B, "/api/v1/workflows", other).await;
+    assert_eq!(st, StatusCode::CREATED);
+    assert_eq!(
+        get(&s, A, "/api/v1/workflows/reviewed").await.1,
+        fixture("reviewed")
+    );
+    // A's things are intact.
+    assert_eq!(
+        get(&s, A, &format!("/api/v1/executions/{id}")).await.1["status"],
+        "paused"
+    );
+}
+
+pub async fn unknown_execution_is_404_everywhere(s: Server) {
+    let id = "0b6c2a64-0000-4000-8000-000000000000";
+    for path in [
+        format!("/api/v1/executions/{id}"),
+        format!("/api/v1/executions/{id}/result"),
+        format!("/api/v1/executions/{id}/events"),
+    ] {
+        let (st, body) = get(&s, A, &path).await;
+        assert_eq!(
+            (st, body),
+            (
+                StatusCode::NOT_FOUND,
+                json!({"error": "Resource not found", "status": 404})
+            ),
+            "{path}"
+        );
+    }
+    assert_eq!(
+        post(&s, A, &format!("/api/v1/executions/{id}/resume"), json!({}))
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        post(&s, A, &format!("/api/v1/executions/{id}/cancel"), json!({}))
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        get(&s, A, "/api/v1/nothing-here").await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        delete(&s, A, "/api/v1/executions/paused").await.0,
+        StatusCode::METHOD_NOT_ALLOWED
+    );
+    let (st, body) = get(&s, A, "/api/v1/executions/exec%3B+DROP+TABLE").await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    assert!(
+        body["error"]
+            .as_str()
+            .expect("e")
+            .contains("valid identifier")
+    );
+}
+
+pub async fn tenant_stream_emits(s: Server) {
+    push_ok(&s, A, "linear").await;
+    push_ok(&s, B, "linear").await;
+    let resp = s
+        .http
+        .get(s.url("/api/v1/executions/events"))
+        .bearer_auth(token(A))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status(), StatusCode::OK);
+    // The subscription exists once the headers are back; B's run must not show up.
+    let b_run = start(&s, B, "linear").await;
+    let _ = events(&s, B, &b_run, None).await;
+    let id = start(&s, A, "linear").await;
+    let mut body = resp;
+    let mut text = String::new();
+    while !text.contains("execution.completed") {
+        let chunk = body.chunk().await.expect("chunk").expect("stream open");
+        text.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let evs = parse_sse(&text);
+    assert!(
+        evs.iter().all(|e| e.data["executionId"] == id.as_str()),
+        "{evs:?}"
+    );
+    assert!(evs.iter().all(|e| {
+        e.id.as_deref()
+            .is_some_and(|i| i.starts_with(&format!("{id}:")))
+    }));
+    assert_eq!(evs.last().expect("e").kind(), "execution.completed");
+}
+
+pub async fn auth_rules(s: Server) {
+    let resp = s
+        .http
+        .get(s.url("/api/v1/workflows"))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(resp.headers()["www-authenticate"], "Bearer");
+    let no_tenant = claims(json!({"sub": "u", "exp": 4_000_000_000u64}));
+    let resp = s
+        .http
+        .get(s.url("/api/v1/workflows"))
+        .bearer_auth(no_tenant)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    let expired = claims(json!({"sub": "u", "tenant_id": A, "exp": 1}));
+    let resp = s
+        .http
+        .get(s.url("/api/v1/workflows"))
+        .bearer_auth(expired)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    let forged = jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &json!({"sub": "u", "tenant_id": A, "exp": 4_000_000_000u64}),
+        &jsonwebtoken::EncodingKey::from_secret(b"another-secret-another-secret-xx"),
+    )
+    .expect("token");
+    let resp = s
+        .http
+        .get(s.url("/api/v1/workflows"))
+        .bearer_auth(forged)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    // Operations need no token.
+    assert_eq!(
+        s.http
+            .get(s.url("/health"))
+            .send()
+            .await
+            .expect("h")
+            .status(),
+        StatusCode::OK
+    );
+}
+
+pub async fn operations_endpoints(s: Server) {
+    let h: Value = s
+        .http
+        .get(s.url("/health"))
+        .send()
+        .await
+        .expect("h")
+        .json()
+        .await
+        .expect("j");
+    assert_eq!(h["status"], "UP");
+    let r = s.http.get(s.url("/ready")).send().await.expect("r");
+    assert_eq!(r.status(), StatusCode::OK);
+    push_ok(&s, A, "linear").await;
+    let id = start(&s, A, "linear").await;
+    let _ = events(&s, A, &id, None).await;
+    let m = s
+        .http
+        .get(s.url("/metrics"))
+        .send()
+        .await
+        .expect("m")
+        .text()
+        .await
+        .expect("t");
+    for name in [
+        "hensu_executions_total",
+        "hensu_step_duration_seconds",
+        "hensu_executions_running",
+        "hensu_lease_takeovers_total",
+    ] {
+        assert!(m.contains(name), "{name} missing from\n{m}");
+    }
+    let doc: Value = s
+        .http
+        .get(s.url("/openapi.json"))
+        .send()
+        .await
+        .expect("o")
+        .json()
+        .await
+        .expect("j");
+    assert!(doc["paths"]["/api/v1/executions/{executionId}/resume"]["post"].is_object());
+}

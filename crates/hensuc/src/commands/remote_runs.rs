@@ -1,0 +1,186 @@
+//! `run`, `runs`, `resume` and `cancel` against a server (`--server URL`): the same commands,
+//! executed remotely; `run` streams the execution's events like a local run's progress.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+
+use super::remote::{Remote, fail, print_event};
+use crate::exit;
+
+/// Follows `id` from `from` and prints the outcome; the exit code follows the status.
+fn follow_and_report(remote: &Remote, id: &str, from: Option<String>) -> anyhow::Result<ExitCode> {
+    remote.follow(id, from, print_event)?;
+    let a = remote.get(&format!("/api/v1/executions/{id}"))?;
+    if !a.ok() {
+        return Err(fail("status", &a));
+    }
+    let status = a
+        .body
+        .get("status")
+        .and_then(Value::as_str)
+        .unwrap_or("?")
+        .to_string();
+    println!("{}", serde_json::to_string_pretty(&a.body)?);
+    if status == "paused" {
+        eprintln!(
+            "continue with `hensuc resume {id} --server … --approve` (or --reject, --backtrack)"
+        );
+    }
+    let ok = status == "paused"
+        || (status == "completed"
+            && a.body
+                .get("exitStatus")
+                .and_then(Value::as_str)
+                .is_none_or(|x| x == "SUCCESS"));
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(exit::FAILURE)
+    })
+}
+
+/// `hensuc run WORKFLOW --server URL`: pushes the file (when it is one), starts it, streams.
+pub fn run(
+    remote: &Remote,
+    workflow: &Path,
+    dir: Option<&Path>,
+    context: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let id = if workflow.is_file() {
+        super::push::push_file(remote, workflow, dir)?
+    } else {
+        workflow.display().to_string()
+    };
+    let context: Value = match context {
+        None => json!({}),
+        Some(c) => {
+            let text = match c.strip_prefix('@') {
+                Some(f) => std::fs::read_to_string(f)
+                    .map_err(|e| anyhow::anyhow!("cannot read `{f}`: {e}"))?,
+                None => c.to_string(),
+            };
+            serde_json::from_str(&text)
+                .map_err(|e| anyhow::anyhow!("--context is not JSON: {e}"))?
+        }
+    };
+    let a = remote.post(
+        "/api/v1/executions",
+        &json!({"workflowId": id, "context": context}),
+    )?;
+    if !a.ok() {
+        return Err(fail(&format!("start {id}"), &a));
+    }
+    let exec = a
+        .body
+        .get("executionId")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    eprintln!("execution {exec}");
+    follow_and_report(remote, &exec, None)
+}
+
+/// `hensuc runs --server URL`: the tenant's executions.
+pub fn runs(remote: &Remote, as_json: bool) -> anyhow::Result<ExitCode> {
+    let a = remote.get("/api/v1/executions")?;
+    if !a.ok() {
+        return Err(fail("runs", &a));
+    }
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&a.body)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let list = a.body.as_array().cloned().unwrap_or_default();
+    if list.is_empty() {
+        println!("no runs");
+    }
+    for r in list {
+        let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        println!(
+            "{:<38} {:<24} {:<10} {:<16} {}",
+            s("executionId"),
+            s("workflowId"),
+            s("status"),
+            s("currentNodeId"),
+            s("startedAt")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `hensuc resume` asks of the server.
+pub struct ResumeRequest<'a> {
+    pub id: &'a str,
+    pub approve: bool,
+    pub reject: Option<&'a str>,
+    pub backtrack: Option<&'a str>,
+    pub reason: Option<&'a str>,
+    pub correlation: Option<&'a str>,
+    pub edits: Option<serde_json::Map<String, Value>>,
+}
+
+/// `hensuc resume ID --server URL [--approve | --reject R | --backtrack N]`.
+pub fn resume(remote: &Remote, r: ResumeRequest<'_>) -> anyhow::Result<ExitCode> {
+    let status = remote.get(&format!("/api/v1/executions/{}", r.id))?;
+    if !status.ok() {
+        return Err(fail(&format!("resume {}", r.id), &status));
+    }
+    let decision = if r.approve {
+        Some("approve")
+    } else if r.reject.is_some() {
+        Some("reject")
+    } else if r.backtrack.is_some() {
+        Some("backtrack")
+    } else {
+        None
+    };
+    let mut body = serde_json::Map::new();
+    if let Some(d) = decision {
+        body.insert("decision".into(), json!(d));
+        let corr = r.correlation.map(str::to_string).or_else(|| {
+            status
+                .body
+                .get("correlationId")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        });
+        body.insert("correlationId".into(), json!(corr));
+    }
+    if let Some(reason) = r.reject.or(r.reason) {
+        body.insert("reason".into(), json!(reason));
+    }
+    if let Some(t) = r.backtrack {
+        body.insert("targetStep".into(), json!(t));
+    }
+    if let Some(e) = r.edits {
+        body.insert("contextEdits".into(), Value::Object(e));
+    }
+    let from = status
+        .body
+        .get("step")
+        .and_then(Value::as_u64)
+        .map(|s| s.to_string());
+    let a = remote.post(
+        &format!("/api/v1/executions/{}/resume", r.id),
+        &Value::Object(body),
+    )?;
+    if !a.ok() {
+        return Err(fail(&format!("resume {}", r.id), &a));
+    }
+    follow_and_report(remote, r.id, from)
+}
+
+/// `hensuc cancel ID --server URL`.
+pub fn cancel(remote: &Remote, id: &str) -> anyhow::Result<ExitCode> {
+    let a = remote.post(&format!("/api/v1/executions/{id}/cancel"), &json!({}))?;
+    if !a.ok() {
+        return Err(fail(&format!("cancel {id}"), &a));
+    }
+    match a.body.get("status").and_then(Value::as_str) {
+        Some("cancelled") => println!("run {id} cancelled"),
+        _ => println!("run {id}: cancellation requested; it stops at its next node boundary"),
+    }
+    Ok(ExitCode::SUCCESS)
+}

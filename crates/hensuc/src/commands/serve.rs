@@ -1,0 +1,154 @@
+//! `hensuc serve`: the hensu server (crates/hensu-server, docs/server.md) on this machine.
+//!
+//! Configuration, later sources winning: `[server]` in `<dir>/hensu.toml` (`listen`, `store`,
+//! `jwt_public_key_file`, `jwt_issuer`), the environment (`HENSU_JWT_SECRET`,
+//! `HENSU_JWT_PUBLIC_KEY` — PEM text or a file path —, `HENSU_JWT_ISSUER`), then the flags.
+//! Secrets are never read from hensu.toml.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Args;
+use serde::Deserialize;
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on (default 127.0.0.1:8080; port 0 picks a free one).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<SocketAddr>,
+    /// State store: a PostgreSQL URL (several servers share it) or an SQLite path; default
+    /// `<DIR>/.hensu/state.db`.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// Project directory (hensu.toml, stubs/).
+    #[arg(short = 'd', long = "dir", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Serve every model with stub agents.
+    #[arg(long)]
+    pub stub: bool,
+}
+
+#[derive(Deserialize, Default, Debug)]
+#[serde(deny_unknown_fields)]
+struct ServerSection {
+    listen: Option<SocketAddr>,
+    store: Option<String>,
+    jwt_public_key_file: Option<PathBuf>,
+    jwt_issuer: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct TomlFile {
+    #[serde(default)]
+    server: Option<ServerSection>,
+}
+
+fn read_section(dir: &Path) -> anyhow::Result<ServerSection> {
+    let path = dir.join("hensu.toml");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ServerSection::default()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let file: TomlFile = toml::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}: [server]: {}", path.display(), e.message()))?;
+    Ok(file.server.unwrap_or_default())
+}
+
+fn pem(value: &str) -> anyhow::Result<String> {
+    if value.contains("-----BEGIN") {
+        return Ok(value.to_string());
+    }
+    std::fs::read_to_string(value)
+        .with_context(|| format!("cannot read the public key file {value}"))
+}
+
+pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let section = read_section(&dir)?;
+    let listen = args
+        .listen
+        .or(section.listen)
+        .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080)));
+    let store = args
+        .store
+        .or(section.store)
+        .unwrap_or_else(|| dir.join(hensu_store::STATE_DB).display().to_string());
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    let public_key_pem = match (env("HENSU_JWT_PUBLIC_KEY"), &section.jwt_public_key_file) {
+        (Some(v), _) => Some(pem(&v)?),
+        (None, Some(f)) => Some(pem(&dir.join(f).display().to_string())?),
+        (None, None) => None,
+    };
+    let auth = hensu_server::AuthConfig {
+        hs256_secret: env("HENSU_JWT_SECRET"),
+        public_key_pem,
+        issuer: env("HENSU_JWT_ISSUER").or(section.jwt_issuer),
+    };
+    let config = hensu_server::ServerConfig {
+        listen,
+        store,
+        auth,
+        stub_dir: dir.join("stubs"),
+        force_stub: args.stub,
+    };
+    init_logs();
+    let state = hensu_server::build_state(&config)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", config.listen))?;
+        let addr = listener.local_addr()?;
+        let mode = if config.auth.is_configured() {
+            "JWT"
+        } else {
+            "dev tenant (no key)"
+        };
+        eprintln!("hensu server listening on http://{addr} (auth: {mode})");
+        hensu_server::serve(listener, state, async {
+            shutdown_signal().await;
+            eprintln!(
+                "shutting down: no new requests; running executions stop at their next boundary"
+            );
+        })
+        .await
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}
+
+/// Logs to stderr (`RUST_LOG`, default `info`). Request spans carry method and path only;
+/// tokens and keys are never logged.
+fn init_logs() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

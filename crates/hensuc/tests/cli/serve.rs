@@ -1,0 +1,241 @@
+//! `hensuc serve` as a process, driven by the client commands over HTTP on 127.0.0.1:
+//! push (children first), workflows, pull, run --server (review pause), resume --server,
+//! runs --server, cancel --server, delete, and the refusal to listen openly without keys.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Stdio};
+
+use crate::{hensuc, stderr, stdout};
+
+const LINEAR: &str = r#"fun linear() = workflow("Linear") {
+    agents {
+        agent("writer") { role = "Writer"; model = "stub" }
+    }
+    graph {
+        start at "draft"
+        node("draft") {
+            agent = "writer"
+            prompt = "Write about {topic}."
+            onSuccess goto "done"
+        }
+        end("done")
+    }
+}
+"#;
+
+const REVIEWED: &str = r#"fun reviewed() = workflow("Reviewed") {
+    agents {
+        agent("writer") { role = "Writer"; model = "stub" }
+    }
+    graph {
+        start at "draft"
+        node("draft") {
+            agent = "writer"
+            prompt = "Write about {topic}."
+            review(ReviewMode.REQUIRED)
+            onApproval goto "done"
+            onRejection goto "rejected"
+        }
+        end("done")
+        end("rejected", ExitStatus.FAILURE)
+    }
+}
+"#;
+
+const PARENT: &str = r#"fun parent() = workflow("Parent") {
+    graph {
+        start at "child"
+        subWorkflow("child") {
+            target = "linear"
+            onSuccess goto "done"
+        }
+        end("done")
+    }
+}
+"#;
+
+struct ServeProcess {
+    child: Child,
+    url: String,
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(dir: &Path) -> ServeProcess {
+    let mut child = hensuc()
+        .args(["serve", "--listen", "127.0.0.1:0", "--stub", "-d"])
+        .arg(dir)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("spawn serve");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("serve exited before listening")
+            .expect("line");
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.split_whitespace().next().expect("url").to_string();
+        }
+    };
+    // Keep draining the log so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    ServeProcess { child, url }
+}
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("workflows")).expect("mkdir");
+    std::fs::write(dir.path().join("workflows/linear.hwf"), LINEAR).expect("write");
+    std::fs::write(dir.path().join("workflows/reviewed.hwf"), REVIEWED).expect("write");
+    std::fs::write(dir.path().join("parent.hwf"), PARENT).expect("write");
+    dir
+}
+
+fn json_out(o: &std::process::Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(o), stderr(o)))
+}
+
+#[test]
+fn client_commands_against_a_real_server() {
+    let dir = project();
+    let server = serve(dir.path());
+    let url = server.url.as_str();
+    let push = hensuc()
+        .args(["push"])
+        .arg(dir.path())
+        .args(["--server", url])
+        .output()
+        .expect("push");
+    assert!(push.status.success(), "{}", stderr(&push));
+    let out = stdout(&push);
+    let at = |id: &str| {
+        out.find(&format!(" {id} v"))
+            .unwrap_or_else(|| panic!("{id} not pushed: {out}"))
+    };
+    assert!(at("linear") < at("parent"), "children first: {out}");
+
+    let list = hensuc()
+        .args(["workflows", "--server", url])
+        .output()
+        .expect("workflows");
+    assert!(list.status.success());
+    let listed = stdout(&list);
+    let ids: Vec<&str> = listed
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap_or(""))
+        .collect();
+    assert_eq!(ids, ["linear", "parent", "reviewed"]);
+
+    let pull = hensuc()
+        .args(["pull", "linear"])
+        .env("HENSU_SERVER", url)
+        .output()
+        .expect("pull");
+    assert!(pull.status.success(), "{}", stderr(&pull));
+    assert_eq!(json_out(&pull)["id"], "linear");
+
+    // A review pauses the remote run; resume --approve finishes it.
+    let run = hensuc()
+        .args([
+            "run",
+            "reviewed",
+            "--server",
+            url,
+            "-c",
+            r#"{"topic": "x"}"#,
+        ])
+        .output()
+        .expect("run");
+    assert!(run.status.success(), "{}", stderr(&run));
+    let paused = json_out(&run);
+    assert_eq!(paused["status"], "paused");
+    assert!(
+        stderr(&run).contains("paused at `draft` for review"),
+        "{}",
+        stderr(&run)
+    );
+    let id = paused["executionId"].as_str().expect("id").to_string();
+    let resume = hensuc()
+        .args(["resume", &id, "--approve", "--server", url])
+        .output()
+        .expect("resume");
+    assert!(resume.status.success(), "{}", stderr(&resume));
+    let done = json_out(&resume);
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["currentNodeId"], "done");
+
+    // A file runs too (pushed first), with its sub-workflow already on the server.
+    let run = hensuc()
+        .args(["run"])
+        .arg(dir.path().join("parent.hwf"))
+        .args(["-d"])
+        .arg(dir.path())
+        .args(["--server", url])
+        .output()
+        .expect("run file");
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert_eq!(json_out(&run)["status"], "completed");
+
+    let second = json_out(
+        &hensuc()
+            .args(["run", "reviewed", "--server", url])
+            .output()
+            .expect("run"),
+    );
+    let sid = second["executionId"].as_str().expect("id").to_string();
+    let cancel = hensuc()
+        .args(["cancel", &sid, "--server", url])
+        .output()
+        .expect("cancel");
+    assert!(cancel.status.success(), "{}", stderr(&cancel));
+    assert!(stdout(&cancel).contains("cancelled"));
+
+    let runs = hensuc()
+        .args(["runs", "--server", url, "--json"])
+        .output()
+        .expect("runs");
+    let all = json_out(&runs);
+    let statuses: Vec<&str> = all
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|r| r["status"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(statuses, ["cancelled", "completed", "completed"], "{all}");
+
+    let del = hensuc()
+        .args(["delete", "reviewed", "--server", url])
+        .output()
+        .expect("delete");
+    assert!(del.status.success());
+    let again = hensuc()
+        .args(["delete", "reviewed", "--server", url])
+        .output()
+        .expect("delete");
+    assert!(!again.status.success());
+    assert!(stderr(&again).contains("404"), "{}", stderr(&again));
+}
+
+#[test]
+fn serve_refuses_an_open_address_without_keys() {
+    let dir = project();
+    let out = hensuc()
+        .args(["serve", "--listen", "0.0.0.0:0", "-d"])
+        .arg(dir.path())
+        .output()
+        .expect("serve");
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("without a JWT key"),
+        "{}",
+        stderr(&out)
+    );
+}
