@@ -502,7 +502,11 @@ pub(crate) fn run_workflow(
     let mut builder = Engine::builder()
         .action_handlers(match &network {
             hensu_host::NetworkAccess::Live => actions,
-            offline => hensu_host::action_handlers_with(webhook_url, offline.clone()),
+            offline => {
+                let mut simulated = hensu_host::action_handlers_with(webhook_url, offline.clone());
+                mcp.register_action(&mut simulated);
+                simulated
+            }
         })
         .generic_handlers(hensu_host::generic_handlers_with(network.clone()))
         .commands(commands)
