@@ -8,9 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use hensu_host::{
-    CommandRegistry, CommandSpec, FsStubFiles, resolve_shell, run_command, shell_quote,
-};
+use hensu_host::{CommandRegistry, CommandSpec, FsStubFiles, run_command};
 use hensu_ir::*;
 use hensu_runtime::*;
 use indexmap::IndexMap;

@@ -268,7 +268,7 @@ pub(crate) fn run_workflow(
     let mut builder = Engine::builder()
         .action_handlers(actions)
         .generic_handlers(hensu_host::generic_handlers())
-        .commands(commands)
+        .commands(commands.with_cancel(cancel.clone()))
         .listener(listener)
         .structured_output(Arc::new(hensu_providers::StructuredOutput {
             max_corrections: config.structured_output.max_corrections,
