@@ -8,6 +8,7 @@ use serde_json::Value;
 mod command_env;
 mod command_processes;
 mod command_values;
+mod stub_scenarios;
 
 /// A context from a JSON object.
 fn ctx(v: Value) -> Context {
