@@ -162,6 +162,13 @@ impl Scanner<'_> {
         self.copy(len);
     }
 
+    /// Copies one character verbatim and appends its bytes to `word`.
+    fn copy_char_into(&mut self, word: &mut Vec<u8>) {
+        let start = self.pos;
+        self.copy_char();
+        word.extend_from_slice(&self.src[start..self.pos]);
+    }
+
     /// The name of a placeholder `{name}` starting at the current position, and its length.
     fn placeholder_here(&self) -> Option<(&str, usize)> {
         placeholder_at(self.text, self.pos)
@@ -470,9 +477,8 @@ impl Scanner<'_> {
                 (None, b'\\') => {
                     quoted = true;
                     self.copy(1);
-                    if let Some(c) = self.peek(0) {
-                        delimiter.push(c);
-                        self.copy(1);
+                    if self.peek(0).is_some() {
+                        self.copy_char_into(&mut delimiter);
                     }
                     continue;
                 }
@@ -481,8 +487,7 @@ impl Scanner<'_> {
                 }
                 _ => {}
             }
-            delimiter.push(b);
-            self.copy(1);
+            self.copy_char_into(&mut delimiter);
         }
         if delimiter.is_empty() && !quoted {
             return Err(self.error_at(offset, "a heredoc needs a delimiter word"));
@@ -609,6 +614,15 @@ mod tests {
     }
 
     #[test]
+    fn multi_byte_heredoc_delimiters() {
+        // Found by the fuzzer (it panicked slicing inside the character).
+        assert_eq!(
+            script("cat <<\u{e9}OF\n{x}\n\u{e9}OF"),
+            "cat <<\u{e9}OF\n${HENSU_VALUE_x-}\n\u{e9}OF"
+        );
+    }
+
+    #[test]
     fn shell_syntax_is_left_alone() {
         for c in [
             "echo ${HOME} $PATH $$ $(date) $((1 + 2)) `date`",
@@ -634,6 +648,8 @@ mod tests {
             ("cat <<{x}", "delimiter"),
             ("echo 'open", "unterminated"),
             ("echo $'{x}'", "$'"),
+            // Found by the fuzzer: a multi-byte character in a heredoc delimiter.
+            ("cat <<\\\u{e9}OF\n{x}\n\u{e9}OF", "quoted delimiter"),
         ] {
             let e = rewrite(c).unwrap_err();
             assert!(e.message.contains(needle), "{c}: {e}");
