@@ -339,7 +339,7 @@ fn check_placeholders(
     dir: &std::path::Path,
 ) -> Result<(), String> {
     // Refused placements are fine; the rewriter must not panic.
-    if hensu_host::command_script::rewrite(&command).is_err() {
+    if hensu_host::command_script::rewrite(command).is_err() {
         return Ok(());
     }
     let marker = dir.join("marker");
