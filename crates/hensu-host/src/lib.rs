@@ -2,7 +2,8 @@
 //! (`hensu-runtime`) runs on. The engine defines the seams as traits; this crate implements them:
 //!
 //! * shell commands of `execute` actions ([`CommandRegistry`], a [`hensu_runtime::CommandRunner`]
-//!   reading `commands.yaml` and running `/bin/sh -c` with shell-quoted values),
+//!   reading `commands.yaml` and running `/bin/sh -c` in its own process group, with values
+//!   passed in the environment, never as shell text — docs/security.md, *Action commands*),
 //! * HTTP: the `webhook` action handler ([`WebhookHandler`]) and the `api-caller` generic node
 //!   handler ([`ApiCallerHandler`]),
 //! * the terminal: [`InteractiveReview`] (stdin/stderr and `$EDITOR`) and [`DeferredReview`]
@@ -15,6 +16,8 @@
 //! A host wires these into an engine with [`action_handlers`] and [`generic_handlers`] (the
 //! engine's built-in handlers plus the ones here).
 
+mod command_process;
+pub mod command_script;
 mod durable;
 mod durable_delta;
 mod http;
@@ -33,8 +36,8 @@ pub use http::{ApiCallerHandler, WebhookHandler, percent_encode};
 pub use network::{NetworkAccess, allowed_hosts};
 pub use review::{DeferredReview, InteractiveReview, PendingReview};
 pub use shell::{
-    CommandRegistry, CommandSpec, DEFAULT_COMMAND_TIMEOUT_MS, resolve_shell, run_command,
-    shell_quote,
+    BASE_ENV, CommandRegistry, CommandSpec, DEFAULT_COMMAND_TIMEOUT_MS, MAX_VALUE_BYTES,
+    command_env, run_command, run_command_with,
 };
 pub use stub_files::FsStubFiles;
 

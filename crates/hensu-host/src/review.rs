@@ -327,10 +327,21 @@ fn ask(io: &mut ReviewIo, prompt: &str) -> Option<String> {
 }
 
 /// Writes `ctx` as pretty JSON to a temporary file, runs the editor on it and reads it back.
+///
+/// The file is created whole before the editor sees it, exclusively (never opening a file or
+/// link someone else placed there) and readable by the user only, since the context may hold
+/// sensitive values; it is removed afterwards (docs/security.md, *What hensuc writes and how*).
 fn edit_in_editor(editor: &str, ctx: &Context) -> Result<Context, String> {
-    let path = std::env::temp_dir().join(format!("hensu-review-{}.json", uuid::Uuid::new_v4()));
+    use std::io::Write as _;
     let text = serde_json::to_string_pretty(ctx).map_err(|e| e.to_string())?;
-    std::fs::write(&path, text + "\n")
+    let mut file = tempfile::Builder::new()
+        .prefix("hensu-review-")
+        .suffix(".json")
+        .tempfile()
+        .map_err(|e| format!("cannot create a temporary file: {e}"))?;
+    let path = file.path().to_path_buf();
+    file.write_all((text + "\n").as_bytes())
+        .and_then(|()| file.as_file().sync_all())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     let status = std::process::Command::new("sh")
         .arg("-c")
@@ -349,6 +360,41 @@ fn edit_in_editor(editor: &str, ctx: &Context) -> Result<Context, String> {
         Ok(s) => Err(format!("the editor `{editor}` exited with {s}")),
         Err(e) => Err(format!("cannot run the editor `{editor}`: {e}")),
     };
-    let _ = std::fs::remove_file(&path);
+    // Removes the file (or what the editor left at its path).
+    drop(file);
     result
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn the_edited_file_is_private_whole_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let seen = dir.path().join("seen");
+        // The "editor" records the file's mode, path and text, then edits it.
+        let editor = format!(
+            "f() {{ stat -c '%a' \"$1\" > '{s}'; printf '%s\\n' \"$1\" >> '{s}'; cat \"$1\" >> '{s}'; \
+             printf '{{\"plan\": \"new\"}}' > \"$1\"; }}; f",
+            s = seen.display()
+        );
+        let ctx: Context = [("plan".to_string(), Value::from("old"))]
+            .into_iter()
+            .collect();
+        let edited = edit_in_editor(&editor, &ctx).unwrap();
+        assert_eq!(edited["plan"], Value::from("new"));
+        let seen = std::fs::read_to_string(&seen).unwrap();
+        let mut lines = seen.lines();
+        assert_eq!(lines.next(), Some("600"), "readable by the user only");
+        let path = lines.next().unwrap();
+        assert_eq!(
+            lines.collect::<Vec<_>>().join("\n"),
+            "{\n  \"plan\": \"old\"\n}",
+            "written whole before the editor runs"
+        );
+        assert!(!std::path::Path::new(path).exists(), "removed afterwards");
+    }
 }

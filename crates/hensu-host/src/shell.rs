@@ -1,18 +1,26 @@
 //! Shell commands of `execute` actions: the commands of `<working-dir>/commands.yaml`, run
-//! through `/bin/sh -c` with every substituted value shell-quoted, a timeout and the entry's
-//! env (docs/language.md, *Actions and commands*).
+//! through `/bin/sh -c` (docs/language.md, *Actions and commands*; docs/security.md, *Action
+//! commands*).
+//!
+//! * Values never become shell text: each `{name}` is rewritten into a variable reference
+//!   ([`crate::command_script`]) and the value travels in the environment.
+//! * The environment is minimal ([`BASE_ENV`]): the entry's `env` mapping sets variables, its
+//!   `pass_env` list passes named variables of hensuc's environment; nothing else (no
+//!   `*_API_KEY`) reaches the command.
+//! * Each command runs in its own process group, killed as a whole on timeout, on cancel and
+//!   when the shell exits ([`crate::command_process`]).
 
-use std::borrow::Cow;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use hensu_runtime::{
-    ActionResult, CommandRunner, Context, MAX_OUTPUT_BYTES, java_to_string, render, resolve_with,
-};
+use hensu_runtime::{ActionResult, CancelToken, CommandRunner, Context, java_to_string, render};
 use indexmap::IndexMap;
 use serde_json::Value;
+
+use crate::command_process::{Finish, Launch, run_in_group};
+use crate::command_script::{CommandScript, VALUE_VAR_PREFIX, rewrite};
 
 /// One `commands.yaml` entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,17 +28,47 @@ pub struct CommandSpec {
     pub command: String,
     /// Milliseconds (default 30 000).
     pub timeout_ms: u64,
+    /// Variables set for the command (`env:` mapping).
     pub env: IndexMap<String, String>,
+    /// Variables of hensuc's own environment passed through by name (`pass_env:` list).
+    pub pass_env: Vec<String>,
+}
+
+impl CommandSpec {
+    /// A command with the default timeout and no extra variables.
+    pub fn new(command: impl Into<String>) -> Self {
+        CommandSpec {
+            command: command.into(),
+            timeout_ms: DEFAULT_COMMAND_TIMEOUT_MS,
+            env: IndexMap::new(),
+            pass_env: Vec::new(),
+        }
+    }
 }
 
 /// The default command timeout.
 pub const DEFAULT_COMMAND_TIMEOUT_MS: u64 = 30_000;
+
+/// The variables of hensuc's environment every command gets (when set): the search path,
+/// the user, the locale, the time zone and the temporary directory. `LC_*` variables are
+/// passed too. Anything else must be named in `pass_env`.
+pub const BASE_ENV: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM",
+];
+
+/// `PATH` when hensuc itself has none.
+const FALLBACK_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// The longest value a command can receive: Linux's limit on one environment string
+/// (`NAME=value` and its terminating NUL).
+pub const MAX_VALUE_BYTES: usize = 128 * 1024;
 
 /// The commands of `<working-dir>/commands.yaml`, and the directory they run in.
 #[derive(Clone, Debug, Default)]
 pub struct CommandRegistry {
     commands: IndexMap<String, CommandSpec>,
     working_dir: Option<PathBuf>,
+    cancel: Option<CancelToken>,
 }
 
 impl CommandRegistry {
@@ -40,7 +78,7 @@ impl CommandRegistry {
     }
 
     /// Loads `<dir>/commands.yaml` (a missing file is an empty registry) with a maintained YAML
-    /// library (`serde_norway`). Format: `commands: { <id>: { command, timeout, env } }`.
+    /// library (`serde_norway`). Format: `commands: { <id>: { command, timeout, env, pass_env } }`.
     ///
     /// Blocking: a host loads its commands before the run starts, not on the executor.
     pub fn load(dir: &Path) -> Result<Self, String> {
@@ -48,19 +86,17 @@ impl CommandRegistry {
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(CommandRegistry {
-                    commands: IndexMap::new(),
-                    working_dir: Some(dir.to_path_buf()),
-                });
+                return Ok(CommandRegistry::new().with_working_dir(dir));
             }
             Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
         };
-        let mut reg = Self::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        reg.working_dir = Some(dir.to_path_buf());
-        Ok(reg)
+        let reg = Self::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(reg.with_working_dir(dir))
     }
 
-    /// Parses the YAML text. Entries without `command` are dropped (as upstream).
+    /// Parses the YAML text. Entries without `command` are dropped (as upstream). A command
+    /// whose placeholders stand where no value can be passed safely is an error
+    /// ([`crate::command_script`]).
     pub fn parse(text: &str) -> Result<Self, String> {
         let doc: Value = serde_norway::from_str(text).map_err(|e| e.to_string())?;
         let mut commands = IndexMap::new();
@@ -91,23 +127,44 @@ impl CommandRegistry {
                 None | Some(Value::Null) => {}
                 Some(Value::Object(vars)) => {
                     for (k, v) in vars {
+                        check_variable_name(id, "env", k)?;
                         env.insert(k.clone(), java_to_string(v));
                     }
                 }
                 Some(_) => return Err(format!("command '{id}': env must be a mapping")),
             }
-            commands.insert(
-                id.clone(),
-                CommandSpec {
-                    command: java_to_string(command),
-                    timeout_ms,
-                    env,
-                },
-            );
+            let mut pass_env = Vec::new();
+            match fields.get("pass_env") {
+                None | Some(Value::Null) => {}
+                Some(Value::Array(names)) => {
+                    for n in names {
+                        let Value::String(name) = n else {
+                            return Err(format!(
+                                "command '{id}': pass_env must be a list of variable names"
+                            ));
+                        };
+                        check_variable_name(id, "pass_env", name)?;
+                        pass_env.push(name.clone());
+                    }
+                }
+                Some(_) => {
+                    return Err(format!(
+                        "command '{id}': pass_env must be a list of variable names"
+                    ));
+                }
+            }
+            let spec = CommandSpec {
+                command: java_to_string(command),
+                timeout_ms,
+                env,
+                pass_env,
+            };
+            rewrite(&spec.command).map_err(|e| format!("command '{id}': {e}"))?;
+            commands.insert(id.clone(), spec);
         }
         Ok(CommandRegistry {
             commands,
-            working_dir: None,
+            ..CommandRegistry::default()
         })
     }
 
@@ -122,6 +179,12 @@ impl CommandRegistry {
         self
     }
 
+    /// Kills a running command (its whole process group) when `cancel` fires.
+    pub fn with_cancel(mut self, cancel: CancelToken) -> Self {
+        self.cancel = Some(cancel);
+        self
+    }
+
     pub fn get(&self, id: &str) -> Option<&CommandSpec> {
         self.commands.get(id)
     }
@@ -129,6 +192,26 @@ impl CommandRegistry {
     pub fn ids(&self) -> Vec<&str> {
         self.commands.keys().map(String::as_str).collect()
     }
+}
+
+/// A variable name of `env` / `pass_env`: a shell name, not one of hensu's value variables.
+fn check_variable_name(id: &str, field: &str, name: &str) -> Result<(), String> {
+    let mut chars = name.chars();
+    let valid = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        return Err(format!(
+            "command '{id}': {field}: `{name}` is not a variable name (letters, digits and _)"
+        ));
+    }
+    if name.starts_with(VALUE_VAR_PREFIX) {
+        return Err(format!(
+            "command '{id}': {field}: `{name}` is reserved: {VALUE_VAR_PREFIX}* variables carry placeholder values"
+        ));
+    }
+    Ok(())
 }
 
 #[async_trait]
@@ -139,86 +222,112 @@ impl CommandRunner for CommandRegistry {
                 "Command not found in registry: '{id}'. Available commands: [{}]",
                 self.ids().join(", ")
             )),
-            Some(spec) => run_command(spec, ctx, self.working_dir.as_deref()).await,
+            Some(spec) => {
+                run_command_with(spec, ctx, self.working_dir.as_deref(), self.cancel.as_ref()).await
+            }
         }
     }
 }
 
-/// Runs one command: the template is resolved with shell-quoted values, then run as
-/// `/bin/sh -c <line>` with stdout and stderr merged, killed after the timeout.
+/// Runs one command (no cancellation): see [`run_command_with`].
 pub async fn run_command(spec: &CommandSpec, ctx: &Context, dir: Option<&Path>) -> ActionResult {
-    let line = resolve_shell(&spec.command, ctx);
-    let (reader, writer) = match std::io::pipe() {
-        Ok(p) => p,
-        Err(e) => return ActionResult::failure(format!("cannot create pipe: {e}")),
+    run_command_with(spec, ctx, dir, None).await
+}
+
+/// Runs one command: the placeholders become variable references, the values travel in the
+/// environment, `/bin/sh -c <script>` runs in its own process group with stdout and stderr
+/// merged, and the group is killed after the timeout or when `cancel` fires.
+pub async fn run_command_with(
+    spec: &CommandSpec,
+    ctx: &Context,
+    dir: Option<&Path>,
+    cancel: Option<&CancelToken>,
+) -> ActionResult {
+    let script = match rewrite(&spec.command) {
+        Ok(s) => s,
+        Err(e) => return ActionResult::failure(format!("Command cannot be run: {e}")),
     };
-    let spawned = {
-        let writer2 = match writer.try_clone() {
-            Ok(w) => w,
-            Err(e) => return ActionResult::failure(format!("cannot create pipe: {e}")),
-        };
-        let mut cmd = tokio::process::Command::new("/bin/sh");
-        cmd.arg("-c")
-            .arg(&line)
-            .envs(&spec.env)
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(writer))
-            .stderr(Stdio::from(writer2))
-            .kill_on_drop(true);
-        if let Some(d) = dir {
-            cmd.current_dir(d);
+    let env = match command_env(spec, &script, ctx, std::env::vars_os()) {
+        Ok(env) => env,
+        Err(e) => return ActionResult::failure(e),
+    };
+    let launch = Launch {
+        script: &script.script,
+        env,
+        dir,
+        timeout: Duration::from_millis(spec.timeout_ms),
+        cancel,
+    };
+    match run_in_group(launch).await {
+        Finish::SpawnFailed(e) => ActionResult::failure(format!("cannot start /bin/sh: {e}")),
+        Finish::TimedOut => {
+            ActionResult::failure(format!("Command timed out after {} ms", spec.timeout_ms))
         }
-        cmd.spawn()
-        // `cmd` (holding the parent's copies of the write ends) is dropped here.
-    };
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) => return ActionResult::failure(format!("cannot start /bin/sh: {e}")),
-    };
-    let read_task = tokio::task::spawn_blocking(move || {
-        use std::io::Read;
-        let mut buf = Vec::new();
-        let _ = reader
-            .take(MAX_OUTPUT_BYTES as u64 + 1)
-            .read_to_end(&mut buf);
-        buf
-    });
-    let timeout = Duration::from_millis(spec.timeout_ms);
-    let status = match tokio::time::timeout(timeout, child.wait()).await {
-        Ok(Ok(status)) => status,
-        Ok(Err(e)) => return ActionResult::failure(format!("command failed: {e}")),
-        Err(_) => {
-            let _ = child.kill().await;
-            return ActionResult::failure(format!(
-                "Command timed out after {} ms",
-                spec.timeout_ms
+        Finish::Cancelled => ActionResult::failure("Command cancelled"),
+        Finish::Exited { code, output } => {
+            let output = String::from_utf8_lossy(&output);
+            let output = output.trim_end_matches(['\n', '\r']).to_string();
+            match code {
+                Some(0) => ActionResult::success(output),
+                Some(code) => {
+                    ActionResult::failure(format!("Command failed with exit code: {code}"))
+                }
+                None => ActionResult::failure("Command terminated by a signal"),
+            }
+        }
+    }
+}
+
+/// The environment of a command: [`BASE_ENV`] and `LC_*` from `host_env`, the entry's
+/// `pass_env` names, its `env` mapping, then one `HENSU_VALUE_<name>` per placeholder whose
+/// value is present (absent and null values leave the variable unset).
+pub fn command_env(
+    spec: &CommandSpec,
+    script: &CommandScript,
+    ctx: &Context,
+    host_env: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Result<Vec<(OsString, OsString)>, String> {
+    let host: IndexMap<OsString, OsString> = host_env.into_iter().collect();
+    let var = |name: &str| host.get(std::ffi::OsStr::new(name)).cloned();
+    let mut env: IndexMap<OsString, OsString> = IndexMap::new();
+    for name in BASE_ENV {
+        if let Some(v) = var(name) {
+            env.insert(OsString::from(name), v);
+        }
+    }
+    for (k, v) in &host {
+        if k.to_str().is_some_and(|k| k.starts_with("LC_")) {
+            env.insert(k.clone(), v.clone());
+        }
+    }
+    env.entry(OsString::from("PATH"))
+        .or_insert_with(|| OsString::from(FALLBACK_PATH));
+    for name in &spec.pass_env {
+        if let Some(v) = var(name) {
+            env.insert(OsString::from(name), v);
+        }
+    }
+    for (k, v) in &spec.env {
+        env.insert(OsString::from(k), OsString::from(v));
+    }
+    for (placeholder, var_name) in script.variables() {
+        let value = match ctx.get(placeholder) {
+            None | Some(Value::Null) => continue,
+            Some(v) => render(v),
+        };
+        if value.contains('\0') {
+            return Err(format!(
+                "Command cannot be run: the value of {{{placeholder}}} contains a NUL character, which a command cannot receive"
             ));
         }
-    };
-    // Background processes may keep the pipe open; do not wait for them for long.
-    let output = match tokio::time::timeout(Duration::from_secs(2), read_task).await {
-        Ok(Ok(buf)) => String::from_utf8_lossy(&buf).into_owned(),
-        _ => String::new(),
-    };
-    let output = output.trim_end_matches(['\n', '\r']).to_string();
-    match status.code() {
-        Some(0) => ActionResult::success(output),
-        Some(code) => ActionResult::failure(format!("Command failed with exit code: {code}")),
-        None => ActionResult::failure("Command terminated by a signal"),
+        if var_name.len() + 1 + value.len() + 1 > MAX_VALUE_BYTES {
+            return Err(format!(
+                "Command cannot be run: the value of {{{placeholder}}} is {} bytes; a command can receive at most {} bytes per value",
+                value.len(),
+                MAX_VALUE_BYTES - var_name.len() - 2
+            ));
+        }
+        env.insert(OsString::from(var_name), OsString::from(value.into_owned()));
     }
-}
-
-/// Shell-quotes a value for `/bin/sh` (`shell-escape`: words of safe characters stay as they
-/// are, anything else becomes `'…'` with `'` and `!` escaped).
-pub fn shell_quote(s: &str) -> String {
-    shell_escape::unix::escape(Cow::Borrowed(s)).into_owned()
-}
-
-/// Resolves a command line: every substituted value is shell-quoted; absent and null values
-/// render as nothing (upstream drops nulls from the quoted copy of the context).
-pub fn resolve_shell(template: &str, ctx: &Context) -> String {
-    resolve_with(template, |name| match ctx.get(name) {
-        None | Some(Value::Null) => Cow::Borrowed(""),
-        Some(v) => Cow::Owned(shell_quote(&render(v))),
-    })
+    Ok(env.into_iter().collect())
 }

@@ -1,8 +1,13 @@
 //! Stub agent response files on disk: `<stubs-dir>/<scenario>/<id>.txt`. The lookup ladder,
 //! scenarios and the generated fall-back live in the engine (`hensu_runtime::StubProvider`);
 //! this is only the file reading, done with `tokio::fs` so it never blocks the executor.
+//!
+//! Reads are confined to the stubs directory like prompts are to `prompts/`
+//! (docs/security.md, *Stub scenarios*): a scenario or id that is not a plain name is never
+//! looked up, and a file or scenario directory that resolves (through a symlink) outside the
+//! stubs directory, or is not a regular file, is an error rather than a silent fall-back.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use hensu_runtime::StubFiles;
@@ -18,6 +23,25 @@ impl FsStubFiles {
     pub fn new(root: impl Into<PathBuf>) -> Self {
         FsStubFiles { root: root.into() }
     }
+
+    /// `path` canonicalized: `Ok(None)` when it does not exist, an error when it resolves
+    /// outside the (canonical) root.
+    async fn confined(
+        &self,
+        root: &Path,
+        path: &Path,
+        what: &str,
+    ) -> Result<Option<PathBuf>, String> {
+        match tokio::fs::canonicalize(path).await {
+            Ok(real) if real.starts_with(root) => Ok(Some(real)),
+            Ok(_) => Err(format!(
+                "{what} resolves outside the stubs directory {}",
+                self.root.display()
+            )),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("{what} cannot be read: {e}")),
+        }
+    }
 }
 
 /// A path component that cannot leave its directory.
@@ -30,12 +54,64 @@ fn safe_component(s: &str) -> bool {
 
 #[async_trait]
 impl StubFiles for FsStubFiles {
-    async fn read(&self, scenario: &str, id: &str) -> Option<String> {
+    async fn read(&self, scenario: &str, id: &str) -> Result<Option<String>, String> {
+        // Not a plain name: no such file can exist (the engine already refused an unknown
+        // scenario; an id comes from the workflow).
         if !safe_component(scenario) || !safe_component(id) {
-            return None;
+            return Ok(None);
         }
-        tokio::fs::read_to_string(self.root.join(scenario).join(format!("{id}.txt")))
+        let Ok(root) = tokio::fs::canonicalize(&self.root).await else {
+            return Ok(None);
+        };
+        let shown = format!("{scenario}/{id}.txt");
+        if self
+            .confined(
+                &root,
+                &self.root.join(scenario),
+                &format!("stub scenario `{scenario}`"),
+            )
+            .await?
+            .is_none()
+        {
+            return Ok(None);
+        }
+        let file = self.root.join(scenario).join(format!("{id}.txt"));
+        let what = format!("stub file `{shown}`");
+        let Some(real) = self.confined(&root, &file, &what).await? else {
+            return Ok(None);
+        };
+        let meta = tokio::fs::metadata(&real)
             .await
-            .ok()
+            .map_err(|e| format!("stub file `{shown}` cannot be read: {e}"))?;
+        if !meta.is_file() {
+            return Err(format!(
+                "stub file `{shown}` cannot be read: not a regular file"
+            ));
+        }
+        tokio::fs::read_to_string(&real)
+            .await
+            .map(Some)
+            .map_err(|e| format!("stub file `{shown}` cannot be read: {e}"))
+    }
+
+    async fn scenarios(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let Ok(mut entries) = tokio::fs::read_dir(&self.root).await else {
+            return out;
+        };
+        while let Ok(Some(entry)) = entries.next_entry().await {
+            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+                continue;
+            };
+            // A symlinked scenario is listed (and refused when read if it leads outside).
+            let is_dir = tokio::fs::metadata(entry.path())
+                .await
+                .is_ok_and(|m| m.is_dir());
+            if is_dir && safe_component(&name) {
+                out.push(name);
+            }
+        }
+        out.sort();
+        out
     }
 }

@@ -2,7 +2,9 @@
 //! (docs/language.md, *Stub agents*).
 //!
 //! * Scenario: context `stub_scenario` → the provider's configured scenario (`--scenario`) →
-//!   `default`.
+//!   `default`. A scenario other than `default` must exist — a directory of the stub files or a
+//!   programmatic registration — else the call fails naming the known scenarios
+//!   (docs/security.md, *Stub scenarios*).
 //! * Identifiers: `[context.current_node, agentId]` (node first).
 //! * Ladder for the scenario: programmatic (node, agent) → files
 //!   `<stubsDir>/<scenario>/<id>.txt` (node, agent); if nothing and the scenario is not
@@ -31,8 +33,11 @@ pub const DEFAULT_SCENARIO: &str = "default";
 /// `hensu-host`'s `FsStubFiles`).
 #[async_trait]
 pub trait StubFiles: Send + Sync {
-    /// The content of `<scenario>/<id>.txt`, if it exists.
-    async fn read(&self, scenario: &str, id: &str) -> Option<String>;
+    /// The content of `<scenario>/<id>.txt`: `Ok(None)` when there is no such file, an error
+    /// when it exists but may not be read (e.g. it resolves outside the stubs directory).
+    async fn read(&self, scenario: &str, id: &str) -> Result<Option<String>, String>;
+    /// The scenarios there are files for, sorted.
+    async fn scenarios(&self) -> Vec<String>;
 }
 
 /// In-memory stub files (tests).
@@ -61,10 +66,16 @@ impl MemoryStubFiles {
 
 #[async_trait]
 impl StubFiles for MemoryStubFiles {
-    async fn read(&self, scenario: &str, id: &str) -> Option<String> {
-        self.files
+    async fn read(&self, scenario: &str, id: &str) -> Result<Option<String>, String> {
+        Ok(self
+            .files
             .get(&(scenario.to_string(), id.to_string()))
-            .cloned()
+            .cloned())
+    }
+
+    async fn scenarios(&self) -> Vec<String> {
+        let set: std::collections::BTreeSet<&String> = self.files.keys().map(|(s, _)| s).collect();
+        set.into_iter().cloned().collect()
     }
 }
 
@@ -77,6 +88,8 @@ pub struct StubResponseRegistry {
     programmatic: Mutex<HashMap<(String, String), String>>,
     cache: Mutex<StubCache>,
     scenario: Option<String>,
+    /// The scenarios of `files`, listed once.
+    file_scenarios: tokio::sync::OnceCell<Vec<String>>,
 }
 
 impl std::fmt::Debug for StubResponseRegistry {
@@ -96,6 +109,7 @@ impl StubResponseRegistry {
             programmatic: Mutex::new(HashMap::new()),
             cache: Mutex::new(HashMap::new()),
             scenario,
+            file_scenarios: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -117,19 +131,53 @@ impl StubResponseRegistry {
         }
     }
 
-    async fn file(&self, scenario: &str, id: &str) -> Option<Arc<str>> {
-        let files = self.files.as_ref()?;
+    /// Every known scenario, sorted: `default`, the file scenarios and the programmatic ones.
+    pub async fn known_scenarios(&self) -> Vec<String> {
+        let mut known: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+        known.insert(DEFAULT_SCENARIO.to_string());
+        if let Some(files) = &self.files {
+            let listed = self
+                .file_scenarios
+                .get_or_init(|| async { files.scenarios().await })
+                .await;
+            known.extend(listed.iter().cloned());
+        }
+        if let Ok(map) = self.programmatic.lock() {
+            known.extend(map.keys().map(|(s, _)| s.clone()));
+        }
+        known.into_iter().collect()
+    }
+
+    /// An error naming the known scenarios unless `scenario` is one of them.
+    pub async fn check_scenario(&self, scenario: &str) -> Result<(), String> {
+        if scenario == DEFAULT_SCENARIO {
+            return Ok(());
+        }
+        let known = self.known_scenarios().await;
+        if known.iter().any(|k| k == scenario) {
+            return Ok(());
+        }
+        Err(format!(
+            "unknown stub scenario '{scenario}'; known scenarios: {}",
+            known.join(", ")
+        ))
+    }
+
+    async fn file(&self, scenario: &str, id: &str) -> Result<Option<Arc<str>>, String> {
+        let Some(files) = self.files.as_ref() else {
+            return Ok(None);
+        };
         let key = (scenario.to_string(), id.to_string());
         if let Ok(cache) = self.cache.lock()
             && let Some(hit) = cache.get(&key)
         {
-            return hit.clone();
+            return Ok(hit.clone());
         }
-        let found: Option<Arc<str>> = files.read(scenario, id).await.map(Arc::from);
+        let found: Option<Arc<str>> = files.read(scenario, id).await?.map(Arc::from);
         if let Ok(mut cache) = self.cache.lock() {
             cache.insert(key, found.clone());
         }
-        found
+        Ok(found)
     }
 
     fn programmatic(&self, scenario: &str, id: &str) -> Option<Arc<str>> {
@@ -139,30 +187,31 @@ impl StubResponseRegistry {
     }
 
     /// Finds the raw stub text for the identifiers (node first, then agent), following the
-    /// upstream ladder. `None` → the caller generates the fall-back.
-    pub async fn lookup(&self, scenario: &str, ids: &[&str]) -> Option<Arc<str>> {
+    /// upstream ladder. `None` → the caller generates the fall-back; an error when a file may
+    /// not be read.
+    pub async fn lookup(&self, scenario: &str, ids: &[&str]) -> Result<Option<Arc<str>>, String> {
         for id in ids {
             if let Some(t) = self.programmatic(scenario, id) {
-                return Some(t);
+                return Ok(Some(t));
             }
         }
         for id in ids {
-            if let Some(t) = self.file(scenario, id).await {
-                return Some(t);
+            if let Some(t) = self.file(scenario, id).await? {
+                return Ok(Some(t));
             }
         }
         if scenario != DEFAULT_SCENARIO {
             for id in ids {
-                if let Some(t) = self.file(DEFAULT_SCENARIO, id).await {
-                    return Some(t);
+                if let Some(t) = self.file(DEFAULT_SCENARIO, id).await? {
+                    return Ok(Some(t));
                 }
             }
         }
-        None
+        Ok(None)
     }
 
-    /// The response for a call: the found text with `{{name}}` substituted, or the generated
-    /// fall-back.
+    /// The response for a call and its scenario: the found text with `{{name}}` substituted,
+    /// or the generated fall-back. An unknown scenario or an unreadable file is an error.
     pub async fn response(
         &self,
         node_id: Option<&str>,
@@ -170,18 +219,19 @@ impl StubResponseRegistry {
         model: &str,
         ctx: &Context,
         prompt: &str,
-    ) -> (String, String) {
+    ) -> Result<(String, String), String> {
         let scenario = self.scenario(ctx);
+        self.check_scenario(&scenario).await?;
         let mut ids: Vec<&str> = Vec::with_capacity(2);
         if let Some(n) = node_id {
             ids.push(n);
         }
         ids.push(agent_id);
-        let text = match self.lookup(&scenario, &ids).await {
+        let text = match self.lookup(&scenario, &ids).await? {
             Some(text) => substitute_double_braces(&text, ctx),
             None => generate_fallback(node_id.unwrap_or(agent_id), agent_id, model, prompt),
         };
-        (text, scenario)
+        Ok((text, scenario))
     }
 }
 
@@ -352,7 +402,8 @@ impl Agent for StubAgent {
                 request.context,
                 request.prompt,
             )
-            .await;
+            .await
+            .map_err(|e| AgentError::new("stub", e))?;
         let mut metadata = IndexMap::new();
         metadata.insert("stub".to_string(), Value::Bool(true));
         metadata.insert(

@@ -2,12 +2,17 @@
 //! front-end fuzzer (`hensu-syntax/examples/fuzz_mutate.rs`): byte-level mutants of the
 //! workflow fixtures and examples, and of `commands.yaml` files.
 //!
-//! `fuzz_mutate SECONDS [SEED]`, each iteration checks, without panicking:
+//! `fuzz_mutate SECONDS [SEED [shell]]` (`shell`: only the last target), each iteration
+//! checks, without panicking:
 //! * **spans** — `decode_source` keeps the file's length (invalid UTF-8 is one placeholder per
 //!   byte), and every diagnostic of parsing and of lowering + checking lies inside the
 //!   *original* bytes, on char boundaries of the decoded text;
 //! * **fmt** — when a mutant formats, formatting the result is a no-op and it parses clean;
 //! * **commands.yaml** — parsing a mutant returns `Ok` or `Err`, every id it returns resolves.
+//! * **placeholder rewriting** — a random command (shell fragments in every quoting context,
+//!   placeholders, mutations) with random hostile values (each one tries to create a marker
+//!   file) is either refused when rewritten or run by `/bin/sh`; the marker must never appear
+//!   (docs/security.md, *How values reach a command*).
 //!
 //! Failing inputs are written to `fuzz/artifacts/`. Prints the execution counts.
 
@@ -241,19 +246,179 @@ fn check_commands(data: &[u8]) {
     }
 }
 
+/// Pieces of shell code a command is assembled from: a placeholder in every context.
+const SHELL_FRAGMENTS: &[&str] = &[
+    "printf '%s' {v}",
+    "printf '%s' '{v}'",
+    "printf '%s' \"{v}\"",
+    "echo 'Workflow result: {v}'",
+    "echo \"a {w} b\" 'c {v}'{w}",
+    "cat <<EOF\n{v} '{w}' \"{v}\"\nEOF\n",
+    "cat <<-EOF\n\t{v}\n\tEOF\n",
+    "cat <<'EOF'\n{v}\nEOF\n",
+    "printf %s \"$(printf %s {v})\"",
+    "x={v}; printf %s \"$x\"",
+    "case {v} in *) : ;; esac",
+    "f() { echo {v}; }; f",
+    "# it's a comment {v}\n",
+    "echo {v} | cat",
+    "test -n {w} && :",
+    "echo ${HOME} $$ {w}",
+    "echo $(( 1 + {v} ))",
+    "echo `echo {v}`",
+    "echo \\{v}",
+    "; ",
+    " && ",
+    " || ",
+    "\n",
+    " | ",
+    "'",
+    "\"",
+    "$",
+    "\\",
+    "(",
+    ")",
+    "{",
+    "}",
+    "`",
+    "<<",
+    "EOF\n",
+    " {v} ",
+    "{w}",
+];
+
+/// Value pieces: each tries to break out of wherever its placeholder stands.
+const HOSTILE: &[&str] = &[
+    "$(touch @)",
+    "`touch @`",
+    "'; touch @; '",
+    "\"; touch @; \"",
+    "'\"$(touch @)\"'",
+    "\ntouch @\n",
+    "\nEOF\ntouch @\nEOF\n",
+    "$( touch @ )",
+    "${x:-$(touch @)}",
+    "') ; touch @ ; ('",
+    "\\'; touch @ #",
+    "&& touch @",
+    "| touch @",
+    "> @",
+    "}; touch @; {",
+    "'",
+    "\"",
+    "`",
+    "\\",
+    "$",
+    "\n",
+    "\t",
+    "EOF",
+    "{v}",
+    "é🦀",
+];
+
+/// A random command: fragments, sometimes mutated.
+fn random_command(rng: &mut Rng) -> String {
+    let mut command = String::new();
+    for _ in 0..=rng.below(5) {
+        command.push_str(SHELL_FRAGMENTS[rng.below(SHELL_FRAGMENTS.len())]);
+    }
+    if rng.below(3) == 0 {
+        let corpus = [command.clone().into_bytes()];
+        let mut bytes = command.into_bytes();
+        mutate(rng, &corpus, &mut bytes);
+        command = String::from_utf8_lossy(&bytes).into_owned();
+    }
+    command
+}
+
+/// One rewriting check of `command`; an error describes the run that created the marker.
+fn check_placeholders(
+    command: &str,
+    rng: &mut Rng,
+    runtime: &tokio::runtime::Runtime,
+    dir: &std::path::Path,
+) -> Result<(), String> {
+    // Refused placements are fine; the rewriter must not panic.
+    if hensu_host::command_script::rewrite(command).is_err() {
+        return Ok(());
+    }
+    let marker = dir.join("marker");
+    let value = |rng: &mut Rng| {
+        let mut v = String::new();
+        for _ in 0..=rng.below(4) {
+            v.push_str(HOSTILE[rng.below(HOSTILE.len())]);
+        }
+        v.replace('@', &marker.display().to_string())
+    };
+    let ctx: hensu_runtime::Context = [
+        ("v".to_string(), serde_json::Value::from(value(rng))),
+        ("w".to_string(), serde_json::Value::from(value(rng))),
+    ]
+    .into_iter()
+    .collect();
+    let spec = hensu_host::CommandSpec {
+        timeout_ms: 5_000,
+        ..hensu_host::CommandSpec::new(command)
+    };
+    runtime.block_on(hensu_host::run_command(&spec, &ctx, Some(dir)));
+    if marker.exists() {
+        let _ = std::fs::remove_file(&marker);
+        return Err(format!("{command}\n--- values ---\n{ctx:?}"));
+    }
+    Ok(())
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let secs: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(60);
     let seed: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(0x5eed) | 1;
+    // `shell`: only the placeholder-rewriting target (it runs /bin/sh, so it is the slow one).
+    let shell_only = args.next().as_deref() == Some("shell");
     let workflows = workflow_corpus();
     let commands = commands_corpus();
     let mut rng = Rng(seed);
     let deadline = Instant::now() + Duration::from_secs(secs);
     let (mut workflow_execs, mut commands_execs, mut failures) = (0u64, 0u64, 0u64);
+    let mut shell_execs = 0u64;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let shell_dir = tempfile::tempdir().expect("a temporary directory");
     panic::set_hook(Box::new(|_| {}));
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/artifacts");
     while Instant::now() < deadline {
         for _ in 0..20 {
+            if shell_only || rng.below(10) == 0 {
+                shell_execs += 1;
+                let command = random_command(&mut rng);
+                let r = panic::catch_unwind(panic::AssertUnwindSafe(|| {
+                    check_placeholders(&command, &mut rng, &runtime, shell_dir.path())
+                }));
+                let failure = match r {
+                    Ok(Ok(())) => None,
+                    Ok(Err(run)) => Some(format!("a value ran as code:\n{run}")),
+                    Err(payload) => Some(format!(
+                        "the placeholder rewriting panicked: {}\n{command}",
+                        panic_message(payload.as_ref())
+                    )),
+                };
+                if let Some(f) = failure {
+                    failures += 1;
+                    eprintln!("failure {failures}: {}", f.lines().next().unwrap_or(""));
+                    let _ = std::fs::create_dir_all(dir);
+                    let _ = std::fs::write(format!("{dir}/shell-{shell_execs}.txt"), f);
+                }
+                continue;
+            }
             let yaml = rng.below(4) == 0;
             let corpus = if yaml { &commands } else { &workflows };
             let mut input = corpus[rng.below(corpus.len())].clone();
@@ -267,11 +432,7 @@ fn main() {
             };
             if let Err(payload) = result {
                 failures += 1;
-                let message = payload
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default();
+                let message = panic_message(payload.as_ref());
                 eprintln!(
                     "failure {failures}: {}",
                     message.lines().next().unwrap_or("")
@@ -286,7 +447,8 @@ fn main() {
     let _ = panic::take_hook();
     println!(
         "{workflow_execs} workflow mutants (parse + check + fmt), {commands_execs} commands.yaml \
-         mutants, {failures} failures, {secs} s, seed {seed}"
+         mutants, {shell_execs} shell commands run with hostile values, {failures} failures, \
+         {secs} s, seed {seed}"
     );
     if failures > 0 {
         std::process::exit(1);

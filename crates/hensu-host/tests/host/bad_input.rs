@@ -48,9 +48,8 @@ async fn unknown_generic_handler_and_command_are_named() {
     commands.insert(
         "echo",
         CommandSpec {
-            command: "echo".into(),
             timeout_ms: 1000,
-            env: IndexMap::new(),
+            ..CommandSpec::new("echo")
         },
     );
     let h = harness_with(&Script::new(), |b| b.commands(commands));

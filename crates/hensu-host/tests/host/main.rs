@@ -10,9 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use hensu_host::{
-    CommandRegistry, CommandSpec, FsStubFiles, resolve_shell, run_command, shell_quote,
-};
+use hensu_host::{CommandRegistry, CommandSpec, FsStubFiles, run_command};
 use hensu_ir::*;
 use hensu_runtime::*;
 use indexmap::IndexMap;
@@ -21,10 +19,14 @@ use serde_json::{Value, json};
 mod actions;
 mod api_caller;
 mod bad_input;
+mod command_env;
+mod command_processes;
+mod command_values;
 mod durable_runs;
 mod golden_traces;
 mod review;
 mod stub_files;
+mod stub_scenarios;
 
 // ---------------------------------------------------------------------------------------------
 // Workflow builders
@@ -113,6 +115,7 @@ fn map(v: Value) -> IndexMap<String, Value> {
     }
 }
 
+/// A context from a JSON object.
 fn ctx(v: Value) -> Context {
     match v {
         Value::Object(m) => m.into_iter().collect(),
@@ -298,4 +301,10 @@ fn failed(r: &RunResult) -> RuntimeError {
         RunOutcome::Failed(e) => e.clone(),
         other => panic!("expected failure, got {other:?}"),
     }
+}
+
+/// The output of a successful result (panics with the failure otherwise).
+fn ok_output(r: &ActionResult) -> &str {
+    assert!(r.success, "expected success, got {r:?}");
+    &r.output
 }

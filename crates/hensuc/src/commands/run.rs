@@ -509,7 +509,7 @@ pub(crate) fn run_workflow(
             }
         })
         .generic_handlers(hensu_host::generic_handlers_with(network.clone()))
-        .commands(commands)
+        .commands(commands.with_cancel(cancel.clone()))
         .listener(listener)
         .structured_output(Arc::new(hensu_providers::StructuredOutput {
             max_corrections: config.structured_output.max_corrections,

@@ -284,3 +284,93 @@ fn fifo_named_like_a_prompt_is_refused() {
         "{messages:?}"
     );
 }
+
+/// A project whose model answer is hostile shell text and whose commands try to read a key
+/// (docs/security.md, *Action commands*).
+fn hostile_project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::create_dir_all(p.join("workflows")).unwrap();
+    std::fs::create_dir_all(p.join("stubs/default")).unwrap();
+    std::fs::write(
+        p.join("workflows/hostile.hwf"),
+        r#"fun workflow() = workflow("hostile") {
+    state {
+        input("request", VarType.STRING)
+        variable("result", VarType.STRING, "the answer")
+    }
+    agents {
+        agent("generator") { role = "Generator"; model = "stub" }
+    }
+    graph {
+        start at "generate"
+        node("generate") {
+            agent = "generator"
+            prompt = "Answer: {request}"
+            writes("result")
+            onSuccess goto "publish"
+        }
+        action("publish") {
+            execute("echo-result")
+            execute("leak")
+            onSuccess goto "done"
+            onFailure goto "failed"
+        }
+        end("done")
+        end("failed", ExitStatus.FAILURE)
+    }
+}
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        p.join("stubs/default/generate.txt"),
+        r#"{"result": "ok'$(touch marker1)'`touch marker2`\"; touch marker3"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        p.join("commands.yaml"),
+        "commands:\n  echo-result:\n    command: \"echo 'Workflow result: {result}'\"\n  leak:\n    command: \"printenv OPENAI_API_KEY | rev; env | rev\"\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn model_output_and_keys_stay_out_of_action_commands() {
+    const KEY: &str = "sk-proj-do-not-leak-0123456789";
+    let dir = hostile_project();
+    let out = hensuc()
+        .args([
+            "run",
+            "workflows/hostile.hwf",
+            "-d",
+            ".",
+            "--stub",
+            "--no-store",
+        ])
+        .args(["-c", r#"{"request": "hi"}"#, "--events", "events.jsonl"])
+        .current_dir(dir.path())
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .unwrap();
+    let (o, e) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{o}\n{e}");
+    for m in ["marker1", "marker2", "marker3"] {
+        assert!(!dir.path().join(m).exists(), "the model's answer ran: {m}");
+    }
+    let events = std::fs::read_to_string(dir.path().join("events.jsonl")).unwrap();
+    assert!(
+        events.contains(r#"Workflow result: ok'$(touch marker1)'`touch marker2`\"; touch marker3"#),
+        "the value arrives as text: {events}"
+    );
+    let reversed: String = KEY.chars().rev().collect();
+    for (name, text) in [("stdout", &o), ("stderr", &e), ("events", &events)] {
+        assert!(!text.contains(KEY), "{name} has the key");
+        assert!(!text.contains(&reversed), "{name} has the reversed key");
+        assert!(
+            !text.contains("YEK_IPA_"),
+            "{name} shows an *_API_KEY variable"
+        );
+    }
+}
