@@ -77,6 +77,8 @@ pub struct NodeOrigin {
     pub branches: Vec<BranchOrigin>,
     /// Actions of an action node, parallel to `actions` (the `send(…)`/`execute(…)` call).
     pub actions: Vec<Span>,
+    /// The command or handler id string of each action, parallel to `actions`.
+    pub action_ids: Vec<Span>,
     /// Transition rules, parallel to `transition_rules`.
     pub rules: Vec<RuleOrigin>,
     /// The `{name}` placeholders found in the node prompt (or, for an action node, in the

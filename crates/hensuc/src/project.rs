@@ -169,9 +169,17 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
             diags.extend(decode_diagnostics.into_iter().map(|d| d.in_file(file)));
             (workflow, origins, diags)
         } else {
-            compile_source(source, decode_diagnostics, file, &FsFiles::new(root))
+            compile_source(
+                source,
+                decode_diagnostics,
+                file,
+                &FsFiles::new(root.clone()),
+            )
         };
         diagnostics.append(&mut diags);
+        if let Some(wf) = &workflow {
+            diagnostics.extend(check_action_ids(wf, &origins, &root));
+        }
         units.push(Unit {
             file,
             path,
@@ -197,6 +205,26 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
         units,
         diagnostics,
     })
+}
+
+/// E0210: `execute`/`send` ids against the project's `commands.yaml` and the host's handlers.
+/// A `commands.yaml` that does not parse is reported when a run loads it; its ids are then not
+/// checked here.
+fn check_action_ids(wf: &Workflow, origins: &Origins, root: &Path) -> Vec<Diagnostic> {
+    let Ok(commands) = hensu_host::CommandRegistry::load(root) else {
+        return Vec::new();
+    };
+    let handlers = hensu_host::action_handlers(None);
+    let command_ids = commands.ids();
+    let handler_ids = handlers.ids();
+    hensu_sema::check::check_actions(
+        wf,
+        origins,
+        hensu_sema::check::KnownActions {
+            commands: &command_ids,
+            handlers: &handler_ids,
+        },
+    )
 }
 
 fn read_source(path: &Path) -> Result<Vec<u8>, String> {

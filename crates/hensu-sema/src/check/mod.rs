@@ -13,6 +13,8 @@
 pub mod graph;
 pub mod intervals;
 
+mod actions;
+mod coverage;
 mod flow;
 mod fxhash;
 mod project;
@@ -25,6 +27,8 @@ use hensu_ir::{TransitionRule, Workflow};
 
 use crate::origins::{NodeOrigin, Origins, RuleOrigin};
 
+pub use actions::{KnownActions, check_actions};
+pub use coverage::BUILTIN_HANDLERS;
 pub use graph::{
     Cycle, EdgeInfo, EdgeSource, NodeGraph, RuleTarget, TargetSlot, for_each_rule_target,
     rule_targets,
@@ -58,6 +62,7 @@ pub fn check_workflow(wf: &Workflow, origins: &Origins, input: InputKind) -> Vec
     rules::check(&mut cx);
     state::check(&mut cx);
     flow::check(&mut cx, &graph);
+    coverage::check(&mut cx);
     let mut diagnostics = cx.diagnostics;
     hensu_diagnostics::sort_diagnostics(&mut diagnostics);
     diagnostics

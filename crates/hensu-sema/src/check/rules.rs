@@ -368,12 +368,17 @@ fn unconditional(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
     else {
         return;
     };
-    // Success, Always and Condition rules match only a successful result, which rule `u` takes.
+    // Success, Always, Condition, Score and Approval rules match only a successful result (the
+    // review verdict and the score are read from one), which rule `u` takes.
     let dead: Vec<usize> = (u + 1..rules.len())
         .filter(|&r| {
             matches!(
                 rules[r].trigger(),
-                RuleKind::Success | RuleKind::Always | RuleKind::Condition
+                RuleKind::Success
+                    | RuleKind::Always
+                    | RuleKind::Condition
+                    | RuleKind::Score
+                    | RuleKind::Approval
             )
         })
         .collect();
