@@ -314,13 +314,13 @@ fn catalogue_covers_the_spec() {
     range("E", 1, 6);
     range("E", 10, 16);
     range("E", 101, 109);
-    range("E", 201, 209);
+    range("E", 201, 210);
     range("E", 301, 310);
     range("E", 401, 406);
     range("E", 501, 505);
     range("E", 901, 903);
     range("W", 1, 1);
-    range("W", 301, 310);
+    range("W", 301, 314);
     let actual: Vec<&str> = catalogue::all().iter().map(|c| c.code).collect();
     assert_eq!(actual, expected);
 }
@@ -510,3 +510,27 @@ fn explanation_paragraph_is_unwrapped() {
 
 #[path = "diagnostics/long_lines.rs"]
 mod long_lines;
+
+/// rustc's closing hint: one code, several codes, warnings only.
+#[test]
+fn explain_hint_names_the_error_codes() {
+    use hensu_diagnostics::{Diagnostic, Span, codes, explain_hint};
+    let error = |code| Diagnostic::new(code, "m", Span::new(0, 1), "l");
+    assert_eq!(
+        explain_hint(&[error(codes::E0204), error(codes::E0204)]).as_deref(),
+        Some("For more information about this error, try `hensuc explain E0204`.\n")
+    );
+    assert_eq!(
+        explain_hint(&[
+            error(codes::E0305),
+            error(codes::E0204),
+            error(codes::W0301)
+        ])
+        .as_deref(),
+        Some(
+            "Some errors have detailed explanations: E0204, E0305.\nFor more information about \
+             an error, try `hensuc explain E0204`.\n"
+        )
+    );
+    assert_eq!(explain_hint(&[error(codes::W0301)]), None);
+}

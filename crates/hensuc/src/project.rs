@@ -208,20 +208,22 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
 }
 
 /// E0210: `execute`/`send` ids against the project's `commands.yaml` and the host's handlers.
-/// A `commands.yaml` that does not parse is reported when a run loads it; its ids are then not
-/// checked here.
+/// Without a `commands.yaml`, or with one that does not parse (reported when a run loads it),
+/// command ids are not checked here.
 fn check_action_ids(wf: &Workflow, origins: &Origins, root: &Path) -> Vec<Diagnostic> {
-    let Ok(commands) = hensu_host::CommandRegistry::load(root) else {
-        return Vec::new();
-    };
+    let commands = root
+        .join("commands.yaml")
+        .is_file()
+        .then(|| hensu_host::CommandRegistry::load(root).ok())
+        .flatten();
     let handlers = hensu_host::action_handlers(None);
-    let command_ids = commands.ids();
+    let command_ids = commands.as_ref().map(|c| c.ids()).unwrap_or_default();
     let handler_ids = handlers.ids();
     hensu_sema::check::check_actions(
         wf,
         origins,
         hensu_sema::check::KnownActions {
-            commands: &command_ids,
+            commands: commands.is_some().then_some(command_ids.as_slice()),
             handlers: &handler_ids,
         },
     )

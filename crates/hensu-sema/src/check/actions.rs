@@ -12,8 +12,9 @@ use crate::suggest::help_and_fix;
 /// The ids actions may name.
 #[derive(Clone, Copy, Debug)]
 pub struct KnownActions<'a> {
-    /// The command ids of `commands.yaml`.
-    pub commands: &'a [&'a str],
+    /// The command ids of `commands.yaml`; `None` when the project has none (the host may
+    /// provide commands some other way), and `execute` ids are then not checked.
+    pub commands: Option<&'a [&'a str]>,
     /// The handler ids `send` accepts (`log`, `webhook`, …).
     pub handlers: &'a [&'a str],
 }
@@ -25,7 +26,10 @@ pub fn check_actions(wf: &Workflow, origins: &Origins, known: KnownActions<'_>) 
         let Node::Action(a) = node else { continue };
         for (k, action) in a.actions.iter().enumerate() {
             let (name, candidates, what) = match action {
-                Action::Execute { command_id } => (command_id, known.commands, "command"),
+                Action::Execute { command_id } => match known.commands {
+                    Some(commands) => (command_id, commands, "command"),
+                    None => continue,
+                },
                 Action::Send { handler_id, .. } => (handler_id, known.handlers, "handler"),
             };
             if candidates.contains(&name.as_str()) {
