@@ -63,7 +63,7 @@ pub fn check_workflow(wf: &Workflow, origins: &Origins, input: InputKind) -> Vec
     state::check(&mut cx);
     flow::check(&mut cx, &graph);
     coverage::check(&mut cx);
-    let mut diagnostics = cx.diagnostics;
+    let mut diagnostics = crate::cascade::settle_checks(origins, cx.diagnostics);
     hensu_diagnostics::sort_diagnostics(&mut diagnostics);
     diagnostics
 }
