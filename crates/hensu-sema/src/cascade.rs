@@ -15,10 +15,17 @@ use crate::origins::{Damage, Origins};
 
 /// The lowering's diagnostics that are not echoes of the parser's errors (`syntax`).
 pub(crate) fn settle_lowering(syntax: &[Diagnostic], lowering: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    // The statements are misattached from the delimiter left open: the layout's guess (the
+    // "perhaps this delimiter" label, a secondary one of E0011) when it has one.
     let unclosed_from = syntax
         .iter()
         .filter(|d| codes::E0011 == d.code)
-        .map(|d| d.primary.span.start)
+        .map(|d| {
+            d.secondary
+                .iter()
+                .find(|l| l.message.starts_with("perhaps"))
+                .map_or(d.primary.span.start, |l| l.span.start)
+        })
         .min();
     let explained = syntax.iter().any(Diagnostic::is_error)
         || lowering
