@@ -445,4 +445,9 @@ static CODES: &[CodeInfo] = &[
         "rubric criteria weigh nothing",
         include_str!("../../../docs/diagnostics/W0314.md"),
     ),
+    w(
+        "W0315",
+        "unknown code or level in `[lints]`",
+        include_str!("../../../docs/diagnostics/W0315.md"),
+    ),
 ];

@@ -16,6 +16,7 @@ pub mod catalogue;
 pub mod codes;
 pub mod human;
 pub mod json;
+pub mod lints;
 mod model;
 pub mod sarif;
 pub mod source;

@@ -320,7 +320,7 @@ fn catalogue_covers_the_spec() {
     range("E", 501, 505);
     range("E", 901, 903);
     range("W", 1, 1);
-    range("W", 301, 314);
+    range("W", 301, 315);
     let actual: Vec<&str> = catalogue::all().iter().map(|c| c.code).collect();
     assert_eq!(actual, expected);
 }
@@ -533,4 +533,41 @@ fn explain_hint_names_the_error_codes() {
         )
     );
     assert_eq!(explain_hint(&[error(codes::W0301)]), None);
+}
+
+/// `[lints]` levels: allow drops the warning, deny makes it an error, errors are never touched,
+/// and settings naming no warning or no level are W0315.
+#[test]
+fn lint_levels() {
+    use hensu_diagnostics::lints::{LintLevel, LintSetting, apply, resolve};
+    use hensu_diagnostics::{Diagnostic, Severity, Span, codes};
+    let setting = |code, level| LintSetting {
+        code,
+        code_span: Span::new(0, 5),
+        level,
+        level_span: Span::new(8, 15),
+    };
+    let (levels, problems) = resolve(&[
+        setting("W0307", "allow"),
+        setting("W0303", "deny"),
+        setting("W9999", "allow"),
+        setting("E0204", "allow"),
+        setting("W0301", "forbid"),
+    ]);
+    assert_eq!(
+        levels,
+        [("W0307", LintLevel::Allow), ("W0303", LintLevel::Deny)]
+    );
+    assert_eq!(problems.len(), 3);
+    assert!(problems.iter().all(|d| codes::W0315 == d.code));
+    let d = |code| Diagnostic::new(code, "m", Span::new(0, 1), "l");
+    let out = apply(
+        &levels,
+        vec![d(codes::W0307), d(codes::W0303), d(codes::E0204)],
+    );
+    let got: Vec<(&str, Severity)> = out.iter().map(|d| (d.code, d.severity)).collect();
+    assert_eq!(
+        got,
+        [("W0303", Severity::Error), ("E0204", Severity::Error)]
+    );
 }

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use hensu_diagnostics::lints::{LintLevel, LintSetting};
 use hensu_diagnostics::{Diagnostic, FileId, Files, Span, codes};
 use hensu_ir::Workflow;
 use hensu_sema::origins::Origins;
@@ -131,6 +132,7 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
     let mut files = Files::new();
     let mut units = Vec::new();
     let mut diagnostics = Vec::new();
+    let mut lints = ProjectLints::default();
     for (path, explicit) in collect_paths(paths, dir)? {
         let display = path.display().to_string();
         let text = match read_source(&path) {
@@ -176,10 +178,11 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
                 &FsFiles::new(root.clone()),
             )
         };
-        diagnostics.append(&mut diags);
         if let Some(wf) = &workflow {
-            diagnostics.extend(check_action_ids(wf, &origins, &root));
+            diags.extend(check_action_ids(wf, &origins, &root));
         }
+        let levels = lints.levels_for(&root, &mut files, &mut diagnostics);
+        diagnostics.extend(hensu_diagnostics::lints::apply(levels, diags));
         units.push(Unit {
             file,
             path,
@@ -205,6 +208,52 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
         units,
         diagnostics,
     })
+}
+
+/// The `[lints]` tables of the projects seen so far (docs/language.md, *Suppressing a
+/// warning*), read once per project directory.
+#[derive(Default)]
+struct ProjectLints {
+    by_root: std::collections::BTreeMap<PathBuf, Vec<(&'static str, LintLevel)>>,
+}
+
+impl ProjectLints {
+    /// The levels of `<root>/hensu.toml`; on first use its W0315 diagnostics go to `out`. A
+    /// `hensu.toml` that does not parse is reported by `hensuc run`; it sets no level here.
+    fn levels_for(
+        &mut self,
+        root: &Path,
+        files: &mut Files,
+        out: &mut Vec<Diagnostic>,
+    ) -> &[(&'static str, LintLevel)] {
+        self.by_root.entry(root.to_path_buf()).or_insert_with(|| {
+            let path = root.join("hensu.toml");
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                return Vec::new();
+            };
+            let Ok(entries) = hensu_providers::load_lints(&text) else {
+                return Vec::new();
+            };
+            if entries.is_empty() {
+                return Vec::new();
+            }
+            let settings: Vec<LintSetting<'_>> = entries
+                .iter()
+                .map(|e| LintSetting {
+                    code: &e.code,
+                    code_span: Span::from_range(e.code_span.clone()),
+                    level: &e.level,
+                    level_span: Span::from_range(e.level_span.clone()),
+                })
+                .collect();
+            let (levels, problems) = hensu_diagnostics::lints::resolve(&settings);
+            if !problems.is_empty() {
+                let file = files.add(path.display().to_string(), text.clone());
+                out.extend(problems.into_iter().map(|d| d.in_file(file)));
+            }
+            levels
+        })
+    }
 }
 
 /// E0210: `execute`/`send` ids against the project's `commands.yaml` and the host's handlers.

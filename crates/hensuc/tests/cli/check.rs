@@ -212,3 +212,19 @@ fn unknown_command_and_handler_ids_are_checked() {
         "{text}"
     );
 }
+
+/// The `[lints]` table of hensu.toml: an allowed warning disappears, a denied one fails the
+/// check, and every entry naming no warning code or no level is W0315 in hensu.toml.
+#[test]
+fn lints_table_of_hensu_toml() {
+    let dir = "tests/fixtures/cli/lints";
+    let human = run_hensuc(&["check", "-d", dir]);
+    assert_eq!(human.status.code(), Some(1));
+    let json = run_hensuc(&["check", "-d", dir, "--format", "json"]);
+    insta::assert_snapshot!(format!(
+        "===== hensu.toml\n{}----- human\n{}----- json\n{}",
+        std::fs::read_to_string(repo().join(dir).join("hensu.toml")).unwrap(),
+        stderr(&human),
+        stdout(&json)
+    ));
+}
