@@ -450,4 +450,9 @@ static CODES: &[CodeInfo] = &[
         "unknown code or level in `[lints]`",
         include_str!("../../../docs/diagnostics/W0315.md"),
     ),
+    w(
+        "W0316",
+        "variable read before any node writes it",
+        include_str!("../../../docs/diagnostics/W0316.md"),
+    ),
 ];

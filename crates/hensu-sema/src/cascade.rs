@@ -57,6 +57,7 @@ pub(crate) fn settle_checks(origins: &Origins, checks: Vec<Diagnostic>) -> Vec<D
         codes::W0308,
         codes::W0311,
         codes::W0313,
+        codes::W0316,
     ];
     match origins.damage {
         Damage::None => checks,

@@ -15,6 +15,7 @@ pub mod intervals;
 
 mod actions;
 mod coverage;
+mod dataflow;
 mod flow;
 mod fxhash;
 mod project;
@@ -63,6 +64,7 @@ pub fn check_workflow(wf: &Workflow, origins: &Origins, input: InputKind) -> Vec
     state::check(&mut cx);
     flow::check(&mut cx, &graph);
     coverage::check(&mut cx);
+    dataflow::check(&mut cx, &graph);
     let mut diagnostics = crate::cascade::settle_checks(origins, cx.diagnostics);
     hensu_diagnostics::sort_diagnostics(&mut diagnostics);
     diagnostics
