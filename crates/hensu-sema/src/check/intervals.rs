@@ -237,43 +237,6 @@ pub fn condition_arms_overlap(a: &ConditionPredicate, b: &ConditionPredicate) ->
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use hensu_ir::ScoreRange;
-
-    fn arm(operator: ComparisonOperator, value: f64) -> ScoreCondition {
-        ScoreCondition {
-            operator,
-            value: Some(value),
-            range: None,
-            target_node: "x".into(),
-        }
-    }
-
-    #[test]
-    fn range_rendering() {
-        let r = ScoreCondition {
-            operator: ComparisonOperator::Range,
-            value: Some(0.0),
-            range: Some(ScoreRange {
-                start: 50.0,
-                end: 79.0,
-            }),
-            target_node: "x".into(),
-        };
-        assert_eq!(describe_score_arm(&r), "in 50.0..79.0");
-        let i = Interval::of_score(&r).map(|i| i.render());
-        assert_eq!(i.as_deref(), Some("[50.0, 79.0]"));
-        let gt = arm(ComparisonOperator::Gt, 80.0);
-        assert_eq!(describe_score_arm(&gt), "> 80.0");
-        assert_eq!(
-            Interval::of_score(&gt).map(|i| i.render()).as_deref(),
-            Some("(80.0, ∞)")
-        );
-    }
-}
-
 /// The scores in `0..=100` that none of the arms match (W0311), in increasing order. Scores are
 /// between 0 and 100, so parts of the real line outside that range are not gaps.
 pub fn score_gaps<'a>(arms: impl IntoIterator<Item = &'a ScoreCondition>) -> Vec<Interval> {
@@ -330,5 +293,42 @@ impl Interval {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hensu_ir::ScoreRange;
+
+    fn arm(operator: ComparisonOperator, value: f64) -> ScoreCondition {
+        ScoreCondition {
+            operator,
+            value: Some(value),
+            range: None,
+            target_node: "x".into(),
+        }
+    }
+
+    #[test]
+    fn range_rendering() {
+        let r = ScoreCondition {
+            operator: ComparisonOperator::Range,
+            value: Some(0.0),
+            range: Some(ScoreRange {
+                start: 50.0,
+                end: 79.0,
+            }),
+            target_node: "x".into(),
+        };
+        assert_eq!(describe_score_arm(&r), "in 50.0..79.0");
+        let i = Interval::of_score(&r).map(|i| i.render());
+        assert_eq!(i.as_deref(), Some("[50.0, 79.0]"));
+        let gt = arm(ComparisonOperator::Gt, 80.0);
+        assert_eq!(describe_score_arm(&gt), "> 80.0");
+        assert_eq!(
+            Interval::of_score(&gt).map(|i| i.render()).as_deref(),
+            Some("(80.0, ∞)")
+        );
     }
 }

@@ -160,7 +160,7 @@ fn score_arms(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
         // A bounded arm before an overlapping exit arm is budget-first routing: W0306.
         let Some((earlier, common)) = arms[..j]
             .iter()
-            .filter(|a| !(a.bounded && !later.bounded))
+            .filter(|a| !a.bounded || later.bounded)
             .find_map(|a| score_overlap(a.condition, later.condition).map(|o| (a, o)))
         else {
             continue;
