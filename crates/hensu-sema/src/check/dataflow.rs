@@ -26,7 +26,13 @@ pub(super) fn check(cx: &mut Ctx<'_>, g: &NodeGraph<'_>) {
     let Some(schema) = &wf.state_schema else {
         return;
     };
-    if wf.nodes.values().any(|n| matches!(n, Node::Generic(_))) {
+    // An unknown target (E0204) or a node without transitions (E0310) cuts paths: a read
+    // would look unwritten only because of that error.
+    let graph_incomplete = cx
+        .diagnostics
+        .iter()
+        .any(|d| codes::E0204 == d.code || codes::E0310 == d.code);
+    if graph_incomplete || wf.nodes.values().any(|n| matches!(n, Node::Generic(_))) {
         return;
     }
     // Writers of each variable, by node index.
