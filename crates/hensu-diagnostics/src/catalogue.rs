@@ -239,6 +239,11 @@ static CODES: &[CodeInfo] = &[
         "prompt or rubric path escapes its directory",
         include_str!("../../../docs/diagnostics/E0209.md"),
     ),
+    e(
+        "E0210",
+        "unknown command or action handler",
+        include_str!("../../../docs/diagnostics/E0210.md"),
+    ),
     // graph and transitions: E03xx
     e(
         "E0301",
@@ -429,6 +434,36 @@ static CODES: &[CodeInfo] = &[
         "W0310",
         "engine variable in `writes` (JSON)",
         include_str!("../../../docs/diagnostics/W0310.md"),
+    ),
+    w(
+        "W0311",
+        "score arms leave a gap",
+        include_str!("../../../docs/diagnostics/W0311.md"),
+    ),
+    w(
+        "W0312",
+        "action node without `onFailure`",
+        include_str!("../../../docs/diagnostics/W0312.md"),
+    ),
+    w(
+        "W0313",
+        "agent never used",
+        include_str!("../../../docs/diagnostics/W0313.md"),
+    ),
+    w(
+        "W0314",
+        "rubric criteria weigh nothing",
+        include_str!("../../../docs/diagnostics/W0314.md"),
+    ),
+    w(
+        "W0315",
+        "unknown code or level in `[lints]`",
+        include_str!("../../../docs/diagnostics/W0315.md"),
+    ),
+    w(
+        "W0316",
+        "variable read before any node writes it",
+        include_str!("../../../docs/diagnostics/W0316.md"),
     ),
     // tools: W06xx (need the configured MCP servers; `hensuc check` without `--offline`)
     w(

@@ -181,6 +181,29 @@ pub fn write_human(
     Ok(())
 }
 
+/// rustc's closing hint for the error codes among `diagnostics`, e.g. "For more information
+/// about this error, try `hensuc explain E0204`." (with the list of codes first when there are
+/// several). `None` when there is no error: warnings get no hint, as in rustc. The CLI prints it
+/// after [`render_human`]; the renderer itself stays free of the command name.
+pub fn explain_hint(diagnostics: &[Diagnostic]) -> Option<String> {
+    let codes: std::collections::BTreeSet<&str> = diagnostics
+        .iter()
+        .filter(|d| d.is_error() && crate::is_known(d.code))
+        .map(|d| d.code)
+        .collect();
+    let first = *codes.iter().next()?;
+    Some(if codes.len() == 1 {
+        format!("For more information about this error, try `hensuc explain {first}`.\n")
+    } else {
+        let list: Vec<&str> = codes.iter().copied().collect();
+        format!(
+            "Some errors have detailed explanations: {}.\nFor more information about an error, \
+             try `hensuc explain {first}`.\n",
+            list.join(", ")
+        )
+    })
+}
+
 /// Render one diagnostic without a summary line (e.g. for a log or an LSP hover).
 pub fn render_human_one(files: &Files, diagnostic: &Diagnostic, color: bool) -> String {
     let mut out = Vec::new();

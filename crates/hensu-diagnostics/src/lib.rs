@@ -16,13 +16,16 @@ pub mod catalogue;
 pub mod codes;
 pub mod human;
 pub mod json;
+pub mod lints;
 mod model;
 pub mod sarif;
 pub mod source;
 
 pub use catalogue::{CodeInfo, is_known, lookup};
 pub use codes::Code;
-pub use human::{ColorChoice, Counts, render_human, render_human_one, summary_line, write_human};
+pub use human::{
+    ColorChoice, Counts, explain_hint, render_human, render_human_one, summary_line, write_human,
+};
 pub use json::{JsonReport, render_json};
 pub use model::*;
 pub use sarif::render_sarif;

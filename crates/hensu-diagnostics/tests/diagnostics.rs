@@ -314,13 +314,13 @@ fn catalogue_covers_the_spec() {
     range("E", 1, 6);
     range("E", 10, 16);
     range("E", 101, 109);
-    range("E", 201, 209);
+    range("E", 201, 210);
     range("E", 301, 310);
     range("E", 401, 406);
     range("E", 501, 505);
     range("E", 901, 905);
     range("W", 1, 1);
-    range("W", 301, 310);
+    range("W", 301, 316);
     range("W", 601, 601);
     let actual: Vec<&str> = catalogue::all().iter().map(|c| c.code).collect();
     assert_eq!(actual, expected);
@@ -511,3 +511,64 @@ fn explanation_paragraph_is_unwrapped() {
 
 #[path = "diagnostics/long_lines.rs"]
 mod long_lines;
+
+/// rustc's closing hint: one code, several codes, warnings only.
+#[test]
+fn explain_hint_names_the_error_codes() {
+    use hensu_diagnostics::{Diagnostic, Span, codes, explain_hint};
+    let error = |code| Diagnostic::new(code, "m", Span::new(0, 1), "l");
+    assert_eq!(
+        explain_hint(&[error(codes::E0204), error(codes::E0204)]).as_deref(),
+        Some("For more information about this error, try `hensuc explain E0204`.\n")
+    );
+    assert_eq!(
+        explain_hint(&[
+            error(codes::E0305),
+            error(codes::E0204),
+            error(codes::W0301)
+        ])
+        .as_deref(),
+        Some(
+            "Some errors have detailed explanations: E0204, E0305.\nFor more information about \
+             an error, try `hensuc explain E0204`.\n"
+        )
+    );
+    assert_eq!(explain_hint(&[error(codes::W0301)]), None);
+}
+
+/// `[lints]` levels: allow drops the warning, deny makes it an error, errors are never touched,
+/// and settings naming no warning or no level are W0315.
+#[test]
+fn lint_levels() {
+    use hensu_diagnostics::lints::{LintLevel, LintSetting, apply, resolve};
+    use hensu_diagnostics::{Diagnostic, Severity, Span, codes};
+    let setting = |code, level| LintSetting {
+        code,
+        code_span: Span::new(0, 5),
+        level,
+        level_span: Span::new(8, 15),
+    };
+    let (levels, problems) = resolve(&[
+        setting("W0307", "allow"),
+        setting("W0303", "deny"),
+        setting("W9999", "allow"),
+        setting("E0204", "allow"),
+        setting("W0301", "forbid"),
+    ]);
+    assert_eq!(
+        levels,
+        [("W0307", LintLevel::Allow), ("W0303", LintLevel::Deny)]
+    );
+    assert_eq!(problems.len(), 3);
+    assert!(problems.iter().all(|d| codes::W0315 == d.code));
+    let d = |code| Diagnostic::new(code, "m", Span::new(0, 1), "l");
+    let out = apply(
+        &levels,
+        vec![d(codes::W0307), d(codes::W0303), d(codes::E0204)],
+    );
+    let got: Vec<(&str, Severity)> = out.iter().map(|d| (d.code, d.severity)).collect();
+    assert_eq!(
+        got,
+        [("W0303", Severity::Error), ("E0204", Severity::Error)]
+    );
+}

@@ -406,3 +406,45 @@ mod tests {
         assert!(!msg.contains("nope"), "{msg}");
     }
 }
+
+/// One entry of the `[lints]` table of `hensu.toml` (`W0307 = "allow"`), with the byte ranges
+/// of the key and the value in the file, for diagnostics. The levels are interpreted by the
+/// checker (`hensu_diagnostics::lints`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LintEntry {
+    pub code: String,
+    pub code_span: std::ops::Range<usize>,
+    pub level: String,
+    pub level_span: std::ops::Range<usize>,
+}
+
+/// The `[lints]` table of `hensu.toml`, in file order; empty when there is none. Only this
+/// table is read, so a provider section `hensuc check` does not need cannot hide it.
+pub fn load_lints(toml_text: &str) -> Result<Vec<LintEntry>, ConfigError> {
+    #[derive(Deserialize)]
+    struct LintsFile {
+        #[serde(default)]
+        lints: IndexMap<toml::Spanned<String>, toml::Spanned<String>>,
+    }
+    let file: LintsFile = toml::from_str(toml_text).map_err(|e| {
+        let (line, column) = e
+            .span()
+            .map(|s| line_col(toml_text, s.start))
+            .unwrap_or((1, 1));
+        ConfigError::Parse {
+            line,
+            column,
+            message: without_values(e.message().trim()),
+        }
+    })?;
+    Ok(file
+        .lints
+        .into_iter()
+        .map(|(code, level)| LintEntry {
+            code_span: code.span(),
+            code: code.into_inner(),
+            level_span: level.span(),
+            level: level.into_inner(),
+        })
+        .collect())
+}

@@ -52,6 +52,12 @@ pub trait FileProvider {
     /// Reads `relative` (a path relative to `dir`, already accepted by
     /// [`check_relative_path`]) as UTF-8 text.
     fn read(&self, dir: ResourceDir, relative: &str) -> Result<String, FileError>;
+
+    /// The `.md` files of `dir` (relative names, sorted), for the did-you-mean of a missing
+    /// file (E0208). A provider that cannot list returns none.
+    fn list(&self, _dir: ResourceDir) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Rejects a resource path that could leave its directory, before any provider sees it: empty,
@@ -117,6 +123,17 @@ impl FileProvider for MemoryFiles {
             .get(&(dir, normalize(relative)))
             .cloned()
             .ok_or(FileError::NotFound)
+    }
+
+    fn list(&self, dir: ResourceDir) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .files
+            .keys()
+            .filter(|(d, _)| *d == dir)
+            .map(|(_, name)| name.clone())
+            .collect();
+        names.sort();
+        names
     }
 }
 

@@ -7,6 +7,7 @@
 //! * [`files`]: the file trait, path jail check and an in-memory provider.
 
 pub mod bounds;
+mod cascade;
 pub mod check;
 pub mod files;
 pub mod json_origins;
@@ -49,7 +50,21 @@ pub fn lower_decoded(
         .into_iter()
         .map(|d| d.in_file(file_id))
         .collect();
-    diagnostics.append(&mut lowered.diagnostics);
+    let syntax_errors = diagnostics.iter().any(|d| d.is_error());
+    let lowering = std::mem::take(&mut lowered.diagnostics);
+    diagnostics.extend(cascade::settle_lowering(&diagnostics, lowering));
+    lowered.origins.damage = if syntax_errors {
+        origins::Damage::Syntax
+    } else if diagnostics.iter().any(|d| d.is_error()) {
+        origins::Damage::Lowering
+    } else {
+        origins::Damage::None
+    };
+    lowered.origins.error_spans = diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.primary.span)
+        .collect();
     lowered.diagnostics = diagnostics;
     lowered
 }

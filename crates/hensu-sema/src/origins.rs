@@ -28,6 +28,25 @@ pub struct Origins {
     /// Keyed by node id with the Fx hash: checks look a node's origin up several times per node,
     /// and ids come from the workflow itself (HashDoS resistance buys nothing).
     pub nodes: IndexMap<String, NodeOrigin, rustc_hash::FxBuildHasher>,
+    /// The worst phase that reported an error for this file, so the checks report no cascade
+    /// of it (see `check::check_workflow`).
+    pub damage: Damage,
+    /// The primary spans of the errors reported before the checks.
+    pub error_spans: Vec<Span>,
+}
+
+/// Which earlier phase reported an error for a file (docs/diagnostics/README.md, *Root cause
+/// first*).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Damage {
+    /// No error before the checks.
+    #[default]
+    None,
+    /// The lowering rejected a statement (E01xx/E02xx): a node, an arm or a declaration may be
+    /// missing from the IR.
+    Lowering,
+    /// The lexer or parser reported an error (E00xx): the tree itself was recovered.
+    Syntax,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -79,6 +98,8 @@ pub struct NodeOrigin {
     pub branches: Vec<BranchOrigin>,
     /// Actions of an action node, parallel to `actions` (the `send(…)`/`execute(…)` call).
     pub actions: Vec<Span>,
+    /// The command or handler id string of each action, parallel to `actions`.
+    pub action_ids: Vec<Span>,
     /// Transition rules, parallel to `transition_rules`.
     pub rules: Vec<RuleOrigin>,
     /// The `{name}` placeholders found in the node prompt (or, for an action node, in the

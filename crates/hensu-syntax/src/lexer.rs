@@ -28,8 +28,11 @@ pub enum TokenKind {
     /// `` `name` `` — the span includes the backticks.
     #[regex(r"`[^`\r\n]+`")]
     BacktickIdent,
-    /// An integer literal without suffix (`3`, `60_000`, `0xFF`).
+    /// A number literal, classified after lexing into `Int`, `Long`, `Double` or `BadNumber`:
+    /// every Kotlin form (`3`, `60_000`, `0xFF`, `0b101`, `30L`, `1.5`, `.5`, `1e-1`, `2.5E3`,
+    /// `1.5f`; docs/language.md, *Numbers*). Digits before the point are optional (`.9`).
     #[regex(r"[0-9][0-9A-Za-z_]*(\.[0-9][0-9A-Za-z_]*)?([eE][+-][0-9A-Za-z_]*)?")]
+    #[regex(r"\.[0-9][0-9A-Za-z_]*([eE][+-][0-9A-Za-z_]*)?")]
     Int,
     /// An integer literal with an `L` suffix.
     Long,
@@ -758,7 +761,10 @@ pub fn classify_number(text: &str) -> Result<Number, NumberError> {
         Some((a, b)) => (a, Some(b)),
         None => (mantissa, None),
     };
-    digits_ok(int_part, 10)?;
+    // Kotlin allows `.5` (no digits before the point), but not `5.` (none after it).
+    if !(int_part.is_empty() && frac_part.is_some()) {
+        digits_ok(int_part, 10)?;
+    }
     if let Some(f) = frac_part {
         digits_ok(f, 10)?;
     }

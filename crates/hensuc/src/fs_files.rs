@@ -39,6 +39,22 @@ impl FileProvider for FsFiles {
         }
         read_text(&resolved)
     }
+
+    fn list(&self, dir: ResourceDir) -> Vec<String> {
+        // At most this many names are offered to the did-you-mean of a missing file.
+        const MAX_LISTED: usize = 1_000;
+        let mut names: Vec<String> = std::fs::read_dir(self.dir(dir))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".md"))
+            .take(MAX_LISTED)
+            .collect();
+        names.sort();
+        names
+    }
 }
 
 fn read_text(path: &Path) -> Result<String, FileError> {

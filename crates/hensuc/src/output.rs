@@ -54,6 +54,9 @@ pub fn emit(files: &Files, diagnostics: &[Diagnostic], format: DiagnosticFormat,
                     "{}",
                     hensu_diagnostics::render_human(files, diagnostics, color.enabled_for_stderr())
                 );
+                if let Some(hint) = hensu_diagnostics::explain_hint(diagnostics) {
+                    eprint!("\n{hint}");
+                }
             }
         }
         DiagnosticFormat::Json => {

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use hensu_diagnostics::lints::{LintLevel, LintSetting};
 use hensu_diagnostics::{Diagnostic, FileId, Files, Span, codes};
 use hensu_ir::Workflow;
 use hensu_sema::origins::Origins;
@@ -132,8 +133,9 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
     let mut files = Files::new();
     let mut units = Vec::new();
     let mut diagnostics = Vec::new();
+    let mut lints = ProjectLints::default();
     for (path, explicit) in collect_paths(paths, dir)? {
-        let (unit, mut diags) = compile_file(&mut files, path, explicit, dir);
+        let (unit, mut diags) = compile_file(&mut files, path, explicit, dir, &mut lints);
         diagnostics.append(&mut diags);
         units.extend(unit);
     }
@@ -150,12 +152,13 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
     let mut units: Vec<Unit> = Vec::new();
     let mut diagnostics = Vec::new();
     let mut search: Vec<PathBuf> = Vec::new();
+    let mut lints = ProjectLints::default();
     for (path, explicit) in collect_paths(paths, None)? {
         let wf_dir = working_dir_for(&path, dir).join("workflows");
         if !search.contains(&wf_dir) {
             search.push(wf_dir);
         }
-        let (unit, mut diags) = compile_file(&mut files, path, explicit, dir);
+        let (unit, mut diags) = compile_file(&mut files, path, explicit, dir, &mut lints);
         diagnostics.append(&mut diags);
         units.extend(unit);
     }
@@ -206,7 +209,7 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
             candidates.sort_by_key(|p| p.file_stem().is_none_or(|s| *s != *id.as_str()));
             while !candidates.is_empty() {
                 let path = candidates.remove(0);
-                let (unit, diags) = compile_file(&mut files, path, false, dir);
+                let (unit, diags) = compile_file(&mut files, path, false, dir, &mut lints);
                 let Some(unit) = unit else { continue };
                 if has(&unit) {
                     diagnostics.extend(diags);
@@ -220,12 +223,14 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
     Ok(finish(files, units, diagnostics))
 }
 
-/// Reads and compiles one file; an unreadable file is an E0901 diagnostic and no unit.
+/// Reads and compiles one file; an unreadable file is an E0901 diagnostic and no unit. The
+/// project's `[lints]` levels apply to the file's diagnostics.
 fn compile_file(
     files: &mut Files,
     path: PathBuf,
     explicit: bool,
     dir: Option<&Path>,
+    lints: &mut ProjectLints,
 ) -> (Option<Unit>, Vec<Diagnostic>) {
     let display = path.display().to_string();
     let text = match read_source(&path) {
@@ -257,13 +262,25 @@ fn compile_file(
     };
     let root = working_dir_for(&path, dir);
     let is_json = path.extension().is_some_and(|e| e == "json");
-    let (workflow, origins, diags) = if is_json {
+    let (workflow, origins, mut diags) = if is_json {
         let (workflow, origins, mut diags) = compile_json(source, file);
         diags.extend(decode_diagnostics.into_iter().map(|d| d.in_file(file)));
         (workflow, origins, diags)
     } else {
-        compile_source(source, decode_diagnostics, file, &FsFiles::new(root))
+        compile_source(
+            source,
+            decode_diagnostics,
+            file,
+            &FsFiles::new(root.clone()),
+        )
     };
+    if let Some(wf) = &workflow {
+        diags.extend(check_action_ids(wf, &origins, &root));
+    }
+    let mut out = Vec::new();
+    let levels = lints.levels_for(&root, files, &mut out);
+    out.extend(hensu_diagnostics::lints::apply(levels, diags));
+    let diags = out;
     let unit = Unit {
         file,
         path,
@@ -307,6 +324,76 @@ pub fn resolve_workflow_name(name: &Path, dir: Option<&Path>) -> PathBuf {
         .map(|ext| base.join(name).with_extension(ext))
         .find(|p| p.is_file())
         .unwrap_or_else(|| name.to_path_buf())
+}
+
+/// The `[lints]` tables of the projects seen so far (docs/language.md, *Suppressing a
+/// warning*), read once per project directory.
+#[derive(Default)]
+struct ProjectLints {
+    by_root: std::collections::BTreeMap<PathBuf, Vec<(&'static str, LintLevel)>>,
+}
+
+impl ProjectLints {
+    /// The levels of `<root>/hensu.toml`; on first use its W0315 diagnostics go to `out`. A
+    /// `hensu.toml` that does not parse is reported by `hensuc run`; it sets no level here.
+    fn levels_for(
+        &mut self,
+        root: &Path,
+        files: &mut Files,
+        out: &mut Vec<Diagnostic>,
+    ) -> &[(&'static str, LintLevel)] {
+        self.by_root.entry(root.to_path_buf()).or_insert_with(|| {
+            let path = root.join("hensu.toml");
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                return Vec::new();
+            };
+            let Ok(entries) = hensu_providers::load_lints(&text) else {
+                return Vec::new();
+            };
+            if entries.is_empty() {
+                return Vec::new();
+            }
+            let settings: Vec<LintSetting<'_>> = entries
+                .iter()
+                .map(|e| LintSetting {
+                    code: &e.code,
+                    code_span: Span::from_range(e.code_span.clone()),
+                    level: &e.level,
+                    level_span: Span::from_range(e.level_span.clone()),
+                })
+                .collect();
+            let (levels, problems) = hensu_diagnostics::lints::resolve(&settings);
+            if !problems.is_empty() {
+                let file = files.add(path.display().to_string(), text.clone());
+                out.extend(problems.into_iter().map(|d| d.in_file(file)));
+            }
+            levels
+        })
+    }
+}
+
+/// E0210: `execute`/`send` ids against the project's `commands.yaml` and the host's handlers.
+/// Without a `commands.yaml`, or with one that does not parse (reported when a run loads it),
+/// command ids are not checked here.
+fn check_action_ids(wf: &Workflow, origins: &Origins, root: &Path) -> Vec<Diagnostic> {
+    let commands = root
+        .join("commands.yaml")
+        .is_file()
+        .then(|| hensu_host::CommandRegistry::load(root).ok())
+        .flatten();
+    let handlers = hensu_host::action_handlers(None);
+    let command_ids = commands.as_ref().map(|c| c.ids()).unwrap_or_default();
+    let mut handler_ids = handlers.ids();
+    // `send("mcp", …)` is served by the MCP servers of hensu.toml (docs/mcp.md).
+    handler_ids.push("mcp");
+    hensu_sema::check::check_actions(
+        wf,
+        origins,
+        hensu_sema::check::KnownActions {
+            commands: commands.is_some().then_some(command_ids.as_slice()),
+            handlers: &handler_ids,
+        },
+    )
 }
 
 fn read_source(path: &Path) -> Result<Vec<u8>, String> {

@@ -104,11 +104,43 @@ fn report_cycle(cx: &mut Ctx<'_>, g: &NodeGraph<'_>, cycle: &Cycle) {
         .find(|n| n.is_end())
         .map(|n| n.id().to_string())
         .unwrap_or_else(|| "…".to_string());
+    // The fix goes where the cycle closes, in the syntax that node kind accepts.
+    let closing_node = g
+        .graph
+        .edge_endpoints(closing)
+        .and_then(|(from, _)| cx.wf.nodes.get(g.id(from)));
+    let help = match closing_node {
+        Some(Node::Standard(_)) | None => format!(
+            "bound it with a retry budget, e.g. `revise \"{root_id}\" retry 3 otherwise \"{exit}\"` \
+             in an `onScore`/`onCondition` arm or after `onRejection`"
+        ),
+        Some(Node::Parallel(_)) => format!(
+            "bound it with a retry budget, e.g. `onNoConsensus revise \"{root_id}\" retry 3 \
+             otherwise \"{exit}\"`"
+        ),
+        Some(n) => format!(
+            "{} node `{}` accepts no `revise`: retry a failure in place with `onFailure retry 3 \
+             otherwise \"{exit}\"`, or bound the cycle at a standard node on it",
+            article_kind(n),
+            n.id()
+        ),
+    };
     d = d
         .with_note("`maxSteps` stops a runaway run but does not bound the cycle")
-        .with_help(format!(
-            "bound it with a retry budget, e.g. `revise \"{root_id}\" retry 3 otherwise \"{exit}\"` \
-             in an `onScore`/`onCondition` arm or after `onRejection`/`onNoConsensus`"
-        ));
+        .with_help(help);
     cx.emit(d);
+}
+
+/// "an action", "a fork", … for the W0303 help.
+fn article_kind(n: &Node) -> &'static str {
+    match n {
+        Node::Action(_) => "an action",
+        Node::Fork(_) => "a fork",
+        Node::Join(_) => "a join",
+        Node::Generic(_) => "a generic",
+        Node::SubWorkflow(_) => "a sub-workflow",
+        Node::End(_) => "an end",
+        Node::Standard(_) => "a standard",
+        Node::Parallel(_) => "a parallel",
+    }
 }

@@ -237,6 +237,65 @@ pub fn condition_arms_overlap(a: &ConditionPredicate, b: &ConditionPredicate) ->
     }
 }
 
+/// The scores in `0..=100` that none of the arms match (W0311), in increasing order. Scores are
+/// between 0 and 100, so parts of the real line outside that range are not gaps.
+pub fn score_gaps<'a>(arms: impl IntoIterator<Item = &'a ScoreCondition>) -> Vec<Interval> {
+    let incl = |value: f64| Bound {
+        value,
+        inclusive: true,
+    };
+    let mut gaps = vec![Interval {
+        lo: Some(incl(0.0)),
+        hi: Some(incl(100.0)),
+    }];
+    for arm in arms {
+        let Some(covered) = Interval::of_score(arm) else {
+            continue;
+        };
+        gaps = gaps
+            .into_iter()
+            .flat_map(|gap| gap.minus(&covered))
+            .collect();
+        if gaps.is_empty() {
+            break;
+        }
+    }
+    gaps
+}
+
+impl Interval {
+    /// The parts of `self` outside `other`: zero, one or two intervals.
+    fn minus(&self, other: &Interval) -> Vec<Interval> {
+        if !self.overlaps(other) {
+            return vec![*self];
+        }
+        let mut out = Vec::new();
+        // The part below `other`.
+        if let Some(lo) = other.lo {
+            let below = Bound {
+                value: lo.value,
+                inclusive: !lo.inclusive,
+            };
+            if let Some(i) = Interval::new(self.lo, Some(below)).and_then(|i| i.intersection(self))
+            {
+                out.push(i);
+            }
+        }
+        // The part above `other`.
+        if let Some(hi) = other.hi {
+            let above = Bound {
+                value: hi.value,
+                inclusive: !hi.inclusive,
+            };
+            if let Some(i) = Interval::new(Some(above), self.hi).and_then(|i| i.intersection(self))
+            {
+                out.push(i);
+            }
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,9 @@
 pub mod graph;
 pub mod intervals;
 
+mod actions;
+mod coverage;
+mod dataflow;
 mod flow;
 mod fxhash;
 mod project;
@@ -26,6 +29,8 @@ use hensu_ir::{TransitionRule, Workflow};
 
 use crate::origins::{NodeOrigin, Origins, RuleOrigin};
 
+pub use actions::{KnownActions, check_actions};
+pub use coverage::BUILTIN_HANDLERS;
 pub use graph::{
     Cycle, EdgeInfo, EdgeSource, NodeGraph, RuleTarget, TargetSlot, for_each_rule_target,
     rule_targets,
@@ -60,7 +65,9 @@ pub fn check_workflow(wf: &Workflow, origins: &Origins, input: InputKind) -> Vec
     rules::check(&mut cx);
     state::check(&mut cx);
     flow::check(&mut cx, &graph);
-    let mut diagnostics = cx.diagnostics;
+    coverage::check(&mut cx);
+    dataflow::check(&mut cx, &graph);
+    let mut diagnostics = crate::cascade::settle_checks(origins, cx.diagnostics);
     hensu_diagnostics::sort_diagnostics(&mut diagnostics);
     diagnostics
 }

@@ -102,6 +102,8 @@ struct ScoreArm<'w> {
     rule: usize,
     cond: usize,
     condition: &'w ScoreCondition,
+    /// The arm is `… revise "x" retry N otherwise "y"`.
+    bounded: bool,
 }
 
 fn collect_score_arms(rules: &[TransitionRule]) -> Vec<ScoreArm<'_>> {
@@ -113,6 +115,7 @@ fn collect_score_arms(rules: &[TransitionRule]) -> Vec<ScoreArm<'_>> {
                     rule: r,
                     cond: j,
                     condition,
+                    bounded: rule.bounded().is_some(),
                 });
             }
         }
@@ -154,8 +157,10 @@ fn score_arms(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
         }
     }
     for (j, later) in arms.iter().enumerate() {
+        // A bounded arm before an overlapping exit arm is budget-first routing: W0306.
         let Some((earlier, common)) = arms[..j]
             .iter()
+            .filter(|a| !a.bounded || later.bounded)
             .find_map(|a| score_overlap(a.condition, later.condition).map(|o| (a, o)))
         else {
             continue;
@@ -368,12 +373,17 @@ fn unconditional(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
     else {
         return;
     };
-    // Success, Always and Condition rules match only a successful result, which rule `u` takes.
+    // Success, Always, Condition, Score and Approval rules match only a successful result (the
+    // review verdict and the score are read from one), which rule `u` takes.
     let dead: Vec<usize> = (u + 1..rules.len())
         .filter(|&r| {
             matches!(
                 rules[r].trigger(),
-                RuleKind::Success | RuleKind::Always | RuleKind::Condition
+                RuleKind::Success
+                    | RuleKind::Always
+                    | RuleKind::Condition
+                    | RuleKind::Score
+                    | RuleKind::Approval
             )
         })
         .collect();
@@ -406,7 +416,7 @@ fn unconditional(cx: &mut Ctx<'_>, id: &str, rules: &[TransitionRule]) {
 /// The routing condition of a rule, for the shadowing check W0306.
 #[derive(Clone, Copy)]
 enum Guard<'w> {
-    Score,
+    Score(&'w [ScoreCondition]),
     Condition(&'w str),
     Approval(bool),
     NoConsensus,
@@ -414,7 +424,7 @@ enum Guard<'w> {
 
 fn guard(rule: &TransitionRule) -> Option<Guard<'_>> {
     match rule {
-        TransitionRule::Score { .. } => Some(Guard::Score),
+        TransitionRule::Score { conditions, .. } => Some(Guard::Score(conditions)),
         TransitionRule::Condition { variable, .. } => Some(Guard::Condition(variable)),
         TransitionRule::Approval { expected, .. } => Some(Guard::Approval(*expected)),
         TransitionRule::NoConsensus { .. } => Some(Guard::NoConsensus),
@@ -423,10 +433,14 @@ fn guard(rule: &TransitionRule) -> Option<Guard<'_>> {
 }
 
 /// Whether a bounded arm guarded by `b` can take values meant for a later exit arm guarded by
-/// `x`. Same-variable score/condition pairs are E0301/E0302 and are not reported again.
+/// `x`. Overlapping score arms are W0306 here, not E0301, when the earlier one is bounded (the
+/// overlap is budget-first routing); same-variable condition pairs are E0302.
 fn shadows(b: Guard<'_>, x: Guard<'_>) -> bool {
     match (b, x) {
-        (Guard::Score, Guard::Condition(_)) | (Guard::Condition(_), Guard::Score) => true,
+        (Guard::Score(_), Guard::Condition(_)) | (Guard::Condition(_), Guard::Score(_)) => true,
+        (Guard::Score(a), Guard::Score(b)) => a
+            .iter()
+            .any(|a| b.iter().any(|b| score_overlap(a, b).is_some())),
         (Guard::Condition(v), Guard::Condition(w)) => v != w,
         (Guard::Approval(e), Guard::Approval(f)) => e == f,
         (Guard::NoConsensus, Guard::NoConsensus) => true,

@@ -433,15 +433,25 @@ fn conditions(
             continue;
         }
         if first && !writes.iter().any(|w| w == variable) {
+            let span = cx.variable_span(id, r);
             let d = Diagnostic::new(
                 codes::E0404,
-                format!("`onCondition(\"{variable}\")` routes on a variable `{id}` does not write"),
-                cx.variable_span(id, r),
+                format!("node `{id}` routes on `{variable}` but does not write it"),
+                span,
                 "not in this node's `writes`",
-            )
-            .with_help(format!(
-                "add `writes(\"{variable}\")` so the agent is asked to produce it"
-            ));
+            );
+            // A misspelling of a variable the node writes (or the schema declares) is the
+            // likelier mistake than a missing `writes`.
+            let candidates = writes
+                .iter()
+                .map(String::as_str)
+                .chain(schema.into_iter().flat_map(Schema::names));
+            let (mut d, suggested) = help_and_fix(d, variable, span, candidates);
+            if !suggested {
+                d = d.with_help(format!(
+                    "add `writes(\"{variable}\")` so the agent is asked to produce it"
+                ));
+            }
             cx.emit(d);
         }
         let declared = schema

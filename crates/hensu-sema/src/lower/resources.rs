@@ -8,6 +8,7 @@ use hensu_syntax::ast::{Expr, ExprKind};
 
 use super::Lowerer;
 use crate::files::{FileError, ResourceDir, check_relative_path};
+use crate::suggest::help_and_fix;
 
 /// Whether a prompt/rubric value names a markdown file (upstream `isMarkdownFile`).
 pub fn is_markdown_file(value: &str) -> bool {
@@ -61,11 +62,16 @@ impl Lowerer<'_> {
                     format!("{what} file `{name}` not found in {}/", dir.as_str()),
                     span,
                     "file not found",
-                )
-                .with_help(format!(
-                    "a {what} value ending in `.md` is a file name relative to {}/; create the file or write the {what} inline",
-                    dir.as_str()
-                ));
+                );
+                let existing = self.files.list(dir);
+                let (mut d, suggested) =
+                    help_and_fix(d, name, span, existing.iter().map(String::as_str));
+                if !suggested {
+                    d = d.with_help(format!(
+                        "a {what} value ending in `.md` is a file name relative to {}/; create the file or write the {what} inline",
+                        dir.as_str()
+                    ));
+                }
                 self.emit(d);
                 None
             }

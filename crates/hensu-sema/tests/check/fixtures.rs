@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use hensu_diagnostics::{Diagnostic, FileId, Files, render_human, render_json};
-use hensu_sema::check::{InputKind, ProjectUnit, check_project, check_workflow};
+use hensu_sema::check::{
+    InputKind, KnownActions, ProjectUnit, check_actions, check_project, check_workflow,
+};
 use hensu_sema::lower_source;
 
 use super::super::lower::DirFiles;
@@ -19,12 +21,20 @@ fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
 
+/// The commands the fixtures and examples may `execute` (those of `examples/commands.yaml`) and
+/// the handlers they may `send` to (the CLI's built-in ones).
+const KNOWN: KnownActions<'static> = KnownActions {
+    commands: Some(&["echo-result", "word-count", "list-files"]),
+    handlers: &["log", "webhook", "mcp"],
+};
+
 /// Lowering diagnostics followed by the checks' (the checks run whenever there is an IR).
 fn lower_and_check(src: &str, file: FileId, dir: &Path) -> (Vec<Diagnostic>, hensu_sema::Lowered) {
     let lowered = lower_source(src, file, &DirFiles(dir.to_path_buf()));
     let mut diags = lowered.diagnostics.clone();
     if let Some(wf) = &lowered.workflow {
         diags.extend(check_workflow(wf, &lowered.origins, InputKind::Source));
+        diags.extend(check_actions(wf, &lowered.origins, KNOWN));
     }
     (diags, lowered)
 }

@@ -103,8 +103,8 @@ fn schema_checks() {
     let expected = [
         "E0402 `answr` is written but not declared in the state schema",
         "E0403 placeholder `{notes}` in a prompt names no declared variable",
-        "E0404 `onCondition(\"count\")` routes on a variable `a` does not write",
-        "E0404 `onCondition(\"flag\")` routes on a variable `a` does not write",
+        "E0404 node `a` routes on `count` but does not write it",
+        "E0404 node `a` routes on `flag` but does not write it",
         "E0405 numeric comparison on STRING variable `status`",
         "E0405 NUMBER variable `count` compared with \"many\"",
         "E0405 BOOLEAN variable `flag` compared with \"3\"",

@@ -22,6 +22,17 @@ impl FileProvider for DirFiles {
             _ => FileError::Io(e.to_string()),
         })
     }
+
+    fn list(&self, dir: ResourceDir) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.0.join(dir.as_str()))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".md"))
+            .collect();
+        names.sort();
+        names
+    }
 }
 
 pub fn fixtures() -> PathBuf {

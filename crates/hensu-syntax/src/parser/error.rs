@@ -331,6 +331,19 @@ impl PErr {
         {
             d = d.with_help("separate arguments with `,`");
         }
+        // `"a"` newline `+ "b"`: Kotlin ends the statement at the line break, so a `+` that
+        // starts a line begins a new (invalid) statement.
+        let text = src.get(span.range()).unwrap_or("");
+        let line_start = src
+            .get(..span.start as usize)
+            .is_some_and(|before| before.trim_end_matches([' ', '\t']).ends_with(['\n', '\r']));
+        if matches!(text, "+" | "-" | "*" | "/") && line_start {
+            d = d
+                .with_note("a statement ends at the line break, so this line starts a new one")
+                .with_help(format!(
+                    "to continue the expression, put `{text}` at the end of the previous line"
+                ));
+        }
         Some(d)
     }
 }

@@ -164,3 +164,67 @@ fn every_diagnostic_code_has_a_rendered_fixture() {
         "codes without a rendered fixture snapshot: {missing:?}"
     );
 }
+
+/// E0210 at check time: `execute` ids against the project's `commands.yaml` (with the nearest
+/// id suggested), `send` ids against the host's handlers; without a `commands.yaml` the command
+/// ids are not checked. The human output ends with rustc's `explain` hint.
+#[test]
+fn unknown_command_and_handler_ids_are_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workflow = tmp.path().join("flow.hwf");
+    std::fs::write(
+        &workflow,
+        r#"workflow("flow") {
+    agents { agent("a") { role = "R"; model = "m" } }
+    graph {
+        start at "n"
+        node("n") { agent = "a"; prompt = "p"; onSuccess goto "act" }
+        action("act") {
+            execute("word-cont")
+            send("slak")
+            onSuccess goto "done"
+            onFailure goto "done"
+        }
+        end("done")
+    }
+}
+"#,
+    )
+    .unwrap();
+    let path = workflow.to_str().unwrap();
+    let out = run_hensuc(&["check", path]);
+    let text = stderr(&out);
+    assert!(!text.contains("unknown command"), "{text}");
+    assert!(text.contains("unknown handler `slak`"), "{text}");
+
+    std::fs::write(
+        tmp.path().join("commands.yaml"),
+        "commands:\n  word-count:\n    command: \"wc -w\"\n",
+    )
+    .unwrap();
+    let out = run_hensuc(&["check", path]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert!(text.contains("unknown command `word-cont`"), "{text}");
+    assert!(text.contains("did you mean `word-count`?"), "{text}");
+    assert!(
+        text.ends_with("\nFor more information about this error, try `hensuc explain E0210`.\n"),
+        "{text}"
+    );
+}
+
+/// The `[lints]` table of hensu.toml: an allowed warning disappears, a denied one fails the
+/// check, and every entry naming no warning code or no level is W0315 in hensu.toml.
+#[test]
+fn lints_table_of_hensu_toml() {
+    let dir = "tests/fixtures/cli/lints";
+    let human = run_hensuc(&["check", "-d", dir]);
+    assert_eq!(human.status.code(), Some(1));
+    let json = run_hensuc(&["check", "-d", dir, "--format", "json"]);
+    insta::assert_snapshot!(format!(
+        "===== hensu.toml\n{}----- human\n{}----- json\n{}",
+        std::fs::read_to_string(repo().join(dir).join("hensu.toml")).unwrap(),
+        stderr(&human),
+        stdout(&json)
+    ));
+}

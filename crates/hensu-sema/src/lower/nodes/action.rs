@@ -43,6 +43,7 @@ impl Lowerer<'_> {
                     "execute" => {
                         n.actions.push(Action::Execute { command_id: target });
                         o.actions.push(stmt.span);
+                        o.action_ids.push(first.span);
                     }
                     "send" => {
                         let mut payload = IndexMap::new();
@@ -78,6 +79,7 @@ impl Lowerer<'_> {
                             raw_payload: false,
                         });
                         o.actions.push(stmt.span);
+                        o.action_ids.push(first.span);
                     }
                     _ => {}
                 }

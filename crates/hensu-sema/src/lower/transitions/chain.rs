@@ -302,8 +302,13 @@ impl Lowerer<'_> {
             ),
             word.span,
             format!("expected `{expected}`"),
-        )
-        .with_help("a bounded chain is `revise \"node\" retry N otherwise \"node\"`");
+        );
+        // `withFeedback` may stand between the parts of a chain, so a misspelled infix word is
+        // usually one of the two.
+        let d = match did_you_mean(word.name, [expected, "withFeedback"]) {
+            Some(s) => replace_with(d.with_help(format!("did you mean `{s}`?")), word.span, s),
+            None => d.with_help("a bounded chain is `revise \"node\" retry N otherwise \"node\"`"),
+        };
         self.emit(d);
     }
 
