@@ -2,7 +2,7 @@
 //! front-end fuzzer (`hensu-syntax/examples/fuzz_mutate.rs`): byte-level mutants of the
 //! workflow fixtures and examples, and of `commands.yaml` files.
 //!
-//! `fuzz_mutate SECONDS [SEED [shell]]` (`shell`: only the last target), each iteration
+//! `fuzz_project SECONDS [SEED [shell]]` (`shell`: only the last target), each iteration
 //! checks, without panicking:
 //! * **spans** — `decode_source` keeps the file's length (invalid UTF-8 is one placeholder per
 //!   byte), and every diagnostic of parsing and of lowering + checking lies inside the
