@@ -282,7 +282,9 @@ mod tests {
         let files = hensu_sema::files::NoFiles;
         let lowered = hensu_sema::lower_source(&src, hensu_diagnostics::FileId::default(), &files);
         let mut diagnostics = lowered.diagnostics;
-        let workflow = lowered.workflow.expect("the generated file lowers to a workflow");
+        let workflow = lowered
+            .workflow
+            .expect("the generated file lowers to a workflow");
         diagnostics.extend(hensu_sema::check::check_workflow(
             &workflow,
             &lowered.origins,
