@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""hensu vs LangGraph on the same workloads, measured in one run (bench/peers/README.md).
+
+Run through run.sh, which installs the pinned LangGraph into a virtualenv. The hensu side runs the
+given `hensuc` binary as a whole process on generated `.hwf` files (start-up and compile
+included); the LangGraph side runs in this interpreter (imports done once, before timing).
+
+Workloads:
+  chain N (1,000 and 10,000 nodes), in memory: `hensuc run --stub --no-store` vs `invoke()` of a
+      compiled StateGraph without a checkpointer;
+  chain N, durable: `hensuc run --stub` (SQLite store `.hensu/state.db`) vs `invoke()` with
+      `SqliteSaver` on a file;
+  fan-out: one parallel node with 1,000 branches vs 1,000 nodes started from START and joined;
+  build/validate a 2,000-node chain: `hensuc check` vs `StateGraph(...)` + `compile()`.
+Every hensu node is a stub agent writing the context key `out` (the LangGraph node returns
+{"out": ...}), so both do one trivial step per node. Each figure is the median of --reps runs.
+"""
+import argparse
+import operator
+import os
+import platform
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Annotated, TypedDict
+
+# --- hensu side -----------------------------------------------------------------------------
+
+
+def chain_hwf(n):
+    lines = [
+        'fun chain() = workflow("chain") {',
+        "    agents {",
+        '        agent("a") { role = "W"; model = "stub" }',
+        "    }",
+        "    config {",
+        "        maxSteps = %d" % (n + 10),
+        "    }",
+        "    graph {",
+        '        start at "n0"',
+    ]
+    for i in range(n):
+        nxt = '"n%d"' % (i + 1) if i + 1 < n else '"done"'
+        lines += [
+            '        node("n%d") {' % i,
+            '            agent = "a"',
+            '            prompt = "step %d"' % i,
+            '            writes("out")',
+            "            onSuccess goto %s" % nxt,
+            "        }",
+        ]
+    lines += ['        end("done")', "    }", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def fanout_hwf(branches):
+    lines = [
+        'fun fan() = workflow("fan") {',
+        "    agents {",
+        '        agent("a") { role = "W"; model = "stub" }',
+        "    }",
+        "    graph {",
+        '        start at "fan"',
+        '        parallel("fan") {',
+    ]
+    for b in range(branches):
+        lines += [
+            '            branch("b%d") {' % b,
+            '                agent = "a"',
+            '                prompt = "branch %d"' % b,
+            "            }",
+        ]
+    lines += ['            onSuccess goto "done"', "        }", '        end("done")', "    }", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def timed_process(argv, expect=0):
+    t0 = time.perf_counter()
+    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - t0
+    if done.returncode != expect:
+        sys.exit("%s exited %d: %s" % (" ".join(argv), done.returncode, done.stderr.decode()[-2000:]))
+    return elapsed
+
+
+# --- LangGraph side -------------------------------------------------------------------------
+
+
+class ChainState(TypedDict):
+    out: str
+
+
+class FanState(TypedDict):
+    results: Annotated[list, operator.add]
+
+
+def chain_graph(n):
+    from langgraph.graph import END, START, StateGraph
+
+    g = StateGraph(ChainState)
+    for i in range(n):
+        g.add_node("n%d" % i, lambda state, i=i: {"out": "step %d" % i})
+    g.add_edge(START, "n0")
+    for i in range(n - 1):
+        g.add_edge("n%d" % i, "n%d" % (i + 1))
+    g.add_edge("n%d" % (n - 1), END)
+    return g
+
+
+def fanout_graph(branches):
+    from langgraph.graph import END, START, StateGraph
+
+    g = StateGraph(FanState)
+    names = ["b%d" % b for b in range(branches)]
+    for b, name in enumerate(names):
+        g.add_node(name, lambda state, b=b: {"results": ["branch %d" % b]})
+        g.add_edge(START, name)
+    g.add_node("join", lambda state: {})
+    g.add_edge(names, "join")
+    g.add_edge("join", END)
+    return g
+
+
+def langgraph_chain(n, durable, work):
+    graph = chain_graph(n)
+    config = {"recursion_limit": n + 10}
+    if not durable:
+        app = graph.compile()
+        t0 = time.perf_counter()
+        app.invoke({"out": ""}, config)
+        return time.perf_counter() - t0
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = os.path.join(work, "lg-%d-%d.sqlite" % (n, time.monotonic_ns()))
+    conn = sqlite3.connect(path, check_same_thread=False)
+    try:
+        app = graph.compile(checkpointer=SqliteSaver(conn))
+        config["configurable"] = {"thread_id": "bench"}
+        t0 = time.perf_counter()
+        app.invoke({"out": ""}, config)
+        return time.perf_counter() - t0
+    finally:
+        conn.close()
+
+
+def langgraph_fanout(branches):
+    app = fanout_graph(branches).compile()
+    t0 = time.perf_counter()
+    result = app.invoke({"results": []})
+    elapsed = time.perf_counter() - t0
+    assert len(result["results"]) == branches
+    return elapsed
+
+
+def langgraph_build(n):
+    t0 = time.perf_counter()
+    chain_graph(n).compile()
+    return time.perf_counter() - t0
+
+
+# --- driver ---------------------------------------------------------------------------------
+
+
+def median(fn, reps):
+    return statistics.median(fn() for _ in range(reps))
+
+
+def ms(seconds):
+    return "%.1f ms" % (seconds * 1e3) if seconds < 10 else "%.2f s" % seconds
+
+
+def us(seconds):
+    return "%.1f µs" % (seconds * 1e6)
+
+
+def load_average():
+    try:
+        return "%.1f / %.1f / %.1f" % os.getloadavg()
+    except OSError:
+        return "unknown"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hensuc", required=True)
+    ap.add_argument("--reps", type=int, default=3, help="runs per figure (median); default 3")
+    ap.add_argument("--sizes", default="1000,10000", help="chain lengths; default 1000,10000")
+    ap.add_argument("--durable-reps", type=int, default=1, help="runs per durable figure; default 1")
+    ap.add_argument("--branches", type=int, default=1000)
+    ap.add_argument("--build-nodes", type=int, default=2000)
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    hensuc = os.path.abspath(args.hensuc)
+
+    import langgraph
+    from importlib.metadata import version
+
+    print("date      %s" % time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    print("machine   %s, %d CPUs, %s" % (platform.machine(), os.cpu_count() or 0, platform.platform()))
+    print("load      %s (1/5/15 min, at start)" % load_average())
+    print("hensuc    %s (%s)" % (hensuc, subprocess.run([hensuc, "--version"], capture_output=True, text=True).stdout.strip()))
+    print("langgraph %s, langgraph-checkpoint-sqlite %s, Python %s" % (
+        version("langgraph"), version("langgraph-checkpoint-sqlite"), platform.python_version()))
+    del langgraph
+    print()
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="hensu-peers-") as work:
+        startup = median(lambda: timed_process([hensuc, "--version"]), max(args.reps, 5))
+        rows.append(("hensuc --version (start-up floor)", startup, None, None))
+        for n in sizes:
+            path = os.path.join(work, "chain%d.hwf" % n)
+            with open(path, "w") as f:
+                f.write(chain_hwf(n))
+            for durable in (False, True):
+                reps = args.durable_reps if durable else args.reps
+                argv = [hensuc, "run", path, "--stub", "-d", work]
+                if not durable:
+                    argv.append("--no-store")
+                h = median(lambda: timed_process(argv), reps)
+                lg = median(lambda: langgraph_chain(n, durable, work), reps)
+                rows.append(("chain %d, %s" % (n, "durable (SQLite)" if durable else "in memory"), h, lg, n))
+        path = os.path.join(work, "fan.hwf")
+        with open(path, "w") as f:
+            f.write(fanout_hwf(args.branches))
+        h = median(lambda: timed_process([hensuc, "run", path, "--stub", "--no-store", "-d", work]), args.reps)
+        lg = median(lambda: langgraph_fanout(args.branches), args.reps)
+        rows.append(("parallel fan-out, %d branches" % args.branches, h, lg, args.branches))
+        path = os.path.join(work, "build%d.hwf" % args.build_nodes)
+        with open(path, "w") as f:
+            f.write(chain_hwf(args.build_nodes))
+        h = median(lambda: timed_process([hensuc, "check", path, "-d", work]), args.reps)
+        lg = median(lambda: langgraph_build(args.build_nodes), args.reps)
+        rows.append(("build + validate %d nodes (check / compile())" % args.build_nodes, h, lg, None))
+
+    print("%-46s %12s %12s %12s %12s %9s" % ("workload", "hensu", "per step", "LangGraph", "per step", "LG/hensu"))
+    for name, h, lg, per in rows:
+        if lg is None:
+            print("%-46s %12s" % (name, ms(h)))
+            continue
+        print("%-46s %12s %12s %12s %12s %8.1f×" % (
+            name, ms(h), us(h / per) if per else "", ms(lg), us(lg / per) if per else "", lg / h))
+    print()
+    print("hensu: whole process (start-up, parse, check, run; durable: the store too).")
+    print("LangGraph: invoke() only for runs (graph built and compiled before timing); for")
+    print("build + validate, StateGraph construction + compile(). Python start-up and imports excluded.")
+    print("load      %s (1/5/15 min, at end)" % load_average())
+
+
+if __name__ == "__main__":
+    main()
