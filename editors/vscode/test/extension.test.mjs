@@ -105,7 +105,7 @@ test('starts `hensuc lsp` found on PATH, with no transport (so no --stdio is app
     assert.deepEqual(c.serverOptions.debug, c.serverOptions.run);
     assert.deepEqual(
       c.clientOptions.documentSelector.map((s) => s.language),
-      ['hwf', 'hwf'],
+      ['hwf', 'hwf', 'markdown'],
     );
     assert.deepEqual(warnings, []);
     await ext.deactivate();

@@ -30,10 +30,14 @@ impl StdioThreads {
 pub fn stdio() -> (Connection, StdioThreads) {
     let (out_tx, out_rx) = crossbeam_channel::unbounded::<Message>();
     let (in_tx, in_rx) = crossbeam_channel::unbounded::<Message>();
+    // The reader's own error replies have a channel of their own: the reader may sit in a
+    // blocking read of stdin for ever, and a clone of `out_tx` held there would keep the writer
+    // (and so the process) from ending after `exit`.
+    let (reply_tx, reply_rx) = crossbeam_channel::unbounded::<Message>();
     let writer = std::thread::Builder::new()
         .name("hensu-lsp-writer".to_string())
-        .spawn(move || write_all(&out_rx, &mut io::stdout().lock()));
-    let replies = out_tx.clone();
+        .spawn(move || write_all(&out_rx, &reply_rx, &mut io::stdout().lock()));
+    let replies = reply_tx;
     let _reader = std::thread::Builder::new()
         .name("hensu-lsp-reader".to_string())
         .spawn(move || read_all(&mut io::stdin().lock(), &in_tx, &replies));
@@ -47,8 +51,33 @@ pub fn stdio() -> (Connection, StdioThreads) {
     )
 }
 
-fn write_all(rx: &Receiver<Message>, out: &mut impl Write) -> io::Result<()> {
-    for msg in rx {
+/// Writes the server's messages and the reader's replies until the server's side is dropped.
+fn write_all(
+    rx: &Receiver<Message>,
+    replies: &Receiver<Message>,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    let mut replies_open = true;
+    loop {
+        if replies_open {
+            crossbeam_channel::select! {
+                recv(rx) -> msg => match msg {
+                    Ok(msg) => msg.write(out)?,
+                    Err(_) => break,
+                },
+                recv(replies) -> msg => match msg {
+                    Ok(msg) => msg.write(out)?,
+                    Err(_) => replies_open = false,
+                },
+            }
+        } else {
+            match rx.recv() {
+                Ok(msg) => msg.write(out)?,
+                Err(_) => break,
+            }
+        }
+    }
+    for msg in replies.try_iter() {
         msg.write(out)?;
     }
     Ok(())

@@ -447,3 +447,30 @@ fn a_burst_of_edits_is_analysed_once_and_requests_see_the_latest_text() {
     assert_eq!(c.request(9, "shutdown", Value::Null), Value::Null);
     assert_eq!(c.exit_code(), Some(0));
 }
+
+/// `exit` ends the process while the client still holds stdin open (as VS Code's client does):
+/// nothing may keep the server alive waiting for more input.
+#[test]
+fn exit_ends_the_process_while_stdin_is_still_open() {
+    let mut c = Client::start();
+    c.request(
+        1,
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}}),
+    );
+    c.notify("initialized", json!({}));
+    assert_eq!(c.request(2, "shutdown", Value::Null), Value::Null);
+    c.notify("exit", Value::Null);
+    let (tx, rx) = mpsc::channel();
+    let mut child = c.child;
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    // A hang guard, not a timing assertion: the old server never exited here.
+    let status = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("hensuc lsp exits after `exit` with stdin open")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    drop(c.stdin);
+}
