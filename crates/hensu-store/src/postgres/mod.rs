@@ -123,6 +123,73 @@ fn valid_schema_name(name: &str) -> bool {
         && name.len() <= 63
 }
 
+/// A parsed URL (with `search_path` set for `schema`), its password-free description, and a
+/// connection pool on a runtime of its own: what [`PgStore`] and the workflow registry open with.
+pub(crate) struct Opened {
+    pub config: tokio_postgres::Config,
+    pub target: String,
+    pub rt: tokio::runtime::Runtime,
+    pub pool: Pool,
+}
+
+pub(crate) fn open_pool(
+    url: &str,
+    schema: Option<&str>,
+    thread_name: &str,
+    worker_threads: usize,
+    max_size: usize,
+    wait_timeout: Duration,
+) -> Result<Opened> {
+    let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
+        StoreError::Invalid(format!("not a PostgreSQL URL ({e}); expected postgres://…"))
+    })?;
+    let mut target = describe(&config);
+    if let Some(s) = schema {
+        if !valid_schema_name(s) {
+            return Err(StoreError::Invalid(format!(
+                "`{s}` is not a schema name hensu uses (lowercase letters, digits, `_`)"
+            )));
+        }
+        config.options(format!("-c search_path={s}"));
+        target = format!("{target} (schema {s})");
+    }
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(Duration::from_secs(10));
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(worker_threads)
+        .thread_name(thread_name)
+        .enable_all()
+        .build()
+        .map_err(|e| StoreError::Postgres {
+            target: target.clone(),
+            detail: format!("cannot start the driver's runtime: {e}"),
+        })?;
+    let manager = Manager::from_config(
+        config.clone(),
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    let pool = Pool::builder(manager)
+        .max_size(max_size)
+        .runtime(deadpool_postgres::Runtime::Tokio1)
+        .wait_timeout(Some(wait_timeout))
+        .create_timeout(Some(Duration::from_secs(10)))
+        .build()
+        .map_err(|e| StoreError::Postgres {
+            target: target.clone(),
+            detail: format!("cannot build the connection pool: {e}"),
+        })?;
+    Ok(Opened {
+        config,
+        target,
+        rt,
+        pool,
+    })
+}
+
 impl PgStore {
     /// Connects to `url` (`postgres://user:password@host:port/db?…`, libpq style), creates or
     /// migrates the schema, and checks its version.
@@ -134,48 +201,12 @@ impl PgStore {
     /// (created if missing; lowercase letters, digits and `_`): several stores in one
     /// database, e.g. one per test.
     pub fn open_in_schema(url: &str, schema: Option<&str>, opts: StoreOptions) -> Result<PgStore> {
-        let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
-            StoreError::Invalid(format!("not a PostgreSQL URL ({e}); expected postgres://…"))
-        })?;
-        let mut target = describe(&config);
-        if let Some(s) = schema {
-            if !valid_schema_name(s) {
-                return Err(StoreError::Invalid(format!(
-                    "`{s}` is not a schema name hensu uses (lowercase letters, digits, `_`)"
-                )));
-            }
-            config.options(format!("-c search_path={s}"));
-            target = format!("{target} (schema {s})");
-        }
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(10));
-        }
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("hensu-store-pg")
-            .enable_all()
-            .build()
-            .map_err(|e| StoreError::Postgres {
-                target: target.clone(),
-                detail: format!("cannot start the driver's runtime: {e}"),
-            })?;
-        let manager = Manager::from_config(
-            config.clone(),
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(8)
-            .runtime(deadpool_postgres::Runtime::Tokio1)
-            .wait_timeout(Some(opts.busy_timeout))
-            .create_timeout(Some(Duration::from_secs(10)))
-            .build()
-            .map_err(|e| StoreError::Postgres {
-                target: target.clone(),
-                detail: format!("cannot build the connection pool: {e}"),
-            })?;
+        let Opened {
+            config,
+            target,
+            rt,
+            pool,
+        } = open_pool(url, schema, "hensu-store-pg", 2, 8, opts.busy_timeout)?;
         let store = PgStore {
             inner: Arc::new(Inner { pool, target, opts }),
             rt: Arc::new(rt),

@@ -6,12 +6,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use deadpool_postgres::Pool;
 use serde_json::Value;
 use tokio_postgres::NoTls;
 
 use super::{StoredWorkflow, WorkflowRegistry, WorkflowSummary, decode, encode, ms, now};
-use crate::postgres::{pg_err, pool_err};
+use crate::postgres::{Opened, open_pool, pg_err, pool_err};
 use crate::{Result, StoreError};
 
 mod embedded {
@@ -63,55 +63,19 @@ impl PgRegistry {
     /// Connects to `url` and applies the registry's migrations, in `schema` when given (as
     /// [`crate::PgStore::open_in_schema`]; the name must be a plain lowercase identifier).
     pub fn open(url: &str, schema: Option<&str>) -> Result<PgRegistry> {
-        let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
-            StoreError::Invalid(format!("not a PostgreSQL URL ({e}); expected postgres://…"))
-        })?;
-        let mut target = format!(
-            "postgres://{}@…/{}",
-            config.get_user().unwrap_or(""),
-            config.get_dbname().unwrap_or("")
-        );
-        if let Some(s) = schema {
-            let ok = s
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-                && !s.is_empty()
-                && s.len() <= 63;
-            if !ok {
-                return Err(StoreError::Invalid(format!("`{s}` is not a schema name")));
-            }
-            config.options(format!("-c search_path={s}"));
-            target = format!("{target} (schema {s})");
-        }
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(10));
-        }
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("hensu-registry-pg")
-            .enable_all()
-            .build()
-            .map_err(|e| StoreError::Postgres {
-                target: target.clone(),
-                detail: format!("cannot start the driver's runtime: {e}"),
-            })?;
-        let manager = Manager::from_config(
-            config.clone(),
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(4)
-            .runtime(deadpool_postgres::Runtime::Tokio1)
-            .wait_timeout(Some(Duration::from_secs(10)))
-            .create_timeout(Some(Duration::from_secs(10)))
-            .build()
-            .map_err(|e| StoreError::Postgres {
-                target: target.clone(),
-                detail: format!("cannot build the connection pool: {e}"),
-            })?;
+        let Opened {
+            config,
+            target,
+            rt,
+            pool,
+        } = open_pool(
+            url,
+            schema,
+            "hensu-registry-pg",
+            1,
+            4,
+            Duration::from_secs(10),
+        )?;
         let reg = PgRegistry {
             pool,
             target: target.clone(),
