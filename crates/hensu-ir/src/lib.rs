@@ -7,10 +7,13 @@
 //!   [`from_json_with_spans`] also returns the [`SourceMap`] that points diagnostics into the JSON.
 //! * The graph: [`ExecGraph`], the petgraph-based executable graph with pre-resolved targets, and
 //!   [`topology_json`].
+//! * The drawing layout: [`bfs_order`], [`node_edges`], [`node_details`] (`hensuc graph` and the
+//!   web console draw from them).
 //!
 //! Every item is exported here, at the crate root; the modules are private.
 
 mod graph;
+mod layout;
 mod model;
 mod number;
 mod rubric;
@@ -20,6 +23,7 @@ pub use graph::{
     CompiledRule, CompiledScoreCondition, EdgeKind, ExecGraph, GraphEdge, GraphNode, Target,
     UnresolvedEdge, topology_json, workflow_topology_json,
 };
+pub use layout::{DrawnEdge, bfs_order, node_details, node_edges};
 pub use model::{
     Action, ActionNode, AgentConfig, Branch, ComparisonOperator, ConditionPredicate,
     ConsensusConfig, ConsensusStrategy, Criterion, DEFAULT_CHECKPOINT_INTERVAL_MS,

@@ -108,6 +108,10 @@ pub struct HistoryStep {
     /// Score and pass flag when the node has a rubric.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rubric: Option<RubricEvaluation>,
+    /// Tokens the node's agent call used, when the provider reported them (the web console
+    /// shows them per step and in total).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::agent::Usage>,
 }
 
 /// Why the flow went back to an earlier node.

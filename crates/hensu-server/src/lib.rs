@@ -62,6 +62,12 @@ pub const ROUTES: &[(&str, &[&str])] = &[
 
 /// The application router.
 pub fn router(state: AppState) -> Router {
+    router_with(state, Router::new())
+}
+
+/// The application router with `extra` routes (the web console, `hensu-console`) merged beside
+/// the API, under the same layers.
+pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
     use routes::{executions as ex, ops, workflows as wf};
     let api = Router::new()
         .route("/api/v1/workflows", get(wf::list).post(wf::push))
@@ -82,6 +88,7 @@ pub fn router(state: AppState) -> Router {
     // `/mcp`) once it lands; its routes then join `ROUTES` and the OpenAPI document.
     Router::new()
         .merge(api)
+        .merge(extra)
         .route("/health", get(ops::health))
         .route("/ready", get(ops::ready))
         .route("/metrics", get(ops::metrics))
@@ -175,8 +182,18 @@ pub async fn serve(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    serve_with(listener, state, Router::new(), shutdown).await
+}
+
+/// [`serve`] with `extra` routes beside the API (see [`router_with`]).
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    extra: Router<AppState>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let executor = state.executor.clone();
-    axum::serve(listener, router(state))
+    axum::serve(listener, router_with(state, extra))
         .with_graceful_shutdown(shutdown)
         .await?;
     executor.shutdown().await;

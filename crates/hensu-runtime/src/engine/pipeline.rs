@@ -104,6 +104,7 @@ impl Engine {
                             .saturating_duration_since(pc.run_started)
                             .as_millis() as u64,
                         rubric: state.rubric_evaluation.clone(),
+                        usage: token_usage(&pc.result.metadata),
                     });
                     ProcessorOutcome::Continue
                 }
@@ -488,4 +489,19 @@ pub(super) fn now_ms() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
+}
+
+/// The token usage an agent call left in a node result's metadata (`input_tokens`,
+/// `output_tokens`), when the provider reported it.
+fn token_usage(
+    metadata: &indexmap::IndexMap<String, serde_json::Value>,
+) -> Option<crate::agent::Usage> {
+    let count = |k: &str| metadata.get(k).and_then(serde_json::Value::as_u64);
+    match (count("input_tokens"), count("output_tokens")) {
+        (None, None) => None,
+        (i, o) => Some(crate::agent::Usage {
+            input_tokens: i.unwrap_or(0),
+            output_tokens: o.unwrap_or(0),
+        }),
+    }
 }

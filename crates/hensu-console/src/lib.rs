@@ -1,0 +1,65 @@
+//! The web console of `hensuc serve` (docs/console.md): the tenant's workflows with their graphs,
+//! executions (live over the server's SSE streams), the review inbox and start-a-run forms.
+//!
+//! Server-rendered HTML ([`maud`]) with one small script for live updates; every asset is
+//! compiled into the binary. The console is a client of the same server code as the API: it
+//! calls the API's handlers (`hensu_server::routes`) with the tenant of the signed-in viewer,
+//! so tenant scoping, the resume checks and the start rules are the API's own.
+//!
+//! Sign-in turns the API's JWT into an `HttpOnly` session cookie; every form carries a CSRF
+//! token derived from that cookie ([`session`]). Routes live under `/console/`; `/` redirects
+//! to the executions list.
+
+pub mod assets;
+pub mod graph;
+pub mod layout;
+pub mod markdown;
+pub mod pages;
+pub mod session;
+
+use axum::Router;
+use axum::response::Redirect;
+use axum::routing::{get, post};
+use hensu_server::AppState;
+
+/// The console's routes, to merge beside the API (`hensu_server::router_with`).
+pub fn router(state: AppState) -> Router<AppState> {
+    use pages::{execution, executions, reviews, start, workflows};
+    Router::new()
+        .route("/", get(|| async { Redirect::to("/console/executions") }))
+        .route(
+            "/console",
+            get(|| async { Redirect::to("/console/executions") }),
+        )
+        .route(
+            "/console/",
+            get(|| async { Redirect::to("/console/executions") }),
+        )
+        .route(
+            "/console/login",
+            get(session::login_page).post(session::login),
+        )
+        .route("/console/logout", post(session::logout))
+        .route("/console/assets/{name}", get(assets::serve))
+        .route("/console/events", get(executions::tenant_events))
+        .route("/console/executions", get(executions::list))
+        .route("/console/executions/{id}", get(execution::detail))
+        .route("/console/executions/{id}/row", get(executions::row_fragment))
+        .route("/console/executions/{id}/events", get(executions::events))
+        .route("/console/reviews", get(reviews::inbox))
+        .route(
+            "/console/reviews/{id}",
+            get(reviews::review).post(reviews::decide),
+        )
+        .route("/console/workflows", get(workflows::list))
+        .route("/console/workflows/{id}", get(workflows::detail))
+        .route(
+            "/console/workflows/{id}/start",
+            get(start::form).post(start::submit),
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            state,
+            session::session_layer,
+        ))
+        .layer(axum::middleware::from_fn(layout::security_headers))
+}

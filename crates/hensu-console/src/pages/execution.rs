@@ -1,0 +1,244 @@
+//! One execution: its path on the graph (visited nodes, the current node highlighted), the
+//! step history with each node's output, backtracks, events, errors, compensations, token
+//! usage and the public context. While it runs, the script re-renders the `data-live` regions
+//! on each event of the execution's stream.
+
+use std::collections::HashSet;
+
+use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Response};
+use hensu_runtime::{ExecutionPhase, RunState};
+use hensu_server::AppState;
+use hensu_store::RunStatus;
+use maud::{Markup, html};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{RunView, api_error, load_run, output_block};
+use crate::graph::{self, Marks};
+use crate::layout::{self, Nav, duration, status_badge, time};
+use crate::session::Page;
+
+#[derive(Deserialize)]
+pub struct DetailQuery {
+    notice: Option<String>,
+}
+
+/// `GET /console/executions/{id}`.
+pub async fn detail(
+    State(app): State<AppState>,
+    Page(viewer): Page,
+    Path(id): Path<String>,
+    Query(q): Query<DetailQuery>,
+) -> Response {
+    let run = match load_run(&app, &viewer, &id).await {
+        Ok(r) => r,
+        Err(e) => return api_error(&viewer, Nav::Executions, e),
+    };
+    let live = !run.record.status.is_terminal();
+    let title = format!("Execution {}", layout::short_id(&run.record.run_id));
+    let body = html! {
+        div data-live-source=[live.then(|| format!("/console/executions/{}/events", run.record.run_id))]
+            data-live-ends="true" {
+            h1 { "Execution " code { (run.record.run_id) } }
+            (layout::notice(q.notice.as_deref()))
+            (summary(&run))
+            (path_section(&run))
+            (steps_section(&run))
+            (events_section(&run))
+            section id="run-context" data-live {
+                h2 { "Context" }
+                (output_block("context-output", "Public context (keys starting with _ hidden)", &run.output))
+            }
+        }
+    };
+    layout::page(&viewer, &title, Nav::Executions, body).into_response()
+}
+
+fn tokens(state: Option<&RunState>) -> Option<(u64, u64)> {
+    let mut total: Option<(u64, u64)> = None;
+    for u in state.into_iter().flat_map(|s| &s.history).filter_map(|h| h.usage) {
+        let t = total.get_or_insert((0, 0));
+        t.0 += u.input_tokens;
+        t.1 += u.output_tokens;
+    }
+    total
+}
+
+fn summary(run: &RunView) -> Markup {
+    let r = &run.record;
+    let status = r.status.as_str();
+    let version = run.workflow.as_ref().map(|w| w.version.as_str()).unwrap_or("?");
+    let pending = run.state.as_ref().and_then(hensu_runtime::pending_review);
+    html! {
+        section id="run-summary" data-live aria-labelledby="summary-h" {
+            h2 id="summary-h" .visually-hidden { "Summary" }
+            dl.facts {
+                dt { "Status" } dd { (status_badge(status))
+                    @if let Some(x) = &r.exit_status { " " span.muted { "exit " (x) } }
+                    @if r.cancel_requested { " " span.muted { "(cancel requested)" } } }
+                dt { "Workflow" } dd { a href={ "/console/workflows/" (r.workflow_id) } { (r.workflow_id) } " " span.muted { "version " (version) } }
+                dt { "Started" } dd { (time(r.started_at)) }
+                dt { "Duration" } dd { (duration(super::executions::elapsed(r, layout::now_ms()))) }
+                dt { "Current node" } dd {
+                    @match &r.current_node { Some(n) => code { (n) }, None => "—" }
+                }
+                dt { "Token usage" } dd {
+                    @match tokens(run.state.as_ref()) {
+                        Some((i, o)) => { (i) " in · " (o) " out · " (i + o) " total" },
+                        None => span.muted { "not reported by the providers of this run" },
+                    }
+                }
+            }
+            @if let Some((node, _)) = pending {
+                p.notice.attention role="status" {
+                    "Waiting for a review of " code { (node) } ". "
+                    a href={ "/console/reviews/" (r.run_id) } { "Review it" }
+                }
+            } @else if r.status == RunStatus::Paused {
+                p.notice.attention role="status" { "Paused at " code { (r.current_node.as_deref().unwrap_or("?")) } " (waiting for an external answer)." }
+            }
+            @if r.status == RunStatus::Failed {
+                p.notice.error role="alert" {
+                    "The execution failed"
+                    @if let Some(n) = &r.current_node { " at " code { (n) } }
+                    "."
+                    @if let Some(e) = last_error(run.state.as_ref()) { " Last error: " (e) }
+                }
+            }
+        }
+    }
+}
+
+fn last_error(state: Option<&RunState>) -> Option<&str> {
+    state?.history.iter().rev().find_map(|h| h.error.as_deref())
+}
+
+fn path_section(run: &RunView) -> Markup {
+    let path: Vec<&str> = run
+        .state
+        .as_ref()
+        .map(|s| s.history.iter().map(|h| h.node_id.as_str()).collect())
+        .unwrap_or_default();
+    let current = match run.record.status {
+        RunStatus::Running | RunStatus::Paused => run.record.current_node.as_deref(),
+        _ => None,
+    };
+    let mut visited: HashSet<&str> = path.iter().copied().collect();
+    if let Some(n) = run.record.current_node.as_deref() {
+        visited.insert(n);
+    }
+    let marks = Marks { visited, current };
+    html! {
+        section id="run-path" data-live aria-labelledby="path-h" {
+            h2 id="path-h" { "Path" }
+            p {
+                @if path.is_empty() { span.muted { "No node has finished yet." } }
+                @for (i, n) in path.iter().enumerate() {
+                    @if i > 0 { " → " }
+                    code { (n) }
+                }
+                @if let Some(c) = current { " → " strong { code { (c) } } " (now)" }
+            }
+            @if let Some(wf) = &run.workflow {
+                div.graph-box { (graph::render(wf, &marks, &format!("/console/workflows/{}", wf.id))) }
+                p.legend { span.key.visited {} "visited" span.key.current {} "current node" span.key.plain {} "not visited" }
+            }
+        }
+    }
+}
+
+fn steps_section(run: &RunView) -> Markup {
+    let Some(state) = &run.state else {
+        return html! { section id="run-steps" data-live { h2 { "Steps" } p.muted { "The stored state could not be read." } } };
+    };
+    let awaiting = match &state.phase {
+        ExecutionPhase::Awaiting {
+            node_id,
+            cached_result,
+            ..
+        } => Some((node_id, cached_result)),
+        _ => None,
+    };
+    html! {
+        section id="run-steps" data-live aria-labelledby="steps-h" {
+            h2 id="steps-h" { "Steps" }
+            @if state.history.is_empty() && awaiting.is_none() { p.muted { "No steps yet." } }
+            ol.steps {
+                @for h in &state.history {
+                    li {
+                        div.step-head {
+                            span.step-no { "#" (h.step) }
+                            code { (h.node_id) }
+                            span class={ "badge node-" (h.status.as_str().to_ascii_lowercase()) } { (h.status.as_str()) }
+                            span.muted { "at +" (duration(h.at_ms)) }
+                            @if let Some(rb) = &h.rubric {
+                                span.muted { "rubric " (rb.rubric_id) ": " (format!("{:.1}", rb.score)) (if rb.passed { " (passed)" } else { " (failed)" }) }
+                            }
+                            @if let Some(u) = h.usage { span.muted { (u.input_tokens) " + " (u.output_tokens) " tokens" } }
+                        }
+                        @if let Some(e) = &h.error { p.notice.error { "Error: " (e) } }
+                        @if let Some(o) = &h.output { (output_block(&format!("step-{}-{}", h.step, h.node_id), "Output", o)) }
+                    }
+                }
+                @if let Some((node, result)) = awaiting {
+                    li.awaiting {
+                        div.step-head { span.step-no { "…" } code { (node) } span.badge.status-paused { "awaiting" } }
+                        @if let Some(o) = &result.output { (output_block(&format!("awaiting-{node}"), "Output under review", o)) }
+                    }
+                }
+            }
+            @if !state.backtracks.is_empty() {
+                h3 { "Backtracks" }
+                table {
+                    thead { tr { th scope="col" { "From" } th scope="col" { "To" } th scope="col" { "Kind" } th scope="col" { "Reason" } } }
+                    tbody {
+                        @for b in &state.backtracks {
+                            tr { td { code { (b.from) } } td { code { (b.to) } } td { (format!("{:?}", b.kind).to_ascii_lowercase()) } td { (b.reason) } }
+                        }
+                    }
+                }
+            }
+            @if let Some(c) = state.context.get("compensations").filter(|v| !v.is_null()) {
+                h3 { "Compensations" }
+                (output_block("compensations", "Compensations recorded by the run", c))
+            }
+        }
+    }
+}
+
+fn events_section(run: &RunView) -> Markup {
+    let r = &run.record;
+    let tenant = "";
+    let none = || Value::Null;
+    let events: Vec<(u64, Value)> = run
+        .log
+        .iter()
+        .filter_map(|e| {
+            hensu_server::events::log_event(&r.run_id, &r.workflow_id, tenant, e, &none)
+                .map(|v| (e.meta.step, v))
+        })
+        .collect();
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    html! {
+        section id="run-events" data-live aria-labelledby="events-h" {
+            h2 id="events-h" { "Events" }
+            details id="events-list" open[events.len() <= 20] {
+                summary { (events.len()) " events from the run log" }
+                table {
+                    thead { tr { th scope="col" { "#" } th scope="col" { "Event" } th scope="col" { "Node" } th scope="col" { "Time" } } }
+                    tbody {
+                        @for (step, ev) in &events {
+                            tr {
+                                td { (step) }
+                                td { (text(ev, "type").unwrap_or_default()) }
+                                td { @if let Some(n) = text(ev, "nodeId").or_else(|| text(ev, "finalNodeId")) { code { (n) } } }
+                                td { (text(ev, "timestamp").unwrap_or_default()) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

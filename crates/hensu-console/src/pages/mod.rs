@@ -1,0 +1,115 @@
+//! The console's pages. Each reads through the API's own checks (`owned_record`, the
+//! tenant-keyed registry) with the viewer's tenant, so a page never shows another tenant's data:
+//! a foreign execution or workflow is "not found", as in the API.
+
+pub mod execution;
+pub mod executions;
+pub mod reviews;
+pub mod start;
+pub mod workflows;
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use hensu_ir::Workflow;
+use hensu_runtime::RunState;
+use hensu_server::AppState;
+use hensu_server::error::ApiError;
+use hensu_store::{LogEntry, RunRecord};
+use maud::{Markup, html};
+use serde_json::Value;
+
+use crate::layout::{self, Nav};
+use crate::session::Viewer;
+
+/// An error page with the status of the API's answer (its message is escaped like any text).
+pub fn error_page(viewer: &Viewer, nav: Nav, status: StatusCode, message: &str) -> Response {
+    let title = if status == StatusCode::NOT_FOUND {
+        "Not found"
+    } else {
+        "Something went wrong"
+    };
+    let body = html! {
+        h1 { (title) }
+        p.notice.error role="alert" { (message) }
+        p { a href="/console/executions" { "Back to the executions" } }
+    };
+    (status, layout::page(viewer, title, nav, body)).into_response()
+}
+
+/// [`error_page`] of an API error.
+pub fn api_error(viewer: &Viewer, nav: Nav, e: ApiError) -> Response {
+    let message = if e.status == StatusCode::NOT_FOUND {
+        "There is no such item for your tenant.".to_string()
+    } else {
+        e.message
+    };
+    error_page(viewer, nav, e.status, &message)
+}
+
+/// A run with what its pages show.
+pub struct RunView {
+    pub record: RunRecord,
+    /// The latest snapshot as a run state (`None` when it does not parse).
+    pub state: Option<RunState>,
+    /// The public context (engine `_` keys removed).
+    pub output: Value,
+    /// The workflow stored with the run.
+    pub workflow: Option<Workflow>,
+    /// The run log, oldest first.
+    pub log: Vec<LogEntry>,
+}
+
+/// Rows of the run log a page shows at most.
+pub const LOG_LIMIT: usize = 1_000;
+
+/// Loads a run of the viewer's tenant (404 for anyone else's).
+pub async fn load_run(app: &AppState, viewer: &Viewer, id: &str) -> Result<RunView, ApiError> {
+    let record =
+        hensu_server::routes::executions::owned_record(app, &viewer.tenant, id).await?;
+    let store = app.store.clone();
+    let id = id.to_string();
+    tokio::task::spawn_blocking(move || -> Result<RunView, ApiError> {
+        let stored = store.load(&id)?;
+        let log = store.read_log(&id, 0, LOG_LIMIT)?;
+        let state = serde_json::from_value::<RunState>(stored.snapshot.clone()).ok();
+        let workflow = hensu_server::exec::stored_workflow(&stored.workflow).ok();
+        Ok(RunView {
+            output: hensu_server::events::public_context(&stored.snapshot),
+            record,
+            state,
+            workflow,
+            log,
+        })
+    })
+    .await
+    .map_err(ApiError::internal)?
+}
+
+/// A value as the console shows it: strings as markdown (collapsed when long), anything else
+/// as indented JSON. `id` names the `<details>` so live refreshes keep it open.
+pub fn output_block(id: &str, summary: &str, value: &Value) -> Markup {
+    const LONG_CHARS: usize = 600;
+    const LONG_LINES: usize = 12;
+    let (len, lines, body) = match value {
+        Value::String(s) => (
+            s.chars().count(),
+            s.lines().count(),
+            html! { div.markdown { (maud::PreEscaped(crate::markdown::to_html(s))) } },
+        ),
+        other => {
+            let text = serde_json::to_string_pretty(other).unwrap_or_default();
+            (
+                text.chars().count(),
+                text.lines().count(),
+                html! { pre.json { code { (text) } } },
+            )
+        }
+    };
+    let long = len > LONG_CHARS || lines > LONG_LINES;
+    html! {
+        details.output id=(id) open[!long] {
+            summary { (summary) @if long { " (" (len) " characters)" } }
+            (body)
+        }
+    }
+}

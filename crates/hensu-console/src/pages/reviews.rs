@@ -1,0 +1,274 @@
+//! The review inbox: executions waiting for a human. The review page shows the node's output,
+//! its rubric result, prompt and criteria; the decision (approve, reject with feedback,
+//! backtrack to a node) goes through the API's resume handler with the review's correlation id,
+//! so a second decision for the same review (two tabs, two reviewers) is refused by the same
+//! correlation check and shown as "already decided".
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use hensu_ir::Node;
+use hensu_runtime::ExecutionPhase;
+use hensu_server::AppState;
+use hensu_server::error::ApiError;
+use hensu_store::RunStatus;
+use maud::{Markup, html};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{RunView, api_error, load_run, output_block};
+use crate::layout::{self, Nav, time};
+use crate::session::{Page, Viewer, check_post};
+
+/// `GET /console/reviews`: the tenant's paused executions, oldest first.
+pub async fn inbox(State(app): State<AppState>, Page(viewer): Page) -> Response {
+    let mut records = match super::executions::tenant_records(&app, &viewer.tenant.tenant_id).await
+    {
+        Ok(r) => r,
+        Err(e) => return api_error(&viewer, Nav::Reviews, e),
+    };
+    records.retain(|r| r.status == RunStatus::Paused);
+    records.reverse();
+    let (reviews, waiting): (Vec<_>, Vec<_>) =
+        records.iter().partition(|r| r.correlation_id.is_some());
+    let body = html! {
+        div data-live-source="/console/events" {
+            h1 { "Reviews" }
+            section id="inbox" data-live aria-labelledby="inbox-h" {
+                h2 id="inbox-h" { "Waiting for a decision (" (reviews.len()) ")" }
+                @if reviews.is_empty() {
+                    p.muted { "Nothing to review." }
+                } @else {
+                    table {
+                        thead { tr { th scope="col" { "Execution" } th scope="col" { "Workflow" } th scope="col" { "Node" } th scope="col" { "Waiting since" } } }
+                        tbody {
+                            @for r in &reviews {
+                                tr {
+                                    td { a href={ "/console/reviews/" (r.run_id) } aria-label={ "Review execution " (r.run_id) } { "Review " code { (layout::short_id(&r.run_id)) } } }
+                                    td { (r.workflow_id) }
+                                    td { code { (r.current_node.as_deref().unwrap_or("?")) } }
+                                    td { (time(r.updated_at)) }
+                                }
+                            }
+                        }
+                    }
+                }
+                @if !waiting.is_empty() {
+                    h2 { "Paused for an external answer (" (waiting.len()) ")" }
+                    ul {
+                        @for r in &waiting {
+                            li { a href={ "/console/executions/" (r.run_id) } { code { (layout::short_id(&r.run_id)) } } " · " (r.workflow_id) " at " code { (r.current_node.as_deref().unwrap_or("?")) } }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    layout::page(&viewer, "Reviews", Nav::Reviews, body).into_response()
+}
+
+/// `GET /console/reviews/{id}`.
+pub async fn review(
+    State(app): State<AppState>,
+    Page(viewer): Page,
+    Path(id): Path<String>,
+) -> Response {
+    match load_run(&app, &viewer, &id).await {
+        Ok(run) => review_page(&viewer, &run, None, StatusCode::OK),
+        Err(e) => api_error(&viewer, Nav::Reviews, e),
+    }
+}
+
+fn review_page(viewer: &Viewer, run: &RunView, problem: Option<&str>, status: StatusCode) -> Response {
+    let r = &run.record;
+    let pending = run.state.as_ref().and_then(|s| match &s.phase {
+        ExecutionPhase::Awaiting {
+            node_id,
+            cached_result,
+            correlation_id,
+            ..
+        } if r.correlation_id.as_deref() == Some(correlation_id.as_str()) => {
+            Some((node_id.as_str(), cached_result, correlation_id.as_str()))
+        }
+        _ => None,
+    });
+    let title = format!("Review {}", layout::short_id(&r.run_id));
+    let body = html! {
+        h1 { "Review of execution " code { (r.run_id) } }
+        @if let Some(p) = problem { p.notice.error role="alert" { (p) } }
+        @match pending {
+            None => {
+                p.notice role="status" {
+                    "This execution is not waiting for a review (it is " (r.status.as_str()) "). "
+                    a href={ "/console/executions/" (r.run_id) } { "See the execution" }
+                }
+            }
+            Some((node_id, result, correlation)) => {
+                @let node = run.workflow.as_ref().and_then(|w| w.node(node_id));
+                p { "Workflow " a href={ "/console/workflows/" (r.workflow_id) } { (r.workflow_id) }
+                    ", node " code { (node_id) } ", waiting since " (time(r.updated_at)) "." }
+                section aria-labelledby="out-h" {
+                    h2 id="out-h" { "Output" }
+                    @match &result.output {
+                        Some(o) => (output_block("review-output", "The node's output", o)),
+                        None => p.muted { "The node produced no output." },
+                    }
+                }
+                (rubric_section(run, node))
+                (decision_forms(viewer, run, node_id, correlation))
+            }
+        }
+    };
+    (status, layout::page(viewer, &title, Nav::Reviews, body)).into_response()
+}
+
+fn rubric_section(run: &RunView, node: Option<&Node>) -> Markup {
+    let evaluation = run.state.as_ref().and_then(|s| s.rubric_evaluation.as_ref());
+    let rubric = node.and_then(Node::rubric);
+    let prompt = match node {
+        Some(Node::Standard(n)) => n.prompt.as_deref(),
+        _ => None,
+    };
+    html! {
+        @if evaluation.is_some() || rubric.is_some() {
+            section aria-labelledby="rubric-h" {
+                h2 id="rubric-h" { "Rubric" }
+                @if let Some(e) = evaluation {
+                    p { "Score " strong { (format!("{:.1}", e.score)) } " — "
+                        @if e.passed { span.badge.status-completed { "passed" } } @else { span.badge.status-failed { "failed" } } }
+                }
+                @if let Some(rb) = rubric {
+                    p.muted { (rb.name) ", pass threshold " (rb.pass_threshold) }
+                    ul { @for c in &rb.criteria { li { strong { (c.name) } " (weight " (c.weight) ")" @if !c.description.is_empty() { ": " (c.description) } } } }
+                }
+            }
+        }
+        @if let Some(p) = prompt {
+            details.output id="review-prompt" {
+                summary { "The node's prompt" }
+                pre.prompt { (p) }
+            }
+        }
+    }
+}
+
+fn decision_forms(viewer: &Viewer, run: &RunView, node_id: &str, correlation: &str) -> Markup {
+    let action = format!("/console/reviews/{}", run.record.run_id);
+    let nodes: Vec<&str> = run
+        .workflow
+        .as_ref()
+        .map(|w| w.nodes.values().filter(|n| !n.is_end()).map(Node::id).collect())
+        .unwrap_or_default();
+    let hidden = html! {
+        input type="hidden" name="_csrf" value=(viewer.csrf);
+        input type="hidden" name="correlationId" value=(correlation);
+    };
+    html! {
+        section.decisions aria-labelledby="decide-h" {
+            h2 id="decide-h" { "Decision" }
+            form.decision method="post" action=(action) {
+                (hidden)
+                input type="hidden" name="decision" value="approve";
+                button.primary type="submit" { "Approve" }
+            }
+            form.decision.stack method="post" action=(action) {
+                (hidden)
+                input type="hidden" name="decision" value="reject";
+                label for="reject-reason" { "Feedback for the rejection" }
+                textarea id="reject-reason" name="reason" rows="3" required {}
+                button.danger type="submit" { "Reject" }
+            }
+            form.decision.stack method="post" action=(action) {
+                (hidden)
+                input type="hidden" name="decision" value="backtrack";
+                label for="backtrack-target" { "Go back to node" }
+                select id="backtrack-target" name="targetStep" required {
+                    @for n in &nodes { option value=(n) selected[*n == node_id] { (n) } }
+                }
+                label for="backtrack-reason" { "Feedback for that node" }
+                textarea id="backtrack-reason" name="reason" rows="3" {}
+                button type="submit" { "Backtrack" }
+            }
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub struct DecisionForm {
+    #[serde(rename = "_csrf")]
+    csrf: Option<String>,
+    #[serde(rename = "correlationId")]
+    correlation_id: String,
+    decision: String,
+    reason: Option<String>,
+    #[serde(rename = "targetStep")]
+    target_step: Option<String>,
+}
+
+/// `POST /console/reviews/{id}`: the decision, through the API's resume handler.
+pub async fn decide(
+    State(app): State<AppState>,
+    Page(viewer): Page,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    axum::Form(form): axum::Form<DecisionForm>,
+) -> Response {
+    if let Err(r) = check_post(&headers, &viewer.csrf, form.csrf.as_deref()) {
+        return r;
+    }
+    let mut body = json!({"correlationId": form.correlation_id, "decision": form.decision});
+    let reason = form.reason.filter(|r| !r.trim().is_empty());
+    if let Some(obj) = body.as_object_mut() {
+        if let Some(r) = reason {
+            obj.insert("reason".into(), Value::String(r));
+        }
+        if form.decision == "backtrack"
+            && let Some(t) = form.target_step
+        {
+            obj.insert("targetStep".into(), Value::String(t));
+        }
+    }
+    let result = hensu_server::routes::executions::resume(
+        State(app.clone()),
+        viewer.tenant.clone(),
+        Path(id.clone()),
+        axum::body::Bytes::from(body.to_string()),
+    )
+    .await;
+    match result {
+        Ok(_) => Redirect::to(&format!("/console/executions/{id}?notice=decided")).into_response(),
+        Err(e) => refusal(&app, &viewer, &id, &form.correlation_id, e).await,
+    }
+}
+
+/// The page after a refused decision: "already decided" when the review it answered is no
+/// longer the one waiting, the API's reason otherwise.
+async fn refusal(
+    app: &AppState,
+    viewer: &Viewer,
+    id: &str,
+    correlation: &str,
+    e: ApiError,
+) -> Response {
+    if e.status == StatusCode::NOT_FOUND {
+        return api_error(viewer, Nav::Reviews, e);
+    }
+    let run = match load_run(app, viewer, id).await {
+        Ok(r) => r,
+        Err(e2) => return api_error(viewer, Nav::Reviews, e2),
+    };
+    // 409: another decision holds the run right now (it is being resumed).
+    let still_waiting = e.status != StatusCode::CONFLICT
+        && run.record.status == RunStatus::Paused
+        && run.record.correlation_id.as_deref() == Some(correlation);
+    if still_waiting {
+        let text = format!("The decision was refused: {}", e.message);
+        review_page(viewer, &run, Some(&text), e.status)
+    } else {
+        let text = format!(
+            "This review was already decided (the execution is now {}). Your decision was not applied.",
+            run.record.status.as_str()
+        );
+        review_page(viewer, &run, Some(&text), StatusCode::CONFLICT)
+    }
+}

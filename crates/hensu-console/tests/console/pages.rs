@@ -1,0 +1,161 @@
+//! What the pages show: the list with filters and pages, the execution page, the workflow
+//! graph with node cards, the entry redirect, the API untouched beside the console, and the
+//! weight of each page.
+
+use serde_json::json;
+
+use crate::harness::{LINEAR, REVIEWED, Server};
+
+#[tokio::test]
+async fn root_redirects_to_the_console_and_the_api_keeps_its_paths() {
+    let s = Server::start(true, &[]).await;
+    let r = s.http.get(s.url("/")).send().await.expect("get /");
+    assert_eq!(r.status(), 303);
+    assert_eq!(r.headers()["location"], "/console/executions");
+    // Without a session, a page sends the browser to sign in.
+    let r = s
+        .http
+        .get(s.url("/console/executions"))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(r.status(), 303);
+    assert_eq!(r.headers()["location"], "/console/login?reason=signin");
+    // The API still answers JSON at its paths, and still wants a bearer token.
+    let r = s.http.get(s.url("/api/v1/workflows")).send().await.expect("api");
+    assert_eq!(r.status(), 401);
+    let r = s.http.get(s.url("/health")).send().await.expect("health");
+    assert_eq!(r.status(), 200);
+}
+
+#[tokio::test]
+async fn executions_list_filters_and_pages() {
+    let s = Server::start(true, &[]).await;
+    s.push("acme", LINEAR).await;
+    s.push("acme", REVIEWED).await;
+    let page_size = hensu_console::pages::executions::PAGE_SIZE;
+    let mut linear = Vec::new();
+    for i in 0..page_size + 3 {
+        linear.push(s.run("acme", "linear", json!({"topic": format!("t{i}")})).await);
+    }
+    let paused = s.run("acme", "reviewed", json!({"topic": "x"})).await;
+    s.wait_for("acme", &paused, "paused").await;
+    for id in &linear {
+        s.wait_for("acme", id, "completed").await;
+    }
+    let me = s.session("acme").await;
+
+    let (code, html) = me.get(&s, "/console/executions").await;
+    assert_eq!(code, 200);
+    assert!(html.contains(&format!("{} executions", page_size + 4)), "count caption");
+    assert_eq!(html.matches("<tr id=\"run-").count(), page_size, "one page of rows");
+    assert!(html.contains("Page 1 of 2"), "pager");
+    assert!(html.contains("href=\"/console/executions?page=2\""), "next page link");
+    // Newest first: the review run started last.
+    let first = html.find("<tr id=\"run-").expect("a row");
+    assert!(html[first..].starts_with(&format!("<tr id=\"run-{paused}\"")), "newest first");
+
+    let (_, page2) = me.get(&s, "/console/executions?page=2").await;
+    assert_eq!(page2.matches("<tr id=\"run-").count(), 4);
+
+    let (_, only_paused) = me.get(&s, "/console/executions?status=paused").await;
+    assert_eq!(only_paused.matches("<tr id=\"run-").count(), 1);
+    assert!(only_paused.contains(&format!("run-{paused}")));
+    assert!(only_paused.contains("<option value=\"paused\" selected>"));
+
+    let (_, by_workflow) = me.get(&s, "/console/executions?workflow=linear&page=2").await;
+    assert_eq!(by_workflow.matches("<tr id=\"run-").count(), 3);
+    assert!(!by_workflow.contains(&format!("run-{paused}")));
+
+    // The row fragment the live script fetches: the row under the filter, or 204.
+    let (code, row) = me
+        .get(&s, &format!("/console/executions/{paused}/row?status=paused"))
+        .await;
+    assert_eq!(code, 200);
+    assert!(row.starts_with(&format!("<tr id=\"run-{paused}\"")), "{row}");
+    assert!(row.contains("status-paused"));
+    let (code, _) = me
+        .get(&s, &format!("/console/executions/{paused}/row?status=completed"))
+        .await;
+    assert_eq!(code, 204);
+}
+
+#[tokio::test]
+async fn execution_page_shows_path_steps_events_and_context() {
+    let s = Server::start(true, &[]).await;
+    s.push("acme", LINEAR).await;
+    let id = s.run("acme", "linear", json!({"topic": "rivers"})).await;
+    s.wait_for("acme", &id, "completed").await;
+    let me = s.session("acme").await;
+    let (code, html) = me.get(&s, &format!("/console/executions/{id}")).await;
+    assert_eq!(code, 200);
+    assert!(html.contains("status-completed"));
+    assert!(html.contains("<code>draft</code> → <code>polish</code>"), "the path as text");
+    // The graph: visited nodes marked, edges taken drawn as such.
+    assert!(html.contains("<svg class=\"graph\""));
+    assert!(html.contains("class=\"node kind-standard visited start\" data-node=\"draft\""));
+    assert!(html.contains("class=\"edge taken\""));
+    // Steps with their outputs, events from the run log, the context.
+    assert!(html.contains("id=\"step-1-draft\""));
+    assert!(html.contains("execution.started"));
+    assert!(html.contains("execution.completed"));
+    assert!(html.contains("rivers"));
+    // A finished run opens no event stream.
+    assert!(!html.contains("data-live-source"));
+}
+
+#[tokio::test]
+async fn workflow_page_draws_the_graph_with_clickable_nodes() {
+    let s = Server::start(true, &[]).await;
+    s.push("acme", REVIEWED).await;
+    let me = s.session("acme").await;
+    let (_, list) = me.get(&s, "/console/workflows").await;
+    assert!(list.contains("href=\"/console/workflows/reviewed\""));
+    assert!(list.contains("1.0.0"));
+    let (code, html) = me.get(&s, "/console/workflows/reviewed").await;
+    assert_eq!(code, 200);
+    // Every node is a link (keyboard reachable) to its card.
+    assert!(html.contains("<a href=\"#node-draft\" class=\"node kind-standard start\""));
+    assert!(html.contains("id=\"node-done\""));
+    assert!(html.contains("id=\"node-rejected\""));
+    // The card: agent, review mode, transitions as `hensuc graph` labels them, prompt.
+    assert!(html.contains("<code>writer</code> — Writer, model <code>stub</code>"));
+    assert!(html.contains("required"));
+    assert!(html.contains("approved"));
+    assert!(html.contains("rejected"));
+    assert!(html.contains("Write about {topic}."));
+    let (code, _) = me.get(&s, "/console/workflows/nope").await;
+    assert_eq!(code, 404);
+}
+
+#[tokio::test]
+async fn page_weight_is_reported() {
+    let s = Server::start(true, &[]).await;
+    s.push("acme", REVIEWED).await;
+    let id = s.run("acme", "reviewed", json!({"topic": "x"})).await;
+    s.wait_for("acme", &id, "paused").await;
+    let me = s.session("acme").await;
+    let css = hensu_console::assets::CSS.body.len();
+    let js = hensu_console::assets::JS.body.len();
+    println!("console assets: CSS {:.1} KB, JS {:.1} KB", css as f64 / 1024.0, js as f64 / 1024.0);
+    for path in [
+        "/console/executions".to_string(),
+        format!("/console/executions/{id}"),
+        "/console/reviews".to_string(),
+        format!("/console/reviews/{id}"),
+        "/console/workflows".to_string(),
+        "/console/workflows/reviewed".to_string(),
+        "/console/workflows/reviewed/start".to_string(),
+    ] {
+        let (code, html) = me.get(&s, &path).await;
+        assert_eq!(code, 200, "{path}");
+        let total = html.len() + css + js;
+        println!(
+            "page weight {path}: HTML {:.1} KB, with CSS + JS {:.1} KB (uncompressed)",
+            html.len() as f64 / 1024.0,
+            total as f64 / 1024.0
+        );
+        assert!(total < 100 * 1024, "{path} weighs {total} bytes");
+    }
+}
