@@ -3,8 +3,8 @@
 //! [`hensu_ir::node_edges`]: the same edges and labels). No script draws it, so it shows
 //! without JavaScript; every node is a link to its details, reachable by keyboard.
 //!
-//! Edges to a deeper row go straight down; edges back up (revise loops, backtracks) and along
-//! a row curve out on the right; a retry of the node itself is a small loop.
+//! Edges to a deeper row go down; edges along a row are straight; edges back up (revise loops,
+//! backtracks) curve out on the right; a retry of the node itself is a small loop.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -17,7 +17,7 @@ const GAP_X: f64 = 36.0;
 const GAP_Y: f64 = 64.0;
 const MARGIN: f64 = 20.0;
 /// Room on the right for edges that go back up.
-const BACK_LANE: f64 = 120.0;
+const BACK_LANE: f64 = 200.0;
 const MAX_LABEL_CHARS: usize = 22;
 
 /// What to mark on the drawing: the nodes a run visited and where it is now.
@@ -112,7 +112,7 @@ pub fn render(workflow: &Workflow, marks: &Marks<'_>, link_base: &str) -> Markup
         }
     }
     let mut back_lane = 0.0;
-    let paths: Vec<(String, Option<(f64, f64, String)>, bool, bool)> = edges
+    let paths: Vec<(String, Option<(f64, f64, String, &str)>, bool, bool)> = edges
         .iter()
         .filter_map(|(from, to, labels, dashed)| {
             let (a, b) = (placed.get(from)?, placed.get(to.as_str())?);
@@ -130,7 +130,7 @@ pub fn render(workflow: &Workflow, marks: &Marks<'_>, link_base: &str) -> Markup
                         y + NODE_H + 12.0,
                         y + NODE_H - 14.0
                     ),
-                    (x + 46.0, y + NODE_H / 2.0 + 4.0),
+                    (x + 46.0, y + NODE_H / 2.0 + 4.0, "start"),
                 )
             } else if b.depth > a.depth {
                 let (x1, y1) = (a.x + NODE_W / 2.0, a.y + NODE_H);
@@ -138,7 +138,19 @@ pub fn render(workflow: &Workflow, marks: &Marks<'_>, link_base: &str) -> Markup
                 let mid = (y1 + y2) / 2.0;
                 (
                     format!("M{x1:.0},{y1:.0} C{x1:.0},{mid:.0} {x2:.0},{mid:.0} {x2:.0},{y2:.0}"),
-                    ((x1 + x2) / 2.0, mid + 4.0),
+                    ((x1 + x2) / 2.0, mid + 4.0, "middle"),
+                )
+            } else if b.depth == a.depth {
+                // Along a row: a straight line between the facing sides.
+                let (x1, x2) = if b.x > a.x {
+                    (a.x + NODE_W, b.x)
+                } else {
+                    (a.x, b.x + NODE_W)
+                };
+                let y = a.y + NODE_H / 2.0;
+                (
+                    format!("M{x1:.0},{y:.0} L{x2:.0},{y:.0}"),
+                    ((x1 + x2) / 2.0, y - 6.0, "middle"),
                 )
             } else {
                 back_lane += 14.0;
@@ -147,10 +159,10 @@ pub fn render(workflow: &Workflow, marks: &Marks<'_>, link_base: &str) -> Markup
                 let (x2, y2) = (b.x + NODE_W, b.y + NODE_H / 2.0);
                 (
                     format!("M{x1:.0},{y1:.0} C{lane:.0},{y1:.0} {lane:.0},{y2:.0} {x2:.0},{y2:.0}"),
-                    (lane - 10.0, (y1 + y2) / 2.0 + 4.0),
+                    (lane - 2.0, (y1 + y2) / 2.0 + 4.0, "start"),
                 )
             };
-            Some((d, label.map(|l| (at.0, at.1, l)), *dashed, taken))
+            Some((d, label.map(|l| (at.0, at.1, l, at.2)), *dashed, taken))
         })
         .collect();
 
@@ -160,8 +172,8 @@ pub fn render(workflow: &Workflow, marks: &Marks<'_>, link_base: &str) -> Markup
             viewBox={ "0 0 " (width.ceil()) " " (height.ceil()) }
             width=(width.ceil()) height=(height.ceil()) {
             defs {
-                marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7"
-                    markerHeight="7" orient="auto-start-reverse" {
+                marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9"
+                    markerHeight="9" markerUnits="userSpaceOnUse" orient="auto-start-reverse" {
                     path d="M0,0 L10,5 L0,10 z" class="arrowhead" {}
                 }
             }
@@ -171,9 +183,9 @@ pub fn render(workflow: &Workflow, marks: &Marks<'_>, link_base: &str) -> Markup
                         marker-end="url(#arrow)" {}
                 }
                 @for (_, label, _, _) in &paths {
-                    @if let Some((x, y, text)) = label {
+                    @if let Some((x, y, text, anchor)) = label {
                         text.edge-label x=(format!("{x:.0}")) y=(format!("{y:.0}"))
-                            text-anchor="middle" { (text) }
+                            text-anchor=(anchor) { (text) }
                     }
                 }
             }

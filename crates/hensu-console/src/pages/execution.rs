@@ -124,6 +124,13 @@ fn path_section(run: &RunView) -> Markup {
         RunStatus::Running | RunStatus::Paused => run.record.current_node.as_deref(),
         _ => None,
     };
+    // The end node a finished run reached is not a history step; it ends the path.
+    let mut path = path;
+    if let (Some(end), true) = (run.record.current_node.as_deref(), run.record.status.is_terminal())
+        && path.last() != Some(&end)
+    {
+        path.push(end);
+    }
     let mut visited: HashSet<&str> = path.iter().copied().collect();
     if let Some(n) = run.record.current_node.as_deref() {
         visited.insert(n);
@@ -211,13 +218,15 @@ fn events_section(run: &RunView) -> Markup {
     let r = &run.record;
     let tenant = "";
     let none = || Value::Null;
-    let events: Vec<(u64, Value)> = run
-        .log
-        .iter()
-        .filter_map(|e| {
+    // The creation row is step 0, before the first row `read_log` returns: built here, as
+    // the API's streams do.
+    let started = serde_json::json!({"type": "execution.started",
+        "timestamp": hensu_store::rfc3339(r.started_at)});
+    let events: Vec<(u64, Value)> = std::iter::once((0, started))
+        .chain(run.log.iter().filter(|e| e.meta.step > 0).filter_map(|e| {
             hensu_server::events::log_event(&r.run_id, &r.workflow_id, tenant, e, &none)
                 .map(|v| (e.meta.step, v))
-        })
+        }))
         .collect();
     let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
     html! {

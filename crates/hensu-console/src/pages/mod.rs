@@ -90,6 +90,14 @@ pub async fn load_run(app: &AppState, viewer: &Viewer, id: &str) -> Result<RunVi
 pub fn output_block(id: &str, summary: &str, value: &Value) -> Markup {
     const LONG_CHARS: usize = 600;
     const LONG_LINES: usize = 12;
+    // Agents often answer JSON as text: shown as JSON, not as a paragraph of braces.
+    if let Value::String(s) = value
+        && let t = s.trim_start()
+        && (t.starts_with('{') || t.starts_with('['))
+        && let Ok(parsed @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str::<Value>(s)
+    {
+        return output_block(id, summary, &parsed);
+    }
     let (len, lines, body) = match value {
         Value::String(s) => (
             s.chars().count(),

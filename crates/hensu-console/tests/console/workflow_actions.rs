@@ -13,7 +13,7 @@ async fn paused_review(s: &Server) -> (String, String) {
 
 #[tokio::test]
 async fn approve_completes_and_a_second_decision_is_refused() {
-    let s = Server::start(true, &[]).await;
+    let s = Server::start(true, &[("draft.txt", "A draft about {{topic}}.")]).await;
     s.push("acme", REVIEWED).await;
     let (id, corr) = paused_review(&s).await;
     let me = s.session("acme").await;

@@ -1,4 +1,5 @@
-//! `hensuc serve`: the hensu server (crates/hensu-server, docs/server.md) on this machine.
+//! `hensuc serve`: the hensu server (crates/hensu-server, docs/server.md) on this machine, with
+//! the web console (crates/hensu-console, docs/console.md) at `/`.
 //!
 //! Configuration, later sources winning: `[server]` in `<dir>/hensu.toml` (`listen`, `store`,
 //! `jwt_public_key_file`, `jwt_issuer`), the environment (`HENSU_JWT_SECRET`,
@@ -110,7 +111,9 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
             "dev tenant (no key)"
         };
         eprintln!("hensu server listening on http://{addr} (auth: {mode})");
-        hensu_server::serve(listener, state, async {
+        eprintln!("web console at http://{addr}/ (docs/console.md)");
+        let console = hensu_console::router(state.clone());
+        hensu_server::serve_with(listener, state, console, async {
             shutdown_signal().await;
             eprintln!(
                 "shutting down: no new requests; running executions stop at their next boundary"

@@ -6,6 +6,7 @@
 mod bounds;
 mod build;
 mod check;
+mod console_browser;
 #[cfg(unix)]
 mod crash;
 #[cfg(unix)]
