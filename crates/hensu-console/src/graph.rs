@@ -53,6 +53,9 @@ fn subtitle(node: &Node) -> String {
     }
 }
 
+/// A drawn edge: its SVG path, its label (x, y, text, anchor), dashed, taken by the run.
+type EdgePath = (String, Option<(f64, f64, String, &'static str)>, bool, bool);
+
 struct Placed {
     x: f64,
     y: f64,
@@ -95,7 +98,10 @@ pub fn render(workflow: &Workflow, marks: &Marks<'_>, link_base: &str) -> Markup
             if !placed.contains_key(to.as_str()) {
                 continue;
             }
-            match edges.iter_mut().find(|(f, t, _, _)| *f == node.id() && *t == to) {
+            match edges
+                .iter_mut()
+                .find(|(f, t, _, _)| *f == node.id() && *t == to)
+            {
                 Some((_, _, labels, dashed)) => {
                     if !e.label.is_empty() {
                         labels.push(e.label);
@@ -105,19 +111,24 @@ pub fn render(workflow: &Workflow, marks: &Marks<'_>, link_base: &str) -> Markup
                 None => edges.push((
                     node.id(),
                     to,
-                    if e.label.is_empty() { vec![] } else { vec![e.label] },
+                    if e.label.is_empty() {
+                        vec![]
+                    } else {
+                        vec![e.label]
+                    },
                     e.dashed,
                 )),
             }
         }
     }
     let mut back_lane = 0.0;
-    let paths: Vec<(String, Option<(f64, f64, String, &str)>, bool, bool)> = edges
+    let paths: Vec<EdgePath> = edges
         .iter()
         .filter_map(|(from, to, labels, dashed)| {
             let (a, b) = (placed.get(from)?, placed.get(to.as_str())?);
             let taken = marks.visited.contains(from) && marks.visited.contains(to.as_str());
-            let label = (!labels.is_empty()).then(|| truncate(&labels.join(" / "), MAX_LABEL_CHARS));
+            let label =
+                (!labels.is_empty()).then(|| truncate(&labels.join(" / "), MAX_LABEL_CHARS));
             let (d, at) = if from == to {
                 let (x, y) = (a.x + NODE_W, a.y);
                 (
@@ -158,7 +169,9 @@ pub fn render(workflow: &Workflow, marks: &Marks<'_>, link_base: &str) -> Markup
                 let (x1, y1) = (a.x + NODE_W, a.y + NODE_H / 2.0);
                 let (x2, y2) = (b.x + NODE_W, b.y + NODE_H / 2.0);
                 (
-                    format!("M{x1:.0},{y1:.0} C{lane:.0},{y1:.0} {lane:.0},{y2:.0} {x2:.0},{y2:.0}"),
+                    format!(
+                        "M{x1:.0},{y1:.0} C{lane:.0},{y1:.0} {lane:.0},{y2:.0} {x2:.0},{y2:.0}"
+                    ),
                     (lane - 2.0, (y1 + y2) / 2.0 + 4.0, "start"),
                 )
             };

@@ -44,7 +44,10 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/console/events", get(executions::tenant_events))
         .route("/console/executions", get(executions::list))
         .route("/console/executions/{id}", get(execution::detail))
-        .route("/console/executions/{id}/row", get(executions::row_fragment))
+        .route(
+            "/console/executions/{id}/row",
+            get(executions::row_fragment),
+        )
         .route("/console/executions/{id}/events", get(executions::events))
         .route("/console/reviews", get(reviews::inbox))
         .route(

@@ -25,7 +25,8 @@ fn link_to(dest: CowStr<'_>) -> CowStr<'_> {
 
 /// The HTML of `text` read as markdown.
 pub fn to_html(text: &str) -> String {
-    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let events = Parser::new_ext(text, options).map(|event| match event {
         Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
         Event::Start(Tag::Link {
@@ -72,7 +73,8 @@ mod tests {
 
     #[test]
     fn dangerous_links_are_defused() {
-        let out = to_html("[x](javascript:alert(1)) [y](JaVaScRiPt:alert(1)) [z](https://ok.example/a)");
+        let out =
+            to_html("[x](javascript:alert(1)) [y](JaVaScRiPt:alert(1)) [z](https://ok.example/a)");
         assert!(!out.to_ascii_lowercase().contains("javascript:"), "{out}");
         assert!(out.contains("href=\"https://ok.example/a\""), "{out}");
     }
@@ -81,7 +83,10 @@ mod tests {
     fn images_become_links() {
         let out = to_html("![alt](https://tracker.example/p.png)");
         assert!(!out.contains("<img"), "{out}");
-        assert!(out.contains("<a href=\"https://tracker.example/p.png\">alt</a>"), "{out}");
+        assert!(
+            out.contains("<a href=\"https://tracker.example/p.png\">alt</a>"),
+            "{out}"
+        );
     }
 
     #[test]

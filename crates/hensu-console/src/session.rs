@@ -79,7 +79,9 @@ fn is_https(headers: &HeaderMap) -> bool {
 
 fn set_cookie(value: &str, https: bool, max_age: Option<u64>) -> HeaderValue {
     let secure = if https { "; Secure" } else { "" };
-    let age = max_age.map(|a| format!("; Max-Age={a}")).unwrap_or_default();
+    let age = max_age
+        .map(|a| format!("; Max-Age={a}"))
+        .unwrap_or_default();
     HeaderValue::from_str(&format!(
         "{COOKIE}={value}; Path=/; HttpOnly; SameSite=Lax{secure}{age}"
     ))
@@ -193,35 +195,41 @@ pub fn check_post(
     headers: &HeaderMap,
     expected_csrf: &str,
     submitted: Option<&str>,
-) -> Result<(), Response> {
+) -> Result<(), Refused> {
     cross_site(headers)?;
-    let submitted = submitted.or_else(|| {
-        headers
-            .get("x-csrf-token")
-            .and_then(|v| v.to_str().ok())
-    });
+    let submitted = submitted.or_else(|| headers.get("x-csrf-token").and_then(|v| v.to_str().ok()));
     match submitted {
         Some(t) if same_secret(t, expected_csrf) => Ok(()),
-        _ => Err(refused()),
+        _ => Err(Refused),
     }
 }
 
 /// `Sec-Fetch-Site` (sent by browsers) must not name another site, and `Origin`, when sent,
 /// must be this host.
-fn cross_site(headers: &HeaderMap) -> Result<(), Response> {
+fn cross_site(headers: &HeaderMap) -> Result<(), Refused> {
     if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok())
         && !matches!(site, "same-origin" | "none")
     {
-        return Err(refused());
+        return Err(Refused);
     }
     if let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
         let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
         let origin_host = origin.split_once("://").map(|(_, h)| h);
         if origin_host.is_none() || origin_host != host {
-            return Err(refused());
+            return Err(Refused);
         }
     }
     Ok(())
+}
+
+/// A state-changing request refused by [`check_post`]: a 403 page.
+#[derive(Debug)]
+pub struct Refused;
+
+impl IntoResponse for Refused {
+    fn into_response(self) -> Response {
+        refused()
+    }
 }
 
 fn refused() -> Response {
@@ -251,7 +259,9 @@ pub async fn login_page(
         return Redirect::to("/console/executions").into_response();
     }
     let message = match q.reason.as_deref() {
-        Some("expired") => Some("Your token is no longer valid (expired, or the server's key changed). Paste a new one."),
+        Some("expired") => Some(
+            "Your token is no longer valid (expired, or the server's key changed). Paste a new one.",
+        ),
         Some("denied") => Some("That token has no subject or tenant; the server refuses it."),
         Some("invalid") => Some("That token does not verify with this server's key."),
         Some("signedout") => Some("You are signed out."),
@@ -297,7 +307,7 @@ pub async fn login(
 ) -> Response {
     // Login CSRF (signing a victim into the attacker's tenant) is refused by origin.
     if let Err(r) = cross_site(&headers) {
-        return r;
+        return r.into_response();
     }
     if matches!(app.auth.as_ref(), Auth::Dev) {
         return Redirect::to("/console/executions").into_response();
@@ -322,8 +332,10 @@ pub async fn login(
                 "console sign-in"
             );
             let mut resp = Redirect::to("/console/executions").into_response();
-            resp.headers_mut()
-                .append(header::SET_COOKIE, set_cookie(token, is_https(&headers), None));
+            resp.headers_mut().append(
+                header::SET_COOKIE,
+                set_cookie(token, is_https(&headers), None),
+            );
             resp
         }
         Err(SignInNeeded::Forbidden) => login_form(
@@ -350,11 +362,13 @@ pub async fn logout(
     axum::Form(form): axum::Form<CsrfForm>,
 ) -> Response {
     if let Err(r) = check_post(&headers, &viewer.csrf, form.csrf.as_deref()) {
-        return r;
+        return r.into_response();
     }
     let mut resp = Redirect::to("/console/login?reason=signedout").into_response();
-    resp.headers_mut()
-        .append(header::SET_COOKIE, set_cookie("", is_https(&headers), Some(0)));
+    resp.headers_mut().append(
+        header::SET_COOKIE,
+        set_cookie("", is_https(&headers), Some(0)),
+    );
     resp
 }
 

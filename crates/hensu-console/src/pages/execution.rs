@@ -57,7 +57,11 @@ pub async fn detail(
 
 fn tokens(state: Option<&RunState>) -> Option<(u64, u64)> {
     let mut total: Option<(u64, u64)> = None;
-    for u in state.into_iter().flat_map(|s| &s.history).filter_map(|h| h.usage) {
+    for u in state
+        .into_iter()
+        .flat_map(|s| &s.history)
+        .filter_map(|h| h.usage)
+    {
         let t = total.get_or_insert((0, 0));
         t.0 += u.input_tokens;
         t.1 += u.output_tokens;
@@ -68,7 +72,11 @@ fn tokens(state: Option<&RunState>) -> Option<(u64, u64)> {
 fn summary(run: &RunView) -> Markup {
     let r = &run.record;
     let status = r.status.as_str();
-    let version = run.workflow.as_ref().map(|w| w.version.as_str()).unwrap_or("?");
+    let version = run
+        .workflow
+        .as_ref()
+        .map(|w| w.version.as_str())
+        .unwrap_or("?");
     let pending = run.state.as_ref().and_then(hensu_runtime::pending_review);
     html! {
         section id="run-summary" data-live aria-labelledby="summary-h" {
@@ -126,8 +134,10 @@ fn path_section(run: &RunView) -> Markup {
     };
     // The end node a finished run reached is not a history step; it ends the path.
     let mut path = path;
-    if let (Some(end), true) = (run.record.current_node.as_deref(), run.record.status.is_terminal())
-        && path.last() != Some(&end)
+    if let (Some(end), true) = (
+        run.record.current_node.as_deref(),
+        run.record.status.is_terminal(),
+    ) && path.last() != Some(&end)
     {
         path.push(end);
     }

@@ -40,9 +40,7 @@ pub struct Filter {
 
 impl Filter {
     fn status(&self) -> Option<&str> {
-        self.status
-            .as_deref()
-            .filter(|s| STATUSES.contains(s))
+        self.status.as_deref().filter(|s| STATUSES.contains(s))
     }
     fn workflow(&self) -> Option<&str> {
         self.workflow.as_deref().filter(|w| !w.is_empty())
@@ -222,7 +220,9 @@ pub async fn row_fragment(
     Query(filter): Query<Filter>,
 ) -> Response {
     match hensu_server::routes::executions::owned_record(&app, &viewer.tenant, &id).await {
-        Ok(r) if filter.matches(&r) => Html(row(&r, layout::now_ms()).into_string()).into_response(),
+        Ok(r) if filter.matches(&r) => {
+            Html(row(&r, layout::now_ms()).into_string()).into_response()
+        }
         Ok(_) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => e.into_response(),
     }

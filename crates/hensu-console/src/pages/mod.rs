@@ -64,8 +64,7 @@ pub const LOG_LIMIT: usize = 1_000;
 
 /// Loads a run of the viewer's tenant (404 for anyone else's).
 pub async fn load_run(app: &AppState, viewer: &Viewer, id: &str) -> Result<RunView, ApiError> {
-    let record =
-        hensu_server::routes::executions::owned_record(app, &viewer.tenant, id).await?;
+    let record = hensu_server::routes::executions::owned_record(app, &viewer.tenant, id).await?;
     let store = app.store.clone();
     let id = id.to_string();
     tokio::task::spawn_blocking(move || -> Result<RunView, ApiError> {

@@ -79,7 +79,12 @@ pub async fn review(
     }
 }
 
-fn review_page(viewer: &Viewer, run: &RunView, problem: Option<&str>, status: StatusCode) -> Response {
+fn review_page(
+    viewer: &Viewer,
+    run: &RunView,
+    problem: Option<&str>,
+    status: StatusCode,
+) -> Response {
     let r = &run.record;
     let pending = run.state.as_ref().and_then(|s| match &s.phase {
         ExecutionPhase::Awaiting {
@@ -123,7 +128,10 @@ fn review_page(viewer: &Viewer, run: &RunView, problem: Option<&str>, status: St
 }
 
 fn rubric_section(run: &RunView, node: Option<&Node>) -> Markup {
-    let evaluation = run.state.as_ref().and_then(|s| s.rubric_evaluation.as_ref());
+    let evaluation = run
+        .state
+        .as_ref()
+        .and_then(|s| s.rubric_evaluation.as_ref());
     let rubric = node.and_then(Node::rubric);
     let prompt = match node {
         Some(Node::Standard(n)) => n.prompt.as_deref(),
@@ -157,7 +165,13 @@ fn decision_forms(viewer: &Viewer, run: &RunView, node_id: &str, correlation: &s
     let nodes: Vec<&str> = run
         .workflow
         .as_ref()
-        .map(|w| w.nodes.values().filter(|n| !n.is_end()).map(Node::id).collect())
+        .map(|w| {
+            w.nodes
+                .values()
+                .filter(|n| !n.is_end())
+                .map(Node::id)
+                .collect()
+        })
         .unwrap_or_default();
     let hidden = html! {
         input type="hidden" name="_csrf" value=(viewer.csrf);
@@ -214,7 +228,7 @@ pub async fn decide(
     axum::Form(form): axum::Form<DecisionForm>,
 ) -> Response {
     if let Err(r) = check_post(&headers, &viewer.csrf, form.csrf.as_deref()) {
-        return r;
+        return r.into_response();
     }
     let mut body = json!({"correlationId": form.correlation_id, "decision": form.decision});
     let reason = form.reason.filter(|r| !r.trim().is_empty());

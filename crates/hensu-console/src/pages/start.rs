@@ -51,7 +51,12 @@ fn render(
     status: StatusCode,
 ) -> Response {
     let value = |k: &str| values.get(k).map(String::as_str).unwrap_or("");
-    let problem = |k: &str| problems.iter().find(|(f, _)| f == k).map(|(_, m)| m.as_str());
+    let problem = |k: &str| {
+        problems
+            .iter()
+            .find(|(f, _)| f == k)
+            .map(|(_, m)| m.as_str())
+    };
     let general: Vec<&str> = problems
         .iter()
         .filter(|(f, _)| f.is_empty())
@@ -82,7 +87,11 @@ fn render(
             button.primary type="submit" { "Start" }
         }
     };
-    (status, layout::page(viewer, &format!("Start {}", wf.id), Nav::Workflows, body)).into_response()
+    (
+        status,
+        layout::page(viewer, &format!("Start {}", wf.id), Nav::Workflows, body),
+    )
+        .into_response()
 }
 
 fn input_field(v: &StateVariable, value: &str, problem: Option<&str>) -> Markup {
@@ -133,10 +142,17 @@ pub fn context_of(
 ) -> Result<Context, Vec<(String, String)>> {
     let mut problems = Vec::new();
     let mut context = Context::default();
-    if let Some(extra) = values.get("context").map(|s| s.trim()).filter(|s| !s.is_empty()) {
+    if let Some(extra) = values
+        .get("context")
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+    {
         match serde_json::from_str::<Value>(extra) {
             Ok(Value::Object(m)) => context.extend(m),
-            Ok(_) => problems.push(("context".into(), "More context must be a JSON object.".into())),
+            Ok(_) => problems.push((
+                "context".into(),
+                "More context must be a JSON object.".into(),
+            )),
             Err(e) => problems.push(("context".into(), format!("More context is not JSON: {e}"))),
         }
     }
@@ -207,8 +223,12 @@ pub async fn submit(
     axum::Form(pairs): axum::Form<Vec<(String, String)>>,
 ) -> Response {
     let values: BTreeMap<String, String> = pairs.into_iter().collect();
-    if let Err(r) = check_post(&headers, &viewer.csrf, values.get("_csrf").map(String::as_str)) {
-        return r;
+    if let Err(r) = check_post(
+        &headers,
+        &viewer.csrf,
+        values.get("_csrf").map(String::as_str),
+    ) {
+        return r.into_response();
     }
     let wf = match workflows::load(&app, &viewer, &id).await {
         Ok(w) => w,
@@ -232,12 +252,18 @@ pub async fn submit(
             return render(&viewer, &wf, &values, &problems, e.status);
         }
     };
-    let bytes = axum::body::to_bytes(resp.into_body(), 64 * 1024).await.unwrap_or_default();
-    let execution = serde_json::from_slice::<Value>(&bytes)
-        .ok()
-        .and_then(|v| v.get("executionId").and_then(Value::as_str).map(str::to_string));
+    let bytes = axum::body::to_bytes(resp.into_body(), 64 * 1024)
+        .await
+        .unwrap_or_default();
+    let execution = serde_json::from_slice::<Value>(&bytes).ok().and_then(|v| {
+        v.get("executionId")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
     match execution {
-        Some(eid) => Redirect::to(&format!("/console/executions/{eid}?notice=started")).into_response(),
+        Some(eid) => {
+            Redirect::to(&format!("/console/executions/{eid}?notice=started")).into_response()
+        }
         None => Redirect::to("/console/executions").into_response(),
     }
 }

@@ -16,9 +16,15 @@ use crate::session::{Page, Viewer};
 /// A stored workflow of `tenant`, compiled (404 when the tenant has none by that id).
 pub async fn load(app: &AppState, viewer: &Viewer, id: &str) -> Result<Workflow, ApiError> {
     hensu_server::validate::check_id("workflowId", id)?;
-    let (reg, tenant, id) = (app.registry.clone(), viewer.tenant.tenant_id.clone(), id.to_string());
+    let (reg, tenant, id) = (
+        app.registry.clone(),
+        viewer.tenant.tenant_id.clone(),
+        id.to_string(),
+    );
     tokio::task::spawn_blocking(move || -> Result<Workflow, ApiError> {
-        let stored = reg.get_workflow(&tenant, &id)?.ok_or_else(ApiError::not_found)?;
+        let stored = reg
+            .get_workflow(&tenant, &id)?
+            .ok_or_else(ApiError::not_found)?;
         hensu_ir::from_json(&stored.definition.to_string())
             .map_err(|e| ApiError::internal(format!("stored workflow does not load: {e:?}")))
     })
@@ -29,16 +35,18 @@ pub async fn load(app: &AppState, viewer: &Viewer, id: &str) -> Result<Workflow,
 /// `GET /console/workflows`.
 pub async fn list(State(app): State<AppState>, Page(viewer): Page) -> Response {
     let (reg, tenant) = (app.registry.clone(), viewer.tenant.tenant_id.clone());
-    let rows = tokio::task::spawn_blocking(move || -> Result<Vec<(String, String, Option<Workflow>)>, ApiError> {
-        let mut out = Vec::new();
-        for w in reg.list_workflows(&tenant)? {
-            let wf = reg
-                .get_workflow(&tenant, &w.workflow_id)?
-                .and_then(|s| hensu_ir::from_json(&s.definition.to_string()).ok());
-            out.push((w.workflow_id, w.version, wf));
-        }
-        Ok(out)
-    })
+    let rows = tokio::task::spawn_blocking(
+        move || -> Result<Vec<(String, String, Option<Workflow>)>, ApiError> {
+            let mut out = Vec::new();
+            for w in reg.list_workflows(&tenant)? {
+                let wf = reg
+                    .get_workflow(&tenant, &w.workflow_id)?
+                    .and_then(|s| hensu_ir::from_json(&s.definition.to_string()).ok());
+                out.push((w.workflow_id, w.version, wf));
+            }
+            Ok(out)
+        },
+    )
     .await
     .map_err(ApiError::internal)
     .and_then(|r| r);

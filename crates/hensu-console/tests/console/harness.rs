@@ -43,7 +43,8 @@ impl Server {
             let db = db.clone();
             tokio::task::spawn_blocking(move || {
                 (
-                    hensu_store::SqliteStore::open_file(&db, StoreOptions::default()).expect("store"),
+                    hensu_store::SqliteStore::open_file(&db, StoreOptions::default())
+                        .expect("store"),
                     hensu_store::SqliteRegistry::open_file(&db).expect("registry"),
                 )
             })
@@ -63,13 +64,20 @@ impl Server {
             dir.path().join("stubs"),
             true,
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
         let (tx, rx) = tokio::sync::oneshot::channel();
         let console = hensu_console::router(state.clone());
-        tokio::spawn(hensu_server::serve_with(listener, state, console, async move {
-            let _ = rx.await;
-        }));
+        tokio::spawn(hensu_server::serve_with(
+            listener,
+            state,
+            console,
+            async move {
+                let _ = rx.await;
+            },
+        ));
         Server {
             base,
             http: reqwest::Client::builder()
@@ -97,7 +105,11 @@ impl Server {
             .send()
             .await
             .expect("push");
-        assert!(r.status().is_success(), "push: {}", r.text().await.unwrap_or_default());
+        assert!(
+            r.status().is_success(),
+            "push: {}",
+            r.text().await.unwrap_or_default()
+        );
     }
 
     /// Starts a run through the API; returns its id.
@@ -137,7 +149,10 @@ impl Server {
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
-        panic!("run {id} never became {want}: {}", self.status(tenant, id).await);
+        panic!(
+            "run {id} never became {want}: {}",
+            self.status(tenant, id).await
+        );
     }
 
     /// Signs `tenant` in to the console.
@@ -174,7 +189,10 @@ pub fn set_cookie(r: &reqwest::Response) -> Option<String> {
 
 /// The CSRF token a page carries for its scripts.
 pub fn csrf_of(html: &str) -> String {
-    let at = html.find("name=\"csrf-token\" content=\"").expect("csrf meta") + 27;
+    let at = html
+        .find("name=\"csrf-token\" content=\"")
+        .expect("csrf meta")
+        + 27;
     html[at..at + 64].to_string()
 }
 
@@ -199,7 +217,12 @@ impl Session {
     }
 
     /// POST a form as this session from the console's own origin: status, Location, body.
-    pub async fn post(&self, server: &Server, path: &str, form: &[(&str, &str)]) -> (u16, String, String) {
+    pub async fn post(
+        &self,
+        server: &Server,
+        path: &str,
+        form: &[(&str, &str)],
+    ) -> (u16, String, String) {
         let r = server
             .http
             .post(server.url(path))

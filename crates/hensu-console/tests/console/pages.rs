@@ -23,7 +23,12 @@ async fn root_redirects_to_the_console_and_the_api_keeps_its_paths() {
     assert_eq!(r.status(), 303);
     assert_eq!(r.headers()["location"], "/console/login?reason=signin");
     // The API still answers JSON at its paths, and still wants a bearer token.
-    let r = s.http.get(s.url("/api/v1/workflows")).send().await.expect("api");
+    let r = s
+        .http
+        .get(s.url("/api/v1/workflows"))
+        .send()
+        .await
+        .expect("api");
     assert_eq!(r.status(), 401);
     let r = s.http.get(s.url("/health")).send().await.expect("health");
     assert_eq!(r.status(), 200);
@@ -37,7 +42,10 @@ async fn executions_list_filters_and_pages() {
     let page_size = hensu_console::pages::executions::PAGE_SIZE;
     let mut linear = Vec::new();
     for i in 0..page_size + 3 {
-        linear.push(s.run("acme", "linear", json!({"topic": format!("t{i}")})).await);
+        linear.push(
+            s.run("acme", "linear", json!({"topic": format!("t{i}")}))
+                .await,
+        );
     }
     let paused = s.run("acme", "reviewed", json!({"topic": "x"})).await;
     s.wait_for("acme", &paused, "paused").await;
@@ -48,13 +56,26 @@ async fn executions_list_filters_and_pages() {
 
     let (code, html) = me.get(&s, "/console/executions").await;
     assert_eq!(code, 200);
-    assert!(html.contains(&format!("{} executions", page_size + 4)), "count caption");
-    assert_eq!(html.matches("<tr id=\"run-").count(), page_size, "one page of rows");
+    assert!(
+        html.contains(&format!("{} executions", page_size + 4)),
+        "count caption"
+    );
+    assert_eq!(
+        html.matches("<tr id=\"run-").count(),
+        page_size,
+        "one page of rows"
+    );
     assert!(html.contains("Page 1 of 2"), "pager");
-    assert!(html.contains("href=\"/console/executions?page=2\""), "next page link");
+    assert!(
+        html.contains("href=\"/console/executions?page=2\""),
+        "next page link"
+    );
     // Newest first: the review run started last.
     let first = html.find("<tr id=\"run-").expect("a row");
-    assert!(html[first..].starts_with(&format!("<tr id=\"run-{paused}\"")), "newest first");
+    assert!(
+        html[first..].starts_with(&format!("<tr id=\"run-{paused}\"")),
+        "newest first"
+    );
 
     let (_, page2) = me.get(&s, "/console/executions?page=2").await;
     assert_eq!(page2.matches("<tr id=\"run-").count(), 4);
@@ -64,19 +85,30 @@ async fn executions_list_filters_and_pages() {
     assert!(only_paused.contains(&format!("run-{paused}")));
     assert!(only_paused.contains("<option value=\"paused\" selected>"));
 
-    let (_, by_workflow) = me.get(&s, "/console/executions?workflow=linear&page=2").await;
+    let (_, by_workflow) = me
+        .get(&s, "/console/executions?workflow=linear&page=2")
+        .await;
     assert_eq!(by_workflow.matches("<tr id=\"run-").count(), 3);
     assert!(!by_workflow.contains(&format!("run-{paused}")));
 
     // The row fragment the live script fetches: the row under the filter, or 204.
     let (code, row) = me
-        .get(&s, &format!("/console/executions/{paused}/row?status=paused"))
+        .get(
+            &s,
+            &format!("/console/executions/{paused}/row?status=paused"),
+        )
         .await;
     assert_eq!(code, 200);
-    assert!(row.starts_with(&format!("<tr id=\"run-{paused}\"")), "{row}");
+    assert!(
+        row.starts_with(&format!("<tr id=\"run-{paused}\"")),
+        "{row}"
+    );
     assert!(row.contains("status-paused"));
     let (code, _) = me
-        .get(&s, &format!("/console/executions/{paused}/row?status=completed"))
+        .get(
+            &s,
+            &format!("/console/executions/{paused}/row?status=completed"),
+        )
         .await;
     assert_eq!(code, 204);
 }
@@ -91,7 +123,10 @@ async fn execution_page_shows_path_steps_events_and_context() {
     let (code, html) = me.get(&s, &format!("/console/executions/{id}")).await;
     assert_eq!(code, 200);
     assert!(html.contains("status-completed"));
-    assert!(html.contains("<code>draft</code> → <code>polish</code>"), "the path as text");
+    assert!(
+        html.contains("<code>draft</code> → <code>polish</code>"),
+        "the path as text"
+    );
     // The graph: visited nodes marked, edges taken drawn as such.
     assert!(html.contains("<svg class=\"graph\""));
     assert!(html.contains("class=\"node kind-standard visited start\" data-node=\"draft\""));
@@ -138,7 +173,11 @@ async fn page_weight_is_reported() {
     let me = s.session("acme").await;
     let css = hensu_console::assets::CSS.body.len();
     let js = hensu_console::assets::JS.body.len();
-    println!("console assets: CSS {:.1} KB, JS {:.1} KB", css as f64 / 1024.0, js as f64 / 1024.0);
+    println!(
+        "console assets: CSS {:.1} KB, JS {:.1} KB",
+        css as f64 / 1024.0,
+        js as f64 / 1024.0
+    );
     for path in [
         "/console/executions".to_string(),
         format!("/console/executions/{id}"),

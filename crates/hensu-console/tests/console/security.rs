@@ -8,7 +8,12 @@ use crate::harness::{LINEAR, REVIEWED, Server, Session, set_cookie, token};
 async fn sign_in_keeps_the_token_out_of_urls_and_scripts() {
     let s = Server::start(true, &[]).await;
     let (code, html) = {
-        let r = s.http.get(s.url("/console/login")).send().await.expect("login page");
+        let r = s
+            .http
+            .get(s.url("/console/login"))
+            .send()
+            .await
+            .expect("login page");
         (r.status().as_u16(), r.text().await.expect("body"))
     };
     assert_eq!(code, 200);
@@ -35,10 +40,19 @@ async fn sign_in_keeps_the_token_out_of_urls_and_scripts() {
         .await
         .expect("login");
     assert_eq!(r.status(), 303);
-    let location = r.headers()["location"].to_str().expect("location").to_string();
+    let location = r.headers()["location"]
+        .to_str()
+        .expect("location")
+        .to_string();
     assert!(!location.contains(&good), "the token is never in a URL");
-    let raw = r.headers()[reqwest::header::SET_COOKIE].to_str().expect("cookie").to_string();
-    assert!(raw.contains("HttpOnly") && raw.contains("SameSite=Lax"), "{raw}");
+    let raw = r.headers()[reqwest::header::SET_COOKIE]
+        .to_str()
+        .expect("cookie")
+        .to_string();
+    assert!(
+        raw.contains("HttpOnly") && raw.contains("SameSite=Lax"),
+        "{raw}"
+    );
     let me = s.session("acme").await;
     let (_, html) = me.get(&s, "/console/executions").await;
     assert!(html.contains("Tenant <strong>acme</strong>"));
@@ -57,7 +71,10 @@ async fn sign_in_keeps_the_token_out_of_urls_and_scripts() {
 
     // Sign out clears the cookie.
     let (code, location, _) = me.post(&s, "/console/logout", &[("_csrf", &me.csrf)]).await;
-    assert_eq!((code, location.as_str()), (303, "/console/login?reason=signedout"));
+    assert_eq!(
+        (code, location.as_str()),
+        (303, "/console/login?reason=signedout")
+    );
 }
 
 #[tokio::test]
@@ -99,14 +116,23 @@ async fn expired_or_foreign_tokens_send_the_viewer_to_sign_in() {
 async fn another_tenant_sees_nothing() {
     let s = Server::start(true, &[]).await;
     s.push("acme", REVIEWED).await;
-    let id = s.run("acme", "reviewed", json!({"topic": "secret plans"})).await;
+    let id = s
+        .run("acme", "reviewed", json!({"topic": "secret plans"}))
+        .await;
     s.wait_for("acme", &id, "paused").await;
     let other = s.session("globex").await;
-    for page in ["/console/executions", "/console/reviews", "/console/workflows"] {
+    for page in [
+        "/console/executions",
+        "/console/reviews",
+        "/console/workflows",
+    ] {
         let (code, html) = other.get(&s, page).await;
         assert_eq!(code, 200, "{page}");
         assert!(!html.contains(&id), "{page} shows another tenant's run");
-        assert!(!html.contains("reviewed"), "{page} shows another tenant's workflow");
+        assert!(
+            !html.contains("reviewed"),
+            "{page} shows another tenant's workflow"
+        );
     }
     for page in [
         format!("/console/executions/{id}"),
@@ -121,13 +147,20 @@ async fn another_tenant_sees_nothing() {
         assert!(!html.contains("secret plans"), "{page}");
     }
     // A decision from the other tenant is "not found" and changes nothing.
-    let corr = s.status("acme", &id).await["correlationId"].as_str().expect("corr").to_string();
+    let corr = s.status("acme", &id).await["correlationId"]
+        .as_str()
+        .expect("corr")
+        .to_string();
     let (code, _, _) = other
-        .post(&s, &format!("/console/reviews/{id}"), &[
-            ("_csrf", &other.csrf),
-            ("correlationId", &corr),
-            ("decision", "approve"),
-        ])
+        .post(
+            &s,
+            &format!("/console/reviews/{id}"),
+            &[
+                ("_csrf", &other.csrf),
+                ("correlationId", &corr),
+                ("decision", "approve"),
+            ],
+        )
         .await;
     assert_eq!(code, 404);
     assert_eq!(s.status("acme", &id).await["status"], "paused");
@@ -159,7 +192,10 @@ async fn forged_decisions_are_refused_and_change_nothing() {
     }
     // The right token, but sent from another site.
     let form = fields(&me.csrf);
-    for (header, value) in [("origin", "http://evil.example"), ("sec-fetch-site", "cross-site")] {
+    for (header, value) in [
+        ("origin", "http://evil.example"),
+        ("sec-fetch-site", "cross-site"),
+    ] {
         let r = s
             .http
             .post(s.url(&path))
@@ -174,12 +210,23 @@ async fn forged_decisions_are_refused_and_change_nothing() {
     // Another session's token does not fit this session.
     let other = s.session("acme").await;
     assert_eq!(other.csrf, me.csrf, "same token, same credential");
-    assert_eq!(s.status("acme", &id).await["status"], "paused", "nothing was decided");
+    assert_eq!(
+        s.status("acme", &id).await["status"],
+        "paused",
+        "nothing was decided"
+    );
 }
 
 #[tokio::test]
 async fn hostile_outputs_are_escaped() {
-    let s = Server::start(true, &[("draft.txt", "Draft: {{topic}}\n\n[click](javascript:alert(1))")]).await;
+    let s = Server::start(
+        true,
+        &[(
+            "draft.txt",
+            "Draft: {{topic}}\n\n[click](javascript:alert(1))",
+        )],
+    )
+    .await;
     s.push("acme", LINEAR).await;
     let hostile = "<script>alert('x')</script><img src=x onerror=alert(1)>";
     let id = s.run("acme", "linear", json!({"topic": hostile})).await;
@@ -192,14 +239,23 @@ async fn hostile_outputs_are_escaped() {
         .send()
         .await
         .expect("page");
-    let csp = r.headers()["content-security-policy"].to_str().expect("csp").to_string();
+    let csp = r.headers()["content-security-policy"]
+        .to_str()
+        .expect("csp")
+        .to_string();
     assert!(csp.contains("script-src 'self'"), "{csp}");
     assert_eq!(r.headers()["cache-control"], "no-store");
     let html = r.text().await.expect("body");
-    assert!(html.contains("&lt;script&gt;alert('x')&lt;/script&gt;"), "escaped text shown");
+    assert!(
+        html.contains("&lt;script&gt;alert('x')&lt;/script&gt;"),
+        "escaped text shown"
+    );
     assert!(!html.contains("<script>alert"), "no live script");
     assert!(!html.contains("<img src=x"), "no live image");
-    assert!(!html.to_ascii_lowercase().contains("href=\"javascript:"), "no script links");
+    assert!(
+        !html.to_ascii_lowercase().contains("href=\"javascript:"),
+        "no script links"
+    );
 }
 
 #[tokio::test]
@@ -222,10 +278,20 @@ async fn dev_mode_needs_no_sign_in_but_still_checks_csrf() {
         csrf: crate::harness::csrf_of(&html),
         cookie,
     };
-    let (code, _, _) = me.post(&s, "/console/workflows/reviewed/start", &[("_csrf", "nope")]).await;
+    let (code, _, _) = me
+        .post(
+            &s,
+            "/console/workflows/reviewed/start",
+            &[("_csrf", "nope")],
+        )
+        .await;
     assert_eq!(code, 403);
     let (code, location, _) = me
-        .post(&s, "/console/workflows/reviewed/start", &[("_csrf", &me.csrf), ("context", "{\"topic\": \"x\"}")])
+        .post(
+            &s,
+            "/console/workflows/reviewed/start",
+            &[("_csrf", &me.csrf), ("context", "{\"topic\": \"x\"}")],
+        )
         .await;
     assert_eq!(code, 303, "{location}");
 }

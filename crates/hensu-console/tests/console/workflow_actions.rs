@@ -8,7 +8,10 @@ use crate::harness::{REVIEWED, Server, TYPED};
 async fn paused_review(s: &Server) -> (String, String) {
     let id = s.run("acme", "reviewed", json!({"topic": "tides"})).await;
     let status = s.wait_for("acme", &id, "paused").await;
-    (id, status["correlationId"].as_str().expect("corr").to_string())
+    (
+        id,
+        status["correlationId"].as_str().expect("corr").to_string(),
+    )
 }
 
 #[tokio::test]
@@ -19,7 +22,10 @@ async fn approve_completes_and_a_second_decision_is_refused() {
     let me = s.session("acme").await;
 
     let (_, inbox) = me.get(&s, "/console/reviews").await;
-    assert!(inbox.contains(&format!("href=\"/console/reviews/{id}\"")), "listed in the inbox");
+    assert!(
+        inbox.contains(&format!("href=\"/console/reviews/{id}\"")),
+        "listed in the inbox"
+    );
     let (code, page) = me.get(&s, &format!("/console/reviews/{id}")).await;
     assert_eq!(code, 200);
     assert!(page.contains("The node&#39;s output") || page.contains("The node's output"));
@@ -31,7 +37,11 @@ async fn approve_completes_and_a_second_decision_is_refused() {
     assert!(page.contains("<label for=\"reject-reason\">"));
 
     let path = format!("/console/reviews/{id}");
-    let form = [("_csrf", me.csrf.as_str()), ("correlationId", corr.as_str()), ("decision", "approve")];
+    let form = [
+        ("_csrf", me.csrf.as_str()),
+        ("correlationId", corr.as_str()),
+        ("decision", "approve"),
+    ];
     let (code, location, _) = me.post(&s, &path, &form).await;
     assert_eq!(code, 303);
     assert_eq!(location, format!("/console/executions/{id}?notice=decided"));
@@ -41,7 +51,10 @@ async fn approve_completes_and_a_second_decision_is_refused() {
     // The same decision again (a second tab): refused, clearly, and nothing changes.
     let (code, _, body) = me.post(&s, &path, &form).await;
     assert_eq!(code, 409);
-    assert!(body.contains("This review was already decided (the execution is now completed)"), "{body}");
+    assert!(
+        body.contains("This review was already decided (the execution is now completed)"),
+        "{body}"
+    );
     assert_eq!(s.status("acme", &id).await["status"], "completed");
 }
 
@@ -53,27 +66,38 @@ async fn reject_with_feedback_and_backtrack() {
 
     let (id, corr) = paused_review(&s).await;
     let (code, _, _) = me
-        .post(&s, &format!("/console/reviews/{id}"), &[
-            ("_csrf", &me.csrf),
-            ("correlationId", &corr),
-            ("decision", "reject"),
-            ("reason", "too short"),
-        ])
+        .post(
+            &s,
+            &format!("/console/reviews/{id}"),
+            &[
+                ("_csrf", &me.csrf),
+                ("correlationId", &corr),
+                ("decision", "reject"),
+                ("reason", "too short"),
+            ],
+        )
         .await;
     assert_eq!(code, 303);
     let done = s.wait_for("acme", &id, "completed").await;
-    assert_eq!(done["exitStatus"], "FAILURE", "onRejection goes to the failure end");
+    assert_eq!(
+        done["exitStatus"], "FAILURE",
+        "onRejection goes to the failure end"
+    );
 
     // Backtrack to the node itself: it runs again and asks for a new review.
     let (id, corr) = paused_review(&s).await;
     let (code, _, _) = me
-        .post(&s, &format!("/console/reviews/{id}"), &[
-            ("_csrf", &me.csrf),
-            ("correlationId", &corr),
-            ("decision", "backtrack"),
-            ("targetStep", "draft"),
-            ("reason", "more detail"),
-        ])
+        .post(
+            &s,
+            &format!("/console/reviews/{id}"),
+            &[
+                ("_csrf", &me.csrf),
+                ("correlationId", &corr),
+                ("decision", "backtrack"),
+                ("targetStep", "draft"),
+                ("reason", "more detail"),
+            ],
+        )
         .await;
     assert_eq!(code, 303);
     let mut next = s.status("acme", &id).await;
@@ -88,16 +112,23 @@ async fn reject_with_feedback_and_backtrack() {
     assert_ne!(next["correlationId"], corr.as_str(), "a new review");
     // The old review's decision is now stale: refused as already decided.
     let (code, _, body) = me
-        .post(&s, &format!("/console/reviews/{id}"), &[
-            ("_csrf", &me.csrf),
-            ("correlationId", &corr),
-            ("decision", "approve"),
-        ])
+        .post(
+            &s,
+            &format!("/console/reviews/{id}"),
+            &[
+                ("_csrf", &me.csrf),
+                ("correlationId", &corr),
+                ("decision", "approve"),
+            ],
+        )
         .await;
     assert_eq!(code, 409, "{body}");
     assert!(body.contains("already decided"));
     let (_, page) = me.get(&s, &format!("/console/executions/{id}")).await;
-    assert!(page.contains("<th scope=\"col\">Reason</th>"), "backtracks listed");
+    assert!(
+        page.contains("<th scope=\"col\">Reason</th>"),
+        "backtracks listed"
+    );
     assert!(page.contains("more detail"));
 }
 
@@ -138,7 +169,16 @@ async fn start_form_is_typed_and_checked() {
 
     let path = "/console/workflows/typed/start";
     let (code, _, body) = me
-        .post(&s, path, &[("_csrf", &me.csrf), ("in.topic", "seas"), ("in.words", "many"), ("in.formal", "true")])
+        .post(
+            &s,
+            path,
+            &[
+                ("_csrf", &me.csrf),
+                ("in.topic", "seas"),
+                ("in.words", "many"),
+                ("in.formal", "true"),
+            ],
+        )
         .await;
     assert_eq!(code, 400);
     assert!(body.contains("`words` must be a number."), "{body}");
@@ -147,13 +187,17 @@ async fn start_form_is_typed_and_checked() {
     assert!(body.contains("aria-invalid=\"true\""));
 
     let (code, location, _) = me
-        .post(&s, path, &[
-            ("_csrf", &me.csrf),
-            ("in.topic", "seas"),
-            ("in.words", "120"),
-            ("in.formal", "false"),
-            ("in.keywords", "salt\n\nwaves \n"),
-        ])
+        .post(
+            &s,
+            path,
+            &[
+                ("_csrf", &me.csrf),
+                ("in.topic", "seas"),
+                ("in.words", "120"),
+                ("in.formal", "false"),
+                ("in.keywords", "salt\n\nwaves \n"),
+            ],
+        )
         .await;
     assert_eq!(code, 303);
     let id = location

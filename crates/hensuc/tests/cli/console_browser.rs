@@ -128,7 +128,13 @@ impl Browser {
         if let Some(b) = body {
             req = req.json(&b);
         }
-        let r: Value = req.send().await.expect("webdriver").json().await.expect("json");
+        let r: Value = req
+            .send()
+            .await
+            .expect("webdriver")
+            .json()
+            .await
+            .expect("json");
         r["value"].clone()
     }
 
@@ -318,7 +324,8 @@ async fn console_in_a_real_browser() {
 
     // Approve the pending review through the page; the execution page turns completed live.
     b.goto(&format!("{base}/console/reviews")).await;
-    b.click(&format!("a[href='/console/reviews/{review}']")).await;
+    b.click(&format!("a[href='/console/reviews/{review}']"))
+        .await;
     b.wait_for("button.primary").await;
     b.screenshot("review").await;
     b.click("form.decision button.primary").await;
@@ -332,7 +339,9 @@ async fn console_in_a_real_browser() {
         .script("return document.querySelector('main').innerText", json!([]))
         .await;
     assert!(
-        text.as_str().unwrap_or("").contains("not waiting for a review"),
+        text.as_str()
+            .unwrap_or("")
+            .contains("not waiting for a review"),
         "{text}"
     );
 
@@ -340,7 +349,8 @@ async fn console_in_a_real_browser() {
     b.goto(&format!("{base}/console/workflows/reviewed")).await;
     b.click("svg.graph a[data-node=draft]").await;
     b.wait_for("#node-draft:target").await;
-    b.script("window.scrollTo(0, 0); return null", json!([])).await;
+    b.script("window.scrollTo(0, 0); return null", json!([]))
+        .await;
     b.screenshot("workflow").await;
     b.goto(&format!("{base}/console/workflows/typed/start"))
         .await;
