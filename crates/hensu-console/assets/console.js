@@ -40,7 +40,14 @@
       try {
         const response = await fetchHtml(`/console/executions/${encodeURIComponent(id)}/row${location.search}`);
         const old = document.getElementById(`run-${id}`);
-        if (response.status === 204) { if (old) old.remove(); return; }
+        if (response.status === 204) {
+          if (old) {
+            old.remove();
+            const count = table.querySelector("[data-run-count]");
+            if (count) count.textContent = String(Math.max(0, Number(count.textContent) - 1));
+          }
+          return;
+        }
         if (!response.ok) return;
         const template = document.createElement("template");
         template.innerHTML = (await response.text()).trim();
@@ -50,6 +57,9 @@
         else if (firstPage) {
           body.prepend(row);
           document.getElementById("no-runs")?.remove();
+          // Keep the caption's count true for rows that arrived live.
+          const count = table.querySelector("[data-run-count]");
+          if (count) count.textContent = String(Number(count.textContent) + 1);
         }
       } finally {
         inFlight.delete(id);

@@ -175,7 +175,7 @@ pub async fn list(
         }
         table.runs data-live-list data-first-page=(if page == 1 { "true" } else { "false" }) {
             caption {
-                (matching.len()) " executions"
+                span data-run-count { (matching.len()) } " executions"
                 @if matching.len() != records.len() { " (of " (records.len()) ")" }
                 ", newest first"
             }
