@@ -67,7 +67,10 @@ pub fn check_workflow(wf: &Workflow, origins: &Origins, input: InputKind) -> Vec
     flow::check(&mut cx, &graph);
     coverage::check(&mut cx);
     dataflow::check(&mut cx, &graph);
-    let mut diagnostics = crate::cascade::settle_checks(origins, cx.diagnostics);
+    let mut diagnostics: Vec<Diagnostic> = crate::cascade::settle_checks(origins, cx.diagnostics)
+        .into_iter()
+        .map(|d| origins.place(d))
+        .collect();
     hensu_diagnostics::sort_diagnostics(&mut diagnostics);
     diagnostics
 }
