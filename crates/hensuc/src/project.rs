@@ -144,11 +144,21 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
     let mut units = Vec::new();
     let mut diagnostics = Vec::new();
     let mut lints = ProjectLints::default();
+    let mut search: Vec<PathBuf> = Vec::new();
     for (path, explicit) in collect_paths(paths, dir)? {
+        let wf_dir = working_dir_for(&path, dir).join("workflows");
+        if !search.contains(&wf_dir) {
+            search.push(wf_dir);
+        }
         let (unit, mut diags) = compile_file(&mut files, path, explicit, dir);
         diagnostics.append(&mut diags);
         units.extend(unit);
     }
+    // An extending workflow is compiled with its base (docs/language.md, *Workflow extension*).
+    let wanted = References {
+        sub_workflows: false,
+    };
+    pull_references(&mut files, &mut units, &mut diagnostics, &search, dir, wanted)?;
     Ok(finish(files, units, diagnostics, &mut lints))
 }
 
@@ -172,6 +182,31 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
         diagnostics.append(&mut diags);
         units.extend(unit);
     }
+    let wanted = References {
+        sub_workflows: true,
+    };
+    pull_references(&mut files, &mut units, &mut diagnostics, &search, dir, wanted)?;
+    Ok(finish(files, units, diagnostics, &mut lints))
+}
+
+/// Which references [`pull_references`] follows.
+#[derive(Clone, Copy)]
+struct References {
+    /// Sub-workflow targets too (else only the bases of extending workflows).
+    sub_workflows: bool,
+}
+
+/// Compiles, from the `search` directories, the workflows the units reference by id and,
+/// transitively, theirs: `workflows/<id>.{hwf,kt,json}` first, then the other files of those
+/// directories until the id is found.
+fn pull_references(
+    files: &mut Files,
+    units: &mut Vec<Unit>,
+    diagnostics: &mut Vec<Diagnostic>,
+    search: &[PathBuf],
+    dir: Option<&Path>,
+    wanted: References,
+) -> anyhow::Result<()> {
     let loaded = |units: &[Unit], p: &Path| {
         let key = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         units
@@ -179,7 +214,7 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
             .any(|u| u.path.canonicalize().unwrap_or_else(|_| u.path.clone()) == key)
     };
     let mut candidates: Vec<PathBuf> = Vec::new();
-    for d in &search {
+    for d in search {
         if d.is_dir() {
             candidates.extend(
                 sorted_dir(d)?
@@ -196,6 +231,7 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
         let wanted: Vec<String> = units[next]
             .workflow
             .iter()
+            .filter(|_| wanted.sub_workflows)
             .flat_map(|w| w.nodes.values())
             .filter_map(|n| match n {
                 hensu_ir::Node::SubWorkflow(s) if !s.workflow_id.is_empty() => {
@@ -213,7 +249,7 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
         next += 1;
         for id in wanted {
             let has = |u: &Unit| u.workflow.as_ref().is_some_and(|w| w.id == id);
-            if units.iter().any(has) {
+            if units.iter().any(&has) {
                 continue;
             }
             if let Some(i) = aside.iter().position(|(u, _)| has(u)) {
@@ -226,7 +262,7 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
             candidates.sort_by_key(|p| p.file_stem().is_none_or(|s| *s != *id.as_str()));
             while !candidates.is_empty() {
                 let path = candidates.remove(0);
-                let (unit, diags) = compile_file(&mut files, path, false, dir);
+                let (unit, diags) = compile_file(files, path, false, dir);
                 let Some(unit) = unit else { continue };
                 if has(&unit) {
                     diagnostics.extend(diags);
@@ -237,7 +273,7 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
             }
         }
     }
-    Ok(finish(files, units, diagnostics, &mut lints))
+    Ok(())
 }
 
 /// Reads and lowers one file; an unreadable file is an E0901 diagnostic and no unit. The
