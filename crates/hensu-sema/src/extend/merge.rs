@@ -184,7 +184,7 @@ pub(super) fn merge(
             )
             .with_label(own_o.node_id(&r.node), "declared here")
             .with_help(format!(
-                "write the transitions inside `node(\"{}\") {{ … }}` itself",
+                "write the transitions in the declaration of `{}` itself",
                 r.node
             ));
             found.push(d);
