@@ -10,6 +10,7 @@
 //! number of arms of one node), never indexes an origins vector (a missing origin falls back to a
 //! coarser span) and never panics on any IR.
 
+pub mod access;
 pub mod graph;
 pub mod intervals;
 
