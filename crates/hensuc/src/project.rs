@@ -150,7 +150,7 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
         if !search.contains(&wf_dir) {
             search.push(wf_dir);
         }
-        let (unit, mut diags) = compile_file(&mut files, path, explicit, dir);
+        let (unit, mut diags) = compile_file(&mut files, path, explicit, dir, &mut lints);
         diagnostics.append(&mut diags);
         units.extend(unit);
     }
@@ -158,7 +158,15 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
     let wanted = References {
         sub_workflows: false,
     };
-    pull_references(&mut files, &mut units, &mut diagnostics, &search, dir, wanted)?;
+    pull_references(
+        &mut files,
+        &mut units,
+        &mut diagnostics,
+        &search,
+        dir,
+        wanted,
+        &mut lints,
+    )?;
     Ok(finish(files, units, diagnostics, &mut lints))
 }
 
@@ -178,14 +186,22 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
         if !search.contains(&wf_dir) {
             search.push(wf_dir);
         }
-        let (unit, mut diags) = compile_file(&mut files, path, explicit, dir);
+        let (unit, mut diags) = compile_file(&mut files, path, explicit, dir, &mut lints);
         diagnostics.append(&mut diags);
         units.extend(unit);
     }
     let wanted = References {
         sub_workflows: true,
     };
-    pull_references(&mut files, &mut units, &mut diagnostics, &search, dir, wanted)?;
+    pull_references(
+        &mut files,
+        &mut units,
+        &mut diagnostics,
+        &search,
+        dir,
+        wanted,
+        &mut lints,
+    )?;
     Ok(finish(files, units, diagnostics, &mut lints))
 }
 
@@ -206,6 +222,7 @@ fn pull_references(
     search: &[PathBuf],
     dir: Option<&Path>,
     wanted: References,
+    lints: &mut ProjectLints,
 ) -> anyhow::Result<()> {
     let loaded = |units: &[Unit], p: &Path| {
         let key = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
@@ -262,7 +279,7 @@ fn pull_references(
             candidates.sort_by_key(|p| p.file_stem().is_none_or(|s| *s != *id.as_str()));
             while !candidates.is_empty() {
                 let path = candidates.remove(0);
-                let (unit, diags) = compile_file(files, path, false, dir);
+                let (unit, diags) = compile_file(files, path, false, dir, lints);
                 let Some(unit) = unit else { continue };
                 if has(&unit) {
                     diagnostics.extend(diags);
@@ -283,6 +300,7 @@ fn compile_file(
     path: PathBuf,
     explicit: bool,
     dir: Option<&Path>,
+    lints: &mut ProjectLints,
 ) -> (Option<Unit>, Vec<Diagnostic>) {
     let display = path.display().to_string();
     let text = match read_source(&path) {
@@ -330,6 +348,9 @@ fn compile_file(
         );
         (lowered, hensu_sema::check::InputKind::Source)
     };
+    // The project's `[lints]` are read (and their W0315 reported) when its first file is.
+    let mut lint_problems = Vec::new();
+    lints.levels_for(&root, files, &mut lint_problems);
     let unit = Unit {
         file,
         path,
@@ -346,7 +367,7 @@ fn compile_file(
             .map(|d| d.in_file(file))
             .collect(),
     };
-    (Some(unit), Vec::new())
+    (Some(unit), lint_problems)
 }
 
 /// The project's lowered workflows by id, for the merge of extending workflows.

@@ -16,7 +16,8 @@ const UNCONDITIONAL: &[&str] = &["success", "failure", "fork"];
 pub fn describe(workflow: &Workflow, origins: &Origins) -> Value {
     let mut top = hensu_ir::workflow_topology_json(workflow);
     let schema = workflow.state_schema.as_ref();
-    let names = |list: Vec<&str>| Value::from(list.into_iter().map(Value::from).collect::<Vec<_>>());
+    let names =
+        |list: Vec<&str>| Value::from(list.into_iter().map(Value::from).collect::<Vec<_>>());
     if let Some(Value::Array(nodes)) = top.get_mut("nodes") {
         for n in nodes.iter_mut() {
             let Some(m) = n.as_object_mut() else { continue };
