@@ -260,7 +260,7 @@ fn pull_references(
                 units[next]
                     .extension
                     .iter()
-                    .filter_map(|e| e.base.as_ref().map(|(id, _)| id.clone())),
+                    .filter_map(|e| e.base.as_ref().map(|(id, _)| base_search_id(id))),
             )
             .collect();
         next += 1;
@@ -291,6 +291,16 @@ fn pull_references(
         }
     }
     Ok(())
+}
+
+/// The id to look for for `extends(base)`: a file path (an error, E0506) is looked up by its
+/// file stem, so the error can name the id of that file.
+fn base_search_id(base: &str) -> String {
+    let name = base.rsplit(['/', '\\']).next().unwrap_or(base);
+    match name.rsplit_once('.') {
+        Some((stem, "hwf" | "kt" | "json")) => stem.to_string(),
+        _ => base.to_string(),
+    }
 }
 
 /// Reads and lowers one file; an unreadable file is an E0901 diagnostic and no unit. The
@@ -452,7 +462,9 @@ fn finish(
             ));
             diags.extend(check_action_ids(wf, &unit.origins, &unit.root));
         }
-        let diags: Vec<Diagnostic> = diags.into_iter().map(|d| d.in_file(unit.file)).collect();
+        // Every diagnostic already names its file: those of an extending workflow may point into
+        // its base, whatever that file's id (so no `in_file` here, which would move a label of
+        // file 0).
         let mut out = Vec::new();
         let levels = lints.levels_for(&unit.root, &mut files, &mut out);
         out.extend(hensu_diagnostics::lints::apply(levels, diags));

@@ -11,6 +11,7 @@ mod crash;
 #[cfg(unix)]
 mod durable;
 mod explain;
+mod extends;
 mod fmt;
 mod graph;
 mod lsp_stdio;
