@@ -35,7 +35,11 @@ pub fn node_writes<'a>(node: &'a Node, schema: Option<&'a StateSchema>) -> Vec<&
     let mut out = Vec::new();
     match node {
         Node::Standard(n) => n.writes.iter().for_each(|w| push(&mut out, w)),
-        Node::Join(j) => j.writes.iter().chain(&j.exports).for_each(|w| push(&mut out, w)),
+        Node::Join(j) => j
+            .writes
+            .iter()
+            .chain(&j.exports)
+            .for_each(|w| push(&mut out, w)),
         Node::Parallel(p) => p
             .branches
             .iter()
@@ -44,7 +48,9 @@ pub fn node_writes<'a>(node: &'a Node, schema: Option<&'a StateSchema>) -> Vec<&
         Node::SubWorkflow(s) => s.output_mapping.keys().for_each(|w| push(&mut out, w)),
         Node::Generic(g) => {
             let mut strings = Vec::new();
-            g.config.values().for_each(|v| json_strings(v, &mut strings));
+            g.config
+                .values()
+                .for_each(|v| json_strings(v, &mut strings));
             for s in strings {
                 if declared(schema, s) {
                     push(&mut out, s);
@@ -89,7 +95,9 @@ pub fn node_reads<'a>(node: &'a Node, schema: Option<&'a StateSchema>) -> Vec<&'
         }
         Node::Generic(g) => {
             let mut strings = Vec::new();
-            g.config.values().for_each(|v| json_strings(v, &mut strings));
+            g.config
+                .values()
+                .for_each(|v| json_strings(v, &mut strings));
             for s in strings {
                 text(s, &mut out);
                 if declared(schema, s) {

@@ -7,11 +7,11 @@ use hensu_ir::{
     is_engine_variable,
 };
 
+use super::access::json_strings;
 use super::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::intervals::parse_number;
 use super::{Ctx, InputKind};
 use crate::origins::NodeOrigin;
-use super::access::json_strings;
 use crate::suggest::help_and_fix;
 
 /// Every `{name}` placeholder of a text with its byte offset, with the semantics of the regex

@@ -82,7 +82,11 @@ pub(super) fn merge(
         wf.metadata.description = own.metadata.description.clone();
     }
     let mut tags: Vec<String> = own.metadata.tags.clone();
-    tags.extend(bases.iter().map(|b| format!("{EXTENDS_TAG}{}@{}", b.id, b.version)));
+    tags.extend(
+        bases
+            .iter()
+            .map(|b| format!("{EXTENDS_TAG}{}@{}", b.id, b.version)),
+    );
     wf.metadata.tags = tags;
     if own.config.is_some() {
         wf.config = own.config.clone();
@@ -178,7 +182,10 @@ pub(super) fn merge(
         if own.nodes.contains_key(&r.node) {
             let d = Diagnostic::new(
                 codes::E0509,
-                format!("`routes(\"{}\")` names a node declared in this file", r.node),
+                format!(
+                    "`routes(\"{}\")` names a node declared in this file",
+                    r.node
+                ),
                 r.node_span,
                 "not inherited",
             )

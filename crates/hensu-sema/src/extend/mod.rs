@@ -188,7 +188,9 @@ pub fn resolve(part: Part<'_>, bases: &dyn Bases) -> (Option<Merged>, Vec<Diagno
                     *span,
                     "the cycle starts here",
                 )
-                .with_help("one workflow of the chain must declare its own graph instead of extending")
+                .with_help(
+                    "one workflow of the chain must declare its own graph instead of extending",
+                )
                 .in_file(part.file);
                 diagnostics.push(d);
             }
@@ -242,8 +244,8 @@ fn unknown_base(part: Part<'_>, id: &str, span: Span, bases: &dyn Bases) -> Diag
         .into_iter()
         .filter(|i| *i != part.workflow.id)
         .collect();
-    let is_path = id.contains(['/', '\\'])
-        || [".hwf", ".kt", ".json"].iter().any(|e| id.ends_with(e));
+    let is_path =
+        id.contains(['/', '\\']) || [".hwf", ".kt", ".json"].iter().any(|e| id.ends_with(e));
     let d = Diagnostic::new(
         codes::E0506,
         format!("no workflow `{id}` to extend in this project"),

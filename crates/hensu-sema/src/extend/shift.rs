@@ -104,7 +104,9 @@ fn shift_node(n: &mut NodeOrigin, by: u32) {
     opt(review, by);
     opt(consensus, by);
     all(consensus_props.values_mut(), by);
-    for list in [writes, imports, exports, targets, awaits, actions, action_ids] {
+    for list in [
+        writes, imports, exports, targets, awaits, actions, action_ids,
+    ] {
         all(list.iter_mut(), by);
     }
     for b in branches.iter_mut() {

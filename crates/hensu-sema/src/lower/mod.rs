@@ -8,8 +8,8 @@
 //! produces an IR whenever the file has a `workflow(…) { … }` with a `graph { }`.
 
 mod nodes;
-mod routes;
 mod resources;
+mod routes;
 mod transitions;
 mod values;
 mod workflow;

@@ -171,7 +171,8 @@ impl Lowerer<'_> {
             };
             match (spec.name, shape) {
                 ("extends", Shape::Call(c)) => {
-                    if let Some(args) = self.call_args(c, 1, Some(1), "extends(\"base-workflow-id\")")
+                    if let Some(args) =
+                        self.call_args(c, 1, Some(1), "extends(\"base-workflow-id\")")
                         && let Some(e) = args.first()
                         && let Some(base) = self.string(e, &"`extends`")
                     {

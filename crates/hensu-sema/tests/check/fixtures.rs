@@ -156,7 +156,11 @@ fn lower_project(
         .iter()
         .map(|(id, src)| {
             let len = u32::try_from(src.len()).expect("small fixture");
-            (*id, len, lower_source(src, *id, &DirFiles(dir.to_path_buf())))
+            (
+                *id,
+                len,
+                lower_source(src, *id, &DirFiles(dir.to_path_buf())),
+            )
         })
         .collect();
     let merged: Vec<_> = lowered

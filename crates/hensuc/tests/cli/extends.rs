@@ -88,7 +88,10 @@ fn an_error_found_in_the_merged_workflow_points_into_the_base() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let text = stderr(&out);
-    assert!(text.contains("warning[W0301]: node `two` is unreachable"), "{text}");
+    assert!(
+        text.contains("warning[W0301]: node `two` is unreachable"),
+        "{text}"
+    );
     assert!(text.contains("base.hwf:6:"), "{text}");
     assert!(
         text.contains("found while checking `quick`, which inherits this declaration"),
@@ -96,7 +99,11 @@ fn an_error_found_in_the_merged_workflow_points_into_the_base() {
     );
     // The base on its own is fine: its own check reports nothing.
     let out = hensuc()
-        .args(["check", "--deny-warnings", wf.join("base.hwf").to_str().unwrap()])
+        .args([
+            "check",
+            "--deny-warnings",
+            wf.join("base.hwf").to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
