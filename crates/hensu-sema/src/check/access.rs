@@ -1,5 +1,5 @@
 //! Which state variables a node reads and writes, from the IR alone: the one listing the
-//! dataflow check (W0316) and the describe export (`hensuc graph --format json`, docs/cli.md,
+//! dataflow check (W0316) and the describe export (`hensuc graph --format json`, docs/language.md,
 //! *Describe*) share.
 //!
 //! Writes: a standard node's `writes`, a join's `writes` and `exports`, the `yields` of a

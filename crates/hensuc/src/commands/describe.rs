@@ -1,4 +1,4 @@
-//! The describe part of `hensuc graph --format json` (docs/cli.md, *Describe*): the topology
+//! The describe part of `hensuc graph --format json` (docs/language.md, *Describe*): the topology
 //! export plus, per node, the variables it `requires` (reads) and `provides` (writes), and
 //! where an inherited node of an extending workflow was declared (`inheritedFrom`); per edge,
 //! whether it ends the run (`terminal`) and whether it is taken only when a condition holds
