@@ -236,7 +236,7 @@ fn pull_references(
             candidates.extend(
                 sorted_dir(d)?
                     .into_iter()
-                    .filter(|p| is_workflow_file(p) && !loaded(&units, p)),
+                    .filter(|p| is_workflow_file(p) && !loaded(units, p)),
             );
         }
     }
