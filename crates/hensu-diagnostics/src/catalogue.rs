@@ -352,6 +352,26 @@ static CODES: &[CodeInfo] = &[
         "duplicate workflow id",
         include_str!("../../../docs/diagnostics/E0505.md"),
     ),
+    e(
+        "E0506",
+        "unknown base workflow",
+        include_str!("../../../docs/diagnostics/E0506.md"),
+    ),
+    e(
+        "E0507",
+        "extends cycle",
+        include_str!("../../../docs/diagnostics/E0507.md"),
+    ),
+    e(
+        "E0508",
+        "declaration collides with the base",
+        include_str!("../../../docs/diagnostics/E0508.md"),
+    ),
+    e(
+        "E0509",
+        "routes of an unknown node",
+        include_str!("../../../docs/diagnostics/E0509.md"),
+    ),
     // driver and loader: E09xx
     e(
         "E0901",

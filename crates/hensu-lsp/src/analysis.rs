@@ -30,6 +30,9 @@ pub struct Analysis {
     /// The `.md` prompt files the document names, with their `{placeholders}` (read when the
     /// document is analysed, so references and rename reach into them).
     pub(crate) prompt_files: Arc<Vec<PromptFile>>,
+    /// `extends("…")` and `routes` of an extending workflow: its checks run on the workflow
+    /// merged with its base, by the engine (which knows the project; see `crate::extends`).
+    pub(crate) extension: Option<Arc<hensu_sema::extend::Extension>>,
     lexed: OnceLock<Lexed>,
 }
 
@@ -70,9 +73,11 @@ impl Analysis {
         let (index, lines, lowered, checked) = std::thread::scope(|scope| {
             let side = scope.spawn(|| (Index::build(&text, &parsed.file), LineIndex::new(&text)));
             let lowered = hensu_sema::lower(&parsed.file, file, files);
+            let extends = lowered.extension.as_ref().is_some_and(|e| e.base.is_some());
             let checked = lowered
                 .workflow
                 .as_ref()
+                .filter(|_| !extends)
                 .map(|wf| check_workflow(wf, &lowered.origins, InputKind::Source))
                 .unwrap_or_default();
             let (index, lines) = side
@@ -110,6 +115,7 @@ impl Analysis {
             origins: Arc::new(lowered.origins),
             diagnostics,
             prompt_files: Arc::new(prompt_files),
+            extension: lowered.extension.map(Arc::new),
             lexed: OnceLock::new(),
         }
     }
@@ -143,6 +149,7 @@ impl Analysis {
             origins: Arc::clone(&self.origins),
             diagnostics,
             prompt_files: Arc::clone(&self.prompt_files),
+            extension: self.extension.clone(),
             lexed: OnceLock::new(),
         }
     }

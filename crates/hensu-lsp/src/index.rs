@@ -51,6 +51,10 @@ pub enum Role {
     Condition,
     Placeholder,
     Target,
+    /// `extends("base")`: the base workflow.
+    Extends,
+    /// `routes("node")`: an inherited node of the base.
+    Routes,
 }
 
 impl Role {
@@ -668,7 +672,25 @@ impl Walker<'_> {
                 self.list(c, SymKind::Node, Role::ForkTarget, stmt)
             }
             (BlockKind::JoinNode, "await") => self.list(c, SymKind::Node, Role::Await, stmt),
-            (BlockKind::StandardNode, "onCondition") => {
+            (BlockKind::Workflow, "extends") => {
+                if let Some((v, span, quoted)) = first.and_then(string_of) {
+                    self.index.occs.push(Occ {
+                        kind: SymKind::Workflow,
+                        name: v,
+                        span,
+                        quoted,
+                        role: Role::Extends,
+                        node: None,
+                        stmt,
+                    });
+                }
+            }
+            (BlockKind::Graph, "routes") => {
+                if let Some(e) = first {
+                    self.occ(SymKind::Node, e, Role::Routes, stmt);
+                }
+            }
+            (BlockKind::StandardNode | BlockKind::Routes, "onCondition") => {
                 if let Some(e) = first {
                     self.occ(SymKind::Variable, e, Role::Condition, stmt);
                 }

@@ -17,6 +17,7 @@
 mod analysis;
 mod context;
 mod engine;
+mod extends;
 mod host;
 mod index;
 mod line_index;

@@ -5,10 +5,12 @@
 //! * [`schema`]: which statements each block accepts (also used by the LSP for completion).
 //! * [`lower()`] / [`lower_source`]: syntax tree → [`hensu_ir::Workflow`] + [`origins::Origins`].
 //! * [`files`]: the file trait, path jail check and an in-memory provider.
+//! * [`extend`]: `extends("base")`, the project-level merge of a workflow with its base.
 
 pub mod bounds;
 mod cascade;
 pub mod check;
+pub mod extend;
 pub mod files;
 pub mod json_origins;
 pub mod lower;

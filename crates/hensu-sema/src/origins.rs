@@ -33,6 +33,9 @@ pub struct Origins {
     pub damage: Damage,
     /// The primary spans of the errors reported before the checks.
     pub error_spans: Vec<Span>,
+    /// Set on the origins of a merged extending workflow (docs/language.md, *Workflow
+    /// extension*): which file each span is in, and where the inherited parts come from.
+    pub derived: Option<Box<crate::extend::Derivation>>,
 }
 
 /// Which earlier phase reported an error for a file (docs/diagnostics/README.md, *Root cause

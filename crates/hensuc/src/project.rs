@@ -23,6 +23,16 @@ pub struct Unit {
     pub origins: Origins,
     /// Named on the command line (as opposed to found in `<dir>/workflows/`).
     pub explicit: bool,
+    /// `extends("…")` and `routes` of the file; `workflow` and `origins` are the merged ones
+    /// once the project is loaded (docs/language.md, *Workflow extension*).
+    pub extension: Option<hensu_sema::extend::Extension>,
+    /// The working directory of the file ([`working_dir_for`]).
+    root: PathBuf,
+    input: hensu_sema::check::InputKind,
+    /// The length of the file's text.
+    len: u32,
+    /// Diagnostics of the reading and lowering, until [`finish`] adds the checks.
+    pending: Vec<Diagnostic>,
 }
 
 pub struct Project {
@@ -134,12 +144,30 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
     let mut units = Vec::new();
     let mut diagnostics = Vec::new();
     let mut lints = ProjectLints::default();
+    let mut search: Vec<PathBuf> = Vec::new();
     for (path, explicit) in collect_paths(paths, dir)? {
+        let wf_dir = working_dir_for(&path, dir).join("workflows");
+        if !search.contains(&wf_dir) {
+            search.push(wf_dir);
+        }
         let (unit, mut diags) = compile_file(&mut files, path, explicit, dir, &mut lints);
         diagnostics.append(&mut diags);
         units.extend(unit);
     }
-    Ok(finish(files, units, diagnostics))
+    // An extending workflow is compiled with its base (docs/language.md, *Workflow extension*).
+    let wanted = References {
+        sub_workflows: false,
+    };
+    pull_references(
+        &mut files,
+        &mut units,
+        &mut diagnostics,
+        &search,
+        dir,
+        wanted,
+        &mut lints,
+    )?;
+    Ok(finish(files, units, diagnostics, &mut lints))
 }
 
 /// Loads the named workflow files and, transitively, the workflows their sub-workflow nodes
@@ -162,6 +190,40 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
         diagnostics.append(&mut diags);
         units.extend(unit);
     }
+    let wanted = References {
+        sub_workflows: true,
+    };
+    pull_references(
+        &mut files,
+        &mut units,
+        &mut diagnostics,
+        &search,
+        dir,
+        wanted,
+        &mut lints,
+    )?;
+    Ok(finish(files, units, diagnostics, &mut lints))
+}
+
+/// Which references [`pull_references`] follows.
+#[derive(Clone, Copy)]
+struct References {
+    /// Sub-workflow targets too (else only the bases of extending workflows).
+    sub_workflows: bool,
+}
+
+/// Compiles, from the `search` directories, the workflows the units reference by id and,
+/// transitively, theirs: `workflows/<id>.{hwf,kt,json}` first, then the other files of those
+/// directories until the id is found.
+fn pull_references(
+    files: &mut Files,
+    units: &mut Vec<Unit>,
+    diagnostics: &mut Vec<Diagnostic>,
+    search: &[PathBuf],
+    dir: Option<&Path>,
+    wanted: References,
+    lints: &mut ProjectLints,
+) -> anyhow::Result<()> {
     let loaded = |units: &[Unit], p: &Path| {
         let key = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         units
@@ -169,12 +231,12 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
             .any(|u| u.path.canonicalize().unwrap_or_else(|_| u.path.clone()) == key)
     };
     let mut candidates: Vec<PathBuf> = Vec::new();
-    for d in &search {
+    for d in search {
         if d.is_dir() {
             candidates.extend(
                 sorted_dir(d)?
                     .into_iter()
-                    .filter(|p| is_workflow_file(p) && !loaded(&units, p)),
+                    .filter(|p| is_workflow_file(p) && !loaded(units, p)),
             );
         }
     }
@@ -182,9 +244,11 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
     let mut aside: Vec<(Unit, Vec<Diagnostic>)> = Vec::new();
     let mut next = 0;
     while next < units.len() {
+        // Sub-workflow targets and the base of an extending workflow.
         let wanted: Vec<String> = units[next]
             .workflow
             .iter()
+            .filter(|_| wanted.sub_workflows)
             .flat_map(|w| w.nodes.values())
             .filter_map(|n| match n {
                 hensu_ir::Node::SubWorkflow(s) if !s.workflow_id.is_empty() => {
@@ -192,11 +256,17 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
                 }
                 _ => None,
             })
+            .chain(
+                units[next]
+                    .extension
+                    .iter()
+                    .filter_map(|e| e.base.as_ref().map(|(id, _)| base_search_id(id))),
+            )
             .collect();
         next += 1;
         for id in wanted {
             let has = |u: &Unit| u.workflow.as_ref().is_some_and(|w| w.id == id);
-            if units.iter().any(has) {
+            if units.iter().any(&has) {
                 continue;
             }
             if let Some(i) = aside.iter().position(|(u, _)| has(u)) {
@@ -209,7 +279,7 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
             candidates.sort_by_key(|p| p.file_stem().is_none_or(|s| *s != *id.as_str()));
             while !candidates.is_empty() {
                 let path = candidates.remove(0);
-                let (unit, diags) = compile_file(&mut files, path, false, dir, &mut lints);
+                let (unit, diags) = compile_file(files, path, false, dir, lints);
                 let Some(unit) = unit else { continue };
                 if has(&unit) {
                     diagnostics.extend(diags);
@@ -220,11 +290,21 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
             }
         }
     }
-    Ok(finish(files, units, diagnostics))
+    Ok(())
 }
 
-/// Reads and compiles one file; an unreadable file is an E0901 diagnostic and no unit. The
-/// project's `[lints]` levels apply to the file's diagnostics.
+/// The id to look for for `extends(base)`: a file path (an error, E0506) is looked up by its
+/// file stem, so the error can name the id of that file.
+fn base_search_id(base: &str) -> String {
+    let name = base.rsplit(['/', '\\']).next().unwrap_or(base);
+    match name.rsplit_once('.') {
+        Some((stem, "hwf" | "kt" | "json")) => stem.to_string(),
+        _ => base.to_string(),
+    }
+}
+
+/// Reads and lowers one file; an unreadable file is an E0901 diagnostic and no unit. The
+/// checks run in [`finish`], once every base of an extending workflow is loaded.
 fn compile_file(
     files: &mut Files,
     path: PathBuf,
@@ -260,39 +340,136 @@ fn compile_file(
     let Some(source) = files.get(file).map(|f| f.text()) else {
         return (None, Vec::new());
     };
+    let len = u32::try_from(source.len()).unwrap_or(u32::MAX);
     let root = working_dir_for(&path, dir);
     let is_json = path.extension().is_some_and(|e| e == "json");
-    let (workflow, origins, mut diags) = if is_json {
-        let (workflow, origins, mut diags) = compile_json(source, file);
-        diags.extend(decode_diagnostics.into_iter().map(|d| d.in_file(file)));
-        (workflow, origins, diags)
+    let (lowered, input) = if is_json {
+        let mut lowered = read_json(source, file);
+        lowered
+            .diagnostics
+            .extend(decode_diagnostics.into_iter().map(|d| d.in_file(file)));
+        (lowered, hensu_sema::check::InputKind::Json)
     } else {
-        compile_source(
+        let lowered = hensu_sema::lower_decoded(
             source,
             decode_diagnostics,
             file,
             &FsFiles::new(root.clone()),
-        )
+        );
+        (lowered, hensu_sema::check::InputKind::Source)
     };
-    if let Some(wf) = &workflow {
-        diags.extend(check_action_ids(wf, &origins, &root));
-    }
-    let mut out = Vec::new();
-    let levels = lints.levels_for(&root, files, &mut out);
-    out.extend(hensu_diagnostics::lints::apply(levels, diags));
-    let diags = out;
+    // The project's `[lints]` are read (and their W0315 reported) when its first file is.
+    let mut lint_problems = Vec::new();
+    lints.levels_for(&root, files, &mut lint_problems);
     let unit = Unit {
         file,
         path,
-        workflow,
-        origins,
+        workflow: lowered.workflow,
+        origins: lowered.origins,
         explicit,
+        extension: lowered.extension,
+        root,
+        input,
+        len,
+        pending: lowered
+            .diagnostics
+            .into_iter()
+            .map(|d| d.in_file(file))
+            .collect(),
     };
-    (Some(unit), diags)
+    (Some(unit), lint_problems)
 }
 
-/// The project-level checks over the loaded units, and the diagnostics in order.
-fn finish(files: Files, units: Vec<Unit>, mut diagnostics: Vec<Diagnostic>) -> Project {
+/// The project's lowered workflows by id, for the merge of extending workflows.
+struct ProjectBases<'a>(&'a [Unit]);
+
+impl hensu_sema::extend::Bases for ProjectBases<'_> {
+    fn base(&self, id: &str) -> Option<hensu_sema::extend::Part<'_>> {
+        self.0.iter().find_map(|u| {
+            let workflow = u.workflow.as_ref().filter(|w| w.id == id)?;
+            Some(hensu_sema::extend::Part {
+                file: u.file,
+                len: u.len,
+                workflow,
+                origins: &u.origins,
+                extension: u.extension.as_ref(),
+            })
+        })
+    }
+
+    fn ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self
+            .0
+            .iter()
+            .filter_map(|u| u.workflow.as_ref().map(|w| w.id.clone()))
+            .collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    }
+}
+
+/// Merges every extending workflow with its base chain (docs/language.md, *Workflow
+/// extension*). A workflow whose base cannot be merged has no IR afterwards: its error says why.
+fn resolve_extensions(units: &mut [Unit]) {
+    let merged: Vec<_> = units
+        .iter()
+        .map(|u| {
+            u.extension.as_ref().filter(|e| e.base.is_some())?;
+            let workflow = u.workflow.as_ref()?;
+            let part = hensu_sema::extend::Part {
+                file: u.file,
+                len: u.len,
+                workflow,
+                origins: &u.origins,
+                extension: u.extension.as_ref(),
+            };
+            Some(hensu_sema::extend::resolve(part, &ProjectBases(units)))
+        })
+        .collect();
+    for (unit, merged) in units.iter_mut().zip(merged) {
+        let Some((merged, diags)) = merged else {
+            continue;
+        };
+        unit.pending.extend(diags);
+        match merged {
+            Some(m) => {
+                unit.workflow = Some(m.workflow);
+                unit.origins = m.origins;
+            }
+            None => unit.workflow = None,
+        }
+    }
+}
+
+/// The checks of each unit (on the merged workflow of an extending one), then the
+/// project-level checks over all of them, and the diagnostics in order. A diagnostic found
+/// both in a base and in a workflow that inherits it is reported once.
+fn finish(
+    mut files: Files,
+    mut units: Vec<Unit>,
+    mut diagnostics: Vec<Diagnostic>,
+    lints: &mut ProjectLints,
+) -> Project {
+    resolve_extensions(&mut units);
+    for unit in &mut units {
+        let mut diags = std::mem::take(&mut unit.pending);
+        if let Some(wf) = &unit.workflow {
+            diags.extend(hensu_sema::check::check_workflow(
+                wf,
+                &unit.origins,
+                unit.input,
+            ));
+            diags.extend(check_action_ids(wf, &unit.origins, &unit.root));
+        }
+        // Every diagnostic already names its file: those of an extending workflow may point into
+        // its base, whatever that file's id (so no `in_file` here, which would move a label of
+        // file 0).
+        let mut out = Vec::new();
+        let levels = lints.levels_for(&unit.root, &mut files, &mut out);
+        out.extend(hensu_diagnostics::lints::apply(levels, diags));
+        diagnostics.extend(out);
+    }
     let project_units: Vec<hensu_sema::check::ProjectUnit<'_>> = units
         .iter()
         .filter_map(|u| {
@@ -305,11 +482,30 @@ fn finish(files: Files, units: Vec<Unit>, mut diagnostics: Vec<Diagnostic>) -> P
         .collect();
     diagnostics.extend(hensu_sema::check::check_project(&project_units));
     hensu_diagnostics::sort_diagnostics(&mut diagnostics);
+    dedup_inherited(&mut diagnostics);
     Project {
         files,
         units,
         diagnostics,
     }
+}
+
+/// Drops the copies of a diagnostic that the check of a derived workflow found again in an
+/// inherited declaration (same code, place and message; the copy has an extra note).
+fn dedup_inherited(diagnostics: &mut Vec<Diagnostic>) {
+    let key = |d: &Diagnostic| (d.code, d.primary.file, d.primary.span, d.message.clone());
+    let mut seen = std::collections::HashSet::new();
+    let mut keep = vec![true; diagnostics.len()];
+    // The base's own diagnostic (fewer notes) wins over the inherited copy.
+    let mut order: Vec<usize> = (0..diagnostics.len()).collect();
+    order.sort_by_key(|&i| diagnostics[i].notes.len());
+    for i in order {
+        if !seen.insert(key(&diagnostics[i])) {
+            keep[i] = false;
+        }
+    }
+    let mut keep = keep.into_iter();
+    diagnostics.retain(|_| keep.next().unwrap_or(true));
 }
 
 /// `hensuc run NAME -d DIR`: a name that is not a file resolves to
@@ -431,20 +627,18 @@ pub fn compile_source(
     (lowered.workflow, lowered.origins, diagnostics)
 }
 
-/// `.json`: deserialize (upstream wire format), then the same checks with spans into the JSON.
-pub fn compile_json(source: &str, file: FileId) -> (Option<Workflow>, Origins, Vec<Diagnostic>) {
+/// `.json`: deserialize (upstream wire format), with the origins pointing into the JSON. An
+/// upstream artifact never extends: it is always a whole workflow (and may be a base).
+fn read_json(source: &str, file: FileId) -> hensu_sema::Lowered {
     match hensu_ir::from_json_with_spans(source) {
         Ok((wf, map)) => {
             let origins = hensu_sema::origins_from_json(&wf, &map, file);
-            let diagnostics = hensu_sema::check::check_workflow(
-                &wf,
-                &origins,
-                hensu_sema::check::InputKind::Json,
-            )
-            .into_iter()
-            .map(|d| d.in_file(file))
-            .collect();
-            (Some(wf), origins, diagnostics)
+            hensu_sema::Lowered {
+                workflow: Some(wf),
+                origins,
+                diagnostics: Vec::new(),
+                extension: None,
+            }
         }
         Err(err) => {
             let origins = Origins {
@@ -465,7 +659,30 @@ pub fn compile_json(source: &str, file: FileId) -> (Option<Workflow>, Origins, V
                     "a JSON workflow must follow the Hensu wire format (`hensuc build` writes one)",
                 )
                 .in_file(file);
-            (None, origins, vec![diag])
+            hensu_sema::Lowered {
+                workflow: None,
+                origins,
+                diagnostics: vec![diag],
+                extension: None,
+            }
         }
     }
+}
+
+/// `.json`: deserialize and check a workflow on its own.
+pub fn compile_json(source: &str, file: FileId) -> (Option<Workflow>, Origins, Vec<Diagnostic>) {
+    let lowered = read_json(source, file);
+    let mut diagnostics = lowered.diagnostics;
+    if let Some(wf) = &lowered.workflow {
+        diagnostics.extend(
+            hensu_sema::check::check_workflow(
+                wf,
+                &lowered.origins,
+                hensu_sema::check::InputKind::Json,
+            )
+            .into_iter()
+            .map(|d| d.in_file(file)),
+        );
+    }
+    (lowered.workflow, lowered.origins, diagnostics)
 }

@@ -451,19 +451,7 @@ impl Engine {
                     return b.agents(quote);
                 }
                 (BlockKind::SubWorkflowNode, "target") => {
-                    for m in self.project(uri) {
-                        if let Some(w) = &m.analysis.index.workflow
-                            && m.analysis.file != a.file
-                        {
-                            b.name(
-                                &w.id,
-                                quote,
-                                CompletionItemKind::MODULE,
-                                Some(w.name.clone()),
-                            );
-                        }
-                    }
-                    return;
+                    return self.workflow_ids(b, quote, uri);
                 }
                 _ => {}
             }
@@ -491,6 +479,8 @@ impl Engine {
                 (Some("writes" | "yields" | "imports" | "exports"), _)
                 | (Some("onCondition"), 0) => b.variables(quote, false),
                 (Some("targets" | "await"), _) => b.nodes(quote),
+                (Some("extends"), 0) => self.workflow_ids(b, quote, uri),
+                (Some("routes"), 0) => b.nodes(quote),
                 (Some("input" | "variable"), 1) if quote == Quote::Add => {
                     b.enum_constants(EnumType::VarType, true);
                     b.enum_constants(EnumType::VarType, false);
@@ -504,6 +494,25 @@ impl Engine {
                     b.enum_constants(EnumType::ReviewMode, false);
                 }
                 _ => {}
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// The ids of the project's other workflows (sub-workflow `target = "…"`, `extends("…")`).
+    fn workflow_ids(&self, b: &mut Builder<'_>, quote: Quote, uri: &lsp_types::Uri) {
+        let own = b.analysis.file;
+        for m in self.project(uri) {
+            if let Some(w) = &m.analysis.index.workflow
+                && m.analysis.file != own
+            {
+                b.name(
+                    &w.id,
+                    quote,
+                    CompletionItemKind::MODULE,
+                    Some(w.name.clone()),
+                );
             }
         }
     }

@@ -1,6 +1,7 @@
 //! `textDocument/definition`: from a node id, agent id, variable (in a string or a `{name}`
 //! placeholder) or sub-workflow target to its declaration — across files for sub-workflow
-//! targets (open documents and the workflow files of the project folder).
+//! targets and `extends("…")` (open documents and the workflow files of the project folder),
+//! and from an inherited node of an extending workflow into the base that declares it.
 
 use lsp_types::{GotoDefinitionParams, GotoDefinitionResponse, Location, Uri};
 
@@ -54,7 +55,20 @@ impl Engine {
             return None;
         }
         let a = self.analysis(uri)?;
-        let def = a.index.def_of(occ.kind, &occ.name)?;
+        let Some(def) = a.index.def_of(occ.kind, &occ.name) else {
+            // An inherited node of an extending workflow: in the base that declares it.
+            if occ.kind != SymKind::Node {
+                return None;
+            }
+            let members = self.project(uri);
+            let own = members.first()?;
+            let base = crate::extends::MemberBases(&members).declaring(own, &occ.name)?;
+            let decl = base.analysis.index.node(&occ.name)?;
+            return Some(Location::new(
+                base.uri.clone(),
+                base.analysis.range(decl.id_span),
+            ));
+        };
         debug_assert!(def.role == Role::Def);
         Some(Location::new(uri.clone(), a.range(def.span)))
     }

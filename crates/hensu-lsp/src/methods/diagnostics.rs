@@ -46,12 +46,26 @@ impl Engine {
                 continue;
             }
             let a = &m.analysis;
-            let diagnostics = a
+            let merged = crate::extends::merged_diagnostics(m, &members);
+            let mut diagnostics: Vec<lsp_types::Diagnostic> = a
                 .diagnostics
                 .iter()
                 .chain(project.iter().filter(|d| d.primary.file == a.file))
+                .chain(merged.iter().filter(|d| d.primary.file == a.file))
                 .map(|d| to_lsp(a, d, &members))
                 .collect();
+            // Found by the merged check in a base file: shown on `extends("…")`.
+            if let Some((_, at)) = a.extension.as_ref().and_then(|e| e.base.as_ref()) {
+                diagnostics.extend(merged.iter().filter(|d| d.primary.file != a.file).map(|d| {
+                    let mut l = to_lsp(a, d, &members);
+                    l.range = a.range(*at);
+                    let place = analysis_of(&members, d.primary.file)
+                        .and_then(|b| crate::host::uri_to_path(&b.uri))
+                        .unwrap_or_default();
+                    l.message = format!("in the base ({place}): {}", l.message);
+                    l
+                }));
+            }
             out.push(PublishDiagnosticsParams {
                 uri: m.uri.clone(),
                 diagnostics,
@@ -91,10 +105,10 @@ pub(crate) fn to_lsp(
     }
     let mut related = Vec::new();
     if !d.primary.message.is_empty()
-        && let Some(uri) = analysis_of(members, d.primary.file).map(|m| m.uri.clone())
+        && let Some(m) = analysis_of(members, d.primary.file)
     {
         related.push(DiagnosticRelatedInformation {
-            location: Location::new(uri, a.range(d.primary.span)),
+            location: Location::new(m.uri.clone(), m.analysis.range(d.primary.span)),
             message: d.primary.message.clone(),
         });
     }

@@ -121,7 +121,14 @@ impl Engine {
                     .enumerate()
                     .find(|(_, n)| n.id == occ.name)
                 else {
-                    return Some(format!("unknown node `{}`", occ.name));
+                    let members = self.project(uri);
+                    let inherited = members.first().and_then(|own| {
+                        crate::extends::MemberBases(&members).declaring(own, &occ.name)
+                    });
+                    return Some(match inherited {
+                        Some(base) => inherited_node(base, &occ.name),
+                        None => format!("unknown node `{}`", occ.name),
+                    });
                 };
                 let _ = writeln!(s, "**{}** `{}`", node_kind_name(&n.call), n.id);
                 if let Some(status) = &n.status {
@@ -402,4 +409,13 @@ fn hover_word(a: &Analysis, offset: u32) -> Option<(String, Span)> {
         .iter()
         .find(|e| e.constants().contains(&word))?;
     Some((format!("`{}.{word}`", e.name()), t.span))
+}
+
+/// The hover of a node an extending workflow inherits: where it is declared, and its kind.
+fn inherited_node(base: &crate::engine::Member, id: &str) -> String {
+    let b = &base.analysis;
+    let workflow = b.index.workflow.as_ref().map_or("?", |w| w.id.as_str());
+    let path = crate::host::uri_to_path(&base.uri).unwrap_or_default();
+    let kind = b.index.node(id).map_or("node", |n| node_kind_name(&n.call));
+    format!("**{kind}** `{id}`\n\ninherited from `{workflow}` ({path})")
 }

@@ -10,6 +10,7 @@ mod definition;
 mod diagnostics;
 mod document_highlight;
 mod document_symbol;
+mod extends;
 mod folding_range;
 mod formatting;
 mod hover;

@@ -60,7 +60,7 @@ pub fn check_actions(wf: &Workflow, origins: &Origins, known: KnownActions<'_>) 
             if !candidates.is_empty() && what == "command" {
                 d = d.with_note(format!("the known commands are {}", list(candidates)));
             }
-            out.push(d.in_file(origins.file));
+            out.push(origins.place(d.in_file(origins.file)));
         }
     }
     out

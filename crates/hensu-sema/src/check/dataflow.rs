@@ -38,15 +38,8 @@ pub(super) fn check(cx: &mut Ctx<'_>, g: &NodeGraph<'_>) {
     // Writers of each variable, by node index.
     let mut writers: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
     for (i, node) in wf.nodes.values().enumerate() {
-        let written: Vec<&String> = match node {
-            Node::Standard(n) => n.writes.iter().collect(),
-            Node::Join(j) => j.writes.iter().chain(&j.exports).collect(),
-            Node::Parallel(p) => p.branches.iter().flat_map(|b| &b.yields).collect(),
-            Node::SubWorkflow(s) => s.output_mapping.keys().collect(),
-            _ => Vec::new(),
-        };
-        for name in written {
-            writers.entry(name.as_str()).or_default().push(i);
+        for name in super::access::node_writes(node, Some(schema)) {
+            writers.entry(name).or_default().push(i);
         }
     }
     let tracked = |name: &str| {

@@ -10,6 +10,7 @@
 //! number of arms of one node), never indexes an origins vector (a missing origin falls back to a
 //! coarser span) and never panics on any IR.
 
+pub mod access;
 pub mod graph;
 pub mod intervals;
 
@@ -67,7 +68,10 @@ pub fn check_workflow(wf: &Workflow, origins: &Origins, input: InputKind) -> Vec
     flow::check(&mut cx, &graph);
     coverage::check(&mut cx);
     dataflow::check(&mut cx, &graph);
-    let mut diagnostics = crate::cascade::settle_checks(origins, cx.diagnostics);
+    let mut diagnostics: Vec<Diagnostic> = crate::cascade::settle_checks(origins, cx.diagnostics)
+        .into_iter()
+        .map(|d| origins.place(d))
+        .collect();
     hensu_diagnostics::sort_diagnostics(&mut diagnostics);
     diagnostics
 }

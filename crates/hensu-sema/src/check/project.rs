@@ -131,7 +131,26 @@ pub fn check_project(units: &[ProjectUnit<'_>]) -> Vec<Diagnostic> {
         hensu_diagnostics::sort_diagnostics(&mut diags);
         out.extend(diags);
     }
-    out
+    // A merged extending workflow has spans of several files (see `crate::extend`).
+    out.into_iter().map(|d| place_in_units(units, d)).collect()
+}
+
+/// Moves every label of `d` that points into a merged unit's span space into its file.
+fn place_in_units(units: &[ProjectUnit<'_>], mut d: Diagnostic) -> Diagnostic {
+    let locate = |file: hensu_diagnostics::FileId, span: Span| {
+        units
+            .iter()
+            .find(|u| u.file == file && u.origins.derived.is_some())
+            .map_or((file, span), |u| u.origins.locate(span))
+    };
+    (d.primary.file, d.primary.span) = locate(d.primary.file, d.primary.span);
+    for l in &mut d.secondary {
+        (l.file, l.span) = locate(l.file, l.span);
+    }
+    for s in &mut d.suggestions {
+        (s.file, s.span) = locate(s.file, s.span);
+    }
+    d
 }
 
 /// E0504: `targetVersion` differs from the child's `version`.

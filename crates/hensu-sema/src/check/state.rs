@@ -6,8 +6,8 @@ use hensu_ir::{
     Action, ConditionPredicate, Node, StateSchema, StateVariable, TransitionRule, VarType,
     is_engine_variable,
 };
-use serde_json::Value;
 
+use super::access::json_strings;
 use super::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::intervals::parse_number;
 use super::{Ctx, InputKind};
@@ -44,16 +44,6 @@ pub fn placeholders(text: &str) -> impl Iterator<Item = (&str, usize)> {
         }
         None
     })
-}
-
-/// Every string inside a JSON value (object values and array items, recursively; not keys).
-fn json_strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
-    match value {
-        Value::String(s) => out.push(s),
-        Value::Array(items) => items.iter().for_each(|v| json_strings(v, out)),
-        Value::Object(map) => map.values().for_each(|v| json_strings(v, out)),
-        _ => {}
-    }
 }
 
 /// The state schema with a by-name index (checks look names up once per use, so a large

@@ -46,7 +46,7 @@ pub fn check_offered_tools(
                     format!("the offered tools are: {}", offered.join(", "))
                 });
             }
-            out.push(d.in_file(origins.file));
+            out.push(origins.place(d.in_file(origins.file)));
         }
     }
     hensu_diagnostics::sort_diagnostics(&mut out);

@@ -9,6 +9,7 @@
 
 mod nodes;
 mod resources;
+mod routes;
 mod transitions;
 mod values;
 mod workflow;
@@ -17,6 +18,7 @@ use hensu_diagnostics::{Diagnostic, FileId, Span, codes};
 use hensu_ir::Workflow;
 use hensu_syntax::ast::{Call, Expr, ExprKind, FunBody, Ident, Link, SourceFile, Stmt, StmtKind};
 
+use crate::extend::Extension;
 use crate::files::FileProvider;
 use crate::origins::Origins;
 use crate::schema::{self, BlockKind, StatementKind, StatementSpec};
@@ -30,6 +32,10 @@ pub struct Lowered {
     pub workflow: Option<Workflow>,
     pub origins: Origins,
     pub diagnostics: Vec<Diagnostic>,
+    /// What an extending workflow adds to its base beyond the IR (`extends("id")` and its
+    /// `routes` blocks); `None` when the file neither extends nor routes. Such a workflow is
+    /// checked only after [`crate::extend::resolve`] merged it with its base.
+    pub extension: Option<Extension>,
 }
 
 pub(crate) struct Lowerer<'f> {
@@ -38,6 +44,8 @@ pub(crate) struct Lowerer<'f> {
     pub origins: Origins,
     /// Scratch for the transition rules of the node being lowered.
     pub(crate) rule_sink: transitions::RuleSink,
+    /// `extends(…)` and the `routes(…)` blocks, resolved later by [`crate::extend`].
+    pub(crate) extension: Extension,
 }
 
 /// The shape of a statement, independent of its meaning.
@@ -160,6 +168,7 @@ impl<'f> Lowerer<'f> {
                 ..Origins::default()
             },
             rule_sink: transitions::RuleSink::default(),
+            extension: Extension::default(),
         }
     }
 
@@ -389,12 +398,19 @@ fn lower_with<'s>(
     let mut l = Lowerer::new(files, file_id);
     l.origins.fallback = file.span;
     let workflow = l.file(file, detached);
-    let Lowerer { diags, origins, .. } = l;
+    let Lowerer {
+        diags,
+        origins,
+        extension,
+        ..
+    } = l;
     let diagnostics = diags.into_iter().map(|d| d.in_file(file_id)).collect();
+    let extension = (extension.base.is_some() || !extension.routes.is_empty()).then_some(extension);
     Lowered {
         workflow,
         origins,
         diagnostics,
+        extension,
     }
 }
 

@@ -163,11 +163,23 @@ impl Lowerer<'_> {
         let mut graph: Option<super::nodes::Graph> = None;
         let mut graph_kw: Option<Span> = None;
         let mut seen = Seen::new();
+        // An extending workflow may leave the graph and its `start at` to the base.
+        let mut extends_given = false;
         for stmt in &body.stmts {
             let Some((spec, shape)) = self.accept(BlockKind::Workflow, stmt, &mut seen) else {
                 continue;
             };
             match (spec.name, shape) {
+                ("extends", Shape::Call(c)) => {
+                    if let Some(args) =
+                        self.call_args(c, 1, Some(1), "extends(\"base-workflow-id\")")
+                        && let Some(e) = args.first()
+                        && let Some(base) = self.string(e, &"`extends`")
+                    {
+                        self.extension.base = Some((base, e.span));
+                    }
+                    extends_given = true;
+                }
                 ("description", Shape::Assign { value, .. }) => {
                     if let Ok(v) = self.opt_string(value, &"`description`") {
                         description = v;
@@ -203,6 +215,13 @@ impl Lowerer<'_> {
                 _ => {}
             }
         }
+        if !extends_given {
+            self.routes_without_extends();
+        }
+        let graph = match graph {
+            None if extends_given => Some(super::nodes::Graph::default()),
+            graph => graph,
+        };
         let Some(graph) = graph else {
             let d = Diagnostic::new(
                 codes::E0106,
@@ -216,6 +235,7 @@ impl Lowerer<'_> {
         };
         let start_node = match graph.start {
             Some(s) => s,
+            None if extends_given => String::new(),
             None => {
                 let span = graph_kw.unwrap_or(call.callee.span);
                 let d = Diagnostic::new(

@@ -4,6 +4,7 @@
 //! E0102) and the LSP completes and hovers from it. The types and lookups are here; the
 //! per-block statement tables are in `schema/tables.rs`.
 
+mod routes;
 mod tables;
 
 use tables::{
@@ -53,6 +54,9 @@ pub enum BlockKind {
     SubWorkflowNode,
     /// `end("id")` — no body; listed so every node kind has an entry
     EndNode,
+    /// `routes("node") { … }` of an extending workflow: the transitions that replace an
+    /// inherited node's (docs/language.md, *Workflow extension*).
+    Routes,
     /// `onScore { … }`
     OnScore,
     /// `onCondition("var") { … }`
@@ -60,7 +64,9 @@ pub enum BlockKind {
 }
 
 impl BlockKind {
-    /// Every block kind.
+    /// Every block kind but [`BlockKind::Routes`]: a `routes { }` block accepts only
+    /// transitions, each already listed in the node blocks, so naming it in "valid in …" notes
+    /// and did-you-mean searches would add nothing.
     pub const ALL: &'static [BlockKind] = &[
         BlockKind::Workflow,
         BlockKind::State,
@@ -107,6 +113,7 @@ impl BlockKind {
             BlockKind::ActionNode => "an action node",
             BlockKind::SubWorkflowNode => "a subWorkflow node",
             BlockKind::EndNode => "an end node",
+            BlockKind::Routes => "a `routes { }` block",
             BlockKind::OnScore => "an `onScore { }` block",
             BlockKind::OnCondition => "an `onCondition { }` block",
         }
@@ -457,6 +464,7 @@ pub fn block_schema(kind: BlockKind) -> &'static [StatementSpec] {
         BlockKind::ActionNode => ACTION,
         BlockKind::SubWorkflowNode => SUB_WORKFLOW,
         BlockKind::EndNode => &[],
+        BlockKind::Routes => routes::ROUTES,
         BlockKind::OnScore => ON_SCORE_ARMS,
         BlockKind::OnCondition => ON_CONDITION_ARMS,
     }

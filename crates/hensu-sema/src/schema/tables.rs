@@ -69,6 +69,14 @@ pub(super) const WORKFLOW: &[StatementSpec] = &[
         "config { maxSteps = 1000; … }",
         "Run limits and observability settings.",
     ),
+    call(
+        "extends",
+        1,
+        Some(1),
+        Repeat::Once,
+        "extends(\"base-workflow-id\")",
+        "Derive this workflow from another workflow of the project: its state, agents and nodes are inherited (docs/language.md, *Workflow extension*).",
+    ),
     block(
         "graph",
         BlockKind::Graph,
@@ -304,6 +312,14 @@ pub(super) const GRAPH: &[StatementSpec] = &[
         BlockKind::SubWorkflowNode,
         "subWorkflow(\"id\") { target = \"workflow-id\" }",
         "Run another workflow as a node.",
+    ),
+    decl(
+        "routes",
+        1,
+        1,
+        BlockKind::Routes,
+        "routes(\"node\") { onSuccess goto \"x\" }",
+        "In an extending workflow: replaces every transition of the inherited node.",
     ),
     call(
         "end",

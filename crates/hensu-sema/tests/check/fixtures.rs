@@ -121,6 +121,83 @@ fn warning_fixtures() {
     insta::glob!("../fixtures/sema/check/warn", "*.hwf", single_fixture);
 }
 
+/// The lowered files of a project by workflow id, for `hensu_sema::extend::resolve`.
+struct LoweredBases<'a>(&'a [(FileId, u32, hensu_sema::Lowered)]);
+
+impl hensu_sema::extend::Bases for LoweredBases<'_> {
+    fn base(&self, id: &str) -> Option<hensu_sema::extend::Part<'_>> {
+        self.0.iter().find_map(|(file, len, l)| {
+            let workflow = l.workflow.as_ref().filter(|w| w.id == id)?;
+            Some(hensu_sema::extend::Part {
+                file: *file,
+                len: *len,
+                workflow,
+                origins: &l.origins,
+                extension: l.extension.as_ref(),
+            })
+        })
+    }
+
+    fn ids(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .filter_map(|(_, _, l)| l.workflow.as_ref().map(|w| w.id.clone()))
+            .collect()
+    }
+}
+
+/// Lowers every source, merges the extending ones with their bases, then checks each (as
+/// `hensuc` does): per file its lowering diagnostics, then its checks.
+fn lower_project(
+    sources: &[(FileId, &str)],
+    dir: &Path,
+) -> (Vec<Diagnostic>, Vec<(FileId, u32, hensu_sema::Lowered)>) {
+    let mut lowered: Vec<(FileId, u32, hensu_sema::Lowered)> = sources
+        .iter()
+        .map(|(id, src)| {
+            let len = u32::try_from(src.len()).expect("small fixture");
+            (
+                *id,
+                len,
+                lower_source(src, *id, &DirFiles(dir.to_path_buf())),
+            )
+        })
+        .collect();
+    let merged: Vec<_> = lowered
+        .iter()
+        .map(|(file, len, l)| {
+            l.extension.as_ref()?.base.as_ref()?;
+            let part = hensu_sema::extend::Part {
+                file: *file,
+                len: *len,
+                workflow: l.workflow.as_ref()?,
+                origins: &l.origins,
+                extension: l.extension.as_ref(),
+            };
+            Some(hensu_sema::extend::resolve(part, &LoweredBases(&lowered)))
+        })
+        .collect();
+    let mut diags = Vec::new();
+    for ((_, _, l), merged) in lowered.iter_mut().zip(merged) {
+        diags.extend(l.diagnostics.iter().cloned());
+        if let Some((m, d)) = merged {
+            diags.extend(d);
+            match m {
+                Some(m) => {
+                    l.workflow = Some(m.workflow);
+                    l.origins = m.origins;
+                }
+                None => l.workflow = None,
+            }
+        }
+        if let Some(wf) = &l.workflow {
+            diags.extend(check_workflow(wf, &l.origins, InputKind::Source));
+            diags.extend(check_actions(wf, &l.origins, KNOWN));
+        }
+    }
+    (diags, lowered)
+}
+
 /// A project case: every `*.hwf` of the directory (sorted) compiled together.
 #[test]
 fn project_fixtures() {
@@ -135,24 +212,27 @@ fn project_fixtures() {
         paths.sort();
         let mut files = Files::new();
         let mut sources = Vec::new();
-        let mut lowered = Vec::new();
-        let mut diags = Vec::new();
         for path in &paths {
             let src = std::fs::read_to_string(path).expect("fixture");
             let name = format!("{case}/{}", file_name(path));
-            let id = files.add(name.clone(), src.clone());
-            let (d, l) = lower_and_check(&src, id, &fixtures());
+            files.add(name.clone(), src.clone());
+            sources.push((name, src));
+        }
+        let ids: Vec<(FileId, &str)> = sources
+            .iter()
+            .enumerate()
+            .map(|(i, (_, src))| (FileId(u32::try_from(i).expect("few files")), src.as_str()))
+            .collect();
+        let (mut diags, lowered) = lower_project(&ids, &fixtures());
+        for (id, _, l) in &lowered {
             assert!(
                 l.diagnostics.iter().all(|d| !d.is_error()),
-                "{name}: must lower without errors"
+                "{case} file {id:?}: must lower without errors"
             );
-            diags.extend(d);
-            sources.push((name, src));
-            lowered.push((id, l));
         }
         let units: Vec<ProjectUnit<'_>> = lowered
             .iter()
-            .filter_map(|(id, l)| {
+            .filter_map(|(id, _, l)| {
                 l.workflow.as_ref().map(|workflow| ProjectUnit {
                     file: *id,
                     workflow,
@@ -180,23 +260,20 @@ fn examples_check_without_errors() {
         .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("hwf" | "kt")))
         .collect();
     paths.sort();
-    let mut report = String::new();
+    let mut files = Files::new();
+    let mut sources = Vec::new();
     for path in &paths {
         let src = std::fs::read_to_string(path).expect("example");
         let name = path
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or("example");
-        let (diags, _) = lower_and_check(&src, FileId(0), &examples());
-        if !diags.is_empty() {
-            report.push_str(&render_human(
-                &Files::single(name, src.as_str()),
-                &diags,
-                false,
-            ));
-        }
+        sources.push((files.add(name, src.clone()), src));
     }
-    assert!(report.is_empty(), "{report}");
+    let ids: Vec<(FileId, &str)> = sources.iter().map(|(id, s)| (*id, s.as_str())).collect();
+    let (diags, _) = lower_project(&ids, &examples());
+    let report = render_human(&files, &diags, false);
+    assert!(diags.is_empty(), "{report}");
 }
 
 /// Origins for a `.json` workflow, as precise as the test needs: the whole file as fallback, node

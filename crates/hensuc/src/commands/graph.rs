@@ -1,6 +1,7 @@
 //! `hensuc graph PATH [--format mermaid|dot|json|text]` — the workflow graph. Text and mermaid
 //! follow upstream `hensu visualize` (breadth-first from the start node); ANSI colours only on a
-//! terminal. `json` is a versioned topology export.
+//! terminal. `json` is a versioned topology export with the describe fields
+//! (`super::describe`).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -49,7 +50,10 @@ pub fn execute(args: GraphArgs) -> anyhow::Result<ExitCode> {
     if project.error_count() > 0 {
         return Ok(ExitCode::from(exit::FAILURE));
     }
-    let Some(workflow) = project.explicit_units().find_map(|u| u.workflow.as_ref()) else {
+    let Some((workflow, origins)) = project
+        .explicit_units()
+        .find_map(|u| u.workflow.as_ref().map(|w| (w, &u.origins)))
+    else {
         anyhow::bail!("`{}` did not produce a workflow", args.path.display());
     };
     let out = match args.format {
@@ -57,7 +61,8 @@ pub fn execute(args: GraphArgs) -> anyhow::Result<ExitCode> {
         GraphFormat::Mermaid => render_mermaid(workflow),
         GraphFormat::Dot => render_dot(workflow),
         GraphFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&hensu_ir::workflow_topology_json(workflow))?;
+            let described = super::describe::describe(workflow, origins);
+            let mut s = serde_json::to_string_pretty(&described)?;
             s.push('\n');
             s
         }

@@ -5,6 +5,7 @@ pub mod cancel;
 pub mod check;
 mod check_tools;
 pub mod delete;
+mod describe;
 pub mod explain;
 pub mod fmt;
 pub mod graph;

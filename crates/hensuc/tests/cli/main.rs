@@ -12,6 +12,7 @@ mod crash;
 #[cfg(unix)]
 mod durable;
 mod explain;
+mod extends;
 mod fmt;
 mod graph;
 mod lsp_stdio;

@@ -73,16 +73,16 @@
 ; builder blocks: workflow("x") { … }, state { … }, agent("id") { … }
 (call_expression
   function: (identifier) @function.builtin
-  (#any-of? @function.builtin "agent" "agents" "branch" "config" "consensus" "graph" "observability" "onCondition" "onScore" "review" "state" "workflow"))
+  (#any-of? @function.builtin "agent" "agents" "branch" "config" "consensus" "graph" "observability" "onCondition" "onScore" "review" "routes" "state" "workflow"))
 
 ; statement functions and value builders: writes("a"), listOf(…)
 (call_expression
   function: (identifier) @function.builtin
-  (#any-of? @function.builtin "await" "execute" "exports" "imports" "input" "listOf" "mapOf" "send" "targets" "variable" "writes" "yields"))
+  (#any-of? @function.builtin "await" "execute" "exports" "extends" "imports" "input" "listOf" "mapOf" "send" "targets" "variable" "writes" "yields"))
 
 (call_expression
   function: (identifier) @function
-  (#not-any-of? @function "action" "end" "fork" "generic" "join" "node" "parallel" "subWorkflow" "agent" "agents" "branch" "config" "consensus" "graph" "observability" "onCondition" "onScore" "review" "state" "workflow" "await" "execute" "exports" "imports" "input" "listOf" "mapOf" "send" "targets" "variable" "writes" "yields"))
+  (#not-any-of? @function "action" "end" "fork" "generic" "join" "node" "parallel" "subWorkflow" "agent" "agents" "branch" "config" "consensus" "graph" "observability" "onCondition" "onScore" "review" "routes" "state" "workflow" "await" "execute" "exports" "extends" "imports" "input" "listOf" "mapOf" "send" "targets" "variable" "writes" "yields"))
 
 ; """…""".trimIndent()
 (method_call

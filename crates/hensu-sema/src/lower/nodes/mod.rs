@@ -91,6 +91,7 @@ impl Lowerer<'_> {
             (StatementKind::StartAt, Shape::Name(head)) => {
                 self.start_at(head, &[]);
             }
+            (_, Shape::Call(c)) if spec.name == "routes" => self.routes(spec, c, stmt),
             (_, Shape::Call(c)) => {
                 let Some(kind) = node_kind(spec.name) else {
                     return;
@@ -248,7 +249,7 @@ impl Lowerer<'_> {
     }
 
     /// Transitions, `onScore` and `onCondition`, shared by every node kind. True when handled.
-    fn node_transition(
+    pub(super) fn node_transition(
         &mut self,
         kind: BlockKind,
         spec: &StatementSpec,

@@ -1,0 +1,154 @@
+//! Moving every span of an [`Origins`] by a fixed offset: the base's origins are moved past the
+//! extending file's text so that one span space holds both (see [`super::Derivation`]). The
+//! structs are destructured exhaustively, so a new origin field is a build error here until it
+//! is moved too.
+
+use hensu_diagnostics::Span;
+
+use crate::origins::{AgentOrigin, BranchOrigin, NodeOrigin, Origins, RuleOrigin, VariableOrigin};
+
+fn s(span: &mut Span, by: u32) {
+    span.start = span.start.saturating_add(by);
+    span.end = span.end.saturating_add(by);
+}
+
+fn opt(span: &mut Option<Span>, by: u32) {
+    if let Some(span) = span {
+        s(span, by);
+    }
+}
+
+fn all<'a>(spans: impl IntoIterator<Item = &'a mut Span>, by: u32) {
+    for span in spans {
+        s(span, by);
+    }
+}
+
+/// Moves every span of `o` by `by` bytes (the derivation's segments excepted: the merge
+/// rebuilds them).
+pub(super) fn shift_origins(o: &mut Origins, by: u32) {
+    let Origins {
+        file: _,
+        fallback,
+        workflow,
+        version,
+        start,
+        graph,
+        state,
+        config,
+        agents,
+        variables,
+        nodes,
+        damage: _,
+        error_spans,
+        derived: _,
+    } = o;
+    s(fallback, by);
+    opt(workflow, by);
+    opt(version, by);
+    opt(start, by);
+    opt(graph, by);
+    opt(state, by);
+    all(config.values_mut(), by);
+    for a in agents.values_mut() {
+        let AgentOrigin {
+            id,
+            decl,
+            props,
+            tools,
+        } = a;
+        s(id, by);
+        s(decl, by);
+        all(props.values_mut(), by);
+        all(tools.iter_mut(), by);
+    }
+    for v in variables.values_mut() {
+        let VariableOrigin {
+            name,
+            decl,
+            var_type,
+        } = v;
+        s(name, by);
+        s(decl, by);
+        opt(var_type, by);
+    }
+    for n in nodes.values_mut() {
+        shift_node(n, by);
+    }
+    all(error_spans.iter_mut(), by);
+}
+
+fn shift_node(n: &mut NodeOrigin, by: u32) {
+    let NodeOrigin {
+        id,
+        decl,
+        props,
+        review,
+        consensus,
+        consensus_props,
+        writes,
+        imports,
+        exports,
+        targets,
+        awaits,
+        branches,
+        actions,
+        action_ids,
+        rules,
+        placeholders,
+        repeated_names,
+    } = n;
+    s(id, by);
+    s(decl, by);
+    all(props.values_mut(), by);
+    opt(review, by);
+    opt(consensus, by);
+    all(consensus_props.values_mut(), by);
+    for list in [
+        writes, imports, exports, targets, awaits, actions, action_ids,
+    ] {
+        all(list.iter_mut(), by);
+    }
+    for b in branches.iter_mut() {
+        let BranchOrigin {
+            id,
+            decl,
+            props,
+            yields,
+            placeholders,
+        } = b;
+        s(id, by);
+        s(decl, by);
+        all(props.values_mut(), by);
+        all(yields.iter_mut(), by);
+        all(placeholders.iter_mut().map(|(_, span)| span), by);
+    }
+    shift_rules(rules, by);
+    all(placeholders.iter_mut().map(|(_, span)| span), by);
+    all(repeated_names.iter_mut().map(|(_, _, span)| span), by);
+}
+
+pub(super) fn shift_rules(rules: &mut [RuleOrigin], by: u32) {
+    for r in rules {
+        let RuleOrigin {
+            stmt,
+            trigger,
+            target,
+            otherwise,
+            budget,
+            conditions,
+            condition_targets,
+            variable,
+            operand,
+        } = r;
+        s(stmt, by);
+        opt(trigger, by);
+        opt(target, by);
+        opt(otherwise, by);
+        opt(budget, by);
+        all(conditions.iter_mut(), by);
+        all(condition_targets.iter_mut(), by);
+        opt(variable, by);
+        opt(operand, by);
+    }
+}

@@ -1,0 +1,157 @@
+//! Workflow extension end to end (docs/language.md, *Workflow extension*): an extending
+//! workflow is built, drawn, run and checked as its merged workflow; its base is found by id in
+//! the project's `workflows/` without `-d`.
+
+use super::*;
+
+const EXAMPLE: &str = "examples/workflows/greeting-validated.hwf";
+
+#[test]
+fn build_emits_the_merged_workflow_and_records_its_base() {
+    let out = run_hensuc(&["build", EXAMPLE, "-o", "-"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    // Plain upstream shape: the base's nodes and agents are copied in, no hensu-only keys.
+    let nodes = json["nodes"].as_object().unwrap();
+    let ids: Vec<&str> = nodes.keys().map(String::as_str).collect();
+    assert_eq!(ids, ["greet", "done", "check-name", "audit", "failure"]);
+    assert_eq!(json["startNode"], "check-name");
+    assert_eq!(
+        json["nodes"]["greet"]["transitionRules"][0]["targetNode"],
+        "audit"
+    );
+    assert_eq!(json["metadata"]["tags"][0], "extends:greeting@1.0.0");
+    // Upstream's reader accepts it back unchanged.
+    let wf = hensu_ir::from_json(&stdout(&out)).unwrap();
+    assert_eq!(wf.id, "greeting-validated");
+    assert!(wf.agents.contains_key("greeter") && wf.agents.contains_key("checker"));
+}
+
+#[test]
+fn graph_json_marks_inherited_nodes_and_describes_each_node() {
+    let out = run_hensuc(&["graph", EXAMPLE, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json["schemaVersion"], 1);
+    assert_eq!(json["extends"][0]["id"], "greeting");
+    let node = |id: &str| {
+        json["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(node("greet")["inheritedFrom"], "greeting");
+    assert!(node("check-name").get("inheritedFrom").is_none());
+    assert_eq!(node("greet")["requires"], serde_json::json!(["name"]));
+    assert_eq!(node("greet")["provides"], serde_json::json!(["greeting"]));
+    assert_eq!(
+        node("check-name")["requires"],
+        serde_json::json!(["name", "verdict"])
+    );
+    let edge = |from: &str, kind: &str| {
+        json["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["from"] == from && e["kind"] == kind)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(edge("check-name", "condition")["conditional"], true);
+    assert_eq!(edge("check-name", "condition")["terminal"], false);
+    assert_eq!(edge("audit", "success")["conditional"], false);
+    assert_eq!(edge("audit", "success")["terminal"], true);
+}
+
+#[test]
+fn an_error_found_in_the_merged_workflow_points_into_the_base() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wf = tmp.path().join("workflows");
+    std::fs::create_dir_all(&wf).unwrap();
+    std::fs::write(
+        wf.join("base.hwf"),
+        "workflow(\"base\") {\n    agents { agent(\"a\") { role = \"r\"; model = \"gpt-4o\" } }\n    graph {\n        start at \"one\"\n        node(\"one\") { agent = \"a\"; prompt = \"x\"; onSuccess goto \"two\" }\n        node(\"two\") { agent = \"a\"; prompt = \"y\"; onSuccess goto \"done\" }\n        end(\"done\")\n    }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        wf.join("quick.hwf"),
+        "workflow(\"quick\") {\n    extends(\"base\")\n    graph {\n        routes(\"one\") { onSuccess goto \"done\" }\n    }\n}\n",
+    )
+    .unwrap();
+    let path = wf.join("quick.hwf");
+    let out = hensuc()
+        .args(["check", "--deny-warnings", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert!(
+        text.contains("warning[W0301]: node `two` is unreachable"),
+        "{text}"
+    );
+    assert!(text.contains("base.hwf:6:"), "{text}");
+    assert!(
+        text.contains("found while checking `quick`, which inherits this declaration"),
+        "{text}"
+    );
+    // The base on its own is fine: its own check reports nothing.
+    let out = hensuc()
+        .args([
+            "check",
+            "--deny-warnings",
+            wf.join("base.hwf").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn an_unknown_base_given_as_a_path_names_its_id() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wf = tmp.path().join("workflows");
+    std::fs::create_dir_all(&wf).unwrap();
+    std::fs::write(
+        wf.join("greeting.hwf"),
+        "workflow(\"greeting\") { graph { start at \"done\"; end(\"done\") } }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        wf.join("derived.hwf"),
+        "workflow(\"derived\") { extends(\"workflows/greeting.hwf\") }\n",
+    )
+    .unwrap();
+    let out = hensuc()
+        .args(["check", wf.join("derived.hwf").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert!(text.contains("error[E0506]"), "{text}");
+    assert!(
+        text.contains("write the workflow id: `extends(\"greeting\")`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn run_executes_the_merged_workflow() {
+    let out = hensuc()
+        .args([
+            "run",
+            "workflows/greeting-validated.hwf",
+            "--stub",
+            "--no-store",
+            "-c",
+            r#"{"name": "Ada"}"#,
+        ])
+        .current_dir(repo().join("examples"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(text.contains("audit"), "{text}");
+}
