@@ -465,6 +465,16 @@ static CODES: &[CodeInfo] = &[
         "variable read before any node writes it",
         include_str!("../../../docs/diagnostics/W0316.md"),
     ),
+    w(
+        "W0317",
+        "`@Suppress` names no warning",
+        include_str!("../../../docs/diagnostics/W0317.md"),
+    ),
+    w(
+        "W0318",
+        "variable read after routing consumed it",
+        include_str!("../../../docs/diagnostics/W0318.md"),
+    ),
     // tools: W06xx (need the configured MCP servers; `hensuc check` without `--offline`)
     w(
         "W0601",

@@ -33,6 +33,8 @@ pub struct Origins {
     pub damage: Damage,
     /// The primary spans of the errors reported before the checks.
     pub error_spans: Vec<Span>,
+    /// The `@Suppress("W…")` annotations of the file, in source order.
+    pub suppressions: Vec<crate::suppress::Suppression>,
 }
 
 /// Which earlier phase reported an error for a file (docs/diagnostics/README.md, *Root cause

@@ -14,6 +14,7 @@ pub mod graph;
 pub mod intervals;
 
 mod actions;
+mod consumed;
 mod coverage;
 mod dataflow;
 mod flow;
@@ -67,7 +68,9 @@ pub fn check_workflow(wf: &Workflow, origins: &Origins, input: InputKind) -> Vec
     flow::check(&mut cx, &graph);
     coverage::check(&mut cx);
     dataflow::check(&mut cx, &graph);
-    let mut diagnostics = crate::cascade::settle_checks(origins, cx.diagnostics);
+    consumed::check(&mut cx, &graph);
+    let diagnostics = crate::cascade::settle_checks(origins, cx.diagnostics);
+    let mut diagnostics = crate::suppress::apply(&origins.suppressions, origins.file, diagnostics);
     hensu_diagnostics::sort_diagnostics(&mut diagnostics);
     diagnostics
 }
