@@ -475,6 +475,21 @@ static CODES: &[CodeInfo] = &[
         "variable read after routing consumed it",
         include_str!("../../../docs/diagnostics/W0318.md"),
     ),
+    w(
+        "W0319",
+        "join `writes` names an undeclared variable (JSON)",
+        include_str!("../../../docs/diagnostics/W0319.md"),
+    ),
+    w(
+        "W0320",
+        "sub-workflow mapping names an undeclared parent variable (JSON)",
+        include_str!("../../../docs/diagnostics/W0320.md"),
+    ),
+    w(
+        "W0321",
+        "sub-workflow mapping names a variable the child does not declare (JSON)",
+        include_str!("../../../docs/diagnostics/W0321.md"),
+    ),
     // tools: W06xx (need the configured MCP servers; `hensuc check` without `--offline`)
     w(
         "W0601",

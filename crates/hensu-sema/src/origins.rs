@@ -33,6 +33,10 @@ pub struct Origins {
     pub damage: Damage,
     /// The primary spans of the errors reported before the checks.
     pub error_spans: Vec<Span>,
+    /// Where the workflow was read from: `Json` when [`crate::origins_from_json`] built these
+    /// origins. The project checks read it (their units carry no input kind); the
+    /// single-workflow checks take it as an argument.
+    pub input: crate::check::InputKind,
     /// The `@Suppress("W…")` annotations of the file, in source order.
     pub suppressions: Vec<crate::suppress::Suppression>,
 }
@@ -88,8 +92,15 @@ pub struct NodeOrigin {
     pub consensus_props: IndexMap<&'static str, Span>,
     /// Each name string of `writes(…)` (standard, join, sub-workflow), parallel to the IR list.
     pub writes: Vec<Span>,
-    /// Each name of sub-workflow `imports(…)`, parallel to the IR mapping order.
+    /// Each name of sub-workflow `imports(…)`, parallel to the IR mapping order: the parent-side
+    /// name (for JSON, the `inputMapping` value).
     pub imports: Vec<Span>,
+    /// The child-side name of each import when it is written apart from the parent-side one
+    /// (JSON `inputMapping` keys); empty when they are the same (`.hwf`), then `imports`.
+    pub imports_child: Vec<Span>,
+    /// The child-side name of each sub-workflow write when it is written apart (JSON
+    /// `outputMapping` values); empty when the same (`.hwf`), then `writes`.
+    pub writes_child: Vec<Span>,
     /// Each name of join `exports(…)`.
     pub exports: Vec<Span>,
     /// Each fork target string, parallel to `targets`.
