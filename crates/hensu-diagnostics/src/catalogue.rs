@@ -244,6 +244,11 @@ static CODES: &[CodeInfo] = &[
         "unknown command or action handler",
         include_str!("../../../docs/diagnostics/E0210.md"),
     ),
+    e(
+        "E0211",
+        "command placeholder cannot receive a value safely",
+        include_str!("../../../docs/diagnostics/E0211.md"),
+    ),
     // graph and transitions: E03xx
     e(
         "E0301",
