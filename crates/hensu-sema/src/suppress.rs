@@ -139,7 +139,7 @@ fn suppressed_codes(
                         found.push(code);
                     }
                 }
-                Err(d) => diagnostics.push(d),
+                Err(d) => diagnostics.push(*d),
             }
         }
     }
@@ -147,18 +147,20 @@ fn suppressed_codes(
 }
 
 /// The catalogued warning `text` names, or the W0317 saying why it names none.
-fn checked_code(text: &str, span: Span) -> Result<Code, Diagnostic> {
+fn checked_code(text: &str, span: Span) -> Result<Code, Box<Diagnostic>> {
     if let Some(code) = codes::ALL.iter().copied().find(|c| c.as_str() == text) {
         if code.is_warning() {
             return Ok(code);
         }
-        return Err(Diagnostic::new(
-            codes::W0317,
-            format!("`{text}` is an error and cannot be suppressed"),
-            span,
-            "only warnings can be suppressed",
-        )
-        .with_help("remove the code and fix the error instead"));
+        return Err(Box::new(
+            Diagnostic::new(
+                codes::W0317,
+                format!("`{text}` is an error and cannot be suppressed"),
+                span,
+                "only warnings can be suppressed",
+            )
+            .with_help("remove the code and fix the error instead"),
+        ));
     }
     let mut d = Diagnostic::new(
         codes::W0317,
@@ -184,7 +186,7 @@ fn checked_code(text: &str, span: Span) -> Result<Code, Diagnostic> {
             )
         }
     }
-    Err(d)
+    Err(Box::new(d))
 }
 
 fn unknown_annotation(annotation: &Annotation<'_>) -> Diagnostic {
