@@ -121,11 +121,28 @@ module.exports = grammar({
     ),
 
     _statement: $ => choice(
+      $.annotated_statement,
       $.assignment,
       $.variable_declaration,
       $.return_statement,
       $._expression,
     ),
+
+    // `@Suppress("W0307") node("x") { … }`: an annotation, on the statement's line or on a line
+    // of its own, then the statement (docs/language.md, *Suppressing a warning*). Several
+    // annotations nest: `@A @B x` is `@A (@B x)`.
+    annotated_statement: $ => prec.right(seq(
+      field('annotation', $.annotation),
+      // `fun` too, for `@Suppress(…) fun name() = workflow(…)` at the top of a file.
+      field('statement', choice($._statement, $.function_declaration)),
+    )),
+
+    annotation: $ => prec.right(seq(
+      field('name', $.annotation_name),
+      optional(field('arguments', $.value_arguments)),
+    )),
+
+    annotation_name: _ => token(seq('@', /[\p{L}_][\p{L}\p{Nd}_]*/)),
 
     // `val w = workflow(…) { … }` — accepted by hensu inside a block-bodied `fun` only (the
     // binding is dropped); anywhere else the compiler reports it. Parsed everywhere here so

@@ -244,6 +244,11 @@ static CODES: &[CodeInfo] = &[
         "unknown command or action handler",
         include_str!("../../../docs/diagnostics/E0210.md"),
     ),
+    e(
+        "E0211",
+        "command placeholder cannot receive a value safely",
+        include_str!("../../../docs/diagnostics/E0211.md"),
+    ),
     // graph and transitions: E03xx
     e(
         "E0301",
@@ -484,6 +489,31 @@ static CODES: &[CodeInfo] = &[
         "W0316",
         "variable read before any node writes it",
         include_str!("../../../docs/diagnostics/W0316.md"),
+    ),
+    w(
+        "W0317",
+        "`@Suppress` names no warning",
+        include_str!("../../../docs/diagnostics/W0317.md"),
+    ),
+    w(
+        "W0318",
+        "variable read after routing consumed it",
+        include_str!("../../../docs/diagnostics/W0318.md"),
+    ),
+    w(
+        "W0319",
+        "join `writes` names an undeclared variable (JSON)",
+        include_str!("../../../docs/diagnostics/W0319.md"),
+    ),
+    w(
+        "W0320",
+        "sub-workflow mapping names an undeclared parent variable (JSON)",
+        include_str!("../../../docs/diagnostics/W0320.md"),
+    ),
+    w(
+        "W0321",
+        "sub-workflow mapping names a variable the child does not declare (JSON)",
+        include_str!("../../../docs/diagnostics/W0321.md"),
     ),
     // tools: W06xx (need the configured MCP servers; `hensuc check` without `--offline`)
     w(

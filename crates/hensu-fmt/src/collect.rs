@@ -41,6 +41,9 @@ pub(crate) struct Info<'a, 's> {
     /// Offsets of the `(` of call argument lists (`f(…)`; method calls are recognised by the
     /// printer from the preceding `.name`).
     pub call_parens: HashSet<u32>,
+    /// End offsets of the annotations (`@Suppress("W0307")`): what follows one starts a line
+    /// of its own, or stays on the annotation's line, as written.
+    pub annotation_ends: HashSet<u32>,
 }
 
 /// The enum expected by an assignment `target = …` directly inside a `parent { }` block.
@@ -80,6 +83,7 @@ pub(crate) fn collect<'a, 's>(file: &'a SourceFile<'s>) -> Info<'a, 's> {
         blocks: HashMap::new(),
         qualify: HashMap::new(),
         call_parens: HashSet::new(),
+        annotation_ends: HashSet::new(),
     };
     let qualify_if = |info: &mut Info<'a, 's>, e: Option<&Expr<'s>>, ty: &'static str| {
         if let Some(Expr {
@@ -95,28 +99,37 @@ pub(crate) fn collect<'a, 's>(file: &'a SourceFile<'s>) -> Info<'a, 's> {
     let mut stack: Vec<Work<'a, 's>> = file.items.iter().map(|s| Work::Stmt(s, None)).collect();
     while let Some(work) = stack.pop() {
         match work {
-            Work::Stmt(stmt, parent) => match &stmt.kind {
-                StmtKind::Assign { target, value } => {
-                    if !target.backticked
-                        && let Some(ty) = assign_enum(parent, target.name)
-                    {
-                        qualify_if(&mut info, Some(value), ty);
+            Work::Stmt(stmt, parent) => {
+                for a in &stmt.annotations {
+                    info.annotation_ends.insert(a.span.end);
+                    if let Some(args) = &a.args {
+                        info.call_parens.insert(args.span.start);
+                        stack.extend(args.items.iter().map(|a| Work::Expr(&a.value)));
                     }
-                    stack.push(Work::Expr(value));
                 }
-                StmtKind::Expr(e) | StmtKind::Return(Some(e)) => stack.push(Work::Expr(e)),
-                StmtKind::Fun { body, .. } => match body {
-                    FunBody::Expr(e) => stack.push(Work::Expr(e)),
-                    FunBody::Block(b) => {
-                        info.blocks.insert(b.span.start, b);
-                        stack.extend(b.stmts.iter().map(|s| Work::Stmt(s, None)));
+                match &stmt.kind {
+                    StmtKind::Assign { target, value } => {
+                        if !target.backticked
+                            && let Some(ty) = assign_enum(parent, target.name)
+                        {
+                            qualify_if(&mut info, Some(value), ty);
+                        }
+                        stack.push(Work::Expr(value));
                     }
-                },
-                StmtKind::Package(_)
-                | StmtKind::Import { .. }
-                | StmtKind::Return(None)
-                | StmtKind::Error => {}
-            },
+                    StmtKind::Expr(e) | StmtKind::Return(Some(e)) => stack.push(Work::Expr(e)),
+                    StmtKind::Fun { body, .. } => match body {
+                        FunBody::Expr(e) => stack.push(Work::Expr(e)),
+                        FunBody::Block(b) => {
+                            info.blocks.insert(b.span.start, b);
+                            stack.extend(b.stmts.iter().map(|s| Work::Stmt(s, None)));
+                        }
+                    },
+                    StmtKind::Package(_)
+                    | StmtKind::Import { .. }
+                    | StmtKind::Return(None)
+                    | StmtKind::Error => {}
+                }
+            }
             Work::Expr(e) => match &e.kind {
                 ExprKind::Call(call) => {
                     if let Some(args) = &call.args {

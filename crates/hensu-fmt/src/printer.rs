@@ -415,7 +415,13 @@ impl<'a, 's> Printer<'a, 's> {
                 base: indent,
                 cont: indent + 1,
             });
-            self.st.comment_indent = if prev.is_none() { indent } else { top.cont };
+            let after_annotation =
+                prev.is_some_and(|p| self.info.annotation_ends.contains(&p.span.end));
+            self.st.comment_indent = if prev.is_none() || after_annotation {
+                indent
+            } else {
+                top.cont
+            };
             self.st.blank_ok = prev.is_none();
             if t.kind == TokenKind::LBrace
                 && prev.is_some()
@@ -440,6 +446,12 @@ impl<'a, 's> Printer<'a, 's> {
                     }
                     Start::Space => self.request(Ws::Space, indent),
                 },
+                Some(_) if after_annotation => {
+                    // After an annotation: the statement (or the next annotation) starts a
+                    // line at the statement's indentation, or follows on the same line.
+                    let brk = self.st.break_since_token || breaks > 0;
+                    self.request(if brk { Ws::Line } else { Ws::Space }, indent);
+                }
                 Some(p) => {
                     let brk = self.st.break_since_token || breaks > 0;
                     if brk && !self.joins(p, t, i) {

@@ -62,7 +62,10 @@ pub(crate) fn comment_texts(src: &str, file: &SourceFile<'_>) -> Vec<String> {
 }
 
 enum Work<'a, 's> {
+    /// A statement with its annotations and the line break after it.
     Stmt(&'a Stmt<'s>),
+    /// The statement itself.
+    Body(&'a Stmt<'s>),
     Expr(&'a Expr<'s>),
     Block(&'a Block<'s>),
     Args(&'a [hensu_syntax::ast::Arg<'s>]),
@@ -119,51 +122,61 @@ pub(crate) fn fingerprint(file: &SourceFile<'_>, qualify: &HashMap<u32, &'static
             }
             Work::Stmt(s) => {
                 stack.push(Work::Text("\n"));
-                match &s.kind {
-                    StmtKind::Assign { target, value } => {
-                        out.push_str("(= ");
-                        ident(&mut out, target);
-                        out.push(' ');
-                        stack.push(Work::Text(")"));
-                        stack.push(Work::Expr(value));
+                stack.push(Work::Body(s));
+                for a in s.annotations.iter().rev() {
+                    stack.push(Work::Text(") "));
+                    if let Some(Args { items, .. }) = &a.args {
+                        stack.push(Work::Args(items));
                     }
-                    StmtKind::Expr(e) => stack.push(Work::Expr(e)),
-                    StmtKind::Package(p) => {
-                        out.push_str("(package ");
-                        path(&mut out, &p.segments);
-                        out.push(')');
-                    }
-                    StmtKind::Import { path: p, star } => {
-                        out.push_str("(import ");
-                        path(&mut out, &p.segments);
-                        out.push_str(if *star { ".*)" } else { ")" });
-                    }
-                    StmtKind::Fun { name, body } => {
-                        out.push_str("(fun ");
-                        ident(&mut out, name);
-                        stack.push(Work::Text(")"));
-                        match body {
-                            FunBody::Expr(e) => {
-                                out.push_str(" = ");
-                                stack.push(Work::Expr(e));
-                            }
-                            FunBody::Block(b) => {
-                                out.push(' ');
-                                stack.push(Work::Block(b));
-                            }
-                        }
-                    }
-                    StmtKind::Return(e) => {
-                        out.push_str("(return");
-                        stack.push(Work::Text(")"));
-                        if let Some(e) = e {
-                            out.push(' ');
-                            stack.push(Work::Expr(e));
-                        }
-                    }
-                    StmtKind::Error => out.push_str("(error)"),
+                    let mut name = String::from("(@");
+                    ident(&mut name, &a.name);
+                    stack.push(Work::Owned(name));
                 }
             }
+            Work::Body(s) => match &s.kind {
+                StmtKind::Assign { target, value } => {
+                    out.push_str("(= ");
+                    ident(&mut out, target);
+                    out.push(' ');
+                    stack.push(Work::Text(")"));
+                    stack.push(Work::Expr(value));
+                }
+                StmtKind::Expr(e) => stack.push(Work::Expr(e)),
+                StmtKind::Package(p) => {
+                    out.push_str("(package ");
+                    path(&mut out, &p.segments);
+                    out.push(')');
+                }
+                StmtKind::Import { path: p, star } => {
+                    out.push_str("(import ");
+                    path(&mut out, &p.segments);
+                    out.push_str(if *star { ".*)" } else { ")" });
+                }
+                StmtKind::Fun { name, body } => {
+                    out.push_str("(fun ");
+                    ident(&mut out, name);
+                    stack.push(Work::Text(")"));
+                    match body {
+                        FunBody::Expr(e) => {
+                            out.push_str(" = ");
+                            stack.push(Work::Expr(e));
+                        }
+                        FunBody::Block(b) => {
+                            out.push(' ');
+                            stack.push(Work::Block(b));
+                        }
+                    }
+                }
+                StmtKind::Return(e) => {
+                    out.push_str("(return");
+                    stack.push(Work::Text(")"));
+                    if let Some(e) = e {
+                        out.push(' ');
+                        stack.push(Work::Expr(e));
+                    }
+                }
+                StmtKind::Error => out.push_str("(error)"),
+            },
             Work::Expr(e) => match &e.kind {
                 ExprKind::Name(id) => {
                     if let Some(ty) = qualify.get(&id.span.start) {

@@ -393,6 +393,12 @@ fn style_rules() {
             "    agents { agent(\"w\") {\n tools = listOf(\n\"a\",\n  \"b\")\n } }",
             "    agents {\n        agent(\"w\") {\n            tools = listOf(\n                \"a\",\n                \"b\")\n        }\n    }",
         ),
+        // Annotations stay where they were written (own line or the statement's line), at the
+        // statement's indentation, and take no space before their arguments.
+        (
+            "    graph {\n  @Suppress (\"W0307\")   @Suppress(\"W0303\")\n      // why\n         node(\"a\") {}\n @Suppress(\"W0301\")   end(\"e\")\n    }",
+            "    graph {\n        @Suppress(\"W0307\") @Suppress(\"W0303\")\n        // why\n        node(\"a\") {}\n        @Suppress(\"W0301\") end(\"e\")\n    }",
+        ),
     ];
     for (input, expected) in cases {
         let got = fmt_ok(input, &wf(input));

@@ -37,7 +37,7 @@ pub use network::{NetworkAccess, allowed_hosts};
 pub use review::{DeferredReview, InteractiveReview, PendingReview};
 pub use shell::{
     BASE_ENV, CommandRegistry, CommandSpec, DEFAULT_COMMAND_TIMEOUT_MS, MAX_VALUE_BYTES,
-    command_env, run_command, run_command_with,
+    UnsafeCommand, audit_commands, command_env, run_command, run_command_with,
 };
 pub use stub_files::FsStubFiles;
 

@@ -194,6 +194,50 @@ impl CommandRegistry {
     }
 }
 
+/// A command of `commands.yaml` with a placeholder where no value can be passed safely.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnsafeCommand {
+    pub id: String,
+    /// The command line as written.
+    pub command: String,
+    /// Why, with the byte offset in `command`.
+    pub error: crate::command_script::ScriptError,
+}
+
+/// The ids of a `commands.yaml` text (entries with a `command`) and every command whose
+/// placeholders cannot all be passed safely — all of them, where [`CommandRegistry::parse`]
+/// stops at the first — for `hensuc check` to report before any run. `Err` when the text is
+/// not a commands file at all (a run reports that when it loads the file).
+pub fn audit_commands(text: &str) -> Result<(Vec<String>, Vec<UnsafeCommand>), String> {
+    let doc: Value = serde_norway::from_str(text).map_err(|e| e.to_string())?;
+    let entries = match &doc {
+        Value::Null => return Ok((Vec::new(), Vec::new())),
+        Value::Object(top) => match top.get("commands") {
+            None | Some(Value::Null) => return Ok((Vec::new(), Vec::new())),
+            Some(Value::Object(m)) => m,
+            Some(_) => return Err("`commands` must be a mapping of command ids".into()),
+        },
+        _ => return Err("expected a mapping with a `commands` key".into()),
+    };
+    let mut ids = Vec::new();
+    let mut unsafe_commands = Vec::new();
+    for (id, entry) in entries {
+        let Some(command) = entry.get("command").filter(|c| !c.is_null()) else {
+            continue;
+        };
+        ids.push(id.clone());
+        let command = java_to_string(command);
+        if let Err(error) = rewrite(&command) {
+            unsafe_commands.push(UnsafeCommand {
+                id: id.clone(),
+                command,
+                error,
+            });
+        }
+    }
+    Ok((ids, unsafe_commands))
+}
+
 /// A variable name of `env` / `pass_env`: a shell name, not one of hensu's value variables.
 fn check_variable_name(id: &str, field: &str, name: &str) -> Result<(), String> {
     let mut chars = name.chars();

@@ -42,6 +42,7 @@ pub fn origins_from_json(wf: &Workflow, map: &SourceMap, file: FileId) -> Origin
     let mut origins = Origins {
         file,
         fallback,
+        input: crate::check::InputKind::Json,
         workflow: m.value("id"),
         version: m.value("version"),
         start: m.value("startNode"),
@@ -135,18 +136,33 @@ fn node_origin(m: &Map<'_>, id: &str, node: &Node, fallback: Span) -> NodeOrigin
         }
         Node::Fork(f) => o.targets = m.list(&format!("{base}.targets"), f.targets.len()),
         Node::SubWorkflow(s) => {
+            // `inputMapping` is child → parent, `outputMapping` parent → child: the parent-side
+            // name is the value of one and the key of the other.
+            let decl = o.decl;
+            let field = |map: &str, k: &String, key: bool| {
+                let path = format!("{base}.{map}.{k}");
+                let span = if key { m.key(&path) } else { m.value(&path) };
+                span.unwrap_or(decl)
+            };
             o.imports = s
                 .input_mapping
                 .keys()
-                .map(|k| m.key(&format!("{base}.inputMapping.{k}")).unwrap_or(o.decl))
+                .map(|k| field("inputMapping", k, false))
+                .collect();
+            o.imports_child = s
+                .input_mapping
+                .keys()
+                .map(|k| field("inputMapping", k, true))
                 .collect();
             o.writes = s
                 .output_mapping
                 .keys()
-                .map(|k| {
-                    m.key(&format!("{base}.outputMapping.{k}"))
-                        .unwrap_or(o.decl)
-                })
+                .map(|k| field("outputMapping", k, true))
+                .collect();
+            o.writes_child = s
+                .output_mapping
+                .keys()
+                .map(|k| field("outputMapping", k, false))
                 .collect();
         }
         Node::Action(a) => o.actions = m.list(&format!("{base}.actions"), a.actions.len()),

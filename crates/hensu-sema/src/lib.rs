@@ -17,6 +17,7 @@ pub mod lower;
 pub mod origins;
 pub mod schema;
 pub mod suggest;
+pub mod suppress;
 
 use hensu_diagnostics::FileId;
 use hensu_syntax::ast::SourceFile;

@@ -36,6 +36,12 @@ pub struct Origins {
     /// Set on the origins of a merged extending workflow (docs/language.md, *Workflow
     /// extension*): which file each span is in, and where the inherited parts come from.
     pub derived: Option<Box<crate::extend::Derivation>>,
+    /// Where the workflow was read from: `Json` when [`crate::origins_from_json`] built these
+    /// origins. The project checks read it (their units carry no input kind); the
+    /// single-workflow checks take it as an argument.
+    pub input: crate::check::InputKind,
+    /// The `@Suppress("W…")` annotations of the file, in source order.
+    pub suppressions: Vec<crate::suppress::Suppression>,
 }
 
 /// Which earlier phase reported an error for a file (docs/diagnostics/README.md, *Root cause
@@ -89,8 +95,15 @@ pub struct NodeOrigin {
     pub consensus_props: IndexMap<&'static str, Span>,
     /// Each name string of `writes(…)` (standard, join, sub-workflow), parallel to the IR list.
     pub writes: Vec<Span>,
-    /// Each name of sub-workflow `imports(…)`, parallel to the IR mapping order.
+    /// Each name of sub-workflow `imports(…)`, parallel to the IR mapping order: the parent-side
+    /// name (for JSON, the `inputMapping` value).
     pub imports: Vec<Span>,
+    /// The child-side name of each import when it is written apart from the parent-side one
+    /// (JSON `inputMapping` keys); empty when they are the same (`.hwf`), then `imports`.
+    pub imports_child: Vec<Span>,
+    /// The child-side name of each sub-workflow write when it is written apart (JSON
+    /// `outputMapping` values); empty when the same (`.hwf`), then `writes`.
+    pub writes_child: Vec<Span>,
     /// Each name of join `exports(…)`.
     pub exports: Vec<Span>,
     /// Each fork target string, parallel to `targets`.

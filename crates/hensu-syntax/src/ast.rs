@@ -59,9 +59,26 @@ pub struct Block<'s> {
     pub span: Span,
 }
 
+/// A statement. Its span covers its annotations too, so "inside the statement" includes them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stmt<'s> {
     pub kind: StmtKind<'s>,
+    pub span: Span,
+    /// The annotations written before it (`@Suppress("W0307")`), in order; almost always empty
+    /// (an empty boxed slice does not allocate).
+    pub annotations: Box<[Annotation<'s>]>,
+}
+
+/// `@Name` or `@Name(args)` before a statement, as in Kotlin. The tree keeps any name; only
+/// `@Suppress("W0307", …)` means something (docs/language.md, *Suppressing a warning*), which
+/// the lowering decides.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Annotation<'s> {
+    /// The name after the `@` (its span excludes the `@`).
+    pub name: Ident<'s>,
+    /// `(…)` when written.
+    pub args: Option<Args<'s>>,
+    /// From the `@` to the end of the arguments.
     pub span: Span,
 }
 

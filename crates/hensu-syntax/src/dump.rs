@@ -33,6 +33,14 @@ fn indent(out: &mut String, depth: usize) {
 
 fn stmt(out: &mut String, s: &Stmt<'_>, depth: usize) {
     indent(out, depth);
+    for a in &s.annotations {
+        let _ = write!(out, "(@{}", ident(&a.name));
+        if let Some(a) = &a.args {
+            out.push(' ');
+            args(out, &a.items, depth);
+        }
+        out.push_str(") ");
+    }
     match &s.kind {
         StmtKind::Assign { target, value } => {
             let _ = write!(out, "(= {} ", ident(target));

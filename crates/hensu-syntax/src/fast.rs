@@ -138,12 +138,14 @@ impl<'t, 's> P<'t, 's> {
     fn item(&mut self) -> Option<Stmt<'s>> {
         let start = self.pos;
         match self.peek()? {
+            T::Annotation => self.annotated(Self::item),
             T::KwPackage => {
                 self.pos += 1;
                 let p = self.path()?;
                 Some(Stmt {
                     kind: StmtKind::Package(p),
                     span: self.span_from(start)?,
+                    annotations: Box::default(),
                 })
             }
             T::KwImport => {
@@ -156,6 +158,7 @@ impl<'t, 's> P<'t, 's> {
                 Some(Stmt {
                     kind: StmtKind::Import { path, star },
                     span: self.span_from(start)?,
+                    annotations: Box::default(),
                 })
             }
             T::KwFun => {
@@ -174,6 +177,7 @@ impl<'t, 's> P<'t, 's> {
                 Some(Stmt {
                     kind: StmtKind::Fun { name, body },
                     span: self.span_from(start)?,
+                    annotations: Box::default(),
                 })
             }
             _ => self.stmt(),
@@ -198,6 +202,7 @@ impl<'t, 's> P<'t, 's> {
                 Stmt {
                     kind: StmtKind::Expr(v),
                     span: self.span_from(s0)?,
+                    annotations: Box::default(),
                 }
             } else {
                 self.stmt()?
@@ -256,6 +261,7 @@ impl<'t, 's> P<'t, 's> {
     fn stmt(&mut self) -> Option<Stmt<'s>> {
         let start = self.pos;
         match self.peek()? {
+            T::Annotation => self.annotated(Self::stmt),
             T::KwReturn => {
                 self.pos += 1;
                 let value = if self.starts_expr() {
@@ -266,6 +272,7 @@ impl<'t, 's> P<'t, 's> {
                 Some(Stmt {
                     kind: StmtKind::Return(value),
                     span: self.span_from(start)?,
+                    annotations: Box::default(),
                 })
             }
             T::Ident | T::BacktickIdent if self.peek_at(1) == Some(T::Eq) => {
@@ -275,6 +282,7 @@ impl<'t, 's> P<'t, 's> {
                 Some(Stmt {
                     kind: StmtKind::Assign { target, value },
                     span: self.span_from(start)?,
+                    annotations: Box::default(),
                 })
             }
             _ => {
@@ -282,9 +290,34 @@ impl<'t, 's> P<'t, 's> {
                 Some(Stmt {
                     span: e.span,
                     kind: StmtKind::Expr(e),
+                    annotations: Box::default(),
                 })
             }
         }
+    }
+
+    /// `@Name(args)` annotations (each may be followed by line breaks), then the statement
+    /// `inner` parses; the statement's span grows to cover them.
+    fn annotated(&mut self, inner: fn(&mut Self) -> Option<Stmt<'s>>) -> Option<Stmt<'s>> {
+        let mut annotations = Vec::new();
+        while let Some(&(T::Annotation, at)) = self.toks.get(self.pos) {
+            let start = self.pos;
+            self.pos += 1;
+            let name = crate::parser::annotation_name(self.src, at);
+            let args = if self.peek() == Some(T::LParen) {
+                Some(self.args()?)
+            } else {
+                None
+            };
+            let span = self.span_from(start)?;
+            annotations.push(Annotation { name, args, span });
+            while self.eat(T::Newline).is_some() {}
+        }
+        let mut stmt = inner(self)?;
+        let first = annotations.first()?.span;
+        stmt.span = first.to(stmt.span);
+        stmt.annotations = annotations.into_boxed_slice();
+        Some(stmt)
     }
 
     /// Tokens that can start an expression on the happy path.

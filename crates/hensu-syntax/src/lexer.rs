@@ -120,6 +120,10 @@ pub enum TokenKind {
     Star,
     #[token("->")]
     Arrow,
+    /// `@Name`: a Kotlin annotation before a statement (`@Suppress("W0307")`, docs/language.md,
+    /// *Suppressing a warning*); the span includes the `@`. A lone `@` is an [`TokenKind::Op`].
+    #[regex(r"@[\p{L}_][\p{L}\p{Nd}_]*")]
+    Annotation,
     /// Any other Kotlin operator (`/ % < > ! ? & | @ == != <= >= && || ?: ?. :: += ++ !!` …):
     /// valid Kotlin, never valid in a workflow.
     #[regex(
@@ -185,6 +189,7 @@ impl TokenKind {
             Minus => "`-`",
             Star => "`*`",
             Arrow => "`->`",
+            Annotation => "annotation",
             Op => "operator",
             Newline => "newline",
             LineComment | BlockComment => "comment",

@@ -454,18 +454,22 @@ fn finish(
     resolve_extensions(&mut units);
     for unit in &mut units {
         let mut diags = std::mem::take(&mut unit.pending);
+        // E0211 of the project's commands.yaml (once per project) go straight to `out`.
+        let mut out = Vec::new();
+        let command_ids = lints.command_ids_for(&unit.root, &mut files, &mut out);
         if let Some(wf) = &unit.workflow {
             diags.extend(hensu_sema::check::check_workflow(
                 wf,
                 &unit.origins,
                 unit.input,
             ));
-            diags.extend(check_action_ids(wf, &unit.origins, &unit.root));
+            diags.extend(check_action_ids(wf, &unit.origins, command_ids));
         }
+        // `@Suppress` of this file; check_workflow already applied them to its own findings.
+        let diags = hensu_sema::suppress::apply(&unit.origins.suppressions, unit.file, diags);
         // Every diagnostic already names its file: those of an extending workflow may point into
         // its base, whatever that file's id (so no `in_file` here, which would move a label of
         // file 0).
-        let mut out = Vec::new();
         let levels = lints.levels_for(&unit.root, &mut files, &mut out);
         out.extend(hensu_diagnostics::lints::apply(levels, diags));
         diagnostics.extend(out);
@@ -523,13 +527,43 @@ pub fn resolve_workflow_name(name: &Path, dir: Option<&Path>) -> PathBuf {
 }
 
 /// The `[lints]` tables of the projects seen so far (docs/language.md, *Suppressing a
-/// warning*), read once per project directory.
+/// warning*), and their `commands.yaml` ids, each read once per project directory.
 #[derive(Default)]
 struct ProjectLints {
     by_root: std::collections::BTreeMap<PathBuf, Vec<(&'static str, LintLevel)>>,
+    commands: std::collections::BTreeMap<PathBuf, Option<Vec<String>>>,
 }
 
 impl ProjectLints {
+    /// The command ids of `<root>/commands.yaml` (`None`: no such file, or one that is not a
+    /// commands file — a run reports that). On first use, an E0211 for each command whose
+    /// placeholders cannot be passed safely goes to `out`, pointing into `commands.yaml`: a
+    /// run refuses the whole file, so `check` reports them all before any run does.
+    fn command_ids_for(
+        &mut self,
+        root: &Path,
+        files: &mut Files,
+        out: &mut Vec<Diagnostic>,
+    ) -> Option<&[String]> {
+        self.commands
+            .entry(root.to_path_buf())
+            .or_insert_with(|| {
+                let path = root.join("commands.yaml");
+                let text = std::fs::read_to_string(&path).ok()?;
+                let (ids, unsafe_commands) = hensu_host::audit_commands(&text).ok()?;
+                if !unsafe_commands.is_empty() {
+                    let file = files.add(path.display().to_string(), text.clone());
+                    out.extend(
+                        unsafe_commands
+                            .iter()
+                            .map(|c| unsafe_command(&text, c).in_file(file)),
+                    );
+                }
+                Some(ids)
+            })
+            .as_deref()
+    }
+
     /// The levels of `<root>/hensu.toml`; on first use its W0315 diagnostics go to `out`. A
     /// `hensu.toml` that does not parse is reported by `hensuc run`; it sets no level here.
     fn levels_for(
@@ -568,17 +602,58 @@ impl ProjectLints {
     }
 }
 
-/// E0210: `execute`/`send` ids against the project's `commands.yaml` and the host's handlers.
-/// Without a `commands.yaml`, or with one that does not parse (reported when a run loads it),
-/// command ids are not checked here.
-fn check_action_ids(wf: &Workflow, origins: &Origins, root: &Path) -> Vec<Diagnostic> {
-    let commands = root
-        .join("commands.yaml")
-        .is_file()
-        .then(|| hensu_host::CommandRegistry::load(root).ok())
-        .flatten();
+/// E0211: a command of `commands.yaml` with a placeholder where no value can be passed safely
+/// (docs/security.md, *Action commands*), at the placeholder when the command is written
+/// verbatim in the YAML, else at its id.
+fn unsafe_command(text: &str, c: &hensu_host::UnsafeCommand) -> Diagnostic {
+    // The key: the id after indentation or a quote, then `:` (after a closing quote, if any).
+    let key_at = text
+        .match_indices(c.id.as_str())
+        .map(|(at, _)| at)
+        .find(|&at| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + c.id.len()..].trim_start_matches(['"', '\'']);
+            before.is_none_or(|b| matches!(b, ' ' | '\t' | '\n' | '"' | '\''))
+                && after.starts_with(':')
+        });
+    let key_span = key_at.map(|at| Span::from_range(at..at + c.id.len()));
+    let at_placeholder = key_at
+        .and_then(|at| text[at..].find(c.command.as_str()).map(|p| at + p))
+        .map(|command_at| {
+            let offset = c.error.offset.min(c.command.len());
+            let rest = c.command.get(offset..).unwrap_or("");
+            let len = match rest.find('}') {
+                Some(end) if rest.starts_with('{') => end + 1,
+                _ => rest.chars().next().map_or(0, char::len_utf8),
+            };
+            Span::from_range(command_at + offset..command_at + offset + len)
+        });
+    let span = at_placeholder.or(key_span).unwrap_or_default();
+    let mut d = Diagnostic::new(
+        codes::E0211,
+        format!("command `{}` cannot receive a value safely", c.id),
+        span,
+        c.error.message.clone(),
+    )
+    .with_note("a run refuses the whole commands.yaml while one command is unsafe")
+    .with_help("pass the value as a separate word: `printf '%s' {name}`, or inside \"…\" or '…'");
+    if let (Some(k), Some(_)) = (key_span, at_placeholder) {
+        d = d.with_label(k, "in this command");
+    }
+    d
+}
+
+/// E0210: `execute`/`send` ids against the project's `commands.yaml` (`command_ids`) and the
+/// host's handlers. Without a `commands.yaml`, or with one that is not a commands file
+/// (reported when a run loads it), command ids are not checked here.
+fn check_action_ids(
+    wf: &Workflow,
+    origins: &Origins,
+    command_ids: Option<&[String]>,
+) -> Vec<Diagnostic> {
     let handlers = hensu_host::action_handlers(None);
-    let command_ids = commands.as_ref().map(|c| c.ids()).unwrap_or_default();
+    let command_ids: Option<Vec<&str>> =
+        command_ids.map(|ids| ids.iter().map(String::as_str).collect());
     let mut handler_ids = handlers.ids();
     // `send("mcp", …)` is served by the MCP servers of hensu.toml (docs/mcp.md).
     handler_ids.push("mcp");
@@ -586,7 +661,7 @@ fn check_action_ids(wf: &Workflow, origins: &Origins, root: &Path) -> Vec<Diagno
         wf,
         origins,
         hensu_sema::check::KnownActions {
-            commands: commands.is_some().then_some(command_ids.as_slice()),
+            commands: command_ids.as_deref(),
             handlers: &handler_ids,
         },
     )

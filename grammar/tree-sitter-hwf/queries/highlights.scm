@@ -62,6 +62,10 @@
 (function_declaration
   name: (identifier) @function)
 
+; `@Suppress("W0307")` before a statement
+(annotation
+  name: (annotation_name) @attribute)
+
 ; ---------------------------------------------------------------- calls
 
 ; node kinds: node("id") { … }, end("id", ExitStatus.X)

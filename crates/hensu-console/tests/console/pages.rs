@@ -57,7 +57,10 @@ async fn executions_list_filters_and_pages() {
     let (code, html) = me.get(&s, "/console/executions").await;
     assert_eq!(code, 200);
     assert!(
-        html.contains(&format!("<span data-run-count>{}</span> executions", page_size + 4)),
+        html.contains(&format!(
+            "<span data-run-count>{}</span> executions",
+            page_size + 4
+        )),
         "count caption"
     );
     assert_eq!(

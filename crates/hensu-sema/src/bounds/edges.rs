@@ -6,8 +6,10 @@ use hensu_ir::{Node, RuleKind, ScoreCondition, TransitionRule, Workflow};
 
 use super::BoundsOptions;
 
-/// Re-runs of a node whose rubric fails with a score in 60..80 (the runtime's
-/// `rubric_backtrack:<node>` counter; docs/language.md, *Rubric evaluation*: "at most 3 times").
+/// Automatic back-tracks of a rubric node per visit when it has no bounded rule: the runtime's
+/// default `rubric_backtrack_limit` (docs/language.md, *Rubric evaluation*). A node with a
+/// bounded rule gets that rule's budget instead ([`rubric_backtrack_limit`]); the bound uses
+/// [`BoundsOptions::auto_backtrack_cap`], whose default this is.
 pub const RUBRIC_RERUN_LIMIT: u64 = 3;
 
 /// A budgeted edge: `owner` may send the flow to `target` at most `budget` times before its
@@ -48,7 +50,7 @@ impl Edges {
                 .map(|n| matches!(n, Node::Join(_)))
                 .collect(),
         };
-        let rubric_targets: Vec<usize> = workflow
+        let mut rubric_targets: Vec<usize> = workflow
             .nodes
             .values()
             .enumerate()
@@ -56,6 +58,8 @@ impl Edges {
             .map(|(i, _)| i)
             .chain(edges.start)
             .collect();
+        rubric_targets.sort_unstable();
+        rubric_targets.dedup();
         for (i, node) in workflow.nodes.values().enumerate() {
             for rule in node.transition_rules() {
                 edges.add_rule(i, rule, &index);
@@ -63,23 +67,19 @@ impl Edges {
             if let Node::Fork(fork) = node {
                 edges.spawn[i].extend(fork.targets.iter().filter_map(|t| index(t)));
             }
-            if node.rubric().is_some() && !score_rules_cover_every_score(node) {
-                // 60 ≤ score < 80: the node re-runs itself, at most RUBRIC_RERUN_LIMIT times.
-                edges.budgeted.push(BudgetedEdge {
-                    owner: i,
-                    target: i,
-                    budget: RUBRIC_RERUN_LIMIT,
-                });
-                // Below 60 / below 30: back to an earlier node with a rubric, or the start. Which
-                // one depends on the run's history, so every candidate gets the cap (loose).
-                for &t in &rubric_targets {
-                    if t != i {
-                        edges.budgeted.push(BudgetedEdge {
-                            owner: i,
-                            target: t,
-                            budget: options.auto_backtrack_cap,
-                        });
-                    }
+            let limit = rubric_backtrack_limit(node, options.auto_backtrack_cap);
+            if node.rubric().is_some() && limit > 0 && !score_rules_cover_every_score(node) {
+                // One counter per visit limits every automatic back-track of the node: re-runs
+                // (60 ≤ score < 80) and back-tracks to an earlier node with a rubric or the
+                // start (below 60 / 30; which one depends on the run's history). Each
+                // candidate edge gets the whole limit (loose, never below the truth).
+                let others = rubric_targets.iter().copied().filter(|&t| t != i);
+                for t in std::iter::once(i).chain(others) {
+                    edges.budgeted.push(BudgetedEdge {
+                        owner: i,
+                        target: t,
+                        budget: limit,
+                    });
                 }
             }
         }
@@ -131,6 +131,20 @@ impl Edges {
     pub fn successors(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
         self.forward[i].iter().chain(&self.spawn[i]).copied()
     }
+}
+
+/// How many automatic rubric back-tracks the runtime allows a node per visit: the budget of its
+/// first bounded rule (`revise … retry N`, `onFailure retry N`) when it has one, else `default`
+/// (the run's `rubric_backtrack_limit`). The runtime's rule, in `hensu-runtime`'s rubric
+/// post-processor.
+pub fn rubric_backtrack_limit(node: &Node, default: u64) -> u64 {
+    node.transition_rules()
+        .iter()
+        .find_map(|r| match r {
+            TransitionRule::Bounded { budget, .. } => Some(u64::try_from(*budget).unwrap_or(0)),
+            _ => None,
+        })
+        .unwrap_or(default)
 }
 
 /// Whether the node's `onScore` arms match every score: then a failed rubric never

@@ -15,6 +15,7 @@ pub mod graph;
 pub mod intervals;
 
 mod actions;
+mod consumed;
 mod coverage;
 mod dataflow;
 mod flow;
@@ -68,10 +69,15 @@ pub fn check_workflow(wf: &Workflow, origins: &Origins, input: InputKind) -> Vec
     flow::check(&mut cx, &graph);
     coverage::check(&mut cx);
     dataflow::check(&mut cx, &graph);
-    let mut diagnostics: Vec<Diagnostic> = crate::cascade::settle_checks(origins, cx.diagnostics)
-        .into_iter()
-        .map(|d| origins.place(d))
-        .collect();
+    consumed::check(&mut cx, &graph);
+    let diagnostics = crate::cascade::settle_checks(origins, cx.diagnostics);
+    // Suppressions are matched in the workflow's own span space (a merged extending workflow's
+    // base spans included), before the diagnostics are placed into their real files.
+    let mut diagnostics: Vec<Diagnostic> =
+        crate::suppress::apply(&origins.suppressions, origins.file, diagnostics)
+            .into_iter()
+            .map(|d| origins.place(d))
+            .collect();
     hensu_diagnostics::sort_diagnostics(&mut diagnostics);
     diagnostics
 }

@@ -10,10 +10,10 @@ use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 
-use super::ProjectUnit;
 use super::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::graph::render_cycle_path;
-use crate::origins::Origins;
+use super::{InputKind, ProjectUnit};
+use crate::origins::{NodeOrigin, Origins};
 use crate::suggest::help_and_fix;
 
 /// At most this many "the cycle continues here" labels per E0502.
@@ -213,20 +213,36 @@ fn child_schema(
     let child_id = &child.workflow.id;
     let names = || schema.variables.iter().map(|v| v.name.as_str());
     // Child-side names: imports are `input_mapping` keys, writes are `output_mapping` values.
+    let json = unit.origins.input == InputKind::Json;
+    // In a `.json` workflow (which upstream runs) a child name the child does not declare is
+    // W0321, else E0503.
+    let undeclared = |message: String, span: Span, label: String| {
+        let d = if json {
+            Diagnostic::new(codes::W0321, message, span, label).with_note(
+                "the upstream engine accepts this in a JSON workflow; a `.hwf` source is rejected (E0503)",
+            )
+        } else {
+            Diagnostic::new(codes::E0503, message, span, label)
+        };
+        d.in_file(unit.file)
+    };
+    // The child-side span of entry `i`: its own list when the name is written apart (JSON).
+    let child_span =
+        |own: fn(&NodeOrigin) -> &Vec<Span>, shared: fn(&NodeOrigin) -> &Vec<Span>, i| {
+            node_origin
+                .and_then(|o| own(o).get(i).or_else(|| shared(o).get(i)).copied())
+                .unwrap_or(fallback)
+        };
     for (i, child_name) in s.input_mapping.keys().enumerate() {
         if schema.variable(child_name).is_some() || hensu_ir::is_engine_variable(child_name) {
             continue;
         }
-        let span = node_origin
-            .and_then(|o| o.imports.get(i).copied())
-            .unwrap_or(fallback);
-        let mut d = Diagnostic::new(
-            codes::E0503,
+        let span = child_span(|o| &o.imports_child, |o| &o.imports, i);
+        let mut d = undeclared(
             format!("sub-workflow `{child_id}` does not declare imported variable `{child_name}`"),
             span,
             format!("`{child_id}` has no variable with this name"),
         )
-        .in_file(unit.file)
         .with_label_in(child.file, child_state, "the child's state schema");
         let suggested;
         (d, suggested) = help_and_fix(d, child_name, span, names());
@@ -242,19 +258,15 @@ fn child_schema(
         if hensu_ir::is_engine_variable(child_name) {
             continue;
         }
-        let span = node_origin
-            .and_then(|o| o.writes.get(i).copied())
-            .unwrap_or(fallback);
+        let span = child_span(|o| &o.writes_child, |o| &o.writes, i);
         if schema.variable(child_name).is_none() {
-            let mut d = Diagnostic::new(
-                codes::E0503,
+            let mut d = undeclared(
                 format!(
                     "sub-workflow `{child_id}` does not declare written variable `{child_name}`"
                 ),
                 span,
                 format!("`{child_id}` has no variable with this name"),
             )
-            .in_file(unit.file)
             .with_label_in(child.file, child_state, "the child's state schema");
             (d, _) = help_and_fix(d, child_name, span, names());
             out.push(d);

@@ -179,7 +179,11 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                         engine_variable(cx, name, span, "join writes", None);
                     } else if let (Some(schema), Some(false)) = (schema, declared) {
                         let span = cx.list_span(id, |o| &o.writes, i);
-                        undeclared_write(cx, schema, name, span);
+                        if cx.input == InputKind::Json {
+                            undeclared_join_write_json(cx, schema, id, name, span);
+                        } else {
+                            undeclared_write(cx, schema, name, span);
+                        }
                     }
                 }
                 for name in &j.exports {
@@ -323,6 +327,32 @@ fn undeclared_write(cx: &mut Ctx<'_>, schema: &Schema<'_>, name: &str, span: Spa
         d = d.with_help(format!(
             "declare it in `state {{ }}`: `variable(\"{name}\", VarType.STRING)`"
         ));
+    }
+    cx.emit(d);
+}
+
+/// W0319: in a `.json` workflow, a join's `writes` entry the schema does not declare. Upstream
+/// validates the writes of standard nodes only and runs such a file, so it loads with a
+/// warning; in `.hwf`/`.kt` it is E0402.
+fn undeclared_join_write_json(
+    cx: &mut Ctx<'_>,
+    schema: &Schema<'_>,
+    id: &str,
+    name: &str,
+    span: Span,
+) {
+    let d = Diagnostic::new(
+        codes::W0319,
+        format!("join `{id}` writes `{name}`, which the state schema does not declare"),
+        span,
+        "not declared in `stateSchema`",
+    )
+    .with_note(
+        "the upstream engine accepts this in a JSON workflow; a `.hwf` source is rejected (E0402)",
+    );
+    let (mut d, suggested) = help_and_fix(d, name, span, schema.names());
+    if !suggested {
+        d = d.with_help(format!("declare `{name}` in `stateSchema.variables`"));
     }
     cx.emit(d);
 }
@@ -614,18 +644,38 @@ fn sub_workflow(
     }
 }
 
+/// E0406 (W0320 in a `.json` workflow, which upstream runs) for a parent-side mapping name the
+/// state schema does not declare.
 fn not_in_parent(cx: &mut Ctx<'_>, schema: &Schema<'_>, name: &str, span: Span, what: &str) {
-    let d = Diagnostic::new(
-        codes::E0406,
-        format!("sub-workflow {what} `{name}`, which the state schema does not declare"),
-        span,
-        "not declared in `state { }`",
-    );
+    let json = cx.input == InputKind::Json;
+    let d = if json {
+        let field = if what == "imports" {
+            "inputMapping"
+        } else {
+            "outputMapping"
+        };
+        Diagnostic::new(
+            codes::W0320,
+            format!("sub-workflow `{field}` names parent variable `{name}`, which the state schema does not declare"),
+            span,
+            "not declared in `stateSchema`",
+        )
+        .with_note("the upstream engine accepts this in a JSON workflow; a `.hwf` source is rejected (E0406)")
+    } else {
+        Diagnostic::new(
+            codes::E0406,
+            format!("sub-workflow {what} `{name}`, which the state schema does not declare"),
+            span,
+            "not declared in `state { }`",
+        )
+    };
     let (mut d, suggested) = help_and_fix(d, name, span, schema.names());
     if !suggested {
-        d = d.with_help(format!(
-            "declare it in `state {{ }}`: `variable(\"{name}\", VarType.STRING)`"
-        ));
+        d = d.with_help(if json {
+            format!("declare `{name}` in `stateSchema.variables`")
+        } else {
+            format!("declare it in `state {{ }}`: `variable(\"{name}\", VarType.STRING)`")
+        });
     }
     cx.emit(d);
 }

@@ -104,6 +104,9 @@ pub(super) fn merge(
     o.state = own_o.state.or(o.state);
     o.damage = o.damage.max(own_o.damage);
     o.error_spans.extend(own_o.error_spans.iter().copied());
+    o.input = own_o.input;
+    // The base's annotations were shifted with its spans; the derived file's keep theirs.
+    o.suppressions.extend(own_o.suppressions.iter().cloned());
 
     // Appended state variables.
     if let Some(own_state) = &own.state_schema {

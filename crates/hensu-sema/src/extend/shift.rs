@@ -42,7 +42,12 @@ pub(super) fn shift_origins(o: &mut Origins, by: u32) {
         damage: _,
         error_spans,
         derived: _,
+        input: _,
+        suppressions,
     } = o;
+    for sup in suppressions.iter_mut() {
+        s(&mut sup.scope, by);
+    }
     s(fallback, by);
     opt(workflow, by);
     opt(version, by);
@@ -88,6 +93,8 @@ fn shift_node(n: &mut NodeOrigin, by: u32) {
         consensus_props,
         writes,
         imports,
+        imports_child,
+        writes_child,
         exports,
         targets,
         awaits,
@@ -105,7 +112,15 @@ fn shift_node(n: &mut NodeOrigin, by: u32) {
     opt(consensus, by);
     all(consensus_props.values_mut(), by);
     for list in [
-        writes, imports, exports, targets, awaits, actions, action_ids,
+        writes,
+        imports,
+        imports_child,
+        writes_child,
+        exports,
+        targets,
+        awaits,
+        actions,
+        action_ids,
     ] {
         all(list.iter_mut(), by);
     }

@@ -23,6 +23,7 @@ use crate::files::FileProvider;
 use crate::origins::Origins;
 use crate::schema::{self, BlockKind, StatementKind, StatementSpec};
 use crate::suggest::{did_you_mean, replace_with};
+use crate::suppress::Suppression;
 
 /// The result of [`crate::lower()`].
 #[derive(Clone, Debug, Default)]
@@ -377,21 +378,25 @@ pub(crate) type Detached<'s> = Vec<(Span, Vec<Stmt<'s>>)>;
 
 /// Lowers a parsed file.
 pub fn lower(file: &SourceFile<'_>, file_id: FileId, files: &dyn FileProvider) -> Lowered {
-    lower_with(file, &mut Vec::new(), file_id, files)
+    let annotations = crate::suppress::collect(file);
+    lower_with(file, &mut Vec::new(), annotations, file_id, files)
 }
 
 /// Lowers a parsed file it owns: the same result as [`lower`], but the statements of each
 /// `graph { }` block are freed one by one as they are lowered, so the tree (the bulk of it is
 /// the graph) does not stay alive beside the whole IR.
 pub fn lower_owned(mut file: SourceFile<'_>, file_id: FileId, files: &dyn FileProvider) -> Lowered {
+    // Before the graphs are detached: annotations may sit on nodes.
+    let annotations = crate::suppress::collect(&file);
     let mut detached = Vec::new();
     detach_graphs(&mut file, &mut detached);
-    lower_with(&file, &mut detached, file_id, files)
+    lower_with(&file, &mut detached, annotations, file_id, files)
 }
 
 fn lower_with<'s>(
     file: &SourceFile<'s>,
     detached: &mut Detached<'s>,
+    (suppressions, mut annotation_diags): (Vec<Suppression>, Vec<Diagnostic>),
     file_id: FileId,
     files: &dyn FileProvider,
 ) -> Lowered {
@@ -399,12 +404,15 @@ fn lower_with<'s>(
     l.origins.fallback = file.span;
     let workflow = l.file(file, detached);
     let Lowerer {
-        diags,
-        origins,
+        mut diags,
+        mut origins,
         extension,
         ..
     } = l;
+    diags.append(&mut annotation_diags);
     let diagnostics = diags.into_iter().map(|d| d.in_file(file_id)).collect();
+    let diagnostics = crate::suppress::apply(&suppressions, file_id, diagnostics);
+    origins.suppressions = suppressions;
     let extension = (extension.base.is_some() || !extension.routes.is_empty()).then_some(extension);
     Lowered {
         workflow,

@@ -447,3 +447,43 @@ fun wf() = workflow("loop") {
     );
     assert_eq!(b.agent_calls["a"].calls, Count::Unbounded);
 }
+
+/// The rubric engine's own back-edge is limited like the runtime limits it: by the node's
+/// bounded rule when it has one (here `onFailure retry 5`: 5 automatic re-runs per visit, not
+/// the default 3), else by the run's limit; `retry 0` turns it off. draft = 1 + 5 (its
+/// failure retries) + 5 (rubric re-runs), the start itself being the only earlier target.
+#[test]
+fn rubric_backtracks_use_the_nodes_own_budget() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let source = |retry: u32| {
+        format!(
+            r#"workflow("rubric-budget") {{
+    agents {{ agent("writer") {{ role = "Writer"; model = "stub" }} }}
+    graph {{
+        start at "draft"
+        node("draft") {{
+            agent = "writer"
+            prompt = "Write"
+            rubric = "content-quality.md"
+            onSuccess goto "done"
+            onFailure retry {retry} otherwise "done"
+        }}
+        end("done")
+    }}
+}}
+"#
+        )
+    };
+    let per_node = |retry: u32| {
+        let lowered = hensu_sema::lower_source(
+            &source(retry),
+            hensu_diagnostics::FileId::default(),
+            &ExampleFiles(root.clone()),
+        );
+        let wf = lowered.workflow.expect("lowers");
+        let b = bounds::analyze(&wf, &|_| None, &BoundsOptions::default());
+        b.per_node["draft"]
+    };
+    assert_eq!(per_node(5), Count::Finite(1 + 5 + 5));
+    assert_eq!(per_node(0), Count::Finite(1));
+}

@@ -361,3 +361,60 @@ fn offered_tools_fixture() {
         ));
     });
 }
+
+/// Upstream artifacts (docs/language.md, *JSON workflows*): each case directory holds `.json`
+/// workflows read with the real JSON origins, checked alone and as a project; what upstream's
+/// engine runs gets only warnings (W0319–W0321) and no error.
+#[test]
+fn json_upstream_fixtures() {
+    insta::glob!(
+        "../fixtures/sema/check/json-upstream",
+        "*/main.json",
+        |main| {
+            let dir = main.parent().expect("case directory");
+            let case = file_name(dir).to_string();
+            let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+                .expect("case directory")
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("json"))
+                .collect();
+            paths.sort();
+            let mut files = Files::new();
+            let mut sources = Vec::new();
+            let mut units = Vec::new();
+            let mut diags = Vec::new();
+            for path in &paths {
+                let text = std::fs::read_to_string(path).expect("fixture");
+                let name = format!("{case}/{}", file_name(path));
+                let id = files.add(name.clone(), text.clone());
+                let (wf, map) = hensu_ir::from_json_with_spans(&text).expect("valid workflow JSON");
+                let origins = hensu_sema::origins_from_json(&wf, &map, id);
+                diags.extend(check_workflow(&wf, &origins, InputKind::Json));
+                sources.push((name, text));
+                units.push((id, wf, origins));
+            }
+            let project: Vec<ProjectUnit<'_>> = units
+                .iter()
+                .map(|(file, workflow, origins)| ProjectUnit {
+                    file: *file,
+                    workflow,
+                    origins,
+                })
+                .collect();
+            diags.extend(check_project(&project));
+            hensu_diagnostics::sort_diagnostics(&mut diags);
+            let code = fixture_code(&case);
+            assert!(
+                diags.iter().any(|d| d.code == code),
+                "{case} should report {code}:\n{}",
+                render_human(&files, &diags, false)
+            );
+            assert!(
+                diags.iter().all(|d| !d.is_error()),
+                "{case}: upstream runs it, so no error:\n{}",
+                render_human(&files, &diags, false)
+            );
+            insta::assert_snapshot!(snapshot_text(&sources, &files, &diags));
+        }
+    );
+}

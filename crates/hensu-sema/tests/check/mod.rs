@@ -10,3 +10,4 @@ mod robust;
 mod rules;
 mod state;
 mod support;
+mod suppress;

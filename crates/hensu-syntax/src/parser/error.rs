@@ -181,7 +181,7 @@ impl<'t> LabelError<'t, In<'t>, Lbl> for PErr {
     }
 }
 
-const ALL_KINDS: [TokenKind; 50] = {
+const ALL_KINDS: [TokenKind; 51] = {
     use TokenKind::*;
     [
         Ident,
@@ -228,6 +228,7 @@ const ALL_KINDS: [TokenKind; 50] = {
         Minus,
         Star,
         Arrow,
+        Annotation,
         Op,
         Newline,
         LineComment,

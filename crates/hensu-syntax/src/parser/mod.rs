@@ -102,6 +102,25 @@ pub(crate) fn add<'s>(lhs: Expr<'s>, rhs: Expr<'s>) -> Expr<'s> {
     }
 }
 
+/// The name of an annotation token `@Name` (the `@` is one byte).
+pub(crate) fn annotation_name(src: &str, at: CSpan) -> Ident<'_> {
+    let name = CSpan::from((at.start + 1).min(at.end)..at.end);
+    Ident {
+        name: text(src, name),
+        span: sp(name),
+        backticked: false,
+    }
+}
+
+/// Moves annotations onto the statement they precede; the statement's span grows to cover them.
+fn annotate<'s>((annotations, mut stmt): (Vec<Annotation<'s>>, Stmt<'s>)) -> Stmt<'s> {
+    if let Some(first) = annotations.first() {
+        stmt.span = first.span.to(stmt.span);
+        stmt.annotations = annotations.into_boxed_slice();
+    }
+    stmt
+}
+
 pub(crate) enum Suffix<'s> {
     Member(Ident<'s>, Option<Args<'s>>, CSpan),
     Args(Args<'s>),
@@ -226,8 +245,14 @@ pub(crate) fn file_parser<'t, 's: 't>(
     // strong clones would leak it through an `Rc` cycle).
     let expr = recursive(|expr_p| {
         let expr_p = expr_p.boxed();
-        let (_, _, block_p) =
-            statements(expr_p.clone(), sep.clone(), ident.clone(), kotlin_kw.clone(), skip_stmt.clone());
+        let (_, _, block_p, _) = statements(
+            src,
+            expr_p.clone(),
+            sep.clone(),
+            ident.clone(),
+            kotlin_kw.clone(),
+            skip_stmt.clone(),
+        );
         let arg = ident
             .clone()
             .then_ignore(just(T::Eq))
@@ -389,7 +414,8 @@ pub(crate) fn file_parser<'t, 's: 't>(
     })
     .boxed();
     let expr_p = expr.clone();
-    let (stmt_end, stmt_line, _) = statements(
+    let (stmt_end, stmt_line, _, annotations) = statements(
+        src,
         expr.clone(),
         sep.clone(),
         ident.clone(),
@@ -415,6 +441,7 @@ pub(crate) fn file_parser<'t, 's: 't>(
         .map_with(|p, e| Stmt {
             kind: StmtKind::Package(p),
             span: sp(e.span()),
+            annotations: Box::default(),
         })
         .labelled(Lbl::Package)
         .as_context();
@@ -427,6 +454,7 @@ pub(crate) fn file_parser<'t, 's: 't>(
                 star: star.is_some(),
             },
             span: sp(e.span()),
+            annotations: Box::default(),
         })
         .labelled(Lbl::Import)
         .as_context();
@@ -441,6 +469,7 @@ pub(crate) fn file_parser<'t, 's: 't>(
         .map_with(|v, e| Stmt {
             kind: StmtKind::Expr(v),
             span: sp(e.span()),
+            annotations: Box::default(),
         });
     let fun_stmt_line = fun_val
         .then_ignore(stmt_end.clone())
@@ -448,6 +477,7 @@ pub(crate) fn file_parser<'t, 's: 't>(
         .recover_with(via_parser(skip_stmt.clone().map_with(|_, e| Stmt {
             kind: StmtKind::Error,
             span: sp(e.span()),
+            annotations: Box::default(),
         })));
     let fun_block = just(T::LBrace)
         .ignore_then(sep.clone().or_not())
@@ -490,15 +520,19 @@ pub(crate) fn file_parser<'t, 's: 't>(
         .map_with(|(name, body), e| Stmt {
             kind: StmtKind::Fun { name, body },
             span: sp(e.span()),
+            annotations: Box::default(),
         })
         .labelled(Lbl::FunDecl);
 
-    let item_line = choice((package, import, fun))
+    let item_line = annotations
+        .then(choice((package, import, fun)))
+        .map(annotate)
         .then_ignore(stmt_end)
         .or(stmt_line)
         .recover_with(via_parser(skip_stmt.map_with(|_, e| Stmt {
             kind: StmtKind::Error,
             span: sp(e.span()),
+            annotations: Box::default(),
         })));
 
     sep.or_not()
@@ -513,53 +547,118 @@ pub(crate) fn file_parser<'t, 's: 't>(
 
 type Bx<'t, O> = chumsky::Boxed<'t, 't, In<'t>, O, Ex>;
 
-/// Statements and blocks over a given expression parser: `(stmt_end, stmt_line, block)`.
+/// Statements and blocks over a given expression parser: `(stmt_end, stmt_line, block,
+/// annotations)`.
+#[allow(clippy::type_complexity)] // the four parsers of one grammar layer, named at the call
 fn statements<'t, 's: 't>(
+    src: &'s str,
     expr_p: Bx<'t, Expr<'s>>,
     sep: Bx<'t, ()>,
     ident: Bx<'t, Ident<'s>>,
     kotlin_kw: Bx<'t, Expr<'s>>,
     skip_stmt: Bx<'t, ()>,
-) -> (Bx<'t, ()>, Bx<'t, Stmt<'s>>, Bx<'t, Block<'s>>) {
+) -> (
+    Bx<'t, ()>,
+    Bx<'t, Stmt<'s>>,
+    Bx<'t, Block<'s>>,
+    Bx<'t, Vec<Annotation<'s>>>,
+) {
     use TokenKind as T;
     // ---- statements and blocks ---------------------------------------------------------------
+
+    // `@Suppress("W0307")` before a statement, each optionally followed by line breaks.
+    let annotation_args = ident
+        .clone()
+        .then_ignore(just(T::Eq))
+        .or_not()
+        .then(expr_p.clone())
+        .map(|(name, value)| Arg { name, value })
+        .separated_by(just(T::Comma))
+        .allow_trailing()
+        .collect::<Vec<_>>()
+        .delimited_by(just(T::LParen), just(T::RParen))
+        .map_with(|items: Vec<_>, e| Args {
+            items: items.into_boxed_slice(),
+            span: sp(e.span()),
+        })
+        .labelled(Lbl::CallArgs);
+    let annotation = select! { T::Annotation = e => e.span() }
+        .then(annotation_args.or_not())
+        .map_with(move |(at, args), e| Annotation {
+            name: annotation_name(src, at),
+            args,
+            span: sp(e.span()),
+        })
+        .then_ignore(just(T::Newline).repeated())
+        .boxed();
+    let annotations = annotation.clone().repeated().collect::<Vec<_>>().boxed();
+    // Annotations with nothing after them in their block: one specific error, not "expected
+    // an expression".
+    let dangling = annotation
+        .repeated()
+        .at_least(1)
+        .then_ignore(just(T::RBrace).rewind())
+        .validate(|_, e, emitter| {
+            let span: CSpan = e.span();
+            emitter.emit(PErr::custom(
+                span,
+                codes::E0010,
+                "an annotation must be followed by a statement",
+                "annotates nothing",
+                "put it on the line before the statement it applies to, such as a `node(…)`",
+            ));
+            Stmt {
+                kind: StmtKind::Error,
+                span: sp(span),
+                annotations: Box::default(),
+            }
+        });
 
     let stmt_end = choice((sep.clone(), just(T::RBrace).rewind().ignored(), end()))
         .labelled(Lbl::StatementEnd)
         .boxed();
 
-    let stmt = choice((
-        kotlin_kw.clone().map(|e| Stmt {
-            span: e.span,
-            kind: StmtKind::Error,
-        }),
-        just(T::KwReturn)
-            .ignore_then(expr_p.clone().or_not())
-            .map_with(|v, e| Stmt {
-                kind: StmtKind::Return(v),
-                span: sp(e.span()),
+    let stmt = annotations
+        .clone()
+        .then(choice((
+            kotlin_kw.clone().map(|e| Stmt {
+                span: e.span,
+                kind: StmtKind::Error,
+                annotations: Box::default(),
             }),
-        ident
-            .clone()
-            .then_ignore(just(T::Eq))
-            .then(expr_p.clone())
-            .map_with(|(target, value), e| Stmt {
-                kind: StmtKind::Assign { target, value },
-                span: sp(e.span()),
+            just(T::KwReturn)
+                .ignore_then(expr_p.clone().or_not())
+                .map_with(|v, e| Stmt {
+                    kind: StmtKind::Return(v),
+                    span: sp(e.span()),
+                    annotations: Box::default(),
+                }),
+            ident
+                .clone()
+                .then_ignore(just(T::Eq))
+                .then(expr_p.clone())
+                .map_with(|(target, value), e| Stmt {
+                    kind: StmtKind::Assign { target, value },
+                    span: sp(e.span()),
+                    annotations: Box::default(),
+                }),
+            expr_p.clone().map(|e| Stmt {
+                span: e.span,
+                kind: StmtKind::Expr(e),
+                annotations: Box::default(),
             }),
-        expr_p.clone().map(|e| Stmt {
-            span: e.span,
-            kind: StmtKind::Expr(e),
-        }),
-    ))
-    .boxed();
+        )))
+        .map(annotate)
+        .boxed();
 
     let stmt_line = stmt
         .clone()
         .then_ignore(stmt_end.clone())
+        .or(dangling)
         .recover_with(via_parser(skip_stmt.clone().map_with(|_, e| Stmt {
             kind: StmtKind::Error,
             span: sp(e.span()),
+            annotations: Box::default(),
         })))
         .boxed();
 
@@ -591,7 +690,7 @@ fn statements<'t, 's: 't>(
         })
         .labelled(Lbl::Block)
         .boxed();
-    (stmt_end, stmt_line, block)
+    (stmt_end, stmt_line, block, annotations)
 }
 
 pub(crate) fn apply_suffix<'s>(

@@ -55,6 +55,8 @@ const VOCAB: &[&str] = &[
     "/* open",
     "#",
     "@",
+    "@Suppress",
+    "@Suppress(\"W0307\")",
     "?",
     "import",
     "package",
@@ -345,6 +347,15 @@ fn gen_program(seed: u64) -> String {
             e
         }
         fn stmt(&mut self, depth: usize) -> String {
+            let annotations = match self.n(8) {
+                0 => "@Suppress(\"W0307\") ",
+                1 => "@Suppress(\"W0307\", \"W0303\")\n",
+                2 => "@Suppress\n@Foo(x = 1) ",
+                _ => "",
+            };
+            annotations.to_string() + &self.stmt_body(depth)
+        }
+        fn stmt_body(&mut self, depth: usize) -> String {
             match self.n(if depth > 3 { 3 } else { 5 }) {
                 0 => format!("p = {}", self.expr(depth)),
                 1 => self.expr(depth),
@@ -372,7 +383,8 @@ fn gen_program(seed: u64) -> String {
         "workflow(\"x\")",
         "fun w() {\n return workflow(\"x\")",
     ]);
-    let mut src = format!("{head}{}", g.block(0));
+    let annotation = g.pick(&["", "", "@Suppress(\"W0308\")\n", "@Suppress(\"W0308\") "]);
+    let mut src = format!("{annotation}{head}{}", g.block(0));
     if head.starts_with("fun w() {") {
         src.push_str("\n}");
     }

@@ -213,6 +213,24 @@ fn unknown_command_and_handler_ids_are_checked() {
     );
 }
 
+/// commands.yaml: every command whose placeholder cannot receive a value safely is E0211 in
+/// commands.yaml (a run would refuse the file before starting); the safe one still counts as
+/// a known id.
+#[test]
+fn unsafe_command_placements_are_reported_by_check() {
+    let dir = "tests/fixtures/cli/unsafe-commands";
+    let human = run_hensuc(&["check", "-d", dir]);
+    assert_eq!(human.status.code(), Some(1));
+    assert!(!stderr(&human).contains("E0210"), "{}", stderr(&human));
+    let json = run_hensuc(&["check", "-d", dir, "--format", "json"]);
+    insta::assert_snapshot!(format!(
+        "===== commands.yaml\n{}----- human\n{}----- json\n{}",
+        std::fs::read_to_string(repo().join(dir).join("commands.yaml")).unwrap(),
+        stderr(&human),
+        stdout(&json)
+    ));
+}
+
 /// The `[lints]` table of hensu.toml: an allowed warning disappears, a denied one fails the
 /// check, and every entry naming no warning code or no level is W0315 in hensu.toml.
 #[test]
