@@ -36,6 +36,7 @@ fn state() -> RunState {
             error: None,
             at_ms: i,
             rubric: None,
+            compensates: None,
         });
     }
     s

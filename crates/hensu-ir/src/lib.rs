@@ -21,12 +21,13 @@ pub use graph::{
     UnresolvedEdge, topology_json, workflow_topology_json,
 };
 pub use model::{
-    Action, ActionNode, AgentConfig, Branch, ComparisonOperator, ConditionPredicate,
+    COMPENSATING, COMPENSATING_OUTPUT,
+    Action, ActionNode, AgentConfig, Branch, ComparisonOperator, Compensation, CompensationBody, ConditionPredicate,
     ConsensusConfig, ConsensusStrategy, Criterion, DEFAULT_CHECKPOINT_INTERVAL_MS,
     DEFAULT_MAX_EXECUTION_TIME_MS, DEFAULT_MAX_STEPS, DEFAULT_TEMPERATURE, DEFAULT_VERSION,
     ENGINE_VARIABLES, EndNode, ExitStatus, ForkNode, GenericNode, JoinNode, LogLevel,
     MergeStrategy, Metadata, Namespace, Node, NodeKind, Observability, ParallelNode, ReviewConfig,
-    ReviewMode, Rubric, RubricType, RuleKind, ScoreCondition, ScoreRange, StandardNode,
+    ReviewMode, Rubric, RubricType, RuleKind, Saga, ScoreCondition, ScoreRange, StandardNode,
     StateSchema, StateVariable, SubWorkflowNode, TransitionRule, VarType, Workflow, WorkflowConfig,
     is_engine_variable,
 };

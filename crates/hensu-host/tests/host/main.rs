@@ -65,6 +65,7 @@ fn workflow(start: &str, nodes: Vec<Node>) -> Workflow {
         nodes: nodes.into_iter().map(|n| (n.id().to_string(), n)).collect(),
         start_node: start.into(),
         config: None,
+        saga: Default::default(),
         state_schema: None,
     }
 }

@@ -422,6 +422,7 @@ fn workflow() -> impl Strategy<Value = Workflow> {
                 nodes: nodes.into_iter().map(|n| (n.id().to_string(), n)).collect(),
                 start_node,
                 config,
+                saga: Default::default(),
                 state_schema,
             },
         )

@@ -104,6 +104,7 @@ impl Engine {
                             .saturating_duration_since(pc.run_started)
                             .as_millis() as u64,
                         rubric: state.rubric_evaluation.clone(),
+                        compensates: None,
                     });
                     ProcessorOutcome::Continue
                 }

@@ -7,6 +7,7 @@
 //! `transitions/` (one file per family). The lowering never panics and
 //! produces an IR whenever the file has a `workflow(…) { … }` with a `graph { }`.
 
+mod compensation;
 mod nodes;
 mod resources;
 mod transitions;
@@ -38,6 +39,8 @@ pub(crate) struct Lowerer<'f> {
     pub origins: Origins,
     /// Scratch for the transition rules of the node being lowered.
     pub(crate) rule_sink: transitions::RuleSink,
+    /// The `compensation = "…"` of the node being lowered (name, value span).
+    pub(crate) pending_compensation: Option<(String, Span)>,
 }
 
 /// The shape of a statement, independent of its meaning.
@@ -160,6 +163,7 @@ impl<'f> Lowerer<'f> {
                 ..Origins::default()
             },
             rule_sink: transitions::RuleSink::default(),
+            pending_compensation: None,
         }
     }
 

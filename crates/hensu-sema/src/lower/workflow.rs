@@ -197,6 +197,7 @@ impl Lowerer<'_> {
                     self.origins.graph = Some(stmt.span);
                     graph_kw = Some(c.callee.span);
                     self.origins.nodes.clear();
+                    self.origins.compensations.clear();
                     self.origins.start = None;
                     graph = Some(self.graph(c.block.as_deref(), detached));
                 }
@@ -244,6 +245,7 @@ impl Lowerer<'_> {
             start_node,
             config,
             state_schema: state,
+            saga: graph.saga,
         })
     }
 

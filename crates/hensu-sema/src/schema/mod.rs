@@ -7,7 +7,7 @@
 mod tables;
 
 use tables::{
-    ACTION, AGENT, AGENTS, BRANCH, CONFIG, CONSENSUS, FORK, GENERIC, GENERIC_CONFIG, GRAPH, JOIN,
+    ACTION, AGENT, AGENTS, BRANCH, COMPENSATION, CONFIG, CONSENSUS, FORK, GENERIC, GENERIC_CONFIG, GRAPH, JOIN,
     OBSERVABILITY, ON_CONDITION_ARMS, ON_SCORE_ARMS, PARALLEL, REVIEW, STANDARD, STATE,
     SUB_WORKFLOW, WORKFLOW,
 };
@@ -57,6 +57,8 @@ pub enum BlockKind {
     OnScore,
     /// `onCondition("var") { … }`
     OnCondition,
+    /// `compensation("id") { … }` in the graph (docs/language.md, *Saga compensation*)
+    Compensation,
 }
 
 impl BlockKind {
@@ -83,6 +85,7 @@ impl BlockKind {
         BlockKind::EndNode,
         BlockKind::OnScore,
         BlockKind::OnCondition,
+        BlockKind::Compensation,
     ];
 
     /// How the block is named in messages (`a standard node`, `the graph block`, …).
@@ -109,6 +112,7 @@ impl BlockKind {
             BlockKind::EndNode => "an end node",
             BlockKind::OnScore => "an `onScore { }` block",
             BlockKind::OnCondition => "an `onCondition { }` block",
+            BlockKind::Compensation => "a `compensation { }` block",
         }
     }
 
@@ -459,6 +463,7 @@ pub fn block_schema(kind: BlockKind) -> &'static [StatementSpec] {
         BlockKind::EndNode => &[],
         BlockKind::OnScore => ON_SCORE_ARMS,
         BlockKind::OnCondition => ON_CONDITION_ARMS,
+        BlockKind::Compensation => COMPENSATION,
     }
 }
 
