@@ -78,8 +78,7 @@ pub use run_types::{
 };
 pub use state::{
     Backtrack, BacktrackKind, Compensating, CompensationRecord, CompensationTask, EndCause,
-    ExecutionPhase, HistoryStep, NodeResult, NodeStatus, ReviewVerdict, RubricEvaluation,
-    RunState,
+    ExecutionPhase, HistoryStep, NodeResult, NodeStatus, ReviewVerdict, RubricEvaluation, RunState,
 };
 pub use structured::StructuredCaller;
 pub use stub::{

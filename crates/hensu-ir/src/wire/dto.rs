@@ -47,10 +47,7 @@ pub(super) struct WorkflowDto<'a> {
     state_schema: Option<StateSchemaDto<'a>>,
     /// hensu extension (docs/language.md, *Saga compensation*): absent when there is none, so
     /// a workflow without compensation is exactly upstream's shape.
-    #[serde(
-        skip_serializing_if = "is_empty_map",
-        serialize_with = "compensations"
-    )]
+    #[serde(skip_serializing_if = "is_empty_map", serialize_with = "compensations")]
     compensations: &'a IndexMap<String, Compensation>,
 }
 
@@ -80,7 +77,6 @@ fn compensations<S: Serializer>(
 fn agents<S: Serializer>(m: &&IndexMap<String, AgentConfig>, s: S) -> Result<S::Ok, S::Error> {
     s.collect_map(m.iter().map(|(k, a)| (k, AgentDto::from(a))))
 }
-
 
 impl<'a> From<&'a Workflow> for WorkflowDto<'a> {
     fn from(w: &'a Workflow) -> Self {
@@ -262,7 +258,9 @@ impl<'a> From<&'a Compensation> for CompensationDto<'a> {
             CompensationBody::Agent { agent_id, prompt } => {
                 (Some(agent_id.as_str()), Some(prompt.as_str()), None)
             }
-            CompensationBody::Actions(a) => (None, None, Some(a.iter().map(ActionDto::from).collect())),
+            CompensationBody::Actions(a) => {
+                (None, None, Some(a.iter().map(ActionDto::from).collect()))
+            }
         };
         CompensationDto {
             id: &c.id,

@@ -222,7 +222,10 @@ impl Engine {
             ));
         };
         let mut ctx = state.context.clone();
-        ctx.insert(COMPENSATING.to_string(), Value::String(task.node_id.clone()));
+        ctx.insert(
+            COMPENSATING.to_string(),
+            Value::String(task.node_id.clone()),
+        );
         let output = state
             .history
             .get(task.history_index)
@@ -231,8 +234,7 @@ impl Engine {
         ctx.insert(COMPENSATING_OUTPUT.to_string(), output);
         match &compensation.body {
             CompensationBody::Agent { agent_id, prompt } => {
-                let Some((agent, system_prompt)) = p.agents.get_with_system_prompt(agent_id)
-                else {
+                let Some((agent, system_prompt)) = p.agents.get_with_system_prompt(agent_id) else {
                     return NodeResult::failure(format!("Agent not found: {agent_id}"));
                 };
                 let prompt = resolve(prompt, &ctx);

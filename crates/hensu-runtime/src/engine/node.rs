@@ -292,9 +292,9 @@ impl Engine {
                                     .iter()
                                     .map(|(k, v)| {
                                         let v = match v {
-                                            Value::String(s) => Value::String(
-                                                crate::template::resolve(s, context),
-                                            ),
+                                            Value::String(s) => {
+                                                Value::String(crate::template::resolve(s, context))
+                                            }
                                             other => other.clone(),
                                         };
                                         (k.clone(), v)

@@ -7,7 +7,7 @@ use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::CompensationBody;
 
 use super::Ctx;
-use crate::suggest::help_and_fix;
+use crate::suggest::{did_you_mean, help_and_fix};
 
 pub(super) fn check(cx: &mut Ctx<'_>) {
     let wf = cx.wf;
@@ -46,13 +46,22 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
             cx.emit(d);
         }
     }
-    let declared = cx
-        .origins
-        .compensations
-        .keys()
-        .chain(saga.compensations.keys().filter(|k| !cx.origins.compensations.contains_key(*k)));
+    let declared = cx.origins.compensations.keys().chain(
+        saga.compensations
+            .keys()
+            .filter(|k| !cx.origins.compensations.contains_key(*k)),
+    );
+    // A compensation an unknown reference is probably a misspelling of is reported there
+    // (E0211 with its did-you-mean), not again as unused.
+    let misspelt: Vec<&str> = saga
+        .node_compensations
+        .values()
+        .filter(|n| !is_compensation(cx, n))
+        .filter_map(|n| did_you_mean(n, cx.origins.compensations.keys().map(String::as_str)))
+        .collect();
     let unused: Vec<&String> = declared
         .filter(|id| !saga.node_compensations.values().any(|n| n == *id))
+        .filter(|id| !misspelt.contains(&id.as_str()))
         .collect();
     for id in unused {
         let span = compensation_span(cx, id);

@@ -4,8 +4,7 @@
 use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::{
     Action, COMPENSATING, COMPENSATING_OUTPUT, CompensationBody, ConditionPredicate, Node,
-    StateSchema, StateVariable, TransitionRule, VarType,
-    is_engine_variable,
+    StateSchema, StateVariable, TransitionRule, VarType, is_engine_variable,
 };
 use serde_json::Value;
 
@@ -301,7 +300,11 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                 text: prompt,
                 spans,
                 exact: true,
-                whole: Some(origin.and_then(|o| o.props.get("prompt").copied()).unwrap_or(whole)),
+                whole: Some(
+                    origin
+                        .and_then(|o| o.props.get("prompt").copied())
+                        .unwrap_or(whole),
+                ),
                 node: id,
                 what: "compensation prompt",
                 compensation: true,

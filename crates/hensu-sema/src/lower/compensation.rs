@@ -15,18 +15,54 @@ use crate::schema::{BlockKind, StatementSpec};
 
 /// Node statements a compensation must not have, with why (E0110).
 const NOT_IN_COMPENSATION: &[(&str, &str)] = &[
-    ("writes", "its output is recorded in the run result, never written to the state"),
-    ("review", "it runs after the run has ended, when nobody reviews"),
-    ("rubric", "it runs after the run has ended; nothing is scored"),
-    ("onSuccess", "it has no transitions: compensations run in a fixed order"),
-    ("onFailure", "it has no transitions: a failed compensation is recorded and the rest still run"),
-    ("onApproval", "it has no transitions: compensations run in a fixed order"),
-    ("onRejection", "it has no transitions: compensations run in a fixed order"),
-    ("onScore", "it has no transitions: compensations run in a fixed order"),
-    ("onCondition", "it has no transitions: compensations run in a fixed order"),
-    ("onConsensus", "it has no transitions: compensations run in a fixed order"),
-    ("onNoConsensus", "it has no transitions: compensations run in a fixed order"),
-    ("onComplete", "it has no transitions: compensations run in a fixed order"),
+    (
+        "writes",
+        "its output is recorded in the run result, never written to the state",
+    ),
+    (
+        "review",
+        "it runs after the run has ended, when nobody reviews",
+    ),
+    (
+        "rubric",
+        "it runs after the run has ended; nothing is scored",
+    ),
+    (
+        "onSuccess",
+        "it has no transitions; compensations run in a fixed order",
+    ),
+    (
+        "onFailure",
+        "it has no transitions; a failed compensation is recorded and the rest still run",
+    ),
+    (
+        "onApproval",
+        "it has no transitions; compensations run in a fixed order",
+    ),
+    (
+        "onRejection",
+        "it has no transitions; compensations run in a fixed order",
+    ),
+    (
+        "onScore",
+        "it has no transitions; compensations run in a fixed order",
+    ),
+    (
+        "onCondition",
+        "it has no transitions; compensations run in a fixed order",
+    ),
+    (
+        "onConsensus",
+        "it has no transitions; compensations run in a fixed order",
+    ),
+    (
+        "onNoConsensus",
+        "it has no transitions; compensations run in a fixed order",
+    ),
+    (
+        "onComplete",
+        "it has no transitions; compensations run in a fixed order",
+    ),
 ];
 
 impl Lowerer<'_> {
@@ -102,8 +138,7 @@ impl Lowerer<'_> {
         let mut seen = Seen::new();
         for stmt in body {
             if let Some(name) = Shape::of(stmt).name() {
-                if let Some((_, why)) = NOT_IN_COMPENSATION.iter().find(|(n, _)| *n == name.name)
-                {
+                if let Some((_, why)) = NOT_IN_COMPENSATION.iter().find(|(n, _)| *n == name.name) {
                     self.not_in_compensation(id, name.name, name.span, stmt.span, why);
                     continue;
                 }
@@ -197,7 +232,9 @@ impl Lowerer<'_> {
         )
         .with_label(stmt, "this statement is ignored")
         .with_note(format!("a compensation is not a node: {why}"))
-        .with_help(format!("remove `{name}`; a compensation holds `agent` + `prompt`, or `execute`/`send` actions"));
+        .with_help(format!(
+            "remove `{name}`; a compensation holds `agent` + `prompt`, or `execute`/`send` actions"
+        ));
         self.emit(d);
     }
 

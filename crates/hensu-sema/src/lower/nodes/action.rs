@@ -73,27 +73,21 @@ impl Lowerer<'_> {
                 if let Some(p) = args.get(1) {
                     match &p.kind {
                         ExprKind::Call(pc) if pc.callee.name == "mapOf" => {
-                            for arg in pc.args.as_ref().map(|a| &a.items[..]).unwrap_or(&[])
-                            {
+                            for arg in pc.args.as_ref().map(|a| &a.items[..]).unwrap_or(&[]) {
                                 self.no_named_arg(arg);
                                 if let ExprKind::Chain { links, .. } = &arg.value.kind
-                                    && let Some(v) =
-                                        links.first().and_then(|l| l.arg.as_ref())
+                                    && let Some(v) = links.first().and_then(|l| l.arg.as_ref())
                                 {
                                     o.placeholders.extend(Self::string_placeholders(v));
                                 }
-                                if let Some((k, _, v)) =
-                                    self.pair(&arg.value, &"a payload entry")
-                                {
+                                if let Some((k, _, v)) = self.pair(&arg.value, &"a payload entry") {
                                     payload.insert(k, v);
                                 }
                             }
                         }
-                        _ => self.wrong_type(
-                            p,
-                            "a payload `mapOf(\"key\" to value, …)`",
-                            &"`send`",
-                        ),
+                        _ => {
+                            self.wrong_type(p, "a payload `mapOf(\"key\" to value, …)`", &"`send`")
+                        }
                     }
                 }
                 actions.push(Action::Send {
