@@ -16,6 +16,7 @@ use indexmap::IndexMap;
 use serde_json::{Value, json};
 
 mod bad_input;
+mod compensation;
 mod engine_variables;
 mod events;
 mod generic_handlers;
