@@ -273,9 +273,14 @@ impl RunState {
         }
     }
 
-    /// The node ids of the history, in order (the path taken).
+    /// The node ids of the history, in order (the path taken; compensations are not part of
+    /// it, see `compensations`).
     pub fn path(&self) -> Vec<&str> {
-        self.history.iter().map(|s| s.node_id.as_str()).collect()
+        self.history
+            .iter()
+            .filter(|s| s.compensates.is_none())
+            .map(|s| s.node_id.as_str())
+            .collect()
     }
 
     /// The last `n` node ids visited (most recent last), including the current node when it

@@ -59,7 +59,9 @@ pub fn execute(args: GraphArgs) -> anyhow::Result<ExitCode> {
         GraphFormat::Mermaid => render_mermaid(workflow),
         GraphFormat::Dot => render_dot(workflow),
         GraphFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&hensu_ir::workflow_topology_json(workflow))?;
+            let mut topology = hensu_ir::workflow_topology_json(workflow);
+            super::graph_saga::json(workflow, &mut topology);
+            let mut s = serde_json::to_string_pretty(&topology)?;
             s.push('\n');
             s
         }
@@ -341,6 +343,7 @@ pub fn render_text(workflow: &Workflow, color: bool) -> String {
         }
         let _ = writeln!(out, "{pad}└─\n");
     }
+    super::graph_saga::text(workflow, &mut out, (bold, dim, cyan, reset));
     out
 }
 
@@ -440,6 +443,7 @@ pub fn render_mermaid(workflow: &Workflow) -> String {
         let _ = writeln!(out, "    {shape}");
         styles.push(id);
     }
+    super::graph_saga::mermaid_nodes(workflow, &mut out, &mut styles, mermaid_id);
     out.push_str("  end\n\n");
     for (node, _) in &order {
         let id = mermaid_id(node.id());
@@ -474,6 +478,7 @@ pub fn render_mermaid(workflow: &Workflow) -> String {
             }
         }
     }
+    super::graph_saga::mermaid_edges(workflow, &mut out, mermaid_id);
     out.push('\n');
     let _ = writeln!(
         out,
@@ -538,6 +543,7 @@ pub fn render_dot(workflow: &Workflow) -> String {
             );
         }
     }
+    super::graph_saga::dot(workflow, &mut out, dot_quote);
     out.push_str("}\n");
     out
 }

@@ -8,6 +8,7 @@ pub mod delete;
 pub mod explain;
 pub mod fmt;
 pub mod graph;
+mod graph_saga;
 pub mod lsp;
 mod progress;
 pub mod pull;
