@@ -29,7 +29,7 @@ use crate::state::{
     NodeStatus, RunState,
 };
 use crate::template::resolve;
-use crate::value::render;
+use crate::value::{render, set_current_node};
 
 impl EndCause {
     /// The cause of an unsuccessful outcome; `None` when nothing is to be compensated.
@@ -232,6 +232,8 @@ impl Engine {
             .and_then(|h| h.output.clone())
             .unwrap_or(Value::Null);
         ctx.insert(COMPENSATING_OUTPUT.to_string(), output);
+        // Agents (stubs among them) see the compensation as the node being executed.
+        set_current_node(&mut ctx, &compensation.id);
         match &compensation.body {
             CompensationBody::Agent { agent_id, prompt } => {
                 let Some((agent, system_prompt)) = p.agents.get_with_system_prompt(agent_id) else {
