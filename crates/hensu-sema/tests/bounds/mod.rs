@@ -447,3 +447,23 @@ fun wf() = workflow("loop") {
     );
     assert_eq!(b.agent_calls["a"].calls, Count::Unbounded);
 }
+
+/// book-flight → book-hotel → pay, once each; one end. travel-agent: two bookings × 2 (they
+/// write) + one agent compensation (`cancel-hotel`, once per book-hotel visit, no correction);
+/// `cancel-flight` runs actions, no agent. gateway: pay × 2.
+#[test]
+fn trip_booking() {
+    assert_bound(
+        "trip-booking",
+        4,
+        &[
+            ("book-flight", 1),
+            ("book-hotel", 1),
+            ("pay", 1),
+            ("booked", 1),
+            ("declined", 1),
+            ("failed", 1),
+        ],
+        &[("travel-agent", 5), ("gateway", 2)],
+    );
+}
