@@ -255,9 +255,9 @@ static CODES: &[CodeInfo] = &[
         include_str!("../../../docs/diagnostics/E0210.md"),
     ),
     e(
-        "E0211",
+        "E0212",
         "unknown compensation",
-        include_str!("../../../docs/diagnostics/E0211.md"),
+        include_str!("../../../docs/diagnostics/E0212.md"),
     ),
     // graph and transitions: E03xx
     e(

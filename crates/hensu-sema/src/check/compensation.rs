@@ -1,4 +1,4 @@
-//! Saga compensation (docs/language.md, *Saga compensation*): E0211 a node naming no
+//! Saga compensation (docs/language.md, *Saga compensation*): E0212 a node naming no
 //! compensation, W0201 a compensation no node names, E0205 an unknown agent of an agent
 //! compensation. E0311 (a compensation used as a transition target) is reported by `refs`,
 //! where the unknown targets are found.
@@ -52,7 +52,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
             .filter(|k| !cx.origins.compensations.contains_key(*k)),
     );
     // A compensation an unknown reference is probably a misspelling of is reported there
-    // (E0211 with its did-you-mean), not again as unused.
+    // (E0212 with its did-you-mean), not again as unused.
     let misspelt: Vec<&str> = saga
         .node_compensations
         .values()
@@ -90,7 +90,7 @@ fn compensation_span(cx: &Ctx<'_>, id: &str) -> Span {
 fn unknown_compensation(cx: &mut Ctx<'_>, name: &str, span: Span) {
     let wf = cx.wf;
     let d = Diagnostic::new(
-        codes::E0211,
+        codes::E0212,
         format!("unknown compensation `{name}`"),
         span,
         "no compensation with this id",
