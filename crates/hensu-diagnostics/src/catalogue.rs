@@ -193,6 +193,16 @@ static CODES: &[CodeInfo] = &[
         "required list is empty",
         include_str!("../../../docs/diagnostics/E0109.md"),
     ),
+    e(
+        "E0110",
+        "statement not allowed in a compensation",
+        include_str!("../../../docs/diagnostics/E0110.md"),
+    ),
+    e(
+        "E0111",
+        "compensation names a compensation",
+        include_str!("../../../docs/diagnostics/E0111.md"),
+    ),
     // names and references: E02xx
     e(
         "E0201",
@@ -249,6 +259,11 @@ static CODES: &[CodeInfo] = &[
         "command placeholder cannot receive a value safely",
         include_str!("../../../docs/diagnostics/E0211.md"),
     ),
+    e(
+        "E0212",
+        "unknown compensation",
+        include_str!("../../../docs/diagnostics/E0212.md"),
+    ),
     // graph and transitions: E03xx
     e(
         "E0301",
@@ -299,6 +314,11 @@ static CODES: &[CodeInfo] = &[
         "E0310",
         "node has no transition",
         include_str!("../../../docs/diagnostics/E0310.md"),
+    ),
+    e(
+        "E0311",
+        "transition target is a compensation",
+        include_str!("../../../docs/diagnostics/E0311.md"),
     ),
     // state, schema and types: E04xx
     e(
@@ -408,6 +428,12 @@ static CODES: &[CodeInfo] = &[
         "W0001",
         "`package`/`import` ignored",
         include_str!("../../../docs/diagnostics/W0001.md"),
+    ),
+    // warnings: W02xx
+    w(
+        "W0201",
+        "compensation never used",
+        include_str!("../../../docs/diagnostics/W0201.md"),
     ),
     // warnings: W03xx
     w(
@@ -520,5 +546,11 @@ static CODES: &[CodeInfo] = &[
         "W0601",
         "tool not offered by any MCP server",
         include_str!("../../../docs/diagnostics/W0601.md"),
+    ),
+    // warnings of the driver: W09xx
+    w(
+        "W0901",
+        "artifact needs hensu's engine",
+        include_str!("../../../docs/diagnostics/W0901.md"),
     ),
 ];

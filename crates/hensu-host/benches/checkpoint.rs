@@ -37,6 +37,7 @@ fn state() -> RunState {
             at_ms: i,
             rubric: None,
             usage: None,
+            compensates: None,
         });
     }
     s

@@ -5,7 +5,7 @@
 //! (`history`, `backtracks`) with their last element, and the small fields serialized. The
 //! delta of the next boundary is then
 //! - one `add` per context entry that changed or appeared, one `remove` per entry that went;
-//! - one `add …/-` per new history / backtrack element (the whole list is rewritten only if an
+//! - one `add …/-` per new history / backtrack / compensation element (the whole list is rewritten only if an
 //!   element already stored changed, which the engine never does today);
 //! - one `add` per small field (current node, phase, counters, …) whose JSON changed.
 //!
@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::durable::SnapshotRedactor;
 
-/// The fields of [`RunState`] besides `context`, `history` and `backtracks`, serialized as
+/// The fields of [`RunState`] besides `context`, `history`, `backtracks` and `compensations`, serialized as
 /// the snapshot does (a field that is `None` is absent). Kept in one place: the round-trip
 /// test in `tests/` rebuilds the whole state from deltas and fails on a field missing here.
 fn small_fields(state: &RunState) -> Result<Map<String, Value>, String> {
@@ -55,6 +55,11 @@ fn small_fields(state: &RunState) -> Result<Map<String, Value>, String> {
     if let Some(v) = &state.review_verdict {
         put("review_verdict", serde_json::to_value(v))?;
     }
+    // The compensations left to run (docs/language.md, *Saga compensation*): small, and
+    // rewritten as one field each time one finishes.
+    if let Some(c) = &state.compensating {
+        put("compensating", serde_json::to_value(c))?;
+    }
     Ok(m)
 }
 
@@ -66,6 +71,8 @@ pub(crate) struct Shadow {
     history_last: Option<hensu_runtime::HistoryStep>,
     backtracks_len: usize,
     backtracks_last: Option<hensu_runtime::Backtrack>,
+    compensations_len: usize,
+    compensations_last: Option<hensu_runtime::CompensationRecord>,
     small: Map<String, Value>,
     at: Instant,
 }
@@ -79,6 +86,8 @@ impl Shadow {
             history_last: state.history.last().cloned(),
             backtracks_len: state.backtracks.len(),
             backtracks_last: state.backtracks.last().cloned(),
+            compensations_len: state.compensations.len(),
+            compensations_last: state.compensations.last().cloned(),
             small: small_fields(state)?,
             at: Instant::now(),
         })
@@ -136,6 +145,27 @@ impl Shadow {
             self.backtracks_last.as_ref(),
             &redacted,
         )?;
+        // `compensations` is absent from the state while empty: its first element writes the
+        // whole list (an append needs the list to exist).
+        delta = if self.compensations_len == 0 && !state.compensations.is_empty() {
+            list_delta(
+                delta,
+                "compensations",
+                &state.compensations,
+                1,
+                None,
+                &redacted,
+            )?
+        } else {
+            list_delta(
+                delta,
+                "compensations",
+                &state.compensations,
+                self.compensations_len,
+                self.compensations_last.as_ref(),
+                &redacted,
+            )?
+        };
         // Small fields.
         let small = small_fields(state)?;
         for (k, v) in &small {
@@ -164,6 +194,8 @@ impl Shadow {
         self.history_last = state.history.last().cloned();
         self.backtracks_len = state.backtracks.len();
         self.backtracks_last = state.backtracks.last().cloned();
+        self.compensations_len = state.compensations.len();
+        self.compensations_last = state.compensations.last().cloned();
         self.small = small;
         self.at = now;
         Ok(entry)

@@ -18,6 +18,9 @@ pub enum SymKind {
     Variable,
     /// A workflow id (`workflow("name")` declares it, sub-workflow `target = "id"` refers to it).
     Workflow,
+    /// A compensation id (`compensation("id") { … }` declares it, a node's
+    /// `compensation = "id"` refers to it; docs/language.md, *Saga compensation*).
+    Compensation,
 }
 
 impl SymKind {
@@ -27,6 +30,7 @@ impl SymKind {
             SymKind::Agent => "agent",
             SymKind::Variable => "variable",
             SymKind::Workflow => "workflow",
+            SymKind::Compensation => "compensation",
         }
     }
 }
@@ -55,6 +59,8 @@ pub enum Role {
     Extends,
     /// `routes("node")`: an inherited node of the base.
     Routes,
+    /// A node's `compensation = "id"`.
+    Compensates,
 }
 
 impl Role {
@@ -531,6 +537,16 @@ impl Walker<'_> {
             (BlockKind::Branch, "agent") => {
                 self.occ(SymKind::Agent, value, Role::BranchAgent, stmt);
             }
+            (BlockKind::Compensation, "agent") => {
+                self.occ(SymKind::Agent, value, Role::NodeAgent, stmt);
+            }
+            (
+                BlockKind::StandardNode
+                | BlockKind::ActionNode
+                | BlockKind::GenericNode
+                | BlockKind::SubWorkflowNode,
+                "compensation",
+            ) => self.occ(SymKind::Compensation, value, Role::Compensates, stmt),
             (BlockKind::Consensus, "judge") => self.occ(SymKind::Agent, value, Role::Judge, stmt),
             (BlockKind::SubWorkflowNode, "target") => {
                 if let Some((v, span, quoted)) = string_of(value) {
@@ -698,6 +714,11 @@ impl Walker<'_> {
             (BlockKind::ActionNode, "send") => {
                 for e in Self::args(c).skip(1) {
                     self.payload(e, stmt);
+                }
+            }
+            (BlockKind::Graph, "compensation") => {
+                if let Some(e) = first {
+                    self.occ(SymKind::Compensation, e, Role::Def, stmt);
                 }
             }
             (BlockKind::Workflow, "state" | "agents" | "config" | "graph") => {

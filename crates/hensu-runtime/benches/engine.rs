@@ -63,6 +63,7 @@ fn chain() -> Workflow {
             max_steps: STEPS as i64 + 1,
             ..WorkflowConfig::default()
         }),
+        saga: Default::default(),
         state_schema: None,
     }
 }

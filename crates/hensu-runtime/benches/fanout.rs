@@ -43,6 +43,7 @@ fn wf(start: &str, nodes: Vec<Node>) -> Workflow {
             max_steps: BRANCHES as i64 + 10,
             ..WorkflowConfig::default()
         }),
+        saga: Default::default(),
         state_schema: None,
     }
 }

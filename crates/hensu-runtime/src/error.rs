@@ -1,11 +1,11 @@
 //! Run-time errors. Messages follow upstream Hensu's wording where it has one.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::validate::OutputViolation;
 
 /// A failure that ends a run (the run's state is returned alongside it).
-#[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RuntimeError {
     #[error("Node not found: {node}")]

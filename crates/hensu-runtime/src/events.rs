@@ -243,6 +243,30 @@ pub enum Event<'a> {
         node_id: &'a str,
         message: &'a str,
     },
+    /// A compensation of an unsuccessful run starts (docs/language.md, *Saga compensation*).
+    CompensationStarted {
+        /// The compensated node.
+        node_id: &'a str,
+        compensation_id: &'a str,
+        /// The step of the compensated visit.
+        visit_step: u64,
+    },
+    CompensationFinished {
+        node_id: &'a str,
+        compensation_id: &'a str,
+        visit_step: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        output: Option<&'a Value>,
+        duration_us: u64,
+    },
+    /// A compensation failed; it is recorded and the remaining ones still run.
+    CompensationFailed {
+        node_id: &'a str,
+        compensation_id: &'a str,
+        visit_step: u64,
+        error: &'a str,
+        duration_us: u64,
+    },
     RunFinished {
         finish: FinishKind<'a>,
         /// The end node reached, if any.

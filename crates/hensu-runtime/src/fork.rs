@@ -149,6 +149,8 @@ async fn run_fork(
             rubric_evaluation: None,
             node_redirected: false,
             review_verdict: None,
+            compensating: None,
+            compensations: Vec::new(),
         };
         futures.push(async move {
             let flow: BoxFuture<'_, Result<RunOutcome, RuntimeError>> =

@@ -56,7 +56,7 @@ pub use agent::{
 };
 pub use boundary::{Boundary, BoundaryHook};
 pub use control::{ControlStatus, RunControl};
-pub use engine::{Engine, EngineBuilder, Prepared};
+pub use engine::{Engine, EngineBuilder, Prepared, plan_compensations};
 pub use enrich::{APPROVED_INSTRUCTION, RECOMMENDATION_INSTRUCTION, SCORE_INSTRUCTION};
 pub use error::RuntimeError;
 pub use events::{
@@ -77,8 +77,8 @@ pub use run_types::{
     CancelToken, DEFAULT_RUBRIC_BACKTRACK_LIMIT, PostProcessor, RunOptions, RunOutcome, RunResult,
 };
 pub use state::{
-    Backtrack, BacktrackKind, ExecutionPhase, HistoryStep, NodeResult, NodeStatus, ReviewVerdict,
-    RubricEvaluation, RunState,
+    Backtrack, BacktrackKind, Compensating, CompensationRecord, CompensationTask, EndCause,
+    ExecutionPhase, HistoryStep, NodeResult, NodeStatus, ReviewVerdict, RubricEvaluation, RunState,
 };
 pub use structured::StructuredCaller;
 pub use stub::{

@@ -442,6 +442,7 @@ mod tests {
             nodes,
             start_node: "a".into(),
             config: None,
+            saga: Default::default(),
             state_schema: None,
         }
     }

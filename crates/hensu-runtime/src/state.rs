@@ -112,6 +112,10 @@ pub struct HistoryStep {
     /// shows them per step and in total).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<crate::agent::Usage>,
+    /// Set on the entry of a compensation (`node_id` is then the compensation's id): the node
+    /// whose visit it undid (docs/language.md, *Saga compensation*).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compensates: Option<String>,
 }
 
 /// Why the flow went back to an earlier node.
@@ -194,6 +198,62 @@ pub struct RunState {
     pub node_redirected: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review_verdict: Option<ReviewVerdict>,
+    /// Set while the compensations of an unsuccessful run run (and checkpointed with it, so a
+    /// resumed run continues with the ones left).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compensating: Option<Compensating>,
+    /// The compensations that ran, in execution order (not in the context).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compensations: Vec<CompensationRecord>,
+}
+
+/// The compensation of one completed visit, still to run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompensationTask {
+    /// The compensated node.
+    pub node_id: String,
+    pub compensation_id: String,
+    /// The step of the compensated visit.
+    pub visit_step: u64,
+    /// The index of that visit in `RunState::history` (its output is there).
+    pub history_index: usize,
+}
+
+/// A run whose compensations are running: why it ended and what is left, next first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Compensating {
+    pub cause: EndCause,
+    pub pending: Vec<CompensationTask>,
+}
+
+/// How a compensated run ended (its outcome once the compensations are done).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EndCause {
+    /// An end node with status FAILURE or CANCEL.
+    Completed {
+        end_node: String,
+        exit_status: String,
+    },
+    Rejected {
+        reason: String,
+    },
+    Failed {
+        error: crate::error::RuntimeError,
+    },
+}
+
+/// One compensation that ran.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompensationRecord {
+    pub node_id: String,
+    pub compensation_id: String,
+    pub visit_step: u64,
+    pub status: NodeStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl RunState {
@@ -212,12 +272,19 @@ impl RunState {
             rubric_evaluation: None,
             node_redirected: false,
             review_verdict: None,
+            compensating: None,
+            compensations: Vec::new(),
         }
     }
 
-    /// The node ids of the history, in order (the path taken).
+    /// The node ids of the history, in order (the path taken; compensations are not part of
+    /// it, see `compensations`).
     pub fn path(&self) -> Vec<&str> {
-        self.history.iter().map(|s| s.node_id.as_str()).collect()
+        self.history
+            .iter()
+            .filter(|s| s.compensates.is_none())
+            .map(|s| s.node_id.as_str())
+            .collect()
     }
 
     /// The last `n` node ids visited (most recent last), including the current node when it

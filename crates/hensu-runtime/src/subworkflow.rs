@@ -128,7 +128,12 @@ async fn run_subworkflow(
         Some(NO_BOUNDARY),
     ));
     // The child is a fresh execution with its own limits; its steps are not the parent's.
-    match flow.await? {
+    // A child that ends unsuccessfully runs its own compensations first (not checkpointed:
+    // the child is recorded only through its parent; docs/language.md, *Saga compensation*).
+    let outcome = flow.await.unwrap_or_else(RunOutcome::Failed);
+    let compensated: BoxFuture<'_, RunOutcome> =
+        Box::pin(engine.compensate(&prepared, &mut child_state, outcome, false));
+    match compensated.await {
         RunOutcome::Completed { exit_status, .. } => {
             for (parent_key, child_key) in &node.output_mapping {
                 let v = child_state

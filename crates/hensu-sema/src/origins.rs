@@ -28,6 +28,9 @@ pub struct Origins {
     /// Keyed by node id with the Fx hash: checks look a node's origin up several times per node,
     /// and ids come from the workflow itself (HashDoS resistance buys nothing).
     pub nodes: IndexMap<String, NodeOrigin, rustc_hash::FxBuildHasher>,
+    /// `compensation("id") { … }` statements by id: `id`, `decl`, `props` (`agent`, `prompt`),
+    /// `actions`, `action_ids` and `placeholders` are filled, like a node's.
+    pub compensations: IndexMap<String, NodeOrigin>,
     /// The worst phase that reported an error for this file, so the checks report no cascade
     /// of it (see `check::check_workflow`).
     pub damage: Damage,

@@ -76,7 +76,7 @@
 ; builder blocks: workflow("x") { … }, state { … }, agent("id") { … }
 (call_expression
   function: (identifier) @function.builtin
-  (#any-of? @function.builtin "agent" "agents" "branch" "config" "consensus" "graph" "observability" "onCondition" "onScore" "review" "routes" "state" "workflow"))
+  (#any-of? @function.builtin "agent" "agents" "branch" "compensation" "config" "consensus" "graph" "observability" "onCondition" "onScore" "review" "routes" "state" "workflow"))
 
 ; statement functions and value builders: writes("a"), listOf(…)
 (call_expression
@@ -85,7 +85,7 @@
 
 (call_expression
   function: (identifier) @function.call
-  (#not-any-of? @function.call "action" "end" "fork" "generic" "join" "node" "parallel" "subWorkflow" "agent" "agents" "branch" "config" "consensus" "graph" "observability" "onCondition" "onScore" "review" "routes" "state" "workflow" "await" "execute" "exports" "extends" "imports" "input" "listOf" "mapOf" "send" "targets" "variable" "writes" "yields"))
+  (#not-any-of? @function.call "action" "end" "fork" "generic" "join" "node" "parallel" "subWorkflow" "agent" "agents" "branch" "compensation" "config" "consensus" "graph" "observability" "onCondition" "onScore" "review" "routes" "state" "workflow" "await" "execute" "exports" "extends" "imports" "input" "listOf" "mapOf" "send" "targets" "variable" "writes" "yields"))
 
 ; """…""".trimIndent()
 (method_call

@@ -63,6 +63,7 @@ fn chain() -> Workflow {
         nodes,
         start_node: "n0".into(),
         config: None,
+        saga: Default::default(),
         state_schema: None,
     }
 }

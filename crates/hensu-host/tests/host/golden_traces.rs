@@ -85,13 +85,35 @@ mod golden {
         } else {
             bt
         };
-        json!({
+        let mut trace = json!({
             "path": p,
             "outcome": outcome,
             "steps": r.state.steps,
             "backtracks": bt,
             "context": r.state.context,
-        })
+        });
+        // Only for a saga that ran (the other traces keep their shape).
+        if !r.state.compensations.is_empty() {
+            trace["compensations"] = json!(
+                r.state
+                    .compensations
+                    .iter()
+                    .map(|c| format!(
+                        "{} (step {}) ← {} {}: {}",
+                        c.node_id,
+                        c.visit_step,
+                        c.compensation_id,
+                        c.status,
+                        c.output
+                            .as_ref()
+                            .map(render)
+                            .or(c.error.as_deref().map(Into::into))
+                            .unwrap_or_default()
+                    ))
+                    .collect::<Vec<_>>()
+            );
+        }
+        trace
     }
 }
 
@@ -111,3 +133,5 @@ macro_rules! golden {
 golden!(golden_backtrack_routing_hopeless, "backtrack-routing.hwf", "hopeless", {"question": "Why is the sky blue?"});
 golden!(golden_ralph_loop_stuck, "ralph-loop.hwf", "stuck", {"task": "Write a CSV parser"});
 golden!(golden_fork_join_default, "fork-join.hwf", "default", {"company": "Acme"});
+golden!(golden_trip_booking_default, "trip-booking.hwf", "default", {"trip": "Lisbon to Tokyo, 3-10 May"});
+golden!(golden_trip_booking_declined, "trip-booking.hwf", "declined", {"trip": "Lisbon to Tokyo, 3-10 May"});

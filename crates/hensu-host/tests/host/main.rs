@@ -22,6 +22,7 @@ mod bad_input;
 mod command_env;
 mod command_processes;
 mod command_values;
+mod durable_compensation;
 mod durable_runs;
 mod golden_traces;
 mod review;
@@ -65,6 +66,7 @@ fn workflow(start: &str, nodes: Vec<Node>) -> Workflow {
         nodes: nodes.into_iter().map(|n| (n.id().to_string(), n)).collect(),
         start_node: start.into(),
         config: None,
+        saga: Default::default(),
         state_schema: None,
     }
 }

@@ -6,12 +6,14 @@
 use indexmap::IndexMap;
 
 mod node;
+mod saga;
 mod transition;
 
 pub use node::{
     Action, ActionNode, Branch, ConsensusConfig, Criterion, EndNode, ForkNode, GenericNode,
     JoinNode, Node, ParallelNode, ReviewConfig, Rubric, StandardNode, SubWorkflowNode,
 };
+pub use saga::{COMPENSATING, COMPENSATING_OUTPUT, Compensation, CompensationBody, Saga};
 pub use transition::{ConditionPredicate, ScoreCondition, ScoreRange, TransitionRule};
 
 /// The upstream default workflow version.
@@ -47,6 +49,8 @@ pub struct Workflow {
     pub config: Option<WorkflowConfig>,
     /// `None` = no `state { }` block (JSON `null`).
     pub state_schema: Option<StateSchema>,
+    /// hensu extension: saga compensation (empty unless the workflow declares one).
+    pub saga: Saga,
 }
 
 impl Workflow {

@@ -40,20 +40,42 @@ pub(super) struct WorkflowDto<'a> {
     version: &'a str,
     #[serde(serialize_with = "agents")]
     agents: &'a IndexMap<String, AgentConfig>,
-    #[serde(serialize_with = "nodes")]
-    nodes: &'a IndexMap<String, Node>,
+    nodes: NodesDto<'a>,
     start_node: &'a str,
     config: Option<ConfigDto>,
     metadata: MetadataDto<'a>,
     state_schema: Option<StateSchemaDto<'a>>,
+    /// hensu extension (docs/language.md, *Saga compensation*): absent when there is none, so
+    /// a workflow without compensation is exactly upstream's shape.
+    #[serde(skip_serializing_if = "is_empty_map", serialize_with = "compensations")]
+    compensations: &'a IndexMap<String, Compensation>,
+}
+
+/// The node map; a node naming a compensation carries it as `compensation` (hensu extension).
+struct NodesDto<'a> {
+    nodes: &'a IndexMap<String, Node>,
+    saga: &'a Saga,
+}
+
+impl Serialize for NodesDto<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.nodes.iter().map(|(k, n)| {
+            let mut dto = NodeDto::from(n);
+            dto.compensation = self.saga.node_compensations.get(k).map(String::as_str);
+            (k, dto)
+        }))
+    }
+}
+
+fn compensations<S: Serializer>(
+    m: &&IndexMap<String, Compensation>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_map(m.iter().map(|(k, c)| (k, CompensationDto::from(c))))
 }
 
 fn agents<S: Serializer>(m: &&IndexMap<String, AgentConfig>, s: S) -> Result<S::Ok, S::Error> {
     s.collect_map(m.iter().map(|(k, a)| (k, AgentDto::from(a))))
-}
-
-fn nodes<S: Serializer>(m: &&IndexMap<String, Node>, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_map(m.iter().map(|(k, n)| (k, NodeDto::from(n))))
 }
 
 impl<'a> From<&'a Workflow> for WorkflowDto<'a> {
@@ -63,11 +85,15 @@ impl<'a> From<&'a Workflow> for WorkflowDto<'a> {
             id: &w.id,
             version: &w.version,
             agents: &w.agents,
-            nodes: &w.nodes,
+            nodes: NodesDto {
+                nodes: &w.nodes,
+                saga: &w.saga,
+            },
             start_node: &w.start_node,
             config: w.config.as_ref().map(ConfigDto::from),
             metadata: MetadataDto::from(&w.metadata),
             state_schema: w.state_schema.as_ref().map(StateSchemaDto::from),
+            compensations: &w.saga.compensations,
         }
     }
 }
@@ -208,6 +234,41 @@ pub(super) struct NodeDto<'a> {
     node_type: &'static str,
     #[serde(flatten)]
     payload: NodePayload<'a>,
+    /// hensu extension: the compensation this node names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    compensation: Option<&'a str>,
+}
+
+/// One compensation: `id`, then `agentId` + `prompt` or `actions`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CompensationDto<'a> {
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    actions: Option<Vec<ActionDto<'a>>>,
+}
+
+impl<'a> From<&'a Compensation> for CompensationDto<'a> {
+    fn from(c: &'a Compensation) -> Self {
+        let (agent_id, prompt, actions) = match &c.body {
+            CompensationBody::Agent { agent_id, prompt } => {
+                (Some(agent_id.as_str()), Some(prompt.as_str()), None)
+            }
+            CompensationBody::Actions(a) => {
+                (None, None, Some(a.iter().map(ActionDto::from).collect()))
+            }
+        };
+        CompensationDto {
+            id: &c.id,
+            agent_id,
+            prompt,
+            actions,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -418,6 +479,7 @@ impl<'a> From<&'a Node> for NodeDto<'a> {
             id: node.id(),
             node_type: node.kind_name(),
             payload,
+            compensation: None,
         }
     }
 }

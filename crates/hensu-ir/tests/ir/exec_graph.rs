@@ -190,6 +190,7 @@ fn exec_graph_fork_edges() {
         nodes,
         start_node: s("f"),
         config: None,
+        saga: Default::default(),
         state_schema: None,
     };
     let g = ExecGraph::build(&wf);

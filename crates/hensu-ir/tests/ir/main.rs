@@ -158,6 +158,7 @@ fn mini_review() -> Workflow {
         nodes,
         start_node: s("draft"),
         config: None,
+        saga: Default::default(),
         state_schema: Some(StateSchema {
             variables: vec![
                 StateVariable {

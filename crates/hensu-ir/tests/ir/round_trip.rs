@@ -350,6 +350,26 @@ fn agent() -> impl Strategy<Value = AgentConfig> {
         )
 }
 
+fn compensation() -> impl Strategy<Value = Compensation> {
+    let body = prop_oneof![
+        (ident(), text())
+            .prop_map(|(agent_id, prompt)| CompensationBody::Agent { agent_id, prompt }),
+        prop::collection::vec(
+            prop_oneof![
+                (ident(), value_map()).prop_map(|(h, p)| Action::Send {
+                    handler_id: h,
+                    payload: p,
+                    raw_payload: false,
+                }),
+                ident().prop_map(|c| Action::Execute { command_id: c }),
+            ],
+            0..3,
+        )
+        .prop_map(CompensationBody::Actions),
+    ];
+    (ident(), body).prop_map(|(id, body)| Compensation { id, body })
+}
+
 fn workflow() -> impl Strategy<Value = Workflow> {
     let metadata = (
         text(),
@@ -412,17 +432,49 @@ fn workflow() -> impl Strategy<Value = Workflow> {
         ident(),
         config,
         schema,
+        prop::collection::vec(compensation(), 0..3),
+        prop::collection::vec(any::<bool>(), 6),
     )
         .prop_map(
-            |(id, version, metadata, agents, nodes, start_node, config, state_schema)| Workflow {
+            |(
                 id,
                 version,
                 metadata,
-                agents: agents.into_iter().map(|a| (a.id.clone(), a)).collect(),
-                nodes: nodes.into_iter().map(|n| (n.id().to_string(), n)).collect(),
+                agents,
+                nodes,
                 start_node,
                 config,
                 state_schema,
+                compensations,
+                named,
+            )| {
+                let nodes: IndexMap<String, Node> =
+                    nodes.into_iter().map(|n| (n.id().to_string(), n)).collect();
+                let mut saga = Saga {
+                    compensations: compensations
+                        .into_iter()
+                        .map(|c| (c.id.clone(), c))
+                        .collect(),
+                    ..Saga::default()
+                };
+                let ids: Vec<String> = saga.compensations.keys().cloned().collect();
+                for (i, node_id) in nodes.keys().enumerate() {
+                    if named.get(i).copied().unwrap_or(false) && !ids.is_empty() {
+                        let c = ids[i % ids.len()].clone();
+                        saga.node_compensations.insert(node_id.clone(), c);
+                    }
+                }
+                Workflow {
+                    id,
+                    version,
+                    metadata,
+                    agents: agents.into_iter().map(|a| (a.id.clone(), a)).collect(),
+                    nodes,
+                    start_node,
+                    config,
+                    saga,
+                    state_schema,
+                }
             },
         )
 }
@@ -438,6 +490,7 @@ proptest! {
         let read = read.unwrap_or_else(|_| wf.clone());
         let second = to_json(&read);
         prop_assert_eq!(&first, &second);
+        prop_assert_eq!(&read.saga, &wf.saga);
         // Also through the serde impls.
         let via_serde: Result<Workflow, _> = serde_json::from_str(&first);
         prop_assert!(via_serde.is_ok());

@@ -16,6 +16,7 @@ use lsp_types::{
 use crate::analysis::Analysis;
 use crate::context::{CursorContext, Scope, cursor_context};
 use crate::engine::Engine;
+use crate::index::{Role, SymKind};
 
 /// What to insert for a name.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -82,6 +83,24 @@ impl Builder<'_> {
                 quote,
                 CompletionItemKind::REFERENCE,
                 Some(node_kind_name(&n.call).to_string()),
+            );
+        }
+    }
+
+    /// The compensation ids of the file (docs/language.md, *Saga compensation*).
+    fn compensations(&mut self, quote: Quote) {
+        let a = self.analysis;
+        for o in a
+            .index
+            .occs
+            .iter()
+            .filter(|o| o.kind == SymKind::Compensation && o.role == Role::Def)
+        {
+            self.name(
+                &o.name,
+                quote,
+                CompletionItemKind::REFERENCE,
+                Some("compensation".to_string()),
             );
         }
     }
@@ -446,10 +465,20 @@ impl Engine {
                 return;
             };
             match (kind, prop) {
-                (BlockKind::StandardNode | BlockKind::Branch, "agent")
+                (
+                    BlockKind::StandardNode | BlockKind::Branch | BlockKind::Compensation,
+                    "agent",
+                )
                 | (BlockKind::Consensus, "judge") => {
                     return b.agents(quote);
                 }
+                (
+                    BlockKind::StandardNode
+                    | BlockKind::ActionNode
+                    | BlockKind::GenericNode
+                    | BlockKind::SubWorkflowNode,
+                    "compensation",
+                ) => return b.compensations(quote),
                 (BlockKind::SubWorkflowNode, "target") => {
                     return self.workflow_ids(b, quote, uri);
                 }

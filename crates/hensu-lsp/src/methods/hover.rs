@@ -310,6 +310,29 @@ impl Engine {
                     let _ = write!(s, "\n---\n{doc}\n");
                 }
             }
+            SymKind::Compensation => {
+                let Some(def) = a.index.def_of(SymKind::Compensation, &occ.name) else {
+                    return Some(format!("unknown compensation `{}`", occ.name));
+                };
+                let _ = writeln!(s, "**compensation** `{}`", occ.name);
+                let _ = writeln!(
+                    s,
+                    "\nruns, newest first, for each completed visit of the nodes naming it when the run ends unsuccessfully"
+                );
+                let undoes: Vec<String> = a
+                    .index
+                    .occs_of(SymKind::Compensation, &occ.name)
+                    .filter(|o| o.role == Role::Compensates)
+                    .filter_map(|o| o.node.and_then(|i| a.index.nodes.get(i)))
+                    .map(|n| format!("`{}`", n.id))
+                    .collect();
+                if undoes.is_empty() {
+                    let _ = writeln!(s, "\nno node names it (W0201)");
+                } else {
+                    let _ = writeln!(s, "\nundoes {}", undoes.join(", "));
+                }
+                let _ = writeln!(s, "\n```kotlin\n{}\n```", stmt_text(def));
+            }
             SymKind::Workflow => {
                 let found = self.project(uri).into_iter().find(|m| {
                     m.analysis

@@ -87,6 +87,10 @@ impl Engine {
             SymKind::Agent => a.index.agent(new).is_some(),
             SymKind::Variable => a.index.variable(new).is_some(),
             SymKind::Workflow => false,
+            // Node and compensation ids share one namespace (E0201).
+            SymKind::Compensation => {
+                a.index.def_of(SymKind::Compensation, new).is_some() || a.index.node(new).is_some()
+            }
         };
         if taken && new != occ.name {
             return Err(format!(

@@ -19,6 +19,7 @@ mod pending;
 mod references;
 mod rename;
 mod robustness;
+mod saga;
 mod selection_range;
 mod semantic_tokens;
 mod signature_help;

@@ -9,12 +9,15 @@
 //! The node kinds with their own files (`parallel`, `fork`, `subworkflow`) depend on this
 //! module, never the other way round through imports.
 
+mod compensation;
 mod node;
 mod pipeline;
 mod run_loop;
 mod transition;
 
 use std::collections::HashMap;
+
+pub use compensation::plan_compensations;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -269,6 +272,7 @@ impl Engine {
             Ok(o) => o,
             Err(e) => RunOutcome::Failed(e),
         };
+        let outcome = self.compensate(p, &mut state, outcome, true).await;
         self.finish(state, outcome, started)
     }
 
@@ -289,6 +293,11 @@ impl Engine {
                 started,
             );
         }
+        // A run that died while compensating continues with the compensations left.
+        if state.compensating.is_some() {
+            let outcome = self.resume_compensation(p, &mut state).await;
+            return self.finish(state, outcome, started);
+        }
         let outcome = match self
             .drive(p, &mut state, cancel, started, decision, None)
             .await
@@ -296,6 +305,7 @@ impl Engine {
             Ok(o) => o,
             Err(e) => RunOutcome::Failed(e),
         };
+        let outcome = self.compensate(p, &mut state, outcome, true).await;
         self.finish(state, outcome, started)
     }
 

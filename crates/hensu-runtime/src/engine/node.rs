@@ -255,8 +255,22 @@ impl Engine {
         node: &hensu_ir::ActionNode,
         state: &mut RunState,
     ) -> NodeResult {
+        self.execute_actions(&node.id, &node.actions, &state.context)
+            .await
+            .0
+    }
+
+    /// Runs `actions` in order, all of them, reporting each under `owner_id` (an action node or
+    /// a compensation); FAILURE when any failed. Also returns each action's output text.
+    pub(super) async fn execute_actions(
+        &self,
+        owner_id: &str,
+        actions: &[hensu_ir::Action],
+        context: &Context,
+    ) -> (NodeResult, Vec<String>) {
         let mut all_ok = true;
-        for action in &node.actions {
+        let mut outputs = Vec::with_capacity(actions.len());
+        for action in actions {
             let (label, result) = match action {
                 hensu_ir::Action::Send {
                     handler_id,
@@ -278,9 +292,9 @@ impl Engine {
                                     .iter()
                                     .map(|(k, v)| {
                                         let v = match v {
-                                            Value::String(s) => Value::String(
-                                                crate::template::resolve(s, &state.context),
-                                            ),
+                                            Value::String(s) => {
+                                                Value::String(crate::template::resolve(s, context))
+                                            }
                                             other => other.clone(),
                                         };
                                         (k.clone(), v)
@@ -288,28 +302,30 @@ impl Engine {
                                     .collect();
                                 &resolved
                             };
-                            h.execute(payload, &state.context).await
+                            h.execute(payload, context).await
                         }
                     };
                     (label, result)
                 }
                 hensu_ir::Action::Execute { command_id } => (
                     format!("execute:{command_id}"),
-                    self.commands.execute(command_id, &state.context).await,
+                    self.commands.execute(command_id, context).await,
                 ),
             };
             self.listener.on_event(&Event::ActionExecuted {
-                node_id: &node.id,
+                node_id: owner_id,
                 action: &label,
                 success: result.success,
                 output: &result.output,
             });
             all_ok &= result.success;
+            outputs.push(result.output);
         }
-        if all_ok {
+        let result = if all_ok {
             NodeResult::success("Actions completed")
         } else {
             NodeResult::failure("One or more actions failed")
-        }
+        };
+        (result, outputs)
     }
 }

@@ -105,6 +105,7 @@ impl Engine {
                             .as_millis() as u64,
                         rubric: state.rubric_evaluation.clone(),
                         usage: token_usage(&pc.result.metadata),
+                        compensates: None,
                     });
                     ProcessorOutcome::Continue
                 }
@@ -493,7 +494,7 @@ pub(super) fn now_ms() -> u64 {
 
 /// The token usage an agent call left in a node result's metadata (`input_tokens`,
 /// `output_tokens`), when the provider reported it.
-fn token_usage(
+pub(super) fn token_usage(
     metadata: &indexmap::IndexMap<String, serde_json::Value>,
 ) -> Option<crate::agent::Usage> {
     let count = |k: &str| metadata.get(k).and_then(serde_json::Value::as_u64);

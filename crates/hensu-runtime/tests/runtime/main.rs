@@ -16,6 +16,7 @@ use indexmap::IndexMap;
 use serde_json::{Value, json};
 
 mod bad_input;
+mod compensation;
 mod engine_variables;
 mod events;
 mod generic_handlers;
@@ -66,6 +67,7 @@ fn workflow(start: &str, nodes: Vec<Node>) -> Workflow {
         nodes: nodes.into_iter().map(|n| (n.id().to_string(), n)).collect(),
         start_node: start.into(),
         config: None,
+        saga: Default::default(),
         state_schema: None,
     }
 }

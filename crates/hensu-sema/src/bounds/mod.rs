@@ -12,7 +12,7 @@ pub mod edges;
 
 use std::collections::BTreeMap;
 
-use hensu_ir::{ConsensusStrategy, Node, Workflow};
+use hensu_ir::{CompensationBody, ConsensusStrategy, Node, Workflow};
 use serde_json::{Value, json};
 
 /// Version of the `bounds` JSON section.
@@ -210,6 +210,13 @@ fn analyze_at<'a>(
             node_executions = node_executions.plus(runs);
         }
         per_node.insert(ids[i].clone(), runs);
+        // An agent compensation runs at most once per completed visit of a node naming it (no
+        // corrections: it asks for no JSON keys; docs/language.md, *Saga compensation*).
+        if let Some(c) = workflow.saga.compensation_of(ids[i])
+            && let CompensationBody::Agent { agent_id, .. } = &c.body
+        {
+            add_calls(&mut agent_calls, agent_id, runs);
+        }
         match node {
             Node::Standard(s) => {
                 if let Some(agent) = &s.agent_id {

@@ -3,10 +3,10 @@
 //! the known ids (the CLI reads `commands.yaml`; the check itself does no I/O), so an unknown id
 //! is found at check time and not only when the action runs.
 
-use hensu_diagnostics::{Diagnostic, codes};
-use hensu_ir::{Action, Node, Workflow};
+use hensu_diagnostics::{Diagnostic, Span, codes};
+use hensu_ir::{Action, CompensationBody, Node, Workflow};
 
-use crate::origins::Origins;
+use crate::origins::{NodeOrigin, Origins};
 use crate::suggest::help_and_fix;
 
 /// The ids actions may name.
@@ -24,46 +24,67 @@ pub fn check_actions(wf: &Workflow, origins: &Origins, known: KnownActions<'_>) 
     let mut out = Vec::new();
     for (id, node) in &wf.nodes {
         let Node::Action(a) = node else { continue };
-        for (k, action) in a.actions.iter().enumerate() {
-            let (name, candidates, what) = match action {
-                Action::Execute { command_id } => match known.commands {
-                    Some(commands) => (command_id, commands, "command"),
-                    None => continue,
-                },
-                Action::Send { handler_id, .. } => (handler_id, known.handlers, "handler"),
-            };
-            if candidates.contains(&name.as_str()) {
-                continue;
-            }
-            let span = origins
-                .node(id)
-                .and_then(|o| o.action_ids.get(k).or(o.actions.get(k)).copied())
-                .unwrap_or_else(|| origins.node_id(id));
-            let d = Diagnostic::new(
-                codes::E0210,
-                format!("unknown {what} `{name}`"),
-                span,
-                match what {
-                    "command" => "no command with this id in `commands.yaml`",
-                    _ => "no action handler with this id",
-                },
-            );
-            let (mut d, suggested) = help_and_fix(d, name, span, candidates.iter().copied());
-            if !suggested {
-                d = d.with_help(match what {
-                    "command" => format!(
-                        "declare it in `commands.yaml` under `commands:` as `{name}: {{ command: \"…\" }}`"
-                    ),
-                    _ => format!("the known handlers are {}", list(candidates)),
-                });
-            }
-            if !candidates.is_empty() && what == "command" {
-                d = d.with_note(format!("the known commands are {}", list(candidates)));
-            }
-            out.push(origins.place(d.in_file(origins.file)));
-        }
+        let fallback = origins.node_id(id);
+        check_list(&a.actions, origins.node(id), fallback, known, &mut out);
     }
-    out
+    // The actions of compensations (docs/language.md, *Saga compensation*).
+    for (id, c) in &wf.saga.compensations {
+        let CompensationBody::Actions(actions) = &c.body else {
+            continue;
+        };
+        let origin = origins.compensations.get(id);
+        let fallback = origin.map_or(origins.fallback, |o| o.id);
+        check_list(actions, origin, fallback, known, &mut out);
+    }
+    out.into_iter()
+        .map(|d| origins.place(d.in_file(origins.file)))
+        .collect()
+}
+
+fn check_list(
+    actions: &[Action],
+    origin: Option<&NodeOrigin>,
+    fallback: Span,
+    known: KnownActions<'_>,
+    out: &mut Vec<Diagnostic>,
+) {
+    for (k, action) in actions.iter().enumerate() {
+        let (name, candidates, what) = match action {
+            Action::Execute { command_id } => match known.commands {
+                Some(commands) => (command_id, commands, "command"),
+                None => continue,
+            },
+            Action::Send { handler_id, .. } => (handler_id, known.handlers, "handler"),
+        };
+        if candidates.contains(&name.as_str()) {
+            continue;
+        }
+        let span = origin
+            .and_then(|o| o.action_ids.get(k).or(o.actions.get(k)).copied())
+            .unwrap_or(fallback);
+        let d = Diagnostic::new(
+            codes::E0210,
+            format!("unknown {what} `{name}`"),
+            span,
+            match what {
+                "command" => "no command with this id in `commands.yaml`",
+                _ => "no action handler with this id",
+            },
+        );
+        let (mut d, suggested) = help_and_fix(d, name, span, candidates.iter().copied());
+        if !suggested {
+            d = d.with_help(match what {
+                "command" => format!(
+                    "declare it in `commands.yaml` under `commands:` as `{name}: {{ command: \"…\" }}`"
+                ),
+                _ => format!("the known handlers are {}", list(candidates)),
+            });
+        }
+        if !candidates.is_empty() && what == "command" {
+            d = d.with_note(format!("the known commands are {}", list(candidates)));
+        }
+        out.push(d);
+    }
 }
 
 fn list(ids: &[&str]) -> String {

@@ -15,6 +15,7 @@ pub mod graph;
 pub mod intervals;
 
 mod actions;
+mod compensation;
 mod consumed;
 mod coverage;
 mod dataflow;
@@ -64,6 +65,7 @@ pub fn check_workflow(wf: &Workflow, origins: &Origins, input: InputKind) -> Vec
     let graph = NodeGraph::build(wf);
     let mut cx = Ctx::new(wf, origins, input);
     refs::check(&mut cx, &graph);
+    compensation::check(&mut cx);
     rules::check(&mut cx);
     state::check(&mut cx);
     flow::check(&mut cx, &graph);

@@ -1,4 +1,4 @@
-//! E0204 unknown node and E0205 unknown agent.
+//! E0204 unknown node (E0311 when it names a compensation) and E0205 unknown agent.
 
 use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::Node;
@@ -78,6 +78,10 @@ pub(super) fn check(cx: &mut Ctx<'_>, graph: &NodeGraph<'_>) {
 }
 
 fn unknown_node(cx: &mut Ctx<'_>, name: &str, span: Span, label: &str) {
+    if super::compensation::is_compensation(cx, name) {
+        super::compensation::target_is_compensation(cx, name, span);
+        return;
+    }
     let d = Diagnostic::new(codes::E0204, format!("unknown node `{name}`"), span, label);
     let (mut d, suggested) = help_and_fix(d, name, span, cx.wf.nodes.keys().map(String::as_str));
     if !suggested {

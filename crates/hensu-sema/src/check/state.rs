@@ -3,8 +3,8 @@
 
 use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::{
-    Action, ConditionPredicate, Node, StateSchema, StateVariable, TransitionRule, VarType,
-    is_engine_variable,
+    Action, COMPENSATING, COMPENSATING_OUTPUT, CompensationBody, ConditionPredicate, Node,
+    StateSchema, StateVariable, TransitionRule, VarType, is_engine_variable,
 };
 
 use super::access::json_strings;
@@ -127,6 +127,8 @@ struct PromptSite<'a> {
     whole: Option<Span>,
     node: &'a str,
     what: &'static str,
+    /// A compensation's text: `{compensating}` and `{compensating_output}` are the engine's.
+    compensation: bool,
 }
 
 pub(super) fn check(cx: &mut Ctx<'_>) {
@@ -160,6 +162,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                         whole: None,
                         node: id,
                         what: "prompt",
+                        compensation: false,
                     });
                 }
                 conditions(
@@ -224,6 +227,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                                 .map(|o| o.props.get("prompt").copied().unwrap_or(o.id))
                                 .or_else(|| Some(cx.node_span(id))),
                             what: "branch prompt",
+                            compensation: false,
                         });
                     }
                 }
@@ -245,6 +249,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                                     whole: Some(whole),
                                     node: id,
                                     what: "payload",
+                                    compensation: false,
                                 });
                             }
                         }
@@ -272,6 +277,56 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
             }
             Node::SubWorkflow(s) => sub_workflow(cx, schema, id, origin, s, &mut marks),
             Node::Fork(_) | Node::End(_) => {}
+        }
+        for site in &sites {
+            prompt_site(cx, schema, site, &mut marks);
+        }
+    }
+
+    // Compensation prompts and payloads (docs/language.md, *Saga compensation*).
+    for (id, c) in &wf.saga.compensations {
+        let origin = cx.origins.compensations.get(id.as_str());
+        let spans = origin.map(|o| o.placeholders.as_slice()).unwrap_or(&[]);
+        let whole = origin.map_or(cx.fallback(), |o| o.id);
+        sites.clear();
+        match &c.body {
+            CompensationBody::Agent { prompt, .. } => sites.push(PromptSite {
+                text: prompt,
+                spans,
+                exact: true,
+                whole: Some(
+                    origin
+                        .and_then(|o| o.props.get("prompt").copied())
+                        .unwrap_or(whole),
+                ),
+                node: id,
+                what: "compensation prompt",
+                compensation: true,
+            }),
+            CompensationBody::Actions(actions) => {
+                for action in actions {
+                    match action {
+                        Action::Send { payload, .. } => {
+                            let mut strings = Vec::new();
+                            for v in payload.values() {
+                                json_strings(v, &mut strings);
+                            }
+                            for text in strings {
+                                sites.push(PromptSite {
+                                    text,
+                                    spans,
+                                    exact: false,
+                                    whole: Some(whole),
+                                    node: id,
+                                    what: "payload",
+                                    compensation: true,
+                                });
+                            }
+                        }
+                        Action::Execute { .. } => opaque_reader = true,
+                    }
+                }
+            }
         }
         for site in &sites {
             prompt_site(cx, schema, site, &mut marks);
@@ -385,6 +440,9 @@ fn prompt_placeholder<'a>(
     reported: &mut HashSet<&'a str>,
     name: &'a str,
 ) {
+    if site.compensation && matches!(name, COMPENSATING | COMPENSATING_OUTPUT) {
+        return;
+    }
     let declared = marks.read(schema, name);
     let Some(schema) = schema else { return };
     if declared == Some(true) || is_engine_variable(name) || !reported.insert(name) {

@@ -168,6 +168,32 @@ pub(super) fn merge(
         }
         wf.nodes.insert(id.clone(), node.clone());
     }
+    // Appended compensations (docs/language.md, *Saga compensation*): ids share the node
+    // namespace, so a clash with an inherited node or compensation is a collision too.
+    for (id, c) in &own.saga.compensations {
+        let here = own_o.compensations.get(id);
+        if let Some(first) = o.compensations.get(id).or_else(|| o.nodes.get(id)) {
+            found.push(collision(
+                "compensation",
+                id,
+                here.map_or(own_o.fallback, |h| h.id),
+                first.id,
+                &wf.id,
+                &bases[0].id,
+            ));
+            continue;
+        }
+        if let Some(h) = here {
+            o.compensations.insert(id.clone(), h.clone());
+        }
+        wf.saga.compensations.insert(id.clone(), c.clone());
+    }
+    // The appended nodes' `compensation = "…"` (an inherited node keeps the base's).
+    for (node, c) in &own.saga.node_compensations {
+        if own.nodes.contains_key(node) && !wf.saga.node_compensations.contains_key(node) {
+            wf.saga.node_compensations.insert(node.clone(), c.clone());
+        }
+    }
     // Replaced transitions.
     for (i, r) in ext.routes.iter().enumerate() {
         if let Some(first) = ext.routes[..i].iter().find(|f| f.node == r.node) {

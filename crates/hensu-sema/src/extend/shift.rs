@@ -44,7 +44,11 @@ pub(super) fn shift_origins(o: &mut Origins, by: u32) {
         derived: _,
         input: _,
         suppressions,
+        compensations,
     } = o;
+    for c in compensations.values_mut() {
+        shift_node(c, by);
+    }
     for sup in suppressions.iter_mut() {
         s(&mut sup.scope, by);
     }

@@ -7,6 +7,7 @@
 //! `transitions/` (one file per family). The lowering never panics and
 //! produces an IR whenever the file has a `workflow(…) { … }` with a `graph { }`.
 
+mod compensation;
 mod nodes;
 mod resources;
 mod routes;
@@ -47,6 +48,8 @@ pub(crate) struct Lowerer<'f> {
     pub(crate) rule_sink: transitions::RuleSink,
     /// `extends(…)` and the `routes(…)` blocks, resolved later by [`crate::extend`].
     pub(crate) extension: Extension,
+    /// The `compensation = "…"` of the node being lowered (name, value span).
+    pub(crate) pending_compensation: Option<(String, Span)>,
 }
 
 /// The shape of a statement, independent of its meaning.
@@ -170,6 +173,7 @@ impl<'f> Lowerer<'f> {
             },
             rule_sink: transitions::RuleSink::default(),
             extension: Extension::default(),
+            pending_compensation: None,
         }
     }
 

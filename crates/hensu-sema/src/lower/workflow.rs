@@ -209,6 +209,7 @@ impl Lowerer<'_> {
                     self.origins.graph = Some(stmt.span);
                     graph_kw = Some(c.callee.span);
                     self.origins.nodes.clear();
+                    self.origins.compensations.clear();
                     self.origins.start = None;
                     graph = Some(self.graph(c.block.as_deref(), detached));
                 }
@@ -264,6 +265,7 @@ impl Lowerer<'_> {
             start_node,
             config,
             state_schema: state,
+            saga: graph.saga,
         })
     }
 

@@ -8,9 +8,9 @@ mod routes;
 mod tables;
 
 use tables::{
-    ACTION, AGENT, AGENTS, BRANCH, CONFIG, CONSENSUS, FORK, GENERIC, GENERIC_CONFIG, GRAPH, JOIN,
-    OBSERVABILITY, ON_CONDITION_ARMS, ON_SCORE_ARMS, PARALLEL, REVIEW, STANDARD, STATE,
-    SUB_WORKFLOW, WORKFLOW,
+    ACTION, AGENT, AGENTS, BRANCH, COMPENSATION, CONFIG, CONSENSUS, FORK, GENERIC, GENERIC_CONFIG,
+    GRAPH, JOIN, OBSERVABILITY, ON_CONDITION_ARMS, ON_SCORE_ARMS, PARALLEL, REVIEW, STANDARD,
+    STATE, SUB_WORKFLOW, WORKFLOW,
 };
 
 /// A kind of block (or statement context) of a `.hwf` file.
@@ -61,6 +61,8 @@ pub enum BlockKind {
     OnScore,
     /// `onCondition("var") { … }`
     OnCondition,
+    /// `compensation("id") { … }` in the graph (docs/language.md, *Saga compensation*)
+    Compensation,
 }
 
 impl BlockKind {
@@ -89,6 +91,7 @@ impl BlockKind {
         BlockKind::EndNode,
         BlockKind::OnScore,
         BlockKind::OnCondition,
+        BlockKind::Compensation,
     ];
 
     /// How the block is named in messages (`a standard node`, `the graph block`, …).
@@ -116,6 +119,7 @@ impl BlockKind {
             BlockKind::Routes => "a `routes { }` block",
             BlockKind::OnScore => "an `onScore { }` block",
             BlockKind::OnCondition => "an `onCondition { }` block",
+            BlockKind::Compensation => "a `compensation { }` block",
         }
     }
 
@@ -467,6 +471,7 @@ pub fn block_schema(kind: BlockKind) -> &'static [StatementSpec] {
         BlockKind::Routes => routes::ROUTES,
         BlockKind::OnScore => ON_SCORE_ARMS,
         BlockKind::OnCondition => ON_CONDITION_ARMS,
+        BlockKind::Compensation => COMPENSATION,
     }
 }
 

@@ -31,6 +31,13 @@ const ON_SCORE: StatementSpec = block(
     "onScore { whenScore … goto \"node\" }",
     "Route on the engine `score` (0–100) produced by the agent.",
 );
+const COMPENSATION_REF: StatementSpec = prop(
+    "compensation",
+    V::String,
+    false,
+    "compensation = \"compensation-id\"",
+    "The compensation that undoes this node's work when the run ends unsuccessfully (saga).",
+);
 const REVIEW_DOC: &str = "Human review of the node result: `review(ReviewMode.X)` or `review { mode = …; allowBacktrack = …; allowEdit = … }` (block default mode REQUIRED).";
 
 pub(super) const WORKFLOW: &[StatementSpec] = &[
@@ -321,6 +328,14 @@ pub(super) const GRAPH: &[StatementSpec] = &[
         "routes(\"node\") { onSuccess goto \"x\" }",
         "In an extending workflow: replaces every transition of the inherited node.",
     ),
+    decl(
+        "compensation",
+        1,
+        1,
+        BlockKind::Compensation,
+        "compensation(\"id\") { agent = …; prompt = … } | { execute(…) }",
+        "Undoes the work of the nodes naming it when the run ends unsuccessfully; not a node of the graph.",
+    ),
     call(
         "end",
         1,
@@ -372,6 +387,7 @@ pub(super) const STANDARD: &[StatementSpec] = &[
         syntax: "review(ReviewMode.REQUIRED) | review { … }",
         doc: REVIEW_DOC,
     },
+    COMPENSATION_REF,
     ON_SUCCESS,
     ON_FAILURE_ANY,
     trans(
@@ -615,6 +631,7 @@ pub(super) const GENERIC: &[StatementSpec] = &[
         "rubric = \"file.md\"",
         "A rubric; a `.md` value is read from rubrics/.",
     ),
+    COMPENSATION_REF,
     ON_SUCCESS,
     ON_FAILURE_ANY,
     ON_SCORE,
@@ -645,6 +662,7 @@ pub(super) const ACTION: &[StatementSpec] = &[
         "execute(\"commandId\")",
         "Execute a command from commands.yaml.",
     ),
+    COMPENSATION_REF,
     ON_SUCCESS,
     ON_FAILURE_ANY,
 ];
@@ -680,8 +698,42 @@ pub(super) const SUB_WORKFLOW: &[StatementSpec] = &[
         "writes(\"b\")",
         "Variables copied back from the child.",
     ),
+    COMPENSATION_REF,
     ON_SUCCESS,
     ON_FAILURE_GOTO,
+];
+
+pub(super) const COMPENSATION: &[StatementSpec] = &[
+    prop(
+        "agent",
+        V::String,
+        false,
+        "agent = \"agentId\"",
+        "The agent that runs this compensation (with `prompt`; not with actions).",
+    ),
+    prop(
+        "prompt",
+        V::Prompt,
+        false,
+        "prompt = \"…\" | \"file.md\"",
+        "The compensation prompt; `{compensating}` is the compensated node, `{compensating_output}` its output.",
+    ),
+    call(
+        "send",
+        1,
+        Some(2),
+        Repeat::Many,
+        "send(\"handler\"[, mapOf(\"k\" to v)])",
+        "Send a payload to a registered handler; string values may use `{name}` placeholders.",
+    ),
+    call(
+        "execute",
+        1,
+        Some(1),
+        Repeat::Many,
+        "execute(\"commandId\")",
+        "Execute a command from commands.yaml.",
+    ),
 ];
 
 const SCORE_ARM_FORMS: ChainForms = ChainForms {

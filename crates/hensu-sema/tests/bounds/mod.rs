@@ -487,3 +487,23 @@ fn rubric_backtracks_use_the_nodes_own_budget() {
     assert_eq!(per_node(5), Count::Finite(1 + 5 + 5));
     assert_eq!(per_node(0), Count::Finite(1));
 }
+
+/// book-flight → book-hotel → pay, once each; one end. travel-agent: two bookings × 2 (they
+/// write) + one agent compensation (`cancel-hotel`, once per book-hotel visit, no correction);
+/// `cancel-flight` runs actions, no agent. gateway: pay × 2.
+#[test]
+fn trip_booking() {
+    assert_bound(
+        "trip-booking",
+        4,
+        &[
+            ("book-flight", 1),
+            ("book-hotel", 1),
+            ("pay", 1),
+            ("booked", 1),
+            ("declined", 1),
+            ("failed", 1),
+        ],
+        &[("travel-agent", 5), ("gateway", 2)],
+    );
+}

@@ -263,6 +263,7 @@ fn workflow() -> impl Strategy<Value = (Workflow, Origins)> {
                 nodes: nodes.into_iter().map(|n| (n.id().to_string(), n)).collect(),
                 start_node: start,
                 config: None,
+                saga: Default::default(),
                 state_schema: vars.map(|vars| StateSchema {
                     variables: vars
                         .into_iter()

@@ -17,6 +17,7 @@ pub fn workflow(id: &str, start: &str, nodes: Vec<Node>) -> Workflow {
         nodes: nodes.into_iter().map(|n| (n.id().to_string(), n)).collect(),
         start_node: start.to_string(),
         config: None,
+        saga: Default::default(),
         state_schema: None,
     }
 }

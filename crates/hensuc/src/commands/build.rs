@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
+use hensu_diagnostics::{Diagnostic, codes};
 
 use crate::args::{ColorFlag, ProjectDir};
 use crate::exit;
@@ -35,9 +36,13 @@ pub fn execute(args: BuildArgs) -> anyhow::Result<ExitCode> {
         std::slice::from_ref(&args.path),
         args.project.dir.as_deref(),
     )?;
+    let mut diagnostics = project.diagnostics.clone();
+    if project.error_count() == 0 {
+        diagnostics.extend(project.explicit_units().filter_map(needs_hensu_engine));
+    }
     output::emit(
         &project.files,
-        &project.diagnostics,
+        &diagnostics,
         args.format,
         args.display.color,
     );
@@ -66,6 +71,31 @@ pub fn execute(args: BuildArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::from(exit::SUCCESS))
+}
+
+/// W0901: the artifact carries hensu's saga extension, which an upstream engine ignores
+/// (docs/language.md, *Saga compensation*).
+fn needs_hensu_engine(unit: &project::Unit) -> Option<Diagnostic> {
+    let wf = unit.workflow.as_ref()?;
+    if wf.saga.is_empty() {
+        return None;
+    }
+    let (node, compensation) = wf.saga.node_compensations.first()?;
+    let span = unit
+        .origins
+        .node(node)
+        .and_then(|o| o.props.get("compensation").copied())
+        .unwrap_or_else(|| unit.origins.node_id(node));
+    let d = Diagnostic::new(
+        codes::W0901,
+        "this artifact needs hensu's engine: it uses saga compensation",
+        span,
+        format!("`{node}` names the compensation `{compensation}`"),
+    )
+    .with_note("the JSON carries `compensations` and a node's `compensation`, hensu extensions of the upstream wire format; an upstream Hensu engine ignores them and never compensates")
+    .with_help("run the artifact with `hensuc run` or a hensu server")
+    .in_file(unit.file);
+    Some(d)
 }
 
 fn output_path(args: &BuildArgs, id: &str) -> Option<PathBuf> {

@@ -61,7 +61,8 @@ pub fn execute(args: GraphArgs) -> anyhow::Result<ExitCode> {
         GraphFormat::Mermaid => render_mermaid(workflow),
         GraphFormat::Dot => render_dot(workflow),
         GraphFormat::Json => {
-            let described = super::describe::describe(workflow, origins);
+            let mut described = super::describe::describe(workflow, origins);
+            super::graph_saga::json(workflow, &mut described);
             let mut s = serde_json::to_string_pretty(&described)?;
             s.push('\n');
             s
@@ -107,6 +108,7 @@ pub fn render_text(workflow: &Workflow, color: bool) -> String {
         }
         let _ = writeln!(out, "{pad}└─\n");
     }
+    super::graph_saga::text(workflow, &mut out, (bold, dim, cyan, reset));
     out
 }
 
@@ -206,6 +208,7 @@ pub fn render_mermaid(workflow: &Workflow) -> String {
         let _ = writeln!(out, "    {shape}");
         styles.push(id);
     }
+    super::graph_saga::mermaid_nodes(workflow, &mut out, &mut styles, mermaid_id);
     out.push_str("  end\n\n");
     for (node, _) in &order {
         let id = mermaid_id(node.id());
@@ -240,6 +243,7 @@ pub fn render_mermaid(workflow: &Workflow) -> String {
             }
         }
     }
+    super::graph_saga::mermaid_edges(workflow, &mut out, mermaid_id);
     out.push('\n');
     let _ = writeln!(
         out,
@@ -304,6 +308,7 @@ pub fn render_dot(workflow: &Workflow) -> String {
             );
         }
     }
+    super::graph_saga::dot(workflow, &mut out, dot_quote);
     out.push_str("}\n");
     out
 }

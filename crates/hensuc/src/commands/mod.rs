@@ -9,6 +9,7 @@ mod describe;
 pub mod explain;
 pub mod fmt;
 pub mod graph;
+mod graph_saga;
 pub mod lsp;
 mod progress;
 pub mod pull;

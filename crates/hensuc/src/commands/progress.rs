@@ -213,6 +213,27 @@ impl ExecutionListener for Progress {
             Event::TransitionWarning { node_id, message } => {
                 self.say(&format!("⚠ transition warning · {node_id}\n  {message}"));
             }
+            Event::CompensationStarted {
+                node_id,
+                compensation_id,
+                visit_step,
+            } => self.say(&format!(
+                "↩ compensating {node_id} (step {visit_step}) with {compensation_id}"
+            )),
+            Event::CompensationFinished {
+                compensation_id,
+                output,
+                ..
+            } => {
+                let text = output.map(hensu_runtime::render).unwrap_or_default();
+                let text = text.lines().next().unwrap_or_default();
+                self.say(&format!("  ✓ {compensation_id}: {text}"));
+            }
+            Event::CompensationFailed {
+                compensation_id,
+                error,
+                ..
+            } => self.say(&format!("  ✗ {compensation_id} failed: {error}")),
             Event::RunStarted { .. } | Event::RunFinished { .. } => {}
         }
     }

@@ -789,6 +789,23 @@ pub(crate) fn summarize(
             let _ = writeln!(out, "    {} → {} {:?}({})", b.from, b.to, b.kind, b.reason);
         }
     }
+    if !state.compensations.is_empty() {
+        // docs/language.md, *Saga compensation*: in the order they ran.
+        let _ = writeln!(out, "  compensated");
+        for c in &state.compensations {
+            let text = match (&c.output, &c.error) {
+                (_, Some(e)) => format!("✗ {e}"),
+                (Some(o), None) => hensu_runtime::render(o).into_owned(),
+                (None, None) => String::new(),
+            };
+            let text = if verbose { text } else { truncate(&text, 100) };
+            let _ = writeln!(
+                out,
+                "    {} (step {}) ← {}: {text}",
+                c.node_id, c.visit_step, c.compensation_id
+            );
+        }
+    }
     let _ = writeln!(
         out,
         "  time        {:.1} ms",

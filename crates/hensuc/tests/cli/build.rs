@@ -81,3 +81,41 @@ fn build_timestamp_is_opt_in() {
     let created = v["metadata"]["created"].as_str().unwrap();
     assert!(created.ends_with('Z') && created.len() == 27, "{created}");
 }
+
+/// W0901: an artifact that uses saga compensation needs hensu's engine (docs/language.md,
+/// *Saga compensation*); the build still succeeds and writes the hensu extension.
+#[test]
+fn build_warns_that_a_saga_artifact_needs_hensus_engine() {
+    let out = run_hensuc(&[
+        "build",
+        "examples/workflows/trip-booking.hwf",
+        "-d",
+        "examples",
+        "-o",
+        "-",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["nodes"]["book-flight"]["compensation"], "cancel-flight");
+    assert_eq!(
+        v["compensations"]["cancel-hotel"]["agentId"],
+        "travel-agent"
+    );
+    insta::assert_snapshot!(stderr(&out));
+    let tmp = tempfile::tempdir().unwrap();
+    let artifact = tmp.path().join("trip.json");
+    let json = run_hensuc(&[
+        "build",
+        "examples/workflows/trip-booking.hwf",
+        "-d",
+        "examples",
+        "-o",
+        artifact.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    insta::assert_snapshot!("saga_artifact_json", String::from_utf8_lossy(&json.stdout));
+    // Without compensation, no warning.
+    let plain = run_hensuc(&["build", "examples/workflows/mini-review.hwf", "-o", "-"]);
+    assert!(!stderr(&plain).contains("W0901"), "{}", stderr(&plain));
+}

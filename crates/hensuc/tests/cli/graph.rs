@@ -21,3 +21,36 @@ fn graph_formats() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
     assert_eq!(v["schemaVersion"], 1);
 }
+
+/// Compensations are drawn beside the flow, with a dashed edge back to the node they undo, and
+/// listed in the text and JSON graphs (docs/language.md, *Saga compensation*).
+#[test]
+fn graph_draws_compensations() {
+    let wf = "examples/workflows/trip-booking.hwf";
+    let out = |format: &str| {
+        let o = run_hensuc(&["graph", wf, "-d", "examples", "--format", format]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let mermaid = out("mermaid");
+    assert!(
+        mermaid.contains("cancel_flight -.->|undoes| book_flight"),
+        "{mermaid}"
+    );
+    let dot = out("dot");
+    assert!(
+        dot.contains(
+            "\"book-hotel\" -> \"cancel-hotel\" [label=\"undoes\", style=dashed, dir=back];"
+        ),
+        "{dot}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&out("json")).unwrap();
+    assert_eq!(
+        json["compensations"],
+        serde_json::json!([
+            {"id": "cancel-hotel", "kind": "agent", "agent": "travel-agent", "undoes": ["book-hotel"]},
+            {"id": "cancel-flight", "kind": "actions", "actions": 1, "undoes": ["book-flight"]},
+        ])
+    );
+    insta::assert_snapshot!(out("text"));
+}

@@ -11,6 +11,7 @@
 //! (`3.0`, which Jackson may write) as a type error for an integer field.
 
 mod nodes;
+mod saga;
 
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
@@ -433,12 +434,16 @@ impl Reader<'_> {
         }
 
         let mut nodes = IndexMap::new();
+        let mut saga = Saga::default();
         match Self::field(m, "nodes") {
             None => {}
             Some(Value::Object(o)) => {
                 for (k, nv) in o {
                     let p = child_path("nodes", k);
                     nodes.insert(k.clone(), self.node(nv, &p, k)?);
+                    if let Some(c) = self.node_compensation(nv, &p)? {
+                        saga.node_compensations.insert(k.clone(), c);
+                    }
                 }
             }
             Some(other) => return Err(self.wrong_type("nodes", "an object", other)),
@@ -460,6 +465,7 @@ impl Reader<'_> {
             None => None,
             Some(sv) => Some(self.schema(sv, "stateSchema")?),
         };
+        saga.compensations = self.compensations(m)?;
         Ok(Workflow {
             id,
             version,
@@ -469,6 +475,7 @@ impl Reader<'_> {
             start_node,
             config,
             state_schema,
+            saga,
         })
     }
 

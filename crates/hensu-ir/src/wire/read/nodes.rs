@@ -178,7 +178,7 @@ impl Reader<'_> {
         })
     }
 
-    fn action(&self, v: &Value, path: &str) -> R<Action> {
+    pub(super) fn action(&self, v: &Value, path: &str) -> R<Action> {
         let m = self.obj(v, path)?;
         let tp = child_path(path, "type");
         match self.req_str(m, path, "type")?.as_str() {

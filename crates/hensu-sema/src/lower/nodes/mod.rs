@@ -11,7 +11,7 @@ mod standard;
 mod sub_workflow;
 
 use hensu_diagnostics::{Diagnostic, Span, codes};
-use hensu_ir::{EndNode, ExitStatus, Node};
+use hensu_ir::{EndNode, ExitStatus, Node, Saga};
 use hensu_syntax::ast::{Block, Call, Ident, Link, Stmt};
 use indexmap::IndexMap;
 
@@ -26,6 +26,8 @@ use crate::schema::{BlockKind, EnumType, StatementKind, StatementSpec};
 pub(crate) struct Graph {
     pub nodes: IndexMap<String, Node>,
     pub start: Option<String>,
+    /// The `compensation("id") { … }` statements and the nodes naming them.
+    pub saga: Saga,
 }
 
 fn node_kind(name: &str) -> Option<BlockKind> {
@@ -92,15 +94,25 @@ impl Lowerer<'_> {
                 self.start_at(head, &[]);
             }
             (_, Shape::Call(c)) if spec.name == "routes" => self.routes(spec, c, stmt),
+            (_, Shape::Call(c)) if spec.name == "compensation" => {
+                self.compensation_decl(graph, spec, c, stmt);
+            }
             (_, Shape::Call(c)) => {
                 let Some(kind) = node_kind(spec.name) else {
                     return;
                 };
                 let Some((node, origin)) = self.node(kind, spec, c, stmt) else {
+                    self.pending_compensation = None;
                     return;
                 };
                 let id = node.id().to_string();
-                if let Some(first) = self.origins.nodes.get(&id) {
+                let named = self.pending_compensation.take();
+                let first = self
+                    .origins
+                    .nodes
+                    .get(&id)
+                    .or_else(|| self.origins.compensations.get(&id));
+                if let Some(first) = first {
                     let d = Diagnostic::new(
                         codes::E0201,
                         format!("node `{id}` is declared twice"),
@@ -111,6 +123,9 @@ impl Lowerer<'_> {
                     .with_help("rename one of them; hensu keeps the first declaration (upstream silently replaced it with the last)");
                     self.emit(d);
                     return;
+                }
+                if let Some((name, _)) = named {
+                    graph.saga.node_compensations.insert(id.clone(), name);
                 }
                 self.origins.nodes.insert(id.clone(), origin);
                 graph.nodes.insert(id, node);
@@ -239,6 +254,9 @@ impl Lowerer<'_> {
             _ => self.sub_workflow(&id, body, &mut o, &mut sink),
         };
         let mut node = node;
+        if let Some((_, span)) = &self.pending_compensation {
+            o.props.insert("compensation", *span);
+        }
         if let Some(rules) = node.transition_rules_mut() {
             *rules = sink.rules.drain(..).collect();
         }
@@ -294,6 +312,14 @@ impl Lowerer<'_> {
                 continue;
             };
             if self.node_transition(kind, spec, shape, stmt, sink) {
+                continue;
+            }
+            if spec.name == "compensation" {
+                if let Shape::Assign { value, .. } = shape
+                    && let Some(name) = self.string(value, &Quoted("compensation"))
+                {
+                    self.pending_compensation = Some((name, value.span));
+                }
                 continue;
             }
             each(self, spec, shape, stmt);
