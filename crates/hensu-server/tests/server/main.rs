@@ -4,6 +4,8 @@
 //! --ignored`).
 
 mod harness;
+mod mcp_gateway;
+mod mcp_tenant;
 mod scenarios;
 
 use harness::Backend;
@@ -45,6 +47,25 @@ on_both!(
     auth_rules,
     operations_endpoints,
 );
+
+macro_rules! on_sqlite {
+    ($module:ident: $($name:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                crate::$module::$name(crate::harness::Server::start(crate::Backend::Sqlite).await).await;
+            }
+        )*
+    };
+}
+
+mod mcp {
+    on_sqlite!(
+        mcp_gateway: tool_calls_reach_the_tenants_client,
+        gateway_requires_the_tenants_own_token,
+        disconnect_fails_the_pending_call,
+    );
+}
 
 #[test]
 fn openapi_lists_exactly_the_served_routes() {
