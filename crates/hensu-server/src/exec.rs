@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use hensu_host::worker::{ClaimedRun, RunExecutor, WorkerEvent, WorkerOptions};
 use hensu_host::{DurableRun, FsStubFiles, SnapshotRedactor};
-use hensu_mcp::gateway::Gateway;
 use hensu_ir::Workflow;
+use hensu_mcp::gateway::Gateway;
 use hensu_runtime::{
     Boundary, BoundaryHook, CancelToken, Context, Engine, ExecutionPhase, MapRepository,
     ReviewDecision, RunOptions, RunOutcome, RunResult, RunState, RuntimeError, StubProvider,
@@ -303,7 +303,10 @@ impl InProcessExecutor {
         match finished {
             Ok(Ok(Some(status))) => metrics::finished(status),
             Ok(Ok(None)) if shutting_down => {
-                tracing::info!(run_id = id, "shutdown: lease released, the run stays running")
+                tracing::info!(
+                    run_id = id,
+                    "shutdown: lease released, the run stays running"
+                )
             }
             Ok(Ok(None)) => tracing::warn!(run_id = id, "lease lost; last checkpoint stands"),
             Ok(Err(e)) => tracing::error!(run_id = id, error = %e, "final state not saved"),
@@ -337,8 +340,15 @@ impl InProcessExecutor {
             Ok(None) => {
                 // Not a server run (e.g. `hensuc run --detach` on this database): not ours.
                 let _ = durable.store().release(durable.lease());
-                if self.foreign.lock().is_ok_and(|mut f| f.insert(run_id.clone())) {
-                    tracing::warn!(run_id, "a run without a tenant in the server's store is left alone");
+                if self
+                    .foreign
+                    .lock()
+                    .is_ok_and(|mut f| f.insert(run_id.clone()))
+                {
+                    tracing::warn!(
+                        run_id,
+                        "a run without a tenant in the server's store is left alone"
+                    );
                 }
                 return;
             }
@@ -352,10 +362,11 @@ impl InProcessExecutor {
             Ok(w) => Arc::new(w),
             Err(e) => return give_back(&e),
         };
-        let repository = match crate::subflows::repository(self.registry.as_ref(), &tenant, &workflow) {
-            Ok(r) => r,
-            Err(e) => return give_back(&e.message),
-        };
+        let repository =
+            match crate::subflows::repository(self.registry.as_ref(), &tenant, &workflow) {
+                Ok(r) => r,
+                Err(e) => return give_back(&e.message),
+            };
         if taken_over {
             metrics::takeover();
             tracing::info!(
@@ -705,7 +716,8 @@ impl ExecutionService for Arc<InProcessExecutor> {
             _ => {}
         });
         let handle = tokio::spawn({
-            let (store, owner, stop) = (self.store.clone(), self.worker_owner.clone(), stop.clone());
+            let (store, owner, stop) =
+                (self.store.clone(), self.worker_owner.clone(), stop.clone());
             async move {
                 hensu_host::worker::run_worker(
                     store,

@@ -67,12 +67,11 @@ pub async fn for_run(
     repository: &MapRepository,
 ) -> RunTools {
     let mut actions = hensu_host::action_handlers(None);
-    let unregistered: Vec<String> = send_targets(
-        std::iter::once(workflow).chain(repository.workflows()),
-    )
-    .into_iter()
-    .filter(|id| id != "mcp" && actions.get(id).is_none())
-    .collect();
+    let unregistered: Vec<String> =
+        send_targets(std::iter::once(workflow).chain(repository.workflows()))
+            .into_iter()
+            .filter(|id| id != "mcp" && actions.get(id).is_none())
+            .collect();
     let needs_tools = !unregistered.is_empty()
         || hensu_mcp::uses_tools(workflow)
         || repository.workflows().any(hensu_mcp::uses_tools);

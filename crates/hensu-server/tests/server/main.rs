@@ -44,6 +44,7 @@ on_both!(
     tenant_isolation_per_endpoint,
     unknown_execution_is_404_everywhere,
     tenant_stream_emits,
+    tenant_stream_follows_other_servers,
     auth_rules,
     operations_endpoints,
 );

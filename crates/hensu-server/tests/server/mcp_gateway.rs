@@ -14,19 +14,38 @@ use crate::mcp_tenant::TenantClient;
 const A: &str = "tenant-a";
 const B: &str = "tenant-b";
 
-async fn call(s: &Server, method: reqwest::Method, tenant: &str, path: &str, body: Option<Value>) -> (StatusCode, Value) {
-    let mut req = s.http.request(method, s.url(path)).bearer_auth(token(tenant));
+async fn call(
+    s: &Server,
+    method: reqwest::Method,
+    tenant: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut req = s
+        .http
+        .request(method, s.url(path))
+        .bearer_auth(token(tenant));
     if let Some(b) = body {
         req = req.json(&b);
     }
     let resp = req.send().await.expect("request");
     let status = resp.status();
     let text = resp.text().await.expect("body");
-    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }
 
 async fn push(s: &Server, tenant: &str, name: &str) {
-    let (st, body) = call(s, reqwest::Method::POST, tenant, "/api/v1/workflows", Some(fixture(name))).await;
+    let (st, body) = call(
+        s,
+        reqwest::Method::POST,
+        tenant,
+        "/api/v1/workflows",
+        Some(fixture(name)),
+    )
+    .await;
     assert!(st.is_success(), "{st} {body}");
 }
 
@@ -47,7 +66,14 @@ async fn run(s: &Server, tenant: &str, workflow: &str) -> Value {
 
 async fn wait_end(s: &Server, tenant: &str, id: &str) -> Value {
     for _ in 0..400 {
-        let (_, status) = call(s, reqwest::Method::GET, tenant, &format!("/api/v1/executions/{id}"), None).await;
+        let (_, status) = call(
+            s,
+            reqwest::Method::GET,
+            tenant,
+            &format!("/api/v1/executions/{id}"),
+            None,
+        )
+        .await;
         if status["status"] != "running" {
             return status;
         }
@@ -57,7 +83,12 @@ async fn wait_end(s: &Server, tenant: &str, id: &str) -> Value {
 }
 
 async fn pending_requests(s: &Server) -> u64 {
-    let resp = s.http.get(s.url("/mcp/status")).send().await.expect("status");
+    let resp = s
+        .http
+        .get(s.url("/mcp/status"))
+        .send()
+        .await
+        .expect("status");
     let v: Value = resp.json().await.expect("json");
     v["pendingRequests"].as_u64().expect("pendingRequests")
 }
@@ -66,12 +97,22 @@ pub async fn tool_calls_reach_the_tenants_client(s: Server) {
     push(&s, A, "tools").await;
     push(&s, B, "tools").await;
     let client = TenantClient::connect(&s.base, &token(A), A).await;
-    let (_, st) = call(&s, reqwest::Method::GET, A, &format!("/mcp/clients/{A}/status"), None).await;
+    let (_, st) = call(
+        &s,
+        reqwest::Method::GET,
+        A,
+        &format!("/mcp/clients/{A}/status"),
+        None,
+    )
+    .await;
     assert_eq!(st["connected"], true, "{st}");
 
     let done = run(&s, A, "tools").await;
     assert_eq!(done["status"], "completed", "{done}");
-    assert_eq!(done["exitStatus"], "SUCCESS", "both tool calls succeeded: {done}");
+    assert_eq!(
+        done["exitStatus"], "SUCCESS",
+        "both tool calls succeeded: {done}"
+    );
     assert_eq!(
         client.calls(),
         vec![
@@ -85,12 +126,21 @@ pub async fn tool_calls_reach_the_tenants_client(s: Server) {
     let other = run(&s, B, "tools").await;
     assert_eq!(other["status"], "completed", "{other}");
     assert_eq!(other["exitStatus"], "FAILURE", "{other}");
-    assert_eq!(client.calls().len(), 2, "tenant B's calls never reach tenant A's client");
+    assert_eq!(
+        client.calls().len(),
+        2,
+        "tenant B's calls never reach tenant A's client"
+    );
 }
 
 pub async fn gateway_requires_the_tenants_own_token(s: Server) {
     // No token: 401. Another tenant's token for A's clientId: 403.
-    let none = s.http.get(s.url(&format!("/mcp/connect?clientId={A}"))).send().await.expect("connect");
+    let none = s
+        .http
+        .get(s.url(&format!("/mcp/connect?clientId={A}")))
+        .send()
+        .await
+        .expect("connect");
     assert_eq!(none.status(), StatusCode::UNAUTHORIZED);
     let foreign = s
         .http
@@ -109,7 +159,12 @@ pub async fn gateway_requires_the_tenants_own_token(s: Server) {
         .expect("message");
     assert_eq!(post.status(), StatusCode::UNAUTHORIZED);
     // The status routes stay open.
-    let open = s.http.get(s.url("/mcp/status")).send().await.expect("status");
+    let open = s
+        .http
+        .get(s.url("/mcp/status"))
+        .send()
+        .await
+        .expect("status");
     assert_eq!(open.status(), StatusCode::OK);
 }
 
@@ -128,7 +183,8 @@ pub async fn disconnect_fails_the_pending_call(s: Server) {
     let id = started["executionId"].as_str().expect("id").to_string();
     // The `hang` call is pending at the client…
     for _ in 0..400 {
-        if client.calls().iter().any(|(name, _)| name == "hang") && pending_requests(&s).await == 1 {
+        if client.calls().iter().any(|(name, _)| name == "hang") && pending_requests(&s).await == 1
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;

@@ -111,9 +111,8 @@ impl TenantClient {
             }
         });
         // Responses: posted back one by one.
-        let (resp_tx, mut resp_rx) = futures::channel::mpsc::unbounded::<
-            rmcp::model::ServerJsonRpcMessage,
-        >();
+        let (resp_tx, mut resp_rx) =
+            futures::channel::mpsc::unbounded::<rmcp::model::ServerJsonRpcMessage>();
         let (url, token) = (format!("{base}/mcp/message"), token.to_string());
         tokio::spawn(async move {
             while let Some(msg) = resp_rx.next().await {
@@ -137,7 +136,11 @@ impl TenantClient {
 
     /// The tool calls received so far.
     pub fn calls(&self) -> Vec<(String, Value)> {
-        self.tools.calls.lock().map(|c| c.clone()).unwrap_or_default()
+        self.tools
+            .calls
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_default()
     }
 }
 
