@@ -179,7 +179,7 @@ pub(crate) fn open_pool(
         config.connect_timeout(Duration::from_secs(10));
     }
     let rt = driver_runtime().map_err(|e| StoreError::Postgres {
-            target: target.clone(),
+        target: target.clone(),
         detail: format!("cannot start the driver's runtime: {e}"),
     })?;
     let manager = Manager::from_config(

@@ -62,7 +62,14 @@ impl Drop for Serve {
 
 fn serve(dir: &Path, store: &str) -> Serve {
     let mut child = crate::hensuc()
-        .args(["serve", "--listen", "127.0.0.1:0", "--stub", "--lease-ttl", "2s"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--stub",
+            "--lease-ttl",
+            "2s",
+        ])
         .arg("--store")
         .arg(store)
         .arg("-d")
@@ -155,9 +162,11 @@ fn a_killed_servers_execution_is_finished_by_another() {
     assert!(at_kill.step < NODES as u64, "killed mid-run: {at_kill:?}");
 
     // B continues it once A's 2 s lease has expired.
-    wait_until("server B to finish the run", Duration::from_secs(120), || {
-        find("steps").is_some_and(|r| r.status.is_terminal())
-    });
+    wait_until(
+        "server B to finish the run",
+        Duration::from_secs(120),
+        || find("steps").is_some_and(|r| r.status.is_terminal()),
+    );
     let run = find("steps").expect("run");
     assert_eq!(run.status, RunStatus::Completed, "{run:?}");
     assert_eq!(run.current_node.as_deref(), Some("done"));
