@@ -371,8 +371,8 @@ impl ToolSource for TenantTools {
 
 /// The gateway routes: `GET /mcp/connect`, `POST /mcp/message`, `GET /mcp/status`,
 /// `GET /mcp/clients/{clientId}/status`. Mount them behind the server's auth layer (the two
-/// status routes may stay open).
-pub fn router(gateway: Gateway) -> Router {
+/// status routes may stay open). Generic over the state type of the router it is merged into.
+pub fn router<S: Clone + Send + Sync + 'static>(gateway: Gateway) -> Router<S> {
     Router::new()
         .route("/mcp/connect", get(connect))
         .route("/mcp/message", post(message))

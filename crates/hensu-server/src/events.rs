@@ -1,16 +1,17 @@
 //! Server-sent events (docs/server.md, *Events*). Every event is built from the run log, so a
 //! stream can be replayed: each carries `id: <step>` (per execution) or `id: <run>:<step>`
 //! (per tenant), and a reconnect with `Last-Event-ID` continues after it. Streams wake on this
-//! process's writes and also poll the log (runs continued by another server).
+//! process's writes and also poll the shared store, so they follow runs executing on another
+//! server that shares the database.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::response::sse::Event as SseEvent;
 use futures_util::Stream;
-use hensu_store::{LogEntry, LogKind, RunStatus, StateStore};
+use hensu_store::{LogEntry, LogKind, RunStatus, StateStore, WorkflowRegistry};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
@@ -211,44 +212,134 @@ pub fn execution_stream(
     })
 }
 
-/// Every execution of `tenant` changed from now on (runs written by this server).
+/// Every execution of `tenant` from now on, wherever it runs: a write of this server wakes
+/// the stream at once, and every [`POLL`] the tenant's runs are checked in the shared store
+/// (one query for the tenant's run ids, one record read per run not known to be over), so
+/// runs executing on another server sharing the database are followed too. The runs that
+/// exist when the stream opens start at their current step (no history replay);
+/// `resume_from` continues one run after a given step.
 pub fn tenant_stream(
     store: Arc<dyn StateStore>,
+    registry: Arc<dyn WorkflowRegistry>,
     mut wake: broadcast::Receiver<RunChanged>,
     tenant: String,
     resume_from: Option<(String, u64)>,
 ) -> impl Stream<Item = Result<SseEvent, Infallible>> {
     async_stream(move |tx| async move {
-        let mut seen: HashMap<String, u64> = HashMap::new();
+        let baseline = {
+            let (s, r, t) = (store.clone(), registry.clone(), tenant.clone());
+            tokio::task::spawn_blocking(move || tenant_steps(s.as_ref(), r.as_ref(), &t)).await
+        };
+        let Ok(Ok(mut seen)) = baseline else {
+            return;
+        };
+        let mut over: HashSet<String> = HashSet::new();
         if let Some((run, step)) = resume_from {
-            seen.insert(run, step);
+            seen.insert(run, Progress { step, ended: false });
         }
+        for (id, p) in &seen {
+            if p.ended {
+                over.insert(id.clone());
+            }
+        }
+        let mut poll = tokio::time::interval(POLL);
+        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        poll.tick().await;
         loop {
-            let changed = match wake.recv().await {
-                Ok(c) => c,
-                Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(broadcast::error::RecvError::Closed) => return,
+            // Which runs to read: the one this server just wrote, or every open one.
+            let candidates: Option<Vec<String>> = tokio::select! {
+                changed = wake.recv() => match changed {
+                    Ok(c) if c.tenant == tenant => Some(vec![c.run_id]),
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                _ = poll.tick() => None,
             };
-            if changed.tenant != tenant {
-                continue;
-            }
-            let after = seen.get(&changed.run_id).copied();
-            let (s, id, t) = (store.clone(), changed.run_id.clone(), tenant.clone());
-            let read =
-                tokio::task::spawn_blocking(move || read_events(s.as_ref(), &id, &t, after)).await;
-            let Ok(Ok(read)) = read else {
+            let changed = {
+                let (s, r, t) = (store.clone(), registry.clone(), tenant.clone());
+                let known = seen.clone();
+                let over = over.clone();
+                tokio::task::spawn_blocking(move || -> hensu_store::Result<Vec<String>> {
+                    let ids = match candidates {
+                        Some(ids) => ids,
+                        None => r
+                            .tenant_runs(&t)?
+                            .into_iter()
+                            .filter(|id| !over.contains(id))
+                            .collect(),
+                    };
+                    let mut out = Vec::new();
+                    for id in ids {
+                        let record = s.record(&id)?;
+                        if known.get(&id).is_none_or(|p| record.step > p.step) {
+                            out.push(id);
+                        }
+                    }
+                    Ok(out)
+                })
+                .await
+            };
+            let Ok(Ok(changed)) = changed else {
                 continue;
             };
-            let last = read.last;
-            for (step, ev) in read.events {
-                let id = format!("{}:{step}", changed.run_id);
-                if tx.send(Ok(sse(id, &ev))).await.is_err() {
-                    return;
+            for run_id in changed {
+                let after = seen.get(&run_id).map(|p| p.step);
+                let (s, id, t) = (store.clone(), run_id.clone(), tenant.clone());
+                let read =
+                    tokio::task::spawn_blocking(move || read_events(s.as_ref(), &id, &t, after))
+                        .await;
+                let Ok(Ok(read)) = read else {
+                    continue;
+                };
+                for (step, ev) in &read.events {
+                    let id = format!("{run_id}:{step}");
+                    if tx.send(Ok(sse(id, ev))).await.is_err() {
+                        return;
+                    }
                 }
+                let ended = read.status.is_terminal() && read.last >= read.step;
+                if ended {
+                    over.insert(run_id.clone());
+                }
+                seen.insert(
+                    run_id,
+                    Progress {
+                        step: read.last,
+                        ended,
+                    },
+                );
             }
-            seen.insert(changed.run_id, last);
         }
     })
+}
+
+/// How far a tenant stream has shown one run.
+#[derive(Clone, Copy, Debug)]
+struct Progress {
+    step: u64,
+    /// The run ended and its last event was shown (or it had ended when the stream opened).
+    ended: bool,
+}
+
+/// The current step of each of the tenant's runs (the tenant stream's starting point).
+fn tenant_steps(
+    store: &dyn StateStore,
+    registry: &dyn WorkflowRegistry,
+    tenant: &str,
+) -> hensu_store::Result<HashMap<String, Progress>> {
+    let mut out = HashMap::new();
+    for id in registry.tenant_runs(tenant)? {
+        if let Ok(r) = store.record(&id) {
+            out.insert(
+                id,
+                Progress {
+                    step: r.step,
+                    ended: r.status.is_terminal(),
+                },
+            );
+        }
+    }
+    Ok(out)
 }
 
 async fn wait_for(

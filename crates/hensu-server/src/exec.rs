@@ -1,16 +1,26 @@
 //! Executing runs: the [`ExecutionService`] trait the routes call, and [`InProcessExecutor`],
 //! which runs each execution on a tokio task of this process through the engine with the
 //! durable wiring of `hensu-host` (a checkpoint at every node boundary, under the run's
-//! lease). A multi-machine worker (claims and takeover) can replace it behind the same trait.
+//! lease).
+//!
+//! Starts and resumes run at once on this server. Beside them, the executor embeds a
+//! `hensu_host::worker` ([`ExecutionService::start_background`]): it claims runs whose owner
+//! stopped heartbeating (a server that crashed or was killed) and continues them from their
+//! last recorded step, so several servers on one PostgreSQL database continue each other's
+//! executions (docs/server.md, *Several servers*). Paused runs wait for a human and are never
+//! claimed. On a graceful shutdown a running execution stops at its next node boundary and
+//! gives its lease back still `running`, for another server (or this one, restarted) to take.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use hensu_host::worker::{ClaimedRun, RunExecutor, WorkerEvent, WorkerOptions};
 use hensu_host::{DurableRun, FsStubFiles, SnapshotRedactor};
 use hensu_ir::Workflow;
+use hensu_mcp::gateway::Gateway;
 use hensu_runtime::{
     Boundary, BoundaryHook, CancelToken, Context, Engine, ExecutionPhase, MapRepository,
     ReviewDecision, RunOptions, RunOutcome, RunResult, RunState, RuntimeError, StubProvider,
@@ -70,10 +80,38 @@ pub trait ExecutionService: Send + Sync {
     async fn cancel(&self, run_id: &str) -> Result<CancelRequest, ApiError>;
     /// Executions this service is running now.
     fn running(&self) -> usize;
+    /// Starts background work (the takeover worker); call once, inside the server's runtime.
+    fn start_background(&self) {}
     /// Stops accepting work and cancels what runs (graceful shutdown: each run writes its
     /// final state and releases its lease).
     async fn shutdown(&self);
 }
+
+/// Lease and takeover timing of an [`InProcessExecutor`].
+#[derive(Clone, Debug)]
+pub struct ExecutorOptions {
+    /// The store's lease time-to-live: a run whose server stopped heartbeating is taken over
+    /// this long after its last renewal. Leases are renewed every third of it.
+    pub lease_ttl: Duration,
+    /// How often the takeover worker looks for orphaned runs.
+    pub poll: Duration,
+    /// Orphaned runs continued at the same time by this server.
+    pub takeover_concurrency: usize,
+}
+
+impl Default for ExecutorOptions {
+    fn default() -> Self {
+        ExecutorOptions {
+            lease_ttl: hensu_store::DEFAULT_LEASE_TTL,
+            poll: Duration::from_millis(500),
+            takeover_concurrency: 8,
+        }
+    }
+}
+
+/// A run in progress on this server: its token, and its task when this executor spawned it
+/// (claimed runs run on the worker's tasks).
+type Running = HashMap<String, (CancelToken, Option<tokio::task::JoinHandle<()>>)>;
 
 /// Runs executions on tokio tasks of this process.
 pub struct InProcessExecutor {
@@ -84,9 +122,23 @@ pub struct InProcessExecutor {
     stub_dir: PathBuf,
     /// Stub agents for every model, whatever credentials the environment has.
     force_stub: bool,
+    /// Where the tenants' tools are (server mode: their own MCP clients).
+    gateway: Gateway,
+    options: ExecutorOptions,
+    /// The owner of the leases taken by starts and resumes.
     owner: OwnerId,
-    tasks: Mutex<HashMap<String, (CancelToken, tokio::task::JoinHandle<()>)>>,
+    /// The owner of the leases the takeover worker claims (another nonce: a run claimed by
+    /// the worker between its creation and its start's lease is never run twice here).
+    worker_owner: OwnerId,
+    /// Provider keys replaced in every stored snapshot.
+    redact: Option<SnapshotRedactor>,
+    tasks: Mutex<Running>,
+    /// Runs whose cancellation a client asked for (a shutdown's cancel is not one of them).
+    user_cancelled: Mutex<HashSet<String>>,
     closing: std::sync::atomic::AtomicBool,
+    worker: Mutex<Option<(CancelToken, tokio::task::JoinHandle<()>)>>,
+    /// Runs without a tenant seen by the worker (warned about once).
+    foreign: Mutex<HashSet<String>>,
 }
 
 impl InProcessExecutor {
@@ -96,24 +148,50 @@ impl InProcessExecutor {
         events: broadcast::Sender<RunChanged>,
         stub_dir: PathBuf,
         force_stub: bool,
+        gateway: Gateway,
+        options: ExecutorOptions,
     ) -> InProcessExecutor {
+        let redactor = hensu_providers::build_providers_with(
+            &hensu_providers::ProvidersConfig::default(),
+            &|name| std::env::var(name).ok(),
+            hensu_providers::BuildOptions::default(),
+        )
+        .redactor;
+        let redact: Option<SnapshotRedactor> = if redactor.is_empty() {
+            None
+        } else {
+            Some(Arc::new(move |v: &mut Value| redactor.redact_json(v)))
+        };
         InProcessExecutor {
             store,
             registry,
             events,
             stub_dir,
             force_stub,
+            gateway,
+            options,
             owner: OwnerId::current(),
+            worker_owner: OwnerId::current(),
+            redact,
             tasks: Mutex::new(HashMap::new()),
+            user_cancelled: Mutex::new(HashSet::new()),
             closing: std::sync::atomic::AtomicBool::new(false),
+            worker: Mutex::new(None),
+            foreign: Mutex::new(HashSet::new()),
         }
     }
 
-    fn engine(
+    /// The engine of one run of `tenant`: providers from the environment (stub agents for
+    /// the rest), the tenant's MCP tools, no local commands.
+    async fn engine(
         &self,
+        tenant: &str,
+        workflow: &Workflow,
         hook: Arc<dyn BoundaryHook>,
         repository: MapRepository,
-    ) -> (Engine, Option<SnapshotRedactor>) {
+        cancel: &CancelToken,
+    ) -> Engine {
+        let tools = crate::tools::for_run(&self.gateway, tenant, workflow, &repository).await;
         let config = hensu_providers::ProvidersConfig::default();
         let built = hensu_providers::build_providers_with(
             &config,
@@ -124,30 +202,26 @@ impl InProcessExecutor {
                     Some(Box::new(FsStubFiles::new(self.stub_dir.clone()))),
                     None,
                 ))),
+                tools: Some(tools.tools),
+                cancel: Some(cancel.clone()),
                 ..Default::default()
             },
         );
-        let redact: Option<SnapshotRedactor> = if built.redactor.is_empty() {
-            None
-        } else {
-            let r = built.redactor.clone();
-            Some(Arc::new(move |v: &mut Value| r.redact_json(v)))
-        };
-        // No command runner: a pushed workflow never runs shell commands on the server.
         let mut builder = Engine::builder()
-            .action_handlers(hensu_host::action_handlers(None))
+            .action_handlers(tools.actions)
             .generic_handlers(hensu_host::generic_handlers())
+            .commands(crate::tools::RefuseCommands)
             .review_handler(Arc::new(hensu_host::DeferredReview::new()))
             .workflows(Arc::new(repository))
             .boundary_hook(hook)
             .options(RunOptions {
-                default_agent_timeout: Some(std::time::Duration::from_secs(300)),
+                default_agent_timeout: Some(Duration::from_secs(300)),
                 ..RunOptions::default()
             });
         for p in &built.providers {
             builder = builder.provider(p.clone());
         }
-        (builder.build(), redact)
+        builder.build()
     }
 
     fn notify(&self, tenant: &str, run_id: &str) {
@@ -157,61 +231,169 @@ impl InProcessExecutor {
         });
     }
 
-    /// Runs `durable` to its next stop on a task; `resume` continues a stored state.
+    /// Runs `l` to its next stop on a task of its own.
     fn launch(self: &Arc<Self>, l: Launch) {
+        let run_id = l.durable.run_id().to_string();
+        let cancel = l.cancel.clone();
+        let this = Arc::clone(self);
+        // Spawned under the lock: the task's own removal cannot come before this insert.
+        if let Ok(mut t) = self.tasks.lock() {
+            let handle = tokio::spawn(this.execute(l));
+            t.insert(run_id, (cancel, Some(handle)));
+        }
+    }
+
+    /// Runs a stored run to its next stop (end, pause or failure) and records it; on a
+    /// graceful shutdown it stops at a boundary and gives the lease back, still `running`.
+    async fn execute(self: Arc<Self>, l: Launch) {
         let Launch {
             tenant,
             workflow,
             durable,
             resume,
             input,
-            hook,
-            engine,
+            repository,
+            cancel,
         } = l;
-        let cancel = CancelToken::new();
         let run_id = durable.run_id().to_string();
+        let hook = NotifyingHook::new(&tenant, &run_id, self.events.clone());
         let durable = Arc::new(durable.with_cancel(cancel.clone()));
         hook.bind(durable.clone());
-        if let Err(e) = durable.start_heartbeat(hensu_store::DEFAULT_LEASE_TTL) {
+        // A claimed run's lease is renewed by the worker; this does nothing for it.
+        if let Err(e) = durable.start_heartbeat(self.options.lease_ttl) {
             tracing::warn!(run_id, error = %e, "heartbeat did not start");
         }
         metrics::running_delta(1.0);
-        let this = Arc::clone(self);
-        let c = cancel.clone();
-        let id = run_id.clone();
-        let handle = tokio::spawn(async move {
-            let result = match resume {
-                None => engine.run(&workflow, input, &c).await,
-                Some((state, decision)) => match engine.prepare(workflow.clone()) {
-                    Ok(p) => engine.resume(&p, state, decision, &c).await,
-                    Err(e) => RunResult {
-                        outcome: RunOutcome::Failed(e),
-                        state,
-                        duration: std::time::Duration::ZERO,
-                    },
+        let engine = self
+            .engine(&tenant, &workflow, hook, repository, &cancel)
+            .await;
+        let result = match resume {
+            None => engine.run(&workflow, input, &cancel).await,
+            Some((state, decision)) => match engine.prepare(workflow.clone()) {
+                Ok(p) => engine.resume(&p, state, decision, &cancel).await,
+                Err(e) => RunResult {
+                    outcome: RunOutcome::Failed(e),
+                    state,
+                    duration: Duration::ZERO,
                 },
-            };
-            let d = durable.clone();
-            let finished = tokio::task::spawn_blocking(move || d.finish(&result)).await;
-            match finished {
-                Ok(Ok(Some(status))) => metrics::finished(status),
-                Ok(Ok(None)) => tracing::warn!(run_id = id, "lease lost; last checkpoint stands"),
-                Ok(Err(e)) => tracing::error!(run_id = id, error = %e, "final state not saved"),
-                Err(e) => tracing::error!(run_id = id, error = %e, "final write panicked"),
+            },
+        };
+        drop(engine);
+        let shutting_down = self.closing.load(std::sync::atomic::Ordering::SeqCst)
+            && matches!(
+                result.outcome,
+                RunOutcome::Failed(RuntimeError::Cancelled { .. })
+            )
+            && !self
+                .user_cancelled
+                .lock()
+                .is_ok_and(|u| u.contains(&run_id));
+        let d = durable.clone();
+        let finished = tokio::task::spawn_blocking(move || {
+            if shutting_down {
+                // Not the client's cancel: the run continues on another server (or here,
+                // after a restart) from its last boundary.
+                d.store().release(d.lease()).map(|()| None)
+            } else {
+                d.finish(&result)
             }
-            metrics::running_delta(-1.0);
-            this.notify(&tenant, &id);
-            if let Ok(mut t) = this.tasks.lock() {
-                t.remove(&id);
+        })
+        .await;
+        let id = run_id.as_str();
+        match finished {
+            Ok(Ok(Some(status))) => metrics::finished(status),
+            Ok(Ok(None)) if shutting_down => {
+                tracing::info!(
+                    run_id = id,
+                    "shutdown: lease released, the run stays running"
+                )
             }
-        });
-        if let Ok(mut t) = self.tasks.lock() {
-            t.insert(run_id, (cancel, handle));
+            Ok(Ok(None)) => tracing::warn!(run_id = id, "lease lost; last checkpoint stands"),
+            Ok(Err(e)) => tracing::error!(run_id = id, error = %e, "final state not saved"),
+            Err(e) => tracing::error!(run_id = id, error = %e, "final write panicked"),
         }
+        metrics::running_delta(-1.0);
+        self.notify(&tenant, &run_id);
+        if let Ok(mut t) = self.tasks.lock() {
+            t.remove(&run_id);
+        }
+        if let Ok(mut u) = self.user_cancelled.lock() {
+            u.remove(&run_id);
+        }
+    }
+
+    /// Continues a run the takeover worker claimed (its owner stopped heartbeating).
+    async fn execute_claimed(self: Arc<Self>, run: ClaimedRun) {
+        let ClaimedRun {
+            durable,
+            stored,
+            taken_over,
+            cancel,
+        } = run;
+        let run_id = durable.run_id().to_string();
+        let give_back = |why: &str| {
+            tracing::error!(run_id, why, "a claimed run cannot continue; lease released");
+            let _ = durable.store().release(durable.lease());
+        };
+        let tenant = match self.registry.run_tenant(&run_id) {
+            Ok(Some(t)) => t,
+            Ok(None) => {
+                // Not a server run (e.g. `hensuc run --detach` on this database): not ours.
+                let _ = durable.store().release(durable.lease());
+                if self
+                    .foreign
+                    .lock()
+                    .is_ok_and(|mut f| f.insert(run_id.clone()))
+                {
+                    tracing::warn!(
+                        run_id,
+                        "a run without a tenant in the server's store is left alone"
+                    );
+                }
+                return;
+            }
+            Err(e) => return give_back(&e.to_string()),
+        };
+        let state = match hensu_host::restore(&run_id, &stored.snapshot) {
+            Ok(s) => s,
+            Err(e) => return give_back(&e),
+        };
+        let workflow = match stored_workflow(&stored.workflow) {
+            Ok(w) => Arc::new(w),
+            Err(e) => return give_back(&e),
+        };
+        let repository =
+            match crate::subflows::repository(self.registry.as_ref(), &tenant, &workflow) {
+                Ok(r) => r,
+                Err(e) => return give_back(&e.message),
+            };
+        if taken_over {
+            metrics::takeover();
+            tracing::info!(
+                run_id,
+                node = stored.record.current_node.as_deref().unwrap_or("-"),
+                "took over a run whose server stopped; the node in flight runs again"
+            );
+        }
+        metrics::resumed();
+        if let Ok(mut t) = self.tasks.lock() {
+            t.insert(run_id.clone(), (cancel.clone(), None));
+        }
+        let durable = durable.with_redactor(self.redact.clone());
+        self.execute(Launch {
+            tenant,
+            workflow,
+            durable,
+            resume: Some((state, None)),
+            input: Context::default(),
+            repository,
+            cancel,
+        })
+        .await;
     }
 }
 
-/// A run ready to go on a task.
+/// A run ready to go.
 struct Launch {
     tenant: String,
     workflow: Arc<Workflow>,
@@ -219,8 +401,19 @@ struct Launch {
     /// A stored state to continue (and the review decision), or `None` for a fresh run.
     resume: Option<(RunState, Option<ReviewDecision>)>,
     input: Context,
-    hook: Arc<NotifyingHook>,
-    engine: Engine,
+    repository: MapRepository,
+    /// The run's token (a claimed run's is also cancelled by the worker).
+    cancel: CancelToken,
+}
+
+/// The executor as the takeover worker's [`RunExecutor`].
+struct Claims(Arc<InProcessExecutor>);
+
+#[async_trait]
+impl RunExecutor for Claims {
+    async fn execute(&self, run: ClaimedRun) {
+        Arc::clone(&self.0).execute_claimed(run).await;
+    }
 }
 
 /// The boundary hook of a server run: the durable checkpoint, then a wake-up for the run's
@@ -307,8 +500,6 @@ impl ExecutionService for Arc<InProcessExecutor> {
             ));
         }
         let run_id = new_run_id();
-        let hook = NotifyingHook::new(&req.tenant, &run_id, self.events.clone());
-        let (engine, redact) = self.engine(hook.clone(), req.repository);
         let wf = req.workflow.clone();
         let record = RunRecord::new(
             run_id.clone(),
@@ -322,31 +513,41 @@ impl ExecutionService for Arc<InProcessExecutor> {
             wf.start_node.clone(),
             req.context.clone(),
         );
-        let (store, registry, owner) = (
+        let (store, registry, owner, redact) = (
             self.store.clone(),
             self.registry.clone(),
             self.owner.clone(),
+            self.redact.clone(),
         );
         let env = envelope(&req.definition);
         let (tenant, id) = (req.tenant.clone(), run_id.clone());
-        let durable = tokio::task::spawn_blocking(move || {
+        let created = tokio::task::spawn_blocking(move || {
             // The tenant tag comes first: a run is never visible without its owner.
             registry.tag_run(&id, &tenant, &record.workflow_id)?;
             DurableRun::create(store, &record, &env, &initial, &owner, redact)
         })
         .await
-        .map_err(blocking_err)??;
+        .map_err(blocking_err)?;
+        let durable = match created {
+            Ok(d) => Some(d),
+            // Between its creation and its lease the run looked queued, and a takeover
+            // worker (of this server or another) claimed it: it runs there.
+            Err(StoreError::RunLocked { .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
         metrics::started();
         self.notify(&req.tenant, &run_id);
-        self.launch(Launch {
-            tenant: req.tenant,
-            workflow: wf,
-            durable,
-            resume: None,
-            input: req.context,
-            hook,
-            engine,
-        });
+        if let Some(durable) = durable {
+            self.launch(Launch {
+                tenant: req.tenant,
+                workflow: wf,
+                durable,
+                resume: None,
+                input: req.context,
+                repository: req.repository,
+                cancel: CancelToken::new(),
+            });
+        }
         Ok(run_id)
     }
 
@@ -379,8 +580,7 @@ impl ExecutionService for Arc<InProcessExecutor> {
             .registry
             .run_tenant(run_id)?
             .ok_or_else(ApiError::not_found)?;
-        let hook = NotifyingHook::new(&tenant, run_id, self.events.clone());
-        let (engine, redact) = self.engine(hook.clone(), repository);
+        let redact = self.redact.clone();
         let id = run_id.to_string();
         let opened =
             tokio::task::spawn_blocking(move || DurableRun::reopen(store, &id, &owner, redact))
@@ -456,8 +656,8 @@ impl ExecutionService for Arc<InProcessExecutor> {
             durable,
             resume: Some((state, input.decision)),
             input: Context::default(),
-            hook,
-            engine,
+            repository,
+            cancel: CancelToken::new(),
         });
         Ok(())
     }
@@ -468,11 +668,15 @@ impl ExecutionService for Arc<InProcessExecutor> {
         let r = tokio::task::spawn_blocking(move || store.request_cancel(&id))
             .await
             .map_err(blocking_err)??;
-        if let CancelRequest::Requested { .. } = r
-            && let Ok(t) = self.tasks.lock()
-            && let Some((c, _)) = t.get(run_id)
-        {
-            c.cancel();
+        if let CancelRequest::Requested { .. } = r {
+            if let Ok(mut u) = self.user_cancelled.lock() {
+                u.insert(run_id.to_string());
+            }
+            if let Ok(t) = self.tasks.lock()
+                && let Some((c, _)) = t.get(run_id)
+            {
+                c.cancel();
+            }
         }
         if let CancelRequest::Cancelled(rec) = &r {
             metrics::finished(rec.status);
@@ -487,13 +691,60 @@ impl ExecutionService for Arc<InProcessExecutor> {
         self.tasks.lock().map(|t| t.len()).unwrap_or(0)
     }
 
+    fn start_background(&self) {
+        let Ok(mut slot) = self.worker.lock() else {
+            return;
+        };
+        if slot.is_some() {
+            return;
+        }
+        let stop = CancelToken::new();
+        let this = Arc::clone(self);
+        let opts = WorkerOptions {
+            concurrency: self.options.takeover_concurrency,
+            heartbeat: (self.options.lease_ttl / 3).max(Duration::from_millis(50)),
+            poll: self.options.poll,
+            exit_when_idle: false,
+        };
+        let on_event = Arc::new(|e: WorkerEvent| match e {
+            WorkerEvent::LeaseLost { run_id } => {
+                tracing::warn!(run_id, "lease lost: another server continues the run")
+            }
+            WorkerEvent::StoreError { message } => {
+                tracing::warn!(message, "takeover worker: store error")
+            }
+            _ => {}
+        });
+        let handle = tokio::spawn({
+            let (store, owner, stop) =
+                (self.store.clone(), self.worker_owner.clone(), stop.clone());
+            async move {
+                hensu_host::worker::run_worker(
+                    store,
+                    owner,
+                    Arc::new(Claims(this)),
+                    opts,
+                    stop,
+                    on_event,
+                )
+                .await;
+            }
+        });
+        *slot = Some((stop, handle));
+    }
+
     async fn shutdown(&self) {
         self.closing
             .store(true, std::sync::atomic::Ordering::SeqCst);
+        // Stop claiming first, so nothing new starts while the runs stop.
+        let worker = self.worker.lock().ok().and_then(|mut w| w.take());
+        if let Some((stop, _)) = &worker {
+            stop.cancel();
+        }
         let handles: Vec<_> = match self.tasks.lock() {
             Ok(mut t) => t
                 .drain()
-                .map(|(_, (c, h))| {
+                .filter_map(|(_, (c, h))| {
                     c.cancel();
                     h
                 })
@@ -502,6 +753,10 @@ impl ExecutionService for Arc<InProcessExecutor> {
         };
         for h in handles {
             let _ = h.await;
+        }
+        // The worker returns once its claimed runs have stopped.
+        if let Some((_, handle)) = worker {
+            let _ = handle.await;
         }
     }
 }

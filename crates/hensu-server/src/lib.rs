@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod routes;
 pub mod subflows;
+pub mod tools;
 pub mod validate;
 
 use std::net::SocketAddr;
@@ -26,7 +27,7 @@ use hensu_store::{StateStore, StoreOptions, WorkflowRegistry};
 use tokio::sync::broadcast;
 
 pub use auth::{Auth, AuthConfig, Tenant};
-pub use exec::{ExecutionService, InProcessExecutor};
+pub use exec::{ExecutionService, ExecutorOptions, InProcessExecutor};
 
 /// The largest request body accepted (a compiled workflow is the largest legitimate one).
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -40,6 +41,8 @@ pub struct AppState {
     pub auth: Arc<Auth>,
     pub events: broadcast::Sender<exec::RunChanged>,
     pub metrics: metrics_exporter_prometheus::PrometheusHandle,
+    /// The MCP gateway: tenants' own clients serving their runs' tool calls.
+    pub gateway: hensu_mcp::gateway::Gateway,
 }
 
 /// Every route and its methods, as served (the OpenAPI test compares against it).
@@ -58,6 +61,10 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/ready", &["get"]),
     ("/metrics", &["get"]),
     ("/openapi.json", &["get"]),
+    ("/mcp/connect", &["get"]),
+    ("/mcp/message", &["post"]),
+    ("/mcp/status", &["get"]),
+    ("/mcp/clients/{clientId}/status", &["get"]),
 ];
 
 /// The application router.
@@ -84,10 +91,9 @@ pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
         .route("/api/v1/executions/{executionId}/resume", post(ex::resume))
         .route("/api/v1/executions/{executionId}/cancel", post(ex::cancel))
         .route("/api/v1/executions/{executionId}/events", get(ex::events));
-    // MCP gateway: the `hensu-mcp` crate's router is mounted here (`.merge(...)` under
-    // `/mcp`) once it lands; its routes then join `ROUTES` and the OpenAPI document.
     Router::new()
         .merge(api)
+        .merge(routes::mcp::routes(&state))
         .merge(extra)
         .route("/health", get(ops::health))
         .route("/ready", get(ops::ready))
@@ -120,6 +126,8 @@ pub struct ServerConfig {
     /// Stub answers (`<dir>/stubs/…`).
     pub stub_dir: PathBuf,
     pub force_stub: bool,
+    /// Leases and takeover of runs whose server stopped.
+    pub executor: ExecutorOptions,
 }
 
 /// Refuses a configuration that would expose the dev tenant beyond this machine.
@@ -138,14 +146,21 @@ pub fn check_exposure(listen: &SocketAddr, auth: &AuthConfig) -> anyhow::Result<
 pub fn build_state(config: &ServerConfig) -> anyhow::Result<AppState> {
     check_exposure(&config.listen, &config.auth)?;
     let auth = config.auth.build()?;
-    let store = hensu_store::open_store(&config.store, StoreOptions::default())?;
+    let store = hensu_store::open_store(
+        &config.store,
+        StoreOptions {
+            lease_ttl: config.executor.lease_ttl,
+            ..StoreOptions::default()
+        },
+    )?;
     let registry = hensu_store::open_registry(&config.store)?;
-    Ok(state_with(
+    Ok(state_with_options(
         store,
         registry,
         auth,
         config.stub_dir.clone(),
         config.force_stub,
+        config.executor.clone(),
     ))
 }
 
@@ -157,13 +172,36 @@ pub fn state_with(
     stub_dir: PathBuf,
     force_stub: bool,
 ) -> AppState {
+    state_with_options(
+        store,
+        registry,
+        auth,
+        stub_dir,
+        force_stub,
+        ExecutorOptions::default(),
+    )
+}
+
+/// [`state_with`] with the executor's lease and takeover timing (the store's lease TTL should
+/// be `options.lease_ttl`).
+pub fn state_with_options(
+    store: Arc<dyn StateStore>,
+    registry: Arc<dyn WorkflowRegistry>,
+    auth: Auth,
+    stub_dir: PathBuf,
+    force_stub: bool,
+    options: ExecutorOptions,
+) -> AppState {
     let (events, _) = broadcast::channel(1024);
+    let gateway = hensu_mcp::gateway::Gateway::default();
     let executor = Arc::new(InProcessExecutor::new(
         store.clone(),
         registry.clone(),
         events.clone(),
         stub_dir,
         force_stub,
+        gateway.clone(),
+        options,
     ));
     AppState {
         store,
@@ -172,11 +210,13 @@ pub fn state_with(
         auth: Arc::new(auth),
         events,
         metrics: metrics::install(),
+        gateway,
     }
 }
 
-/// Serves until `shutdown` resolves, then stops accepting, cancels running executions (each
-/// writes its state and gives its lease up) and returns.
+/// Starts the takeover worker and serves until `shutdown` resolves, then stops accepting and
+/// claiming, stops running executions at their next boundary (each gives its lease back, still
+/// running, for another server to continue) and returns.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
@@ -193,6 +233,7 @@ pub async fn serve_with(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let executor = state.executor.clone();
+    executor.start_background();
     axum::serve(listener, router_with(state, extra))
         .with_graceful_shutdown(shutdown)
         .await?;

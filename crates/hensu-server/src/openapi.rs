@@ -3,7 +3,7 @@
 
 use utoipa::OpenApi;
 
-use crate::routes::{executions, ops, workflows};
+use crate::routes::{executions, mcp, ops, workflows};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -29,6 +29,10 @@ use crate::routes::{executions, ops, workflows};
         ops::ready,
         ops::metrics,
         ops::openapi,
+        mcp::connect,
+        mcp::message,
+        mcp::status,
+        mcp::client_status,
     )
 )]
 struct ApiDoc;

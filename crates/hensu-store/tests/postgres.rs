@@ -277,3 +277,41 @@ fn registry_conformance() {
         Some("t1")
     );
 }
+
+/// The last handle of a store and of a registry may go on a worker thread of the caller's
+/// runtime (a task holding them is dropped when that runtime shuts down): nothing panics, and
+/// the database stays usable from other handles.
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn handles_dropped_inside_a_runtime_do_not_panic() {
+    let schema = fresh_schema();
+    let store = PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("open");
+    let registry = hensu_store::PgRegistry::open(&url(), Some(&schema)).expect("registry");
+    store
+        .create_run(&record("r1", 1), &workflow(), &json!({"n": 1}))
+        .expect("create");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dropped = rt.block_on(async move {
+        tokio::spawn(async move {
+            let (s, r) = (store, registry);
+            tokio::task::yield_now().await;
+            drop(s);
+            drop(r);
+        })
+        .await
+    });
+    assert!(dropped.is_ok(), "dropping the handles on a worker panicked");
+    // A task never finished is dropped by the runtime's shutdown, with its handles.
+    let store = PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("reopen");
+    rt.spawn(async move {
+        let _held = store;
+        std::future::pending::<()>().await;
+    });
+    drop(rt);
+    let again = PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("reopen");
+    assert_eq!(again.record("r1").expect("record").run_id, "r1");
+}

@@ -429,6 +429,7 @@ pub async fn tenant_events(
     };
     let stream = tenant_stream(
         app.store.clone(),
+        app.registry.clone(),
         app.events.subscribe(),
         tenant.tenant_id,
         resume_from,

@@ -1,3 +1,4 @@
 pub mod executions;
+pub mod mcp;
 pub mod ops;
 pub mod workflows;

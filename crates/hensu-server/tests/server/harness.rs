@@ -17,7 +17,9 @@ pub enum Backend {
 pub struct Server {
     pub base: String,
     pub http: reqwest::Client,
-    _dir: tempfile::TempDir,
+    store: Arc<dyn StateStore>,
+    registry: Arc<dyn WorkflowRegistry>,
+    _dir: Arc<tempfile::TempDir>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
@@ -72,13 +74,33 @@ impl Server {
                 .await
                 .expect("open")
         };
+        Server::over(store, registry, Arc::new(dir)).await
+    }
+
+    /// Another server on the same store (its own executor and event channel, as another
+    /// process sharing the database would have).
+    pub async fn sibling(&self) -> Server {
+        Server::over(self.store.clone(), self.registry.clone(), self._dir.clone()).await
+    }
+
+    async fn over(
+        store: Arc<dyn StateStore>,
+        registry: Arc<dyn WorkflowRegistry>,
+        dir: Arc<tempfile::TempDir>,
+    ) -> Server {
         let auth = AuthConfig {
             hs256_secret: Some(SECRET.into()),
             ..Default::default()
         }
         .build()
         .expect("auth");
-        let state = hensu_server::state_with(store, registry, auth, dir.path().join("stubs"), true);
+        let state = hensu_server::state_with(
+            store.clone(),
+            registry.clone(),
+            auth,
+            dir.path().join("stubs"),
+            true,
+        );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -95,6 +117,8 @@ impl Server {
                 .pool_max_idle_per_host(0)
                 .build()
                 .expect("client"),
+            store,
+            registry,
             _dir: dir,
             shutdown: Some(tx),
         }

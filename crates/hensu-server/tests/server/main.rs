@@ -4,6 +4,8 @@
 //! --ignored`).
 
 mod harness;
+mod mcp_gateway;
+mod mcp_tenant;
 mod scenarios;
 
 use harness::Backend;
@@ -42,9 +44,29 @@ on_both!(
     tenant_isolation_per_endpoint,
     unknown_execution_is_404_everywhere,
     tenant_stream_emits,
+    tenant_stream_follows_other_servers,
     auth_rules,
     operations_endpoints,
 );
+
+macro_rules! on_sqlite {
+    ($module:ident: $($name:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                crate::$module::$name(crate::harness::Server::start(crate::Backend::Sqlite).await).await;
+            }
+        )*
+    };
+}
+
+mod mcp {
+    on_sqlite!(
+        mcp_gateway: tool_calls_reach_the_tenants_client,
+        gateway_requires_the_tenants_own_token,
+        disconnect_fails_the_pending_call,
+    );
+}
 
 #[test]
 fn openapi_lists_exactly_the_served_routes() {

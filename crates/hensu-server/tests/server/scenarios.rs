@@ -679,6 +679,36 @@ pub async fn tenant_stream_emits(s: Server) {
     assert_eq!(evs.last().expect("e").kind(), "execution.completed");
 }
 
+/// The tenant stream of one server shows a run executing on another server that shares the
+/// store (no local wake-up: the stream finds it in the shared run log).
+pub async fn tenant_stream_follows_other_servers(s: Server) {
+    push_ok(&s, A, "linear").await;
+    let other = s.sibling().await;
+    let resp = s
+        .http
+        .get(s.url("/api/v1/executions/events"))
+        .bearer_auth(token(A))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status(), StatusCode::OK);
+    let id = start(&other, A, "linear").await;
+    let mut body = resp;
+    let mut text = String::new();
+    while !text.contains("execution.completed") {
+        let chunk = body.chunk().await.expect("chunk").expect("stream open");
+        text.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let evs = parse_sse(&text);
+    let kinds: Vec<&str> = evs.iter().map(Sse::kind).collect();
+    assert_eq!(kinds.first(), Some(&"execution.started"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"execution.completed"), "{kinds:?}");
+    assert!(
+        evs.iter().all(|e| e.data["executionId"] == id.as_str()),
+        "{evs:?}"
+    );
+}
+
 pub async fn auth_rules(s: Server) {
     let resp = s
         .http

@@ -1,10 +1,14 @@
 //! The PostgreSQL store: the same contract as the SQLite store, for runs shared by several
 //! machines.
 //!
-//! Driver: `tokio-postgres` behind a `deadpool-postgres` pool, on a runtime the store owns
-//! (two worker threads), so the synchronous [`crate::StateStore`] methods can be called from
-//! plain threads and from inside another tokio runtime alike: each call is spawned on the
-//! store's runtime and waited for on a channel. Queries are plain SQL strings prepared at
+//! Driver: `tokio-postgres` behind a `deadpool-postgres` pool, on the process's one driver
+//! runtime ([`driver_runtime`], two worker threads), so the synchronous [`crate::StateStore`]
+//! methods can be called from plain threads and from inside another tokio runtime alike: each
+//! call is spawned on the driver runtime and waited for on a channel. The runtime lives as
+//! long as the process and is never dropped: a store handle may be dropped anywhere —
+//! including on a worker thread of the caller's runtime, where dropping a runtime it owned
+//! would panic (a runtime's drop blocks until its workers stop) — and dropping the pool only
+//! closes its connections. Queries are plain SQL strings prepared at
 //! run time (no compile-time database). Schema: `refinery` migrations embedded from
 //! `migrations/postgres/`, applied on open under an advisory lock; [`PG_SCHEMA_VERSION`]
 //! is recorded in the `meta` table, and a database of a newer version is refused untouched.
@@ -48,7 +52,7 @@ pub(crate) struct Inner {
 #[derive(Clone)]
 pub struct PgStore {
     inner: Arc<Inner>,
-    rt: Arc<tokio::runtime::Runtime>,
+    rt: tokio::runtime::Handle,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -124,19 +128,37 @@ fn valid_schema_name(name: &str) -> bool {
 }
 
 /// A parsed URL (with `search_path` set for `schema`), its password-free description, and a
-/// connection pool on a runtime of its own: what [`PgStore`] and the workflow registry open with.
+/// connection pool served by the driver runtime: what [`PgStore`] and the workflow registry
+/// open with.
 pub(crate) struct Opened {
     pub config: tokio_postgres::Config,
     pub target: String,
-    pub rt: tokio::runtime::Runtime,
+    pub rt: tokio::runtime::Handle,
     pub pool: Pool,
+}
+
+/// The runtime every PostgreSQL handle of this process runs its queries on, started on first
+/// use and kept until the process exits (see the module docs for why it is never dropped).
+pub(crate) fn driver_runtime() -> std::result::Result<tokio::runtime::Handle, String> {
+    static RUNTIME: std::sync::OnceLock<std::result::Result<tokio::runtime::Runtime, String>> =
+        std::sync::OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("hensu-pg")
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map(|rt| rt.handle().clone())
+        .map_err(Clone::clone)
 }
 
 pub(crate) fn open_pool(
     url: &str,
     schema: Option<&str>,
-    thread_name: &str,
-    worker_threads: usize,
     max_size: usize,
     wait_timeout: Duration,
 ) -> Result<Opened> {
@@ -156,15 +178,10 @@ pub(crate) fn open_pool(
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(Duration::from_secs(10));
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(worker_threads)
-        .thread_name(thread_name)
-        .enable_all()
-        .build()
-        .map_err(|e| StoreError::Postgres {
-            target: target.clone(),
-            detail: format!("cannot start the driver's runtime: {e}"),
-        })?;
+    let rt = driver_runtime().map_err(|e| StoreError::Postgres {
+        target: target.clone(),
+        detail: format!("cannot start the driver's runtime: {e}"),
+    })?;
     let manager = Manager::from_config(
         config.clone(),
         NoTls,
@@ -206,10 +223,10 @@ impl PgStore {
             target,
             rt,
             pool,
-        } = open_pool(url, schema, "hensu-store-pg", 2, 8, opts.busy_timeout)?;
+        } = open_pool(url, schema, 8, opts.busy_timeout)?;
         let store = PgStore {
             inner: Arc::new(Inner { pool, target, opts }),
-            rt: Arc::new(rt),
+            rt,
         };
         let schema = schema.map(str::to_string);
         let t = store.inner.target.clone();
@@ -225,7 +242,7 @@ impl PgStore {
                 target: self.inner.target.clone(),
                 opts,
             }),
-            rt: Arc::clone(&self.rt),
+            rt: self.rt.clone(),
         }
     }
 

@@ -1,9 +1,9 @@
-//! The registry on PostgreSQL: its own small pool and driver runtime (like [`crate::PgStore`]),
+//! The registry on PostgreSQL: its own small pool on the store's driver runtime (see
+//! `crate::postgres`: one per process, never dropped),
 //! its own refinery migrations (`migrations/postgres_server/`, history table
 //! `hensu_server_schema_history`) so the run log's migrations are untouched.
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::Pool;
@@ -26,29 +26,7 @@ const MIGRATION_LOCK: i64 = 0x6865_6e73_755f_7376; // "hensu_sv"
 pub struct PgRegistry {
     pool: Pool,
     target: String,
-    rt: Arc<DriverRuntime>,
-}
-
-/// The driver's runtime, shut down without blocking when the last handle goes (a handle may
-/// be dropped on a tokio worker, where a blocking runtime drop would panic).
-struct DriverRuntime(Option<tokio::runtime::Runtime>);
-
-impl std::ops::Deref for DriverRuntime {
-    type Target = tokio::runtime::Runtime;
-    fn deref(&self) -> &tokio::runtime::Runtime {
-        // Set at construction, taken only in `drop`.
-        self.0
-            .as_ref()
-            .unwrap_or_else(|| unreachable!("runtime taken before drop"))
-    }
-}
-
-impl Drop for DriverRuntime {
-    fn drop(&mut self) {
-        if let Some(rt) = self.0.take() {
-            rt.shutdown_background();
-        }
-    }
+    rt: tokio::runtime::Handle,
 }
 
 impl std::fmt::Debug for PgRegistry {
@@ -68,18 +46,11 @@ impl PgRegistry {
             target,
             rt,
             pool,
-        } = open_pool(
-            url,
-            schema,
-            "hensu-registry-pg",
-            1,
-            4,
-            Duration::from_secs(10),
-        )?;
+        } = open_pool(url, schema, 4, Duration::from_secs(10))?;
         let reg = PgRegistry {
             pool,
             target: target.clone(),
-            rt: Arc::new(DriverRuntime(Some(rt))),
+            rt,
         };
         let schema = schema.map(str::to_string);
         reg.run(async move {

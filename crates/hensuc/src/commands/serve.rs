@@ -29,6 +29,10 @@ pub struct ServeArgs {
     /// Serve every model with stub agents.
     #[arg(long)]
     pub stub: bool,
+    /// Lease time-to-live: an execution whose server stops heartbeating is continued by
+    /// another server sharing the store this long after (e.g. `30s`, `2s`).
+    #[arg(long, default_value = "30s", value_parser = crate::commands::worker::parse_duration, value_name = "DURATION")]
+    pub lease_ttl: std::time::Duration,
 }
 
 #[derive(Deserialize, Default, Debug)]
@@ -94,6 +98,14 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
         auth,
         stub_dir: dir.join("stubs"),
         force_stub: args.stub,
+        executor: hensu_server::ExecutorOptions {
+            lease_ttl: args.lease_ttl,
+            poll: (args.lease_ttl / 4).clamp(
+                std::time::Duration::from_millis(50),
+                std::time::Duration::from_millis(500),
+            ),
+            ..hensu_server::ExecutorOptions::default()
+        },
     };
     init_logs();
     let state = hensu_server::build_state(&config)?;

@@ -22,6 +22,7 @@ mod review;
 mod run;
 mod security;
 mod serve;
+mod serve_takeover;
 #[cfg(unix)]
 mod workers;
 mod workflow_tests;

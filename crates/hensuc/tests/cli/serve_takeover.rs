@@ -1,0 +1,218 @@
+//! Two `hensuc serve` processes on one PostgreSQL database (`scripts/pg-test.sh`): an
+//! execution started on server A continues on server B after A is killed with SIGKILL (B's
+//! takeover worker claims it once A's lease expires), with every step recorded once; a run
+//! paused for a human review is never taken over.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use hensu_store::{LogKind, PgStore, RunStatus, StateStore, StoreOptions};
+
+const NODES: usize = 8;
+
+fn workflow() -> String {
+    let mut s = String::from(
+        "fun steps() = workflow(\"Steps\") {\n    agents {\n        agent(\"a\") { role = \"W\"; model = \"stub\" }\n    }\n    graph {\n        start at \"n0\"\n",
+    );
+    for i in 0..NODES {
+        let next = if i + 1 == NODES {
+            "done".to_string()
+        } else {
+            format!("n{}", i + 1)
+        };
+        s.push_str(&format!(
+            "        node(\"n{i}\") {{\n            agent = \"a\"\n            prompt = \"step {i}\"\n            onSuccess goto \"{next}\"\n        }}\n"
+        ));
+    }
+    s.push_str("        end(\"done\")\n    }\n}\n");
+    s
+}
+
+const REVIEWED: &str = r#"fun reviewed() = workflow("Reviewed") {
+    agents {
+        agent("writer") { role = "Writer"; model = "stub" }
+    }
+    graph {
+        start at "draft"
+        node("draft") {
+            agent = "writer"
+            prompt = "Write."
+            review(ReviewMode.REQUIRED)
+            onApproval goto "done"
+            onRejection goto "done"
+        }
+        end("done")
+    }
+}
+"#;
+
+struct Serve {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(dir: &Path, store: &str) -> Serve {
+    let mut child = crate::hensuc()
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--stub",
+            "--lease-ttl",
+            "2s",
+        ])
+        .arg("--store")
+        .arg(store)
+        .arg("-d")
+        .arg(dir)
+        // Slow agents: the run is still mid-way when its server is killed.
+        .env("HENSU_STUB_DELAY_MS", "250")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("spawn serve");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("serve exited before listening")
+            .expect("line");
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.split_whitespace().next().expect("url").to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    Serve { child, url }
+}
+
+fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Starts `workflow` on `server` with `hensuc run --server` (left streaming in the
+/// background; it is killed at the end).
+fn start(server: &Serve, workflow: &str) -> Child {
+    crate::hensuc()
+        .args(["run", workflow, "--server", &server.url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run --server")
+}
+
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn a_killed_servers_execution_is_finished_by_another() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    std::fs::write(dir.join("steps.hwf"), workflow()).expect("write");
+    std::fs::write(dir.join("reviewed.hwf"), REVIEWED).expect("write");
+    let base = std::env::var("HENSU_TEST_DATABASE_URL")
+        .expect("HENSU_TEST_DATABASE_URL (run under scripts/pg-test.sh)");
+    let schema = format!("t_{:x}{:x}", std::process::id(), hensu_store::now_ms());
+    let store = PgStore::open_in_schema(&base, Some(&schema), StoreOptions::default())
+        .expect("PostgreSQL at HENSU_TEST_DATABASE_URL");
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
+
+    let mut a = serve(dir, &url);
+    let b = serve(dir, &url);
+    for file in ["steps.hwf", "reviewed.hwf"] {
+        let push = crate::hensuc()
+            .arg("push")
+            .arg(dir.join(file))
+            .args(["--server", &a.url])
+            .output()
+            .expect("push");
+        assert!(push.status.success(), "{}", crate::stderr(&push));
+    }
+
+    let mut clients = vec![start(&a, "reviewed"), start(&a, "steps")];
+    let find = |workflow: &str| {
+        store
+            .list()
+            .expect("list")
+            .into_iter()
+            .find(|r| r.workflow_id == workflow)
+    };
+    wait_until("the review pause", Duration::from_secs(60), || {
+        find("reviewed").is_some_and(|r| r.status == RunStatus::Paused)
+    });
+    // Kill A mid-run: a few steps recorded, the rest not.
+    wait_until("three steps on server A", Duration::from_secs(60), || {
+        find("steps").is_some_and(|r| r.step >= 3)
+    });
+    a.child.kill().expect("SIGKILL server A");
+    a.child.wait().expect("reap");
+    let at_kill = find("steps").expect("run");
+    assert_eq!(at_kill.status, RunStatus::Running, "{at_kill:?}");
+    assert!(at_kill.step < NODES as u64, "killed mid-run: {at_kill:?}");
+
+    // B continues it once A's 2 s lease has expired.
+    wait_until(
+        "server B to finish the run",
+        Duration::from_secs(120),
+        || find("steps").is_some_and(|r| r.status.is_terminal()),
+    );
+    let run = find("steps").expect("run");
+    assert_eq!(run.status, RunStatus::Completed, "{run:?}");
+    assert_eq!(run.current_node.as_deref(), Some("done"));
+    let log = store.read_log(&run.run_id, 0, 10_000).expect("log");
+    let steps: Vec<String> = log
+        .iter()
+        .filter(|e| e.meta.kind == LogKind::Step)
+        .filter_map(|e| e.meta.executed_node.clone())
+        .collect();
+    let expected: Vec<String> = (0..NODES).map(|i| format!("n{i}")).collect();
+    assert_eq!(steps, expected, "every step recorded once, in order");
+    // The takeover in the log: the new owner's first write is a full snapshot, after the
+    // steps server A recorded.
+    let takeover = log
+        .iter()
+        .position(|e| e.meta.kind == LogKind::Snapshot)
+        .expect("a snapshot row where server B took over");
+    assert!(
+        log[..takeover]
+            .iter()
+            .filter(|e| e.meta.kind == LogKind::Step)
+            .count()
+            >= 2,
+        "server A's steps come before the takeover: {:?}",
+        log.iter().map(|e| e.meta.kind).collect::<Vec<_>>()
+    );
+    let context = store.load(&run.run_id).expect("load").snapshot["context"].clone();
+    for i in 0..NODES {
+        assert!(context.get(format!("n{i}")).is_some(), "{context}");
+    }
+
+    // The paused run waits for its reviewer: never claimed, still resumable through B.
+    let paused = find("reviewed").expect("paused run");
+    assert_eq!(paused.status, RunStatus::Paused, "{paused:?}");
+    let resume = crate::hensuc()
+        .args(["resume", &paused.run_id, "--server", &b.url, "--approve"])
+        .output()
+        .expect("resume");
+    assert!(resume.status.success(), "{}", crate::stderr(&resume));
+    assert_eq!(
+        find("reviewed").expect("run").status,
+        RunStatus::Completed,
+        "approved through server B"
+    );
+    for c in &mut clients {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+}
