@@ -233,6 +233,35 @@ fn output_contracts_of_run_and_runs() {
     assert_eq!(hensuc::commands::run::abbreviate_path(&["a", "b"]), "a → b");
 }
 
+/// `-q`: a quiet run prints no header and no per-step line, only the final summary (the same
+/// as without `-q`); `-q` and `-v` exclude each other.
+#[test]
+fn a_quiet_run_prints_only_the_summary() {
+    let run = |extra: &[&str]| {
+        hensuc()
+            .current_dir(repo().join("examples"))
+            .args(["run", "workflows/main-research.hwf", "-d", ".", "--stub"])
+            .args(["--no-store", "-c", r#"{"topic": "Rust"}"#])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let loud = run(&[]);
+    let quiet = run(&["--quiet"]);
+    assert_eq!(loud.status.code(), Some(0), "{}", stderr(&loud));
+    assert_eq!(quiet.status.code(), Some(0), "{}", stderr(&quiet));
+    let (loud_err, quiet_err) = (stderr(&loud), stderr(&quiet));
+    assert!(loud_err.contains("running ") && loud_err.contains("→ "), "{loud_err}");
+    assert!(!quiet_err.contains("running "), "{quiet_err}");
+    assert!(!quiet_err.lines().any(|l| l.starts_with("→ ")), "{quiet_err}");
+    // The summary is the tail of the normal output, unchanged.
+    assert!(!quiet_err.trim().is_empty());
+    assert!(loud_err.ends_with(&quiet_err), "quiet:\n{quiet_err}\nloud:\n{loud_err}");
+    assert_eq!(stdout(&loud), stdout(&quiet));
+    let both = run(&["-q", "-v"]);
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+}
+
 /// The shared flags are spelled and documented the same way everywhere: `run` takes
 /// `--color`, every `-d` / `-v` has its help text, `--auto-approve` / `--defer-review` are
 /// documented on `run` and `resume`.
