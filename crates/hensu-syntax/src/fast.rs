@@ -494,6 +494,33 @@ impl<'t, 's> P<'t, 's> {
                     let s = self.span_from(start)?;
                     Suffix::Member(id, args, cspan(s))
                 }
+                // The two suffixes of every node and call (`name(args)`, `call(args) { block }`)
+                // are built in place: the same result as `apply_suffix` without moving the
+                // expression through it.
+                Some(T::LParen) if matches!(cur.kind, ExprKind::Name(_)) => {
+                    let args = self.args()?;
+                    if let ExprKind::Name(callee) = cur.kind {
+                        cur = Expr {
+                            span: cur.span.to(args.span),
+                            kind: ExprKind::Call(Call {
+                                callee,
+                                args: Some(args),
+                                block: None,
+                            }),
+                        };
+                    }
+                    continue;
+                }
+                Some(T::LBrace)
+                    if matches!(&cur.kind, ExprKind::Call(c) if c.block.is_none()) =>
+                {
+                    let block = self.block()?;
+                    cur.span = cur.span.to(block.span);
+                    if let ExprKind::Call(c) = &mut cur.kind {
+                        c.block = Some(Box::new(block));
+                    }
+                    continue;
+                }
                 Some(T::LParen) => Suffix::Args(self.args()?),
                 Some(T::LBrace) => Suffix::Block(self.block()?),
                 _ => return Some(cur),
