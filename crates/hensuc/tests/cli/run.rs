@@ -234,7 +234,7 @@ fn output_contracts_of_run_and_runs() {
 }
 
 /// `-q`: a quiet run prints no header and no per-step line, only the final summary (the same
-/// as without `-q`); `-q` and `-v` exclude each other.
+/// as without `-q`) and problems; `-q` and `-v` exclude each other.
 #[test]
 fn a_quiet_run_prints_only_the_summary() {
     let run = |extra: &[&str]| {
@@ -250,14 +250,20 @@ fn a_quiet_run_prints_only_the_summary() {
     let quiet = run(&["--quiet"]);
     assert_eq!(loud.status.code(), Some(0), "{}", stderr(&loud));
     assert_eq!(quiet.status.code(), Some(0), "{}", stderr(&quiet));
-    let (loud_err, quiet_err) = (stderr(&loud), stderr(&quiet));
+    let loud_err = stderr(&loud);
     assert!(loud_err.contains("running ") && loud_err.contains("→ "), "{loud_err}");
-    assert!(!quiet_err.contains("running "), "{quiet_err}");
-    assert!(!quiet_err.lines().any(|l| l.starts_with("→ ")), "{quiet_err}");
-    // The summary is the tail of the normal output, unchanged.
-    assert!(!quiet_err.trim().is_empty());
-    assert!(loud_err.ends_with(&quiet_err), "quiet:\n{quiet_err}\nloud:\n{loud_err}");
-    assert_eq!(stdout(&loud), stdout(&quiet));
+    // Nothing went wrong, so a quiet run says nothing on stderr.
+    assert_eq!(stderr(&quiet), "");
+    // The summary on stdout is the same (but for the measured time).
+    let summary = |o: &std::process::Output| {
+        stdout(o)
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("time "))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert!(stdout(&quiet).starts_with("✓ workflow ended at `done`: SUCCESS"));
+    assert_eq!(summary(&loud), summary(&quiet));
     let both = run(&["-q", "-v"]);
     assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
 }
