@@ -511,9 +511,7 @@ impl<'t, 's> P<'t, 's> {
                     }
                     continue;
                 }
-                Some(T::LBrace)
-                    if matches!(&cur.kind, ExprKind::Call(c) if c.block.is_none()) =>
-                {
+                Some(T::LBrace) if matches!(&cur.kind, ExprKind::Call(c) if c.block.is_none()) => {
                     let block = self.block()?;
                     cur.span = cur.span.to(block.span);
                     if let ExprKind::Call(c) = &mut cur.kind {

@@ -251,7 +251,10 @@ fn a_quiet_run_prints_only_the_summary() {
     assert_eq!(loud.status.code(), Some(0), "{}", stderr(&loud));
     assert_eq!(quiet.status.code(), Some(0), "{}", stderr(&quiet));
     let loud_err = stderr(&loud);
-    assert!(loud_err.contains("running ") && loud_err.contains("→ "), "{loud_err}");
+    assert!(
+        loud_err.contains("running ") && loud_err.contains("→ "),
+        "{loud_err}"
+    );
     // Nothing went wrong, so a quiet run says nothing on stderr.
     assert_eq!(stderr(&quiet), "");
     // The summary on stdout is the same (but for the measured time).
