@@ -17,8 +17,8 @@ printf '%8s %10s %10s %12s\n' steps store_s nostore_s us_per_step
 for n in "${sizes[@]}"; do
     "$here/stub-chain.sh" "$n" "$shape" > "$work/c$n.hwf"
     rm -rf "$work/p" && mkdir -p "$work/p"
-    t0=$(now); "$hensuc" run "$work/c$n.hwf" --stub --no-store -d "$work/p" > /dev/null 2>&1; t1=$(now)
-    "$hensuc" run "$work/c$n.hwf" --stub -d "$work/p" > /dev/null 2>&1; t2=$(now)
+    t0=$(now); "$hensuc" run "$work/c$n.hwf" --stub --quiet --no-store -d "$work/p" > /dev/null 2>&1; t1=$(now)
+    "$hensuc" run "$work/c$n.hwf" --stub --quiet -d "$work/p" > /dev/null 2>&1; t2=$(now)
     awk -v n="$n" -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN {
         ns = b - a; s = c - b
         printf "%8d %10.3f %10.3f %12.1f\n", n, s, ns, (s - ns) * 1e6 / n

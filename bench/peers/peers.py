@@ -217,7 +217,8 @@ def main():
                 f.write(chain_hwf(n))
             for durable in (False, True):
                 reps = args.durable_reps if durable else args.reps
-                argv = [hensuc, "run", path, "--stub", "-d", work]
+                # --quiet: the per-step progress line is not what is measured.
+                argv = [hensuc, "run", path, "--stub", "--quiet", "-d", work]
                 if not durable:
                     argv.append("--no-store")
                 h = median(lambda: timed_process(argv), reps)
@@ -226,7 +227,7 @@ def main():
         path = os.path.join(work, "fan.hwf")
         with open(path, "w") as f:
             f.write(fanout_hwf(args.branches))
-        h = median(lambda: timed_process([hensuc, "run", path, "--stub", "--no-store", "-d", work]), args.reps)
+        h = median(lambda: timed_process([hensuc, "run", path, "--stub", "--quiet", "--no-store", "-d", work]), args.reps)
         lg = median(lambda: langgraph_fanout(args.branches), args.reps)
         rows.append(("parallel fan-out, %d branches" % args.branches, h, lg, args.branches))
         path = os.path.join(work, "build%d.hwf" % args.build_nodes)

@@ -1,4 +1,8 @@
-//! Parse a file N times (for profiling): `parse_loop FILE N`.
+//! Parse a file N times (for profiling): `parse_loop FILE N`. Uses the allocator `hensuc` ships
+//! with.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let path = args.next().unwrap_or_default();

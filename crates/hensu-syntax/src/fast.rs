@@ -2,25 +2,47 @@
 //!
 //! It accepts exactly the language of the chumsky parser in [`crate::parser`] and builds the
 //! identical tree (same nodes, same spans), but it has no error reporting and no recovery: at
-//! the first thing it does not expect it gives up (`None`) and [`crate::parse`] runs the chumsky
-//! parser, which reports every error and recovers. Almost every file a user compiles is
-//! error-free, so this keeps the common case fast (chumsky's combinator ladder costs hundreds of
-//! nanoseconds per token). The two parsers are checked against each other by a differential
-//! property test (`tests/syntax/robustness.rs`).
+//! the first thing it does not expect it gives up (`None`) and [`crate::parse`] runs the layout
+//! pass and the chumsky parser, which report every error and recover. Almost every file a user
+//! compiles is error-free, so this keeps the common case fast (chumsky's combinator ladder costs
+//! hundreds of nanoseconds per token). The two parsers are checked against each other by a
+//! differential property test (`tests/syntax/robustness.rs`).
 //!
-//! Recursion depth is bounded by the layout pass (at most [`crate::layout::MAX_DEPTH`] nested
-//! delimiters), so this parser cannot overflow the stack.
+//! The layout pass is fused in: this parser reads the lexer's raw tokens and its [`Cursor`]
+//! applies the newline rules of [`crate::layout`] (the same functions) while it moves, so the
+//! happy path builds no second token vector. What the layout pass would report (an unmatched
+//! or unclosed delimiter, nesting deeper than [`crate::layout::MAX_DEPTH`]) makes it give up:
+//! every delimiter it consumes is consumed by the function that also consumes its partner, and
+//! an opener past the depth limit fails, so this parser cannot overflow the stack either.
 
 use crate::ast::*;
-use crate::layout::CSpan;
-use crate::lexer::TokenKind as T;
-use crate::parser::{Suffix, apply_suffix, number, sp, string_lit, text};
+use crate::layout::{CSpan, MAX_DEPTH, newline_continues_after, newline_continues_before};
+use crate::lexer::{Token, TokenKind as T};
+use crate::parser::{Suffix, apply_suffix, number, string_lit, text};
 
-type Tok = (T, CSpan);
+/// A position in the raw token vector, and what the newline rules need to know there.
+#[derive(Clone, Copy)]
+struct Cursor {
+    /// Index of the current token: never a line break the layout pass would drop; for a line
+    /// break it keeps, the first of its run (the run is one separator). `toks.len()` at the end.
+    pos: usize,
+    /// Open delimiters.
+    depth: u32,
+    /// Bit `i`: the delimiter open at depth `i` is `(` (line breaks inside it are not
+    /// separators). `MAX_DEPTH` bits.
+    parens: u128,
+    /// End offset of the last consumed token.
+    prev_end: u32,
+}
+
+const _: () = assert!(
+    MAX_DEPTH <= 128,
+    "Cursor::parens holds one bit per open delimiter"
+);
 
 struct P<'t, 's> {
-    toks: &'t [Tok],
-    pos: usize,
+    toks: &'t [Token],
+    at: Cursor,
     src: &'s str,
     // Scratch stacks: items are pushed here and moved into an exactly-sized `Vec` when their
     // list ends (a growing `Vec` per list would over-allocate large elements 2–4×).
@@ -29,19 +51,26 @@ struct P<'t, 's> {
     links: Vec<Link<'s>>,
 }
 
-/// Parse an error-free token stream; `None` when anything would need a diagnostic.
-pub(crate) fn parse<'s>(src: &'s str, toks: &[Tok]) -> Option<Vec<Stmt<'s>>> {
+/// Parse the lexer's tokens of an error-free file; `None` when anything would need a
+/// diagnostic from the layout pass or the parser.
+pub(crate) fn parse<'s>(src: &'s str, toks: &[Token]) -> Option<Vec<Stmt<'s>>> {
     let mut p = P {
         toks,
-        pos: 0,
+        at: Cursor {
+            pos: 0,
+            depth: 0,
+            parens: 0,
+            prev_end: 0,
+        },
         src,
         stmts: Vec::with_capacity(64),
         args: Vec::with_capacity(16),
         links: Vec::with_capacity(16),
     };
+    p.at.pos = p.significant(0, p.at);
     p.skip_seps();
     let mut items = Vec::new();
-    while p.pos < toks.len() {
+    while p.at.pos < toks.len() {
         let item = p.item()?;
         items.push(item);
         if !p.stmt_end() {
@@ -51,46 +80,124 @@ pub(crate) fn parse<'s>(src: &'s str, toks: &[Tok]) -> Option<Vec<Stmt<'s>>> {
     Some(items)
 }
 
+#[inline]
+fn cspan(s: Span) -> CSpan {
+    CSpan::from(s.start..s.end)
+}
+
 impl<'t, 's> P<'t, 's> {
+    /// The first token at or after raw index `i` that the layout pass keeps, for a cursor in
+    /// the state `at` (its open delimiters); `i` follows a consumed token other than a line
+    /// break, or is 0.
+    #[inline]
+    fn significant(&self, i: usize, at: Cursor) -> usize {
+        match self.toks.get(i) {
+            Some(t) if t.kind == T::Newline => self.newline_run(i, at),
+            _ => i,
+        }
+    }
+
+    /// A run of line breaks starting at `i`: `i` when it separates statements, else the index
+    /// of the token after it. The rules are the layout pass's ([`crate::layout`]).
+    #[cold]
+    fn newline_run(&self, i: usize, at: Cursor) -> usize {
+        let mut next = i + 1;
+        while self.toks.get(next).is_some_and(|t| t.kind == T::Newline) {
+            next += 1;
+        }
+        let in_parens = at.depth > 0 && at.parens & (1u128 << (at.depth - 1)) != 0;
+        let Some(prev) = i.checked_sub(1).and_then(|p| self.toks.get(p)) else {
+            return next;
+        };
+        let Some(after) = self.toks.get(next) else {
+            return next;
+        };
+        if in_parens
+            || newline_continues_after(self.src, prev.kind, prev.span)
+            || newline_continues_before(self.src, after.kind, after.span, prev.kind)
+        {
+            next
+        } else {
+            i
+        }
+    }
+
+    /// The cursor after consuming its current token; `None` past the nesting limit.
+    #[inline]
+    fn advanced(&self, mut at: Cursor) -> Option<Cursor> {
+        let tok = self.toks.get(at.pos)?;
+        at.prev_end = tok.span.end;
+        match tok.kind {
+            T::Newline => {
+                // A kept run is one separator; what follows it is not a line break.
+                at.pos += 1;
+                while self.toks.get(at.pos).is_some_and(|t| t.kind == T::Newline) {
+                    at.pos += 1;
+                }
+                return Some(at);
+            }
+            T::LParen | T::LBracket | T::LBrace => {
+                if at.depth as usize >= MAX_DEPTH {
+                    return None;
+                }
+                if tok.kind == T::LBrace {
+                    at.parens &= !(1u128 << at.depth);
+                } else {
+                    at.parens |= 1u128 << at.depth;
+                }
+                at.depth += 1;
+            }
+            T::RParen | T::RBracket | T::RBrace => at.depth = at.depth.saturating_sub(1),
+            _ => {}
+        }
+        at.pos = self.significant(at.pos + 1, at);
+        Some(at)
+    }
+
+    /// Consume the current token; `None` past the nesting limit.
+    #[inline]
+    fn bump(&mut self) -> Option<()> {
+        self.at = self.advanced(self.at)?;
+        Some(())
+    }
+
     #[inline]
     fn peek(&self) -> Option<T> {
-        self.toks.get(self.pos).map(|t| t.0)
+        self.toks.get(self.at.pos).map(|t| t.kind)
+    }
+
+    /// The kind of the token after the current one.
+    #[inline]
+    fn peek_next(&self) -> Option<T> {
+        let at = self.advanced(self.at)?;
+        self.toks.get(at.pos).map(|t| t.kind)
     }
 
     #[inline]
-    fn peek_at(&self, n: usize) -> Option<T> {
-        self.toks.get(self.pos + n).map(|t| t.0)
-    }
-
-    #[inline]
-    fn span_at(&self, i: usize) -> Option<CSpan> {
-        self.toks.get(i).map(|t| t.1)
-    }
-
-    #[inline]
-    fn eat(&mut self, kind: T) -> Option<CSpan> {
-        match self.toks.get(self.pos) {
-            Some(&(k, s)) if k == kind => {
-                self.pos += 1;
-                Some(s)
+    fn eat(&mut self, kind: T) -> Option<Span> {
+        match self.toks.get(self.at.pos) {
+            Some(&Token { kind: k, span }) if k == kind => {
+                self.bump()?;
+                Some(span)
             }
             _ => None,
         }
     }
 
-    /// Span from the token at `start` to the last consumed token.
+    /// Span from the token at raw index `start` to the last consumed token.
     fn span_from(&self, start: usize) -> Option<Span> {
-        let a = self.span_at(start)?;
-        let b = self.span_at(self.pos.checked_sub(1)?)?;
-        Some(Span::new(a.start, b.end))
+        let a = self.toks.get(start)?;
+        Some(Span::new(a.span.start, self.at.prev_end))
     }
 
     fn skip_seps(&mut self) -> bool {
-        let start = self.pos;
+        let start = self.at.pos;
         while matches!(self.peek(), Some(T::Newline | T::Semi)) {
-            self.pos += 1;
+            if self.bump().is_none() {
+                break;
+            }
         }
-        self.pos > start
+        self.at.pos > start
     }
 
     /// `sep+`, or before `}` / at the end.
@@ -99,34 +206,34 @@ impl<'t, 's> P<'t, 's> {
     }
 
     fn ident(&mut self) -> Option<Ident<'s>> {
-        let &(kind, s) = self.toks.get(self.pos)?;
+        let &Token { kind, span: s } = self.toks.get(self.at.pos)?;
         let id = match kind {
             T::Ident => Ident {
-                name: text(self.src, s),
-                span: sp(s),
+                name: text(self.src, cspan(s)),
+                span: s,
                 backticked: false,
             },
             T::BacktickIdent => {
                 let inner = CSpan::from(s.start + 1..s.end.saturating_sub(1).max(s.start + 1));
                 Ident {
                     name: text(self.src, inner),
-                    span: sp(s),
+                    span: s,
                     backticked: true,
                 }
             }
             _ => return None,
         };
-        self.pos += 1;
+        self.bump()?;
         Some(id)
     }
 
     fn path(&mut self) -> Option<Path<'s>> {
-        let start = self.pos;
+        let start = self.at.pos;
         let mut segments = vec![self.ident()?];
         while self.peek() == Some(T::Dot)
-            && matches!(self.peek_at(1), Some(T::Ident | T::BacktickIdent))
+            && matches!(self.peek_next(), Some(T::Ident | T::BacktickIdent))
         {
-            self.pos += 1;
+            self.bump()?;
             segments.push(self.ident()?);
         }
         Some(Path {
@@ -136,11 +243,11 @@ impl<'t, 's> P<'t, 's> {
     }
 
     fn item(&mut self) -> Option<Stmt<'s>> {
-        let start = self.pos;
+        let start = self.at.pos;
         match self.peek()? {
             T::Annotation => self.annotated(Self::item),
             T::KwPackage => {
-                self.pos += 1;
+                self.bump()?;
                 let p = self.path()?;
                 Some(Stmt {
                     kind: StmtKind::Package(p),
@@ -149,11 +256,12 @@ impl<'t, 's> P<'t, 's> {
                 })
             }
             T::KwImport => {
-                self.pos += 1;
+                self.bump()?;
                 let path = self.path()?;
-                let star = self.peek() == Some(T::Dot) && self.peek_at(1) == Some(T::Star);
+                let star = self.peek() == Some(T::Dot) && self.peek_next() == Some(T::Star);
                 if star {
-                    self.pos += 2;
+                    self.bump()?;
+                    self.bump()?;
                 }
                 Some(Stmt {
                     kind: StmtKind::Import { path, star },
@@ -162,7 +270,7 @@ impl<'t, 's> P<'t, 's> {
                 })
             }
             T::KwFun => {
-                self.pos += 1;
+                self.bump()?;
                 let name = self.ident()?;
                 self.eat(T::LParen)?;
                 self.eat(T::RParen)?;
@@ -185,14 +293,14 @@ impl<'t, 's> P<'t, 's> {
     }
 
     fn fun_block(&mut self) -> Option<Block<'s>> {
-        let start = self.pos;
+        let start = self.at.pos;
         self.eat(T::LBrace)?;
         self.skip_seps();
         let base = self.stmts.len();
         while self.peek() != Some(T::RBrace) {
             let s = if matches!(self.peek(), Some(T::KwVal | T::KwVar)) {
-                let s0 = self.pos;
-                self.pos += 1;
+                let s0 = self.at.pos;
+                self.bump()?;
                 self.ident()?;
                 if self.eat(T::Colon).is_some() {
                     self.path()?;
@@ -221,21 +329,21 @@ impl<'t, 's> P<'t, 's> {
     }
 
     fn block(&mut self) -> Option<Block<'s>> {
-        let start = self.pos;
+        let start = self.at.pos;
         self.eat(T::LBrace)?;
         // `{ a, b -> …}` is a lambda with parameters: the chumsky parser reports it.
         if matches!(self.peek(), Some(T::Ident | T::BacktickIdent)) {
-            let mut i = self.pos + 1;
+            let kind_at = |at: Cursor| self.toks.get(at.pos).map(|t| t.kind);
+            let mut look = self.advanced(self.at)?;
             loop {
-                match self.toks.get(i).map(|t| t.0) {
+                match kind_at(look) {
                     Some(T::Arrow) => return None,
-                    Some(T::Comma)
-                        if matches!(
-                            self.toks.get(i + 1).map(|t| t.0),
-                            Some(T::Ident | T::BacktickIdent)
-                        ) =>
-                    {
-                        i += 2
+                    Some(T::Comma) => {
+                        let name = self.advanced(look)?;
+                        if !matches!(kind_at(name), Some(T::Ident | T::BacktickIdent)) {
+                            break;
+                        }
+                        look = self.advanced(name)?;
                     }
                     _ => break,
                 }
@@ -259,11 +367,11 @@ impl<'t, 's> P<'t, 's> {
     }
 
     fn stmt(&mut self) -> Option<Stmt<'s>> {
-        let start = self.pos;
+        let start = self.at.pos;
         match self.peek()? {
             T::Annotation => self.annotated(Self::stmt),
             T::KwReturn => {
-                self.pos += 1;
+                self.bump()?;
                 let value = if self.starts_expr() {
                     Some(self.expr()?)
                 } else {
@@ -275,9 +383,9 @@ impl<'t, 's> P<'t, 's> {
                     annotations: Box::default(),
                 })
             }
-            T::Ident | T::BacktickIdent if self.peek_at(1) == Some(T::Eq) => {
+            T::Ident | T::BacktickIdent if self.peek_next() == Some(T::Eq) => {
                 let target = self.ident()?;
-                self.pos += 1;
+                self.bump()?;
                 let value = self.expr()?;
                 Some(Stmt {
                     kind: StmtKind::Assign { target, value },
@@ -348,10 +456,10 @@ impl<'t, 's> P<'t, 's> {
             let word = self.ident()?;
             let mut arg = None;
             if self.starts_expr() {
-                let before = self.pos;
+                let before = self.at;
                 let a = self.range()?;
                 if matches!(a.kind, ExprKind::Name(_)) {
-                    self.pos = before;
+                    self.at = before;
                 } else {
                     arg = Some(a);
                 }
@@ -408,8 +516,8 @@ impl<'t, 's> P<'t, 's> {
         loop {
             let suffix = match self.peek() {
                 Some(T::Dot) => {
-                    let start = self.pos;
-                    self.pos += 1;
+                    let start = self.at.pos;
+                    self.bump()?;
                     let id = self.ident()?;
                     let args = if self.peek() == Some(T::LParen) {
                         Some(self.args()?)
@@ -417,7 +525,32 @@ impl<'t, 's> P<'t, 's> {
                         None
                     };
                     let s = self.span_from(start)?;
-                    Suffix::Member(id, args, CSpan::from(s.start..s.end))
+                    Suffix::Member(id, args, cspan(s))
+                }
+                // The two suffixes of every node and call (`name(args)`, `call(args) { block }`)
+                // are built in place: the same result as `apply_suffix` without moving the
+                // expression through it.
+                Some(T::LParen) if matches!(cur.kind, ExprKind::Name(_)) => {
+                    let args = self.args()?;
+                    if let ExprKind::Name(callee) = cur.kind {
+                        cur = Expr {
+                            span: cur.span.to(args.span),
+                            kind: ExprKind::Call(Call {
+                                callee,
+                                args: Some(args),
+                                block: None,
+                            }),
+                        };
+                    }
+                    continue;
+                }
+                Some(T::LBrace) if matches!(&cur.kind, ExprKind::Call(c) if c.block.is_none()) => {
+                    let block = self.block()?;
+                    cur.span = cur.span.to(block.span);
+                    if let ExprKind::Call(c) = &mut cur.kind {
+                        c.block = Some(Box::new(block));
+                    }
+                    continue;
                 }
                 Some(T::LParen) => Suffix::Args(self.args()?),
                 Some(T::LBrace) => Suffix::Block(self.block()?),
@@ -432,15 +565,15 @@ impl<'t, 's> P<'t, 's> {
     }
 
     fn args(&mut self) -> Option<Args<'s>> {
-        let start = self.pos;
+        let start = self.at.pos;
         self.eat(T::LParen)?;
         let base = self.args.len();
         while self.peek() != Some(T::RParen) {
             let name = if matches!(self.peek(), Some(T::Ident | T::BacktickIdent))
-                && self.peek_at(1) == Some(T::Eq)
+                && self.peek_next() == Some(T::Eq)
             {
                 let n = self.ident()?;
-                self.pos += 1;
+                self.bump()?;
                 Some(n)
             } else {
                 None
@@ -464,24 +597,24 @@ impl<'t, 's> P<'t, 's> {
     }
 
     fn primary(&mut self) -> Option<Expr<'s>> {
-        let &(kind, s) = self.toks.get(self.pos)?;
+        let &Token { kind, span: s } = self.toks.get(self.at.pos)?;
         let e = match kind {
-            T::Int | T::Long | T::Double => number(self.src, s, false),
+            T::Int | T::Long | T::Double => number(self.src, cspan(s), false),
             T::KwTrue => Expr {
                 kind: ExprKind::Bool(true),
-                span: sp(s),
+                span: s,
             },
             T::KwFalse => Expr {
                 kind: ExprKind::Bool(false),
-                span: sp(s),
+                span: s,
             },
             T::KwNull => Expr {
                 kind: ExprKind::Null,
-                span: sp(s),
+                span: s,
             },
             T::Str | T::RawStr => Expr {
-                kind: ExprKind::Str(string_lit(self.src, kind, s)),
-                span: sp(s),
+                kind: ExprKind::Str(string_lit(self.src, kind, cspan(s))),
+                span: s,
             },
             T::Ident | T::BacktickIdent => {
                 let id = self.ident()?;
@@ -491,17 +624,18 @@ impl<'t, 's> P<'t, 's> {
                 });
             }
             T::Minus => {
-                let &(nk, ns) = self.toks.get(self.pos + 1)?;
+                let after = self.advanced(self.at)?;
+                let &Token { kind: nk, span: ns } = self.toks.get(after.pos)?;
                 if !matches!(nk, T::Int | T::Long | T::Double) {
                     return None;
                 }
-                self.pos += 2;
-                let mut e = number(self.src, ns, true);
+                self.at = self.advanced(after)?;
+                let mut e = number(self.src, cspan(ns), true);
                 e.span = Span::new(s.start, ns.end);
                 return Some(e);
             }
             T::LParen => {
-                self.pos += 1;
+                self.bump()?;
                 let inner = self.expr()?;
                 self.eat(T::RParen)?;
                 return Some(inner);
@@ -511,7 +645,7 @@ impl<'t, 's> P<'t, 's> {
         if matches!(e.kind, ExprKind::Error) {
             return None;
         }
-        self.pos += 1;
+        self.bump()?;
         Some(e)
     }
 }

@@ -44,6 +44,48 @@ fn text_of(kind: TokenKind) -> &'static str {
     }
 }
 
+/// A line break right after `prev` (the token before it) continues the statement: after a
+/// binary operator or a separator (`+ - .. = , -> .`, the infix word `to`), after `{`, `;` or
+/// another line break.
+#[inline]
+pub(crate) fn newline_continues_after(src: &str, prev: TokenKind, prev_span: Span) -> bool {
+    match prev {
+        TokenKind::Newline
+        | TokenKind::Semi
+        | TokenKind::LBrace
+        | TokenKind::Plus
+        | TokenKind::Minus
+        | TokenKind::DotDot
+        | TokenKind::Eq
+        | TokenKind::Comma
+        | TokenKind::Arrow
+        | TokenKind::Dot => true,
+        TokenKind::Ident => src.get(prev_span.range()) == Some("to"),
+        _ => false,
+    }
+}
+
+/// A line break between `prev` and `next` continues the statement because of `next`: a
+/// method-call continuation (`.`, `?.`), a `}`, or a `{` after `)` or a name (Kotlin's trailing
+/// lambda may start on the next line).
+#[inline]
+pub(crate) fn newline_continues_before(
+    src: &str,
+    next: TokenKind,
+    next_span: Span,
+    prev: TokenKind,
+) -> bool {
+    match next {
+        TokenKind::Dot | TokenKind::RBrace => true,
+        TokenKind::Op => src.get(next_span.range()) == Some("?."),
+        TokenKind::LBrace => matches!(
+            prev,
+            TokenKind::RParen | TokenKind::Ident | TokenKind::BacktickIdent
+        ),
+        _ => false,
+    }
+}
+
 /// Build the parser's token stream. `src` is used only to recognise the infix word `to`.
 pub(crate) fn layout(
     src: &str,
@@ -76,20 +118,9 @@ pub(crate) fn layout(
             );
             let continues = match out.last() {
                 None => true,
-                Some((last, sp)) => match last {
-                    TokenKind::Newline
-                    | TokenKind::Semi
-                    | TokenKind::LBrace
-                    | TokenKind::Plus
-                    | TokenKind::Minus
-                    | TokenKind::DotDot
-                    | TokenKind::Eq
-                    | TokenKind::Comma
-                    | TokenKind::Arrow
-                    | TokenKind::Dot => true,
-                    TokenKind::Ident => src.get(sp.start as usize..sp.end as usize) == Some("to"),
-                    _ => false,
-                },
+                Some(&(last, sp)) => {
+                    newline_continues_after(src, last, Span::new(sp.start, sp.end))
+                }
             };
             if !in_parens && !continues && pending_newline.is_none() {
                 pending_newline = Some(tok.span);
@@ -102,20 +133,10 @@ pub(crate) fn layout(
             at_line_start = false;
         }
         if let Some(nl) = pending_newline.take() {
-            let drop = match kind {
-                TokenKind::Dot | TokenKind::RBrace => true,
-                TokenKind::Op => src.get(tok.span.range()) == Some("?."),
-                TokenKind::LBrace => {
-                    matches!(
-                        out.last(),
-                        Some((
-                            TokenKind::RParen | TokenKind::Ident | TokenKind::BacktickIdent,
-                            _
-                        ))
-                    )
-                }
-                _ => false,
-            };
+            // `out` is not empty: a line break is pending only after a token.
+            let drop = out
+                .last()
+                .is_some_and(|&(prev, _)| newline_continues_before(src, kind, tok.span, prev));
             if !drop {
                 out.push((TokenKind::Newline, cs(nl)));
             }

@@ -10,11 +10,12 @@
 //! * [`trim_indent`], [`trim_margin`], [`unescape`] — Kotlin's string semantics.
 //! * [`dump`] — a compact s-expression rendering of a tree (tests, debugging).
 //!
-//! Pipeline: `lexer` (logos; comments to a side table) → `layout` (drops insignificant
-//! newlines, balances delimiters with E0011, refuses nesting deeper than [`MAX_DEPTH`] with
-//! E0016) → `fast` (a hand-written recursive-descent parser for error-free input, identical
-//! trees) or, when the fast path gives up, `parser` (chumsky 0.12 with recovery and specific
-//! messages for Kotlin constructs outside the language).
+//! Pipeline: `lexer` (logos; comments to a side table) → `fast` (a hand-written
+//! recursive-descent parser for error-free input over the raw tokens, applying the layout
+//! rules as it goes) or, when the fast path gives up, `layout` (drops insignificant newlines,
+//! balances delimiters with E0011, refuses nesting deeper than [`MAX_DEPTH`] with E0016) →
+//! `parser` (chumsky 0.12 with recovery and specific messages for Kotlin constructs outside the
+//! language). Both paths build identical trees.
 
 pub mod ast;
 mod dump;
@@ -92,15 +93,19 @@ pub fn parse(src: &str) -> Parsed<'_> {
         comments,
         mut diagnostics,
     } = lexer::lex_source(src);
-    let stream = layout::layout(src, &tokens, &mut diagnostics);
-    drop(tokens);
-    let mut file = match fast::parse(src, &stream) {
+    // The fast path reads the raw tokens (the layout pass fused in); only a file it gives up on
+    // gets the layout pass's stream and the chumsky parser.
+    let mut file = match fast::parse(src, &tokens) {
         Some(items) => ast::SourceFile {
             items,
             comments: Vec::new(),
             span: Span::new(0, len),
         },
-        None => chumsky_parse(src, len, &stream, &mut diagnostics),
+        None => {
+            let stream = layout::layout(src, &tokens, &mut diagnostics);
+            drop(tokens);
+            chumsky_parse(src, len, &stream, &mut diagnostics)
+        }
     };
     file.comments = comments;
     check_items(&file, &mut diagnostics);
@@ -132,12 +137,9 @@ pub fn parse_with_chumsky(src: &str) -> Parsed<'_> {
 pub fn parse_fast_only(src: &str) -> Option<ast::SourceFile<'_>> {
     let len = u32::try_from(src.len()).ok()?;
     let Lexed {
-        tokens,
-        comments,
-        mut diagnostics,
+        tokens, comments, ..
     } = lexer::lex_source(src);
-    let stream = layout::layout(src, &tokens, &mut diagnostics);
-    let items = fast::parse(src, &stream)?;
+    let items = fast::parse(src, &tokens)?;
     Some(ast::SourceFile {
         items,
         comments,

@@ -25,10 +25,14 @@ pub struct ColorFlag {
     pub color: Color,
 }
 
-/// `-v/--verbose`: show more of what happens.
+/// `-v/--verbose`: show more of what happens; `-q/--quiet`: less.
 #[derive(Args, Clone, Copy, Debug, Default)]
 pub struct Verbosity {
     /// Show prompts, outputs and transition reasons.
     #[arg(short, long)]
     pub verbose: bool,
+    /// No header, status line or per-step lines: only problems (failures, retries, warnings)
+    /// and the final summary. For scripts and benchmarks of runs.
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
 }

@@ -7,15 +7,16 @@
 //! Inputs, engine variables and undeclared names (E0403) are not considered. A generic node
 //! (whose handler may write any variable) turns the check off for the workflow, so it never
 //! reports a variable that is in fact written. One breadth-first search per variable read in a
-//! prompt; a workflow where that would exceed [`MAX_WORK`] steps is not analysed.
-
-use std::collections::VecDeque;
+//! prompt; a workflow where that would exceed [`MAX_WORK`] steps is not analysed. A search
+//! stops once it has reached every node that reads its variable, the searches share their
+//! buffers and every lookup is hashed (before, each placeholder scanned the schema and the reads
+//! found so far: quadratic in the size of the workflow).
 
 use hensu_diagnostics::{Diagnostic, codes};
 use hensu_ir::{Node, is_engine_variable};
 
 use super::Ctx;
-use super::fxhash::FxHashMap;
+use super::fxhash::{FxHashMap, FxHashSet};
 use super::graph::NodeGraph;
 
 /// At most this many (variable × graph size) steps.
@@ -42,15 +43,16 @@ pub(super) fn check(cx: &mut Ctx<'_>, g: &NodeGraph<'_>) {
             writers.entry(name).or_default().push(i);
         }
     }
-    let tracked = |name: &str| {
-        !is_engine_variable(name)
-            && schema
-                .variables
-                .iter()
-                .any(|v| v.name == name && !v.is_input)
-    };
-    // Reads: the placeholders of standard node prompts, by variable.
+    let state_variables: FxHashSet<&str> = schema
+        .variables
+        .iter()
+        .filter(|v| !v.is_input)
+        .map(|v| v.name.as_str())
+        .collect();
+    let tracked = |name: &str| !is_engine_variable(name) && state_variables.contains(name);
+    // Reads: the placeholders of standard node prompts, each (variable, node) once.
     let mut reads: Vec<(&str, usize, &str)> = Vec::new(); // (variable, node index, node id)
+    let mut read_once: FxHashSet<(&str, usize)> = FxHashSet::default();
     for (i, (id, node)) in wf.nodes.iter().enumerate() {
         if !matches!(node, Node::Standard(_)) {
             continue;
@@ -59,7 +61,7 @@ pub(super) fn check(cx: &mut Ctx<'_>, g: &NodeGraph<'_>) {
             continue;
         };
         for (name, _) in &origin.placeholders {
-            if tracked(name) && !reads.iter().any(|(v, n, _)| v == name && *n == i) {
+            if tracked(name) && read_once.insert((name.as_str(), i)) {
                 reads.push((name.as_str(), i, id.as_str()));
             }
         }
@@ -71,32 +73,57 @@ pub(super) fn check(cx: &mut Ctx<'_>, g: &NodeGraph<'_>) {
     if variables.len().saturating_mul(size) > MAX_WORK {
         return;
     }
-    let mut possibly_written: FxHashMap<&str, Vec<bool>> = FxHashMap::default();
-    for v in variables {
-        let mut seen = vec![false; g.graph.node_count()];
-        let mut queue: VecDeque<petgraph::graph::NodeIndex> = VecDeque::new();
-        for &w in writers.get(v).map(Vec::as_slice).unwrap_or(&[]) {
-            queue.push_back(petgraph::graph::NodeIndex::new(w));
+    // The reads of each variable, answered right after its search (one buffer for all).
+    let mut reads_of: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+    for (r, (v, _, _)) in reads.iter().enumerate() {
+        reads_of.entry(v).or_default().push(r);
+    }
+    // One search per variable, stopped as soon as every node that reads it is reached (reads
+    // usually follow their writes closely). Stamps instead of cleared buffers: node `n` is
+    // reached in the current search when `reached[n] == stamp`, read by its variable when
+    // `reading[n] == stamp`.
+    let node_count = g.graph.node_count();
+    let mut reached = vec![0u32; node_count];
+    let mut reading = vec![0u32; node_count];
+    let mut unwritten = vec![false; reads.len()];
+    let mut pending: Vec<petgraph::graph::NodeIndex> = Vec::new();
+    for (stamp, v) in (1u32..).zip(variables) {
+        let read_here = reads_of.get(v).map(Vec::as_slice).unwrap_or(&[]);
+        let mut unreached = 0usize;
+        for &r in read_here {
+            if let Some(slot) = reading.get_mut(reads[r].1) {
+                *slot = stamp;
+                unreached += 1;
+            }
         }
-        // `seen[n]`: n is reached in at least one step from a writer.
-        while let Some(n) = queue.pop_front() {
+        pending.clear();
+        for &w in writers.get(v).map(Vec::as_slice).unwrap_or(&[]) {
+            pending.push(petgraph::graph::NodeIndex::new(w));
+        }
+        // `reached[n]`: n is reached in at least one step from a writer.
+        'search: while let Some(n) = pending.pop() {
             for next in g.graph.neighbors(n) {
-                if let Some(s) = seen.get_mut(next.index())
-                    && !*s
+                let i = next.index();
+                if let Some(seen) = reached.get_mut(i)
+                    && *seen != stamp
                 {
-                    *s = true;
-                    queue.push_back(next);
+                    *seen = stamp;
+                    if reading.get(i) == Some(&stamp) {
+                        unreached -= 1;
+                        if unreached == 0 {
+                            break 'search;
+                        }
+                    }
+                    pending.push(next);
                 }
             }
         }
-        possibly_written.insert(v, seen);
+        for &r in read_here {
+            unwritten[r] = reached.get(reads[r].1).is_some_and(|&seen| seen != stamp);
+        }
     }
-    for (variable, node, id) in reads {
-        let written = possibly_written
-            .get(variable)
-            .and_then(|s| s.get(node).copied())
-            .unwrap_or(true);
-        if written {
+    for ((variable, _, id), unwritten) in reads.into_iter().zip(unwritten) {
+        if !unwritten {
             continue;
         }
         let span = cx

@@ -1,6 +1,6 @@
 //! Live progress of `hensuc run` / `resume` on stderr: an `indicatif` status line on a
 //! terminal (node, step, elapsed seconds) with event lines printed above it, plain lines
-//! otherwise; `-v` adds prompts, outputs and transition reasons.
+//! otherwise; `-v` adds prompts, outputs and transition reasons; `-q` keeps only problems.
 
 use std::io::Write;
 use std::sync::{Arc, Once};
@@ -15,6 +15,8 @@ const TICK: Duration = Duration::from_millis(200);
 pub(crate) struct Progress {
     terminal: bool,
     verbose: bool,
+    /// `-q`: no status line, no per-step lines; failures, retries and warnings still print.
+    quiet: bool,
     /// Provider keys never reach the terminal, even in `-v` prompts and outputs.
     redactor: Arc<hensu_providers::Redactor>,
     /// Hidden until the first node starts (and always when stderr is not a terminal).
@@ -25,7 +27,7 @@ pub(crate) struct Progress {
 impl Progress {
     pub(crate) fn new(
         terminal: bool,
-        verbose: bool,
+        verbosity: crate::args::Verbosity,
         redactor: Arc<hensu_providers::Redactor>,
     ) -> Self {
         let style = ProgressStyle::with_template("⠿ {msg} · {seconds}")
@@ -39,8 +41,10 @@ impl Progress {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
         bar.set_style(style);
         Progress {
-            terminal,
-            verbose,
+            // A quiet run never draws the status line.
+            terminal: terminal && !verbosity.quiet,
+            verbose: verbosity.verbose,
+            quiet: verbosity.quiet,
             redactor,
             bar,
             shown: Once::new(),
@@ -95,7 +99,7 @@ impl ExecutionListener for Progress {
                 step,
             } => {
                 self.status(node_id, *step);
-                if !self.terminal || self.verbose {
+                if (!self.terminal || self.verbose) && !self.quiet {
                     self.say(&format!(
                         "→ {node_id} ({}, step {step})",
                         kind.as_str().to_lowercase()
@@ -153,8 +157,10 @@ impl ExecutionListener for Progress {
                 output,
                 ..
             } => {
-                let mark = if *success { "✓" } else { "✗" };
-                self.say(&format!("  {mark} {action}: {output}"));
+                if !(*success && self.quiet) {
+                    let mark = if *success { "✓" } else { "✗" };
+                    self.say(&format!("  {mark} {action}: {output}"));
+                }
             }
             Event::NodeCompleted {
                 node_id,
@@ -205,7 +211,7 @@ impl ExecutionListener for Progress {
                 bounded,
                 ..
             } => {
-                if self.verbose || bounded.is_some() {
+                if self.verbose || (bounded.is_some() && !self.quiet) {
                     let extra = bounded.map(|b| format!(", {b}")).unwrap_or_default();
                     self.say(&format!("  {from} → {to}: {cause}{extra}"));
                 }

@@ -1,5 +1,5 @@
 //! `hensuc run WORKFLOW|NAME [-d DIR] [-c JSON|@file.json] [--scenario NAME] [--events FILE.jsonl]
-//! [-v] [--defer-review | --interactive | --auto-approve]`
+//! [-v | -q] [--defer-review | --interactive | --auto-approve]`
 //!
 //! Compiles the workflow and what it references (`.hwf`/`.kt` through the checker, `.json`
 //! through the wire format), runs it — real models when credentials are configured, stub agents
@@ -467,7 +467,7 @@ pub(crate) fn run_workflow(
     let terminal = std::io::stderr().is_terminal();
     let progress = Arc::new(Progress::new(
         terminal,
-        args.settings.verbosity.verbose,
+        args.settings.verbosity,
         built.redactor.clone(),
     ));
     let mut listeners: Vec<Arc<dyn ExecutionListener>> = vec![progress.clone()];
@@ -573,16 +573,18 @@ pub(crate) fn run_workflow(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    eprintln!(
-        "running {} ({} node{}), stub scenario `{}`, reviews {}",
-        workflow.metadata.name,
-        workflow.nodes.len(),
-        if workflow.nodes.len() == 1 { "" } else { "s" },
-        args.settings.scenario.as_deref().unwrap_or("default"),
-        review_mode.as_str()
-    );
-    print_routes(workflow, &built);
-    eprintln!("  network     {}", network.describe());
+    if !args.settings.verbosity.quiet {
+        eprintln!(
+            "running {} ({} node{}), stub scenario `{}`, reviews {}",
+            workflow.metadata.name,
+            workflow.nodes.len(),
+            if workflow.nodes.len() == 1 { "" } else { "s" },
+            args.settings.scenario.as_deref().unwrap_or("default"),
+            review_mode.as_str()
+        );
+        print_routes(workflow, &built);
+        eprintln!("  network     {}", network.describe());
+    }
     let result = runtime.block_on(async {
         let c = cancel.clone();
         let signal = tokio::spawn(async move {

@@ -233,6 +233,44 @@ fn output_contracts_of_run_and_runs() {
     assert_eq!(hensuc::commands::run::abbreviate_path(&["a", "b"]), "a → b");
 }
 
+/// `-q`: a quiet run prints no header and no per-step line, only the final summary (the same
+/// as without `-q`) and problems; `-q` and `-v` exclude each other.
+#[test]
+fn a_quiet_run_prints_only_the_summary() {
+    let run = |extra: &[&str]| {
+        hensuc()
+            .current_dir(repo().join("examples"))
+            .args(["run", "workflows/main-research.hwf", "-d", ".", "--stub"])
+            .args(["--no-store", "-c", r#"{"topic": "Rust"}"#])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let loud = run(&[]);
+    let quiet = run(&["--quiet"]);
+    assert_eq!(loud.status.code(), Some(0), "{}", stderr(&loud));
+    assert_eq!(quiet.status.code(), Some(0), "{}", stderr(&quiet));
+    let loud_err = stderr(&loud);
+    assert!(
+        loud_err.contains("running ") && loud_err.contains("→ "),
+        "{loud_err}"
+    );
+    // Nothing went wrong, so a quiet run says nothing on stderr.
+    assert_eq!(stderr(&quiet), "");
+    // The summary on stdout is the same (but for the measured time).
+    let summary = |o: &std::process::Output| {
+        stdout(o)
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("time "))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert!(stdout(&quiet).starts_with("✓ workflow ended at `done`: SUCCESS"));
+    assert_eq!(summary(&loud), summary(&quiet));
+    let both = run(&["-q", "-v"]);
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+}
+
 /// The shared flags are spelled and documented the same way everywhere: `run` takes
 /// `--color`, every `-d` / `-v` has its help text, `--auto-approve` / `--defer-review` are
 /// documented on `run` and `resume`.
