@@ -408,10 +408,14 @@ impl<'t, 's> P<'t, 's> {
     /// `inner` parses; the statement's span grows to cover them.
     fn annotated(&mut self, inner: fn(&mut Self) -> Option<Stmt<'s>>) -> Option<Stmt<'s>> {
         let mut annotations = Vec::new();
-        while let Some(&(T::Annotation, at)) = self.toks.get(self.pos) {
-            let start = self.pos;
-            self.pos += 1;
-            let name = crate::parser::annotation_name(self.src, at);
+        while let Some(&Token {
+            kind: T::Annotation,
+            span: at,
+        }) = self.toks.get(self.at.pos)
+        {
+            let start = self.at.pos;
+            self.bump()?;
+            let name = crate::parser::annotation_name(self.src, cspan(at));
             let args = if self.peek() == Some(T::LParen) {
                 Some(self.args()?)
             } else {
