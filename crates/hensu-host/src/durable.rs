@@ -10,6 +10,10 @@
 //!   snapshot ([`StateStore::checkpoint`]) when the stored state is not known to be current.
 //!   A process killed while a node runs resumes from the last boundary: the node in flight
 //!   runs again, nothing else does.
+//! * A sub-workflow child of the main flow is recorded at its own boundaries
+//!   ([`BoundaryHook::at_nested_boundary`]) below the run state's `nested` field, so a
+//!   process killed inside the child resumes the child, not the sub-workflow node from
+//!   scratch.
 //! * The checkpoint returns the store's cancellation flag (`hensuc cancel`): the run stops at
 //!   that boundary. A heartbeat thread ([`DurableRun::start_heartbeat`]) keeps the lease alive
 //!   through long agent calls and cancels the run's token when a cancellation is requested.
@@ -37,8 +41,8 @@ use serde_json::Value;
 
 use crate::durable_delta::Shadow;
 use hensu_runtime::{
-    Boundary, BoundaryHook, CancelToken, ExecutionPhase, RunOutcome, RunResult, RunState,
-    RuntimeError,
+    Boundary, BoundaryHook, CancelToken, ExecutionPhase, NestedFrame, RunOutcome, RunResult,
+    RunState, RuntimeError,
 };
 
 /// Rewrites a snapshot in place before it is stored (e.g. replaces provider keys).
@@ -272,6 +276,43 @@ impl DurableRun {
         self.ensure_held()?;
         let t = std::time::Instant::now();
         let write = self.prepare_write(state)?;
+        self.write_off_executor(write, update, t).await
+    }
+
+    /// Records the state of a sub-workflow child (reached through `frames`) as one step of
+    /// the log, below the run's `/nested/state`.
+    async fn record_nested_step_off_executor(
+        &self,
+        frames: &[NestedFrame],
+        state: &RunState,
+    ) -> Result<Checkpointed, StoreError> {
+        self.ensure_held()?;
+        let t = std::time::Instant::now();
+        let (entry, update) = {
+            let mut slot = self
+                .shadow
+                .lock()
+                .map_err(|_| StoreError::Invalid("the durable run's shadow is poisoned".into()))?;
+            let shadow = slot.as_mut().ok_or_else(|| {
+                StoreError::Invalid(
+                    "a sub-workflow child reached a boundary before its run was recorded".into(),
+                )
+            })?;
+            let entry = shadow
+                .nested_step(frames, state, self.redact.as_ref())
+                .map_err(StoreError::Invalid)?;
+            let node = shadow.current_node().unwrap_or_default().to_string();
+            (entry, RecordUpdate::running(node.as_str()))
+        };
+        self.write_off_executor(Write::Step(entry), update, t).await
+    }
+
+    async fn write_off_executor(
+        &self,
+        write: Write,
+        update: RecordUpdate,
+        t: std::time::Instant,
+    ) -> Result<Checkpointed, StoreError> {
         let store = self.store.clone();
         let lease = self.lease.clone();
         let step = self.step();
@@ -440,6 +481,26 @@ impl BoundaryHook for DurableRun {
             .record_step_off_executor(state, RecordUpdate::running(state.current_node.as_str()))
             .await
             .map_err(store_error)?;
+        self.decide(cp).await
+    }
+
+    async fn at_nested_boundary(
+        &self,
+        frames: &[NestedFrame],
+        state: &RunState,
+    ) -> Result<Boundary, RuntimeError> {
+        let cp = self
+            .record_nested_step_off_executor(frames, state)
+            .await
+            .map_err(store_error)?;
+        self.decide(cp).await
+    }
+}
+
+impl DurableRun {
+    /// What the run does after a write: stop for a cancellation, pause for the pause flag,
+    /// else go on.
+    async fn decide(&self, cp: Checkpointed) -> Result<Boundary, RuntimeError> {
         if cp.cancel_requested || self.cancel.iter().any(CancelToken::is_cancelled) {
             for c in &self.cancel {
                 c.cancel();

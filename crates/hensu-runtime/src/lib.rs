@@ -77,8 +77,8 @@ pub use run_types::{
     CancelToken, DEFAULT_RUBRIC_BACKTRACK_LIMIT, PostProcessor, RunOptions, RunOutcome, RunResult,
 };
 pub use state::{
-    Backtrack, BacktrackKind, ExecutionPhase, HistoryStep, NodeResult, NodeStatus, ReviewVerdict,
-    RubricEvaluation, RunState,
+    Backtrack, BacktrackKind, BranchEnd, ExecutionPhase, ForkBranchState, HistoryStep, Nested,
+    NestedFrame, NodeResult, NodeStatus, ReviewVerdict, RubricEvaluation, RunState,
 };
 pub use structured::StructuredCaller;
 pub use stub::{

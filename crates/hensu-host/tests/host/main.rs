@@ -22,6 +22,7 @@ mod bad_input;
 mod command_env;
 mod command_processes;
 mod command_values;
+mod durable_nested;
 mod durable_runs;
 mod golden_traces;
 mod review;

@@ -14,6 +14,8 @@ mod pipeline;
 mod run_loop;
 mod transition;
 
+pub(crate) use run_loop::Flow;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -265,7 +267,10 @@ impl Engine {
                 return self.finish(state, RunOutcome::Failed(e), started);
             }
         }
-        let outcome = match self.drive(p, &mut state, cancel, started, None, None).await {
+        let outcome = match self
+            .drive(p, &mut state, cancel, started, None, Flow::Main)
+            .await
+        {
             Ok(o) => o,
             Err(e) => RunOutcome::Failed(e),
         };
@@ -290,7 +295,7 @@ impl Engine {
             );
         }
         let outcome = match self
-            .drive(p, &mut state, cancel, started, decision, None)
+            .drive(p, &mut state, cancel, started, decision, Flow::Main)
             .await
         {
             Ok(o) => o,
