@@ -47,6 +47,9 @@ mod template;
 mod validate;
 mod value;
 
+#[cfg(feature = "testing")]
+pub mod testing;
+
 pub use action::{
     ActionHandler, ActionHandlerRegistry, ActionResult, CommandRunner, LogHandler, NoCommands,
 };

@@ -45,15 +45,19 @@
 //!
 //! # Claiming (workers)
 //! [`StateStore::claim`] hands runs to workers. A run is claimable when its status is
-//! `running` and it has no lease (queued by `hensuc run --detach`, or released) or its lease
-//! expired (`expires_at <= now`: its owner stopped heartbeating — rule 2 above is not used,
+//! `queued` (stored by `hensuc run --detach`, never claimed) or `running` and it has no lease
+//! (released) or its lease expired (`expires_at <= now`: its owner stopped heartbeating — rule 2 above is not used,
 //! workers run on many hosts). Paused runs wait for a human and are never claimed. The claim
 //! is one statement, so two workers never get the same run:
 //! - SQLite: `INSERT INTO leases … SELECT … FROM runs LEFT JOIN leases … WHERE status =
-//!   'running' AND (no lease OR expired) ORDER BY started_at LIMIT n ON CONFLICT DO UPDATE …
+//!   IN ('queued', 'running') AND (no lease OR expired) ORDER BY started_at LIMIT n ON CONFLICT DO UPDATE …
 //!   WHERE leases.expires_at <= now RETURNING …`, inside `BEGIN IMMEDIATE` (one writer);
 //! - PostgreSQL: the same upsert fed by `SELECT … FOR UPDATE OF runs SKIP LOCKED`, so
 //!   concurrent claimers skip each other's candidates instead of waiting.
+//!
+//! Each claimed run gets a [`LogKind::Claimed`] row in its log (status `running`) in the
+//! claim's transaction, naming the worker and, for a takeover, the previous owner and the
+//! node that runs again ([`ClaimNote`]).
 //!
 //! A worker renews all its leases with one [`StateStore::heartbeat_owner`] per interval;
 //! every append renews the run's lease too.
@@ -81,8 +85,8 @@ pub use memory::MemoryStore;
 pub use owner::{Lease, OwnerId, local_host, pid_alive};
 pub use postgres::{PG_SCHEMA_VERSION, PgStore};
 pub use record::{
-    CancelRequest, CheckpointMeta, Checkpointed, LogEntry, LogKind, RecordUpdate, Renewed,
-    RunRecord, RunStatus, StepEntry, StoredRun,
+    CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, LogEntry, LogKind, RecordUpdate,
+    Renewed, RunRecord, RunStatus, StepEntry, StoredRun,
 };
 pub use sqlite::{SqliteSettings, SqliteStore};
 pub use time::{now_ms, rfc3339};
@@ -329,10 +333,11 @@ pub trait StateStore: Send + Sync {
     fn read_log(&self, run_id: &str, after: u64, limit: usize) -> Result<Vec<LogEntry>>;
 
     /// Takes, for `owner`, the leases of up to `limit` runs that are claimable — status
-    /// `running` and either never leased (queued) or with a lease that expired (orphaned) —
-    /// oldest first, in one statement (see *Claiming* in the crate docs). Paused and finished
-    /// runs are never claimed. Each returned lease says whether the run had been held before
-    /// ([`Claimed::taken_over`]).
+    /// `queued`, or `running` with no lease or a lease that expired (orphaned) — oldest
+    /// first, in one statement (see *Claiming* in the crate docs), and records each claim in
+    /// the run's log ([`LogKind::Claimed`], the run's status becomes `running`, its step
+    /// moves on by one). Paused and finished runs are never claimed. Each returned lease says
+    /// whether the run had been held before ([`Claimed::taken_over`]).
     fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>>;
 
     /// Renews every lease `owner` holds, in one statement (a worker's heartbeat); returns the

@@ -15,9 +15,9 @@ use crate::sqlite::rows::LogState;
 use crate::sqlite::to_i64;
 use crate::time::now_ms;
 use crate::{
-    CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, LogKind, OwnerId,
-    RecordUpdate, Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore, StepEntry,
-    StoreError, StoredRun, encode_snapshot,
+    CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, Claimed, Lease, LogEntry, LogKind,
+    OwnerId, RecordUpdate, Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore,
+    StepEntry, StoreError, StoredRun, encode_snapshot,
 };
 
 /// Runs `$body` in a transaction on a pooled connection (`$read`: `REPEATABLE READ`, read
@@ -590,9 +590,10 @@ impl StateStore for PgStore {
                     &tx,
                     t,
                     "WITH c AS ( \
-                       SELECT r.run_id, l.run_id IS NOT NULL AS prior FROM runs r \
+                       SELECT r.run_id, l.owner AS prior FROM runs r \
                        LEFT JOIN leases l ON l.run_id = r.run_id \
-                       WHERE r.status = 'running' AND (l.run_id IS NULL OR l.expires_at <= $4) \
+                       WHERE r.status IN ('queued', 'running') \
+                       AND (l.run_id IS NULL OR l.expires_at <= $4) \
                        ORDER BY r.started_at, r.run_id LIMIT $6 \
                        FOR UPDATE OF r SKIP LOCKED), \
                      ins AS ( \
@@ -616,13 +617,40 @@ impl StateStore for PgStore {
                 )
                 .await?;
                 let mut out = Vec::with_capacity(rows.len());
+                let me = owner.to_string();
                 for r in &rows {
                     let run_id: String = r.try_get(0).map_err(|e| pg_err(t, e))?;
                     let acquired_at: i64 = r.try_get(1).map_err(|e| pg_err(t, e))?;
                     let expires_at: i64 = r.try_get(2).map_err(|e| pg_err(t, e))?;
-                    let prior: bool = r.try_get(3).map_err(|e| pg_err(t, e))?;
+                    let prior: Option<String> = r.try_get(3).map_err(|e| pg_err(t, e))?;
+                    // The claim in the run's log (the row is locked by the claim).
+                    let (record, _) = get_run(&tx, t, &run_id, false).await?;
+                    let note =
+                        ClaimNote::new(me.clone(), prior.clone(), record.current_node.clone());
+                    let update = RecordUpdate {
+                        status: RunStatus::Running,
+                        current_node: record.current_node,
+                        correlation_id: None,
+                        exit_status: None,
+                    };
+                    let row = NewLogRow {
+                        output: Some(note.encode()),
+                        ..NewLogRow::default()
+                    };
+                    let step = record.step.saturating_add(1);
+                    write_step(
+                        &tx,
+                        t,
+                        &run_id,
+                        step,
+                        LogKind::Claimed,
+                        &update,
+                        to_u64(now, t, "now")?,
+                        &row,
+                    )
+                    .await?;
                     out.push(Claimed {
-                        taken_over: prior,
+                        taken_over: prior.is_some(),
                         lease: Lease {
                             run_id,
                             owner: owner.clone(),

@@ -13,9 +13,9 @@ use super::{SqliteStore, corrupt, parse_status, to_i64, to_u64};
 use crate::owner::LeaseRow;
 use crate::time::now_ms;
 use crate::{
-    CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, LogKind, OwnerId,
-    RecordUpdate, Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore, StepEntry,
-    StoreError, StoredRun, encode_snapshot,
+    CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, Claimed, Lease, LogEntry, LogKind,
+    OwnerId, RecordUpdate, Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore,
+    StepEntry, StoreError, StoredRun, encode_snapshot,
 };
 
 /// The checks every write under a lease makes, in order: the run exists and is not
@@ -495,14 +495,30 @@ impl StateStore for SqliteStore {
         let me = owner.to_string();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.write(|tx, path| {
-            let now = to_i64(now_ms())?;
+            let now_u = now_ms();
+            let now = to_i64(now_u)?;
             let expires = now.saturating_add(to_i64(ttl)?);
-            let mut stmt = tx
+            // Who held each claimable run before (a takeover, not a queued run): read before
+            // the upsert replaces it.
+            let held: std::collections::HashMap<String, String> = tx
+                .prepare_cached(
+                    "SELECT l.run_id, l.owner FROM leases l JOIN runs r ON r.run_id = l.run_id \
+                     WHERE r.status IN ('queued', 'running') AND l.expires_at <= ?1",
+                )
+                .and_then(|mut s| {
+                    s.query_map([now], |r| {
+                        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                    })?
+                    .collect::<rusqlite::Result<_>>()
+                })
+                .map_err(|e| StoreError::sqlite(path, e))?;
+            let rows = tx
                 .prepare_cached(
                     "INSERT INTO leases (run_id, owner, host, pid, acquired_at, expires_at) \
                      SELECT r.run_id, ?1, ?2, ?3, ?4, ?5 FROM runs r \
                      LEFT JOIN leases l ON l.run_id = r.run_id \
-                     WHERE r.status = 'running' AND (l.run_id IS NULL OR l.expires_at <= ?4) \
+                     WHERE r.status IN ('queued', 'running') \
+                     AND (l.run_id IS NULL OR l.expires_at <= ?4) \
                      ORDER BY r.started_at, r.run_id LIMIT ?6 \
                      ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, \
                      host = excluded.host, pid = excluded.pid, \
@@ -510,44 +526,64 @@ impl StateStore for SqliteStore {
                      WHERE leases.expires_at <= ?4 \
                      RETURNING run_id, acquired_at, expires_at",
                 )
-                .map_err(|e| StoreError::sqlite(path, e))?;
-            // Which of them had a lease before (taken over, not queued): read before the upsert.
-            let held: std::collections::HashSet<String> = tx
-                .prepare_cached(
-                    "SELECT l.run_id FROM leases l JOIN runs r ON r.run_id = l.run_id \
-                     WHERE r.status = 'running' AND l.expires_at <= ?1",
-                )
-                .and_then(|mut s| {
-                    s.query_map([now], |r| r.get::<_, String>(0))?
-                        .collect::<rusqlite::Result<_>>()
-                })
-                .map_err(|e| StoreError::sqlite(path, e))?;
-            let rows = stmt
-                .query_map(
-                    rusqlite::params![me, owner.host, i64::from(owner.pid), now, expires, limit],
-                    |r| {
-                        Ok((
-                            r.get::<_, String>(0)?,
-                            r.get::<_, i64>(1)?,
-                            r.get::<_, i64>(2)?,
-                        ))
-                    },
-                )
-                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-                .map_err(|e| StoreError::sqlite(path, e))?;
-            rows.into_iter()
-                .map(|(run_id, acquired_at, expires_at)| {
-                    Ok(Claimed {
-                        taken_over: held.contains(&run_id),
-                        lease: Lease {
-                            run_id,
-                            owner: owner.clone(),
-                            acquired_at: to_u64(acquired_at, path, "acquired_at")?,
-                            expires_at: to_u64(expires_at, path, "expires_at")?,
+                .and_then(|mut stmt| {
+                    stmt.query_map(
+                        rusqlite::params![
+                            me,
+                            owner.host,
+                            i64::from(owner.pid),
+                            now,
+                            expires,
+                            limit
+                        ],
+                        |r| {
+                            Ok((
+                                r.get::<_, String>(0)?,
+                                r.get::<_, i64>(1)?,
+                                r.get::<_, i64>(2)?,
+                            ))
                         },
-                    })
+                    )?
+                    .collect::<rusqlite::Result<Vec<_>>>()
                 })
-                .collect()
+                .map_err(|e| StoreError::sqlite(path, e))?;
+            let mut out = Vec::with_capacity(rows.len());
+            for (run_id, acquired_at, expires_at) in rows {
+                let from = held.get(&run_id).cloned();
+                let record = get_record(tx, path, &run_id)?;
+                let note = ClaimNote::new(me.clone(), from.clone(), record.current_node.clone());
+                let update = RecordUpdate {
+                    status: RunStatus::Running,
+                    current_node: record.current_node,
+                    correlation_id: None,
+                    exit_status: None,
+                };
+                let row = NewLogRow {
+                    output: Some(note.encode()),
+                    ..NewLogRow::default()
+                };
+                let step = record.step.saturating_add(1);
+                write_step(
+                    tx,
+                    path,
+                    &run_id,
+                    step,
+                    LogKind::Claimed,
+                    &update,
+                    now_u,
+                    &row,
+                )?;
+                out.push(Claimed {
+                    taken_over: from.is_some(),
+                    lease: Lease {
+                        run_id,
+                        owner: owner.clone(),
+                        acquired_at: to_u64(acquired_at, path, "acquired_at")?,
+                        expires_at: to_u64(expires_at, path, "expires_at")?,
+                    },
+                });
+            }
+            Ok(out)
         })
     }
 
