@@ -23,7 +23,8 @@
 //! * Snapshots, delta values and step outputs go through a [`SnapshotRedactor`] (provider
 //!   keys never reach the store).
 //! * At a boundary the store's write runs on tokio's blocking pool (`spawn_blocking`), so a
-//!   slow disk never stalls the executor's threads.
+//!   slow disk never stalls the executor's threads — unless the run owns its thread
+//!   ([`DurableRun::with_inline_writes`]).
 //! * Any store failure (lease lost, stale write) ends the run with [`RuntimeError::Store`]
 //!   and the run writes nothing more.
 
@@ -65,6 +66,8 @@ pub struct DurableRun {
     heartbeat: Mutex<Option<Heartbeat>>,
     /// The lease is renewed by someone else (a worker's bulk heartbeat).
     external_heartbeat: bool,
+    /// Writes run on the calling thread (see [`DurableRun::with_inline_writes`]).
+    inline_writes: bool,
     /// The state as the store holds it after the last write (None: unknown, write in full).
     shadow: Mutex<Option<Shadow>>,
     /// The last checkpoint's write, for benchmarks and tests.
@@ -170,6 +173,7 @@ impl DurableRun {
             heartbeat: Mutex::new(None),
             shadow: Mutex::new(None),
             external_heartbeat: false,
+            inline_writes: false,
             last_write: Mutex::new(None),
         }
     }
@@ -184,6 +188,16 @@ impl DurableRun {
     /// Replaces the snapshot redactor.
     pub fn with_redactor(mut self, redact: Option<SnapshotRedactor>) -> DurableRun {
         self.redact = redact;
+        self
+    }
+
+    /// Store writes at boundaries run on the calling thread instead of tokio's blocking pool.
+    /// For a process that runs this one run on a current-thread runtime (`hensuc run`):
+    /// nothing else needs the thread meanwhile, and the two thread hand-offs of the pool
+    /// cost more than a write (tens of µs each on a loaded machine). Workers and servers,
+    /// which run many runs on shared threads, keep the default.
+    pub fn with_inline_writes(mut self) -> DurableRun {
+        self.inline_writes = true;
         self
     }
 
@@ -313,9 +327,16 @@ impl DurableRun {
         update: RecordUpdate,
         t: std::time::Instant,
     ) -> Result<Checkpointed, StoreError> {
+        let step = self.step();
+        if self.inline_writes {
+            let r = match write {
+                Write::Step(entry) => self.store.append(&self.lease, step, &update, &entry),
+                Write::Full(snap) => self.store.checkpoint(&self.lease, step, &update, &snap),
+            };
+            return self.written(r, t);
+        }
         let store = self.store.clone();
         let lease = self.lease.clone();
-        let step = self.step();
         let r = tokio::task::spawn_blocking(move || match write {
             Write::Step(entry) => store.append(&lease, step, &update, &entry),
             Write::Full(snap) => store.checkpoint(&lease, step, &update, &snap),
@@ -507,10 +528,11 @@ impl DurableRun {
             }
             return Ok(Boundary::Cancel);
         }
+        // One `stat` per boundary, on the spot: a hop to the blocking pool would cost more.
         if let Some(flag) = &self.pause_flag
-            && tokio::fs::try_exists(flag).await.unwrap_or(false)
+            && flag.exists()
         {
-            let _ = tokio::fs::remove_file(flag).await;
+            let _ = std::fs::remove_file(flag);
             return Ok(Boundary::Suspend);
         }
         Ok(Boundary::Continue)

@@ -34,7 +34,8 @@
 //! # The lease rule
 //! A lease held by another owner blocks an acquisition unless
 //! 1. it expired (`expires_at <= now`; the TTL is [`StoreOptions::lease_ttl`], 30 s by
-//!    default; every heartbeat and checkpoint pushes it back by one TTL), or
+//!    default; every heartbeat pushes it back by one TTL, and so does a checkpoint or an
+//!    append once less than half the TTL is left), or
 //! 2. its owner's host is this host (same host name) and its pid no longer exists (checked via
 //!    `/proc` on Linux; elsewhere rule 2 never applies). A zombie counts as alive. A pid reused
 //!    by an unrelated process keeps the lease until it expires (safe direction). Hosts that
@@ -249,6 +250,14 @@ impl Default for StoreOptions {
 impl StoreOptions {
     pub(crate) fn ttl_ms(&self) -> u64 {
         u64::try_from(self.lease_ttl.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The new expiry of a lease expiring at `expires_at` after its holder wrote at `now`:
+    /// one TTL ahead, but only once less than half the TTL is left (`None`: unchanged), so
+    /// most steps of a busy run do not rewrite the lease row.
+    pub(crate) fn renewal(&self, expires_at: u64, now: u64) -> Option<u64> {
+        let ttl = self.ttl_ms();
+        (expires_at.saturating_sub(now).saturating_mul(2) < ttl).then(|| now.saturating_add(ttl))
     }
 }
 

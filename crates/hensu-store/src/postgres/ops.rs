@@ -55,7 +55,7 @@ async fn check_write(
     lease: &Lease,
     expected_step: u64,
     now: u64,
-) -> Result<(RunRecord, LogState)> {
+) -> Result<(RunRecord, LogState, u64)> {
     let run_id = lease.run_id.as_str();
     let (record, log) = get_run(tx, t, run_id, true).await?;
     if record.status.is_terminal() {
@@ -64,7 +64,7 @@ async fn check_write(
             status: record.status,
         });
     }
-    check_holder(tx, t, lease, now).await?;
+    let expires_at = check_holder(tx, t, lease, now).await?;
     if record.step != expected_step {
         return Err(StoreError::StepConflict {
             run_id: run_id.to_string(),
@@ -72,7 +72,7 @@ async fn check_write(
             actual: record.step,
         });
     }
-    Ok((record, log))
+    Ok((record, log, expires_at))
 }
 
 const META_COLS: &str =
@@ -272,7 +272,8 @@ impl StateStore for PgStore {
         self.with(move |inner| async move {
             in_tx!(inner, tx, t, false, {
                 let now = now_ms();
-                let (record, _) = check_write(&tx, t, &lease, expected_step, now).await?;
+                let (record, _, held_until) =
+                    check_write(&tx, t, &lease, expected_step, now).await?;
                 let run_id = lease.run_id.as_str();
                 let step = expected_step.saturating_add(1);
                 let len = snap.len() as u64;
@@ -283,9 +284,12 @@ impl StateStore for PgStore {
                 };
                 write_step(&tx, t, run_id, step, LogKind::Snapshot, &update, now, &row).await?;
                 adopt_snapshot(&tx, t, run_id, step, len, None).await?;
-                let lease_expires_at = now.saturating_add(inner.opts.ttl_ms());
-                if !update.status.is_terminal() {
-                    renew_lease(&tx, t, run_id, lease_expires_at).await?;
+                let mut lease_expires_at = held_until;
+                if !update.status.is_terminal()
+                    && let Some(renewed) = inner.opts.renewal(held_until, now)
+                {
+                    renew_lease(&tx, t, run_id, renewed).await?;
+                    lease_expires_at = renewed;
                 }
                 Ok(Checkpointed {
                     step,
@@ -325,7 +329,8 @@ impl StateStore for PgStore {
         self.with(move |inner| async move {
             in_tx!(inner, tx, t, false, {
                 let now = now_ms();
-                let (record, log) = check_write(&tx, t, &lease, expected_step, now).await?;
+                let (record, log, held_until) =
+                    check_write(&tx, t, &lease, expected_step, now).await?;
                 let run_id = lease.run_id.as_str();
                 let step = expected_step.saturating_add(1);
                 let delta_len = row.delta.as_ref().map_or(0, |d| d.len() as u64);
@@ -338,9 +343,12 @@ impl StateStore for PgStore {
                 if due {
                     compact(&tx, t, run_id, step, &inner.opts).await?;
                 }
-                let lease_expires_at = now.saturating_add(inner.opts.ttl_ms());
-                if !update.status.is_terminal() {
-                    renew_lease(&tx, t, run_id, lease_expires_at).await?;
+                let mut lease_expires_at = held_until;
+                if !update.status.is_terminal()
+                    && let Some(renewed) = inner.opts.renewal(held_until, now)
+                {
+                    renew_lease(&tx, t, run_id, renewed).await?;
+                    lease_expires_at = renewed;
                 }
                 Ok(Checkpointed {
                     step,
@@ -366,7 +374,9 @@ impl StateStore for PgStore {
                 let now = now_ms();
                 let (record, _) = get_run(&tx, t, &run_id, true).await?;
                 match &lease {
-                    Some(l) if l.run_id == run_id => check_holder(&tx, t, l, now).await?,
+                    Some(l) if l.run_id == run_id => {
+                        check_holder(&tx, t, l, now).await?;
+                    }
                     Some(l) => {
                         return Err(StoreError::Invalid(format!(
                             "a lease on `{}` used for run `{run_id}`",

@@ -26,7 +26,7 @@ fn check_write(
     lease: &Lease,
     expected_step: u64,
     now: u64,
-) -> Result<(RunRecord, super::rows::LogState)> {
+) -> Result<(RunRecord, super::rows::LogState, u64)> {
     let run_id = lease.run_id.as_str();
     let (record, log) = get_run(tx, path, run_id)?;
     if record.status.is_terminal() {
@@ -35,7 +35,7 @@ fn check_write(
             status: record.status,
         });
     }
-    check_holder(tx, path, lease, now)?;
+    let expires_at = check_holder(tx, path, lease, now)?;
     if record.step != expected_step {
         return Err(StoreError::StepConflict {
             run_id: run_id.to_string(),
@@ -43,7 +43,7 @@ fn check_write(
             actual: record.step,
         });
     }
-    Ok((record, log))
+    Ok((record, log, expires_at))
 }
 
 fn encode_json(what: &str, v: &Value) -> Result<Vec<u8>> {
@@ -235,11 +235,10 @@ impl StateStore for SqliteStore {
         // Encode outside the lock: the transaction only copies bytes.
         let snap = encode_snapshot(self.opts.snapshot_version, snapshot)?;
         let version = self.opts.snapshot_version;
-        let ttl = self.opts.ttl_ms();
         let run_id = lease.run_id.as_str();
         self.write(|tx, path| {
             let now = now_ms();
-            let (record, _) = check_write(tx, path, lease, expected_step, now)?;
+            let (record, _, held_until) = check_write(tx, path, lease, expected_step, now)?;
             let step = expected_step.saturating_add(1);
             let len = snap.len() as u64;
             insert_snapshot(tx, path, run_id, step, version, &snap)?;
@@ -247,11 +246,24 @@ impl StateStore for SqliteStore {
                 snapshot_bytes: Some(len),
                 ..NewLogRow::default()
             };
-            write_step(tx, path, run_id, step, LogKind::Snapshot, update, now, &row)?;
+            write_step(
+                tx,
+                path,
+                run_id,
+                step,
+                LogKind::Snapshot,
+                update,
+                now,
+                &row,
+                None,
+            )?;
             adopt_snapshot(tx, path, run_id, step, len, None)?;
-            let lease_expires_at = now.saturating_add(ttl);
-            if !update.status.is_terminal() {
-                renew_lease(tx, path, run_id, lease_expires_at)?;
+            let mut lease_expires_at = held_until;
+            if !update.status.is_terminal()
+                && let Some(renewed) = self.opts.renewal(held_until, now)
+            {
+                renew_lease(tx, path, run_id, renewed)?;
+                lease_expires_at = renewed;
             }
             Ok(Checkpointed {
                 step,
@@ -277,12 +289,11 @@ impl StateStore for SqliteStore {
             .as_ref()
             .map(|o| encode_json("the step output", o))
             .transpose()?;
-        let ttl = self.opts.ttl_ms();
         let policy = self.opts.snapshot_policy;
         let run_id = lease.run_id.as_str();
         self.write(|tx, path| {
             let now = now_ms();
-            let (record, log) = check_write(tx, path, lease, expected_step, now)?;
+            let (record, log, held_until) = check_write(tx, path, lease, expected_step, now)?;
             let step = expected_step.saturating_add(1);
             let delta_len = delta.len() as u64;
             let row = NewLogRow {
@@ -295,7 +306,17 @@ impl StateStore for SqliteStore {
                 duration_ms: entry.duration_ms,
                 snapshot_bytes: None,
             };
-            write_step(tx, path, run_id, step, LogKind::Step, update, now, &row)?;
+            write_step(
+                tx,
+                path,
+                run_id,
+                step,
+                LogKind::Step,
+                update,
+                now,
+                &row,
+                Some(&record),
+            )?;
             let due = policy.due(
                 log.log_rows.saturating_add(1),
                 log.log_bytes.saturating_add(delta_len),
@@ -304,9 +325,12 @@ impl StateStore for SqliteStore {
             if due {
                 compact(tx, path, run_id, step, &self.opts)?;
             }
-            let lease_expires_at = now.saturating_add(ttl);
-            if !update.status.is_terminal() {
-                renew_lease(tx, path, run_id, lease_expires_at)?;
+            let mut lease_expires_at = held_until;
+            if !update.status.is_terminal()
+                && let Some(renewed) = self.opts.renewal(held_until, now)
+            {
+                renew_lease(tx, path, run_id, renewed)?;
+                lease_expires_at = renewed;
             }
             Ok(Checkpointed {
                 step,
@@ -329,7 +353,9 @@ impl StateStore for SqliteStore {
             let now = now_ms();
             let record = get_record(tx, path, run_id)?;
             match lease {
-                Some(l) if l.run_id == run_id => check_holder(tx, path, l, now)?,
+                Some(l) if l.run_id == run_id => {
+                    check_holder(tx, path, l, now)?;
+                }
                 Some(l) => {
                     return Err(StoreError::Invalid(format!(
                         "a lease on `{}` used for run `{run_id}`",
@@ -353,7 +379,17 @@ impl StateStore for SqliteStore {
             }
             let step = expected_step.saturating_add(1);
             let row = NewLogRow::default();
-            write_step(tx, path, run_id, step, LogKind::Status, update, now, &row)?;
+            write_step(
+                tx,
+                path,
+                run_id,
+                step,
+                LogKind::Status,
+                update,
+                now,
+                &row,
+                None,
+            )?;
             get_record(tx, path, run_id)
         })
     }
@@ -379,7 +415,17 @@ impl StateStore for SqliteStore {
                 RecordUpdate::finished(RunStatus::Cancelled, record.current_node.clone(), None);
             let step = record.step.saturating_add(1);
             let row = NewLogRow::default();
-            write_step(tx, path, run_id, step, LogKind::Status, &update, now, &row)?;
+            write_step(
+                tx,
+                path,
+                run_id,
+                step,
+                LogKind::Status,
+                &update,
+                now,
+                &row,
+                None,
+            )?;
             Ok(CancelRequest::Cancelled(get_record(tx, path, run_id)?))
         })
     }
@@ -572,6 +618,7 @@ impl StateStore for SqliteStore {
                     &update,
                     now_u,
                     &row,
+                    None,
                 )?;
                 out.push(Claimed {
                     taken_over: from.is_some(),
