@@ -235,8 +235,21 @@ impl ClaimNote {
         }
     }
 
-    pub(crate) fn encode(&self) -> Vec<u8> {
-        serde_json::to_vec(self).unwrap_or_default()
+    /// The record update (running, at the same node) and the log row's output of a claim of
+    /// `record` by `worker`, held before by `from`.
+    pub(crate) fn claim(
+        record: RunRecord,
+        worker: String,
+        from: Option<String>,
+    ) -> (RecordUpdate, Vec<u8>) {
+        let note = ClaimNote::new(worker, from, record.current_node.clone());
+        let update = RecordUpdate {
+            status: RunStatus::Running,
+            current_node: record.current_node,
+            correlation_id: None,
+            exit_status: None,
+        };
+        (update, serde_json::to_vec(&note).unwrap_or_default())
     }
 }
 

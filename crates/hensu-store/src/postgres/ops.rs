@@ -635,19 +635,12 @@ impl StateStore for PgStore {
                     let prior: Option<String> = r.try_get(3).map_err(|e| pg_err(t, e))?;
                     // The claim in the run's log (the row is locked by the claim).
                     let (record, _) = get_run(&tx, t, &run_id, false).await?;
-                    let note =
-                        ClaimNote::new(me.clone(), prior.clone(), record.current_node.clone());
-                    let update = RecordUpdate {
-                        status: RunStatus::Running,
-                        current_node: record.current_node,
-                        correlation_id: None,
-                        exit_status: None,
-                    };
+                    let step = record.step.saturating_add(1);
+                    let (update, note) = ClaimNote::claim(record, me.clone(), prior.clone());
                     let row = NewLogRow {
-                        output: Some(note.encode()),
+                        output: Some(note),
                         ..NewLogRow::default()
                     };
-                    let step = record.step.saturating_add(1);
                     write_step(
                         &tx,
                         t,

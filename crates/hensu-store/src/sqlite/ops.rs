@@ -597,18 +597,12 @@ impl StateStore for SqliteStore {
             for (run_id, acquired_at, expires_at) in rows {
                 let from = held.get(&run_id).cloned();
                 let record = get_record(tx, path, &run_id)?;
-                let note = ClaimNote::new(me.clone(), from.clone(), record.current_node.clone());
-                let update = RecordUpdate {
-                    status: RunStatus::Running,
-                    current_node: record.current_node,
-                    correlation_id: None,
-                    exit_status: None,
-                };
+                let step = record.step.saturating_add(1);
+                let (update, note) = ClaimNote::claim(record, me.clone(), from.clone());
                 let row = NewLogRow {
-                    output: Some(note.encode()),
+                    output: Some(note),
                     ..NewLogRow::default()
                 };
-                let step = record.step.saturating_add(1);
                 write_step(
                     tx,
                     path,
