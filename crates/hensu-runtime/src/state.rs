@@ -202,7 +202,10 @@ pub struct RunState {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Nested {
     /// The child run of sub-workflow node `node_id`.
-    Child { node_id: String, state: RunState },
+    Child {
+        node_id: String,
+        state: Box<RunState>,
+    },
     /// The branches of fork node `node_id`, in target order.
     Fork {
         node_id: String,

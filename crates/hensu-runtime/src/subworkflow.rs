@@ -58,7 +58,7 @@ pub(crate) fn execute_subworkflow<'a>(
 /// The child saved for `node` by a run that stopped inside it.
 fn saved_child(state: &mut RunState, node: &SubWorkflowNode) -> Option<RunState> {
     match *state.nested.take()? {
-        Nested::Child { node_id, state } if node_id == node.id => Some(state),
+        Nested::Child { node_id, state } if node_id == node.id => Some(*state),
         _ => None,
     }
 }
@@ -160,7 +160,7 @@ async fn run_subworkflow(
             // Saved in the parent: the run pauses here and resuming continues the child.
             state.nested = Some(Box::new(Nested::Child {
                 node_id: node.id.clone(),
-                state: child_state,
+                state: Box::new(child_state),
             }));
             Ok(NodeResult {
                 status: NodeStatus::Pending,

@@ -3,7 +3,7 @@
 //! in a fork branch pauses the run with the branches saved; time paused in place (run
 //! control, a reviewer at the terminal) does not count against `maxExecutionTime`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;

@@ -268,30 +268,29 @@ pub(crate) fn write_step(
 ) -> Result<()> {
     let sq = |e| StoreError::sqlite(path, e);
     let delta_bytes = row.delta.as_ref().map_or(0, |d| d.len() as i64);
-    if let Some(prev) = unchanged_status {
-        if prev.status == update.status
-            && prev.correlation_id == update.correlation_id
-            && prev.exit_status == update.exit_status
-        {
-            // The common step of a running run: leave the indexed columns out of the SET
-            // list, so SQLite rewrites the row's page only, not its index pages too.
-            tx.prepare_cached(
-                "UPDATE runs SET current_node = ?2, step = ?3, updated_at = ?4, \
-                 log_rows = log_rows + ?5, log_bytes = log_bytes + ?6 WHERE run_id = ?1",
-            )
-            .and_then(|mut s| {
-                s.execute(rusqlite::params![
-                    run_id,
-                    update.current_node,
-                    to_i64(step).unwrap_or(i64::MAX),
-                    to_i64(now).unwrap_or(i64::MAX),
-                    i64::from(row.delta.is_some()),
-                    delta_bytes,
-                ])
-            })
-            .map_err(sq)?;
-            return insert_log(tx, path, run_id, step, kind, update, now, row);
-        }
+    if let Some(prev) = unchanged_status
+        && prev.status == update.status
+        && prev.correlation_id == update.correlation_id
+        && prev.exit_status == update.exit_status
+    {
+        // The common step of a running run: leave the indexed columns out of the SET
+        // list, so SQLite rewrites the row's page only, not its index pages too.
+        tx.prepare_cached(
+            "UPDATE runs SET current_node = ?2, step = ?3, updated_at = ?4, \
+             log_rows = log_rows + ?5, log_bytes = log_bytes + ?6 WHERE run_id = ?1",
+        )
+        .and_then(|mut s| {
+            s.execute(rusqlite::params![
+                run_id,
+                update.current_node,
+                to_i64(step).unwrap_or(i64::MAX),
+                to_i64(now).unwrap_or(i64::MAX),
+                i64::from(row.delta.is_some()),
+                delta_bytes,
+            ])
+        })
+        .map_err(sq)?;
+        return insert_log(tx, path, run_id, step, kind, update, now, row);
     }
     tx.prepare_cached(
         "UPDATE runs SET status = ?2, current_node = ?3, correlation_id = ?4, exit_status = ?5, \
