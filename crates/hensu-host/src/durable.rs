@@ -10,6 +10,10 @@
 //!   snapshot ([`StateStore::checkpoint`]) when the stored state is not known to be current.
 //!   A process killed while a node runs resumes from the last boundary: the node in flight
 //!   runs again, nothing else does.
+//! * A sub-workflow child of the main flow is recorded at its own boundaries
+//!   ([`BoundaryHook::at_nested_boundary`]) below the run state's `nested` field, so a
+//!   process killed inside the child resumes the child, not the sub-workflow node from
+//!   scratch.
 //! * The checkpoint returns the store's cancellation flag (`hensuc cancel`): the run stops at
 //!   that boundary. A heartbeat thread ([`DurableRun::start_heartbeat`]) keeps the lease alive
 //!   through long agent calls and cancels the run's token when a cancellation is requested.
@@ -19,7 +23,8 @@
 //! * Snapshots, delta values and step outputs go through a [`SnapshotRedactor`] (provider
 //!   keys never reach the store).
 //! * At a boundary the store's write runs on tokio's blocking pool (`spawn_blocking`), so a
-//!   slow disk never stalls the executor's threads.
+//!   slow disk never stalls the executor's threads — unless the run owns its thread
+//!   ([`DurableRun::with_inline_writes`]).
 //! * Any store failure (lease lost, stale write) ends the run with [`RuntimeError::Store`]
 //!   and the run writes nothing more.
 
@@ -37,8 +42,8 @@ use serde_json::Value;
 
 use crate::durable_delta::Shadow;
 use hensu_runtime::{
-    Boundary, BoundaryHook, CancelToken, ExecutionPhase, RunOutcome, RunResult, RunState,
-    RuntimeError,
+    Boundary, BoundaryHook, CancelToken, ExecutionPhase, NestedFrame, RunOutcome, RunResult,
+    RunState, RuntimeError,
 };
 
 /// Rewrites a snapshot in place before it is stored (e.g. replaces provider keys).
@@ -61,6 +66,8 @@ pub struct DurableRun {
     heartbeat: Mutex<Option<Heartbeat>>,
     /// The lease is renewed by someone else (a worker's bulk heartbeat).
     external_heartbeat: bool,
+    /// Writes run on the calling thread (see [`DurableRun::with_inline_writes`]).
+    inline_writes: bool,
     /// The state as the store holds it after the last write (None: unknown, write in full).
     shadow: Mutex<Option<Shadow>>,
     /// The last checkpoint's write, for benchmarks and tests.
@@ -166,6 +173,7 @@ impl DurableRun {
             heartbeat: Mutex::new(None),
             shadow: Mutex::new(None),
             external_heartbeat: false,
+            inline_writes: false,
             last_write: Mutex::new(None),
         }
     }
@@ -180,6 +188,16 @@ impl DurableRun {
     /// Replaces the snapshot redactor.
     pub fn with_redactor(mut self, redact: Option<SnapshotRedactor>) -> DurableRun {
         self.redact = redact;
+        self
+    }
+
+    /// Store writes at boundaries run on the calling thread instead of tokio's blocking pool.
+    /// For a process that runs this one run on a current-thread runtime (`hensuc run`):
+    /// nothing else needs the thread meanwhile, and the two thread hand-offs of the pool
+    /// cost more than a write (tens of µs each on a loaded machine). Workers and servers,
+    /// which run many runs on shared threads, keep the default.
+    pub fn with_inline_writes(mut self) -> DurableRun {
+        self.inline_writes = true;
         self
     }
 
@@ -272,9 +290,53 @@ impl DurableRun {
         self.ensure_held()?;
         let t = std::time::Instant::now();
         let write = self.prepare_write(state)?;
+        self.write_off_executor(write, update, t).await
+    }
+
+    /// Records the state of a sub-workflow child (reached through `frames`) as one step of
+    /// the log, below the run's `/nested/state`.
+    async fn record_nested_step_off_executor(
+        &self,
+        frames: &[NestedFrame],
+        state: &RunState,
+    ) -> Result<Checkpointed, StoreError> {
+        self.ensure_held()?;
+        let t = std::time::Instant::now();
+        let (entry, update) = {
+            let mut slot = self
+                .shadow
+                .lock()
+                .map_err(|_| StoreError::Invalid("the durable run's shadow is poisoned".into()))?;
+            let shadow = slot.as_mut().ok_or_else(|| {
+                StoreError::Invalid(
+                    "a sub-workflow child reached a boundary before its run was recorded".into(),
+                )
+            })?;
+            let entry = shadow
+                .nested_step(frames, state, self.redact.as_ref())
+                .map_err(StoreError::Invalid)?;
+            let node = shadow.current_node().unwrap_or_default().to_string();
+            (entry, RecordUpdate::running(node.as_str()))
+        };
+        self.write_off_executor(Write::Step(entry), update, t).await
+    }
+
+    async fn write_off_executor(
+        &self,
+        write: Write,
+        update: RecordUpdate,
+        t: std::time::Instant,
+    ) -> Result<Checkpointed, StoreError> {
+        let step = self.step();
+        if self.inline_writes {
+            let r = match write {
+                Write::Step(entry) => self.store.append(&self.lease, step, &update, &entry),
+                Write::Full(snap) => self.store.checkpoint(&self.lease, step, &update, &snap),
+            };
+            return self.written(r, t);
+        }
         let store = self.store.clone();
         let lease = self.lease.clone();
-        let step = self.step();
         let r = tokio::task::spawn_blocking(move || match write {
             Write::Step(entry) => store.append(&lease, step, &update, &entry),
             Write::Full(snap) => store.checkpoint(&lease, step, &update, &snap),
@@ -440,16 +502,37 @@ impl BoundaryHook for DurableRun {
             .record_step_off_executor(state, RecordUpdate::running(state.current_node.as_str()))
             .await
             .map_err(store_error)?;
+        self.decide(cp).await
+    }
+
+    async fn at_nested_boundary(
+        &self,
+        frames: &[NestedFrame],
+        state: &RunState,
+    ) -> Result<Boundary, RuntimeError> {
+        let cp = self
+            .record_nested_step_off_executor(frames, state)
+            .await
+            .map_err(store_error)?;
+        self.decide(cp).await
+    }
+}
+
+impl DurableRun {
+    /// What the run does after a write: stop for a cancellation, pause for the pause flag,
+    /// else go on.
+    async fn decide(&self, cp: Checkpointed) -> Result<Boundary, RuntimeError> {
         if cp.cancel_requested || self.cancel.iter().any(CancelToken::is_cancelled) {
             for c in &self.cancel {
                 c.cancel();
             }
             return Ok(Boundary::Cancel);
         }
+        // One `stat` per boundary, on the spot: a hop to the blocking pool would cost more.
         if let Some(flag) = &self.pause_flag
-            && tokio::fs::try_exists(flag).await.unwrap_or(false)
+            && flag.exists()
         {
-            let _ = tokio::fs::remove_file(flag).await;
+            let _ = std::fs::remove_file(flag);
             return Ok(Boundary::Suspend);
         }
         Ok(Boundary::Continue)

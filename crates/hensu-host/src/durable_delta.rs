@@ -9,13 +9,17 @@
 //!   element already stored changed, which the engine never does today);
 //! - one `add` per small field (current node, phase, counters, …) whose JSON changed.
 //!
+//! - the `nested` field (a sub-workflow child, saved fork branches) whole when it appears, a
+//!   `remove` when it goes; a sub-workflow child is recorded at its own boundaries
+//!   ([`Shadow::nested_step`]) as a delta below `/nested/state`, the same way.
+//!
 //! The cost is O(context entries + the step's changes): independent of the run's length,
 //! except through the context itself. Values are redacted before they enter the delta; the
 //! comparison is against the unredacted state.
 
 use std::time::Instant;
 
-use hensu_runtime::{Context, RunState};
+use hensu_runtime::{Context, Nested, NestedFrame, RunState};
 use hensu_store::{StateDelta, StepEntry};
 use serde_json::{Map, Value};
 
@@ -74,8 +78,43 @@ pub(crate) struct Shadow {
     compensations_len: usize,
     compensations_last: Option<hensu_runtime::CompensationRecord>,
     small: Map<String, Value>,
+    nested: NestedShadow,
     at: Instant,
 }
+
+/// What the store holds of a state's `nested` field.
+#[derive(Debug)]
+enum NestedShadow {
+    None,
+    /// Stored, not followed (fork branches: they are only written when the run pauses).
+    Opaque,
+    /// A sub-workflow child recorded boundary by boundary.
+    Child {
+        execution_id: String,
+        shadow: Box<Shadow>,
+    },
+}
+
+impl NestedShadow {
+    fn of(nested: Option<&Nested>) -> Result<NestedShadow, String> {
+        Ok(match nested {
+            None => NestedShadow::None,
+            Some(Nested::Child { state, .. }) => NestedShadow::Child {
+                execution_id: state.execution_id.clone(),
+                shadow: Box::new(Shadow::of(state)?),
+            },
+            Some(Nested::Fork { .. }) => NestedShadow::Opaque,
+        })
+    }
+}
+
+/// `prefix` + `tail` as JSON Pointer segments.
+fn segs<'a>(prefix: &'a [&'a str], tail: &[&'a str]) -> Vec<&'a str> {
+    prefix.iter().chain(tail).copied().collect()
+}
+
+/// The path of a nested child's state below its parent's: `nested/state`.
+const CHILD_STATE: [&str; 2] = ["nested", "state"];
 
 impl Shadow {
     /// The shadow of a state just written in full.
@@ -89,8 +128,14 @@ impl Shadow {
             compensations_len: state.compensations.len(),
             compensations_last: state.compensations.last().cloned(),
             small: small_fields(state)?,
+            nested: NestedShadow::of(state.nested.as_deref())?,
             at: Instant::now(),
         })
+    }
+
+    /// The current node of the stored state.
+    pub(crate) fn current_node(&self) -> Option<&str> {
+        self.small.get("current_node").and_then(Value::as_str)
     }
 
     /// The log entry taking the stored state to `state`; the shadow moves to `state` (if the
@@ -99,6 +144,87 @@ impl Shadow {
         &mut self,
         state: &RunState,
         redact: Option<&SnapshotRedactor>,
+    ) -> Result<StepEntry, String> {
+        self.step_at(&[], state, redact, StateDelta::new(), "")
+    }
+
+    /// The log entry recording `state`, the state of the sub-workflow child reached through
+    /// `frames` (outermost first), at one of its boundaries: a delta below
+    /// `/nested/state/…` (the child's whole state when it is new to the store). The executed
+    /// node is named with its path (`sub/node`).
+    pub(crate) fn nested_step(
+        &mut self,
+        frames: &[NestedFrame],
+        state: &RunState,
+        redact: Option<&SnapshotRedactor>,
+    ) -> Result<StepEntry, String> {
+        let Some((last, outer)) = frames.split_last() else {
+            return self.step(state, redact);
+        };
+        let mut prefix: Vec<&str> = Vec::with_capacity(frames.len() * 2);
+        let mut parent = self;
+        for frame in outer {
+            match &mut parent.nested {
+                NestedShadow::Child {
+                    execution_id,
+                    shadow,
+                } if *execution_id == frame.execution_id => {
+                    prefix.extend(CHILD_STATE);
+                    parent = shadow;
+                }
+                _ => {
+                    return Err(format!(
+                        "the sub-workflow child of node `{}` was never recorded",
+                        frame.node_id
+                    ));
+                }
+            }
+        }
+        let path: String = frames.iter().map(|f| format!("{}/", f.node_id)).collect();
+        let known = matches!(&parent.nested, NestedShadow::Child { execution_id, .. }
+            if *execution_id == last.execution_id);
+        if !known {
+            // A new child: its whole state.
+            let mut child = serde_json::to_value(state)
+                .map_err(|e| format!("the child state does not serialize: {e}"))?;
+            if let Some(r) = redact {
+                r(&mut child);
+            }
+            let value = serde_json::json!({
+                "kind": "child",
+                "node_id": last.node_id,
+                "state": child,
+            });
+            let delta = StateDelta::new().set(&segs(&prefix, &["nested"]), value);
+            parent.nested = NestedShadow::Child {
+                execution_id: last.execution_id.clone(),
+                shadow: Box::new(Shadow::of(state)?),
+            };
+            return Ok(StepEntry {
+                node: None,
+                node_status: None,
+                output: None,
+                delta,
+                started_at: None,
+                duration_ms: Some(0),
+            });
+        }
+        let NestedShadow::Child { shadow, .. } = &mut parent.nested else {
+            return Err("internal: the child shadow vanished".into());
+        };
+        prefix.extend(CHILD_STATE);
+        shadow.step_at(&prefix, state, redact, StateDelta::new(), &path)
+    }
+
+    /// [`Shadow::step`] for the state stored at `prefix`; executed nodes are named `path` +
+    /// node id.
+    fn step_at(
+        &mut self,
+        prefix: &[&str],
+        state: &RunState,
+        redact: Option<&SnapshotRedactor>,
+        mut delta: StateDelta,
+        path: &str,
     ) -> Result<StepEntry, String> {
         let redacted = |mut v: Value| {
             if let Some(r) = redact {
@@ -110,12 +236,12 @@ impl Shadow {
             Value::String(s) => s,
             _ => k.to_string(),
         };
-        let mut delta = StateDelta::new();
         let context = &mut self.context;
         // Context: changed or new entries, then removed ones.
         for (k, v) in &state.context {
             if context.get(k) != Some(v) {
-                delta = delta.set(&["context", &key(k)], redacted(v.clone()));
+                let k2 = key(k);
+                delta = delta.set(&segs(prefix, &["context", &k2]), redacted(v.clone()));
                 context.insert(k.clone(), v.clone());
             }
         }
@@ -123,7 +249,8 @@ impl Shadow {
             context.retain(|k, _| {
                 let keep = state.context.contains_key(k);
                 if !keep {
-                    delta = std::mem::take(&mut delta).remove(&["context", &key(k)]);
+                    let k2 = key(k);
+                    delta = std::mem::take(&mut delta).remove(&segs(prefix, &["context", &k2]));
                 }
                 keep
             });
@@ -131,7 +258,7 @@ impl Shadow {
         // History and backtracks: appended elements (or the whole list if a stored one changed).
         delta = list_delta(
             delta,
-            "history",
+            &segs(prefix, &["history"]),
             &state.history,
             self.history_len,
             self.history_last.as_ref(),
@@ -139,7 +266,7 @@ impl Shadow {
         )?;
         delta = list_delta(
             delta,
-            "backtracks",
+            &segs(prefix, &["backtracks"]),
             &state.backtracks,
             self.backtracks_len,
             self.backtracks_last.as_ref(),
@@ -150,7 +277,7 @@ impl Shadow {
         delta = if self.compensations_len == 0 && !state.compensations.is_empty() {
             list_delta(
                 delta,
-                "compensations",
+                &segs(prefix, &["compensations"]),
                 &state.compensations,
                 1,
                 None,
@@ -159,7 +286,7 @@ impl Shadow {
         } else {
             list_delta(
                 delta,
-                "compensations",
+                &segs(prefix, &["compensations"]),
                 &state.compensations,
                 self.compensations_len,
                 self.compensations_last.as_ref(),
@@ -170,12 +297,28 @@ impl Shadow {
         let small = small_fields(state)?;
         for (k, v) in &small {
             if self.small.get(k) != Some(v) {
-                delta = delta.set(&[k], redacted(v.clone()));
+                delta = delta.set(&segs(prefix, &[k]), redacted(v.clone()));
             }
         }
         for k in self.small.keys() {
             if !small.contains_key(k) {
-                delta = delta.remove(&[k]);
+                delta = delta.remove(&segs(prefix, &[k]));
+            }
+        }
+        // Nested flows: saved ones are written whole (a run stops inside them rarely); a
+        // stored one that is gone is removed.
+        match (&state.nested, &self.nested) {
+            (Some(nested), _) => {
+                let v = serde_json::to_value(nested)
+                    .map(&redacted)
+                    .map_err(|e| format!("`nested` does not serialize: {e}"))?;
+                delta = delta.set(&segs(prefix, &["nested"]), v);
+                self.nested = NestedShadow::of(Some(nested))?;
+            }
+            (None, NestedShadow::None) => {}
+            (None, _) => {
+                delta = delta.remove(&segs(prefix, &["nested"]));
+                self.nested = NestedShadow::None;
             }
         }
         let executed = (state.history.len() > self.history_len)
@@ -183,7 +326,7 @@ impl Shadow {
             .flatten();
         let now = Instant::now();
         let entry = StepEntry {
-            node: executed.map(|h| h.node_id.clone()),
+            node: executed.map(|h| format!("{path}{}", h.node_id)),
             node_status: executed.map(|h| h.status.as_str().to_string()),
             output: executed.and_then(|h| h.output.clone()).map(redacted),
             delta,
@@ -206,7 +349,7 @@ impl Shadow {
 /// stored last is no longer the same.
 fn list_delta<T: serde::Serialize + PartialEq>(
     mut delta: StateDelta,
-    name: &str,
+    name: &[&str],
     items: &[T],
     stored_len: usize,
     stored_last: Option<&T>,
@@ -215,16 +358,16 @@ fn list_delta<T: serde::Serialize + PartialEq>(
     let to_json = |v: &T| {
         serde_json::to_value(v)
             .map(redacted)
-            .map_err(|e| format!("`{name}` does not serialize: {e}"))
+            .map_err(|e| format!("`{}` does not serialize: {e}", name.join("/")))
     };
     let unchanged_prefix =
         items.len() >= stored_len && (stored_len == 0 || items.get(stored_len - 1) == stored_last);
     if !unchanged_prefix {
         let all = items.iter().map(to_json).collect::<Result<Vec<_>, _>>()?;
-        return Ok(delta.set(&[name], Value::Array(all)));
+        return Ok(delta.set(name, Value::Array(all)));
     }
     for item in &items[stored_len..] {
-        delta = delta.push(&[name], to_json(item)?);
+        delta = delta.push(name, to_json(item)?);
     }
     Ok(delta)
 }

@@ -4,13 +4,16 @@
 use async_trait::async_trait;
 
 use crate::error::RuntimeError;
-use crate::state::RunState;
+use crate::state::{NestedFrame, RunState};
 
 /// What a [`BoundaryHook`] decides at a node boundary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Boundary {
     /// Run the next node.
     Continue,
+    /// Run the next node; the hook held the run paused in place (waiting for a human) for
+    /// this long, which the run's `maxExecutionTime` does not count.
+    ContinueAfterPause(std::time::Duration),
     /// End the run with [`RuntimeError::Cancelled`] before the next node.
     Cancel,
     /// End the call with [`RunOutcome::Paused`](crate::RunOutcome::Paused) before the next node; the returned state (phase
@@ -24,4 +27,18 @@ pub enum Boundary {
 #[async_trait]
 pub trait BoundaryHook: Send + Sync {
     async fn at_boundary(&self, state: &RunState) -> Result<Boundary, RuntimeError>;
+
+    /// Called at every node boundary of a sub-workflow child of the main flow (at any depth),
+    /// with the path of sub-workflow nodes from the main flow (`frames`, outermost first) and
+    /// the child's state. The main flow's state is as of its last boundary (it waits at the
+    /// sub-workflow node). Children inside fork branches are not reported. Durable runs record
+    /// the child here, so a crash inside it resumes the child; the default does nothing.
+    async fn at_nested_boundary(
+        &self,
+        frames: &[NestedFrame],
+        state: &RunState,
+    ) -> Result<Boundary, RuntimeError> {
+        let _ = (frames, state);
+        Ok(Boundary::Continue)
+    }
 }

@@ -77,7 +77,7 @@ struct Inner {
 }
 
 /// A handle on one run: `pause()` takes effect before the next node (the running node
-/// finishes first) and the run waits in place; `resume()` continues it; `cancel()` ends it
+/// finishes first) and the run waits in place (not counted by `maxExecutionTime`); `resume()` continues it; `cancel()` ends it
 /// before the next node (in any state, also while paused; a run cancelled before it starts
 /// never starts). Cheap to clone; every clone controls the same run.
 #[derive(Clone)]
@@ -244,6 +244,9 @@ impl BoundaryHook for RunControl {
                 None => *n = Some(state.current_node.clone()),
             }
         }
+        // While paused in place the run waits for a human: that time is not run time.
+        // Measured on tokio's clock, the one the run's time limit sleeps on.
+        let mut paused_since: Option<tokio::time::Instant> = None;
         loop {
             if self.inner.cancel.is_cancelled() {
                 return Ok(Boundary::Cancel);
@@ -251,6 +254,7 @@ impl BoundaryHook for RunControl {
             if !self.inner.pause_requested.load(Ordering::SeqCst) {
                 break;
             }
+            paused_since.get_or_insert_with(tokio::time::Instant::now);
             // Register interest before re-checking, so a resume() in between is not lost.
             let woken = self.inner.wake.notified();
             tokio::pin!(woken);
@@ -263,6 +267,9 @@ impl BoundaryHook for RunControl {
         }
         self.set_status_unless_final(ControlStatus::Running);
         self.inner.boundaries.fetch_add(1, Ordering::SeqCst);
-        Ok(Boundary::Continue)
+        Ok(match paused_since {
+            Some(t) => Boundary::ContinueAfterPause(t.elapsed()),
+            None => Boundary::Continue,
+        })
     }
 }

@@ -8,6 +8,11 @@
 //! FAILURE). The branches' yields are then merged into the parent context with the join's
 //! merge strategy, branch history is appended in target order, and the fork routes to its join,
 //! which runs as a pass-through check and routes with its own rules.
+//!
+//! A branch that stops to wait for a human (a deferred review) does not fail: once every
+//! branch has stopped, the fork saves all branch states in the run state
+//! ([`Nested::Fork`]) and the run pauses at the fork. Resuming runs the fork again: ended
+//! branches keep their result, waiting ones continue (the first one with the review answer).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -17,12 +22,13 @@ use hensu_ir::{ForkNode, JoinNode, MergeStrategy, Node, Target, TransitionRule};
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use crate::engine::{Engine, Prepared};
+use crate::engine::{Engine, Flow, Prepared};
 use crate::error::RuntimeError;
 use crate::events::Event;
 use crate::parallel::join_all;
+use crate::review::ReviewDecision;
 use crate::run_types::{CancelToken, RunOutcome};
-use crate::state::{ExecutionPhase, NodeResult, RunState};
+use crate::state::{BranchEnd, ExecutionPhase, ForkBranchState, Nested, NodeResult, RunState};
 use crate::value::Context;
 
 /// A boxed, sendable future (breaks the drive → fork → drive recursion).
@@ -86,7 +92,9 @@ fn escapes_branch(e: &RuntimeError) -> bool {
     )
 }
 
-/// Runs a fork (boxed: the branches run the executor loop again).
+/// Runs a fork (boxed: the branches run the executor loop again). `resume` answers a review
+/// pending in a saved branch.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn execute_fork<'a>(
     engine: &'a Engine,
     p: &'a Prepared,
@@ -95,10 +103,54 @@ pub(crate) fn execute_fork<'a>(
     state: &'a mut RunState,
     cancel: &'a CancelToken,
     started: Instant,
+    resume: Option<ReviewDecision>,
 ) -> BoxFuture<'a, Result<NodeResult, RuntimeError>> {
-    Box::pin(run_fork(engine, p, idx, fork, state, cancel, started))
+    Box::pin(run_fork(
+        engine, p, idx, fork, state, cancel, started, resume,
+    ))
 }
 
+/// A branch to run: fresh, saved and waiting (with the review answer for it, if any), or
+/// saved and ended.
+enum BranchStart {
+    Run(RunState, Option<ReviewDecision>),
+    Ended(RunState, BranchEnd),
+}
+
+/// How a branch came out of this call of the fork.
+enum BranchRun {
+    Ran(Result<RunOutcome, RuntimeError>),
+    /// Saved as ended by an earlier, paused call.
+    Saved(BranchEnd),
+}
+
+/// The branches saved by a paused run of this fork, by target, each with how it starts; the
+/// answer goes to the first waiting branch (the one whose review the run showed).
+fn saved_branches(
+    state: &mut RunState,
+    fork: &ForkNode,
+    mut resume: Option<ReviewDecision>,
+) -> Option<IndexMap<String, BranchStart>> {
+    let Nested::Fork { node_id, branches } = *state.nested.take()? else {
+        return None;
+    };
+    if node_id != fork.id {
+        return None;
+    }
+    let saved = branches
+        .into_iter()
+        .map(|b| {
+            let start = match b.ended {
+                None => BranchStart::Run(b.state, resume.take()),
+                Some(end) => BranchStart::Ended(b.state, end),
+            };
+            (b.target, start)
+        })
+        .collect();
+    Some(saved)
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn run_fork(
     engine: &Engine,
     p: &Prepared,
@@ -107,6 +159,7 @@ async fn run_fork(
     state: &mut RunState,
     cancel: &CancelToken,
     started: Instant,
+    resume: Option<ReviewDecision>,
 ) -> Result<NodeResult, RuntimeError> {
     let join_idx = find_join(p, fork)?;
     let Some(Node::Join(join)) = p.plan.node(join_idx) else {
@@ -134,9 +187,13 @@ async fn run_fork(
                 .collect()
         })
         .unwrap_or_default();
+    let mut saved = saved_branches(state, fork, resume);
     let mut futures = Vec::with_capacity(targets.len());
     for &target in &targets {
-        let mut branch = RunState {
+        let start = saved
+            .as_mut()
+            .and_then(|s| s.shift_remove(p.plan.id(target)));
+        let fresh = || RunState {
             execution_id: state.execution_id.clone(),
             workflow_id: state.workflow_id.clone(),
             current_node: p.plan.id(target).to_string(),
@@ -151,13 +208,25 @@ async fn run_fork(
             review_verdict: None,
             compensating: None,
             compensations: Vec::new(),
+            nested: None,
         };
-        futures.push(async move {
-            let flow: BoxFuture<'_, Result<RunOutcome, RuntimeError>> =
-                Box::pin(engine.drive(p, &mut branch, cancel, started, None, Some(join_idx)));
-            let r = flow.await;
-            (branch, r)
-        });
+        let (mut branch, decision) = match start {
+            Some(BranchStart::Ended(branch, end)) => {
+                futures
+                    .push(Box::pin(async move { (branch, BranchRun::Saved(end)) })
+                        as BoxFuture<'_, _>);
+                continue;
+            }
+            Some(BranchStart::Run(branch, decision)) => (branch, decision),
+            None => (fresh(), None),
+        };
+        futures.push(Box::pin(async move {
+            let flow = Flow::Branch { join: join_idx };
+            let r = engine
+                .drive(p, &mut branch, cancel, started, decision, flow)
+                .await;
+            (branch, BranchRun::Ran(r))
+        }));
     }
     let outcomes = if join.timeout_ms > 0 {
         let limit = Duration::from_millis(join.timeout_ms as u64);
@@ -174,6 +243,48 @@ async fn run_fork(
         join_all(futures).await
     };
 
+    // A branch waits for a human: once every branch has stopped, save them all and pause the
+    // run here (a branch that failed with an error that ends the run still ends it).
+    let waiting = outcomes
+        .iter()
+        .any(|(_, r)| matches!(r, BranchRun::Ran(Ok(RunOutcome::Paused))));
+    if waiting {
+        for (_, r) in &outcomes {
+            if let BranchRun::Ran(Err(e)) = r
+                && escapes_branch(e)
+            {
+                return Err(e.clone());
+            }
+        }
+        let branches = targets
+            .iter()
+            .zip(outcomes)
+            .map(|(&target, (state, r))| ForkBranchState {
+                target: p.plan.id(target).to_string(),
+                state,
+                ended: match r {
+                    BranchRun::Ran(Ok(RunOutcome::Paused)) => None,
+                    BranchRun::Ran(r) => Some(match branch_end(r) {
+                        (true, _) => BranchEnd::Completed,
+                        (false, error) => BranchEnd::Failed {
+                            error: error.unwrap_or_default(),
+                        },
+                    }),
+                    BranchRun::Saved(end) => Some(end),
+                },
+            })
+            .collect();
+        state.nested = Some(Box::new(Nested::Fork {
+            node_id: fork.id.clone(),
+            branches,
+        }));
+        return Ok(NodeResult {
+            status: crate::state::NodeStatus::Pending,
+            output: None,
+            error: None,
+            metadata: Default::default(),
+        });
+    }
     let mut branches = Vec::with_capacity(outcomes.len());
     // Branch steps are numbered in history order; the fork's own step (recorded after them)
     // takes the number after the last branch step.
@@ -181,17 +292,10 @@ async fn run_fork(
     let mut executed = 0u64;
     for (&target, (branch, r)) in targets.iter().zip(outcomes) {
         let (success, error) = match r {
-            Ok(RunOutcome::Completed { .. }) => (true, None),
-            Ok(RunOutcome::Rejected { reason }) => {
-                (false, Some(format!("Sub-flow rejected: {reason}")))
-            }
-            Ok(RunOutcome::Paused) => (
-                false,
-                Some("Sub-flow paused: a fork branch cannot wait for an out-of-band answer".into()),
-            ),
-            Ok(RunOutcome::Failed(e)) => (false, Some(format!("Sub-flow execution failed: {e}"))),
-            Err(e) if escapes_branch(&e) => return Err(e),
-            Err(e) => (false, Some(format!("Sub-flow execution failed: {e}"))),
+            BranchRun::Ran(Err(e)) if escapes_branch(&e) => return Err(e),
+            BranchRun::Ran(r) => branch_end(r),
+            BranchRun::Saved(BranchEnd::Completed) => (true, None),
+            BranchRun::Saved(BranchEnd::Failed { error }) => (false, Some(error)),
         };
         let yields = if success {
             branch_yields(&state.context, &branch.context, &join.exports)
@@ -218,6 +322,21 @@ async fn run_fork(
     let count = branches.len();
     let merged = merge(engine, fork, join, branches, &mut state.context);
     Ok(NodeResult::success_value(merged).with_meta("branch_count", Value::from(count as u64)))
+}
+
+/// Whether a branch's sub-flow succeeded, and why not (an error that ends the run is handled
+/// before).
+fn branch_end(r: Result<RunOutcome, RuntimeError>) -> (bool, Option<String>) {
+    match r {
+        Ok(RunOutcome::Completed { .. }) => (true, None),
+        Ok(RunOutcome::Rejected { reason }) => {
+            (false, Some(format!("Sub-flow rejected: {reason}")))
+        }
+        Ok(RunOutcome::Paused) => (false, Some("Sub-flow paused".into())),
+        Ok(RunOutcome::Failed(e)) | Err(e) => {
+            (false, Some(format!("Sub-flow execution failed: {e}")))
+        }
+    }
 }
 
 /// The keys of `branch` that are new or changed against `parent`, excluding `_`-prefixed keys

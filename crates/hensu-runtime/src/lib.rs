@@ -47,6 +47,9 @@ mod template;
 mod validate;
 mod value;
 
+#[cfg(feature = "testing")]
+pub mod testing;
+
 pub use action::{
     ActionHandler, ActionHandlerRegistry, ActionResult, CommandRunner, LogHandler, NoCommands,
 };
@@ -77,8 +80,9 @@ pub use run_types::{
     CancelToken, DEFAULT_RUBRIC_BACKTRACK_LIMIT, PostProcessor, RunOptions, RunOutcome, RunResult,
 };
 pub use state::{
-    Backtrack, BacktrackKind, Compensating, CompensationRecord, CompensationTask, EndCause,
-    ExecutionPhase, HistoryStep, NodeResult, NodeStatus, ReviewVerdict, RubricEvaluation, RunState,
+    Backtrack, BacktrackKind, BranchEnd, Compensating, CompensationRecord, CompensationTask,
+    EndCause, ExecutionPhase, ForkBranchState, HistoryStep, Nested, NestedFrame, NodeResult,
+    NodeStatus, ReviewVerdict, RubricEvaluation, RunState,
 };
 pub use structured::StructuredCaller;
 pub use stub::{

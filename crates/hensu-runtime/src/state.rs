@@ -205,6 +205,80 @@ pub struct RunState {
     /// The compensations that ran, in execution order (not in the context).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub compensations: Vec<CompensationRecord>,
+    /// The nested flows of `current_node` in progress when the run stopped (a sub-workflow's
+    /// child run, a fork's branches): a resumed run continues them instead of starting them
+    /// again (docs/language.md, *Runtime semantics*).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nested: Option<Box<Nested>>,
+}
+
+/// The nested flows of a node, saved when the run stops inside them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Nested {
+    /// The child run of sub-workflow node `node_id`.
+    Child {
+        node_id: String,
+        state: Box<RunState>,
+    },
+    /// The branches of fork node `node_id`, in target order.
+    Fork {
+        node_id: String,
+        branches: Vec<ForkBranchState>,
+    },
+}
+
+/// One saved fork branch: its state, and how it ended (`None`: it waits, e.g. for a review).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ForkBranchState {
+    pub target: String,
+    pub state: RunState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<BranchEnd>,
+}
+
+/// How a saved fork branch ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum BranchEnd {
+    Completed,
+    Failed { error: String },
+}
+
+impl Nested {
+    /// The node the nested flows belong to.
+    pub fn node_id(&self) -> &str {
+        match self {
+            Nested::Child { node_id, .. } | Nested::Fork { node_id, .. } => node_id,
+        }
+    }
+
+    /// The phase of the innermost flow that waits for an answer (a pending review), if any.
+    pub fn awaiting(&self) -> Option<&ExecutionPhase> {
+        fn waiting(s: &RunState) -> Option<&ExecutionPhase> {
+            match &s.phase {
+                p @ ExecutionPhase::Awaiting { .. } => Some(p),
+                _ => s.nested.as_ref().and_then(|n| n.awaiting()),
+            }
+        }
+        match self {
+            Nested::Child { state, .. } => waiting(state),
+            Nested::Fork { branches, .. } => branches
+                .iter()
+                .filter(|b| b.ended.is_none())
+                .find_map(|b| waiting(&b.state)),
+        }
+    }
+}
+
+/// A sub-workflow child on the way from the main flow to a nested flow (the path the durable
+/// boundary hooks are told, outermost first).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NestedFrame {
+    /// The sub-workflow node.
+    pub node_id: String,
+    /// The child run's execution id.
+    pub execution_id: String,
 }
 
 /// The compensation of one completed visit, still to run.
@@ -274,6 +348,7 @@ impl RunState {
             review_verdict: None,
             compensating: None,
             compensations: Vec::new(),
+            nested: None,
         }
     }
 

@@ -7,17 +7,24 @@
 //! capped at [`MAX_DEPTH`]. A child that completes — with any exit status — makes the node
 //! SUCCESS and its `outputMapping` copies values back; a rejected child or one whose output
 //! fails validation makes it FAILURE (`Sub-workflow failed`); other errors end the run.
+//!
+//! A child of the main flow tells the boundary hooks of its own node boundaries
+//! ([`BoundaryHook::at_nested_boundary`](crate::BoundaryHook)), so a durable run records it. A
+//! child that stops (a review waits, a pause) is saved in the parent's state
+//! ([`Nested::Child`]) and the run pauses at the sub-workflow node; resuming the run continues
+//! the child where it stopped.
 
 use std::time::Instant;
 
 use hensu_ir::SubWorkflowNode;
 use serde_json::Value;
 
-use crate::engine::Engine;
+use crate::engine::{Engine, Flow, Prepared};
 use crate::error::RuntimeError;
 use crate::fork::BoxFuture;
+use crate::review::ReviewDecision;
 use crate::run_types::{CancelToken, RunOutcome};
-use crate::state::{NodeResult, RunState};
+use crate::state::{Nested, NestedFrame, NodeResult, NodeStatus, RunState};
 use crate::value::{Context, as_number};
 
 /// Deepest nesting of sub-workflows (upstream `SubWorkflowNodeExecutor.MAX_DEPTH`): a node
@@ -27,10 +34,6 @@ pub const MAX_DEPTH: i64 = 16;
 /// The tenant used when the context has no `_tenant_id`.
 pub const DEFAULT_TENANT: &str = "default";
 
-/// A nested flow that has no boundary node (a sub-workflow child): like a fork branch it takes
-/// no checkpoints, but it only stops at an end node.
-const NO_BOUNDARY: usize = usize::MAX;
-
 /// The nesting depth recorded in a context (`_sub_workflow_depth`, default 0).
 pub fn depth_of(ctx: &Context) -> i64 {
     ctx.get("_sub_workflow_depth")
@@ -39,14 +42,25 @@ pub fn depth_of(ctx: &Context) -> i64 {
         .unwrap_or(0)
 }
 
-/// Runs a sub-workflow node (boxed: the child runs the executor loop again).
+/// Runs a sub-workflow node (boxed: the child runs the executor loop again) in `flow`;
+/// `resume` answers a review pending in its saved child.
 pub(crate) fn execute_subworkflow<'a>(
     engine: &'a Engine,
     node: &'a SubWorkflowNode,
     state: &'a mut RunState,
     cancel: &'a CancelToken,
+    flow: Flow<'a>,
+    resume: Option<ReviewDecision>,
 ) -> BoxFuture<'a, Result<NodeResult, RuntimeError>> {
-    Box::pin(run_subworkflow(engine, node, state, cancel))
+    Box::pin(run_subworkflow(engine, node, state, cancel, flow, resume))
+}
+
+/// The child saved for `node` by a run that stopped inside it.
+fn saved_child(state: &mut RunState, node: &SubWorkflowNode) -> Option<RunState> {
+    match *state.nested.take()? {
+        Nested::Child { node_id, state } if node_id == node.id => Some(*state),
+        _ => None,
+    }
 }
 
 async fn run_subworkflow(
@@ -54,6 +68,8 @@ async fn run_subworkflow(
     node: &SubWorkflowNode,
     state: &mut RunState,
     cancel: &CancelToken,
+    flow: Flow<'_>,
+    resume: Option<ReviewDecision>,
 ) -> Result<NodeResult, RuntimeError> {
     let fail = |message: String| RuntimeError::SubWorkflow {
         node: node.id.clone(),
@@ -79,58 +95,47 @@ async fn run_subworkflow(
     let child = repo
         .get_for_tenant(tenant, &node.workflow_id)
         .ok_or_else(|| fail(format!("Sub-workflow not found: {}", node.workflow_id)))?;
-
-    let mut input = Context::default();
-    for (child_key, parent_key) in &node.input_mapping {
-        match state.context.get(parent_key.as_str()) {
-            Some(v) if !v.is_null() => {
-                input.insert(child_key.clone(), v.clone());
-            }
-            _ => return Err(fail(format!("Missing input: {parent_key}"))),
+    let (prepared, mut child_state) = match saved_child(state, node) {
+        Some(saved) => (engine.prepare(child)?, saved),
+        None => {
+            let input = child_input(node, state, depth).map_err(fail)?;
+            let prepared = engine.prepare(child)?;
+            let fresh = fresh_child(&prepared, input).map_err(fail)?;
+            (prepared, fresh)
         }
-    }
-    if let Some(t) = state.context.get("_tenant_id") {
-        input.insert("_tenant_id".into(), t.clone());
-    }
-    input.insert("_sub_workflow_depth".into(), Value::from(depth + 1));
-
-    let prepared = engine.prepare(child)?;
-    let wf = prepared.workflow();
-    if let Some(schema) = &wf.state_schema {
-        let missing: Vec<&str> = schema
-            .variables
-            .iter()
-            .filter(|v| v.is_input && input.get(&v.name).is_none_or(Value::is_null))
-            .map(|v| v.name.as_str())
-            .collect();
-        if !missing.is_empty() {
-            return Err(fail(format!(
-                "child workflow '{}' is missing required input{}: {} (map them with `imports`)",
-                wf.id,
-                if missing.len() == 1 { "" } else { "s" },
-                missing.join(", ")
-            )));
+    };
+    let frames: Vec<NestedFrame>;
+    let child_flow = match flow {
+        Flow::Main | Flow::Child(_) => {
+            let outer: &[NestedFrame] = match flow {
+                Flow::Child(outer) => outer,
+                _ => &[],
+            };
+            frames = outer
+                .iter()
+                .cloned()
+                .chain([NestedFrame {
+                    node_id: node.id.clone(),
+                    execution_id: child_state.execution_id.clone(),
+                }])
+                .collect();
+            Flow::Child(&frames)
         }
-    }
-    let start = prepared.plan.id(prepared.plan.start).to_string();
-    let mut child_state = RunState::new(
-        uuid::Uuid::new_v4().to_string(),
-        wf.id.clone(),
-        start,
-        input,
-    );
-    let flow: BoxFuture<'_, Result<RunOutcome, RuntimeError>> = Box::pin(engine.drive(
+        Flow::Branch { .. } | Flow::Detached => Flow::Detached,
+    };
+    let run: BoxFuture<'_, Result<RunOutcome, RuntimeError>> = Box::pin(engine.drive(
         &prepared,
         &mut child_state,
         cancel,
         Instant::now(),
-        None,
-        Some(NO_BOUNDARY),
+        resume,
+        child_flow,
     ));
     // The child is a fresh execution with its own limits; its steps are not the parent's.
-    // A child that ends unsuccessfully runs its own compensations first (not checkpointed:
-    // the child is recorded only through its parent; docs/language.md, *Saga compensation*).
-    let outcome = flow.await.unwrap_or_else(RunOutcome::Failed);
+    // A child that ends unsuccessfully runs its own compensations first (not checkpointed on
+    // their own: a crash while they run resumes the child's end; docs/language.md, *Saga
+    // compensation*). A paused child is not compensated.
+    let outcome = run.await.unwrap_or_else(RunOutcome::Failed);
     let compensated: BoxFuture<'_, RunOutcome> =
         Box::pin(engine.compensate(&prepared, &mut child_state, outcome, false));
     match compensated.await {
@@ -157,9 +162,65 @@ async fn run_subworkflow(
             format!("Sub-workflow failed: '{}': {e}", node.workflow_id),
         )),
         RunOutcome::Failed(e) => Err(e),
-        RunOutcome::Paused => Err(fail(format!(
-            "'{}' paused (a review waits for an answer); pausing inside a sub-workflow is not supported",
-            node.workflow_id
-        ))),
+        RunOutcome::Paused => {
+            // Saved in the parent: the run pauses here and resuming continues the child.
+            state.nested = Some(Box::new(Nested::Child {
+                node_id: node.id.clone(),
+                state: Box::new(child_state),
+            }));
+            Ok(NodeResult {
+                status: NodeStatus::Pending,
+                output: None,
+                error: None,
+                metadata: Default::default(),
+            })
+        }
     }
+}
+
+/// The context of a new child: the node's `inputMapping` (plus the tenant and the depth).
+/// `Err` is the failure message.
+fn child_input(node: &SubWorkflowNode, state: &RunState, depth: i64) -> Result<Context, String> {
+    let mut input = Context::default();
+    for (child_key, parent_key) in &node.input_mapping {
+        match state.context.get(parent_key.as_str()) {
+            Some(v) if !v.is_null() => {
+                input.insert(child_key.clone(), v.clone());
+            }
+            _ => return Err(format!("Missing input: {parent_key}")),
+        }
+    }
+    if let Some(t) = state.context.get("_tenant_id") {
+        input.insert("_tenant_id".into(), t.clone());
+    }
+    input.insert("_sub_workflow_depth".into(), Value::from(depth + 1));
+    Ok(input)
+}
+
+/// A new child run on `input`, its required inputs checked. `Err` is the failure message.
+fn fresh_child(prepared: &Prepared, input: Context) -> Result<RunState, String> {
+    let wf = prepared.workflow();
+    if let Some(schema) = &wf.state_schema {
+        let missing: Vec<&str> = schema
+            .variables
+            .iter()
+            .filter(|v| v.is_input && input.get(&v.name).is_none_or(Value::is_null))
+            .map(|v| v.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "child workflow '{}' is missing required input{}: {} (map them with `imports`)",
+                wf.id,
+                if missing.len() == 1 { "" } else { "s" },
+                missing.join(", ")
+            ));
+        }
+    }
+    let start = prepared.plan.id(prepared.plan.start).to_string();
+    Ok(RunState::new(
+        uuid::Uuid::new_v4().to_string(),
+        wf.id.clone(),
+        start,
+        input,
+    ))
 }

@@ -51,6 +51,8 @@ pub fn log_event(
     Some(match (m.kind, m.status) {
         (LogKind::Created, _) => json!({"type": "execution.started", "executionId": run_id,
             "workflowId": workflow_id, "tenantId": tenant, "timestamp": at}),
+        // A worker's claim is bookkeeping, not an upstream event; a queued run has none yet.
+        (LogKind::Claimed, _) | (_, RunStatus::Queued) => return None,
         (_, RunStatus::Running) => json!({"type": "execution.step", "executionId": run_id,
             "workflowId": workflow_id, "nodeId": m.node, "timestamp": at}),
         (_, RunStatus::Paused) => json!({"type": "execution.paused", "executionId": run_id,

@@ -10,6 +10,8 @@ use crate::time::now_ms;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
+    /// Stored for a worker (`hensuc run --detach`) and not claimed yet.
+    Queued,
     Running,
     /// Waiting for an out-of-band answer (a review); see [`RunRecord::correlation_id`].
     Paused,
@@ -20,7 +22,8 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
-    pub const ALL: [RunStatus; 6] = [
+    pub const ALL: [RunStatus; 7] = [
+        RunStatus::Queued,
         RunStatus::Running,
         RunStatus::Paused,
         RunStatus::Completed,
@@ -31,6 +34,7 @@ impl RunStatus {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            RunStatus::Queued => "queued",
             RunStatus::Running => "running",
             RunStatus::Paused => "paused",
             RunStatus::Completed => "completed",
@@ -47,7 +51,10 @@ impl RunStatus {
 
     /// Completed, failed, rejected and cancelled runs never run again.
     pub fn is_terminal(self) -> bool {
-        !matches!(self, RunStatus::Running | RunStatus::Paused)
+        !matches!(
+            self,
+            RunStatus::Queued | RunStatus::Running | RunStatus::Paused
+        )
     }
 }
 
@@ -176,6 +183,9 @@ pub enum LogKind {
     Step,
     /// [`crate::StateStore::set_status`] or a direct cancellation: the state is unchanged.
     Status,
+    /// [`crate::StateStore::claim`]: a worker took the run, from the queue or over from an
+    /// owner whose lease expired; the row's output is a [`ClaimNote`].
+    Claimed,
 }
 
 impl LogKind {
@@ -185,6 +195,7 @@ impl LogKind {
             LogKind::Snapshot => "snapshot",
             LogKind::Step => "step",
             LogKind::Status => "status",
+            LogKind::Claimed => "claimed",
         }
     }
 
@@ -194,9 +205,51 @@ impl LogKind {
             LogKind::Snapshot,
             LogKind::Step,
             LogKind::Status,
+            LogKind::Claimed,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)
+    }
+}
+
+/// The output of a [`LogKind::Claimed`] row: which worker took the run, from which owner
+/// (a takeover), and the node that runs again because its first run was in flight when that
+/// owner stopped (at-least-once: its agent call or side effect may happen twice).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClaimNote {
+    pub worker: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken_over_from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun_node: Option<String>,
+}
+
+impl ClaimNote {
+    /// The note of a claim by `worker` of a run at `node`, held before by `from` (a takeover)
+    /// or queued (`None`).
+    pub fn new(worker: String, from: Option<String>, node: Option<String>) -> ClaimNote {
+        ClaimNote {
+            worker,
+            rerun_node: from.as_ref().and(node),
+            taken_over_from: from,
+        }
+    }
+
+    /// The record update (running, at the same node) and the log row's output of a claim of
+    /// `record` by `worker`, held before by `from`.
+    pub(crate) fn claim(
+        record: RunRecord,
+        worker: String,
+        from: Option<String>,
+    ) -> (RecordUpdate, Vec<u8>) {
+        let note = ClaimNote::new(worker, from, record.current_node.clone());
+        let update = RecordUpdate {
+            status: RunStatus::Running,
+            current_node: record.current_node,
+            correlation_id: None,
+            exit_status: None,
+        };
+        (update, serde_json::to_vec(&note).unwrap_or_default())
     }
 }
 

@@ -2,6 +2,8 @@
 //! progress of the compensations is checkpointed, and a process that dies while one runs is
 //! resumed with the ones left; each runs once per compensated visit, the one in flight again.
 
+use std::time::Duration;
+
 use hensu_host::{DurableRun, restore};
 use hensu_store::{MemoryStore, OwnerId, RunRecord, RunStatus, StateStore};
 use tokio::sync::Notify;

@@ -68,11 +68,20 @@ fn chain() -> Workflow {
     }
 }
 
-/// Answers `out(<node>)` after `delay`, counting calls per node.
+/// Answers `out(<node>)` after `delay`, counting calls per node; the first call of `hang_at`
+/// never answers (the process "dies" there) and signals `reached`.
 #[derive(Clone, Default)]
-struct Echo {
-    delay: Duration,
-    calls: Arc<Mutex<HashMap<String, usize>>>,
+pub(super) struct Echo {
+    pub(super) delay: Duration,
+    pub(super) calls: Arc<Mutex<HashMap<String, usize>>>,
+    pub(super) hang_at: Option<String>,
+    pub(super) reached: Arc<tokio::sync::Notify>,
+}
+
+impl Echo {
+    pub(super) fn calls(&self) -> HashMap<String, usize> {
+        self.calls.lock().unwrap().clone()
+    }
 }
 
 struct EchoAgent {
@@ -89,13 +98,16 @@ impl Agent for EchoAgent {
         &self.config
     }
     async fn execute(&self, req: AgentRequest<'_>) -> Result<AgentResponse, AgentError> {
-        *self
-            .echo
-            .calls
-            .lock()
-            .unwrap()
-            .entry(req.node_id.to_string())
-            .or_default() += 1;
+        let first = {
+            let mut calls = self.echo.calls.lock().unwrap();
+            let n = calls.entry(req.node_id.to_string()).or_default();
+            *n += 1;
+            *n == 1
+        };
+        if first && self.echo.hang_at.as_deref() == Some(req.node_id) {
+            self.echo.reached.notify_one();
+            std::future::pending::<()>().await;
+        }
         if !self.echo.delay.is_zero() {
             tokio::time::sleep(self.echo.delay).await;
         }

@@ -1,17 +1,15 @@
 //! hensu-host tests, one binary: the engine wired to the host's I/O (shell commands, HTTP,
 //! stub files on disk, the deferred and terminal reviewers, durable runs in a store) and the
-//! examples' golden traces. The workflow builders and the scripted agent mirror hensu-runtime's
-//! test harness; the engine-only tests live there.
+//! examples' golden traces. The workflow builders and the scripted agent are
+//! `hensu_runtime::testing`, shared with hensu-runtime's tests (the engine-only tests).
 
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use async_trait::async_trait;
 use hensu_host::{CommandRegistry, CommandSpec, FsStubFiles, run_command};
 use hensu_ir::*;
+use hensu_runtime::testing::*;
 use hensu_runtime::*;
 use indexmap::IndexMap;
 use serde_json::{Value, json};
@@ -23,286 +21,23 @@ mod command_env;
 mod command_processes;
 mod command_values;
 mod durable_compensation;
+mod durable_nested;
 mod durable_runs;
 mod golden_traces;
 mod review;
 mod stub_files;
 mod stub_scenarios;
 
-// ---------------------------------------------------------------------------------------------
-// Workflow builders
-
-fn agent(id: &str) -> AgentConfig {
-    AgentConfig::new(id, format!("Role of {id}"), "test-model")
-}
-
-fn workflow(start: &str, nodes: Vec<Node>) -> Workflow {
-    let mut agents = IndexMap::new();
-    for n in &nodes {
-        if let Some(a) = n.agent_id() {
-            agents.insert(a.to_string(), agent(a));
-        }
-        if let Node::Parallel(p) = n {
-            for b in &p.branches {
-                agents.insert(b.agent_id.clone(), agent(&b.agent_id));
-            }
-            if let Some(j) = p
-                .consensus_config
-                .as_ref()
-                .and_then(|c| c.judge_agent_id.clone())
-            {
-                agents.insert(j.clone(), agent(&j));
-            }
-        }
-    }
-    Workflow {
-        id: "test".into(),
-        version: "1.0.0".into(),
-        metadata: Metadata {
-            name: "test".into(),
-            ..Metadata::default()
-        },
-        agents,
-        nodes: nodes.into_iter().map(|n| (n.id().to_string(), n)).collect(),
-        start_node: start.into(),
-        config: None,
-        saga: Default::default(),
-        state_schema: None,
-    }
-}
-
-fn node(id: &str, prompt: &str, writes: &[&str], rules: Vec<TransitionRule>) -> Node {
-    Node::Standard(StandardNode {
-        id: id.into(),
-        agent_id: Some(format!("{id}-agent")),
-        prompt: Some(prompt.into()),
-        writes: writes.iter().map(|s| s.to_string()).collect(),
-        transition_rules: rules,
-        ..StandardNode::default()
-    })
-}
-
-fn end(id: &str, status: ExitStatus) -> Node {
-    Node::End(EndNode {
-        id: id.into(),
-        status,
-    })
-}
-
-fn success(t: &str) -> TransitionRule {
-    TransitionRule::Success {
-        target_node: t.into(),
-        with_feedback: false,
-    }
-}
-
-fn failure(t: Option<&str>) -> TransitionRule {
-    TransitionRule::Failure {
-        target_node: t.map(String::from),
-    }
-}
-
-fn approval(expected: bool, t: &str) -> TransitionRule {
-    TransitionRule::Approval {
-        expected,
-        target_node: t.into(),
-        with_feedback: false,
-    }
-}
-
-fn map(v: Value) -> IndexMap<String, Value> {
-    match v {
-        Value::Object(m) => m.into_iter().collect(),
-        _ => IndexMap::new(),
-    }
-}
-
-/// A context from a JSON object.
-fn ctx(v: Value) -> Context {
-    match v {
-        Value::Object(m) => m.into_iter().collect(),
-        _ => Context::default(),
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// A scripted agent: responses per node id, consumed in order (the last one repeats).
-
-type Responder = Arc<dyn Fn(&AgentRequest<'_>) -> Result<AgentResponse, AgentError> + Send + Sync>;
-
-/// Scripted answers per node (or agent) id.
-type Queues = HashMap<String, VecDeque<Result<String, String>>>;
-
-#[derive(Clone, Default)]
-struct Script {
-    queues: Arc<Mutex<Queues>>,
-    prompts: Arc<Mutex<Vec<(String, String)>>>,
-    custom: Option<Responder>,
-    delay: Option<Duration>,
-}
-
-impl Script {
-    fn new() -> Self {
-        Self::default()
-    }
-    fn on(self, node: &str, responses: &[&str]) -> Self {
-        self.queues.lock().unwrap().insert(
-            node.into(),
-            responses.iter().map(|s| Ok(s.to_string())).collect(),
-        );
-        self
-    }
-    fn fail(self, node: &str, message: &str) -> Self {
-        self.queues
-            .lock()
-            .unwrap()
-            .insert(node.into(), VecDeque::from(vec![Err(message.to_string())]));
-        self
-    }
-    fn prompts(&self) -> Vec<(String, String)> {
-        self.prompts.lock().unwrap().clone()
-    }
-    fn prompts_of(&self, node: &str) -> Vec<String> {
-        self.prompts()
-            .into_iter()
-            .filter(|(n, _)| n == node)
-            .map(|(_, p)| p)
-            .collect()
-    }
-}
-
-struct ScriptAgent {
-    config: AgentConfig,
-    script: Script,
-}
-
-#[async_trait]
-impl Agent for ScriptAgent {
-    fn id(&self) -> &str {
-        &self.config.id
-    }
-    fn config(&self) -> &AgentConfig {
-        &self.config
-    }
-    async fn execute(&self, req: AgentRequest<'_>) -> Result<AgentResponse, AgentError> {
-        self.script
-            .prompts
-            .lock()
-            .unwrap()
-            .push((req.node_id.to_string(), req.prompt.to_string()));
-        if let Some(d) = self.script.delay {
-            tokio::time::sleep(d).await;
-        }
-        if let Some(f) = &self.script.custom {
-            return f(&req);
-        }
-        let key = self
-            .config
-            .id
-            .strip_suffix("-agent")
-            .unwrap_or(&self.config.id)
-            .to_string();
-        let mut queues = self.script.queues.lock().unwrap();
-        let name = if queues.get(req.node_id).is_some_and(|q| !q.is_empty()) {
-            req.node_id.to_string()
-        } else {
-            key
-        };
-        let Some(q) = queues.get_mut(&name).filter(|q| !q.is_empty()) else {
-            return Ok(AgentResponse::text("ok"));
-        };
-        let r = if q.len() > 1 {
-            q.pop_front().unwrap()
-        } else {
-            q.front().cloned().unwrap()
-        };
-        r.map(AgentResponse::text)
-            .map_err(|m| AgentError::new("scripted", m))
-    }
-}
-
-struct ScriptProvider(Script);
-
-impl AgentProvider for ScriptProvider {
-    fn name(&self) -> &str {
-        "script"
-    }
-    fn supports_model(&self, _m: &str) -> bool {
-        true
-    }
-    fn priority(&self) -> i32 {
-        2000
-    }
-    fn create_agent(
-        &self,
-        config: &AgentConfig,
-        _c: &HashMap<String, String>,
-    ) -> Result<Arc<dyn Agent>, AgentError> {
-        Ok(Arc::new(ScriptAgent {
-            config: config.clone(),
-            script: self.0.clone(),
-        }))
-    }
-}
-
-struct Harness {
-    engine: Engine,
-    events: Arc<CollectingListener>,
-}
-
 fn harness(script: &Script) -> Harness {
     harness_with(script, |b| b)
 }
 
+/// The runtime's harness with the host's action and generic handlers.
 fn harness_with(script: &Script, f: impl FnOnce(EngineBuilder) -> EngineBuilder) -> Harness {
-    let events = Arc::new(CollectingListener::new());
-    let b = Engine::builder()
-        .action_handlers(hensu_host::action_handlers(None))
-        .generic_handlers(hensu_host::generic_handlers())
-        .provider(Arc::new(ScriptProvider(script.clone())))
-        .listener(events.clone());
-    Harness {
-        engine: f(b).build(),
-        events,
-    }
-}
-
-impl Harness {
-    async fn run(&self, wf: &Workflow, input: Value) -> RunResult {
-        self.engine.run(wf, ctx(input), &CancelToken::new()).await
-    }
-    fn events_of(&self, kind: &str) -> Vec<Value> {
-        self.events
-            .events()
-            .into_iter()
-            .filter(|e| e["event"] == kind)
-            .collect()
-    }
-}
-
-fn path(r: &RunResult) -> Vec<String> {
-    let mut p: Vec<String> = r.state.path().into_iter().map(String::from).collect();
-    if let RunOutcome::Completed { end_node, .. } = &r.outcome {
-        p.push(end_node.clone());
-    }
-    p
-}
-
-fn completed(r: &RunResult) -> (ExitStatus, String) {
-    match &r.outcome {
-        RunOutcome::Completed {
-            exit_status,
-            end_node,
-        } => (*exit_status, end_node.clone()),
-        other => panic!("expected completion, got {other:?}"),
-    }
-}
-
-fn failed(r: &RunResult) -> RuntimeError {
-    match &r.outcome {
-        RunOutcome::Failed(e) => e.clone(),
-        other => panic!("expected failure, got {other:?}"),
-    }
+    hensu_runtime::testing::harness_with(script, |b| {
+        f(b.action_handlers(hensu_host::action_handlers(None))
+            .generic_handlers(hensu_host::generic_handlers()))
+    })
 }
 
 /// The output of a successful result (panics with the failure otherwise).

@@ -15,6 +15,8 @@ mod pipeline;
 mod run_loop;
 mod transition;
 
+pub(crate) use run_loop::Flow;
+
 use std::collections::HashMap;
 
 pub use compensation::plan_compensations;
@@ -268,7 +270,10 @@ impl Engine {
                 return self.finish(state, RunOutcome::Failed(e), started);
             }
         }
-        let outcome = match self.drive(p, &mut state, cancel, started, None, None).await {
+        let outcome = match self
+            .drive(p, &mut state, cancel, started, None, Flow::Main)
+            .await
+        {
             Ok(o) => o,
             Err(e) => RunOutcome::Failed(e),
         };
@@ -299,7 +304,7 @@ impl Engine {
             return self.finish(state, outcome, started);
         }
         let outcome = match self
-            .drive(p, &mut state, cancel, started, decision, None)
+            .drive(p, &mut state, cancel, started, decision, Flow::Main)
             .await
         {
             Ok(o) => o,

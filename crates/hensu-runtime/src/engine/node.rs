@@ -8,10 +8,12 @@ use serde_json::Value;
 
 use super::Engine;
 use super::Prepared;
+use super::run_loop::Flow;
 use crate::agent::AgentRequest;
 use crate::enrich::{Enrichment, enrich};
 use crate::error::RuntimeError;
 use crate::events::Event;
+use crate::review::ReviewDecision;
 use crate::run_types::CancelToken;
 use crate::state::{NodeResult, NodeStatus, RunState};
 use crate::template::resolve_into;
@@ -19,7 +21,9 @@ use crate::value::set_current_node;
 use crate::value::{Context, render};
 
 impl Engine {
-    /// Node executors (enum dispatch over the node kinds).
+    /// Node executors (enum dispatch over the node kinds). `flow` is the flow the node runs
+    /// in; `resume` answers a review pending in the node's saved nested flows.
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn execute_node(
         &self,
         p: &Prepared,
@@ -28,6 +32,8 @@ impl Engine {
         state: &mut RunState,
         cancel: &CancelToken,
         started: Instant,
+        flow: Flow<'_>,
+        resume: Option<ReviewDecision>,
     ) -> Result<NodeResult, RuntimeError> {
         match node {
             Node::Standard(s) => self.execute_standard(p, idx, s, state).await,
@@ -45,11 +51,11 @@ impl Engine {
                 Box::pin(crate::parallel::execute_parallel(self, p, par, state)).await
             }
             Node::Fork(f) => {
-                crate::fork::execute_fork(self, p, idx, f, state, cancel, started).await
+                crate::fork::execute_fork(self, p, idx, f, state, cancel, started, resume).await
             }
             Node::Join(j) => Ok(crate::fork::execute_join(j, state)),
             Node::SubWorkflow(s) => {
-                crate::subworkflow::execute_subworkflow(self, s, state, cancel).await
+                crate::subworkflow::execute_subworkflow(self, s, state, cancel, flow, resume).await
             }
             Node::End(_) => Ok(NodeResult {
                 status: NodeStatus::End,

@@ -42,6 +42,9 @@ pub(super) struct PostCtx {
     pub(super) run_started: Instant,
     /// Set by the node-complete processor (one clock read for the event and the history).
     pub(super) completed: Option<Instant>,
+    /// How long a reviewer took to answer (a human in the terminal): the run's time limit
+    /// does not count it.
+    pub(super) human_wait: std::time::Duration,
 }
 
 /// What the loop does after one node.
@@ -407,22 +410,27 @@ impl Engine {
         }
         let decision = match pc.resume_decision.take() {
             Some(d) => d,
-            None => match self
-                .review
-                .request_review(ReviewRequest {
-                    node_id: &node.id,
-                    config,
-                    result: &pc.result,
-                    context: &state.context,
-                    history: &state.history,
-                })
-                .await
-            {
-                ReviewOutcome::Decided(d) => d,
-                ReviewOutcome::Pending { correlation_id } => {
-                    return Ok(ProcessorOutcome::Suspend { correlation_id });
+            None => {
+                // Tokio's clock: the one the run's time limit sleeps on.
+                let asked = tokio::time::Instant::now();
+                let outcome = self
+                    .review
+                    .request_review(ReviewRequest {
+                        node_id: &node.id,
+                        config,
+                        result: &pc.result,
+                        context: &state.context,
+                        history: &state.history,
+                    })
+                    .await;
+                pc.human_wait += asked.elapsed();
+                match outcome {
+                    ReviewOutcome::Decided(d) => d,
+                    ReviewOutcome::Pending { correlation_id } => {
+                        return Ok(ProcessorOutcome::Suspend { correlation_id });
+                    }
                 }
-            },
+            }
         };
         let pn = &p.plan.nodes[pc.idx];
         let id = p.plan.id(pc.idx);

@@ -1,5 +1,6 @@
 //! The run loop: node after node, with the run guards (`maxSteps`, `maxExecutionTime`,
-//! cancellation) and the boundary hooks before each node of the main flow.
+//! cancellation) and the boundary hooks before each node of the main flow (and of its
+//! sub-workflow children).
 
 use std::time::{Duration, Instant};
 
@@ -13,20 +14,45 @@ use crate::error::RuntimeError;
 use crate::events::Event;
 use crate::review::ReviewDecision;
 use crate::run_types::{CancelToken, PostProcessor, RunOutcome};
-use crate::state::{ExecutionPhase, NodeStatus, RunState};
+use crate::state::{ExecutionPhase, NestedFrame, NodeStatus, RunState};
+
+/// Which flow a [`Engine::drive`] call runs, and so which boundary hooks it calls.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Flow<'a> {
+    /// The run's main flow: [`BoundaryHook::at_boundary`](crate::BoundaryHook) before each node.
+    Main,
+    /// A sub-workflow child reached from the main flow through `frames`:
+    /// [`BoundaryHook::at_nested_boundary`](crate::BoundaryHook) before each node.
+    Child(&'a [NestedFrame]),
+    /// A fork branch ending at its join (reaching it completes the branch, SUCCESS, without
+    /// executing it): no hooks, the branch is recorded through its fork.
+    Branch { join: usize },
+    /// A sub-workflow child inside a fork branch: no hooks.
+    Detached,
+}
+
+/// `deadline` on tokio's clock (the time limit sleeps on it; under tokio's paused test
+/// clock it runs ahead of the system's).
+fn on_tokio_clock(deadline: Instant) -> tokio::time::Instant {
+    tokio::time::Instant::now() + deadline.saturating_duration_since(Instant::now())
+}
 
 impl Engine {
-    /// The run loop. `boundary` is the join of a fork branch: reaching it completes the
-    /// sub-flow (SUCCESS) without executing it; branch states take no checkpoints.
+    /// The run loop over `flow`. The time limit counts from `started`; time a hook or a
+    /// reviewer spends waiting for a human does not count (the clock moves forward by it).
     pub(crate) async fn drive(
         &self,
         p: &Prepared,
         state: &mut RunState,
         cancel: &CancelToken,
-        started: Instant,
+        mut started: Instant,
         mut resume_decision: Option<ReviewDecision>,
-        boundary: Option<usize>,
+        flow: Flow<'_>,
     ) -> Result<RunOutcome, RuntimeError> {
+        let boundary = match flow {
+            Flow::Branch { join } => Some(join),
+            _ => None,
+        };
         let config = p.workflow().effective_config();
         let max_steps = self
             .options
@@ -38,8 +64,8 @@ impl Engine {
             .unwrap_or(Duration::from_millis(
                 config.max_execution_time.max(0) as u64
             ));
-        let deadline = started + time_limit;
-        let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline));
+        let mut deadline = started + time_limit;
+        let sleep = tokio::time::sleep_until(on_tokio_clock(deadline));
         tokio::pin!(sleep);
         let time_error = |state: &RunState| RuntimeError::TimeLimitExceeded {
             limit_ms: time_limit.as_millis() as u64,
@@ -53,6 +79,20 @@ impl Engine {
                     node: state.current_node.clone(),
                 })?;
 
+        // A node whose nested flows were saved (a child run, fork branches) runs again and
+        // continues them; the answer to a review pending in them goes to them.
+        let mut nested_decision = None;
+        if state
+            .nested
+            .as_ref()
+            .is_some_and(|n| n.node_id() != state.current_node)
+        {
+            state.nested = None;
+        }
+        if state.nested.is_some() {
+            state.phase = ExecutionPhase::Initial;
+            nested_decision = resume_decision.take();
+        }
         // Resume inside the post pipeline of a suspended node.
         if let ExecutionPhase::Awaiting {
             node_id,
@@ -77,8 +117,13 @@ impl Engine {
                 resume_decision: resume_decision.take(),
                 run_started: started,
                 completed: None,
+                human_wait: std::time::Duration::ZERO,
             };
-            match self.post_pipeline(p, state, &mut pc, from).await? {
+            let step = self.post_pipeline(p, state, &mut pc, from).await?;
+            started += pc.human_wait;
+            deadline += pc.human_wait;
+            sleep.as_mut().reset(on_tokio_clock(deadline));
+            match step {
                 Step::Next(n) => cur = n,
                 Step::Stop(o) => return Ok(o),
             }
@@ -120,11 +165,22 @@ impl Engine {
                 });
             }
             // Pre pipeline: checkpoint hook, node start.
-            if boundary.is_none() {
-                self.listener.on_checkpoint(state);
+            if matches!(flow, Flow::Main | Flow::Child(_)) {
+                if let Flow::Main = flow {
+                    self.listener.on_checkpoint(state);
+                }
                 for hook in &self.boundary_hooks {
-                    match hook.at_boundary(state).await? {
+                    let decided = match flow {
+                        Flow::Child(frames) => hook.at_nested_boundary(frames, state).await?,
+                        _ => hook.at_boundary(state).await?,
+                    };
+                    match decided {
                         Boundary::Continue => {}
+                        Boundary::ContinueAfterPause(waited) => {
+                            started += waited;
+                            deadline += waited;
+                            sleep.as_mut().reset(on_tokio_clock(deadline));
+                        }
                         Boundary::Cancel => {
                             return Err(RuntimeError::Cancelled {
                                 last_nodes: state.last_nodes(5),
@@ -145,7 +201,7 @@ impl Engine {
             let result = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => None,
-                r = self.execute_node(p, cur, node, state, cancel, started) => Some(r?),
+                r = self.execute_node(p, cur, node, state, cancel, started, flow, nested_decision.take()) => Some(r?),
                 _ = &mut sleep => return Err(time_error(state)),
             };
             let Some(result) = result.filter(|_| !cancel.is_cancelled()) else {
@@ -153,6 +209,18 @@ impl Engine {
                     last_nodes: state.last_nodes(5),
                 });
             };
+            if result.status == NodeStatus::Pending
+                && let Some(nested) = &state.nested
+            {
+                // Stopped inside its nested flows: the node runs again on resume and continues
+                // them; the phase shows what the innermost one waits for.
+                state.steps = state.steps.saturating_sub(1);
+                state.phase = nested
+                    .awaiting()
+                    .cloned()
+                    .unwrap_or(ExecutionPhase::Initial);
+                return Ok(RunOutcome::Paused);
+            }
             if result.status == NodeStatus::Pending {
                 state.phase = ExecutionPhase::Awaiting {
                     node_id: p.plan.id(cur).to_string(),
@@ -171,8 +239,15 @@ impl Engine {
                 resume_decision: None,
                 run_started: started,
                 completed: None,
+                human_wait: std::time::Duration::ZERO,
             };
-            match self.post_pipeline(p, state, &mut pc, 0).await? {
+            let step = self.post_pipeline(p, state, &mut pc, 0).await?;
+            if !pc.human_wait.is_zero() {
+                started += pc.human_wait;
+                deadline += pc.human_wait;
+                sleep.as_mut().reset(on_tokio_clock(deadline));
+            }
+            match step {
                 Step::Next(n) => cur = n,
                 Step::Stop(o) => return Ok(o),
             }

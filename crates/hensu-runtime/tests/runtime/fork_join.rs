@@ -293,7 +293,7 @@ async fn a_fork_without_a_join_is_a_clear_error() {
 }
 
 #[tokio::test]
-async fn branch_review_pause_fails_the_branch_and_takes_no_checkpoints() {
+async fn a_review_pending_in_a_branch_pauses_the_run_at_the_fork_and_resumes_there() {
     struct Count(Mutex<usize>);
     impl ExecutionListener for Count {
         fn on_checkpoint(&self, _s: &RunState) {
@@ -318,13 +318,47 @@ async fn branch_review_pause_fails_the_branch_and_takes_no_checkpoints() {
             }
         }
     }
+    let script = Script::new().on("a", &["alpha"]).on("c", &["gamma"]);
     let count = Arc::new(Count(Mutex::new(0)));
-    let h = harness_with(&Script::new(), |b| {
+    let h = harness_with(&script, |b| {
         b.review_handler(Arc::new(Deferred)).listener(count.clone())
     });
     let r = h.run(&wf, json!({"topic": "T"})).await;
-    assert_eq!(completed(&r).1, "failed");
-    assert_eq!(r.state.context["failed_branches"], json!(["a"]));
-    // f and j only: the branch nodes take none.
-    assert_eq!(*count.0.lock().unwrap(), 2);
+    // The run waits at the fork for the branch's review; nothing failed, nothing merged.
+    assert!(matches!(r.outcome, RunOutcome::Paused), "{:?}", r.outcome);
+    assert_eq!(r.state.current_node, "f");
+    assert_eq!(r.state.steps, 0);
+    assert_eq!(pending_review(&r.state), Some(("a", "review-1")));
+    assert!(!r.state.context.contains_key("failed_branches"));
+    let Some(Nested::Fork { node_id, branches }) = r.state.nested.as_deref() else {
+        panic!("no saved branches: {:?}", r.state.nested);
+    };
+    assert_eq!(node_id, "f");
+    let ended: Vec<_> = branches
+        .iter()
+        .map(|b| (b.target.as_str(), b.ended.clone()))
+        .collect();
+    assert_eq!(ended, [("a", None), ("c", Some(BranchEnd::Completed))]);
+    // The fork's boundary only: the branch nodes take none.
+    assert_eq!(*count.0.lock().unwrap(), 1);
+
+    // The saved state survives serialization (a durable store) and resumes at the fork:
+    // the approved branch continues after its review, the ended one is not run again.
+    let saved: RunState = serde_json::from_value(serde_json::to_value(&r.state).unwrap()).unwrap();
+    let p = h.engine.prepare(Arc::new(wf.clone())).unwrap();
+    let approve = ReviewDecision::Approve { edits: None };
+    let r = h
+        .engine
+        .resume(&p, saved, Some(approve), &CancelToken::new())
+        .await;
+    assert_eq!(completed(&r), (ExitStatus::Success, "done".into()));
+    assert_eq!(
+        r.state.context["all"],
+        json!({"a": {"a": "alpha"}, "c": {"c": "gamma"}})
+    );
+    assert_eq!(path(&r), ["a", "c", "f", "j", "done"]);
+    assert_eq!(r.state.steps, 4);
+    assert!(r.state.nested.is_none());
+    assert_eq!(script.prompts_of("a").len(), 1);
+    assert_eq!(script.prompts_of("c").len(), 1);
 }

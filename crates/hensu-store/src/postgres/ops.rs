@@ -15,9 +15,9 @@ use crate::sqlite::rows::LogState;
 use crate::sqlite::to_i64;
 use crate::time::now_ms;
 use crate::{
-    CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, LogKind, OwnerId,
-    RecordUpdate, Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore, StepEntry,
-    StoreError, StoredRun, encode_snapshot,
+    CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, Claimed, Lease, LogEntry, LogKind,
+    OwnerId, RecordUpdate, Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore,
+    StepEntry, StoreError, StoredRun, encode_snapshot,
 };
 
 /// Runs `$body` in a transaction on a pooled connection (`$read`: `REPEATABLE READ`, read
@@ -55,7 +55,7 @@ async fn check_write(
     lease: &Lease,
     expected_step: u64,
     now: u64,
-) -> Result<(RunRecord, LogState)> {
+) -> Result<(RunRecord, LogState, u64)> {
     let run_id = lease.run_id.as_str();
     let (record, log) = get_run(tx, t, run_id, true).await?;
     if record.status.is_terminal() {
@@ -64,7 +64,7 @@ async fn check_write(
             status: record.status,
         });
     }
-    check_holder(tx, t, lease, now).await?;
+    let expires_at = check_holder(tx, t, lease, now).await?;
     if record.step != expected_step {
         return Err(StoreError::StepConflict {
             run_id: run_id.to_string(),
@@ -72,7 +72,7 @@ async fn check_write(
             actual: record.step,
         });
     }
-    Ok((record, log))
+    Ok((record, log, expires_at))
 }
 
 const META_COLS: &str =
@@ -272,7 +272,8 @@ impl StateStore for PgStore {
         self.with(move |inner| async move {
             in_tx!(inner, tx, t, false, {
                 let now = now_ms();
-                let (record, _) = check_write(&tx, t, &lease, expected_step, now).await?;
+                let (record, _, held_until) =
+                    check_write(&tx, t, &lease, expected_step, now).await?;
                 let run_id = lease.run_id.as_str();
                 let step = expected_step.saturating_add(1);
                 let len = snap.len() as u64;
@@ -283,9 +284,12 @@ impl StateStore for PgStore {
                 };
                 write_step(&tx, t, run_id, step, LogKind::Snapshot, &update, now, &row).await?;
                 adopt_snapshot(&tx, t, run_id, step, len, None).await?;
-                let lease_expires_at = now.saturating_add(inner.opts.ttl_ms());
-                if !update.status.is_terminal() {
-                    renew_lease(&tx, t, run_id, lease_expires_at).await?;
+                let mut lease_expires_at = held_until;
+                if !update.status.is_terminal()
+                    && let Some(renewed) = inner.opts.renewal(held_until, now)
+                {
+                    renew_lease(&tx, t, run_id, renewed).await?;
+                    lease_expires_at = renewed;
                 }
                 Ok(Checkpointed {
                     step,
@@ -325,7 +329,8 @@ impl StateStore for PgStore {
         self.with(move |inner| async move {
             in_tx!(inner, tx, t, false, {
                 let now = now_ms();
-                let (record, log) = check_write(&tx, t, &lease, expected_step, now).await?;
+                let (record, log, held_until) =
+                    check_write(&tx, t, &lease, expected_step, now).await?;
                 let run_id = lease.run_id.as_str();
                 let step = expected_step.saturating_add(1);
                 let delta_len = row.delta.as_ref().map_or(0, |d| d.len() as u64);
@@ -338,9 +343,12 @@ impl StateStore for PgStore {
                 if due {
                     compact(&tx, t, run_id, step, &inner.opts).await?;
                 }
-                let lease_expires_at = now.saturating_add(inner.opts.ttl_ms());
-                if !update.status.is_terminal() {
-                    renew_lease(&tx, t, run_id, lease_expires_at).await?;
+                let mut lease_expires_at = held_until;
+                if !update.status.is_terminal()
+                    && let Some(renewed) = inner.opts.renewal(held_until, now)
+                {
+                    renew_lease(&tx, t, run_id, renewed).await?;
+                    lease_expires_at = renewed;
                 }
                 Ok(Checkpointed {
                     step,
@@ -366,7 +374,9 @@ impl StateStore for PgStore {
                 let now = now_ms();
                 let (record, _) = get_run(&tx, t, &run_id, true).await?;
                 match &lease {
-                    Some(l) if l.run_id == run_id => check_holder(&tx, t, l, now).await?,
+                    Some(l) if l.run_id == run_id => {
+                        check_holder(&tx, t, l, now).await?;
+                    }
                     Some(l) => {
                         return Err(StoreError::Invalid(format!(
                             "a lease on `{}` used for run `{run_id}`",
@@ -590,9 +600,10 @@ impl StateStore for PgStore {
                     &tx,
                     t,
                     "WITH c AS ( \
-                       SELECT r.run_id, l.run_id IS NOT NULL AS prior FROM runs r \
+                       SELECT r.run_id, l.owner AS prior FROM runs r \
                        LEFT JOIN leases l ON l.run_id = r.run_id \
-                       WHERE r.status = 'running' AND (l.run_id IS NULL OR l.expires_at <= $4) \
+                       WHERE r.status IN ('queued', 'running') \
+                       AND (l.run_id IS NULL OR l.expires_at <= $4) \
                        ORDER BY r.started_at, r.run_id LIMIT $6 \
                        FOR UPDATE OF r SKIP LOCKED), \
                      ins AS ( \
@@ -616,13 +627,33 @@ impl StateStore for PgStore {
                 )
                 .await?;
                 let mut out = Vec::with_capacity(rows.len());
+                let me = owner.to_string();
                 for r in &rows {
                     let run_id: String = r.try_get(0).map_err(|e| pg_err(t, e))?;
                     let acquired_at: i64 = r.try_get(1).map_err(|e| pg_err(t, e))?;
                     let expires_at: i64 = r.try_get(2).map_err(|e| pg_err(t, e))?;
-                    let prior: bool = r.try_get(3).map_err(|e| pg_err(t, e))?;
+                    let prior: Option<String> = r.try_get(3).map_err(|e| pg_err(t, e))?;
+                    // The claim in the run's log (the row is locked by the claim).
+                    let (record, _) = get_run(&tx, t, &run_id, false).await?;
+                    let step = record.step.saturating_add(1);
+                    let (update, note) = ClaimNote::claim(record, me.clone(), prior.clone());
+                    let row = NewLogRow {
+                        output: Some(note),
+                        ..NewLogRow::default()
+                    };
+                    write_step(
+                        &tx,
+                        t,
+                        &run_id,
+                        step,
+                        LogKind::Claimed,
+                        &update,
+                        to_u64(now, t, "now")?,
+                        &row,
+                    )
+                    .await?;
                     out.push(Claimed {
-                        taken_over: prior,
+                        taken_over: prior.is_some(),
                         lease: Lease {
                             run_id,
                             owner: owner.clone(),

@@ -192,15 +192,16 @@ pub(crate) fn locked(run_id: &str, row: &LeaseRow) -> StoreError {
     }
 }
 
+/// Checks that `lease` is the run's current lease; returns its expiry.
 pub(crate) async fn check_holder(
     tx: &Transaction<'_>,
     target: &str,
     lease: &Lease,
     now: u64,
-) -> Result<()> {
+) -> Result<u64> {
     let me = lease.owner.to_string();
     match get_lease(tx, target, &lease.run_id).await? {
-        Some(row) if row.owner == me => Ok(()),
+        Some(row) if row.owner == me => Ok(row.expires_at),
         Some(row) if row.blocks(&me, now) => Err(locked(&lease.run_id, &row)),
         _ => Err(StoreError::LeaseLost {
             run_id: lease.run_id.clone(),

@@ -13,9 +13,9 @@ use super::{SqliteStore, corrupt, parse_status, to_i64, to_u64};
 use crate::owner::LeaseRow;
 use crate::time::now_ms;
 use crate::{
-    CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, LogKind, OwnerId,
-    RecordUpdate, Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore, StepEntry,
-    StoreError, StoredRun, encode_snapshot,
+    CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, Claimed, Lease, LogEntry, LogKind,
+    OwnerId, RecordUpdate, Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore,
+    StepEntry, StoreError, StoredRun, encode_snapshot,
 };
 
 /// The checks every write under a lease makes, in order: the run exists and is not
@@ -26,7 +26,7 @@ fn check_write(
     lease: &Lease,
     expected_step: u64,
     now: u64,
-) -> Result<(RunRecord, super::rows::LogState)> {
+) -> Result<(RunRecord, super::rows::LogState, u64)> {
     let run_id = lease.run_id.as_str();
     let (record, log) = get_run(tx, path, run_id)?;
     if record.status.is_terminal() {
@@ -35,7 +35,7 @@ fn check_write(
             status: record.status,
         });
     }
-    check_holder(tx, path, lease, now)?;
+    let expires_at = check_holder(tx, path, lease, now)?;
     if record.step != expected_step {
         return Err(StoreError::StepConflict {
             run_id: run_id.to_string(),
@@ -43,7 +43,7 @@ fn check_write(
             actual: record.step,
         });
     }
-    Ok((record, log))
+    Ok((record, log, expires_at))
 }
 
 fn encode_json(what: &str, v: &Value) -> Result<Vec<u8>> {
@@ -235,11 +235,10 @@ impl StateStore for SqliteStore {
         // Encode outside the lock: the transaction only copies bytes.
         let snap = encode_snapshot(self.opts.snapshot_version, snapshot)?;
         let version = self.opts.snapshot_version;
-        let ttl = self.opts.ttl_ms();
         let run_id = lease.run_id.as_str();
         self.write(|tx, path| {
             let now = now_ms();
-            let (record, _) = check_write(tx, path, lease, expected_step, now)?;
+            let (record, _, held_until) = check_write(tx, path, lease, expected_step, now)?;
             let step = expected_step.saturating_add(1);
             let len = snap.len() as u64;
             insert_snapshot(tx, path, run_id, step, version, &snap)?;
@@ -247,11 +246,24 @@ impl StateStore for SqliteStore {
                 snapshot_bytes: Some(len),
                 ..NewLogRow::default()
             };
-            write_step(tx, path, run_id, step, LogKind::Snapshot, update, now, &row)?;
+            write_step(
+                tx,
+                path,
+                run_id,
+                step,
+                LogKind::Snapshot,
+                update,
+                now,
+                &row,
+                None,
+            )?;
             adopt_snapshot(tx, path, run_id, step, len, None)?;
-            let lease_expires_at = now.saturating_add(ttl);
-            if !update.status.is_terminal() {
-                renew_lease(tx, path, run_id, lease_expires_at)?;
+            let mut lease_expires_at = held_until;
+            if !update.status.is_terminal()
+                && let Some(renewed) = self.opts.renewal(held_until, now)
+            {
+                renew_lease(tx, path, run_id, renewed)?;
+                lease_expires_at = renewed;
             }
             Ok(Checkpointed {
                 step,
@@ -277,12 +289,11 @@ impl StateStore for SqliteStore {
             .as_ref()
             .map(|o| encode_json("the step output", o))
             .transpose()?;
-        let ttl = self.opts.ttl_ms();
         let policy = self.opts.snapshot_policy;
         let run_id = lease.run_id.as_str();
         self.write(|tx, path| {
             let now = now_ms();
-            let (record, log) = check_write(tx, path, lease, expected_step, now)?;
+            let (record, log, held_until) = check_write(tx, path, lease, expected_step, now)?;
             let step = expected_step.saturating_add(1);
             let delta_len = delta.len() as u64;
             let row = NewLogRow {
@@ -295,7 +306,17 @@ impl StateStore for SqliteStore {
                 duration_ms: entry.duration_ms,
                 snapshot_bytes: None,
             };
-            write_step(tx, path, run_id, step, LogKind::Step, update, now, &row)?;
+            write_step(
+                tx,
+                path,
+                run_id,
+                step,
+                LogKind::Step,
+                update,
+                now,
+                &row,
+                Some(&record),
+            )?;
             let due = policy.due(
                 log.log_rows.saturating_add(1),
                 log.log_bytes.saturating_add(delta_len),
@@ -304,9 +325,12 @@ impl StateStore for SqliteStore {
             if due {
                 compact(tx, path, run_id, step, &self.opts)?;
             }
-            let lease_expires_at = now.saturating_add(ttl);
-            if !update.status.is_terminal() {
-                renew_lease(tx, path, run_id, lease_expires_at)?;
+            let mut lease_expires_at = held_until;
+            if !update.status.is_terminal()
+                && let Some(renewed) = self.opts.renewal(held_until, now)
+            {
+                renew_lease(tx, path, run_id, renewed)?;
+                lease_expires_at = renewed;
             }
             Ok(Checkpointed {
                 step,
@@ -329,7 +353,9 @@ impl StateStore for SqliteStore {
             let now = now_ms();
             let record = get_record(tx, path, run_id)?;
             match lease {
-                Some(l) if l.run_id == run_id => check_holder(tx, path, l, now)?,
+                Some(l) if l.run_id == run_id => {
+                    check_holder(tx, path, l, now)?;
+                }
                 Some(l) => {
                     return Err(StoreError::Invalid(format!(
                         "a lease on `{}` used for run `{run_id}`",
@@ -353,7 +379,17 @@ impl StateStore for SqliteStore {
             }
             let step = expected_step.saturating_add(1);
             let row = NewLogRow::default();
-            write_step(tx, path, run_id, step, LogKind::Status, update, now, &row)?;
+            write_step(
+                tx,
+                path,
+                run_id,
+                step,
+                LogKind::Status,
+                update,
+                now,
+                &row,
+                None,
+            )?;
             get_record(tx, path, run_id)
         })
     }
@@ -379,7 +415,17 @@ impl StateStore for SqliteStore {
                 RecordUpdate::finished(RunStatus::Cancelled, record.current_node.clone(), None);
             let step = record.step.saturating_add(1);
             let row = NewLogRow::default();
-            write_step(tx, path, run_id, step, LogKind::Status, &update, now, &row)?;
+            write_step(
+                tx,
+                path,
+                run_id,
+                step,
+                LogKind::Status,
+                &update,
+                now,
+                &row,
+                None,
+            )?;
             Ok(CancelRequest::Cancelled(get_record(tx, path, run_id)?))
         })
     }
@@ -495,14 +541,30 @@ impl StateStore for SqliteStore {
         let me = owner.to_string();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.write(|tx, path| {
-            let now = to_i64(now_ms())?;
+            let now_u = now_ms();
+            let now = to_i64(now_u)?;
             let expires = now.saturating_add(to_i64(ttl)?);
-            let mut stmt = tx
+            // Who held each claimable run before (a takeover, not a queued run): read before
+            // the upsert replaces it.
+            let held: std::collections::HashMap<String, String> = tx
+                .prepare_cached(
+                    "SELECT l.run_id, l.owner FROM leases l JOIN runs r ON r.run_id = l.run_id \
+                     WHERE r.status IN ('queued', 'running') AND l.expires_at <= ?1",
+                )
+                .and_then(|mut s| {
+                    s.query_map([now], |r| {
+                        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                    })?
+                    .collect::<rusqlite::Result<_>>()
+                })
+                .map_err(|e| StoreError::sqlite(path, e))?;
+            let rows = tx
                 .prepare_cached(
                     "INSERT INTO leases (run_id, owner, host, pid, acquired_at, expires_at) \
                      SELECT r.run_id, ?1, ?2, ?3, ?4, ?5 FROM runs r \
                      LEFT JOIN leases l ON l.run_id = r.run_id \
-                     WHERE r.status = 'running' AND (l.run_id IS NULL OR l.expires_at <= ?4) \
+                     WHERE r.status IN ('queued', 'running') \
+                     AND (l.run_id IS NULL OR l.expires_at <= ?4) \
                      ORDER BY r.started_at, r.run_id LIMIT ?6 \
                      ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, \
                      host = excluded.host, pid = excluded.pid, \
@@ -510,44 +572,59 @@ impl StateStore for SqliteStore {
                      WHERE leases.expires_at <= ?4 \
                      RETURNING run_id, acquired_at, expires_at",
                 )
-                .map_err(|e| StoreError::sqlite(path, e))?;
-            // Which of them had a lease before (taken over, not queued): read before the upsert.
-            let held: std::collections::HashSet<String> = tx
-                .prepare_cached(
-                    "SELECT l.run_id FROM leases l JOIN runs r ON r.run_id = l.run_id \
-                     WHERE r.status = 'running' AND l.expires_at <= ?1",
-                )
-                .and_then(|mut s| {
-                    s.query_map([now], |r| r.get::<_, String>(0))?
-                        .collect::<rusqlite::Result<_>>()
-                })
-                .map_err(|e| StoreError::sqlite(path, e))?;
-            let rows = stmt
-                .query_map(
-                    rusqlite::params![me, owner.host, i64::from(owner.pid), now, expires, limit],
-                    |r| {
-                        Ok((
-                            r.get::<_, String>(0)?,
-                            r.get::<_, i64>(1)?,
-                            r.get::<_, i64>(2)?,
-                        ))
-                    },
-                )
-                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-                .map_err(|e| StoreError::sqlite(path, e))?;
-            rows.into_iter()
-                .map(|(run_id, acquired_at, expires_at)| {
-                    Ok(Claimed {
-                        taken_over: held.contains(&run_id),
-                        lease: Lease {
-                            run_id,
-                            owner: owner.clone(),
-                            acquired_at: to_u64(acquired_at, path, "acquired_at")?,
-                            expires_at: to_u64(expires_at, path, "expires_at")?,
+                .and_then(|mut stmt| {
+                    stmt.query_map(
+                        rusqlite::params![
+                            me,
+                            owner.host,
+                            i64::from(owner.pid),
+                            now,
+                            expires,
+                            limit
+                        ],
+                        |r| {
+                            Ok((
+                                r.get::<_, String>(0)?,
+                                r.get::<_, i64>(1)?,
+                                r.get::<_, i64>(2)?,
+                            ))
                         },
-                    })
+                    )?
+                    .collect::<rusqlite::Result<Vec<_>>>()
                 })
-                .collect()
+                .map_err(|e| StoreError::sqlite(path, e))?;
+            let mut out = Vec::with_capacity(rows.len());
+            for (run_id, acquired_at, expires_at) in rows {
+                let from = held.get(&run_id).cloned();
+                let record = get_record(tx, path, &run_id)?;
+                let step = record.step.saturating_add(1);
+                let (update, note) = ClaimNote::claim(record, me.clone(), from.clone());
+                let row = NewLogRow {
+                    output: Some(note),
+                    ..NewLogRow::default()
+                };
+                write_step(
+                    tx,
+                    path,
+                    &run_id,
+                    step,
+                    LogKind::Claimed,
+                    &update,
+                    now_u,
+                    &row,
+                    None,
+                )?;
+                out.push(Claimed {
+                    taken_over: from.is_some(),
+                    lease: Lease {
+                        run_id,
+                        owner: owner.clone(),
+                        acquired_at: to_u64(acquired_at, path, "acquired_at")?,
+                        expires_at: to_u64(expires_at, path, "expires_at")?,
+                    },
+                });
+            }
+            Ok(out)
         })
     }
 

@@ -128,3 +128,56 @@ pub fn concurrent_claimers_never_share_a_run(f: &dyn Factory) {
     );
     assert_eq!(unique.len(), 40);
 }
+
+/// The note of the claim row at the end of `run_id`'s log.
+fn last_claim(s: &dyn StateStore, run_id: &str) -> hensu_store::ClaimNote {
+    let log = s.read_log(run_id, 0, 100).expect("log");
+    let row = log.last().expect("a row");
+    assert_eq!(row.meta.kind, hensu_store::LogKind::Claimed, "{log:?}");
+    assert_eq!(row.meta.status, RunStatus::Running);
+    serde_json::from_value(row.output.clone().expect("a note")).expect("a claim note")
+}
+
+pub fn claims_are_logged_and_queued_runs_start_running(f: &dyn Factory) {
+    // TTL 0: every lease is expired as soon as it is taken, so a second claim is a takeover.
+    let zero = StoreOptions {
+        lease_ttl: std::time::Duration::ZERO,
+        ..opts()
+    };
+    let s = f.handle(zero);
+    let mut queued = record("q", 1_000);
+    queued.status = RunStatus::Queued;
+    s.create_run(&queued, &workflow(), &snapshot(0))
+        .expect("create");
+    assert_eq!(s.record("q").expect("record").status, RunStatus::Queued);
+    assert_eq!(s.list().expect("list")[0].status, RunStatus::Queued);
+    // A queued run is not terminal: it can be cancelled like a running one.
+    assert!(!RunStatus::Queued.is_terminal());
+
+    let a = s.claim(&owner("a"), 1).expect("claim a");
+    assert_eq!(ids(&a), ["q"], "{}", f.name());
+    assert!(!a[0].taken_over);
+    let r = s.record("q").expect("record");
+    assert_eq!((r.status, r.step), (RunStatus::Running, 1), "{}", f.name());
+    let note = last_claim(s.as_ref(), "q");
+    assert_eq!(note.worker, owner("a").to_string());
+    assert_eq!((note.taken_over_from, note.rerun_node), (None, None));
+
+    // b takes it over from a: the row names both and the node that runs again.
+    let b = s.claim(&owner("b"), 1).expect("claim b");
+    assert!(b[0].taken_over);
+    let note = last_claim(s.as_ref(), "q");
+    assert_eq!(note.worker, owner("b").to_string());
+    assert_eq!(note.taken_over_from, Some(owner("a").to_string()));
+    assert_eq!(note.rerun_node.as_deref(), Some("start"));
+    assert_eq!(s.record("q").expect("record").step, 2);
+    // The history lists both claims.
+    let kinds: Vec<_> = s
+        .history("q")
+        .expect("history")
+        .into_iter()
+        .map(|h| h.kind)
+        .collect();
+    use hensu_store::LogKind::{Claimed, Created};
+    assert_eq!(kinds, [Created, Claimed, Claimed], "{}", f.name());
+}

@@ -98,6 +98,7 @@ fn print_row(r: &hensu_store::LogEntry, as_json: bool) {
         return;
     }
     let what = match (m.kind, &m.executed_node) {
+        (LogKind::Claimed, _) => claim_text(r),
         (LogKind::Step, Some(node)) => format!(
             "{node} {} → {}",
             m.node_status.as_deref().unwrap_or("?"),
@@ -112,4 +113,25 @@ fn print_row(r: &hensu_store::LogEntry, as_json: bool) {
         ),
     };
     println!("{:>6}  {}  {what}", m.step, hensu_store::rfc3339(m.at));
+}
+
+/// A claim row: which worker took the run and, after a takeover, from whom and which node runs
+/// again (its first run was in flight when that owner stopped).
+pub(crate) fn claim_text(r: &hensu_store::LogEntry) -> String {
+    let note = r
+        .output
+        .clone()
+        .and_then(|o| serde_json::from_value::<hensu_store::ClaimNote>(o).ok());
+    match note {
+        Some(hensu_store::ClaimNote {
+            worker,
+            taken_over_from: Some(from),
+            rerun_node,
+        }) => format!(
+            "taken over by {worker} from {from}; `{}` runs again (at-least-once)",
+            rerun_node.as_deref().unwrap_or("-")
+        ),
+        Some(note) => format!("claimed by {}", note.worker),
+        None => "claimed".into(),
+    }
 }

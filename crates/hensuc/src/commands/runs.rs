@@ -150,6 +150,19 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
     let stored = store.load(id).map_err(|e| anyhow::anyhow!("{e}"))?;
     let history = store.history(id).map_err(|e| anyhow::anyhow!("{e}"))?;
     let state = hensu_host::restore(id, &stored.snapshot).ok();
+    // Claims by workers (takeovers among them) with their notes: one log row each.
+    let claims: Vec<(u64, hensu_store::ClaimNote)> = history
+        .iter()
+        .filter(|h| h.kind == hensu_store::LogKind::Claimed)
+        .filter_map(|h| {
+            let row = store
+                .read_log(id, h.step.saturating_sub(1), 1)
+                .ok()?
+                .pop()?;
+            let note = serde_json::from_value(row.output?).ok()?;
+            Some((h.step, note))
+        })
+        .collect();
     let r = &stored.record;
     let source = stored
         .workflow
@@ -167,9 +180,16 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
             "history": history.iter().map(|h| json!({
                 "step": h.step,
                 "at": rfc3339(h.at),
+                "kind": h.kind.as_str(),
                 "status": h.status.as_str(),
                 "node": h.node,
                 "snapshot_bytes": h.snapshot_bytes,
+            })).collect::<Vec<_>>(),
+            "claims": claims.iter().map(|(step, note)| json!({
+                "step": step,
+                "worker": note.worker,
+                "taken_over_from": note.taken_over_from,
+                "rerun_node": note.rerun_node,
             })).collect::<Vec<_>>(),
         });
         let _ = writeln!(out, "{v}");
@@ -207,6 +227,22 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
         let _ = writeln!(out, "steps       {}", s.steps);
         if !s.backtracks.is_empty() {
             let _ = writeln!(out, "backtracks  {}", s.backtracks.len());
+        }
+    }
+    for (step, note) in &claims {
+        match &note.taken_over_from {
+            Some(from) => {
+                let _ = writeln!(
+                    out,
+                    "takeover    step {step}: {} took over from {from}; `{}` ran again \
+                     (at-least-once)",
+                    note.worker,
+                    note.rerun_node.as_deref().unwrap_or("-")
+                );
+            }
+            None => {
+                let _ = writeln!(out, "claimed     step {step}: by {}", note.worker);
+            }
         }
     }
     let _ = writeln!(out, "history ({} rows)", history.len());

@@ -280,9 +280,11 @@ impl Start {
             }
         };
         let run_id = durable.run_id().to_string();
+        // `hensuc run` / `resume` run this one run on a current-thread runtime.
         let durable = durable
             .with_cancel(cancel.clone())
-            .with_pause_flag(pause_flag(workdir, &run_id));
+            .with_pause_flag(pause_flag(workdir, &run_id))
+            .with_inline_writes();
         durable
             .start_heartbeat(hensu_store::DEFAULT_LEASE_TTL)
             .map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -251,12 +251,13 @@ pub fn queue_run(
         args.settings.scenario.as_deref(),
         args.settings.stub,
     )?;
-    let record = RunRecord::new(
+    let mut record = RunRecord::new(
         run_id.clone(),
         workflow.id.clone(),
         workflow.version.clone(),
         Some(workflow.start_node.clone()),
     );
+    record.status = hensu_store::RunStatus::Queued;
     let initial = RunState::new(
         run_id.clone(),
         workflow.id.clone(),

@@ -127,6 +127,14 @@ fn three_workers_one_killed_every_run_completes_once() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
     assert_eq!(store.list().unwrap().len(), RUNS);
+    // Not claimed yet: queued.
+    assert!(
+        store
+            .list()
+            .unwrap()
+            .iter()
+            .all(|r| r.status == RunStatus::Queued)
+    );
 
     let mut workers: Vec<Child> = (0..3)
         .map(|i| spawn_worker(dir, &url, &dir.join(format!("w{i}.jsonl"))))
@@ -192,6 +200,31 @@ fn three_workers_one_killed_every_run_completes_once() {
         taken >= 1,
         "the killed worker's runs were taken over: {events:?}"
     );
+    // The run logs keep every takeover: the claim row names the killed worker and the node
+    // that ran again, and `hensuc runs show` prints it.
+    let mut taken_over = Vec::new();
+    for r in store.list().unwrap() {
+        for e in store.read_log(&r.run_id, 0, 10_000).unwrap() {
+            if e.meta.kind != LogKind::Claimed {
+                continue;
+            }
+            let note: hensu_store::ClaimNote =
+                serde_json::from_value(e.output.clone().unwrap()).unwrap();
+            if note.taken_over_from.is_some() {
+                assert!(note.rerun_node.is_some(), "{note:?}");
+                taken_over.push(r.run_id.clone());
+            }
+        }
+    }
+    assert_eq!(taken_over.len(), taken, "{taken_over:?}");
+    let out = crate::hensuc()
+        .args(["runs", "show", &taken_over[0], "-d"])
+        .arg(dir)
+        .env("HENSU_DATABASE_URL", &url)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("took over from"), "{text}");
 }
 
 fn uuid_like() -> String {
