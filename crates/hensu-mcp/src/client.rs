@@ -6,6 +6,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::{Peer, RoleClient, RunningService, ServiceExt};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value;
 
@@ -183,11 +184,16 @@ async fn start(
                 .await
                 .map_err(|e| format!("initialize failed: {e}"))
         }
-        Endpoint::Http { url } => {
-            let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+        Endpoint::Http { url, ca_file } => {
+            let ca_file = ca_file.as_deref().map(|file| workdir.join(file));
+            let client = crate::tls::http_client(ca_file.as_deref())?;
+            let transport = StreamableHttpClientTransport::with_client(
+                client,
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()),
+            );
             ().serve(transport)
                 .await
-                .map_err(|e| format!("initialize failed: {e}"))
+                .map_err(|e| crate::tls::describe_initialize_error(&e))
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod gateway;
 mod result;
 mod run;
 mod source;
+mod tls;
 
 pub use client::{ConnectError, McpClients, ToolInfo};
 pub use config::{
