@@ -15,10 +15,10 @@
 mod client;
 mod config;
 pub mod gateway;
+mod http_client;
 mod result;
 mod run;
 mod source;
-mod tls;
 
 pub use client::{ConnectError, McpClients, ToolInfo};
 pub use config::{

@@ -78,35 +78,67 @@ fn same_origin_redirect_policy() -> reqwest::redirect::Policy {
     })
 }
 
-/// Why connecting failed, for the `MCP server '<name>': …` message: a rejected TLS handshake
-/// (deep inside the transport's error chain) is named as such; anything else keeps the SDK's
-/// message.
-pub(crate) fn describe_initialize_error(error: &rmcp::service::ClientInitializeError) -> String {
+/// The transport error rmcp's streamable-HTTP client reports.
+type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
+
+/// Why connecting to `url` failed, for the `MCP server '<name>': …` message: a rejected TLS
+/// handshake (deep inside the transport's error) is named as such; anything else keeps the
+/// SDK's message, with the URL's credentials removed.
+pub(crate) fn describe_initialize_error(
+    error: &rmcp::service::ClientInitializeError,
+    url: &str,
+) -> String {
     let tls = match error {
-        rmcp::service::ClientInitializeError::TransportError { error, .. } => tls_error(error),
+        rmcp::service::ClientInitializeError::TransportError { error, .. } => {
+            tls_error(error.error.as_ref())
+        }
         _ => None,
     };
     match tls {
         Some(tls) => format!("TLS handshake failed: {}", describe_tls(tls)),
-        None => format!("initialize failed: {error}"),
+        None => redact_url(&format!("initialize failed: {error}"), url),
     }
 }
 
-fn tls_error<'a>(error: &'a (dyn Error + 'static)) -> Option<&'a rustls::Error> {
-    let mut next = Some(error);
+/// `message` without the user info, query and fragment of `url` (reqwest quotes the URL of a
+/// failed request, and a key may travel in its query; docs/security.md).
+pub(crate) fn redact_url(message: &str, url: &str) -> String {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return message.to_string();
+    };
+    // reqwest moves user info into a header and quotes the rest.
+    let mut without_user = parsed.clone();
+    let _ = without_user.set_username("");
+    let _ = without_user.set_password(None);
+    let mut shown = without_user.clone();
+    shown.set_query(None);
+    shown.set_fragment(None);
+    if shown == parsed {
+        return message.to_string();
+    }
+    [url, parsed.as_str(), without_user.as_str()]
+        .iter()
+        .fold(message.to_string(), |text, form| {
+            text.replace(form, shown.as_str())
+        })
+}
+
+fn tls_error<'a>(error: &'a (dyn Error + Send + Sync + 'static)) -> Option<&'a rustls::Error> {
+    let mut next: Option<&(dyn Error + 'static)> = Some(error);
     while let Some(e) = next {
         if let Some(tls) = e.downcast_ref::<rustls::Error>() {
             return Some(tls);
         }
-        // An io::Error's `source()` skips the error it wraps, which is where rustls puts its own.
-        if let Some(tls) = e
-            .downcast_ref::<std::io::Error>()
-            .and_then(|io| io.get_ref())
-            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-        {
-            return Some(tls);
-        }
-        next = e.source();
+        next = if let Some(HttpError::Client(client)) = e.downcast_ref::<HttpError>() {
+            // rmcp's `Client(reqwest::Error)` is not marked as the error's source.
+            Some(client)
+        } else if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            // An io::Error's `source()` skips the error it wraps; rustls's error is wrapped
+            // (by the TLS stream, and again by the connector).
+            io.get_ref().map(|inner| inner as &(dyn Error + 'static))
+        } else {
+            e.source()
+        };
     }
     None
 }
