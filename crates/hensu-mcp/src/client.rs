@@ -6,10 +6,12 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::{Peer, RoleClient, RunningService, ServiceExt};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value;
 
 use crate::config::{Endpoint, McpConfig};
+use crate::http_client::redact_url;
 use crate::result::{ToolFailure, render_result};
 
 /// Environment variables a stdio server always gets (everything else is cleared, so provider
@@ -55,6 +57,8 @@ pub struct McpClients {
     tools: IndexMap<String, ToolInfo>,
     call_timeout: Duration,
     max_result_bytes: usize,
+    /// Each HTTP server's URL, whose credentials are cut out of error messages.
+    urls: IndexMap<String, String>,
 }
 
 impl std::fmt::Debug for McpClients {
@@ -82,6 +86,7 @@ impl McpClients {
             tools: IndexMap::new(),
             call_timeout: config.call_timeout(),
             max_result_bytes: config.max_result_bytes(),
+            urls: IndexMap::new(),
         };
         for (name, endpoint) in endpoints {
             let fail = |message: String| ConnectError::Server {
@@ -100,12 +105,15 @@ impl McpClients {
                         timeout.as_millis()
                     ))
                 })?
-                .map_err(|e| fail(format!("tools/list failed: {e}")))?;
+                .map_err(|e| fail(redact(&endpoint, format!("tools/list failed: {e}"))))?;
             for tool in &listed {
                 clients
                     .tools
                     .entry(tool.name.to_string())
                     .or_insert_with(|| ToolInfo::from_rmcp(tool, &name));
+            }
+            if let Endpoint::Http { url, .. } = &endpoint {
+                clients.urls.insert(name.clone(), url.clone());
             }
             clients.peers.insert(name.clone(), service.peer().clone());
             clients.services.push(service);
@@ -138,7 +146,13 @@ impl McpClients {
         let result: CallToolResult =
             match tokio::time::timeout(self.call_timeout, peer.call_tool(params)).await {
                 Err(_) => return Err(ToolFailure::Timeout(self.call_timeout)),
-                Ok(Err(e)) => return Err(ToolFailure::Transport(e.to_string())),
+                Ok(Err(e)) => {
+                    let message = match self.urls.get(&info.server) {
+                        Some(url) => redact_url(&e.to_string(), url),
+                        None => e.to_string(),
+                    };
+                    return Err(ToolFailure::Transport(message));
+                }
                 Ok(Ok(r)) => r,
             };
         render_result(
@@ -152,6 +166,14 @@ impl McpClients {
         for service in self.services {
             let _ = service.cancel().await;
         }
+    }
+}
+
+/// `message` without the credentials of an HTTP endpoint's URL.
+fn redact(endpoint: &Endpoint, message: String) -> String {
+    match endpoint {
+        Endpoint::Http { url, .. } => redact_url(&message, url),
+        Endpoint::Stdio { .. } => message,
     }
 }
 
@@ -183,11 +205,16 @@ async fn start(
                 .await
                 .map_err(|e| format!("initialize failed: {e}"))
         }
-        Endpoint::Http { url } => {
-            let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+        Endpoint::Http { url, ca_file } => {
+            let ca_file = ca_file.as_deref().map(|file| workdir.join(file));
+            let client = crate::http_client::http_client(ca_file.as_deref())?;
+            let transport = StreamableHttpClientTransport::with_client(
+                client,
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()),
+            );
             ().serve(transport)
                 .await
-                .map_err(|e| format!("initialize failed: {e}"))
+                .map_err(|e| crate::http_client::describe_initialize_error(&e, url))
         }
     }
 }

@@ -37,8 +37,12 @@ pub struct ServerConfig {
     /// Environment variables *names* passed through to the child (its environment is
     /// otherwise cleared except `PATH`, `HOME`, `LANG`, so provider keys never reach it).
     pub env: Vec<String>,
-    /// The streamable-HTTP endpoint, e.g. `http://127.0.0.1:8000/mcp` (plain HTTP only).
+    /// The streamable-HTTP endpoint, e.g. `http://127.0.0.1:8000/mcp` or `https://…`.
     pub url: Option<String>,
+    /// `https://` servers only: a PEM file of the certificate authorities to trust *instead of*
+    /// the built-in public roots (a private CA, a self-signed server). Relative paths are
+    /// relative to the working directory of the run.
+    pub ca_file: Option<String>,
 }
 
 /// How to reach one server.
@@ -51,6 +55,8 @@ pub enum Endpoint {
     },
     Http {
         url: String,
+        /// The `ca_file` of an `https://` server (docs/mcp.md, *Configuration*).
+        ca_file: Option<String>,
     },
 }
 
@@ -80,26 +86,31 @@ impl McpConfig {
 
 impl ServerConfig {
     fn endpoint(&self, name: &str) -> Result<Endpoint, String> {
+        if self.ca_file.is_some() && !self.url.as_deref().is_some_and(is_https) {
+            return Err(format!(
+                "mcp.servers.{name}: `ca_file` applies to `https://` servers only"
+            ));
+        }
         match (&self.command, &self.url) {
             (Some(command), None) if !command.trim().is_empty() => Ok(Endpoint::Stdio {
                 command: command.clone(),
                 args: self.args.clone(),
                 env: self.env.clone(),
             }),
-            (None, Some(url)) if url.starts_with("https://") => Err(format!(
-                "mcp.servers.{name}: `https://` servers are not supported yet (the MCP HTTP \
-                 client is built without TLS); use an `http://` endpoint on this machine or a \
-                 `command` server"
-            )),
-            (None, Some(url)) if url.starts_with("http://") => {
+            (None, Some(url)) if url.starts_with("http://") || is_https(url) => {
                 if !self.args.is_empty() || !self.env.is_empty() {
                     return Err(format!(
                         "mcp.servers.{name}: `args` and `env` apply to `command` servers only"
                     ));
                 }
-                Ok(Endpoint::Http { url: url.clone() })
+                Ok(Endpoint::Http {
+                    url: url.clone(),
+                    ca_file: self.ca_file.clone(),
+                })
             }
-            (None, Some(_)) => Err(format!("mcp.servers.{name}: `url` must start with http://")),
+            (None, Some(_)) => Err(format!(
+                "mcp.servers.{name}: `url` must start with http:// or https://"
+            )),
             (Some(_), Some(_)) => Err(format!(
                 "mcp.servers.{name}: give either `command` (stdio) or `url` (HTTP), not both"
             )),
@@ -108,6 +119,10 @@ impl ServerConfig {
             )),
         }
     }
+}
+
+fn is_https(url: &str) -> bool {
+    url.starts_with("https://")
 }
 
 /// The `[mcp]` section of a whole `hensu.toml` (other sections are ignored here; the provider

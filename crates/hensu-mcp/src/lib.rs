@@ -15,6 +15,7 @@
 mod client;
 mod config;
 pub mod gateway;
+mod http_client;
 mod result;
 mod run;
 mod source;

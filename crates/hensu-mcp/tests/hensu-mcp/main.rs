@@ -1,9 +1,10 @@
 //! hensu-mcp tests: MCP servers written with rmcp (stdio: the example server; streamable HTTP:
-//! [`support::TestServer`]), the agent tool loop against a mock OpenAI-compatible model, stub
-//! scripts, and the server-mode gateway with a test client.
+//! [`support::TestServer`], also behind TLS), the agent tool loop against a mock
+//! OpenAI-compatible model, stub scripts, and the server-mode gateway with a test client.
 
 mod client;
 mod gateway;
+mod https;
 mod scripted;
 mod support;
 mod tool_loop;

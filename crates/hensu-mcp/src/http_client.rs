@@ -1,0 +1,155 @@
+//! The HTTP client of streamable-HTTP MCP servers (docs/mcp.md, *Configuration*). rmcp would
+//! build its own reqwest client; hensu builds it so `https://` servers get rustls on the ring
+//! crypto provider (the one the rest of the workspace uses) with Mozilla's public roots, or only
+//! the authorities of the server's `ca_file`.
+
+use std::error::Error;
+use std::path::Path;
+use std::sync::Arc;
+
+use reqwest_rmcp as reqwest;
+use rustls::RootCertStore;
+use rustls_pki_types::CertificateDer;
+use rustls_pki_types::pem::PemObject;
+
+/// Most same-origin redirects one request follows (as rmcp's own default client).
+const MAX_REDIRECTS: usize = 10;
+
+/// The client for one HTTP server: TLS trusts `ca_file`'s certificates when given (a private
+/// authority), else the public roots. Errors name the file and the problem, never its bytes.
+pub(crate) fn http_client(ca_file: Option<&Path>) -> Result<reqwest::Client, String> {
+    let roots = match ca_file {
+        Some(path) => roots_from_file(path)?,
+        None => RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        },
+    };
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| format!("TLS setup failed: {e}"))?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    reqwest::Client::builder()
+        // As rmcp's default client: no idle pooling (it avoids delayed-ACK stalls on reuse).
+        .pool_max_idle_per_host(0)
+        .redirect(same_origin_redirect_policy())
+        .tls_backend_preconfigured(tls)
+        .build()
+        .map_err(|e| format!("HTTP client setup failed: {e}"))
+}
+
+fn roots_from_file(path: &Path) -> Result<RootCertStore, String> {
+    let shown = path.display();
+    let pem = std::fs::read(path).map_err(|e| format!("ca_file `{shown}`: cannot read it: {e}"))?;
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&pem) {
+        let cert = cert.map_err(|e| format!("ca_file `{shown}`: not valid PEM: {e}"))?;
+        roots
+            .add(cert)
+            .map_err(|e| format!("ca_file `{shown}`: not a usable certificate: {e}"))?;
+    }
+    if roots.is_empty() {
+        return Err(format!("ca_file `{shown}`: no PEM certificate in it"));
+    }
+    Ok(roots)
+}
+
+/// The redirects rmcp's default client follows, kept for ours: same-origin 307/308 only (they
+/// keep the POSTed JSON-RPC message; another origin would receive the session id).
+fn same_origin_redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let keeps_body = matches!(
+            attempt.status(),
+            reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+        );
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !keeps_body || !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
+/// The transport error rmcp's streamable-HTTP client reports.
+type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
+
+/// Why connecting to `url` failed, for the `MCP server '<name>': …` message: a rejected TLS
+/// handshake (deep inside the transport's error) is named as such; anything else keeps the
+/// SDK's message, with the URL's credentials removed.
+pub(crate) fn describe_initialize_error(
+    error: &rmcp::service::ClientInitializeError,
+    url: &str,
+) -> String {
+    let tls = match error {
+        rmcp::service::ClientInitializeError::TransportError { error, .. } => {
+            tls_error(error.error.as_ref())
+        }
+        _ => None,
+    };
+    match tls {
+        Some(tls) => format!("TLS handshake failed: {}", describe_tls(tls)),
+        None => redact_url(&format!("initialize failed: {error}"), url),
+    }
+}
+
+/// `message` without the user info, query and fragment of `url` (reqwest quotes the URL of a
+/// failed request, and a key may travel in its query; docs/security.md).
+pub(crate) fn redact_url(message: &str, url: &str) -> String {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return message.to_string();
+    };
+    // reqwest moves user info into a header and quotes the rest.
+    let mut without_user = parsed.clone();
+    let _ = without_user.set_username("");
+    let _ = without_user.set_password(None);
+    let mut shown = without_user.clone();
+    shown.set_query(None);
+    shown.set_fragment(None);
+    if shown == parsed {
+        return message.to_string();
+    }
+    [url, parsed.as_str(), without_user.as_str()]
+        .iter()
+        .fold(message.to_string(), |text, form| {
+            text.replace(form, shown.as_str())
+        })
+}
+
+fn tls_error<'a>(error: &'a (dyn Error + Send + Sync + 'static)) -> Option<&'a rustls::Error> {
+    let mut next: Option<&(dyn Error + 'static)> = Some(error);
+    while let Some(e) = next {
+        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        next = if let Some(HttpError::Client(client)) = e.downcast_ref::<HttpError>() {
+            // rmcp's `Client(reqwest::Error)` is not marked as the error's source.
+            Some(client)
+        } else if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            // An io::Error's `source()` skips the error it wraps; rustls's error is wrapped
+            // (by the TLS stream, and again by the connector).
+            io.get_ref().map(|inner| inner as &(dyn Error + 'static))
+        } else {
+            e.source()
+        };
+    }
+    None
+}
+
+fn describe_tls(error: &rustls::Error) -> String {
+    use rustls::CertificateError::{BadSignature, UnknownIssuer};
+    match error {
+        rustls::Error::InvalidCertificate(UnknownIssuer | BadSignature) => format!(
+            "{error} (the server's certificate is not signed by a trusted authority; for a \
+             private authority or a self-signed server, set `ca_file`)"
+        ),
+        _ => error.to_string(),
+    }
+}
