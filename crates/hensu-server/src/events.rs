@@ -215,7 +215,7 @@ pub fn execution_stream(
 }
 
 /// Every execution of `tenant` from now on, wherever it runs: a write of this server wakes
-/// the stream at once, and every [`POLL`] the tenant's runs are checked in the shared store
+/// the stream at once, and every `POLL` (500 ms) the tenant's runs are checked in the shared store
 /// (one query for the tenant's run ids, one record read per run not known to be over), so
 /// runs executing on another server sharing the database are followed too. The runs that
 /// exist when the stream opens start at their current step (no history replay);
