@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use hensu_server::AuthConfig;
 use hensu_store::{StateStore, StoreOptions, WorkflowRegistry};
+use reqwest::StatusCode;
 use serde_json::Value;
 
 pub const SECRET: &str = "test-secret-test-secret-test-secret!";
@@ -187,4 +188,29 @@ pub fn parse_sse(text: &str) -> Vec<Sse> {
             }
         })
         .collect()
+}
+
+/// One request as `tenant` (a bearer token of its own); the status and the body as JSON (or
+/// as a string when it is not JSON).
+pub async fn send(
+    s: &Server,
+    method: reqwest::Method,
+    tenant: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut req = s
+        .http
+        .request(method, s.url(path))
+        .bearer_auth(token(tenant));
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let resp = req.send().await.expect("request");
+    let status = resp.status();
+    let text = resp.text().await.expect("body");
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }

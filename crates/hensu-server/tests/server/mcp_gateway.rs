@@ -8,34 +8,11 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::harness::{Server, fixture, token};
+use crate::harness::{Server, fixture, send as call, token};
 use crate::mcp_tenant::TenantClient;
 
 const A: &str = "tenant-a";
 const B: &str = "tenant-b";
-
-async fn call(
-    s: &Server,
-    method: reqwest::Method,
-    tenant: &str,
-    path: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let mut req = s
-        .http
-        .request(method, s.url(path))
-        .bearer_auth(token(tenant));
-    if let Some(b) = body {
-        req = req.json(&b);
-    }
-    let resp = req.send().await.expect("request");
-    let status = resp.status();
-    let text = resp.text().await.expect("body");
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
 
 async fn push(s: &Server, tenant: &str, name: &str) {
     let (st, body) = call(

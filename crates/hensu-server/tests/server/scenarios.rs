@@ -3,33 +3,10 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::harness::{Server, Sse, claims, fixture, parse_sse, token};
+use crate::harness::{Server, Sse, claims, fixture, parse_sse, send, token};
 
 const A: &str = "tenant-a";
 const B: &str = "tenant-b";
-
-async fn send(
-    s: &Server,
-    method: reqwest::Method,
-    tenant: &str,
-    path: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let mut req = s
-        .http
-        .request(method, s.url(path))
-        .bearer_auth(token(tenant));
-    if let Some(b) = body {
-        req = req.json(&b);
-    }
-    let resp = req.send().await.expect("request");
-    let status = resp.status();
-    let text = resp.text().await.expect("body");
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
 
 async fn get(s: &Server, tenant: &str, path: &str) -> (StatusCode, Value) {
     send(s, reqwest::Method::GET, tenant, path, None).await
