@@ -18,7 +18,9 @@ use crate::network::{NetworkAccess, simulated};
 #[derive(Clone, Debug)]
 pub struct WebhookHandler {
     default_url: Option<String>,
-    client: reqwest::Client,
+    /// Built on first use: `hensuc check` registers the handlers only to know their ids, and a
+    /// client (TLS roots included) costs a noticeable part of a small check.
+    client: std::sync::OnceLock<reqwest::Client>,
     timeout: Duration,
     network: NetworkAccess,
 }
@@ -27,7 +29,7 @@ impl WebhookHandler {
     pub fn new(default_url: Option<String>) -> Self {
         WebhookHandler {
             default_url,
-            client: reqwest::Client::new(),
+            client: std::sync::OnceLock::new(),
             timeout: Duration::from_secs(30),
             network: NetworkAccess::Live,
         }
@@ -65,6 +67,7 @@ impl ActionHandler for WebhookHandler {
         let json: serde_json::Map<String, Value> = body.into_iter().collect();
         match self
             .client
+            .get_or_init(reqwest::Client::new)
             .post(&url)
             .timeout(self.timeout)
             .json(&Value::Object(json))
@@ -89,7 +92,8 @@ impl ActionHandler for WebhookHandler {
 /// ("response"; receives the response body), `timeout` (30 000 ms).
 #[derive(Clone, Debug)]
 pub struct ApiCallerHandler {
-    client: reqwest::Client,
+    /// Built on first use (see [`WebhookHandler`]'s field).
+    client: std::sync::OnceLock<reqwest::Client>,
     network: NetworkAccess,
 }
 
@@ -102,7 +106,7 @@ impl Default for ApiCallerHandler {
 impl ApiCallerHandler {
     pub fn new() -> Self {
         ApiCallerHandler {
-            client: reqwest::Client::new(),
+            client: std::sync::OnceLock::new(),
             network: NetworkAccess::Live,
         }
     }
@@ -178,6 +182,7 @@ impl GenericNodeHandler for ApiCallerHandler {
         }
         let mut req = self
             .client
+            .get_or_init(reqwest::Client::new)
             .request(method.clone(), &endpoint)
             .timeout(Duration::from_millis(timeout_ms));
         if !matches!(
