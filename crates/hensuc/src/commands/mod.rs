@@ -18,6 +18,7 @@ pub mod remote;
 pub mod remote_runs;
 pub mod resume;
 pub mod run;
+mod run_summary;
 pub mod runs;
 pub mod serve;
 pub mod session;

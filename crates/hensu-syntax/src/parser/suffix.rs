@@ -1,0 +1,203 @@
+//! Applying a postfix suffix (`.member(args)`, `(args)`, `{ block }`) to the expression before
+//! it: shared by the chumsky parser and the fast path, so both build the same tree.
+
+use hensu_diagnostics::codes;
+
+use super::*;
+
+pub(crate) fn apply_suffix<'s>(
+    src: &'s str,
+    cur: Expr<'s>,
+    suffix: Suffix<'s>,
+    emit: &mut dyn FnMut(PErr),
+) -> Expr<'s> {
+    let _ = src;
+    match suffix {
+        Suffix::Member(method, args, s) => {
+            let span = cur.span.to(sp(s));
+            match (cur.kind, args) {
+                (ExprKind::Name(first), None) => expr(
+                    ExprKind::Path(Path {
+                        segments: vec![first, method],
+                        span,
+                    }),
+                    span,
+                ),
+                (ExprKind::Path(mut p), None) => {
+                    p.segments.push(method);
+                    p.span = span;
+                    expr(ExprKind::Path(p), span)
+                }
+                (ExprKind::Str(s), Some(a))
+                    if method.name == "trimIndent" && a.items.is_empty() =>
+                {
+                    let value = match s.value {
+                        Cow::Borrowed(b) => strings::trim_indent_cow(b),
+                        Cow::Owned(o) => Cow::Owned(strings::trim_indent_cow(&o).into_owned()),
+                    };
+                    expr(
+                        ExprKind::Str(StrExpr {
+                            value,
+                            parts: s.parts,
+                            verbatim: false,
+                        }),
+                        span,
+                    )
+                }
+                (ExprKind::Str(s), Some(a))
+                    if method.name == "trimMargin" && a.items.len() <= 1 =>
+                {
+                    let prefix = match a.items.first() {
+                        None => Some("|".to_owned()),
+                        Some(Arg { name, value })
+                            if name.is_none_or(|n| n.name == "marginPrefix") =>
+                        {
+                            value.as_str().map(str::to_owned)
+                        }
+                        Some(_) => None,
+                    };
+                    match prefix {
+                        Some(p) if !p.chars().all(strings::kotlin_is_whitespace) => {
+                            let value = Cow::Owned(strings::trim_margin(&s.value, &p));
+                            expr(
+                                ExprKind::Str(StrExpr {
+                                    value,
+                                    parts: s.parts,
+                                    verbatim: false,
+                                }),
+                                span,
+                            )
+                        }
+                        Some(_) => {
+                            emit(PErr::custom(
+                                CSpan::from(a.span.start..a.span.end),
+                                codes::E0010,
+                                "the margin prefix must not be blank",
+                                "blank margin prefix",
+                                "use the default `trimMargin()` (prefix `|`) or a visible prefix such as `trimMargin(\"#\")`",
+                            ));
+                            expr(ExprKind::Error, span)
+                        }
+                        None => {
+                            let receiver = Box::new(expr(ExprKind::Str(s), cur.span));
+                            expr(
+                                ExprKind::MethodCall {
+                                    receiver,
+                                    method,
+                                    args: a.items,
+                                },
+                                span,
+                            )
+                        }
+                    }
+                }
+                (kind, Some(a)) => {
+                    // `A.b(args)`: receiver `A`, method `b`.
+                    let receiver = Box::new(expr(kind, cur.span));
+                    expr(
+                        ExprKind::MethodCall {
+                            receiver,
+                            method,
+                            args: a.items,
+                        },
+                        span,
+                    )
+                }
+                (_, None) => {
+                    emit(PErr::custom(
+                        s,
+                        codes::E0010,
+                        "property access on a value is not supported",
+                        "unexpected member access",
+                        "only qualified names like `VarType.STRING` and the string calls `.trimIndent()`/`.trimMargin()` are allowed",
+                    ));
+                    expr(ExprKind::Error, span)
+                }
+            }
+        }
+        Suffix::Args(a) => {
+            let span = cur.span.to(a.span);
+            match cur.kind {
+                ExprKind::Name(callee) => expr(
+                    ExprKind::Call(Call {
+                        callee,
+                        args: Some(a),
+                        block: None,
+                    }),
+                    span,
+                ),
+                ExprKind::Path(mut p) if p.segments.len() >= 2 => {
+                    let method = p.segments.pop().unwrap_or(Ident {
+                        name: "",
+                        span: p.span,
+                        backticked: false,
+                    });
+                    let recv_span = p
+                        .segments
+                        .iter()
+                        .fold(p.segments.first().map_or(p.span, |s| s.span), |acc, s| {
+                            acc.to(s.span)
+                        });
+                    let receiver = if let [only] = p.segments[..] {
+                        expr(ExprKind::Name(only), only.span)
+                    } else {
+                        expr(
+                            ExprKind::Path(Path {
+                                segments: p.segments,
+                                span: recv_span,
+                            }),
+                            recv_span,
+                        )
+                    };
+                    expr(
+                        ExprKind::MethodCall {
+                            receiver: Box::new(receiver),
+                            method,
+                            args: a.items,
+                        },
+                        span,
+                    )
+                }
+                ExprKind::Error => expr(ExprKind::Error, span),
+                _ => {
+                    emit(PErr::custom(
+                        CSpan::from(a.span.start..a.span.end),
+                        codes::E0010,
+                        "this value cannot be called",
+                        "unexpected argument list",
+                        "only names can be called, e.g. `listOf(\"a\")`",
+                    ));
+                    expr(ExprKind::Error, span)
+                }
+            }
+        }
+        Suffix::Block(b) => {
+            let span = cur.span.to(b.span);
+            match cur.kind {
+                ExprKind::Name(callee) => expr(
+                    ExprKind::Call(Call {
+                        callee,
+                        args: None,
+                        block: Some(Box::new(b)),
+                    }),
+                    span,
+                ),
+                ExprKind::Call(mut c) if c.block.is_none() => {
+                    c.block = Some(Box::new(b));
+                    expr(ExprKind::Call(c), span)
+                }
+                ExprKind::Error => expr(ExprKind::Error, span),
+                _ => {
+                    emit(PErr::custom(
+                        CSpan::from(b.span.start..b.span.start + 1),
+                        codes::E0010,
+                        "unexpected block",
+                        "a block can only follow a call such as `node(\"x\")` or a name such as `agents`",
+                        "put the statement and the block on separate lines, or remove the block",
+                    ));
+                    expr(ExprKind::Error, span)
+                }
+            }
+        }
+    }
+}

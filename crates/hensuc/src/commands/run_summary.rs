@@ -1,0 +1,167 @@
+//! The summary `hensuc run` and `hensuc resume` print when a run stops: outcome, path (long
+//! loops abbreviated), outputs, compensations, and the exit code that goes with it.
+
+use std::io::Write;
+
+use hensu_ir::{ExitStatus, Workflow};
+use hensu_runtime::{RunOutcome, RunResult};
+use serde_json::Value;
+
+use crate::exit;
+
+fn truncate(s: &str, max: usize) -> String {
+    let flat = s.replace('\n', "⏎");
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        format!("{}…", flat.chars().take(max).collect::<String>())
+    }
+}
+
+/// Nodes of a path shown in full by [`abbreviate_path`]; a longer path (a loop up to `maxSteps`) shows its first and
+/// last nodes around a count of the ones left out.
+const PATH_SHOWN_HEAD: usize = 5;
+const PATH_SHOWN_TAIL: usize = 10;
+
+pub fn abbreviate_path(path: &[&str]) -> String {
+    if path.is_empty() {
+        return "(no node ran)".to_string();
+    }
+    if path.len() <= PATH_SHOWN_HEAD + PATH_SHOWN_TAIL + 1 {
+        return path.join(" → ");
+    }
+    let left_out = path.len() - PATH_SHOWN_HEAD - PATH_SHOWN_TAIL;
+    format!(
+        "{} → … ({left_out} more) … → {}",
+        path[..PATH_SHOWN_HEAD].join(" → "),
+        path[path.len() - PATH_SHOWN_TAIL..].join(" → ")
+    )
+}
+
+/// Prints the summary to stdout and returns the exit code.
+pub(crate) fn summarize(
+    workflow: &Workflow,
+    result: &RunResult,
+    verbose: bool,
+    redactor: &hensu_providers::Redactor,
+) -> u8 {
+    use std::fmt::Write as _;
+    let state = &result.state;
+    let (headline, code) = match &result.outcome {
+        RunOutcome::Completed {
+            exit_status,
+            end_node,
+        } => (
+            format!(
+                "{} workflow ended at `{end_node}`: {}",
+                if *exit_status == ExitStatus::Success {
+                    "✓"
+                } else {
+                    "✗"
+                },
+                exit_status.as_str()
+            ),
+            if *exit_status == ExitStatus::Success {
+                exit::SUCCESS
+            } else {
+                exit::FAILURE
+            },
+        ),
+        RunOutcome::Rejected { reason } => {
+            (format!("✗ workflow rejected: {reason}"), exit::FAILURE)
+        }
+        RunOutcome::Paused => (
+            match (hensu_runtime::pending_review(state), &state.phase) {
+                (Some((node, _)), _) => format!("⏸ paused at `{node}`, waiting for review"),
+                (None, hensu_runtime::ExecutionPhase::Awaiting { node_id, .. }) => {
+                    format!("⏸ paused at `{node_id}`")
+                }
+                _ => format!("⏸ paused before `{}`", state.current_node),
+            },
+            exit::PAUSED,
+        ),
+        RunOutcome::Failed(e) => (format!("✗ workflow failed: {e}"), exit::FAILURE),
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "{headline}");
+    if let RunOutcome::Failed(hensu_runtime::RuntimeError::MissingInputs { names }) =
+        &result.outcome
+    {
+        let example: Vec<String> = names.iter().map(|n| format!("\"{n}\": \"…\"")).collect();
+        let _ = writeln!(
+            out,
+            "  help: give them with -c '{{{}}}'",
+            example.join(", ")
+        );
+    }
+    let mut path: Vec<&str> = state.path();
+    match (&result.outcome, &state.phase) {
+        (RunOutcome::Completed { end_node, .. }, _) => path.push(end_node),
+        // The node a paused run waits at has not reached its history yet.
+        (RunOutcome::Paused, hensu_runtime::ExecutionPhase::Awaiting { node_id, .. }) => {
+            path.push(node_id)
+        }
+        _ => {}
+    }
+    let _ = writeln!(out, "  path        {}", abbreviate_path(&path));
+    let _ = writeln!(out, "  steps       {}", state.steps);
+    if !state.backtracks.is_empty() {
+        let _ = writeln!(out, "  backtracks  {}", state.backtracks.len());
+        for b in &state.backtracks {
+            let _ = writeln!(out, "    {} → {} {:?}({})", b.from, b.to, b.kind, b.reason);
+        }
+    }
+    if !state.compensations.is_empty() {
+        // docs/language.md, *Saga compensation*: in the order they ran.
+        let _ = writeln!(out, "  compensated");
+        for c in &state.compensations {
+            let text = match (&c.output, &c.error) {
+                (_, Some(e)) => format!("✗ {e}"),
+                (Some(o), None) => hensu_runtime::render(o).into_owned(),
+                (None, None) => String::new(),
+            };
+            let text = if verbose { text } else { truncate(&text, 100) };
+            let _ = writeln!(
+                out,
+                "    {} (step {}) ← {}: {text}",
+                c.node_id, c.visit_step, c.compensation_id
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  time        {:.1} ms",
+        result.duration.as_secs_f64() * 1000.0
+    );
+    // Output variables: the schema's non-input variables, else the node outputs.
+    let names: Vec<String> = match &workflow.state_schema {
+        Some(schema) => schema
+            .variables
+            .iter()
+            .filter(|v| !v.is_input)
+            .map(|v| v.name.clone())
+            .collect(),
+        None => workflow.nodes.keys().cloned().collect(),
+    };
+    let shown: Vec<(&String, &Value)> = names
+        .iter()
+        .filter_map(|n| state.context.get_key_value(n.as_str()))
+        .collect();
+    if !shown.is_empty() {
+        let _ = writeln!(out, "  outputs");
+        for (k, v) in shown {
+            let text = hensu_runtime::render(v);
+            let text = if verbose {
+                text.into_owned()
+            } else {
+                truncate(&text, 100)
+            };
+            let _ = writeln!(out, "    {k} = {text}");
+        }
+    }
+    // Outputs may echo provider keys; nothing leaves unredacted.
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(redactor.redact(&out).as_bytes());
+    let _ = stdout.flush();
+    code
+}
