@@ -2,8 +2,8 @@
 //! join at run time*).
 //!
 //! A fork runs each of its targets concurrently as a sub-flow on an isolated copy of the run
-//! state (context, retry counters and history copied; no checkpoints), with the full node
-//! pipeline, until the sub-flow reaches the fork's join (SUCCESS, the join is not executed) or
+//! state (context and retry counters copied; the history up to the fork shared, not copied:
+//! a branch records only its own steps; no checkpoints), with the full node pipeline, until the sub-flow reaches the fork's join (SUCCESS, the join is not executed) or
 //! ends otherwise (an end node is still SUCCESS; rejected, paused or failed sub-flows are
 //! FAILURE). The branches' yields are then merged into the parent context with the join's
 //! merge strategy, branch history is appended in target order, and the fork routes to its join,
@@ -28,7 +28,9 @@ use crate::events::Event;
 use crate::parallel::join_all;
 use crate::review::ReviewDecision;
 use crate::run_types::{CancelToken, RunOutcome};
-use crate::state::{BranchEnd, ExecutionPhase, ForkBranchState, Nested, NodeResult, RunState};
+use crate::state::{
+    BranchEnd, ExecutionPhase, ForkBranchState, InheritedHistory, Nested, NodeResult, RunState,
+};
 use crate::value::Context;
 
 /// A boxed, sendable future (breaks the drive → fork → drive recursion).
@@ -104,17 +106,19 @@ pub(crate) fn execute_fork<'a>(
     cancel: &'a CancelToken,
     started: Instant,
     resume: Option<ReviewDecision>,
+    flow: Flow<'a>,
 ) -> BoxFuture<'a, Result<NodeResult, RuntimeError>> {
     Box::pin(run_fork(
-        engine, p, idx, fork, state, cancel, started, resume,
+        engine, p, idx, fork, state, cancel, started, resume, flow,
     ))
 }
 
 /// A branch to run: fresh, saved and waiting (with the review answer for it, if any), or
-/// saved and ended.
+/// saved and ended; with whether its history holds only its own steps
+/// ([`ForkBranchState::own_history`]).
 enum BranchStart {
-    Run(RunState, Option<ReviewDecision>),
-    Ended(RunState, BranchEnd),
+    Run(RunState, Option<ReviewDecision>, bool),
+    Ended(RunState, BranchEnd, bool),
 }
 
 /// How a branch came out of this call of the fork.
@@ -141,8 +145,8 @@ fn saved_branches(
         .into_iter()
         .map(|b| {
             let start = match b.ended {
-                None => BranchStart::Run(b.state, resume.take()),
-                Some(end) => BranchStart::Ended(b.state, end),
+                None => BranchStart::Run(b.state, resume.take(), b.own_history),
+                Some(end) => BranchStart::Ended(b.state, end, b.own_history),
             };
             (b.target, start)
         })
@@ -160,6 +164,7 @@ async fn run_fork(
     cancel: &CancelToken,
     started: Instant,
     resume: Option<ReviewDecision>,
+    flow: Flow<'_>,
 ) -> Result<NodeResult, RuntimeError> {
     let join_idx = find_join(p, fork)?;
     let Some(Node::Join(join)) = p.plan.node(join_idx) else {
@@ -188,6 +193,15 @@ async fn run_fork(
         })
         .unwrap_or_default();
     let mut saved = saved_branches(state, fork, resume);
+    // Branches inherit the history up to the fork without a copy; their own steps are
+    // appended below. Branches saved by older versions carry a full copy and inherit nothing.
+    let outer = match flow {
+        Flow::Branch { inherited, .. } => *inherited,
+        _ => InheritedHistory::default(),
+    };
+    let shared = outer.then(&state.history);
+    let legacy = InheritedHistory::default();
+    let mut own_history = Vec::with_capacity(targets.len());
     let mut futures = Vec::with_capacity(targets.len());
     for &target in &targets {
         let start = saved
@@ -198,7 +212,7 @@ async fn run_fork(
             workflow_id: state.workflow_id.clone(),
             current_node: p.plan.id(target).to_string(),
             context: state.context.clone(),
-            history: state.history.clone(),
+            history: Vec::new(),
             backtracks: Vec::new(),
             retry_counters: state.retry_counters.clone(),
             phase: ExecutionPhase::Initial,
@@ -210,18 +224,24 @@ async fn run_fork(
             compensations: Vec::new(),
             nested: None,
         };
-        let (mut branch, decision) = match start {
-            Some(BranchStart::Ended(branch, end)) => {
+        let (mut branch, decision, own) = match start {
+            Some(BranchStart::Ended(branch, end, own)) => {
+                own_history.push(own);
                 futures
                     .push(Box::pin(async move { (branch, BranchRun::Saved(end)) })
                         as BoxFuture<'_, _>);
                 continue;
             }
-            Some(BranchStart::Run(branch, decision)) => (branch, decision),
-            None => (fresh(), None),
+            Some(BranchStart::Run(branch, decision, own)) => (branch, decision, own),
+            None => (fresh(), None, true),
         };
+        own_history.push(own);
+        let inherited = if own { &shared } else { &legacy };
         futures.push(Box::pin(async move {
-            let flow = Flow::Branch { join: join_idx };
+            let flow = Flow::Branch {
+                join: join_idx,
+                inherited,
+            };
             let r = engine
                 .drive(p, &mut branch, cancel, started, decision, flow)
                 .await;
@@ -259,9 +279,11 @@ async fn run_fork(
         let branches = targets
             .iter()
             .zip(outcomes)
-            .map(|(&target, (state, r))| ForkBranchState {
+            .zip(own_history)
+            .map(|((&target, (state, r)), own_history)| ForkBranchState {
                 target: p.plan.id(target).to_string(),
                 state,
+                own_history,
                 ended: match r {
                     BranchRun::Ran(Ok(RunOutcome::Paused)) => None,
                     BranchRun::Ran(r) => Some(match branch_end(r) {
@@ -290,7 +312,7 @@ async fn run_fork(
     // takes the number after the last branch step.
     let mut numbered = base_steps.saturating_sub(1);
     let mut executed = 0u64;
-    for (&target, (branch, r)) in targets.iter().zip(outcomes) {
+    for ((&target, (branch, r)), own) in targets.iter().zip(outcomes).zip(own_history) {
         let (success, error) = match r {
             BranchRun::Ran(Err(e)) if escapes_branch(&e) => return Err(e),
             BranchRun::Ran(r) => branch_end(r),
@@ -304,7 +326,8 @@ async fn run_fork(
         };
         // Branch history and backtracks after the fork point, in target order; the branch's
         // node steps count towards the run's (maxSteps).
-        for mut h in branch.history.into_iter().skip(base_history) {
+        let inherited = if own { 0 } else { base_history };
+        for mut h in branch.history.into_iter().skip(inherited) {
             numbered += 1;
             h.step = numbered;
             state.history.push(h);

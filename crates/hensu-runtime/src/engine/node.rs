@@ -51,7 +51,8 @@ impl Engine {
                 Box::pin(crate::parallel::execute_parallel(self, p, par, state)).await
             }
             Node::Fork(f) => {
-                crate::fork::execute_fork(self, p, idx, f, state, cancel, started, resume).await
+                crate::fork::execute_fork(self, p, idx, f, state, cancel, started, resume, flow)
+                    .await
             }
             Node::Join(j) => Ok(crate::fork::execute_join(j, state)),
             Node::SubWorkflow(s) => {

@@ -15,8 +15,8 @@ use crate::plan::{RuleEval, evaluate};
 use crate::review::{ReviewDecision, ReviewOutcome, ReviewRequest};
 use crate::run_types::{PostProcessor, RunOutcome};
 use crate::state::{
-    Backtrack, BacktrackKind, ExecutionPhase, HistoryStep, NodeResult, NodeStatus, ReviewVerdict,
-    RubricEvaluation, RunState,
+    Backtrack, BacktrackKind, ExecutionPhase, HistoryStep, InheritedHistory, NodeResult,
+    NodeStatus, ReviewVerdict, RubricEvaluation, RunState,
 };
 use crate::validate::validate_output;
 use crate::value::{as_number, render};
@@ -30,7 +30,7 @@ pub enum ProcessorOutcome {
 }
 
 /// Per-node data flowing through the post pipeline.
-pub(super) struct PostCtx {
+pub(super) struct PostCtx<'a> {
     pub(super) idx: usize,
     pub(super) result: NodeResult,
     pub(super) started: Instant,
@@ -45,6 +45,8 @@ pub(super) struct PostCtx {
     /// How long a reviewer took to answer (a human in the terminal): the run's time limit
     /// does not count it.
     pub(super) human_wait: std::time::Duration,
+    /// The history a fork branch continues (empty outside fork branches).
+    pub(super) inherited: InheritedHistory<'a>,
 }
 
 /// What the loop does after one node.
@@ -58,7 +60,7 @@ impl Engine {
         &self,
         p: &Prepared,
         state: &mut RunState,
-        pc: &mut PostCtx,
+        pc: &mut PostCtx<'_>,
         from: usize,
     ) -> Result<Step, RuntimeError> {
         for (i, processor) in PostProcessor::PIPELINE.iter().enumerate().skip(from) {
@@ -143,7 +145,7 @@ impl Engine {
         &self,
         p: &Prepared,
         state: &mut RunState,
-        pc: &mut PostCtx,
+        pc: &mut PostCtx<'_>,
     ) -> ProcessorOutcome {
         let Some(output) = &pc.result.output else {
             return ProcessorOutcome::Continue;
@@ -220,7 +222,7 @@ impl Engine {
         &self,
         p: &Prepared,
         state: &mut RunState,
-        pc: &mut PostCtx,
+        pc: &mut PostCtx<'_>,
     ) -> ProcessorOutcome {
         let Some(rubric) = p.plan.node(pc.idx).and_then(Node::rubric) else {
             return ProcessorOutcome::Continue;
@@ -314,9 +316,9 @@ impl Engine {
         let shown = hensu_ir::java_double_to_string(final_score);
         let ctx = &mut state.context;
         let target: Option<usize> = if final_score < 30.0 {
-            let t = state
-                .history
-                .iter()
+            let t = pc
+                .inherited
+                .with(&state.history)
                 .find(|h| {
                     p.plan
                         .index_of(&h.node_id)
@@ -341,7 +343,7 @@ impl Engine {
             Some(t)
         } else {
             let previous = if final_score < 60.0 {
-                state.history.iter().rev().find_map(|h| {
+                pc.inherited.with(&state.history).rev().find_map(|h| {
                     let i = p.plan.index_of(&h.node_id)?;
                     let r = p.plan.node(i)?.rubric()?;
                     (r.id != rubric.id).then_some(i)
@@ -394,7 +396,7 @@ impl Engine {
         &self,
         p: &Prepared,
         state: &mut RunState,
-        pc: &mut PostCtx,
+        pc: &mut PostCtx<'_>,
     ) -> Result<ProcessorOutcome, RuntimeError> {
         let Some(Node::Standard(node)) = p.plan.node(pc.idx) else {
             return Ok(ProcessorOutcome::Continue);
@@ -413,6 +415,12 @@ impl Engine {
             None => {
                 // Tokio's clock: the one the run's time limit sleeps on.
                 let asked = tokio::time::Instant::now();
+                // A fork branch's reviewer sees the whole history, inherited steps included.
+                let history: std::borrow::Cow<'_, [HistoryStep]> = if pc.inherited.is_empty() {
+                    std::borrow::Cow::Borrowed(&state.history)
+                } else {
+                    pc.inherited.with(&state.history).cloned().collect()
+                };
                 let outcome = self
                     .review
                     .request_review(ReviewRequest {
@@ -420,7 +428,7 @@ impl Engine {
                         config,
                         result: &pc.result,
                         context: &state.context,
-                        history: &state.history,
+                        history: &history,
                     })
                     .await;
                 pc.human_wait += asked.elapsed();
