@@ -25,7 +25,7 @@ use serde_json::Value;
 use crate::engine::{Engine, Flow, Prepared};
 use crate::error::RuntimeError;
 use crate::events::Event;
-use crate::parallel::join_all;
+use crate::parallel::join_all_pinned;
 use crate::review::ReviewDecision;
 use crate::run_types::{CancelToken, RunOutcome};
 use crate::state::{
@@ -45,7 +45,7 @@ pub struct ForkBranch {
     /// Why the sub-flow failed.
     pub error: Option<String>,
     /// Keys of the branch context that are new or changed (exports only, if declared).
-    pub yields: IndexMap<String, Value>,
+    pub yields: serde_json::Map<String, Value>,
 }
 
 /// The join of a fork: the target of its first `success` rule (else its first `always` rule),
@@ -250,7 +250,7 @@ async fn run_fork(
     }
     let outcomes = if join.timeout_ms > 0 {
         let limit = Duration::from_millis(join.timeout_ms as u64);
-        tokio::time::timeout(limit, join_all(futures))
+        tokio::time::timeout(limit, join_all_pinned(futures))
             .await
             .map_err(|_| RuntimeError::Fork {
                 node: fork.id.clone(),
@@ -260,7 +260,7 @@ async fn run_fork(
                 ),
             })?
     } else {
-        join_all(futures).await
+        join_all_pinned(futures).await
     };
 
     // A branch waits for a human: once every branch has stopped, save them all and pause the
@@ -322,7 +322,7 @@ async fn run_fork(
         let yields = if success {
             branch_yields(&state.context, &branch.context, &join.exports)
         } else {
-            IndexMap::new()
+            serde_json::Map::new()
         };
         // Branch history and backtracks after the fork point, in target order; the branch's
         // node steps count towards the run's (maxSteps).
@@ -368,7 +368,7 @@ pub fn branch_yields(
     parent: &Context,
     branch: &Context,
     exports: &[String],
-) -> IndexMap<String, Value> {
+) -> serde_json::Map<String, Value> {
     let changed =
         |k: &str, v: &Value| !k.starts_with('_') && k != "current_node" && parent.get(k) != Some(v);
     if exports.is_empty() {
@@ -386,10 +386,6 @@ pub fn branch_yields(
             })
             .collect()
     }
-}
-
-fn yields_value(y: IndexMap<String, Value>) -> Value {
-    Value::Object(y.into_iter().collect())
 }
 
 /// Merges the branches into the parent context (join merge strategy) and returns the fork's
@@ -416,7 +412,7 @@ fn merge(
                 .into_iter()
                 .map(|b| {
                     let v = if b.success {
-                        yields_value(b.yields)
+                        Value::Object(b.yields)
                     } else {
                         Value::String(format!(
                             "FailureMarker[message={}]",
@@ -436,7 +432,7 @@ fn merge(
             let v = branches
                 .into_iter()
                 .find(|b| b.success)
-                .map(|b| yields_value(b.yields))
+                .map(|b| Value::Object(b.yields))
                 .unwrap_or(Value::Null);
             if let Some(w) = first_write {
                 ctx.insert(w.clone(), v.clone());

@@ -18,7 +18,7 @@ use crate::state::{
     Backtrack, BacktrackKind, ExecutionPhase, HistoryStep, InheritedHistory, NodeResult,
     NodeStatus, ReviewVerdict, RubricEvaluation, RunState,
 };
-use crate::validate::validate_output;
+use crate::validate::{validate_output, validate_rendered};
 use crate::value::{as_number, render};
 
 /// What a processor decided.
@@ -150,10 +150,20 @@ impl Engine {
         let Some(output) = &pc.result.output else {
             return ProcessorOutcome::Continue;
         };
-        let text = render(output);
         let pn = &p.plan.nodes[pc.idx];
         let id = p.plan.id(pc.idx);
-        if let Err(violation) = validate_output(&text) {
+        let node = p.plan.node(pc.idx);
+        // Only a standard node stores the rendered text; other outputs (a fork's merged map)
+        // are validated without rendering them.
+        let text = match node {
+            Some(Node::Standard(_)) => Some(render(output)),
+            _ => None,
+        };
+        let valid = match &text {
+            Some(text) => validate_output(text),
+            None => validate_rendered(output),
+        };
+        if let Err(violation) = valid {
             return ProcessorOutcome::Terminal(RunOutcome::Failed(
                 RuntimeError::OutputValidation {
                     node: id.to_string(),
@@ -162,8 +172,8 @@ impl Engine {
             ));
         }
         let ctx = &mut state.context;
-        match p.plan.node(pc.idx) {
-            Some(Node::Standard(node)) => {
+        match (node, text) {
+            (Some(Node::Standard(node)), Some(text)) => {
                 if pn.extract_keys.is_empty() {
                     ctx.insert(id.to_string(), Value::String(text.into_owned()));
                     return ProcessorOutcome::Continue;
@@ -185,7 +195,7 @@ impl Engine {
                     }
                 }
             }
-            Some(Node::Generic(_)) => {
+            (Some(Node::Generic(_)), _) => {
                 ctx.insert(id.to_string(), output.clone());
                 return ProcessorOutcome::Continue;
             }

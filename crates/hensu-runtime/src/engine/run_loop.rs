@@ -103,7 +103,14 @@ impl Engine {
             Flow::Branch { join, inherited } => (Some(join), *inherited),
             _ => (None, InheritedHistory::default()),
         };
-        let config = p.workflow().effective_config();
+        let default_config;
+        let config = match &p.workflow().config {
+            Some(c) => c,
+            None => {
+                default_config = hensu_ir::WorkflowConfig::default();
+                &default_config
+            }
+        };
         let max_steps = self
             .options
             .max_steps
