@@ -211,7 +211,7 @@ async fn run_fork(
             execution_id: state.execution_id.clone(),
             workflow_id: state.workflow_id.clone(),
             current_node: p.plan.id(target).to_string(),
-            context: state.context.clone(),
+            context: branch_context(&state.context),
             history: Vec::new(),
             backtracks: Vec::new(),
             retry_counters: state.retry_counters.clone(),
@@ -345,6 +345,14 @@ async fn run_fork(
     let count = branches.len();
     let merged = merge(engine, fork, join, branches, &mut state.context);
     Ok(NodeResult::success_value(merged).with_meta("branch_count", Value::from(count as u64)))
+}
+
+/// A branch's copy of the parent context, with room for what a branch step adds to it
+/// (`current_node` and the node's output) so those inserts do not grow it.
+fn branch_context(parent: &Context) -> Context {
+    let mut context = Context::with_capacity_and_hasher(parent.len() + 2, Default::default());
+    context.extend(parent.iter().map(|(k, v)| (k.clone(), v.clone())));
+    context
 }
 
 /// Whether a branch's sub-flow succeeded, and why not (an error that ends the run is handled

@@ -187,6 +187,8 @@ impl Engine {
             }
         }
 
+        // One prompt buffer for the whole flow: a standard node renders its prompt into it.
+        let mut prompt = String::new();
         loop {
             if cancel.is_cancelled() {
                 return Err(RuntimeError::Cancelled {
@@ -203,9 +205,10 @@ impl Engine {
                 });
             };
             if boundary == Some(cur) {
+                // The fork reads only that the branch completed, never the node it ended at.
                 return Ok(RunOutcome::Completed {
                     exit_status: ExitStatus::Success,
-                    end_node: p.plan.id(cur).to_string(),
+                    end_node: String::new(),
                 });
             }
             state.rubric_evaluation = None;
@@ -266,6 +269,7 @@ impl Engine {
                     started,
                     flow,
                     nested_decision.take(),
+                    &mut prompt,
                 );
                 race_node(execute, cancel, sleep.as_mut()).await
             };
