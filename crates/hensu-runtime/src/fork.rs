@@ -320,7 +320,7 @@ async fn run_fork(
             BranchRun::Saved(BranchEnd::Failed { error }) => (false, Some(error)),
         };
         let yields = if success {
-            branch_yields(&state.context, &branch.context, &join.exports)
+            branch_yields(&state.context, branch.context, &join.exports)
         } else {
             serde_json::Map::new()
         };
@@ -371,26 +371,23 @@ fn branch_end(r: Result<RunOutcome, RuntimeError>) -> (bool, Option<String>) {
 }
 
 /// The keys of `branch` that are new or changed against `parent`, excluding `_`-prefixed keys
-/// and `current_node`; with `exports`, only those keys (in export order).
+/// and `current_node`; with `exports`, only those keys (in export order). The branch context
+/// is consumed: its values move into the yields.
 pub fn branch_yields(
     parent: &Context,
-    branch: &Context,
+    mut branch: Context,
     exports: &[String],
 ) -> serde_json::Map<String, Value> {
     let changed =
         |k: &str, v: &Value| !k.starts_with('_') && k != "current_node" && parent.get(k) != Some(v);
     if exports.is_empty() {
-        branch
-            .iter()
-            .filter(|(k, v)| changed(k, v))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect()
+        branch.into_iter().filter(|(k, v)| changed(k, v)).collect()
     } else {
         exports
             .iter()
             .filter_map(|k| {
-                let v = branch.get(k.as_str())?;
-                changed(k, v).then(|| (k.clone(), v.clone()))
+                let v = branch.swap_remove(k.as_str())?;
+                changed(k, &v).then(|| (k.clone(), v))
             })
             .collect()
     }
