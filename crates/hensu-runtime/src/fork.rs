@@ -201,53 +201,65 @@ async fn run_fork(
     };
     let shared = outer.then(&state.history);
     let legacy = InheritedHistory::default();
+    // The branch states stay here; each branch's future borrows its own (small futures, and
+    // no large outcome to move around).
+    let mut branch_states = Vec::with_capacity(targets.len());
+    let mut runs = Vec::with_capacity(targets.len());
     let mut own_history = Vec::with_capacity(targets.len());
-    let mut futures = Vec::with_capacity(targets.len());
     for &target in &targets {
         let start = saved
             .as_mut()
             .and_then(|s| s.shift_remove(p.plan.id(target)));
-        let fresh = || RunState {
-            execution_id: state.execution_id.clone(),
-            workflow_id: state.workflow_id.clone(),
-            current_node: p.plan.id(target).to_string(),
-            context: branch_context(&state.context),
-            history: Vec::new(),
-            backtracks: Vec::new(),
-            retry_counters: state.retry_counters.clone(),
-            phase: ExecutionPhase::Initial,
-            steps: state.steps,
-            rubric_evaluation: None,
-            node_redirected: false,
-            review_verdict: None,
-            compensating: None,
-            compensations: Vec::new(),
-            nested: None,
-        };
-        let (mut branch, decision, own) = match start {
-            Some(BranchStart::Ended(branch, end, own)) => {
-                own_history.push(own);
-                futures
-                    .push(Box::pin(async move { (branch, BranchRun::Saved(end)) })
-                        as BoxFuture<'_, _>);
-                continue;
+        let (branch, run, own) = match start {
+            Some(BranchStart::Ended(branch, end, own)) => (branch, Err(end), own),
+            Some(BranchStart::Run(branch, decision, own)) => (branch, Ok(decision), own),
+            None => {
+                let fresh = RunState {
+                    execution_id: state.execution_id.clone(),
+                    workflow_id: state.workflow_id.clone(),
+                    current_node: p.plan.id(target).to_string(),
+                    context: branch_context(&state.context),
+                    history: Vec::new(),
+                    backtracks: Vec::new(),
+                    retry_counters: state.retry_counters.clone(),
+                    phase: ExecutionPhase::Initial,
+                    steps: state.steps,
+                    rubric_evaluation: None,
+                    node_redirected: false,
+                    review_verdict: None,
+                    compensating: None,
+                    compensations: Vec::new(),
+                    nested: None,
+                };
+                (fresh, Ok(None), true)
             }
-            Some(BranchStart::Run(branch, decision, own)) => (branch, decision, own),
-            None => (fresh(), None, true),
         };
+        branch_states.push(branch);
+        runs.push(run);
         own_history.push(own);
-        let inherited = if own { &shared } else { &legacy };
-        futures.push(Box::pin(async move {
-            let flow = Flow::Branch {
-                join: join_idx,
-                inherited,
-            };
-            let r = engine
-                .drive(p, &mut branch, cancel, started, decision, flow)
-                .await;
-            (branch, BranchRun::Ran(r))
-        }));
     }
+    let futures: Vec<BoxFuture<'_, BranchRun>> = branch_states
+        .iter_mut()
+        .zip(runs)
+        .zip(&own_history)
+        .map(|((branch, run), &own)| match run {
+            Err(end) => Box::pin(std::future::ready(BranchRun::Saved(end))) as BoxFuture<'_, _>,
+            Ok(decision) => {
+                let inherited = if own { &shared } else { &legacy };
+                Box::pin(async move {
+                    let flow = Flow::Branch {
+                        join: join_idx,
+                        inherited,
+                    };
+                    BranchRun::Ran(
+                        engine
+                            .drive(p, branch, cancel, started, decision, flow)
+                            .await,
+                    )
+                })
+            }
+        })
+        .collect();
     let outcomes = if join.timeout_ms > 0 {
         let limit = Duration::from_millis(join.timeout_ms as u64);
         tokio::time::timeout(limit, join_all_pinned(futures))
@@ -267,9 +279,9 @@ async fn run_fork(
     // run here (a branch that failed with an error that ends the run still ends it).
     let waiting = outcomes
         .iter()
-        .any(|(_, r)| matches!(r, BranchRun::Ran(Ok(RunOutcome::Paused))));
+        .any(|r| matches!(r, BranchRun::Ran(Ok(RunOutcome::Paused))));
     if waiting {
-        for (_, r) in &outcomes {
+        for r in &outcomes {
             if let BranchRun::Ran(Err(e)) = r
                 && escapes_branch(e)
             {
@@ -278,9 +290,10 @@ async fn run_fork(
         }
         let branches = targets
             .iter()
+            .zip(branch_states)
             .zip(outcomes)
             .zip(own_history)
-            .map(|((&target, (state, r)), own_history)| ForkBranchState {
+            .map(|(((&target, state), r), own_history)| ForkBranchState {
                 target: p.plan.id(target).to_string(),
                 state,
                 own_history,
@@ -312,7 +325,8 @@ async fn run_fork(
     // takes the number after the last branch step.
     let mut numbered = base_steps.saturating_sub(1);
     let mut executed = 0u64;
-    for ((&target, (branch, r)), own) in targets.iter().zip(outcomes).zip(own_history) {
+    let finished = targets.iter().zip(branch_states).zip(outcomes);
+    for (((&target, branch), r), own) in finished.zip(own_history) {
         let (success, error) = match r {
             BranchRun::Ran(Err(e)) if escapes_branch(&e) => return Err(e),
             BranchRun::Ran(r) => branch_end(r),
