@@ -2,8 +2,8 @@
 //! join at run time*).
 //!
 //! A fork runs each of its targets concurrently as a sub-flow on an isolated copy of the run
-//! state (context, retry counters and history copied; no checkpoints), with the full node
-//! pipeline, until the sub-flow reaches the fork's join (SUCCESS, the join is not executed) or
+//! state (context and retry counters copied; the history up to the fork shared, not copied:
+//! a branch records only its own steps; no checkpoints), with the full node pipeline, until the sub-flow reaches the fork's join (SUCCESS, the join is not executed) or
 //! ends otherwise (an end node is still SUCCESS; rejected, paused or failed sub-flows are
 //! FAILURE). The branches' yields are then merged into the parent context with the join's
 //! merge strategy, branch history is appended in target order, and the fork routes to its join,
@@ -25,10 +25,12 @@ use serde_json::Value;
 use crate::engine::{Engine, Flow, Prepared};
 use crate::error::RuntimeError;
 use crate::events::Event;
-use crate::parallel::join_all;
+use crate::parallel::join_all_pinned;
 use crate::review::ReviewDecision;
 use crate::run_types::{CancelToken, RunOutcome};
-use crate::state::{BranchEnd, ExecutionPhase, ForkBranchState, Nested, NodeResult, RunState};
+use crate::state::{
+    BranchEnd, ExecutionPhase, ForkBranchState, InheritedHistory, Nested, NodeResult, RunState,
+};
 use crate::value::Context;
 
 /// A boxed, sendable future (breaks the drive → fork → drive recursion).
@@ -43,7 +45,7 @@ pub struct ForkBranch {
     /// Why the sub-flow failed.
     pub error: Option<String>,
     /// Keys of the branch context that are new or changed (exports only, if declared).
-    pub yields: IndexMap<String, Value>,
+    pub yields: serde_json::Map<String, Value>,
 }
 
 /// The join of a fork: the target of its first `success` rule (else its first `always` rule),
@@ -104,17 +106,19 @@ pub(crate) fn execute_fork<'a>(
     cancel: &'a CancelToken,
     started: Instant,
     resume: Option<ReviewDecision>,
+    flow: Flow<'a>,
 ) -> BoxFuture<'a, Result<NodeResult, RuntimeError>> {
     Box::pin(run_fork(
-        engine, p, idx, fork, state, cancel, started, resume,
+        engine, p, idx, fork, state, cancel, started, resume, flow,
     ))
 }
 
 /// A branch to run: fresh, saved and waiting (with the review answer for it, if any), or
-/// saved and ended.
+/// saved and ended; with whether its history holds only its own steps
+/// ([`ForkBranchState::own_history`]).
 enum BranchStart {
-    Run(RunState, Option<ReviewDecision>),
-    Ended(RunState, BranchEnd),
+    Run(RunState, Option<ReviewDecision>, bool),
+    Ended(RunState, BranchEnd, bool),
 }
 
 /// How a branch came out of this call of the fork.
@@ -141,8 +145,8 @@ fn saved_branches(
         .into_iter()
         .map(|b| {
             let start = match b.ended {
-                None => BranchStart::Run(b.state, resume.take()),
-                Some(end) => BranchStart::Ended(b.state, end),
+                None => BranchStart::Run(b.state, resume.take(), b.own_history),
+                Some(end) => BranchStart::Ended(b.state, end, b.own_history),
             };
             (b.target, start)
         })
@@ -160,6 +164,7 @@ async fn run_fork(
     cancel: &CancelToken,
     started: Instant,
     resume: Option<ReviewDecision>,
+    flow: Flow<'_>,
 ) -> Result<NodeResult, RuntimeError> {
     let join_idx = find_join(p, fork)?;
     let Some(Node::Join(join)) = p.plan.node(join_idx) else {
@@ -188,49 +193,76 @@ async fn run_fork(
         })
         .unwrap_or_default();
     let mut saved = saved_branches(state, fork, resume);
-    let mut futures = Vec::with_capacity(targets.len());
+    // Branches inherit the history up to the fork without a copy; their own steps are
+    // appended below. Branches saved by older versions carry a full copy and inherit nothing.
+    let outer = match flow {
+        Flow::Branch { inherited, .. } => *inherited,
+        _ => InheritedHistory::default(),
+    };
+    let shared = outer.then(&state.history);
+    let legacy = InheritedHistory::default();
+    // The branch states stay here; each branch's future borrows its own (small futures, and
+    // no large outcome to move around).
+    let mut branch_states = Vec::with_capacity(targets.len());
+    let mut runs = Vec::with_capacity(targets.len());
+    let mut own_history = Vec::with_capacity(targets.len());
     for &target in &targets {
         let start = saved
             .as_mut()
             .and_then(|s| s.shift_remove(p.plan.id(target)));
-        let fresh = || RunState {
-            execution_id: state.execution_id.clone(),
-            workflow_id: state.workflow_id.clone(),
-            current_node: p.plan.id(target).to_string(),
-            context: state.context.clone(),
-            history: state.history.clone(),
-            backtracks: Vec::new(),
-            retry_counters: state.retry_counters.clone(),
-            phase: ExecutionPhase::Initial,
-            steps: state.steps,
-            rubric_evaluation: None,
-            node_redirected: false,
-            review_verdict: None,
-            compensating: None,
-            compensations: Vec::new(),
-            nested: None,
-        };
-        let (mut branch, decision) = match start {
-            Some(BranchStart::Ended(branch, end)) => {
-                futures
-                    .push(Box::pin(async move { (branch, BranchRun::Saved(end)) })
-                        as BoxFuture<'_, _>);
-                continue;
+        let (branch, run, own) = match start {
+            Some(BranchStart::Ended(branch, end, own)) => (branch, Err(end), own),
+            Some(BranchStart::Run(branch, decision, own)) => (branch, Ok(decision), own),
+            None => {
+                let fresh = RunState {
+                    execution_id: state.execution_id.clone(),
+                    workflow_id: state.workflow_id.clone(),
+                    current_node: p.plan.id(target).to_string(),
+                    context: branch_context(&state.context),
+                    history: Vec::new(),
+                    backtracks: Vec::new(),
+                    retry_counters: state.retry_counters.clone(),
+                    phase: ExecutionPhase::Initial,
+                    steps: state.steps,
+                    rubric_evaluation: None,
+                    node_redirected: false,
+                    review_verdict: None,
+                    compensating: None,
+                    compensations: Vec::new(),
+                    nested: None,
+                };
+                (fresh, Ok(None), true)
             }
-            Some(BranchStart::Run(branch, decision)) => (branch, decision),
-            None => (fresh(), None),
         };
-        futures.push(Box::pin(async move {
-            let flow = Flow::Branch { join: join_idx };
-            let r = engine
-                .drive(p, &mut branch, cancel, started, decision, flow)
-                .await;
-            (branch, BranchRun::Ran(r))
-        }));
+        branch_states.push(branch);
+        runs.push(run);
+        own_history.push(own);
     }
+    let futures: Vec<BoxFuture<'_, BranchRun>> = branch_states
+        .iter_mut()
+        .zip(runs)
+        .zip(&own_history)
+        .map(|((branch, run), &own)| match run {
+            Err(end) => Box::pin(std::future::ready(BranchRun::Saved(end))) as BoxFuture<'_, _>,
+            Ok(decision) => {
+                let inherited = if own { &shared } else { &legacy };
+                Box::pin(async move {
+                    let flow = Flow::Branch {
+                        join: join_idx,
+                        inherited,
+                    };
+                    BranchRun::Ran(
+                        engine
+                            .drive(p, branch, cancel, started, decision, flow)
+                            .await,
+                    )
+                })
+            }
+        })
+        .collect();
     let outcomes = if join.timeout_ms > 0 {
         let limit = Duration::from_millis(join.timeout_ms as u64);
-        tokio::time::timeout(limit, join_all(futures))
+        tokio::time::timeout(limit, join_all_pinned(futures))
             .await
             .map_err(|_| RuntimeError::Fork {
                 node: fork.id.clone(),
@@ -240,16 +272,16 @@ async fn run_fork(
                 ),
             })?
     } else {
-        join_all(futures).await
+        join_all_pinned(futures).await
     };
 
     // A branch waits for a human: once every branch has stopped, save them all and pause the
     // run here (a branch that failed with an error that ends the run still ends it).
     let waiting = outcomes
         .iter()
-        .any(|(_, r)| matches!(r, BranchRun::Ran(Ok(RunOutcome::Paused))));
+        .any(|r| matches!(r, BranchRun::Ran(Ok(RunOutcome::Paused))));
     if waiting {
-        for (_, r) in &outcomes {
+        for r in &outcomes {
             if let BranchRun::Ran(Err(e)) = r
                 && escapes_branch(e)
             {
@@ -258,10 +290,13 @@ async fn run_fork(
         }
         let branches = targets
             .iter()
+            .zip(branch_states)
             .zip(outcomes)
-            .map(|(&target, (state, r))| ForkBranchState {
+            .zip(own_history)
+            .map(|(((&target, state), r), own_history)| ForkBranchState {
                 target: p.plan.id(target).to_string(),
                 state,
+                own_history,
                 ended: match r {
                     BranchRun::Ran(Ok(RunOutcome::Paused)) => None,
                     BranchRun::Ran(r) => Some(match branch_end(r) {
@@ -290,7 +325,8 @@ async fn run_fork(
     // takes the number after the last branch step.
     let mut numbered = base_steps.saturating_sub(1);
     let mut executed = 0u64;
-    for (&target, (branch, r)) in targets.iter().zip(outcomes) {
+    let finished = targets.iter().zip(branch_states).zip(outcomes);
+    for (((&target, branch), r), own) in finished.zip(own_history) {
         let (success, error) = match r {
             BranchRun::Ran(Err(e)) if escapes_branch(&e) => return Err(e),
             BranchRun::Ran(r) => branch_end(r),
@@ -298,13 +334,14 @@ async fn run_fork(
             BranchRun::Saved(BranchEnd::Failed { error }) => (false, Some(error)),
         };
         let yields = if success {
-            branch_yields(&state.context, &branch.context, &join.exports)
+            branch_yields(&state.context, branch.context, &join.exports)
         } else {
-            IndexMap::new()
+            serde_json::Map::new()
         };
         // Branch history and backtracks after the fork point, in target order; the branch's
         // node steps count towards the run's (maxSteps).
-        for mut h in branch.history.into_iter().skip(base_history) {
+        let inherited = if own { 0 } else { base_history };
+        for mut h in branch.history.into_iter().skip(inherited) {
             numbered += 1;
             h.step = numbered;
             state.history.push(h);
@@ -324,6 +361,14 @@ async fn run_fork(
     Ok(NodeResult::success_value(merged).with_meta("branch_count", Value::from(count as u64)))
 }
 
+/// A branch's copy of the parent context, with room for what a branch step adds to it
+/// (`current_node` and the node's output) so those inserts do not grow it.
+fn branch_context(parent: &Context) -> Context {
+    let mut context = Context::with_capacity_and_hasher(parent.len() + 2, Default::default());
+    context.extend(parent.iter().map(|(k, v)| (k.clone(), v.clone())));
+    context
+}
+
 /// Whether a branch's sub-flow succeeded, and why not (an error that ends the run is handled
 /// before).
 fn branch_end(r: Result<RunOutcome, RuntimeError>) -> (bool, Option<String>) {
@@ -340,33 +385,26 @@ fn branch_end(r: Result<RunOutcome, RuntimeError>) -> (bool, Option<String>) {
 }
 
 /// The keys of `branch` that are new or changed against `parent`, excluding `_`-prefixed keys
-/// and `current_node`; with `exports`, only those keys (in export order).
+/// and `current_node`; with `exports`, only those keys (in export order). The branch context
+/// is consumed: its values move into the yields.
 pub fn branch_yields(
     parent: &Context,
-    branch: &Context,
+    mut branch: Context,
     exports: &[String],
-) -> IndexMap<String, Value> {
+) -> serde_json::Map<String, Value> {
     let changed =
         |k: &str, v: &Value| !k.starts_with('_') && k != "current_node" && parent.get(k) != Some(v);
     if exports.is_empty() {
-        branch
-            .iter()
-            .filter(|(k, v)| changed(k, v))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect()
+        branch.into_iter().filter(|(k, v)| changed(k, v)).collect()
     } else {
         exports
             .iter()
             .filter_map(|k| {
-                let v = branch.get(k.as_str())?;
-                changed(k, v).then(|| (k.clone(), v.clone()))
+                let v = branch.swap_remove(k.as_str())?;
+                changed(k, &v).then(|| (k.clone(), v))
             })
             .collect()
     }
-}
-
-fn yields_value(y: IndexMap<String, Value>) -> Value {
-    Value::Object(y.into_iter().collect())
 }
 
 /// Merges the branches into the parent context (join merge strategy) and returns the fork's
@@ -393,7 +431,7 @@ fn merge(
                 .into_iter()
                 .map(|b| {
                     let v = if b.success {
-                        yields_value(b.yields)
+                        Value::Object(b.yields)
                     } else {
                         Value::String(format!(
                             "FailureMarker[message={}]",
@@ -413,7 +451,7 @@ fn merge(
             let v = branches
                 .into_iter()
                 .find(|b| b.success)
-                .map(|b| yields_value(b.yields))
+                .map(|b| Value::Object(b.yields))
                 .unwrap_or(Value::Null);
             if let Some(w) = first_write {
                 ctx.insert(w.clone(), v.clone());

@@ -21,13 +21,17 @@ use crate::value::{Context, f64_value};
 
 /// Polls every future concurrently on the current task and returns their outputs in order.
 pub async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
-    let mut futs: Vec<Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
+    join_all_pinned(futures.into_iter().map(Box::pin).collect()).await
+}
+
+/// [`join_all`] over futures already pinned (boxed futures are not boxed again).
+pub(crate) async fn join_all_pinned<F: Future + Unpin>(mut futs: Vec<F>) -> Vec<F::Output> {
     let mut outs: Vec<Option<F::Output>> = futs.iter().map(|_| None).collect();
     poll_fn(|cx| {
         let mut pending = false;
         for (f, out) in futs.iter_mut().zip(outs.iter_mut()) {
             if out.is_none() {
-                match f.as_mut().poll(cx) {
+                match Pin::new(&mut *f).poll(cx) {
                     Poll::Ready(v) => *out = Some(v),
                     Poll::Pending => pending = true,
                 }

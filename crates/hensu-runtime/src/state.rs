@@ -233,8 +233,63 @@ pub enum Nested {
 pub struct ForkBranchState {
     pub target: String,
     pub state: RunState,
+    /// The branch's history holds only its own steps (it inherits the run's history up to the
+    /// fork without a copy). Unset in branches saved by versions that copied the run's history
+    /// into each branch: their first steps are the run's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own_history: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended: Option<BranchEnd>,
+}
+
+/// The history a fork branch inherits from the flow it forked from: borrowed, never copied
+/// into the branch (a branch's own `RunState::history` holds only the steps it ran; the fork
+/// appends them to the parent's when the branches are done). Nested forks chain: a branch's
+/// branches inherit its inheritance plus its own steps.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct InheritedHistory<'a> {
+    outer: Option<&'a InheritedHistory<'a>>,
+    steps: &'a [HistoryStep],
+}
+
+impl<'a> InheritedHistory<'a> {
+    /// `steps` after everything `self` holds.
+    pub(crate) fn then(&'a self, steps: &'a [HistoryStep]) -> InheritedHistory<'a> {
+        InheritedHistory {
+            outer: Some(self),
+            steps,
+        }
+    }
+
+    /// The inherited segments, oldest first.
+    fn segments(&self) -> Vec<&'a [HistoryStep]> {
+        let mut out = vec![self.steps];
+        let mut at = self.outer;
+        while let Some(h) = at {
+            out.push(h.steps);
+            at = h.outer;
+        }
+        out.reverse();
+        out
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.steps.is_empty() && self.outer.is_none_or(|o| o.is_empty())
+    }
+
+    /// The inherited steps followed by `own`, oldest first.
+    pub(crate) fn with<'b>(
+        &self,
+        own: &'b [HistoryStep],
+    ) -> impl DoubleEndedIterator<Item = &'b HistoryStep> + use<'a, 'b>
+    where
+        'a: 'b,
+    {
+        self.segments()
+            .into_iter()
+            .chain(std::iter::once(own))
+            .flat_map(|s| s.iter())
+    }
 }
 
 /// How a saved fork branch ended.
@@ -365,9 +420,17 @@ impl RunState {
     /// The last `n` node ids visited (most recent last), including the current node when it
     /// is not the last history entry.
     pub fn last_nodes(&self, n: usize) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .history
-            .iter()
+        self.last_nodes_after(&InheritedHistory::default(), n)
+    }
+
+    /// [`last_nodes`](Self::last_nodes) of a fork branch, whose history continues `inherited`.
+    pub(crate) fn last_nodes_after(
+        &self,
+        inherited: &InheritedHistory<'_>,
+        n: usize,
+    ) -> Vec<String> {
+        let mut out: Vec<String> = inherited
+            .with(&self.history)
             .rev()
             .take(n)
             .map(|s| s.node_id.clone())

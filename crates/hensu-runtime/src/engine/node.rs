@@ -34,9 +34,10 @@ impl Engine {
         started: Instant,
         flow: Flow<'_>,
         resume: Option<ReviewDecision>,
+        prompt: &mut String,
     ) -> Result<NodeResult, RuntimeError> {
         match node {
-            Node::Standard(s) => self.execute_standard(p, idx, s, state).await,
+            Node::Standard(s) => self.execute_standard(p, idx, s, state, prompt).await,
             Node::Generic(g) => {
                 let handler = self.generic.get(&g.executor_type).ok_or_else(|| {
                     RuntimeError::NoGenericHandler {
@@ -51,7 +52,8 @@ impl Engine {
                 Box::pin(crate::parallel::execute_parallel(self, p, par, state)).await
             }
             Node::Fork(f) => {
-                crate::fork::execute_fork(self, p, idx, f, state, cancel, started, resume).await
+                crate::fork::execute_fork(self, p, idx, f, state, cancel, started, resume, flow)
+                    .await
             }
             Node::Join(j) => Ok(crate::fork::execute_join(j, state)),
             Node::SubWorkflow(s) => {
@@ -66,26 +68,28 @@ impl Engine {
         }
     }
 
-    /// Standard node (upstream `StandardNodeExecutor` + `AgentLifecycleRunner`).
+    /// Standard node (upstream `StandardNodeExecutor` + `AgentLifecycleRunner`); the prompt is
+    /// rendered into `prompt` (the flow's reused buffer).
     pub(super) async fn execute_standard(
         &self,
         p: &Prepared,
         idx: usize,
         node: &StandardNode,
         state: &mut RunState,
+        prompt: &mut String,
     ) -> Result<NodeResult, RuntimeError> {
         let pn = &p.plan.nodes[idx];
         let ctx = &mut state.context;
         let prompt_override = ctx.shift_remove("_prompt_override");
         set_current_node(ctx, &node.id);
-        let mut prompt = String::new();
+        prompt.clear();
         {
             let template: &str = match &prompt_override {
                 Some(Value::String(s)) => s,
                 _ => node.prompt.as_deref().unwrap_or(""),
             };
             let ctx_ref: &Context = ctx;
-            resolve_into(template, &mut prompt, |name| {
+            resolve_into(template, prompt, |name| {
                 ctx_ref
                     .get(name)
                     .map(render)
@@ -121,7 +125,7 @@ impl Engine {
             schema: p.workflow().state_schema.as_ref(),
         };
         if !enrichment.is_empty() {
-            enrich(&mut prompt, &enrichment);
+            enrich(prompt, &enrichment);
         }
         let timeout = self.agent_timeout(agent.as_ref());
         // A JSON answer is expected when more than the single raw-output write is extracted.
@@ -142,7 +146,7 @@ impl Engine {
                 system_prompt,
                 &node.id,
                 None,
-                &prompt,
+                prompt,
                 ctx,
                 timeout,
                 &required,

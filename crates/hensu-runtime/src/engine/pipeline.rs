@@ -15,10 +15,10 @@ use crate::plan::{RuleEval, evaluate};
 use crate::review::{ReviewDecision, ReviewOutcome, ReviewRequest};
 use crate::run_types::{PostProcessor, RunOutcome};
 use crate::state::{
-    Backtrack, BacktrackKind, ExecutionPhase, HistoryStep, NodeResult, NodeStatus, ReviewVerdict,
-    RubricEvaluation, RunState,
+    Backtrack, BacktrackKind, ExecutionPhase, HistoryStep, InheritedHistory, NodeResult,
+    NodeStatus, ReviewVerdict, RubricEvaluation, RunState,
 };
-use crate::validate::validate_output;
+use crate::validate::{validate_output, validate_rendered};
 use crate::value::{as_number, render};
 
 /// What a processor decided.
@@ -30,7 +30,7 @@ pub enum ProcessorOutcome {
 }
 
 /// Per-node data flowing through the post pipeline.
-pub(super) struct PostCtx {
+pub(super) struct PostCtx<'a> {
     pub(super) idx: usize,
     pub(super) result: NodeResult,
     pub(super) started: Instant,
@@ -45,6 +45,8 @@ pub(super) struct PostCtx {
     /// How long a reviewer took to answer (a human in the terminal): the run's time limit
     /// does not count it.
     pub(super) human_wait: std::time::Duration,
+    /// The history a fork branch continues (empty outside fork branches).
+    pub(super) inherited: InheritedHistory<'a>,
 }
 
 /// What the loop does after one node.
@@ -58,7 +60,7 @@ impl Engine {
         &self,
         p: &Prepared,
         state: &mut RunState,
-        pc: &mut PostCtx,
+        pc: &mut PostCtx<'_>,
         from: usize,
     ) -> Result<Step, RuntimeError> {
         for (i, processor) in PostProcessor::PIPELINE.iter().enumerate().skip(from) {
@@ -143,15 +145,25 @@ impl Engine {
         &self,
         p: &Prepared,
         state: &mut RunState,
-        pc: &mut PostCtx,
+        pc: &mut PostCtx<'_>,
     ) -> ProcessorOutcome {
         let Some(output) = &pc.result.output else {
             return ProcessorOutcome::Continue;
         };
-        let text = render(output);
         let pn = &p.plan.nodes[pc.idx];
         let id = p.plan.id(pc.idx);
-        if let Err(violation) = validate_output(&text) {
+        let node = p.plan.node(pc.idx);
+        // Only a standard node stores the rendered text; other outputs (a fork's merged map)
+        // are validated without rendering them.
+        let text = match node {
+            Some(Node::Standard(_)) => Some(render(output)),
+            _ => None,
+        };
+        let valid = match &text {
+            Some(text) => validate_output(text),
+            None => validate_rendered(output),
+        };
+        if let Err(violation) = valid {
             return ProcessorOutcome::Terminal(RunOutcome::Failed(
                 RuntimeError::OutputValidation {
                     node: id.to_string(),
@@ -160,8 +172,8 @@ impl Engine {
             ));
         }
         let ctx = &mut state.context;
-        match p.plan.node(pc.idx) {
-            Some(Node::Standard(node)) => {
+        match (node, text) {
+            (Some(Node::Standard(node)), Some(text)) => {
                 if pn.extract_keys.is_empty() {
                     ctx.insert(id.to_string(), Value::String(text.into_owned()));
                     return ProcessorOutcome::Continue;
@@ -183,7 +195,7 @@ impl Engine {
                     }
                 }
             }
-            Some(Node::Generic(_)) => {
+            (Some(Node::Generic(_)), _) => {
                 ctx.insert(id.to_string(), output.clone());
                 return ProcessorOutcome::Continue;
             }
@@ -220,7 +232,7 @@ impl Engine {
         &self,
         p: &Prepared,
         state: &mut RunState,
-        pc: &mut PostCtx,
+        pc: &mut PostCtx<'_>,
     ) -> ProcessorOutcome {
         let Some(rubric) = p.plan.node(pc.idx).and_then(Node::rubric) else {
             return ProcessorOutcome::Continue;
@@ -314,9 +326,9 @@ impl Engine {
         let shown = hensu_ir::java_double_to_string(final_score);
         let ctx = &mut state.context;
         let target: Option<usize> = if final_score < 30.0 {
-            let t = state
-                .history
-                .iter()
+            let t = pc
+                .inherited
+                .with(&state.history)
                 .find(|h| {
                     p.plan
                         .index_of(&h.node_id)
@@ -341,7 +353,7 @@ impl Engine {
             Some(t)
         } else {
             let previous = if final_score < 60.0 {
-                state.history.iter().rev().find_map(|h| {
+                pc.inherited.with(&state.history).rev().find_map(|h| {
                     let i = p.plan.index_of(&h.node_id)?;
                     let r = p.plan.node(i)?.rubric()?;
                     (r.id != rubric.id).then_some(i)
@@ -394,7 +406,7 @@ impl Engine {
         &self,
         p: &Prepared,
         state: &mut RunState,
-        pc: &mut PostCtx,
+        pc: &mut PostCtx<'_>,
     ) -> Result<ProcessorOutcome, RuntimeError> {
         let Some(Node::Standard(node)) = p.plan.node(pc.idx) else {
             return Ok(ProcessorOutcome::Continue);
@@ -413,6 +425,12 @@ impl Engine {
             None => {
                 // Tokio's clock: the one the run's time limit sleeps on.
                 let asked = tokio::time::Instant::now();
+                // A fork branch's reviewer sees the whole history, inherited steps included.
+                let history: std::borrow::Cow<'_, [HistoryStep]> = if pc.inherited.is_empty() {
+                    std::borrow::Cow::Borrowed(&state.history)
+                } else {
+                    pc.inherited.with(&state.history).cloned().collect()
+                };
                 let outcome = self
                     .review
                     .request_review(ReviewRequest {
@@ -420,7 +438,7 @@ impl Engine {
                         config,
                         result: &pc.result,
                         context: &state.context,
-                        history: &state.history,
+                        history: &history,
                     })
                     .await;
                 pc.human_wait += asked.elapsed();

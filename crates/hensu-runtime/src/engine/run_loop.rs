@@ -2,6 +2,9 @@
 //! cancellation) and the boundary hooks before each node of the main flow (and of its
 //! sub-workflow children).
 
+use std::future::{Future, poll_fn};
+use std::pin::{Pin, pin};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use hensu_ir::{ExitStatus, Node};
@@ -14,7 +17,9 @@ use crate::error::RuntimeError;
 use crate::events::Event;
 use crate::review::ReviewDecision;
 use crate::run_types::{CancelToken, PostProcessor, RunOutcome};
-use crate::state::{ExecutionPhase, NestedFrame, NodeStatus, RunState};
+use crate::state::{
+    ExecutionPhase, InheritedHistory, NestedFrame, NodeResult, NodeStatus, RunState,
+};
 
 /// Which flow a [`Engine::drive`] call runs, and so which boundary hooks it calls.
 #[derive(Clone, Copy, Debug)]
@@ -26,7 +31,10 @@ pub(crate) enum Flow<'a> {
     Child(&'a [NestedFrame]),
     /// A fork branch ending at its join (reaching it completes the branch, SUCCESS, without
     /// executing it): no hooks, the branch is recorded through its fork.
-    Branch { join: usize },
+    Branch {
+        join: usize,
+        inherited: &'a InheritedHistory<'a>,
+    },
     /// A sub-workflow child inside a fork branch: no hooks.
     Detached,
 }
@@ -35,6 +43,48 @@ pub(crate) enum Flow<'a> {
 /// clock it runs ahead of the system's).
 fn on_tokio_clock(deadline: Instant) -> tokio::time::Instant {
     tokio::time::Instant::now() + deadline.saturating_duration_since(Instant::now())
+}
+
+/// How the race between a node, the run's cancellation and its time limit ended.
+enum Raced {
+    Done(Result<NodeResult, RuntimeError>),
+    Cancelled,
+    TimedOut,
+}
+
+/// Runs `execute` until it finishes, the run is cancelled or the time limit passes, checked in
+/// that order of priority: a cancellation seen before a poll abandons the node without
+/// polling it again; the node wins over the time limit when both are ready. The cancellation
+/// waiter is registered only when the node has to wait, so a node that finishes at once (an
+/// agent answering immediately) costs no waiter registration.
+async fn race_node<F>(
+    execute: F,
+    cancel: &CancelToken,
+    mut sleep: Pin<&mut tokio::time::Sleep>,
+) -> Raced
+where
+    F: Future<Output = Result<NodeResult, RuntimeError>>,
+{
+    let mut execute = pin!(execute);
+    let mut cancelled = pin!(cancel.cancelled());
+    poll_fn(|cx| {
+        if cancel.is_cancelled() {
+            return Poll::Ready(Raced::Cancelled);
+        }
+        if let Poll::Ready(r) = execute.as_mut().poll(cx) {
+            return Poll::Ready(Raced::Done(r));
+        }
+        // The waiter registers on its first poll and then checks the flag, so a cancellation
+        // between the check above and this poll is not missed.
+        if cancelled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Raced::Cancelled);
+        }
+        if sleep.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Raced::TimedOut);
+        }
+        Poll::Pending
+    })
+    .await
 }
 
 impl Engine {
@@ -49,11 +99,18 @@ impl Engine {
         mut resume_decision: Option<ReviewDecision>,
         flow: Flow<'_>,
     ) -> Result<RunOutcome, RuntimeError> {
-        let boundary = match flow {
-            Flow::Branch { join } => Some(join),
-            _ => None,
+        let (boundary, inherited) = match flow {
+            Flow::Branch { join, inherited } => (Some(join), *inherited),
+            _ => (None, InheritedHistory::default()),
         };
-        let config = p.workflow().effective_config();
+        let default_config;
+        let config = match &p.workflow().config {
+            Some(c) => c,
+            None => {
+                default_config = hensu_ir::WorkflowConfig::default();
+                &default_config
+            }
+        };
         let max_steps = self
             .options
             .max_steps
@@ -69,7 +126,7 @@ impl Engine {
         tokio::pin!(sleep);
         let time_error = |state: &RunState| RuntimeError::TimeLimitExceeded {
             limit_ms: time_limit.as_millis() as u64,
-            last_nodes: state.last_nodes(5),
+            last_nodes: state.last_nodes_after(&inherited, 5),
         };
 
         let mut cur =
@@ -118,6 +175,7 @@ impl Engine {
                 run_started: started,
                 completed: None,
                 human_wait: std::time::Duration::ZERO,
+                inherited,
             };
             let step = self.post_pipeline(p, state, &mut pc, from).await?;
             started += pc.human_wait;
@@ -129,10 +187,12 @@ impl Engine {
             }
         }
 
+        // One prompt buffer for the whole flow: a standard node renders its prompt into it.
+        let mut prompt = String::new();
         loop {
             if cancel.is_cancelled() {
                 return Err(RuntimeError::Cancelled {
-                    last_nodes: state.last_nodes(5),
+                    last_nodes: state.last_nodes_after(&inherited, 5),
                 });
             }
             let node_started = Instant::now();
@@ -145,9 +205,10 @@ impl Engine {
                 });
             };
             if boundary == Some(cur) {
+                // The fork reads only that the branch completed, never the node it ended at.
                 return Ok(RunOutcome::Completed {
                     exit_status: ExitStatus::Success,
-                    end_node: p.plan.id(cur).to_string(),
+                    end_node: String::new(),
                 });
             }
             state.rubric_evaluation = None;
@@ -161,7 +222,7 @@ impl Engine {
             if state.steps >= max_steps {
                 return Err(RuntimeError::MaxStepsExceeded {
                     limit: max_steps,
-                    last_nodes: state.last_nodes(5),
+                    last_nodes: state.last_nodes_after(&inherited, 5),
                 });
             }
             // Pre pipeline: checkpoint hook, node start.
@@ -183,7 +244,7 @@ impl Engine {
                         }
                         Boundary::Cancel => {
                             return Err(RuntimeError::Cancelled {
-                                last_nodes: state.last_nodes(5),
+                                last_nodes: state.last_nodes_after(&inherited, 5),
                             });
                         }
                         Boundary::Suspend => return Ok(RunOutcome::Paused),
@@ -198,15 +259,28 @@ impl Engine {
             });
             // A cancellation abandons the node in flight and takes no transition: its failure
             // ("request cancelled") is not the node's (docs/language.md, *Runtime semantics*).
-            let result = tokio::select! {
-                biased;
-                _ = cancel.cancelled() => None,
-                r = self.execute_node(p, cur, node, state, cancel, started, flow, nested_decision.take()) => Some(r?),
-                _ = &mut sleep => return Err(time_error(state)),
+            let raced = {
+                let execute = self.execute_node(
+                    p,
+                    cur,
+                    node,
+                    state,
+                    cancel,
+                    started,
+                    flow,
+                    nested_decision.take(),
+                    &mut prompt,
+                );
+                race_node(execute, cancel, sleep.as_mut()).await
+            };
+            let result = match raced {
+                Raced::Done(r) => Some(r?),
+                Raced::Cancelled => None,
+                Raced::TimedOut => return Err(time_error(state)),
             };
             let Some(result) = result.filter(|_| !cancel.is_cancelled()) else {
                 return Err(RuntimeError::Cancelled {
-                    last_nodes: state.last_nodes(5),
+                    last_nodes: state.last_nodes_after(&inherited, 5),
                 });
             };
             if result.status == NodeStatus::Pending
@@ -240,6 +314,7 @@ impl Engine {
                 run_started: started,
                 completed: None,
                 human_wait: std::time::Duration::ZERO,
+                inherited,
             };
             let step = self.post_pipeline(p, state, &mut pc, 0).await?;
             if !pc.human_wait.is_zero() {

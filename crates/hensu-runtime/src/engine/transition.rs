@@ -18,7 +18,7 @@ impl Engine {
         &self,
         p: &Prepared,
         state: &mut RunState,
-        pc: &mut PostCtx,
+        pc: &mut PostCtx<'_>,
     ) -> Result<ProcessorOutcome, RuntimeError> {
         let pn = &p.plan.nodes[pc.idx];
         let id = p.plan.id(pc.idx);

@@ -362,3 +362,92 @@ async fn a_review_pending_in_a_branch_pauses_the_run_at_the_fork_and_resumes_the
     assert_eq!(script.prompts_of("a").len(), 1);
     assert_eq!(script.prompts_of("c").len(), 1);
 }
+
+/// A fork after a first node `s`, whose branch `a` asks a reviewer that records the history it
+/// is shown and defers.
+fn fork_after_a_step() -> Workflow {
+    let forked = fork_wf(&["a", "c"], MergeStrategy::CollectAll, &["all"], &[], true);
+    let mut nodes = vec![node("s", "Start {topic}", &[], vec![success("f")])];
+    nodes.extend(forked.nodes.into_values());
+    let mut wf = workflow("s", nodes);
+    if let Some(Node::Standard(a)) = wf.nodes.get_mut("a") {
+        a.review_config = Some(ReviewConfig {
+            mode: ReviewMode::Required,
+            allow_backtrack: false,
+            allow_edit: false,
+        });
+    }
+    wf
+}
+
+/// Defers every review, keeping the node ids of the history each request showed.
+#[derive(Default)]
+struct ShownHistory(Mutex<Vec<Vec<String>>>);
+
+#[async_trait]
+impl ReviewHandler for ShownHistory {
+    async fn request_review(&self, r: ReviewRequest<'_>) -> ReviewOutcome {
+        let ids = r.history.iter().map(|h| h.node_id.clone()).collect();
+        self.0.lock().unwrap().push(ids);
+        ReviewOutcome::Pending {
+            correlation_id: "review-1".into(),
+        }
+    }
+}
+
+#[tokio::test]
+async fn branches_share_the_history_before_the_fork_and_save_only_their_own_steps() {
+    let wf = fork_after_a_step();
+    let script = Script::new()
+        .on("s", &["start"])
+        .on("a", &["alpha"])
+        .on("c", &["gamma"]);
+    let shown = Arc::new(ShownHistory::default());
+    let h = harness_with(&script, |b| b.review_handler(shown.clone()));
+    let r = h.run(&wf, json!({"topic": "T"})).await;
+    assert!(matches!(r.outcome, RunOutcome::Paused), "{:?}", r.outcome);
+    // The branch's reviewer sees the run's history up to the fork, though the branch holds
+    // none of it.
+    assert_eq!(*shown.0.lock().unwrap(), [vec!["s".to_string()]]);
+    let Some(Nested::Fork { branches, .. }) = r.state.nested.as_deref() else {
+        panic!("no saved branches: {:?}", r.state.nested);
+    };
+    let own: Vec<Vec<&str>> = branches
+        .iter()
+        .map(|b| b.state.history.iter().map(|h| h.node_id.as_str()).collect())
+        .collect();
+    assert_eq!(own, [vec![], vec!["c"]]);
+    assert!(branches.iter().all(|b| b.own_history));
+
+    // Branches saved by versions that copied the run's history into each branch (no
+    // `own_history`) resume to the same result as branches saved now.
+    let mut legacy = r.state.clone();
+    if let Some(Nested::Fork { branches, .. }) = legacy.nested.as_deref_mut() {
+        for b in branches {
+            let mut full = r.state.history.clone();
+            full.append(&mut b.state.history);
+            b.state.history = full;
+            b.own_history = false;
+        }
+    }
+    let legacy_json = serde_json::to_value(&legacy).unwrap();
+    assert!(!legacy_json.to_string().contains("own_history"));
+    let p = h.engine.prepare(Arc::new(wf.clone())).unwrap();
+    let mut resumed = Vec::new();
+    for saved in [
+        r.state.clone(),
+        serde_json::from_value(legacy_json).unwrap(),
+    ] {
+        let approve = ReviewDecision::Approve { edits: None };
+        let r = h
+            .engine
+            .resume(&p, saved, Some(approve), &CancelToken::new())
+            .await;
+        assert_eq!(completed(&r), (ExitStatus::Success, "done".into()));
+        assert_eq!(path(&r), ["s", "a", "c", "f", "j", "done"]);
+        let steps: Vec<u64> = r.state.history.iter().map(|s| s.step).collect();
+        assert_eq!(steps, [1, 2, 3, 4, 5]);
+        resumed.push((r.state.history, r.state.context));
+    }
+    assert_eq!(resumed[0], resumed[1]);
+}
