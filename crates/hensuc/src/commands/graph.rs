@@ -56,10 +56,15 @@ pub fn execute(args: GraphArgs) -> anyhow::Result<ExitCode> {
     else {
         anyhow::bail!("`{}` did not produce a workflow", args.path.display());
     };
+    let inherited = inherited_nodes(workflow, origins);
     let out = match args.format {
-        GraphFormat::Text => render_text(workflow, args.display.color.enabled_for_stdout()),
-        GraphFormat::Mermaid => render_mermaid(workflow),
-        GraphFormat::Dot => render_dot(workflow),
+        GraphFormat::Text => render_text(
+            workflow,
+            &inherited,
+            args.display.color.enabled_for_stdout(),
+        ),
+        GraphFormat::Mermaid => render_mermaid(workflow, &inherited),
+        GraphFormat::Dot => render_dot(workflow, &inherited),
         GraphFormat::Json => {
             let mut described = super::describe::describe(workflow, origins);
             super::graph_saga::json(workflow, &mut described);
@@ -72,8 +77,24 @@ pub fn execute(args: GraphArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(exit::SUCCESS))
 }
 
-/// Upstream's text shape (as `hensu visualize` draws it): boxes in BFS order, indented two spaces per depth.
-pub fn render_text(workflow: &Workflow, color: bool) -> String {
+/// Node id → the id of the base workflow that declares it, for the inherited nodes of an
+/// extending workflow (docs/language.md, *Workflow extension*); empty otherwise.
+pub type Inherited = std::collections::BTreeMap<String, String>;
+
+fn inherited_nodes(workflow: &Workflow, origins: &hensu_sema::origins::Origins) -> Inherited {
+    let Some(derived) = origins.derived.as_ref() else {
+        return Inherited::new();
+    };
+    workflow
+        .nodes
+        .keys()
+        .filter_map(|id| Some((id.clone(), derived.declared_in(id)?.id.clone())))
+        .collect()
+}
+
+/// Upstream's text shape (as `hensu visualize` draws it): boxes in BFS order, indented two spaces
+/// per depth. An inherited node says which base declares it.
+pub fn render_text(workflow: &Workflow, inherited: &Inherited, color: bool) -> String {
     let (bold, dim, cyan, reset) = if color {
         ("\x1b[1m", "\x1b[2m", "\x1b[36m", "\x1b[0m")
     } else {
@@ -84,9 +105,13 @@ pub fn render_text(workflow: &Workflow, color: bool) -> String {
     let _ = writeln!(out, "{}\n", "─".repeat(50));
     for (node, depth) in bfs(workflow) {
         let pad = "  ".repeat(depth);
+        let from = inherited
+            .get(node.id())
+            .map(|base| format!(", inherited from {base}"))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{pad}┌─ {bold}{}{reset} {dim}({}){reset}",
+            "{pad}┌─ {bold}{}{reset} {dim}({}{from}){reset}",
             node.id(),
             node.kind_name()
         );
@@ -147,7 +172,8 @@ fn mermaid_label(s: &str) -> String {
 }
 
 /// Upstream's mermaid shape (as `hensu visualize` draws it).
-pub fn render_mermaid(workflow: &Workflow) -> String {
+/// Mermaid flowchart; inherited nodes are drawn with a dashed outline.
+pub fn render_mermaid(workflow: &Workflow, inherited: &Inherited) -> String {
     let mut out = String::from("```mermaid\nflowchart TD\n");
     let root = mermaid_id(&workflow.id);
     let _ = writeln!(
@@ -255,16 +281,25 @@ pub fn render_mermaid(workflow: &Workflow) -> String {
             "  style {id} fill:#2c2c2e, stroke:#48484a, color:#ebebf5, stroke-width:1px"
         );
     }
+    for id in inherited.keys() {
+        let _ = writeln!(out, "  style {} stroke-dasharray:4 3", mermaid_id(id));
+    }
     out.push_str("  linkStyle default stroke:#0A84FF, stroke-width:1px\n```\n");
     out
 }
 
+/// A DOT quoted string; a line break becomes DOT's `\n` (a centred line), not a raw newline.
 fn dot_quote(s: &str) -> String {
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+    format!(
+        "\"{}\"",
+        s.replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', "\\n")
+    )
 }
 
-/// Graphviz dot: one box per node (shape by kind), one edge per rule edge.
-pub fn render_dot(workflow: &Workflow) -> String {
+/// Graphviz dot: one box per node (shape by kind), one edge per rule edge; inherited nodes dashed.
+pub fn render_dot(workflow: &Workflow, inherited: &Inherited) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "digraph {} {{", dot_quote(&workflow.id));
     let _ = writeln!(
@@ -288,9 +323,14 @@ pub fn render_dot(workflow: &Workflow) -> String {
         } else {
             ""
         };
+        let dashed = if inherited.contains_key(node.id()) {
+            ", style=dashed"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "  {} [shape={shape}, label={}{start}];",
+            "  {} [shape={shape}, label={}{start}{dashed}];",
             dot_quote(node.id()),
             dot_quote(&label)
         );

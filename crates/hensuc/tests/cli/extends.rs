@@ -66,6 +66,39 @@ fn graph_json_marks_inherited_nodes_and_describes_each_node() {
     assert_eq!(edge("audit", "success")["terminal"], true);
 }
 
+/// The text, mermaid and dot graphs mark inherited nodes too (JSON has `inheritedFrom`).
+#[test]
+fn text_mermaid_and_dot_graphs_mark_inherited_nodes() {
+    let text = run_hensuc(&["graph", EXAMPLE, "--color", "never"]);
+    assert_eq!(text.status.code(), Some(0), "{}", stderr(&text));
+    let text = stdout(&text);
+    assert!(
+        text.contains("greet (STANDARD, inherited from greeting)"),
+        "{text}"
+    );
+    assert!(text.contains("check-name (STANDARD)\n"), "{text}");
+
+    let mermaid = stdout(&run_hensuc(&["graph", EXAMPLE, "--format", "mermaid"]));
+    assert!(
+        mermaid.contains("  style greet stroke-dasharray:4 3\n"),
+        "{mermaid}"
+    );
+    assert!(
+        !mermaid.contains("style check_name stroke-dasharray"),
+        "{mermaid}"
+    );
+
+    let dot = stdout(&run_hensuc(&["graph", EXAMPLE, "--format", "dot"]));
+    let line = |id: &str| {
+        dot.lines()
+            .find(|l| l.starts_with(&format!("  \"{id}\" [")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(line("greet").ends_with(", style=dashed];"), "{dot}");
+    assert!(!line("check-name").contains("dashed"), "{dot}");
+}
+
 #[test]
 fn an_error_found_in_the_merged_workflow_points_into_the_base() {
     let tmp = tempfile::tempdir().unwrap();
