@@ -165,3 +165,34 @@ fn quick_fix_creates_a_missing_prompt_file() {
     assert_eq!(titles, ["Create `prompts/drafts/first.md`"]);
     assert_eq!(ops, "create file:///p/prompts/drafts/first.md\n");
 }
+
+/// Any warning: `@Suppress("W…")` on the declaration holding it, on its own line at the
+/// statement's indentation; afterwards the warning is gone. A statement that already has a
+/// `@Suppress(…)` gets the code added to it (Kotlin's `Suppress` is not repeatable).
+#[test]
+fn quick_fix_suppresses_a_warning_on_its_declaration() {
+    let idle = "        agent(\"idle\") { role = \"Spare\"; model = Models.GPT_4O }\n";
+    let src = DOC.replace("    agents {\n", &format!("    agents {{\n{idle}"));
+    let (titles, fixed) = fix(&src, "W0313");
+    assert_eq!(titles, ["Suppress W0313 on `agent(\"idle\")`"]);
+    assert!(
+        fixed.contains(&format!(
+            "    agents {{\n        @Suppress(\"W0313\")\n{idle}"
+        )),
+        "{fixed}"
+    );
+    let (engine, u, _, _) = open(&fixed);
+    assert!(
+        engine
+            .diagnostics(&u)
+            .iter()
+            .all(|d| d.code != Some(NumberOrString::String("W0313".to_string()))),
+    );
+
+    let annotated = src.replace(idle, &format!("        @Suppress(\"W0307\")\n{idle}"));
+    let (_, fixed) = fix(&annotated, "W0313");
+    assert!(
+        fixed.contains("        @Suppress(\"W0307\", \"W0313\")\n        agent(\"idle\")"),
+        "{fixed}"
+    );
+}

@@ -39,7 +39,7 @@ pub(super) fn fixes(
     .collect()
 }
 
-fn edit_action(title: String, uri: &Uri, edit: TextEdit) -> CodeAction {
+pub(super) fn edit_action(title: String, uri: &Uri, edit: TextEdit) -> CodeAction {
     let mut changes = HashMap::new();
     changes.insert(uri.clone(), vec![edit]);
     CodeAction {
@@ -54,7 +54,7 @@ fn edit_action(title: String, uri: &Uri, edit: TextEdit) -> CodeAction {
 }
 
 /// The start of the line holding `offset`, and that line's indentation.
-fn line_of(text: &str, offset: u32) -> (u32, &str) {
+pub(super) fn line_of(text: &str, offset: u32) -> (u32, &str) {
     let at = (offset as usize).min(text.len());
     let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
     let line = &text[start..];
@@ -69,7 +69,7 @@ fn after_line(text: &str, offset: u32) -> u32 {
     u32::try_from(end).unwrap_or(u32::MAX)
 }
 
-fn line_break(text: &str) -> &'static str {
+pub(super) fn line_break(text: &str) -> &'static str {
     if text.contains("\r\n") { "\r\n" } else { "\n" }
 }
 

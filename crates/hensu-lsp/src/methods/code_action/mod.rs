@@ -3,9 +3,11 @@
 //! suggestion's span is replaced by its replacement. Machine-applicable suggestions are marked
 //! preferred, so an editor may apply them without asking. Beyond those, fixes that write code
 //! ([`fixes`]): declare an undeclared variable in `state { }`, add the missing review arm,
-//! create a missing prompt or rubric file.
+//! create a missing prompt or rubric file; and for any warning, suppress it on its declaration
+//! ([`suppress`]).
 
 mod fixes;
+mod suppress;
 
 use std::collections::HashMap;
 
@@ -48,6 +50,10 @@ impl Engine {
             }
             let root = self.root_of(uri);
             for fix in fixes::fixes(uri, root.as_deref(), &a, d, &matching) {
+                out.push(CodeActionOrCommand::CodeAction(fix));
+            }
+            if let Some(mut fix) = suppress::suppress_warning(uri, &a, d) {
+                fix.diagnostics = (!matching.is_empty()).then(|| matching.clone());
                 out.push(CodeActionOrCommand::CodeAction(fix));
             }
         }
@@ -264,7 +270,8 @@ mod tests {
         );
         assert_eq!(
             actions(&engine, &uri),
-            "Replace with `role` [1] preferred => agent(\"writer\") { role = \"Writer\"; model = Models.GPT_4P }\n\
+            "Suppress W0308 on `input(\"topic\", VarType.STRING)` [1] => @Suppress(\"W0308\")\n\
+             Replace with `role` [1] preferred => agent(\"writer\") { role = \"Writer\"; model = Models.GPT_4P }\n\
              Replace with `GPT_4O` [1] preferred => agent(\"writer\") { rol = \"Writer\"; model = Models.GPT_4O }\n\
              Replace with `topic` [1] => prompt = \"Write about {topic}.\"\n\
              Replace with `topics` [1] => prompt = \"Write about {topics}.\"\n\
@@ -279,7 +286,8 @@ mod tests {
     #[test]
     fn no_quick_fix_without_a_suggestion_for_this_file() {
         let (mut engine, uri) = open();
-        let declare = "Declare `topik` in `state { }` [1] => variable(\"topik\", VarType.STRING)\n";
+        let declare = "Suppress W0308 on `input(\"topic\", VarType.STRING)` [1] => @Suppress(\"W0308\")\n\
+                       Declare `topik` in `state { }` [1] => variable(\"topik\", VarType.STRING)\n";
         assert_eq!(actions(&engine, &uri), declare);
         let doc = engine.docs.get_mut(&uri).unwrap();
         let a = Arc::get_mut(&mut doc.analysis).unwrap();
