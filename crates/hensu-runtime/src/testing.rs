@@ -147,6 +147,41 @@ pub fn bounded(
     }
 }
 
+/// intro → plan (reviewed with `mode`, routed by `rules`) → exec → done; `cancelled` is a
+/// CANCEL end. The review tests of both crates use it.
+pub fn reviewed(rules: Vec<TransitionRule>, mode: ReviewMode) -> Workflow {
+    let mut plan = node("plan", "Plan {goal}", &["plan"], rules);
+    if let Node::Standard(s) = &mut plan {
+        s.review_config = Some(ReviewConfig {
+            mode,
+            allow_backtrack: true,
+            allow_edit: true,
+        });
+    }
+    workflow(
+        "intro",
+        vec![
+            node("intro", "Intro", &[], vec![success("plan")]),
+            plan,
+            node("exec", "Run {plan} {note}", &[], vec![success("done")]),
+            end("done", ExitStatus::Success),
+            end("cancelled", ExitStatus::Cancel),
+        ],
+    )
+}
+
+/// Approval → `exec`; rejection (with feedback) → `cancelled`.
+pub fn approval_arms() -> Vec<TransitionRule> {
+    vec![
+        approval(true, "exec"),
+        TransitionRule::Approval {
+            expected: false,
+            target_node: "cancelled".into(),
+            with_feedback: true,
+        },
+    ]
+}
+
 pub fn map(v: Value) -> IndexMap<String, Value> {
     match v {
         Value::Object(m) => m.into_iter().collect(),

@@ -14,38 +14,6 @@ impl ReviewHandler for Fixed {
     }
 }
 
-fn reviewed(rules: Vec<TransitionRule>, mode: ReviewMode) -> Workflow {
-    let mut plan = node("plan", "Plan {goal}", &["plan"], rules);
-    if let Node::Standard(s) = &mut plan {
-        s.review_config = Some(ReviewConfig {
-            mode,
-            allow_backtrack: true,
-            allow_edit: true,
-        });
-    }
-    workflow(
-        "intro",
-        vec![
-            node("intro", "Intro", &[], vec![success("plan")]),
-            plan,
-            node("exec", "Run {plan} {note}", &[], vec![success("done")]),
-            end("done", ExitStatus::Success),
-            end("cancelled", ExitStatus::Cancel),
-        ],
-    )
-}
-
-fn approval_arms() -> Vec<TransitionRule> {
-    vec![
-        approval(true, "exec"),
-        TransitionRule::Approval {
-            expected: false,
-            target_node: "cancelled".into(),
-            with_feedback: true,
-        },
-    ]
-}
-
 #[tokio::test]
 async fn reviewer_verdict_outranks_the_agents_approved() {
     let wf = reviewed(approval_arms(), ReviewMode::Required);
