@@ -8,7 +8,6 @@
 //! Run by `.ci/run` (which installs `chromium chromium-driver`):
 //! `cargo test -p hensuc --test cli -- --ignored console_browser`.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -17,6 +16,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use crate::hensuc;
+use crate::serve::{ServeProcess, spawn_serve};
 
 const SECRET: &str = "browser-test-secret-browser-test-secret";
 const LINEAR: &str = include_str!("../../../hensu-console/tests/console/fixtures/linear.json");
@@ -44,24 +44,13 @@ fn token(tenant: &str) -> String {
     .unwrap()
 }
 
-fn serve(dir: &Path) -> (Killed, String) {
-    let mut child = hensuc()
-        .args(["serve", "--listen", "127.0.0.1:0", "--stub", "-d"])
-        .arg(dir)
-        .env("HENSU_JWT_SECRET", SECRET)
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("spawn serve");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let url = loop {
-        let line = lines.next().expect("serve exited").expect("line");
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.split_whitespace().next().expect("url").to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    (Killed(child), url)
+fn serve(dir: &Path) -> ServeProcess {
+    spawn_serve(
+        hensuc()
+            .args(["serve", "--listen", "127.0.0.1:0", "--stub", "-d"])
+            .arg(dir)
+            .env("HENSU_JWT_SECRET", SECRET),
+    )
 }
 
 fn free_port() -> u16 {
@@ -291,7 +280,8 @@ async fn console_in_a_real_browser() {
         "## A draft about {{topic}}\n\nTides rise and fall twice a day. **Why?** The moon.\n\n* spring tides\n* neap tides\n",
     )
     .unwrap();
-    let (_server, base) = serve(dir.path());
+    let server = serve(dir.path());
+    let base = server.url.clone();
     let api = Api {
         http: reqwest::Client::new(),
         base: base.clone(),

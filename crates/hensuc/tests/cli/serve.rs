@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 
 use crate::{hensuc, stderr, stdout};
 
@@ -55,9 +55,10 @@ const PARENT: &str = r#"fun parent() = workflow("Parent") {
 }
 "#;
 
-struct ServeProcess {
-    child: Child,
-    url: String,
+/// A `hensuc serve` child process, killed when dropped.
+pub(crate) struct ServeProcess {
+    pub child: Child,
+    pub url: String,
 }
 
 impl Drop for ServeProcess {
@@ -67,10 +68,10 @@ impl Drop for ServeProcess {
     }
 }
 
-fn serve(dir: &Path) -> ServeProcess {
-    let mut child = hensuc()
-        .args(["serve", "--listen", "127.0.0.1:0", "--stub", "-d"])
-        .arg(dir)
+/// Starts `cmd` (a `hensuc serve …` command line) and waits for its "listening on URL" line; the
+/// rest of its log keeps being drained so the server never blocks on a full pipe.
+pub(crate) fn spawn_serve(cmd: &mut Command) -> ServeProcess {
+    let mut child = cmd
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -85,9 +86,16 @@ fn serve(dir: &Path) -> ServeProcess {
             break rest.split_whitespace().next().expect("url").to_string();
         }
     };
-    // Keep draining the log so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
     ServeProcess { child, url }
+}
+
+fn serve(dir: &Path) -> ServeProcess {
+    spawn_serve(
+        hensuc()
+            .args(["serve", "--listen", "127.0.0.1:0", "--stub", "-d"])
+            .arg(dir),
+    )
 }
 
 fn project() -> tempfile::TempDir {

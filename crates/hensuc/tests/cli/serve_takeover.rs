@@ -3,12 +3,13 @@
 //! takeover worker claims it once A's lease expires), with every step recorded once; a run
 //! paused for a human review is never taken over.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use hensu_store::{LogKind, PgStore, RunStatus, StateStore, StoreOptions};
+
+use crate::serve::{ServeProcess as Serve, spawn_serve};
 
 const NODES: usize = 8;
 
@@ -48,50 +49,24 @@ const REVIEWED: &str = r#"fun reviewed() = workflow("Reviewed") {
 }
 "#;
 
-struct Serve {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn serve(dir: &Path, store: &str) -> Serve {
-    let mut child = crate::hensuc()
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--stub",
-            "--lease-ttl",
-            "2s",
-        ])
-        .arg("--store")
-        .arg(store)
-        .arg("-d")
-        .arg(dir)
-        // Slow agents: the run is still mid-way when its server is killed.
-        .env("HENSU_STUB_DELAY_MS", "250")
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("spawn serve");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let url = loop {
-        let line = lines
-            .next()
-            .expect("serve exited before listening")
-            .expect("line");
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.split_whitespace().next().expect("url").to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    Serve { child, url }
+    spawn_serve(
+        crate::hensuc()
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--stub",
+                "--lease-ttl",
+                "2s",
+            ])
+            .arg("--store")
+            .arg(store)
+            .arg("-d")
+            .arg(dir)
+            // Slow agents: the run is still mid-way when its server is killed.
+            .env("HENSU_STUB_DELAY_MS", "250"),
+    )
 }
 
 fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
