@@ -6,6 +6,7 @@
 
 use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::{Node, StateSchema, TransitionRule};
+use indexmap::IndexMap;
 
 use super::shift::shift_origins;
 use super::{BaseRef, Derivation, Extension, Merged, Part, Routes, Segment};
@@ -130,64 +131,36 @@ pub(super) fn merge(
             state.variables.push(v.clone());
         }
     }
-    // Appended agents.
-    for (id, agent) in &own.agents {
-        let here = own_o.agents.get(id);
-        if let Some(first) = o.agents.get(id) {
-            found.push(collision(
-                "agent",
-                id,
-                here.map_or(own_o.fallback, |h| h.id),
-                first.id,
-                &wf.id,
-                &bases[0].id,
-            ));
-            continue;
-        }
-        if let Some(h) = here {
-            o.agents.insert(id.clone(), h.clone());
-        }
-        wf.agents.insert(id.clone(), agent.clone());
-    }
-    // Appended nodes.
-    for (id, node) in &own.nodes {
-        let here = own_o.nodes.get(id);
-        if let Some(first) = o.nodes.get(id) {
-            found.push(collision(
-                "node",
-                id,
-                here.map_or(own_o.fallback, |h| h.id),
-                first.id,
-                &wf.id,
-                &bases[0].id,
-            ));
-            continue;
-        }
-        if let Some(h) = here {
-            o.nodes.insert(id.clone(), h.clone());
-        }
-        wf.nodes.insert(id.clone(), node.clone());
-    }
-    // Appended compensations (docs/language.md, *Saga compensation*): ids share the node
-    // namespace, so a clash with an inherited node or compensation is a collision too.
-    for (id, c) in &own.saga.compensations {
-        let here = own_o.compensations.get(id);
-        if let Some(first) = o.compensations.get(id).or_else(|| o.nodes.get(id)) {
-            found.push(collision(
-                "compensation",
-                id,
-                here.map_or(own_o.fallback, |h| h.id),
-                first.id,
-                &wf.id,
-                &bases[0].id,
-            ));
-            continue;
-        }
-        if let Some(h) = here {
-            o.compensations.insert(id.clone(), h.clone());
-        }
-        wf.saga.compensations.insert(id.clone(), c.clone());
-    }
+    // Appended agents, nodes and compensations (docs/language.md, *Saga compensation*:
+    // compensation ids share the node namespace, so an inherited node's id is taken too).
+    let mut cx = Appending {
+        derived: &wf.id,
+        base: &bases[0].id,
+        fallback: own_o.fallback,
+        found: &mut found,
+    };
+    cx.append(
+        "agent",
+        (&own.agents, &own_o.agents),
+        (&mut wf.agents, &mut o.agents),
+        |_| None,
+        |h| h.id,
+    );
+    cx.append(
+        "node",
+        (&own.nodes, &own_o.nodes),
+        (&mut wf.nodes, &mut o.nodes),
+        |_| None,
+        |h| h.id,
+    );
+    let inherited_nodes = &o.nodes;
+    cx.append(
+        "compensation",
+        (&own.saga.compensations, &own_o.compensations),
+        (&mut wf.saga.compensations, &mut o.compensations),
+        |id| inherited_nodes.get(id).map(|n| n.id),
+        |h| h.id,
+    );
     // The appended nodes' `compensation = "…"` (an inherited node keeps the base's).
     for (node, c) in &own.saga.node_compensations {
         if own.nodes.contains_key(node) && !wf.saga.node_compensations.contains_key(node) {
@@ -286,6 +259,48 @@ pub(super) fn merge(
         origins: o,
     };
     (merged, len)
+}
+
+/// Where the derived file's declarations are appended to the merged workflow, and the E0508
+/// collisions found on the way.
+struct Appending<'a> {
+    derived: &'a str,
+    base: &'a str,
+    fallback: Span,
+    found: &'a mut Vec<Diagnostic>,
+}
+
+impl Appending<'_> {
+    /// Appends the derived file's declarations of one kind (`what`) with their origins; an id the
+    /// merged workflow already has (or that `taken` reports) is an E0508 collision, and the
+    /// base's declaration is kept.
+    fn append<T: Clone, O: Clone, S: std::hash::BuildHasher>(
+        &mut self,
+        what: &str,
+        (own, own_o): (&IndexMap<String, T>, &IndexMap<String, O, S>),
+        (merged, merged_o): (&mut IndexMap<String, T>, &mut IndexMap<String, O, S>),
+        taken: impl Fn(&str) -> Option<Span>,
+        id_span: impl Fn(&O) -> Span,
+    ) {
+        for (id, item) in own {
+            let here = own_o.get(id);
+            if let Some(first) = merged_o.get(id).map(&id_span).or_else(|| taken(id)) {
+                self.found.push(collision(
+                    what,
+                    id,
+                    here.map_or(self.fallback, &id_span),
+                    first,
+                    self.derived,
+                    self.base,
+                ));
+                continue;
+            }
+            if let Some(h) = here {
+                merged_o.insert(id.clone(), h.clone());
+            }
+            merged.insert(id.clone(), item.clone());
+        }
+    }
 }
 
 fn block_kind(node: &Node) -> Option<BlockKind> {
