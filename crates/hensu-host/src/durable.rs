@@ -14,6 +14,10 @@
 //!   ([`BoundaryHook::at_nested_boundary`]) below the run state's `nested` field, so a
 //!   process killed inside the child resumes the child, not the sub-workflow node from
 //!   scratch.
+//! * A branch of a parallel or fork node (of the main flow or such a child) that finishes
+//!   while the node's other branches run is recorded then
+//!   ([`BoundaryHook::at_branch_finished`]), below the state's `nested` field: a process
+//!   killed while the others run resumes the node and runs only the branches not recorded.
 //! * The checkpoint returns the store's cancellation flag (`hensuc cancel`): the run stops at
 //!   that boundary. A heartbeat thread ([`DurableRun::start_heartbeat`]) keeps the lease alive
 //!   through long agent calls and cancels the run's token when a cancellation is requested.
@@ -42,8 +46,8 @@ use serde_json::Value;
 
 use crate::durable_delta::Shadow;
 use hensu_runtime::{
-    Boundary, BoundaryHook, CancelToken, ExecutionPhase, NestedFrame, RunOutcome, RunResult,
-    RunState, RuntimeError,
+    Boundary, BoundaryHook, CancelToken, ExecutionPhase, FinishedBranch, NestedFrame, RunOutcome,
+    RunResult, RunState, RuntimeError,
 };
 
 /// Rewrites a snapshot in place before it is stored (e.g. replaces provider keys).
@@ -321,6 +325,33 @@ impl DurableRun {
         self.write_off_executor(Write::Step(entry), update, t).await
     }
 
+    /// Records a branch of parallel or fork node `node_id` (in the flow reached through
+    /// `frames`) that finished, as one step of the log below that flow's `nested` field.
+    async fn record_branch_off_executor(
+        &self,
+        frames: &[NestedFrame],
+        node_id: &str,
+        branch: FinishedBranch<'_>,
+    ) -> Result<Checkpointed, StoreError> {
+        self.ensure_held()?;
+        let t = std::time::Instant::now();
+        let (entry, update) = {
+            let mut slot = self
+                .shadow
+                .lock()
+                .map_err(|_| StoreError::Invalid("the durable run's shadow is poisoned".into()))?;
+            let shadow = slot.as_mut().ok_or_else(|| {
+                StoreError::Invalid("a branch finished before its run was recorded".into())
+            })?;
+            let entry = shadow
+                .branch_step(frames, node_id, branch, self.redact.as_ref())
+                .map_err(StoreError::Invalid)?;
+            let node = shadow.current_node().unwrap_or_default().to_string();
+            (entry, RecordUpdate::running(node.as_str()))
+        };
+        self.write_off_executor(Write::Step(entry), update, t).await
+    }
+
     async fn write_off_executor(
         &self,
         write: Write,
@@ -515,6 +546,29 @@ impl BoundaryHook for DurableRun {
             .await
             .map_err(store_error)?;
         self.decide(cp).await
+    }
+
+    fn records_branches(&self) -> bool {
+        true
+    }
+
+    async fn at_branch_finished(
+        &self,
+        frames: &[NestedFrame],
+        node_id: &str,
+        branch: FinishedBranch<'_>,
+    ) -> Result<(), RuntimeError> {
+        let cp = self
+            .record_branch_off_executor(frames, node_id, branch)
+            .await
+            .map_err(store_error)?;
+        // A cancellation requested meanwhile stops the run at its next check.
+        if cp.cancel_requested {
+            for c in &self.cancel {
+                c.cancel();
+            }
+        }
+        Ok(())
     }
 }
 

@@ -11,7 +11,10 @@
 //!
 //! - the `nested` field (a sub-workflow child, saved fork branches) whole when it appears, a
 //!   `remove` when it goes; a sub-workflow child is recorded at its own boundaries
-//!   ([`Shadow::nested_step`]) as a delta below `/nested/state`, the same way.
+//!   ([`Shadow::nested_step`]) as a delta below `/nested/state`, the same way; a branch of a
+//!   parallel or fork node that finished ([`Shadow::branch_step`]) as one element of
+//!   `/nested/finished` or `/nested/branches` (appended, or set in place when the stored
+//!   list already holds that branch), the list created with the first one.
 //!
 //! The cost is O(context entries + the step's changes): independent of the run's length,
 //! except through the context itself. Values are redacted before they enter the delta; the
@@ -19,7 +22,7 @@
 
 use std::time::Instant;
 
-use hensu_runtime::{Context, Nested, NestedFrame, RunState};
+use hensu_runtime::{Context, FinishedBranch, Nested, NestedFrame, RunState};
 use hensu_store::{StateDelta, StepEntry};
 use serde_json::{Map, Value};
 
@@ -86,8 +89,13 @@ pub(crate) struct Shadow {
 #[derive(Debug)]
 enum NestedShadow {
     None,
-    /// Stored, not followed (fork branches: they are only written when the run pauses).
-    Opaque,
+    /// The branches of parallel or fork node `node_id` (`Nested::Parallel` /
+    /// `Nested::Fork`), known by their keys (branch ids / targets) in stored order.
+    Branches {
+        node_id: String,
+        parallel: bool,
+        keys: Vec<String>,
+    },
     /// A sub-workflow child recorded boundary by boundary.
     Child {
         execution_id: String,
@@ -103,7 +111,16 @@ impl NestedShadow {
                 execution_id: state.execution_id.clone(),
                 shadow: Box::new(Shadow::of(state)?),
             },
-            Some(Nested::Fork { .. }) => NestedShadow::Opaque,
+            Some(Nested::Fork { node_id, branches }) => NestedShadow::Branches {
+                node_id: node_id.clone(),
+                parallel: false,
+                keys: branches.iter().map(|b| b.target.clone()).collect(),
+            },
+            Some(Nested::Parallel { node_id, finished }) => NestedShadow::Branches {
+                node_id: node_id.clone(),
+                parallel: true,
+                keys: finished.iter().map(|o| o.id.clone()).collect(),
+            },
         })
     }
 }
@@ -214,6 +231,94 @@ impl Shadow {
         };
         prefix.extend(CHILD_STATE);
         shadow.step_at(&prefix, state, redact, StateDelta::new(), &path)
+    }
+
+    /// The log entry recording that a branch of parallel or fork node `node_id` finished, in
+    /// the flow reached through `frames` (the main flow when empty): the branch set into the
+    /// stored `nested` list of that node (the list created when the stored `nested` is not
+    /// that node's). Nothing else of the state changes.
+    pub(crate) fn branch_step(
+        &mut self,
+        frames: &[NestedFrame],
+        node_id: &str,
+        branch: FinishedBranch<'_>,
+        redact: Option<&SnapshotRedactor>,
+    ) -> Result<StepEntry, String> {
+        let mut prefix: Vec<&str> = Vec::with_capacity(frames.len() * 2 + 3);
+        let mut at = self;
+        for frame in frames {
+            match &mut at.nested {
+                NestedShadow::Child {
+                    execution_id,
+                    shadow,
+                } if *execution_id == frame.execution_id => {
+                    prefix.extend(CHILD_STATE);
+                    at = shadow;
+                }
+                _ => {
+                    return Err(format!(
+                        "the sub-workflow child of node `{}` was never recorded",
+                        frame.node_id
+                    ));
+                }
+            }
+        }
+        let redacted = |mut v: Value| {
+            if let Some(r) = redact {
+                r(&mut v);
+            }
+            v
+        };
+        let (parallel, list, value) = match branch {
+            FinishedBranch::Parallel(o) => (true, "finished", serde_json::to_value(o)),
+            FinishedBranch::Fork(b) => (false, "branches", serde_json::to_value(b)),
+        };
+        let value = redacted(value.map_err(|e| format!("the branch does not serialize: {e}"))?);
+        let key = branch.key();
+        let delta = match &mut at.nested {
+            NestedShadow::Branches {
+                node_id: stored,
+                parallel: p,
+                keys,
+            } if stored == node_id && *p == parallel => {
+                prefix.extend(["nested", list]);
+                match keys.iter().position(|k| k == key) {
+                    Some(i) => {
+                        let i = i.to_string();
+                        prefix.push(&i);
+                        StateDelta::new().replace(&prefix, value)
+                    }
+                    None => {
+                        keys.push(key.to_string());
+                        StateDelta::new().push(&prefix, value)
+                    }
+                }
+            }
+            _ => {
+                let mut nested = Map::new();
+                nested.insert(
+                    "kind".into(),
+                    Value::from(if parallel { "parallel" } else { "fork" }),
+                );
+                nested.insert("node_id".into(), Value::from(node_id));
+                nested.insert(list.into(), Value::Array(vec![value]));
+                at.nested = NestedShadow::Branches {
+                    node_id: node_id.to_string(),
+                    parallel,
+                    keys: vec![key.to_string()],
+                };
+                prefix.push("nested");
+                StateDelta::new().set(&prefix, Value::Object(nested))
+            }
+        };
+        Ok(StepEntry {
+            node: None,
+            node_status: None,
+            output: None,
+            delta,
+            started_at: None,
+            duration_ms: Some(0),
+        })
     }
 
     /// [`Shadow::step`] for the state stored at `prefix`; executed nodes are named `path` +

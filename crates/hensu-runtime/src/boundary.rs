@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 
 use crate::error::RuntimeError;
-use crate::state::{NestedFrame, RunState};
+use crate::state::{FinishedBranch, NestedFrame, RunState};
 
 /// What a [`BoundaryHook`] decides at a node boundary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,5 +40,32 @@ pub trait BoundaryHook: Send + Sync {
     ) -> Result<Boundary, RuntimeError> {
         let _ = (frames, state);
         Ok(Boundary::Continue)
+    }
+
+    /// Whether this hook records the branches of parallel and fork nodes as they finish
+    /// ([`BoundaryHook::at_branch_finished`]). When no hook does, the engine prepares no
+    /// record at all (a run without a store pays nothing for the feature).
+    fn records_branches(&self) -> bool {
+        false
+    }
+
+    /// Called (by hooks that [record branches](BoundaryHook::records_branches)) when one
+    /// branch of parallel or fork node `node_id` finished while the node's other branches may
+    /// still run; `frames` is the path of sub-workflow nodes from the main flow to the flow
+    /// holding the node (empty: the main flow; see [`BoundaryHook::at_nested_boundary`]).
+    /// Calls for one node come one at a time, in the order the branches finished. A durable
+    /// run stores the branch below the state's `nested` field (as
+    /// [`Nested::Parallel`](crate::Nested) / [`Nested::Fork`](crate::Nested)), so a process
+    /// killed while the others run resumes the node without running the finished ones again.
+    /// Branches of nodes inside fork branches are not reported. An error ends the run with
+    /// that error.
+    async fn at_branch_finished(
+        &self,
+        frames: &[NestedFrame],
+        node_id: &str,
+        branch: FinishedBranch<'_>,
+    ) -> Result<(), RuntimeError> {
+        let _ = (frames, node_id, branch);
+        Ok(())
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! A fork runs each of its targets concurrently as a sub-flow on an isolated copy of the run
 //! state (context and retry counters copied; the history up to the fork shared, not copied:
-//! a branch records only its own steps; no checkpoints), with the full node pipeline, until the sub-flow reaches the fork's join (SUCCESS, the join is not executed) or
+//! a branch records only its own steps; no checkpoints inside a branch), with the full node
+//! pipeline, until the sub-flow reaches the fork's join (SUCCESS, the join is not executed) or
 //! ends otherwise (an end node is still SUCCESS; rejected, paused or failed sub-flows are
 //! FAILURE). The branches' yields are then merged into the parent context with the join's
 //! merge strategy, branch history is appended in target order, and the fork routes to its join,
@@ -13,6 +14,11 @@
 //! branch has stopped, the fork saves all branch states in the run state
 //! ([`Nested::Fork`]) and the run pauses at the fork. Resuming runs the fork again: ended
 //! branches keep their result, waiting ones continue (the first one with the review answer).
+//!
+//! A durable run records each branch that ends as it ends
+//! ([`BoundaryHook::at_branch_finished`](crate::BoundaryHook), stored as [`Nested::Fork`] with
+//! the ended branches only), so a process killed while the others run resumes the fork with
+//! those ended branches kept and only the others run again, from the fork.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -25,11 +31,12 @@ use serde_json::Value;
 use crate::engine::{Engine, Flow, Prepared};
 use crate::error::RuntimeError;
 use crate::events::Event;
-use crate::parallel::join_all_pinned;
+use crate::parallel::{join_all_pinned, join_all_recording};
 use crate::review::ReviewDecision;
 use crate::run_types::{CancelToken, RunOutcome};
 use crate::state::{
-    BranchEnd, ExecutionPhase, ForkBranchState, InheritedHistory, Nested, NodeResult, RunState,
+    BranchEnd, ExecutionPhase, FinishedBranch, ForkBranchState, InheritedHistory, Nested,
+    NodeResult, RunState,
 };
 use crate::value::Context;
 
@@ -123,7 +130,12 @@ enum BranchStart {
 
 /// How a branch came out of this call of the fork.
 enum BranchRun {
-    Ran(Result<RunOutcome, RuntimeError>),
+    /// With the branch's record when the run records finished branches and this one ended
+    /// (taken when it is recorded).
+    Ran(
+        Result<RunOutcome, RuntimeError>,
+        Option<Box<ForkBranchState>>,
+    ),
     /// Saved as ended by an earlier, paused call.
     Saved(BranchEnd),
 }
@@ -193,6 +205,7 @@ async fn run_fork(
         })
         .unwrap_or_default();
     let mut saved = saved_branches(state, fork, resume);
+    let recording = engine.branch_recording(flow);
     // Branches inherit the history up to the fork without a copy; their own steps are
     // appended below. Branches saved by older versions carry a full copy and inherit nothing.
     let outer = match flow {
@@ -201,6 +214,7 @@ async fn run_fork(
     };
     let shared = outer.then(&state.history);
     let legacy = InheritedHistory::default();
+    let parent_context = &state.context;
     // The branch states stay here; each branch's future borrows its own (small futures, and
     // no large outcome to move around).
     let mut branch_states = Vec::with_capacity(targets.len());
@@ -242,7 +256,8 @@ async fn run_fork(
         .iter_mut()
         .zip(runs)
         .zip(&own_history)
-        .map(|((branch, run), &own)| match run {
+        .zip(&targets)
+        .map(|(((branch, run), &own), &target)| match run {
             Err(end) => Box::pin(std::future::ready(BranchRun::Saved(end))) as BoxFuture<'_, _>,
             Ok(decision) => {
                 let inherited = if own { &shared } else { &legacy };
@@ -251,18 +266,41 @@ async fn run_fork(
                         join: join_idx,
                         inherited,
                     };
-                    BranchRun::Ran(
-                        engine
-                            .drive(p, branch, cancel, started, decision, flow)
-                            .await,
-                    )
+                    let r = engine
+                        .drive(p, branch, cancel, started, decision, flow)
+                        .await;
+                    let record = match recording {
+                        Some(_) => ended_record(p.plan.id(target), branch, own, &r, parent_context),
+                        None => None,
+                    };
+                    BranchRun::Ran(r, record)
                 })
             }
         })
         .collect();
+    let joined = async {
+        match recording {
+            None => Ok(join_all_pinned(futures).await),
+            Some(frames) => {
+                join_all_recording(futures, |r: &mut BranchRun| {
+                    let BranchRun::Ran(_, record) = r else {
+                        return None;
+                    };
+                    let record = record.take()?;
+                    let write: BoxFuture<'_, _> = Box::pin(async move {
+                        engine
+                            .record_branch(frames, &fork.id, FinishedBranch::Fork(&record))
+                            .await
+                    });
+                    Some(write)
+                })
+                .await
+            }
+        }
+    };
     let outcomes = if join.timeout_ms > 0 {
         let limit = Duration::from_millis(join.timeout_ms as u64);
-        tokio::time::timeout(limit, join_all_pinned(futures))
+        tokio::time::timeout(limit, joined)
             .await
             .map_err(|_| RuntimeError::Fork {
                 node: fork.id.clone(),
@@ -270,19 +308,19 @@ async fn run_fork(
                     "the branches did not reach join '{}' within its timeout of {} ms",
                     join.id, join.timeout_ms
                 ),
-            })?
+            })??
     } else {
-        join_all_pinned(futures).await
+        joined.await?
     };
 
     // A branch waits for a human: once every branch has stopped, save them all and pause the
     // run here (a branch that failed with an error that ends the run still ends it).
     let waiting = outcomes
         .iter()
-        .any(|r| matches!(r, BranchRun::Ran(Ok(RunOutcome::Paused))));
+        .any(|r| matches!(r, BranchRun::Ran(Ok(RunOutcome::Paused), _)));
     if waiting {
         for r in &outcomes {
-            if let BranchRun::Ran(Err(e)) = r
+            if let BranchRun::Ran(Err(e), _) = r
                 && escapes_branch(e)
             {
                 return Err(e.clone());
@@ -298,8 +336,8 @@ async fn run_fork(
                 state,
                 own_history,
                 ended: match r {
-                    BranchRun::Ran(Ok(RunOutcome::Paused)) => None,
-                    BranchRun::Ran(r) => Some(match branch_end(r) {
+                    BranchRun::Ran(Ok(RunOutcome::Paused), _) => None,
+                    BranchRun::Ran(r, _) => Some(match branch_end(&r) {
                         (true, _) => BranchEnd::Completed,
                         (false, error) => BranchEnd::Failed {
                             error: error.unwrap_or_default(),
@@ -328,8 +366,8 @@ async fn run_fork(
     let finished = targets.iter().zip(branch_states).zip(outcomes);
     for (((&target, branch), r), own) in finished.zip(own_history) {
         let (success, error) = match r {
-            BranchRun::Ran(Err(e)) if escapes_branch(&e) => return Err(e),
-            BranchRun::Ran(r) => branch_end(r),
+            BranchRun::Ran(Err(e), _) if escapes_branch(&e) => return Err(e),
+            BranchRun::Ran(r, _) => branch_end(&r),
             BranchRun::Saved(BranchEnd::Completed) => (true, None),
             BranchRun::Saved(BranchEnd::Failed { error }) => (false, Some(error)),
         };
@@ -369,9 +407,62 @@ fn branch_context(parent: &Context) -> Context {
     context
 }
 
+/// The record of a branch that ended (`None` when it paused or failed with an error that ends
+/// the run: neither is an end of the branch). Its context keeps only the entries that differ
+/// from the fork's — all the join reads of it (see [`branch_yields`]) — so a record does not
+/// copy the whole context.
+fn ended_record(
+    target: &str,
+    branch: &RunState,
+    own_history: bool,
+    r: &Result<RunOutcome, RuntimeError>,
+    parent: &Context,
+) -> Option<Box<ForkBranchState>> {
+    match r {
+        Ok(RunOutcome::Paused) => return None,
+        Err(e) if escapes_branch(e) => return None,
+        _ => {}
+    }
+    let ended = match branch_end(r) {
+        (true, _) => BranchEnd::Completed,
+        (false, error) => BranchEnd::Failed {
+            error: error.unwrap_or_default(),
+        },
+    };
+    let context = branch
+        .context
+        .iter()
+        .filter(|(k, v)| parent.get(k.as_str()) != Some(*v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let state = RunState {
+        execution_id: branch.execution_id.clone(),
+        workflow_id: branch.workflow_id.clone(),
+        current_node: branch.current_node.clone(),
+        context,
+        history: branch.history.clone(),
+        backtracks: branch.backtracks.clone(),
+        retry_counters: branch.retry_counters.clone(),
+        phase: branch.phase.clone(),
+        steps: branch.steps,
+        rubric_evaluation: branch.rubric_evaluation.clone(),
+        node_redirected: branch.node_redirected,
+        review_verdict: branch.review_verdict.clone(),
+        compensating: None,
+        compensations: Vec::new(),
+        nested: None,
+    };
+    Some(Box::new(ForkBranchState {
+        target: target.to_string(),
+        state,
+        own_history,
+        ended: Some(ended),
+    }))
+}
+
 /// Whether a branch's sub-flow succeeded, and why not (an error that ends the run is handled
 /// before).
-fn branch_end(r: Result<RunOutcome, RuntimeError>) -> (bool, Option<String>) {
+fn branch_end(r: &Result<RunOutcome, RuntimeError>) -> (bool, Option<String>) {
     match r {
         Ok(RunOutcome::Completed { .. }) => (true, None),
         Ok(RunOutcome::Rejected { reason }) => {

@@ -71,6 +71,7 @@ pub use generic::{
     DataTransformerHandler, GenericHandlerRegistry, GenericNodeHandler, MAX_PATTERN_INPUT,
     MAX_PATTERN_LENGTH, ValidatorHandler, cfg_num, cfg_str,
 };
+pub use parallel::BranchOutcome;
 pub use plan::ExecPlan;
 pub use repository::{MapRepository, WorkflowRepository};
 pub use review::{
@@ -81,8 +82,8 @@ pub use run_types::{
 };
 pub use state::{
     Backtrack, BacktrackKind, BranchEnd, Compensating, CompensationRecord, CompensationTask,
-    EndCause, ExecutionPhase, ForkBranchState, HistoryStep, Nested, NestedFrame, NodeResult,
-    NodeStatus, ReviewVerdict, RubricEvaluation, RunState,
+    EndCause, ExecutionPhase, FinishedBranch, ForkBranchState, HistoryStep, Nested, NestedFrame,
+    NodeResult, NodeStatus, ReviewVerdict, RubricEvaluation, RunState,
 };
 pub use structured::StructuredCaller;
 pub use stub::{

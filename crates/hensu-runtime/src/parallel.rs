@@ -1,6 +1,7 @@
 //! Parallel nodes with consensus (upstream `ParallelNodeExecutor` + `ConsensusEvaluator`;
 //! docs/language.md, *Parallel consensus*).
 
+use std::collections::VecDeque;
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::task::Poll;
@@ -9,11 +10,12 @@ use hensu_ir::{ConsensusStrategy, ParallelNode, is_engine_variable};
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use crate::engine::{Engine, Prepared};
+use crate::engine::{Engine, Flow, Prepared};
 use crate::enrich::{Enrichment, enrich};
 use crate::error::RuntimeError;
 use crate::extract::extract_object;
-use crate::state::{NodeResult, NodeStatus, RunState};
+use crate::fork::BoxFuture;
+use crate::state::{FinishedBranch, Nested, NodeResult, NodeStatus, RunState};
 use crate::template::resolve;
 use crate::validate::validate_output;
 use crate::value::set_current_node;
@@ -47,14 +49,71 @@ pub(crate) async fn join_all_pinned<F: Future + Unpin>(mut futs: Vec<F>) -> Vec<
     outs.into_iter().flatten().collect()
 }
 
-/// One branch's outcome.
-#[derive(Clone, Debug)]
+/// [`join_all_pinned`] that hands each output, as soon as it is ready, to `record` (one at a
+/// time, in the order they finished) and awaits the recording while the other futures keep
+/// running. A recording error ends the join with it (the unfinished futures are dropped).
+pub(crate) async fn join_all_recording<'r, F, R>(
+    mut futs: Vec<F>,
+    mut record: R,
+) -> Result<Vec<F::Output>, RuntimeError>
+where
+    F: Future + Unpin,
+    R: FnMut(&mut F::Output) -> Option<BoxFuture<'r, Result<(), RuntimeError>>>,
+{
+    let mut outs: Vec<Option<F::Output>> = futs.iter().map(|_| None).collect();
+    let mut unrecorded: VecDeque<usize> = VecDeque::new();
+    let mut recording: Option<BoxFuture<'r, Result<(), RuntimeError>>> = None;
+    poll_fn(|cx| {
+        let mut pending = false;
+        for (i, (f, out)) in futs.iter_mut().zip(outs.iter_mut()).enumerate() {
+            if out.is_none() {
+                match Pin::new(&mut *f).poll(cx) {
+                    Poll::Ready(v) => {
+                        *out = Some(v);
+                        unrecorded.push_back(i);
+                    }
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        loop {
+            if recording.is_none() {
+                let Some(i) = unrecorded.pop_front() else {
+                    break;
+                };
+                recording = outs[i].as_mut().and_then(&mut record);
+                continue;
+            }
+            let Some(r) = recording.as_mut() else {
+                break;
+            };
+            match r.as_mut().poll(cx) {
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Ok(())) => recording = None,
+                Poll::Pending => break,
+            }
+        }
+        if pending || recording.is_some() {
+            Poll::Pending
+        } else {
+            Poll::Ready(Ok(()))
+        }
+    })
+    .await?;
+    Ok(outs.into_iter().flatten().collect())
+}
+
+/// One branch's outcome (what the consensus sees of it; recorded as is by durable runs).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BranchOutcome {
     pub id: String,
     pub success: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The yields (and, for vote strategies, engine variables) found in the output.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub yields: IndexMap<String, Value>,
 }
 
@@ -69,13 +128,45 @@ fn java_fixed(v: f64, decimals: usize) -> String {
     format!("{v:.decimals$}")
 }
 
+/// The outcomes a durable run recorded for the branches of `node` before it stopped (taken
+/// from the state), by branch position; `None` when nothing was recorded.
+fn recorded_outcomes(
+    state: &mut RunState,
+    node: &ParallelNode,
+) -> Option<Vec<Option<BranchOutcome>>> {
+    let Nested::Parallel { node_id, finished } = *state.nested.take()? else {
+        return None;
+    };
+    if node_id != node.id {
+        return None;
+    }
+    let mut finished: Vec<Option<BranchOutcome>> = finished.into_iter().map(Some).collect();
+    let by_branch = node
+        .branches
+        .iter()
+        .map(|b| {
+            finished
+                .iter_mut()
+                .find(|o| o.as_ref().is_some_and(|o| o.id == b.id))
+                .and_then(Option::take)
+        })
+        .collect();
+    Some(by_branch)
+}
+
+/// Runs a parallel node in `flow`. A durable run records each branch outcome as the branch
+/// finishes ([`Engine::record_branch`]); resuming it runs only the branches not recorded, and
+/// the consensus sees every outcome in branch order as an uninterrupted run would.
 pub(crate) async fn execute_parallel(
     engine: &Engine,
     p: &Prepared,
     node: &ParallelNode,
     state: &mut RunState,
+    flow: Flow<'_>,
 ) -> Result<NodeResult, RuntimeError> {
     state.context.shift_remove("_prompt_override");
+    let recorded = recorded_outcomes(state, node);
+    let recording = engine.branch_recording(flow);
     let consensus = node.consensus_config.as_ref();
     let self_scoring = consensus.is_some_and(|c| c.strategy != ConsensusStrategy::JudgeDecides);
     let schema = p.workflow().state_schema.as_ref();
@@ -83,7 +174,10 @@ pub(crate) async fn execute_parallel(
 
     // Prepare every branch on its own copy of the context.
     let mut futures = Vec::with_capacity(node.branches.len());
-    for branch in &node.branches {
+    for (i, branch) in node.branches.iter().enumerate() {
+        if recorded.as_ref().is_some_and(|r| r[i].is_some()) {
+            continue;
+        }
         let mut ctx: Context = state.context.clone();
         set_current_node(&mut ctx, &node.id);
         let mut prompt = resolve(branch.prompt.as_deref().unwrap_or(""), &ctx);
@@ -137,7 +231,34 @@ pub(crate) async fn execute_parallel(
             branch_outcome(&branch.id, result, &branch.yields, self_scoring)
         });
     }
-    let outcomes = join_all(futures).await;
+    let ran = match recording {
+        None => join_all(futures).await,
+        Some(frames) => {
+            let node_id = node.id.as_str();
+            let pinned = futures.into_iter().map(Box::pin).collect();
+            join_all_recording(pinned, |outcome: &mut BranchOutcome| {
+                let outcome = outcome.clone();
+                let record: BoxFuture<'_, _> = Box::pin(async move {
+                    engine
+                        .record_branch(frames, node_id, FinishedBranch::Parallel(&outcome))
+                        .await
+                });
+                Some(record)
+            })
+            .await?
+        }
+    };
+    let outcomes = match recorded {
+        None => ran,
+        Some(restored) => {
+            // Branch order: the recorded outcomes in their places, the others as they ran.
+            let mut ran = ran.into_iter();
+            restored
+                .into_iter()
+                .filter_map(|r| r.or_else(|| ran.next()))
+                .collect()
+        }
+    };
 
     let failed: Vec<Value> = outcomes
         .iter()

@@ -206,8 +206,10 @@ pub struct RunState {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub compensations: Vec<CompensationRecord>,
     /// The nested flows of `current_node` in progress when the run stopped (a sub-workflow's
-    /// child run, a fork's branches): a resumed run continues them instead of starting them
-    /// again (docs/language.md, *Runtime semantics*).
+    /// child run, a fork's branches), or the branches of its parallel or fork node that a
+    /// durable run recorded as finished while the others ran: a resumed run continues them
+    /// instead of starting them again, and does not run a finished branch again
+    /// (docs/language.md, *Runtime semantics*).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nested: Option<Box<Nested>>,
 }
@@ -221,11 +223,41 @@ pub enum Nested {
         node_id: String,
         state: Box<RunState>,
     },
-    /// The branches of fork node `node_id`, in target order.
+    /// The branches of fork node `node_id`: every target in target order when the run paused
+    /// inside them; the finished ones in the order they finished when a durable run recorded
+    /// them while the others ran (a target missing here starts afresh on resume).
     Fork {
         node_id: String,
         branches: Vec<ForkBranchState>,
     },
+    /// The branches of parallel node `node_id` that finished, in the order they finished
+    /// (recorded by a durable run while the others ran): a resumed run runs only the others.
+    Parallel {
+        node_id: String,
+        finished: Vec<crate::parallel::BranchOutcome>,
+    },
+}
+
+/// A branch of a parallel or fork node that finished while the node's other branches run,
+/// as a durable run records it ([`BoundaryHook::at_branch_finished`](crate::BoundaryHook)).
+#[derive(Clone, Copy, Debug)]
+pub enum FinishedBranch<'a> {
+    /// A parallel branch's outcome (stored in [`Nested::Parallel`]).
+    Parallel(&'a crate::parallel::BranchOutcome),
+    /// A fork target's sub-flow, ended (stored in [`Nested::Fork`]); its context holds only
+    /// the entries it changed against the fork's (the rest is the fork's, which the branch
+    /// cannot change).
+    Fork(&'a ForkBranchState),
+}
+
+impl FinishedBranch<'_> {
+    /// The branch id (parallel) or target node id (fork) the branch is known by.
+    pub fn key(&self) -> &str {
+        match self {
+            FinishedBranch::Parallel(o) => &o.id,
+            FinishedBranch::Fork(b) => &b.target,
+        }
+    }
 }
 
 /// One saved fork branch: its state, and how it ended (`None`: it waits, e.g. for a review).
@@ -304,7 +336,9 @@ impl Nested {
     /// The node the nested flows belong to.
     pub fn node_id(&self) -> &str {
         match self {
-            Nested::Child { node_id, .. } | Nested::Fork { node_id, .. } => node_id,
+            Nested::Child { node_id, .. }
+            | Nested::Fork { node_id, .. }
+            | Nested::Parallel { node_id, .. } => node_id,
         }
     }
 
@@ -322,6 +356,7 @@ impl Nested {
                 .iter()
                 .filter(|b| b.ended.is_none())
                 .find_map(|b| waiting(&b.state)),
+            Nested::Parallel { .. } => None,
         }
     }
 }

@@ -12,14 +12,17 @@
 //! ([`BoundaryHook::at_nested_boundary`](crate::BoundaryHook)), so a durable run records it. A
 //! child that stops (a review waits, a pause) is saved in the parent's state
 //! ([`Nested::Child`]) and the run pauses at the sub-workflow node; resuming the run continues
-//! the child where it stopped.
+//! the child where it stopped. A child of the main flow that ends unsuccessfully checkpoints
+//! its compensations at its nested boundaries: a run stopped while they run resumes the
+//! child's compensations left (the one in flight again; docs/language.md, *Saga
+//! compensation*).
 
 use std::time::Instant;
 
 use hensu_ir::SubWorkflowNode;
 use serde_json::Value;
 
-use crate::engine::{Engine, Flow, Prepared};
+use crate::engine::{CompensationCheckpoints, Engine, Flow, Prepared};
 use crate::error::RuntimeError;
 use crate::fork::BoxFuture;
 use crate::review::ReviewDecision;
@@ -123,21 +126,34 @@ async fn run_subworkflow(
         }
         Flow::Branch { .. } | Flow::Detached => Flow::Detached,
     };
-    let run: BoxFuture<'_, Result<RunOutcome, RuntimeError>> = Box::pin(engine.drive(
-        &prepared,
-        &mut child_state,
-        cancel,
-        Instant::now(),
-        resume,
-        child_flow,
-    ));
-    // The child is a fresh execution with its own limits; its steps are not the parent's.
-    // A child that ends unsuccessfully runs its own compensations first (not checkpointed on
-    // their own: a crash while they run resumes the child's end; docs/language.md, *Saga
-    // compensation*). A paused child is not compensated.
-    let outcome = run.await.unwrap_or_else(RunOutcome::Failed);
-    let compensated: BoxFuture<'_, RunOutcome> =
-        Box::pin(engine.compensate(&prepared, &mut child_state, outcome, false));
+    // A child that ends unsuccessfully runs its own compensations first, checkpointed where
+    // its boundaries are (docs/language.md, *Saga compensation*). A paused child is not
+    // compensated.
+    let checkpoints = match child_flow {
+        Flow::Child(frames) => CompensationCheckpoints::Child(frames),
+        _ => CompensationCheckpoints::None,
+    };
+    let compensated: BoxFuture<'_, RunOutcome> = if child_state.compensating.is_some() {
+        // The run stopped while the saved child compensated: the compensations left.
+        Box::pin(engine.resume_compensation(&prepared, &mut child_state, checkpoints))
+    } else {
+        Box::pin(async {
+            // The child is a fresh execution with its own limits; its steps are not the
+            // parent's.
+            let run: BoxFuture<'_, Result<RunOutcome, RuntimeError>> = Box::pin(engine.drive(
+                &prepared,
+                &mut child_state,
+                cancel,
+                Instant::now(),
+                resume,
+                child_flow,
+            ));
+            let outcome = run.await.unwrap_or_else(RunOutcome::Failed);
+            engine
+                .compensate(&prepared, &mut child_state, outcome, checkpoints)
+                .await
+        })
+    };
     match compensated.await {
         RunOutcome::Completed { exit_status, .. } => {
             for (parent_key, child_key) in &node.output_mapping {

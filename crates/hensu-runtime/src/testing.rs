@@ -214,6 +214,8 @@ pub struct Script {
     pub custom: Option<Responder>,
     /// Every call first sleeps this long (tokio time).
     pub delay: Option<Duration>,
+    /// Calls for these node (or agent) ids sleep this long instead of `delay`.
+    pub delays: Arc<Mutex<HashMap<String, Duration>>>,
 }
 
 impl Script {
@@ -232,6 +234,12 @@ impl Script {
             .lock()
             .unwrap()
             .insert(node.into(), VecDeque::from(vec![Err(message.to_string())]));
+        self
+    }
+    /// Calls for `node` (a node id, or an agent id without `-agent`) first sleep `delay`
+    /// (tokio time).
+    pub fn delay_on(self, node: &str, delay: Duration) -> Self {
+        self.delays.lock().unwrap().insert(node.into(), delay);
         self
     }
     pub fn prompts(&self) -> Vec<(String, String)> {
@@ -265,18 +273,26 @@ impl Agent for ScriptAgent {
             .lock()
             .unwrap()
             .push((req.node_id.to_string(), req.prompt.to_string()));
-        if let Some(d) = self.script.delay {
-            tokio::time::sleep(d).await;
-        }
-        if let Some(f) = &self.script.custom {
-            return f(&req);
-        }
         let key = self
             .config
             .id
             .strip_suffix("-agent")
             .unwrap_or(&self.config.id)
             .to_string();
+        let delay = {
+            let delays = self.script.delays.lock().unwrap();
+            delays
+                .get(req.node_id)
+                .or_else(|| delays.get(&key))
+                .copied()
+                .or(self.script.delay)
+        };
+        if let Some(d) = delay {
+            tokio::time::sleep(d).await;
+        }
+        if let Some(f) = &self.script.custom {
+            return f(&req);
+        }
         let mut queues = self.script.queues.lock().unwrap();
         let name = if queues.get(req.node_id).is_some_and(|q| !q.is_empty()) {
             req.node_id.to_string()

@@ -20,6 +20,7 @@ mod bad_input;
 mod command_env;
 mod command_processes;
 mod command_values;
+mod durable_branches;
 mod durable_compensation;
 mod durable_nested;
 mod durable_runs;

@@ -9,7 +9,9 @@
 //! * The tasks are planned once into `RunState::compensating` and checkpointed at a boundary
 //!   before each one, so a run that dies while compensating resumes with those left (the one
 //!   in flight runs again). Cancel and pause requests at those boundaries are ignored: the
-//!   compensations are how a cancelled run cleans up.
+//!   compensations are how a cancelled run cleans up. A sub-workflow child of the main flow
+//!   compensating its own visits is checkpointed the same way, at nested boundaries (below
+//!   its parent's state), and a resumed parent continues the child's compensations.
 //! * A compensation sees the context as the run left it plus `{compensating}` and
 //!   `{compensating_output}`; its output goes to `RunState::compensations` and the history,
 //!   never to the context. A failed one is recorded and the rest still run.
@@ -25,11 +27,23 @@ use crate::error::RuntimeError;
 use crate::events::Event;
 use crate::run_types::RunOutcome;
 use crate::state::{
-    Compensating, CompensationRecord, CompensationTask, EndCause, HistoryStep, NodeResult,
-    NodeStatus, RunState,
+    Compensating, CompensationRecord, CompensationTask, EndCause, HistoryStep, NestedFrame,
+    NodeResult, NodeStatus, RunState,
 };
 use crate::template::resolve;
 use crate::value::{render, set_current_node};
+
+/// Where the progress of compensations is checkpointed before each one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum CompensationCheckpoints<'a> {
+    /// Nowhere (a child inside a fork branch: nothing of it is checkpointed).
+    None,
+    /// The main flow's boundary ([`BoundaryHook::at_boundary`](crate::BoundaryHook)).
+    Main,
+    /// The nested boundary of the sub-workflow child reached through these frames
+    /// ([`BoundaryHook::at_nested_boundary`](crate::BoundaryHook)).
+    Child(&'a [NestedFrame]),
+}
 
 impl EndCause {
     /// The cause of an unsuccessful outcome; `None` when nothing is to be compensated.
@@ -101,14 +115,15 @@ pub fn plan_compensations(workflow: &Workflow, state: &RunState) -> Vec<Compensa
 
 impl Engine {
     /// Runs the compensations `outcome` calls for (none for a success or a pause) and returns
-    /// the outcome to report: the original one, or a store error that stopped the work. With
-    /// `durable`, progress is checkpointed through the boundary hooks before each compensation.
+    /// the outcome to report: the original one, or a store error that stopped the work.
+    /// Progress is checkpointed through the boundary hooks before each compensation, where
+    /// `checkpoints` says.
     pub(crate) async fn compensate(
         &self,
         p: &Prepared,
         state: &mut RunState,
         outcome: RunOutcome,
-        durable: bool,
+        checkpoints: CompensationCheckpoints<'_>,
     ) -> RunOutcome {
         let Some(cause) = EndCause::of(&outcome) else {
             return outcome;
@@ -118,7 +133,7 @@ impl Engine {
             return outcome;
         }
         state.compensating = Some(Compensating { cause, pending });
-        match self.run_compensations(p, state, durable).await {
+        match self.run_compensations(p, state, checkpoints).await {
             Ok(()) => outcome,
             Err(e) => RunOutcome::Failed(e),
         }
@@ -130,11 +145,12 @@ impl Engine {
         &self,
         p: &Prepared,
         state: &mut RunState,
+        checkpoints: CompensationCheckpoints<'_>,
     ) -> RunOutcome {
         let Some(outcome) = state.compensating.as_ref().map(|c| c.cause.outcome()) else {
             return RunOutcome::Failed(RuntimeError::AlreadyTerminal);
         };
-        match self.run_compensations(p, state, true).await {
+        match self.run_compensations(p, state, checkpoints).await {
             Ok(()) => outcome,
             Err(e) => RunOutcome::Failed(e),
         }
@@ -144,7 +160,7 @@ impl Engine {
         &self,
         p: &Prepared,
         state: &mut RunState,
-        durable: bool,
+        checkpoints: CompensationCheckpoints<'_>,
     ) -> Result<(), RuntimeError> {
         // History times count from the run's start: continue from its last entry.
         let base_ms = state.history.last().map_or(0, |h| h.at_ms);
@@ -155,11 +171,19 @@ impl Engine {
             .and_then(|c| c.pending.first())
             .cloned()
         {
-            if durable {
-                self.listener.on_checkpoint(state);
-                for hook in &self.boundary_hooks {
-                    // Cancel and pause are ignored: compensating is how the run ends.
-                    hook.at_boundary(state).await?;
+            // Cancel and pause are ignored: compensating is how the run ends.
+            match checkpoints {
+                CompensationCheckpoints::None => {}
+                CompensationCheckpoints::Main => {
+                    self.listener.on_checkpoint(state);
+                    for hook in &self.boundary_hooks {
+                        hook.at_boundary(state).await?;
+                    }
+                }
+                CompensationCheckpoints::Child(frames) => {
+                    for hook in &self.boundary_hooks {
+                        hook.at_nested_boundary(frames, state).await?;
+                    }
                 }
             }
             self.listener.on_event(&Event::CompensationStarted {

@@ -19,6 +19,7 @@ pub(crate) use run_loop::Flow;
 
 use std::collections::HashMap;
 
+pub(crate) use compensation::CompensationCheckpoints;
 pub use compensation::plan_compensations;
 use std::sync::Arc;
 use std::time::Instant;
@@ -35,7 +36,7 @@ use crate::generic::GenericHandlerRegistry;
 use crate::plan::ExecPlan;
 use crate::review::{AutoApprove, ReviewDecision, ReviewHandler};
 use crate::run_types::{CancelToken, RunOptions, RunOutcome, RunResult};
-use crate::state::{ExecutionPhase, RunState};
+use crate::state::{ExecutionPhase, FinishedBranch, NestedFrame, RunState};
 use crate::value::Context;
 /// A workflow prepared for running: its plan and its agents.
 #[derive(Clone, Debug)]
@@ -150,7 +151,9 @@ impl EngineBuilder {
     }
 
     pub fn build(self) -> Engine {
+        let records_branches = self.boundary_hooks.iter().any(|h| h.records_branches());
         Engine {
+            records_branches,
             providers: self.providers,
             credentials: self.credentials,
             generic: self.generic,
@@ -179,9 +182,38 @@ pub struct Engine {
     structured: Option<Arc<dyn crate::structured::StructuredCaller>>,
     pub(crate) workflows: Option<Arc<dyn crate::repository::WorkflowRepository>>,
     boundary_hooks: Vec<Arc<dyn BoundaryHook>>,
+    /// A boundary hook records finished branches ([`BoundaryHook::records_branches`]).
+    records_branches: bool,
 }
 
 impl Engine {
+    /// The sub-workflow path to record the finished branches of a parallel or fork node
+    /// running in `flow` with ([`BoundaryHook::at_branch_finished`]); `None` when no hook
+    /// records branches or `flow` takes no checkpoints (a fork branch, a child inside one).
+    pub(crate) fn branch_recording<'f>(&self, flow: Flow<'f>) -> Option<&'f [NestedFrame]> {
+        if !self.records_branches {
+            return None;
+        }
+        match flow {
+            Flow::Main => Some(&[]),
+            Flow::Child(frames) => Some(frames),
+            Flow::Branch { .. } | Flow::Detached => None,
+        }
+    }
+
+    /// Tells the hooks that record branches that a branch of `node_id` finished.
+    pub(crate) async fn record_branch(
+        &self,
+        frames: &[NestedFrame],
+        node_id: &str,
+        branch: FinishedBranch<'_>,
+    ) -> Result<(), RuntimeError> {
+        for hook in self.boundary_hooks.iter().filter(|h| h.records_branches()) {
+            hook.at_branch_finished(frames, node_id, branch).await?;
+        }
+        Ok(())
+    }
+
     pub fn builder() -> EngineBuilder {
         EngineBuilder::default()
     }
@@ -277,7 +309,9 @@ impl Engine {
             Ok(o) => o,
             Err(e) => RunOutcome::Failed(e),
         };
-        let outcome = self.compensate(p, &mut state, outcome, true).await;
+        let outcome = self
+            .compensate(p, &mut state, outcome, CompensationCheckpoints::Main)
+            .await;
         self.finish(state, outcome, started)
     }
 
@@ -300,7 +334,9 @@ impl Engine {
         }
         // A run that died while compensating continues with the compensations left.
         if state.compensating.is_some() {
-            let outcome = self.resume_compensation(p, &mut state).await;
+            let outcome = self
+                .resume_compensation(p, &mut state, CompensationCheckpoints::Main)
+                .await;
             return self.finish(state, outcome, started);
         }
         let outcome = match self
@@ -310,7 +346,9 @@ impl Engine {
             Ok(o) => o,
             Err(e) => RunOutcome::Failed(e),
         };
-        let outcome = self.compensate(p, &mut state, outcome, true).await;
+        let outcome = self
+            .compensate(p, &mut state, outcome, CompensationCheckpoints::Main)
+            .await;
         self.finish(state, outcome, started)
     }
 

@@ -49,7 +49,7 @@ impl Engine {
             // Rare or large futures are boxed so the hot standard-node future stays small.
             Node::Action(a) => Ok(Box::pin(self.execute_action(a, state)).await),
             Node::Parallel(par) => {
-                Box::pin(crate::parallel::execute_parallel(self, p, par, state)).await
+                Box::pin(crate::parallel::execute_parallel(self, p, par, state, flow)).await
             }
             Node::Fork(f) => {
                 crate::fork::execute_fork(self, p, idx, f, state, cancel, started, resume, flow)

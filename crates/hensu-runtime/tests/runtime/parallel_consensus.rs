@@ -196,3 +196,109 @@ async fn judge_decides_merges_only_the_winner() {
         "judge strategy: no self-scoring"
     );
 }
+
+/// A hook that records finished branches: `(node, branch key)` as told.
+#[derive(Default)]
+struct BranchLog(Mutex<Vec<(String, String)>>);
+
+#[async_trait]
+impl BoundaryHook for BranchLog {
+    async fn at_boundary(&self, _state: &RunState) -> Result<Boundary, RuntimeError> {
+        Ok(Boundary::Continue)
+    }
+    fn records_branches(&self) -> bool {
+        true
+    }
+    async fn at_branch_finished(
+        &self,
+        frames: &[NestedFrame],
+        node_id: &str,
+        branch: FinishedBranch<'_>,
+    ) -> Result<(), RuntimeError> {
+        assert!(frames.is_empty(), "the main flow");
+        self.0
+            .lock()
+            .unwrap()
+            .push((node_id.to_string(), branch.key().to_string()));
+        Ok(())
+    }
+}
+
+/// Branches are told to a recording hook as they finish (not in declaration order), and a
+/// state holding recorded outcomes runs only the other branches, with the same consensus.
+#[tokio::test(start_paused = true)]
+async fn finished_branches_are_recorded_as_they_finish_and_not_run_again() {
+    let wf = parallel(
+        ConsensusStrategy::MajorityVote,
+        None,
+        &[1.0, 1.0, 1.0],
+        None,
+    );
+    let script = || {
+        branch_script(&[
+            r#"{"score": 90, "approved": true, "notes0": "a"}"#,
+            r#"{"score": 10, "approved": false, "notes1": "b"}"#,
+            r#"{"score": 80, "approved": true, "notes2": "c"}"#,
+        ])
+        .delay_on("r0", Duration::from_secs(3))
+        .delay_on("r1", Duration::from_secs(1))
+        .delay_on("r2", Duration::from_secs(2))
+    };
+    let log = Arc::new(BranchLog::default());
+    let first = script();
+    let h = harness_with(&first, |b| b.boundary_hook(log.clone()));
+    let clean = h.run(&wf, json!({"draft": "D"})).await;
+    assert_eq!(completed(&clean).1, "yes");
+    let told: Vec<String> = log
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, k)| k.clone())
+        .collect();
+    assert_eq!(told, ["b1", "b2", "b0"], "in the order they finished");
+
+    // A run stopped after b1 finished: its state at the node, with b1's outcome recorded.
+    let outcome = BranchOutcome {
+        id: "b1".into(),
+        success: true,
+        output: Some(r#"{"score": 10, "approved": false, "notes1": "b"}"#.into()),
+        error: None,
+        yields: [
+            ("notes1".to_string(), json!("b")),
+            ("score".to_string(), json!(10)),
+            ("approved".to_string(), json!(false)),
+        ]
+        .into_iter()
+        .collect(),
+    };
+    let mut state = RunState::new(
+        "x".into(),
+        wf.id.clone(),
+        "vote".into(),
+        ctx(json!({"draft": "D"})),
+    );
+    state.nested = Some(Box::new(Nested::Parallel {
+        node_id: "vote".into(),
+        finished: vec![outcome],
+    }));
+    let second = script();
+    let h = harness(&second);
+    let p = h.engine.prepare(Arc::new(wf.clone())).unwrap();
+    let r = h.engine.resume(&p, state, None, &CancelToken::new()).await;
+    assert_eq!(completed(&r), completed(&clean));
+    let asked: Vec<bool> = (0..3)
+        .map(|i| {
+            second
+                .prompts()
+                .iter()
+                .any(|(_, p)| p.contains(&format!(" as {i}")))
+        })
+        .collect();
+    assert_eq!(asked, [true, false, true], "b1 was not asked again");
+    assert_eq!(r.state.context, clean.state.context);
+    assert_eq!(
+        r.state.history.last().unwrap().output,
+        clean.state.history.last().unwrap().output
+    );
+}

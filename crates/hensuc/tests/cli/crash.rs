@@ -363,3 +363,108 @@ fn spawn_with(
         .stderr(Stdio::piped());
     c.spawn().unwrap()
 }
+
+/// A fork whose targets `quick1` and `quick2` end after one stub call while `slow` runs a
+/// chain of six: killed once the chain is well on its way, the run resumes the fork with the
+/// two quick targets recorded as finished (they never run again) and re-runs only `slow`,
+/// from its start (the target in flight at the kill: its calls repeat, at least once).
+#[test]
+fn a_run_killed_inside_a_fork_resumes_only_the_unfinished_targets() {
+    const SLOW: usize = 6;
+    let mut text = String::from(
+        "fun forkCrash() = workflow(\"fork-crash\") {\n    version = \"1.0.0\"\n\n    agents {\n        agent(\"a\") { role = \"Worker\"; model = Models.GPT_4O }\n    }\n\n    graph {\n        start at \"f\"\n\n        fork(\"f\") {\n            targets(\"quick1\", \"quick2\", \"slow0\")\n            onComplete goto \"j\"\n        }\n\n",
+    );
+    let mut nodes: Vec<(String, String)> =
+        vec![("quick1".into(), "j".into()), ("quick2".into(), "j".into())];
+    for i in 0..SLOW {
+        let next = if i + 1 == SLOW {
+            "j".to_string()
+        } else {
+            format!("slow{}", i + 1)
+        };
+        nodes.push((format!("slow{i}"), next));
+    }
+    for (id, next) in &nodes {
+        text.push_str(&format!(
+            "        node(\"{id}\") {{\n            agent = \"a\"\n            prompt = \"do {id}\"\n            onSuccess goto \"{next}\"\n        }}\n\n"
+        ));
+    }
+    text.push_str("        join(\"j\") {\n            await(\"f\")\n            mergeStrategy = MergeStrategy.COLLECT_ALL\n            writes(\"all\")\n            onSuccess goto \"done\"\n        }\n\n        end(\"done\")\n    }\n}\n");
+    let setup = |dir: &Path| {
+        let stubs = dir.join("stubs").join("default");
+        std::fs::create_dir_all(&stubs).unwrap();
+        for (id, _) in &nodes {
+            std::fs::write(stubs.join(format!("{id}.txt")), format!("output of {id}")).unwrap();
+        }
+        let wf = dir.join("fork.hwf");
+        std::fs::write(&wf, &text).unwrap();
+        wf
+    };
+    let delay = 150;
+    let count = |list: &[(u64, String)], id: &str| list.iter().filter(|(_, n)| n == id).count();
+
+    // The reference run, uninterrupted.
+    let clean = tempfile::tempdir().unwrap();
+    let wf = setup(clean.path());
+    let events = clean.path().join("events.jsonl");
+    let out = spawn(clean.path(), &wf, None, &events, 0)
+        .wait_with_output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = only_run(clean.path()).unwrap();
+    let (base_ctx, base_path, _) = final_state(clean.path(), &id);
+
+    // Killed (SIGKILL) once `slow3` started: `quick1` and `quick2` finished long before.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let wf = setup(dir);
+    let first = dir.join("events-0.jsonl");
+    let mut child = spawn(dir, &wf, None, &first, delay);
+    let t0 = Instant::now();
+    loop {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before the kill"
+        );
+        if count(&starts(&first), "slow3") > 0 {
+            child.kill().unwrap();
+            let _ = child.wait();
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "slow3 never started"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let id = only_run(dir).unwrap();
+    let second = dir.join("events-1.jsonl");
+    let out = spawn(dir, &wf, Some(&id), &second, delay)
+        .wait_with_output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let (first, second) = (starts(&first), starts(&second));
+    for quick in ["quick1", "quick2"] {
+        assert_eq!(
+            (count(&first, quick), count(&second, quick)),
+            (1, 0),
+            "{quick} finished before the kill: recorded, not run again"
+        );
+    }
+    for i in 0..SLOW {
+        let slow = format!("slow{i}");
+        assert_eq!(count(&second, &slow), 1, "{slow} ran once after the resume");
+    }
+    let (ctx, path, _) = final_state(dir, &id);
+    assert_eq!(ctx, base_ctx, "final context differs");
+    assert_eq!(path, base_path, "path differs");
+}
