@@ -130,9 +130,11 @@ enum BranchStart {
 
 /// How a branch came out of this call of the fork.
 enum BranchRun {
-    /// With the branch's record when the run records finished branches and this one ended
-    /// (taken when it is recorded).
-    Ran(
+    Ran(Result<RunOutcome, RuntimeError>),
+    /// Ran in a run that records finished branches, with the branch's record if it ended
+    /// (taken when it is recorded). A variant of its own so that runs without recording
+    /// carry nothing more.
+    Recorded(
         Result<RunOutcome, RuntimeError>,
         Option<Box<ForkBranchState>>,
     ),
@@ -252,75 +254,90 @@ async fn run_fork(
         runs.push(run);
         own_history.push(own);
     }
-    let futures: Vec<BoxFuture<'_, BranchRun>> = branch_states
-        .iter_mut()
-        .zip(runs)
-        .zip(&own_history)
-        .zip(&targets)
-        .map(|(((branch, run), &own), &target)| match run {
-            Err(end) => Box::pin(std::future::ready(BranchRun::Saved(end))) as BoxFuture<'_, _>,
-            Ok(decision) => {
-                let inherited = if own { &shared } else { &legacy };
-                Box::pin(async move {
-                    let flow = Flow::Branch {
-                        join: join_idx,
-                        inherited,
-                    };
-                    let r = engine
-                        .drive(p, branch, cancel, started, decision, flow)
-                        .await;
-                    let record = match recording {
-                        Some(_) => ended_record(p.plan.id(target), branch, own, &r, parent_context),
-                        None => None,
-                    };
-                    BranchRun::Ran(r, record)
+    // Without recording, the branch futures and the join are the plain ones: a run without a
+    // store pays nothing per target for the recording (the `fanout` bench guards this cost).
+    let outcomes = match recording {
+        None => {
+            let futures: Vec<BoxFuture<'_, BranchRun>> = branch_states
+                .iter_mut()
+                .zip(runs)
+                .zip(&own_history)
+                .map(|((branch, run), &own)| match run {
+                    Err(end) => {
+                        Box::pin(std::future::ready(BranchRun::Saved(end))) as BoxFuture<'_, _>
+                    }
+                    Ok(decision) => {
+                        let inherited = if own { &shared } else { &legacy };
+                        Box::pin(async move {
+                            let flow = Flow::Branch {
+                                join: join_idx,
+                                inherited,
+                            };
+                            BranchRun::Ran(
+                                engine
+                                    .drive(p, branch, cancel, started, decision, flow)
+                                    .await,
+                            )
+                        })
+                    }
                 })
-            }
-        })
-        .collect();
-    let joined = async {
-        match recording {
-            None => Ok(join_all_pinned(futures).await),
-            Some(frames) => {
-                join_all_recording(futures, |r: &mut BranchRun| {
-                    let BranchRun::Ran(_, record) = r else {
-                        return None;
-                    };
-                    let record = record.take()?;
-                    let write: BoxFuture<'_, _> = Box::pin(async move {
-                        engine
-                            .record_branch(frames, &fork.id, FinishedBranch::Fork(&record))
-                            .await
-                    });
-                    Some(write)
-                })
-                .await
-            }
+                .collect();
+            within_join_timeout(fork, join, join_all_pinned(futures)).await?
         }
-    };
-    let outcomes = if join.timeout_ms > 0 {
-        let limit = Duration::from_millis(join.timeout_ms as u64);
-        tokio::time::timeout(limit, joined)
-            .await
-            .map_err(|_| RuntimeError::Fork {
-                node: fork.id.clone(),
-                message: format!(
-                    "the branches did not reach join '{}' within its timeout of {} ms",
-                    join.id, join.timeout_ms
-                ),
-            })??
-    } else {
-        joined.await?
+        Some(frames) => {
+            let futures: Vec<BoxFuture<'_, BranchRun>> = branch_states
+                .iter_mut()
+                .zip(runs)
+                .zip(&own_history)
+                .zip(&targets)
+                .map(|(((branch, run), &own), &target)| match run {
+                    Err(end) => {
+                        Box::pin(std::future::ready(BranchRun::Saved(end))) as BoxFuture<'_, _>
+                    }
+                    Ok(decision) => {
+                        let inherited = if own { &shared } else { &legacy };
+                        Box::pin(async move {
+                            let flow = Flow::Branch {
+                                join: join_idx,
+                                inherited,
+                            };
+                            let r = engine
+                                .drive(p, branch, cancel, started, decision, flow)
+                                .await;
+                            let target = p.plan.id(target);
+                            let record = ended_record(target, branch, own, &r, parent_context);
+                            BranchRun::Recorded(r, record)
+                        })
+                    }
+                })
+                .collect();
+            let recorded = join_all_recording(futures, |r: &mut BranchRun| {
+                let BranchRun::Recorded(_, record) = r else {
+                    return None;
+                };
+                let record = record.take()?;
+                let write: BoxFuture<'_, _> = Box::pin(async move {
+                    engine
+                        .record_branch(frames, &fork.id, FinishedBranch::Fork(&record))
+                        .await
+                });
+                Some(write)
+            });
+            within_join_timeout(fork, join, recorded).await??
+        }
     };
 
     // A branch waits for a human: once every branch has stopped, save them all and pause the
     // run here (a branch that failed with an error that ends the run still ends it).
-    let waiting = outcomes
-        .iter()
-        .any(|r| matches!(r, BranchRun::Ran(Ok(RunOutcome::Paused), _)));
+    let waiting = outcomes.iter().any(|r| {
+        matches!(
+            r,
+            BranchRun::Ran(Ok(RunOutcome::Paused)) | BranchRun::Recorded(Ok(RunOutcome::Paused), _)
+        )
+    });
     if waiting {
         for r in &outcomes {
-            if let BranchRun::Ran(Err(e), _) = r
+            if let BranchRun::Ran(Err(e)) | BranchRun::Recorded(Err(e), _) = r
                 && escapes_branch(e)
             {
                 return Err(e.clone());
@@ -336,8 +353,9 @@ async fn run_fork(
                 state,
                 own_history,
                 ended: match r {
-                    BranchRun::Ran(Ok(RunOutcome::Paused), _) => None,
-                    BranchRun::Ran(r, _) => Some(match branch_end(&r) {
+                    BranchRun::Ran(Ok(RunOutcome::Paused))
+                    | BranchRun::Recorded(Ok(RunOutcome::Paused), _) => None,
+                    BranchRun::Ran(r) | BranchRun::Recorded(r, _) => Some(match branch_end(&r) {
                         (true, _) => BranchEnd::Completed,
                         (false, error) => BranchEnd::Failed {
                             error: error.unwrap_or_default(),
@@ -366,8 +384,10 @@ async fn run_fork(
     let finished = targets.iter().zip(branch_states).zip(outcomes);
     for (((&target, branch), r), own) in finished.zip(own_history) {
         let (success, error) = match r {
-            BranchRun::Ran(Err(e), _) if escapes_branch(&e) => return Err(e),
-            BranchRun::Ran(r, _) => branch_end(&r),
+            BranchRun::Ran(Err(e)) | BranchRun::Recorded(Err(e), _) if escapes_branch(&e) => {
+                return Err(e);
+            }
+            BranchRun::Ran(r) | BranchRun::Recorded(r, _) => branch_end(&r),
             BranchRun::Saved(BranchEnd::Completed) => (true, None),
             BranchRun::Saved(BranchEnd::Failed { error }) => (false, Some(error)),
         };
@@ -405,6 +425,27 @@ fn branch_context(parent: &Context) -> Context {
     let mut context = Context::with_capacity_and_hasher(parent.len() + 2, Default::default());
     context.extend(parent.iter().map(|(k, v)| (k.clone(), v.clone())));
     context
+}
+
+/// `branches` bounded by the join's timeout, when it has one.
+async fn within_join_timeout<T>(
+    fork: &ForkNode,
+    join: &JoinNode,
+    branches: impl Future<Output = T>,
+) -> Result<T, RuntimeError> {
+    if join.timeout_ms <= 0 {
+        return Ok(branches.await);
+    }
+    let limit = Duration::from_millis(join.timeout_ms as u64);
+    tokio::time::timeout(limit, branches)
+        .await
+        .map_err(|_| RuntimeError::Fork {
+            node: fork.id.clone(),
+            message: format!(
+                "the branches did not reach join '{}' within its timeout of {} ms",
+                join.id, join.timeout_ms
+            ),
+        })
 }
 
 /// The record of a branch that ended (`None` when it paused or failed with an error that ends
