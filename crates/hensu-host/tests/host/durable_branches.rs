@@ -492,3 +492,89 @@ async fn a_crash_while_a_child_compensates_resumes_the_compensations_left() {
         "the child's nodes did not run again"
     );
 }
+
+/// The parallel node inside a sub-workflow child: recorded below the child's state
+/// (`/nested/state/nested`), resumed the same way.
+#[tokio::test(start_paused = true)]
+async fn a_crash_in_a_parallel_node_of_a_child_reruns_only_its_unfinished_branches() {
+    let mut child = parallel_vote();
+    child.id = "child".into();
+    let repo: Arc<dyn WorkflowRepository> = Arc::new(MapRepository::from_iter([child]));
+    let parent = workflow(
+        "p0",
+        vec![
+            node("p0", "start {topic}", &[], vec![success("sub")]),
+            Node::SubWorkflow(SubWorkflowNode {
+                id: "sub".into(),
+                workflow_id: "child".into(),
+                input_mapping: [("topic".to_string(), "topic".to_string())]
+                    .into_iter()
+                    .collect(),
+                output_mapping: [("notes1".to_string(), "notes1".to_string())]
+                    .into_iter()
+                    .collect(),
+                transition_rules: vec![success("done")],
+                ..SubWorkflowNode::default()
+            }),
+            end("done", ExitStatus::Success),
+        ],
+    );
+    let engine = |script: &Script, hook: Option<Arc<dyn BoundaryHook>>| {
+        let mut b = Engine::builder()
+            .provider(Arc::new(ScriptProvider(script.clone())))
+            .workflows(repo.clone());
+        if let Some(h) = hook {
+            b = b.boundary_hook(h);
+        }
+        b.build()
+    };
+    let clean = engine(&vote_script(), None)
+        .run(&parent, ctx(json!({"topic": "T"})), &CancelToken::new())
+        .await;
+    assert_eq!(completed(&clean), (ExitStatus::Success, "done".into()));
+
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
+    let durable = new_run(&store, "c1", &parent);
+    let kill = Arc::new(Notify::new());
+    let first = vote_script();
+    {
+        let hook = Arc::new(KillAfterBranches {
+            durable: durable.clone(),
+            n: 2,
+            recorded: Mutex::new(0),
+            kill: kill.clone(),
+        });
+        let engine = engine(&first, Some(hook));
+        let token = CancelToken::new();
+        tokio::select! {
+            r = engine.run(&parent, ctx(json!({"topic": "T"})), &token) => {
+                panic!("the run was to be killed: {:?}", r.outcome)
+            }
+            _ = kill.notified() => {}
+        }
+    }
+    store.release(durable.lease()).unwrap();
+    drop(durable);
+
+    let (durable, stored) = DurableRun::reopen(store.clone(), "c1", &OwnerId::current(), None)
+        .expect("the lease of a dead run is ours again");
+    let state = restore("c1", &stored.snapshot).unwrap();
+    let Some(Nested::Child { state: saved, .. }) = state.nested.as_deref() else {
+        panic!("no saved child: {:?}", state.nested);
+    };
+    assert_eq!(saved.current_node, "vote");
+    let Some(Nested::Parallel { finished, .. }) = saved.nested.as_deref() else {
+        panic!("no recorded branches in the child: {:?}", saved.nested);
+    };
+    assert_eq!(finished.len(), 2);
+
+    let durable = Arc::new(durable);
+    let second = vote_script();
+    let engine = engine(&second, Some(durable.clone()));
+    let p = engine.prepare(Arc::new(parent.clone())).unwrap();
+    let r = engine.resume(&p, state, None, &CancelToken::new()).await;
+    assert_eq!(completed(&r), completed(&clean));
+    assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Completed));
+    assert_eq!(branch_calls(&second), [0, 0, 1], "only b2 runs again");
+    assert_eq!(r.state.context, clean.state.context);
+}
