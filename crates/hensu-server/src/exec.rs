@@ -22,8 +22,9 @@ use hensu_host::{DurableRun, FsStubFiles, SnapshotRedactor};
 use hensu_ir::Workflow;
 use hensu_mcp::gateway::Gateway;
 use hensu_runtime::{
-    Boundary, BoundaryHook, CancelToken, Context, Engine, ExecutionPhase, MapRepository,
-    ReviewDecision, RunOptions, RunOutcome, RunResult, RunState, RuntimeError, StubProvider,
+    Boundary, BoundaryHook, CancelToken, Context, Engine, ExecutionPhase, FinishedBranch,
+    MapRepository, NestedFrame, ReviewDecision, RunOptions, RunOutcome, RunResult, RunState,
+    RuntimeError, StubProvider,
 };
 use hensu_store::{
     CancelRequest, OwnerId, RunRecord, RunStatus, StateStore, StoreError, WorkflowRegistry,
@@ -443,6 +444,22 @@ impl NotifyingHook {
     fn bind(&self, d: Arc<DurableRun>) {
         let _ = self.durable.set(d);
     }
+
+    fn bound(&self) -> Result<&DurableRun, RuntimeError> {
+        self.durable
+            .get()
+            .map(|d| d.as_ref())
+            .ok_or_else(|| RuntimeError::Store {
+                message: "internal: the run has no durable store".into(),
+            })
+    }
+
+    fn notify(&self) {
+        let _ = self.events.send(RunChanged {
+            tenant: self.tenant.clone(),
+            run_id: self.run_id.clone(),
+        });
+    }
 }
 
 #[async_trait]
@@ -454,16 +471,38 @@ impl BoundaryHook for NotifyingHook {
         {
             metrics::step_latency(now - prev);
         }
-        let Some(d) = self.durable.get() else {
-            return Err(RuntimeError::Store {
-                message: "internal: the run has no durable store".into(),
-            });
-        };
-        let r = d.at_boundary(state).await;
-        let _ = self.events.send(RunChanged {
-            tenant: self.tenant.clone(),
-            run_id: self.run_id.clone(),
-        });
+        let r = self.bound()?.at_boundary(state).await;
+        self.notify();
+        r
+    }
+
+    // The run's children and finished fork/parallel branches are recorded like the
+    // main flow's steps (ARCHITECTURE.md, *Nested flows*): a takeover resumes them too.
+    async fn at_nested_boundary(
+        &self,
+        frames: &[NestedFrame],
+        state: &RunState,
+    ) -> Result<Boundary, RuntimeError> {
+        let r = self.bound()?.at_nested_boundary(frames, state).await;
+        self.notify();
+        r
+    }
+
+    fn records_branches(&self) -> bool {
+        true
+    }
+
+    async fn at_branch_finished(
+        &self,
+        frames: &[NestedFrame],
+        node_id: &str,
+        branch: FinishedBranch<'_>,
+    ) -> Result<(), RuntimeError> {
+        let r = self
+            .bound()?
+            .at_branch_finished(frames, node_id, branch)
+            .await;
+        self.notify();
         r
     }
 }
