@@ -1,6 +1,9 @@
 //! Parse a file N times (for profiling): `parse_loop FILE N`. Uses the allocator `hensuc` ships
 //! with, wrapped in a counter, and prints the bytes and blocks one parse allocates and the
 //! largest number of bytes live at once (the tree's size shows up in all three).
+// The counter is a global allocator, which needs `unsafe impl`.
+#![allow(unsafe_code)]
+
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
