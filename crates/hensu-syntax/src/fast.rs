@@ -211,14 +211,12 @@ impl<'t, 's> P<'t, 's> {
             T::Ident => Ident {
                 name: text(self.src, cspan(s)),
                 span: s,
-                backticked: false,
             },
             T::BacktickIdent => {
                 let inner = CSpan::from(s.start + 1..s.end.saturating_sub(1).max(s.start + 1));
                 Ident {
                     name: text(self.src, inner),
                     span: s,
-                    backticked: true,
                 }
             }
             _ => return None,
@@ -237,7 +235,7 @@ impl<'t, 's> P<'t, 's> {
             segments.push(self.ident()?);
         }
         Some(Path {
-            segments,
+            segments: segments.into_boxed_slice(),
             span: self.span_from(start)?,
         })
     }
@@ -476,7 +474,7 @@ impl<'t, 's> P<'t, 's> {
         if self.links.len() == base {
             return Some(head);
         }
-        let links: Vec<Link<'s>> = self.links.drain(base..).collect();
+        let links: Box<[Link<'s>]> = self.links.drain(base..).collect();
         let end = links.last().map_or(head.span, |l| {
             l.arg.as_ref().map_or(l.word.span, |a| a.span)
         });
@@ -539,11 +537,11 @@ impl<'t, 's> P<'t, 's> {
                     if let ExprKind::Name(callee) = cur.kind {
                         cur = Expr {
                             span: cur.span.to(args.span),
-                            kind: ExprKind::Call(Call {
+                            kind: ExprKind::Call(Box::new(Call {
                                 callee,
                                 args: Some(args),
                                 block: None,
-                            }),
+                            })),
                         };
                     }
                     continue;
