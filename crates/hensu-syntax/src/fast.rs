@@ -452,6 +452,9 @@ impl<'t, 's> P<'t, 's> {
     }
 
     fn expr(&mut self) -> Option<Expr<'s>> {
+        if let Some(lone) = self.lone_literal() {
+            return Some(lone);
+        }
         let head = self.range()?;
         let base = self.links.len();
         while matches!(self.peek(), Some(T::Ident | T::BacktickIdent)) {
@@ -486,6 +489,29 @@ impl<'t, 's> P<'t, 's> {
             },
             span,
         })
+    }
+
+    /// A literal that is the whole expression (most arguments and assigned values: `"n1"`,
+    /// `0.5`, `true`, followed by `,` `)` `}` or the end of the statement), parsed without
+    /// descending the range / `+` / suffix / infix ladder, which would build the same node.
+    #[inline]
+    fn lone_literal(&mut self) -> Option<Expr<'s>> {
+        let kind = self.peek()?;
+        if !matches!(
+            kind,
+            T::Str | T::Int | T::Long | T::Double | T::KwTrue | T::KwFalse | T::KwNull
+        ) {
+            return None;
+        }
+        let after = self.advanced(self.at)?;
+        let next = self.toks.get(after.pos).map(|t| t.kind);
+        if !matches!(
+            next,
+            None | Some(T::Newline | T::Semi | T::Comma | T::RParen | T::RBrace)
+        ) {
+            return None;
+        }
+        self.primary()
     }
 
     fn range(&mut self) -> Option<Expr<'s>> {
