@@ -289,15 +289,7 @@ pub fn trim_margin(s: &str, prefix: &str) -> String {
 /// Decode the escapes of a regular string's content exactly as Kotlin does. Invalid escapes
 /// (already reported by the lexer) are kept literally. Borrows when there is no backslash.
 pub fn unescape(content: &str) -> Cow<'_, str> {
-    // Most strings are short ids (`"n1"`): a plain loop there, memchr for long ones (its call
-    // costs more than the scan of a few bytes).
-    let bytes = content.as_bytes();
-    let escaped = if bytes.len() < 32 {
-        bytes.iter().any(|&b| b == b'\\')
-    } else {
-        memchr::memchr(b'\\', bytes).is_some()
-    };
-    if !escaped {
+    if !content.contains('\\') {
         return Cow::Borrowed(content);
     }
     let mut out = String::with_capacity(content.len());
