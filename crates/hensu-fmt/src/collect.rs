@@ -134,7 +134,8 @@ pub(crate) fn collect<'a, 's>(file: &'a SourceFile<'s>) -> Info<'a, 's> {
                 ExprKind::Call(call) => {
                     if let Some(args) = &call.args {
                         info.call_parens.insert(args.span.start);
-                        if !call.callee.backticked() && args.items.iter().all(|a| a.name.is_none()) {
+                        if !call.callee.backticked() && args.items.iter().all(|a| a.name.is_none())
+                        {
                             for (i, arg) in args.items.iter().enumerate() {
                                 if let Some(ty) = call_arg_enum(call.callee.name, i) {
                                     qualify_if(&mut info, Some(&arg.value), ty);
