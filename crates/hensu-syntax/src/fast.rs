@@ -452,9 +452,6 @@ impl<'t, 's> P<'t, 's> {
     }
 
     fn expr(&mut self) -> Option<Expr<'s>> {
-        if let Some(lone) = self.lone_literal() {
-            return Some(lone);
-        }
         let head = self.range()?;
         let base = self.links.len();
         while matches!(self.peek(), Some(T::Ident | T::BacktickIdent)) {
@@ -491,30 +488,42 @@ impl<'t, 's> P<'t, 's> {
         })
     }
 
-    /// A literal that is the whole expression (most arguments and assigned values: `"n1"`,
-    /// `0.5`, `true`, followed by `,` `)` `}` or the end of the statement), parsed without
-    /// descending the range / `+` / suffix / infix ladder, which would build the same node.
+    /// A literal or a name that no suffix, `+` or `..` follows (most arguments, values, infix
+    /// heads and infix arguments: `"n1"`, `0.5`, `onSuccess`): [`Self::range`] would return
+    /// what [`Self::primary`] builds, so it is parsed without descending the ladder.
     #[inline]
-    fn lone_literal(&mut self) -> Option<Expr<'s>> {
-        let kind = self.peek()?;
+    fn is_lone_primary(&self) -> bool {
+        let Some(&Token { kind, .. }) = self.toks.get(self.at.pos) else {
+            return false;
+        };
         if !matches!(
             kind,
-            T::Str | T::Int | T::Long | T::Double | T::KwTrue | T::KwFalse | T::KwNull
+            T::Str
+                | T::RawStr
+                | T::Int
+                | T::Long
+                | T::Double
+                | T::KwTrue
+                | T::KwFalse
+                | T::KwNull
+                | T::Ident
+                | T::BacktickIdent
         ) {
-            return None;
+            return false;
         }
-        let after = self.advanced(self.at)?;
-        let next = self.toks.get(after.pos).map(|t| t.kind);
-        if !matches!(
-            next,
-            None | Some(T::Newline | T::Semi | T::Comma | T::RParen | T::RBrace)
-        ) {
-            return None;
-        }
-        self.primary()
+        let Some(after) = self.advanced(self.at) else {
+            return false;
+        };
+        !matches!(
+            self.toks.get(after.pos).map(|t| t.kind),
+            Some(T::Dot | T::LParen | T::LBrace | T::Plus | T::DotDot)
+        )
     }
 
     fn range(&mut self) -> Option<Expr<'s>> {
+        if self.is_lone_primary() {
+            return self.primary();
+        }
         let start = self.additive()?;
         if self.eat(T::DotDot).is_none() {
             return Some(start);
