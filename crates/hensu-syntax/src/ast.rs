@@ -117,9 +117,9 @@ pub enum FunBody<'s> {
     Block(Block<'s>),
 }
 
-/// An expression: 40 bytes (a 32-byte kind and the span). Large, rarer payloads are boxed so the
-/// common ones (names, numbers, chains, calls) move cheaply through the parser and a list of
-/// arguments or statements stays small.
+/// An expression: 40 bytes (a 32-byte kind and the span; 80 before). The large payloads (calls,
+/// method calls, folded strings) are boxed, so every expression moves cheaply through the
+/// recursive-descent parser and lists of arguments, links and statements stay small.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Expr<'s> {
     pub kind: ExprKind<'s>,
