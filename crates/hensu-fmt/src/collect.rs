@@ -90,7 +90,7 @@ pub(crate) fn collect<'a, 's>(file: &'a SourceFile<'s>) -> Info<'a, 's> {
             kind: ExprKind::Name(id),
             ..
         }) = e
-            && !id.backticked
+            && !id.backticked()
             && is_constant(ty, id.name)
         {
             info.qualify.insert(id.span.start, ty);
@@ -109,7 +109,7 @@ pub(crate) fn collect<'a, 's>(file: &'a SourceFile<'s>) -> Info<'a, 's> {
                 }
                 match &stmt.kind {
                     StmtKind::Assign { target, value } => {
-                        if !target.backticked
+                        if !target.backticked()
                             && let Some(ty) = assign_enum(parent, target.name)
                         {
                             qualify_if(&mut info, Some(value), ty);
@@ -134,7 +134,8 @@ pub(crate) fn collect<'a, 's>(file: &'a SourceFile<'s>) -> Info<'a, 's> {
                 ExprKind::Call(call) => {
                     if let Some(args) = &call.args {
                         info.call_parens.insert(args.span.start);
-                        if !call.callee.backticked && args.items.iter().all(|a| a.name.is_none()) {
+                        if !call.callee.backticked() && args.items.iter().all(|a| a.name.is_none())
+                        {
                             for (i, arg) in args.items.iter().enumerate() {
                                 if let Some(ty) = call_arg_enum(call.callee.name, i) {
                                     qualify_if(&mut info, Some(&arg.value), ty);
@@ -145,13 +146,13 @@ pub(crate) fn collect<'a, 's>(file: &'a SourceFile<'s>) -> Info<'a, 's> {
                     }
                     if let Some(b) = &call.block {
                         info.blocks.insert(b.span.start, b);
-                        let parent = (!call.callee.backticked).then_some(call.callee.name);
+                        let parent = (!call.callee.backticked()).then_some(call.callee.name);
                         stack.extend(b.stmts.iter().map(|s| Work::Stmt(s, parent)));
                     }
                 }
-                ExprKind::MethodCall { receiver, args, .. } => {
-                    stack.push(Work::Expr(receiver));
-                    stack.extend(args.iter().map(|a| Work::Expr(&a.value)));
+                ExprKind::MethodCall(m) => {
+                    stack.push(Work::Expr(&m.receiver));
+                    stack.extend(m.args.iter().map(|a| Work::Expr(&a.value)));
                 }
                 ExprKind::Chain { head, links } => {
                     stack.push(Work::Expr(head));

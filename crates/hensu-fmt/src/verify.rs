@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use hensu_syntax::ast::{Args, Block, Expr, ExprKind, FunBody, Ident, SourceFile, Stmt, StmtKind};
+use hensu_syntax::ast::{
+    Args, Block, Expr, ExprKind, FunBody, Ident, MethodCall, SourceFile, Stmt, StmtKind,
+};
 
 use crate::FormatError;
 use crate::collect::Info;
@@ -74,7 +76,7 @@ enum Work<'a, 's> {
 }
 
 fn ident(out: &mut String, id: &Ident<'_>) {
-    if id.backticked {
+    if id.backticked() {
         let _ = write!(out, "`{}`", id.name);
     } else {
         out.push_str(id.name);
@@ -215,11 +217,12 @@ pub(crate) fn fingerprint(file: &SourceFile<'_>, qualify: &HashMap<u32, &'static
                         stack.push(Work::Text(" "));
                     }
                 }
-                ExprKind::MethodCall {
-                    receiver,
-                    method,
-                    args,
-                } => {
+                ExprKind::MethodCall(call) => {
+                    let MethodCall {
+                        receiver,
+                        method,
+                        args,
+                    } = &**call;
                     out.push_str("(method ");
                     let mut m = String::from(" ");
                     ident(&mut m, method);

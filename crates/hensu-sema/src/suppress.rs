@@ -64,9 +64,9 @@ pub(crate) fn collect(file: &SourceFile<'_>) -> (Vec<Suppression>, Vec<Diagnosti
                         stmts.extend(&block.stmts);
                     }
                 }
-                ExprKind::MethodCall { receiver, args, .. } => {
-                    exprs.push(receiver);
-                    exprs.extend(args.iter().map(|a| &a.value));
+                ExprKind::MethodCall(m) => {
+                    exprs.push(&m.receiver);
+                    exprs.extend(m.args.iter().map(|a| &a.value));
                 }
                 ExprKind::Chain { head, links } => {
                     exprs.push(head);

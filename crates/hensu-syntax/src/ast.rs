@@ -37,18 +37,27 @@ pub struct Comment {
     pub span: Span,
 }
 
-/// An identifier. Backticks are stripped: `` `in` `` has `name == "in"` and `backticked == true`.
+/// An identifier. Backticks are stripped: `` `in` `` has `name == "in"` and
+/// [`Ident::backticked`]. 24 bytes: whether it was backticked follows from the span.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ident<'s> {
     pub name: &'s str,
+    /// The identifier as written, backticks included.
     pub span: Span,
-    pub backticked: bool,
+}
+
+impl Ident<'_> {
+    /// Written in backticks (`` `in` ``): the span covers two bytes more than the name.
+    pub fn backticked(&self) -> bool {
+        self.span.len() as usize != self.name.len()
+    }
 }
 
 /// `a.b.c` — a qualified name (`VarType.STRING`, `Models.GPT_4O`, `import io.x.*` paths).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Path<'s> {
-    pub segments: Vec<Ident<'s>>,
+    /// Exactly sized (paths are built once and never grow after parsing).
+    pub segments: Box<[Ident<'s>]>,
     pub span: Span,
 }
 
@@ -108,6 +117,9 @@ pub enum FunBody<'s> {
     Block(Block<'s>),
 }
 
+/// An expression: 40 bytes (a 32-byte kind and the span; 80 before). The large payloads (calls,
+/// method calls, folded strings) are boxed, so every expression moves cheaply through the
+/// recursive-descent parser and lists of arguments, links and statements stay small.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Expr<'s> {
     pub kind: ExprKind<'s>,
@@ -121,7 +133,7 @@ pub enum ExprKind<'s> {
     /// A qualified name with at least two segments: `VarType.STRING`.
     Path(Path<'s>),
     /// A string expression folded to one constant (literals, `+`, `.trimIndent()`, `.trimMargin()`).
-    Str(StrExpr<'s>),
+    Str(Box<StrExpr<'s>>),
     /// An integer literal without suffix (Kotlin `Int`; values beyond `i32` are `Long` in Kotlin).
     Int(i64),
     /// An integer literal with an `L` suffix.
@@ -131,21 +143,17 @@ pub enum ExprKind<'s> {
     Bool(bool),
     Null,
     /// `callee(args)`, `callee(args) { block }` or `callee { block }`.
-    Call(Call<'s>),
+    Call(Box<Call<'s>>),
     /// `receiver.method(args)` for any method other than the folded string trims
     /// (kept so the lowering can say what is not supported).
-    MethodCall {
-        receiver: Box<Expr<'s>>,
-        method: Ident<'s>,
-        args: Box<[Arg<'s>]>,
-    },
+    MethodCall(Box<MethodCall<'s>>),
     /// An infix chain: `head word arg word word arg …` — Kotlin infix calls, left-associative.
     /// `onRejection revise "p" withFeedback retry 3 otherwise "x"` is
     /// head `onRejection`, links `revise "p"`, `withFeedback`, `retry 3`, `otherwise "x"`.
     /// `"k" to v` is a chain with one `to` link.
     Chain {
         head: Box<Expr<'s>>,
-        links: Vec<Link<'s>>,
+        links: Box<[Link<'s>]>,
     },
     /// `start..end`
     Range {
@@ -168,6 +176,14 @@ pub struct Call<'s> {
     pub args: Option<Args<'s>>,
     /// The trailing lambda block, if any.
     pub block: Option<Box<Block<'s>>>,
+}
+
+/// `receiver.method(args)`: see [`ExprKind::MethodCall`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct MethodCall<'s> {
+    pub receiver: Expr<'s>,
+    pub method: Ident<'s>,
+    pub args: Box<[Arg<'s>]>,
 }
 
 /// `( arg, … )` — the span includes the parentheses.
@@ -279,6 +295,14 @@ impl<'s> Expr<'s> {
         }
     }
 }
+
+// The sizes the parser's speed and the tree's memory depend on (a regression here is a
+// regression of both): see the comment on [`Expr`].
+const _: () = {
+    assert!(std::mem::size_of::<Ident<'_>>() == 24);
+    assert!(std::mem::size_of::<Expr<'_>>() == 40);
+    assert!(std::mem::size_of::<Stmt<'_>>() <= 96);
+};
 
 #[cfg(test)]
 mod tests {

@@ -92,7 +92,7 @@ fn block(out: &mut String, b: &Block<'_>, depth: usize) {
 }
 
 fn ident(id: &Ident<'_>) -> String {
-    if id.backticked {
+    if id.backticked() {
         format!("`{}`", id.name)
     } else {
         id.name.to_owned()
@@ -149,21 +149,17 @@ fn expr(out: &mut String, e: &Expr<'_>, depth: usize) {
             }
             out.push(')');
         }
-        ExprKind::MethodCall {
-            receiver,
-            method,
-            args: a,
-        } => {
+        ExprKind::MethodCall(m) => {
             out.push_str("(method ");
-            expr(out, receiver, depth);
-            let _ = write!(out, " {} ", ident(method));
-            args(out, a, depth);
+            expr(out, &m.receiver, depth);
+            let _ = write!(out, " {} ", ident(&m.method));
+            args(out, &m.args, depth);
             out.push(')');
         }
         ExprKind::Chain { head, links } => {
             out.push_str("(chain ");
             expr(out, head, depth);
-            for l in links {
+            for l in links.iter() {
                 let _ = write!(out, " [{}", ident(&l.word));
                 if let Some(a) = &l.arg {
                     out.push(' ');

@@ -211,14 +211,12 @@ impl<'t, 's> P<'t, 's> {
             T::Ident => Ident {
                 name: text(self.src, cspan(s)),
                 span: s,
-                backticked: false,
             },
             T::BacktickIdent => {
                 let inner = CSpan::from(s.start + 1..s.end.saturating_sub(1).max(s.start + 1));
                 Ident {
                     name: text(self.src, inner),
                     span: s,
-                    backticked: true,
                 }
             }
             _ => return None,
@@ -237,7 +235,7 @@ impl<'t, 's> P<'t, 's> {
             segments.push(self.ident()?);
         }
         Some(Path {
-            segments,
+            segments: segments.into_boxed_slice(),
             span: self.span_from(start)?,
         })
     }
@@ -476,7 +474,7 @@ impl<'t, 's> P<'t, 's> {
         if self.links.len() == base {
             return Some(head);
         }
-        let links: Vec<Link<'s>> = self.links.drain(base..).collect();
+        let links: Box<[Link<'s>]> = self.links.drain(base..).collect();
         let end = links.last().map_or(head.span, |l| {
             l.arg.as_ref().map_or(l.word.span, |a| a.span)
         });
@@ -490,7 +488,42 @@ impl<'t, 's> P<'t, 's> {
         })
     }
 
+    /// A literal or a name that no suffix, `+` or `..` follows (most arguments, values, infix
+    /// heads and infix arguments: `"n1"`, `0.5`, `onSuccess`): [`Self::range`] would return
+    /// what [`Self::primary`] builds, so it is parsed without descending the ladder.
+    #[inline]
+    fn is_lone_primary(&self) -> bool {
+        let Some(&Token { kind, .. }) = self.toks.get(self.at.pos) else {
+            return false;
+        };
+        if !matches!(
+            kind,
+            T::Str
+                | T::RawStr
+                | T::Int
+                | T::Long
+                | T::Double
+                | T::KwTrue
+                | T::KwFalse
+                | T::KwNull
+                | T::Ident
+                | T::BacktickIdent
+        ) {
+            return false;
+        }
+        let Some(after) = self.advanced(self.at) else {
+            return false;
+        };
+        !matches!(
+            self.toks.get(after.pos).map(|t| t.kind),
+            Some(T::Dot | T::LParen | T::LBrace | T::Plus | T::DotDot)
+        )
+    }
+
     fn range(&mut self) -> Option<Expr<'s>> {
+        if self.is_lone_primary() {
+            return self.primary();
+        }
         let start = self.additive()?;
         if self.eat(T::DotDot).is_none() {
             return Some(start);
@@ -539,11 +572,11 @@ impl<'t, 's> P<'t, 's> {
                     if let ExprKind::Name(callee) = cur.kind {
                         cur = Expr {
                             span: cur.span.to(args.span),
-                            kind: ExprKind::Call(Call {
+                            kind: ExprKind::Call(Box::new(Call {
                                 callee,
                                 args: Some(args),
                                 block: None,
-                            }),
+                            })),
                         };
                     }
                     continue;

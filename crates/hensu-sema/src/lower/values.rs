@@ -28,7 +28,7 @@ pub(crate) fn describe(e: &Expr<'_>) -> String {
         ExprKind::Bool(_) => "Boolean".to_string(),
         ExprKind::Null => "null".to_string(),
         ExprKind::Call(c) => format!("a call to `{}`", c.callee.name),
-        ExprKind::MethodCall { method, .. } => format!("a method call `.{}()`", method.name),
+        ExprKind::MethodCall(m) => format!("a method call `.{}()`", m.method.name),
         ExprKind::Chain { .. } => "an infix expression".to_string(),
         ExprKind::Range { .. } => "a range".to_string(),
         ExprKind::Add { .. } => "an addition".to_string(),
@@ -50,10 +50,10 @@ impl Lowerer<'_> {
             format!("expected {expected}"),
         );
         match &e.kind {
-            ExprKind::MethodCall { method, .. } => {
+            ExprKind::MethodCall(m) => {
                 d = d.with_help(format!(
                     "`.{}()` is not supported: only `.trimIndent()` and `.trimMargin()` can be applied to a string",
-                    method.name
+                    m.method.name
                 ));
             }
             ExprKind::Add { .. } => {

@@ -33,7 +33,7 @@ fn expr(kind: ExprKind<'_>, span: Span) -> Expr<'_> {
 }
 
 /// A string literal token → a folded string expression.
-pub(crate) fn string_lit<'s>(src: &'s str, kind: TokenKind, s: CSpan) -> StrExpr<'s> {
+pub(crate) fn string_lit<'s>(src: &'s str, kind: TokenKind, s: CSpan) -> Box<StrExpr<'s>> {
     let (start, end) = (s.start, s.end);
     let (content, raw) = match kind {
         TokenKind::Str => (
@@ -54,7 +54,7 @@ pub(crate) fn string_lit<'s>(src: &'s str, kind: TokenKind, s: CSpan) -> StrExpr
         strings::unescape(body)
     };
     let verbatim = matches!(value, Cow::Borrowed(_));
-    StrExpr {
+    Box::new(StrExpr {
         value,
         parts: StrParts::One(StrLit {
             span: Span::new(start, end),
@@ -62,7 +62,7 @@ pub(crate) fn string_lit<'s>(src: &'s str, kind: TokenKind, s: CSpan) -> StrExpr
             raw,
         }),
         verbatim,
-    }
+    })
 }
 
 pub(crate) fn number<'s>(src: &'s str, s: CSpan, negate: bool) -> Expr<'s> {
@@ -110,7 +110,6 @@ pub(crate) fn annotation_name(src: &str, at: CSpan) -> Ident<'_> {
     Ident {
         name: text(src, name),
         span: sp(name),
-        backticked: false,
     }
 }
 
@@ -188,11 +187,11 @@ pub(crate) fn file_parser<'t, 's: 't>(
         .boxed();
 
     let ident = select! {
-        T::Ident = e => Ident { name: text(src, e.span()), span: sp(e.span()), backticked: false },
+        T::Ident = e => Ident { name: text(src, e.span()), span: sp(e.span()) },
         T::BacktickIdent = e => {
             let s: CSpan = e.span();
             let inner = CSpan::from(s.start + 1..s.end.saturating_sub(1).max(s.start + 1));
-            Ident { name: text(src, inner), span: sp(s), backticked: true }
+            Ident { name: text(src, inner), span: sp(s) }
         },
     }
     .labelled(Lbl::Identifier)
@@ -406,7 +405,7 @@ pub(crate) fn file_parser<'t, 's: 't>(
                     expr(
                         ExprKind::Chain {
                             head: Box::new(head),
-                            links,
+                            links: links.into_boxed_slice(),
                         },
                         span,
                     )
@@ -432,8 +431,8 @@ pub(crate) fn file_parser<'t, 's: 't>(
         .separated_by(just(T::Dot))
         .at_least(1)
         .collect::<Vec<_>>()
-        .map_with(|segments, e| Path {
-            segments,
+        .map_with(|segments: Vec<_>, e| Path {
+            segments: segments.into_boxed_slice(),
             span: sp(e.span()),
         })
         .boxed();

@@ -18,33 +18,29 @@ pub(crate) fn apply_suffix<'s>(
             match (cur.kind, args) {
                 (ExprKind::Name(first), None) => expr(
                     ExprKind::Path(Path {
-                        segments: vec![first, method],
+                        segments: Box::new([first, method]),
                         span,
                     }),
                     span,
                 ),
-                (ExprKind::Path(mut p), None) => {
-                    p.segments.push(method);
-                    p.span = span;
-                    expr(ExprKind::Path(p), span)
+                (ExprKind::Path(p), None) => {
+                    let mut segments = p.segments.into_vec();
+                    segments.push(method);
+                    let segments = segments.into_boxed_slice();
+                    expr(ExprKind::Path(Path { segments, span }), span)
                 }
-                (ExprKind::Str(s), Some(a))
+                (ExprKind::Str(mut s), Some(a))
                     if method.name == "trimIndent" && a.items.is_empty() =>
                 {
-                    let value = match s.value {
+                    let value = std::mem::take(&mut s.value);
+                    s.value = match value {
                         Cow::Borrowed(b) => strings::trim_indent_cow(b),
                         Cow::Owned(o) => Cow::Owned(strings::trim_indent_cow(&o).into_owned()),
                     };
-                    expr(
-                        ExprKind::Str(StrExpr {
-                            value,
-                            parts: s.parts,
-                            verbatim: false,
-                        }),
-                        span,
-                    )
+                    s.verbatim = false;
+                    expr(ExprKind::Str(s), span)
                 }
-                (ExprKind::Str(s), Some(a))
+                (ExprKind::Str(mut s), Some(a))
                     if method.name == "trimMargin" && a.items.len() <= 1 =>
                 {
                     let prefix = match a.items.first() {
@@ -58,15 +54,9 @@ pub(crate) fn apply_suffix<'s>(
                     };
                     match prefix {
                         Some(p) if !p.chars().all(strings::kotlin_is_whitespace) => {
-                            let value = Cow::Owned(strings::trim_margin(&s.value, &p));
-                            expr(
-                                ExprKind::Str(StrExpr {
-                                    value,
-                                    parts: s.parts,
-                                    verbatim: false,
-                                }),
-                                span,
-                            )
+                            s.value = Cow::Owned(strings::trim_margin(&s.value, &p));
+                            s.verbatim = false;
+                            expr(ExprKind::Str(s), span)
                         }
                         Some(_) => {
                             emit(PErr::custom(
@@ -79,13 +69,13 @@ pub(crate) fn apply_suffix<'s>(
                             expr(ExprKind::Error, span)
                         }
                         None => {
-                            let receiver = Box::new(expr(ExprKind::Str(s), cur.span));
+                            let receiver = expr(ExprKind::Str(s), cur.span);
                             expr(
-                                ExprKind::MethodCall {
+                                ExprKind::MethodCall(Box::new(MethodCall {
                                     receiver,
                                     method,
                                     args: a.items,
-                                },
+                                })),
                                 span,
                             )
                         }
@@ -93,13 +83,13 @@ pub(crate) fn apply_suffix<'s>(
                 }
                 (kind, Some(a)) => {
                     // `A.b(args)`: receiver `A`, method `b`.
-                    let receiver = Box::new(expr(kind, cur.span));
+                    let receiver = expr(kind, cur.span);
                     expr(
-                        ExprKind::MethodCall {
+                        ExprKind::MethodCall(Box::new(MethodCall {
                             receiver,
                             method,
                             args: a.items,
-                        },
+                        })),
                         span,
                     )
                 }
@@ -119,42 +109,41 @@ pub(crate) fn apply_suffix<'s>(
             let span = cur.span.to(a.span);
             match cur.kind {
                 ExprKind::Name(callee) => expr(
-                    ExprKind::Call(Call {
+                    ExprKind::Call(Box::new(Call {
                         callee,
                         args: Some(a),
                         block: None,
-                    }),
+                    })),
                     span,
                 ),
-                ExprKind::Path(mut p) if p.segments.len() >= 2 => {
-                    let method = p.segments.pop().unwrap_or(Ident {
+                ExprKind::Path(p) if p.segments.len() >= 2 => {
+                    let mut segments = p.segments.into_vec();
+                    let method = segments.pop().unwrap_or(Ident {
                         name: "",
                         span: p.span,
-                        backticked: false,
                     });
-                    let recv_span = p
-                        .segments
+                    let recv_span = segments
                         .iter()
-                        .fold(p.segments.first().map_or(p.span, |s| s.span), |acc, s| {
+                        .fold(segments.first().map_or(p.span, |s| s.span), |acc, s| {
                             acc.to(s.span)
                         });
-                    let receiver = if let [only] = p.segments[..] {
+                    let receiver = if let [only] = segments[..] {
                         expr(ExprKind::Name(only), only.span)
                     } else {
                         expr(
                             ExprKind::Path(Path {
-                                segments: p.segments,
+                                segments: segments.into_boxed_slice(),
                                 span: recv_span,
                             }),
                             recv_span,
                         )
                     };
                     expr(
-                        ExprKind::MethodCall {
-                            receiver: Box::new(receiver),
+                        ExprKind::MethodCall(Box::new(MethodCall {
+                            receiver,
                             method,
                             args: a.items,
-                        },
+                        })),
                         span,
                     )
                 }
@@ -175,11 +164,11 @@ pub(crate) fn apply_suffix<'s>(
             let span = cur.span.to(b.span);
             match cur.kind {
                 ExprKind::Name(callee) => expr(
-                    ExprKind::Call(Call {
+                    ExprKind::Call(Box::new(Call {
                         callee,
                         args: None,
                         block: Some(Box::new(b)),
-                    }),
+                    })),
                     span,
                 ),
                 ExprKind::Call(mut c) if c.block.is_none() => {

@@ -206,9 +206,9 @@ fn walk_expr(e: &Expr<'_>, len: u32, spans: &mut Vec<Span>) {
                 walk_block(b, len, spans);
             }
         }
-        ExprKind::MethodCall { receiver, args, .. } => {
-            walk_expr(receiver, len, spans);
-            for a in args {
+        ExprKind::MethodCall(m) => {
+            walk_expr(&m.receiver, len, spans);
+            for a in &m.args {
                 walk_expr(&a.value, len, spans);
             }
         }
