@@ -84,14 +84,18 @@ impl Engine {
                 PostProcessor::NodeComplete => {
                     let now = Instant::now();
                     pc.completed = Some(now);
-                    let (output, error) = (pc.result.output.as_ref(), pc.result.error.as_deref());
-                    self.listener.on_event(&Event::NodeCompleted {
-                        node_id: p.plan.id(pc.idx),
-                        status: pc.result.status,
-                        output,
-                        error,
-                        duration_us: now.saturating_duration_since(pc.started).as_micros() as u64,
-                    });
+                    if self.step_events {
+                        let (output, error) =
+                            (pc.result.output.as_ref(), pc.result.error.as_deref());
+                        self.listener.on_event(&Event::NodeCompleted {
+                            node_id: p.plan.id(pc.idx),
+                            status: pc.result.status,
+                            output,
+                            error,
+                            duration_us: now.saturating_duration_since(pc.started).as_micros()
+                                as u64,
+                        });
+                    }
                     ProcessorOutcome::Continue
                 }
                 PostProcessor::History => {
@@ -523,6 +527,9 @@ pub(super) fn now_ms() -> u64 {
 pub(super) fn token_usage(
     metadata: &indexmap::IndexMap<String, serde_json::Value>,
 ) -> Option<crate::agent::Usage> {
+    if metadata.is_empty() {
+        return None;
+    }
     let count = |k: &str| metadata.get(k).and_then(serde_json::Value::as_u64);
     match (count("input_tokens"), count("output_tokens")) {
         (None, None) => None,

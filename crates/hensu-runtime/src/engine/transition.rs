@@ -34,7 +34,7 @@ impl Engine {
                     .context
                     .insert("recommendation".into(), Value::String(reason));
             }
-            if let Some(next) = pc.next {
+            if let Some(next) = pc.next.filter(|_| self.step_events) {
                 self.listener.on_event(&Event::TransitionTaken {
                     from: id,
                     to: p.plan.id(next),
@@ -167,13 +167,15 @@ impl Engine {
                     reason,
                 });
             }
-            self.listener.on_event(&Event::TransitionTaken {
-                from: id,
-                to,
-                cause,
-                bounded,
-                feedback: feedback && state.context.contains_key("recommendation"),
-            });
+            if self.step_events {
+                self.listener.on_event(&Event::TransitionTaken {
+                    from: id,
+                    to,
+                    cause,
+                    bounded,
+                    feedback: feedback && state.context.contains_key("recommendation"),
+                });
+            }
             state.current_node.clear();
             state.current_node.push_str(to);
             pc.next = Some(dest);
