@@ -17,8 +17,8 @@ use crate::review::ReviewDecision;
 use crate::run_types::CancelToken;
 use crate::state::{NodeResult, NodeStatus, RunState};
 use crate::template::resolve_into;
-use crate::value::set_current_node;
 use crate::value::{Context, render};
+use crate::value::{remove_var, set_current_node};
 
 impl Engine {
     /// Node executors (enum dispatch over the node kinds). `flow` is the flow the node runs
@@ -80,7 +80,7 @@ impl Engine {
     ) -> Result<NodeResult, RuntimeError> {
         let pn = &p.plan.nodes[idx];
         let ctx = &mut state.context;
-        let prompt_override = ctx.shift_remove("_prompt_override");
+        let prompt_override = remove_var(ctx, "_prompt_override");
         set_current_node(ctx, &node.id);
         prompt.clear();
         {
@@ -97,7 +97,7 @@ impl Engine {
             });
         }
         for w in &node.writes {
-            ctx.shift_remove(w.as_str());
+            remove_var(ctx, w);
         }
         let agent_id = node
             .agent_id

@@ -19,7 +19,7 @@ use crate::state::{
     NodeStatus, ReviewVerdict, RubricEvaluation, RunState,
 };
 use crate::validate::{validate_output, validate_rendered};
-use crate::value::{as_number, render};
+use crate::value::{as_number, remove_var, render};
 
 /// What a processor decided.
 #[derive(Debug)]
@@ -183,7 +183,7 @@ impl Engine {
                     return ProcessorOutcome::Continue;
                 }
                 for k in &pn.extract_keys {
-                    ctx.shift_remove(k.as_str());
+                    remove_var(ctx, k);
                 }
                 if node.writes.len() == 1 && !pn.has_engine_vars {
                     let key = &node.writes[0];
