@@ -87,10 +87,7 @@ async fn a_listener_without_step_events_sees_the_run_events_and_the_same_run() {
     };
     assert_eq!(strip(&r), strip(&full));
     assert!(!NoopListener.wants_step_events());
-    assert!(
-        MultiListener::new(vec![Arc::new(NoopListener), quiet.clone()]).wants_step_events()
-            == false
-    );
+    assert!(!MultiListener::new(vec![Arc::new(NoopListener), quiet.clone()]).wants_step_events());
     assert!(
         MultiListener::new(vec![
             Arc::new(NoopListener),
