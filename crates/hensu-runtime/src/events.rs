@@ -290,8 +290,8 @@ pub trait ExecutionListener: Send + Sync {
     fn on_event(&self, _event: &Event<'_>) {}
     /// Whether [`on_event`](Self::on_event) reads the per-step events (`NodeStarted`,
     /// `AgentCall`, `NodeCompleted`, `TransitionTaken`). When it does not, the engine builds
-    /// none of them and skips the clock reads only they need (ARCHITECTURE.md, the engine's
-    /// hot path); every other event is still sent.
+    /// none of them and skips the clock reads only they need (ARCHITECTURE.md,
+    /// *hensu-runtime*); every other event is still sent.
     fn wants_step_events(&self) -> bool {
         true
     }
