@@ -190,13 +190,20 @@ impl Engine {
 
         // One prompt buffer for the whole flow: a standard node renders its prompt into it.
         let mut prompt = String::new();
+        // When the previous node completed: only the engine's own history and transition work
+        // ran since, so without step events (the one reader of a node's exact duration) that
+        // clock read also serves as this node's start.
+        let mut previous_end: Option<Instant> = None;
         loop {
             if cancel.is_cancelled() {
                 return Err(RuntimeError::Cancelled {
                     last_nodes: state.last_nodes_after(&inherited, 5),
                 });
             }
-            let node_started = Instant::now();
+            let node_started = match previous_end.take() {
+                Some(t) if !self.step_events => t,
+                _ => Instant::now(),
+            };
             if node_started >= deadline {
                 return Err(time_error(state));
             }
@@ -320,6 +327,7 @@ impl Engine {
                 inherited,
             };
             let step = self.post_pipeline(p, state, &mut pc, 0).await?;
+            previous_end = pc.completed;
             if !pc.human_wait.is_zero() {
                 started += pc.human_wait;
                 deadline += pc.human_wait;
