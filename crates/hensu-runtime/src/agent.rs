@@ -116,8 +116,9 @@ pub fn system_prompt(config: &AgentConfig) -> String {
 /// Agents by id, created from a workflow's agent configurations.
 #[derive(Clone, Default)]
 pub struct AgentRegistry {
-    /// Agent and its precomputed system prompt.
-    agents: HashMap<String, (Arc<dyn Agent>, String)>,
+    /// Agent and its precomputed system prompt. Fx-hashed: every standard node step looks
+    /// its agent up by id.
+    agents: HashMap<String, (Arc<dyn Agent>, String), crate::value::FxBuildHasher>,
 }
 
 impl std::fmt::Debug for AgentRegistry {

@@ -288,6 +288,13 @@ impl Event<'_> {
 pub trait ExecutionListener: Send + Sync {
     /// One event.
     fn on_event(&self, _event: &Event<'_>) {}
+    /// Whether [`on_event`](Self::on_event) reads the per-step events (`NodeStarted`,
+    /// `AgentCall`, `NodeCompleted`, `TransitionTaken`). When it does not, the engine builds
+    /// none of them and skips the clock reads only they need (ARCHITECTURE.md,
+    /// *hensu-runtime*); every other event is still sent.
+    fn wants_step_events(&self) -> bool {
+        true
+    }
     /// The checkpoint hook, called before every node (crash-recovery persistence).
     fn on_checkpoint(&self, _state: &RunState) {}
 }
@@ -296,7 +303,11 @@ pub trait ExecutionListener: Send + Sync {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoopListener;
 
-impl ExecutionListener for NoopListener {}
+impl ExecutionListener for NoopListener {
+    fn wants_step_events(&self) -> bool {
+        false
+    }
+}
 
 /// Keeps every event as JSON (tests, summaries).
 #[derive(Debug, Default)]
@@ -366,6 +377,10 @@ impl ExecutionListener for MultiListener {
         for l in &self.listeners {
             l.on_event(event);
         }
+    }
+
+    fn wants_step_events(&self) -> bool {
+        self.listeners.iter().any(|l| l.wants_step_events())
     }
 
     fn on_checkpoint(&self, state: &RunState) {

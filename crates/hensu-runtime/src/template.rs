@@ -36,17 +36,18 @@ where
     let bytes = template.as_bytes();
     let mut copied = 0;
     let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'{'
-            && let Some(end) = placeholder_end(bytes, i)
-        {
-            out.push_str(&template[copied..i]);
-            out.push_str(&render_var(&template[i + 1..end]));
-            i = end + 1;
-            copied = i;
-            continue;
+    // `str::find` of a char jumps from brace to brace (memchr), not byte by byte.
+    while let Some(at) = template[i..].find('{') {
+        let open = i + at;
+        match placeholder_end(bytes, open) {
+            Some(end) => {
+                out.push_str(&template[copied..open]);
+                out.push_str(&render_var(&template[open + 1..end]));
+                i = end + 1;
+                copied = i;
+            }
+            None => i = open + 1,
         }
-        i += 1;
     }
     out.push_str(&template[copied..]);
 }

@@ -167,3 +167,12 @@ pub(crate) fn set_current_node(ctx: &mut Context, id: &str) {
         }
     }
 }
+
+/// `ctx.shift_remove(key)`, with a lookup first: the engine removes several variables per step
+/// that are almost never there (routing variables, `recommendation`, `_prompt_override`), and
+/// the plain lookup is the cheaper probe.
+#[inline]
+pub(crate) fn remove_var(ctx: &mut Context, key: &str) -> Option<Value> {
+    let at = ctx.get_index_of(key)?;
+    ctx.shift_remove_index(at).map(|(_, v)| v)
+}

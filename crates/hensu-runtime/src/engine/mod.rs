@@ -154,6 +154,7 @@ impl EngineBuilder {
         let records_branches = self.boundary_hooks.iter().any(|h| h.records_branches());
         Engine {
             records_branches,
+            step_events: self.listener.wants_step_events(),
             providers: self.providers,
             credentials: self.credentials,
             generic: self.generic,
@@ -178,6 +179,9 @@ pub struct Engine {
     pub(crate) commands: Arc<dyn CommandRunner>,
     review: Arc<dyn ReviewHandler>,
     pub(crate) listener: Arc<dyn ExecutionListener>,
+    /// `listener.wants_step_events()`, read once: when false the hot loop builds no per-step
+    /// event and skips the clock reads only those events need.
+    pub(crate) step_events: bool,
     pub(crate) options: RunOptions,
     structured: Option<Arc<dyn crate::structured::StructuredCaller>>,
     pub(crate) workflows: Option<Arc<dyn crate::repository::WorkflowRepository>>,

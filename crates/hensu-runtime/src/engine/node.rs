@@ -17,8 +17,8 @@ use crate::review::ReviewDecision;
 use crate::run_types::CancelToken;
 use crate::state::{NodeResult, NodeStatus, RunState};
 use crate::template::resolve_into;
-use crate::value::set_current_node;
 use crate::value::{Context, render};
+use crate::value::{remove_var, set_current_node};
 
 impl Engine {
     /// Node executors (enum dispatch over the node kinds). `flow` is the flow the node runs
@@ -80,7 +80,7 @@ impl Engine {
     ) -> Result<NodeResult, RuntimeError> {
         let pn = &p.plan.nodes[idx];
         let ctx = &mut state.context;
-        let prompt_override = ctx.shift_remove("_prompt_override");
+        let prompt_override = remove_var(ctx, "_prompt_override");
         set_current_node(ctx, &node.id);
         prompt.clear();
         {
@@ -97,7 +97,7 @@ impl Engine {
             });
         }
         for w in &node.writes {
-            ctx.shift_remove(w.as_str());
+            remove_var(ctx, w);
         }
         let agent_id = node
             .agent_id
@@ -182,7 +182,8 @@ impl Engine {
         timeout: Option<Duration>,
         required_keys: &[&str],
     ) -> NodeResult {
-        let call_started = Instant::now();
+        // Only the `AgentCall` event reads the call's duration.
+        let call_started = self.step_events.then(Instant::now);
         let request = AgentRequest {
             node_id,
             prompt,
@@ -212,22 +213,24 @@ impl Engine {
                 )),
             },
         };
-        let duration_us = call_started.elapsed().as_micros() as u64;
+        let duration_us = || call_started.map_or(0, |t| t.elapsed().as_micros() as u64);
         match response {
             Ok(resp) => {
-                self.listener.on_event(&Event::AgentCall {
-                    node_id,
-                    agent_id: agent.id(),
-                    branch_id,
-                    model: &agent.config().model,
-                    prompt,
-                    response: Some(&resp.text),
-                    error: None,
-                    prompt_bytes: prompt.len(),
-                    response_bytes: resp.text.len(),
-                    duration_us,
-                    usage: resp.usage,
-                });
+                if self.step_events {
+                    self.listener.on_event(&Event::AgentCall {
+                        node_id,
+                        agent_id: agent.id(),
+                        branch_id,
+                        model: &agent.config().model,
+                        prompt,
+                        response: Some(&resp.text),
+                        error: None,
+                        prompt_bytes: prompt.len(),
+                        response_bytes: resp.text.len(),
+                        duration_us: duration_us(),
+                        usage: resp.usage,
+                    });
+                }
                 let mut metadata = resp.metadata;
                 if let Some(u) = resp.usage {
                     metadata.insert("input_tokens".into(), Value::from(u.input_tokens));
@@ -241,19 +244,21 @@ impl Engine {
                 }
             }
             Err(e) => {
-                self.listener.on_event(&Event::AgentCall {
-                    node_id,
-                    agent_id: agent.id(),
-                    branch_id,
-                    model: &agent.config().model,
-                    prompt,
-                    response: None,
-                    error: Some(&e.message),
-                    prompt_bytes: prompt.len(),
-                    response_bytes: 0,
-                    duration_us,
-                    usage: None,
-                });
+                if self.step_events {
+                    self.listener.on_event(&Event::AgentCall {
+                        node_id,
+                        agent_id: agent.id(),
+                        branch_id,
+                        model: &agent.config().model,
+                        prompt,
+                        response: None,
+                        error: Some(&e.message),
+                        prompt_bytes: prompt.len(),
+                        response_bytes: 0,
+                        duration_us: duration_us(),
+                        usage: None,
+                    });
+                }
                 NodeResult::failure(e.message).with_meta("errorType", Value::String(e.kind))
             }
         }

@@ -19,7 +19,7 @@ use crate::state::{
     NodeStatus, ReviewVerdict, RubricEvaluation, RunState,
 };
 use crate::validate::{validate_output, validate_rendered};
-use crate::value::{as_number, render};
+use crate::value::{as_number, remove_var, render};
 
 /// What a processor decided.
 #[derive(Debug)]
@@ -84,14 +84,18 @@ impl Engine {
                 PostProcessor::NodeComplete => {
                     let now = Instant::now();
                     pc.completed = Some(now);
-                    let (output, error) = (pc.result.output.as_ref(), pc.result.error.as_deref());
-                    self.listener.on_event(&Event::NodeCompleted {
-                        node_id: p.plan.id(pc.idx),
-                        status: pc.result.status,
-                        output,
-                        error,
-                        duration_us: now.saturating_duration_since(pc.started).as_micros() as u64,
-                    });
+                    if self.step_events {
+                        let (output, error) =
+                            (pc.result.output.as_ref(), pc.result.error.as_deref());
+                        self.listener.on_event(&Event::NodeCompleted {
+                            node_id: p.plan.id(pc.idx),
+                            status: pc.result.status,
+                            output,
+                            error,
+                            duration_us: now.saturating_duration_since(pc.started).as_micros()
+                                as u64,
+                        });
+                    }
                     ProcessorOutcome::Continue
                 }
                 PostProcessor::History => {
@@ -179,7 +183,7 @@ impl Engine {
                     return ProcessorOutcome::Continue;
                 }
                 for k in &pn.extract_keys {
-                    ctx.shift_remove(k.as_str());
+                    remove_var(ctx, k);
                 }
                 if node.writes.len() == 1 && !pn.has_engine_vars {
                     let key = &node.writes[0];
@@ -523,6 +527,9 @@ pub(super) fn now_ms() -> u64 {
 pub(super) fn token_usage(
     metadata: &indexmap::IndexMap<String, serde_json::Value>,
 ) -> Option<crate::agent::Usage> {
+    if metadata.is_empty() {
+        return None;
+    }
     let count = |k: &str| metadata.get(k).and_then(serde_json::Value::as_u64);
     match (count("input_tokens"), count("output_tokens")) {
         (None, None) => None,

@@ -57,15 +57,16 @@ enum Raced {
 /// polling it again; the node wins over the time limit when both are ready. The cancellation
 /// waiter is registered only when the node has to wait, so a node that finishes at once (an
 /// agent answering immediately) costs no waiter registration.
+/// `execute` is pinned by the caller, in place: moving the (large) node future into this one
+/// would copy it on every step.
 async fn race_node<F>(
-    execute: F,
+    mut execute: Pin<&mut F>,
     cancel: &CancelToken,
     mut sleep: Pin<&mut tokio::time::Sleep>,
 ) -> Raced
 where
     F: Future<Output = Result<NodeResult, RuntimeError>>,
 {
-    let mut execute = pin!(execute);
     let mut cancelled = pin!(cancel.cancelled());
     poll_fn(|cx| {
         if cancel.is_cancelled() {
@@ -189,13 +190,20 @@ impl Engine {
 
         // One prompt buffer for the whole flow: a standard node renders its prompt into it.
         let mut prompt = String::new();
+        // When the previous node completed: only the engine's own history and transition work
+        // ran since, so without step events (the one reader of a node's exact duration) that
+        // clock read also serves as this node's start.
+        let mut previous_end: Option<Instant> = None;
         loop {
             if cancel.is_cancelled() {
                 return Err(RuntimeError::Cancelled {
                     last_nodes: state.last_nodes_after(&inherited, 5),
                 });
             }
-            let node_started = Instant::now();
+            let node_started = match previous_end.take() {
+                Some(t) if !self.step_events => t,
+                _ => Instant::now(),
+            };
             if node_started >= deadline {
                 return Err(time_error(state));
             }
@@ -252,15 +260,17 @@ impl Engine {
                 }
             }
             state.steps += 1;
-            self.listener.on_event(&Event::NodeStarted {
-                node_id: p.plan.id(cur),
-                kind: node.kind(),
-                step: state.steps,
-            });
+            if self.step_events {
+                self.listener.on_event(&Event::NodeStarted {
+                    node_id: p.plan.id(cur),
+                    kind: node.kind(),
+                    step: state.steps,
+                });
+            }
             // A cancellation abandons the node in flight and takes no transition: its failure
             // ("request cancelled") is not the node's (docs/language.md, *Runtime semantics*).
             let raced = {
-                let execute = self.execute_node(
+                let execute = pin!(self.execute_node(
                     p,
                     cur,
                     node,
@@ -270,7 +280,7 @@ impl Engine {
                     flow,
                     nested_decision.take(),
                     &mut prompt,
-                );
+                ));
                 race_node(execute, cancel, sleep.as_mut()).await
             };
             let result = match raced {
@@ -317,6 +327,7 @@ impl Engine {
                 inherited,
             };
             let step = self.post_pipeline(p, state, &mut pc, 0).await?;
+            previous_end = pc.completed;
             if !pc.human_wait.is_zero() {
                 started += pc.human_wait;
                 deadline += pc.human_wait;

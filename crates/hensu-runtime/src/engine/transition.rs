@@ -11,6 +11,7 @@ use crate::error::RuntimeError;
 use crate::events::{BoundedInfo, Event, TransitionCause};
 use crate::plan::{RuleEval, evaluate, explain_no_match};
 use crate::state::{Backtrack, BacktrackKind, NodeStatus, RunState};
+use crate::value::remove_var;
 
 impl Engine {
     /// Transition resolution and the engine-variable lifecycle.
@@ -34,7 +35,7 @@ impl Engine {
                     .context
                     .insert("recommendation".into(), Value::String(reason));
             }
-            if let Some(next) = pc.next {
+            if let Some(next) = pc.next.filter(|_| self.step_events) {
                 self.listener.on_event(&Event::TransitionTaken {
                     from: id,
                     to: p.plan.id(next),
@@ -99,7 +100,7 @@ impl Engine {
                     state.retry_counters.insert(counter_key.clone(), count + 1);
                     match inner.trigger() {
                         RuleKind::Failure => {
-                            ctx.shift_remove("recommendation");
+                            remove_var(ctx, "recommendation");
                         }
                         RuleKind::NoConsensus => {
                             let key = format!("consensus_feedback:{id}");
@@ -116,7 +117,7 @@ impl Engine {
                         }
                     }
                     for v in routing_vars {
-                        ctx.shift_remove(v.as_str());
+                        remove_var(ctx, v);
                     }
                     dest = p.plan.resolve(pc.idx, target)?;
                     feedback = ctx.contains_key("recommendation");
@@ -146,14 +147,14 @@ impl Engine {
                     state.retry_counters.retain(|k, _| !k.ends_with(suffix));
                 }
                 for v in routing_vars {
-                    ctx.shift_remove(v.as_str());
+                    remove_var(ctx, v);
                 }
                 if feedback {
                     if let Some(r) = &verdict_reason {
                         ctx.insert("recommendation".into(), Value::String(r.clone()));
                     }
                 } else {
-                    ctx.shift_remove("recommendation");
+                    remove_var(ctx, "recommendation");
                 }
             }
             state.review_verdict = None;
@@ -167,13 +168,15 @@ impl Engine {
                     reason,
                 });
             }
-            self.listener.on_event(&Event::TransitionTaken {
-                from: id,
-                to,
-                cause,
-                bounded,
-                feedback: feedback && state.context.contains_key("recommendation"),
-            });
+            if self.step_events {
+                self.listener.on_event(&Event::TransitionTaken {
+                    from: id,
+                    to,
+                    cause,
+                    bounded,
+                    feedback: feedback && state.context.contains_key("recommendation"),
+                });
+            }
             state.current_node.clear();
             state.current_node.push_str(to);
             pc.next = Some(dest);

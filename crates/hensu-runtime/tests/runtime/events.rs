@@ -47,3 +47,52 @@ async fn events_describe_the_run() {
     };
     assert_eq!(t.to_string(), "on approval (approved variable)");
 }
+
+/// Records event kinds and declines the per-step events.
+#[derive(Default)]
+struct RunEventsOnly(Mutex<Vec<String>>);
+
+impl ExecutionListener for RunEventsOnly {
+    fn on_event(&self, event: &Event<'_>) {
+        let kind = event.to_json()["event"].as_str().unwrap_or("").to_string();
+        self.0.lock().unwrap().push(kind);
+    }
+    fn wants_step_events(&self) -> bool {
+        false
+    }
+}
+
+/// A listener that declines the per-step events gets the others, and the run itself (path,
+/// history, context) is the same as with one that reads them all.
+#[tokio::test]
+async fn a_listener_without_step_events_sees_the_run_events_and_the_same_run() {
+    let wf = revise_workflow(false, false);
+    let s = Script::new()
+        .on("write", &["draft"])
+        .on("review", &[r#"{"approved": true}"#]);
+    let full = harness(&s).run(&wf, json!({"topic": "x"})).await;
+    let quiet = Arc::new(RunEventsOnly::default());
+    let listener = quiet.clone();
+    let h = harness_with(&s, |b| b.listener(listener));
+    let r = h.run(&wf, json!({"topic": "x"})).await;
+    assert_eq!(*quiet.0.lock().unwrap(), ["run_started", "run_finished"]);
+    assert_eq!(path(&r), path(&full));
+    assert_eq!(r.state.context, full.state.context);
+    let strip = |r: &RunResult| -> Vec<(String, Option<Value>, NodeStatus)> {
+        r.state
+            .history
+            .iter()
+            .map(|h| (h.node_id.clone(), h.output.clone(), h.status))
+            .collect()
+    };
+    assert_eq!(strip(&r), strip(&full));
+    assert!(!NoopListener.wants_step_events());
+    assert!(!MultiListener::new(vec![Arc::new(NoopListener), quiet.clone()]).wants_step_events());
+    assert!(
+        MultiListener::new(vec![
+            Arc::new(NoopListener),
+            Arc::new(CollectingListener::new())
+        ])
+        .wants_step_events()
+    );
+}
