@@ -21,14 +21,63 @@ use serde::Serialize;
 /// One source file: its display name (usually a path as the user wrote it) and its full text.
 ///
 /// Spans of diagnostics in this file are byte offsets into [`SourceFile::text`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct SourceFile {
     name: String,
     text: String,
-    /// Byte offset of the start of every line; `line_starts[0] == 0`, strictly increasing.
-    line_starts: Vec<u32>,
-    /// Number of `char`s before the start of every line (parallel to `line_starts`).
-    line_char_starts: Vec<u32>,
+    /// Built on the first position query: most files of a `check` have no diagnostic, and for a
+    /// large file the index costs two passes over the text and 8 bytes per line.
+    lines: std::sync::OnceLock<LineIndex>,
+}
+
+/// Two files are equal when their names and texts are (the line index derives from the text).
+impl PartialEq for SourceFile {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.text == other.text
+    }
+}
+
+impl Eq for SourceFile {}
+
+#[derive(Clone, Debug)]
+struct LineIndex {
+    /// Byte offset of the start of every line; `starts[0] == 0`, strictly increasing.
+    starts: Vec<u32>,
+    /// Number of `char`s before the start of every line (parallel to `starts`).
+    char_starts: Vec<u32>,
+}
+
+impl LineIndex {
+    fn of(text: &str) -> Self {
+        let bytes = text.as_bytes();
+        let mut starts = vec![0u32];
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\n' => starts.push(to_u32(i + 1)),
+                b'\r' => {
+                    if bytes.get(i + 1) == Some(&b'\n') {
+                        i += 1;
+                    }
+                    starts.push(to_u32(i + 1));
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        let mut char_starts = Vec::with_capacity(starts.len());
+        let mut chars = 0usize;
+        let mut prev = 0usize;
+        for &start in &starts {
+            chars += text[prev..start as usize].chars().count();
+            char_starts.push(to_u32(chars));
+            prev = start as usize;
+        }
+        LineIndex {
+            starts,
+            char_starts,
+        }
+    }
 }
 
 /// A 1-based line and 1-based column (in Unicode scalar values).
@@ -52,40 +101,24 @@ fn to_u32(v: usize) -> u32 {
 }
 
 impl SourceFile {
-    /// A file with the given display name and text; the line index is computed once here.
+    /// A file with the given display name and text; the line index is computed on first use.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
-        let name = name.into();
-        let text = text.into();
-        let bytes = text.as_bytes();
-        let mut line_starts = vec![0u32];
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'\n' => line_starts.push(to_u32(i + 1)),
-                b'\r' => {
-                    if bytes.get(i + 1) == Some(&b'\n') {
-                        i += 1;
-                    }
-                    line_starts.push(to_u32(i + 1));
-                }
-                _ => {}
-            }
-            i += 1;
-        }
-        let mut line_char_starts = Vec::with_capacity(line_starts.len());
-        let mut chars = 0usize;
-        let mut prev = 0usize;
-        for &start in &line_starts {
-            chars += text[prev..start as usize].chars().count();
-            line_char_starts.push(to_u32(chars));
-            prev = start as usize;
-        }
         SourceFile {
-            name,
-            text,
-            line_starts,
-            line_char_starts,
+            name: name.into(),
+            text: text.into(),
+            lines: std::sync::OnceLock::new(),
         }
+    }
+
+    fn line_starts(&self) -> &[u32] {
+        &self.lines.get_or_init(|| LineIndex::of(&self.text)).starts
+    }
+
+    fn line_char_starts(&self) -> &[u32] {
+        &self
+            .lines
+            .get_or_init(|| LineIndex::of(&self.text))
+            .char_starts
     }
 
     /// The display name given to [`SourceFile::new`].
@@ -110,7 +143,7 @@ impl SourceFile {
     /// Number of lines. An empty text has one (empty) line; a text ending in a newline has an
     /// empty last line after it.
     pub fn line_count(&self) -> u32 {
-        to_u32(self.line_starts.len())
+        to_u32(self.line_starts().len())
     }
 
     /// Clamp a byte offset to the text and move it back to a character boundary.
@@ -132,7 +165,7 @@ impl SourceFile {
 
     /// The 0-based index of the line containing `byte` (after clamping).
     fn line_index(&self, byte: u32) -> usize {
-        match self.line_starts.binary_search(&byte) {
+        match self.line_starts().binary_search(&byte) {
             Ok(i) => i,
             Err(i) => i.saturating_sub(1),
         }
@@ -142,11 +175,11 @@ impl SourceFile {
     /// range at the end of the text; line 0 is treated as line 1.
     pub fn line_span(&self, line: u32) -> Span {
         let idx = (line.max(1) - 1) as usize;
-        let Some(&start) = self.line_starts.get(idx) else {
+        let Some(&start) = self.line_starts().get(idx) else {
             return Span::new(self.len(), self.len());
         };
         let end = self
-            .line_starts
+            .line_starts()
             .get(idx + 1)
             .copied()
             .unwrap_or_else(|| self.len());
@@ -157,7 +190,7 @@ impl SourceFile {
     pub fn line_col(&self, byte: u32) -> LineCol {
         let byte = self.clamp_offset(byte);
         let idx = self.line_index(byte);
-        let start = self.line_starts[idx] as usize;
+        let start = self.line_starts()[idx] as usize;
         let column = self.text[start..byte as usize].chars().count() + 1;
         LineCol {
             line: to_u32(idx + 1),
@@ -169,14 +202,14 @@ impl SourceFile {
     pub fn char_offset(&self, byte: u32) -> u32 {
         let byte = self.clamp_offset(byte);
         let idx = self.line_index(byte);
-        let start = self.line_starts[idx] as usize;
-        self.line_char_starts[idx] + to_u32(self.text[start..byte as usize].chars().count())
+        let start = self.line_starts()[idx] as usize;
+        self.line_char_starts()[idx] + to_u32(self.text[start..byte as usize].chars().count())
     }
 
     /// The 1-based column of a byte offset counted in UTF-16 code units (for LSP clients).
     pub fn utf16_col(&self, byte: u32) -> u32 {
         let byte = self.clamp_offset(byte);
-        let start = self.line_starts[self.line_index(byte)] as usize;
+        let start = self.line_starts()[self.line_index(byte)] as usize;
         let units: usize = self.text[start..byte as usize]
             .chars()
             .map(char::len_utf16)

@@ -99,10 +99,8 @@ fn collect_paths(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Vec<(P
     };
     for p in paths {
         if p.is_dir() {
-            for entry in sorted_dir(p)? {
-                if is_workflow_file(&entry) {
-                    push(entry, true, &mut out);
-                }
+            for (entry, _) in workflow_files(p)? {
+                push(entry, true, &mut out);
             }
         } else {
             push(p.clone(), true, &mut out);
@@ -112,10 +110,8 @@ fn collect_paths(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Vec<(P
         let wf_dir = dir.join("workflows");
         if wf_dir.is_dir() {
             let explicit_all = paths.is_empty();
-            for entry in sorted_dir(&wf_dir)? {
-                if is_workflow_file(&entry) {
-                    push(entry, explicit_all, &mut out);
-                }
+            for (entry, _) in workflow_files(&wf_dir)? {
+                push(entry, explicit_all, &mut out);
             }
         } else if paths.is_empty() {
             anyhow::bail!(
@@ -127,11 +123,25 @@ fn collect_paths(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Vec<(P
     Ok(out)
 }
 
-fn sorted_dir(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+/// The workflow files of `dir`, sorted, each with whether it is a symbolic link. The type of a
+/// directory entry comes with the listing, so only links cost a `stat` (to follow them).
+fn workflow_files(dir: &Path) -> anyhow::Result<Vec<(PathBuf, bool)>> {
+    let mut entries: Vec<(PathBuf, bool)> = std::fs::read_dir(dir)
         .map_err(|e| anyhow::anyhow!("cannot read directory `{}`: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file())
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let path = e.path();
+            if !is_workflow_file(&path) {
+                return None;
+            }
+            let link = match e.file_type() {
+                Ok(t) if t.is_file() => false,
+                Ok(t) if !t.is_symlink() => return None,
+                Ok(_) => true,
+                Err(_) => true,
+            };
+            (!link || path.is_file()).then_some((path, link))
+        })
         .collect();
     entries.sort();
     Ok(entries)
@@ -224,22 +234,9 @@ fn pull_references(
     wanted: References,
     lints: &mut ProjectLints,
 ) -> anyhow::Result<()> {
-    let loaded = |units: &[Unit], p: &Path| {
-        let key = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-        units
-            .iter()
-            .any(|u| u.path.canonicalize().unwrap_or_else(|_| u.path.clone()) == key)
-    };
-    let mut candidates: Vec<PathBuf> = Vec::new();
-    for d in search {
-        if d.is_dir() {
-            candidates.extend(
-                sorted_dir(d)?
-                    .into_iter()
-                    .filter(|p| is_workflow_file(p) && !loaded(units, p)),
-            );
-        }
-    }
+    // Listed when the first referenced id is not among the units already loaded (most
+    // workflows reference none): the files of the search directories, minus those units.
+    let mut candidates: Option<Vec<PathBuf>> = None;
     // Compiled while looking for an id, not (yet) referenced: kept aside with their diagnostics.
     let mut aside: Vec<(Unit, Vec<Diagnostic>)> = Vec::new();
     let mut next = 0;
@@ -275,6 +272,10 @@ fn pull_references(
                 units.push(unit);
                 continue;
             }
+            let candidates = match &mut candidates {
+                Some(listed) => listed,
+                None => candidates.insert(unloaded_files(search, units)?),
+            };
             // The file named after the id first, then the rest in order.
             candidates.sort_by_key(|p| p.file_stem().is_none_or(|s| *s != *id.as_str()));
             while !candidates.is_empty() {
@@ -291,6 +292,32 @@ fn pull_references(
         }
     }
     Ok(())
+}
+
+/// The workflow files of the `search` directories that are none of `units` (compared by
+/// canonical path). A file that is not a link is compared under its canonical directory, so
+/// each directory is resolved once instead of each file.
+fn unloaded_files(search: &[PathBuf], units: &[Unit]) -> anyhow::Result<Vec<PathBuf>> {
+    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let loaded: std::collections::HashSet<PathBuf> =
+        units.iter().map(|u| canonical(&u.path)).collect();
+    let mut out = Vec::new();
+    for d in search {
+        if !d.is_dir() {
+            continue;
+        }
+        let dir = canonical(d);
+        for (path, link) in workflow_files(d)? {
+            let key = match path.file_name() {
+                Some(name) if !link => dir.join(name),
+                _ => canonical(&path),
+            };
+            if !loaded.contains(&key) {
+                out.push(path);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The id to look for for `extends(base)`: a file path (an error, E0506) is looked up by its

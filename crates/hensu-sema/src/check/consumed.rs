@@ -21,6 +21,7 @@ use hensu_ir::{Node, TransitionRule, is_engine_variable};
 use petgraph::graph::NodeIndex;
 
 use super::Ctx;
+use super::fxhash::FxHashSet;
 use super::graph::NodeGraph;
 
 /// At most this many (variable × graph size) steps.
@@ -58,12 +59,15 @@ pub(super) fn check(cx: &mut Ctx<'_>, g: &NodeGraph<'_>) {
     if consumed.iter().all(Vec::is_empty) {
         return;
     }
+    // Hashed once: a lookup per placeholder in the schema and in every node's routed-on list
+    // made this check quadratic in the workflow size.
+    let schema_names: FxHashSet<&str> = schema.variables.iter().map(|v| v.name.as_str()).collect();
+    let routed_on: FxHashSet<&str> = consumed.iter().flatten().copied().collect();
     let tracked = |name: &str| {
-        !is_engine_variable(name)
-            && schema.variables.iter().any(|v| v.name == name)
-            && consumed.iter().any(|c| c.contains(&name))
+        !is_engine_variable(name) && schema_names.contains(name) && routed_on.contains(name)
     };
-    // Reads: the placeholders of standard node prompts, as for W0316.
+    // Reads: the placeholders of standard node prompts, as for W0316; each (variable, node)
+    // once. A node's reads are pushed together, so a repeat is looked for among them only.
     let mut reads: Vec<(&str, usize, &str)> = Vec::new();
     for (i, (id, node)) in wf.nodes.iter().enumerate() {
         if !matches!(node, Node::Standard(_)) {
@@ -72,8 +76,9 @@ pub(super) fn check(cx: &mut Ctx<'_>, g: &NodeGraph<'_>) {
         let Some(origin) = cx.node_origin(id) else {
             continue;
         };
+        let first = reads.len();
         for (name, _) in &origin.placeholders {
-            if tracked(name) && !reads.iter().any(|(v, n, _)| v == name && *n == i) {
+            if tracked(name) && !reads[first..].iter().any(|(v, _, _)| v == name) {
                 reads.push((name.as_str(), i, id.as_str()));
             }
         }
@@ -85,14 +90,19 @@ pub(super) fn check(cx: &mut Ctx<'_>, g: &NodeGraph<'_>) {
     if variables.len().saturating_mul(size).saturating_mul(3) > MAX_WORK {
         return;
     }
+    // The reads of each variable, in the order found (a stable sort keeps it within a group).
+    reads.sort_by_key(|(v, _, _)| *v);
     for v in variables {
+        let start = reads.partition_point(|(name, _, _)| *name < v);
+        let end = reads.partition_point(|(name, _, _)| *name <= v);
+        let group = &reads[start..end];
         let writes: Vec<bool> = wf.nodes.values().map(|n| writes_variable(n, v)).collect();
         let consumes = |i: usize| consumed.get(i).is_some_and(|c| c.contains(&v));
         let is_input = schema.variables.iter().any(|x| x.name == v && x.is_input);
         let without_routing = present_on_entry(g, is_input, &writes, |_| false);
         let with_routing = present_on_entry(g, is_input, &writes, consumes);
         let routers = nearest_router(cx, g, &consumed, v);
-        for &(_, node, id) in reads.iter().filter(|(name, _, _)| *name == v) {
+        for &(_, node, id) in group {
             let would_be = without_routing.get(node).copied().unwrap_or(false);
             let is = with_routing.get(node).copied().unwrap_or(true);
             if !would_be || is {

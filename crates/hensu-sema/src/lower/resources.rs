@@ -147,14 +147,14 @@ impl Lowerer<'_> {
             (true, Some(part)) => Some(part.content.start as usize),
             _ => None,
         };
-        placeholders(&s.value)
-            .into_iter()
-            .map(|(name, range)| {
+        // Straight from the scan: no intermediate list per prompt.
+        crate::check::placeholders(&s.value)
+            .map(|(name, at)| {
                 let span = match base {
-                    Some(b) => Span::from_range(b + range.start..b + range.end),
+                    Some(b) => Span::from_range(b + at..b + at + name.len() + 2),
                     None => e.span,
                 };
-                (name, span)
+                (name.to_string(), span)
             })
             .collect()
     }
