@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use super::rows::{
     NewLogRow, adopt_snapshot, check_holder, compact, get_lease, get_record, get_run, insert_log,
-    insert_snapshot, locked, materialize, put_lease, query_records, renew_lease, write_step,
+    insert_snapshot, locked, materialize, put_lease, query_records, renew_lease, step_in_place,
+    write_step,
 };
 use super::{SqliteStore, corrupt, parse_status, to_i64, to_u64};
 use crate::owner::LeaseRow;
@@ -293,7 +294,6 @@ impl StateStore for SqliteStore {
         let run_id = lease.run_id.as_str();
         self.write(|tx, path| {
             let now = now_ms();
-            let (record, log, held_until) = check_write(tx, path, lease, expected_step, now)?;
             let step = expected_step.saturating_add(1);
             let delta_len = delta.len() as u64;
             let row = NewLogRow {
@@ -306,17 +306,31 @@ impl StateStore for SqliteStore {
                 duration_ms: entry.duration_ms,
                 snapshot_bytes: None,
             };
-            write_step(
-                tx,
-                path,
-                run_id,
-                step,
-                LogKind::Step,
-                update,
-                now,
-                &row,
-                Some(&record),
-            )?;
+            // The common case in one statement (no reads first); the checks' failures and
+            // status changes take the full path.
+            let (cancel_requested, log, held_until) =
+                match step_in_place(tx, path, lease, expected_step, update, now, delta_len)? {
+                    Some(done) => {
+                        insert_log(tx, path, run_id, step, LogKind::Step, update, now, &row)?;
+                        (done.cancel_requested, done.log, done.lease_expires_at)
+                    }
+                    None => {
+                        let (record, log, held_until) =
+                            check_write(tx, path, lease, expected_step, now)?;
+                        write_step(
+                            tx,
+                            path,
+                            run_id,
+                            step,
+                            LogKind::Step,
+                            update,
+                            now,
+                            &row,
+                            Some(&record),
+                        )?;
+                        (record.cancel_requested, log, held_until)
+                    }
+                };
             let due = policy.due(
                 log.log_rows.saturating_add(1),
                 log.log_bytes.saturating_add(delta_len),
@@ -336,7 +350,7 @@ impl StateStore for SqliteStore {
                 step,
                 at: now,
                 lease_expires_at,
-                cancel_requested: record.cancel_requested,
+                cancel_requested,
                 snapshot_written: due,
             })
         })

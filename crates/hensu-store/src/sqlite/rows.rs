@@ -318,6 +318,81 @@ pub(crate) fn write_step(
     Ok(())
 }
 
+/// What the one-statement step update of [`step_in_place`] saw.
+pub(crate) struct SteppedInPlace {
+    pub cancel_requested: bool,
+    /// The log state before this step's row.
+    pub log: LogState,
+    pub lease_expires_at: u64,
+}
+
+/// The common step of a running run in one statement: bumps the record from
+/// `expected_step` to `step` (current node, counters) only if `lease`'s owner still holds the
+/// run and its status, correlation and exit status stay what `update` says (so it is not
+/// terminal), returning what the step's checks and the snapshot policy need. `None`: some
+/// condition failed — the caller takes the full path, which names the failure (or makes the
+/// status change).
+pub(crate) fn step_in_place(
+    tx: &Transaction<'_>,
+    path: &Path,
+    lease: &Lease,
+    expected_step: u64,
+    update: &RecordUpdate,
+    now: u64,
+    delta_bytes: u64,
+) -> Result<Option<SteppedInPlace>> {
+    if update.status.is_terminal() {
+        return Ok(None);
+    }
+    let raw = tx
+        .prepare_cached(
+            "UPDATE runs SET current_node = ?3, step = ?2 + 1, updated_at = ?4, \
+             log_rows = log_rows + 1, log_bytes = log_bytes + ?5 \
+             WHERE run_id = ?1 AND step = ?2 AND status = ?6 AND correlation_id IS ?7 \
+             AND exit_status IS ?8 \
+             AND EXISTS (SELECT 1 FROM leases l WHERE l.run_id = ?1 AND l.owner = ?9) \
+             RETURNING cancel_requested, snapshot_step, snapshot_bytes, log_rows - 1, \
+             log_bytes - ?5, (SELECT expires_at FROM leases l WHERE l.run_id = ?1)",
+        )
+        .and_then(|mut s| {
+            s.query_row(
+                rusqlite::params![
+                    lease.run_id,
+                    to_i64(expected_step).unwrap_or(i64::MAX),
+                    update.current_node,
+                    to_i64(now).unwrap_or(i64::MAX),
+                    to_i64(delta_bytes).unwrap_or(i64::MAX),
+                    update.status.as_str(),
+                    update.correlation_id,
+                    update.exit_status,
+                    lease.owner.to_string(),
+                ],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        [r.get::<_, i64>(1)?, r.get(2)?, r.get(3)?, r.get(4)?],
+                        r.get::<_, i64>(5)?,
+                    ))
+                },
+            )
+            .optional()
+        })
+        .map_err(|e| StoreError::sqlite(path, e))?;
+    let Some((cancel, log, expires_at)) = raw else {
+        return Ok(None);
+    };
+    Ok(Some(SteppedInPlace {
+        cancel_requested: cancel != 0,
+        log: LogState {
+            snapshot_step: to_u64(log[0], path, "snapshot_step")?,
+            snapshot_bytes: to_u64(log[1], path, "snapshot_bytes")?,
+            log_rows: to_u64(log[2], path, "log_rows")?,
+            log_bytes: to_u64(log[3], path, "log_bytes")?,
+        },
+        lease_expires_at: to_u64(expires_at, path, "expires_at")?,
+    }))
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn insert_log(
     tx: &Transaction<'_>,
