@@ -145,8 +145,9 @@ pub fn workflow_envelope(
     scenario: Option<&str>,
     stub: bool,
 ) -> anyhow::Result<Value> {
-    let wire: Value = serde_json::from_str(&hensu_ir::to_json(workflow))
-        .map_err(|e| anyhow::anyhow!("internal: the workflow artifact is not JSON: {e}"))?;
+    // The wire format as a value directly: printing it (pretty) and parsing it back cost
+    // O(workflow) twice per run, a per-step cost of long chains.
+    let wire = hensu_ir::to_value(workflow);
     let source = source.map(|p| {
         let abs = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let hash = std::fs::read(p).ok().map(|b| content_hash(&b));
