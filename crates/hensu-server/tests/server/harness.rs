@@ -125,6 +125,10 @@ impl Server {
         }
     }
 
+    pub fn store(&self) -> &Arc<dyn StateStore> {
+        &self.store
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }

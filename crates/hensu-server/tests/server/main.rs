@@ -37,6 +37,7 @@ on_both!(
     push_refuses_bad_input_and_writes_nothing,
     sub_workflows_need_children_first,
     start_stream_result,
+    parallel_branches_are_recorded,
     sse_replays_after_last_event_id,
     review_pause_and_resume,
     resume_body_rules,

@@ -294,6 +294,39 @@ pub async fn start_stream_result(s: Server) {
     );
 }
 
+/// A server run records each finished branch of a parallel node in the run log as it ends
+/// (so a takeover resumes only the unfinished ones), like `hensuc run` does.
+pub async fn parallel_branches_are_recorded(s: Server) {
+    push_ok(&s, A, "parallel").await;
+    let id = start(&s, A, "parallel").await;
+    let evs = events(&s, A, &id, None).await;
+    let done = evs.last().expect("last");
+    assert_eq!(done.kind(), "execution.completed", "{evs:?}");
+    assert_eq!(done.data["success"], true);
+    let store = s.store().clone();
+    let run = id.clone();
+    let log = tokio::task::spawn_blocking(move || store.read_log(&run, 0, 1_000))
+        .await
+        .expect("join")
+        .expect("log");
+    let branch_rows: Vec<String> = log
+        .iter()
+        .filter_map(|e| e.delta.as_ref())
+        .map(|d| serde_json::to_string(d).expect("delta json"))
+        .filter(|d| d.contains("/nested"))
+        .collect();
+    // Two branches: the first finished one creates the record, the second adds to it; the
+    // next boundary removes it.
+    assert!(branch_rows.len() >= 2, "{branch_rows:?}");
+    assert!(
+        branch_rows.iter().any(|d| d.contains("facts"))
+            && branch_rows.iter().any(|d| d.contains("style")),
+        "{branch_rows:?}"
+    );
+    let (_, result) = get(&s, A, &format!("/api/v1/executions/{id}/result")).await;
+    assert_eq!(result["status"], "completed", "{result}");
+}
+
 pub async fn sse_replays_after_last_event_id(s: Server) {
     push_ok(&s, A, "linear").await;
     let id = start(&s, A, "linear").await;
