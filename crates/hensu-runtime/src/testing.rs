@@ -69,6 +69,31 @@ pub fn node(id: &str, prompt: &str, writes: &[&str], rules: Vec<TransitionRule>)
     })
 }
 
+/// `p0 → sub → done`: `sub` runs workflow `child` with `topic` passed down and `outputs`
+/// (`output_mapping` entries, as given) mapped back.
+pub fn parent_of(child: &str, outputs: &[(&str, &str)]) -> Workflow {
+    workflow(
+        "p0",
+        vec![
+            node("p0", "start {topic}", &[], vec![success("sub")]),
+            Node::SubWorkflow(SubWorkflowNode {
+                id: "sub".into(),
+                workflow_id: child.into(),
+                input_mapping: [("topic".to_string(), "topic".to_string())]
+                    .into_iter()
+                    .collect(),
+                output_mapping: outputs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                transition_rules: vec![success("done")],
+                ..SubWorkflowNode::default()
+            }),
+            end("done", ExitStatus::Success),
+        ],
+    )
+}
+
 pub fn end(id: &str, status: ExitStatus) -> Node {
     Node::End(EndNode {
         id: id.into(),

@@ -389,22 +389,7 @@ fn parent_with_compensating_child() -> (Workflow, Workflow) {
         );
         child.saga.node_compensations.insert(n.into(), id);
     }
-    let parent = workflow(
-        "p0",
-        vec![
-            node("p0", "start {topic}", &[], vec![success("sub")]),
-            Node::SubWorkflow(SubWorkflowNode {
-                id: "sub".into(),
-                workflow_id: "child".into(),
-                input_mapping: [("topic".to_string(), "topic".to_string())]
-                    .into_iter()
-                    .collect(),
-                transition_rules: vec![success("done")],
-                ..SubWorkflowNode::default()
-            }),
-            end("done", ExitStatus::Success),
-        ],
-    );
+    let parent = parent_of("child", &[]);
     (parent, child)
 }
 
@@ -500,25 +485,7 @@ async fn a_crash_in_a_parallel_node_of_a_child_reruns_only_its_unfinished_branch
     let mut child = parallel_vote();
     child.id = "child".into();
     let repo: Arc<dyn WorkflowRepository> = Arc::new(MapRepository::from_iter([child]));
-    let parent = workflow(
-        "p0",
-        vec![
-            node("p0", "start {topic}", &[], vec![success("sub")]),
-            Node::SubWorkflow(SubWorkflowNode {
-                id: "sub".into(),
-                workflow_id: "child".into(),
-                input_mapping: [("topic".to_string(), "topic".to_string())]
-                    .into_iter()
-                    .collect(),
-                output_mapping: [("notes1".to_string(), "notes1".to_string())]
-                    .into_iter()
-                    .collect(),
-                transition_rules: vec![success("done")],
-                ..SubWorkflowNode::default()
-            }),
-            end("done", ExitStatus::Success),
-        ],
-    );
+    let parent = parent_of("child", &[("notes1", "notes1")]);
     let engine = |script: &Script, hook: Option<Arc<dyn BoundaryHook>>| {
         let mut b = Engine::builder()
             .provider(Arc::new(ScriptProvider(script.clone())))

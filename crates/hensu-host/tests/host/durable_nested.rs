@@ -14,7 +14,7 @@ use hensu_store::{MemoryStore, OwnerId, RunRecord, RunStatus, StateStore};
 use serde_json::json;
 
 use super::durable_runs::Echo;
-use super::{ctx, end, node, success, workflow};
+use super::{ctx, end, node, parent_of, success, workflow};
 
 /// `p0 → sub (child: c0 → c1 → c2) → done`; the child's `c2` output comes back as `result`.
 fn parent_and_child() -> (Workflow, Workflow) {
@@ -28,25 +28,7 @@ fn parent_and_child() -> (Workflow, Workflow) {
         ],
     );
     child.id = "child".into();
-    let parent = workflow(
-        "p0",
-        vec![
-            node("p0", "start {topic}", &[], vec![success("sub")]),
-            Node::SubWorkflow(SubWorkflowNode {
-                id: "sub".into(),
-                workflow_id: "child".into(),
-                input_mapping: [("topic".to_string(), "topic".to_string())]
-                    .into_iter()
-                    .collect(),
-                output_mapping: [("result".to_string(), "c2".to_string())]
-                    .into_iter()
-                    .collect(),
-                transition_rules: vec![success("done")],
-                ..SubWorkflowNode::default()
-            }),
-            end("done", ExitStatus::Success),
-        ],
-    );
+    let parent = parent_of("child", &[("result", "c2")]);
     (parent, child)
 }
 
