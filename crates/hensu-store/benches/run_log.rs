@@ -10,6 +10,8 @@
 //! - `append_whole_run(n)`: a whole run of `n` appended steps from creation, compactions under
 //!   the default [`SnapshotPolicy`] included; divan's throughput line is steps per second, and
 //!   the time divided by `n` is the per-step cost (flat: the same at 1,000 and 20,000);
+//! - `append_whole_run_without_compaction(n)`: the same with [`SnapshotPolicy::NEVER`]: the
+//!   difference is the compactions' amortized cost per step;
 //! - `append_step_at(n)`: one more appended step on a run already `n` steps long;
 //! - `checkpoint_step_at(n)`: one more full-snapshot checkpoint (the old path, which the
 //!   runtime calls today) of a state `n` steps long, serialization included (grows with `n`).
@@ -83,10 +85,14 @@ fn advance(state: &mut Value, n: u64) {
 }
 
 fn open() -> (tempfile::TempDir, SqliteStore) {
+    open_with(SnapshotPolicy::default())
+}
+
+fn open_with(snapshot_policy: SnapshotPolicy) -> (tempfile::TempDir, SqliteStore) {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))
         .unwrap_or_else(|e| panic!("tempdir: {e}"));
     let opts = StoreOptions {
-        snapshot_policy: SnapshotPolicy::default(),
+        snapshot_policy,
         ..StoreOptions::default()
     };
     let store = SqliteStore::open_file(dir.path().join("state.db"), opts)
@@ -111,7 +117,18 @@ fn append(store: &SqliteStore, lease: &Lease, n: u64) {
 
 #[divan::bench(args = SIZES, sample_count = 3, sample_size = 1)]
 fn append_whole_run(bencher: Bencher, n: u64) {
-    let (_dir, store) = open();
+    whole_run(bencher, n, SnapshotPolicy::default());
+}
+
+/// The same run with compaction off: the difference to `append_whole_run` is what the
+/// compactions cost, amortized per step, in the same run.
+#[divan::bench(args = SIZES, sample_count = 3, sample_size = 1)]
+fn append_whole_run_without_compaction(bencher: Bencher, n: u64) {
+    whole_run(bencher, n, SnapshotPolicy::NEVER);
+}
+
+fn whole_run(bencher: Bencher, n: u64, policy: SnapshotPolicy) {
+    let (_dir, store) = open_with(policy);
     let mut run = 0u64;
     bencher.counter(ItemsCount::new(n)).bench_local(|| {
         run += 1;
