@@ -179,24 +179,7 @@ impl Shadow {
             return self.step(state, redact);
         };
         let mut prefix: Vec<&str> = Vec::with_capacity(frames.len() * 2);
-        let mut parent = self;
-        for frame in outer {
-            match &mut parent.nested {
-                NestedShadow::Child {
-                    execution_id,
-                    shadow,
-                } if *execution_id == frame.execution_id => {
-                    prefix.extend(CHILD_STATE);
-                    parent = shadow;
-                }
-                _ => {
-                    return Err(format!(
-                        "the sub-workflow child of node `{}` was never recorded",
-                        frame.node_id
-                    ));
-                }
-            }
-        }
+        let parent = self.descend(outer, &mut prefix)?;
         let path: String = frames.iter().map(|f| format!("{}/", f.node_id)).collect();
         let known = matches!(&parent.nested, NestedShadow::Child { execution_id, .. }
             if *execution_id == last.execution_id);
@@ -233,18 +216,13 @@ impl Shadow {
         shadow.step_at(&prefix, state, redact, StateDelta::new(), &path)
     }
 
-    /// The log entry recording that a branch of parallel or fork node `node_id` finished, in
-    /// the flow reached through `frames` (the main flow when empty): the branch set into the
-    /// stored `nested` list of that node (the list created when the stored `nested` is not
-    /// that node's). Nothing else of the state changes.
-    pub(crate) fn branch_step(
+    /// The shadow of the sub-workflow child reached through `frames` (this one when empty),
+    /// with the path to its state pushed onto `prefix`.
+    fn descend(
         &mut self,
         frames: &[NestedFrame],
-        node_id: &str,
-        branch: FinishedBranch<'_>,
-        redact: Option<&SnapshotRedactor>,
-    ) -> Result<StepEntry, String> {
-        let mut prefix: Vec<&str> = Vec::with_capacity(frames.len() * 2 + 3);
+        prefix: &mut Vec<&str>,
+    ) -> Result<&mut Shadow, String> {
         let mut at = self;
         for frame in frames {
             match &mut at.nested {
@@ -263,6 +241,22 @@ impl Shadow {
                 }
             }
         }
+        Ok(at)
+    }
+
+    /// The log entry recording that a branch of parallel or fork node `node_id` finished, in
+    /// the flow reached through `frames` (the main flow when empty): the branch set into the
+    /// stored `nested` list of that node (the list created when the stored `nested` is not
+    /// that node's). Nothing else of the state changes.
+    pub(crate) fn branch_step(
+        &mut self,
+        frames: &[NestedFrame],
+        node_id: &str,
+        branch: FinishedBranch<'_>,
+        redact: Option<&SnapshotRedactor>,
+    ) -> Result<StepEntry, String> {
+        let mut prefix: Vec<&str> = Vec::with_capacity(frames.len() * 2 + 3);
+        let at = self.descend(frames, &mut prefix)?;
         let redacted = |mut v: Value| {
             if let Some(r) = redact {
                 r(&mut v);

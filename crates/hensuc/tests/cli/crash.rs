@@ -147,11 +147,10 @@ fn spawn(dir: &Path, wf: &Path, run_id: Option<&str>, events: &Path, delay: u64)
         .unwrap()
 }
 
-fn baseline() -> (Value, Vec<String>, Vec<(u64, String)>) {
-    let tmp = tempfile::tempdir().unwrap();
-    let wf = project(tmp.path());
-    let events = tmp.path().join("events.jsonl");
-    let out = spawn(tmp.path(), &wf, None, &events, 0)
+/// Runs `wf` in `dir` to its end without delay or kill (events in `dir/events.jsonl`): the
+/// final context, path and retry counters of the stored run.
+fn uninterrupted(dir: &Path, wf: &Path) -> (Value, Vec<String>, Value) {
+    let out = spawn(dir, wf, None, &dir.join("events.jsonl"), 0)
         .wait_with_output()
         .unwrap();
     assert!(
@@ -159,10 +158,16 @@ fn baseline() -> (Value, Vec<String>, Vec<(u64, String)>) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let id = only_run(tmp.path()).unwrap();
-    let (ctx, path, counters) = final_state(tmp.path(), &id);
+    let id = only_run(dir).unwrap();
+    final_state(dir, &id)
+}
+
+fn baseline() -> (Value, Vec<String>, Vec<(u64, String)>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let wf = project(tmp.path());
+    let (ctx, path, counters) = uninterrupted(tmp.path(), &wf);
     assert!(counters.is_object());
-    (ctx, path, starts(&events))
+    (ctx, path, starts(&tmp.path().join("events.jsonl")))
 }
 
 #[test]
@@ -406,17 +411,7 @@ fn a_run_killed_inside_a_fork_resumes_only_the_unfinished_targets() {
     // The reference run, uninterrupted.
     let clean = tempfile::tempdir().unwrap();
     let wf = setup(clean.path());
-    let events = clean.path().join("events.jsonl");
-    let out = spawn(clean.path(), &wf, None, &events, 0)
-        .wait_with_output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let id = only_run(clean.path()).unwrap();
-    let (base_ctx, base_path, _) = final_state(clean.path(), &id);
+    let (base_ctx, base_path, _) = uninterrupted(clean.path(), &wf);
 
     // Killed (SIGKILL) once `slow3` started: `quick1` and `quick2` finished long before.
     let tmp = tempfile::tempdir().unwrap();
