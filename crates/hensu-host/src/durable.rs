@@ -22,7 +22,8 @@
 //!   that boundary. A heartbeat thread ([`DurableRun::start_heartbeat`]) keeps the lease alive
 //!   through long agent calls and cancels the run's token when a cancellation is requested.
 //! * A pause flag file ([`DurableRun::with_pause_flag`], `hensuc pause`) suspends the run at
-//!   the next boundary: the run ends [`RunOutcome::Paused`] with phase `Initial`, and
+//!   the next boundary (looked for at most every 50 ms, so within 50 ms when nodes are
+//!   faster than that): the run ends [`RunOutcome::Paused`] with phase `Initial`, and
 //!   [`Engine::resume`](hensu_runtime::Engine::resume) continues it.
 //! * Snapshots, delta values and step outputs go through a [`SnapshotRedactor`] (provider
 //!   keys never reach the store).
@@ -40,7 +41,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use hensu_store::{
     Checkpointed, Heartbeat, Lease, OwnerId, RecordUpdate, RunRecord, RunStatus, StateStore,
-    StoreError, StoredRun,
+    StepSnapshot, StoreError, StoredRun,
 };
 use serde_json::Value;
 
@@ -62,6 +63,9 @@ pub struct DurableRun {
     step: AtomicU64,
     redact: Option<SnapshotRedactor>,
     pause_flag: Option<PathBuf>,
+    /// When the pause flag was last looked for (it is looked for at most every
+    /// [`PAUSE_POLL`]).
+    pause_checked: Mutex<Option<std::time::Instant>>,
     /// Cancelled together when the store reports a cancellation request; any of them
     /// cancelled (e.g. by a worker that lost the lease) stops the run at the next boundary.
     cancel: Vec<CancelToken>,
@@ -74,6 +78,9 @@ pub struct DurableRun {
     inline_writes: bool,
     /// The state as the store holds it after the last write (None: unknown, write in full).
     shadow: Mutex<Option<Shadow>>,
+    /// The last write asked for a full snapshot: the next step carries the state (the
+    /// store then need not rebuild it from its log).
+    snapshot_wanted: AtomicBool,
     /// The last checkpoint's write, for benchmarks and tests.
     last_write: Mutex<Option<Duration>>,
 }
@@ -172,10 +179,12 @@ impl DurableRun {
             step: AtomicU64::new(step),
             redact,
             pause_flag: None,
+            pause_checked: Mutex::new(None),
             cancel: Vec::new(),
             lost: AtomicBool::new(false),
             heartbeat: Mutex::new(None),
             shadow: Mutex::new(None),
+            snapshot_wanted: AtomicBool::new(false),
             external_heartbeat: false,
             inline_writes: false,
             last_write: Mutex::new(None),
@@ -205,7 +214,8 @@ impl DurableRun {
         self
     }
 
-    /// A file whose existence pauses the run at the next boundary (it is removed then).
+    /// A file whose existence pauses the run at the next boundary (it is removed then),
+    /// looked for at most every 50 ms.
     pub fn with_pause_flag(mut self, path: PathBuf) -> DurableRun {
         self.pause_flag = Some(path);
         self
@@ -389,10 +399,19 @@ impl DurableRun {
             .lock()
             .map_err(|_| StoreError::Invalid("the durable run's shadow is poisoned".into()))?;
         match slot.as_mut() {
-            Some(shadow) => shadow
-                .step(state, self.redact.as_ref())
-                .map(Write::Step)
-                .map_err(|e| StoreError::Invalid(format!("the run state does not serialize: {e}"))),
+            Some(shadow) => {
+                let mut entry = shadow.step(state, self.redact.as_ref()).map_err(|e| {
+                    StoreError::Invalid(format!("the run state does not serialize: {e}"))
+                })?;
+                // The snapshot comes from the state at hand when the store asks for one, so
+                // a compaction never decodes and replays the log.
+                entry.snapshot = if self.snapshot_wanted.load(Ordering::SeqCst) {
+                    StepSnapshot::State(snapshot(state, self.redact.as_ref())?)
+                } else {
+                    StepSnapshot::OnRequest
+                };
+                Ok(Write::Step(entry))
+            }
             None => {
                 let snap = snapshot(state, self.redact.as_ref())?;
                 *slot = Some(Shadow::of(state).map_err(StoreError::Invalid)?);
@@ -438,6 +457,8 @@ impl DurableRun {
         match r {
             Ok(cp) => {
                 self.step.store(cp.step, Ordering::SeqCst);
+                self.snapshot_wanted
+                    .store(cp.snapshot_wanted, Ordering::SeqCst);
                 if let Ok(mut d) = self.last_write.lock() {
                     *d = Some(started.elapsed());
                 }
@@ -572,7 +593,26 @@ impl BoundaryHook for DurableRun {
     }
 }
 
+/// How often a run looks for its pause flag: at the first boundary, then at the first
+/// boundary at least this long after the last look.
+const PAUSE_POLL: Duration = Duration::from_millis(50);
+
 impl DurableRun {
+    /// Whether the pause flag is to be looked for at this boundary.
+    fn pause_poll_due(&self) -> bool {
+        let now = std::time::Instant::now();
+        let Ok(mut last) = self.pause_checked.lock() else {
+            return true;
+        };
+        match *last {
+            Some(at) if now.duration_since(at) < PAUSE_POLL => false,
+            _ => {
+                *last = Some(now);
+                true
+            }
+        }
+    }
+
     /// What the run does after a write: stop for a cancellation, pause for the pause flag,
     /// else go on.
     async fn decide(&self, cp: Checkpointed) -> Result<Boundary, RuntimeError> {
@@ -582,8 +622,10 @@ impl DurableRun {
             }
             return Ok(Boundary::Cancel);
         }
-        // One `stat` per boundary, on the spot: a hop to the blocking pool would cost more.
+        // One `stat` on the spot (a hop to the blocking pool would cost more), at most every
+        // PAUSE_POLL: a chain of fast nodes does not pay a system call per node.
         if let Some(flag) = &self.pause_flag
+            && self.pause_poll_due()
             && flag.exists()
         {
             let _ = std::fs::remove_file(flag);

@@ -23,7 +23,7 @@
 use std::time::Instant;
 
 use hensu_runtime::{Context, FinishedBranch, Nested, NestedFrame, RunState};
-use hensu_store::{StateDelta, StepEntry};
+use hensu_store::{StateDelta, StepEntry, StepSnapshot};
 use serde_json::{Map, Value};
 
 use crate::durable::SnapshotRedactor;
@@ -207,6 +207,7 @@ impl Shadow {
                 delta,
                 started_at: None,
                 duration_ms: Some(0),
+                snapshot: StepSnapshot::ByStore,
             });
         }
         let NestedShadow::Child { shadow, .. } = &mut parent.nested else {
@@ -312,6 +313,7 @@ impl Shadow {
             delta,
             started_at: None,
             duration_ms: Some(0),
+            snapshot: StepSnapshot::ByStore,
         })
     }
 
@@ -431,6 +433,7 @@ impl Shadow {
             delta,
             started_at: None,
             duration_ms: Some(u64::try_from((now - self.at).as_millis()).unwrap_or(u64::MAX)),
+            snapshot: StepSnapshot::ByStore,
         };
         self.history_len = state.history.len();
         self.history_last = state.history.last().cloned();

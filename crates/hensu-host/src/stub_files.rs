@@ -1,6 +1,8 @@
 //! Stub agent response files on disk: `<stubs-dir>/<scenario>/<id>.txt`. The lookup ladder,
 //! scenarios and the generated fall-back live in the engine (`hensu_runtime::StubProvider`);
 //! this is only the file reading, done with `tokio::fs` so it never blocks the executor.
+//! The stubs directory itself is resolved once per [`FsStubFiles`] (at its first lookup):
+//! a chain of stub nodes without one costs no filesystem call per node.
 //!
 //! Reads are confined to the stubs directory like prompts are to `prompts/`
 //! (docs/security.md, *Stub scenarios*): a scenario or id that is not a plain name is never
@@ -11,17 +13,23 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use hensu_runtime::StubFiles;
+use tokio::sync::OnceCell;
 
 /// Stub files on disk under a `stubs/` directory.
 #[derive(Clone, Debug)]
 pub struct FsStubFiles {
     root: PathBuf,
+    /// `root` canonicalized at the first lookup (`None`: there is no stubs directory).
+    canonical_root: OnceCell<Option<PathBuf>>,
 }
 
 impl FsStubFiles {
     /// Stubs under `root` (usually `<working-dir>/stubs`).
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        FsStubFiles { root: root.into() }
+        FsStubFiles {
+            root: root.into(),
+            canonical_root: OnceCell::new(),
+        }
     }
 
     /// `path` canonicalized: `Ok(None)` when it does not exist, an error when it resolves
@@ -60,13 +68,17 @@ impl StubFiles for FsStubFiles {
         if !safe_component(scenario) || !safe_component(id) {
             return Ok(None);
         }
-        let Ok(root) = tokio::fs::canonicalize(&self.root).await else {
+        let root = self
+            .canonical_root
+            .get_or_init(|| async { tokio::fs::canonicalize(&self.root).await.ok() })
+            .await;
+        let Some(root) = root else {
             return Ok(None);
         };
         let shown = format!("{scenario}/{id}.txt");
         if self
             .confined(
-                &root,
+                root,
                 &self.root.join(scenario),
                 &format!("stub scenario `{scenario}`"),
             )
@@ -77,7 +89,7 @@ impl StubFiles for FsStubFiles {
         }
         let file = self.root.join(scenario).join(format!("{id}.txt"));
         let what = format!("stub file `{shown}`");
-        let Some(real) = self.confined(&root, &file, &what).await? else {
+        let Some(real) = self.confined(root, &file, &what).await? else {
             return Ok(None);
         };
         let meta = tokio::fs::metadata(&real)

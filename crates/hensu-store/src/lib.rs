@@ -87,7 +87,7 @@ pub use owner::{Lease, OwnerId, local_host, pid_alive};
 pub use postgres::{PG_SCHEMA_VERSION, PgStore};
 pub use record::{
     CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, LogEntry, LogKind, RecordUpdate,
-    Renewed, RunRecord, RunStatus, StepEntry, StoredRun,
+    Renewed, RunRecord, RunStatus, StepEntry, StepSnapshot, StoredRun,
 };
 pub use sqlite::{SqliteSettings, SqliteStore};
 pub use time::{now_ms, rfc3339};
@@ -297,7 +297,9 @@ pub trait StateStore: Send + Sync {
     /// [`StateDelta`] the step made) and `update` (the record's new columns), bumping the step,
     /// in one transaction; renews the lease. Checked like [`StateStore::checkpoint`]. When the
     /// [`SnapshotPolicy`] makes a snapshot due, it is written in the same transaction
-    /// ([`Checkpointed::snapshot_written`]). The delta is not validated against the state here
+    /// ([`Checkpointed::snapshot_written`]) — or, when the entry says
+    /// [`StepSnapshot::OnRequest`], asked of the caller ([`Checkpointed::snapshot_wanted`]),
+    /// whose next append carries it ([`StepSnapshot::State`]). The delta is not validated against the state here
     /// (that would cost O(state)); a delta that does not apply makes the next load or
     /// compaction fail with [`StoreError::Corrupt`].
     fn append(

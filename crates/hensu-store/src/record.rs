@@ -289,6 +289,25 @@ pub struct StepEntry {
     /// When the node started (unix milliseconds) and how long it ran.
     pub started_at: Option<u64>,
     pub duration_ms: Option<u64>,
+    /// Who writes the run's snapshot when the snapshot policy makes one due.
+    pub snapshot: StepSnapshot,
+}
+
+/// Who writes a run's full snapshot when an appended step makes one due under the
+/// [`crate::SnapshotPolicy`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum StepSnapshot {
+    /// The store, in the step's transaction: the latest snapshot with the log since replayed
+    /// on top, re-encoded ("compaction": decodes the whole state).
+    #[default]
+    ByStore,
+    /// The caller, which holds the state anyway: the step is written without a snapshot and
+    /// [`Checkpointed::snapshot_wanted`] asks for one; the caller's next append carries it
+    /// ([`StepSnapshot::State`]). Nothing is decoded or replayed.
+    OnRequest,
+    /// The run's full state after this step: written as the run's snapshot at this step,
+    /// in the step's transaction.
+    State(Value),
 }
 
 /// A full row of the run log, payloads decoded ([`crate::StateStore::read_log`]).
@@ -312,8 +331,12 @@ pub struct Checkpointed {
     /// Someone asked to cancel this run: stop before the next node.
     pub cancel_requested: bool,
     /// A full snapshot was written by this call (always for [`crate::StateStore::checkpoint`];
-    /// for [`crate::StateStore::append`], when the snapshot policy made one due).
+    /// for [`crate::StateStore::append`], when the snapshot policy made one due or the step
+    /// carried one).
     pub snapshot_written: bool,
+    /// The snapshot policy made a snapshot due and the step asked to provide it
+    /// ([`StepSnapshot::OnRequest`]): send the full state with the next append.
+    pub snapshot_wanted: bool,
 }
 
 /// What a heartbeat returns.

@@ -449,3 +449,53 @@ async fn run_control_pauses_after_the_current_node_resumes_and_cancels() {
     ));
     assert_eq!(control.status(), ControlStatus::Cancelled);
 }
+
+/// The snapshots a policy makes due come from the run's state at hand (the store asks, the
+/// next boundary sends it), not from a replay of the store's log: they land one step after
+/// the step that made them due, and a load gives the same state as the run.
+#[tokio::test]
+async fn due_snapshots_are_sent_by_the_run_one_step_later() {
+    let wf = chain();
+    let opts = hensu_store::StoreOptions {
+        snapshot_policy: hensu_store::SnapshotPolicy::every(2),
+        ..hensu_store::StoreOptions::default()
+    };
+    let store: Arc<dyn StateStore> = Arc::new(MemoryStore::try_new(opts).unwrap());
+    let record = RunRecord::new("r1", "chain", "1.0.0", Some("n0".into()));
+    let initial = RunState::new("r1".into(), "chain".into(), "n0".into(), input());
+    let durable = Arc::new(
+        DurableRun::create(
+            store.clone(),
+            &record,
+            &json!({"workflow": "inline"}),
+            &initial,
+            &OwnerId::current(),
+            None,
+        )
+        .unwrap(),
+    );
+    let engine = Engine::builder()
+        .provider(Arc::new(Echo::default()))
+        .boundary_hook(durable.clone())
+        .build();
+    let full = engine.run(&wf, input(), &CancelToken::new()).await;
+    assert!(full.outcome.is_success(), "{:?}", full.outcome);
+    durable.finish(&full).unwrap();
+    let snapshots: Vec<u64> = store
+        .history("r1")
+        .unwrap()
+        .iter()
+        .filter(|m| m.snapshot_bytes.is_some())
+        .map(|m| m.step)
+        .collect();
+    // Created at 0; steps 1–6 are the boundaries, 7 the final write. Two rows since the
+    // last snapshot make one due (at 2, 5): the store asks, the next step carries it (3, 6).
+    // A store compacting on its own would have written at 2, 4 and 6.
+    assert_eq!(snapshots, [0, 3, 6]);
+    let stored = store.load("r1").unwrap();
+    assert_eq!(
+        restore("r1", &stored.snapshot).unwrap().context,
+        full.state.context
+    );
+    assert_eq!(stored.snapshot, snapshot(&full.state, None).unwrap());
+}

@@ -7,7 +7,7 @@ use tokio_postgres::IsolationLevel;
 use super::rows::{
     NewLogRow, RECORD_COLS, adopt_snapshot, check_holder, compact, execute, get_lease, get_run,
     insert_log, insert_snapshot, locked, materialize, put_lease, query, record_from_row,
-    renew_lease, to_u64, write_step,
+    renew_lease, store_snapshot, to_u64, write_step,
 };
 use super::{PgStore, corrupt, pg_err, pool_err};
 use crate::owner::LeaseRow;
@@ -17,7 +17,7 @@ use crate::time::now_ms;
 use crate::{
     CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, Claimed, Lease, LogEntry, LogKind,
     OwnerId, RecordUpdate, Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore,
-    StepEntry, StoreError, StoredRun, encode_snapshot,
+    StepEntry, StepSnapshot, StoreError, StoredRun, encode_snapshot,
 };
 
 /// Runs `$body` in a transaction on a pooled connection (`$read`: `REPEATABLE READ`, read
@@ -297,6 +297,7 @@ impl StateStore for PgStore {
                     lease_expires_at,
                     cancel_requested: record.cancel_requested,
                     snapshot_written: true,
+                    snapshot_wanted: false,
                 })
             })
         })
@@ -325,6 +326,13 @@ impl StateStore for PgStore {
             duration_ms: entry.duration_ms,
             snapshot_bytes: None,
         };
+        let offered = match &entry.snapshot {
+            StepSnapshot::State(state) => {
+                Some(encode_snapshot(self.options().snapshot_version, state)?)
+            }
+            StepSnapshot::ByStore | StepSnapshot::OnRequest => None,
+        };
+        let by_store = entry.snapshot == StepSnapshot::ByStore;
         let (lease, update) = (lease.clone(), update.clone());
         self.with(move |inner| async move {
             in_tx!(inner, tx, t, false, {
@@ -340,9 +348,15 @@ impl StateStore for PgStore {
                     log.log_bytes.saturating_add(delta_len),
                     log.snapshot_bytes,
                 );
-                if due {
+                let snapshot_written = if let Some(bytes) = &offered {
+                    store_snapshot(&tx, t, run_id, step, bytes, &inner.opts).await?;
+                    true
+                } else if due && by_store {
                     compact(&tx, t, run_id, step, &inner.opts).await?;
-                }
+                    true
+                } else {
+                    false
+                };
                 let mut lease_expires_at = held_until;
                 if !update.status.is_terminal()
                     && let Some(renewed) = inner.opts.renewal(held_until, now)
@@ -355,7 +369,8 @@ impl StateStore for PgStore {
                     at: now,
                     lease_expires_at,
                     cancel_requested: record.cancel_requested,
-                    snapshot_written: due,
+                    snapshot_written,
+                    snapshot_wanted: due && !snapshot_written,
                 })
             })
         })

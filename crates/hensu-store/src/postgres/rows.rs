@@ -447,7 +447,20 @@ pub(crate) async fn compact(
     let (_, log) = get_run(tx, target, run_id, false).await?;
     let state = materialize(tx, target, run_id, &log, opts.snapshot_version).await?;
     let bytes = encode_snapshot(opts.snapshot_version, &state)?;
-    insert_snapshot(tx, target, run_id, step, opts.snapshot_version, &bytes).await?;
+    store_snapshot(tx, target, run_id, step, &bytes, opts).await
+}
+
+/// Writes `bytes` (an encoded snapshot) as the run's only snapshot, at `step`. Returns its
+/// size.
+pub(crate) async fn store_snapshot(
+    tx: &Transaction<'_>,
+    target: &str,
+    run_id: &str,
+    step: u64,
+    bytes: &[u8],
+    opts: &StoreOptions,
+) -> Result<u64> {
+    insert_snapshot(tx, target, run_id, step, opts.snapshot_version, bytes).await?;
     let len = bytes.len() as u64;
     adopt_snapshot(tx, target, run_id, step, len, opts.failpoint).await?;
     Ok(len)

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::rows::{
     NewLogRow, adopt_snapshot, check_holder, compact, get_lease, get_record, get_run, insert_log,
     insert_snapshot, locked, materialize, put_lease, query_records, renew_lease, step_in_place,
-    write_step,
+    store_snapshot, write_step,
 };
 use super::{SqliteStore, corrupt, parse_status, to_i64, to_u64};
 use crate::owner::LeaseRow;
@@ -16,7 +16,7 @@ use crate::time::now_ms;
 use crate::{
     CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, Claimed, Lease, LogEntry, LogKind,
     OwnerId, RecordUpdate, Renewed, Result, RunRecord, RunStatus, StateDelta, StateStore,
-    StepEntry, StoreError, StoredRun, encode_snapshot,
+    StepEntry, StepSnapshot, StoreError, StoredRun, encode_snapshot,
 };
 
 /// The checks every write under a lease makes, in order: the run exists and is not
@@ -272,6 +272,7 @@ impl StateStore for SqliteStore {
                 lease_expires_at,
                 cancel_requested: record.cancel_requested,
                 snapshot_written: true,
+                snapshot_wanted: false,
             })
         })
     }
@@ -290,6 +291,10 @@ impl StateStore for SqliteStore {
             .as_ref()
             .map(|o| encode_json("the step output", o))
             .transpose()?;
+        let offered = match &entry.snapshot {
+            StepSnapshot::State(state) => Some(encode_snapshot(self.opts.snapshot_version, state)?),
+            StepSnapshot::ByStore | StepSnapshot::OnRequest => None,
+        };
         let policy = self.opts.snapshot_policy;
         let run_id = lease.run_id.as_str();
         self.write(|tx, path| {
@@ -336,9 +341,17 @@ impl StateStore for SqliteStore {
                 log.log_bytes.saturating_add(delta_len),
                 log.snapshot_bytes,
             );
-            if due {
-                compact(tx, path, run_id, step, &self.opts)?;
-            }
+            let snapshot_written = match (&offered, &entry.snapshot) {
+                (Some(bytes), _) => {
+                    store_snapshot(tx, path, run_id, step, bytes, &self.opts)?;
+                    true
+                }
+                (None, StepSnapshot::ByStore) if due => {
+                    compact(tx, path, run_id, step, &self.opts)?;
+                    true
+                }
+                _ => false,
+            };
             let mut lease_expires_at = held_until;
             if !update.status.is_terminal()
                 && let Some(renewed) = self.opts.renewal(held_until, now)
@@ -351,7 +364,8 @@ impl StateStore for SqliteStore {
                 at: now,
                 lease_expires_at,
                 cancel_requested,
-                snapshot_written: due,
+                snapshot_written,
+                snapshot_wanted: due && !snapshot_written,
             })
         })
     }

@@ -604,7 +604,20 @@ pub(crate) fn compact(
     let (_, log) = get_run(tx, path, run_id)?;
     let state = materialize(tx, path, run_id, &log, opts.snapshot_version)?;
     let bytes = encode_snapshot(opts.snapshot_version, &state)?;
-    insert_snapshot(tx, path, run_id, step, opts.snapshot_version, &bytes)?;
+    store_snapshot(tx, path, run_id, step, &bytes, opts)
+}
+
+/// Writes `bytes` (an encoded snapshot) as the run's only snapshot, at `step`. Returns its
+/// size.
+pub(crate) fn store_snapshot(
+    tx: &Transaction<'_>,
+    path: &Path,
+    run_id: &str,
+    step: u64,
+    bytes: &[u8],
+    opts: &StoreOptions,
+) -> Result<u64> {
+    insert_snapshot(tx, path, run_id, step, opts.snapshot_version, bytes)?;
     let len = bytes.len() as u64;
     adopt_snapshot(tx, path, run_id, step, len, opts.failpoint)?;
     Ok(len)

@@ -69,6 +69,7 @@ pub fn step_entry(n: u64) -> StepEntry {
         delta: step_delta(n),
         started_at: Some(1_000 + n),
         duration_ms: Some(n % 3),
+        snapshot: StepSnapshot::ByStore,
     }
 }
 
@@ -235,6 +236,64 @@ pub fn compaction_failure_loses_nothing(f: &dyn Factory) {
             .collect();
         assert_eq!(snaps, [0, 4, 8], "{}", f.name());
     }
+}
+
+/// A caller that holds the state sends the snapshot when asked ([`StepSnapshot::OnRequest`]
+/// → `snapshot_wanted` → [`StepSnapshot::State`]): the store writes what it is given instead
+/// of replaying its log, and the log still replays to the same state.
+pub fn caller_sends_the_snapshot_when_asked(f: &dyn Factory) {
+    let s = f.handle(with_policy(SnapshotPolicy::every(4)));
+    let lease = start_run(&*s, "asked");
+    let mut wanted = false;
+    let mut written_at = Vec::new();
+    for n in 1..=10u64 {
+        let entry = StepEntry {
+            snapshot: if wanted {
+                StepSnapshot::State(expected_state(n))
+            } else {
+                StepSnapshot::OnRequest
+            },
+            ..step_entry(n)
+        };
+        let c = s
+            .append(&lease, n - 1, &RecordUpdate::running("n"), &entry)
+            .expect("append");
+        // Due at step 4 (four rows since the snapshot): asked for, not written; the answer
+        // comes with step 5, which resets the count.
+        assert_eq!(c.snapshot_wanted, n == 4 || n == 9, "{} step {n}", f.name());
+        assert_eq!(c.snapshot_written, wanted, "{} step {n}", f.name());
+        if c.snapshot_written {
+            written_at.push(n);
+        }
+        wanted = c.snapshot_wanted;
+        assert_eq!(s.load("asked").expect("load").snapshot, expected_state(n));
+    }
+    assert_eq!(written_at, [5, 10], "{}", f.name());
+    let snaps: Vec<u64> = s
+        .history("asked")
+        .expect("history")
+        .iter()
+        .filter(|m| m.snapshot_bytes.is_some())
+        .map(|m| m.step)
+        .collect();
+    assert_eq!(snaps, [0, 5, 10], "{}", f.name());
+    // What the caller sends is the snapshot: the store does not rebuild it from the log.
+    let c = s
+        .append(
+            &lease,
+            10,
+            &RecordUpdate::running("n"),
+            &StepEntry {
+                snapshot: StepSnapshot::State(json!({"sent": "by the caller"})),
+                ..step_entry(11)
+            },
+        )
+        .expect("append");
+    assert!(c.snapshot_written && !c.snapshot_wanted);
+    assert_eq!(
+        s.load("asked").expect("load").snapshot,
+        json!({"sent": "by the caller"})
+    );
 }
 
 pub fn checkpoint_and_append_mix(f: &dyn Factory) {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use hensu_store::{
     CancelRequest, CompactionStage, FailAction, Failpoint, Heartbeat, Lease, LogKind, OwnerId,
     RecordUpdate, RunRecord, RunStatus, SnapshotPolicy, StateDelta, StateStore, StepEntry,
-    StoreError, StoreOptions, local_host, rfc3339,
+    StepSnapshot, StoreError, StoreOptions, local_host, rfc3339,
 };
 use serde_json::{Value, json};
 
@@ -34,6 +34,7 @@ macro_rules! conformance_suite {
             heartbeat_thread_keeps_lease_and_reports_cancel,
             append_log_replays_to_the_same_state, snapshot_policy_bounds_the_replay,
             compaction_failure_loses_nothing, checkpoint_and_append_mix,
+            caller_sends_the_snapshot_when_asked,
             history_and_log_read_from_the_log, appends_are_checked_like_checkpoints,
             undecodable_delta_is_corrupt,
             claim_takes_queued_runs_once_oldest_first_never_paused_or_finished,
@@ -52,6 +53,7 @@ macro_rules! conformance_suite {
             heartbeat_thread_keeps_lease_and_reports_cancel,
             append_log_replays_to_the_same_state, snapshot_policy_bounds_the_replay,
             compaction_failure_loses_nothing, checkpoint_and_append_mix,
+            caller_sends_the_snapshot_when_asked,
             history_and_log_read_from_the_log, appends_are_checked_like_checkpoints,
             undecodable_delta_is_corrupt,
             claim_takes_queued_runs_once_oldest_first_never_paused_or_finished,
