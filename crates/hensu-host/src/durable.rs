@@ -124,8 +124,23 @@ impl DurableRun {
         owner: &OwnerId,
         redact: Option<SnapshotRedactor>,
     ) -> Result<DurableRun, StoreError> {
+        let workflow = serde_json::to_vec(workflow)
+            .map_err(|e| StoreError::Invalid(format!("the workflow does not serialize: {e}")))?;
+        DurableRun::create_encoded(store, record, &workflow, initial, owner, redact)
+    }
+
+    /// [`DurableRun::create`] with the workflow already encoded as one JSON document
+    /// ([`StateStore::create_run_encoded`]).
+    pub fn create_encoded(
+        store: Arc<dyn StateStore>,
+        record: &RunRecord,
+        workflow_json: &[u8],
+        initial: &RunState,
+        owner: &OwnerId,
+        redact: Option<SnapshotRedactor>,
+    ) -> Result<DurableRun, StoreError> {
         let snap = snapshot(initial, redact.as_ref())?;
-        store.create_run(record, workflow, &snap)?;
+        store.create_run_encoded(record, workflow_json, &snap)?;
         let lease = store.acquire(&record.run_id, owner)?;
         let step = store.record(&record.run_id)?.step;
         let run = DurableRun::new(store, lease, step, redact);

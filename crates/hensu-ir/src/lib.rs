@@ -41,8 +41,8 @@ pub use rubric::{
     DEFAULT_PASS_THRESHOLD, DEFAULT_RUBRIC_VERSION, RubricError, parse_rubric, rubric_type_from_str,
 };
 pub use wire::{
-    FORMAT_VERSION, JsonError, JsonErrorKind, SourceMap, Span, from_json, from_json_with_spans,
-    from_value, node_to_value, rule_to_value, to_json, to_value,
+    FORMAT_VERSION, JsonError, JsonErrorKind, SourceMap, Span, Wire, from_json,
+    from_json_with_spans, from_value, node_to_value, rule_to_value, to_json, to_value,
 };
 
 /// The workflow id upstream derives from a workflow's name: spaces → `_`, then every char

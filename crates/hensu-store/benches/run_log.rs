@@ -12,6 +12,10 @@
 //!   the time divided by `n` is the per-step cost (flat: the same at 1,000 and 20,000);
 //! - `append_whole_run_without_compaction(n)`: the same with [`SnapshotPolicy::NEVER`]: the
 //!   difference is the compactions' amortized cost per step;
+//! - `append_whole_run_snapshot_sent(n)`: the same run under the default policy, with the
+//!   caller holding the state (as the runtime does) and sending it when the store asks
+//!   ([`StepSnapshot::OnRequest`]) instead of the store replaying its log; the caller's
+//!   upkeep of the state is included;
 //! - `append_step_at(n)`: one more appended step on a run already `n` steps long;
 //! - `checkpoint_step_at(n)`: one more full-snapshot checkpoint (the old path, which the
 //!   runtime calls today) of a state `n` steps long, serialization included (grows with `n`).
@@ -24,7 +28,7 @@
 use divan::{Bencher, counter::ItemsCount};
 use hensu_store::{
     Lease, OwnerId, RecordUpdate, RunRecord, SnapshotPolicy, SqliteStore, StateDelta, StateStore,
-    StepEntry, StoreOptions,
+    StepEntry, StepSnapshot, StoreOptions,
 };
 use serde_json::{Value, json};
 
@@ -70,6 +74,7 @@ fn step(n: u64) -> StepEntry {
             .replace(&["steps"], json!(n)),
         started_at: Some(n * 3),
         duration_ms: Some(0),
+        snapshot: StepSnapshot::ByStore,
     }
 }
 
@@ -125,6 +130,35 @@ fn append_whole_run(bencher: Bencher, n: u64) {
 #[divan::bench(args = SIZES, sample_count = 3, sample_size = 1)]
 fn append_whole_run_without_compaction(bencher: Bencher, n: u64) {
     whole_run(bencher, n, SnapshotPolicy::NEVER);
+}
+
+/// The default policy, the snapshot sent by the caller when asked.
+#[divan::bench(args = SIZES, sample_count = 3, sample_size = 1)]
+fn append_whole_run_snapshot_sent(bencher: Bencher, n: u64) {
+    let (_dir, store) = open();
+    let mut run = 0u64;
+    bencher.counter(ItemsCount::new(n)).bench_local(|| {
+        run += 1;
+        let mut state = initial_state();
+        let lease = start(&store, &format!("run{run}"), &state);
+        let mut wanted = false;
+        for k in 1..=n {
+            advance(&mut state, k);
+            let entry = StepEntry {
+                snapshot: if wanted {
+                    StepSnapshot::State(state.clone())
+                } else {
+                    StepSnapshot::OnRequest
+                },
+                ..step(k)
+            };
+            let update = RecordUpdate::running(format!("node_{}", k + 1));
+            wanted = store
+                .append(&lease, k - 1, &update, &entry)
+                .unwrap_or_else(|e| panic!("append {k}: {e}"))
+                .snapshot_wanted;
+        }
+    });
 }
 
 fn whole_run(bencher: Bencher, n: u64, policy: SnapshotPolicy) {

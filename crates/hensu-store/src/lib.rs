@@ -268,7 +268,21 @@ impl StoreOptions {
 pub trait StateStore: Send + Sync {
     /// Stores a new run (its record, workflow and first snapshot) and its first history row.
     /// [`StoreError::AlreadyExists`] if the id is taken. Does not take the lease.
-    fn create_run(&self, record: &RunRecord, workflow: &Value, snapshot: &Value) -> Result<()>;
+    fn create_run(&self, record: &RunRecord, workflow: &Value, snapshot: &Value) -> Result<()> {
+        let workflow = serde_json::to_vec(workflow)
+            .map_err(|e| StoreError::Invalid(format!("the workflow does not serialize: {e}")))?;
+        self.create_run_encoded(record, &workflow, snapshot)
+    }
+
+    /// [`StateStore::create_run`] with the workflow already encoded (one JSON document): a
+    /// caller that serializes it straight to bytes skips building a [`Value`] of it, an
+    /// O(workflow) cost of every run.
+    fn create_run_encoded(
+        &self,
+        record: &RunRecord,
+        workflow_json: &[u8],
+        snapshot: &Value,
+    ) -> Result<()>;
 
     /// Takes the run's lease for `owner` (see the crate docs for the rule).
     /// [`StoreError::RunLocked`] if another live owner holds it, [`StoreError::Finished`] if

@@ -56,13 +56,14 @@ impl Deref for MemoryStore {
 
 /// Every operation is the SQLite store's.
 impl crate::StateStore for MemoryStore {
-    fn create_run(
+    fn create_run_encoded(
         &self,
         record: &crate::RunRecord,
-        workflow: &serde_json::Value,
+        workflow_json: &[u8],
         snapshot: &serde_json::Value,
     ) -> Result<()> {
-        self.inner.create_run(record, workflow, snapshot)
+        self.inner
+            .create_run_encoded(record, workflow_json, snapshot)
     }
     fn acquire(&self, run_id: &str, owner: &crate::OwnerId) -> Result<crate::Lease> {
         self.inner.acquire(run_id, owner)

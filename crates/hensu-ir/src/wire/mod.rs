@@ -28,7 +28,7 @@ use serde_json::Value;
 
 pub use read::{JsonError, JsonErrorKind, from_json, from_json_with_spans, from_value};
 pub use source_map::{SourceMap, Span};
-pub use write::{node_to_value, rule_to_value, to_json, to_value};
+pub use write::{Wire, node_to_value, rule_to_value, to_json, to_value};
 
 use crate::model::Workflow;
 

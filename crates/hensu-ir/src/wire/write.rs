@@ -13,6 +13,17 @@ pub fn to_json(workflow: &Workflow) -> String {
     out
 }
 
+/// A workflow as its wire JSON, for serializing it inside another document without building
+/// a [`Value`] of it first (`serde_json::to_vec(&Wire(&workflow))`).
+#[derive(Clone, Copy, Debug)]
+pub struct Wire<'a>(pub &'a Workflow);
+
+impl serde::Serialize for Wire<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        WorkflowDto::from(self.0).serialize(serializer)
+    }
+}
+
 /// Serializes a workflow to a [`Value`] (object keys in wire order).
 pub fn to_value(workflow: &Workflow) -> Value {
     serde_json::to_value(WorkflowDto::from(workflow)).unwrap_or(Value::Null)

@@ -497,6 +497,15 @@ proptest! {
         let _ = ExecGraph::build(&read);
     }
 
+    /// `Wire` (serialized in place) writes what `to_value` builds, byte for byte.
+    #[test]
+    fn wire_writes_what_to_value_builds(wf in workflow()) {
+        let direct = serde_json::to_vec(&Wire(&wf));
+        prop_assert!(direct.is_ok());
+        let via_value = serde_json::to_vec(&to_value(&wf));
+        prop_assert_eq!(direct.ok(), via_value.ok());
+    }
+
     #[test]
     fn rubric_parser_never_panics(raw in "(\\PC|\n|#|-|:|\\(|\\)){0,200}") {
         let _ = parse_rubric("node.md", &raw);

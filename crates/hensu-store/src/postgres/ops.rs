@@ -118,8 +118,13 @@ fn encode_json(what: &str, v: &Value) -> Result<Vec<u8>> {
 }
 
 impl StateStore for PgStore {
-    fn create_run(&self, record: &RunRecord, workflow: &Value, snapshot: &Value) -> Result<()> {
-        let wf = encode_json("the workflow", workflow)?;
+    fn create_run_encoded(
+        &self,
+        record: &RunRecord,
+        workflow_json: &[u8],
+        snapshot: &Value,
+    ) -> Result<()> {
+        let wf = workflow_json.to_vec();
         let snap = encode_snapshot(self.options().snapshot_version, snapshot)?;
         let record = record.clone();
         self.with(move |inner| async move {

@@ -99,8 +99,7 @@ fn into_meta(raw: RawMeta, path: &Path) -> Result<CheckpointMeta> {
 }
 
 impl StateStore for SqliteStore {
-    fn create_run(&self, record: &RunRecord, workflow: &Value, snapshot: &Value) -> Result<()> {
-        let wf = encode_json("the workflow", workflow)?;
+    fn create_run_encoded(&self, record: &RunRecord, wf: &[u8], snapshot: &Value) -> Result<()> {
         let snap = encode_snapshot(self.opts.snapshot_version, snapshot)?;
         let version = self.opts.snapshot_version;
         let (started, updated, step) = (

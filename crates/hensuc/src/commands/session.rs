@@ -12,7 +12,7 @@ use hensu_runtime::{
     BoundaryHook, CancelToken, Context, Engine, ReviewDecision, RunOutcome, RunResult, RunState,
 };
 use hensu_store::{OwnerId, RunRecord, StateStore};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The format tag of the workflow stored with a run.
 pub const WORKFLOW_FORMAT: &str = "hensu-wire";
@@ -138,27 +138,56 @@ pub fn content_hash(bytes: &[u8]) -> String {
 }
 
 /// What is stored with a run besides its state: the compiled workflow (resume does not need
-/// the source), where it came from and the run's options.
+/// the source), where it came from and the run's options (`review`: a review decision
+/// given on the command line). Encoded straight to JSON bytes: building a `Value` of the
+/// workflow first cost O(workflow) allocations and hashing per run, a per-step cost of long
+/// chains.
 pub fn workflow_envelope(
     workflow: &Workflow,
     source: Option<&Path>,
     scenario: Option<&str>,
     stub: bool,
-) -> anyhow::Result<Value> {
-    // The wire format as a value directly: printing it (pretty) and parsing it back cost
-    // O(workflow) twice per run, a per-step cost of long chains.
-    let wire = hensu_ir::to_value(workflow);
+    review: Option<&str>,
+) -> anyhow::Result<Vec<u8>> {
+    #[derive(serde::Serialize)]
+    struct Source {
+        path: String,
+        hash: Option<String>,
+    }
+    #[derive(serde::Serialize)]
+    struct Options<'a> {
+        scenario: Option<&'a str>,
+        stub: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        review: Option<&'a str>,
+    }
+    #[derive(serde::Serialize)]
+    struct Envelope<'a> {
+        format: &'a str,
+        workflow: hensu_ir::Wire<'a>,
+        source: Option<Source>,
+        options: Options<'a>,
+    }
     let source = source.map(|p| {
         let abs = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let hash = std::fs::read(p).ok().map(|b| content_hash(&b));
-        json!({"path": abs.display().to_string(), "hash": hash})
+        Source {
+            path: abs.display().to_string(),
+            hash,
+        }
     });
-    Ok(json!({
-        "format": WORKFLOW_FORMAT,
-        "workflow": wire,
-        "source": source,
-        "options": {"scenario": scenario, "stub": stub},
-    }))
+    let envelope = Envelope {
+        format: WORKFLOW_FORMAT,
+        workflow: hensu_ir::Wire(workflow),
+        source,
+        options: Options {
+            scenario,
+            stub,
+            review,
+        },
+    };
+    serde_json::to_vec(&envelope)
+        .map_err(|e| anyhow::anyhow!("the workflow does not serialize: {e}"))
 }
 
 /// The workflow stored with a run.
@@ -238,12 +267,13 @@ impl Start {
             } => {
                 let store = open_store(workdir)?;
                 let run_id = new_run_id();
-                let mut envelope =
-                    workflow_envelope(workflow, source.as_deref(), options.scenario, options.stub)?;
-                if let (Some(review), Some(stored)) = (options.review, envelope.get_mut("options"))
-                {
-                    stored["review"] = Value::String(review.to_string());
-                }
+                let envelope = workflow_envelope(
+                    workflow,
+                    source.as_deref(),
+                    options.scenario,
+                    options.stub,
+                    options.review,
+                )?;
                 let record = RunRecord::new(
                     run_id.clone(),
                     workflow.id.clone(),
@@ -256,7 +286,7 @@ impl Start {
                     workflow.start_node.clone(),
                     input.clone(),
                 );
-                let durable = DurableRun::create(
+                let durable = DurableRun::create_encoded(
                     store,
                     &record,
                     &envelope,

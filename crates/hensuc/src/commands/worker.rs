@@ -250,6 +250,7 @@ pub fn queue_run(
         Some(&args.workflow),
         args.settings.scenario.as_deref(),
         args.settings.stub,
+        None,
     )?;
     let mut record = RunRecord::new(
         run_id.clone(),
@@ -266,7 +267,7 @@ pub fn queue_run(
     );
     let snapshot = hensu_host::snapshot(&initial, None).map_err(|e| anyhow::anyhow!("{e}"))?;
     store
-        .create_run(&record, &envelope, &snapshot)
+        .create_run_encoded(&record, &envelope, &snapshot)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     if session::configured_store_url(workdir)?.is_none() {
         spawn_local_worker(workdir);

@@ -93,9 +93,9 @@ fn paused_review(dir: &Path) -> String {
     let store: Arc<dyn StateStore> = Arc::new(SqliteStore::open(dir).unwrap());
     let record = RunRecord::new("rpaused", wf.id.clone(), "1.0.0", Some("draft".into()));
     let envelope =
-        hensuc::commands::session::workflow_envelope(&wf, Some(&src), None, true).unwrap();
+        hensuc::commands::session::workflow_envelope(&wf, Some(&src), None, true, None).unwrap();
     let initial = RunState::new("rpaused".into(), wf.id.clone(), "draft".into(), input);
-    let d = DurableRun::create(
+    let d = DurableRun::create_encoded(
         store,
         &record,
         &envelope,
