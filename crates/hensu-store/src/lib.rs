@@ -18,9 +18,11 @@
 //! *change* the step made to the state ([`StateDelta`], an RFC 6902 JSON Patch), in the same
 //! transaction as the record's step counter. A step therefore costs O(step), not O(run).
 //! [`StateStore::load`] returns the latest snapshot with the deltas logged after it replayed
-//! on top. A snapshot is rewritten ("compaction") in the transaction of the step that makes
-//! it due under the [`SnapshotPolicy`]; a crash during it rolls back to the state before that
-//! step, so nothing committed is lost. [`StateStore::checkpoint`] (a full state from the
+//! on top. A snapshot is rewritten in the transaction of the step that makes it due under
+//! the [`SnapshotPolicy`] — from the log ("compaction": decode, replay, re-encode), or, when
+//! the caller holds the state and said so ([`StepSnapshot::OnRequest`]), from the state the
+//! caller sends with its next step ([`Checkpointed::snapshot_wanted`]); a crash during it
+//! rolls back to the state before that step, so nothing committed is lost. [`StateStore::checkpoint`] (a full state from the
 //! caller) still works and is a snapshot in itself. [`StateStore::history`] reads the log.
 //!
 //! # Writes

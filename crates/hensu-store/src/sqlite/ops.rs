@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use rusqlite::{OptionalExtension, Transaction};
+use rusqlite::{Connection, OptionalExtension};
 use serde_json::Value;
 
 use super::rows::{
@@ -22,7 +22,7 @@ use crate::{
 /// The checks every write under a lease makes, in order: the run exists and is not
 /// terminal, `lease` is the holder, the run is at `expected_step`.
 fn check_write(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     path: &Path,
     lease: &Lease,
     expected_step: u64,
