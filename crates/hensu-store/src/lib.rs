@@ -98,7 +98,7 @@ pub use workflows::{
 };
 
 /// The schema version this build reads and writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 /// The hensu version recorded in the store's `meta` table.
 pub const HENSU_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The default lease time-to-live.

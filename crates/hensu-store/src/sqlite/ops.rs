@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::rows::{
     NewLogRow, adopt_snapshot, check_holder, compact, get_lease, get_record, get_run, insert_log,
-    insert_snapshot, locked, materialize, put_lease, query_records, renew_lease, step_in_place,
-    store_snapshot, write_step,
+    insert_snapshot, locked, log_key, log_key_end, materialize, put_lease, query_records,
+    renew_lease, step_in_place, store_snapshot, write_step,
 };
 use super::{SqliteStore, corrupt, parse_status, to_i64, to_u64};
 use crate::owner::LeaseRow;
@@ -113,8 +113,9 @@ impl StateStore for SqliteStore {
             let inserted = tx
                 .execute(
                     &format!(
-                        "INSERT OR IGNORE INTO runs ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, \
-                         ?9, ?10, ?11, ?10, ?12, 0, 0)",
+                        "INSERT OR IGNORE INTO runs ({}, run_no) VALUES (?1, ?2, ?3, ?4, ?5, ?6, \
+                         ?7, ?8, ?9, ?10, ?11, ?10, ?12, 0, 0, \
+                         (SELECT coalesce(max(run_no), 0) + 1 FROM runs))",
                         super::rows::RECORD_COLS
                     ),
                     rusqlite::params![
@@ -503,7 +504,9 @@ impl StateStore for SqliteStore {
             get_record(tx, path, run_id)?;
             let rows = tx
                 .prepare_cached(&format!(
-                    "SELECT {META_COLS} FROM run_log WHERE run_id = ?1 ORDER BY step"
+                    "SELECT {META_COLS} FROM run_log WHERE id >= {} AND id < {} ORDER BY id",
+                    log_key!(),
+                    log_key_end!()
                 ))
                 .and_then(|mut s| {
                     s.query_map([run_id], raw_meta)?
@@ -522,7 +525,9 @@ impl StateStore for SqliteStore {
             let rows = tx
                 .prepare_cached(&format!(
                     "SELECT {META_COLS}, output, delta, started_at FROM run_log \
-                     WHERE run_id = ?1 AND step > ?2 ORDER BY step LIMIT ?3"
+                     WHERE id > {} + ?2 AND id < {} ORDER BY id LIMIT ?3",
+                    log_key!(),
+                    log_key_end!()
                 ))
                 .and_then(|mut s| {
                     s.query_map(rusqlite::params![run_id, after, limit], |r| {

@@ -15,6 +15,37 @@ pub(crate) const RECORD_COLS: &str = "run_id, workflow_id, workflow_version, sta
      current_node, started_at, updated_at, correlation_id, exit_status, step, cancel_requested, \
      snapshot_step, snapshot_bytes, log_rows, log_bytes";
 
+/// The key of run `?1`'s log row at step 0: `run_no * 2^32`. A run's rows are
+/// `LOG_KEY + step`, one contiguous range of `run_log`'s integer key (its one b-tree), ordered
+/// by step; a run has at most 2^32 steps ([`log_step`]).
+macro_rules! log_key {
+    () => {
+        "(SELECT run_no FROM runs WHERE run_id = ?1) * 4294967296"
+    };
+}
+pub(crate) use log_key;
+
+/// The end (exclusive) of run `?1`'s key range in `run_log`.
+macro_rules! log_key_end {
+    () => {
+        "(SELECT run_no + 1 FROM runs WHERE run_id = ?1) * 4294967296"
+    };
+}
+pub(crate) use log_key_end;
+
+/// Steps a run's log can hold: its rows' keys are `run_no * 2^32 + step`.
+const MAX_STEPS: u64 = 1 << 32;
+
+/// `step` as the low half of a log key.
+pub(crate) fn log_step(step: u64) -> Result<i64> {
+    if step >= MAX_STEPS {
+        return Err(StoreError::Invalid(format!(
+            "step {step}: a run's log holds at most {MAX_STEPS} steps"
+        )));
+    }
+    to_i64(step)
+}
+
 /// Where a run's state lives: its latest snapshot and the log accumulated since.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LogState {
@@ -399,15 +430,18 @@ pub(crate) fn insert_log(
     now: u64,
     row: &NewLogRow<'_>,
 ) -> Result<()> {
-    tx.prepare_cached(
-        "INSERT INTO run_log (run_id, step, kind, status, node, executed_node, node_status, \
-         output, delta, state_version, at, started_at, duration_ms, snapshot_bytes) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-    )
+    let step = log_step(step)?;
+    tx.prepare_cached(concat!(
+        "INSERT INTO run_log (id, run_id, step, kind, status, node, executed_node, \
+         node_status, output, delta, state_version, at, started_at, duration_ms, \
+         snapshot_bytes) VALUES (",
+        log_key!(),
+        " + ?2, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+    ))
     .and_then(|mut s| {
         s.execute(rusqlite::params![
             run_id,
-            to_i64(step).unwrap_or(i64::MAX),
+            step,
             kind.as_str(),
             update.status.as_str(),
             update.current_node,
@@ -454,15 +488,19 @@ pub(crate) fn adopt_snapshot(
         ])
     })
     .map_err(sq)?;
-    tx.prepare_cached("UPDATE run_log SET snapshot_bytes = ?3 WHERE run_id = ?1 AND step = ?2")
-        .and_then(|mut s| {
-            s.execute(rusqlite::params![
-                run_id,
-                step,
-                to_i64(bytes).unwrap_or(i64::MAX)
-            ])
-        })
-        .map_err(sq)?;
+    tx.prepare_cached(concat!(
+        "UPDATE run_log SET snapshot_bytes = ?3 WHERE id = ",
+        log_key!(),
+        " + ?2"
+    ))
+    .and_then(|mut s| {
+        s.execute(rusqlite::params![
+            run_id,
+            step,
+            to_i64(bytes).unwrap_or(i64::MAX)
+        ])
+    })
+    .map_err(sq)?;
     Ok(())
 }
 
@@ -535,10 +573,13 @@ pub(crate) fn materialize(
         ));
     }
     let mut stmt = tx
-        .prepare_cached(
-            "SELECT step, delta, state_version FROM run_log \
-             WHERE run_id = ?1 AND step > ?2 AND delta IS NOT NULL ORDER BY step",
-        )
+        .prepare_cached(concat!(
+            "SELECT step, delta, state_version FROM run_log WHERE id > ",
+            log_key!(),
+            " + ?2 AND id < ",
+            log_key_end!(),
+            " AND delta IS NOT NULL ORDER BY id"
+        ))
         .map_err(sq)?;
     let mut rows = stmt
         .query(rusqlite::params![run_id, snap_step])

@@ -11,14 +11,18 @@ use crate::{HENSU_VERSION, SCHEMA_VERSION, StoreError};
 
 type Result<T> = crate::Result<T>;
 
-/// The current schema (version 2), created on an empty database.
+/// The current schema (version 3), created on an empty database.
 ///
-/// - `runs`: the record, plus where the latest snapshot is (`snapshot_step`, its size) and
-///   how much log has accumulated since (`log_rows`, `log_bytes`: the snapshot policy's input);
+/// - `runs`: the record, plus where the latest snapshot is (`snapshot_step`, its size), how
+///   much log has accumulated since (`log_rows`, `log_bytes`: the snapshot policy's input),
+///   and the run's number (`run_no`, 1, 2, … in creation order: the high half of its log
+///   rows' key);
 /// - `run_data`: the workflow each run executes;
 /// - `snapshots`: the latest full state of each run, at `step`;
-/// - `run_log`: one row per write, keyed by the run's step; step rows carry the state `delta`
-///   (RFC 6902 JSON Patch) replayed on load, plus the node's output and timing;
+/// - `run_log`: one row per write, keyed by `id = run_no * 2^32 + step` (`log_key!` in
+///   `rows.rs`): a run's log is one contiguous range of one b-tree, so a step inserts into
+///   one b-tree, not a table and an index; step rows carry the
+///   state `delta` (RFC 6902 JSON Patch) replayed on load, plus the node's output and timing;
 /// - `leases`: one writer per run.
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (
@@ -40,8 +44,10 @@ CREATE TABLE IF NOT EXISTS runs (
     snapshot_step    INTEGER NOT NULL DEFAULT 0,
     snapshot_bytes   INTEGER NOT NULL DEFAULT 0,
     log_rows         INTEGER NOT NULL DEFAULT 0,
-    log_bytes        INTEGER NOT NULL DEFAULT 0
+    log_bytes        INTEGER NOT NULL DEFAULT 0,
+    run_no           INTEGER NOT NULL DEFAULT 0
 );
+CREATE UNIQUE INDEX IF NOT EXISTS runs_by_no ON runs (run_no);
 CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at DESC, run_id DESC);
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
 CREATE INDEX IF NOT EXISTS runs_by_correlation ON runs (correlation_id)
@@ -58,6 +64,7 @@ CREATE TABLE IF NOT EXISTS snapshots (
     PRIMARY KEY (run_id, step)
 );
 CREATE TABLE IF NOT EXISTS run_log (
+    id             INTEGER PRIMARY KEY,
     run_id         TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
     step           INTEGER NOT NULL,
     kind           TEXT NOT NULL,
@@ -71,8 +78,7 @@ CREATE TABLE IF NOT EXISTS run_log (
     at             INTEGER NOT NULL,
     started_at     INTEGER,
     duration_ms    INTEGER,
-    snapshot_bytes INTEGER,
-    PRIMARY KEY (run_id, step)
+    snapshot_bytes INTEGER
 );
 CREATE TABLE IF NOT EXISTS leases (
     run_id      TEXT PRIMARY KEY REFERENCES runs (run_id) ON DELETE CASCADE,
@@ -134,9 +140,43 @@ ALTER TABLE run_data DROP COLUMN snapshot;
 ALTER TABLE run_data DROP COLUMN snapshot_version;
 ";
 
+/// Version 2 keyed `run_log` by `(run_id, step)`: a table and its index, two b-trees written
+/// per step. Runs get their numbers in their table's order, log rows their one-integer key.
+const MIGRATE_2_TO_3: &str = "
+ALTER TABLE runs ADD COLUMN run_no INTEGER NOT NULL DEFAULT 0;
+UPDATE runs SET run_no = rowid;
+CREATE UNIQUE INDEX runs_by_no ON runs (run_no);
+CREATE TABLE run_log_v3 (
+    id             INTEGER PRIMARY KEY,
+    run_id         TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+    step           INTEGER NOT NULL,
+    kind           TEXT NOT NULL,
+    status         TEXT NOT NULL,
+    node           TEXT,
+    executed_node  TEXT,
+    node_status    TEXT,
+    output         BLOB,
+    delta          BLOB,
+    state_version  INTEGER,
+    at             INTEGER NOT NULL,
+    started_at     INTEGER,
+    duration_ms    INTEGER,
+    snapshot_bytes INTEGER
+);
+INSERT INTO run_log_v3 (id, run_id, step, kind, status, node, executed_node, node_status,
+                        output, delta, state_version, at, started_at, duration_ms,
+                        snapshot_bytes)
+    SELECT r.run_no * 4294967296 + l.step, l.run_id, l.step, l.kind, l.status, l.node,
+           l.executed_node, l.node_status, l.output, l.delta, l.state_version, l.at,
+           l.started_at, l.duration_ms, l.snapshot_bytes
+    FROM run_log l JOIN runs r ON r.run_id = l.run_id;
+DROP TABLE run_log;
+ALTER TABLE run_log_v3 RENAME TO run_log;
+";
+
 /// Migrations from each older version to the next, in order: `MIGRATIONS[v - 1]` takes a
 /// version-`v` database to `v + 1`.
-const MIGRATIONS: &[&str] = &[MIGRATE_1_TO_2];
+const MIGRATIONS: &[&str] = &[MIGRATE_1_TO_2, MIGRATE_2_TO_3];
 
 /// Rejects what SQLite would misread: a non-SQLite file, a header cut short, a file shorter
 /// than the page count its header declares (when no WAL could make up for it).
