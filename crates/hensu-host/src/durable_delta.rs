@@ -31,13 +31,10 @@ use crate::durable::SnapshotRedactor;
 /// The fields of [`RunState`] besides `context`, `history`, `backtracks` and `compensations`, serialized as
 /// the snapshot does (a field that is `None` is absent). Kept in one place: the round-trip
 /// test in `tests/` rebuilds the whole state from deltas and fails on a field missing here.
-fn small_fields(state: &RunState) -> Result<Map<String, Value>, String> {
-    let mut m = Map::new();
-    let mut put = |k: &str, v: Result<Value, serde_json::Error>| -> Result<(), String> {
-        m.insert(
-            k.to_string(),
-            v.map_err(|e| format!("`{k}` does not serialize: {e}"))?,
-        );
+fn small_fields(state: &RunState) -> Result<SmallFields, String> {
+    let mut m = SmallFields::with_capacity(10);
+    let mut put = |k: &'static str, v: Result<Value, serde_json::Error>| -> Result<(), String> {
+        m.push((k, v.map_err(|e| format!("`{k}` does not serialize: {e}"))?));
         Ok(())
     };
     put(
@@ -70,6 +67,14 @@ fn small_fields(state: &RunState) -> Result<Map<String, Value>, String> {
     Ok(m)
 }
 
+/// The small fields of a state by name, in a fixed order (a list: a step compares ten of
+/// them, cheaper without hashing or owned keys).
+type SmallFields = Vec<(&'static str, Value)>;
+
+fn small_field<'a>(fields: &'a SmallFields, name: &str) -> Option<&'a Value> {
+    fields.iter().find(|(k, _)| *k == name).map(|(_, v)| v)
+}
+
 /// What the store holds of a run, as of the last write.
 #[derive(Debug)]
 pub(crate) struct Shadow {
@@ -80,7 +85,7 @@ pub(crate) struct Shadow {
     backtracks_last: Option<hensu_runtime::Backtrack>,
     compensations_len: usize,
     compensations_last: Option<hensu_runtime::CompensationRecord>,
-    small: Map<String, Value>,
+    small: SmallFields,
     nested: NestedShadow,
     at: Instant,
 }
@@ -152,7 +157,7 @@ impl Shadow {
 
     /// The current node of the stored state.
     pub(crate) fn current_node(&self) -> Option<&str> {
-        self.small.get("current_node").and_then(Value::as_str)
+        small_field(&self.small, "current_node").and_then(Value::as_str)
     }
 
     /// The log entry taking the stored state to `state`; the shadow moves to `state` (if the
@@ -397,12 +402,12 @@ impl Shadow {
         // Small fields.
         let small = small_fields(state)?;
         for (k, v) in &small {
-            if self.small.get(k) != Some(v) {
+            if small_field(&self.small, k) != Some(v) {
                 delta = delta.set(&segs(prefix, &[k]), redacted(v.clone()));
             }
         }
-        for k in self.small.keys() {
-            if !small.contains_key(k) {
+        for (k, _) in &self.small {
+            if small_field(&small, k).is_none() {
                 delta = delta.remove(&segs(prefix, &[k]));
             }
         }
