@@ -37,6 +37,9 @@ pub struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
     path: PathBuf,
     opts: StoreOptions,
+    /// What the last append through this connection left its run at (shared by the
+    /// connection's handles; any other write forgets it).
+    last_step: Arc<Mutex<Option<rows::LastStep>>>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -117,6 +120,7 @@ impl SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             path,
             opts,
+            last_step: Arc::default(),
         })
     }
 
@@ -133,6 +137,7 @@ impl SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             path,
             opts,
+            last_step: Arc::default(),
         })
     }
 
@@ -142,6 +147,7 @@ impl SqliteStore {
             conn: Arc::clone(&self.conn),
             path: self.path.clone(),
             opts,
+            last_step: Arc::clone(&self.last_step),
         }
     }
 
@@ -192,9 +198,22 @@ impl SqliteStore {
     }
 
     /// Runs `f` in a `BEGIN IMMEDIATE` transaction (the write lock is taken up front, so two
-    /// writers serialize instead of failing on upgrade).
+    /// writers serialize instead of failing on upgrade). Forgets the last append's
+    /// [`rows::LastStep`]: whatever `f` writes may change what it describes.
     pub(crate) fn write<T>(&self, f: impl FnOnce(&Connection, &Path) -> Result<T>) -> Result<T> {
+        self.take_last_step();
         self.in_transaction("BEGIN IMMEDIATE", f)
+    }
+
+    /// The last append's [`rows::LastStep`], taken (a failed write leaves none).
+    pub(crate) fn take_last_step(&self) -> Option<rows::LastStep> {
+        self.last_step.lock().ok().and_then(|mut l| l.take())
+    }
+
+    pub(crate) fn keep_last_step(&self, last: rows::LastStep) {
+        if let Ok(mut l) = self.last_step.lock() {
+            *l = Some(last);
+        }
     }
 
     /// Runs `f` in a read transaction (a consistent view across tables).

@@ -297,7 +297,8 @@ impl StateStore for SqliteStore {
         };
         let policy = self.opts.snapshot_policy;
         let run_id = lease.run_id.as_str();
-        self.write(|tx, path| {
+        let last = self.take_last_step();
+        let (written, after) = self.write(|tx, path| {
             let now = now_ms();
             let step = expected_step.saturating_add(1);
             let delta_len = delta.len() as u64;
@@ -313,44 +314,64 @@ impl StateStore for SqliteStore {
             };
             // The common case in one statement (no reads first); the checks' failures and
             // status changes take the full path.
-            let (cancel_requested, log, held_until) =
-                match step_in_place(tx, path, lease, expected_step, update, now, delta_len)? {
-                    Some(done) => {
-                        insert_log(tx, path, run_id, step, LogKind::Step, update, now, &row)?;
-                        (done.cancel_requested, done.log, done.lease_expires_at)
-                    }
-                    None => {
-                        let (record, log, held_until) =
-                            check_write(tx, path, lease, expected_step, now)?;
-                        write_step(
-                            tx,
-                            path,
-                            run_id,
-                            step,
-                            LogKind::Step,
-                            update,
-                            now,
-                            &row,
-                            Some(&record),
-                        )?;
-                        (record.cancel_requested, log, held_until)
-                    }
-                };
+            let (cancel_requested, log, held_until) = match step_in_place(
+                tx,
+                path,
+                lease,
+                expected_step,
+                update,
+                now,
+                delta_len,
+                last.as_ref(),
+            )? {
+                Some(done) => {
+                    insert_log(tx, path, run_id, step, LogKind::Step, update, now, &row)?;
+                    (done.cancel_requested, done.log, done.lease_expires_at)
+                }
+                None => {
+                    let (record, log, held_until) =
+                        check_write(tx, path, lease, expected_step, now)?;
+                    write_step(
+                        tx,
+                        path,
+                        run_id,
+                        step,
+                        LogKind::Step,
+                        update,
+                        now,
+                        &row,
+                        Some(&record),
+                    )?;
+                    (record.cancel_requested, log, held_until)
+                }
+            };
             let due = policy.due(
                 log.log_rows.saturating_add(1),
                 log.log_bytes.saturating_add(delta_len),
                 log.snapshot_bytes,
             );
-            let snapshot_written = match (&offered, &entry.snapshot) {
+            let snapshot = match (&offered, &entry.snapshot) {
                 (Some(bytes), _) => {
-                    store_snapshot(tx, path, run_id, step, bytes, &self.opts)?;
-                    true
+                    Some(store_snapshot(tx, path, run_id, step, bytes, &self.opts)?)
                 }
                 (None, StepSnapshot::ByStore) if due => {
-                    compact(tx, path, run_id, step, &self.opts)?;
-                    true
+                    Some(compact(tx, path, run_id, step, &self.opts)?)
                 }
-                _ => false,
+                _ => None,
+            };
+            let snapshot_written = snapshot.is_some();
+            let after = match snapshot {
+                Some(bytes) => super::rows::LogState {
+                    snapshot_step: step,
+                    snapshot_bytes: bytes,
+                    log_rows: 0,
+                    log_bytes: 0,
+                },
+                None => super::rows::LogState {
+                    log_rows: log.log_rows.saturating_add(1),
+                    log_bytes: log.log_bytes.saturating_add(delta_len),
+                    ..log
+                },
             };
             let mut lease_expires_at = held_until;
             if !update.status.is_terminal()
@@ -359,15 +380,25 @@ impl StateStore for SqliteStore {
                 renew_lease(tx, path, run_id, renewed)?;
                 lease_expires_at = renewed;
             }
-            Ok(Checkpointed {
+            let written = Checkpointed {
                 step,
                 at: now,
                 lease_expires_at,
                 cancel_requested,
                 snapshot_written,
                 snapshot_wanted: due && !snapshot_written,
-            })
-        })
+            };
+            Ok((written, after))
+        })?;
+        if !update.status.is_terminal() && !written.cancel_requested {
+            self.keep_last_step(super::rows::LastStep {
+                run_id: run_id.to_string(),
+                step: written.step,
+                log: after,
+                lease_expires_at: written.lease_expires_at,
+            });
+        }
+        Ok(written)
     }
 
     fn set_status(

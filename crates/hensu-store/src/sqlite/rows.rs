@@ -331,6 +331,18 @@ pub(crate) fn write_step(
     Ok(())
 }
 
+/// What an append left its run at: the step it wrote, the run's snapshot-policy counters
+/// and lease expiry after it. While the run is still at `step` (the next append's step check
+/// proves it), nothing else wrote to it — except a cancellation request, which the step
+/// update checks itself — so the next append need not read them back.
+#[derive(Clone, Debug)]
+pub(crate) struct LastStep {
+    pub run_id: String,
+    pub step: u64,
+    pub log: LogState,
+    pub lease_expires_at: u64,
+}
+
 /// What the one-statement step update of [`step_in_place`] saw.
 pub(crate) struct SteppedInPlace {
     pub cancel_requested: bool,
@@ -341,10 +353,12 @@ pub(crate) struct SteppedInPlace {
 
 /// The common step of a running run in one statement: bumps the record from
 /// `expected_step` to `step` (current node, counters) only if `lease`'s owner still holds the
-/// run and its status, correlation and exit status stay what `update` says (so it is not
-/// terminal), returning what the step's checks and the snapshot policy need. `None`: some
-/// condition failed — the caller takes the full path, which names the failure (or makes the
-/// status change).
+/// run, no cancellation was requested and its status, correlation and exit status stay what
+/// `update` says (so it is not terminal), returning what the step's checks and the snapshot
+/// policy need — read back, unless `last` (the previous append's outcome) says it. `None`:
+/// some condition failed — the caller takes the full path, which names the failure (or makes
+/// the status change, or reports the cancellation).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn step_in_place(
     tx: &Connection,
     path: &Path,
@@ -353,6 +367,7 @@ pub(crate) fn step_in_place(
     update: &RecordUpdate,
     now: u64,
     delta_bytes: u64,
+    last: Option<&LastStep>,
 ) -> Result<Option<SteppedInPlace>> {
     if update.status.is_terminal() {
         return Ok(None);
@@ -364,7 +379,7 @@ pub(crate) fn step_in_place(
             "UPDATE runs SET current_node = ?3, step = ?2 + 1, updated_at = ?4, \
              log_rows = log_rows + 1, log_bytes = log_bytes + ?5 \
              WHERE run_id = ?1 AND step = ?2 AND status = ?6 AND correlation_id IS ?7 \
-             AND exit_status IS ?8 \
+             AND exit_status IS ?8 AND cancel_requested = 0 \
              AND EXISTS (SELECT 1 FROM leases l WHERE l.run_id = ?1 AND l.owner = ?9)",
         )
         .and_then(|mut s| {
@@ -383,6 +398,13 @@ pub(crate) fn step_in_place(
         .map_err(|e| StoreError::sqlite(path, e))?;
     if changed != 1 {
         return Ok(None);
+    }
+    if let Some(last) = last.filter(|l| l.run_id == lease.run_id && l.step == expected_step) {
+        return Ok(Some(SteppedInPlace {
+            cancel_requested: false,
+            log: last.log,
+            lease_expires_at: last.lease_expires_at,
+        }));
     }
     let raw = tx
         .prepare_cached(

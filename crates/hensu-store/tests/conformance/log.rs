@@ -296,6 +296,33 @@ pub fn caller_sends_the_snapshot_when_asked(f: &dyn Factory) {
     );
 }
 
+/// A run appending step after step notices a cancellation requested through another handle
+/// (another connection, on a file) at its next append, and the counters it keeps between
+/// appends stay those of the store.
+pub fn appends_see_a_cancel_requested_elsewhere(f: &dyn Factory) {
+    let s = f.handle(with_policy(SnapshotPolicy::every(3)));
+    let lease = start_run(&*s, "watched");
+    append_steps(&*s, &lease, 1, 4);
+    assert_eq!(
+        f.handle(opts()).request_cancel("watched").expect("cancel"),
+        CancelRequest::Requested {
+            owner: lease.owner.to_string()
+        },
+        "{}",
+        f.name()
+    );
+    let c = s
+        .append(&lease, 4, &RecordUpdate::running("n"), &step_entry(5))
+        .expect("append");
+    assert!(c.cancel_requested, "{}", f.name());
+    assert!(!c.snapshot_written, "{}", f.name());
+    let c = s
+        .append(&lease, 5, &RecordUpdate::running("n"), &step_entry(6))
+        .expect("append");
+    assert!(c.cancel_requested && c.snapshot_written, "{}", f.name());
+    assert_eq!(s.load("watched").expect("load").snapshot, expected_state(6));
+}
+
 pub fn checkpoint_and_append_mix(f: &dyn Factory) {
     let s = f.handle(with_policy(SnapshotPolicy::every(4)));
     let lease = start_run(&*s, "mix");
