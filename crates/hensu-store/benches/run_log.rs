@@ -20,10 +20,13 @@
 //! - `checkpoint_step_at(n)`: one more full-snapshot checkpoint (the old path, which the
 //!   runtime calls today) of a state `n` steps long, serialization included (grows with `n`).
 //!
-//! Measured (2-core shared machine, one run, medians): whole run 158.5 ms / 1,000 steps =
-//! 159 µs per step, 2.712 s / 20,000 steps = 136 µs per step (flat); one appended step 16.5 µs
-//! at 1,000 and 16.3 µs at 20,000 (means ~210 µs: periodic tails, the WAL checkpoints and
-//! compactions); one full-snapshot checkpoint 0.43 ms at 1,000 and 55.6 ms at 20,000.
+//! Measured (2-core machine, quiet, one run, medians; 2026-12-02, schema 3): whole run under
+//! the default policy 32.3 ms / 1,000 steps and 664 ms / 20,000 steps = 33.2 µs per step
+//! (flat); with compaction off 21.5 µs per step at 20,000 (so compaction, which re-encodes a
+//! state holding the run's history, is ~12 µs of a step here, where every step's output is in
+//! both the context and the history); the snapshot sent by the caller 32.3 µs (the caller's
+//! clone of its state when asked is in that figure); one appended step 13.7 µs at 1,000 and
+//! 13.9 µs at 20,000; one full-snapshot checkpoint 0.61 ms at 1,000 and 23.4 ms at 20,000.
 
 use divan::{Bencher, counter::ItemsCount};
 use hensu_store::{

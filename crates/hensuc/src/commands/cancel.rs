@@ -4,8 +4,9 @@
 //! * cancel: a run nobody executes (paused, or its process died) becomes `cancelled` at once;
 //!   a running one is flagged and its process stops at its next node boundary (it polls the
 //!   flag with every checkpoint; its lease heartbeat also aborts a long agent call).
-//! * pause: a flag file (`<DIR>/.hensu/pause/<ID>`) the running process polls at every node
-//!   boundary: it stops after its current node, saves its state as `paused`, and
+//! * pause: a flag file (`<DIR>/.hensu/pause/<ID>`) the running process polls at its node
+//!   boundaries (at most every 50 ms, so a chain of fast nodes does not pay a system call a
+//!   node): it stops after the node then running, saves its state as `paused`, and
 //!   `hensuc resume ID` continues it.
 
 use std::path::PathBuf;
