@@ -7,29 +7,18 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use hensu_host::{DurableRun, restore};
-use hensu_store::{MemoryStore, OwnerId, RunRecord, RunStatus, StateStore};
+use hensu_store::{MemoryStore, OwnerId, RunStatus, StateStore};
 use tokio::sync::Notify;
 
 use super::*;
 
 fn new_run(store: &Arc<dyn StateStore>, id: &str, wf: &Workflow) -> Arc<DurableRun> {
-    let record = RunRecord::new(id, wf.id.clone(), "1.0.0", Some(wf.start_node.clone()));
-    let initial = RunState::new(
-        id.into(),
-        wf.id.clone(),
-        wf.start_node.clone(),
+    new_durable_run(
+        store,
+        id,
+        wf,
         ctx(json!({"topic": "T"})),
-    );
-    Arc::new(
-        DurableRun::create(
-            store.clone(),
-            &record,
-            &json!({}),
-            &initial,
-            &OwnerId::current(),
-            None,
-        )
-        .unwrap(),
+        &OwnerId::current(),
     )
 }
 

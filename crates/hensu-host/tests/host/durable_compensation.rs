@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use hensu_host::{DurableRun, restore};
-use hensu_store::{MemoryStore, OwnerId, RunRecord, RunStatus, StateStore};
+use hensu_store::{MemoryStore, OwnerId, RunStatus, StateStore};
 use tokio::sync::Notify;
 
 use super::*;
@@ -56,19 +56,7 @@ impl ExecutionListener for OnCompensation {
 async fn a_crash_during_compensation_resumes_with_the_remaining_ones() {
     let wf = saga();
     let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
-    let record = RunRecord::new("r1", "test", "1.0.0", Some("a".into()));
-    let initial = RunState::new("r1".into(), "test".into(), "a".into(), Context::default());
-    let durable = Arc::new(
-        DurableRun::create(
-            store.clone(),
-            &record,
-            &json!({"workflow": "inline"}),
-            &initial,
-            &OwnerId::current(),
-            None,
-        )
-        .unwrap(),
-    );
+    let durable = new_durable_run(&store, "r1", &wf, Context::default(), &OwnerId::current());
     // Every call takes a second (paused time), so the process can die inside one.
     let script = Script {
         delay: Some(Duration::from_secs(1)),

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use hensu_host::{DeferredReview, DurableRun, restore};
 use hensu_ir::*;
 use hensu_runtime::*;
-use hensu_store::{MemoryStore, OwnerId, RunRecord, RunStatus, StateStore};
+use hensu_store::{MemoryStore, OwnerId, RunStatus, StateStore};
 use serde_json::json;
 
 use super::durable_runs::Echo;
@@ -38,14 +38,7 @@ fn new_run(
     wf: &Workflow,
     owner: &OwnerId,
 ) -> Arc<DurableRun> {
-    let record = RunRecord::new(id, wf.id.clone(), "1.0.0", Some(wf.start_node.clone()));
-    let initial = RunState::new(
-        id.into(),
-        wf.id.clone(),
-        wf.start_node.clone(),
-        ctx(json!({"topic": "T"})),
-    );
-    Arc::new(DurableRun::create(store.clone(), &record, &json!({}), &initial, owner, None).unwrap())
+    super::new_durable_run(store, id, wf, ctx(json!({"topic": "T"})), owner)
 }
 
 #[tokio::test]

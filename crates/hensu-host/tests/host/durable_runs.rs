@@ -166,19 +166,7 @@ impl BoundaryHook for Recorder {
 async fn checkpoints_at_every_boundary_and_resumes_from_any_of_them() {
     let wf = chain();
     let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
-    let record = RunRecord::new("r1", "chain", "1.0.0", Some("n0".into()));
-    let initial = RunState::new("r1".into(), "chain".into(), "n0".into(), input());
-    let durable = Arc::new(
-        DurableRun::create(
-            store.clone(),
-            &record,
-            &json!({"workflow": "inline"}),
-            &initial,
-            &OwnerId::current(),
-            None,
-        )
-        .unwrap(),
-    );
+    let durable = super::new_durable_run(&store, "r1", &wf, input(), &OwnerId::current());
     let recorder = Arc::new(Recorder::default());
     let echo = Echo::default();
     let engine = Engine::builder()
@@ -316,19 +304,7 @@ async fn snapshots_are_redacted_and_a_lost_lease_ends_the_run() {
             lease_ttl: Duration::from_millis(1),
             ..Default::default()
         }));
-    let record = RunRecord::new("r4", "chain", "1.0.0", Some("n0".into()));
-    let initial = RunState::new("r4".into(), "chain".into(), "n0".into(), input());
-    let durable = Arc::new(
-        DurableRun::create(
-            store.clone(),
-            &record,
-            &json!({}),
-            &initial,
-            &OwnerId::current(),
-            None,
-        )
-        .unwrap(),
-    );
+    let durable = super::new_durable_run(&store, "r4", &wf, input(), &OwnerId::current());
     let thief = store.clone();
     let engine = Engine::builder()
         .provider(Arc::new(Echo {
@@ -461,19 +437,7 @@ async fn due_snapshots_are_sent_by_the_run_one_step_later() {
         ..hensu_store::StoreOptions::default()
     };
     let store: Arc<dyn StateStore> = Arc::new(MemoryStore::try_new(opts).unwrap());
-    let record = RunRecord::new("r1", "chain", "1.0.0", Some("n0".into()));
-    let initial = RunState::new("r1".into(), "chain".into(), "n0".into(), input());
-    let durable = Arc::new(
-        DurableRun::create(
-            store.clone(),
-            &record,
-            &json!({"workflow": "inline"}),
-            &initial,
-            &OwnerId::current(),
-            None,
-        )
-        .unwrap(),
-    );
+    let durable = super::new_durable_run(&store, "r1", &wf, input(), &OwnerId::current());
     let engine = Engine::builder()
         .provider(Arc::new(Echo::default()))
         .boundary_hook(durable.clone())

@@ -14,6 +14,23 @@ use hensu_runtime::*;
 use indexmap::IndexMap;
 use serde_json::{Value, json};
 
+/// A new durable run of `wf` in `store` (run id `id`, input `input`), owned by `owner`.
+fn new_durable_run(
+    store: &Arc<dyn hensu_store::StateStore>,
+    id: &str,
+    wf: &Workflow,
+    input: Context,
+    owner: &hensu_store::OwnerId,
+) -> Arc<hensu_host::DurableRun> {
+    let record =
+        hensu_store::RunRecord::new(id, wf.id.clone(), "1.0.0", Some(wf.start_node.clone()));
+    let initial = RunState::new(id.into(), wf.id.clone(), wf.start_node.clone(), input);
+    Arc::new(
+        hensu_host::DurableRun::create(store.clone(), &record, &json!({}), &initial, owner, None)
+            .unwrap(),
+    )
+}
+
 mod actions;
 mod api_caller;
 mod bad_input;

@@ -498,31 +498,21 @@ pub(crate) fn adopt_snapshot(
         .and_then(|mut s| s.execute(rusqlite::params![run_id, step]))
         .map_err(sq)?;
     Failpoint::hit(failpoint, CompactionStage::AfterOldSnapshotDelete)?;
-    tx.prepare_cached(
+    // The record's counters restart at this snapshot; its log row records the size.
+    let bytes = to_i64(bytes).unwrap_or(i64::MAX);
+    for sql in [
         "UPDATE runs SET snapshot_step = ?2, snapshot_bytes = ?3, log_rows = 0, log_bytes = 0 \
          WHERE run_id = ?1",
-    )
-    .and_then(|mut s| {
-        s.execute(rusqlite::params![
-            run_id,
-            step,
-            to_i64(bytes).unwrap_or(i64::MAX)
-        ])
-    })
-    .map_err(sq)?;
-    tx.prepare_cached(concat!(
-        "UPDATE run_log SET snapshot_bytes = ?3 WHERE id = ",
-        log_key!(),
-        " + ?2"
-    ))
-    .and_then(|mut s| {
-        s.execute(rusqlite::params![
-            run_id,
-            step,
-            to_i64(bytes).unwrap_or(i64::MAX)
-        ])
-    })
-    .map_err(sq)?;
+        concat!(
+            "UPDATE run_log SET snapshot_bytes = ?3 WHERE id = ",
+            log_key!(),
+            " + ?2"
+        ),
+    ] {
+        tx.prepare_cached(sql)
+            .and_then(|mut s| s.execute(rusqlite::params![run_id, step, bytes]))
+            .map_err(sq)?;
+    }
     Ok(())
 }
 
