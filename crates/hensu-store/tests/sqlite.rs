@@ -409,6 +409,23 @@ fn two_processes_one_writer() {
 // ---------------------------------------------------------------------------------------------
 // Migrations
 
+/// A snapshot as every schema version stores it: `{"snapshot_version": 1, "state": …}`.
+fn envelope(state: Value) -> Vec<u8> {
+    json!({"snapshot_version": 1, "state": state})
+        .to_string()
+        .into_bytes()
+}
+
+/// A database written by `write` (an older schema), opened (so migrated) by the store.
+fn migrated(write: fn(&Path)) -> (tempfile::TempDir, SqliteStore) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("state.db");
+    write(&path);
+    let s = SqliteStore::open_file(&path, opts()).expect("open migrates");
+    assert_eq!(s.settings().expect("settings").schema_version, 3);
+    (dir, s)
+}
+
 /// A database as hensu's schema version 1 wrote it (full snapshot in `run_data`, metadata in
 /// `checkpoints`): two runs, one with a status change after its last checkpoint.
 fn write_v1_database(path: &Path) {
@@ -446,17 +463,12 @@ fn write_v1_database(path: &Path) {
             ('paused', 0, 'start', 'running', 2000, 30), ('paused', 1, 'review', 'paused', 2500, 45);",
     )
     .expect("v1 schema");
-    let env = |state: Value| {
-        json!({"snapshot_version": 1, "state": state})
-            .to_string()
-            .into_bytes()
-    };
     c.execute(
         "INSERT INTO run_data VALUES ('old', ?1, ?2, 1), ('paused', ?1, ?3, 1)",
         rusqlite::params![
             workflow().to_string().into_bytes(),
-            env(json!({"at": "n2", "context": {"k": 2}})),
-            env(json!({"at": "review"})),
+            envelope(json!({"at": "n2", "context": {"k": 2}})),
+            envelope(json!({"at": "review"})),
         ],
     )
     .expect("v1 data");
@@ -464,12 +476,9 @@ fn write_v1_database(path: &Path) {
 
 #[test]
 fn version_1_databases_are_migrated() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let (dir, s) = migrated(write_v1_database);
     let path = dir.path().join("state.db");
-    write_v1_database(&path);
-    let s = SqliteStore::open_file(&path, opts()).expect("open migrates");
     let st = s.settings().expect("settings");
-    assert_eq!(st.schema_version, 3);
     assert_eq!(st.hensu_version, hensu_store::HENSU_VERSION);
     let old = s.load("old").expect("load");
     assert_eq!(old.snapshot, json!({"at": "n2", "context": {"k": 2}}));
@@ -539,11 +548,6 @@ fn write_v2_database(path: &Path) {
             0, 40, 1, 40);",
     )
     .expect("v2 schema");
-    let env = |state: Value| {
-        json!({"snapshot_version": 1, "state": state})
-            .to_string()
-            .into_bytes()
-    };
     let delta = |op: Value| op.to_string().into_bytes();
     for (run, at) in [("b", 1000), ("a", 2000)] {
         c.execute(
@@ -553,7 +557,7 @@ fn write_v2_database(path: &Path) {
         .expect("v2 data");
         c.execute(
             "INSERT INTO snapshots VALUES (?1, 0, 1, ?2)",
-            rusqlite::params![run, env(json!({"run": run, "n": 0}))],
+            rusqlite::params![run, envelope(json!({"run": run, "n": 0}))],
         )
         .expect("v2 snapshot");
         c.execute(
@@ -581,11 +585,7 @@ fn write_v2_database(path: &Path) {
 
 #[test]
 fn version_2_databases_are_migrated() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("state.db");
-    write_v2_database(&path);
-    let s = SqliteStore::open_file(&path, opts()).expect("open migrates");
-    assert_eq!(s.settings().expect("settings").schema_version, 3);
+    let (_dir, s) = migrated(write_v2_database);
     // Each run replays its own deltas, in step order.
     assert_eq!(
         s.load("b").expect("load b").snapshot,
