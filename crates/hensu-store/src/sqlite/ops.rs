@@ -326,7 +326,8 @@ impl StateStore for SqliteStore {
             )? {
                 Some(done) => {
                     insert_log(tx, path, run_id, step, LogKind::Step, update, now, &row)?;
-                    (done.cancel_requested, done.log, done.lease_expires_at)
+                    // Not cancelled: the step update's condition says so.
+                    (false, done.log, done.lease_expires_at)
                 }
                 None => {
                     let (record, log, held_until) =

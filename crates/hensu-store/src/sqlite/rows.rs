@@ -343,9 +343,9 @@ pub(crate) struct LastStep {
     pub lease_expires_at: u64,
 }
 
-/// What the one-statement step update of [`step_in_place`] saw.
+/// What the step update of [`step_in_place`] saw (no cancellation was requested: that is
+/// part of its condition).
 pub(crate) struct SteppedInPlace {
-    pub cancel_requested: bool,
     /// The log state before this step's row.
     pub log: LogState,
     pub lease_expires_at: u64,
@@ -401,36 +401,36 @@ pub(crate) fn step_in_place(
     }
     if let Some(last) = last.filter(|l| l.run_id == lease.run_id && l.step == expected_step) {
         return Ok(Some(SteppedInPlace {
-            cancel_requested: false,
             log: last.log,
             lease_expires_at: last.lease_expires_at,
         }));
     }
     let raw = tx
         .prepare_cached(
-            "SELECT cancel_requested, snapshot_step, snapshot_bytes, log_rows - 1, \
-             log_bytes - ?2, (SELECT expires_at FROM leases l WHERE l.run_id = ?1) \
-             FROM runs WHERE run_id = ?1",
+            "SELECT snapshot_step, snapshot_bytes, log_rows - 1, log_bytes - ?2, \
+             (SELECT expires_at FROM leases l WHERE l.run_id = ?1) FROM runs WHERE run_id = ?1",
         )
         .and_then(|mut s| {
             s.query_row(
                 rusqlite::params![lease.run_id, to_i64(delta_bytes).unwrap_or(i64::MAX)],
                 |r| {
                     Ok((
-                        r.get::<_, i64>(0)?,
-                        [r.get::<_, i64>(1)?, r.get(2)?, r.get(3)?, r.get(4)?],
-                        r.get::<_, i64>(5)?,
+                        [r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?, r.get(3)?],
+                        r.get::<_, i64>(4)?,
                     ))
                 },
             )
             .optional()
         })
         .map_err(|e| StoreError::sqlite(path, e))?;
-    let Some((cancel, log, expires_at)) = raw else {
-        return Ok(None);
-    };
+    // The row was just updated in this transaction: it is there.
+    let (log, expires_at) = raw.ok_or_else(|| {
+        StoreError::Invalid(format!(
+            "run `{}` vanished inside its step's transaction",
+            lease.run_id
+        ))
+    })?;
     Ok(Some(SteppedInPlace {
-        cancel_requested: cancel != 0,
         log: LogState {
             snapshot_step: to_u64(log[0], path, "snapshot_step")?,
             snapshot_bytes: to_u64(log[1], path, "snapshot_bytes")?,
