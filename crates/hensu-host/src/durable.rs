@@ -329,25 +329,11 @@ impl DurableRun {
         frames: &[NestedFrame],
         state: &RunState,
     ) -> Result<Checkpointed, StoreError> {
-        self.ensure_held()?;
-        let t = std::time::Instant::now();
-        let (entry, update) = {
-            let mut slot = self
-                .shadow
-                .lock()
-                .map_err(|_| StoreError::Invalid("the durable run's shadow is poisoned".into()))?;
-            let shadow = slot.as_mut().ok_or_else(|| {
-                StoreError::Invalid(
-                    "a sub-workflow child reached a boundary before its run was recorded".into(),
-                )
-            })?;
-            let entry = shadow
-                .nested_step(frames, state, self.redact.as_ref())
-                .map_err(StoreError::Invalid)?;
-            let node = shadow.current_node().unwrap_or_default().to_string();
-            (entry, RecordUpdate::running(node.as_str()))
-        };
-        self.write_off_executor(Write::Step(entry), update, t).await
+        self.record_inner_step_off_executor(
+            "a sub-workflow child reached a boundary before its run was recorded",
+            |shadow, redact| shadow.nested_step(frames, state, redact),
+        )
+        .await
     }
 
     /// Records a branch of parallel or fork node `node_id` (in the flow reached through
@@ -358,6 +344,24 @@ impl DurableRun {
         node_id: &str,
         branch: FinishedBranch<'_>,
     ) -> Result<Checkpointed, StoreError> {
+        self.record_inner_step_off_executor(
+            "a branch finished before its run was recorded",
+            |shadow, redact| shadow.branch_step(frames, node_id, branch, redact),
+        )
+        .await
+    }
+
+    /// Records a step below the run's own (a child's boundary, a finished branch) built by
+    /// `step` from the shadow; the record keeps the run's current node. `unrecorded`: the
+    /// error when the run itself was never recorded.
+    async fn record_inner_step_off_executor(
+        &self,
+        unrecorded: &str,
+        step: impl FnOnce(
+            &mut Shadow,
+            Option<&SnapshotRedactor>,
+        ) -> Result<hensu_store::StepEntry, String>,
+    ) -> Result<Checkpointed, StoreError> {
         self.ensure_held()?;
         let t = std::time::Instant::now();
         let (entry, update) = {
@@ -365,12 +369,10 @@ impl DurableRun {
                 .shadow
                 .lock()
                 .map_err(|_| StoreError::Invalid("the durable run's shadow is poisoned".into()))?;
-            let shadow = slot.as_mut().ok_or_else(|| {
-                StoreError::Invalid("a branch finished before its run was recorded".into())
-            })?;
-            let entry = shadow
-                .branch_step(frames, node_id, branch, self.redact.as_ref())
-                .map_err(StoreError::Invalid)?;
+            let shadow = slot
+                .as_mut()
+                .ok_or_else(|| StoreError::Invalid(unrecorded.into()))?;
+            let entry = step(shadow, self.redact.as_ref()).map_err(StoreError::Invalid)?;
             let node = shadow.current_node().unwrap_or_default().to_string();
             (entry, RecordUpdate::running(node.as_str()))
         };
