@@ -88,13 +88,7 @@ async fn run_until_killed(
         .provider(Arc::new(ScriptProvider(script.clone())))
         .boundary_hook(hook)
         .build();
-    let token = CancelToken::new();
-    tokio::select! {
-        r = engine.run(wf, ctx(json!({"topic": "T"})), &token) => {
-            panic!("the run was to be killed: {:?}", r.outcome)
-        }
-        _ = kill.notified() => {}
-    }
+    run_until(&engine, wf, ctx(json!({"topic": "T"})), &kill).await;
     drop(engine);
     store.release(durable.lease()).unwrap();
 }
@@ -411,13 +405,7 @@ async fn a_crash_while_a_child_compensates_resumes_the_compensations_left() {
             durable.clone(),
             Arc::new(OnCompensation("undo-c0", kill.clone())),
         );
-        let token = CancelToken::new();
-        tokio::select! {
-            r = engine.run(&parent, ctx(json!({"topic": "T"})), &token) => {
-                panic!("the run was to be killed: {:?}", r.outcome)
-            }
-            _ = kill.notified() => {}
-        }
+        run_until(&engine, &parent, ctx(json!({"topic": "T"})), &kill).await;
     }
     store.release(durable.lease()).unwrap();
     drop(durable);
@@ -501,13 +489,7 @@ async fn a_crash_in_a_parallel_node_of_a_child_reruns_only_its_unfinished_branch
             kill: kill.clone(),
         });
         let engine = engine(&first, Some(hook));
-        let token = CancelToken::new();
-        tokio::select! {
-            r = engine.run(&parent, ctx(json!({"topic": "T"})), &token) => {
-                panic!("the run was to be killed: {:?}", r.outcome)
-            }
-            _ = kill.notified() => {}
-        }
+        run_until(&engine, &parent, ctx(json!({"topic": "T"})), &kill).await;
     }
     store.release(durable.lease()).unwrap();
     drop(durable);

@@ -69,11 +69,7 @@ async fn a_crash_during_compensation_resumes_with_the_remaining_ones() {
         .listener(Arc::new(OnCompensation(2, crash.clone())))
         .build();
     // The process dies while `undo-b` (the second compensation, of visit 2) runs.
-    let token = CancelToken::new();
-    tokio::select! {
-        _ = engine.run(&wf, Context::default(), &token) => panic!("the run was to be killed"),
-        _ = crash.notified() => {}
-    }
+    run_until(&engine, &wf, Context::default(), &crash).await;
     drop(engine);
     store.release(durable.lease()).unwrap();
     drop(durable);

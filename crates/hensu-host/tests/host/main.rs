@@ -14,6 +14,16 @@ use hensu_runtime::*;
 use indexmap::IndexMap;
 use serde_json::{Value, json};
 
+/// Runs `wf` on `engine` until `killed` fires — the process "dies" there (the run's future is
+/// dropped mid-node). A run that ends first fails the test.
+async fn run_until(engine: &Engine, wf: &Workflow, input: Context, killed: &tokio::sync::Notify) {
+    let token = CancelToken::new();
+    tokio::select! {
+        r = engine.run(wf, input, &token) => panic!("the run was to be killed: {:?}", r.outcome),
+        _ = killed.notified() => {}
+    }
+}
+
 /// A new durable run of `wf` in `store` (run id `id`, input `input`), owned by `owner`.
 fn new_durable_run(
     store: &Arc<dyn hensu_store::StateStore>,
