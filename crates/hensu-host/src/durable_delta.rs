@@ -67,6 +67,20 @@ fn small_fields(state: &RunState) -> Result<SmallFields, String> {
     Ok(m)
 }
 
+/// A step that ran no node of the main flow (a child saved whole, a finished branch): only
+/// its change to the state.
+fn bookkeeping_step(delta: StateDelta) -> StepEntry {
+    StepEntry {
+        node: None,
+        node_status: None,
+        output: None,
+        delta,
+        started_at: None,
+        duration_ms: Some(0),
+        snapshot: StepSnapshot::ByStore,
+    }
+}
+
 /// The small fields of a state by name, in a fixed order (a list: a step compares ten of
 /// them, cheaper without hashing or owned keys).
 type SmallFields = Vec<(&'static str, Value)>;
@@ -205,15 +219,7 @@ impl Shadow {
                 execution_id: last.execution_id.clone(),
                 shadow: Box::new(Shadow::of(state)?),
             };
-            return Ok(StepEntry {
-                node: None,
-                node_status: None,
-                output: None,
-                delta,
-                started_at: None,
-                duration_ms: Some(0),
-                snapshot: StepSnapshot::ByStore,
-            });
+            return Ok(bookkeeping_step(delta));
         }
         let NestedShadow::Child { shadow, .. } = &mut parent.nested else {
             return Err("internal: the child shadow vanished".into());
@@ -311,15 +317,7 @@ impl Shadow {
                 StateDelta::new().set(&prefix, Value::Object(nested))
             }
         };
-        Ok(StepEntry {
-            node: None,
-            node_status: None,
-            output: None,
-            delta,
-            started_at: None,
-            duration_ms: Some(0),
-            snapshot: StepSnapshot::ByStore,
-        })
+        Ok(bookkeeping_step(delta))
     }
 
     /// [`Shadow::step`] for the state stored at `prefix`; executed nodes are named `path` +
