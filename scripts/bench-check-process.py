@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Whole-process figures of `hensuc check` (README, *Performance*): start-up and throughput.
+"""Whole-process figures of `hensuc check` (docs/performance.md): start-up and throughput.
 
     scripts/bench-check-process.py HENSUC [BASELINE_HENSUC] [--rounds N] [--gen GEN_WORKFLOW]
 

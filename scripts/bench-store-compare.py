@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Per-step cost of the durable store for several `hensuc` binaries, interleaved in one run
-(README, *Durable-run figures*, round 4 on):
+(docs/performance.md, *Durable-run figures*):
 
     scripts/bench-store-compare.py SIZES ROUNDS NAME=HENSUC [NAME=HENSUC ...]
     scripts/bench-store-compare.py 20000,1000 11 before=/tmp/old/hensuc now=target/release/hensuc

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Per-step cost of the durable store: `hensuc run --stub` on stub chains of 1,000 / 2,000 /
-# 20,000 steps with the SQLite store against `--no-store` (README, *Durable runs*).
+# 20,000 steps with the SQLite store against `--no-store` (docs/performance.md, *Durable-run figures*).
 #   scripts/bench-store-steps.sh HENSUC [SHAPE] [SIZES…]
 # Prints, per size: wall seconds with the store, without, and µs per step over --no-store.
 set -euo pipefail

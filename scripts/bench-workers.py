@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Workers under kills: N runs x 10 stub steps across W `hensuc worker` processes on one
-PostgreSQL, one worker SIGKILLed (and restarted) every K seconds (README, *Durable-run figures*).
+PostgreSQL, one worker SIGKILLed (and restarted) every K seconds (docs/performance.md, *Durable-run figures*).
 
     scripts/pg-test.sh python3 scripts/bench-workers.py HENSUC [--runs 1000] [--workers 2 4]
                                                               [--kill-every 3]
