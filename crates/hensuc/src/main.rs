@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 use hensuc::{commands, exit};
 
 /// mimalloc: compiling a large workflow makes about a million small allocations; glibc's
@@ -63,6 +63,12 @@ enum Command {
     Workflows(commands::workflows::WorkflowsArgs),
     /// Delete a workflow from a server.
     Delete(commands::delete::DeleteArgs),
+    /// Create a project: `hensu.toml`, one workflow and its test.
+    Init(commands::init::InitArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(commands::completions::CompletionsArgs),
+    /// Print or write the manual pages.
+    Man(commands::completions::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -103,6 +109,9 @@ fn main() -> ExitCode {
         Command::Pull(args) => commands::pull::execute(args),
         Command::Workflows(args) => commands::workflows::execute(args),
         Command::Delete(args) => commands::delete::execute(args),
+        Command::Init(args) => commands::init::execute(args),
+        Command::Completions(args) => commands::completions::completions(args, Cli::command()),
+        Command::Man(args) => commands::completions::man(args, Cli::command()),
     };
     match result {
         Ok(code) => code,

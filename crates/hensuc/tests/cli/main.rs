@@ -23,6 +23,7 @@ mod run;
 mod security;
 mod serve;
 mod serve_takeover;
+mod tooling;
 #[cfg(unix)]
 mod workers;
 mod workflow_tests;

@@ -1,0 +1,153 @@
+//! Everyday tooling: `hensuc init`, `hensuc completions`, `hensuc man` (docs/cli.md).
+
+use std::process::Command;
+
+use super::{hensuc, run_hensuc};
+
+/// A new project checks clean, formats clean, passes its test and runs offline.
+#[test]
+fn init_makes_a_project_that_checks_tests_and_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("new-project");
+    let out = hensuc().arg("init").arg(&project).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("workflows/hello.hwf"), "{stdout}");
+
+    let check = hensuc()
+        .args(["check", "--deny-warnings", "-d"])
+        .arg(&project)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let fmt = hensuc()
+        .args(["fmt", "--check"])
+        .arg(&project)
+        .output()
+        .unwrap();
+    assert!(
+        fmt.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fmt.stdout)
+    );
+    let test = hensuc()
+        .args(["test", "-d"])
+        .arg(&project)
+        .output()
+        .unwrap();
+    let test_out = String::from_utf8_lossy(&test.stdout);
+    assert!(test.status.success(), "{test_out}");
+    assert!(test_out.contains("1 passed, 0 failed"), "{test_out}");
+    let run = hensuc()
+        .args([
+            "run",
+            "hello",
+            "--no-store",
+            "-c",
+            r#"{"name": "Ada"}"#,
+            "-d",
+        ])
+        .arg(&project)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(String::from_utf8_lossy(&run.stdout).contains("Hello Ada"));
+}
+
+/// `init` never overwrites: a second one writes nothing and exits 2 naming the files.
+#[test]
+fn init_refuses_an_existing_project_and_a_bad_id() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hensu.toml"), "# mine\n").unwrap();
+    let out = hensuc().arg("init").arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already has hensu.toml"));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("hensu.toml")).unwrap(),
+        "# mine\n"
+    );
+    assert!(!dir.path().join("workflows").exists());
+
+    let other = tempfile::tempdir().unwrap();
+    let out = hensuc()
+        .arg("init")
+        .arg(other.path())
+        .args(["--name", "no spaces"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a valid workflow id"));
+}
+
+/// The bash completion script completes subcommands and flags in a real bash.
+#[test]
+fn bash_completion_completes_commands_and_flags() {
+    let out = run_hensuc(&["completions", "bash"]);
+    assert!(out.status.success());
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("hensuc.bash");
+    std::fs::write(&script, &out.stdout).unwrap();
+    let complete = |words: &str, cword: usize| {
+        let probe = format!(
+            // bash calls a completion function with the command, the current and the previous word.
+            "source {}; COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_LINE='{words}'; COMP_POINT=${{#COMP_LINE}}; _hensuc hensuc \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display()
+        );
+        let out = Command::new("bash")
+            .args(["--norc", "-c", &probe])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let commands = complete("hensuc re", 1);
+    assert!(commands.contains(&"resume".to_string()), "{commands:?}");
+    let flags = complete("hensuc run --sc", 2);
+    assert_eq!(flags, vec!["--scenario".to_string()]);
+}
+
+/// `man --out DIR` writes one page per command, each a roff page with its own name.
+#[test]
+fn man_writes_a_page_per_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hensuc()
+        .args(["man", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run_page = std::fs::read_to_string(dir.path().join("hensuc-run.1")).unwrap();
+    assert!(run_page.starts_with(".ie"), "{run_page}");
+    assert!(run_page.contains(".TH hensuc-run 1"), "{run_page}");
+    assert!(run_page.contains("scenario"));
+    let main_page = std::fs::read_to_string(dir.path().join("hensuc.1")).unwrap();
+    assert!(
+        main_page.contains("hensuc\\-run(1)") || main_page.contains("run"),
+        "{main_page}"
+    );
+    let stdout = run_hensuc(&["man"]);
+    assert!(String::from_utf8_lossy(&stdout.stdout).contains(".TH hensuc 1"));
+}
