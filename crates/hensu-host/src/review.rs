@@ -89,6 +89,14 @@ struct ReviewIo {
 pub struct InteractiveReview {
     io: Arc<Mutex<ReviewIo>>,
     editor: Option<String>,
+    pause: Option<Arc<dyn TerminalPause>>,
+}
+
+/// Whatever else draws on the reviewer's terminal (the CLI's live progress line) and must stand
+/// aside while the dialogue runs: it hides itself, runs `dialogue`, and draws again afterwards.
+/// Without it, a status line redrawn every tick erases the choice line the reviewer is reading.
+pub trait TerminalPause: Send + Sync {
+    fn paused(&self, dialogue: &mut dyn FnMut());
 }
 
 impl std::fmt::Debug for InteractiveReview {
@@ -112,7 +120,14 @@ impl InteractiveReview {
                 output: Box::new(output),
             })),
             editor: None,
+            pause: None,
         }
+    }
+
+    /// Suspends `pause` (e.g. a progress line) for the whole of each review dialogue.
+    pub fn with_pause(mut self, pause: Arc<dyn TerminalPause>) -> Self {
+        self.pause = Some(pause);
+        self
     }
 
     /// The editor command for context edits (default: `$EDITOR`, else `vi`). It is run through
@@ -171,11 +186,28 @@ impl ReviewHandler for InteractiveReview {
                 .unwrap_or_else(|| "vi".to_string()),
         };
         let io = self.io.clone();
-        let decision = tokio::task::spawn_blocking(move || match io.lock() {
-            Ok(mut io) => dialogue.run(&mut io),
-            Err(_) => ReviewDecision::Reject {
-                reason: "review aborted: the terminal is unavailable".into(),
-            },
+        let pause = self.pause.clone();
+        let decision = tokio::task::spawn_blocking(move || {
+            let Ok(mut io) = io.lock() else {
+                return ReviewDecision::Reject {
+                    reason: "review aborted: the terminal is unavailable".into(),
+                };
+            };
+            match pause {
+                Some(pause) => {
+                    let mut dialogue = Some(dialogue);
+                    let mut decision = None;
+                    pause.paused(&mut || {
+                        if let Some(d) = dialogue.take() {
+                            decision = Some(d.run(&mut io));
+                        }
+                    });
+                    decision.unwrap_or_else(|| ReviewDecision::Reject {
+                        reason: "review aborted: the terminal is unavailable".into(),
+                    })
+                }
+                None => dialogue.run(&mut io),
+            }
         })
         .await
         .unwrap_or_else(|e| ReviewDecision::Reject {

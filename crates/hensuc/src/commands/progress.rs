@@ -83,6 +83,18 @@ impl Progress {
     }
 }
 
+/// An interactive review suspends the status line while the reviewer reads and answers, so its
+/// steady tick cannot redraw over the choice line (`run -i`).
+impl hensu_host::TerminalPause for Progress {
+    fn paused(&self, dialogue: &mut dyn FnMut()) {
+        if self.terminal {
+            self.bar.suspend(dialogue);
+        } else {
+            dialogue();
+        }
+    }
+}
+
 fn indent(text: &str) -> String {
     text.lines()
         .map(|l| format!("    │ {l}"))

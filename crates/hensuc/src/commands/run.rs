@@ -542,7 +542,9 @@ pub(crate) fn run_workflow(
     };
     match review_mode {
         ReviewMode::Interactive => {
-            builder = builder.review_handler(Arc::new(hensu_host::InteractiveReview::stdio()));
+            builder = builder.review_handler(Arc::new(
+                hensu_host::InteractiveReview::stdio().with_pause(progress.clone()),
+            ));
         }
         ReviewMode::Deferred => {
             if args.no_store {

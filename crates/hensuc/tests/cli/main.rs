@@ -19,6 +19,8 @@ mod lsp_stdio;
 mod mcp;
 mod process;
 mod review;
+#[cfg(unix)]
+mod review_terminal;
 mod run;
 mod security;
 mod serve;
