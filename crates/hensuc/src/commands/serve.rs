@@ -158,11 +158,13 @@ async fn shutdown_signal() {
 }
 
 /// Logs to stderr (`RUST_LOG`, default `info`). Request spans carry method and path only;
-/// tokens and keys are never logged.
+/// tokens and keys are never logged. Colours only on a terminal and never with `NO_COLOR`: a
+/// log file or journal gets no escape codes.
 fn init_logs() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
+        .with_ansi(crate::output::Color::Auto.enabled_for_stderr())
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();

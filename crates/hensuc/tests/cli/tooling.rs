@@ -151,3 +151,37 @@ fn man_writes_a_page_per_command() {
     let stdout = run_hensuc(&["man"]);
     assert!(String::from_utf8_lossy(&stdout.stdout).contains(".TH hensuc 1"));
 }
+
+/// The server's log on a pipe (a journal, a log file) has no colour escape codes, even
+/// without `NO_COLOR`.
+#[test]
+fn server_logs_on_a_pipe_have_no_escape_codes() {
+    use std::io::{BufRead as _, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = hensuc()
+        .env_remove("NO_COLOR")
+        .args(["serve", "--listen", "127.0.0.1:0", "--stub", "-d"])
+        .arg(dir.path())
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let listening = loop {
+        let Some(Ok(line)) = lines.next() else {
+            break None;
+        };
+        seen.push(line.clone());
+        if line.contains("listening on") {
+            break Some(line);
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(listening.is_some(), "no listening line: {seen:?}");
+    assert!(
+        seen.iter().all(|l| !l.contains('\u{1b}')),
+        "escape codes in the log: {seen:?}"
+    );
+}
