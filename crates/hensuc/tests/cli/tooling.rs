@@ -160,6 +160,7 @@ fn server_logs_on_a_pipe_have_no_escape_codes() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = hensuc()
         .env_remove("NO_COLOR")
+        .env("RUST_LOG", "debug")
         .args(["serve", "--listen", "127.0.0.1:0", "--stub", "-d"])
         .arg(dir.path())
         .stderr(std::process::Stdio::piped())
@@ -177,9 +178,38 @@ fn server_logs_on_a_pipe_have_no_escape_codes() {
             break Some(line);
         }
     };
+    let listening = listening.unwrap_or_else(|| panic!("no listening line: {seen:?}"));
+    // One request makes the request-trace layer log (at debug) its start and end.
+    let url = listening
+        .split("listening on ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap();
+    let addr = url.trim_start_matches("http://");
+    let mut socket = std::net::TcpStream::connect(addr).unwrap();
+    use std::io::{Read as _, Write as _};
+    socket
+        .write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut answer = String::new();
+    let _ = socket.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    while let Some(Ok(line)) = lines.next() {
+        let done = line.contains("finished processing request");
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
     let _ = child.kill();
     let _ = child.wait();
-    assert!(listening.is_some(), "no listening line: {seen:?}");
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("finished processing request")),
+        "{seen:?}"
+    );
     assert!(
         seen.iter().all(|l| !l.contains('\u{1b}')),
         "escape codes in the log: {seen:?}"
