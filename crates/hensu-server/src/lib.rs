@@ -135,8 +135,9 @@ pub fn check_exposure(listen: &SocketAddr, auth: &AuthConfig) -> anyhow::Result<
     if !auth.is_configured() && !listen.ip().is_loopback() {
         anyhow::bail!(
             "refusing to listen on {listen} without a JWT key: every request would run as the \
-             dev tenant. Configure [server] jwt_secret / jwt_public_key in hensu.toml (or \
-             HENSU_JWT_SECRET / HENSU_JWT_PUBLIC_KEY), or listen on 127.0.0.1"
+             dev tenant. Set HENSU_JWT_SECRET (HS256, never in a file) or HENSU_JWT_PUBLIC_KEY \
+             (or `jwt_public_key_file` under [server] in hensu.toml), or listen on 127.0.0.1 \
+             (docs/server.md, *Authentication and tenants*)"
         );
     }
     Ok(())

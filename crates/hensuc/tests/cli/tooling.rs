@@ -215,3 +215,34 @@ fn server_logs_on_a_pipe_have_no_escape_codes() {
         "escape codes in the log: {seen:?}"
     );
 }
+
+/// The refusal to expose the dev tenant gives advice that works: settings that exist.
+#[test]
+fn serve_refusal_names_settings_that_exist() {
+    let out = run_hensuc(&["serve", "--listen", "0.0.0.0:0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("HENSU_JWT_SECRET") && err.contains("jwt_public_key_file"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("jwt_secret /"),
+        "advises a hensu.toml key that does not exist: {err}"
+    );
+    // The key it names is one hensu.toml accepts.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("hensu.toml"),
+        "[server]\njwt_public_key_file = \"missing.pem\"\n",
+    )
+    .unwrap();
+    let out = hensuc()
+        .args(["serve", "--listen", "127.0.0.1:0", "-d"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("unknown field"), "{err}");
+    assert!(err.contains("missing.pem"), "{err}");
+}
