@@ -61,6 +61,7 @@ pub(crate) fn settle_checks(origins: &Origins, checks: Vec<Diagnostic>) -> Vec<D
         codes::W0313,
         codes::W0316,
         codes::W0318,
+        codes::W0324,
     ];
     match origins.damage {
         Damage::None => checks,

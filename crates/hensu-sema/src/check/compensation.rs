@@ -86,7 +86,11 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
 /// ends in the failure that starts them.
 fn never_compensated(cx: &mut Ctx<'_>) {
     let wf = cx.wf;
-    if wf.saga.node_compensations.is_empty() || wf.saga.compensations.is_empty() {
+    // An error in the workflow (a flow routed to a compensation, E0311) is the root cause.
+    if wf.saga.node_compensations.is_empty()
+        || wf.saga.compensations.is_empty()
+        || cx.diagnostics.iter().any(Diagnostic::is_error)
+    {
         return;
     }
     let ends: Vec<&str> = wf

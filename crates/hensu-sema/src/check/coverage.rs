@@ -53,7 +53,7 @@ fn rubric_weight(cx: &mut Ctx<'_>, id: &str, rubric: &hensu_ir::Rubric) {
     } else {
         (
             format!("rubric `{}` has no weighted criteria", rubric.id),
-            "the points of its criteria add up to 0",
+            "the weights of its criteria add up to 0",
             "the rubric then scores every output 0.0 and fails it",
         )
     };
