@@ -38,7 +38,11 @@ pub fn audit(text: &str, unsafe_reported: bool) -> CommandsAudit {
             let at = e.location().map_or(0, |l| l.index()).min(text.len());
             let span = Span::from_range(at..line_end(text, at));
             let message = e.to_string();
-            let label = message.split(" at line").next().unwrap_or(&message).to_string();
+            let label = message
+                .split(" at line")
+                .next()
+                .unwrap_or(&message)
+                .to_string();
             return CommandsAudit {
                 ids: None,
                 commands: Vec::new(),
@@ -69,7 +73,9 @@ pub fn audit(text: &str, unsafe_reported: bool) -> CommandsAudit {
         let key = key_span(text, id, None);
         let has_command = fields.get("command").is_some_and(|c| !c.is_null());
         for name in fields.keys().filter(|k| !ENTRY_KEYS.contains(&k.as_str())) {
-            let span = field_span(text, id, name, false).or(key).unwrap_or_default();
+            let span = field_span(text, id, name, false)
+                .or(key)
+                .unwrap_or_default();
             out.diagnostics
                 .push(unknown_key(id, name, span, has_command));
         }
@@ -78,11 +84,10 @@ pub fn audit(text: &str, unsafe_reported: bool) -> CommandsAudit {
                 .push(no_command(id, key.unwrap_or_default()));
         }
         if let Some(Value::String(command)) = fields.get("command") {
-            let at = field_span(text, id, "command", true)
-                .and_then(|s| {
-                    let from = s.start as usize;
-                    text[from..].find(command.as_str()).map(|p| from + p)
-                });
+            let at = field_span(text, id, "command", true).and_then(|s| {
+                let from = s.start as usize;
+                text[from..].find(command.as_str()).map(|p| from + p)
+            });
             let placeholders = hensu_runtime::placeholders(command)
                 .into_iter()
                 .map(|name| {
@@ -118,14 +123,15 @@ pub fn check_placeholders(wf: &Workflow, audit: &CommandsAudit, file: FileId) ->
     let known = |name: &str| {
         schema.variable(name).is_some()
             || hensu_ir::is_engine_variable(name)
-            || matches!(
-                name,
-                hensu_ir::COMPENSATING | hensu_ir::COMPENSATING_OUTPUT
-            )
+            || matches!(name, hensu_ir::COMPENSATING | hensu_ir::COMPENSATING_OUTPUT)
             || wf.nodes.contains_key(name)
     };
     let mut out = Vec::new();
-    for command in audit.commands.iter().filter(|c| executed.contains(&c.id.as_str())) {
+    for command in audit
+        .commands
+        .iter()
+        .filter(|c| executed.contains(&c.id.as_str()))
+    {
         let mut seen: Vec<&str> = Vec::new();
         for (name, span) in &command.placeholders {
             if known(name) || seen.contains(&name.as_str()) {
@@ -161,10 +167,14 @@ fn executed_commands(wf: &Workflow) -> Vec<&str> {
         Node::Action(a) => Some(a.actions.as_slice()),
         _ => None,
     });
-    let compensation_actions = wf.saga.compensations.values().filter_map(|c| match &c.body {
-        CompensationBody::Actions(actions) => Some(actions.as_slice()),
-        _ => None,
-    });
+    let compensation_actions = wf
+        .saga
+        .compensations
+        .values()
+        .filter_map(|c| match &c.body {
+            CompensationBody::Actions(actions) => Some(actions.as_slice()),
+            _ => None,
+        });
     node_actions
         .chain(compensation_actions)
         .flatten()
@@ -255,7 +265,12 @@ fn line_end(text: &str, at: usize) -> usize {
 
 /// The key `name:` on a line of its own (block style), optionally only after byte `from` and
 /// indented deeper than `min_indent`.
-fn key_line(text: &str, name: &str, from: usize, min_indent: Option<usize>) -> Option<(usize, usize)> {
+fn key_line(
+    text: &str,
+    name: &str,
+    from: usize,
+    min_indent: Option<usize>,
+) -> Option<(usize, usize)> {
     let mut at = 0;
     for line in text.split_inclusive('\n') {
         let start = at;
@@ -295,7 +310,8 @@ fn key_span(text: &str, id: &str, _field: Option<&str>) -> Option<Span> {
 /// The key `field:` of entry `id` (its value when `value`, else the key).
 fn field_span(text: &str, id: &str, field: &str, value: bool) -> Option<Span> {
     let (commands_at, commands_indent) = key_line(text, "commands", 0, None)?;
-    let (id_at, id_indent) = key_line(text, id, line_end(text, commands_at), Some(commands_indent))?;
+    let (id_at, id_indent) =
+        key_line(text, id, line_end(text, commands_at), Some(commands_indent))?;
     let after_id = line_end(text, id_at);
     let (at, _) = key_line(text, field, after_id, Some(id_indent))?;
     if !value {
@@ -322,7 +338,10 @@ mod tests {
         let a = audit(text, false);
         let d = &a.diagnostics[0];
         assert_eq!(d.code, codes::E0510);
-        assert_eq!(&text[d.primary.span.start as usize..d.primary.span.end as usize], "\"5s\"");
+        assert_eq!(
+            &text[d.primary.span.start as usize..d.primary.span.end as usize],
+            "\"5s\""
+        );
     }
 
     #[test]
@@ -344,7 +363,10 @@ mod tests {
         assert_eq!(a.diagnostics.len(), 1);
         let d = &a.diagnostics[0];
         assert_eq!(d.code, codes::W0322);
-        assert_eq!(&text[d.primary.span.start as usize..d.primary.span.end as usize], "run");
+        assert_eq!(
+            &text[d.primary.span.start as usize..d.primary.span.end as usize],
+            "run"
+        );
         assert!(d.help.iter().any(|h| h.contains("command:")));
     }
 
@@ -354,6 +376,9 @@ mod tests {
         let a = audit(text, false);
         let (name, span) = &a.commands[0].placeholders[0];
         assert_eq!(name, "flight_ref");
-        assert_eq!(&text[span.start as usize..span.end as usize], "{flight_ref}");
+        assert_eq!(
+            &text[span.start as usize..span.end as usize],
+            "{flight_ref}"
+        );
     }
 }

@@ -562,7 +562,8 @@ pub fn resolve_workflow_name(name: &Path, dir: Option<&Path>) -> PathBuf {
 #[derive(Default)]
 struct ProjectLints {
     by_root: std::collections::BTreeMap<PathBuf, Vec<(&'static str, LintLevel)>>,
-    commands: std::collections::BTreeMap<PathBuf, Option<(crate::commands_yaml::CommandsAudit, FileId)>>,
+    commands:
+        std::collections::BTreeMap<PathBuf, Option<(crate::commands_yaml::CommandsAudit, FileId)>>,
 }
 
 impl ProjectLints {

@@ -106,12 +106,16 @@ pub(super) fn mcp_payloads(cx: &mut super::Ctx<'_>) {
         Node::Action(a) => Some((cx.origins.node(id), a.actions.as_slice())),
         _ => None,
     });
-    let compensations = wf.saga.compensations.iter().filter_map(|(id, c)| match &c.body {
-        CompensationBody::Actions(actions) => {
-            Some((cx.origins.compensations.get(id), actions.as_slice()))
-        }
-        _ => None,
-    });
+    let compensations = wf
+        .saga
+        .compensations
+        .iter()
+        .filter_map(|(id, c)| match &c.body {
+            CompensationBody::Actions(actions) => {
+                Some((cx.origins.compensations.get(id), actions.as_slice()))
+            }
+            _ => None,
+        });
     let mut found = Vec::new();
     for (origin, actions) in nodes.chain(compensations) {
         for (k, action) in actions.iter().enumerate() {

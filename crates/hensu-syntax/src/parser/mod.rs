@@ -202,8 +202,8 @@ pub(crate) fn file_parser<'t, 's: 't>(
         let inner = bal.clone().repeated();
         // A skipped `{ … }` may hold several statements (a Kotlin `when` with arms on lines of
         // their own): its separators are part of the group, not the end of the skipped one.
-        let block_inner = choice((bal, just(T::Newline).ignored(), just(T::Semi).ignored()))
-            .repeated();
+        let block_inner =
+            choice((bal, just(T::Newline).ignored(), just(T::Semi).ignored())).repeated();
         choice((
             block_inner.delimited_by(just(T::LBrace), just(T::RBrace)),
             inner.clone().delimited_by(just(T::LParen), just(T::RParen)),

@@ -74,14 +74,15 @@ struct Loaded {
 pub fn execute(args: TestArgs) -> anyhow::Result<ExitCode> {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let tests_dir = dir.join("tests");
-    let (mut paths, mut misnamed): (Vec<PathBuf>, Vec<PathBuf>) = match std::fs::read_dir(&tests_dir) {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-            .partition(|p| p.to_string_lossy().ends_with(".test.toml")),
-        Err(e) => anyhow::bail!("cannot read `{}`: {e}", tests_dir.display()),
-    };
+    let (mut paths, mut misnamed): (Vec<PathBuf>, Vec<PathBuf>) =
+        match std::fs::read_dir(&tests_dir) {
+            Ok(entries) => entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+                .partition(|p| p.to_string_lossy().ends_with(".test.toml")),
+            Err(e) => anyhow::bail!("cannot read `{}`: {e}", tests_dir.display()),
+        };
     paths.sort();
     misnamed.sort();
     let project = project::load(&[], Some(&dir))?;

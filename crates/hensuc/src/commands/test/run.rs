@@ -131,7 +131,11 @@ pub async fn run(
                     reason,
                 },
             };
-            (r.node.get_ref().clone(), r.visit.as_ref().map(|v| *v.get_ref()), decision)
+            (
+                r.node.get_ref().clone(),
+                r.visit.as_ref().map(|v| *v.get_ref()),
+                decision,
+            )
         })
         .collect();
     let review = Arc::new(ScriptedReview {
@@ -403,7 +407,8 @@ fn values_equal(want: &serde_json::Value, got: &serde_json::Value) -> bool {
         }
         (Value::Object(a), Value::Object(b)) => {
             a.len() == b.len()
-                && a.iter().all(|(k, x)| b.get(k).is_some_and(|y| values_equal(x, y)))
+                && a.iter()
+                    .all(|(k, x)| b.get(k).is_some_and(|y| values_equal(x, y)))
         }
         _ => want == got,
     }
@@ -417,7 +422,10 @@ mod tests {
     #[test]
     fn an_integer_equals_the_same_float() {
         assert!(values_equal(&json!(40), &json!(40.0)));
-        assert!(values_equal(&json!({"n": [1, 2]}), &json!({"n": [1.0, 2.0]})));
+        assert!(values_equal(
+            &json!({"n": [1, 2]}),
+            &json!({"n": [1.0, 2.0]})
+        ));
         assert!(!values_equal(&json!(40), &json!(40.5)));
         assert!(!values_equal(&json!(40), &json!("40")));
     }
