@@ -337,7 +337,7 @@ mod tests {
         let text = "commands:\n  refund:\n    command: \"echo hi\"\n    timeout: \"5s\"\n";
         let a = audit(text, false);
         let d = &a.diagnostics[0];
-        assert_eq!(d.code, codes::E0510);
+        assert_eq!(codes::E0510, d.code);
         assert_eq!(
             &text[d.primary.span.start as usize..d.primary.span.end as usize],
             "\"5s\""
@@ -350,7 +350,7 @@ mod tests {
         let a = audit(text, false);
         assert!(a.ids.is_none());
         let d = &a.diagnostics[0];
-        assert_eq!(d.code, codes::E0510);
+        assert_eq!(codes::E0510, d.code);
         let line = text[..d.primary.span.start as usize].matches('\n').count() + 1;
         assert_eq!(line, 4);
     }
@@ -362,7 +362,7 @@ mod tests {
         assert_eq!(a.ids.as_deref(), Some(&["refund".to_string()][..]));
         assert_eq!(a.diagnostics.len(), 1);
         let d = &a.diagnostics[0];
-        assert_eq!(d.code, codes::W0322);
+        assert_eq!(codes::W0322, d.code);
         assert_eq!(
             &text[d.primary.span.start as usize..d.primary.span.end as usize],
             "run"
