@@ -264,6 +264,11 @@ static CODES: &[CodeInfo] = &[
         "unknown compensation",
         include_str!("../../../docs/diagnostics/E0212.md"),
     ),
+    e(
+        "E0213",
+        "`send(\"mcp\")` payload names no tool",
+        include_str!("../../../docs/diagnostics/E0213.md"),
+    ),
     // graph and transitions: E03xx
     e(
         "E0301",
@@ -396,6 +401,11 @@ static CODES: &[CodeInfo] = &[
         "E0509",
         "routes of an unknown node",
         include_str!("../../../docs/diagnostics/E0509.md"),
+    ),
+    e(
+        "E0510",
+        "invalid `commands.yaml`",
+        include_str!("../../../docs/diagnostics/E0510.md"),
     ),
     // driver and loader: E09xx
     e(
@@ -541,6 +551,21 @@ static CODES: &[CodeInfo] = &[
         "sub-workflow mapping names a variable the child does not declare (JSON)",
         include_str!("../../../docs/diagnostics/W0321.md"),
     ),
+    w(
+        "W0322",
+        "`commands.yaml` entry without `command` or with an unknown key",
+        include_str!("../../../docs/diagnostics/W0322.md"),
+    ),
+    w(
+        "W0323",
+        "command placeholder names no variable",
+        include_str!("../../../docs/diagnostics/W0323.md"),
+    ),
+    w(
+        "W0324",
+        "saga compensations can never run",
+        include_str!("../../../docs/diagnostics/W0324.md"),
+    ),
     // tools: W06xx (need the configured MCP servers; `hensuc check` without `--offline`)
     w(
         "W0601",
@@ -552,5 +577,10 @@ static CODES: &[CodeInfo] = &[
         "W0901",
         "artifact needs hensu's engine",
         include_str!("../../../docs/diagnostics/W0901.md"),
+    ),
+    w(
+        "W0902",
+        "test file not named `*.test.toml`",
+        include_str!("../../../docs/diagnostics/W0902.md"),
     ),
 ];

@@ -46,7 +46,8 @@ pub(crate) fn settle_lowering(syntax: &[Diagnostic], lowering: Vec<Diagnostic>) 
 /// * after a lowering error, the warnings that need the whole graph or every use of a name are
 ///   dropped (unreachable W0301, no end W0302, unbounded cycle W0303, unused variable W0308,
 ///   score gap W0311, unused agent W0313, read before written W0316, read after routing
-///   W0318, unused compensation W0201): the rejected statement may be the missing arm, edge
+///   W0318, unused compensation W0201, compensations that never run W0324, a node without a
+///   transition E0310): the rejected statement may be the missing arm, edge
 ///   or use. An unknown node (E0204) is dropped too when an error lies in `graph { }` outside
 ///   every lowered node: that statement may be the missing node. Local checks of intact
 ///   statements are kept, so unrelated mistakes are still reported together.
@@ -61,6 +62,9 @@ pub(crate) fn settle_checks(origins: &Origins, checks: Vec<Diagnostic>) -> Vec<D
         codes::W0313,
         codes::W0316,
         codes::W0318,
+        codes::W0324,
+        // "no transition": the rejected statement may be the node's transition.
+        codes::E0310,
     ];
     match origins.damage {
         Damage::None => checks,

@@ -31,6 +31,9 @@ pub struct Origins {
     /// `compensation("id") { … }` statements by id: `id`, `decl`, `props` (`agent`, `prompt`),
     /// `actions`, `action_ids` and `placeholders` are filled, like a node's.
     pub compensations: IndexMap<String, NodeOrigin>,
+    /// Compensations dropped because their id was already taken (E0201): a node naming one
+    /// gets no echo "unknown compensation" (E0212).
+    pub rejected_compensations: Vec<String>,
     /// The worst phase that reported an error for this file, so the checks report no cascade
     /// of it (see `check::check_workflow`).
     pub damage: Damage,

@@ -5,6 +5,7 @@
 pub mod args;
 pub mod atomic_write;
 pub mod commands;
+pub mod commands_yaml;
 pub mod fs_files;
 pub mod output;
 pub mod project;

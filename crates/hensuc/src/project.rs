@@ -483,14 +483,18 @@ fn finish(
         let mut diags = std::mem::take(&mut unit.pending);
         // E0211 of the project's commands.yaml (once per project) go straight to `out`.
         let mut out = Vec::new();
-        let command_ids = lints.command_ids_for(&unit.root, &mut files, &mut out);
+        let commands = lints.command_ids_for(&unit.root, &mut files, &mut out);
         if let Some(wf) = &unit.workflow {
             diags.extend(hensu_sema::check::check_workflow(
                 wf,
                 &unit.origins,
                 unit.input,
             ));
-            diags.extend(check_action_ids(wf, &unit.origins, command_ids));
+            let ids = commands.and_then(|(audit, _)| audit.ids.as_deref());
+            diags.extend(check_action_ids(wf, &unit.origins, ids));
+            if let Some((audit, file)) = commands {
+                diags.extend(crate::commands_yaml::check_placeholders(wf, audit, *file));
+            }
         }
         // `@Suppress` of this file; check_workflow already applied them to its own findings.
         let diags = hensu_sema::suppress::apply(&unit.origins.suppressions, unit.file, diags);
@@ -558,37 +562,41 @@ pub fn resolve_workflow_name(name: &Path, dir: Option<&Path>) -> PathBuf {
 #[derive(Default)]
 struct ProjectLints {
     by_root: std::collections::BTreeMap<PathBuf, Vec<(&'static str, LintLevel)>>,
-    commands: std::collections::BTreeMap<PathBuf, Option<Vec<String>>>,
+    commands:
+        std::collections::BTreeMap<PathBuf, Option<(crate::commands_yaml::CommandsAudit, FileId)>>,
 }
 
 impl ProjectLints {
-    /// The command ids of `<root>/commands.yaml` (`None`: no such file, or one that is not a
-    /// commands file — a run reports that). On first use, an E0211 for each command whose
-    /// placeholders cannot be passed safely goes to `out`, pointing into `commands.yaml`: a
-    /// run refuses the whole file, so `check` reports them all before any run does.
+    /// What `check` knows of `<root>/commands.yaml` (`None`: no such file), and its file id.
+    /// On first use its diagnostics go to `out`, pointing into the file: E0211 for each
+    /// command whose placeholders cannot be passed safely (a run refuses the whole file, so
+    /// `check` reports them all before any run does), then E0510 and W0322
+    /// (crate::commands_yaml).
     fn command_ids_for(
         &mut self,
         root: &Path,
         files: &mut Files,
         out: &mut Vec<Diagnostic>,
-    ) -> Option<&[String]> {
+    ) -> Option<&(crate::commands_yaml::CommandsAudit, FileId)> {
         self.commands
             .entry(root.to_path_buf())
             .or_insert_with(|| {
                 let path = root.join("commands.yaml");
                 let text = std::fs::read_to_string(&path).ok()?;
-                let (ids, unsafe_commands) = hensu_host::audit_commands(&text).ok()?;
-                if !unsafe_commands.is_empty() {
-                    let file = files.add(path.display().to_string(), text.clone());
-                    out.extend(
-                        unsafe_commands
-                            .iter()
-                            .map(|c| unsafe_command(&text, c).in_file(file)),
-                    );
-                }
-                Some(ids)
+                let file = files.add(path.display().to_string(), text.clone());
+                let unsafe_commands = hensu_host::audit_commands(&text)
+                    .map(|(_, u)| u)
+                    .unwrap_or_default();
+                out.extend(
+                    unsafe_commands
+                        .iter()
+                        .map(|c| unsafe_command(&text, c).in_file(file)),
+                );
+                let audit = crate::commands_yaml::audit(&text, !unsafe_commands.is_empty());
+                out.extend(audit.diagnostics.iter().map(|d| d.clone().in_file(file)));
+                Some((audit, file))
             })
-            .as_deref()
+            .as_ref()
     }
 
     /// The levels of `<root>/hensu.toml`; on first use its W0315 diagnostics go to `out`. A

@@ -96,3 +96,69 @@ fn list(ids: &[&str]) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// E0213: `send("mcp", payload)` without a `tool` string — the MCP handler fails every such
+/// call (crates/hensu-mcp/src/source.rs, `McpActionHandler`), so it is reported statically. A
+/// raw payload (one JSON string) is not looked into.
+pub(super) fn mcp_payloads(cx: &mut super::Ctx<'_>) {
+    let wf = cx.wf;
+    let nodes = wf.nodes.iter().filter_map(|(id, n)| match n {
+        Node::Action(a) => Some((cx.origins.node(id), a.actions.as_slice())),
+        _ => None,
+    });
+    let compensations = wf
+        .saga
+        .compensations
+        .iter()
+        .filter_map(|(id, c)| match &c.body {
+            CompensationBody::Actions(actions) => {
+                Some((cx.origins.compensations.get(id), actions.as_slice()))
+            }
+            _ => None,
+        });
+    let mut found = Vec::new();
+    for (origin, actions) in nodes.chain(compensations) {
+        for (k, action) in actions.iter().enumerate() {
+            let Action::Send {
+                handler_id,
+                payload,
+                raw_payload: false,
+            } = action
+            else {
+                continue;
+            };
+            let has_tool = payload
+                .get("tool")
+                .and_then(|t| t.as_str())
+                .is_some_and(|t| !t.trim().is_empty());
+            if handler_id != "mcp" || has_tool {
+                continue;
+            }
+            let span = origin
+                .and_then(|o| o.actions.get(k).copied())
+                .unwrap_or_else(|| cx.fallback());
+            let named = ["name", "tool_name", "toolName", "method"]
+                .into_iter()
+                .find(|k| payload.contains_key(*k));
+            let mut d = Diagnostic::new(
+                codes::E0213,
+                "`send(\"mcp\")` names no tool",
+                span,
+                "no `\"tool\"` key in this payload",
+            )
+            .with_note("the MCP handler fails every call without one");
+            d = match named {
+                Some(key) => d.with_help(format!(
+                    "the tool name goes under `\"tool\"`, not `\"{key}\"`: `mapOf(\"tool\" to …)`"
+                )),
+                None => d.with_help(
+                    "name the tool: `send(\"mcp\", mapOf(\"tool\" to \"name\", …arguments))`",
+                ),
+            };
+            found.push(d);
+        }
+    }
+    for d in found {
+        cx.emit(d);
+    }
+}

@@ -14,7 +14,10 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
     let saga = &wf.saga;
     for (node, name) in &saga.node_compensations {
         // A compensation whose body was in error is declared (in the origins) but not in the IR.
-        if saga.compensations.contains_key(name) || cx.origins.compensations.contains_key(name) {
+        if saga.compensations.contains_key(name)
+            || cx.origins.compensations.contains_key(name)
+            || cx.origins.rejected_compensations.contains(name)
+        {
             continue;
         }
         let span = cx.prop_span(node, "compensation");
@@ -76,6 +79,50 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
         ));
         cx.emit(d);
     }
+    never_compensated(cx);
+}
+
+/// W0324: compensations a node names, but every end of the workflow is a success, so no run
+/// ends in the failure that starts them.
+fn never_compensated(cx: &mut Ctx<'_>) {
+    let wf = cx.wf;
+    // An error in the workflow (a flow routed to a compensation, E0311) is the root cause.
+    if wf.saga.node_compensations.is_empty()
+        || wf.saga.compensations.is_empty()
+        || cx.diagnostics.iter().any(Diagnostic::is_error)
+    {
+        return;
+    }
+    let ends: Vec<&str> = wf
+        .nodes
+        .values()
+        .filter_map(|n| match n {
+            hensu_ir::Node::End(e) => Some(e),
+            _ => None,
+        })
+        .map(|e| (e.status == hensu_ir::ExitStatus::Success).then_some(e.id.as_str()))
+        .collect::<Option<Vec<_>>>()
+        .unwrap_or_default();
+    if ends.is_empty() {
+        return;
+    }
+    let Some(first) = wf.saga.compensations.keys().next() else {
+        return;
+    };
+    let mut d = Diagnostic::new(
+        codes::W0324,
+        "these compensations can never run",
+        compensation_span(cx, first),
+        "every end of this workflow is a success",
+    )
+    .with_note("compensations run only when a run ends in a failure (an `end` with `ExitStatus.FAILURE` or `CANCEL`)")
+    .with_help("route the failures to an end with a failure status, e.g. `end(\"failed\", ExitStatus.FAILURE)`");
+    for id in ends {
+        if let Some(o) = cx.origins.nodes.get(id) {
+            d = d.with_label(o.id, "ends with SUCCESS");
+        }
+    }
+    cx.emit(d);
 }
 
 /// The id string of `compensation("id")`, or the fallback.

@@ -22,30 +22,49 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
         if let Node::Action(a) = node {
             action_failure(cx, id, &a.actions, rules);
         }
-        if let Some(rubric) = node.rubric()
-            && rubric.criteria.iter().map(|c| c.weight).sum::<f64>() <= 0.0
-        {
-            let d = Diagnostic::new(
-                codes::W0314,
-                format!("rubric `{}` has no weighted criteria", rubric.id),
-                cx.prop_span(id, "rubric"),
-                if rubric.criteria.is_empty() {
-                    "this rubric declares no criterion".to_string()
-                } else {
-                    "the weights of its criteria add up to 0".to_string()
-                },
-            )
-            .with_note("the rubric then scores every output 0.0 and fails it")
-            .with_help(
-                "put the categories under a `## Criteria` heading, each criterion with a \
-                 `- points: N` line; `## Metadata` holds only `- key: value` lines",
-            );
-            cx.emit(d);
+        if let Some(rubric) = node.rubric() {
+            rubric_weight(cx, id, rubric);
         }
     }
     if !agent_unresolved {
         unused_agents(cx);
     }
+}
+
+/// W0314: a rubric without a `#### Criterion` (the parser then falls back to one "Overall
+/// Quality" criterion, so nothing specific is checked), or whose criteria weigh 0 (every output
+/// scores 0.0 and fails).
+fn rubric_weight(cx: &mut Ctx<'_>, id: &str, rubric: &hensu_ir::Rubric) {
+    let declares_none = !rubric
+        .raw_content
+        .lines()
+        .any(|l| l.trim_start().starts_with("#### "));
+    let weight: f64 = rubric.criteria.iter().map(|c| c.weight).sum();
+    if !declares_none && weight > 0.0 {
+        return;
+    }
+    let (message, label, note) = if declares_none {
+        (
+            format!("rubric `{}` declares no criterion", rubric.id),
+            "no `#### Criterion` in this rubric",
+            "hensu then scores against one generic criterion, \"Overall Quality\"; list items \
+             that are not under a `####` criterion are ignored",
+        )
+    } else {
+        (
+            format!("rubric `{}` has no weighted criteria", rubric.id),
+            "the weights of its criteria add up to 0",
+            "the rubric then scores every output 0.0 and fails it",
+        )
+    };
+    let d = Diagnostic::new(codes::W0314, message, cx.prop_span(id, "rubric"), label)
+        .with_note(note)
+        .with_help(
+            "put the categories under a `## Criteria` heading: `### Category (weight: N)`, then \
+             each `#### Criterion` with a `- points: N` line; `## Metadata` holds only \
+             `- key: value` lines",
+        );
+    cx.emit(d);
 }
 
 /// W0311: the score arms leave part of 0..100 without a route and no catch-all follows them.

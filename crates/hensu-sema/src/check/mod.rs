@@ -70,6 +70,7 @@ pub fn check_workflow(wf: &Workflow, origins: &Origins, input: InputKind) -> Vec
     state::check(&mut cx);
     flow::check(&mut cx, &graph);
     coverage::check(&mut cx);
+    actions::mcp_payloads(&mut cx);
     dataflow::check(&mut cx, &graph);
     consumed::check(&mut cx, &graph);
     let diagnostics = crate::cascade::settle_checks(origins, cx.diagnostics);

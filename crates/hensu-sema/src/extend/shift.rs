@@ -45,6 +45,7 @@ pub(super) fn shift_origins(o: &mut Origins, by: u32) {
         input: _,
         suppressions,
         compensations,
+        rejected_compensations: _,
     } = o;
     for c in compensations.values_mut() {
         shift_node(c, by);

@@ -118,6 +118,7 @@ impl Lowerer<'_> {
             .with_note("node and compensation ids share one namespace")
             .with_help("rename one of them; the first declaration is kept");
             self.emit(d);
+            self.origins.rejected_compensations.push(id);
             return;
         }
         self.origins.compensations.insert(id.clone(), o);

@@ -365,6 +365,24 @@ impl<'f> Lowerer<'f> {
         let Some(expected) = expected else {
             return true;
         };
+        // A declaration of another block written here (a `compensation("x") { … }` inside its
+        // node): say where it belongs rather than how the same word is written here.
+        if let Shape::Call(_) = shape
+            && let Some(home) = declared_in(name.name)
+        {
+            let d = Diagnostic::new(
+                codes::E0102,
+                format!("`{}(\"…\")` is declared in `{home}`, not here", name.name),
+                stmt,
+                format!("a `{}` declaration inside another block", name.name),
+            )
+            .with_help(format!(
+                "move it into `{home}`; here the word is written `{}`",
+                spec.syntax
+            ));
+            self.emit(d);
+            return false;
+        }
         let d = Diagnostic::new(
             codes::E0101,
             format!("`{}` is {expected} here, not written like this", name.name),
@@ -374,6 +392,16 @@ impl<'f> Lowerer<'f> {
         .with_help(format!("write `{}`", spec.syntax));
         self.emit(d);
         false
+    }
+}
+
+/// The block a declaration call belongs to, for the words that are something else inside a
+/// node (docs/language.md: compensations in `graph { }`, agents in `agents { }`).
+fn declared_in(word: &str) -> Option<&'static str> {
+    match word {
+        "compensation" => Some("graph { }"),
+        "agent" => Some("agents { }"),
+        _ => None,
     }
 }
 

@@ -24,7 +24,7 @@ fn examples() -> PathBuf {
 /// The commands the fixtures and examples may `execute` (those of `examples/commands.yaml`) and
 /// the handlers they may `send` to (the CLI's built-in ones).
 const KNOWN: KnownActions<'static> = KnownActions {
-    commands: Some(&["echo-result", "word-count", "list-files"]),
+    commands: Some(&["echo-result", "echo-topic", "word-count", "list-files"]),
     handlers: &["log", "webhook", "mcp"],
 };
 

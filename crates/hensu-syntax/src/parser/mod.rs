@@ -199,9 +199,13 @@ pub(crate) fn file_parser<'t, 's: 't>(
 
     // A balanced group or a single non-delimiter token, for skipping.
     let balanced = recursive(|bal| {
-        let inner = bal.repeated();
+        let inner = bal.clone().repeated();
+        // A skipped `{ … }` may hold several statements (a Kotlin `when` with arms on lines of
+        // their own): its separators are part of the group, not the end of the skipped one.
+        let block_inner =
+            choice((bal, just(T::Newline).ignored(), just(T::Semi).ignored())).repeated();
         choice((
-            inner.clone().delimited_by(just(T::LBrace), just(T::RBrace)),
+            block_inner.delimited_by(just(T::LBrace), just(T::RBrace)),
             inner.clone().delimited_by(just(T::LParen), just(T::RParen)),
             inner.delimited_by(just(T::LBracket), just(T::RBracket)),
             none_of([

@@ -246,3 +246,38 @@ fn lints_table_of_hensu_toml() {
         stdout(&json)
     ));
 }
+
+/// commands.yaml as a run reads it: a value a run refuses is E0510 at that value, a key a run
+/// ignores (`run:` for `command:`) is W0322 at the key (its entry still counts as an id, so no
+/// E0210 echo), and a placeholder the executing workflow does not declare is W0323.
+#[test]
+fn commands_yaml_findings_point_into_the_file() {
+    let dir = "tests/fixtures/cli/commands-findings";
+    let human = run_hensuc(&["check", "-d", dir]);
+    assert_eq!(human.status.code(), Some(1));
+    assert!(!stderr(&human).contains("E0210"), "{}", stderr(&human));
+    let json = run_hensuc(&["check", "-d", dir, "--format", "json"]);
+    insta::assert_snapshot!(format!(
+        "===== commands.yaml\n{}----- human\n{}----- json\n{}",
+        std::fs::read_to_string(repo().join(dir).join("commands.yaml")).unwrap(),
+        stderr(&human),
+        stdout(&json)
+    ));
+}
+
+/// A commands.yaml that is not YAML (a key indented wrongly) is E0510 on the line at fault.
+#[test]
+fn commands_yaml_syntax_error_is_e0510_on_its_line() {
+    let dir = "tests/fixtures/cli/commands-bad-indent";
+    let out = run_hensuc(&["check", "-d", dir, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let d = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "E0510")
+        .unwrap_or_else(|| panic!("no E0510 in {v}"));
+    assert!(d["file"].as_str().unwrap().ends_with("commands.yaml"));
+    assert_eq!(d["range"]["start"]["line"], 4);
+}

@@ -207,3 +207,48 @@ fn test_file_diagnostics_fixture() {
     let d = hensuc::commands::test::spec::parse(bad, files.add("bad.test.toml", bad)).unwrap_err();
     assert_eq!(d.code, "E0904");
 }
+
+/// A `.toml` under `tests/` not named `*.test.toml` is W0902 (it is not run), and a review
+/// script with `visit = 0` is E0904 at the value (visits count from 1).
+#[test]
+fn misnamed_test_file_and_visit_zero_are_reported() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hensuc-test-misnamed");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::copy(
+        repo().join("examples/workflows/human-review.hwf"),
+        dir.join("workflows/human-review.hwf"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tests/review.toml"),
+        "workflow = \"human-review\"\n",
+    )
+    .unwrap();
+    let o = hensuc()
+        .current_dir(&dir)
+        .args(["test", "-d", "."])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    insta::assert_snapshot!("w0902_misnamed_test_file", err);
+
+    std::fs::remove_file(dir.join("tests/review.toml")).unwrap();
+    std::fs::write(
+        dir.join("tests/review.test.toml"),
+        "workflow = \"human-review\"\n\n[[reviews]]\nnode = \"plan\"\nvisit = 0\ndecision = \"approve\"\n",
+    )
+    .unwrap();
+    let o = hensuc()
+        .current_dir(&dir)
+        .args(["test", "-d", "."])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("error[E0904]"), "{err}");
+    assert!(err.contains("review.test.toml:5:9"), "{err}");
+    assert!(err.contains("visits count from 1"), "{err}");
+}

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use hensu_diagnostics::{Diagnostic, Files};
+use hensu_diagnostics::{Diagnostic, Files, Span, codes};
 use hensu_ir::Workflow;
 
 use crate::args::ColorFlag;
@@ -74,15 +74,17 @@ struct Loaded {
 pub fn execute(args: TestArgs) -> anyhow::Result<ExitCode> {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let tests_dir = dir.join("tests");
-    let mut paths: Vec<PathBuf> = match std::fs::read_dir(&tests_dir) {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.to_string_lossy().ends_with(".test.toml"))
-            .collect(),
-        Err(e) => anyhow::bail!("cannot read `{}`: {e}", tests_dir.display()),
-    };
+    let (mut paths, mut misnamed): (Vec<PathBuf>, Vec<PathBuf>) =
+        match std::fs::read_dir(&tests_dir) {
+            Ok(entries) => entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+                .partition(|p| p.to_string_lossy().ends_with(".test.toml")),
+            Err(e) => anyhow::bail!("cannot read `{}`: {e}", tests_dir.display()),
+        };
     paths.sort();
+    misnamed.sort();
     let project = project::load(&[], Some(&dir))?;
     if project.error_count() > 0 {
         output::emit(
@@ -108,7 +110,10 @@ pub fn execute(args: TestArgs) -> anyhow::Result<ExitCode> {
     }
 
     let mut files = Files::new();
-    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    let mut diagnostics: Vec<Diagnostic> = misnamed
+        .iter()
+        .map(|path| misnamed_test_file(&mut files, path))
+        .collect();
     let mut invalid_files = 0;
     let mut loaded = Vec::new();
     for path in paths {
@@ -166,6 +171,27 @@ pub fn execute(args: TestArgs) -> anyhow::Result<ExitCode> {
     } else {
         exit::SUCCESS
     }))
+}
+
+/// W0902: a `.toml` file under `tests/` that is not named `*.test.toml` is not run; said so,
+/// so a suite of such files does not pass silently with "0 passed".
+fn misnamed_test_file(files: &mut Files, path: &Path) -> Diagnostic {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let first_line = text.find('\n').unwrap_or(text.len());
+    let file = files.add(path.display().to_string(), text);
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Diagnostic::new(
+        codes::W0902,
+        "test file not named `*.test.toml`",
+        Span::from_range(0..first_line),
+        "this file is not run",
+    )
+    .with_note("`hensuc test` runs the files of `tests/` whose names end in `.test.toml`")
+    .with_help(format!("rename it to `{stem}.test.toml`"))
+    .in_file(file)
 }
 
 fn test_name(path: &Path) -> String {

@@ -131,7 +131,11 @@ pub async fn run(
                     reason,
                 },
             };
-            (r.node.get_ref().clone(), r.visit, decision)
+            (
+                r.node.get_ref().clone(),
+                r.visit.as_ref().map(|v| *v.get_ref()),
+                decision,
+            )
         })
         .collect();
     let review = Arc::new(ScriptedReview {
@@ -356,7 +360,7 @@ pub fn failures(spec: &TestSpec, o: &Observed) -> Vec<String> {
         };
         let text = hensu_runtime::render(got);
         if let Some(eq) = &want.equals
-            && eq != got
+            && !values_equal(eq, got)
             && eq.as_str() != Some(text.as_ref())
         {
             out.push(format!("output `{key}`: expected {eq}, got {got}"));
@@ -390,4 +394,39 @@ pub fn failures(spec: &TestSpec, o: &Observed) -> Vec<String> {
         }
     }
     out
+}
+
+/// `equals` of an output: JSON equality, except that numbers compare by value (TOML's `40` is
+/// an integer, the context's `40.0` a float; a test author means the same number).
+fn values_equal(want: &serde_json::Value, got: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (want, got) {
+        (Value::Number(a), Value::Number(b)) => a == b || a.as_f64() == b.as_f64(),
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| values_equal(x, y))
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .all(|(k, x)| b.get(k).is_some_and(|y| values_equal(x, y)))
+        }
+        _ => want == got,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::values_equal;
+    use serde_json::json;
+
+    #[test]
+    fn an_integer_equals_the_same_float() {
+        assert!(values_equal(&json!(40), &json!(40.0)));
+        assert!(values_equal(
+            &json!({"n": [1, 2]}),
+            &json!({"n": [1.0, 2.0]})
+        ));
+        assert!(!values_equal(&json!(40), &json!(40.5)));
+        assert!(!values_equal(&json!(40), &json!("40")));
+    }
 }

@@ -45,7 +45,7 @@ fn yes() -> bool {
 pub struct ReviewScript {
     pub node: Spanned<String>,
     #[serde(default)]
-    pub visit: Option<u32>,
+    pub visit: Option<Spanned<u32>>,
     pub decision: Decision,
     /// The reason of a rejection or backtrack (it becomes `recommendation`).
     #[serde(default)]
@@ -209,6 +209,20 @@ pub fn validate(
         out.extend(unknown_node(&r.node, "node", false));
         if let Some(t) = &r.target {
             out.extend(unknown_node(t, "node", false));
+        }
+        if let Some(v) = &r.visit
+            && *v.get_ref() == 0
+        {
+            out.push(
+                Diagnostic::new(
+                    codes::E0904,
+                    "invalid test file",
+                    span_of(v),
+                    "visits count from 1; `visit = 0` never matches",
+                )
+                .with_help("the first review of the node is `visit = 1`")
+                .in_file(file),
+            );
         }
         if r.decision == Decision::Backtrack && r.target.is_none() {
             out.push(
