@@ -41,11 +41,11 @@ pub struct Origins {
     pub error_spans: Vec<Span>,
     /// Set on the origins of a merged extending workflow (docs/language.md, *Workflow
     /// extension*): which file each span is in, and where the inherited parts come from.
-    pub derived: Option<Box<crate::extend::Derivation>>,
+    pub derived: Option<Box<Derivation>>,
     /// Where the workflow was read from: `Json` when [`crate::origins_from_json`] built these
     /// origins. The project checks read it (their units carry no input kind); the
     /// single-workflow checks take it as an argument.
-    pub input: crate::check::InputKind,
+    pub input: InputKind,
     /// The `@Suppress("W…")` annotations of the file, in source order.
     pub suppressions: Vec<crate::suppress::Suppression>,
 }
@@ -178,5 +178,54 @@ impl Origins {
     /// The span of a node's id, or the fallback.
     pub fn node_id(&self, id: &str) -> Span {
         self.nodes.get(id).map(|n| n.id).unwrap_or(self.fallback)
+    }
+}
+
+/// Where a workflow came from: `.hwf`/`.kt` source, or a `.json` artifact (docs/language.md, *The JSON
+/// artifact*: an engine variable in a standard node's `writes` is then W0310 instead of E0401).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum InputKind {
+    #[default]
+    Source,
+    Json,
+}
+
+/// A range of the merged span space and the file it belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub file: FileId,
+    /// Where the file's byte 0 is in the merged span space.
+    pub start: u32,
+    /// The file's length (a span may end at `start + len`).
+    pub len: u32,
+}
+
+/// A base of a derived workflow.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BaseRef {
+    pub id: String,
+    pub version: String,
+    pub file: FileId,
+}
+
+/// How a merged workflow was derived (on [`Origins::derived`]).
+#[derive(Clone, Debug, Default)]
+pub struct Derivation {
+    /// The derived workflow's id.
+    pub workflow: String,
+    /// The `extends("…")` string in the derived file.
+    pub extends: Span,
+    /// The derived file first, then each base's file.
+    pub segments: Vec<Segment>,
+    /// The chain of bases, nearest first.
+    pub bases: Vec<BaseRef>,
+    /// Each inherited node id → the index in `bases` of the workflow that declares it.
+    pub inherited: IndexMap<String, usize>,
+}
+
+impl Derivation {
+    /// The base that declares an inherited node.
+    pub fn declared_in(&self, node: &str) -> Option<&BaseRef> {
+        self.inherited.get(node).and_then(|i| self.bases.get(*i))
     }
 }

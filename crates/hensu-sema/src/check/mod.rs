@@ -42,14 +42,7 @@ pub use project::check_project;
 pub use state::placeholders;
 pub use tools::check_offered_tools;
 
-/// Where a workflow came from: `.hwf`/`.kt` source, or a `.json` artifact (docs/language.md, *The JSON
-/// artifact*: an engine variable in a standard node's `writes` is then W0310 instead of E0401).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum InputKind {
-    #[default]
-    Source,
-    Json,
-}
+pub use crate::origins::InputKind;
 
 /// One workflow of a project (the files on the command line plus `<dir>/workflows/*`).
 #[derive(Clone, Copy, Debug)]

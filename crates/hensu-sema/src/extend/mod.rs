@@ -16,7 +16,6 @@ mod shift;
 
 use hensu_diagnostics::{Diagnostic, FileId, Span, codes};
 use hensu_ir::{TransitionRule, Workflow};
-use indexmap::IndexMap;
 
 use crate::origins::{Origins, RuleOrigin};
 use crate::suggest::help_and_fix;
@@ -46,45 +45,9 @@ pub struct Routes {
     pub triggers: Vec<(&'static str, Span)>,
 }
 
-/// A range of the merged span space and the file it belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Segment {
-    pub file: FileId,
-    /// Where the file's byte 0 is in the merged span space.
-    pub start: u32,
-    /// The file's length (a span may end at `start + len`).
-    pub len: u32,
-}
-
-/// A base of a derived workflow.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BaseRef {
-    pub id: String,
-    pub version: String,
-    pub file: FileId,
-}
-
-/// How a merged workflow was derived (on [`Origins::derived`]).
-#[derive(Clone, Debug, Default)]
-pub struct Derivation {
-    /// The derived workflow's id.
-    pub workflow: String,
-    /// The `extends("…")` string in the derived file.
-    pub extends: Span,
-    /// The derived file first, then each base's file.
-    pub segments: Vec<Segment>,
-    /// The chain of bases, nearest first.
-    pub bases: Vec<BaseRef>,
-    /// Each inherited node id → the index in `bases` of the workflow that declares it.
-    pub inherited: IndexMap<String, usize>,
-}
-
-impl Derivation {
-    /// The base that declares an inherited node.
-    pub fn declared_in(&self, node: &str) -> Option<&BaseRef> {
-        self.inherited.get(node).and_then(|i| self.bases.get(*i))
-    }
-}
+// The derivation record lives beside the origins it annotates (origins.rs), so the base side
+// table depends on nothing above it.
+pub use crate::origins::{BaseRef, Derivation, Segment};
 
 impl Origins {
     /// The file and file-local span of a span of these origins (the identity for a workflow
