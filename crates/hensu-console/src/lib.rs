@@ -13,8 +13,8 @@
 //! to the executions list.
 
 pub mod assets;
-pub mod graph;
 pub mod chrome;
+pub mod graph;
 pub mod markdown;
 pub mod pages;
 pub mod session;

@@ -20,7 +20,6 @@ use axum::response::{IntoResponse, Redirect, Response};
 use hensu_server::{AppState, Auth, Tenant};
 use sha2::{Digest, Sha256};
 
-
 /// The session cookie's name.
 pub const COOKIE: &str = "hensu_console";
 

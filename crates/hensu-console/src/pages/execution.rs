@@ -16,8 +16,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{RunView, api_error, load_run, output_block};
-use crate::graph::{self, Marks};
 use crate::chrome::{self, Nav, duration, status_badge, time};
+use crate::graph::{self, Marks};
 use crate::session::Page;
 
 #[derive(Deserialize)]

@@ -158,4 +158,3 @@ pub async fn logout(
     );
     resp
 }
-

@@ -10,8 +10,8 @@ use hensu_server::service::workflows as service;
 use maud::{Markup, html};
 
 use super::api_error;
-use crate::graph::{self, Marks};
 use crate::chrome::{self, Nav};
+use crate::graph::{self, Marks};
 use crate::session::{Page, Viewer};
 
 /// A stored workflow of the viewer's tenant, loaded (404 when the tenant has none by that id).

@@ -385,7 +385,9 @@ pub async fn start(
 
 /// The status of one execution.
 pub async fn status(app: &AppState, tenant: &Tenant, run_id: &str) -> ApiResult<ExecutionStatus> {
-    Ok(ExecutionStatus::from(&owned_record(app, tenant, run_id).await?))
+    Ok(ExecutionStatus::from(
+        &owned_record(app, tenant, run_id).await?,
+    ))
 }
 
 /// The tenant's executions, newest first.

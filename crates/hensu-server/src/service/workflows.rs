@@ -132,9 +132,7 @@ pub async fn get(app: &AppState, tenant: &Tenant, workflow_id: &str) -> ApiResul
         workflow_id.to_string(),
     );
     let stored = blocking(move || Ok(reg.get_workflow(&t, &id)?)).await?;
-    stored
-        .map(|w| w.definition)
-        .ok_or_else(ApiError::not_found)
+    stored.map(|w| w.definition).ok_or_else(ApiError::not_found)
 }
 
 /// One of the tenant's workflows, loaded (404 when the tenant has none by that id).

@@ -107,7 +107,10 @@ async fn openapi_gives_every_success_a_schema() {
             }
         }
     }
-    assert!(successes >= 18, "only {successes} success responses documented");
+    assert!(
+        successes >= 18,
+        "only {successes} success responses documented"
+    );
     // Every `$ref` names a schema of the document.
     let schemas = doc["components"]["schemas"].as_object().expect("schemas");
     let text = doc.to_string();
