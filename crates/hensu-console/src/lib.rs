@@ -3,16 +3,18 @@
 //!
 //! Server-rendered HTML ([`maud`]) with one small script for live updates; every asset is
 //! compiled into the binary. The console is a client of the same server code as the API: it
-//! calls the API's handlers (`hensu_server::routes`) with the tenant of the signed-in viewer,
-//! so tenant scoping, the resume checks and the start rules are the API's own.
+//! calls the server's service layer (`hensu_server::service`) with the tenant of the
+//! signed-in viewer, so tenant scoping, the resume checks and the start rules are the API's
+//! own, without a JSON round trip.
 //!
 //! Sign-in turns the API's JWT into an `HttpOnly` session cookie; every form carries a CSRF
-//! token derived from that cookie ([`session`]). Routes live under `/console/`; `/` redirects
+//! token derived from that cookie ([`session`]; the pages: [`pages::signin`]). [`chrome`] is
+//! the page shell every page shares. Routes live under `/console/`; `/` redirects
 //! to the executions list.
 
 pub mod assets;
+pub mod chrome;
 pub mod graph;
-pub mod layout;
 pub mod markdown;
 pub mod pages;
 pub mod session;
@@ -24,7 +26,7 @@ use hensu_server::AppState;
 
 /// The console's routes, to merge beside the API (`hensu_server::router_with`).
 pub fn router(state: AppState) -> Router<AppState> {
-    use pages::{execution, executions, reviews, start, workflows};
+    use pages::{execution, executions, reviews, signin, start, workflows};
     Router::new()
         .route("/", get(|| async { Redirect::to("/console/executions") }))
         .route(
@@ -37,9 +39,9 @@ pub fn router(state: AppState) -> Router<AppState> {
         )
         .route(
             "/console/login",
-            get(session::login_page).post(session::login),
+            get(signin::login_page).post(signin::login),
         )
-        .route("/console/logout", post(session::logout))
+        .route("/console/logout", post(signin::logout))
         .route("/console/assets/{name}", get(assets::serve))
         .route("/console/events", get(executions::tenant_events))
         .route("/console/executions", get(executions::list))
@@ -64,5 +66,5 @@ pub fn router(state: AppState) -> Router<AppState> {
             state,
             session::session_layer,
         ))
-        .layer(axum::middleware::from_fn(layout::security_headers))
+        .layer(axum::middleware::from_fn(chrome::security_headers))
 }

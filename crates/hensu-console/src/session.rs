@@ -9,6 +9,8 @@
 //! (a form field, or the `X-CSRF-Token` header). Another site can neither read the cookie nor
 //! the pages that show the token. Requests whose `Origin` or `Sec-Fetch-Site` say they come
 //! from another site are refused before that.
+//!
+//! The sign-in and sign-out pages are [`crate::pages::signin`].
 
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
@@ -16,10 +18,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use hensu_server::{AppState, Auth, Tenant};
-use maud::html;
 use sha2::{Digest, Sha256};
-
-use crate::layout;
 
 /// The session cookie's name.
 pub const COOKIE: &str = "hensu_console";
@@ -70,14 +69,14 @@ fn cookie_value(headers: &HeaderMap) -> Option<String> {
 }
 
 /// Whether the request came over HTTPS (directly or through a proxy that says so).
-fn is_https(headers: &HeaderMap) -> bool {
+pub(crate) fn is_https(headers: &HeaderMap) -> bool {
     headers
         .get("x-forwarded-proto")
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("https"))
 }
 
-fn set_cookie(value: &str, https: bool, max_age: Option<u64>) -> HeaderValue {
+pub(crate) fn set_cookie(value: &str, https: bool, max_age: Option<u64>) -> HeaderValue {
     let secure = if https { "; Secure" } else { "" };
     let age = max_age
         .map(|a| format!("; Max-Age={a}"))
@@ -206,7 +205,7 @@ pub fn check_post(
 
 /// `Sec-Fetch-Site` (sent by browsers) must not name another site, and `Origin`, when sent,
 /// must be this host.
-fn cross_site(headers: &HeaderMap) -> Result<(), Refused> {
+pub(crate) fn cross_site(headers: &HeaderMap) -> Result<(), Refused> {
     if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok())
         && !matches!(site, "same-origin" | "none")
     {
@@ -222,155 +221,10 @@ fn cross_site(headers: &HeaderMap) -> Result<(), Refused> {
     Ok(())
 }
 
-/// A state-changing request refused by [`check_post`]: a 403 page.
+/// A state-changing request refused by [`check_post`] (a 403 page,
+/// [`crate::pages::signin`]).
 #[derive(Debug)]
 pub struct Refused;
-
-impl IntoResponse for Refused {
-    fn into_response(self) -> Response {
-        refused()
-    }
-}
-
-fn refused() -> Response {
-    let body = layout::bare_page(
-        "Request refused",
-        html! {
-            h1 { "Request refused" }
-            p { "This form was not sent from a page of this console, or it has expired. "
-                "Reload the page and try again." }
-            p { a href="/console/executions" { "Back to the executions" } }
-        },
-    );
-    (StatusCode::FORBIDDEN, body).into_response()
-}
-
-#[derive(serde::Deserialize)]
-pub struct LoginQuery {
-    reason: Option<String>,
-}
-
-/// The sign-in page: paste a token.
-pub async fn login_page(
-    State(app): State<AppState>,
-    axum::extract::Query(q): axum::extract::Query<LoginQuery>,
-) -> Response {
-    if matches!(app.auth.as_ref(), Auth::Dev) {
-        return Redirect::to("/console/executions").into_response();
-    }
-    let message = match q.reason.as_deref() {
-        Some("expired") => Some(
-            "Your token is no longer valid (expired, or the server's key changed). Paste a new one.",
-        ),
-        Some("denied") => Some("That token has no subject or tenant; the server refuses it."),
-        Some("invalid") => Some("That token does not verify with this server's key."),
-        Some("signedout") => Some("You are signed out."),
-        _ => None,
-    };
-    login_form(message, StatusCode::OK)
-}
-
-fn login_form(message: Option<&str>, status: StatusCode) -> Response {
-    let body = layout::bare_page(
-        "Sign in",
-        html! {
-            h1 { "Sign in to the hensu console" }
-            @if let Some(m) = message {
-                p.notice.error role="alert" { (m) }
-            }
-            form.stack method="post" action="/console/login" {
-                label for="token" { "Access token (JWT)" }
-                p.hint id="token-hint" {
-                    "The same bearer token the API takes (" code { "sub" } " and "
-                    code { "tenant_id" } " claims). It is kept in an HttpOnly cookie of this "
-                    "browser until you sign out; it never appears in a URL."
-                }
-                textarea id="token" name="token" rows="4" required
-                    autocomplete="off" spellcheck="false" aria-describedby="token-hint" {}
-                button type="submit" { "Sign in" }
-            }
-        },
-    );
-    (status, body).into_response()
-}
-
-#[derive(serde::Deserialize)]
-pub struct LoginForm {
-    token: String,
-}
-
-/// Verifies the pasted token and starts the session.
-pub async fn login(
-    State(app): State<AppState>,
-    headers: HeaderMap,
-    axum::Form(form): axum::Form<LoginForm>,
-) -> Response {
-    // Login CSRF (signing a victim into the attacker's tenant) is refused by origin.
-    if let Err(r) = cross_site(&headers) {
-        return r.into_response();
-    }
-    if matches!(app.auth.as_ref(), Auth::Dev) {
-        return Redirect::to("/console/executions").into_response();
-    }
-    let token = form.token.trim();
-    // A JWT is three base64url parts: anything else cannot verify, and must not reach a header.
-    let plausible = !token.is_empty()
-        && token
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'='));
-    if !plausible {
-        return login_form(
-            Some("That is not a JWT (three base64url parts separated by dots)."),
-            StatusCode::UNAUTHORIZED,
-        );
-    }
-    match viewer_of(&app.auth, Some(token)) {
-        Ok(v) => {
-            tracing::info!(
-                tenant = v.tenant.tenant_id,
-                subject = v.tenant.subject,
-                "console sign-in"
-            );
-            let mut resp = Redirect::to("/console/executions").into_response();
-            resp.headers_mut().append(
-                header::SET_COOKIE,
-                set_cookie(token, is_https(&headers), None),
-            );
-            resp
-        }
-        Err(SignInNeeded::Forbidden) => login_form(
-            Some("That token has no subject or tenant; the server refuses it."),
-            StatusCode::FORBIDDEN,
-        ),
-        Err(_) => login_form(
-            Some("That token does not verify with this server's key, or it has expired."),
-            StatusCode::UNAUTHORIZED,
-        ),
-    }
-}
-
-#[derive(serde::Deserialize)]
-pub struct CsrfForm {
-    #[serde(rename = "_csrf")]
-    csrf: Option<String>,
-}
-
-/// Ends the session (the cookie is cleared).
-pub async fn logout(
-    Page(viewer): Page,
-    headers: HeaderMap,
-    axum::Form(form): axum::Form<CsrfForm>,
-) -> Response {
-    if let Err(r) = check_post(&headers, &viewer.csrf, form.csrf.as_deref()) {
-        return r.into_response();
-    }
-    let mut resp = Redirect::to("/console/login?reason=signedout").into_response();
-    resp.headers_mut().append(
-        header::SET_COOKIE,
-        set_cookie("", is_https(&headers), Some(0)),
-    );
-    resp
-}
 
 #[cfg(test)]
 mod tests {

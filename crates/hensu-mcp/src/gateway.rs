@@ -20,15 +20,18 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use axum::extract::{Path, Query, State};
+use axum::extract::{FromRef, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use futures::Stream;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::client::ToolInfo;
 use crate::result::{ToolFailure, render_result};
@@ -369,24 +372,69 @@ impl ToolSource for TenantTools {
     }
 }
 
-/// The gateway routes: `GET /mcp/connect`, `POST /mcp/message`, `GET /mcp/status`,
-/// `GET /mcp/clients/{clientId}/status`. Mount them behind the server's auth layer (the two
-/// status routes may stay open). Generic over the state type of the router it is merged into.
+/// The routes a tenant's MCP client uses, documented: `GET /mcp/connect` and
+/// `POST /mcp/message`. Mount them behind the server's authentication, which puts the
+/// caller's [`AuthenticatedTenant`] into the request (`route_layer`). Generic over the state
+/// of the router they are merged into (it must give the [`Gateway`]).
+pub fn client_routes<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Gateway: FromRef<S>,
+{
+    OpenApiRouter::new()
+        .routes(routes!(connect))
+        .routes(routes!(message))
+}
+
+/// The open status routes, documented: `GET /mcp/status` and
+/// `GET /mcp/clients/{clientId}/status` (no authentication, as upstream).
+pub fn status_routes<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Gateway: FromRef<S>,
+{
+    OpenApiRouter::new()
+        .routes(routes!(status))
+        .routes(routes!(client_status))
+}
+
+/// All four gateway routes over `gateway`, without authentication (tests, embedding).
 pub fn router<S: Clone + Send + Sync + 'static>(gateway: Gateway) -> Router<S> {
-    Router::new()
-        .route("/mcp/connect", get(connect))
-        .route("/mcp/message", post(message))
-        .route("/mcp/status", get(status))
-        .route("/mcp/clients/{client_id}/status", get(client_status))
-        .with_state(gateway)
+    let routes: Router<Gateway> = client_routes().merge(status_routes()).into();
+    routes.with_state(gateway)
+}
+
+/// The body of a refused gateway request (the server's error shape).
+#[derive(Serialize, Deserialize, ToSchema)]
+pub struct GatewayError {
+    pub error: String,
+    pub status: u16,
 }
 
 fn error(status: StatusCode, text: &str) -> Response {
-    (
-        status,
-        Json(json!({"error": text, "status": status.as_u16()})),
-    )
-        .into_response()
+    let body = GatewayError {
+        error: text.to_string(),
+        status: status.as_u16(),
+    };
+    (status, Json(body)).into_response()
+}
+
+/// Connected clients and pending requests.
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayStatus {
+    pub connected_clients: usize,
+    pub pending_requests: usize,
+}
+
+/// Whether one client is connected, and for how long.
+#[derive(Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientStatus {
+    pub client_id: String,
+    pub connected: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connected_duration_ms: Option<u64>,
 }
 
 const INVALID_ID: &str =
@@ -411,6 +459,15 @@ impl Drop for SessionGuard {
     }
 }
 
+/// The tenant's MCP client connects: an SSE stream of JSON-RPC requests (`tools/list`,
+/// `tools/call`); `clientId` must be the token's tenant.
+#[utoipa::path(get, path = "/mcp/connect", tag = "mcp",
+    params(("clientId" = String, Query, description = "the tenant id")),
+    responses((status = 200, description = "SSE stream; each `data:` is one JSON-RPC request",
+               content_type = "text/event-stream", body = String),
+              (status = 400, description = "bad clientId", body = GatewayError),
+              (status = 401, description = "no token"),
+              (status = 403, description = "clientId is not the token's tenant", body = GatewayError)))]
 async fn connect(
     State(gateway): State<Gateway>,
     tenant: Option<Extension<AuthenticatedTenant>>,
@@ -473,6 +530,13 @@ fn check_message(body: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// One JSON-RPC response of the tenant's client, matched to its request by `id`.
+#[utoipa::path(post, path = "/mcp/message", tag = "mcp",
+    request_body(content = String, content_type = "application/json",
+                 description = "a JSON-RPC response"),
+    responses((status = 204, description = "accepted (unknown ids are ignored)"),
+              (status = 400, description = "blank, too large or control characters", body = GatewayError),
+              (status = 401, description = "no token")))]
 async fn message(
     State(gateway): State<Gateway>,
     tenant: Option<Extension<AuthenticatedTenant>>,
@@ -492,11 +556,22 @@ async fn message(
     StatusCode::NO_CONTENT.into_response()
 }
 
-async fn status(State(gateway): State<Gateway>) -> Json<Value> {
+/// Connected clients and pending requests.
+#[utoipa::path(get, path = "/mcp/status", tag = "mcp",
+    responses((status = 200, description = "the gateway's counts", body = GatewayStatus)))]
+async fn status(State(gateway): State<Gateway>) -> Json<GatewayStatus> {
     let (clients, pending) = gateway.counts();
-    Json(json!({"connectedClients": clients, "pendingRequests": pending}))
+    Json(GatewayStatus {
+        connected_clients: clients,
+        pending_requests: pending,
+    })
 }
 
+/// Whether one client is connected, and for how long.
+#[utoipa::path(get, path = "/mcp/clients/{clientId}/status", tag = "mcp",
+    params(("clientId" = String, Path)),
+    responses((status = 200, description = "the client's connection", body = ClientStatus),
+              (status = 400, description = "bad clientId", body = GatewayError)))]
 async fn client_status(State(gateway): State<Gateway>, Path(client_id): Path<String>) -> Response {
     if !is_valid_id(&client_id) {
         return error(StatusCode::BAD_REQUEST, &format!("clientId: {INVALID_ID}"));
@@ -506,13 +581,11 @@ async fn client_status(State(gateway): State<Gateway>, Path(client_id): Path<Str
         .sessions
         .get(&client_id)
         .map(|s| s.connected_at.elapsed());
-    Json(match connected_for {
-        Some(d) => json!({
-            "clientId": client_id,
-            "connected": true,
-            "connectedDurationMs": u64::try_from(d.as_millis()).unwrap_or(u64::MAX),
-        }),
-        None => json!({"clientId": client_id, "connected": false}),
+    Json(ClientStatus {
+        client_id,
+        connected: connected_for.is_some(),
+        connected_duration_ms: connected_for
+            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
     })
     .into_response()
 }

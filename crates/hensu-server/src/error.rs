@@ -1,18 +1,35 @@
-//! The one error type of the HTTP layer: every failure a handler returns becomes
-//! `{"error": "<text>", "status": <code>}` with that status (the upstream shape).
+//! The one error type of the service layer and the HTTP layer: every failure becomes
+//! [`ErrorBody`], `{"error": "<text>", "status": <code>}`, with that status (the upstream
+//! shape).
 
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
 
-/// An HTTP error: a status, a message, and for push failures the diagnostics.
+/// An API error: a status, a message, and for push failures the diagnostics.
 #[derive(Debug)]
 pub struct ApiError {
     pub status: StatusCode,
     pub message: String,
-    /// Extra fields merged into the body (e.g. `diagnostics`).
-    pub extra: Option<Value>,
+    /// The push's diagnostics report (`hensu_diagnostics::render_json`), sent as
+    /// `diagnostics`.
+    pub diagnostics: Option<Value>,
+}
+
+/// The body of every error response.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong (a fixed text for server-side failures).
+    pub error: String,
+    /// The HTTP status code, repeated.
+    pub status: u16,
+    /// A refused push: every diagnostic of the hensu checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub diagnostics: Option<Value>,
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
@@ -22,7 +39,7 @@ impl ApiError {
         ApiError {
             status,
             message: message.into(),
-            extra: None,
+            diagnostics: None,
         }
     }
     pub fn bad_request(message: impl Into<String>) -> ApiError {
@@ -42,8 +59,8 @@ impl ApiError {
         tracing::error!(error = %detail, "request failed");
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error")
     }
-    pub fn with_extra(mut self, extra: Value) -> ApiError {
-        self.extra = Some(extra);
+    pub fn with_diagnostics(mut self, report: Value) -> ApiError {
+        self.diagnostics = Some(report);
         self
     }
 }
@@ -56,10 +73,11 @@ impl From<hensu_store::StoreError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut body = json!({"error": self.message, "status": self.status.as_u16()});
-        if let (Some(Value::Object(extra)), Some(obj)) = (self.extra, body.as_object_mut()) {
-            obj.extend(extra);
-        }
+        let body = ErrorBody {
+            error: self.message,
+            status: self.status.as_u16(),
+            diagnostics: self.diagnostics,
+        };
         let mut resp = (self.status, Json(body)).into_response();
         if self.status == StatusCode::UNAUTHORIZED {
             resp.headers_mut().insert(

@@ -1,18 +1,20 @@
 //! The hensu server (`hensuc serve`): workflows and executions over REST + SSE, compatible
 //! with upstream Hensu's API (docs/server.md lists every difference).
 //!
-//! Routes are thin ([`routes`]); state is explicit ([`AppState`]); every failure is one
-//! [`error::ApiError`]. Executions run through an [`exec::ExecutionService`] (in this process
-//! by default); runs live in `hensu-store`, workflow definitions and run tenants in its
-//! registry tables.
+//! The operations are typed functions of the caller's tenant ([`service`]); the HTTP routes
+//! are thin adapters of them ([`routes`]), each registered once with its OpenAPI entry
+//! ([`openapi`]); the web console calls the same [`service`]. State is explicit
+//! ([`AppState`]); every failure is one [`error::ApiError`]. Executions run through an
+//! [`exec::ExecutionService`] (in this process by default); runs live in `hensu-store`,
+//! workflow definitions and run tenants in its registry tables.
 
 pub mod auth;
 pub mod error;
-pub mod events;
 pub mod exec;
 pub mod metrics;
 pub mod openapi;
 pub mod routes;
+pub mod service;
 pub mod subflows;
 pub mod tools;
 pub mod validate;
@@ -21,8 +23,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use axum::Router;
-use axum::routing::{get, post};
+use axum::{Extension, Router};
 use hensu_store::{StateStore, StoreOptions, WorkflowRegistry};
 use tokio::sync::broadcast;
 
@@ -45,27 +46,15 @@ pub struct AppState {
     pub gateway: hensu_mcp::gateway::Gateway,
 }
 
-/// Every route and its methods, as served (the OpenAPI test compares against it).
-pub const ROUTES: &[(&str, &[&str])] = &[
-    ("/api/v1/workflows", &["get", "post"]),
-    ("/api/v1/workflows/{workflowId}", &["get", "delete"]),
-    ("/api/v1/executions", &["get", "post"]),
-    ("/api/v1/executions/paused", &["get"]),
-    ("/api/v1/executions/events", &["get"]),
-    ("/api/v1/executions/{executionId}", &["get"]),
-    ("/api/v1/executions/{executionId}/result", &["get"]),
-    ("/api/v1/executions/{executionId}/resume", &["post"]),
-    ("/api/v1/executions/{executionId}/cancel", &["post"]),
-    ("/api/v1/executions/{executionId}/events", &["get"]),
-    ("/health", &["get"]),
-    ("/ready", &["get"]),
-    ("/metrics", &["get"]),
-    ("/openapi.json", &["get"]),
-    ("/mcp/connect", &["get"]),
-    ("/mcp/message", &["post"]),
-    ("/mcp/status", &["get"]),
-    ("/mcp/clients/{clientId}/status", &["get"]),
-];
+/// Every documented route, registered once: the router and the OpenAPI document in one.
+pub fn api_routes(state: &AppState) -> utoipa_axum::router::OpenApiRouter<AppState> {
+    utoipa_axum::router::OpenApiRouter::with_openapi(openapi::base())
+        .merge(routes::workflows::routes())
+        .merge(routes::executions::routes())
+        .merge(routes::mcp::routes(state))
+        .merge(routes::ops::routes())
+        .merge(openapi::routes())
+}
 
 /// The application router.
 pub fn router(state: AppState) -> Router {
@@ -75,30 +64,10 @@ pub fn router(state: AppState) -> Router {
 /// The application router with `extra` routes (the web console, `hensu-console`) merged beside
 /// the API, under the same layers.
 pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
-    use routes::{executions as ex, ops, workflows as wf};
-    let api = Router::new()
-        .route("/api/v1/workflows", get(wf::list).post(wf::push))
-        .route(
-            "/api/v1/workflows/{workflowId}",
-            get(wf::pull).delete(wf::delete),
-        )
-        .route("/api/v1/executions", get(ex::list).post(ex::start))
-        // Literal segments win over `{executionId}` (axum matches static routes first).
-        .route("/api/v1/executions/paused", get(ex::paused))
-        .route("/api/v1/executions/events", get(ex::tenant_events))
-        .route("/api/v1/executions/{executionId}", get(ex::status))
-        .route("/api/v1/executions/{executionId}/result", get(ex::result))
-        .route("/api/v1/executions/{executionId}/resume", post(ex::resume))
-        .route("/api/v1/executions/{executionId}/cancel", post(ex::cancel))
-        .route("/api/v1/executions/{executionId}/events", get(ex::events));
+    let (api, document) = api_routes(&state).split_for_parts();
     Router::new()
-        .merge(api)
-        .merge(routes::mcp::routes(&state))
+        .merge(api.layer(Extension(openapi::Document::new(&document))))
         .merge(extra)
-        .route("/health", get(ops::health))
-        .route("/ready", get(ops::ready))
-        .route("/metrics", get(ops::metrics))
-        .route("/openapi.json", get(ops::openapi))
         .fallback(|| async { error::ApiError::not_found() })
         .method_not_allowed_fallback(|| async {
             error::ApiError::new(axum::http::StatusCode::METHOD_NOT_ALLOWED, "Method not allowed")

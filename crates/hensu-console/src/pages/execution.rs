@@ -9,14 +9,15 @@ use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use hensu_runtime::{ExecutionPhase, RunState};
 use hensu_server::AppState;
+use hensu_server::service::events::{self, ExecutionEvent};
 use hensu_store::RunStatus;
 use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::{RunView, api_error, load_run, output_block};
+use crate::chrome::{self, Nav, duration, status_badge, time};
 use crate::graph::{self, Marks};
-use crate::layout::{self, Nav, duration, status_badge, time};
 use crate::session::Page;
 
 #[derive(Deserialize)]
@@ -36,12 +37,12 @@ pub async fn detail(
         Err(e) => return api_error(&viewer, Nav::Executions, e),
     };
     let live = !run.record.status.is_terminal();
-    let title = format!("Execution {}", layout::short_id(&run.record.run_id));
+    let title = format!("Execution {}", chrome::short_id(&run.record.run_id));
     let body = html! {
         div data-live-source=[live.then(|| format!("/console/executions/{}/events", run.record.run_id))]
             data-live-ends="true" {
             h1 { "Execution " code { (run.record.run_id) } }
-            (layout::notice(q.notice.as_deref()))
+            (chrome::notice(q.notice.as_deref()))
             (summary(&run))
             (path_section(&run))
             (steps_section(&run))
@@ -52,7 +53,7 @@ pub async fn detail(
             }
         }
     };
-    layout::page(&viewer, &title, Nav::Executions, body).into_response()
+    chrome::page(&viewer, &title, Nav::Executions, body).into_response()
 }
 
 fn tokens(state: Option<&RunState>) -> Option<(u64, u64)> {
@@ -87,7 +88,7 @@ fn summary(run: &RunView) -> Markup {
                     @if r.cancel_requested { " " span.muted { "(cancel requested)" } } }
                 dt { "Workflow" } dd { a href={ "/console/workflows/" (r.workflow_id) } { (r.workflow_id) } " " span.muted { "version " (version) } }
                 dt { "Started" } dd { (time(r.started_at)) }
-                dt { "Duration" } dd { (duration(super::executions::elapsed(r, layout::now_ms()))) }
+                dt { "Duration" } dd { (duration(super::executions::elapsed(r, chrome::now_ms()))) }
                 dt { "Current node" } dd {
                     @match &r.current_node { Some(n) => code { (n) }, None => "—" }
                 }
@@ -226,19 +227,14 @@ fn steps_section(run: &RunView) -> Markup {
 
 fn events_section(run: &RunView) -> Markup {
     let r = &run.record;
-    let tenant = "";
     let none = || Value::Null;
-    // The creation row is step 0, before the first row `read_log` returns: built here, as
-    // the API's streams do.
-    let started = serde_json::json!({"type": "execution.started",
-        "timestamp": hensu_store::rfc3339(r.started_at)});
-    let events: Vec<(u64, Value)> = std::iter::once((0, started))
+    // The creation row is step 0, before the first row `read_log` returns: built from the
+    // record, as the API's streams do. The tenant is the viewer's own (not shown).
+    let events: Vec<(u64, ExecutionEvent)> = std::iter::once((0, events::started_event(r, "")))
         .chain(run.log.iter().filter(|e| e.meta.step > 0).filter_map(|e| {
-            hensu_server::events::log_event(&r.run_id, &r.workflow_id, tenant, e, &none)
-                .map(|v| (e.meta.step, v))
+            events::log_event(&r.run_id, &r.workflow_id, "", e, &none).map(|v| (e.meta.step, v))
         }))
         .collect();
-    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
     html! {
         section id="run-events" data-live aria-labelledby="events-h" {
             h2 id="events-h" { "Events" }
@@ -250,9 +246,9 @@ fn events_section(run: &RunView) -> Markup {
                         @for (step, ev) in &events {
                             tr {
                                 td { (step) }
-                                td { (text(ev, "type").unwrap_or_default()) }
-                                td { @if let Some(n) = text(ev, "nodeId").or_else(|| text(ev, "finalNodeId")) { code { (n) } } }
-                                td { (text(ev, "timestamp").unwrap_or_default()) }
+                                td { (ev.kind()) }
+                                td { @if let Some(n) = ev.node() { code { (n) } } }
+                                td { (ev.timestamp()) }
                             }
                         }
                     }

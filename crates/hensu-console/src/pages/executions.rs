@@ -2,19 +2,20 @@
 //! workflow, paginated, and kept current by the tenant's event stream (the script re-renders a
 //! row when its execution reports an event; there is no polling loop).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use hensu_server::AppState;
-use hensu_server::error::ApiError;
+use hensu_server::routes::executions::{last_event_id, sse_response};
+use hensu_server::service::{events, executions};
 use hensu_store::{RunRecord, RunStatus};
 use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::api_error;
-use crate::layout::{self, Nav, duration, short_id, status_badge, time};
+use crate::chrome::{self, Nav, duration, short_id, status_badge, time};
 use crate::session::Page;
 
 /// Rows per page.
@@ -82,27 +83,6 @@ fn encode(s: &str) -> String {
         .collect()
 }
 
-/// The tenant's executions, newest first.
-pub async fn tenant_records(app: &AppState, tenant: &str) -> Result<Vec<RunRecord>, ApiError> {
-    let (reg, store, tenant) = (app.registry.clone(), app.store.clone(), tenant.to_string());
-    tokio::task::spawn_blocking(move || -> Result<Vec<RunRecord>, ApiError> {
-        let mine: HashSet<String> = reg.tenant_runs(&tenant)?.into_iter().collect();
-        let mut records: Vec<RunRecord> = store
-            .list()?
-            .into_iter()
-            .filter(|r| mine.contains(&r.run_id))
-            .collect();
-        records.sort_by(|a, b| {
-            b.started_at
-                .cmp(&a.started_at)
-                .then_with(|| b.run_id.cmp(&a.run_id))
-        });
-        Ok(records)
-    })
-    .await
-    .map_err(ApiError::internal)?
-}
-
 /// How long a run has taken: until its last write when it stopped, until now while it runs.
 pub fn elapsed(r: &RunRecord, now: u64) -> u64 {
     let end = if r.status == RunStatus::Running {
@@ -144,7 +124,7 @@ pub async fn list(
     Page(viewer): Page,
     Query(filter): Query<Filter>,
 ) -> Response {
-    let records = match tenant_records(&app, &viewer.tenant.tenant_id).await {
+    let records = match executions::records(&app, &viewer.tenant).await {
         Ok(r) => r,
         Err(e) => return api_error(&viewer, Nav::Executions, e),
     };
@@ -152,7 +132,7 @@ pub async fn list(
     let matching: Vec<&RunRecord> = records.iter().filter(|r| filter.matches(r)).collect();
     let pages = matching.len().div_ceil(PAGE_SIZE).max(1);
     let page = filter.page.unwrap_or(1).clamp(1, pages);
-    let now = layout::now_ms();
+    let now = chrome::now_ms();
     let shown = matching.iter().skip((page - 1) * PAGE_SIZE).take(PAGE_SIZE);
     let body = html! {
         h1 { "Executions" }
@@ -208,7 +188,7 @@ pub async fn list(
             }
         }
     };
-    layout::page(&viewer, "Executions", Nav::Executions, body).into_response()
+    chrome::page(&viewer, "Executions", Nav::Executions, body).into_response()
 }
 
 /// `GET /console/executions/{id}/row`: the row of one execution under the list's filter, or
@@ -219,9 +199,9 @@ pub async fn row_fragment(
     Path(id): Path<String>,
     Query(filter): Query<Filter>,
 ) -> Response {
-    match hensu_server::routes::executions::owned_record(&app, &viewer.tenant, &id).await {
+    match executions::owned_record(&app, &viewer.tenant, &id).await {
         Ok(r) if filter.matches(&r) => {
-            Html(row(&r, layout::now_ms()).into_string()).into_response()
+            Html(row(&r, chrome::now_ms()).into_string()).into_response()
         }
         Ok(_) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => e.into_response(),
@@ -235,9 +215,10 @@ pub async fn tenant_events(
     Page(viewer): Page,
     headers: HeaderMap,
 ) -> Response {
-    hensu_server::routes::executions::tenant_events(State(app), viewer.tenant, headers)
-        .await
-        .into_response()
+    match events::tenant_events(&app, &viewer.tenant, last_event_id(&headers)).await {
+        Ok(stream) => sse_response(stream),
+        Err(e) => e.into_response(),
+    }
 }
 
 /// `GET /console/executions/{id}/events`: the API's stream of one execution, by session.
@@ -247,9 +228,10 @@ pub async fn events(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    hensu_server::routes::executions::events(State(app), viewer.tenant, Path(id), headers)
-        .await
-        .into_response()
+    match events::execution_events(&app, &viewer.tenant, &id, last_event_id(&headers)).await {
+        Ok(stream) => sse_response(stream),
+        Err(e) => e.into_response(),
+    }
 }
 
 #[cfg(test)]

@@ -1,10 +1,11 @@
-//! The console's pages. Each reads through the API's own checks (`owned_record`, the
-//! tenant-keyed registry) with the viewer's tenant, so a page never shows another tenant's data:
-//! a foreign execution or workflow is "not found", as in the API.
+//! The console's pages. Each reads and writes through the server's service layer
+//! (`hensu_server::service`) with the viewer's tenant, so a page never shows another tenant's
+//! data: a foreign execution or workflow is "not found", as in the API.
 
 pub mod execution;
 pub mod executions;
 pub mod reviews;
+pub mod signin;
 pub mod start;
 pub mod workflows;
 
@@ -14,11 +15,12 @@ use hensu_ir::Workflow;
 use hensu_runtime::RunState;
 use hensu_server::AppState;
 use hensu_server::error::ApiError;
+use hensu_server::service::executions as service;
 use hensu_store::{LogEntry, RunRecord};
 use maud::{Markup, html};
 use serde_json::Value;
 
-use crate::layout::{self, Nav};
+use crate::chrome::{self, Nav};
 use crate::session::Viewer;
 
 /// An error page with the status of the API's answer (its message is escaped like any text).
@@ -33,7 +35,7 @@ pub fn error_page(viewer: &Viewer, nav: Nav, status: StatusCode, message: &str) 
         p.notice.error role="alert" { (message) }
         p { a href="/console/executions" { "Back to the executions" } }
     };
-    (status, layout::page(viewer, title, nav, body)).into_response()
+    (status, chrome::page(viewer, title, nav, body)).into_response()
 }
 
 /// [`error_page`] of an API error.
@@ -64,24 +66,14 @@ pub const LOG_LIMIT: usize = 1_000;
 
 /// Loads a run of the viewer's tenant (404 for anyone else's).
 pub async fn load_run(app: &AppState, viewer: &Viewer, id: &str) -> Result<RunView, ApiError> {
-    let record = hensu_server::routes::executions::owned_record(app, &viewer.tenant, id).await?;
-    let store = app.store.clone();
-    let id = id.to_string();
-    tokio::task::spawn_blocking(move || -> Result<RunView, ApiError> {
-        let stored = store.load(&id)?;
-        let log = store.read_log(&id, 0, LOG_LIMIT)?;
-        let state = serde_json::from_value::<RunState>(stored.snapshot.clone()).ok();
-        let workflow = hensu_server::exec::stored_workflow(&stored.workflow).ok();
-        Ok(RunView {
-            output: hensu_server::events::public_context(&stored.snapshot),
-            record,
-            state,
-            workflow,
-            log,
-        })
+    let run = service::detail(app, &viewer.tenant, id, LOG_LIMIT).await?;
+    Ok(RunView {
+        output: service::public_context(&run.snapshot),
+        state: serde_json::from_value::<RunState>(run.snapshot).ok(),
+        workflow: hensu_server::exec::stored_workflow(&run.workflow).ok(),
+        record: run.record,
+        log: run.log,
     })
-    .await
-    .map_err(ApiError::internal)?
 }
 
 /// A value as the console shows it: strings as markdown (collapsed when long), anything else

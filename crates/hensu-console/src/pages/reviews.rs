@@ -1,6 +1,7 @@
 //! The review inbox: executions waiting for a human. The review page shows the node's output,
 //! its rubric result, prompt and criteria; the decision (approve, reject with feedback,
-//! backtrack to a node) goes through the API's resume handler with the review's correlation id,
+//! backtrack to a node) goes through the service's resume (the API's rules) with the review's
+//! correlation id,
 //! so a second decision for the same review (two tabs, two reviewers) is refused by the same
 //! correlation check and shown as "already decided".
 
@@ -11,19 +12,18 @@ use hensu_ir::Node;
 use hensu_runtime::ExecutionPhase;
 use hensu_server::AppState;
 use hensu_server::error::ApiError;
+use hensu_server::service::executions::{self, ResumeExecution};
 use hensu_store::RunStatus;
 use maud::{Markup, html};
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 use super::{RunView, api_error, load_run, output_block};
-use crate::layout::{self, Nav, time};
+use crate::chrome::{self, Nav, time};
 use crate::session::{Page, Viewer, check_post};
 
 /// `GET /console/reviews`: the tenant's paused executions, oldest first.
 pub async fn inbox(State(app): State<AppState>, Page(viewer): Page) -> Response {
-    let mut records = match super::executions::tenant_records(&app, &viewer.tenant.tenant_id).await
-    {
+    let mut records = match executions::records(&app, &viewer.tenant).await {
         Ok(r) => r,
         Err(e) => return api_error(&viewer, Nav::Reviews, e),
     };
@@ -44,7 +44,7 @@ pub async fn inbox(State(app): State<AppState>, Page(viewer): Page) -> Response 
                         tbody {
                             @for r in &reviews {
                                 tr {
-                                    td { a href={ "/console/reviews/" (r.run_id) } aria-label={ "Review execution " (r.run_id) } { "Review " code { (layout::short_id(&r.run_id)) } } }
+                                    td { a href={ "/console/reviews/" (r.run_id) } aria-label={ "Review execution " (r.run_id) } { "Review " code { (chrome::short_id(&r.run_id)) } } }
                                     td { (r.workflow_id) }
                                     td { code { (r.current_node.as_deref().unwrap_or("?")) } }
                                     td { (time(r.updated_at)) }
@@ -57,14 +57,14 @@ pub async fn inbox(State(app): State<AppState>, Page(viewer): Page) -> Response 
                     h2 { "Paused for an external answer (" (waiting.len()) ")" }
                     ul {
                         @for r in &waiting {
-                            li { a href={ "/console/executions/" (r.run_id) } { code { (layout::short_id(&r.run_id)) } } " · " (r.workflow_id) " at " code { (r.current_node.as_deref().unwrap_or("?")) } }
+                            li { a href={ "/console/executions/" (r.run_id) } { code { (chrome::short_id(&r.run_id)) } } " · " (r.workflow_id) " at " code { (r.current_node.as_deref().unwrap_or("?")) } }
                         }
                     }
                 }
             }
         }
     };
-    layout::page(&viewer, "Reviews", Nav::Reviews, body).into_response()
+    chrome::page(&viewer, "Reviews", Nav::Reviews, body).into_response()
 }
 
 /// `GET /console/reviews/{id}`.
@@ -97,7 +97,7 @@ fn review_page(
         }
         _ => None,
     });
-    let title = format!("Review {}", layout::short_id(&r.run_id));
+    let title = format!("Review {}", chrome::short_id(&r.run_id));
     let body = html! {
         h1 { "Review of execution " code { (r.run_id) } }
         @if let Some(p) = problem { p.notice.error role="alert" { (p) } }
@@ -124,7 +124,7 @@ fn review_page(
             }
         }
     };
-    (status, layout::page(viewer, &title, Nav::Reviews, body)).into_response()
+    (status, chrome::page(viewer, &title, Nav::Reviews, body)).into_response()
 }
 
 fn rubric_section(run: &RunView, node: Option<&Node>) -> Markup {
@@ -219,7 +219,7 @@ pub struct DecisionForm {
     target_step: Option<String>,
 }
 
-/// `POST /console/reviews/{id}`: the decision, through the API's resume handler.
+/// `POST /console/reviews/{id}`: the decision, through the service's resume.
 pub async fn decide(
     State(app): State<AppState>,
     Page(viewer): Page,
@@ -230,25 +230,15 @@ pub async fn decide(
     if let Err(r) = check_post(&headers, &viewer.csrf, form.csrf.as_deref()) {
         return r.into_response();
     }
-    let mut body = json!({"correlationId": form.correlation_id, "decision": form.decision});
-    let reason = form.reason.filter(|r| !r.trim().is_empty());
-    if let Some(obj) = body.as_object_mut() {
-        if let Some(r) = reason {
-            obj.insert("reason".into(), Value::String(r));
-        }
-        if form.decision == "backtrack"
-            && let Some(t) = form.target_step
-        {
-            obj.insert("targetStep".into(), Value::String(t));
-        }
-    }
-    let result = hensu_server::routes::executions::resume(
-        State(app.clone()),
-        viewer.tenant.clone(),
-        Path(id.clone()),
-        axum::body::Bytes::from(body.to_string()),
-    )
-    .await;
+    let backtrack = form.decision == "backtrack";
+    let request = ResumeExecution {
+        correlation_id: Some(form.correlation_id.clone()),
+        decision: Some(form.decision),
+        reason: form.reason.filter(|r| !r.trim().is_empty()),
+        target_step: form.target_step.filter(|_| backtrack),
+        context_edits: None,
+    };
+    let result = executions::resume(&app, &viewer.tenant, &id, request).await;
     match result {
         Ok(_) => Redirect::to(&format!("/console/executions/{id}?notice=decided")).into_response(),
         Err(e) => refusal(&app, &viewer, &id, &form.correlation_id, e).await,

@@ -1,7 +1,7 @@
 //! Start a run: a form generated from the workflow's state schema (one typed field per input:
 //! text, number, yes/no, a list one item per line), checked by the browser before it is sent
 //! (`required`, `type=number`) and again here with the engine's own input rules, then started
-//! through the API's start handler.
+//! through the service's start (the API's rules).
 
 use std::collections::BTreeMap;
 
@@ -11,11 +11,12 @@ use axum::response::{IntoResponse, Redirect, Response};
 use hensu_ir::{StateVariable, VarType, Workflow};
 use hensu_runtime::Context;
 use hensu_server::AppState;
+use hensu_server::service::executions::{self, StartExecution};
 use maud::{Markup, html};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{api_error, workflows};
-use crate::layout::{self, Nav};
+use crate::chrome::{self, Nav};
 use crate::session::{Page, Viewer, check_post};
 
 /// The name of an input's form field.
@@ -89,7 +90,7 @@ fn render(
     };
     (
         status,
-        layout::page(viewer, &format!("Start {}", wf.id), Nav::Workflows, body),
+        chrome::page(viewer, &format!("Start {}", wf.id), Nav::Workflows, body),
     )
         .into_response()
 }
@@ -238,32 +239,16 @@ pub async fn submit(
         Ok(c) => c,
         Err(problems) => return render(&viewer, &wf, &values, &problems, StatusCode::BAD_REQUEST),
     };
-    let body = json!({"workflowId": wf.id, "context": context.into_iter().collect::<Map<String, Value>>()});
-    let started = hensu_server::routes::executions::start(
-        State(app.clone()),
-        viewer.tenant.clone(),
-        Ok(axum::Json(body)),
-    )
-    .await;
-    let resp = match started {
-        Ok(r) => r,
+    let request = StartExecution::new(wf.id.clone(), context);
+    match executions::start(&app, &viewer.tenant, request).await {
+        Ok(started) => Redirect::to(&format!(
+            "/console/executions/{}?notice=started",
+            started.execution_id
+        ))
+        .into_response(),
         Err(e) => {
             let problems = vec![(String::new(), e.message)];
-            return render(&viewer, &wf, &values, &problems, e.status);
+            render(&viewer, &wf, &values, &problems, e.status)
         }
-    };
-    let bytes = axum::body::to_bytes(resp.into_body(), 64 * 1024)
-        .await
-        .unwrap_or_default();
-    let execution = serde_json::from_slice::<Value>(&bytes).ok().and_then(|v| {
-        v.get("executionId")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    });
-    match execution {
-        Some(eid) => {
-            Redirect::to(&format!("/console/executions/{eid}?notice=started")).into_response()
-        }
-        None => Redirect::to("/console/executions").into_response(),
     }
 }

@@ -6,51 +6,22 @@ use axum::response::{IntoResponse, Response};
 use hensu_ir::{Node, Workflow, bfs_order, node_details, node_edges};
 use hensu_server::AppState;
 use hensu_server::error::ApiError;
+use hensu_server::service::workflows as service;
 use maud::{Markup, html};
 
 use super::api_error;
+use crate::chrome::{self, Nav};
 use crate::graph::{self, Marks};
-use crate::layout::{self, Nav};
 use crate::session::{Page, Viewer};
 
-/// A stored workflow of `tenant`, compiled (404 when the tenant has none by that id).
+/// A stored workflow of the viewer's tenant, loaded (404 when the tenant has none by that id).
 pub async fn load(app: &AppState, viewer: &Viewer, id: &str) -> Result<Workflow, ApiError> {
-    hensu_server::validate::check_id("workflowId", id)?;
-    let (reg, tenant, id) = (
-        app.registry.clone(),
-        viewer.tenant.tenant_id.clone(),
-        id.to_string(),
-    );
-    tokio::task::spawn_blocking(move || -> Result<Workflow, ApiError> {
-        let stored = reg
-            .get_workflow(&tenant, &id)?
-            .ok_or_else(ApiError::not_found)?;
-        hensu_ir::from_json(&stored.definition.to_string())
-            .map_err(|e| ApiError::internal(format!("stored workflow does not load: {e:?}")))
-    })
-    .await
-    .map_err(ApiError::internal)?
+    service::load(app, &viewer.tenant, id).await
 }
 
 /// `GET /console/workflows`.
 pub async fn list(State(app): State<AppState>, Page(viewer): Page) -> Response {
-    let (reg, tenant) = (app.registry.clone(), viewer.tenant.tenant_id.clone());
-    let rows = tokio::task::spawn_blocking(
-        move || -> Result<Vec<(String, String, Option<Workflow>)>, ApiError> {
-            let mut out = Vec::new();
-            for w in reg.list_workflows(&tenant)? {
-                let wf = reg
-                    .get_workflow(&tenant, &w.workflow_id)?
-                    .and_then(|s| hensu_ir::from_json(&s.definition.to_string()).ok());
-                out.push((w.workflow_id, w.version, wf));
-            }
-            Ok(out)
-        },
-    )
-    .await
-    .map_err(ApiError::internal)
-    .and_then(|r| r);
-    let rows = match rows {
+    let rows = match service::list_loaded(&app, &viewer.tenant).await {
         Ok(r) => r,
         Err(e) => return api_error(&viewer, Nav::Workflows, e),
     };
@@ -63,7 +34,8 @@ pub async fn list(State(app): State<AppState>, Page(viewer): Page) -> Response {
                 caption { (rows.len()) " workflows, by id" }
                 thead { tr { th scope="col" { "Id" } th scope="col" { "Name" } th scope="col" { "Version" } th scope="col" { "Nodes" } th scope="col" { span.visually-hidden { "Actions" } } } }
                 tbody {
-                    @for (id, version, wf) in &rows {
+                    @for (entry, wf) in &rows {
+                        @let (id, version) = (&entry.id, &entry.version);
                         tr {
                             td { a href={ "/console/workflows/" (id) } { (id) } }
                             td { (wf.as_ref().map(|w| w.metadata.name.as_str()).unwrap_or("")) }
@@ -76,7 +48,7 @@ pub async fn list(State(app): State<AppState>, Page(viewer): Page) -> Response {
             }
         }
     };
-    layout::page(&viewer, "Workflows", Nav::Workflows, body).into_response()
+    chrome::page(&viewer, "Workflows", Nav::Workflows, body).into_response()
 }
 
 /// `GET /console/workflows/{id}`.
@@ -126,7 +98,7 @@ pub async fn detail(
             }
         }
     };
-    layout::page(&viewer, &wf.metadata.name, Nav::Workflows, body).into_response()
+    chrome::page(&viewer, &wf.metadata.name, Nav::Workflows, body).into_response()
 }
 
 fn node_card(wf: &Workflow, node: &Node) -> Markup {

@@ -1,52 +1,49 @@
-//! Operations: liveness, readiness (the store answers), Prometheus metrics, OpenAPI.
+//! Operations: liveness, readiness, Prometheus metrics — adapters of [`crate::service::ops`].
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use axum::response::IntoResponse;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::AppState;
+use crate::service::ops::{self as service, Health, HealthStatus};
 
-/// Liveness: the process answers.
-#[utoipa::path(get, path = "/health", tag = "operations", responses((status = 200, description = "up")))]
-pub async fn health() -> Json<Value> {
-    Json(json!({"status": "UP"}))
+/// The routes of this file, documented.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(health))
+        .routes(routes!(ready))
+        .routes(routes!(metrics))
 }
 
-/// Readiness: the registry answers a query (the empty tenant, which no token can name).
+/// Liveness: the process answers.
+#[utoipa::path(get, path = "/health", tag = "operations",
+    responses((status = 200, description = "up", body = HealthStatus)))]
+pub async fn health() -> Json<HealthStatus> {
+    Json(service::health())
+}
+
+/// Readiness: the store answers.
 #[utoipa::path(get, path = "/ready", tag = "operations",
-    responses((status = 200, description = "ready"), (status = 503, description = "store unreachable")))]
-pub async fn ready(State(app): State<AppState>) -> Response {
-    let reg = app.registry.clone();
-    let ok = tokio::task::spawn_blocking(move || reg.list_workflows("").is_ok())
-        .await
-        .unwrap_or(false);
-    if ok {
-        (StatusCode::OK, Json(json!({"status": "READY"}))).into_response()
-    } else {
-        (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({"status": "DOWN"})),
-        )
-            .into_response()
-    }
+    responses((status = 200, description = "ready", body = HealthStatus),
+              (status = 503, description = "store unreachable", body = HealthStatus)))]
+pub async fn ready(State(app): State<AppState>) -> (StatusCode, Json<HealthStatus>) {
+    let ready = service::ready(&app).await;
+    let code = match ready.status {
+        Health::Down => StatusCode::SERVICE_UNAVAILABLE,
+        Health::Up | Health::Ready => StatusCode::OK,
+    };
+    (code, Json(ready))
 }
 
 /// Prometheus text exposition.
-#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, description = "metrics")))]
-pub async fn metrics(State(app): State<AppState>) -> Response {
-    let running = app.executor.running();
-    metrics::gauge!(crate::metrics::RUNNING).set(running as f64);
+#[utoipa::path(get, path = "/metrics", tag = "operations",
+    responses((status = 200, description = "metrics", content_type = "text/plain", body = String)))]
+pub async fn metrics(State(app): State<AppState>) -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        app.metrics.render(),
+        service::metrics(&app),
     )
-        .into_response()
-}
-
-/// This API's OpenAPI document.
-#[utoipa::path(get, path = "/openapi.json", tag = "operations", responses((status = 200, description = "OpenAPI 3.1")))]
-pub async fn openapi() -> Json<utoipa::openapi::OpenApi> {
-    Json(crate::openapi::document())
 }

@@ -1,0 +1,613 @@
+//! Server-sent events (docs/server.md, *Events*). Every event is built from the run log, so a
+//! stream can be replayed: each carries `id: <step>` (per execution) or `id: <run>:<step>`
+//! (per tenant), and a reconnect with `Last-Event-ID` continues after it. Streams wake on this
+//! process's writes and also poll the shared store, so they follow runs executing on another
+//! server that shares the database.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::response::sse::Event as SseEvent;
+use futures_util::Stream;
+use hensu_store::{LogEntry, LogKind, RunRecord, RunStatus, StateStore, WorkflowRegistry};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::broadcast;
+use utoipa::ToSchema;
+
+use super::executions::{ExecutionState, owned_record, public_context};
+use crate::AppState;
+use crate::auth::Tenant;
+use crate::error::{ApiError, ApiResult};
+use crate::exec::RunChanged;
+
+/// How often a stream re-reads the log without a local wake-up.
+const POLL: Duration = Duration::from_millis(500);
+const PAGE: usize = 200;
+
+/// Why an execution paused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PauseReason {
+    /// A human review: resume with its `correlationId` and a decision.
+    Review,
+    /// A node waits for an external answer.
+    Pending,
+}
+
+/// One event of the SSE streams (the `data:` of a message; its `event:` is `type`).
+/// Timestamps are RFC 3339, UTC.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "type")]
+pub enum ExecutionEvent {
+    #[serde(rename = "execution.started", rename_all = "camelCase")]
+    Started {
+        execution_id: String,
+        workflow_id: String,
+        tenant_id: String,
+        timestamp: String,
+    },
+    /// A node finished; `nodeId` runs next.
+    #[serde(rename = "execution.step", rename_all = "camelCase")]
+    Step {
+        execution_id: String,
+        workflow_id: String,
+        node_id: Option<String>,
+        timestamp: String,
+    },
+    #[serde(rename = "execution.paused", rename_all = "camelCase")]
+    Paused {
+        execution_id: String,
+        workflow_id: String,
+        node_id: Option<String>,
+        correlation_id: Option<String>,
+        reason: PauseReason,
+        /// The public context.
+        #[schema(value_type = Object)]
+        output: Value,
+        timestamp: String,
+    },
+    /// The end was reached (`completed`, or `rejected` by a review).
+    #[serde(rename = "execution.completed", rename_all = "camelCase")]
+    Completed {
+        execution_id: String,
+        workflow_id: String,
+        status: ExecutionState,
+        /// The end node's exit status is `SUCCESS` (a `FAILURE` end is not a success).
+        success: bool,
+        final_node_id: Option<String>,
+        #[schema(value_type = Object)]
+        output: Value,
+        timestamp: String,
+        /// The end node's exit status; on the event of the run's latest step only.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schema(value_type = Option<String>)]
+        exit_status: Option<Option<String>>,
+    },
+    #[serde(rename = "execution.error", rename_all = "camelCase")]
+    Error {
+        execution_id: String,
+        error_type: String,
+        message: String,
+        node_id: Option<String>,
+        timestamp: String,
+    },
+    #[serde(rename = "execution.cancelled", rename_all = "camelCase")]
+    Cancelled {
+        execution_id: String,
+        workflow_id: String,
+        node_id: Option<String>,
+        timestamp: String,
+    },
+}
+
+impl ExecutionEvent {
+    /// The `type` (and the SSE `event:` name).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ExecutionEvent::Started { .. } => "execution.started",
+            ExecutionEvent::Step { .. } => "execution.step",
+            ExecutionEvent::Paused { .. } => "execution.paused",
+            ExecutionEvent::Completed { .. } => "execution.completed",
+            ExecutionEvent::Error { .. } => "execution.error",
+            ExecutionEvent::Cancelled { .. } => "execution.cancelled",
+        }
+    }
+
+    /// The node the event names (the final node of a completion).
+    pub fn node(&self) -> Option<&str> {
+        match self {
+            ExecutionEvent::Started { .. } => None,
+            ExecutionEvent::Step { node_id, .. }
+            | ExecutionEvent::Paused { node_id, .. }
+            | ExecutionEvent::Error { node_id, .. }
+            | ExecutionEvent::Cancelled { node_id, .. } => node_id.as_deref(),
+            ExecutionEvent::Completed { final_node_id, .. } => final_node_id.as_deref(),
+        }
+    }
+
+    pub fn timestamp(&self) -> &str {
+        match self {
+            ExecutionEvent::Started { timestamp, .. }
+            | ExecutionEvent::Step { timestamp, .. }
+            | ExecutionEvent::Paused { timestamp, .. }
+            | ExecutionEvent::Completed { timestamp, .. }
+            | ExecutionEvent::Error { timestamp, .. }
+            | ExecutionEvent::Cancelled { timestamp, .. } => timestamp,
+        }
+    }
+}
+
+fn ts(ms: u64) -> String {
+    hensu_store::rfc3339(ms)
+}
+
+/// The creation event of a run (step 0: the log is read *after* a step, so it is built from
+/// the record).
+pub fn started_event(record: &RunRecord, tenant: &str) -> ExecutionEvent {
+    ExecutionEvent::Started {
+        execution_id: record.run_id.clone(),
+        workflow_id: record.workflow_id.clone(),
+        tenant_id: tenant.to_string(),
+        timestamp: ts(record.started_at),
+    }
+}
+
+/// The upstream event of one log row (None for rows that are not events).
+pub fn log_event(
+    run_id: &str,
+    workflow_id: &str,
+    tenant: &str,
+    e: &LogEntry,
+    output: &dyn Fn() -> Value,
+) -> Option<ExecutionEvent> {
+    let m = &e.meta;
+    let (execution_id, workflow_id, node_id, timestamp) = (
+        run_id.to_string(),
+        workflow_id.to_string(),
+        m.node.clone(),
+        ts(m.at),
+    );
+    Some(match (m.kind, m.status) {
+        (LogKind::Created, _) => ExecutionEvent::Started {
+            execution_id,
+            workflow_id,
+            tenant_id: tenant.to_string(),
+            timestamp,
+        },
+        // A worker's claim is bookkeeping, not an upstream event; a queued run has none yet.
+        (LogKind::Claimed, _) | (_, RunStatus::Queued) => return None,
+        (_, RunStatus::Running) => ExecutionEvent::Step {
+            execution_id,
+            workflow_id,
+            node_id,
+            timestamp,
+        },
+        (_, RunStatus::Paused) => {
+            let correlation_id = correlation(e);
+            ExecutionEvent::Paused {
+                execution_id,
+                workflow_id,
+                node_id,
+                reason: pause_reason(correlation_id.as_deref()),
+                correlation_id,
+                output: output(),
+                timestamp,
+            }
+        }
+        (_, status @ (RunStatus::Completed | RunStatus::Rejected)) => ExecutionEvent::Completed {
+            execution_id,
+            workflow_id,
+            status: status.into(),
+            success: status == RunStatus::Completed,
+            final_node_id: node_id,
+            output: output(),
+            timestamp,
+            exit_status: None,
+        },
+        (_, RunStatus::Failed) => ExecutionEvent::Error {
+            execution_id,
+            error_type: "ExecutionFailure".into(),
+            message: "the execution failed".into(),
+            node_id,
+            timestamp,
+        },
+        (_, RunStatus::Cancelled) => ExecutionEvent::Cancelled {
+            execution_id,
+            workflow_id,
+            node_id,
+            timestamp,
+        },
+    })
+}
+
+fn pause_reason(correlation_id: Option<&str>) -> PauseReason {
+    if correlation_id.is_some() {
+        PauseReason::Review
+    } else {
+        PauseReason::Pending
+    }
+}
+
+fn correlation(e: &LogEntry) -> Option<String> {
+    // The log row does not carry it; the paused event reads it from the record instead.
+    e.output
+        .as_ref()
+        .and_then(|o| o.get("correlationId"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// What one read of a run's log found.
+struct EventsRead {
+    /// (step, event), oldest first.
+    events: Vec<(u64, ExecutionEvent)>,
+    /// The last step read (`after` when nothing was).
+    last: u64,
+    /// The run's status and step now.
+    status: RunStatus,
+    step: u64,
+}
+
+/// One run's events after `after` (from its creation when `None`), read from the store; fills
+/// in the record's correlation id and the current public context.
+fn read_events(
+    store: &dyn StateStore,
+    run_id: &str,
+    tenant: &str,
+    after: Option<u64>,
+) -> hensu_store::Result<EventsRead> {
+    // The log first, then the record: the record is then at least as new as every row read,
+    // so the pause row that is the record's latest step gets the record's correlation id.
+    let rows = store.read_log(run_id, after.unwrap_or(0), PAGE)?;
+    let record = store.record(run_id)?;
+    let mut events = Vec::new();
+    if after.is_none() {
+        // The creation row is step 0; the log is read *after* a step, so it is built here.
+        events.push((0, started_event(&record, tenant)));
+    }
+    let after = after.unwrap_or(0);
+    let needs_state = rows.iter().any(|r| r.meta.status != RunStatus::Running);
+    let state = if needs_state {
+        store
+            .load(run_id)
+            .map(|s| s.snapshot)
+            .unwrap_or(Value::Null)
+    } else {
+        Value::Null
+    };
+    let output = || public_context(&state);
+    let mut last = after;
+    for r in &rows {
+        last = r.meta.step;
+        if r.meta.kind == LogKind::Created {
+            continue;
+        }
+        if let Some(mut ev) = log_event(run_id, &record.workflow_id, tenant, r, &output) {
+            if r.meta.step == record.step {
+                latest_from_record(&mut ev, &record);
+            }
+            events.push((r.meta.step, ev));
+        }
+    }
+    Ok(EventsRead {
+        events,
+        last,
+        status: record.status,
+        step: record.step,
+    })
+}
+
+/// The event of the run's latest step takes what only the record knows: a pause's review,
+/// a completion's exit status.
+fn latest_from_record(ev: &mut ExecutionEvent, record: &RunRecord) {
+    match ev {
+        ExecutionEvent::Paused {
+            correlation_id,
+            reason,
+            ..
+        } => {
+            correlation_id.clone_from(&record.correlation_id);
+            *reason = pause_reason(correlation_id.as_deref());
+        }
+        ExecutionEvent::Completed {
+            status: ExecutionState::Completed,
+            success,
+            exit_status,
+            ..
+        } => {
+            let exit = record.exit_status.clone();
+            // `success` is the end node's exit status (a FAILURE end is not a success).
+            *success = exit.as_deref().is_none_or(|x| x == "SUCCESS");
+            *exit_status = Some(exit);
+        }
+        _ => {}
+    }
+}
+
+/// One message of a stream: the event and its id (what a reconnect sends as
+/// `Last-Event-ID`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamedEvent {
+    /// `<step>` on an execution's stream, `<run>:<step>` on the tenant's.
+    pub id: String,
+    pub event: ExecutionEvent,
+}
+
+impl StreamedEvent {
+    /// The SSE message: `id:`, `event:` (the type) and the event as JSON `data:`.
+    pub fn to_sse(&self) -> SseEvent {
+        SseEvent::default()
+            .id(self.id.clone())
+            .event(self.event.kind())
+            .json_data(&self.event)
+            .unwrap_or_else(|e| {
+                tracing::error!(error = %e, "an event did not encode");
+                SseEvent::default().comment("an event did not encode")
+            })
+    }
+}
+
+fn sse(id: String, event: &ExecutionEvent) -> StreamedEvent {
+    StreamedEvent {
+        id,
+        event: event.clone(),
+    }
+}
+
+/// A stream's `Last-Event-ID` (blank: none).
+fn given(last_event_id: Option<&str>) -> Option<&str> {
+    last_event_id.map(str::trim).filter(|s| !s.is_empty())
+}
+
+fn bad_last_event_id() -> ApiError {
+    ApiError::bad_request("Last-Event-ID must be an event id of this stream")
+}
+
+/// The events of one of the tenant's executions: replayed after `last_event_id` (a step of
+/// this stream; from the start without one), then live until it pauses or ends.
+pub async fn execution_events(
+    app: &AppState,
+    tenant: &Tenant,
+    run_id: &str,
+    last_event_id: Option<&str>,
+) -> ApiResult<impl Stream<Item = StreamedEvent> + use<>> {
+    owned_record(app, tenant, run_id).await?;
+    let after = match given(last_event_id) {
+        None => None,
+        Some(s) => Some(s.parse::<u64>().map_err(|_| bad_last_event_id())?),
+    };
+    Ok(execution_stream(
+        app.store.clone(),
+        app.events.subscribe(),
+        run_id.to_string(),
+        tenant.tenant_id.clone(),
+        after,
+    ))
+}
+
+/// The events of every execution of the tenant from now on; `last_event_id`
+/// (`<run>:<step>`) continues that run after that step.
+pub async fn tenant_events(
+    app: &AppState,
+    tenant: &Tenant,
+    last_event_id: Option<&str>,
+) -> ApiResult<impl Stream<Item = StreamedEvent> + use<>> {
+    let resume_from = match given(last_event_id) {
+        None => None,
+        Some(s) => {
+            let (run, step) = s
+                .rsplit_once(':')
+                .and_then(|(r, st)| Some((r.to_string(), st.parse::<u64>().ok()?)))
+                .ok_or_else(bad_last_event_id)?;
+            owned_record(app, tenant, &run).await?;
+            Some((run, step))
+        }
+    };
+    Ok(tenant_stream(
+        app.store.clone(),
+        app.registry.clone(),
+        app.events.subscribe(),
+        tenant.tenant_id.clone(),
+        resume_from,
+    ))
+}
+
+/// The stream of one execution after step `after`; it ends when the run pauses or ends.
+fn execution_stream(
+    store: Arc<dyn StateStore>,
+    mut wake: broadcast::Receiver<RunChanged>,
+    run_id: String,
+    tenant: String,
+    after: Option<u64>,
+) -> impl Stream<Item = StreamedEvent> {
+    async_stream(move |tx| async move {
+        let mut after = after;
+        let mut emitted = false;
+        loop {
+            let (s, id, t) = (store.clone(), run_id.clone(), tenant.clone());
+            let read =
+                tokio::task::spawn_blocking(move || read_events(s.as_ref(), &id, &t, after)).await;
+            let Ok(Ok(read)) = read else {
+                return;
+            };
+            for (step, ev) in &read.events {
+                emitted = true;
+                if tx.send(sse(step.to_string(), ev)).await.is_err() {
+                    return;
+                }
+            }
+            after = Some(read.last.max(after.unwrap_or(0)));
+            let caught_up = read.last >= read.step;
+            // A stream ends with the run's segment: at its end, or at a pause it has shown.
+            // Opened right at a pause (Last-Event-ID = the pause), it waits for the resume.
+            if caught_up
+                && (read.status.is_terminal() || (read.status == RunStatus::Paused && emitted))
+            {
+                return;
+            }
+            wait_for(&mut wake, |c| c.run_id == run_id).await;
+        }
+    })
+}
+
+/// Every execution of `tenant` from now on, wherever it runs: a write of this server wakes
+/// the stream at once, and every `POLL` (500 ms) the tenant's runs are checked in the shared store
+/// (one query for the tenant's run ids, one record read per run not known to be over), so
+/// runs executing on another server sharing the database are followed too. The runs that
+/// exist when the stream opens start at their current step (no history replay);
+/// `resume_from` continues one run after a given step.
+fn tenant_stream(
+    store: Arc<dyn StateStore>,
+    registry: Arc<dyn WorkflowRegistry>,
+    mut wake: broadcast::Receiver<RunChanged>,
+    tenant: String,
+    resume_from: Option<(String, u64)>,
+) -> impl Stream<Item = StreamedEvent> {
+    async_stream(move |tx| async move {
+        let baseline = {
+            let (s, r, t) = (store.clone(), registry.clone(), tenant.clone());
+            tokio::task::spawn_blocking(move || tenant_steps(s.as_ref(), r.as_ref(), &t)).await
+        };
+        let Ok(Ok(mut seen)) = baseline else {
+            return;
+        };
+        let mut over: HashSet<String> = HashSet::new();
+        if let Some((run, step)) = resume_from {
+            seen.insert(run, Progress { step, ended: false });
+        }
+        for (id, p) in &seen {
+            if p.ended {
+                over.insert(id.clone());
+            }
+        }
+        let mut poll = tokio::time::interval(POLL);
+        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        poll.tick().await;
+        loop {
+            // Which runs to read: the one this server just wrote, or every open one.
+            let candidates: Option<Vec<String>> = tokio::select! {
+                changed = wake.recv() => match changed {
+                    Ok(c) if c.tenant == tenant => Some(vec![c.run_id]),
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                _ = poll.tick() => None,
+            };
+            let changed = {
+                let (s, r, t) = (store.clone(), registry.clone(), tenant.clone());
+                let known = seen.clone();
+                let over = over.clone();
+                tokio::task::spawn_blocking(move || -> hensu_store::Result<Vec<String>> {
+                    let ids = match candidates {
+                        Some(ids) => ids,
+                        None => r
+                            .tenant_runs(&t)?
+                            .into_iter()
+                            .filter(|id| !over.contains(id))
+                            .collect(),
+                    };
+                    let mut out = Vec::new();
+                    for id in ids {
+                        let record = s.record(&id)?;
+                        if known.get(&id).is_none_or(|p| record.step > p.step) {
+                            out.push(id);
+                        }
+                    }
+                    Ok(out)
+                })
+                .await
+            };
+            let Ok(Ok(changed)) = changed else {
+                continue;
+            };
+            for run_id in changed {
+                let after = seen.get(&run_id).map(|p| p.step);
+                let (s, id, t) = (store.clone(), run_id.clone(), tenant.clone());
+                let read =
+                    tokio::task::spawn_blocking(move || read_events(s.as_ref(), &id, &t, after))
+                        .await;
+                let Ok(Ok(read)) = read else {
+                    continue;
+                };
+                for (step, ev) in &read.events {
+                    let id = format!("{run_id}:{step}");
+                    if tx.send(sse(id, ev)).await.is_err() {
+                        return;
+                    }
+                }
+                let ended = read.status.is_terminal() && read.last >= read.step;
+                if ended {
+                    over.insert(run_id.clone());
+                }
+                seen.insert(
+                    run_id,
+                    Progress {
+                        step: read.last,
+                        ended,
+                    },
+                );
+            }
+        }
+    })
+}
+
+/// How far a tenant stream has shown one run.
+#[derive(Clone, Copy, Debug)]
+struct Progress {
+    step: u64,
+    /// The run ended and its last event was shown (or it had ended when the stream opened).
+    ended: bool,
+}
+
+/// The current step of each of the tenant's runs (the tenant stream's starting point).
+fn tenant_steps(
+    store: &dyn StateStore,
+    registry: &dyn WorkflowRegistry,
+    tenant: &str,
+) -> hensu_store::Result<HashMap<String, Progress>> {
+    let mut out = HashMap::new();
+    for id in registry.tenant_runs(tenant)? {
+        if let Ok(r) = store.record(&id) {
+            out.insert(
+                id,
+                Progress {
+                    step: r.step,
+                    ended: r.status.is_terminal(),
+                },
+            );
+        }
+    }
+    Ok(out)
+}
+
+async fn wait_for(
+    wake: &mut broadcast::Receiver<RunChanged>,
+    matches: impl Fn(&RunChanged) -> bool,
+) {
+    let _ = tokio::time::timeout(POLL, async {
+        loop {
+            match wake.recv().await {
+                Ok(c) if matches(&c) => return,
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => {
+                    std::future::pending::<()>().await;
+                }
+            }
+        }
+    })
+    .await;
+}
+
+/// A stream fed by a producer task through a small channel (back-pressure: the producer waits
+/// for a slow client; a closed client ends the producer).
+fn async_stream<F, Fut>(producer: F) -> impl Stream<Item = StreamedEvent>
+where
+    F: FnOnce(tokio::sync::mpsc::Sender<StreamedEvent>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(producer(tx));
+    tokio_stream::wrappers::ReceiverStream::new(rx)
+}

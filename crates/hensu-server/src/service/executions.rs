@@ -1,0 +1,527 @@
+//! Executions: start, status, list, paused, result, resume, cancel. A foreign tenant's
+//! execution is indistinguishable from an unknown one: 404 everywhere.
+
+use std::sync::Arc;
+
+use hensu_runtime::{Context, ReviewDecision};
+use hensu_store::{CancelRequest, LogEntry, RunRecord, RunStatus};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+
+use super::blocking;
+use crate::AppState;
+use crate::auth::Tenant;
+use crate::error::{ApiError, ApiResult};
+use crate::exec::{ResumeInput, StartRequest, stored_workflow};
+use crate::validate::check_id;
+
+/// The status of an execution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionState {
+    /// Stored for a worker and not claimed yet.
+    Queued,
+    Running,
+    /// Waiting for a review decision or an external answer.
+    Paused,
+    Completed,
+    Failed,
+    Rejected,
+    Cancelled,
+}
+
+impl From<RunStatus> for ExecutionState {
+    fn from(s: RunStatus) -> ExecutionState {
+        match s {
+            RunStatus::Queued => ExecutionState::Queued,
+            RunStatus::Running => ExecutionState::Running,
+            RunStatus::Paused => ExecutionState::Paused,
+            RunStatus::Completed => ExecutionState::Completed,
+            RunStatus::Failed => ExecutionState::Failed,
+            RunStatus::Rejected => ExecutionState::Rejected,
+            RunStatus::Cancelled => ExecutionState::Cancelled,
+        }
+    }
+}
+
+/// `POST /api/v1/executions`: which workflow to run, and its initial context.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StartExecution {
+    /// A workflow the tenant pushed (required).
+    pub workflow_id: Option<String>,
+    /// The initial context (the workflow's inputs and anything else).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub context: Option<Map<String, Value>>,
+}
+
+impl StartExecution {
+    /// A start of `workflow_id` with `context`.
+    pub fn new(workflow_id: impl Into<String>, context: Context) -> StartExecution {
+        StartExecution {
+            workflow_id: Some(workflow_id.into()),
+            context: Some(context.into_iter().collect()),
+        }
+    }
+
+    /// The request of a JSON body (`null` is refused, as upstream).
+    pub fn from_json(body: Value) -> ApiResult<StartExecution> {
+        if body.is_null() {
+            return Err(ApiError::bad_request("request: must not be null"));
+        }
+        serde_json::from_value(body)
+            .map_err(|e| ApiError::bad_request(format!("malformed JSON: {e}")))
+    }
+}
+
+/// A started execution (202); it runs on in the background.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionStarted {
+    pub execution_id: String,
+    pub workflow_id: String,
+}
+
+/// The status of one execution.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionStatus {
+    pub execution_id: String,
+    pub workflow_id: String,
+    pub status: ExecutionState,
+    /// The write sequence number (+1 on every checkpoint or status change).
+    pub step: u64,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    pub updated_at: String,
+    /// The node executed next (or the end node reached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_node_id: Option<String>,
+    /// The review a paused execution waits for (the resume's `correlationId`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correlation_id: Option<String>,
+    /// The end node's exit status (`SUCCESS` / `FAILURE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_status: Option<String>,
+    /// A cancellation was requested; the running owner stops at its next node boundary.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancel_requested: bool,
+}
+
+impl From<&RunRecord> for ExecutionStatus {
+    fn from(r: &RunRecord) -> ExecutionStatus {
+        ExecutionStatus {
+            execution_id: r.run_id.clone(),
+            workflow_id: r.workflow_id.clone(),
+            status: r.status.into(),
+            step: r.step,
+            started_at: hensu_store::rfc3339(r.started_at),
+            updated_at: hensu_store::rfc3339(r.updated_at),
+            current_node_id: r.current_node.clone(),
+            correlation_id: r.correlation_id.clone(),
+            exit_status: r.exit_status.clone(),
+            cancel_requested: r.cancel_requested,
+        }
+    }
+}
+
+/// A paused execution (`GET /api/v1/executions/paused`).
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PausedExecution {
+    pub execution_id: String,
+    pub workflow_id: String,
+    /// When the execution started (RFC 3339, UTC).
+    pub created_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_node_id: Option<String>,
+    /// Present when it waits for a review (absent: an external answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correlation_id: Option<String>,
+}
+
+/// The result of an execution: its status and public context.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionResult {
+    pub execution_id: String,
+    pub workflow_id: String,
+    pub status: ExecutionState,
+    /// The context, engine keys (starting with `_`) removed.
+    #[schema(value_type = Object)]
+    pub output: Value,
+}
+
+/// What a resume or cancel did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Acknowledged {
+    /// Resumed (202): the execution continues in the background.
+    Resumed,
+    /// Cancelled at once (200).
+    Cancelled,
+    /// Cancellation requested (202): the running owner stops at its next node boundary.
+    Cancelling,
+}
+
+/// The answer of a resume or cancel.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionAck {
+    pub status: Acknowledged,
+    pub execution_id: String,
+}
+
+/// `POST /api/v1/executions/{executionId}/resume`: a review decision, or a plain resume with
+/// optional context edits. Unknown fields are refused.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResumeExecution {
+    /// The review being answered (required with a decision).
+    pub correlation_id: Option<String>,
+    /// `approve`, `reject` or `backtrack`.
+    pub decision: Option<String>,
+    /// Feedback of a rejection or a backtrack.
+    pub reason: Option<String>,
+    /// The node a backtrack goes back to (required for `backtrack`).
+    pub target_step: Option<String>,
+    /// Context entries: merged before a plain resume, or given with an approve / backtrack.
+    #[schema(value_type = Option<Object>)]
+    pub context_edits: Option<Map<String, Value>>,
+}
+
+const RESUME_FIELDS: [&str; 5] = [
+    "correlationId",
+    "decision",
+    "reason",
+    "targetStep",
+    "contextEdits",
+];
+
+impl ResumeExecution {
+    /// The request of a resume body (empty: a plain resume), with the upstream messages for
+    /// unknown fields and wrong types.
+    pub fn from_body(body: &[u8]) -> ApiResult<ResumeExecution> {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(ResumeExecution::default());
+        }
+        let raw: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("malformed JSON: {e}")))?;
+        ResumeExecution::from_json(&raw)
+    }
+
+    /// [`ResumeExecution::from_body`] of a parsed body.
+    pub fn from_json(body: &Value) -> ApiResult<ResumeExecution> {
+        let empty = Map::new();
+        let obj = match body {
+            Value::Null => &empty,
+            Value::Object(o) => o,
+            _ => {
+                return Err(ApiError::bad_request(
+                    "the resume body must be a JSON object",
+                ));
+            }
+        };
+        let unknown: Vec<&str> = obj
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !RESUME_FIELDS.contains(k))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(ApiError::bad_request(format!(
+                "Unrecognized field(s) in resume request: {}. Expected {}.",
+                unknown.join(", "),
+                RESUME_FIELDS.join(", ")
+            )));
+        }
+        let text = |k: &str| -> ApiResult<Option<String>> {
+            match obj.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(ApiError::bad_request(format!("{k} must be a string"))),
+            }
+        };
+        let correlation_id = text("correlationId")?;
+        let reason = text("reason")?;
+        let target_step = text("targetStep")?;
+        let context_edits = match obj.get("contextEdits") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(m)) => Some(m.clone()),
+            Some(_) => return Err(ApiError::bad_request("contextEdits must be an object")),
+        };
+        Ok(ResumeExecution {
+            correlation_id,
+            decision: text("decision")?,
+            reason,
+            target_step,
+            context_edits,
+        })
+    }
+
+    /// The engine's input (the upstream rules: a decision needs the review's correlation id,
+    /// a backtrack its target).
+    pub fn into_input(self) -> ApiResult<ResumeInput> {
+        let correlation_id = self.correlation_id.filter(|c| !c.trim().is_empty());
+        let edits: Option<Context> = self
+            .context_edits
+            .map(|m| m.into_iter().collect::<Context>())
+            .filter(|e| !e.is_empty());
+        let Some(decision) = self.decision else {
+            return Ok(ResumeInput {
+                correlation_id,
+                decision: None,
+                context_edits: edits,
+            });
+        };
+        if correlation_id.is_none() {
+            return Err(ApiError::bad_request(
+                "correlationId is required when a review decision is submitted",
+            ));
+        }
+        let decision = match decision.as_str() {
+            "approve" => ReviewDecision::Approve { edits },
+            "reject" => ReviewDecision::Reject {
+                reason: self.reason.unwrap_or_else(|| "Rejected via API".into()),
+            },
+            "backtrack" => ReviewDecision::Backtrack {
+                target: self.target_step.ok_or_else(|| {
+                    ApiError::bad_request("targetStep is required for backtrack decisions")
+                })?,
+                edits,
+                reason: self.reason.unwrap_or_else(|| "Backtrack via API".into()),
+            },
+            other => {
+                let shown: String = other.chars().take(64).collect();
+                return Err(ApiError::bad_request(format!(
+                    "Invalid decision: {shown}. Must be approve, reject, or backtrack."
+                )));
+            }
+        };
+        Ok(ResumeInput {
+            correlation_id,
+            decision: Some(decision),
+            context_edits: None,
+        })
+    }
+}
+
+/// The public context of a snapshot: engine keys (`_…`) removed, nulls kept.
+pub fn public_context(state: &Value) -> Value {
+    let mut out = Map::new();
+    if let Some(ctx) = state.get("context").and_then(Value::as_object) {
+        for (k, v) in ctx {
+            if !k.starts_with('_') {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// The record of `run_id` if it belongs to `tenant`; 404 otherwise.
+pub async fn owned_record(app: &AppState, tenant: &Tenant, run_id: &str) -> ApiResult<RunRecord> {
+    check_id("executionId", run_id)?;
+    let (reg, store) = (app.registry.clone(), app.store.clone());
+    let (id, t) = (run_id.to_string(), tenant.tenant_id.clone());
+    blocking(move || {
+        match reg.run_tenant(&id)? {
+            Some(owner) if owner == t => {}
+            _ => return Err(ApiError::not_found()),
+        }
+        match store.record(&id) {
+            Ok(r) => Ok(r),
+            Err(hensu_store::StoreError::NotFound { .. }) => Err(ApiError::not_found()),
+            Err(e) => Err(e.into()),
+        }
+    })
+    .await
+}
+
+/// Starts an execution of one of the tenant's workflows; it runs on in the background.
+pub async fn start(
+    app: &AppState,
+    tenant: &Tenant,
+    request: StartExecution,
+) -> ApiResult<ExecutionStarted> {
+    let workflow_id = request
+        .workflow_id
+        .filter(|w| !w.trim().is_empty())
+        .ok_or_else(|| ApiError::bad_request("workflowId: workflowId is required"))?;
+    check_id("workflowId", &workflow_id)?;
+    let reg = app.registry.clone();
+    let (t, w) = (tenant.tenant_id.clone(), workflow_id.clone());
+    let (workflow, definition, repository) = blocking(move || {
+        let stored = reg.get_workflow(&t, &w)?.ok_or_else(ApiError::not_found)?;
+        let wf = hensu_ir::from_json(&stored.definition.to_string())
+            .map_err(|e| ApiError::internal(format!("stored workflow does not load: {e:?}")))?;
+        let repo = crate::subflows::repository(reg.as_ref(), &t, &wf)?;
+        Ok((wf, stored.definition, repo))
+    })
+    .await?;
+    let context: Context = request.context.unwrap_or_default().into_iter().collect();
+    let run_id = app
+        .executor
+        .start(StartRequest {
+            tenant: tenant.tenant_id.clone(),
+            workflow: Arc::new(workflow),
+            definition,
+            context,
+            repository,
+        })
+        .await?;
+    tracing::info!(
+        tenant = tenant.tenant_id,
+        run_id,
+        workflow = workflow_id,
+        "execution started"
+    );
+    Ok(ExecutionStarted {
+        execution_id: run_id,
+        workflow_id,
+    })
+}
+
+/// The status of one execution.
+pub async fn status(app: &AppState, tenant: &Tenant, run_id: &str) -> ApiResult<ExecutionStatus> {
+    Ok(ExecutionStatus::from(
+        &owned_record(app, tenant, run_id).await?,
+    ))
+}
+
+/// The tenant's executions, newest first.
+pub async fn records(app: &AppState, tenant: &Tenant) -> ApiResult<Vec<RunRecord>> {
+    let (reg, store, t) = (
+        app.registry.clone(),
+        app.store.clone(),
+        tenant.tenant_id.clone(),
+    );
+    blocking(move || {
+        let mut out = Vec::new();
+        // The registry lists them by creation, oldest first.
+        for id in reg.tenant_runs(&t)?.into_iter().rev() {
+            if let Ok(r) = store.record(&id) {
+                out.push(r);
+            }
+        }
+        Ok(out)
+    })
+    .await
+}
+
+/// The statuses of all the tenant's executions, newest first (a hensu addition).
+pub async fn list(app: &AppState, tenant: &Tenant) -> ApiResult<Vec<ExecutionStatus>> {
+    let all = records(app, tenant).await?;
+    Ok(all.iter().map(ExecutionStatus::from).collect())
+}
+
+/// The tenant's paused executions (review or pending pauses), oldest first.
+pub async fn paused(app: &AppState, tenant: &Tenant) -> ApiResult<Vec<PausedExecution>> {
+    let all = records(app, tenant).await?;
+    Ok(all
+        .iter()
+        .rev()
+        .filter(|r| r.status == RunStatus::Paused)
+        .map(|r| PausedExecution {
+            execution_id: r.run_id.clone(),
+            workflow_id: r.workflow_id.clone(),
+            created_at: hensu_store::rfc3339(r.started_at),
+            current_node_id: r.current_node.clone(),
+            correlation_id: r.correlation_id.clone(),
+        })
+        .collect())
+}
+
+/// The status and public context of one execution.
+pub async fn result(app: &AppState, tenant: &Tenant, run_id: &str) -> ApiResult<ExecutionResult> {
+    let r = owned_record(app, tenant, run_id).await?;
+    let store = app.store.clone();
+    let id = run_id.to_string();
+    let stored = blocking(move || Ok(store.load(&id)?)).await?;
+    Ok(ExecutionResult {
+        execution_id: r.run_id,
+        workflow_id: r.workflow_id,
+        status: r.status.into(),
+        output: public_context(&stored.snapshot),
+    })
+}
+
+/// Resumes a paused execution (a review decision or a plain resume); it continues in the
+/// background.
+pub async fn resume(
+    app: &AppState,
+    tenant: &Tenant,
+    run_id: &str,
+    request: ResumeExecution,
+) -> ApiResult<ExecutionAck> {
+    check_id("executionId", run_id)?;
+    let input = request.into_input()?;
+    owned_record(app, tenant, run_id).await?;
+    let (reg, store) = (app.registry.clone(), app.store.clone());
+    let (t, id) = (tenant.tenant_id.clone(), run_id.to_string());
+    let repository = blocking(move || {
+        let stored = store.load(&id)?;
+        let wf = stored_workflow(&stored.workflow).map_err(ApiError::internal)?;
+        crate::subflows::repository(reg.as_ref(), &t, &wf)
+    })
+    .await?;
+    app.executor.resume(run_id, input, repository).await?;
+    Ok(ExecutionAck {
+        status: Acknowledged::Resumed,
+        execution_id: run_id.to_string(),
+    })
+}
+
+/// Cancels an execution: at once when idle (`cancelled`), at the running owner's next node
+/// boundary (`cancelling`); 409 when it had ended.
+pub async fn cancel(app: &AppState, tenant: &Tenant, run_id: &str) -> ApiResult<ExecutionAck> {
+    owned_record(app, tenant, run_id).await?;
+    let status = match app.executor.cancel(run_id).await? {
+        CancelRequest::Cancelled(_) => Acknowledged::Cancelled,
+        CancelRequest::Requested { .. } => Acknowledged::Cancelling,
+        CancelRequest::AlreadyFinished(s) => {
+            return Err(ApiError::conflict(format!(
+                "execution {run_id} has already ended ({s})"
+            )));
+        }
+    };
+    Ok(ExecutionAck {
+        status,
+        execution_id: run_id.to_string(),
+    })
+}
+
+/// Everything stored about one execution (the console's execution and review pages).
+pub struct RunDetail {
+    pub record: RunRecord,
+    /// The workflow stored with the run (the `hensu-wire` envelope).
+    pub workflow: Value,
+    /// The latest snapshot of the run's state.
+    pub snapshot: Value,
+    /// The run log, oldest first, at most the limit asked for.
+    pub log: Vec<LogEntry>,
+}
+
+/// The record, stored workflow, snapshot and first `log_limit` log rows of one execution.
+pub async fn detail(
+    app: &AppState,
+    tenant: &Tenant,
+    run_id: &str,
+    log_limit: usize,
+) -> ApiResult<RunDetail> {
+    let record = owned_record(app, tenant, run_id).await?;
+    let store = app.store.clone();
+    let id = run_id.to_string();
+    blocking(move || {
+        let stored = store.load(&id)?;
+        let log = store.read_log(&id, 0, log_limit)?;
+        Ok(RunDetail {
+            record,
+            workflow: stored.workflow,
+            snapshot: stored.snapshot,
+            log,
+        })
+    })
+    .await
+}

@@ -1,0 +1,28 @@
+//! The service layer: every operation of the API as a typed async function of the caller's
+//! [`Tenant`](crate::Tenant), returning `Result<T, ApiError>`. The HTTP handlers
+//! ([`crate::routes`]) and the web console (`hensu-console`) both call these, so the API's
+//! rules (tenant scoping, the id rule, the start and resume checks) hold for both.
+//!
+//! Requests and responses are serde types with an OpenAPI schema ([`utoipa::ToSchema`]); their
+//! JSON is the upstream Hensu shape (docs/server.md).
+//!
+//! Store calls: the store is synchronous, so each operation reads and writes it inside one
+//! [`blocking`] call.
+
+pub mod events;
+pub mod executions;
+pub mod ops;
+pub mod workflows;
+
+use crate::error::{ApiError, ApiResult};
+
+/// Runs one operation's store calls on the blocking pool (the store is synchronous).
+pub(crate) async fn blocking<T, F>(calls: F) -> ApiResult<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> ApiResult<T> + Send + 'static,
+{
+    tokio::task::spawn_blocking(calls)
+        .await
+        .map_err(ApiError::internal)?
+}

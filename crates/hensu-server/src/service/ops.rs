@@ -1,0 +1,48 @@
+//! Operations: liveness, readiness (the store answers) and the Prometheus metrics.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::blocking;
+use crate::AppState;
+
+/// Liveness or readiness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Health {
+    /// The process answers (`/health`).
+    Up,
+    /// The store answers (`/ready`).
+    Ready,
+    /// The store does not answer (`/ready`, 503).
+    Down,
+}
+
+/// The body of `/health` and `/ready`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct HealthStatus {
+    pub status: Health,
+}
+
+/// Liveness: the process answers.
+pub fn health() -> HealthStatus {
+    HealthStatus { status: Health::Up }
+}
+
+/// Readiness: the registry answers a query (for the empty tenant, which no token can name).
+pub async fn ready(app: &AppState) -> HealthStatus {
+    let reg = app.registry.clone();
+    let answers = blocking(move || Ok(reg.list_workflows("").is_ok()))
+        .await
+        .unwrap_or(false);
+    HealthStatus {
+        status: if answers { Health::Ready } else { Health::Down },
+    }
+}
+
+/// The Prometheus text exposition, the running-executions gauge updated first.
+pub fn metrics(app: &AppState) -> String {
+    let running = app.executor.running();
+    metrics::gauge!(crate::metrics::RUNNING).set(running as f64);
+    app.metrics.render()
+}
