@@ -92,7 +92,10 @@ async fn commands_yaml_is_parsed_with_a_yaml_library() {
     assert!(CommandRegistry::parse("commands: [1, 2]").is_err());
     let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let shipped = CommandRegistry::load(&examples).unwrap();
-    assert_eq!(shipped.ids(), ["echo-result", "word-count", "list-files"]);
+    assert_eq!(
+        shipped.ids(),
+        ["echo-result", "echo-topic", "word-count", "list-files"]
+    );
 }
 
 #[tokio::test]
