@@ -56,6 +56,7 @@ pub use agent::{
 };
 pub use checkpoint::{Boundary, Checkpointer, RunControlHook};
 pub use control::{ControlStatus, RunControl};
+pub use engine::kinds::subworkflow::{DEFAULT_TENANT, MAX_DEPTH};
 pub use engine::{Engine, EngineBuilder, Prepared, RunCtx, plan_compensations};
 pub use enrich::{APPROVED_INSTRUCTION, RECOMMENDATION_INSTRUCTION, SCORE_INSTRUCTION};
 pub use error::RuntimeError;
@@ -77,16 +78,15 @@ pub use run_types::{
     CancelToken, DEFAULT_RUBRIC_BACKTRACK_LIMIT, PostProcessor, RunOptions, RunOutcome, RunResult,
 };
 pub use state::{
-    Backtrack, BacktrackKind, BranchEnd, BranchOutcome, Compensating, CompensationRecord, CompensationTask,
-    EndCause, ExecutionPhase, FinishedBranch, ForkBranchState, HistoryStep, Nested, NestedFrame,
-    NodeResult, NodeStatus, ReviewVerdict, RubricEvaluation, RunState,
+    Backtrack, BacktrackKind, BranchEnd, BranchOutcome, Compensating, CompensationRecord,
+    CompensationTask, EndCause, ExecutionPhase, FinishedBranch, ForkBranchState, HistoryStep,
+    Nested, NestedFrame, NodeResult, NodeStatus, ReviewVerdict, RubricEvaluation, RunState,
 };
 pub use structured::StructuredCaller;
 pub use stub::{
     DEFAULT_JSON_STUB, DEFAULT_SCENARIO, MemoryStubFiles, STUB_SCENARIO_KEY, StubFiles,
     StubProvider, StubResponseRegistry, generate_fallback, substitute_double_braces,
 };
-pub use engine::kinds::subworkflow::{DEFAULT_TENANT, MAX_DEPTH};
 pub use template::{placeholders, resolve, resolve_with};
 pub use validate::{MAX_OUTPUT_BYTES, OutputViolation, validate_output};
 pub use value::{Context, java_to_string, render};

@@ -93,4 +93,3 @@ where
     .await?;
     Ok(outs.into_iter().flatten().collect())
 }
-

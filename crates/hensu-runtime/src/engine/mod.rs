@@ -222,9 +222,7 @@ impl Engine {
         if let Some(e) = exec.check_inputs(wf, &state) {
             return exec.finish(state, RunOutcome::Failed(e), started);
         }
-        let outcome = exec
-            .drive_main(p, &mut state, ctx, started, None)
-            .await;
+        let outcome = exec.drive_main(p, &mut state, ctx, started, None).await;
         exec.finish(state, outcome, started)
     }
 
@@ -253,9 +251,7 @@ impl Engine {
                 .await;
             return exec.finish(state, outcome, started);
         }
-        let outcome = exec
-            .drive_main(p, &mut state, ctx, started, decision)
-            .await;
+        let outcome = exec.drive_main(p, &mut state, ctx, started, decision).await;
         exec.finish(state, outcome, started)
     }
 }

@@ -49,15 +49,21 @@ impl Exec<'_> {
             // Rare or large futures are boxed so the hot standard-node future stays small.
             Node::Action(a) => Ok(Box::pin(self.execute_action(a, state)).await),
             Node::Parallel(par) => {
-                Box::pin(super::kinds::parallel::execute_parallel(self, p, par, state, flow)).await
+                Box::pin(super::kinds::parallel::execute_parallel(
+                    self, p, par, state, flow,
+                ))
+                .await
             }
             Node::Fork(f) => {
-                super::kinds::fork::execute_fork(self, p, idx, f, state, cancel, started, resume, flow)
-                    .await
+                super::kinds::fork::execute_fork(
+                    self, p, idx, f, state, cancel, started, resume, flow,
+                )
+                .await
             }
             Node::Join(j) => Ok(super::kinds::fork::execute_join(j, state)),
             Node::SubWorkflow(s) => {
-                super::kinds::subworkflow::execute_subworkflow(self, s, state, cancel, flow, resume).await
+                super::kinds::subworkflow::execute_subworkflow(self, s, state, cancel, flow, resume)
+                    .await
             }
             Node::End(_) => Ok(NodeResult {
                 status: NodeStatus::End,
@@ -192,10 +198,7 @@ impl Exec<'_> {
         };
         let call = async {
             match (&self.structured, required_keys.is_empty()) {
-                (Some(s), false) => {
-                    s.call(agent, request, required_keys, self.listener)
-                        .await
-                }
+                (Some(s), false) => s.call(agent, request, required_keys, self.listener).await,
                 _ => agent.execute(request).await,
             }
         };

@@ -254,7 +254,11 @@ async fn finished_branches_are_recorded_as_they_finish_and_not_run_again() {
     let cancel = CancelToken::new();
     let clean = h
         .engine
-        .run(&wf, ctx(json!({"draft": "D"})), h.ctx(&cancel).checkpointer(&log))
+        .run(
+            &wf,
+            ctx(json!({"draft": "D"})),
+            h.ctx(&cancel).checkpointer(&log),
+        )
         .await;
     assert_eq!(completed(&clean).1, "yes");
     let told: Vec<String> = log
@@ -293,7 +297,10 @@ async fn finished_branches_are_recorded_as_they_finish_and_not_run_again() {
     let second = script();
     let h = harness(&second);
     let p = h.engine.prepare(Arc::new(wf.clone())).unwrap();
-    let r = h.engine.resume(&p, state, None, h.ctx(&CancelToken::new())).await;
+    let r = h
+        .engine
+        .resume(&p, state, None, h.ctx(&CancelToken::new()))
+        .await;
     assert_eq!(completed(&r), completed(&clean));
     let asked: Vec<bool> = (0..3)
         .map(|i| {

@@ -85,7 +85,11 @@ async fn stub_lookup_ladder_and_scenarios() {
     let engine = Engine::builder().provider(provider.clone()).build();
     // configured scenario `strict`: agent file of the scenario beats the default node file.
     let r = engine
-        .run(&wf, ctx(json!({"topic": "t"})), RunCtx::new(&CancelToken::new()))
+        .run(
+            &wf,
+            ctx(json!({"topic": "t"})),
+            RunCtx::new(&CancelToken::new()),
+        )
         .await;
     assert_eq!(r.state.context["article"], json!("strict agent"));
     assert_eq!(r.state.context["verdict"], json!("programmatic strict"));

@@ -27,10 +27,10 @@ use hensu_ir::{ForkNode, JoinNode, MergeStrategy, Node, Target, TransitionRule};
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use crate::engine::branches::{BoxFuture, join_all_pinned, join_all_recording};
 use crate::engine::{Exec, Flow, Prepared};
 use crate::error::RuntimeError;
 use crate::events::Event;
-use crate::engine::branches::{BoxFuture, join_all_pinned, join_all_recording};
 use crate::review::ReviewDecision;
 use crate::run_types::{CancelToken, RunOutcome};
 use crate::state::{

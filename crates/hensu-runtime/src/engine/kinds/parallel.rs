@@ -5,12 +5,12 @@ use hensu_ir::{ConsensusStrategy, ParallelNode, is_engine_variable};
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use crate::engine::branches::BoxFuture;
+use crate::engine::branches::{join_all, join_all_recording};
 use crate::engine::{Exec, Flow, Prepared};
 use crate::enrich::{Enrichment, enrich};
 use crate::error::RuntimeError;
 use crate::extract::extract_object;
-use crate::engine::branches::BoxFuture;
-use crate::engine::branches::{join_all, join_all_recording};
 use crate::state::{BranchOutcome, FinishedBranch, Nested, NodeResult, NodeStatus, RunState};
 use crate::template::resolve;
 use crate::validate::validate_output;

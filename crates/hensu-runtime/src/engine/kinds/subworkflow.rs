@@ -22,9 +22,9 @@ use std::time::Instant;
 use hensu_ir::SubWorkflowNode;
 use serde_json::Value;
 
+use crate::engine::branches::BoxFuture;
 use crate::engine::{CompensationCheckpoints, Exec, Flow, Prepared};
 use crate::error::RuntimeError;
-use crate::engine::branches::BoxFuture;
 use crate::review::ReviewDecision;
 use crate::run_types::{CancelToken, RunOutcome};
 use crate::state::{Nested, NestedFrame, NodeResult, NodeStatus, RunState};
