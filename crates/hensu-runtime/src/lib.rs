@@ -14,13 +14,14 @@
 //! * Parallel nodes with consensus, fork/join sub-flows with their four merge strategies and
 //!   sub-workflows loaded from a [`WorkflowRepository`] run.
 //! * Human review goes to a [`ReviewHandler`] (default: [`AutoApprove`]).
-//! * Before each node, [`BoundaryHook`]s may cancel or suspend the run ([`RunControl`], durable
-//!   checkpoints).
+//! * [`Engine`] is long-lived; each run brings its [`RunCtx`]: cancellation, listener, a
+//!   [`Checkpointer`] (durable runs) and [`RunControlHook`]s ([`RunControl`]) that may cancel
+//!   or suspend the run before each node.
 //! * Everything observable goes to an [`ExecutionListener`] as [`Event`]s.
 //!
 //! Module dependencies point one way: `value`/`state`/`run_types` ← the seams (`agent`,
-//! `action`, `generic`, `review`, `boundary`, `stub`, `repository`) ← `engine` ← the node
-//! kinds with their own files (`parallel`, `fork`, `subworkflow`) and `control`.
+//! `action`, `generic`, `review`, `checkpoint`, `stub`, `repository`) ← `engine` (its node
+//! kinds in `engine/kinds/`, join helpers in `engine/branches.rs`) ← `control`.
 
 mod action;
 mod agent;
