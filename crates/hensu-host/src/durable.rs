@@ -1,7 +1,8 @@
 //! Durable runs: every node boundary appends one row to the run's log in a
 //! [`hensu_store::StateStore`] (under the run's lease), and the run's final status.
 //!
-//! * A [`DurableRun`] is a [`BoundaryHook`]: before each node of the main flow it records the
+//! * A [`DurableRun`] is a [`Checkpointer`] (passed with each run in its
+//!   [`RunCtx`](hensu_runtime::RunCtx)): before each node of the main flow it records the
 //!   step that just ran — its node, status and output, and the *change* it made to the
 //!   [`RunState`] as a [`hensu_store::StateDelta`] (context writes, history entries, current
 //!   node, counters; see `durable_delta.rs`) — with [`StateStore::append`]. A step costs
@@ -11,12 +12,12 @@
 //!   A process killed while a node runs resumes from the last boundary: the node in flight
 //!   runs again, nothing else does.
 //! * A sub-workflow child of the main flow is recorded at its own boundaries
-//!   ([`BoundaryHook::at_nested_boundary`]) below the run state's `nested` field, so a
+//!   ([`Checkpointer::record_nested`]) below the run state's `nested` field, so a
 //!   process killed inside the child resumes the child, not the sub-workflow node from
 //!   scratch.
 //! * A branch of a parallel or fork node (of the main flow or such a child) that finishes
 //!   while the node's other branches run is recorded then
-//!   ([`BoundaryHook::at_branch_finished`]), below the state's `nested` field: a process
+//!   ([`Checkpointer::record_branch`]), below the state's `nested` field: a process
 //!   killed while the others run resumes the node and runs only the branches not recorded.
 //! * The checkpoint returns the store's cancellation flag (`hensuc cancel`): the run stops at
 //!   that boundary. A heartbeat thread ([`DurableRun::start_heartbeat`]) keeps the lease alive
@@ -47,7 +48,7 @@ use serde_json::Value;
 
 use crate::durable_delta::Shadow;
 use hensu_runtime::{
-    Boundary, BoundaryHook, CancelToken, ExecutionPhase, FinishedBranch, NestedFrame, RunOutcome,
+    Boundary, CancelToken, Checkpointer, ExecutionPhase, FinishedBranch, NestedFrame, RunOutcome,
     RunResult, RunState, RuntimeError,
 };
 
@@ -565,8 +566,8 @@ fn store_error(e: StoreError) -> RuntimeError {
 }
 
 #[async_trait]
-impl BoundaryHook for DurableRun {
-    async fn at_boundary(&self, state: &RunState) -> Result<Boundary, RuntimeError> {
+impl Checkpointer for DurableRun {
+    async fn record_step(&self, state: &RunState) -> Result<Boundary, RuntimeError> {
         let cp = self
             .record_step_off_executor(state, RecordUpdate::running(state.current_node.as_str()))
             .await
@@ -574,7 +575,7 @@ impl BoundaryHook for DurableRun {
         self.decide(cp).await
     }
 
-    async fn at_nested_boundary(
+    async fn record_nested(
         &self,
         frames: &[NestedFrame],
         state: &RunState,
@@ -586,11 +587,7 @@ impl BoundaryHook for DurableRun {
         self.decide(cp).await
     }
 
-    fn records_branches(&self) -> bool {
-        true
-    }
-
-    async fn at_branch_finished(
+    async fn record_branch(
         &self,
         frames: &[NestedFrame],
         node_id: &str,

@@ -86,7 +86,7 @@ fn engine_chain_100k(bencher: Bencher) {
     let prepared = engine.prepare(Arc::new(chain())).expect("prepare");
     let cancel = CancelToken::new();
     bencher.with_inputs(input).bench_local_values(|ctx| {
-        let r = rt.block_on(engine.run_prepared(&prepared, ctx, &cancel));
+        let r = rt.block_on(engine.run_prepared(&prepared, ctx, RunCtx::new(&cancel)));
         assert!(r.outcome.is_success());
         r
     });

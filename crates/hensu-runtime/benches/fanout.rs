@@ -125,7 +125,7 @@ fn bench_workflow(bencher: Bencher, workflow: Workflow) {
     let prepared = engine.prepare(Arc::new(workflow)).expect("prepare");
     let cancel = CancelToken::new();
     bencher.with_inputs(input).bench_local_values(|ctx| {
-        let r = rt.block_on(engine.run_prepared(&prepared, ctx, &cancel));
+        let r = rt.block_on(engine.run_prepared(&prepared, ctx, RunCtx::new(&cancel)));
         assert!(r.outcome.is_success(), "{:?}", r.outcome);
         r
     });

@@ -1,17 +1,17 @@
 //! Run control at node boundaries: pause after the current node, resume, cancel (the
-//! `ExecutionPlan` controls of upstream's plan runners), and the [`BoundaryHook`] the executor calls
-//! at every node boundary (after the checkpoint listener, before the node starts).
+//! `ExecutionPlan` controls of upstream's plan runners), a [`RunControlHook`] the executor calls
+//! at every node boundary of the main flow (after the checkpointer, before the node starts).
 //!
 //! ```no_run
 //! # async fn demo(workflow: std::sync::Arc<hensu_ir::Workflow>) {
-//! use std::sync::Arc;
-//! use hensu_runtime::{Engine, RunControl};
+//! use hensu_runtime::{Engine, RunControl, RunCtx};
 //! let control = RunControl::new();
-//! let engine = Engine::builder().boundary_hook(Arc::new(control.clone())).build();
+//! let engine = Engine::builder().build();
 //! let prepared = engine.prepare(workflow).expect("prepared");
 //! let handle = control.clone();
 //! // elsewhere: handle.pause(); … handle.resume(); … handle.cancel();
-//! let result = control.run(&engine, &prepared, Default::default()).await;
+//! let ctx = RunCtx::new(control.cancel_token());
+//! let result = control.run(&engine, &prepared, Default::default(), ctx).await;
 //! # let _ = (result, handle);
 //! # }
 //! ```
@@ -21,8 +21,8 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 
-use crate::boundary::{Boundary, BoundaryHook};
-use crate::engine::{Engine, Prepared};
+use crate::checkpoint::{Boundary, RunControlHook};
+use crate::engine::{Engine, Prepared, RunCtx};
 use crate::error::RuntimeError;
 use crate::run_types::{CancelToken, RunOutcome, RunResult};
 use crate::state::RunState;
@@ -195,10 +195,15 @@ impl RunControl {
         }
     }
 
-    /// Runs `p` from its start under this control. `engine` must have been built with this
-    /// control as a boundary hook ([`crate::EngineBuilder::boundary_hook`]), else pause has no
-    /// effect (cancel still works).
-    pub async fn run(&self, engine: &Engine, p: &Prepared, input: Context) -> RunResult {
+    /// Runs `p` from its start under this control: with `ctx`'s listener and checkpointer,
+    /// but this control's cancellation token and this control as the run's one control hook.
+    pub async fn run(
+        &self,
+        engine: &Engine,
+        p: &Prepared,
+        input: Context,
+        ctx: RunCtx<'_>,
+    ) -> RunResult {
         if self.inner.cancel.is_cancelled() {
             let state = RunState::new(
                 String::new(),
@@ -215,7 +220,13 @@ impl RunControl {
             };
         }
         self.set_status(ControlStatus::Running);
-        let r = engine.run_prepared(p, input, &self.inner.cancel).await;
+        let controls: [&dyn RunControlHook; 1] = [self];
+        let ctx = RunCtx {
+            cancel: &self.inner.cancel,
+            controls: &controls,
+            ..ctx
+        };
+        let r = engine.run_prepared(p, input, ctx).await;
         self.finished(&r.outcome);
         r
     }
@@ -227,16 +238,23 @@ impl RunControl {
         p: &Prepared,
         state: RunState,
         decision: Option<crate::review::ReviewDecision>,
+        ctx: RunCtx<'_>,
     ) -> RunResult {
         self.set_status(ControlStatus::Running);
-        let r = engine.resume(p, state, decision, &self.inner.cancel).await;
+        let controls: [&dyn RunControlHook; 1] = [self];
+        let ctx = RunCtx {
+            cancel: &self.inner.cancel,
+            controls: &controls,
+            ..ctx
+        };
+        let r = engine.resume(p, state, decision, ctx).await;
         self.finished(&r.outcome);
         r
     }
 }
 
 #[async_trait]
-impl BoundaryHook for RunControl {
+impl RunControlHook for RunControl {
     async fn at_boundary(&self, state: &RunState) -> Result<Boundary, RuntimeError> {
         if let Ok(mut n) = self.inner.current_node.lock() {
             match n.as_mut() {

@@ -14,27 +14,26 @@
 //! * Parallel nodes with consensus, fork/join sub-flows with their four merge strategies and
 //!   sub-workflows loaded from a [`WorkflowRepository`] run.
 //! * Human review goes to a [`ReviewHandler`] (default: [`AutoApprove`]).
-//! * Before each node, [`BoundaryHook`]s may cancel or suspend the run ([`RunControl`], durable
-//!   checkpoints).
+//! * [`Engine`] is long-lived; each run brings its [`RunCtx`]: cancellation, listener, a
+//!   [`Checkpointer`] (durable runs) and [`RunControlHook`]s ([`RunControl`]) that may cancel
+//!   or suspend the run before each node.
 //! * Everything observable goes to an [`ExecutionListener`] as [`Event`]s.
 //!
 //! Module dependencies point one way: `value`/`state`/`run_types` ← the seams (`agent`,
-//! `action`, `generic`, `review`, `boundary`, `stub`, `repository`) ← `engine` ← the node
-//! kinds with their own files (`parallel`, `fork`, `subworkflow`) and `control`.
+//! `action`, `generic`, `review`, `checkpoint`, `stub`, `repository`) ← `engine` (its node
+//! kinds in `engine/kinds/`, join helpers in `engine/branches.rs`) ← `control`.
 
 mod action;
 mod agent;
-mod boundary;
+mod checkpoint;
 mod control;
 mod engine;
 mod enrich;
 mod error;
 mod events;
 mod extract;
-mod fork;
 mod generic;
 pub mod inputs;
-mod parallel;
 mod plan;
 mod repository;
 mod review;
@@ -42,7 +41,6 @@ mod run_types;
 mod state;
 mod structured;
 mod stub;
-mod subworkflow;
 mod template;
 mod validate;
 mod value;
@@ -57,9 +55,10 @@ pub use agent::{
     Agent, AgentError, AgentProvider, AgentRegistry, AgentRequest, AgentResponse, Usage,
     select_provider, system_prompt,
 };
-pub use boundary::{Boundary, BoundaryHook};
+pub use checkpoint::{Boundary, Checkpointer, RunControlHook};
 pub use control::{ControlStatus, RunControl};
-pub use engine::{Engine, EngineBuilder, Prepared, plan_compensations};
+pub use engine::kinds::subworkflow::{DEFAULT_TENANT, MAX_DEPTH};
+pub use engine::{Engine, EngineBuilder, Prepared, RunCtx, plan_compensations};
 pub use enrich::{APPROVED_INSTRUCTION, RECOMMENDATION_INSTRUCTION, SCORE_INSTRUCTION};
 pub use error::RuntimeError;
 pub use events::{
@@ -71,7 +70,6 @@ pub use generic::{
     DataTransformerHandler, GenericHandlerRegistry, GenericNodeHandler, MAX_PATTERN_INPUT,
     MAX_PATTERN_LENGTH, ValidatorHandler, cfg_num, cfg_str,
 };
-pub use parallel::BranchOutcome;
 pub use plan::ExecPlan;
 pub use repository::{MapRepository, WorkflowRepository};
 pub use review::{
@@ -81,16 +79,15 @@ pub use run_types::{
     CancelToken, DEFAULT_RUBRIC_BACKTRACK_LIMIT, PostProcessor, RunOptions, RunOutcome, RunResult,
 };
 pub use state::{
-    Backtrack, BacktrackKind, BranchEnd, Compensating, CompensationRecord, CompensationTask,
-    EndCause, ExecutionPhase, FinishedBranch, ForkBranchState, HistoryStep, Nested, NestedFrame,
-    NodeResult, NodeStatus, ReviewVerdict, RubricEvaluation, RunState,
+    Backtrack, BacktrackKind, BranchEnd, BranchOutcome, Compensating, CompensationRecord,
+    CompensationTask, EndCause, ExecutionPhase, FinishedBranch, ForkBranchState, HistoryStep,
+    Nested, NestedFrame, NodeResult, NodeStatus, ReviewVerdict, RubricEvaluation, RunState,
 };
 pub use structured::StructuredCaller;
 pub use stub::{
     DEFAULT_JSON_STUB, DEFAULT_SCENARIO, MemoryStubFiles, STUB_SCENARIO_KEY, StubFiles,
     StubProvider, StubResponseRegistry, generate_fallback, substitute_double_braces,
 };
-pub use subworkflow::{DEFAULT_TENANT, MAX_DEPTH};
 pub use template::{placeholders, resolve, resolve_with};
 pub use validate::{MAX_OUTPUT_BYTES, OutputViolation, validate_output};
 pub use value::{Context, java_to_string, render};

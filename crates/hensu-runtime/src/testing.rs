@@ -372,9 +372,7 @@ pub fn harness(script: &Script) -> Harness {
 
 pub fn harness_with(script: &Script, f: impl FnOnce(EngineBuilder) -> EngineBuilder) -> Harness {
     let events = Arc::new(CollectingListener::new());
-    let b = Engine::builder()
-        .provider(Arc::new(ScriptProvider(script.clone())))
-        .listener(events.clone());
+    let b = Engine::builder().provider(Arc::new(ScriptProvider(script.clone())));
     Harness {
         engine: f(b).build(),
         events,
@@ -383,7 +381,23 @@ pub fn harness_with(script: &Script, f: impl FnOnce(EngineBuilder) -> EngineBuil
 
 impl Harness {
     pub async fn run(&self, wf: &Workflow, input: Value) -> RunResult {
-        self.engine.run(wf, ctx(input), &CancelToken::new()).await
+        let cancel = CancelToken::new();
+        self.engine.run(wf, ctx(input), self.ctx(&cancel)).await
+    }
+    /// [`Harness::run`] with `listener` instead of the harness's event collector.
+    pub async fn run_with(
+        &self,
+        wf: &Workflow,
+        input: Value,
+        listener: &dyn ExecutionListener,
+    ) -> RunResult {
+        let cancel = CancelToken::new();
+        let run = RunCtx::new(&cancel).listener(listener);
+        self.engine.run(wf, ctx(input), run).await
+    }
+    /// A run context with `cancel` and the harness's event collector.
+    pub fn ctx<'r>(&'r self, cancel: &'r CancelToken) -> RunCtx<'r> {
+        RunCtx::new(cancel).listener(self.events.as_ref())
     }
     pub fn events_of(&self, kind: &str) -> Vec<Value> {
         self.events

@@ -22,7 +22,7 @@ use hensu_host::{DurableRun, FsStubFiles, SnapshotRedactor};
 use hensu_ir::Workflow;
 use hensu_mcp::gateway::Gateway;
 use hensu_runtime::{
-    Boundary, BoundaryHook, CancelToken, Context, Engine, ExecutionPhase, FinishedBranch,
+    Boundary, CancelToken, Checkpointer, Context, Engine, ExecutionPhase, FinishedBranch,
     MapRepository, NestedFrame, ReviewDecision, RunOptions, RunOutcome, RunResult, RunState,
     RuntimeError, StubProvider,
 };
@@ -188,7 +188,6 @@ impl InProcessExecutor {
         &self,
         tenant: &str,
         workflow: &Workflow,
-        hook: Arc<dyn BoundaryHook>,
         repository: MapRepository,
         cancel: &CancelToken,
     ) -> Engine {
@@ -214,7 +213,6 @@ impl InProcessExecutor {
             .commands(crate::tools::RefuseCommands)
             .review_handler(Arc::new(hensu_host::DeferredReview::new()))
             .workflows(Arc::new(repository))
-            .boundary_hook(hook)
             .options(RunOptions {
                 default_agent_timeout: Some(Duration::from_secs(300)),
                 ..RunOptions::default()
@@ -257,21 +255,19 @@ impl InProcessExecutor {
             cancel,
         } = l;
         let run_id = durable.run_id().to_string();
-        let hook = NotifyingHook::new(&tenant, &run_id, self.events.clone());
         let durable = Arc::new(durable.with_cancel(cancel.clone()));
-        hook.bind(durable.clone());
+        let hook = NotifyingHook::new(durable.clone(), &tenant, &run_id, self.events.clone());
         // A claimed run's lease is renewed by the worker; this does nothing for it.
         if let Err(e) = durable.start_heartbeat(self.options.lease_ttl) {
             tracing::warn!(run_id, error = %e, "heartbeat did not start");
         }
         metrics::running_delta(1.0);
-        let engine = self
-            .engine(&tenant, &workflow, hook, repository, &cancel)
-            .await;
+        let engine = self.engine(&tenant, &workflow, repository, &cancel).await;
+        let ctx = hensu_runtime::RunCtx::new(&cancel).checkpointer(&hook);
         let result = match resume {
-            None => engine.run(&workflow, input, &cancel).await,
+            None => engine.run(&workflow, input, ctx).await,
             Some((state, decision)) => match engine.prepare(workflow.clone()) {
-                Ok(p) => engine.resume(&p, state, decision, &cancel).await,
+                Ok(p) => engine.resume(&p, state, decision, ctx).await,
                 Err(e) => RunResult {
                     outcome: RunOutcome::Failed(e),
                     state,
@@ -279,7 +275,7 @@ impl InProcessExecutor {
                 },
             },
         };
-        drop(engine);
+        drop((engine, hook));
         let shutting_down = self.closing.load(std::sync::atomic::Ordering::SeqCst)
             && matches!(
                 result.outcome,
@@ -417,10 +413,10 @@ impl RunExecutor for Claims {
     }
 }
 
-/// The boundary hook of a server run: the durable checkpoint, then a wake-up for the run's
+/// The checkpointer of a server run: the durable checkpoint, then a wake-up for the run's
 /// streams, and the step latency metric.
 pub struct NotifyingHook {
-    durable: std::sync::OnceLock<Arc<DurableRun>>,
+    durable: Arc<DurableRun>,
     tenant: String,
     run_id: String,
     events: broadcast::Sender<RunChanged>,
@@ -429,29 +425,18 @@ pub struct NotifyingHook {
 
 impl NotifyingHook {
     fn new(
+        durable: Arc<DurableRun>,
         tenant: &str,
         run_id: &str,
         events: broadcast::Sender<RunChanged>,
-    ) -> Arc<NotifyingHook> {
-        Arc::new(NotifyingHook {
-            durable: std::sync::OnceLock::new(),
+    ) -> NotifyingHook {
+        NotifyingHook {
+            durable,
             tenant: tenant.into(),
             run_id: run_id.into(),
             events,
             last: Mutex::new(None),
-        })
-    }
-    fn bind(&self, d: Arc<DurableRun>) {
-        let _ = self.durable.set(d);
-    }
-
-    fn bound(&self) -> Result<&DurableRun, RuntimeError> {
-        self.durable
-            .get()
-            .map(|d| d.as_ref())
-            .ok_or_else(|| RuntimeError::Store {
-                message: "internal: the run has no durable store".into(),
-            })
+        }
     }
 
     fn notify(&self) {
@@ -463,45 +448,38 @@ impl NotifyingHook {
 }
 
 #[async_trait]
-impl BoundaryHook for NotifyingHook {
-    async fn at_boundary(&self, state: &RunState) -> Result<Boundary, RuntimeError> {
+impl Checkpointer for NotifyingHook {
+    async fn record_step(&self, state: &RunState) -> Result<Boundary, RuntimeError> {
         let now = Instant::now();
         if let Ok(mut last) = self.last.lock()
             && let Some(prev) = last.replace(now)
         {
             metrics::step_latency(now - prev);
         }
-        let r = self.bound()?.at_boundary(state).await;
+        let r = self.durable.record_step(state).await;
         self.notify();
         r
     }
 
     // The run's children and finished fork/parallel branches are recorded like the
     // main flow's steps (ARCHITECTURE.md, *Nested flows*): a takeover resumes them too.
-    async fn at_nested_boundary(
+    async fn record_nested(
         &self,
         frames: &[NestedFrame],
         state: &RunState,
     ) -> Result<Boundary, RuntimeError> {
-        let r = self.bound()?.at_nested_boundary(frames, state).await;
+        let r = self.durable.record_nested(frames, state).await;
         self.notify();
         r
     }
 
-    fn records_branches(&self) -> bool {
-        true
-    }
-
-    async fn at_branch_finished(
+    async fn record_branch(
         &self,
         frames: &[NestedFrame],
         node_id: &str,
         branch: FinishedBranch<'_>,
     ) -> Result<(), RuntimeError> {
-        let r = self
-            .bound()?
-            .at_branch_finished(frames, node_id, branch)
-            .await;
+        let r = self.durable.record_branch(frames, node_id, branch).await;
         self.notify();
         r
     }

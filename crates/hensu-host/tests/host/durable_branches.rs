@@ -32,32 +32,26 @@ struct KillAfterBranches {
 }
 
 #[async_trait]
-impl BoundaryHook for KillAfterBranches {
-    async fn at_boundary(&self, state: &RunState) -> Result<Boundary, RuntimeError> {
-        self.durable.at_boundary(state).await
+impl Checkpointer for KillAfterBranches {
+    async fn record_step(&self, state: &RunState) -> Result<Boundary, RuntimeError> {
+        self.durable.record_step(state).await
     }
 
-    async fn at_nested_boundary(
+    async fn record_nested(
         &self,
         frames: &[NestedFrame],
         state: &RunState,
     ) -> Result<Boundary, RuntimeError> {
-        self.durable.at_nested_boundary(frames, state).await
+        self.durable.record_nested(frames, state).await
     }
 
-    fn records_branches(&self) -> bool {
-        true
-    }
-
-    async fn at_branch_finished(
+    async fn record_branch(
         &self,
         frames: &[NestedFrame],
         node_id: &str,
         branch: FinishedBranch<'_>,
     ) -> Result<(), RuntimeError> {
-        self.durable
-            .at_branch_finished(frames, node_id, branch)
-            .await?;
+        self.durable.record_branch(frames, node_id, branch).await?;
         let mut recorded = self.recorded.lock().unwrap();
         *recorded += 1;
         if *recorded == self.n {
@@ -78,17 +72,17 @@ async fn run_until_killed(
 ) {
     let durable = new_run(store, id, wf);
     let kill = Arc::new(Notify::new());
-    let hook = Arc::new(KillAfterBranches {
+    let hook = KillAfterBranches {
         durable: durable.clone(),
         n,
         recorded: Mutex::new(0),
         kill: kill.clone(),
-    });
+    };
     let engine = Engine::builder()
         .provider(Arc::new(ScriptProvider(script.clone())))
-        .boundary_hook(hook)
         .build();
-    run_until(&engine, wf, ctx(json!({"topic": "T"})), &kill).await;
+    let topic = ctx(json!({"topic": "T"}));
+    run_until(&engine, wf, topic, &hook, &NoopListener, &kill).await;
     drop(engine);
     store.release(durable.lease()).unwrap();
 }
@@ -106,10 +100,11 @@ async fn resume(
     let durable = Arc::new(durable);
     let engine = Engine::builder()
         .provider(Arc::new(ScriptProvider(script.clone())))
-        .boundary_hook(durable.clone())
         .build();
     let p = engine.prepare(Arc::new(wf.clone())).unwrap();
-    let r = engine.resume(&p, state, None, &CancelToken::new()).await;
+    let cancel = CancelToken::new();
+    let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
+    let r = engine.resume(&p, state, None, run).await;
     assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Completed));
     r
 }
@@ -119,7 +114,11 @@ async fn uninterrupted(wf: &Workflow, script: &Script) -> RunResult {
     Engine::builder()
         .provider(Arc::new(ScriptProvider(script.clone())))
         .build()
-        .run(wf, ctx(json!({"topic": "T"})), &CancelToken::new())
+        .run(
+            wf,
+            ctx(json!({"topic": "T"})),
+            RunCtx::new(&CancelToken::new()),
+        )
         .await
 }
 
@@ -385,27 +384,22 @@ async fn a_crash_while_a_child_compensates_resumes_the_compensations_left() {
         delay: Some(Duration::from_secs(1)),
         ..Script::new()
     };
-    let engine_with =
-        |script: &Script, hook: Arc<DurableRun>, listener: Arc<dyn ExecutionListener>| {
-            Engine::builder()
-                .provider(Arc::new(ScriptProvider(script.clone())))
-                .workflows(repo.clone())
-                .boundary_hook(hook)
-                .listener(listener)
-                .build()
-        };
+    let engine_with = |script: &Script| {
+        Engine::builder()
+            .provider(Arc::new(ScriptProvider(script.clone())))
+            .workflows(repo.clone())
+            .build()
+    };
     let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
     let durable = new_run(&store, "s1", &parent);
     let first = script();
     let kill = Arc::new(Notify::new());
     {
         // The process dies while `undo-c0` (the child's second compensation) runs.
-        let engine = engine_with(
-            &first,
-            durable.clone(),
-            Arc::new(OnCompensation("undo-c0", kill.clone())),
-        );
-        run_until(&engine, &parent, ctx(json!({"topic": "T"})), &kill).await;
+        let engine = engine_with(&first);
+        let crash = OnCompensation("undo-c0", kill.clone());
+        let topic = ctx(json!({"topic": "T"}));
+        run_until(&engine, &parent, topic, durable.as_ref(), &crash, &kill).await;
     }
     store.release(durable.lease()).unwrap();
     drop(durable);
@@ -435,9 +429,11 @@ async fn a_crash_while_a_child_compensates_resumes_the_compensations_left() {
 
     let durable = Arc::new(durable);
     let second = script();
-    let engine = engine_with(&second, durable.clone(), Arc::new(NoopListener));
+    let engine = engine_with(&second);
     let p = engine.prepare(Arc::new(parent.clone())).unwrap();
-    let r = engine.resume(&p, state, None, &CancelToken::new()).await;
+    let cancel = CancelToken::new();
+    let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
+    let r = engine.resume(&p, state, None, run).await;
     // A child that ends FAILURE still completes: the sub-workflow node succeeds.
     assert_eq!(completed(&r), (ExitStatus::Success, "done".into()));
     assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Completed));
@@ -463,17 +459,18 @@ async fn a_crash_in_a_parallel_node_of_a_child_reruns_only_its_unfinished_branch
     child.id = "child".into();
     let repo: Arc<dyn WorkflowRepository> = Arc::new(MapRepository::from_iter([child]));
     let parent = parent_of("child", &[("notes1", "notes1")]);
-    let engine = |script: &Script, hook: Option<Arc<dyn BoundaryHook>>| {
-        let mut b = Engine::builder()
+    let engine = |script: &Script| {
+        Engine::builder()
             .provider(Arc::new(ScriptProvider(script.clone())))
-            .workflows(repo.clone());
-        if let Some(h) = hook {
-            b = b.boundary_hook(h);
-        }
-        b.build()
+            .workflows(repo.clone())
+            .build()
     };
-    let clean = engine(&vote_script(), None)
-        .run(&parent, ctx(json!({"topic": "T"})), &CancelToken::new())
+    let clean = engine(&vote_script())
+        .run(
+            &parent,
+            ctx(json!({"topic": "T"})),
+            RunCtx::new(&CancelToken::new()),
+        )
         .await;
     assert_eq!(completed(&clean), (ExitStatus::Success, "done".into()));
 
@@ -482,14 +479,15 @@ async fn a_crash_in_a_parallel_node_of_a_child_reruns_only_its_unfinished_branch
     let kill = Arc::new(Notify::new());
     let first = vote_script();
     {
-        let hook = Arc::new(KillAfterBranches {
+        let hook = KillAfterBranches {
             durable: durable.clone(),
             n: 2,
             recorded: Mutex::new(0),
             kill: kill.clone(),
-        });
-        let engine = engine(&first, Some(hook));
-        run_until(&engine, &parent, ctx(json!({"topic": "T"})), &kill).await;
+        };
+        let engine = engine(&first);
+        let topic = ctx(json!({"topic": "T"}));
+        run_until(&engine, &parent, topic, &hook, &NoopListener, &kill).await;
     }
     store.release(durable.lease()).unwrap();
     drop(durable);
@@ -508,9 +506,11 @@ async fn a_crash_in_a_parallel_node_of_a_child_reruns_only_its_unfinished_branch
 
     let durable = Arc::new(durable);
     let second = vote_script();
-    let engine = engine(&second, Some(durable.clone()));
+    let engine = engine(&second);
     let p = engine.prepare(Arc::new(parent.clone())).unwrap();
-    let r = engine.resume(&p, state, None, &CancelToken::new()).await;
+    let cancel = CancelToken::new();
+    let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
+    let r = engine.resume(&p, state, None, run).await;
     assert_eq!(completed(&r), completed(&clean));
     assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Completed));
     assert_eq!(branch_calls(&second), [0, 0, 1], "only b2 runs again");

@@ -65,11 +65,18 @@ async fn a_crash_during_compensation_resumes_with_the_remaining_ones() {
     let crash = Arc::new(Notify::new());
     let engine = Engine::builder()
         .provider(Arc::new(ScriptProvider(script.clone())))
-        .boundary_hook(durable.clone())
-        .listener(Arc::new(OnCompensation(2, crash.clone())))
         .build();
     // The process dies while `undo-b` (the second compensation, of visit 2) runs.
-    run_until(&engine, &wf, Context::default(), &crash).await;
+    let dies = OnCompensation(2, crash.clone());
+    run_until(
+        &engine,
+        &wf,
+        Context::default(),
+        durable.as_ref(),
+        &dies,
+        &crash,
+    )
+    .await;
     drop(engine);
     store.release(durable.lease()).unwrap();
     drop(durable);
@@ -95,10 +102,11 @@ async fn a_crash_during_compensation_resumes_with_the_remaining_ones() {
     let durable = Arc::new(durable);
     let engine = Engine::builder()
         .provider(Arc::new(ScriptProvider(script.clone())))
-        .boundary_hook(durable.clone())
         .build();
     let p = engine.prepare(Arc::new(wf.clone())).unwrap();
-    let r = engine.resume(&p, state, None, &CancelToken::new()).await;
+    let cancel = CancelToken::new();
+    let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
+    let r = engine.resume(&p, state, None, run).await;
     assert_eq!(completed(&r), (ExitStatus::Failure, "declined".into()));
     assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Completed));
 

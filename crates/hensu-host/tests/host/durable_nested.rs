@@ -45,18 +45,19 @@ fn new_run(
 async fn a_crash_inside_a_sub_workflow_resumes_the_child_not_the_parent_node() {
     let (parent, child) = parent_and_child();
     let repo: Arc<dyn WorkflowRepository> = Arc::new(MapRepository::from_iter([child]));
-    let engine_with = |echo: &Echo, hook: Option<Arc<DurableRun>>| {
-        let mut b = Engine::builder()
+    let engine_with = |echo: &Echo| {
+        Engine::builder()
             .provider(Arc::new(echo.clone()))
-            .workflows(repo.clone());
-        if let Some(h) = hook {
-            b = b.boundary_hook(h);
-        }
-        b.build()
+            .workflows(repo.clone())
+            .build()
     };
     // The reference: the same run, uninterrupted and not stored.
-    let clean = engine_with(&Echo::default(), None)
-        .run(&parent, ctx(json!({"topic": "T"})), &CancelToken::new())
+    let clean = engine_with(&Echo::default())
+        .run(
+            &parent,
+            ctx(json!({"topic": "T"})),
+            RunCtx::new(&CancelToken::new()),
+        )
         .await;
     assert!(clean.outcome.is_success(), "{:?}", clean.outcome);
 
@@ -71,9 +72,10 @@ async fn a_crash_inside_a_sub_workflow_resumes_the_child_not_the_parent_node() {
         ..Echo::default()
     };
     {
-        let engine = engine_with(&echo, Some(durable.clone()));
+        let engine = engine_with(&echo);
         let cancel = CancelToken::new();
-        let run = engine.run(&parent, ctx(json!({"topic": "T"})), &cancel);
+        let stored = RunCtx::new(&cancel).checkpointer(durable.as_ref());
+        let run = engine.run(&parent, ctx(json!({"topic": "T"})), stored);
         tokio::select! {
             r = run => panic!("the run should hang in c1: {:?}", r.outcome),
             _ = echo.reached.notified() => {}
@@ -104,9 +106,11 @@ async fn a_crash_inside_a_sub_workflow_resumes_the_child_not_the_parent_node() {
     }
     let durable = Arc::new(durable);
     let echo = Echo::default();
-    let engine = engine_with(&echo, Some(durable.clone()));
+    let engine = engine_with(&echo);
     let p = engine.prepare(Arc::new(parent.clone())).unwrap();
-    let r = engine.resume(&p, state, None, &CancelToken::new()).await;
+    let cancel = CancelToken::new();
+    let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
+    let r = engine.resume(&p, state, None, run).await;
     assert!(r.outcome.is_success(), "{:?}", r.outcome);
     assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Completed));
     // Only the node in flight (c1) and what follows it ran again: not p0, not c0.
@@ -165,11 +169,10 @@ async fn a_review_pending_in_a_fork_branch_is_stored_and_resumes_the_branch() {
     let engine = Engine::builder()
         .provider(Arc::new(echo.clone()))
         .review_handler(Arc::new(DeferredReview::new()))
-        .boundary_hook(durable.clone())
         .build();
-    let r = engine
-        .run(&wf, ctx(json!({"topic": "T"})), &CancelToken::new())
-        .await;
+    let cancel = CancelToken::new();
+    let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
+    let r = engine.run(&wf, ctx(json!({"topic": "T"})), run).await;
     assert!(matches!(r.outcome, RunOutcome::Paused), "{:?}", r.outcome);
     assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Paused));
     let record = store.record("r2").unwrap();
@@ -192,13 +195,12 @@ async fn a_review_pending_in_a_fork_branch_is_stored_and_resumes_the_branch() {
     let engine = Engine::builder()
         .provider(Arc::new(echo.clone()))
         .review_handler(Arc::new(DeferredReview::new()))
-        .boundary_hook(durable.clone())
         .build();
     let p = engine.prepare(Arc::new(wf.clone())).unwrap();
     let approve = ReviewDecision::Approve { edits: None };
-    let r = engine
-        .resume(&p, state, Some(approve), &CancelToken::new())
-        .await;
+    let cancel = CancelToken::new();
+    let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
+    let r = engine.resume(&p, state, Some(approve), run).await;
     assert!(r.outcome.is_success(), "{:?}", r.outcome);
     assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Completed));
     let all = &r.state.context["all"];
@@ -267,12 +269,14 @@ async fn waiting_for_a_human_in_place_does_not_count_against_max_execution_time(
         Engine::builder()
             .provider(slow.clone())
             .options(limit.clone())
-            .boundary_hook(Arc::new(control.clone()))
             .build(),
     );
     let p = engine.prepare(Arc::new(chain(false))).unwrap();
     let (c, e) = (control.clone(), engine.clone());
-    let run = tokio::spawn(async move { c.run(&e, &p, Context::default()).await });
+    let run = tokio::spawn(async move {
+        c.run(&e, &p, Context::default(), RunCtx::new(c.cancel_token()))
+            .await
+    });
     tokio::time::sleep(Duration::from_millis(5)).await;
     control.pause();
     while control.status() != ControlStatus::Paused {
@@ -298,7 +302,11 @@ async fn waiting_for_a_human_in_place_does_not_count_against_max_execution_time(
         }))
         .build();
     let r = engine
-        .run(&chain(true), Context::default(), &CancelToken::new())
+        .run(
+            &chain(true),
+            Context::default(),
+            RunCtx::new(&CancelToken::new()),
+        )
         .await;
     assert!(r.outcome.is_success(), "{:?}", r.outcome);
 
@@ -311,7 +319,11 @@ async fn waiting_for_a_human_in_place_does_not_count_against_max_execution_time(
         .options(limit)
         .build();
     let r = engine
-        .run(&chain(false), Context::default(), &CancelToken::new())
+        .run(
+            &chain(false),
+            Context::default(),
+            RunCtx::new(&CancelToken::new()),
+        )
         .await;
     assert!(
         matches!(

@@ -155,7 +155,7 @@ fn path(r: &RunResult) -> Vec<String> {
 struct Recorder(Mutex<Vec<RunState>>);
 
 #[async_trait]
-impl BoundaryHook for Recorder {
+impl RunControlHook for Recorder {
     async fn at_boundary(&self, state: &RunState) -> Result<Boundary, RuntimeError> {
         self.0.lock().unwrap().push(state.clone());
         Ok(Boundary::Continue)
@@ -169,12 +169,13 @@ async fn checkpoints_at_every_boundary_and_resumes_from_any_of_them() {
     let durable = super::new_durable_run(&store, "r1", &wf, input(), &OwnerId::current());
     let recorder = Arc::new(Recorder::default());
     let echo = Echo::default();
-    let engine = Engine::builder()
-        .provider(Arc::new(echo.clone()))
-        .boundary_hook(durable.clone())
-        .boundary_hook(recorder.clone())
-        .build();
-    let full = engine.run(&wf, input(), &CancelToken::new()).await;
+    let engine = Engine::builder().provider(Arc::new(echo.clone())).build();
+    let controls: [&dyn RunControlHook; 1] = [recorder.as_ref()];
+    let cancel = CancelToken::new();
+    let run = RunCtx::new(&cancel)
+        .checkpointer(durable.as_ref())
+        .controls(&controls);
+    let full = engine.run(&wf, input(), run).await;
     assert!(full.outcome.is_success(), "{:?}", full.outcome);
     assert_eq!(durable.finish(&full).unwrap(), Some(RunStatus::Completed));
     let history = store.history("r1").unwrap();
@@ -196,7 +197,9 @@ async fn checkpoints_at_every_boundary_and_resumes_from_any_of_them() {
         let echo = Echo::default();
         let engine = Engine::builder().provider(Arc::new(echo.clone())).build();
         let p = engine.prepare(Arc::new(wf.clone())).unwrap();
-        let r = engine.resume(&p, st, None, &CancelToken::new()).await;
+        let r = engine
+            .resume(&p, st, None, RunCtx::new(&CancelToken::new()))
+            .await;
         assert!(r.outcome.is_success());
         assert_eq!(r.state.context, full.state.context, "from checkpoint {k}");
         assert_eq!(path(&r), path(&full));
@@ -230,16 +233,19 @@ async fn a_cancel_request_in_the_store_stops_the_run_at_the_next_boundary() {
         delay: Duration::from_millis(30),
         ..Echo::default()
     };
-    let engine = Engine::builder()
-        .provider(Arc::new(echo.clone()))
-        .boundary_hook(durable.clone())
-        .build();
+    let engine = Engine::builder().provider(Arc::new(echo.clone())).build();
     let s2 = store.clone();
     let canceller = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(45)).await;
         s2.request_cancel("r2").unwrap()
     });
-    let r = engine.run(&wf, input(), &cancel).await;
+    let r = engine
+        .run(
+            &wf,
+            input(),
+            RunCtx::new(&cancel).checkpointer(durable.as_ref()),
+        )
+        .await;
     assert!(matches!(
         canceller.await.unwrap(),
         hensu_store::CancelRequest::Requested { .. }
@@ -288,9 +294,10 @@ async fn snapshots_are_redacted_and_a_lost_lease_ends_the_run() {
     );
     let engine = Engine::builder()
         .provider(Arc::new(Echo::default()))
-        .boundary_hook(durable.clone())
         .build();
-    let r = engine.run(&wf, secret_input, &CancelToken::new()).await;
+    let cancel = CancelToken::new();
+    let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
+    let r = engine.run(&wf, secret_input, run).await;
     assert!(r.outcome.is_success());
     durable.finish(&r).unwrap();
     let text = store.load("r3").unwrap().snapshot.to_string();
@@ -311,13 +318,14 @@ async fn snapshots_are_redacted_and_a_lost_lease_ends_the_run() {
             delay: Duration::from_millis(20),
             ..Echo::default()
         }))
-        .boundary_hook(durable.clone())
         .build();
     let steal = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(10)).await;
         thief.acquire("r4", &OwnerId::current()).unwrap()
     });
-    let r = engine.run(&wf, input(), &CancelToken::new()).await;
+    let cancel = CancelToken::new();
+    let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
+    let r = engine.run(&wf, input(), run).await;
     steal.await.unwrap();
     assert!(
         matches!(r.outcome, RunOutcome::Failed(RuntimeError::Store { .. })),
@@ -351,16 +359,12 @@ async fn run_control_pauses_after_the_current_node_resumes_and_cancels() {
         delay: Duration::from_millis(25),
         ..Echo::default()
     };
-    let engine = Arc::new(
-        Engine::builder()
-            .provider(Arc::new(echo.clone()))
-            .boundary_hook(Arc::new(control.clone()))
-            .build(),
-    );
+    let engine = Arc::new(Engine::builder().provider(Arc::new(echo.clone())).build());
     let p = engine.prepare(wf.clone()).unwrap();
     assert_eq!(control.status(), ControlStatus::Created);
     let (c, e) = (control.clone(), engine.clone());
-    let run = tokio::spawn(async move { c.run(&e, &p, input()).await });
+    let run =
+        tokio::spawn(async move { c.run(&e, &p, input(), RunCtx::new(c.cancel_token())).await });
     tokio::time::sleep(Duration::from_millis(35)).await;
     assert_eq!(control.status(), ControlStatus::Running);
     control.pause();
@@ -389,16 +393,12 @@ async fn run_control_pauses_after_the_current_node_resumes_and_cancels() {
 
     // Cancel while paused ends the run before its next node.
     let control = RunControl::new();
-    let engine = Arc::new(
-        Engine::builder()
-            .provider(Arc::new(echo.clone()))
-            .boundary_hook(Arc::new(control.clone()))
-            .build(),
-    );
+    let engine = Arc::new(Engine::builder().provider(Arc::new(echo.clone())).build());
     let p = engine.prepare(wf.clone()).unwrap();
     control.pause();
     let (c, e) = (control.clone(), engine.clone());
-    let run = tokio::spawn(async move { c.run(&e, &p, input()).await });
+    let run =
+        tokio::spawn(async move { c.run(&e, &p, input(), RunCtx::new(c.cancel_token())).await });
     tokio::time::sleep(Duration::from_millis(20)).await;
     assert_eq!(control.status(), ControlStatus::Paused);
     control.cancel();
@@ -413,12 +413,11 @@ async fn run_control_pauses_after_the_current_node_resumes_and_cancels() {
     // A run cancelled before it starts never starts.
     let control = RunControl::new();
     control.cancel();
-    let engine = Engine::builder()
-        .provider(Arc::new(echo.clone()))
-        .boundary_hook(Arc::new(control.clone()))
-        .build();
+    let engine = Engine::builder().provider(Arc::new(echo.clone())).build();
     let p = engine.prepare(wf).unwrap();
-    let r = control.run(&engine, &p, input()).await;
+    let r = control
+        .run(&engine, &p, input(), RunCtx::new(control.cancel_token()))
+        .await;
     assert!(matches!(
         r.outcome,
         RunOutcome::Failed(RuntimeError::Cancelled { .. })
@@ -440,9 +439,10 @@ async fn due_snapshots_are_sent_by_the_run_one_step_later() {
     let durable = super::new_durable_run(&store, "r1", &wf, input(), &OwnerId::current());
     let engine = Engine::builder()
         .provider(Arc::new(Echo::default()))
-        .boundary_hook(durable.clone())
         .build();
-    let full = engine.run(&wf, input(), &CancelToken::new()).await;
+    let cancel = CancelToken::new();
+    let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
+    let full = engine.run(&wf, input(), run).await;
     assert!(full.outcome.is_success(), "{:?}", full.outcome);
     durable.finish(&full).unwrap();
     let snapshots: Vec<u64> = store

@@ -59,7 +59,9 @@ mod golden {
             .commands(CommandRegistry::load(&dir).unwrap())
             .workflows(Arc::new(repository()))
             .build();
-        let r = engine.run(&wf, ctx(input), &CancelToken::new()).await;
+        let r = engine
+            .run(&wf, ctx(input), RunCtx::new(&CancelToken::new()))
+            .await;
         let outcome = match &r.outcome {
             RunOutcome::Completed { exit_status, .. } => exit_status.as_str().to_string(),
             RunOutcome::Rejected { reason } => format!("REJECTED: {reason}"),

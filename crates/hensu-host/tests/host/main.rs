@@ -16,10 +16,20 @@ use serde_json::{Value, json};
 
 /// Runs `wf` on `engine` until `killed` fires — the process "dies" there (the run's future is
 /// dropped mid-node). A run that ends first fails the test.
-async fn run_until(engine: &Engine, wf: &Workflow, input: Context, killed: &tokio::sync::Notify) {
+async fn run_until(
+    engine: &Engine,
+    wf: &Workflow,
+    input: Context,
+    checkpointer: &dyn Checkpointer,
+    listener: &dyn ExecutionListener,
+    killed: &tokio::sync::Notify,
+) {
     let token = CancelToken::new();
+    let run = RunCtx::new(&token)
+        .checkpointer(checkpointer)
+        .listener(listener);
     tokio::select! {
-        r = engine.run(wf, input, &token) => panic!("the run was to be killed: {:?}", r.outcome),
+        r = engine.run(wf, input, run) => panic!("the run was to be killed: {:?}", r.outcome),
         _ = killed.notified() => {}
     }
 }

@@ -39,7 +39,7 @@ async fn pending_review_pauses_and_resumes_from_a_serialized_state() {
     let cancel = CancelToken::new();
     let r = h
         .engine
-        .run_prepared(&prepared, ctx(json!({"goal": "G"})), &cancel)
+        .run_prepared(&prepared, ctx(json!({"goal": "G"})), RunCtx::new(&cancel))
         .await;
     assert_eq!(r.outcome, RunOutcome::Paused);
     let (node, corr) = pending_review(&r.state).unwrap();
@@ -53,7 +53,7 @@ async fn pending_review_pauses_and_resumes_from_a_serialized_state() {
     // Resume without a decision: the handler is asked again and the run pauses again.
     let again = h
         .engine
-        .resume(&prepared, state.clone(), None, &cancel)
+        .resume(&prepared, state.clone(), None, RunCtx::new(&cancel))
         .await;
     assert_eq!(again.outcome, RunOutcome::Paused);
     assert_ne!(pending_review(&again.state).unwrap().1, corr);
@@ -64,7 +64,7 @@ async fn pending_review_pauses_and_resumes_from_a_serialized_state() {
             &prepared,
             state.clone(),
             Some(ReviewDecision::Approve { edits: None }),
-            &cancel,
+            RunCtx::new(&cancel),
         )
         .await;
     assert_eq!(path(&ok), ["intro", "plan", "exec", "done"]);
@@ -83,7 +83,7 @@ async fn pending_review_pauses_and_resumes_from_a_serialized_state() {
             Some(ReviewDecision::Reject {
                 reason: "no".into(),
             }),
-            &cancel,
+            RunCtx::new(&cancel),
         )
         .await;
     assert_eq!(completed(&rejected).1, "cancelled");
@@ -98,7 +98,7 @@ async fn pending_review_pauses_and_resumes_from_a_serialized_state() {
                 edits: None,
                 reason: "again".into(),
             }),
-            &cancel,
+            RunCtx::new(&cancel),
         )
         .await;
     // Back to intro, then plan pauses again.
@@ -106,7 +106,10 @@ async fn pending_review_pauses_and_resumes_from_a_serialized_state() {
     assert_eq!(back.state.path(), ["intro", "plan", "intro"]);
 
     // A finished state cannot be resumed.
-    let done = h.engine.resume(&prepared, ok.state, None, &cancel).await;
+    let done = h
+        .engine
+        .resume(&prepared, ok.state, None, h.ctx(&cancel))
+        .await;
     assert_eq!(failed(&done), RuntimeError::AlreadyTerminal);
 }
 

@@ -21,7 +21,7 @@ use std::time::Instant;
 use hensu_ir::{COMPENSATING, COMPENSATING_OUTPUT, CompensationBody, ExitStatus, Workflow};
 use serde_json::Value;
 
-use super::Engine;
+use super::Exec;
 use super::Prepared;
 use crate::error::RuntimeError;
 use crate::events::Event;
@@ -38,10 +38,10 @@ use crate::value::{render, set_current_node};
 pub(crate) enum CompensationCheckpoints<'a> {
     /// Nowhere (a child inside a fork branch: nothing of it is checkpointed).
     None,
-    /// The main flow's boundary ([`BoundaryHook::at_boundary`](crate::BoundaryHook)).
+    /// The main flow's boundary ([`Checkpointer::record_step`](crate::Checkpointer), then the run-control hooks).
     Main,
     /// The nested boundary of the sub-workflow child reached through these frames
-    /// ([`BoundaryHook::at_nested_boundary`](crate::BoundaryHook)).
+    /// ([`Checkpointer::record_nested`](crate::Checkpointer)).
     Child(&'a [NestedFrame]),
 }
 
@@ -113,7 +113,7 @@ pub fn plan_compensations(workflow: &Workflow, state: &RunState) -> Vec<Compensa
         .collect()
 }
 
-impl Engine {
+impl Exec<'_> {
     /// Runs the compensations `outcome` calls for (none for a success or a pause) and returns
     /// the outcome to report: the original one, or a store error that stopped the work.
     /// Progress is checkpointed through the boundary hooks before each compensation, where
@@ -176,14 +176,10 @@ impl Engine {
                 CompensationCheckpoints::None => {}
                 CompensationCheckpoints::Main => {
                     self.listener.on_checkpoint(state);
-                    for hook in &self.boundary_hooks {
-                        hook.at_boundary(state).await?;
-                    }
+                    self.at_boundary(super::Flow::Main, state).await?;
                 }
                 CompensationCheckpoints::Child(frames) => {
-                    for hook in &self.boundary_hooks {
-                        hook.at_nested_boundary(frames, state).await?;
-                    }
+                    self.at_boundary(super::Flow::Child(frames), state).await?;
                 }
             }
             self.listener.on_event(&Event::CompensationStarted {

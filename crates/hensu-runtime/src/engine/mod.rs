@@ -1,6 +1,7 @@
 //! The engine: its builder, the prepared workflow, and the entry points `run`, `run_prepared`
 //! and `resume`. The work is split by phase of a node's life:
 //!
+//! * [`ctx`] — what comes with one run ([`RunCtx`]) and the engine as that run sees it,
 //! * [`run_loop`] — the loop over nodes with the run guards and the boundary hooks,
 //! * [`node`] — node execution (enum dispatch over the node kinds, agent calls, actions),
 //! * [`pipeline`] — the post-execution processors (extraction, rubric, review, history),
@@ -9,12 +10,17 @@
 //! The node kinds with their own files (`parallel`, `fork`, `subworkflow`) depend on this
 //! module, never the other way round through imports.
 
+mod branches;
 mod compensation;
+mod ctx;
+pub(crate) mod kinds;
 mod node;
 mod pipeline;
 mod run_loop;
 mod transition;
 
+pub(crate) use ctx::Exec;
+pub use ctx::RunCtx;
 pub(crate) use run_loop::Flow;
 
 use std::collections::HashMap;
@@ -29,14 +35,13 @@ use serde_json::Value;
 
 use crate::action::{ActionHandlerRegistry, CommandRunner, NoCommands};
 use crate::agent::{AgentProvider, AgentRegistry};
-use crate::boundary::BoundaryHook;
 use crate::error::RuntimeError;
-use crate::events::{Event, ExecutionListener, FinishKind, NoopListener};
+use crate::events::{Event, FinishKind};
 use crate::generic::GenericHandlerRegistry;
 use crate::plan::ExecPlan;
 use crate::review::{AutoApprove, ReviewDecision, ReviewHandler};
-use crate::run_types::{CancelToken, RunOptions, RunOutcome, RunResult};
-use crate::state::{ExecutionPhase, FinishedBranch, NestedFrame, RunState};
+use crate::run_types::{RunOptions, RunOutcome, RunResult};
+use crate::state::{ExecutionPhase, RunState};
 use crate::value::Context;
 /// A workflow prepared for running: its plan and its agents.
 #[derive(Clone, Debug)]
@@ -59,11 +64,9 @@ pub struct EngineBuilder {
     actions: ActionHandlerRegistry,
     commands: Arc<dyn CommandRunner>,
     review: Arc<dyn ReviewHandler>,
-    listener: Arc<dyn ExecutionListener>,
     options: RunOptions,
     structured: Option<Arc<dyn crate::structured::StructuredCaller>>,
     workflows: Option<Arc<dyn crate::repository::WorkflowRepository>>,
-    boundary_hooks: Vec<Arc<dyn BoundaryHook>>,
 }
 
 impl Default for EngineBuilder {
@@ -75,11 +78,9 @@ impl Default for EngineBuilder {
             actions: ActionHandlerRegistry::with_defaults(),
             commands: Arc::new(NoCommands),
             review: Arc::new(AutoApprove),
-            listener: Arc::new(NoopListener),
             options: RunOptions::default(),
             structured: None,
             workflows: None,
-            boundary_hooks: Vec::new(),
         }
     }
 }
@@ -120,11 +121,6 @@ impl EngineBuilder {
         self
     }
 
-    pub fn listener(mut self, l: Arc<dyn ExecutionListener>) -> Self {
-        self.listener = l;
-        self
-    }
-
     pub fn options(mut self, o: RunOptions) -> Self {
         self.options = o;
         self
@@ -143,34 +139,23 @@ impl EngineBuilder {
         self
     }
 
-    /// Adds a hook called at every node boundary of the main flow (checkpoints, pause/cancel
-    /// control; see [`RunControl`](crate::RunControl)). Hooks run in the order added.
-    pub fn boundary_hook(mut self, h: Arc<dyn BoundaryHook>) -> Self {
-        self.boundary_hooks.push(h);
-        self
-    }
-
     pub fn build(self) -> Engine {
-        let records_branches = self.boundary_hooks.iter().any(|h| h.records_branches());
         Engine {
-            records_branches,
-            step_events: self.listener.wants_step_events(),
             providers: self.providers,
             credentials: self.credentials,
             generic: self.generic,
             actions: self.actions,
             commands: self.commands,
             review: self.review,
-            listener: self.listener,
             options: self.options,
             structured: self.structured,
             workflows: self.workflows,
-            boundary_hooks: self.boundary_hooks,
         }
     }
 }
 
-/// The workflow executor.
+/// The workflow executor: long-lived (providers, handlers, repository, options), shared by
+/// any number of runs; what belongs to one run comes with the call ([`RunCtx`]).
 pub struct Engine {
     providers: Vec<Arc<dyn AgentProvider>>,
     credentials: HashMap<String, String>,
@@ -178,53 +163,14 @@ pub struct Engine {
     pub(crate) actions: ActionHandlerRegistry,
     pub(crate) commands: Arc<dyn CommandRunner>,
     review: Arc<dyn ReviewHandler>,
-    pub(crate) listener: Arc<dyn ExecutionListener>,
-    /// `listener.wants_step_events()`, read once: when false the hot loop builds no per-step
-    /// event and skips the clock reads only those events need.
-    pub(crate) step_events: bool,
     pub(crate) options: RunOptions,
     structured: Option<Arc<dyn crate::structured::StructuredCaller>>,
     pub(crate) workflows: Option<Arc<dyn crate::repository::WorkflowRepository>>,
-    boundary_hooks: Vec<Arc<dyn BoundaryHook>>,
-    /// A boundary hook records finished branches ([`BoundaryHook::records_branches`]).
-    records_branches: bool,
 }
 
 impl Engine {
-    /// The sub-workflow path to record the finished branches of a parallel or fork node
-    /// running in `flow` with ([`BoundaryHook::at_branch_finished`]); `None` when no hook
-    /// records branches or `flow` takes no checkpoints (a fork branch, a child inside one).
-    pub(crate) fn branch_recording<'f>(&self, flow: Flow<'f>) -> Option<&'f [NestedFrame]> {
-        if !self.records_branches {
-            return None;
-        }
-        match flow {
-            Flow::Main => Some(&[]),
-            Flow::Child(frames) => Some(frames),
-            Flow::Branch { .. } | Flow::Detached => None,
-        }
-    }
-
-    /// Tells the hooks that record branches that a branch of `node_id` finished.
-    pub(crate) async fn record_branch(
-        &self,
-        frames: &[NestedFrame],
-        node_id: &str,
-        branch: FinishedBranch<'_>,
-    ) -> Result<(), RuntimeError> {
-        for hook in self.boundary_hooks.iter().filter(|h| h.records_branches()) {
-            hook.at_branch_finished(frames, node_id, branch).await?;
-        }
-        Ok(())
-    }
-
     pub fn builder() -> EngineBuilder {
         EngineBuilder::default()
-    }
-
-    /// The listener events go to.
-    pub fn listener(&self) -> &Arc<dyn ExecutionListener> {
-        &self.listener
     }
 
     /// Builds the plan and creates the workflow's agents.
@@ -240,15 +186,10 @@ impl Engine {
     }
 
     /// Prepares and runs `workflow` from its start node with `input` as the initial context.
-    pub async fn run(
-        &self,
-        workflow: &Workflow,
-        input: Context,
-        cancel: &CancelToken,
-    ) -> RunResult {
+    pub async fn run(&self, workflow: &Workflow, input: Context, ctx: RunCtx<'_>) -> RunResult {
         let started = Instant::now();
         match self.prepare(Arc::new(workflow.clone())) {
-            Ok(p) => self.run_prepared(&p, input, cancel).await,
+            Ok(p) => self.run_prepared(&p, input, ctx).await,
             Err(e) => {
                 let state = RunState::new(
                     String::new(),
@@ -256,19 +197,15 @@ impl Engine {
                     workflow.start_node.clone(),
                     input,
                 );
-                self.finish(state, RunOutcome::Failed(e), started)
+                Exec::new(self, &ctx).finish(state, RunOutcome::Failed(e), started)
             }
         }
     }
 
     /// Runs a prepared workflow from its start node.
-    pub async fn run_prepared(
-        &self,
-        p: &Prepared,
-        input: Context,
-        cancel: &CancelToken,
-    ) -> RunResult {
+    pub async fn run_prepared(&self, p: &Prepared, input: Context, ctx: RunCtx<'_>) -> RunResult {
         let started = Instant::now();
+        let exec = Exec::new(self, &ctx);
         let wf = p.workflow();
         let execution_id = match input.get("_execution_id") {
             Some(Value::String(s)) => s.clone(),
@@ -276,47 +213,17 @@ impl Engine {
         };
         let start_id = p.plan.id(p.plan.start).to_string();
         let mut state = RunState::new(execution_id, wf.id.clone(), start_id, input);
-        self.listener.on_event(&Event::RunStarted {
+        exec.listener.on_event(&Event::RunStarted {
             format_version: crate::events::EVENTS_FORMAT_VERSION,
             execution_id: &state.execution_id,
             workflow_id: &state.workflow_id,
             start_node: &state.current_node,
         });
-        if let Some(schema) = &wf.state_schema {
-            for (key, nearest) in crate::inputs::unknown_inputs(schema, &state.context) {
-                self.listener.on_event(&Event::UnknownInput {
-                    key: &key,
-                    did_you_mean: nearest.as_deref(),
-                });
-            }
-            let (missing, mistyped) = crate::inputs::input_problems(schema, &state.context);
-            let error = if !mistyped.is_empty() {
-                let mut problems: Vec<String> = missing
-                    .iter()
-                    .map(|n| format!("`{n}` is missing"))
-                    .collect();
-                problems.extend(mistyped);
-                Some(RuntimeError::InvalidInputs { problems })
-            } else if !missing.is_empty() {
-                Some(RuntimeError::MissingInputs { names: missing })
-            } else {
-                None
-            };
-            if let Some(e) = error {
-                return self.finish(state, RunOutcome::Failed(e), started);
-            }
+        if let Some(e) = exec.check_inputs(wf, &state) {
+            return exec.finish(state, RunOutcome::Failed(e), started);
         }
-        let outcome = match self
-            .drive(p, &mut state, cancel, started, None, Flow::Main)
-            .await
-        {
-            Ok(o) => o,
-            Err(e) => RunOutcome::Failed(e),
-        };
-        let outcome = self
-            .compensate(p, &mut state, outcome, CompensationCheckpoints::Main)
-            .await;
-        self.finish(state, outcome, started)
+        let outcome = exec.drive_main(p, &mut state, ctx, started, None).await;
+        exec.finish(state, outcome, started)
     }
 
     /// Continues a paused or saved run. A state in `Awaiting` re-enters the post pipeline at the
@@ -326,11 +233,12 @@ impl Engine {
         p: &Prepared,
         mut state: RunState,
         decision: Option<ReviewDecision>,
-        cancel: &CancelToken,
+        ctx: RunCtx<'_>,
     ) -> RunResult {
         let started = Instant::now();
+        let exec = Exec::new(self, &ctx);
         if state.phase == ExecutionPhase::Terminal {
-            return self.finish(
+            return exec.finish(
                 state,
                 RunOutcome::Failed(RuntimeError::AlreadyTerminal),
                 started,
@@ -338,22 +246,60 @@ impl Engine {
         }
         // A run that died while compensating continues with the compensations left.
         if state.compensating.is_some() {
-            let outcome = self
+            let outcome = exec
                 .resume_compensation(p, &mut state, CompensationCheckpoints::Main)
                 .await;
-            return self.finish(state, outcome, started);
+            return exec.finish(state, outcome, started);
         }
+        let outcome = exec.drive_main(p, &mut state, ctx, started, decision).await;
+        exec.finish(state, outcome, started)
+    }
+}
+
+impl Exec<'_> {
+    /// The main flow to its end, then its compensations when it failed.
+    async fn drive_main(
+        &self,
+        p: &Prepared,
+        state: &mut RunState,
+        ctx: RunCtx<'_>,
+        started: Instant,
+        decision: Option<ReviewDecision>,
+    ) -> RunOutcome {
         let outcome = match self
-            .drive(p, &mut state, cancel, started, decision, Flow::Main)
+            .drive(p, state, ctx.cancel, started, decision, Flow::Main)
             .await
         {
             Ok(o) => o,
             Err(e) => RunOutcome::Failed(e),
         };
-        let outcome = self
-            .compensate(p, &mut state, outcome, CompensationCheckpoints::Main)
-            .await;
-        self.finish(state, outcome, started)
+        self.compensate(p, state, outcome, CompensationCheckpoints::Main)
+            .await
+    }
+
+    /// Reports the inputs the workflow's state schema does not know; the error when one it
+    /// requires is missing or of the wrong type.
+    fn check_inputs(&self, wf: &Workflow, state: &RunState) -> Option<RuntimeError> {
+        let schema = wf.state_schema.as_ref()?;
+        for (key, nearest) in crate::inputs::unknown_inputs(schema, &state.context) {
+            self.listener.on_event(&Event::UnknownInput {
+                key: &key,
+                did_you_mean: nearest.as_deref(),
+            });
+        }
+        let (missing, mistyped) = crate::inputs::input_problems(schema, &state.context);
+        if !mistyped.is_empty() {
+            let mut problems: Vec<String> = missing
+                .iter()
+                .map(|n| format!("`{n}` is missing"))
+                .collect();
+            problems.extend(mistyped);
+            Some(RuntimeError::InvalidInputs { problems })
+        } else if !missing.is_empty() {
+            Some(RuntimeError::MissingInputs { names: missing })
+        } else {
+            None
+        }
     }
 
     fn finish(&self, mut state: RunState, outcome: RunOutcome, started: Instant) -> RunResult {

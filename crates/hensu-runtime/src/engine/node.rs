@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use hensu_ir::{Node, StandardNode};
 use serde_json::Value;
 
-use super::Engine;
+use super::Exec;
 use super::Prepared;
 use super::run_loop::Flow;
 use crate::agent::AgentRequest;
@@ -20,7 +20,7 @@ use crate::template::resolve_into;
 use crate::value::{Context, render};
 use crate::value::{remove_var, set_current_node};
 
-impl Engine {
+impl Exec<'_> {
     /// Node executors (enum dispatch over the node kinds). `flow` is the flow the node runs
     /// in; `resume` answers a review pending in the node's saved nested flows.
     #[allow(clippy::too_many_arguments)]
@@ -49,15 +49,21 @@ impl Engine {
             // Rare or large futures are boxed so the hot standard-node future stays small.
             Node::Action(a) => Ok(Box::pin(self.execute_action(a, state)).await),
             Node::Parallel(par) => {
-                Box::pin(crate::parallel::execute_parallel(self, p, par, state, flow)).await
+                Box::pin(super::kinds::parallel::execute_parallel(
+                    self, p, par, state, flow,
+                ))
+                .await
             }
             Node::Fork(f) => {
-                crate::fork::execute_fork(self, p, idx, f, state, cancel, started, resume, flow)
-                    .await
+                super::kinds::fork::execute_fork(
+                    self, p, idx, f, state, cancel, started, resume, flow,
+                )
+                .await
             }
-            Node::Join(j) => Ok(crate::fork::execute_join(j, state)),
+            Node::Join(j) => Ok(super::kinds::fork::execute_join(j, state)),
             Node::SubWorkflow(s) => {
-                crate::subworkflow::execute_subworkflow(self, s, state, cancel, flow, resume).await
+                super::kinds::subworkflow::execute_subworkflow(self, s, state, cancel, flow, resume)
+                    .await
             }
             Node::End(_) => Ok(NodeResult {
                 status: NodeStatus::End,
@@ -192,10 +198,7 @@ impl Engine {
         };
         let call = async {
             match (&self.structured, required_keys.is_empty()) {
-                (Some(s), false) => {
-                    s.call(agent, request, required_keys, self.listener.as_ref())
-                        .await
-                }
+                (Some(s), false) => s.call(agent, request, required_keys, self.listener).await,
                 _ => agent.execute(request).await,
             }
         };

@@ -6,7 +6,7 @@ use std::time::Instant;
 use hensu_ir::{Node, ReviewMode, RuleKind, StandardNode};
 use serde_json::Value;
 
-use super::Engine;
+use super::Exec;
 use super::Prepared;
 use crate::error::RuntimeError;
 use crate::events::Event;
@@ -55,7 +55,7 @@ pub(super) enum Step {
     Stop(RunOutcome),
 }
 
-impl Engine {
+impl Exec<'_> {
     pub(super) async fn post_pipeline(
         &self,
         p: &Prepared,

@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use hensu_ir::{ExitStatus, Node};
 
-use super::Engine;
+use super::Exec;
 use super::Prepared;
 use super::pipeline::{PostCtx, Step, now_ms};
-use crate::boundary::Boundary;
+use crate::checkpoint::Boundary;
 use crate::error::RuntimeError;
 use crate::events::Event;
 use crate::review::ReviewDecision;
@@ -21,13 +21,14 @@ use crate::state::{
     ExecutionPhase, InheritedHistory, NestedFrame, NodeResult, NodeStatus, RunState,
 };
 
-/// Which flow a [`Engine::drive`] call runs, and so which boundary hooks it calls.
+/// Which flow a [`Exec::drive`] call runs, and so which boundary hooks it calls.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Flow<'a> {
-    /// The run's main flow: [`BoundaryHook::at_boundary`](crate::BoundaryHook) before each node.
+    /// The run's main flow: [`Checkpointer::record_step`](crate::Checkpointer) and the run-control hooks
+    /// before each node.
     Main,
     /// A sub-workflow child reached from the main flow through `frames`:
-    /// [`BoundaryHook::at_nested_boundary`](crate::BoundaryHook) before each node.
+    /// [`Checkpointer::record_nested`](crate::Checkpointer) before each node.
     Child(&'a [NestedFrame]),
     /// A fork branch ending at its join (reaching it completes the branch, SUCCESS, without
     /// executing it): no hooks, the branch is recorded through its fork.
@@ -88,7 +89,7 @@ where
     .await
 }
 
-impl Engine {
+impl Exec<'_> {
     /// The run loop over `flow`. The time limit counts from `started`; time a hook or a
     /// reviewer spends waiting for a human does not count (the clock moves forward by it).
     pub(crate) async fn drive(
@@ -238,25 +239,19 @@ impl Engine {
                 if let Flow::Main = flow {
                     self.listener.on_checkpoint(state);
                 }
-                for hook in &self.boundary_hooks {
-                    let decided = match flow {
-                        Flow::Child(frames) => hook.at_nested_boundary(frames, state).await?,
-                        _ => hook.at_boundary(state).await?,
-                    };
-                    match decided {
-                        Boundary::Continue => {}
-                        Boundary::ContinueAfterPause(waited) => {
-                            started += waited;
-                            deadline += waited;
-                            sleep.as_mut().reset(on_tokio_clock(deadline));
-                        }
-                        Boundary::Cancel => {
-                            return Err(RuntimeError::Cancelled {
-                                last_nodes: state.last_nodes_after(&inherited, 5),
-                            });
-                        }
-                        Boundary::Suspend => return Ok(RunOutcome::Paused),
+                match self.at_boundary(flow, state).await? {
+                    Boundary::Continue => {}
+                    Boundary::ContinueAfterPause(waited) => {
+                        started += waited;
+                        deadline += waited;
+                        sleep.as_mut().reset(on_tokio_clock(deadline));
                     }
+                    Boundary::Cancel => {
+                        return Err(RuntimeError::Cancelled {
+                            last_nodes: state.last_nodes_after(&inherited, 5),
+                        });
+                    }
+                    Boundary::Suspend => return Ok(RunOutcome::Paused),
                 }
             }
             state.steps += 1;

@@ -4,7 +4,7 @@
 use hensu_ir::{CompiledRule, RuleKind};
 use serde_json::Value;
 
-use super::Engine;
+use super::Exec;
 use super::Prepared;
 use super::pipeline::{PostCtx, ProcessorOutcome};
 use crate::error::RuntimeError;
@@ -13,7 +13,7 @@ use crate::plan::{RuleEval, evaluate, explain_no_match};
 use crate::state::{Backtrack, BacktrackKind, NodeStatus, RunState};
 use crate::value::remove_var;
 
-impl Engine {
+impl Exec<'_> {
     /// Transition resolution and the engine-variable lifecycle.
     pub(super) fn transition(
         &self,

@@ -203,9 +203,15 @@ async fn a_cancelled_run_compensates_what_completed_before_the_cancel() {
     let script = Script::new().on("undo-a", &["undone"]);
     let engine = Engine::builder()
         .provider(Arc::new(ScriptProvider(script.clone())))
-        .listener(Arc::new(CancelAt(token.clone(), 2)))
         .build();
-    let r = engine.run(&wf, Context::default(), &token).await;
+    let cancel_at = CancelAt(token.clone(), 2);
+    let r = engine
+        .run(
+            &wf,
+            Context::default(),
+            RunCtx::new(&token).listener(&cancel_at),
+        )
+        .await;
     assert!(matches!(failed(&r), RuntimeError::Cancelled { .. }));
     assert_eq!(
         compensations(&r),
@@ -223,8 +229,23 @@ struct CrashAfter {
 }
 
 #[async_trait]
-impl BoundaryHook for CrashAfter {
-    async fn at_boundary(&self, state: &RunState) -> Result<Boundary, RuntimeError> {
+impl Checkpointer for CrashAfter {
+    async fn record_nested(
+        &self,
+        _frames: &[NestedFrame],
+        _state: &RunState,
+    ) -> Result<Boundary, RuntimeError> {
+        Ok(Boundary::Continue)
+    }
+    async fn record_branch(
+        &self,
+        _frames: &[NestedFrame],
+        _node_id: &str,
+        _branch: FinishedBranch<'_>,
+    ) -> Result<(), RuntimeError> {
+        Ok(())
+    }
+    async fn record_step(&self, state: &RunState) -> Result<Boundary, RuntimeError> {
         *self.stored.lock().unwrap() = Some(state.clone());
         let mut seen = self.seen.lock().unwrap();
         *seen += 1;
@@ -262,10 +283,13 @@ async fn an_interrupted_compensation_resumes_with_the_ones_left() {
     });
     let first = Engine::builder()
         .provider(Arc::new(ScriptProvider(script.clone())))
-        .boundary_hook(hook.clone())
         .build();
     let r = first
-        .run(&wf, Context::default(), &CancelToken::new())
+        .run(
+            &wf,
+            Context::default(),
+            RunCtx::new(&CancelToken::new()).checkpointer(hook.as_ref()),
+        )
         .await;
     assert!(matches!(failed(&r), RuntimeError::Store { .. }));
     assert_eq!(
@@ -295,7 +319,7 @@ async fn an_interrupted_compensation_resumes_with_the_ones_left() {
     let prepared = h.engine.prepare(Arc::new(wf.clone())).unwrap();
     let resumed = h
         .engine
-        .resume(&prepared, stored, None, &CancelToken::new())
+        .resume(&prepared, stored, None, RunCtx::new(&CancelToken::new()))
         .await;
     assert_eq!(completed(&resumed), (ExitStatus::Cancel, "failed".into()));
     assert_eq!(

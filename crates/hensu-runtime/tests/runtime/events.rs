@@ -72,9 +72,8 @@ async fn a_listener_without_step_events_sees_the_run_events_and_the_same_run() {
         .on("review", &[r#"{"approved": true}"#]);
     let full = harness(&s).run(&wf, json!({"topic": "x"})).await;
     let quiet = Arc::new(RunEventsOnly::default());
-    let listener = quiet.clone();
-    let h = harness_with(&s, |b| b.listener(listener));
-    let r = h.run(&wf, json!({"topic": "x"})).await;
+    let h = harness(&s);
+    let r = h.run_with(&wf, json!({"topic": "x"}), quiet.as_ref()).await;
     assert_eq!(*quiet.0.lock().unwrap(), ["run_started", "run_finished"]);
     assert_eq!(path(&r), path(&full));
     assert_eq!(r.state.context, full.state.context);

@@ -320,10 +320,8 @@ async fn a_review_pending_in_a_branch_pauses_the_run_at_the_fork_and_resumes_the
     }
     let script = Script::new().on("a", &["alpha"]).on("c", &["gamma"]);
     let count = Arc::new(Count(Mutex::new(0)));
-    let h = harness_with(&script, |b| {
-        b.review_handler(Arc::new(Deferred)).listener(count.clone())
-    });
-    let r = h.run(&wf, json!({"topic": "T"})).await;
+    let h = harness_with(&script, |b| b.review_handler(Arc::new(Deferred)));
+    let r = h.run_with(&wf, json!({"topic": "T"}), count.as_ref()).await;
     // The run waits at the fork for the branch's review; nothing failed, nothing merged.
     assert!(matches!(r.outcome, RunOutcome::Paused), "{:?}", r.outcome);
     assert_eq!(r.state.current_node, "f");
@@ -349,7 +347,7 @@ async fn a_review_pending_in_a_branch_pauses_the_run_at_the_fork_and_resumes_the
     let approve = ReviewDecision::Approve { edits: None };
     let r = h
         .engine
-        .resume(&p, saved, Some(approve), &CancelToken::new())
+        .resume(&p, saved, Some(approve), RunCtx::new(&CancelToken::new()))
         .await;
     assert_eq!(completed(&r), (ExitStatus::Success, "done".into()));
     assert_eq!(
@@ -441,7 +439,7 @@ async fn branches_share_the_history_before_the_fork_and_save_only_their_own_step
         let approve = ReviewDecision::Approve { edits: None };
         let r = h
             .engine
-            .resume(&p, saved, Some(approve), &CancelToken::new())
+            .resume(&p, saved, Some(approve), RunCtx::new(&CancelToken::new()))
             .await;
         assert_eq!(completed(&r), (ExitStatus::Success, "done".into()));
         assert_eq!(path(&r), ["s", "a", "c", "f", "j", "done"]);

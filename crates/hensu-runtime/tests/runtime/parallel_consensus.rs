@@ -202,14 +202,18 @@ async fn judge_decides_merges_only_the_winner() {
 struct BranchLog(Mutex<Vec<(String, String)>>);
 
 #[async_trait]
-impl BoundaryHook for BranchLog {
-    async fn at_boundary(&self, _state: &RunState) -> Result<Boundary, RuntimeError> {
+impl Checkpointer for BranchLog {
+    async fn record_step(&self, _state: &RunState) -> Result<Boundary, RuntimeError> {
         Ok(Boundary::Continue)
     }
-    fn records_branches(&self) -> bool {
-        true
+    async fn record_nested(
+        &self,
+        _frames: &[NestedFrame],
+        _state: &RunState,
+    ) -> Result<Boundary, RuntimeError> {
+        Ok(Boundary::Continue)
     }
-    async fn at_branch_finished(
+    async fn record_branch(
         &self,
         frames: &[NestedFrame],
         node_id: &str,
@@ -244,10 +248,18 @@ async fn finished_branches_are_recorded_as_they_finish_and_not_run_again() {
         .delay_on("r1", Duration::from_secs(1))
         .delay_on("r2", Duration::from_secs(2))
     };
-    let log = Arc::new(BranchLog::default());
+    let log = BranchLog::default();
     let first = script();
-    let h = harness_with(&first, |b| b.boundary_hook(log.clone()));
-    let clean = h.run(&wf, json!({"draft": "D"})).await;
+    let h = harness(&first);
+    let cancel = CancelToken::new();
+    let clean = h
+        .engine
+        .run(
+            &wf,
+            ctx(json!({"draft": "D"})),
+            h.ctx(&cancel).checkpointer(&log),
+        )
+        .await;
     assert_eq!(completed(&clean).1, "yes");
     let told: Vec<String> = log
         .0
@@ -285,7 +297,10 @@ async fn finished_branches_are_recorded_as_they_finish_and_not_run_again() {
     let second = script();
     let h = harness(&second);
     let p = h.engine.prepare(Arc::new(wf.clone())).unwrap();
-    let r = h.engine.resume(&p, state, None, &CancelToken::new()).await;
+    let r = h
+        .engine
+        .resume(&p, state, None, h.ctx(&CancelToken::new()))
+        .await;
     assert_eq!(completed(&r), completed(&clean));
     let asked: Vec<bool> = (0..3)
         .map(|i| {

@@ -68,9 +68,15 @@ async fn cancellation_abandons_the_running_node_and_stops_there() {
     let token = CancelToken::new();
     let engine = Engine::builder()
         .provider(Arc::new(ScriptProvider(Script::new())))
-        .listener(Arc::new(CancelAfter(token.clone(), 3)))
         .build();
-    let r = engine.run(&wf, Context::default(), &token).await;
+    let cancel_after = CancelAfter(token.clone(), 3);
+    let r = engine
+        .run(
+            &wf,
+            Context::default(),
+            RunCtx::new(&token).listener(&cancel_after),
+        )
+        .await;
     assert_eq!(
         failed(&r).to_string(),
         "run cancelled; last nodes: a → b → a"
@@ -109,7 +115,7 @@ async fn cancel_during_a_model_call_takes_no_transition() {
         ],
     );
     let h = harness(&script);
-    let r = h.engine.run(&wf, ctx(json!({})), &cancel).await;
+    let r = h.engine.run(&wf, ctx(json!({})), h.ctx(&cancel)).await;
     assert!(
         matches!(
             r.outcome,
@@ -140,7 +146,7 @@ async fn cancel_abandons_in_flight_work_at_once() {
     };
     let h = harness(&script);
     let c = cancel.clone();
-    let run = h.engine.run(&wf, ctx(json!({})), &cancel);
+    let run = h.engine.run(&wf, ctx(json!({})), h.ctx(&cancel));
     let trigger = async move {
         tokio::task::yield_now().await;
         c.cancel();

@@ -85,7 +85,11 @@ async fn stub_lookup_ladder_and_scenarios() {
     let engine = Engine::builder().provider(provider.clone()).build();
     // configured scenario `strict`: agent file of the scenario beats the default node file.
     let r = engine
-        .run(&wf, ctx(json!({"topic": "t"})), &CancelToken::new())
+        .run(
+            &wf,
+            ctx(json!({"topic": "t"})),
+            RunCtx::new(&CancelToken::new()),
+        )
         .await;
     assert_eq!(r.state.context["article"], json!("strict agent"));
     assert_eq!(r.state.context["verdict"], json!("programmatic strict"));
@@ -99,7 +103,7 @@ async fn stub_lookup_ladder_and_scenarios() {
         .run(
             &wf,
             ctx(json!({"topic": "t", "stub_scenario": "loud"})),
-            &CancelToken::new(),
+            RunCtx::new(&CancelToken::new()),
         )
         .await;
     assert_eq!(r.state.context["article"], json!("loud node"));
@@ -114,7 +118,7 @@ async fn stub_lookup_ladder_and_scenarios() {
         .run(
             &wf,
             ctx(json!({"topic": "t", "stub_scenario": "default"})),
-            &CancelToken::new(),
+            RunCtx::new(&CancelToken::new()),
         )
         .await;
     assert_eq!(r.state.context["article"], json!("default node t"));

@@ -171,7 +171,7 @@ async fn engine_futures_are_send() {
     let h = harness(&Script::new());
     let wf = workflow("done", vec![end("done", ExitStatus::Success)]);
     let cancel = CancelToken::new();
-    let fut = h.engine.run(&wf, Context::default(), &cancel);
+    let fut = h.engine.run(&wf, Context::default(), h.ctx(&cancel));
     assert_send(&fut);
     fut.await;
 }

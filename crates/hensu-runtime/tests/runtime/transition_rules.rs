@@ -330,8 +330,10 @@ async fn bounded_revise_counter_is_owned_by_the_rule_node_and_escalates() {
             self.0.lock().unwrap().push(state.retry_counters.clone());
         }
     }
-    let h = harness_with(&s, |b| b.listener(Arc::new(Spy(counters.clone()))));
-    let r = h.run(&wf, json!({"topic": "rust"})).await;
+    let h = harness(&s);
+    let r = h
+        .run_with(&wf, json!({"topic": "rust"}), &Spy(counters.clone()))
+        .await;
     assert_eq!(
         path(&r),
         [

@@ -513,7 +513,6 @@ pub(crate) fn run_workflow(
         })
         .generic_handlers(hensu_host::generic_handlers_with(network.clone()))
         .commands(commands.with_cancel(cancel.clone()))
-        .listener(listener)
         .structured_output(Arc::new(hensu_providers::StructuredOutput {
             max_corrections: config.structured_output.max_corrections,
         }))
@@ -571,9 +570,6 @@ pub(crate) fn run_workflow(
         &built.redactor,
         &cancel,
     )?;
-    if let Some(hook) = session.hook() {
-        builder = builder.boundary_hook(hook);
-    }
     let engine = builder.build();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -607,7 +603,9 @@ pub(crate) fn run_workflow(
         });
         // Let the signal task register its handler before the first node starts.
         tokio::task::yield_now().await;
-        let r = session.run(&engine, workflow, input, &cancel).await;
+        let r = session
+            .run(&engine, workflow, input, &cancel, listener.as_ref())
+            .await;
         signal.abort();
         r
     });

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use hensu_host::{DurableRun, SnapshotRedactor};
 use hensu_ir::Workflow;
 use hensu_runtime::{
-    BoundaryHook, CancelToken, Context, Engine, ReviewDecision, RunOutcome, RunResult, RunState,
+    CancelToken, Context, Engine, ReviewDecision, RunOutcome, RunResult, RunState,
 };
 use hensu_store::{OwnerId, RunRecord, StateStore};
 use serde_json::Value;
@@ -340,29 +340,30 @@ impl Session {
         }
     }
 
-    /// The checkpoint hook for the engine.
-    pub fn hook(&self) -> Option<Arc<dyn BoundaryHook>> {
-        self.durable
-            .as_ref()
-            .map(|d| d.clone() as Arc<dyn BoundaryHook>)
-    }
-
     pub fn run_id(&self) -> Option<&str> {
         self.durable.as_ref().map(|d| d.run_id())
     }
 
-    /// Runs (or resumes) and records the outcome in the store.
+    /// Runs (or resumes) with the session's store as checkpointer and records the outcome.
     pub async fn run(
         self,
         engine: &Engine,
         workflow: &Workflow,
         input: Context,
         cancel: &CancelToken,
+        listener: &dyn hensu_runtime::ExecutionListener,
     ) -> RunResult {
+        let ctx = hensu_runtime::RunCtx::new(cancel)
+            .listener(listener)
+            .checkpointer_opt(
+                self.durable
+                    .as_deref()
+                    .map(|d| d as &dyn hensu_runtime::Checkpointer),
+            );
         let result = match self.resume {
-            None => engine.run(workflow, input, cancel).await,
+            None => engine.run(workflow, input, ctx).await,
             Some((state, decision)) => match engine.prepare(Arc::new(workflow.clone())) {
-                Ok(p) => engine.resume(&p, state, decision, cancel).await,
+                Ok(p) => engine.resume(&p, state, decision, ctx).await,
                 Err(e) => RunResult {
                     outcome: RunOutcome::Failed(e),
                     state,

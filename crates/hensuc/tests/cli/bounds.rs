@@ -271,10 +271,11 @@ proptest! {
         let counter = Arc::new(Counter::default());
         let engine = Engine::builder()
             .provider(Arc::new(provider))
-            .listener(counter.clone())
             .build();
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let result = runtime.block_on(engine.run(&wf, Default::default(), &CancelToken::new()));
+        let cancel = CancelToken::new();
+        let run = hensu_runtime::RunCtx::new(&cancel).listener(counter.as_ref());
+        let result = runtime.block_on(engine.run(&wf, Default::default(), run));
         prop_assert!(
             matches!(result.outcome, hensu_runtime::RunOutcome::Completed { .. }),
             "{src}\n{:?}", result.outcome

@@ -88,7 +88,8 @@ fn paused_review(dir: &Path) -> String {
         .enable_all()
         .build()
         .unwrap();
-    let r = rt.block_on(engine.run(&wf, input.clone(), &CancelToken::new()));
+    let cancel = CancelToken::new();
+    let r = rt.block_on(engine.run(&wf, input.clone(), hensu_runtime::RunCtx::new(&cancel)));
     assert!(matches!(r.outcome, hensu_runtime::RunOutcome::Paused));
     let store: Arc<dyn StateStore> = Arc::new(SqliteStore::open(dir).unwrap());
     let record = RunRecord::new("rpaused", wf.id.clone(), "1.0.0", Some("draft".into()));
@@ -576,13 +577,14 @@ fn the_state_rebuilt_from_the_log_equals_the_engines_final_state() {
         );
         let engine = Engine::builder()
             .provider(Arc::new(StubProvider::new(None, None)))
-            .boundary_hook(durable.clone())
             .build();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
-        let r = rt.block_on(engine.run(&wf, input, &CancelToken::new()));
+        let cancel = CancelToken::new();
+        let run = hensu_runtime::RunCtx::new(&cancel).checkpointer(durable.as_ref());
+        let r = rt.block_on(engine.run(&wf, input, run));
         assert!(
             matches!(r.outcome, hensu_runtime::RunOutcome::Completed { .. }),
             "{:?}",

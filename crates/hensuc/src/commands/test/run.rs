@@ -151,11 +151,10 @@ pub async fn run(
         .commands(CommandRegistry::load(dir).map_err(|e| anyhow::anyhow!(e))?)
         .workflows(Arc::new(repository))
         .review_handler(review.clone())
-        .listener(events.clone())
         .build();
-    let result = engine
-        .run(workflow, to_context(&spec.context), &CancelToken::new())
-        .await;
+    let cancel = CancelToken::new();
+    let run = hensu_runtime::RunCtx::new(&cancel).listener(events.as_ref());
+    let result = engine.run(workflow, to_context(&spec.context), run).await;
     let (status, end, message) = match &result.outcome {
         RunOutcome::Completed {
             exit_status,

@@ -21,17 +21,16 @@
 //! those ended branches kept and only the others run again, from the fork.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use hensu_ir::{ForkNode, JoinNode, MergeStrategy, Node, Target, TransitionRule};
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use crate::engine::{Engine, Flow, Prepared};
+use crate::engine::branches::{BoxFuture, join_all_pinned, join_all_recording};
+use crate::engine::{Exec, Flow, Prepared};
 use crate::error::RuntimeError;
 use crate::events::Event;
-use crate::parallel::{join_all_pinned, join_all_recording};
 use crate::review::ReviewDecision;
 use crate::run_types::{CancelToken, RunOutcome};
 use crate::state::{
@@ -39,9 +38,6 @@ use crate::state::{
     NodeResult, RunState,
 };
 use crate::value::Context;
-
-/// A boxed, sendable future (breaks the drive → fork → drive recursion).
-pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// One fork branch's outcome.
 #[derive(Clone, Debug, PartialEq)]
@@ -105,7 +101,7 @@ fn escapes_branch(e: &RuntimeError) -> bool {
 /// pending in a saved branch.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn execute_fork<'a>(
-    engine: &'a Engine,
+    engine: &'a Exec<'a>,
     p: &'a Prepared,
     idx: usize,
     fork: &'a ForkNode,
@@ -170,7 +166,7 @@ fn saved_branches(
 
 #[allow(clippy::too_many_arguments)]
 async fn run_fork(
-    engine: &Engine,
+    engine: &Exec<'_>,
     p: &Prepared,
     idx: usize,
     fork: &ForkNode,
@@ -542,7 +538,7 @@ pub fn branch_yields(
 /// Merges the branches into the parent context (join merge strategy) and returns the fork's
 /// output. Any failed branch → `failed_branches` = their target ids.
 fn merge(
-    engine: &Engine,
+    engine: &Exec<'_>,
     fork: &ForkNode,
     join: &JoinNode,
     branches: Vec<ForkBranch>,

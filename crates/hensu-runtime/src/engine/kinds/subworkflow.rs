@@ -22,9 +22,9 @@ use std::time::Instant;
 use hensu_ir::SubWorkflowNode;
 use serde_json::Value;
 
-use crate::engine::{CompensationCheckpoints, Engine, Flow, Prepared};
+use crate::engine::branches::BoxFuture;
+use crate::engine::{CompensationCheckpoints, Exec, Flow, Prepared};
 use crate::error::RuntimeError;
-use crate::fork::BoxFuture;
 use crate::review::ReviewDecision;
 use crate::run_types::{CancelToken, RunOutcome};
 use crate::state::{Nested, NestedFrame, NodeResult, NodeStatus, RunState};
@@ -48,7 +48,7 @@ pub fn depth_of(ctx: &Context) -> i64 {
 /// Runs a sub-workflow node (boxed: the child runs the executor loop again) in `flow`;
 /// `resume` answers a review pending in its saved child.
 pub(crate) fn execute_subworkflow<'a>(
-    engine: &'a Engine,
+    engine: &'a Exec<'a>,
     node: &'a SubWorkflowNode,
     state: &'a mut RunState,
     cancel: &'a CancelToken,
@@ -67,7 +67,7 @@ fn saved_child(state: &mut RunState, node: &SubWorkflowNode) -> Option<RunState>
 }
 
 async fn run_subworkflow(
-    engine: &Engine,
+    engine: &Exec<'_>,
     node: &SubWorkflowNode,
     state: &mut RunState,
     cancel: &CancelToken,

@@ -234,7 +234,7 @@ pub enum Nested {
     /// (recorded by a durable run while the others ran): a resumed run runs only the others.
     Parallel {
         node_id: String,
-        finished: Vec<crate::parallel::BranchOutcome>,
+        finished: Vec<BranchOutcome>,
     },
 }
 
@@ -243,7 +243,7 @@ pub enum Nested {
 #[derive(Clone, Copy, Debug)]
 pub enum FinishedBranch<'a> {
     /// A parallel branch's outcome (stored in [`Nested::Parallel`]).
-    Parallel(&'a crate::parallel::BranchOutcome),
+    Parallel(&'a BranchOutcome),
     /// A fork target's sub-flow, ended (stored in [`Nested::Fork`]); its context holds only
     /// the entries it changed against the fork's (the rest is the fork's, which the branch
     /// cannot change).
@@ -479,4 +479,18 @@ impl RunState {
         }
         out
     }
+}
+
+/// One branch's outcome (what the consensus sees of it; recorded as is by durable runs).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BranchOutcome {
+    pub id: String,
+    pub success: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The yields (and, for vote strategies, engine variables) found in the output.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub yields: IndexMap<String, Value>,
 }

@@ -1,121 +1,21 @@
 //! Parallel nodes with consensus (upstream `ParallelNodeExecutor` + `ConsensusEvaluator`;
 //! docs/language.md, *Parallel consensus*).
 
-use std::collections::VecDeque;
-use std::future::{Future, poll_fn};
-use std::pin::Pin;
-use std::task::Poll;
-
 use hensu_ir::{ConsensusStrategy, ParallelNode, is_engine_variable};
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use crate::engine::{Engine, Flow, Prepared};
+use crate::engine::branches::BoxFuture;
+use crate::engine::branches::{join_all, join_all_recording};
+use crate::engine::{Exec, Flow, Prepared};
 use crate::enrich::{Enrichment, enrich};
 use crate::error::RuntimeError;
 use crate::extract::extract_object;
-use crate::fork::BoxFuture;
-use crate::state::{FinishedBranch, Nested, NodeResult, NodeStatus, RunState};
+use crate::state::{BranchOutcome, FinishedBranch, Nested, NodeResult, NodeStatus, RunState};
 use crate::template::resolve;
 use crate::validate::validate_output;
 use crate::value::set_current_node;
 use crate::value::{Context, f64_value};
-
-/// Polls every future concurrently on the current task and returns their outputs in order.
-pub async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
-    join_all_pinned(futures.into_iter().map(Box::pin).collect()).await
-}
-
-/// [`join_all`] over futures already pinned (boxed futures are not boxed again).
-pub(crate) async fn join_all_pinned<F: Future + Unpin>(mut futs: Vec<F>) -> Vec<F::Output> {
-    let mut outs: Vec<Option<F::Output>> = futs.iter().map(|_| None).collect();
-    poll_fn(|cx| {
-        let mut pending = false;
-        for (f, out) in futs.iter_mut().zip(outs.iter_mut()) {
-            if out.is_none() {
-                match Pin::new(&mut *f).poll(cx) {
-                    Poll::Ready(v) => *out = Some(v),
-                    Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending {
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
-    })
-    .await;
-    outs.into_iter().flatten().collect()
-}
-
-/// [`join_all_pinned`] that hands each output, as soon as it is ready, to `record` (one at a
-/// time, in the order they finished) and awaits the recording while the other futures keep
-/// running. A recording error ends the join with it (the unfinished futures are dropped).
-pub(crate) async fn join_all_recording<'r, F, R>(
-    mut futs: Vec<F>,
-    mut record: R,
-) -> Result<Vec<F::Output>, RuntimeError>
-where
-    F: Future + Unpin,
-    R: FnMut(&mut F::Output) -> Option<BoxFuture<'r, Result<(), RuntimeError>>>,
-{
-    let mut outs: Vec<Option<F::Output>> = futs.iter().map(|_| None).collect();
-    let mut unrecorded: VecDeque<usize> = VecDeque::new();
-    let mut recording: Option<BoxFuture<'r, Result<(), RuntimeError>>> = None;
-    poll_fn(|cx| {
-        let mut pending = false;
-        for (i, (f, out)) in futs.iter_mut().zip(outs.iter_mut()).enumerate() {
-            if out.is_none() {
-                match Pin::new(&mut *f).poll(cx) {
-                    Poll::Ready(v) => {
-                        *out = Some(v);
-                        unrecorded.push_back(i);
-                    }
-                    Poll::Pending => pending = true,
-                }
-            }
-        }
-        loop {
-            if recording.is_none() {
-                let Some(i) = unrecorded.pop_front() else {
-                    break;
-                };
-                recording = outs[i].as_mut().and_then(&mut record);
-                continue;
-            }
-            let Some(r) = recording.as_mut() else {
-                break;
-            };
-            match r.as_mut().poll(cx) {
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Ready(Ok(())) => recording = None,
-                Poll::Pending => break,
-            }
-        }
-        if pending || recording.is_some() {
-            Poll::Pending
-        } else {
-            Poll::Ready(Ok(()))
-        }
-    })
-    .await?;
-    Ok(outs.into_iter().flatten().collect())
-}
-
-/// One branch's outcome (what the consensus sees of it; recorded as is by durable runs).
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct BranchOutcome {
-    pub id: String,
-    pub success: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// The yields (and, for vote strategies, engine variables) found in the output.
-    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
-    pub yields: IndexMap<String, Value>,
-}
 
 /// A branch's vote.
 #[derive(Clone, Debug)]
@@ -158,7 +58,7 @@ fn recorded_outcomes(
 /// finishes ([`Engine::record_branch`]); resuming it runs only the branches not recorded, and
 /// the consensus sees every outcome in branch order as an uninterrupted run would.
 pub(crate) async fn execute_parallel(
-    engine: &Engine,
+    engine: &Exec<'_>,
     p: &Prepared,
     node: &ParallelNode,
     state: &mut RunState,

@@ -1,0 +1,170 @@
+//! What comes with one run rather than with the engine: its cancellation token, listener,
+//! checkpointer and run-control hooks ([`RunCtx`]), and the engine as one run sees it
+//! ([`Exec`], what the run loop and the node kinds are methods of).
+
+use std::ops::Deref;
+
+use crate::checkpoint::{Boundary, Checkpointer, RunControlHook};
+use crate::error::RuntimeError;
+use crate::events::{ExecutionListener, NoopListener};
+use crate::run_types::CancelToken;
+use crate::state::{FinishedBranch, NestedFrame, RunState};
+
+use super::{Engine, Flow};
+
+/// The per-run hooks of one [`Engine::run`] / [`Engine::run_prepared`] /
+/// [`Engine::resume`] call.
+///
+/// ```
+/// # use hensu_runtime::{CancelToken, CollectingListener, RunCtx};
+/// let cancel = CancelToken::new();
+/// let events = CollectingListener::default();
+/// let ctx = RunCtx::new(&cancel).listener(&events);
+/// # let _ = ctx;
+/// ```
+#[derive(Clone, Copy)]
+pub struct RunCtx<'r> {
+    /// Cancels the run (the node in flight is abandoned).
+    pub cancel: &'r CancelToken,
+    /// Everything observable (default: nothing is listened to).
+    pub listener: &'r dyn ExecutionListener,
+    /// Records the run as it goes (default: none, and no record is prepared).
+    pub checkpointer: Option<&'r dyn Checkpointer>,
+    /// Asked at every boundary of the main flow after the checkpointer, in order.
+    pub controls: &'r [&'r dyn RunControlHook],
+}
+
+impl std::fmt::Debug for RunCtx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunCtx")
+            .field("cancel", self.cancel)
+            .field("checkpointer", &self.checkpointer.is_some())
+            .field("controls", &self.controls.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'r> RunCtx<'r> {
+    /// A run cancelled by `cancel`, with no listener, checkpointer or controls.
+    pub fn new(cancel: &'r CancelToken) -> RunCtx<'r> {
+        RunCtx {
+            cancel,
+            listener: &NoopListener,
+            checkpointer: None,
+            controls: &[],
+        }
+    }
+
+    pub fn listener(mut self, listener: &'r dyn ExecutionListener) -> RunCtx<'r> {
+        self.listener = listener;
+        self
+    }
+
+    pub fn checkpointer(mut self, checkpointer: &'r dyn Checkpointer) -> RunCtx<'r> {
+        self.checkpointer = Some(checkpointer);
+        self
+    }
+
+    /// Sets the checkpointer, or none.
+    pub fn checkpointer_opt(mut self, checkpointer: Option<&'r dyn Checkpointer>) -> RunCtx<'r> {
+        self.checkpointer = checkpointer;
+        self
+    }
+
+    pub fn controls(mut self, controls: &'r [&'r dyn RunControlHook]) -> RunCtx<'r> {
+        self.controls = controls;
+        self
+    }
+}
+
+/// The engine as one run sees it: the long-lived [`Engine`] (through `Deref`) and the run's
+/// hooks. Built once per run call; nothing in it is built per step.
+pub(crate) struct Exec<'r> {
+    engine: &'r Engine,
+    pub(crate) listener: &'r dyn ExecutionListener,
+    /// `listener.wants_step_events()`, read once: when false the hot loop builds no per-step
+    /// event and skips the clock reads only those events need.
+    pub(crate) step_events: bool,
+    checkpointer: Option<&'r dyn Checkpointer>,
+    controls: &'r [&'r dyn RunControlHook],
+}
+
+impl Deref for Exec<'_> {
+    type Target = Engine;
+    fn deref(&self) -> &Engine {
+        self.engine
+    }
+}
+
+impl<'r> Exec<'r> {
+    pub(crate) fn new(engine: &'r Engine, ctx: &RunCtx<'r>) -> Exec<'r> {
+        Exec {
+            engine,
+            listener: ctx.listener,
+            step_events: ctx.listener.wants_step_events(),
+            checkpointer: ctx.checkpointer,
+            controls: ctx.controls,
+        }
+    }
+
+    /// The boundary of a node of `flow` (main flow or a sub-workflow child of it): the
+    /// checkpointer records, then (main flow only) the controls decide. The first decision
+    /// other than going on wins; the pauses of those that went on add up.
+    pub(crate) async fn at_boundary(
+        &self,
+        flow: Flow<'_>,
+        state: &RunState,
+    ) -> Result<Boundary, RuntimeError> {
+        let mut waited = std::time::Duration::ZERO;
+        if let Some(c) = self.checkpointer {
+            let decided = match flow {
+                Flow::Child(frames) => c.record_nested(frames, state).await?,
+                _ => c.record_step(state).await?,
+            };
+            match decided {
+                Boundary::Continue => {}
+                Boundary::ContinueAfterPause(w) => waited += w,
+                stop => return Ok(stop),
+            }
+        }
+        if let Flow::Main = flow {
+            for control in self.controls {
+                match control.at_boundary(state).await? {
+                    Boundary::Continue => {}
+                    Boundary::ContinueAfterPause(w) => waited += w,
+                    stop => return Ok(stop),
+                }
+            }
+        }
+        Ok(if waited.is_zero() {
+            Boundary::Continue
+        } else {
+            Boundary::ContinueAfterPause(waited)
+        })
+    }
+
+    /// The sub-workflow path to record the finished branches of a parallel or fork node
+    /// running in `flow` with ([`Checkpointer::record_branch`]); `None` when the run has no
+    /// checkpointer or `flow` takes no checkpoints (a fork branch, a child inside one).
+    pub(crate) fn branch_recording<'f>(&self, flow: Flow<'f>) -> Option<&'f [NestedFrame]> {
+        self.checkpointer?;
+        match flow {
+            Flow::Main => Some(&[]),
+            Flow::Child(frames) => Some(frames),
+            Flow::Branch { .. } | Flow::Detached => None,
+        }
+    }
+
+    /// Tells the checkpointer that a branch of `node_id` finished.
+    pub(crate) async fn record_branch(
+        &self,
+        frames: &[NestedFrame],
+        node_id: &str,
+        branch: FinishedBranch<'_>,
+    ) -> Result<(), RuntimeError> {
+        match self.checkpointer {
+            Some(c) => c.record_branch(frames, node_id, branch).await,
+            None => Ok(()),
+        }
+    }
+}
