@@ -92,7 +92,7 @@ fn checkpoint_memory(b: divan::Bencher, redact: bool) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    b.bench_local(|| rt.block_on(d.at_boundary(&s)).unwrap());
+    b.bench_local(|| rt.block_on(d.record_step(&s)).unwrap());
 }
 
 #[divan::bench(args = [false, true])]
@@ -102,5 +102,5 @@ fn checkpoint_sqlite(b: divan::Bencher, redact: bool) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    b.bench_local(|| rt.block_on(d.at_boundary(&s)).unwrap());
+    b.bench_local(|| rt.block_on(d.record_step(&s)).unwrap());
 }

@@ -239,7 +239,7 @@ pub enum Nested {
 }
 
 /// A branch of a parallel or fork node that finished while the node's other branches run,
-/// as a durable run records it ([`BoundaryHook::at_branch_finished`](crate::BoundaryHook)).
+/// as a durable run records it ([`Checkpointer::record_branch`](crate::Checkpointer::record_branch)).
 #[derive(Clone, Copy, Debug)]
 pub enum FinishedBranch<'a> {
     /// A parallel branch's outcome (stored in [`Nested::Parallel`]).

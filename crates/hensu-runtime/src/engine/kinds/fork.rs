@@ -16,7 +16,7 @@
 //! branches keep their result, waiting ones continue (the first one with the review answer).
 //!
 //! A durable run records each branch that ends as it ends
-//! ([`BoundaryHook::at_branch_finished`](crate::BoundaryHook), stored as [`Nested::Fork`] with
+//! ([`Checkpointer::record_branch`](crate::Checkpointer::record_branch), stored as [`Nested::Fork`] with
 //! the ended branches only), so a process killed while the others run resumes the fork with
 //! those ended branches kept and only the others run again, from the fork.
 

@@ -9,7 +9,7 @@
 //! fails validation makes it FAILURE (`Sub-workflow failed`); other errors end the run.
 //!
 //! A child of the main flow tells the boundary hooks of its own node boundaries
-//! ([`BoundaryHook::at_nested_boundary`](crate::BoundaryHook)), so a durable run records it. A
+//! ([`Checkpointer::record_nested`](crate::Checkpointer::record_nested)), so a durable run records it. A
 //! child that stops (a review waits, a pause) is saved in the parent's state
 //! ([`Nested::Child`]) and the run pauses at the sub-workflow node; resuming the run continues
 //! the child where it stopped. A child of the main flow that ends unsuccessfully checkpoints
