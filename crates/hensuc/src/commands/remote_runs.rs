@@ -28,17 +28,20 @@ fn follow_and_report(remote: &Remote, id: &str, from: Option<String>) -> anyhow:
             "continue with `hensuc resume {id} --server … --approve` (or --reject, --backtrack)"
         );
     }
-    let ok = status == "paused"
-        || (status == "completed"
-            && a.body
-                .get("exitStatus")
-                .and_then(Value::as_str)
-                .is_none_or(|x| x == "SUCCESS"));
-    Ok(if ok {
-        ExitCode::SUCCESS
+    // The same exit codes as a local run (docs/cli.md): 0 at a SUCCESS end, 3 paused, 1 for
+    // any other end (a FAILURE end node, failed, rejected, cancelled).
+    let success_end = status == "completed"
+        && a.body
+            .get("exitStatus")
+            .and_then(Value::as_str)
+            .is_none_or(|x| x == "SUCCESS");
+    Ok(ExitCode::from(if success_end {
+        exit::SUCCESS
+    } else if status == "paused" {
+        exit::PAUSED
     } else {
-        ExitCode::from(exit::FAILURE)
-    })
+        exit::FAILURE
+    }))
 }
 
 /// `hensuc run WORKFLOW --server URL`: pushes the file (when it is one), starts it, streams.

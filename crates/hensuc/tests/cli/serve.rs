@@ -162,7 +162,8 @@ fn client_commands_against_a_real_server() {
         ])
         .output()
         .expect("run");
-    assert!(run.status.success(), "{}", stderr(&run));
+    // Paused for a review: exit 3, as locally.
+    assert_eq!(run.status.code(), Some(3), "{}", stderr(&run));
     let paused = json_out(&run);
     assert_eq!(paused["status"], "paused");
     assert!(
@@ -218,6 +219,24 @@ fn client_commands_against_a_real_server() {
         .map(|r| r["status"].as_str().unwrap_or(""))
         .collect();
     assert_eq!(statuses, ["cancelled", "completed", "completed"], "{all}");
+
+    // Rejected into `end("rejected", ExitStatus.FAILURE)`: exit 1, as locally.
+    let third = hensuc()
+        .args(["run", "reviewed", "--server", url])
+        .output()
+        .expect("run");
+    assert_eq!(third.status.code(), Some(3), "{}", stderr(&third));
+    let tid = json_out(&third)["executionId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let reject = hensuc()
+        .args(["resume", &tid, "--reject", "not yet", "--server", url])
+        .output()
+        .expect("resume");
+    assert_eq!(reject.status.code(), Some(1), "{}", stderr(&reject));
+    let ended = json_out(&reject);
+    assert_eq!(ended["exitStatus"], "FAILURE", "{ended}");
 
     let del = hensuc()
         .args(["delete", "reviewed", "--server", url])
