@@ -29,8 +29,13 @@ pub struct CheckArgs {
     /// `--format json` it is the report's `bounds` section.
     #[arg(long)]
     pub bounds: bool,
-    /// Do not start or contact the MCP servers of `hensu.toml` (skips W0601).
+    /// Also check the agents' tools against the MCP servers of `hensu.toml` (W0601). This starts
+    /// their commands and connects to their URLs, so it is off unless asked: a plain `check` of
+    /// an untrusted project runs nothing (docs/security.md).
     #[arg(long)]
+    pub tools: bool,
+    /// The default since `--tools` exists: start and contact no MCP server (kept for scripts).
+    #[arg(long, hide = true, conflicts_with = "tools")]
     pub offline: bool,
 }
 
@@ -50,7 +55,7 @@ pub fn execute(args: CheckArgs) -> anyhow::Result<ExitCode> {
         (None, None) => PathBuf::from("."),
     };
     let tool_diagnostics =
-        super::check_tools::offered_tools_diagnostics(&project, &workdir, args.offline);
+        super::check_tools::offered_tools_diagnostics(&project, &workdir, !args.tools);
     project.diagnostics.extend(tool_diagnostics);
     if args.bounds && args.format == DiagnosticFormat::Json {
         crate::commands::bounds::emit_json_with_bounds(&project, &args)?;

@@ -1,6 +1,7 @@
 //! The part of `hensuc check` that needs the MCP servers of `hensu.toml` (docs/mcp.md): W0601
-//! for a tool an agent names that no server offers. Skipped with a note under `--offline`, or
-//! when a server cannot be listed.
+//! for a tool an agent names that no server offers. Only with `check --tools`: listing the tools
+//! starts the servers' commands, which a plain `check` never does. Skipped with a note
+//! otherwise, or when a server cannot be listed.
 
 use std::path::Path;
 
@@ -12,7 +13,7 @@ use crate::project::Project;
 pub fn offered_tools_diagnostics(
     project: &Project,
     workdir: &Path,
-    offline: bool,
+    skip_servers: bool,
 ) -> Vec<Diagnostic> {
     let with_tools: Vec<_> = project
         .units
@@ -31,8 +32,10 @@ pub fn offered_tools_diagnostics(
             return Vec::new();
         }
     };
-    if offline {
-        eprintln!("note: agent tools not checked against the MCP servers (--offline)");
+    if skip_servers {
+        eprintln!(
+            "note: agent tools not checked against the MCP servers of hensu.toml (`hensuc check --tools` starts them to list their tools)"
+        );
         return Vec::new();
     }
     let mcp = match hensu_mcp::LocalMcp::start(&config, workdir) {

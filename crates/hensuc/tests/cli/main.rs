@@ -6,6 +6,7 @@
 mod bounds;
 mod build;
 mod check;
+mod check_runs_nothing;
 mod console_browser;
 #[cfg(unix)]
 mod crash;
