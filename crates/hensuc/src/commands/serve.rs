@@ -2,7 +2,7 @@
 //! the web console (crates/hensu-console, docs/console.md) at `/`.
 //!
 //! Configuration, later sources winning: `[server]` in `<dir>/hensu.toml` (`listen`, `store`,
-//! `jwt_public_key_file`, `jwt_issuer`), the environment (`HENSU_JWT_SECRET`,
+//! `jwt_public_key_file`, `jwt_issuer`, `jwt_audience`), the environment (`HENSU_JWT_SECRET`,
 //! `HENSU_JWT_PUBLIC_KEY` — PEM text or a file path —, `HENSU_JWT_ISSUER`), then the flags.
 //! Secrets are never read from hensu.toml.
 
@@ -42,6 +42,7 @@ struct ServerSection {
     store: Option<String>,
     jwt_public_key_file: Option<PathBuf>,
     jwt_issuer: Option<String>,
+    jwt_audience: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -91,6 +92,7 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
         hs256_secret: env("HENSU_JWT_SECRET"),
         public_key_pem,
         issuer: env("HENSU_JWT_ISSUER").or(section.jwt_issuer),
+        audience: env("HENSU_JWT_AUDIENCE").or(section.jwt_audience),
     };
     let config = hensu_server::ServerConfig {
         listen,
