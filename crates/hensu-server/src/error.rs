@@ -105,3 +105,18 @@ impl From<axum::extract::rejection::JsonRejection> for ApiError {
         }
     }
 }
+
+/// tower-http's body limit answers a `Content-Length` over the limit before any handler runs,
+/// with a plain-text 413: give it the API's JSON error body like every other error.
+pub(crate) async fn json_payload_too_large(response: Response) -> Response {
+    let is_json = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if response.status() == StatusCode::PAYLOAD_TOO_LARGE && !is_json {
+        return ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "request body too large")
+            .into_response();
+    }
+    response
+}

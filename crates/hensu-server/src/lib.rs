@@ -74,6 +74,7 @@ pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
         })
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .layer(axum::middleware::map_response(error::json_payload_too_large))
         .layer(
             tower_http::trace::TraceLayer::new_for_http().make_span_with(
                 // Method and path only: headers (the bearer token) never reach the log.

@@ -194,6 +194,20 @@ pub async fn push_refuses_bad_input_and_writes_nothing(s: Server) {
         Ok(resp) => assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE),
         Err(e) => assert!(e.is_request() || e.is_body(), "{e}"),
     }
+    // The same refusal from the headers alone (no body sent) is the API's JSON error too.
+    let answer = raw_request(
+        &s,
+        &format!(
+            "POST /api/v1/workflows HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            token(A),
+            hensu_server::MAX_BODY_BYTES + 1
+        ),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    let body: Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("413 body is not JSON ({e}): {answer}"));
+    assert_eq!(body["status"], 413, "{body}");
     // Nothing was written.
     assert_eq!(get(&s, A, "/api/v1/workflows").await.1, json!([]));
 }
@@ -815,4 +829,15 @@ pub async fn operations_endpoints(s: Server) {
         .await
         .expect("j");
     assert!(doc["paths"]["/api/v1/executions/{executionId}/resume"]["post"].is_object());
+}
+
+/// Sends `request` as raw bytes and reads the whole answer (the request asks to close).
+async fn raw_request(s: &Server, request: &str) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let addr = s.base.trim_start_matches("http://");
+    let mut socket = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    socket.write_all(request.as_bytes()).await.expect("write");
+    let mut answer = Vec::new();
+    let _ = socket.read_to_end(&mut answer).await;
+    String::from_utf8_lossy(&answer).into_owned()
 }
