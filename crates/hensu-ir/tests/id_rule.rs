@@ -11,7 +11,17 @@ fn accepts_alphanumeric_start_then_dots_hyphens_underscores_up_to_255() {
 
 #[test]
 fn rejects_empty_bad_start_bad_chars_and_over_255() {
-    for bad in ["", "-a", ".a", "_a", "a b", "a/b", "é", "aé", &"a".repeat(256)] {
+    for bad in [
+        "",
+        "-a",
+        ".a",
+        "_a",
+        "a b",
+        "a/b",
+        "é",
+        "aé",
+        &"a".repeat(256),
+    ] {
         assert!(!is_valid_id(bad), "{bad:?}");
     }
 }
