@@ -45,6 +45,16 @@ pub use wire::{
     from_json_with_spans, from_value, node_to_value, rule_to_value, to_json, to_value,
 };
 
+/// The id rule, `[a-zA-Z0-9][a-zA-Z0-9._-]{0,254}`, shared by every id the toolchain accepts:
+/// workflow / node / agent / variable ids (E0207), server path and body ids
+/// (docs/server.md, *Input rules*) and MCP gateway client ids.
+pub fn is_valid_id(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && s.len() <= 255
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
 /// The workflow id upstream derives from a workflow's name: spaces → `_`, then every char
 /// outside `[A-Za-z0-9_-]` is dropped, then lowercase.
 ///

@@ -319,13 +319,8 @@ fn id_text(id: &Value) -> Option<String> {
     }
 }
 
-/// `[a-zA-Z0-9][a-zA-Z0-9._-]{0,254}`.
-pub fn is_valid_id(id: &str) -> bool {
-    let mut chars = id.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && id.len() <= 255
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-}
+/// The one id rule, [`hensu_ir::is_valid_id`].
+pub use hensu_ir::is_valid_id;
 
 /// A tenant's tools, reached through its gateway client.
 #[derive(Clone, Debug)]

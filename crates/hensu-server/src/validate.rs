@@ -8,15 +8,8 @@ use crate::error::ApiError;
 pub const ID_RULE: &str =
     "must be a valid identifier (alphanumeric, dots, hyphens, underscores; 1-255 chars)";
 
-/// `[a-zA-Z0-9][a-zA-Z0-9._-]{0,254}`.
-pub fn valid_id(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 255
-        && b[0].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
-}
+/// The one id rule, [`hensu_ir::is_valid_id`].
+pub use hensu_ir::is_valid_id as valid_id;
 
 /// A 400 naming `field` unless `value` passes the id rule.
 pub fn check_id(field: &str, value: &str) -> Result<(), ApiError> {

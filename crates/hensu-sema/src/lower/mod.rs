@@ -134,15 +134,9 @@ impl Seen {
     }
 }
 
-/// Whether `s` is a valid node / agent / variable / workflow id (E0207).
-pub fn is_valid_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    match chars.next() {
-        Some(c) if c.is_ascii_alphanumeric() => {}
-        _ => return false,
-    }
-    s.len() <= 255 && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-}
+/// Whether `s` is a valid node / agent / variable / workflow id (E0207): the one id rule,
+/// [`hensu_ir::is_valid_id`].
+pub use hensu_ir::is_valid_id as is_valid_identifier;
 
 /// `a, b, c` of the names accepted in `kind`.
 pub(crate) fn accepted_list(kind: BlockKind) -> String {
