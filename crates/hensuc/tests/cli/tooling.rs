@@ -4,66 +4,38 @@ use std::process::Command;
 
 use super::{hensuc, run_hensuc};
 
+/// Runs `hensuc ARGS… PROJECT` and requires success; returns stdout.
+fn succeeds_on(project: &std::path::Path, args: &[&str]) -> String {
+    let out = hensuc().args(args).arg(project).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "hensuc {args:?}: {stdout}{stderr}");
+    stdout
+}
+
 /// A new project checks clean, formats clean, passes its test and runs offline.
 #[test]
 fn init_makes_a_project_that_checks_tests_and_runs() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("new-project");
-    let out = hensuc().arg("init").arg(&project).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("workflows/hello.hwf"), "{stdout}");
-
-    let check = hensuc()
-        .args(["check", "--deny-warnings", "-d"])
-        .arg(&project)
-        .output()
-        .unwrap();
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
-    let fmt = hensuc()
-        .args(["fmt", "--check"])
-        .arg(&project)
-        .output()
-        .unwrap();
-    assert!(
-        fmt.status.success(),
-        "{}",
-        String::from_utf8_lossy(&fmt.stdout)
-    );
-    let test = hensuc()
-        .args(["test", "-d"])
-        .arg(&project)
-        .output()
-        .unwrap();
-    let test_out = String::from_utf8_lossy(&test.stdout);
-    assert!(test.status.success(), "{test_out}");
-    assert!(test_out.contains("1 passed, 0 failed"), "{test_out}");
-    let run = hensuc()
-        .args([
+    let created = succeeds_on(&project, &["init"]);
+    assert!(created.contains("workflows/hello.hwf"), "{created}");
+    succeeds_on(&project, &["check", "--deny-warnings", "-d"]);
+    succeeds_on(&project, &["fmt", "--check"]);
+    let tested = succeeds_on(&project, &["test", "-d"]);
+    assert!(tested.contains("1 passed, 0 failed"), "{tested}");
+    let ran = succeeds_on(
+        &project,
+        &[
             "run",
             "hello",
             "--no-store",
             "-c",
             r#"{"name": "Ada"}"#,
             "-d",
-        ])
-        .arg(&project)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+        ],
     );
-    assert!(String::from_utf8_lossy(&run.stdout).contains("Hello Ada"));
+    assert!(ran.contains("Hello Ada"), "{ran}");
 }
 
 /// `init` never overwrites: a second one writes nothing and exits 2 naming the files.
