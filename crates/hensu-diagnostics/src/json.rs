@@ -3,7 +3,7 @@
 //!
 //! ```json
 //! {
-//!   "format_version": "1",
+//!   "format_version": 2,
 //!   "valid": false,
 //!   "error_count": 1,
 //!   "warning_count": 0,
@@ -47,12 +47,13 @@ use crate::{
     Applicability, Counts, Diagnostic, FileId, Files, Label, Position, Severity, Span, Suggestion,
 };
 
-/// The envelope's `format_version`.
-pub const JSON_FORMAT_VERSION: &str = "1";
+/// The envelope's `format_version`: a number, like every hensuc JSON output's (version 1 wrote
+/// it as the string `"1"`; nothing else changed in 2).
+pub const JSON_FORMAT_VERSION: u32 = 2;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct JsonReport {
-    pub format_version: &'static str,
+    pub format_version: u32,
     pub valid: bool,
     pub error_count: usize,
     pub warning_count: usize,

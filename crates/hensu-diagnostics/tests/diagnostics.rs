@@ -133,7 +133,7 @@ fn json_envelope_counts() {
     assert_eq!(
         empty,
         serde_json::json!({
-            "format_version": "1", "valid": true, "error_count": 0, "warning_count": 0, "diagnostics": []
+            "format_version": 2, "valid": true, "error_count": 0, "warning_count": 0, "diagnostics": []
         })
     );
     // Key order is the documented one.

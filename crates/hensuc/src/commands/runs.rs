@@ -12,6 +12,10 @@ use serde_json::{Value, json};
 use crate::commands::session::{open_existing, store_path};
 use crate::exit;
 
+/// `runs --json` / `runs show --json`: a number like every hensuc JSON output's (version 1 wrote
+/// the string `"1"`; nothing else changed in 2).
+const RUNS_FORMAT_VERSION: u32 = 2;
+
 #[derive(Args, Debug)]
 pub struct RunsArgs {
     /// Project directory (the store is `<DIR>/.hensu/state.db`).
@@ -46,7 +50,10 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
             None => {
                 if args.json {
                     // The same envelope as with a store: one schema for `runs --json`.
-                    println!("{}", json!({"format_version": "1", "runs": []}));
+                    println!(
+                        "{}",
+                        json!({"format_version": RUNS_FORMAT_VERSION, "runs": []})
+                    );
                 } else {
                     eprintln!(
                         "no runs yet ({} does not exist)",
@@ -74,7 +81,11 @@ fn list(store: &dyn StateStore, as_json: bool) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     if as_json {
         let rows: Vec<Value> = runs.iter().map(record_json).collect();
-        let _ = writeln!(out, "{}", json!({"format_version": "1", "runs": rows}));
+        let _ = writeln!(
+            out,
+            "{}",
+            json!({"format_version": RUNS_FORMAT_VERSION, "runs": rows})
+        );
         return Ok(ExitCode::from(exit::SUCCESS));
     }
     if runs.is_empty() {
@@ -172,7 +183,7 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
     let mut out = std::io::stdout().lock();
     if as_json {
         let v = json!({
-            "format_version": "1",
+            "format_version": RUNS_FORMAT_VERSION,
             "record": record_json(r),
             "source": source,
             "path": state.as_ref().map(|s| s.path()),

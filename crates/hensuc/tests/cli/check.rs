@@ -28,7 +28,7 @@ fn errors_in_every_format() {
     let json = run_hensuc(&["check", bad, "--format", "json"]);
     assert_eq!(json.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
-    assert_eq!(v["format_version"], "1");
+    assert_eq!(v["format_version"], 2);
     assert_eq!(v["valid"], false);
     let count = v["error_count"].as_u64().unwrap();
     assert!(

@@ -519,7 +519,7 @@ fn defer_review_pauses_the_cli_run_until_resume_decides() {
     drop(store);
     let listed: Value =
         serde_json::from_str(&out(&run_hensuc(&["runs", "-d", d, "--json"]))).unwrap();
-    assert_eq!(listed["format_version"], "1");
+    assert_eq!(listed["format_version"], 2);
     assert_eq!(listed["runs"][0]["status"], "paused");
     let refused = run_hensuc(&["resume", &id, "-d", d]);
     assert_ne!(

@@ -186,7 +186,7 @@ fn output_contracts_of_run_and_runs() {
     let d = tmp.path().to_str().unwrap();
     let listed: serde_json::Value =
         serde_json::from_str(&stdout(&run_hensuc(&["runs", "-d", d, "--json"]))).unwrap();
-    assert_eq!(listed["format_version"], "1");
+    assert_eq!(listed["format_version"], 2);
     assert_eq!(listed["runs"], serde_json::json!([]));
 
     let ctx = tmp.path().join("ctx.json");
