@@ -226,11 +226,14 @@ fn misnamed_test_file_and_visit_zero_are_reported() {
         "workflow = \"human-review\"\n",
     )
     .unwrap();
-    let o = hensuc()
-        .current_dir(&dir)
-        .args(["test", "-d", "."])
-        .output()
-        .unwrap();
+    let test_here = || {
+        hensuc()
+            .current_dir(&dir)
+            .args(["test", "-d", "."])
+            .output()
+            .unwrap()
+    };
+    let o = test_here();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     insta::assert_snapshot!("w0902_misnamed_test_file", err);
@@ -241,11 +244,7 @@ fn misnamed_test_file_and_visit_zero_are_reported() {
         "workflow = \"human-review\"\n\n[[reviews]]\nnode = \"plan\"\nvisit = 0\ndecision = \"approve\"\n",
     )
     .unwrap();
-    let o = hensuc()
-        .current_dir(&dir)
-        .args(["test", "-d", "."])
-        .output()
-        .unwrap();
+    let o = test_here();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("error[E0904]"), "{err}");
