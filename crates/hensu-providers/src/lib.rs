@@ -35,7 +35,7 @@ mod wire;
 pub use agent::{DEFAULT_MAX_TOOL_CALLS, ModelAgent, ProviderRuntime};
 pub use config::{
     CircuitBreakerConfig, ConfigError, LintEntry, ProviderEntry, ProviderKind, ProvidersConfig,
-    RetryConfig, StructuredOutputConfig, TimeoutConfig, load_config, load_lints,
+    RetryConfig, StructuredOutputConfig, TimeoutConfig, load_config, load_lints, validate,
 };
 pub use error::{ErrorKind, ProviderError};
 pub use listener::{RedactingJsonListener, RedactingJsonlListener};
