@@ -33,7 +33,7 @@ use hensu_runtime::{ActionHandlerRegistry, GenericHandlerRegistry};
 
 pub use durable::{DurableRun, SnapshotRedactor, final_update, restore, snapshot};
 pub use http::{ApiCallerHandler, WebhookHandler, percent_encode};
-pub use network::{NetworkAccess, allowed_hosts};
+pub use network::NetworkAccess;
 pub use review::{DeferredReview, InteractiveReview, PendingReview, TerminalPause};
 pub use shell::{
     BASE_ENV, CommandRegistry, CommandSpec, DEFAULT_COMMAND_TIMEOUT_MS, MAX_VALUE_BYTES,

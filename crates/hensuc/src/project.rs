@@ -5,12 +5,26 @@
 
 use std::path::{Path, PathBuf};
 
-use hensu_diagnostics::lints::{LintLevel, LintSetting};
+use hensu_diagnostics::lints::LintLevel;
 use hensu_diagnostics::{Diagnostic, FileId, Files, Span, codes};
 use hensu_ir::Workflow;
 use hensu_sema::origins::Origins;
 
+pub use hensu_project::compile::compile_json;
+use hensu_project::compile::read_json;
+
 use crate::fs_files::FsFiles;
+
+/// The settings of `<workdir>/hensu.toml` (the defaults without one) for a command that acts on
+/// them (`run`, `serve`, the store commands): the file's first error refuses, with its place
+/// and code, exactly what `hensuc check` reports.
+pub fn settings(workdir: &Path) -> anyhow::Result<hensu_project::ProjectConfig> {
+    let workspace = hensu_project::Workspace::load_dir(workdir).map_err(anyhow::Error::msg)?;
+    workspace
+        .config_or_refusal()
+        .cloned()
+        .map_err(anyhow::Error::msg)
+}
 
 /// Largest workflow file accepted (spans are u32 byte offsets).
 const MAX_FILE_BYTES: u64 = u32::MAX as u64 - 1;
@@ -177,7 +191,7 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
         wanted,
         &mut lints,
     )?;
-    Ok(finish(files, units, diagnostics, &mut lints))
+    Ok(finish(files, units, diagnostics, &mut lints, dir.is_some()))
 }
 
 /// Loads the named workflow files and, transitively, the workflows their sub-workflow nodes
@@ -212,7 +226,7 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
         wanted,
         &mut lints,
     )?;
-    Ok(finish(files, units, diagnostics, &mut lints))
+    Ok(finish(files, units, diagnostics, &mut lints, false))
 }
 
 /// Which references [`pull_references`] follows.
@@ -477,6 +491,7 @@ fn finish(
     mut units: Vec<Unit>,
     mut diagnostics: Vec<Diagnostic>,
     lints: &mut ProjectLints,
+    whole_project: bool,
 ) -> Project {
     resolve_extensions(&mut units);
     for unit in &mut units {
@@ -516,6 +531,11 @@ fn finish(
         })
         .collect();
     diagnostics.extend(hensu_sema::check::check_project(&project_units));
+    drop(project_units);
+    // Only with every workflow loaded does "no agent uses this model" hold.
+    if whole_project {
+        diagnostics.extend(lints.pricing_problems(&units, &mut files));
+    }
     hensu_diagnostics::sort_diagnostics(&mut diagnostics);
     dedup_inherited(&mut diagnostics);
     Project {
@@ -561,7 +581,8 @@ pub fn resolve_workflow_name(name: &Path, dir: Option<&Path>) -> PathBuf {
 /// warning*), and their `commands.yaml` ids, each read once per project directory.
 #[derive(Default)]
 struct ProjectLints {
-    by_root: std::collections::BTreeMap<PathBuf, Vec<(&'static str, LintLevel)>>,
+    /// Each project's `hensu.toml` and the id its text got in `Files` (when it has problems).
+    by_root: std::collections::BTreeMap<PathBuf, (hensu_project::Workspace, Option<FileId>)>,
     commands:
         std::collections::BTreeMap<PathBuf, Option<(crate::commands_yaml::CommandsAudit, FileId)>>,
 }
@@ -599,41 +620,75 @@ impl ProjectLints {
             .as_ref()
     }
 
-    /// The levels of `<root>/hensu.toml`; on first use its W0315 diagnostics go to `out`. A
-    /// `hensu.toml` that does not parse is reported by `hensuc run`; it sets no level here.
+    /// The `[lints]` levels of `<root>/hensu.toml`; on first use every problem of the file
+    /// (hensu-project: syntax, types, unknown keys, endpoints, hosts, W0315) goes to `out`,
+    /// pointing into it, and a file that cannot be read is an E0901.
     fn levels_for(
         &mut self,
         root: &Path,
         files: &mut Files,
         out: &mut Vec<Diagnostic>,
     ) -> &[(&'static str, LintLevel)] {
-        self.by_root.entry(root.to_path_buf()).or_insert_with(|| {
-            let path = root.join("hensu.toml");
-            let Ok(text) = std::fs::read_to_string(&path) else {
-                return Vec::new();
+        let (workspace, _) = self.by_root.entry(root.to_path_buf()).or_insert_with(|| {
+            let workspace = match hensu_project::Workspace::load_dir(root) {
+                Ok(w) => w,
+                Err(message) => {
+                    let path = root.join(hensu_project::PROJECT_FILE);
+                    let file = files.add(path.display().to_string(), String::new());
+                    out.push(
+                        Diagnostic::new(
+                            codes::E0901,
+                            format!("cannot read `{}`", path.display()),
+                            Span::default(),
+                            message,
+                        )
+                        .in_file(file),
+                    );
+                    return (hensu_project::Workspace::default(), None);
+                }
             };
-            let Ok(entries) = hensu_providers::load_lints(&text) else {
-                return Vec::new();
-            };
-            if entries.is_empty() {
-                return Vec::new();
+            let file = (!workspace.file.diagnostics.is_empty()).then(|| {
+                let path = workspace.project_file_path();
+                files.add(path.display().to_string(), workspace.file.text.clone())
+            });
+            if let Some(file) = file {
+                out.extend(
+                    workspace
+                        .file
+                        .diagnostics
+                        .iter()
+                        .map(|d| d.clone().in_file(file)),
+                );
             }
-            let settings: Vec<LintSetting<'_>> = entries
+            (workspace, file)
+        });
+        &workspace.file.lint_levels
+    }
+
+    /// W0905 of each project: prices for models no agent of its loaded workflows uses.
+    fn pricing_problems(&self, units: &[Unit], files: &mut Files) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        for (root, (workspace, file)) in &self.by_root {
+            if workspace.file.config.pricing.is_empty() || workspace.file.has_errors() {
+                continue;
+            }
+            let models: Vec<&str> = units
                 .iter()
-                .map(|e| LintSetting {
-                    code: &e.code,
-                    code_span: Span::from_range(e.code_span.clone()),
-                    level: &e.level,
-                    level_span: Span::from_range(e.level_span.clone()),
-                })
+                .filter(|u| u.root == *root)
+                .filter_map(|u| u.workflow.as_ref())
+                .flat_map(|w| w.agents.values().map(|a| a.model.as_str()))
                 .collect();
-            let (levels, problems) = hensu_diagnostics::lints::resolve(&settings);
-            if !problems.is_empty() {
-                let file = files.add(path.display().to_string(), text.clone());
-                out.extend(problems.into_iter().map(|d| d.in_file(file)));
+            let problems = workspace.file.check_pricing(models);
+            if problems.is_empty() {
+                continue;
             }
-            levels
-        })
+            let file = file.unwrap_or_else(|| {
+                let path = workspace.project_file_path();
+                files.add(path.display().to_string(), workspace.file.text.clone())
+            });
+            out.extend(problems.into_iter().map(|d| d.in_file(file)));
+        }
+        out
     }
 }
 
@@ -737,62 +792,3 @@ pub fn compile_source(
     (lowered.workflow, lowered.origins, diagnostics)
 }
 
-/// `.json`: deserialize (upstream wire format), with the origins pointing into the JSON. An
-/// upstream artifact never extends: it is always a whole workflow (and may be a base).
-fn read_json(source: &str, file: FileId) -> hensu_sema::Lowered {
-    match hensu_ir::from_json_with_spans(source) {
-        Ok((wf, map)) => {
-            let origins = hensu_sema::origins_from_json(&wf, &map, file);
-            hensu_sema::Lowered {
-                workflow: Some(wf),
-                origins,
-                diagnostics: Vec::new(),
-                extension: None,
-            }
-        }
-        Err(err) => {
-            let origins = Origins {
-                file,
-                ..Origins::default()
-            };
-            let span = err
-                .span
-                .map(|s| Span::from_range(s.start..s.end))
-                .unwrap_or_default();
-            let label = if err.path.is_empty() {
-                err.message.clone()
-            } else {
-                format!("at `{}`: {}", err.path, err.message)
-            };
-            let diag = Diagnostic::new(codes::E0902, "invalid json workflow", span, label)
-                .with_help(
-                    "a JSON workflow must follow the Hensu wire format (`hensuc build` writes one)",
-                )
-                .in_file(file);
-            hensu_sema::Lowered {
-                workflow: None,
-                origins,
-                diagnostics: vec![diag],
-                extension: None,
-            }
-        }
-    }
-}
-
-/// `.json`: deserialize and check a workflow on its own.
-pub fn compile_json(source: &str, file: FileId) -> (Option<Workflow>, Origins, Vec<Diagnostic>) {
-    let lowered = read_json(source, file);
-    let mut diagnostics = lowered.diagnostics;
-    if let Some(wf) = &lowered.workflow {
-        diagnostics.extend(
-            hensu_sema::check::check_workflow(
-                wf,
-                &lowered.origins,
-                hensu_sema::check::InputKind::Json,
-            )
-            .into_iter()
-            .map(|d| d.in_file(file)),
-        );
-    }
-    (lowered.workflow, lowered.origins, diagnostics)
-}

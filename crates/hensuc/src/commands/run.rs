@@ -418,13 +418,15 @@ pub(crate) fn run_workflow(
         events_file,
         repository,
     } = resources;
-    let config = load_providers_config(workdir)?;
+    let project = crate::project::settings(workdir)?;
+    let config = project.providers_config();
     let cancel = CancelToken::new();
     let mut actions = hensu_host::action_handlers(std::env::var("HENSU_WEBHOOK_URL").ok());
     // MCP servers of hensu.toml (docs/mcp.md): their tools for agents and `send("mcp", …)`.
     let stubbed =
         args.settings.stub || hensu_providers::stub_env_enabled(&|name| std::env::var(name).ok());
     let mcp = hensu_mcp::RunTools::start(
+        &project.mcp,
         workdir,
         args.settings.scenario.as_deref(),
         stubbed,
@@ -500,7 +502,7 @@ pub(crate) fn run_workflow(
     for note in built.notes.iter().chain(&mcp.notes) {
         eprintln!("note: {note}");
     }
-    let network = network_access(workflow, &built, workdir)?;
+    let network = network_access(workflow, &built, &project.network.allow_hosts);
     let webhook_url = std::env::var("HENSU_WEBHOOK_URL").ok();
     let mut builder = Engine::builder()
         .action_handlers(match &network {
@@ -623,35 +625,18 @@ pub(crate) fn run_workflow(
 fn network_access(
     workflow: &Workflow,
     built: &hensu_providers::BuiltProviders,
-    workdir: &Path,
-) -> anyhow::Result<hensu_host::NetworkAccess> {
+    allow_hosts: &[String],
+) -> hensu_host::NetworkAccess {
     let all_stub = built.stubs_forced
         || workflow
             .agents
             .values()
             .all(|a| built.route(&a.model).is_none_or(|r| r.provider == "stub"));
     if !all_stub {
-        return Ok(hensu_host::NetworkAccess::Live);
+        return hensu_host::NetworkAccess::Live;
     }
-    let path = workdir.join("hensu.toml");
-    let allow_hosts = match std::fs::read_to_string(&path) {
-        Ok(text) => hensu_host::allowed_hosts(&text)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
-        Err(_) => Vec::new(),
-    };
-    Ok(hensu_host::NetworkAccess::Offline { allow_hosts })
-}
-
-/// `<dir>/hensu.toml` (providers, retries, timeouts), or the defaults when there is none.
-fn load_providers_config(workdir: &Path) -> anyhow::Result<hensu_providers::ProvidersConfig> {
-    let path = workdir.join("hensu.toml");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => hensu_providers::load_config(&text)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Ok(hensu_providers::ProvidersConfig::default())
-        }
-        Err(e) => anyhow::bail!("cannot read `{}`: {e}", path.display()),
+    hensu_host::NetworkAccess::Offline {
+        allow_hosts: allow_hosts.to_vec(),
     }
 }
 

@@ -12,7 +12,6 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::Args;
-use serde::Deserialize;
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
@@ -35,32 +34,10 @@ pub struct ServeArgs {
     pub lease_ttl: std::time::Duration,
 }
 
-#[derive(Deserialize, Default, Debug)]
-#[serde(deny_unknown_fields)]
-struct ServerSection {
-    listen: Option<SocketAddr>,
-    store: Option<String>,
-    jwt_public_key_file: Option<PathBuf>,
-    jwt_issuer: Option<String>,
-    jwt_audience: Option<String>,
-}
-
-#[derive(Deserialize, Default)]
-struct TomlFile {
-    #[serde(default)]
-    server: Option<ServerSection>,
-}
-
-fn read_section(dir: &Path) -> anyhow::Result<ServerSection> {
-    let path = dir.join("hensu.toml");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ServerSection::default()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let file: TomlFile = toml::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}: [server]: {}", path.display(), e.message()))?;
-    Ok(file.server.unwrap_or_default())
+/// `[server]` of `<dir>/hensu.toml` (hensu-project's `ServerSection`); the file's first error
+/// refuses to serve.
+fn read_section(dir: &Path) -> anyhow::Result<hensu_project::ServerSection> {
+    Ok(crate::project::settings(dir)?.server)
 }
 
 fn pem(value: &str) -> anyhow::Result<String> {

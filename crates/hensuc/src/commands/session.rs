@@ -39,19 +39,7 @@ pub fn configured_store_url(dir: &Path) -> anyhow::Result<Option<String>> {
     {
         return Ok(Some(url));
     }
-    let path = dir.join("hensu.toml");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => anyhow::bail!("cannot read `{}`: {e}", path.display()),
-    };
-    let doc: toml::Table = toml::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message().trim()))?;
-    match doc.get("store").map(|s| s.get("url")) {
-        None | Some(None) => Ok(None),
-        Some(Some(toml::Value::String(url))) => Ok(Some(url.clone())),
-        Some(Some(_)) => anyhow::bail!("{}: `[store] url` must be a string", path.display()),
-    }
+    Ok(crate::project::settings(dir)?.store.url)
 }
 
 /// The store a command uses: `url` (e.g. `--store`) when given, else the configured one, else
