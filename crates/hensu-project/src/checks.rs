@@ -29,10 +29,11 @@ fn providers(config: &ProjectConfig, spans: &SpanIndex, out: &mut Vec<Diagnostic
     let mut report = |result: Result<(), ConfigError>| {
         if let Err(ConfigError::Invalid { path, message }) = result {
             let parts: Vec<&str> = path.split('.').collect();
+            let shown: Vec<&str> = parts.iter().map(|p| crate::messages::shown_name(p)).collect();
             out.push(
                 Diagnostic::new(
                     codes::E0906,
-                    format!("invalid `hensu.toml`: `{path}`"),
+                    format!("invalid `hensu.toml`: `{}`", shown.join(".")),
                     spans.value(&parts),
                     message,
                 )
@@ -63,7 +64,7 @@ fn mcp_servers(mcp: &McpConfig, spans: &SpanIndex, out: &mut Vec<Diagnostic>) {
         let message = message
             .strip_prefix(&format!("mcp.servers.{name}: "))
             .unwrap_or(&message)
-            .to_string();
+            .replace(name.as_str(), crate::messages::shown_name(name));
         // At the first key the message names, else at the server's table.
         let key = message
             .split('`')
@@ -78,7 +79,10 @@ fn mcp_servers(mcp: &McpConfig, spans: &SpanIndex, out: &mut Vec<Diagnostic>) {
         out.push(
             Diagnostic::new(
                 codes::E0906,
-                format!("invalid `hensu.toml`: MCP server `{name}`"),
+                format!(
+                    "invalid `hensu.toml`: MCP server `{}`",
+                    crate::messages::shown_name(name)
+                ),
                 span,
                 message,
             )
@@ -130,7 +134,10 @@ fn prices(config: &ProjectConfig, spans: &SpanIndex, out: &mut Vec<Diagnostic>) 
             if !(value.is_finite() && value >= 0.0) {
                 out.push(Diagnostic::new(
                     codes::E0906,
-                    format!("invalid `hensu.toml`: `pricing.\"{model}\".{key}`"),
+                    format!(
+                        "invalid `hensu.toml`: `pricing.\"{}\".{key}`",
+                        crate::messages::shown_name(model)
+                    ),
                     spans.value(&["pricing", model, key]),
                     "a price must be a number ≥ 0",
                 ));
@@ -156,7 +163,10 @@ impl ProjectFile {
             .map(|model| {
                 let mut d = Diagnostic::new(
                     codes::W0905,
-                    format!("price for model `{model}`, which no agent uses"),
+                    format!(
+                        "price for model `{}`, which no agent uses",
+                        crate::messages::shown_name(model)
+                    ),
                     self.spans().key(&["pricing", model]),
                     "the cost bound looks prices up by the exact model id",
                 );

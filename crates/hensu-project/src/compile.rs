@@ -97,9 +97,7 @@ impl Workspace {
             .flat_map(|w| w.agents.values().map(|a| a.model.as_str()))
             .collect();
         let mut out = self.file.diagnostics.clone();
-        if !self.file.has_errors() {
-            out.extend(self.file.check_pricing(models));
-        }
+        out.extend(self.file.check_pricing(models));
         out.into_iter().map(|d| d.in_file(file)).collect()
     }
 }

@@ -40,6 +40,8 @@ pub struct ProjectFile {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SpanIndex {
     by_path: HashMap<Vec<String>, (Range<usize>, Range<usize>)>,
+    /// The paths whose value is a table, for narrowing an error to its entry.
+    tables: Vec<Vec<String>>,
 }
 
 impl SpanIndex {
@@ -54,6 +56,9 @@ impl SpanIndex {
             path.push(key.get_ref().to_string());
             self.by_path
                 .insert(path.clone(), (key.span(), value.span()));
+            if matches!(value.get_ref(), DeValue::Table(_)) {
+                self.tables.push(path.clone());
+            }
             self.add_value(path, value.get_ref());
             path.pop();
         }
@@ -94,6 +99,24 @@ impl SpanIndex {
         self.by_path.get(&key)
     }
 
+    /// The innermost table holding the key or value at `span` (`["mcp", "servers", "search"]`
+    /// for an error at `args` of `[mcp.servers.search]`). A table's own span may cover only its
+    /// header, so the match is on the keys and values inside it.
+    pub(crate) fn table_around(&self, span: Span) -> Option<&[String]> {
+        let holds = |r: &Range<usize>| r.start <= span.start as usize && span.end as usize <= r.end;
+        let leaf = self
+            .by_path
+            .iter()
+            .filter(|(_, (k, v))| holds(k) || holds(v))
+            .map(|(p, _)| p)
+            .max_by_key(|p| p.len())?;
+        self.tables
+            .iter()
+            .filter(|t| t.len() <= leaf.len() && leaf[..t.len()] == t[..])
+            .max_by_key(|t| t.len())
+            .map(Vec::as_slice)
+    }
+
     fn find(
         &self,
         path: &[&str],
@@ -128,18 +151,10 @@ impl ProjectFile {
         let whole = root.span();
         let mut valid = DeTable::new();
         for (key, value) in root.get_ref() {
-            let mut one = DeTable::new();
-            one.insert(key.clone(), value.clone());
-            match ProjectConfig::deserialize(Deserializer::from(Spanned::new(whole.clone(), one))) {
-                Ok(_) => {
-                    valid.insert(key.clone(), value.clone());
-                }
-                Err(e) => file.diagnostics.push(messages::section_error(
-                    text,
-                    &e,
-                    key.get_ref(),
-                    Span::from_range(key.span()),
-                )),
+            let (kept, mut problems) = file.read_section(text, key, value, whole.clone());
+            file.diagnostics.append(&mut problems);
+            if let Some(value) = kept {
+                valid.insert(key.clone(), value);
             }
         }
         // Every section that deserialized on its own deserializes together.
@@ -150,6 +165,49 @@ impl ProjectFile {
         file.resolve_lints();
         hensu_diagnostics::sort_diagnostics(&mut file.diagnostics);
         file
+    }
+
+    /// Deserializes one top-level section on its own. An error inside an entry of the section
+    /// (`[mcp.servers.NAME]`, `[providers.NAME]`, `[pricing."MODEL"]`) drops that entry and the
+    /// rest is read again, so every bad entry is reported and the good ones are kept; an error
+    /// in the section's own keys drops the section.
+    fn read_section<'i>(
+        &self,
+        text: &str,
+        key: &Spanned<toml::de::DeString<'i>>,
+        value: &Spanned<DeValue<'i>>,
+        whole: Range<usize>,
+    ) -> (Option<Spanned<DeValue<'i>>>, Vec<Diagnostic>) {
+        let mut value = value.clone();
+        let mut problems = Vec::new();
+        // Each round drops one entry, so the rounds are bounded by the entries.
+        for _ in 0..=self.spans.tables.len() {
+            let mut one = DeTable::new();
+            one.insert(key.clone(), value.clone());
+            let Err(e) =
+                ProjectConfig::deserialize(Deserializer::from(Spanned::new(whole.clone(), one)))
+            else {
+                return (Some(value), problems);
+            };
+            let key_span = Span::from_range(key.span());
+            let at = e.span().map(Span::from_range).unwrap_or(key_span);
+            let table = self.spans.table_around(at).map(<[String]>::to_vec);
+            let name = match &table {
+                Some(path) if path.len() > 1 && at != key_span => path
+                    .iter()
+                    .map(|p| messages::shown_name(p))
+                    .collect::<Vec<_>>()
+                    .join("."),
+                _ => key.get_ref().to_string(),
+            };
+            problems.push(messages::section_error(text, &e, &name, key_span));
+            // The entry to drop: a table below the section's first level.
+            match table.filter(|p| p.len() >= 2 && p[0] == *key.get_ref()) {
+                Some(path) if remove_entry(value.get_mut(), &path[1..]) => {}
+                _ => return (None, problems),
+            }
+        }
+        (None, problems)
     }
 
     /// The `[lints]` levels, and a W0315 for each setting that names no warning or no level.
@@ -199,5 +257,23 @@ impl ProjectFile {
     /// pricing check against the project's models).
     pub(crate) fn spans(&self) -> &SpanIndex {
         &self.spans
+    }
+}
+
+/// Removes the entry at `path` (relative to `value`); whether there was one.
+fn remove_entry(value: &mut DeValue<'_>, path: &[String]) -> bool {
+    let DeValue::Table(table) = value else {
+        return false;
+    };
+    match path {
+        [] => false,
+        [last] => {
+            let key = table.keys().find(|k| k.get_ref() == last.as_str()).cloned();
+            key.is_some_and(|k| table.remove(&k).is_some())
+        }
+        [first, rest @ ..] => table
+            .iter_mut()
+            .find(|(k, _)| k.get_ref() == first.as_str())
+            .is_some_and(|(_, v)| remove_entry(v.get_mut(), rest)),
     }
 }

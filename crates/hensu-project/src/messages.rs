@@ -5,6 +5,26 @@
 
 use hensu_diagnostics::{Diagnostic, Span, codes};
 
+/// A name from the file (a provider, a server, a model) as messages may show it: itself, or
+/// `…` when it looks like a pasted secret (a long run of letters and digits mixing cases and
+/// digits, or anything that is not a plain name).
+pub(crate) fn shown_name(name: &str) -> &str {
+    let plain = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    let secret_like = name
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|run| {
+            run.len() >= 12
+                && run.bytes().any(|b| b.is_ascii_digit())
+                && run.bytes().any(|b| b.is_ascii_uppercase())
+                && run.bytes().any(|b| b.is_ascii_lowercase())
+        });
+    if plain && !secret_like { name } else { "…" }
+}
+
 /// A TOML syntax error. The parser's descriptions and expected tokens come from the grammar,
 /// never from the input.
 pub(crate) fn syntax_error(text: &str, e: &toml::de::Error) -> Diagnostic {

@@ -669,7 +669,7 @@ impl ProjectLints {
     fn pricing_problems(&self, units: &[Unit], files: &mut Files) -> Vec<Diagnostic> {
         let mut out = Vec::new();
         for (root, (workspace, file)) in &self.by_root {
-            if workspace.file.config.pricing.is_empty() || workspace.file.has_errors() {
+            if workspace.file.config.pricing.is_empty() {
                 continue;
             }
             let models: Vec<&str> = units

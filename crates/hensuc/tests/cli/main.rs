@@ -19,6 +19,7 @@ mod graph;
 mod lsp_stdio;
 mod mcp;
 mod process;
+mod project_file;
 mod review;
 #[cfg(unix)]
 mod review_terminal;
