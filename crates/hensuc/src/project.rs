@@ -72,7 +72,9 @@ impl Project {
 }
 
 /// The working directory for prompts, rubrics, stubs and commands: `-d DIR` if given, else the
-/// parent of the `workflows/` directory holding the file, else the file's own directory.
+/// parent of the `workflows/` directory holding the file (however the path was typed: from
+/// inside `workflows/`, `x.hwf` is the project's too), else the nearest directory at or above
+/// the file's that has a `hensu.toml`, else the file's own directory.
 pub fn working_dir_for(path: &Path, dir: Option<&Path>) -> PathBuf {
     if let Some(dir) = dir {
         return dir.to_path_buf();
@@ -90,7 +92,38 @@ pub fn working_dir_for(path: &Path, dir: Option<&Path>) -> PathBuf {
             grand.to_path_buf()
         };
     }
-    parent.to_path_buf()
+    let Ok(absolute) = parent.canonicalize() else {
+        return parent.to_path_buf();
+    };
+    if absolute.file_name().is_some_and(|n| n == "workflows") {
+        return parent.join("..");
+    }
+    match hensu_project::discover(&absolute) {
+        Some(root) if root != absolute => relative_ancestor(parent, &absolute, &root),
+        _ => parent.to_path_buf(),
+    }
+}
+
+/// `ancestor` (an ancestor of `absolute`, the canonical form of `written`) written relative to
+/// `written`, so printed paths keep the form the user typed: `sub` → `sub/..`.
+fn relative_ancestor(written: &Path, absolute: &Path, ancestor: &Path) -> PathBuf {
+    let up = absolute
+        .strip_prefix(ancestor)
+        .map_or(0, |rest| rest.components().count());
+    let mut out = written.to_path_buf();
+    for _ in 0..up {
+        out.push("..");
+    }
+    out
+}
+
+/// The project of a command given no directory and no file: the nearest directory at or above
+/// the current one that has a `hensu.toml` (like cargo's search for `Cargo.toml`), written
+/// relative to the current directory (`.`, `..`, …).
+pub fn discover_project() -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok()?;
+    let root = hensu_project::discover(&cwd)?;
+    Some(relative_ancestor(Path::new("."), &cwd, &root))
 }
 
 fn is_workflow_file(path: &Path) -> bool {
@@ -564,12 +597,18 @@ fn dedup_inherited(diagnostics: &mut Vec<Diagnostic>) {
 }
 
 /// `hensuc run NAME -d DIR`: a name that is not a file resolves to
-/// `DIR/workflows/NAME.{hwf,kt,json}` (the first that exists).
+/// `DIR/workflows/NAME.{hwf,kt,json}` (the first that exists); without `-d`, DIR is the
+/// project found by [`discover_project`].
 pub fn resolve_workflow_name(name: &Path, dir: Option<&Path>) -> PathBuf {
     if name.is_file() || name.extension().is_some() || name.components().count() != 1 {
         return name.to_path_buf();
     }
-    let base = dir.unwrap_or(Path::new(".")).join("workflows");
+    // Without `-d`, the project found by walking up from the current directory.
+    let base = dir
+        .map(Path::to_path_buf)
+        .or_else(discover_project)
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("workflows");
     ["hwf", "kt", "json"]
         .iter()
         .map(|ext| base.join(name).with_extension(ext))

@@ -58,3 +58,53 @@ fn run_refuses_what_check_reports() {
         assert!(err.contains(first["code"].as_str().unwrap()), "{err}");
     }
 }
+
+/// A project with a prompt file, for the discovery tests.
+fn project_with_prompt() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::create_dir_all(root.join("workflows/drafts")).unwrap();
+    std::fs::create_dir_all(root.join("prompts")).unwrap();
+    std::fs::write(root.join("hensu.toml"), "[lints]\nW0201 = \"allow\"\n").unwrap();
+    std::fs::write(root.join("prompts/write.md"), "Write about {topic}.\n").unwrap();
+    std::fs::write(
+        root.join("workflows/flow.hwf"),
+        "workflow(\"flow\") {\n    agents {\n        agent(\"writer\") { role = \"Writer\"; model = \"gpt-4o\" }\n    }\n    state {\n        input(\"topic\", VarType.STRING)\n    }\n    graph {\n        start at \"draft\"\n        node(\"draft\") {\n            agent = \"writer\"\n            prompt = \"write.md\"\n            onSuccess goto \"done\"\n        }\n        end(\"done\")\n    }\n}\n",
+    )
+    .unwrap();
+    tmp
+}
+
+/// Commands run below a project walk up to its `hensu.toml`, like cargo: `check` and `fmt` with
+/// no argument check the project, a file named from inside `workflows/` reads the project's
+/// prompts (no false E0208), and `run NAME` finds `workflows/NAME.hwf` from a subdirectory.
+#[test]
+fn commands_walk_up_to_the_nearest_hensu_toml() {
+    let tmp = project_with_prompt();
+    let deep = tmp.path().join("workflows/drafts");
+    let at = |dir: &std::path::Path, args: &[&str]| hensuc().current_dir(dir).args(args).output().unwrap();
+
+    let out = at(&deep, &["check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("checked 1 workflow"), "{}", stderr(&out));
+
+    let workflows = tmp.path().join("workflows");
+    let out = at(&workflows, &["check", "flow.hwf", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("E0208"), "{}", stdout(&out));
+
+    let out = at(&deep, &["fmt", "--check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    let out = at(&deep, &["run", "flow", "--stub", "--no-store", "-c", r#"{"topic": "AI"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// Outside any project, `check` with no argument says what it looked for.
+#[test]
+fn check_without_a_project_says_what_it_looked_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = hensuc().current_dir(tmp.path()).arg("check").output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no hensu.toml in this directory or above"), "{}", stderr(&out));
+}
