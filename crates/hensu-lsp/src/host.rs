@@ -104,7 +104,11 @@ impl Host for MemoryHost {
     }
 
     fn project_file(&self, root: &str) -> std::io::Result<Option<String>> {
-        let path = format!("{}/{}", root.trim_end_matches('/'), hensu_project::PROJECT_FILE);
+        let path = format!(
+            "{}/{}",
+            root.trim_end_matches('/'),
+            hensu_project::PROJECT_FILE
+        );
         Ok(self.read().get(&path).cloned())
     }
 

@@ -29,7 +29,10 @@ fn providers(config: &ProjectConfig, spans: &SpanIndex, out: &mut Vec<Diagnostic
     let mut report = |result: Result<(), ConfigError>| {
         if let Err(ConfigError::Invalid { path, message }) = result {
             let parts: Vec<&str> = path.split('.').collect();
-            let shown: Vec<&str> = parts.iter().map(|p| crate::messages::shown_name(p)).collect();
+            let shown: Vec<&str> = parts
+                .iter()
+                .map(|p| crate::messages::shown_name(p))
+                .collect();
             out.push(
                 Diagnostic::new(
                     codes::E0906,

@@ -14,14 +14,12 @@ pub(crate) fn shown_name(name: &str) -> &str {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    let secret_like = name
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .any(|run| {
-            run.len() >= 12
-                && run.bytes().any(|b| b.is_ascii_digit())
-                && run.bytes().any(|b| b.is_ascii_uppercase())
-                && run.bytes().any(|b| b.is_ascii_lowercase())
-        });
+    let secret_like = name.split(|c: char| !c.is_ascii_alphanumeric()).any(|run| {
+        run.len() >= 12
+            && run.bytes().any(|b| b.is_ascii_digit())
+            && run.bytes().any(|b| b.is_ascii_uppercase())
+            && run.bytes().any(|b| b.is_ascii_lowercase())
+    });
     if plain && !secret_like { name } else { "…" }
 }
 

@@ -34,8 +34,8 @@ mod wire;
 
 pub use agent::{DEFAULT_MAX_TOOL_CALLS, ModelAgent, ProviderRuntime};
 pub use config::{
-    CircuitBreakerConfig, ConfigError, ProviderEntry, ProviderKind, ProvidersConfig,
-    RetryConfig, StructuredOutputConfig, TimeoutConfig, validate,
+    CircuitBreakerConfig, ConfigError, ProviderEntry, ProviderKind, ProvidersConfig, RetryConfig,
+    StructuredOutputConfig, TimeoutConfig, validate,
 };
 pub use error::{ErrorKind, ProviderError};
 pub use listener::{RedactingJsonListener, RedactingJsonlListener};

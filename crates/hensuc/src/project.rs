@@ -830,4 +830,3 @@ pub fn compile_source(
     let diagnostics = diagnostics.into_iter().map(|d| d.in_file(file)).collect();
     (lowered.workflow, lowered.origins, diagnostics)
 }
-

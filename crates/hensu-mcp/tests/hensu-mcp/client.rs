@@ -9,8 +9,7 @@ use crate::support::*;
 fn config_needs_exactly_one_endpoint() {
     let e = parse("[mcp.servers.a]\nargs = [\"x\"]\n").expect_err("no endpoint");
     assert!(e.contains("mcp.servers.a: needs `command`"), "{e}");
-    let e = parse("[mcp.servers.a]\ncommand = \"x\"\nurl = \"http://h\"\n")
-        .expect_err("both");
+    let e = parse("[mcp.servers.a]\ncommand = \"x\"\nurl = \"http://h\"\n").expect_err("both");
     assert!(e.contains("not both"), "{e}");
     let e = parse("[mcp.servers.a]\nurl = \"ftp://h\"\n").expect_err("scheme");
     assert!(e.contains("must start with http:// or https://"), "{e}");

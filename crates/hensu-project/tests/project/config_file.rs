@@ -226,7 +226,11 @@ fn every_bad_entry_of_a_section_is_reported() {
     let text = "[mcp.servers.a]\ncommand = \"x\"\nargs = \"one string\"\n\n[mcp.servers.b]\ncommand = \"x\"\nurl = \"http://127.0.0.1:1/mcp\"\n\n[mcp.servers.c]\ncommand = \"y\"\n";
     assert_eq!(found(text), vec![("E0906", 3), ("E0906", 7)]);
     let file = ProjectFile::parse(text);
-    assert!(file.diagnostics[0].message.contains("[mcp.servers.a]"), "{:?}", file.diagnostics[0]);
+    assert!(
+        file.diagnostics[0].message.contains("[mcp.servers.a]"),
+        "{:?}",
+        file.diagnostics[0]
+    );
     assert_eq!(
         file.config.mcp.servers.keys().collect::<Vec<_>>(),
         vec!["b", "c"]

@@ -45,7 +45,9 @@ fn run_refuses_what_check_reports() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|d| d["severity"] == "error" && d["file"].as_str().unwrap().ends_with("hensu.toml"))
+            .find(|d| {
+                d["severity"] == "error" && d["file"].as_str().unwrap().ends_with("hensu.toml")
+            })
             .unwrap_or_else(|| panic!("no hensu.toml error in {v}"));
         let out = run_hensuc(&["run", "a", "-d", dir, "--stub", "--no-store"]);
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
@@ -82,11 +84,17 @@ fn project_with_prompt() -> tempfile::TempDir {
 fn commands_walk_up_to_the_nearest_hensu_toml() {
     let tmp = project_with_prompt();
     let deep = tmp.path().join("workflows/drafts");
-    let at = |dir: &std::path::Path, args: &[&str]| hensuc().current_dir(dir).args(args).output().unwrap();
+    let at = |dir: &std::path::Path, args: &[&str]| {
+        hensuc().current_dir(dir).args(args).output().unwrap()
+    };
 
     let out = at(&deep, &["check"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stderr(&out).contains("checked 1 workflow"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("checked 1 workflow"),
+        "{}",
+        stderr(&out)
+    );
 
     let workflows = tmp.path().join("workflows");
     let out = at(&workflows, &["check", "flow.hwf", "--format", "json"]);
@@ -96,7 +104,17 @@ fn commands_walk_up_to_the_nearest_hensu_toml() {
     let out = at(&deep, &["fmt", "--check"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 
-    let out = at(&deep, &["run", "flow", "--stub", "--no-store", "-c", r#"{"topic": "AI"}"#]);
+    let out = at(
+        &deep,
+        &[
+            "run",
+            "flow",
+            "--stub",
+            "--no-store",
+            "-c",
+            r#"{"topic": "AI"}"#,
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
@@ -104,7 +122,15 @@ fn commands_walk_up_to_the_nearest_hensu_toml() {
 #[test]
 fn check_without_a_project_says_what_it_looked_for() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = hensuc().current_dir(tmp.path()).arg("check").output().unwrap();
+    let out = hensuc()
+        .current_dir(tmp.path())
+        .arg("check")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("no hensu.toml in this directory or above"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no hensu.toml in this directory or above"),
+        "{}",
+        stderr(&out)
+    );
 }
