@@ -98,7 +98,8 @@ fn mcp_servers(mcp: &McpConfig, spans: &SpanIndex, out: &mut Vec<Diagnostic>) {
 fn allow_hosts(hosts: &[String], spans: &SpanIndex, out: &mut Vec<Diagnostic>) {
     for (i, entry) in hosts.iter().enumerate() {
         let host = host_of(entry);
-        if host == entry.as_str() && !host.is_empty() && !host.contains(char::is_whitespace) {
+        let plain = host == entry.as_str() && is_host_name(host);
+        if plain {
             continue;
         }
         let index = i.to_string();
@@ -108,13 +109,27 @@ fn allow_hosts(hosts: &[String], spans: &SpanIndex, out: &mut Vec<Diagnostic>) {
             spans.value(&["network", "allow_hosts", &index]),
             "requests are matched by host name only, so this entry lets nothing through",
         );
-        if !host.is_empty() && !host.contains(char::is_whitespace) {
+        if host.contains('*') {
+            d = d.with_help("patterns are not supported: list each host name");
+        } else if is_host_name(host) {
             d = d.with_help(format!("write the host alone: `\"{host}\"`"));
         } else {
             d = d.with_help("write a host name such as `\"hooks.example.com\"`");
         }
         out.push(d);
     }
+}
+
+/// A DNS name or an IP address as a URL's host is written (`[::1]` with brackets).
+fn is_host_name(host: &str) -> bool {
+    if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        return inner.parse::<std::net::Ipv6Addr>().is_ok();
+    }
+    !host.is_empty()
+        && host.len() <= 253
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
 }
 
 /// The host of `entry` if it is written as a URL (`https://user@host:8080/path` → `host`).

@@ -117,6 +117,17 @@ impl SpanIndex {
             .map(Vec::as_slice)
     }
 
+    /// The name of the key whose value is exactly at `span` (for an error about that value).
+    pub(crate) fn key_at(&self, span: Span) -> Option<String> {
+        self.by_path
+            .iter()
+            .find(|(p, (_, v))| {
+                Span::from_range(v.clone()) == span
+                    && p.last().is_some_and(|k| k.parse::<usize>().is_err())
+            })
+            .and_then(|(p, _)| p.last().cloned())
+    }
+
     fn find(
         &self,
         path: &[&str],
@@ -200,7 +211,14 @@ impl ProjectFile {
                     .join("."),
                 _ => key.get_ref().to_string(),
             };
-            problems.push(messages::section_error(text, &e, &name, key_span));
+            let leaf = self.spans.key_at(at);
+            problems.push(messages::section_error(
+                text,
+                &e,
+                &name,
+                key_span,
+                leaf.as_deref(),
+            ));
             // The entry to drop: a table below the section's first level.
             match table.filter(|p| p.len() >= 2 && p[0] == *key.get_ref()) {
                 Some(path) if remove_entry(value.get_mut(), &path[1..]) => {}

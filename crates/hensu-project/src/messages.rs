@@ -42,9 +42,21 @@ pub(crate) fn section_error(
     e: &toml::de::Error,
     section: &str,
     section_key: Span,
+    key: Option<&str>,
 ) -> Diagnostic {
     let span = error_span(text, e, section_key);
     let message = e.message().trim();
+    if let Some(field) = message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.strip_suffix('`'))
+    {
+        return Diagnostic::new(
+            codes::E0906,
+            format!("invalid `hensu.toml`: `[{section}]` needs `{field}`"),
+            span,
+            format!("`{field}` is missing here"),
+        );
+    }
     let found = text
         .get(span.range())
         .unwrap_or("")
@@ -86,10 +98,7 @@ pub(crate) fn section_error(
             format!("expected {expected}, found {kind}"),
         );
         if expected.contains("sequence") && kind == "a string" {
-            d = d.with_help(
-                "write a list with one string per item, e.g. `args = [\"server.py\", \"--stdio\"]`: \
-                 hensu never splits a string into words",
-            );
+            d = d.with_help(list_help(key));
         }
         return d;
     }
@@ -149,6 +158,17 @@ fn unknown_key(
         d = d.with_help(format!("known keys: {}", list.join(", ")));
     }
     d
+}
+
+/// The help for one string where a list is expected: the list form, for `key` when known.
+fn list_help(key: Option<&str>) -> String {
+    match key {
+        Some("args") => "write one string per argument: `args = [\"server.py\", \"--stdio\"]`; \
+                         hensu never splits a string into words (no shell is involved)"
+            .to_string(),
+        Some(key) => format!("write a list, even of one item: `{key} = [\"…\"]`"),
+        None => "write a list, even of one item: `[\"…\"]`".to_string(),
+    }
 }
 
 /// The names serde lists as expected: `` `a`, `b` `` or `one of `a`, `b``.

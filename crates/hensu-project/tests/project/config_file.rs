@@ -95,6 +95,18 @@ fn args_as_one_string_is_a_wrong_type_with_the_list_form_as_help() {
     let d = only(text);
     assert!(d.primary.message.contains("found a string"), "{d:?}");
     assert!(d.help.iter().any(|h| h.contains("[\"server.py\"")), "{d:?}");
+    let d = only("[network]\nallow_hosts = \"hooks.example.com\"\n");
+    assert!(
+        d.help.iter().any(|h| h.contains("allow_hosts = [")),
+        "{d:?}"
+    );
+}
+
+#[test]
+fn a_missing_field_is_named() {
+    let d = only("[pricing.\"gpt-4o\"]\ninput_per_mtok = 1\n");
+    assert_eq!(d.code, "E0906");
+    assert!(d.message.contains("`output_per_mtok`"), "{d:?}");
 }
 
 #[test]
@@ -185,6 +197,8 @@ fn a_pasted_key_is_never_echoed() {
 fn a_url_in_allow_hosts_is_w0904_with_the_host_as_help() {
     let text = "[network]\nallow_hosts = [\"ok.example\", \"https://hooks.example.com/x\"]\n";
     assert_eq!(found(text), vec![("W0904", 2)]);
+    let patterns = "[network]\nallow_hosts = [\"*.example.com\", \"h.example:443\", \"[::1]\"]\n";
+    assert_eq!(found(patterns), vec![("W0904", 2), ("W0904", 2)]);
     let d = only(text);
     assert!(
         d.help.iter().any(|h| h.contains("\"hooks.example.com\"")),
