@@ -95,7 +95,7 @@ pub(crate) fn section_error(
             codes::E0906,
             format!("invalid `hensu.toml`: wrong type in `[{section}]`"),
             span,
-            format!("expected {expected}, found {kind}"),
+            format!("expected {}, found {kind}", expected_kind(expected)),
         );
         if expected.contains("sequence") && kind == "a string" {
             d = d.with_help(list_help(key));
@@ -109,7 +109,11 @@ pub(crate) fn section_error(
             codes::E0906,
             format!("invalid `hensu.toml`: invalid value in `[{section}]`"),
             span,
-            format!("expected {expected}, found {}", kind_of(unexpected)),
+            format!(
+                "expected {}, found {}",
+                expected_kind(expected),
+                kind_of(unexpected)
+            ),
         );
     }
     Diagnostic::new(
@@ -196,6 +200,20 @@ fn kind_of(unexpected: &str) -> &'static str {
     }
 }
 
+/// serde's "expected" description in the words of a TOML file (`u64` → a non-negative
+/// integer); anything else (field and variant lists) is kept as written.
+fn expected_kind(expected: &str) -> &str {
+    match expected {
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a non-negative integer",
+        "i8" | "i16" | "i32" | "i64" | "isize" => "an integer",
+        "f32" | "f64" => "a number",
+        "a sequence" => "a list",
+        "a map" => "a table",
+        e if e.starts_with("struct ") => "a table",
+        e => e,
+    }
+}
+
 /// The span of an error, or `fallback` when it has none.
 fn error_span(text: &str, e: &toml::de::Error, fallback: Span) -> Span {
     match e.span() {
@@ -245,5 +263,7 @@ mod tests {
         );
         assert_eq!(schema_words("one of `a`, `b`"), vec!["a", "b"]);
         assert_eq!(kind_of("string \"x\""), "a string");
+        assert_eq!(expected_kind("u64"), "a non-negative integer");
+        assert_eq!(expected_kind("struct PriceEntry"), "a table");
     }
 }

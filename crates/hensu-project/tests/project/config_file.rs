@@ -93,11 +93,28 @@ fn args_as_one_string_is_a_wrong_type_with_the_list_form_as_help() {
     let text = "[mcp.servers.search]\ncommand = \"python3\"\nargs = \"server.py --stdio\"\n";
     assert_eq!(found(text), vec![("E0906", 3)]);
     let d = only(text);
-    assert!(d.primary.message.contains("found a string"), "{d:?}");
+    assert!(
+        d.primary
+            .message
+            .contains("expected a list, found a string"),
+        "{d:?}"
+    );
     assert!(d.help.iter().any(|h| h.contains("[\"server.py\"")), "{d:?}");
     let d = only("[network]\nallow_hosts = \"hooks.example.com\"\n");
     assert!(
         d.help.iter().any(|h| h.contains("allow_hosts = [")),
+        "{d:?}"
+    );
+}
+
+#[test]
+fn a_negative_timeout_names_what_is_expected() {
+    let d = only("[mcp]\ncall_timeout_ms = -5\n");
+    assert_eq!(d.code, "E0906");
+    assert!(
+        d.primary
+            .message
+            .starts_with("expected a non-negative integer"),
         "{d:?}"
     );
 }
