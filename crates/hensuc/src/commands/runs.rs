@@ -17,6 +17,10 @@ use crate::exit;
 pub(crate) const RUNS_FORMAT_VERSION: u32 = 2;
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    hensuc runs -d examples\n  \
+    hensuc runs -d examples show r65bfd75ed98 --json\n  \
+    hensuc runs --server http://127.0.0.1:8080 --json")]
 pub struct RunsArgs {
     /// Project directory (the store is `<DIR>/.hensu/state.db`).
     #[arg(short = 'd', long = "dir", value_name = "DIR", global = true)]
