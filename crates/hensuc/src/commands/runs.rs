@@ -46,7 +46,12 @@ pub enum RunsCommand {
 
 pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
     if let Some(remote) = crate::commands::remote::Remote::from_args(&args.remote)? {
-        return crate::commands::remote_runs::runs(&remote, args.json);
+        return match &args.command {
+            None => crate::commands::remote_runs::runs(&remote, args.json),
+            Some(RunsCommand::Show { id }) => {
+                crate::commands::remote_runs::show(&remote, id, args.json)
+            }
+        };
     }
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let Some(store) = open_existing(&dir)? else {
