@@ -54,11 +54,28 @@ impl RunTools {
                 notes: Vec::new(),
             });
         }
-        let config = read_config(workdir)?;
+        RunTools::start_with(&read_config(workdir)?, workdir, scenario, stubbed, needed)
+    }
+
+    /// [`RunTools::start`] with the `[mcp]` section already read (`hensu_host::launch` reads
+    /// `hensu.toml` once per run).
+    pub fn start_with(
+        config: &McpConfig,
+        workdir: &Path,
+        scenario: Option<&str>,
+        stubbed: bool,
+        needed: bool,
+    ) -> Result<Self, String> {
+        if !needed {
+            return Ok(RunTools {
+                source: None,
+                notes: Vec::new(),
+            });
+        }
         let mut notes = Vec::new();
         let mut local: Option<Arc<dyn ToolSource>> = None;
         if !config.servers.is_empty() {
-            match LocalMcp::start(&config, workdir) {
+            match LocalMcp::start(config, workdir) {
                 Ok(mcp) => {
                     let tools = mcp.tools();
                     for server in config.servers.keys() {

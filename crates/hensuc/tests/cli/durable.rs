@@ -93,8 +93,16 @@ fn paused_review(dir: &Path) -> String {
     assert!(matches!(r.outcome, hensu_runtime::RunOutcome::Paused));
     let store: Arc<dyn StateStore> = Arc::new(SqliteStore::open(dir).unwrap());
     let record = RunRecord::new("rpaused", wf.id.clone(), "1.0.0", Some("draft".into()));
-    let envelope =
-        hensuc::commands::session::workflow_envelope(&wf, Some(&src), None, true, None).unwrap();
+    let envelope = hensu_host::launch::StoredWorkflow {
+        workflow: wf.clone(),
+        source: Some(hensu_host::launch::SourceRef::of(&src)),
+        options: hensu_host::launch::StoredOptions {
+            stub: true,
+            ..Default::default()
+        },
+    }
+    .encode()
+    .unwrap();
     let initial = RunState::new("rpaused".into(), wf.id.clone(), "draft".into(), input);
     let d = DurableRun::create_encoded(
         store,
