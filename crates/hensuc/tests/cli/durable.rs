@@ -245,7 +245,7 @@ fn corrupt_truncated_and_foreign_version_stores_are_clear_errors_and_untouched()
     let w = wf.to_str().unwrap();
     let o = run_hensuc(&["run", w, "-d", d, "--stub", "-c", r#"{"topic":"x"}"#]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
-    assert!(err(&o).contains("resume with `hensuc resume r"));
+    assert!(err(&o).contains("resume with `hensuc resume "));
     let db = dir.join(".hensu/state.db");
     let good = std::fs::read(&db).unwrap();
 
