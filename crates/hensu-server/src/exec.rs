@@ -543,7 +543,7 @@ impl ExecutionService for Arc<InProcessExecutor> {
             self.launch(Launch {
                 tenant: req.tenant,
                 workflow: wf,
-                durable,
+                durable: *durable,
                 resume: None,
                 input: req.context,
                 repository: req.repository,

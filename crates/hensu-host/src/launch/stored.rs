@@ -174,7 +174,7 @@ pub struct NewRun<'a> {
 /// A created run.
 pub enum RunHandle {
     /// Stored with this process's lease: run it here.
-    Leased(DurableRun),
+    Leased(Box<DurableRun>),
     /// Stored without a lease: queued for a worker, or claimed by a worker in the instant
     /// between its creation and this process's lease (it runs there).
     Elsewhere(String),
@@ -225,7 +225,7 @@ pub fn create_run(store: &Arc<dyn StateStore>, new: NewRun<'_>) -> Result<RunHan
         new.owner,
         new.redact,
     ) {
-        Ok(durable) => Ok(RunHandle::Leased(durable)),
+        Ok(durable) => Ok(RunHandle::Leased(Box::new(durable))),
         Err(StoreError::RunLocked { .. }) => Ok(RunHandle::Elsewhere(run_id)),
         Err(e) => Err(e),
     }

@@ -189,7 +189,7 @@ impl Start {
                 )
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
                 let durable = match created {
-                    RunHandle::Leased(durable) => durable,
+                    RunHandle::Leased(durable) => *durable,
                     RunHandle::Elsewhere(run_id) => anyhow::bail!(
                         "run {run_id} was claimed by a worker as soon as it was stored; follow it \
                          with `hensuc attach {run_id}`"
