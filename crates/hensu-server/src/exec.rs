@@ -210,22 +210,22 @@ impl InProcessExecutor {
         });
     }
 
-    /// Runs `l` to its next stop on a task of its own.
-    fn launch(self: &Arc<Self>, l: Launch) {
-        let run_id = l.durable.run_id().to_string();
-        let cancel = l.cancel.clone();
+    /// Runs `run` to its next stop on a task of its own.
+    fn spawn_run(self: &Arc<Self>, run: ReadyRun) {
+        let run_id = run.durable.run_id().to_string();
+        let cancel = run.cancel.clone();
         let this = Arc::clone(self);
         // Spawned under the lock: the task's own removal cannot come before this insert.
         if let Ok(mut t) = self.tasks.lock() {
-            let handle = tokio::spawn(this.execute(l));
+            let handle = tokio::spawn(this.execute(run));
             t.insert(run_id, (cancel, Some(handle)));
         }
     }
 
     /// Runs a stored run to its next stop (end, pause or failure) and records it; on a
     /// graceful shutdown it stops at a boundary and gives the lease back, still `running`.
-    async fn execute(self: Arc<Self>, l: Launch) {
-        let Launch {
+    async fn execute(self: Arc<Self>, run: ReadyRun) {
+        let ReadyRun {
             tenant,
             workflow,
             durable,
@@ -233,7 +233,7 @@ impl InProcessExecutor {
             input,
             repository,
             cancel,
-        } = l;
+        } = run;
         let run_id = durable.run_id().to_string();
         let durable = Arc::new(durable.with_cancel(cancel.clone()));
         let hook = NotifyingHook::new(durable.clone(), &tenant, &run_id, self.events.clone());
@@ -371,7 +371,7 @@ impl InProcessExecutor {
             t.insert(run_id.clone(), (cancel.clone(), None));
         }
         let durable = durable.with_redactor(self.redact.clone());
-        self.execute(Launch {
+        self.execute(ReadyRun {
             tenant,
             workflow,
             durable,
@@ -385,7 +385,7 @@ impl InProcessExecutor {
 }
 
 /// A run ready to go.
-struct Launch {
+struct ReadyRun {
     tenant: String,
     workflow: Arc<Workflow>,
     durable: DurableRun,
@@ -540,7 +540,7 @@ impl ExecutionService for Arc<InProcessExecutor> {
         // `Elsewhere`: between its creation and its lease the run looked claimable, and a
         // takeover worker (of this server or another) claimed it: it runs there.
         if let RunHandle::Leased(durable) = created {
-            self.launch(Launch {
+            self.spawn_run(ReadyRun {
                 tenant: req.tenant,
                 workflow: wf,
                 durable: *durable,
@@ -652,7 +652,7 @@ impl ExecutionService for Arc<InProcessExecutor> {
             tracing::info!(run_id, "took over a run whose owner stopped");
         }
         metrics::resumed();
-        self.launch(Launch {
+        self.spawn_run(ReadyRun {
             tenant,
             workflow,
             durable,
