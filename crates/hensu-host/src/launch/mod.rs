@@ -9,8 +9,9 @@
 //! * [`create_run`] stores a new run with its [`StoredWorkflow`] envelope under the one run-id
 //!   scheme ([`new_run_id`]) and returns its [`RunHandle`].
 //! * [`engine`] builds the engine of one run from the setup plus the [`Extras`] only a face
-//!   adds (the tools when they are not the project's, a terminal for interactive reviews).
-//!   Listeners (progress, `--events`) are per run and go into the run's `RunCtx`.
+//!   adds: the tools when they are not the project's (the server's tenant MCP client), the
+//!   listener that receives provider retries (the face's progress and `--events` listener,
+//!   which also goes into the run's `RunCtx`), the terminal an interactive review pauses.
 //!
 //! So a workflow run by `hensuc run`, by a worker or by the server resolves the same providers,
 //! network policy, structured-output and retry settings, and its sub-workflow nodes see the

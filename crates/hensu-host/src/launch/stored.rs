@@ -125,6 +125,14 @@ impl StoredWorkflow {
         .map_err(|e| format!("the workflow does not serialize: {e}"))
     }
 
+    /// Only the source of a stored envelope (listings need no workflow); `None` when the run
+    /// has none or the envelope is not one this version reads.
+    pub fn source_of(envelope: &Value) -> Option<SourceRef> {
+        envelope
+            .get("source")
+            .and_then(|s| serde_json::from_value(s.clone()).ok())
+    }
+
     /// The envelope stored with run `run_id` (as `StateStore::load` returns it).
     pub fn decode(run_id: &str, envelope: &Value) -> Result<StoredWorkflow, String> {
         if envelope.get("format").and_then(Value::as_str) != Some(WORKFLOW_FORMAT) {

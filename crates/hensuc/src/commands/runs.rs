@@ -175,11 +175,7 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
         })
         .collect();
     let r = &stored.record;
-    let source = stored
-        .workflow
-        .pointer("/source/path")
-        .and_then(Value::as_str)
-        .map(String::from);
+    let source = hensu_host::launch::StoredWorkflow::source_of(&stored.workflow).map(|s| s.path);
     let mut out = std::io::stdout().lock();
     if as_json {
         let v = json!({
