@@ -120,6 +120,9 @@ pub fn check_exposure(listen: &SocketAddr, auth: &AuthConfig) -> anyhow::Result<
 pub fn build_state(config: &ServerConfig) -> anyhow::Result<AppState> {
     check_exposure(&config.listen, &config.auth)?;
     let auth = config.auth.build()?;
+    // Before the store: a bad hensu.toml writes nothing.
+    let project =
+        ProjectConfig::from_project_dir(&config.project_dir).map_err(anyhow::Error::msg)?;
     let store = hensu_store::open_store(
         &config.store,
         StoreOptions {
@@ -128,8 +131,6 @@ pub fn build_state(config: &ServerConfig) -> anyhow::Result<AppState> {
         },
     )?;
     let registry = hensu_store::open_registry(&config.store)?;
-    let project =
-        ProjectConfig::from_project_dir(&config.project_dir).map_err(anyhow::Error::msg)?;
     Ok(state_with_options(
         store,
         registry,
