@@ -1,5 +1,5 @@
-//! What a local run (`hensuc run`, `hensuc resume`) needs from this crate, in one call:
-//! read `[mcp]` from `<workdir>/hensu.toml`, connect the servers, add the stub scripts.
+//! What a local run (`hensuc run`, `hensuc resume`, `hensuc worker`) needs from this crate,
+//! in one call: connect the servers of the project's `[mcp]` section, add the stub scripts.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -38,28 +38,12 @@ pub fn read_config(workdir: &Path) -> Result<McpConfig, String> {
 }
 
 impl RunTools {
-    /// Connects the configured servers (blocking; call outside async code). With `stubbed`
-    /// (stub agents forced), `stubs/<scenario>/tools/` scripts answer first and a server
-    /// that cannot be reached is a note instead of an error, so the run works offline.
+    /// Connects the servers of `config` (the project's `[mcp]` section, read with the rest of
+    /// `hensu.toml` by `hensu_host::launch`; blocking, call outside async code). With
+    /// `stubbed` (stub agents forced), `stubs/<scenario>/tools/` scripts answer first and a
+    /// server that cannot be reached is a note instead of an error, so the run works offline.
     /// Without `needed` (see [`uses_tools`]) nothing is started.
     pub fn start(
-        workdir: &Path,
-        scenario: Option<&str>,
-        stubbed: bool,
-        needed: bool,
-    ) -> Result<Self, String> {
-        if !needed {
-            return Ok(RunTools {
-                source: None,
-                notes: Vec::new(),
-            });
-        }
-        RunTools::start_with(&read_config(workdir)?, workdir, scenario, stubbed, needed)
-    }
-
-    /// [`RunTools::start`] with the `[mcp]` section already read (`hensu_host::launch` reads
-    /// `hensu.toml` once per run).
-    pub fn start_with(
         config: &McpConfig,
         workdir: &Path,
         scenario: Option<&str>,

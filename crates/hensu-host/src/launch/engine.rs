@@ -124,7 +124,7 @@ pub fn engine(
     } = extras;
     let tools: Box<dyn RunToolSet> = match tools {
         ToolSupply::Given(t) => t,
-        ToolSupply::Project => Box::new(hensu_mcp::RunTools::start_with(
+        ToolSupply::Project => Box::new(hensu_mcp::RunTools::start(
             &project.mcp,
             &project.dir,
             setup.stubs.scenario.as_deref(),
