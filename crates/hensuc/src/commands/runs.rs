@@ -14,7 +14,7 @@ use crate::exit;
 
 /// `runs --json` / `runs show --json`: a number like every hensuc JSON output's (version 1 wrote
 /// the string `"1"`; nothing else changed in 2).
-const RUNS_FORMAT_VERSION: u32 = 2;
+pub(crate) const RUNS_FORMAT_VERSION: u32 = 2;
 
 #[derive(Args, Debug)]
 pub struct RunsArgs {

@@ -212,7 +212,16 @@ fn client_commands_against_a_real_server() {
         .output()
         .expect("runs");
     let all = json_out(&runs);
-    let statuses: Vec<&str> = all
+    // The same shape as a local `runs --json` (docs/schemas/runs.schema.json).
+    let schemas = super::json_schemas::Schemas::load();
+    super::json_schemas::assert_valid(
+        &schemas.validator("runs.schema.json"),
+        "runs.schema.json",
+        "runs --server --json",
+        &all,
+    );
+    assert_eq!(all["runs"][0]["run_id"], sid.as_str(), "{all}");
+    let statuses: Vec<&str> = all["runs"]
         .as_array()
         .expect("list")
         .iter()
