@@ -119,6 +119,50 @@ pub fn runs(remote: &Remote, as_json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `hensuc runs show ID --server URL`: the execution's record, in the shape of a local
+/// `runs show` (docs/schemas/runs-show.schema.json). The API does not expose the run's log, so
+/// `history` and `claims` are absent and `source`, `path`, `steps` are `null`; an unknown id is
+/// the server's 404 (exit 2, as for a local store), never the list.
+pub fn show(remote: &Remote, id: &str, as_json: bool) -> anyhow::Result<ExitCode> {
+    let a = remote.get(&format!("/api/v1/executions/{id}"))?;
+    if !a.ok() {
+        return Err(fail(&format!("run `{id}`"), &a));
+    }
+    let record = record_of_execution(&a.body);
+    if as_json {
+        println!(
+            "{}",
+            json!({
+                "format_version": super::runs::RUNS_FORMAT_VERSION,
+                "record": record,
+                "source": Value::Null,
+                "path": Value::Null,
+                "steps": Value::Null,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let field = |k: &str| record.get(k).and_then(Value::as_str).map(str::to_string);
+    let mut status = field("status").unwrap_or_default();
+    if let Some(e) = field("exit_status") {
+        status.push_str(&format!(" ({e})"));
+    }
+    println!("run         {}", field("run_id").unwrap_or_default());
+    println!("workflow    {}", field("workflow").unwrap_or_default());
+    println!("status      {status}");
+    for (label, key) in [
+        ("node       ", "current_node"),
+        ("correlation", "correlation_id"),
+        ("started    ", "started"),
+        ("updated    ", "updated"),
+    ] {
+        if let Some(v) = field(key) {
+            println!("{label} {v}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// A server's execution status (`GET /api/v1/executions`) as a `runs --json` record. The server
 /// does not report the workflow's version: `null`.
 fn record_of_execution(e: &Value) -> Value {

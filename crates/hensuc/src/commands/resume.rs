@@ -22,6 +22,10 @@ use crate::commands::run::{Face, RunSettings, run_workflow};
 use crate::commands::session::{self, Resumed, Start};
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    hensuc resume r65bfd75ed98 -d examples --approve\n  \
+    hensuc resume r65bfd75ed98 -d examples --reject \"needs sources\"\n  \
+    hensuc resume r65bfd75ed98 -d examples --backtrack write")]
 pub struct ResumeArgs {
     /// The run id (or the correlation id of its pending review).
     pub id: String,
