@@ -23,9 +23,9 @@ use crate::commands::session::{self, Resumed, Start};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
-    hensuc resume r65bfd75ed98 -d examples --approve\n  \
-    hensuc resume r65bfd75ed98 -d examples --reject \"needs sources\"\n  \
-    hensuc resume r65bfd75ed98 -d examples --backtrack write")]
+    hensuc resume 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 -d examples --approve\n  \
+    hensuc resume 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 -d examples --reject \"needs sources\"\n  \
+    hensuc resume 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 -d examples --backtrack write")]
 pub struct ResumeArgs {
     /// The run id (or the correlation id of its pending review).
     pub id: String,
