@@ -1,5 +1,5 @@
-//! What a local run (`hensuc run`, `hensuc resume`) needs from this crate, in one call:
-//! connect the servers of the project's `[mcp]` section, add the stub scripts.
+//! What a local run (`hensuc run`, `hensuc resume`, `hensuc worker`) needs from this crate,
+//! in one call: connect the servers of the project's `[mcp]` section, add the stub scripts.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -28,9 +28,10 @@ impl std::fmt::Debug for RunTools {
 }
 
 impl RunTools {
-    /// Connects the configured servers (blocking; call outside async code). With `stubbed`
-    /// (stub agents forced), `stubs/<scenario>/tools/` scripts answer first and a server
-    /// that cannot be reached is a note instead of an error, so the run works offline.
+    /// Connects the servers of `config` (the project's `[mcp]` section, read with the rest of
+    /// `hensu.toml` by `hensu_host::launch`; blocking, call outside async code). With
+    /// `stubbed` (stub agents forced), `stubs/<scenario>/tools/` scripts answer first and a
+    /// server that cannot be reached is a note instead of an error, so the run works offline.
     /// Without `needed` (see [`uses_tools`]) nothing is started.
     pub fn start(
         config: &McpConfig,

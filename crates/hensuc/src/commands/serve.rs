@@ -78,7 +78,7 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
         listen,
         store,
         auth,
-        stub_dir: dir.join("stubs"),
+        project_dir: dir.clone(),
         force_stub: args.stub,
         executor: hensu_server::ExecutorOptions {
             lease_ttl: args.lease_ttl,
