@@ -243,7 +243,9 @@ impl InProcessExecutor {
         }
         metrics::running_delta(1.0);
         let engine = self.engine(&tenant, &workflow, repository, &cancel).await;
-        let ctx = hensu_runtime::RunCtx::new(&cancel).checkpointer(&hook);
+        let ctx = hensu_runtime::RunCtx::new(&cancel)
+            .checkpointer(&hook)
+            .run_id(&run_id);
         let result = match (&engine, resume) {
             (Ok(engine), None) => engine.run(&workflow, input, ctx).await,
             (Ok(engine), Some((state, decision))) => match engine.prepare(workflow.clone()) {

@@ -236,13 +236,15 @@ impl Session {
         cancel: &CancelToken,
         listener: &dyn hensu_runtime::ExecutionListener,
     ) -> RunResult {
-        let ctx = hensu_runtime::RunCtx::new(cancel)
-            .listener(listener)
-            .checkpointer_opt(
-                self.durable
-                    .as_deref()
-                    .map(|d| d as &dyn hensu_runtime::Checkpointer),
-            );
+        let mut ctx = hensu_runtime::RunCtx::new(cancel).listener(listener);
+        if let Some(d) = &self.durable {
+            ctx = ctx.run_id(d.run_id());
+        }
+        let ctx = ctx.checkpointer_opt(
+            self.durable
+                .as_deref()
+                .map(|d| d as &dyn hensu_runtime::Checkpointer),
+        );
         let result = match self.resume {
             None => engine.run(workflow, input, ctx).await,
             Some((state, decision)) => match engine.prepare(Arc::new(workflow.clone())) {
