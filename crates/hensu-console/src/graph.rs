@@ -319,7 +319,11 @@ pub fn layout(workflow: &Workflow) -> Drawing {
         vg.add_edge(arrow, handles[a], handles[b]);
     }
     let mut capture = Capture::default();
-    vg.do_it(false, false, false, &mut capture);
+    // Ranks, crossing reduction and label boxes, without layout-rs's final alignment passes
+    // (Brandes-Köpf and its edge straightening): those assert on small graphs with a back
+    // edge to the start (`edge_fixer.rs`, found by the random-graph test), and a panic in
+    // `hensuc serve` ends the process.
+    vg.do_it(false, false, true, &mut capture);
     capture.match_labels(&texts);
     place(&order, &edges, capture)
 }

@@ -105,7 +105,7 @@ fn summary(viewer: &Viewer, run: &RunView) -> Markup {
                     a href={ "/console/reviews/" (r.run_id) } { "Review it" }
                 }
             } @else if r.status == RunStatus::Paused {
-                p.notice.attention role="status" { "Paused at " code { (r.current_node.as_deref().unwrap_or("?")) } " (waiting for an external answer)." }
+                p.notice.attention role="status" { "Paused at " code { (r.current_node.as_deref().unwrap_or("?")) } " (paused from the console, or the node waits for an external answer). Resume continues it." }
             }
             @if r.status == RunStatus::Failed {
                 p.notice.error role="alert" {
