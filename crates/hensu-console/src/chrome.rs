@@ -166,6 +166,13 @@ pub fn notice(code: Option<&str>) -> Markup {
     let text = match code {
         Some("decided") => "Decision recorded; the execution continues.",
         Some("started") => "Execution started.",
+        Some("cancelled") => "Execution cancelled.",
+        Some("cancelling") => {
+            "Cancellation requested: the execution stops at its next node boundary."
+        }
+        Some("pausing") => "Pause requested: the execution stops after the node it runs now.",
+        Some("paused") => "The execution was paused already.",
+        Some("resumed") => "Execution resumed.",
         _ => return PreEscaped(String::new()),
     };
     html! { p.notice role="status" { (text) } }

@@ -26,7 +26,7 @@ use hensu_server::AppState;
 
 /// The console's routes, to merge beside the API (`hensu_server::router_with`).
 pub fn router(state: AppState) -> Router<AppState> {
-    use pages::{execution, executions, reviews, signin, start, workflows};
+    use pages::{controls, execution, executions, reviews, signin, start, workflows};
     Router::new()
         .route("/", get(|| async { Redirect::to("/console/executions") }))
         .route(
@@ -46,6 +46,9 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/console/events", get(executions::tenant_events))
         .route("/console/executions", get(executions::list))
         .route("/console/executions/{id}", get(execution::detail))
+        .route("/console/executions/{id}/cancel", post(controls::cancel))
+        .route("/console/executions/{id}/pause", post(controls::pause))
+        .route("/console/executions/{id}/resume", post(controls::resume))
         .route(
             "/console/executions/{id}/row",
             get(executions::row_fragment),

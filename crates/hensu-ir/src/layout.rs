@@ -180,6 +180,47 @@ pub fn node_edges(node: &Node) -> Vec<DrawnEdge> {
     edges
 }
 
+/// One drawn connection: every edge from `from` to `to` (a self-loop when they are equal),
+/// merged into one line with all their labels, so a drawing never stacks two lines (or two
+/// labels) on the same pair of nodes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Connection {
+    pub from: String,
+    pub to: String,
+    /// The non-empty labels of the merged edges, in rule order.
+    pub labels: Vec<String>,
+    /// Dashed only when every merged edge is (failure, no-consensus, escalation edges).
+    pub dashed: bool,
+}
+
+/// The connections of `workflow` in [`bfs_order`], each attributed to the node whose rule (or
+/// fork target) it is; edges to nodes the workflow does not have are left out.
+pub fn connections(workflow: &Workflow) -> Vec<Connection> {
+    let mut out: Vec<Connection> = Vec::new();
+    for (node, _) in bfs_order(workflow) {
+        for e in node_edges(node) {
+            let to = e.target.unwrap_or_else(|| node.id().to_string());
+            if !workflow.nodes.contains_key(&to) {
+                continue;
+            }
+            let label = (!e.label.is_empty()).then_some(e.label);
+            match out.iter_mut().find(|g| g.from == node.id() && g.to == to) {
+                Some(g) => {
+                    g.labels.extend(label);
+                    g.dashed &= e.dashed;
+                }
+                None => out.push(Connection {
+                    from: node.id().to_string(),
+                    to,
+                    labels: label.into_iter().collect(),
+                    dashed: e.dashed,
+                }),
+            }
+        }
+    }
+    out
+}
+
 pub fn node_details(node: &Node) -> Vec<(String, String)> {
     let mut lines = Vec::new();
     match node {

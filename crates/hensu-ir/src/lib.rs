@@ -7,7 +7,7 @@
 //!   [`from_json_with_spans`] also returns the [`SourceMap`] that points diagnostics into the JSON.
 //! * The graph: [`ExecGraph`], the petgraph-based executable graph with pre-resolved targets, and
 //!   [`topology_json`].
-//! * The drawing layout: [`bfs_order`], [`node_edges`], [`node_details`] (`hensuc graph` and the
+//! * The drawing layout: [`bfs_order`], [`node_edges`], [`connections`], [`node_details`] (`hensuc graph` and the
 //!   web console draw from them).
 //!
 //! Every item is exported here, at the crate root; the modules are private.
@@ -23,7 +23,7 @@ pub use graph::{
     CompiledRule, CompiledScoreCondition, EdgeKind, ExecGraph, GraphEdge, GraphNode, Target,
     UnresolvedEdge, topology_json, workflow_topology_json,
 };
-pub use layout::{DrawnEdge, bfs_order, node_details, node_edges};
+pub use layout::{Connection, DrawnEdge, bfs_order, connections, node_details, node_edges};
 pub use model::{
     Action, ActionNode, AgentConfig, Branch, COMPENSATING, COMPENSATING_OUTPUT, ComparisonOperator,
     Compensation, CompensationBody, ConditionPredicate, ConsensusConfig, ConsensusStrategy,

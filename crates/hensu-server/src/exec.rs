@@ -26,7 +26,8 @@ use hensu_ir::Workflow;
 use hensu_mcp::gateway::Gateway;
 use hensu_runtime::{
     Boundary, CancelToken, Checkpointer, Context, Engine, ExecutionPhase, FinishedBranch,
-    MapRepository, NestedFrame, ReviewDecision, RunOutcome, RunResult, RunState, RuntimeError,
+    MapRepository, NestedFrame, ReviewDecision, RunControlHook, RunOutcome, RunResult, RunState,
+    RuntimeError,
 };
 use hensu_store::{CancelRequest, OwnerId, RunStatus, StateStore, StoreError, WorkflowRegistry};
 use serde_json::Value;
@@ -34,6 +35,8 @@ use tokio::sync::broadcast;
 
 use crate::error::ApiError;
 use crate::metrics;
+use crate::pause::PauseHook;
+pub use crate::pause::PauseRequest;
 
 /// "Run `run_id` of `tenant` wrote something": wakes the SSE streams of this process.
 #[derive(Clone, Debug)]
@@ -75,6 +78,9 @@ pub trait ExecutionService: Send + Sync {
     ) -> Result<(), ApiError>;
     /// Cancels a run: at once when idle, at its next boundary when running.
     async fn cancel(&self, run_id: &str) -> Result<CancelRequest, ApiError>;
+    /// Asks a run to pause at its next node boundary (saved `paused`; a plain resume
+    /// continues it).
+    async fn pause(&self, run_id: &str) -> Result<PauseRequest, ApiError>;
     /// Executions this service is running now.
     fn running(&self) -> usize;
     /// Starts background work (the takeover worker); call once, inside the server's runtime.
@@ -131,6 +137,9 @@ pub struct InProcessExecutor {
     tasks: Mutex<Running>,
     /// Runs whose cancellation a client asked for (a shutdown's cancel is not one of them).
     user_cancelled: Mutex<HashSet<String>>,
+    /// Runs of this server whose pause a client asked for (each run's [`PauseHook`] takes
+    /// its entry at the next boundary).
+    pause_requested: Arc<Mutex<HashSet<String>>>,
     closing: std::sync::atomic::AtomicBool,
     worker: Mutex<Option<(CancelToken, tokio::task::JoinHandle<()>)>>,
     /// Runs without a tenant seen by the worker (warned about once).
@@ -178,6 +187,7 @@ impl InProcessExecutor {
             redact,
             tasks: Mutex::new(HashMap::new()),
             user_cancelled: Mutex::new(HashSet::new()),
+            pause_requested: Arc::new(Mutex::new(HashSet::new())),
             closing: std::sync::atomic::AtomicBool::new(false),
             worker: Mutex::new(None),
             foreign: Mutex::new(HashSet::new()),
@@ -243,8 +253,14 @@ impl InProcessExecutor {
         }
         metrics::running_delta(1.0);
         let engine = self.engine(&tenant, &workflow, repository, &cancel).await;
+        let pause = PauseHook {
+            requested: self.pause_requested.clone(),
+            run_id: run_id.clone(),
+        };
+        let controls: [&dyn RunControlHook; 1] = [&pause];
         let ctx = hensu_runtime::RunCtx::new(&cancel)
             .checkpointer(&hook)
+            .controls(&controls)
             .run_id(&run_id);
         let result = match (&engine, resume) {
             (Ok(engine), None) => engine.run(&workflow, input, ctx).await,
@@ -312,6 +328,9 @@ impl InProcessExecutor {
         }
         if let Ok(mut u) = self.user_cancelled.lock() {
             u.remove(&run_id);
+        }
+        if let Ok(mut p) = self.pause_requested.lock() {
+            p.remove(&run_id);
         }
     }
 
@@ -689,6 +708,42 @@ impl ExecutionService for Arc<InProcessExecutor> {
             }
         }
         Ok(r)
+    }
+
+    async fn pause(&self, run_id: &str) -> Result<PauseRequest, ApiError> {
+        let store = self.store.clone();
+        let id = run_id.to_string();
+        let record = tokio::task::spawn_blocking(move || store.record(&id))
+            .await
+            .map_err(blocking_err)??;
+        match record.status {
+            RunStatus::Paused => return Ok(PauseRequest::AlreadyPaused),
+            RunStatus::Running => {}
+            s if s.is_terminal() => {
+                return Err(ApiError::conflict(format!(
+                    "execution {run_id} has already ended ({s})"
+                )));
+            }
+            _ => {
+                return Err(ApiError::conflict(format!(
+                    "execution {run_id} has not started yet; cancel it instead"
+                )));
+            }
+        }
+        // Under the tasks lock: the run cannot finish (and drop its entry) in between.
+        let tasks = self
+            .tasks
+            .lock()
+            .map_err(|_| ApiError::internal("run table poisoned"))?;
+        if !tasks.contains_key(run_id) {
+            return Err(ApiError::conflict(format!(
+                "execution {run_id} is running on another server; pause it there"
+            )));
+        }
+        if let Ok(mut p) = self.pause_requested.lock() {
+            p.insert(run_id.to_string());
+        }
+        Ok(PauseRequest::Requested)
     }
 
     fn running(&self) -> usize {

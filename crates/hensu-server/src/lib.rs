@@ -13,6 +13,7 @@ pub mod error;
 pub mod exec;
 pub mod metrics;
 pub mod openapi;
+mod pause;
 pub mod routes;
 pub mod service;
 pub mod subflows;

@@ -3,13 +3,12 @@
 //! usage and the public context. While it runs, the script re-renders the `data-live` regions
 //! on each event of the execution's stream.
 
-use std::collections::HashSet;
-
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
-use hensu_runtime::{ExecutionPhase, RunState};
+use hensu_runtime::{Backtrack, BacktrackKind, ExecutionPhase, HistoryStep, RunState};
 use hensu_server::AppState;
 use hensu_server::service::events::{self, ExecutionEvent};
+use hensu_server::service::outcome::{shown_status, succeeded};
 use hensu_store::RunStatus;
 use maud::{Markup, html};
 use serde::Deserialize;
@@ -18,7 +17,7 @@ use serde_json::Value;
 use super::{RunView, api_error, load_run, output_block};
 use crate::chrome::{self, Nav, duration, status_badge, time};
 use crate::graph::{self, Marks};
-use crate::session::Page;
+use crate::session::{Page, Viewer};
 
 #[derive(Deserialize)]
 pub struct DetailQuery {
@@ -43,7 +42,7 @@ pub async fn detail(
             data-live-ends="true" {
             h1 { "Execution " code { (run.record.run_id) } }
             (chrome::notice(q.notice.as_deref()))
-            (summary(&run))
+            (summary(&viewer, &run))
             (path_section(&run))
             (steps_section(&run))
             (events_section(&run))
@@ -70,9 +69,9 @@ fn tokens(state: Option<&RunState>) -> Option<(u64, u64)> {
     total
 }
 
-fn summary(run: &RunView) -> Markup {
+fn summary(viewer: &Viewer, run: &RunView) -> Markup {
     let r = &run.record;
-    let status = r.status.as_str();
+    let status = shown_status(r);
     let version = run
         .workflow
         .as_ref()
@@ -99,19 +98,27 @@ fn summary(run: &RunView) -> Markup {
                     }
                 }
             }
+            (super::controls::forms(viewer, r))
             @if let Some((node, _)) = pending {
                 p.notice.attention role="status" {
                     "Waiting for a review of " code { (node) } ". "
                     a href={ "/console/reviews/" (r.run_id) } { "Review it" }
                 }
             } @else if r.status == RunStatus::Paused {
-                p.notice.attention role="status" { "Paused at " code { (r.current_node.as_deref().unwrap_or("?")) } " (waiting for an external answer)." }
+                p.notice.attention role="status" { "Paused at " code { (r.current_node.as_deref().unwrap_or("?")) } " (paused from the console, or the node waits for an external answer). Resume continues it." }
             }
             @if r.status == RunStatus::Failed {
                 p.notice.error role="alert" {
                     "The execution failed"
                     @if let Some(n) = &r.current_node { " at " code { (n) } }
                     "."
+                    @if let Some(e) = last_error(run.state.as_ref()) { " Last error: " (e) }
+                }
+            } @else if succeeded(r) == Some(false) && r.status == RunStatus::Completed {
+                p.notice.error role="alert" {
+                    "The execution ended at "
+                    @if let Some(n) = &r.current_node { code { (n) } " " }
+                    "with exit status " (r.exit_status.as_deref().unwrap_or("?")) "."
                     @if let Some(e) = last_error(run.state.as_ref()) { " Last error: " (e) }
                 }
             }
@@ -124,17 +131,23 @@ fn last_error(state: Option<&RunState>) -> Option<&str> {
 }
 
 fn path_section(run: &RunView) -> Markup {
-    let path: Vec<&str> = run
+    // The visits in order (a compensation undoes a visit; it is not one).
+    let mut path: Vec<&str> = run
         .state
         .as_ref()
-        .map(|s| s.history.iter().map(|h| h.node_id.as_str()).collect())
+        .map(|s| {
+            s.history
+                .iter()
+                .filter(|h| h.compensates.is_none())
+                .map(|h| h.node_id.as_str())
+                .collect()
+        })
         .unwrap_or_default();
     let current = match run.record.status {
         RunStatus::Running | RunStatus::Paused => run.record.current_node.as_deref(),
         _ => None,
     };
     // The end node a finished run reached is not a history step; it ends the path.
-    let mut path = path;
     if let (Some(end), true) = (
         run.record.current_node.as_deref(),
         run.record.status.is_terminal(),
@@ -142,11 +155,14 @@ fn path_section(run: &RunView) -> Markup {
     {
         path.push(end);
     }
-    let mut visited: HashSet<&str> = path.iter().copied().collect();
-    if let Some(n) = run.record.current_node.as_deref() {
-        visited.insert(n);
+    // The node running now continues the path on the graph (the edge into it is taken).
+    let mut drawn = path.clone();
+    if let Some(c) = current
+        && drawn.last() != Some(&c)
+    {
+        drawn.push(c);
     }
-    let marks = Marks { visited, current };
+    let marks = Marks::of_path(&drawn, current);
     html! {
         section id="run-path" data-live aria-labelledby="path-h" {
             h2 id="path-h" { "Path" }
@@ -160,7 +176,7 @@ fn path_section(run: &RunView) -> Markup {
             }
             @if let Some(wf) = &run.workflow {
                 div.graph-box { (graph::render(wf, &marks, &format!("/console/workflows/{}", wf.id))) }
-                p.legend { span.key.visited {} "visited" span.key.current {} "current node" span.key.plain {} "not visited" }
+                p.legend { span.key.visited {} "visited" span.key.current {} "current node" span.key.plain {} "not visited" span.key.edge-taken {} "edge taken" span.key.edge-not-taken {} "edge not taken" }
             }
         }
     }
@@ -178,12 +194,26 @@ fn steps_section(run: &RunView) -> Markup {
         } => Some((node_id, cached_result)),
         _ => None,
     };
+    // Compensations are listed under their own heading: their history entries carry the
+    // step number of the visit they undo, which is not a step of their own.
+    let visits: Vec<&HistoryStep> = state
+        .history
+        .iter()
+        .filter(|h| h.compensates.is_none())
+        .collect();
+    let (retries, backtracks): (Vec<&Backtrack>, Vec<&Backtrack>) =
+        state.backtracks.iter().partition(|b| is_retry(b));
     html! {
         section id="run-steps" data-live aria-labelledby="steps-h" {
             h2 id="steps-h" { "Steps" }
-            @if state.history.is_empty() && awaiting.is_none() { p.muted { "No steps yet." } }
+            @if visits.is_empty() && awaiting.is_none() {
+                @match (&run.record.current_node, run.record.status.is_terminal()) {
+                    (Some(n), true) => p.muted { "No node finished: the execution stopped at " code { (n) } " before its first step was recorded." },
+                    _ => p.muted { "No steps yet." },
+                }
+            }
             ol.steps {
-                @for h in &state.history {
+                @for h in &visits {
                     li {
                         div.step-head {
                             span.step-no { "#" (h.step) }
@@ -206,20 +236,58 @@ fn steps_section(run: &RunView) -> Markup {
                     }
                 }
             }
-            @if !state.backtracks.is_empty() {
+            @if !backtracks.is_empty() {
                 h3 { "Backtracks" }
-                table {
-                    thead { tr { th scope="col" { "From" } th scope="col" { "To" } th scope="col" { "Kind" } th scope="col" { "Reason" } } }
-                    tbody {
-                        @for b in &state.backtracks {
-                            tr { td { code { (b.from) } } td { code { (b.to) } } td { (format!("{:?}", b.kind).to_ascii_lowercase()) } td { (b.reason) } }
+                div.table-scroll {
+                    table {
+                        thead { tr { th scope="col" { "From" } th scope="col" { "To" } th scope="col" { "Kind" } th scope="col" { "Reason" } } }
+                        tbody {
+                            @for b in &backtracks {
+                                tr { td { code { (b.from) } } td { code { (b.to) } } td { (format!("{:?}", b.kind).to_ascii_lowercase()) } td { (b.reason) } }
+                            }
                         }
                     }
                 }
             }
-            @if let Some(c) = state.context.get("compensations").filter(|v| !v.is_null()) {
-                h3 { "Compensations" }
-                (output_block("compensations", "Compensations recorded by the run", c))
+            @if !retries.is_empty() {
+                h3 { "Retries" }
+                ul.retries {
+                    @for b in &retries {
+                        li { code { (b.from) } " failed and ran again"
+                            @if b.to != b.from { " from " code { (b.to) } } }
+                    }
+                }
+            }
+            (compensations(state))
+        }
+    }
+}
+
+/// A retry is a bounded `onFailure` rule under its budget: the engine records it as a
+/// `revise` backtrack caused by the failure (`TransitionCause::Failure`, "on failure").
+fn is_retry(b: &Backtrack) -> bool {
+    b.kind == BacktrackKind::Revise && b.reason == "on failure"
+}
+
+/// The saga compensations the run ran, newest visit first as they ran, each with the visit it
+/// undid.
+fn compensations(state: &RunState) -> Markup {
+    html! {
+        @if !state.compensations.is_empty() {
+            h3 { "Compensations" }
+            ol.steps.compensations {
+                @for c in &state.compensations {
+                    li {
+                        div.step-head {
+                            span.step-no { "undo" }
+                            code { (c.compensation_id) }
+                            span class={ "badge node-" (c.status.as_str().to_ascii_lowercase()) } { (c.status.as_str()) }
+                            span.muted { "undoes step #" (c.visit_step) " (" code { (c.node_id) } ")" }
+                        }
+                        @if let Some(e) = &c.error { p.notice.error { "Error: " (e) } }
+                        @if let Some(o) = &c.output { (output_block(&format!("undo-{}-{}", c.visit_step, c.compensation_id), "Output", o)) }
+                    }
+                }
             }
         }
     }

@@ -9,6 +9,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use hensu_server::AppState;
 use hensu_server::routes::executions::{last_event_id, sse_response};
+use hensu_server::service::outcome::shown_status;
 use hensu_server::service::{events, executions};
 use hensu_store::{RunRecord, RunStatus};
 use maud::{Markup, html};
@@ -47,7 +48,8 @@ impl Filter {
         self.workflow.as_deref().filter(|w| !w.is_empty())
     }
     fn matches(&self, r: &RunRecord) -> bool {
-        self.status().is_none_or(|s| r.status.as_str() == s)
+        // The status a person is shown: a run ended at a FAILURE end is listed as failed.
+        self.status().is_none_or(|s| shown_status(r) == s)
             && self.workflow().is_none_or(|w| r.workflow_id == w)
     }
     /// The query string of this filter on page `page`.
@@ -95,19 +97,19 @@ pub fn elapsed(r: &RunRecord, now: u64) -> u64 {
 
 /// One row of the list.
 pub fn row(r: &RunRecord, now: u64) -> Markup {
-    let status = r.status.as_str();
+    let status = shown_status(r);
     html! {
         tr id={ "run-" (r.run_id) } data-status=(status) {
-            td {
+            td data-label="Execution" {
                 a href={ "/console/executions/" (r.run_id) } aria-label={ "Execution " (r.run_id) } {
                     code { (short_id(&r.run_id)) }
                 }
             }
-            td { a href={ "/console/workflows/" (r.workflow_id) } { (r.workflow_id) } }
-            td { (status_badge(status)) }
-            td { (time(r.started_at)) }
-            td { (duration(elapsed(r, now))) }
-            td {
+            td data-label="Workflow" { a href={ "/console/workflows/" (r.workflow_id) } { (r.workflow_id) } }
+            td data-label="Status" { (status_badge(status)) }
+            td data-label="Started" { (time(r.started_at)) }
+            td data-label="Duration" { (duration(elapsed(r, now))) }
+            td data-label="Current node" {
                 @match (&r.current_node, r.status) {
                     (Some(n), RunStatus::Running | RunStatus::Paused) => code { (n) },
                     (Some(n), _) => span.muted { "ended at " code { (n) } },

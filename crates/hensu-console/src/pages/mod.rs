@@ -2,6 +2,7 @@
 //! (`hensu_server::service`) with the viewer's tenant, so a page never shows another tenant's
 //! data: a foreign execution or workflow is "not found", as in the API.
 
+pub mod controls;
 pub mod execution;
 pub mod executions;
 pub mod reviews;
@@ -100,7 +101,7 @@ pub fn output_block(id: &str, summary: &str, value: &Value) -> Markup {
             (
                 text.chars().count(),
                 text.lines().count(),
-                html! { pre.json { code { (text) } } },
+                json_view(other, 0),
             )
         }
     };
@@ -110,5 +111,80 @@ pub fn output_block(id: &str, summary: &str, value: &Value) -> Markup {
             summary { (summary) @if long { " (" (len) " characters)" } }
             (body)
         }
+    }
+}
+
+/// Nesting shown as a structure; deeper values are shown as indented JSON text.
+const JSON_VIEW_DEPTH: usize = 6;
+
+/// A JSON value as a structure a person reads: an object's keys as a definition list, an
+/// array's items as a list, strings as markdown (rendered safely, as every output is), the
+/// rest as JSON literals. Agents return markdown inside JSON (`{"article": "# Title\n\n…"}`),
+/// which as JSON text would read as one escaped line.
+fn json_view(value: &Value, depth: usize) -> Markup {
+    match value {
+        Value::String(s) => {
+            html! { div.markdown.json-string { (maud::PreEscaped(crate::markdown::to_html(s))) } }
+        }
+        Value::Object(m) if m.is_empty() => html! { code.json-literal { "{}" } },
+        Value::Array(a) if a.is_empty() => html! { code.json-literal { "[]" } },
+        Value::Object(_) | Value::Array(_) if depth >= JSON_VIEW_DEPTH => {
+            let text = serde_json::to_string_pretty(value).unwrap_or_default();
+            html! { pre.json { code { (text) } } }
+        }
+        Value::Object(m) => html! {
+            dl.json-object {
+                @for (k, v) in m {
+                    dt { code { (k) } }
+                    dd { (json_view(v, depth + 1)) }
+                }
+            }
+        },
+        Value::Array(a) => html! {
+            ol.json-array start="0" {
+                @for v in a { li { (json_view(v, depth + 1)) } }
+            }
+        },
+        other => html! { code.json-literal { (other.to_string()) } },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::output_block;
+    use serde_json::json;
+
+    #[test]
+    fn markdown_inside_json_strings_is_rendered_and_escaped() {
+        let value = json!({
+            "article": "# Durable workflows\n\n* one\n* two <script>alert(1)</script>",
+            "score": 7,
+        });
+        let html = output_block("o", "Output", &value).into_string();
+        assert!(html.contains("<h1>Durable workflows</h1>"), "{html}");
+        assert!(html.contains("<li>one</li>"), "{html}");
+        assert!(!html.contains("\\n"), "no escaped newlines: {html}");
+        assert!(!html.contains("<script"), "{html}");
+        assert!(html.contains("&lt;script&gt;"), "{html}");
+        assert!(html.contains("<code>article</code>"), "{html}");
+        assert!(html.contains(">7<"), "{html}");
+    }
+
+    #[test]
+    fn json_text_output_is_shown_as_structure() {
+        let value = json!("{\"plan\": \"1. research\\n2. write\"}");
+        let html = output_block("o", "Output", &value).into_string();
+        assert!(html.contains("<ol>"), "the numbered list is a list: {html}");
+        assert!(html.contains("<li>research</li>"), "{html}");
+    }
+
+    #[test]
+    fn deep_values_fall_back_to_json_text() {
+        let mut v = json!("leaf");
+        for _ in 0..20 {
+            v = json!({ "k": v });
+        }
+        let html = output_block("o", "Output", &v).into_string();
+        assert!(html.contains("<pre class=\"json\">"), "{html}");
     }
 }

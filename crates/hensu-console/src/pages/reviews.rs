@@ -16,6 +16,7 @@ use hensu_server::service::executions::{self, ResumeExecution};
 use hensu_store::RunStatus;
 use maud::{Markup, html};
 use serde::Deserialize;
+use serde_json::{Map, Value};
 
 use super::{RunView, api_error, load_run, output_block};
 use crate::chrome::{self, Nav, time};
@@ -120,7 +121,7 @@ fn review_page(
                     }
                 }
                 (rubric_section(run, node))
-                (decision_forms(viewer, run, node_id, correlation))
+                (decision_forms(viewer, run, node, node_id, correlation))
             }
         }
     };
@@ -160,7 +161,18 @@ fn rubric_section(run: &RunView, node: Option<&Node>) -> Markup {
     }
 }
 
-fn decision_forms(viewer: &Viewer, run: &RunView, node_id: &str, correlation: &str) -> Markup {
+/// Whether the reviewed node lets the reviewer edit the context (`allowEdit = true`).
+fn allows_edit(node: Option<&Node>) -> bool {
+    matches!(node, Some(Node::Standard(n)) if n.review_config.as_ref().is_some_and(|r| r.allow_edit))
+}
+
+fn decision_forms(
+    viewer: &Viewer,
+    run: &RunView,
+    node: Option<&Node>,
+    node_id: &str,
+    correlation: &str,
+) -> Markup {
     let action = format!("/console/reviews/{}", run.record.run_id);
     let nodes: Vec<&str> = run
         .workflow
@@ -180,10 +192,23 @@ fn decision_forms(viewer: &Viewer, run: &RunView, node_id: &str, correlation: &s
     html! {
         section.decisions aria-labelledby="decide-h" {
             h2 id="decide-h" { "Decision" }
-            form.decision method="post" action=(action) {
-                (hidden)
-                input type="hidden" name="decision" value="approve";
-                button.primary type="submit" { "Approve" }
+            @if allows_edit(node) {
+                form.decision.stack.edit-context method="post" action=(action) {
+                    (hidden)
+                    input type="hidden" name="decision" value="approve";
+                    label for="approve-edits" { "Context (edit before approving)" }
+                    p.hint id="approve-edits-hint" { "A JSON object. Changed values are applied with the approval; a key you remove is left as it is." }
+                    textarea id="approve-edits" name="contextEdits" rows="10" aria-describedby="approve-edits-hint" spellcheck="false" {
+                        (serde_json::to_string_pretty(&run.output).unwrap_or_default())
+                    }
+                    button.primary type="submit" { "Approve" }
+                }
+            } @else {
+                form.decision method="post" action=(action) {
+                    (hidden)
+                    input type="hidden" name="decision" value="approve";
+                    button.primary type="submit" { "Approve" }
+                }
             }
             form.decision.stack method="post" action=(action) {
                 (hidden)
@@ -217,6 +242,9 @@ pub struct DecisionForm {
     reason: Option<String>,
     #[serde(rename = "targetStep")]
     target_step: Option<String>,
+    /// The edited context of an approval (`allowEdit = true`), as JSON text.
+    #[serde(rename = "contextEdits")]
+    context_edits: Option<String>,
 }
 
 /// `POST /console/reviews/{id}`: the decision, through the service's resume.
@@ -231,18 +259,66 @@ pub async fn decide(
         return r.into_response();
     }
     let backtrack = form.decision == "backtrack";
+    let context_edits = match form.context_edits.as_deref() {
+        Some(text) if form.decision == "approve" => {
+            match approval_edits(&app, &viewer, &id, text).await {
+                Ok(edits) => edits,
+                Err(r) => return r,
+            }
+        }
+        _ => None,
+    };
     let request = ResumeExecution {
         correlation_id: Some(form.correlation_id.clone()),
         decision: Some(form.decision),
         reason: form.reason.filter(|r| !r.trim().is_empty()),
         target_step: form.target_step.filter(|_| backtrack),
-        context_edits: None,
+        context_edits,
     };
     let result = executions::resume(&app, &viewer.tenant, &id, request).await;
     match result {
         Ok(_) => Redirect::to(&format!("/console/executions/{id}?notice=decided")).into_response(),
         Err(e) => refusal(&app, &viewer, &id, &form.correlation_id, e).await,
     }
+}
+
+/// The context values an approval changes: the edited JSON object against the run's public
+/// context (only keys whose value differs). Refused (the review page again, 400) when the
+/// reviewed node does not allow edits or the text is not a JSON object.
+async fn approval_edits(
+    app: &AppState,
+    viewer: &Viewer,
+    id: &str,
+    text: &str,
+) -> Result<Option<Map<String, Value>>, Response> {
+    let run = load_run(app, viewer, id)
+        .await
+        .map_err(|e| api_error(viewer, Nav::Reviews, e))?;
+    let Some(reviewed) = run.state.as_ref().and_then(hensu_runtime::pending_review) else {
+        // Not waiting any more: the resume refuses the decision as already decided.
+        return Ok(None);
+    };
+    let node = run.workflow.as_ref().and_then(|w| w.node(reviewed.0));
+    let refuse = |why: &str| review_page(viewer, &run, Some(why), StatusCode::BAD_REQUEST);
+    if !allows_edit(node) {
+        return Err(refuse(
+            "This review does not allow edits (the workflow does not set allowEdit = true).",
+        ));
+    }
+    let edited = match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) => m,
+        Ok(_) => return Err(refuse("The edited context must be a JSON object.")),
+        Err(e) => {
+            return Err(refuse(&format!(
+                "The edited context is not valid JSON: {e}"
+            )));
+        }
+    };
+    let changed: Map<String, Value> = edited
+        .into_iter()
+        .filter(|(k, v)| !k.starts_with('_') && run.output.get(k) != Some(v))
+        .collect();
+    Ok((!changed.is_empty()).then_some(changed))
 }
 
 /// The page after a refused decision: "already decided" when the review it answered is no

@@ -222,3 +222,128 @@ async fn start_form_is_typed_and_checked() {
     assert_eq!(out["formal"], false);
     assert_eq!(out["keywords"], json!(["salt", "waves"]));
 }
+
+#[tokio::test]
+async fn cancel_needs_the_csrf_token_and_goes_through_the_service() {
+    let s = Server::start(true, &[]).await;
+    s.push("acme", REVIEWED).await;
+    let me = s.session("acme").await;
+    let (id, _) = paused_review(&s).await;
+    let (_, page) = me.get(&s, &format!("/console/executions/{id}")).await;
+    assert!(page.contains(&format!("action=\"/console/executions/{id}/cancel\"")));
+    assert!(
+        !page.contains(&format!("action=\"/console/executions/{id}/resume\"")),
+        "a review pause is resumed by a decision, not a plain resume"
+    );
+    assert!(!page.contains(&format!("action=\"/console/executions/{id}/pause\"")));
+
+    let path = format!("/console/executions/{id}/cancel");
+    let (code, _, _) = me.post(&s, &path, &[("_csrf", "wrong")]).await;
+    assert_eq!(code, 403, "a wrong CSRF token is refused");
+    assert_eq!(s.status("acme", &id).await["status"], "paused");
+
+    // Another tenant cannot cancel it: not found, nothing changes.
+    let other = s.session("globex").await;
+    let (code, _, _) = other.post(&s, &path, &[("_csrf", &other.csrf)]).await;
+    assert_eq!(code, 404);
+
+    let (code, location, _) = me.post(&s, &path, &[("_csrf", &me.csrf)]).await;
+    assert_eq!(code, 303);
+    assert_eq!(
+        location,
+        format!("/console/executions/{id}?notice=cancelled")
+    );
+    assert_eq!(s.status("acme", &id).await["status"], "cancelled");
+    let (_, page) = me.get(&s, &format!("/console/executions/{id}")).await;
+    assert!(!page.contains("run-controls"), "no controls once it ended");
+
+    // Pausing an ended run is refused with the service's reason.
+    let (code, _, body) = me
+        .post(
+            &s,
+            &format!("/console/executions/{id}/pause"),
+            &[("_csrf", &me.csrf)],
+        )
+        .await;
+    assert_eq!(code, 409);
+    assert!(body.contains("has already ended"), "{body}");
+}
+
+#[tokio::test]
+async fn edits_are_refused_when_the_review_does_not_allow_them() {
+    let s = Server::start(true, &[]).await;
+    s.push("acme", REVIEWED).await;
+    let me = s.session("acme").await;
+    let (id, corr) = paused_review(&s).await;
+    let (_, page) = me.get(&s, &format!("/console/reviews/{id}")).await;
+    assert!(
+        !page.contains("contextEdits"),
+        "allowEdit = false: no edit field"
+    );
+    let (code, _, body) = me
+        .post(
+            &s,
+            &format!("/console/reviews/{id}"),
+            &[
+                ("_csrf", me.csrf.as_str()),
+                ("correlationId", corr.as_str()),
+                ("decision", "approve"),
+                ("contextEdits", "{\"topic\": \"forged\"}"),
+            ],
+        )
+        .await;
+    assert_eq!(code, 400);
+    assert!(body.contains("does not allow edits"), "{body}");
+    assert_eq!(s.status("acme", &id).await["status"], "paused");
+}
+
+#[tokio::test]
+async fn an_approval_carries_the_edited_values_when_the_review_allows_edits() {
+    let s = Server::start(true, &[]).await;
+    let mut wf: serde_json::Value = serde_json::from_str(REVIEWED).expect("fixture");
+    wf["nodes"]["draft"]["reviewConfig"]["allowEdit"] = json!(true);
+    s.push("acme", &wf.to_string()).await;
+    let me = s.session("acme").await;
+    let (id, corr) = paused_review(&s).await;
+    let (_, page) = me.get(&s, &format!("/console/reviews/{id}")).await;
+    assert!(
+        page.contains("name=\"contextEdits\""),
+        "allowEdit = true: an edit field"
+    );
+    assert!(
+        page.contains("&quot;topic&quot;: &quot;tides&quot;"),
+        "prefilled: {page}"
+    );
+    let path = format!("/console/reviews/{id}");
+    let decide = |edits: &'static str| {
+        [
+            ("_csrf", me.csrf.clone()),
+            ("correlationId", corr.clone()),
+            ("decision", "approve".to_string()),
+            ("contextEdits", edits.to_string()),
+        ]
+    };
+    let form = decide("[1, 2]");
+    let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (code, _, body) = me.post(&s, &path, &pairs).await;
+    assert_eq!(code, 400);
+    assert!(body.contains("must be a JSON object"), "{body}");
+    assert_eq!(s.status("acme", &id).await["status"], "paused");
+
+    let form = decide("{\"topic\": \"tides, edited\", \"_engine\": 1}");
+    let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (code, _, _) = me.post(&s, &path, &pairs).await;
+    assert_eq!(code, 303);
+    s.wait_for("acme", &id, "completed").await;
+    let result: serde_json::Value = reqwest::Client::new()
+        .get(s.url(&format!("/api/v1/executions/{id}/result")))
+        .bearer_auth(crate::harness::token("acme"))
+        .send()
+        .await
+        .expect("result")
+        .json()
+        .await
+        .expect("result json");
+    assert_eq!(result["output"]["topic"], "tides, edited", "{result}");
+    assert!(result["output"].get("_engine").is_none());
+}

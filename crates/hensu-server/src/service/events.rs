@@ -319,7 +319,7 @@ fn latest_from_record(ev: &mut ExecutionEvent, record: &RunRecord) {
         } => {
             let exit = record.exit_status.clone();
             // `success` is the end node's exit status (a FAILURE end is not a success).
-            *success = exit.as_deref().is_none_or(|x| x == "SUCCESS");
+            *success = super::outcome::succeeded(record).unwrap_or(false);
             *exit_status = Some(exit);
         }
         _ => {}

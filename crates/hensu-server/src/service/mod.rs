@@ -9,9 +9,11 @@
 //! Store calls: the store is synchronous, so each operation reads and writes it inside one
 //! `blocking` call.
 
+pub mod control;
 pub mod events;
 pub mod executions;
 pub mod ops;
+pub mod outcome;
 pub mod workflows;
 
 use crate::error::{ApiError, ApiResult};

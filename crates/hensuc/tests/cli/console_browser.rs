@@ -1,8 +1,11 @@
 //! The web console in a real browser: Debian's headless Chromium driven over WebDriver
 //! (`chromedriver`) against a real `hensuc serve` on 127.0.0.1 with JWT auth. It signs in by
 //! pasting a token, watches a run appear and finish on the executions list without a reload,
-//! approves a pending review and sees the execution page turn `completed` live, checks that a
-//! second tenant's token sees nothing, writes screenshots of the main pages to `docs/console/`,
+//! approves a pending review and sees the execution page turn `completed` live, rejects one
+//! and sees it end *failed* (a FAILURE end, red on the list and the page), approves one with
+//! an edited context (`allowEdit = true`), pauses, resumes and cancels a running execution
+//! with the page's buttons, checks the list at phone width, checks that a second tenant's
+//! token sees nothing, writes screenshots of the main pages to `docs/console/`,
 //! and prints the time to first render of the list with 1,000 executions (not asserted).
 //!
 //! Run by `.ci/run` (which installs `chromium chromium-driver`):
@@ -49,8 +52,45 @@ fn serve(dir: &Path) -> ServeProcess {
         hensuc()
             .args(["serve", "--listen", "127.0.0.1:0", "--stub", "-d"])
             .arg(dir)
-            .env("HENSU_JWT_SECRET", SECRET),
+            .env("HENSU_JWT_SECRET", SECRET)
+            // Slow enough stubs that a run of `chain` is still running when Pause is clicked.
+            .env("HENSU_STUB_DELAY_MS", "300"),
     )
+}
+
+/// `reviewed`, whose review allows edits (`allowEdit = true`), as `reviewed-edit`.
+fn reviewed_with_edits() -> String {
+    let mut wf: Value = serde_json::from_str(REVIEWED).unwrap();
+    wf["id"] = json!("reviewed-edit");
+    wf["nodes"]["draft"]["reviewConfig"]["allowEdit"] = json!(true);
+    wf.to_string()
+}
+
+/// `chain`: `n` stub steps one after the other, then a SUCCESS end.
+fn chain(n: usize) -> String {
+    let mut wf: Value = serde_json::from_str(LINEAR).unwrap();
+    wf["id"] = json!("chain");
+    let mut nodes = serde_json::Map::new();
+    for i in 0..n {
+        let next = if i + 1 == n {
+            "done".to_string()
+        } else {
+            format!("s{}", i + 1)
+        };
+        nodes.insert(
+            format!("s{i}"),
+            json!({"id": format!("s{i}"), "nodeType": "STANDARD", "agentId": "writer",
+                   "prompt": "Step {topic}.",
+                   "transitionRules": [{"type": "success", "targetNode": next}]}),
+        );
+    }
+    nodes.insert(
+        "done".into(),
+        json!({"id": "done", "nodeType": "END", "status": "SUCCESS"}),
+    );
+    wf["nodes"] = Value::Object(nodes);
+    wf["startNode"] = json!("s0");
+    wf.to_string()
 }
 
 fn free_port() -> u16 {
@@ -165,6 +205,25 @@ impl Browser {
         .await;
     }
 
+    /// Clicks `css` in one script call: for a button in a region the page re-renders live
+    /// (a WebDriver element found first may be replaced before the click reaches it).
+    async fn click_live(&self, css: &str) {
+        self.wait_for(css).await;
+        for _ in 0..WAIT_TRIES {
+            let clicked = self
+                .script(
+                    "const e = document.querySelector(arguments[0]); if (e) { e.click(); } return !!e",
+                    json!([css]),
+                )
+                .await;
+            if clicked == json!(true) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("`{css}` could not be clicked");
+    }
+
     async fn type_into(&self, css: &str, text: &str) {
         let e = self.wait_for(css).await;
         self.call(
@@ -251,6 +310,18 @@ impl Api {
         r["status"].as_str().unwrap_or("").to_string()
     }
 
+    async fn result(&self, tenant: &str, id: &str) -> Value {
+        self.http
+            .get(format!("{}/api/v1/executions/{id}/result", self.base))
+            .bearer_auth(token(tenant))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
     async fn wait_status(&self, tenant: &str, id: &str, want: &str) {
         for _ in 0..WAIT_TRIES {
             if self.status(tenant, id).await == want {
@@ -289,6 +360,8 @@ async fn console_in_a_real_browser() {
     for wf in [LINEAR, REVIEWED, TYPED] {
         api.push("acme", wf).await;
     }
+    api.push("acme", &reviewed_with_edits()).await;
+    api.push("acme", &chain(10)).await;
     let b = Browser::start().await;
 
     // Sign in with a pasted token; the list is empty.
@@ -335,6 +408,125 @@ async fn console_in_a_real_browser() {
         "{text}"
     );
 
+    // A rejected review ends at the FAILURE end `rejected`: failed (red), on the list and the
+    // page, not a green "completed".
+    let declined = api.start("acme", "reviewed", "storms").await;
+    api.wait_status("acme", &declined, "paused").await;
+    b.goto(&format!("{base}/console/reviews/{declined}")).await;
+    b.type_into("#reject-reason", "Not about storms.").await;
+    b.click("form.decision button.danger").await;
+    b.wait_for("#run-summary .status-failed").await;
+    api.wait_status("acme", &declined, "completed").await;
+    let summary = b
+        .script(
+            "return document.querySelector('#run-summary').innerText",
+            json!([]),
+        )
+        .await;
+    let summary = summary.as_str().unwrap_or("");
+    assert!(
+        summary.contains("failed") && summary.contains("exit status FAILURE"),
+        "{summary}"
+    );
+    assert!(!summary.contains("completed"), "{summary}");
+    b.screenshot("execution-failed").await;
+    b.goto(&format!("{base}/console/executions")).await;
+    b.wait_for(&format!(
+        "tr#run-{declined}[data-status=failed] .status-failed"
+    ))
+    .await;
+
+    // Edit on approve (allowEdit = true): the edited context value reaches the run.
+    let edited = api.start("acme", "reviewed-edit", "tides").await;
+    api.wait_status("acme", &edited, "paused").await;
+    b.goto(&format!("{base}/console/reviews/{edited}")).await;
+    let prefilled = b
+        .script(
+            "return document.querySelector('#approve-edits').value",
+            json!([]),
+        )
+        .await;
+    assert!(
+        prefilled
+            .as_str()
+            .unwrap_or("")
+            .contains("\"topic\": \"tides\""),
+        "{prefilled}"
+    );
+    b.script(
+        "const t = document.querySelector('#approve-edits'); \
+         const v = JSON.parse(t.value); v.topic = 'tides, edited by the reviewer'; \
+         t.value = JSON.stringify(v, null, 2); return null",
+        json!([]),
+    )
+    .await;
+    b.screenshot("review-edit").await;
+    b.click("form.edit-context button.primary").await;
+    b.wait_for("#run-summary .status-completed").await;
+    let result = api.result("acme", &edited).await;
+    assert_eq!(
+        result["output"]["topic"],
+        json!("tides, edited by the reviewer"),
+        "{result}"
+    );
+
+    // Pause, resume and cancel a running execution from its page.
+    let long = api.start("acme", "chain", "rivers").await;
+    b.goto(&format!("{base}/console/executions/{long}")).await;
+    b.click_live(".run-controls form[action$='/pause'] button")
+        .await;
+    api.wait_status("acme", &long, "paused").await;
+    b.goto(&format!("{base}/console/executions/{long}")).await;
+    b.wait_for("#run-summary .status-paused").await;
+    b.wait_for(".run-controls form[action$='/resume'] button")
+        .await;
+    assert!(
+        b.find(".run-controls form[action$='/pause']")
+            .await
+            .is_none()
+    );
+    b.screenshot("execution-paused").await;
+    b.click_live(".run-controls form[action$='/resume'] button")
+        .await;
+    api.wait_status("acme", &long, "running").await;
+    b.goto(&format!("{base}/console/executions/{long}")).await;
+    b.click_live(".run-controls form[action$='/cancel'] button")
+        .await;
+    api.wait_status("acme", &long, "cancelled").await;
+    b.goto(&format!("{base}/console/executions/{long}")).await;
+    b.wait_for("#run-summary .status-cancelled").await;
+    assert!(
+        b.find(".run-controls").await.is_none(),
+        "no controls once it ended"
+    );
+
+    // Phone width: the list is one card per run, nothing wider than the screen.
+    b.call(
+        reqwest::Method::POST,
+        "/window/rect",
+        Some(json!({"width": 390, "height": 844})),
+    )
+    .await;
+    b.goto(&format!("{base}/console/executions")).await;
+    b.wait_for("table.runs").await;
+    let overflow = b
+        .script(
+            "return document.documentElement.scrollWidth - document.documentElement.clientWidth",
+            json!([]),
+        )
+        .await;
+    assert!(
+        overflow.as_i64().unwrap_or(1) <= 0,
+        "page wider than the phone: {overflow}"
+    );
+    b.screenshot("executions-mobile").await;
+    b.call(
+        reqwest::Method::POST,
+        "/window/rect",
+        Some(json!({"width": 1280, "height": 900})),
+    )
+    .await;
+
     // The workflow graph with a node selected, and the typed start form.
     b.goto(&format!("{base}/console/workflows/reviewed")).await;
     b.click("svg.graph a[data-node=draft]").await;
@@ -373,7 +565,8 @@ async fn console_in_a_real_browser() {
     // Time to first render of the list with 1,000 executions (printed, not asserted).
     sign_in(&b, &base, "acme").await;
     let mut last = String::new();
-    for i in 0..998 {
+    // Five executions exist already (linear, two reviewed, reviewed-edit, chain).
+    for i in 0..995 {
         last = api.start("acme", "linear", &format!("t{i}")).await;
     }
     api.wait_status("acme", &last, "completed").await;

@@ -1,0 +1,109 @@
+//! Run controls on an execution's page: *Pause* and *Cancel* while it runs, *Cancel* and (for a
+//! pause that is not a review) *Resume* while it is paused. Each is a CSRF-checked form that
+//! calls the server's service (`cancel`, `pause`, `resume`: the functions behind the API), so
+//! the console obeys exactly the API's rules; a refusal (the run ended meanwhile, it runs on
+//! another server) is shown on the execution's page with the API's message.
+
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Redirect, Response};
+use hensu_server::AppState;
+use hensu_server::exec::PauseRequest;
+use hensu_server::service::control;
+use hensu_server::service::executions::{self, Acknowledged, ResumeExecution};
+use hensu_store::{RunRecord, RunStatus};
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use super::api_error;
+use crate::chrome::Nav;
+use crate::session::{Page, Viewer, check_post};
+
+/// The control forms `record`'s state allows (nothing once it has ended).
+pub fn forms(viewer: &Viewer, record: &RunRecord) -> Markup {
+    let base = format!("/console/executions/{}", record.run_id);
+    let running = record.status == RunStatus::Running;
+    let paused = record.status == RunStatus::Paused;
+    let plain_pause = paused && record.correlation_id.is_none();
+    let form = |action: &str, class: &str, label: &str| {
+        html! {
+            form method="post" action={ (base) "/" (action) } {
+                input type="hidden" name="_csrf" value=(viewer.csrf);
+                button class=(class) type="submit" { (label) }
+            }
+        }
+    };
+    html! {
+        @if running || paused {
+            div.run-controls role="group" aria-label="Run controls" {
+                @if running && !record.cancel_requested { (form("pause", "", "Pause")) }
+                @if plain_pause { (form("resume", "primary", "Resume")) }
+                @if !record.cancel_requested { (form("cancel", "danger", "Cancel")) }
+            }
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub struct ControlForm {
+    #[serde(rename = "_csrf")]
+    csrf: Option<String>,
+}
+
+fn back(id: &str, notice: &str) -> Response {
+    Redirect::to(&format!("/console/executions/{id}?notice={notice}")).into_response()
+}
+
+/// `POST /console/executions/{id}/cancel`: the service's cancel.
+pub async fn cancel(
+    State(app): State<AppState>,
+    Page(viewer): Page,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    axum::Form(form): axum::Form<ControlForm>,
+) -> Response {
+    if let Err(r) = check_post(&headers, &viewer.csrf, form.csrf.as_deref()) {
+        return r.into_response();
+    }
+    match executions::cancel(&app, &viewer.tenant, &id).await {
+        Ok(ack) if ack.status == Acknowledged::Cancelled => back(&id, "cancelled"),
+        Ok(_) => back(&id, "cancelling"),
+        Err(e) => api_error(&viewer, Nav::Executions, e),
+    }
+}
+
+/// `POST /console/executions/{id}/pause`: the service's pause.
+pub async fn pause(
+    State(app): State<AppState>,
+    Page(viewer): Page,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    axum::Form(form): axum::Form<ControlForm>,
+) -> Response {
+    if let Err(r) = check_post(&headers, &viewer.csrf, form.csrf.as_deref()) {
+        return r.into_response();
+    }
+    match control::pause(&app, &viewer.tenant, &id).await {
+        Ok(PauseRequest::Requested) => back(&id, "pausing"),
+        Ok(PauseRequest::AlreadyPaused) => back(&id, "paused"),
+        Err(e) => api_error(&viewer, Nav::Executions, e),
+    }
+}
+
+/// `POST /console/executions/{id}/resume`: a plain resume (no decision) of a paused run, the
+/// service's resume.
+pub async fn resume(
+    State(app): State<AppState>,
+    Page(viewer): Page,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    axum::Form(form): axum::Form<ControlForm>,
+) -> Response {
+    if let Err(r) = check_post(&headers, &viewer.csrf, form.csrf.as_deref()) {
+        return r.into_response();
+    }
+    match executions::resume(&app, &viewer.tenant, &id, ResumeExecution::default()).await {
+        Ok(_) => back(&id, "resumed"),
+        Err(e) => api_error(&viewer, Nav::Executions, e),
+    }
+}
