@@ -65,9 +65,11 @@
 //! A worker renews all its leases with one [`StateStore::heartbeat_owner`] per interval;
 //! every append renews the run's lease too.
 
+mod backend;
 mod delta;
 mod error;
 mod heartbeat;
+mod logic;
 mod memory;
 mod owner;
 mod postgres;
