@@ -42,7 +42,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use hensu_store::{
     Checkpointed, Heartbeat, Lease, OwnerId, RecordUpdate, RunRecord, RunStatus, StateStore,
-    StepSnapshot, StoreError, StoredRun,
+    StepSnapshot, StoreError, StoredRun, WorkflowRegistry,
 };
 use serde_json::Value;
 
@@ -142,6 +142,38 @@ impl DurableRun {
     ) -> Result<DurableRun, StoreError> {
         let snap = snapshot(initial, redact.as_ref())?;
         store.create_run_encoded(record, workflow_json, &snap)?;
+        DurableRun::lease_created(store, record, initial, owner, redact)
+    }
+
+    /// [`DurableRun::create`] for a server tenant's run: the run and its tenant tag are
+    /// written in one transaction ([`WorkflowRegistry::create_tenant_run`]; `registry` is the
+    /// store's own, [`StateStore::registry`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn create_for_tenant(
+        store: Arc<dyn StateStore>,
+        registry: &dyn WorkflowRegistry,
+        tenant: &str,
+        record: &RunRecord,
+        workflow: &Value,
+        initial: &RunState,
+        owner: &OwnerId,
+        redact: Option<SnapshotRedactor>,
+    ) -> Result<DurableRun, StoreError> {
+        let workflow = serde_json::to_vec(workflow)
+            .map_err(|e| StoreError::Invalid(format!("the workflow does not serialize: {e}")))?;
+        let snap = snapshot(initial, redact.as_ref())?;
+        registry.create_tenant_run(tenant, record, &workflow, &snap)?;
+        DurableRun::lease_created(store, record, initial, owner, redact)
+    }
+
+    /// Takes the lease of a run just created with `initial` as its state.
+    fn lease_created(
+        store: Arc<dyn StateStore>,
+        record: &RunRecord,
+        initial: &RunState,
+        owner: &OwnerId,
+        redact: Option<SnapshotRedactor>,
+    ) -> Result<DurableRun, StoreError> {
         let lease = store.acquire(&record.run_id, owner)?;
         let step = store.record(&record.run_id)?.step;
         let run = DurableRun::new(store, lease, step, redact);

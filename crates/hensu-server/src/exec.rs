@@ -537,11 +537,19 @@ impl ExecutionService for Arc<InProcessExecutor> {
             self.redact.clone(),
         );
         let env = envelope(&req.definition);
-        let (tenant, id) = (req.tenant.clone(), run_id.clone());
+        let tenant = req.tenant.clone();
         let created = tokio::task::spawn_blocking(move || {
-            // The tenant tag comes first: a run is never visible without its owner.
-            registry.tag_run(&id, &tenant, &record.workflow_id)?;
-            DurableRun::create(store, &record, &env, &initial, &owner, redact)
+            // The run and its tenant tag in one transaction: never visible without its owner.
+            DurableRun::create_for_tenant(
+                store,
+                registry.as_ref(),
+                &tenant,
+                &record,
+                &env,
+                &initial,
+                &owner,
+                redact,
+            )
         })
         .await
         .map_err(blocking_err)?;

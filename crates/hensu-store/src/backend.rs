@@ -219,4 +219,14 @@ pub(crate) trait Backend {
     /// Pushes every lease of `owner` to `expires_at` in one statement; returns each run
     /// renewed with its cancellation flag.
     async fn renew_owner(&mut self, owner: &str, expires_at: u64) -> Result<Vec<(String, bool)>>;
+
+    /// Records that `run_id` (of `workflow_id`) belongs to `tenant` (the server's registry);
+    /// `false` (nothing written) when the run is tagged already.
+    async fn tag_run(
+        &mut self,
+        run_id: &str,
+        tenant: &str,
+        workflow_id: &str,
+        now: u64,
+    ) -> Result<bool>;
 }

@@ -373,6 +373,37 @@ pub(crate) async fn create_run<B: Backend>(
     .await
 }
 
+/// Creates a run of `tenant`: its tenant tag and the run (see [`create_run`]) in the
+/// caller's one transaction, so a run is never visible without its owner.
+pub(crate) async fn create_tenant_run<B: Backend>(
+    b: &mut B,
+    opts: &StoreOptions,
+    tenant: &str,
+    record: &RunRecord,
+    workflow: &[u8],
+    snapshot: &[u8],
+    now: u64,
+) -> Result<()> {
+    tag_run(b, &record.run_id, tenant, &record.workflow_id, now).await?;
+    create_run(b, opts, record, workflow, snapshot).await
+}
+
+/// Tags a run with its tenant; a run id is owned once.
+pub(crate) async fn tag_run<B: Backend>(
+    b: &mut B,
+    run_id: &str,
+    tenant: &str,
+    workflow_id: &str,
+    now: u64,
+) -> Result<()> {
+    if !b.tag_run(run_id, tenant, workflow_id, now).await? {
+        return Err(StoreError::AlreadyExists {
+            run_id: run_id.to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// Takes the run's lease for `owner` under the lease rule; an owner re-acquiring its own
 /// lease renews it (keeping its acquisition time).
 pub(crate) async fn acquire<B: Backend>(

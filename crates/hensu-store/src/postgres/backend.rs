@@ -525,4 +525,20 @@ impl Backend for PgTx<'_> {
             })
             .collect()
     }
+
+    async fn tag_run(
+        &mut self,
+        run_id: &str,
+        tenant: &str,
+        workflow_id: &str,
+        now: u64,
+    ) -> Result<bool> {
+        self.execute(
+            "INSERT INTO run_tenants (run_id, tenant_id, workflow_id, created_at) \
+             VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO NOTHING",
+            &[&run_id, &tenant, &workflow_id, &to_i64(now)?],
+        )
+        .await
+        .map(|n| n > 0)
+    }
 }

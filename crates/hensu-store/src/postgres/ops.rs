@@ -1,6 +1,8 @@
 //! [`StateStore`] on PostgreSQL: each operation is [`crate::logic`]'s, run in one
 //! transaction of a pooled connection.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 use tokio_postgres::IsolationLevel;
 
@@ -12,6 +14,7 @@ use crate::{
     CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, OwnerId, RecordUpdate,
     Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun, encode_snapshot,
 };
+use crate::{PgRegistry, WorkflowRegistry};
 
 /// Runs `$body` with `$b` (a [`PgTx`]) in a transaction on a pooled connection (`$read`:
 /// `REPEATABLE READ`, read only); commits when it returns `Ok`, rolls back (by dropping)
@@ -48,7 +51,52 @@ macro_rules! in_tx {
     }};
 }
 
+impl PgStore {
+    /// Tags a run with its tenant (the registry's [`crate::WorkflowRegistry::tag_run`]).
+    pub(crate) fn tag_run(&self, run_id: &str, tenant: &str, workflow_id: &str) -> Result<()> {
+        let (run_id, tenant, workflow_id) = (
+            run_id.to_string(),
+            tenant.to_string(),
+            workflow_id.to_string(),
+        );
+        self.with(move |inner| async move {
+            in_tx!(inner, b, false, {
+                logic::tag_run(&mut b, &run_id, &tenant, &workflow_id, now_ms())
+            })
+        })
+    }
+
+    /// A run and its tenant tag in one transaction.
+    pub(crate) fn create_tenant_run(
+        &self,
+        tenant: &str,
+        record: &RunRecord,
+        workflow_json: &[u8],
+        snapshot: &Value,
+    ) -> Result<()> {
+        let (tenant, record, wf) = (tenant.to_string(), record.clone(), workflow_json.to_vec());
+        let snap = encode_snapshot(self.options().snapshot_version, snapshot)?;
+        self.with(move |inner| async move {
+            in_tx!(inner, b, false, {
+                logic::create_tenant_run(
+                    &mut b,
+                    &inner.opts,
+                    &tenant,
+                    &record,
+                    &wf,
+                    &snap,
+                    now_ms(),
+                )
+            })
+        })
+    }
+}
+
 impl StateStore for PgStore {
+    fn registry(&self) -> Result<Arc<dyn WorkflowRegistry>> {
+        Ok(Arc::new(PgRegistry::open(self)?))
+    }
+
     fn create_run_encoded(
         &self,
         record: &RunRecord,

@@ -717,4 +717,19 @@ impl Backend for SqliteTx<'_> {
             })
             .map_err(self.sq())
     }
+
+    async fn tag_run(
+        &mut self,
+        run_id: &str,
+        tenant: &str,
+        workflow_id: &str,
+        now: u64,
+    ) -> Result<bool> {
+        self.exec(
+            "INSERT INTO run_tenants (run_id, tenant_id, workflow_id, created_at) \
+             VALUES (?1, ?2, ?3, ?4) ON CONFLICT (run_id) DO NOTHING",
+            rusqlite::params![run_id, tenant, workflow_id, sat_i64(now)],
+        )
+        .map(|n| n > 0)
+    }
 }

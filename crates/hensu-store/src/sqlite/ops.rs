@@ -1,6 +1,8 @@
 //! [`StateStore`] on SQLite: each operation is [`crate::logic`]'s, run in one transaction
 //! of the store's connection.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::SqliteStore;
@@ -10,8 +12,42 @@ use crate::{
     CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, OwnerId, RecordUpdate,
     Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun, encode_snapshot,
 };
+use crate::{SqliteRegistry, WorkflowRegistry};
+
+impl SqliteStore {
+    /// Tags a run with its tenant (the registry's [`crate::WorkflowRegistry::tag_run`]).
+    pub(crate) fn tag_run(&self, run_id: &str, tenant: &str, workflow_id: &str) -> Result<()> {
+        self.write(|b| run_ready(logic::tag_run(b, run_id, tenant, workflow_id, now_ms())))
+    }
+
+    /// A run and its tenant tag in one transaction.
+    pub(crate) fn create_tenant_run(
+        &self,
+        tenant: &str,
+        record: &RunRecord,
+        wf: &[u8],
+        snapshot: &Value,
+    ) -> Result<()> {
+        let snap = encode_snapshot(self.opts.snapshot_version, snapshot)?;
+        self.write(|b| {
+            run_ready(logic::create_tenant_run(
+                b,
+                &self.opts,
+                tenant,
+                record,
+                wf,
+                &snap,
+                now_ms(),
+            ))
+        })
+    }
+}
 
 impl StateStore for SqliteStore {
+    fn registry(&self) -> Result<Arc<dyn WorkflowRegistry>> {
+        Ok(Arc::new(SqliteRegistry::open(self)?))
+    }
+
     fn create_run_encoded(&self, record: &RunRecord, wf: &[u8], snapshot: &Value) -> Result<()> {
         let snap = encode_snapshot(self.opts.snapshot_version, snapshot)?;
         self.write(|b| run_ready(logic::create_run(b, &self.opts, record, wf, &snap)))
