@@ -42,7 +42,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use hensu_store::{
     Checkpointed, Heartbeat, Lease, OwnerId, RecordUpdate, RunRecord, RunStatus, StateStore,
-    StepSnapshot, StoreError, StoredRun, WorkflowRegistry,
+    StepSnapshot, StoreError, StoredRun,
 };
 use serde_json::Value;
 
@@ -145,29 +145,10 @@ impl DurableRun {
         DurableRun::lease_created(store, record, initial, owner, redact)
     }
 
-    /// [`DurableRun::create`] for a server tenant's run: the run and its tenant tag are
-    /// written in one transaction ([`WorkflowRegistry::create_tenant_run`]; `registry` is the
-    /// store's own, [`StateStore::registry`]).
-    #[allow(clippy::too_many_arguments)]
-    pub fn create_for_tenant(
-        store: Arc<dyn StateStore>,
-        registry: &dyn WorkflowRegistry,
-        tenant: &str,
-        record: &RunRecord,
-        workflow: &Value,
-        initial: &RunState,
-        owner: &OwnerId,
-        redact: Option<SnapshotRedactor>,
-    ) -> Result<DurableRun, StoreError> {
-        let workflow = serde_json::to_vec(workflow)
-            .map_err(|e| StoreError::Invalid(format!("the workflow does not serialize: {e}")))?;
-        let snap = snapshot(initial, redact.as_ref())?;
-        registry.create_tenant_run(tenant, record, &workflow, &snap)?;
-        DurableRun::lease_created(store, record, initial, owner, redact)
-    }
-
-    /// Takes the lease of a run just created with `initial` as its state.
-    fn lease_created(
+    /// Takes the lease of a run just stored with `initial` as its state (e.g. by
+    /// [`hensu_store::WorkflowRegistry::create_tenant_run`], which writes a server tenant's run and its
+    /// tag in one transaction).
+    pub fn lease_created(
         store: Arc<dyn StateStore>,
         record: &RunRecord,
         initial: &RunState,

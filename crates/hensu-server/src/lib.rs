@@ -24,6 +24,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::{Extension, Router};
+pub use hensu_host::launch::ProjectConfig;
 use hensu_store::{StateStore, StoreOptions, WorkflowRegistry};
 use tokio::sync::broadcast;
 
@@ -93,8 +94,10 @@ pub struct ServerConfig {
     /// A store URL or path ([`hensu_store::open_store`]).
     pub store: String,
     pub auth: AuthConfig,
-    /// Stub answers (`<dir>/stubs/…`).
-    pub stub_dir: PathBuf,
+    /// The server's project directory: its `hensu.toml` run sections (`[providers]`,
+    /// `[retry]`, `[network]`, `[structured_output]`, …) configure every execution as they do
+    /// `hensuc run`, and stub answers are read from its `stubs/`.
+    pub project_dir: PathBuf,
     pub force_stub: bool,
     /// Leases and takeover of runs whose server stopped.
     pub executor: ExecutorOptions,
@@ -117,6 +120,9 @@ pub fn check_exposure(listen: &SocketAddr, auth: &AuthConfig) -> anyhow::Result<
 pub fn build_state(config: &ServerConfig) -> anyhow::Result<AppState> {
     check_exposure(&config.listen, &config.auth)?;
     let auth = config.auth.build()?;
+    // Before the store: a bad hensu.toml writes nothing.
+    let project =
+        ProjectConfig::from_project_dir(&config.project_dir).map_err(anyhow::Error::msg)?;
     let store = hensu_store::open_store(
         &config.store,
         StoreOptions {
@@ -129,25 +135,26 @@ pub fn build_state(config: &ServerConfig) -> anyhow::Result<AppState> {
         store,
         registry,
         auth,
-        config.stub_dir.clone(),
+        project,
         config.force_stub,
         config.executor.clone(),
     ))
 }
 
-/// The state over given store handles (tests, embedding).
+/// The state over given store handles (tests, embedding); executions run under `project`
+/// ([`ProjectConfig::from_project_dir`]).
 pub fn state_with(
     store: Arc<dyn StateStore>,
     registry: Arc<dyn WorkflowRegistry>,
     auth: Auth,
-    stub_dir: PathBuf,
+    project: ProjectConfig,
     force_stub: bool,
 ) -> AppState {
     state_with_options(
         store,
         registry,
         auth,
-        stub_dir,
+        project,
         force_stub,
         ExecutorOptions::default(),
     )
@@ -159,7 +166,7 @@ pub fn state_with_options(
     store: Arc<dyn StateStore>,
     registry: Arc<dyn WorkflowRegistry>,
     auth: Auth,
-    stub_dir: PathBuf,
+    project: ProjectConfig,
     force_stub: bool,
     options: ExecutorOptions,
 ) -> AppState {
@@ -169,7 +176,7 @@ pub fn state_with_options(
         store.clone(),
         registry.clone(),
         events.clone(),
-        stub_dir,
+        project,
         force_stub,
         gateway.clone(),
         options,

@@ -60,27 +60,48 @@ fn stores(
 }
 
 impl Server {
+    /// A server whose project directory has no `hensu.toml`, with stub agents for every model.
     pub async fn start(backend: Backend) -> Server {
+        Server::in_project(backend, None, true).await
+    }
+
+    /// A server whose project directory holds `hensu_toml` (when given); `force_stub` as
+    /// `hensuc serve --stub`.
+    pub async fn in_project(
+        backend: Backend,
+        hensu_toml: Option<&str>,
+        force_stub: bool,
+    ) -> Server {
         let dir = tempfile::tempdir().expect("tempdir");
+        if let Some(text) = hensu_toml {
+            std::fs::write(dir.path().join("hensu.toml"), text).expect("hensu.toml");
+        }
         let (store, registry) = {
             let d = dir.path().to_path_buf();
             tokio::task::spawn_blocking(move || stores(backend, &d))
                 .await
                 .expect("open")
         };
-        Server::over(store, registry, Arc::new(dir)).await
+        Server::over(store, registry, Arc::new(dir), force_stub).await
     }
 
     /// Another server on the same store (its own executor and event channel, as another
     /// process sharing the database would have).
     pub async fn sibling(&self) -> Server {
-        Server::over(self.store.clone(), self.registry.clone(), self._dir.clone()).await
+        Server::over(
+            self.store.clone(),
+            self.registry.clone(),
+            self._dir.clone(),
+            true,
+        )
+        .await
     }
 
     async fn over(
         store: Arc<dyn StateStore>,
         registry: Arc<dyn WorkflowRegistry>,
         dir: Arc<tempfile::TempDir>,
+        force_stub: bool,
     ) -> Server {
         let auth = AuthConfig {
             hs256_secret: Some(SECRET.into()),
@@ -92,8 +113,8 @@ impl Server {
             store.clone(),
             registry.clone(),
             auth,
-            dir.path().join("stubs"),
-            true,
+            hensu_server::ProjectConfig::from_project_dir(dir.path()).expect("project"),
+            force_stub,
         );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
