@@ -13,7 +13,9 @@
 use std::path::Path;
 
 use crate::owner::LeaseRow;
-use crate::{CheckpointMeta, Lease, LogKind, OwnerId, RecordUpdate, Result, RunRecord};
+use crate::{
+    CheckpointMeta, Lease, LogKind, OwnerId, RecordUpdate, Result, RunRecord, RunStatus, StoreError,
+};
 
 /// Where a run's state lives: its latest snapshot and the log accumulated since (the record's
 /// counters, which the snapshot policy reads).
@@ -229,4 +231,35 @@ pub(crate) trait Backend {
         workflow_id: &str,
         now: u64,
     ) -> Result<bool>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversions every dialect shares
+
+pub(crate) fn corrupt(path: &Path, detail: impl Into<String>) -> StoreError {
+    StoreError::Corrupt {
+        path: path.to_path_buf(),
+        detail: detail.into(),
+    }
+}
+
+pub(crate) fn to_i64(v: u64) -> Result<i64> {
+    i64::try_from(v).map_err(|_| StoreError::Invalid(format!("{v} exceeds i64::MAX")))
+}
+
+/// `v` as a column value, saturating (for values the store itself computed).
+pub(crate) fn sat_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+pub(crate) fn to_u64(v: i64, path: &Path, what: &str) -> Result<u64> {
+    u64::try_from(v).map_err(|_| corrupt(path, format!("negative {what} ({v})")))
+}
+
+pub(crate) fn parse_status(s: &str, path: &Path) -> Result<RunStatus> {
+    RunStatus::parse(s).ok_or_else(|| corrupt(path, format!("unknown run status `{s}`")))
+}
+
+pub(crate) fn parse_kind(s: &str, path: &Path) -> Result<LogKind> {
+    LogKind::parse(s).ok_or_else(|| corrupt(path, format!("unknown log kind `{s}`")))
 }

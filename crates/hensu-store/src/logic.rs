@@ -11,7 +11,7 @@ use std::task::{Context, Poll, Waker};
 
 use serde_json::Value;
 
-use crate::backend::{Backend, LastStep, LogState, NewLogRow, RawLogRow, Records};
+use crate::backend::{Backend, LastStep, LogState, NewLogRow, RawLogRow, Records, corrupt, to_u64};
 use crate::owner::LeaseRow;
 use crate::{
     CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, Claimed, CompactionStage, Failpoint,
@@ -19,37 +19,6 @@ use crate::{
     StateDelta, StepEntry, StepSnapshot, StoreError, StoreOptions, StoredRun, decode_snapshot,
     encode_snapshot,
 };
-
-// ---------------------------------------------------------------------------------------------
-// Conversions every dialect shares
-
-pub(crate) fn corrupt(path: &Path, detail: impl Into<String>) -> StoreError {
-    StoreError::Corrupt {
-        path: path.to_path_buf(),
-        detail: detail.into(),
-    }
-}
-
-pub(crate) fn to_i64(v: u64) -> Result<i64> {
-    i64::try_from(v).map_err(|_| StoreError::Invalid(format!("{v} exceeds i64::MAX")))
-}
-
-/// `v` as a column value, saturating (for values the store itself computed).
-pub(crate) fn sat_i64(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
-}
-
-pub(crate) fn to_u64(v: i64, path: &Path, what: &str) -> Result<u64> {
-    u64::try_from(v).map_err(|_| corrupt(path, format!("negative {what} ({v})")))
-}
-
-pub(crate) fn parse_status(s: &str, path: &Path) -> Result<RunStatus> {
-    RunStatus::parse(s).ok_or_else(|| corrupt(path, format!("unknown run status `{s}`")))
-}
-
-pub(crate) fn parse_kind(s: &str, path: &Path) -> Result<LogKind> {
-    LogKind::parse(s).ok_or_else(|| corrupt(path, format!("unknown log kind `{s}`")))
-}
 
 /// Runs an operation over a backend whose methods never suspend (SQLite's): one poll
 /// finishes it. Nothing waits here; a backend that did suspend is a bug, reported as an error.

@@ -12,7 +12,7 @@ use super::pg_err;
 use crate::backend::{
     Backend, ClaimedLease, DeltaVisitor, LogState, NewLogRow, RawLogRow, Records,
 };
-use crate::logic::{corrupt, parse_kind, parse_status, to_i64, to_u64};
+use crate::backend::{corrupt, parse_kind, parse_status, to_i64, to_u64};
 use crate::owner::LeaseRow;
 use crate::{CheckpointMeta, LogKind, OwnerId, RecordUpdate, Result, RunRecord};
 

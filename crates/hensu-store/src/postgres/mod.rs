@@ -97,7 +97,7 @@ pub(crate) fn pool_err(target: &str, e: deadpool_postgres::PoolError) -> StoreEr
 }
 
 fn corrupt(target: &str, detail: impl Into<String>) -> StoreError {
-    crate::logic::corrupt(std::path::Path::new(target), detail)
+    crate::backend::corrupt(std::path::Path::new(target), detail)
 }
 
 /// `postgres://user@host:port/db` of a parsed config (never its password).

@@ -10,7 +10,7 @@ use crate::backend::{
     Backend, ClaimedLease, DeltaVisitor, LastStep, LogState, NewLogRow, RawLogRow, Records,
     SteppedInPlace,
 };
-use crate::logic::{parse_kind, parse_status, sat_i64, to_i64, to_u64};
+use crate::backend::{parse_kind, parse_status, sat_i64, to_i64, to_u64};
 use crate::owner::LeaseRow;
 use crate::{CheckpointMeta, Lease, LogKind, OwnerId, RecordUpdate, Result, RunRecord, StoreError};
 

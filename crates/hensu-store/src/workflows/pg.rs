@@ -17,7 +17,7 @@ mod embedded {
 /// Serializes the registry's migrations between processes.
 const MIGRATION_LOCK: i64 = 0x6865_6e73_755f_7376; // "hensu_sv"
 
-/// The PostgreSQL registry ([`PgStore::registry`]).
+/// The PostgreSQL registry ([`crate::StateStore::registry`] of a [`PgStore`]).
 #[derive(Clone)]
 pub struct PgRegistry {
     store: PgStore,

@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS run_tenants (
 CREATE INDEX IF NOT EXISTS run_tenants_by_tenant ON run_tenants (tenant_id, created_at);
 ";
 
-/// The SQLite registry ([`SqliteStore::registry`]): the store's connection, so a run and its
+/// The SQLite registry ([`crate::StateStore::registry`] of a [`SqliteStore`]): the store's connection, so a run and its
 /// tenant tag share a transaction.
 #[derive(Clone, Debug)]
 pub struct SqliteRegistry {
