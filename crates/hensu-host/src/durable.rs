@@ -142,6 +142,19 @@ impl DurableRun {
     ) -> Result<DurableRun, StoreError> {
         let snap = snapshot(initial, redact.as_ref())?;
         store.create_run_encoded(record, workflow_json, &snap)?;
+        DurableRun::lease_created(store, record, initial, owner, redact)
+    }
+
+    /// Takes the lease of a run just stored with `initial` as its state (e.g. by
+    /// [`hensu_store::WorkflowRegistry::create_tenant_run`], which writes a server tenant's run and its
+    /// tag in one transaction).
+    pub fn lease_created(
+        store: Arc<dyn StateStore>,
+        record: &RunRecord,
+        initial: &RunState,
+        owner: &OwnerId,
+        redact: Option<SnapshotRedactor>,
+    ) -> Result<DurableRun, StoreError> {
         let lease = store.acquire(&record.run_id, owner)?;
         let step = store.record(&record.run_id)?.step;
         let run = DurableRun::new(store, lease, step, redact);

@@ -92,8 +92,7 @@ fn main() {
             hensu_store::SqliteStore::open_file(&db, hensu_store::StoreOptions::default())
                 .expect("store"),
         );
-        let registry: Arc<dyn hensu_store::WorkflowRegistry> =
-            Arc::new(hensu_store::SqliteRegistry::open_file(&db).expect("registry"));
+        let registry = store.registry().expect("registry");
         let state = hensu_server::state_with(
             store,
             registry,

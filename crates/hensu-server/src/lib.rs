@@ -131,7 +131,7 @@ pub fn build_state(config: &ServerConfig) -> anyhow::Result<AppState> {
             ..StoreOptions::default()
         },
     )?;
-    let registry = hensu_store::open_registry(&config.store)?;
+    let registry = store.registry()?;
     Ok(state_with_options(
         store,
         registry,

@@ -11,7 +11,9 @@
 //!   [`MemoryStore`] is the same code on an SQLite `:memory:` database;
 //! - [`PgStore`]: PostgreSQL, for runs shared by several machines.
 //!
-//! [`open_store`] picks one from a URL or a path.
+//! [`StoreUrl::parse`] reads a location (a URL or a path) and [`StoreUrl::open`] opens it
+//! ([`open_store`] does both); [`StateStore::registry`] gives the server's workflow registry
+//! on the same database.
 //!
 //! # The run log and snapshots
 //! [`StateStore::append`] records one step: the node, its status and output, timing, and the
@@ -65,15 +67,18 @@
 //! A worker renews all its leases with one [`StateStore::heartbeat_owner`] per interval;
 //! every append renews the run's lease too.
 
+mod backend;
 mod delta;
 mod error;
 mod heartbeat;
+mod logic;
 mod memory;
 mod owner;
 mod postgres;
 mod record;
 mod sqlite;
 mod time;
+mod url;
 mod workflows;
 
 use std::time::Duration;
@@ -93,8 +98,9 @@ pub use record::{
 };
 pub use sqlite::{SqliteSettings, SqliteStore};
 pub use time::{now_ms, rfc3339};
+pub use url::{StoreUrl, open_store};
 pub use workflows::{
-    PgRegistry, SqliteRegistry, StoredWorkflow, WorkflowRegistry, WorkflowSummary, open_registry,
+    PgRegistry, SqliteRegistry, StoredWorkflow, WorkflowRegistry, WorkflowSummary,
 };
 
 /// The schema version this build reads and writes.
@@ -268,6 +274,11 @@ impl StoreOptions {
 
 /// Durable run state. Object safe; implementations are `Send + Sync`.
 pub trait StateStore: Send + Sync {
+    /// The server's workflow registry in the same database, on the same connection (SQLite)
+    /// or pool (PostgreSQL), so [`WorkflowRegistry::create_tenant_run`] writes a run and its
+    /// tenant tag in one transaction. Creates (migrates) the registry's tables if needed.
+    fn registry(&self) -> Result<std::sync::Arc<dyn WorkflowRegistry>>;
+
     /// Stores a new run (its record, workflow and first snapshot) and its first history row.
     /// [`StoreError::AlreadyExists`] if the id is taken. Does not take the lease.
     fn create_run(&self, record: &RunRecord, workflow: &Value, snapshot: &Value) -> Result<()> {
@@ -383,35 +394,6 @@ pub struct Claimed {
     /// The run had an (expired) lease of another owner: it is being taken over, and the node
     /// in flight when its owner stopped runs again.
     pub taken_over: bool,
-}
-
-/// Opens the store `url_or_path` names:
-/// - `postgres://…` or `postgresql://…`: a [`PgStore`];
-/// - `:memory:` or `sqlite::memory:`: a fresh [`MemoryStore`];
-/// - `sqlite://PATH` or a plain `PATH`: a [`SqliteStore`] on that database file, or, when
-///   `PATH` is a directory, on its `.hensu/state.db`.
-pub fn open_store(url_or_path: &str, opts: StoreOptions) -> Result<std::sync::Arc<dyn StateStore>> {
-    let s = url_or_path.trim();
-    if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-        return Ok(std::sync::Arc::new(PgStore::open(s, opts)?));
-    }
-    if s == ":memory:" || s == "sqlite::memory:" {
-        return Ok(std::sync::Arc::new(MemoryStore::try_new(opts)?));
-    }
-    if let Some((scheme, _)) = s.split_once("://")
-        && scheme != "sqlite"
-    {
-        return Err(StoreError::Invalid(format!(
-            "unknown store URL scheme `{scheme}://` (expected postgres://, sqlite:// or a path)"
-        )));
-    }
-    let path = std::path::Path::new(s.strip_prefix("sqlite://").unwrap_or(s));
-    let file = if path.is_dir() {
-        path.join(STATE_DB)
-    } else {
-        path.to_path_buf()
-    };
-    Ok(std::sync::Arc::new(SqliteStore::open_file(file, opts)?))
 }
 
 #[derive(Serialize)]

@@ -56,6 +56,9 @@ impl Deref for MemoryStore {
 
 /// Every operation is the SQLite store's.
 impl crate::StateStore for MemoryStore {
+    fn registry(&self) -> Result<std::sync::Arc<dyn crate::WorkflowRegistry>> {
+        self.inner.registry()
+    }
     fn create_run_encoded(
         &self,
         record: &crate::RunRecord,

@@ -1,18 +1,17 @@
 //! The server's registry: workflow definitions per tenant (with a soft delete) and the tenant
 //! each run belongs to. It lives beside the run log (same SQLite file or PostgreSQL database)
-//! in tables of its own (`workflow_defs`, `run_tenants`), so the [`crate::StateStore`]
-//! contract is unchanged. See docs/server.md.
+//! in tables of its own (`workflow_defs`, `run_tenants`), reached from the store's handle
+//! ([`crate::StateStore::registry`]) and written through its connection or pool, so a run and
+//! its tenant tag share one transaction. See docs/server.md.
 //!
 //! - A definition is opaque JSON (the compiled workflow); the registry keeps its bytes.
 //! - [`WorkflowRegistry::put_workflow`] upserts and revives a soft-deleted row;
 //!   [`WorkflowRegistry::delete_workflow`] only marks it (runs that reference it keep working).
 //! - Every read filters by tenant: one workflow id can exist in two tenants.
 
-use std::sync::Arc;
-
 use serde_json::Value;
 
-use crate::{Result, StoreError};
+use crate::{Result, RunRecord, StoreError};
 
 mod pg;
 mod sqlite;
@@ -64,37 +63,22 @@ pub trait WorkflowRegistry: Send + Sync {
     /// [`StoreError::AlreadyExists`] if it is taken.
     fn tag_run(&self, run_id: &str, tenant: &str, workflow_id: &str) -> Result<()>;
 
+    /// Creates a run of `tenant` ([`crate::StateStore::create_run_encoded`]) and its tenant
+    /// tag ([`WorkflowRegistry::tag_run`]) in one transaction: either both are written or
+    /// neither, and the run is never visible without its owner.
+    fn create_tenant_run(
+        &self,
+        tenant: &str,
+        record: &RunRecord,
+        workflow_json: &[u8],
+        snapshot: &Value,
+    ) -> Result<()>;
+
     /// The tenant of a run, if it was tagged.
     fn run_tenant(&self, run_id: &str) -> Result<Option<String>>;
 
     /// The tenant's run ids, oldest first.
     fn tenant_runs(&self, tenant: &str) -> Result<Vec<String>>;
-}
-
-/// Opens the registry beside the store `url_or_path` names (the same forms as
-/// [`crate::open_store`]). A `:memory:` store gets a registry of its own in memory.
-pub fn open_registry(url_or_path: &str) -> Result<Arc<dyn WorkflowRegistry>> {
-    let s = url_or_path.trim();
-    if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-        return Ok(Arc::new(PgRegistry::open(s, None)?));
-    }
-    if s == ":memory:" || s == "sqlite::memory:" {
-        return Ok(Arc::new(SqliteRegistry::in_memory()?));
-    }
-    if let Some((scheme, _)) = s.split_once("://")
-        && scheme != "sqlite"
-    {
-        return Err(StoreError::Invalid(format!(
-            "unknown store URL scheme `{scheme}://` (expected postgres://, sqlite:// or a path)"
-        )));
-    }
-    let path = std::path::Path::new(s.strip_prefix("sqlite://").unwrap_or(s));
-    let file = if path.is_dir() {
-        path.join(crate::STATE_DB)
-    } else {
-        path.to_path_buf()
-    };
-    Ok(Arc::new(SqliteRegistry::open_file(file)?))
 }
 
 pub(crate) fn encode(definition: &Value) -> Result<Vec<u8>> {

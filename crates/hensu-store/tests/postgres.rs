@@ -9,9 +9,7 @@ mod conformance;
 use std::process::{Command, Stdio};
 
 use conformance::{Factory, record, workflow};
-use hensu_store::{
-    PG_SCHEMA_VERSION, PgStore, StateStore, StoreError, StoreOptions, WorkflowRegistry,
-};
+use hensu_store::{PG_SCHEMA_VERSION, PgStore, StateStore, StoreError, StoreOptions};
 use serde_json::json;
 
 const URL_VAR: &str = "HENSU_TEST_DATABASE_URL";
@@ -267,11 +265,16 @@ mod registry;
 #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
 fn registry_conformance() {
     let schema = fresh_schema();
-    let reg = hensu_store::PgRegistry::open(&url(), Some(&schema)).expect("registry");
-    registry::definitions_per_tenant_with_soft_delete(&reg);
-    registry::runs_belong_to_one_tenant(&reg);
+    let store = PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("store");
+    let reg = store.registry().expect("registry");
+    registry::definitions_per_tenant_with_soft_delete(reg.as_ref());
+    registry::runs_belong_to_one_tenant(reg.as_ref());
+    registry::a_tenant_run_and_its_tag_are_one_transaction(&store, reg.as_ref());
     // Reopening applies no migration twice and sees the rows.
-    let again = hensu_store::PgRegistry::open(&url(), Some(&schema)).expect("reopen");
+    let again = PgStore::open_in_schema(&url(), Some(&schema), opts())
+        .expect("reopen")
+        .registry()
+        .expect("registry");
     assert_eq!(
         again.run_tenant("r1").expect("tenant").as_deref(),
         Some("t1")
@@ -286,7 +289,7 @@ fn registry_conformance() {
 fn handles_dropped_inside_a_runtime_do_not_panic() {
     let schema = fresh_schema();
     let store = PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("open");
-    let registry = hensu_store::PgRegistry::open(&url(), Some(&schema)).expect("registry");
+    let registry = store.registry().expect("registry");
     store
         .create_run(&record("r1", 1), &workflow(), &json!({"n": 1}))
         .expect("create");

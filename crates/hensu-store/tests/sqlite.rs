@@ -701,6 +701,38 @@ fn open_store_picks_the_backend() {
     ));
 }
 
+#[test]
+fn store_urls_parse_once_and_label_without_credentials() {
+    use hensu_store::StoreUrl;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path().display().to_string();
+    assert_eq!(
+        StoreUrl::parse(&d).expect("dir"),
+        StoreUrl::Sqlite(dir.path().join(".hensu/state.db"))
+    );
+    assert_eq!(
+        StoreUrl::parse(&format!(" sqlite://{d}/x.db ")).expect("sqlite url"),
+        StoreUrl::Sqlite(dir.path().join("x.db"))
+    );
+    assert_eq!(StoreUrl::parse(":memory:").expect("mem"), StoreUrl::Memory);
+    assert_eq!(
+        StoreUrl::parse("sqlite::memory:").expect("mem"),
+        StoreUrl::Memory
+    );
+    let pg = StoreUrl::parse("postgresql://u:secret@db:5433/hensu?sslmode=disable").expect("pg");
+    assert!(matches!(pg, StoreUrl::Postgres(_)));
+    assert_eq!(pg.label(), "postgresql://db:5433/hensu");
+    assert_eq!(
+        StoreUrl::label_of("mysql://u:secret@host/db"),
+        "mysql://host/db",
+        "an unparsable location keeps its credentials out of messages too"
+    );
+    assert!(matches!(
+        StoreUrl::parse("mysql://x"),
+        Err(StoreError::Invalid(_))
+    ));
+}
+
 #[path = "registry/mod.rs"]
 mod registry;
 
@@ -708,18 +740,26 @@ mod registry;
 fn registry_conformance_on_a_file_and_in_memory() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join(".hensu/state.db");
-    // Beside the run log, in the same file.
-    let _store = SqliteStore::open_file(&db, opts()).expect("store");
-    let reg = hensu_store::SqliteRegistry::open_file(&db).expect("registry");
-    registry::definitions_per_tenant_with_soft_delete(&reg);
-    registry::runs_belong_to_one_tenant(&reg);
-    // A second handle sees the same rows.
-    let again = hensu_store::open_registry(dir.path().to_str().expect("utf-8")).expect("open");
+    // Beside the run log, in the same file, from the store's handle.
+    let store = SqliteStore::open_file(&db, opts()).expect("store");
+    let reg = store.registry().expect("registry");
+    registry::definitions_per_tenant_with_soft_delete(reg.as_ref());
+    registry::runs_belong_to_one_tenant(reg.as_ref());
+    registry::a_tenant_run_and_its_tag_are_one_transaction(&store, reg.as_ref());
+    // A second store opened by location sees the same rows.
+    let again = hensu_store::StoreUrl::parse(dir.path().to_str().expect("utf-8"))
+        .expect("parse")
+        .open(opts())
+        .expect("open")
+        .registry()
+        .expect("registry");
     assert_eq!(
         again.run_tenant("r1").expect("tenant").as_deref(),
         Some("t1")
     );
-    let mem = hensu_store::SqliteRegistry::in_memory().expect("memory");
-    registry::definitions_per_tenant_with_soft_delete(&mem);
-    registry::runs_belong_to_one_tenant(&mem);
+    let mem = MemoryStore::new();
+    let mem_reg = mem.registry().expect("memory");
+    registry::definitions_per_tenant_with_soft_delete(mem_reg.as_ref());
+    registry::runs_belong_to_one_tenant(mem_reg.as_ref());
+    registry::a_tenant_run_and_its_tag_are_one_transaction(&mem, mem_reg.as_ref());
 }

@@ -42,11 +42,10 @@ impl Server {
         let (store, registry) = {
             let db = db.clone();
             tokio::task::spawn_blocking(move || {
-                (
-                    hensu_store::SqliteStore::open_file(&db, StoreOptions::default())
-                        .expect("store"),
-                    hensu_store::SqliteRegistry::open_file(&db).expect("registry"),
-                )
+                let store = hensu_store::SqliteStore::open_file(&db, StoreOptions::default())
+                    .expect("store");
+                let registry = hensu_store::StateStore::registry(&store).expect("registry");
+                (store, registry)
             })
             .await
             .expect("open")
@@ -59,7 +58,7 @@ impl Server {
         .expect("auth");
         let state = hensu_server::state_with(
             std::sync::Arc::new(store),
-            std::sync::Arc::new(registry),
+            registry,
             auth,
             hensu_server::ProjectConfig::from_project_dir(dir.path()).expect("project"),
             true,

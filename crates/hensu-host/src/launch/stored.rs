@@ -174,8 +174,9 @@ pub struct NewRun<'a> {
     pub owner: &'a OwnerId,
     /// Replaces secrets in every stored snapshot.
     pub redact: Option<SnapshotRedactor>,
-    /// The server's tenant tag, written before the run so it is never visible without its
-    /// owner.
+    /// The server's tenant, tagged in the run's own transaction
+    /// ([`WorkflowRegistry::create_tenant_run`]; the registry must be the store's own,
+    /// [`StateStore::registry`]) so the run is never visible without its owner.
     pub tenant: Option<(&'a dyn WorkflowRegistry, &'a str)>,
 }
 
@@ -197,8 +198,9 @@ impl RunHandle {
     }
 }
 
-/// Stores a new run under a fresh [`new_run_id`]: the tenant tag (if any), the record, the
-/// envelope and the initial state, then (unless queued) takes the lease. Blocking (store
+/// Stores a new run under a fresh [`new_run_id`]: the record, the envelope and the initial
+/// state (with the tenant tag, if any, in the same transaction), then (unless queued) takes
+/// the lease. Blocking (store
 /// calls); call it off the async threads.
 pub fn create_run(store: &Arc<dyn StateStore>, new: NewRun<'_>) -> Result<RunHandle, StoreError> {
     let workflow = &new.stored.workflow;
@@ -216,23 +218,21 @@ pub fn create_run(store: &Arc<dyn StateStore>, new: NewRun<'_>) -> Result<RunHan
         workflow.start_node.clone(),
         new.input.clone(),
     );
-    if let Some((registry, tenant)) = new.tenant {
-        registry.tag_run(&run_id, tenant, &workflow.id)?;
-    }
     if new.queued {
         record.status = RunStatus::Queued;
-        let snap = snapshot(&initial, new.redact.as_ref())?;
-        store.create_run_encoded(&record, &envelope, &snap)?;
+    }
+    let snap = snapshot(&initial, new.redact.as_ref())?;
+    match new.tenant {
+        // The run and its tenant tag in one transaction: never visible without its owner.
+        Some((registry, tenant)) => {
+            registry.create_tenant_run(tenant, &record, &envelope, &snap)?
+        }
+        None => store.create_run_encoded(&record, &envelope, &snap)?,
+    }
+    if new.queued {
         return Ok(RunHandle::Elsewhere(run_id));
     }
-    match DurableRun::create_encoded(
-        store.clone(),
-        &record,
-        &envelope,
-        &initial,
-        new.owner,
-        new.redact,
-    ) {
+    match DurableRun::lease_created(store.clone(), &record, &initial, new.owner, new.redact) {
         Ok(durable) => Ok(RunHandle::Leased(Box::new(durable))),
         Err(StoreError::RunLocked { .. }) => Ok(RunHandle::Elsewhere(run_id)),
         Err(e) => Err(e),

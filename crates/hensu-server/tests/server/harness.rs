@@ -39,29 +39,22 @@ fn stores(
     match backend {
         Backend::Sqlite => {
             let db = dir.join("state.db");
-            (
-                Arc::new(
-                    hensu_store::SqliteStore::open_file(&db, StoreOptions::default())
-                        .expect("store"),
-                ),
-                Arc::new(hensu_store::SqliteRegistry::open_file(&db).expect("registry")),
-            )
+            let store: Arc<dyn StateStore> = Arc::new(
+                hensu_store::SqliteStore::open_file(&db, StoreOptions::default()).expect("store"),
+            );
+            let registry = store.registry().expect("registry");
+            (store, registry)
         }
         Backend::Postgres => {
             let url = std::env::var("HENSU_TEST_DATABASE_URL")
                 .expect("HENSU_TEST_DATABASE_URL (run under scripts/pg-test.sh)");
             let schema = format!("s_{}", uuid::Uuid::new_v4().simple());
-            (
-                Arc::new(
-                    hensu_store::PgStore::open_in_schema(
-                        &url,
-                        Some(&schema),
-                        StoreOptions::default(),
-                    )
+            let store: Arc<dyn StateStore> = Arc::new(
+                hensu_store::PgStore::open_in_schema(&url, Some(&schema), StoreOptions::default())
                     .expect("pg store"),
-                ),
-                Arc::new(hensu_store::PgRegistry::open(&url, Some(&schema)).expect("pg registry")),
-            )
+            );
+            let registry = store.registry().expect("pg registry");
+            (store, registry)
         }
     }
 }

@@ -18,8 +18,8 @@
 //! run's row and see each other's effects; the lease rule is then the SQLite store's. Reads
 //! of several tables (load) run in one `REPEATABLE READ` transaction.
 
+mod backend;
 mod ops;
-mod rows;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -45,6 +45,8 @@ pub(crate) struct Inner {
     pub pool: Pool,
     /// The URL without its password, for messages.
     pub target: String,
+    /// `target` as the location [`crate::StoreError::Corrupt`] names.
+    pub path: PathBuf,
     pub opts: StoreOptions,
 }
 
@@ -94,11 +96,8 @@ pub(crate) fn pool_err(target: &str, e: deadpool_postgres::PoolError) -> StoreEr
     }
 }
 
-pub(crate) fn corrupt(target: &str, detail: impl Into<String>) -> StoreError {
-    StoreError::Corrupt {
-        path: PathBuf::from(target),
-        detail: detail.into(),
-    }
+fn corrupt(target: &str, detail: impl Into<String>) -> StoreError {
+    crate::backend::corrupt(std::path::Path::new(target), detail)
 }
 
 /// `postgres://user@host:port/db` of a parsed config (never its password).
@@ -225,7 +224,12 @@ impl PgStore {
             pool,
         } = open_pool(url, schema, 8, opts.busy_timeout)?;
         let store = PgStore {
-            inner: Arc::new(Inner { pool, target, opts }),
+            inner: Arc::new(Inner {
+                pool,
+                path: PathBuf::from(&target),
+                target,
+                opts,
+            }),
             rt,
         };
         let schema = schema.map(str::to_string);
@@ -240,6 +244,7 @@ impl PgStore {
             inner: Arc::new(Inner {
                 pool: self.inner.pool.clone(),
                 target: self.inner.target.clone(),
+                path: self.inner.path.clone(),
                 opts,
             }),
             rt: self.rt.clone(),

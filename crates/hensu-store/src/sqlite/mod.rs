@@ -1,8 +1,8 @@
 //! The default store: embedded SQLite (bundled), WAL. [`crate::MemoryStore`] is this store
 //! on a `:memory:` database.
 
+mod backend;
 mod ops;
-pub(crate) mod rows;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, OpenFlags};
 
-use crate::{Result, RunStatus, SCHEMA_VERSION, STATE_DB, StoreError, StoreOptions};
+use crate::backend::LastStep;
+use crate::{Result, SCHEMA_VERSION, STATE_DB, StoreError, StoreOptions};
+use backend::SqliteTx;
 use schema::{init_schema, quick_check, read_meta, sniff_header};
 
 /// Prepared statements kept per connection: every statement of the store (about 30), so the
@@ -39,7 +41,7 @@ pub struct SqliteStore {
     opts: StoreOptions,
     /// What the last append through this connection left its run at (shared by the
     /// connection's handles; any other write forgets it).
-    last_step: Arc<Mutex<Option<rows::LastStep>>>,
+    last_step: Arc<Mutex<Option<LastStep>>>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -193,44 +195,46 @@ impl SqliteStore {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(crate) fn sq(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-        |e| StoreError::sqlite(&self.path, e)
-    }
-
     /// Runs `f` in a `BEGIN IMMEDIATE` transaction (the write lock is taken up front, so two
-    /// writers serialize instead of failing on upgrade). Forgets the last append's
-    /// [`rows::LastStep`]: whatever `f` writes may change what it describes.
-    pub(crate) fn write<T>(&self, f: impl FnOnce(&Connection, &Path) -> Result<T>) -> Result<T> {
-        self.take_last_step();
-        self.in_transaction("BEGIN IMMEDIATE", f)
-    }
-
-    /// The last append's [`rows::LastStep`], taken (a failed write leaves none).
-    pub(crate) fn take_last_step(&self) -> Option<rows::LastStep> {
-        self.last_step.lock().ok().and_then(|mut l| l.take())
-    }
-
-    pub(crate) fn keep_last_step(&self, last: rows::LastStep) {
-        if let Ok(mut l) = self.last_step.lock() {
-            *l = Some(last);
+    /// writers serialize instead of failing on upgrade). The transaction carries where the
+    /// last append left its run, taken (whatever `f` writes may change what it describes);
+    /// what `f`'s append reports is kept once it commits.
+    pub(crate) fn write<T>(&self, f: impl FnOnce(&mut SqliteTx<'_>) -> Result<T>) -> Result<T> {
+        let last = self.last_step.lock().ok().and_then(|mut l| l.take());
+        let (out, keep) = self.in_transaction("BEGIN IMMEDIATE", last, f)?;
+        if let Some(keep) = keep
+            && let Ok(mut l) = self.last_step.lock()
+        {
+            *l = Some(keep);
         }
+        Ok(out)
     }
 
     /// Runs `f` in a read transaction (a consistent view across tables).
-    pub(crate) fn read<T>(&self, f: impl FnOnce(&Connection, &Path) -> Result<T>) -> Result<T> {
-        self.in_transaction("BEGIN DEFERRED", f)
+    pub(crate) fn read<T>(&self, f: impl FnOnce(&mut SqliteTx<'_>) -> Result<T>) -> Result<T> {
+        self.in_transaction("BEGIN DEFERRED", None, f)
+            .map(|(out, _)| out)
     }
 
     fn in_transaction<T>(
         &self,
         begin: &str,
-        f: impl FnOnce(&Connection, &Path) -> Result<T>,
-    ) -> Result<T> {
+        last: Option<LastStep>,
+        f: impl FnOnce(&mut SqliteTx<'_>) -> Result<T>,
+    ) -> Result<(T, Option<LastStep>)> {
         let conn = self.lock();
-        let tx = Tx::begin(&conn, begin).map_err(self.sq())?;
-        let out = f(&conn, &self.path)?;
-        tx.commit().map_err(self.sq())?;
-        Ok(out)
+        let sq = |e| StoreError::sqlite(&self.path, e);
+        let tx = Tx::begin(&conn, begin).map_err(sq)?;
+        let mut backend = SqliteTx {
+            conn: &conn,
+            path: &self.path,
+            last,
+            keep: None,
+        };
+        let out = f(&mut backend)?;
+        let keep = backend.keep.take();
+        tx.commit().map_err(sq)?;
+        Ok((out, keep))
     }
 }
 
@@ -261,23 +265,4 @@ impl Drop for Tx<'_> {
             let _ = self.conn.execute_batch("ROLLBACK");
         }
     }
-}
-
-pub(crate) fn corrupt(path: &Path, detail: impl Into<String>) -> StoreError {
-    StoreError::Corrupt {
-        path: path.to_path_buf(),
-        detail: detail.into(),
-    }
-}
-
-pub(crate) fn to_i64(v: u64) -> Result<i64> {
-    i64::try_from(v).map_err(|_| StoreError::Invalid(format!("{v} exceeds i64::MAX")))
-}
-
-pub(crate) fn to_u64(v: i64, path: &Path, what: &str) -> Result<u64> {
-    u64::try_from(v).map_err(|_| corrupt(path, format!("negative {what} ({v})")))
-}
-
-pub(crate) fn parse_status(s: &str, path: &Path) -> Result<RunStatus> {
-    RunStatus::parse(s).ok_or_else(|| corrupt(path, format!("unknown run status `{s}`")))
 }

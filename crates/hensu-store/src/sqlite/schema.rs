@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
-use super::corrupt;
+use crate::backend::corrupt;
 use crate::time::now_ms;
 use crate::{HENSU_VERSION, SCHEMA_VERSION, StoreError};
 

@@ -1,18 +1,14 @@
-//! The registry on PostgreSQL: its own small pool on the store's driver runtime (see
-//! `crate::postgres`: one per process, never dropped),
-//! its own refinery migrations (`migrations/postgres_server/`, history table
-//! `hensu_server_schema_history`) so the run log's migrations are untouched.
+//! The registry on PostgreSQL: the store's own pool (so a run and its tenant tag share a
+//! transaction), with its own refinery migrations (`migrations/postgres_server/`, history
+//! table `hensu_server_schema_history`) so the run log's migrations are untouched.
 
 use std::future::Future;
-use std::time::Duration;
 
-use deadpool_postgres::Pool;
 use serde_json::Value;
-use tokio_postgres::NoTls;
 
 use super::{StoredWorkflow, WorkflowRegistry, WorkflowSummary, decode, encode, ms, now};
-use crate::postgres::{Opened, open_pool, pg_err, pool_err};
-use crate::{Result, StoreError};
+use crate::postgres::{pg_err, pool_err};
+use crate::{PgStore, Result, RunRecord, StoreError};
 
 mod embedded {
     refinery::embed_migrations!("migrations/postgres_server");
@@ -21,89 +17,48 @@ mod embedded {
 /// Serializes the registry's migrations between processes.
 const MIGRATION_LOCK: i64 = 0x6865_6e73_755f_7376; // "hensu_sv"
 
-/// The PostgreSQL registry.
+/// The PostgreSQL registry ([`crate::StateStore::registry`] of a [`PgStore`]).
 #[derive(Clone)]
 pub struct PgRegistry {
-    pool: Pool,
-    target: String,
-    rt: tokio::runtime::Handle,
+    store: PgStore,
 }
 
 impl std::fmt::Debug for PgRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PgRegistry")
-            .field("target", &self.target)
+            .field("target", &self.store.target())
             .finish_non_exhaustive()
     }
 }
 
 impl PgRegistry {
-    /// Connects to `url` and applies the registry's migrations, in `schema` when given (as
-    /// [`crate::PgStore::open_in_schema`]; the name must be a plain lowercase identifier).
-    pub fn open(url: &str, schema: Option<&str>) -> Result<PgRegistry> {
-        let Opened {
-            config,
-            target,
-            rt,
-            pool,
-        } = open_pool(url, schema, 4, Duration::from_secs(10))?;
+    /// The registry beside `store` (in its schema), its migrations applied.
+    pub(crate) fn open(store: &PgStore) -> Result<PgRegistry> {
         let reg = PgRegistry {
-            pool,
-            target: target.clone(),
-            rt,
+            store: store.clone(),
         };
-        let schema = schema.map(str::to_string);
-        reg.run(async move {
-            let (mut client, connection) = config
-                .connect(NoTls)
-                .await
-                .map_err(|e| pg_err(&target, e))?;
-            let task = tokio::spawn(connection);
+        reg.query(|mut c, target| async move {
             let pg = |e| pg_err(&target, e);
-            client
-                .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
+            c.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
                 .await
                 .map_err(pg)?;
-            if let Some(s) = &schema {
-                // Validated above: lowercase letters, digits and `_` only.
-                client
-                    .batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {s}"))
-                    .await
-                    .map_err(pg)?;
-            }
+            let client: &mut tokio_postgres::Client = &mut c;
             let migrated = embedded::migrations::runner()
                 .set_migration_table_name("hensu_server_schema_history")
-                .run_async(&mut client)
+                .run_async(client)
                 .await
                 .map(|_| ())
                 .map_err(|e| StoreError::Postgres {
                     target: target.clone(),
                     detail: format!("registry migration failed: {e}"),
                 });
-            let _ = client
+            // The connection goes back to the pool: give the session lock up.
+            let _ = c
                 .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
                 .await;
-            drop(client);
-            task.abort();
             migrated
         })?;
         Ok(reg)
-    }
-
-    fn run<T: Send + 'static>(
-        &self,
-        f: impl Future<Output = Result<T>> + Send + 'static,
-    ) -> Result<T> {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        self.rt.spawn(async move {
-            let _ = tx.send(f.await);
-        });
-        rx.recv().unwrap_or_else(|_| {
-            Err(StoreError::Postgres {
-                target: self.target.clone(),
-                detail: "the database task stopped before answering".into(),
-            })
-        })
     }
 
     fn query<T, F, Fut>(&self, f: F) -> Result<T>
@@ -112,11 +67,13 @@ impl PgRegistry {
         F: FnOnce(deadpool_postgres::Object, String) -> Fut + Send + 'static,
         Fut: Future<Output = Result<T>> + Send + 'static,
     {
-        let pool = self.pool.clone();
-        let target = self.target.clone();
-        self.run(async move {
-            let client = pool.get().await.map_err(|e| pool_err(&target, e))?;
-            f(client, target).await
+        self.store.with(move |inner| async move {
+            let client = inner
+                .pool
+                .get()
+                .await
+                .map_err(|e| pool_err(&inner.target, e))?;
+            f(client, inner.target.clone()).await
         })
     }
 }
@@ -227,25 +184,18 @@ impl WorkflowRegistry for PgRegistry {
     }
 
     fn tag_run(&self, run_id: &str, tenant: &str, workflow_id: &str) -> Result<()> {
-        let (run_id, tenant, wf) = (
-            run_id.to_string(),
-            tenant.to_string(),
-            workflow_id.to_string(),
-        );
-        self.query(move |c, target| async move {
-            let n = c
-                .execute(
-                    "INSERT INTO run_tenants (run_id, tenant_id, workflow_id, created_at) \
-                     VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO NOTHING",
-                    &[&run_id, &tenant, &wf, &now()],
-                )
-                .await
-                .map_err(|e| pg_err(&target, e))?;
-            if n == 0 {
-                return Err(StoreError::AlreadyExists { run_id });
-            }
-            Ok(())
-        })
+        self.store.tag_run(run_id, tenant, workflow_id)
+    }
+
+    fn create_tenant_run(
+        &self,
+        tenant: &str,
+        record: &RunRecord,
+        workflow_json: &[u8],
+        snapshot: &Value,
+    ) -> Result<()> {
+        self.store
+            .create_tenant_run(tenant, record, workflow_json, snapshot)
     }
 
     fn run_tenant(&self, run_id: &str) -> Result<Option<String>> {

@@ -1,14 +1,11 @@
-//! The registry on SQLite: its own connection to the store's file (WAL lets it share the file
-//! with the run log's connection), tables created if missing.
-
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+//! The registry on SQLite: tables beside the run log's in the store's database, written on
+//! the store's connection, created if missing.
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use super::{StoredWorkflow, WorkflowRegistry, WorkflowSummary, decode, encode, ms, now};
-use crate::{Result, StoreError};
+use crate::{Result, RunRecord, SqliteStore, StoreError};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS workflow_defs (
@@ -30,64 +27,38 @@ CREATE TABLE IF NOT EXISTS run_tenants (
 CREATE INDEX IF NOT EXISTS run_tenants_by_tenant ON run_tenants (tenant_id, created_at);
 ";
 
-/// The SQLite registry.
+/// The SQLite registry ([`crate::StateStore::registry`] of a [`SqliteStore`]): the store's connection, so a run and its
+/// tenant tag share a transaction.
+#[derive(Clone, Debug)]
 pub struct SqliteRegistry {
-    conn: Mutex<Connection>,
-    path: PathBuf,
-}
-
-impl std::fmt::Debug for SqliteRegistry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteRegistry")
-            .field("path", &self.path)
-            .finish_non_exhaustive()
-    }
+    store: SqliteStore,
 }
 
 impl SqliteRegistry {
-    /// Opens (creating if needed) the registry tables in the database file `path`.
-    pub fn open_file(path: impl AsRef<Path>) -> Result<SqliteRegistry> {
-        let path = path.as_ref().to_path_buf();
-        if let Some(parent) = path.parent()
-            && !parent.as_os_str().is_empty()
-        {
-            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
-                path: parent.to_path_buf(),
-                source,
-            })?;
-        }
-        let conn = Connection::open(&path).map_err(|e| StoreError::sqlite(&path, e))?;
-        SqliteRegistry::init(conn, path)
-    }
-
-    /// A registry in a private `:memory:` database.
-    pub fn in_memory() -> Result<SqliteRegistry> {
-        let path = PathBuf::from(":memory:");
-        let conn = Connection::open_in_memory().map_err(|e| StoreError::sqlite(&path, e))?;
-        SqliteRegistry::init(conn, path)
-    }
-
-    fn init(conn: Connection, path: PathBuf) -> Result<SqliteRegistry> {
-        let sq = |e| StoreError::sqlite(&path, e);
-        conn.busy_timeout(std::time::Duration::from_secs(5))
-            .map_err(sq)?;
-        conn.execute_batch(SCHEMA).map_err(sq)?;
+    /// The registry beside `store`, its tables created if missing.
+    pub(crate) fn open(store: &SqliteStore) -> Result<SqliteRegistry> {
+        store.write(|tx| {
+            tx.conn
+                .execute_batch(SCHEMA)
+                .map_err(|e| StoreError::sqlite(tx.path, e))
+        })?;
         Ok(SqliteRegistry {
-            conn: Mutex::new(conn),
-            path,
+            store: store.clone(),
         })
     }
 
-    fn with<T>(&self, f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T> {
-        let mut conn = self
-            .conn
-            .lock()
-            .map_err(|_| StoreError::Invalid("registry connection poisoned".into()))?;
-        f(&mut conn).map_err(|e| StoreError::sqlite(&self.path, e))
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
+        self.store
+            .write(|tx| f(tx.conn).map_err(|e| StoreError::sqlite(tx.path, e)))
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
+        self.store
+            .read(|tx| f(tx.conn).map_err(|e| StoreError::sqlite(tx.path, e)))
     }
 
     fn target(&self) -> String {
-        self.path.display().to_string()
+        self.store.path().display().to_string()
     }
 }
 
@@ -101,8 +72,8 @@ impl WorkflowRegistry for SqliteRegistry {
     ) -> Result<bool> {
         let bytes = encode(definition)?;
         let now = now();
-        self.with(|c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        // One write transaction (the store's `BEGIN IMMEDIATE`): the read and the upsert.
+        self.with(|tx| {
             let live: bool = tx
                 .query_row(
                     "SELECT 1 FROM workflow_defs WHERE tenant_id = ?1 AND workflow_id = ?2 \
@@ -120,13 +91,12 @@ impl WorkflowRegistry for SqliteRegistry {
                  deleted_at = NULL",
                 params![tenant, id, version, bytes, now],
             )?;
-            tx.commit()?;
             Ok(!live)
         })
     }
 
     fn get_workflow(&self, tenant: &str, id: &str) -> Result<Option<StoredWorkflow>> {
-        let row = self.with(|c| {
+        let row = self.read(|c| {
             c.query_row(
                 "SELECT version, definition, created_at, updated_at FROM workflow_defs \
                  WHERE tenant_id = ?1 AND workflow_id = ?2 AND deleted_at IS NULL",
@@ -156,7 +126,7 @@ impl WorkflowRegistry for SqliteRegistry {
     }
 
     fn list_workflows(&self, tenant: &str) -> Result<Vec<WorkflowSummary>> {
-        self.with(|c| {
+        self.read(|c| {
             let mut st = c.prepare(
                 "SELECT workflow_id, version FROM workflow_defs WHERE tenant_id = ?1 \
                  AND deleted_at IS NULL ORDER BY workflow_id",
@@ -184,24 +154,22 @@ impl WorkflowRegistry for SqliteRegistry {
     }
 
     fn tag_run(&self, run_id: &str, tenant: &str, workflow_id: &str) -> Result<()> {
-        let now = now();
-        let n = self.with(|c| {
-            c.execute(
-                "INSERT INTO run_tenants (run_id, tenant_id, workflow_id, created_at) \
-                 VALUES (?1, ?2, ?3, ?4) ON CONFLICT (run_id) DO NOTHING",
-                params![run_id, tenant, workflow_id, now],
-            )
-        })?;
-        if n == 0 {
-            return Err(StoreError::AlreadyExists {
-                run_id: run_id.to_string(),
-            });
-        }
-        Ok(())
+        self.store.tag_run(run_id, tenant, workflow_id)
+    }
+
+    fn create_tenant_run(
+        &self,
+        tenant: &str,
+        record: &RunRecord,
+        workflow_json: &[u8],
+        snapshot: &Value,
+    ) -> Result<()> {
+        self.store
+            .create_tenant_run(tenant, record, workflow_json, snapshot)
     }
 
     fn run_tenant(&self, run_id: &str) -> Result<Option<String>> {
-        self.with(|c| {
+        self.read(|c| {
             c.query_row(
                 "SELECT tenant_id FROM run_tenants WHERE run_id = ?1",
                 params![run_id],
@@ -212,7 +180,7 @@ impl WorkflowRegistry for SqliteRegistry {
     }
 
     fn tenant_runs(&self, tenant: &str) -> Result<Vec<String>> {
-        self.with(|c| {
+        self.read(|c| {
             let mut st = c.prepare(
                 "SELECT run_id FROM run_tenants WHERE tenant_id = ?1 \
                  ORDER BY created_at, run_id",

@@ -1,7 +1,7 @@
 //! The workflow registry's conformance suite (definitions per tenant, soft delete, run
 //! tenants), run on every backend by `sqlite.rs` and `postgres.rs`.
 
-use hensu_store::{StoreError, WorkflowRegistry, WorkflowSummary};
+use hensu_store::{RunRecord, StateStore, StoreError, WorkflowRegistry, WorkflowSummary};
 use serde_json::json;
 
 pub fn definitions_per_tenant_with_soft_delete(r: &dyn WorkflowRegistry) {
@@ -69,4 +69,44 @@ pub fn runs_belong_to_one_tenant(r: &dyn WorkflowRegistry) {
     assert_eq!(t1, ["r1", "r3"]);
     assert_eq!(r.tenant_runs("t2").expect("runs"), ["r2"]);
     assert!(r.tenant_runs("t3").expect("runs").is_empty());
+}
+
+/// `create_tenant_run` writes the run and its tag together or not at all (`store` and `r` are
+/// one handle's store and registry).
+pub fn a_tenant_run_and_its_tag_are_one_transaction(
+    store: &dyn StateStore,
+    r: &dyn WorkflowRegistry,
+) {
+    let wf = br#"{"id": "wf"}"#;
+    let state = json!({"n": 0});
+    let record = |id: &str| RunRecord::new(id, "wf", "v1", Some("start".into()));
+    r.create_tenant_run("t1", &record("tr1"), wf, &state)
+        .expect("create");
+    assert_eq!(r.run_tenant("tr1").expect("tenant").as_deref(), Some("t1"));
+    assert_eq!(store.record("tr1").expect("record").workflow_id, "wf");
+    assert_eq!(store.load("tr1").expect("load").snapshot, state);
+    // The run id is taken: no second tag either.
+    store
+        .create_run(&record("tr2"), &json!({"id": "wf"}), &state)
+        .expect("untagged run");
+    assert!(matches!(
+        r.create_tenant_run("t2", &record("tr2"), wf, &state),
+        Err(StoreError::AlreadyExists { .. })
+    ));
+    assert_eq!(
+        r.run_tenant("tr2").expect("tenant"),
+        None,
+        "the tag rolled back"
+    );
+    // The tag is taken: no run either.
+    r.tag_run("tr3", "t2", "wf").expect("tag");
+    assert!(matches!(
+        r.create_tenant_run("t1", &record("tr3"), wf, &state),
+        Err(StoreError::AlreadyExists { .. })
+    ));
+    assert!(matches!(
+        store.record("tr3"),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert_eq!(r.run_tenant("tr3").expect("tenant").as_deref(), Some("t2"));
 }

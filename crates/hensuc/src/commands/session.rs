@@ -52,16 +52,10 @@ pub fn store_location(dir: &Path, url: Option<&str>) -> anyhow::Result<String> {
     })
 }
 
-/// A store location fit for messages: a URL's user and password are left out.
+/// A store location fit for messages: a URL's user and password are left out
+/// ([`hensu_store::StoreUrl::label_of`]).
 pub fn store_label(location: &str) -> String {
-    match location.split_once("://") {
-        Some((scheme, rest)) => {
-            let rest = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
-            let rest = rest.split_once('?').map_or(rest, |(base, _)| base);
-            format!("{scheme}://{rest}")
-        }
-        None => location.to_string(),
-    }
+    hensu_store::StoreUrl::label_of(location)
 }
 
 /// The store options: the defaults, plus two test hooks the crash test uses to kill a run in
