@@ -8,17 +8,20 @@
 //! stopped heartbeating (a server that crashed or was killed) and continues them from their
 //! last recorded step, so several servers on one PostgreSQL database continue each other's
 //! executions (docs/server.md, *Several servers*). Paused runs wait for a human and are never
-//! claimed. On a graceful shutdown a running execution stops at its next node boundary and
-//! gives its lease back still `running`, for another server (or this one, restarted) to take.
+//! claimed. On a graceful shutdown a running execution is handed back: at its next node
+//! boundary (the boundary is recorded first) it stops — suspended, never cancelled, so no saga
+//! compensation runs — and gives its lease back still `running`, for another server (or this
+//! one, restarted) to take. A run still inside a node when the shutdown grace is over is
+//! dropped there and handed back at its last recorded boundary (the node runs again).
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use hensu_host::worker::{ClaimedRun, RunExecutor, WorkerEvent, WorkerOptions};
-use hensu_host::{DurableRun, FsStubFiles, SnapshotRedactor};
+use hensu_host::{DurableRun, SnapshotRedactor};
 use hensu_ir::Workflow;
 use hensu_mcp::gateway::Gateway;
 use hensu_runtime::{
@@ -34,6 +37,7 @@ use tokio::sync::broadcast;
 
 use crate::error::ApiError;
 use crate::metrics;
+use crate::stubs::StubScenarios;
 
 /// The format tag of the workflow stored with a server run (the CLI's `hensu-wire` envelope).
 pub const WORKFLOW_FORMAT: &str = "hensu-wire";
@@ -83,8 +87,9 @@ pub trait ExecutionService: Send + Sync {
     fn running(&self) -> usize;
     /// Starts background work (the takeover worker); call once, inside the server's runtime.
     fn start_background(&self) {}
-    /// Stops accepting work and cancels what runs (graceful shutdown: each run writes its
-    /// final state and releases its lease).
+    /// Stops accepting work and hands back what runs (graceful shutdown: each run stops at
+    /// its next boundary, or at the end of the grace at its last one, and releases its lease
+    /// still running; nothing is cancelled).
     async fn shutdown(&self);
 }
 
@@ -98,6 +103,9 @@ pub struct ExecutorOptions {
     pub poll: Duration,
     /// Orphaned runs continued at the same time by this server.
     pub takeover_concurrency: usize,
+    /// On shutdown, how long a running execution may take to reach its next node boundary
+    /// before it is dropped inside its node and handed back at its last recorded one.
+    pub shutdown_grace: Duration,
 }
 
 impl Default for ExecutorOptions {
@@ -106,6 +114,7 @@ impl Default for ExecutorOptions {
             lease_ttl: hensu_store::DEFAULT_LEASE_TTL,
             poll: Duration::from_millis(500),
             takeover_concurrency: 8,
+            shutdown_grace: Duration::from_secs(20),
         }
     }
 }
@@ -119,8 +128,8 @@ pub struct InProcessExecutor {
     store: Arc<dyn StateStore>,
     registry: Arc<dyn WorkflowRegistry>,
     events: broadcast::Sender<RunChanged>,
-    /// Where stub answers are read (`<dir>/stubs/<scenario>/…`).
-    stub_dir: PathBuf,
+    /// Where each tenant's stub answers are read.
+    stubs: StubScenarios,
     /// Stub agents for every model, whatever credentials the environment has.
     force_stub: bool,
     /// Where the tenants' tools are (server mode: their own MCP clients).
@@ -134,9 +143,10 @@ pub struct InProcessExecutor {
     /// Provider keys replaced in every stored snapshot.
     redact: Option<SnapshotRedactor>,
     tasks: Mutex<Running>,
-    /// Runs whose cancellation a client asked for (a shutdown's cancel is not one of them).
-    user_cancelled: Mutex<HashSet<String>>,
-    closing: std::sync::atomic::AtomicBool,
+    /// Shutting down: running executions are handed back at their next boundary.
+    closing: Arc<AtomicBool>,
+    /// The shutdown grace is over: executions still inside a node stop there.
+    hard_stop: CancelToken,
     worker: Mutex<Option<(CancelToken, tokio::task::JoinHandle<()>)>>,
     /// Runs without a tenant seen by the worker (warned about once).
     foreign: Mutex<HashSet<String>>,
@@ -147,7 +157,7 @@ impl InProcessExecutor {
         store: Arc<dyn StateStore>,
         registry: Arc<dyn WorkflowRegistry>,
         events: broadcast::Sender<RunChanged>,
-        stub_dir: PathBuf,
+        stubs: StubScenarios,
         force_stub: bool,
         gateway: Gateway,
         options: ExecutorOptions,
@@ -167,7 +177,7 @@ impl InProcessExecutor {
             store,
             registry,
             events,
-            stub_dir,
+            stubs,
             force_stub,
             gateway,
             options,
@@ -175,8 +185,8 @@ impl InProcessExecutor {
             worker_owner: OwnerId::current(),
             redact,
             tasks: Mutex::new(HashMap::new()),
-            user_cancelled: Mutex::new(HashSet::new()),
-            closing: std::sync::atomic::AtomicBool::new(false),
+            closing: Arc::new(AtomicBool::new(false)),
+            hard_stop: CancelToken::new(),
             worker: Mutex::new(None),
             foreign: Mutex::new(HashSet::new()),
         }
@@ -199,7 +209,7 @@ impl InProcessExecutor {
             hensu_providers::BuildOptions {
                 force_stub: self.force_stub,
                 stub: Some(Arc::new(StubProvider::new(
-                    Some(Box::new(FsStubFiles::new(self.stub_dir.clone()))),
+                    self.stubs.files_for(tenant),
                     None,
                 ))),
                 tools: Some(tools.tools),
@@ -243,7 +253,8 @@ impl InProcessExecutor {
     }
 
     /// Runs a stored run to its next stop (end, pause or failure) and records it; on a
-    /// graceful shutdown it stops at a boundary and gives the lease back, still `running`.
+    /// graceful shutdown it is handed back (suspended at a boundary, or dropped inside its
+    /// node once the grace is over) and gives the lease back, still `running`.
     async fn execute(self: Arc<Self>, l: Launch) {
         let Launch {
             tenant,
@@ -256,7 +267,13 @@ impl InProcessExecutor {
         } = l;
         let run_id = durable.run_id().to_string();
         let durable = Arc::new(durable.with_cancel(cancel.clone()));
-        let hook = NotifyingHook::new(durable.clone(), &tenant, &run_id, self.events.clone());
+        let hook = NotifyingHook::new(
+            durable.clone(),
+            &tenant,
+            &run_id,
+            self.events.clone(),
+            self.closing.clone(),
+        );
         // A claimed run's lease is renewed by the worker; this does nothing for it.
         if let Err(e) = durable.start_heartbeat(self.options.lease_ttl) {
             tracing::warn!(run_id, error = %e, "heartbeat did not start");
@@ -264,38 +281,40 @@ impl InProcessExecutor {
         metrics::running_delta(1.0);
         let engine = self.engine(&tenant, &workflow, repository, &cancel).await;
         let ctx = hensu_runtime::RunCtx::new(&cancel).checkpointer(&hook);
-        let result = match resume {
-            None => engine.run(&workflow, input, ctx).await,
-            Some((state, decision)) => match engine.prepare(workflow.clone()) {
-                Ok(p) => engine.resume(&p, state, decision, ctx).await,
-                Err(e) => RunResult {
-                    outcome: RunOutcome::Failed(e),
-                    state,
-                    duration: Duration::ZERO,
+        let run = async {
+            match resume {
+                None => engine.run(&workflow, input, ctx).await,
+                Some((state, decision)) => match engine.prepare(workflow.clone()) {
+                    Ok(p) => engine.resume(&p, state, decision, ctx).await,
+                    Err(e) => RunResult {
+                        outcome: RunOutcome::Failed(e),
+                        state,
+                        duration: Duration::ZERO,
+                    },
                 },
-            },
-        };
-        drop((engine, hook));
-        let shutting_down = self.closing.load(std::sync::atomic::Ordering::SeqCst)
-            && matches!(
-                result.outcome,
-                RunOutcome::Failed(RuntimeError::Cancelled { .. })
-            )
-            && !self
-                .user_cancelled
-                .lock()
-                .is_ok_and(|u| u.contains(&run_id));
-        let d = durable.clone();
-        let finished = tokio::task::spawn_blocking(move || {
-            if shutting_down {
-                // Not the client's cancel: the run continues on another server (or here,
-                // after a restart) from its last boundary.
-                d.store().release(d.lease()).map(|()| None)
-            } else {
-                d.finish(&result)
             }
+        };
+        // Past the shutdown grace the run is dropped inside its node (the engine spawns no
+        // task of its own, so nothing of it runs on): its last boundary stands.
+        let result = tokio::select! {
+            r = run => Some(r),
+            () = self.hard_stop.cancelled() => None,
+        };
+        let suspended_by_shutdown = hook.handed_back();
+        drop((engine, hook));
+        let handed_back = match &result {
+            None => true,
+            Some(r) => suspended_by_shutdown && matches!(r.outcome, RunOutcome::Paused),
+        };
+        let d = durable.clone();
+        let finished = tokio::task::spawn_blocking(move || match result {
+            // Not an end and not a pause: the run continues on another server (or here,
+            // after a restart) from the boundary just recorded.
+            Some(r) if !handed_back => d.finish(&r),
+            _ => d.store().release(d.lease()).map(|()| None),
         })
         .await;
+        let shutting_down = handed_back;
         let id = run_id.as_str();
         match finished {
             Ok(Ok(Some(status))) => metrics::finished(status),
@@ -313,9 +332,6 @@ impl InProcessExecutor {
         self.notify(&tenant, &run_id);
         if let Ok(mut t) = self.tasks.lock() {
             t.remove(&run_id);
-        }
-        if let Ok(mut u) = self.user_cancelled.lock() {
-            u.remove(&run_id);
         }
     }
 
@@ -421,6 +437,10 @@ pub struct NotifyingHook {
     run_id: String,
     events: broadcast::Sender<RunChanged>,
     last: Mutex<Option<Instant>>,
+    /// The server is shutting down: the next boundary suspends the run.
+    closing: Arc<AtomicBool>,
+    /// A boundary suspended the run for the shutdown.
+    handed_back: AtomicBool,
 }
 
 impl NotifyingHook {
@@ -429,6 +449,7 @@ impl NotifyingHook {
         tenant: &str,
         run_id: &str,
         events: broadcast::Sender<RunChanged>,
+        closing: Arc<AtomicBool>,
     ) -> NotifyingHook {
         NotifyingHook {
             durable,
@@ -436,6 +457,31 @@ impl NotifyingHook {
             run_id: run_id.into(),
             events,
             last: Mutex::new(None),
+            closing,
+            handed_back: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the run stopped because a boundary handed it back for the shutdown.
+    fn handed_back(&self) -> bool {
+        self.handed_back.load(Ordering::SeqCst)
+    }
+
+    /// The durable run's decision, unless the server is shutting down: then a boundary that
+    /// would go on suspends the run instead (recorded already; a client's cancel still wins).
+    /// Suspending, not cancelling: a cancelled run would run its saga compensations.
+    fn at_shutdown(
+        &self,
+        decided: Result<Boundary, RuntimeError>,
+    ) -> Result<Boundary, RuntimeError> {
+        match decided {
+            Ok(Boundary::Continue | Boundary::ContinueAfterPause(_))
+                if self.closing.load(Ordering::SeqCst) =>
+            {
+                self.handed_back.store(true, Ordering::SeqCst);
+                Ok(Boundary::Suspend)
+            }
+            other => other,
         }
     }
 
@@ -458,7 +504,7 @@ impl Checkpointer for NotifyingHook {
         }
         let r = self.durable.record_step(state).await;
         self.notify();
-        r
+        self.at_shutdown(r)
     }
 
     // The run's children and finished fork/parallel branches are recorded like the
@@ -470,7 +516,7 @@ impl Checkpointer for NotifyingHook {
     ) -> Result<Boundary, RuntimeError> {
         let r = self.durable.record_nested(frames, state).await;
         self.notify();
-        r
+        self.at_shutdown(r)
     }
 
     async fn record_branch(
@@ -510,7 +556,7 @@ pub fn new_run_id() -> String {
 #[async_trait]
 impl ExecutionService for Arc<InProcessExecutor> {
     async fn start(&self, req: StartRequest) -> Result<String, ApiError> {
-        if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
+        if self.closing.load(Ordering::SeqCst) {
             return Err(ApiError::new(
                 axum::http::StatusCode::SERVICE_UNAVAILABLE,
                 "the server is shutting down",
@@ -685,15 +731,11 @@ impl ExecutionService for Arc<InProcessExecutor> {
         let r = tokio::task::spawn_blocking(move || store.request_cancel(&id))
             .await
             .map_err(blocking_err)??;
-        if let CancelRequest::Requested { .. } = r {
-            if let Ok(mut u) = self.user_cancelled.lock() {
-                u.insert(run_id.to_string());
-            }
-            if let Ok(t) = self.tasks.lock()
-                && let Some((c, _)) = t.get(run_id)
-            {
-                c.cancel();
-            }
+        if let CancelRequest::Requested { .. } = r
+            && let Ok(t) = self.tasks.lock()
+            && let Some((c, _)) = t.get(run_id)
+        {
+            c.cancel();
         }
         if let CancelRequest::Cancelled(rec) = &r {
             metrics::finished(rec.status);
@@ -751,30 +793,37 @@ impl ExecutionService for Arc<InProcessExecutor> {
     }
 
     async fn shutdown(&self) {
-        self.closing
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+        // From here on every boundary of every run hands it back (no token is cancelled: a
+        // cancelled run would compensate and end `cancelled`).
+        self.closing.store(true, Ordering::SeqCst);
         // Stop claiming first, so nothing new starts while the runs stop.
         let worker = self.worker.lock().ok().and_then(|mut w| w.take());
         if let Some((stop, _)) = &worker {
             stop.cancel();
         }
         let handles: Vec<_> = match self.tasks.lock() {
-            Ok(mut t) => t
-                .drain()
-                .filter_map(|(_, (c, h))| {
-                    c.cancel();
-                    h
-                })
-                .collect(),
+            Ok(mut t) => t.drain().filter_map(|(_, (_, h))| h).collect(),
             Err(_) => Vec::new(),
         };
-        for h in handles {
-            let _ = h.await;
+        let all_stopped = async {
+            for h in handles {
+                let _ = h.await;
+            }
+            // The worker returns once its claimed runs have stopped.
+            if let Some((_, handle)) = worker {
+                let _ = handle.await;
+            }
+        };
+        tokio::pin!(all_stopped);
+        tokio::select! {
+            () = &mut all_stopped => return,
+            () = tokio::time::sleep(self.options.shutdown_grace) => {}
         }
-        // The worker returns once its claimed runs have stopped.
-        if let Some((_, handle)) = worker {
-            let _ = handle.await;
-        }
+        tracing::warn!(
+            "shutdown grace over: runs still inside a node are handed back at their last boundary"
+        );
+        self.hard_stop.cancel();
+        all_stopped.await;
     }
 }
 

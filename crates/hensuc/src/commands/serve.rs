@@ -2,9 +2,10 @@
 //! the web console (crates/hensu-console, docs/console.md) at `/`.
 //!
 //! Configuration, later sources winning: `[server]` in `<dir>/hensu.toml` (`listen`, `store`,
-//! `jwt_public_key_file`, `jwt_issuer`, `jwt_audience`), the environment (`HENSU_JWT_SECRET`,
-//! `HENSU_JWT_PUBLIC_KEY` — PEM text or a file path —, `HENSU_JWT_ISSUER`), then the flags.
-//! Secrets are never read from hensu.toml.
+//! `jwt_public_key_file`, `jwt_issuer`, `jwt_audience`, `tenant_stubs`, and the connection and
+//! resource limits under `[server.limits]`, `hensu_server::Limits`), the environment
+//! (`HENSU_JWT_SECRET`, `HENSU_JWT_PUBLIC_KEY` — PEM text or a file path —, `HENSU_JWT_ISSUER`),
+//! then the flags. Secrets are never read from hensu.toml.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -43,6 +44,12 @@ struct ServerSection {
     jwt_public_key_file: Option<PathBuf>,
     jwt_issuer: Option<String>,
     jwt_audience: Option<String>,
+    /// Tenant `T`'s stub scenarios under `<tenant_stubs>/T/` (JWT mode; none without it).
+    tenant_stubs: Option<PathBuf>,
+    #[serde(default)]
+    limits: hensu_server::Limits,
+    /// Refused with a pointer to the environment (secrets are never read from the file).
+    jwt_secret: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize, Default)]
@@ -60,7 +67,15 @@ fn read_section(dir: &Path) -> anyhow::Result<ServerSection> {
     };
     let file: TomlFile = toml::from_str(&text)
         .map_err(|e| anyhow::anyhow!("{}: [server]: {}", path.display(), e.message()))?;
-    Ok(file.server.unwrap_or_default())
+    let section = file.server.unwrap_or_default();
+    if section.jwt_secret.is_some() {
+        anyhow::bail!(
+            "{}: [server] jwt_secret: secrets are never read from hensu.toml; set the \
+             environment variable HENSU_JWT_SECRET instead (docs/server.md, *Running it*)",
+            path.display()
+        );
+    }
+    Ok(section)
 }
 
 fn pem(value: &str) -> anyhow::Result<String> {
@@ -94,11 +109,23 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
         issuer: env("HENSU_JWT_ISSUER").or(section.jwt_issuer),
         audience: env("HENSU_JWT_AUDIENCE").or(section.jwt_audience),
     };
+    let limits = section
+        .limits
+        .clone()
+        .validated()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", dir.join("hensu.toml").display()))?;
+    let stubs = match (&section.tenant_stubs, auth.is_configured()) {
+        // Dev mode: the one tenant is the project's developer, as for `hensuc run`.
+        (_, false) => hensu_server::StubScenarios::Shared(dir.join("stubs")),
+        (Some(t), true) => hensu_server::StubScenarios::PerTenant(dir.join(t)),
+        (None, true) => hensu_server::StubScenarios::None,
+    };
     let config = hensu_server::ServerConfig {
         listen,
         store,
         auth,
-        stub_dir: dir.join("stubs"),
+        stubs,
+        limits,
         force_stub: args.stub,
         executor: hensu_server::ExecutorOptions {
             lease_ttl: args.lease_ttl,
@@ -130,7 +157,8 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
         hensu_server::serve_with(listener, state, console, async {
             shutdown_signal().await;
             eprintln!(
-                "shutting down: no new requests; running executions stop at their next boundary"
+                "shutting down: no new requests; running executions are handed back at their \
+                 next boundary (not cancelled)"
             );
         })
         .await
