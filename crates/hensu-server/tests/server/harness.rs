@@ -9,6 +9,17 @@ use serde_json::Value;
 
 pub const SECRET: &str = "test-secret-test-secret-test-secret!";
 
+/// How a test server differs from the default one (JWT, default limits, stubs under
+/// `<tmp>/stubs` for every tenant).
+#[derive(Clone, Default)]
+pub struct Options {
+    pub limits: hensu_server::Limits,
+    /// Dev mode: no key, every request is the dev tenant.
+    pub dev: bool,
+    /// `Some(sub)`: tenant T's stubs under `<tmp>/<sub>/T/` instead.
+    pub per_tenant_stubs: Option<&'static str>,
+}
+
 #[derive(Clone, Copy)]
 pub enum Backend {
     Sqlite,
@@ -75,33 +86,56 @@ impl Server {
                 .await
                 .expect("open")
         };
-        Server::over(store, registry, Arc::new(dir)).await
+        Server::over(store, registry, Arc::new(dir), Options::default()).await
+    }
+
+    /// A server on SQLite with `options`.
+    pub async fn with(options: Options) -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, registry) = {
+            let d = dir.path().to_path_buf();
+            tokio::task::spawn_blocking(move || stores(Backend::Sqlite, &d))
+                .await
+                .expect("open")
+        };
+        Server::over(store, registry, Arc::new(dir), options).await
+    }
+
+    /// The server's temporary project directory.
+    pub fn dir(&self) -> &std::path::Path {
+        self._dir.path()
     }
 
     /// Another server on the same store (its own executor and event channel, as another
     /// process sharing the database would have).
     pub async fn sibling(&self) -> Server {
-        Server::over(self.store.clone(), self.registry.clone(), self._dir.clone()).await
+        Server::over(
+            self.store.clone(),
+            self.registry.clone(),
+            self._dir.clone(),
+            Options::default(),
+        )
+        .await
     }
 
     async fn over(
         store: Arc<dyn StateStore>,
         registry: Arc<dyn WorkflowRegistry>,
         dir: Arc<tempfile::TempDir>,
+        options: Options,
     ) -> Server {
         let auth = AuthConfig {
-            hs256_secret: Some(SECRET.into()),
+            hs256_secret: (!options.dev).then(|| SECRET.into()),
             ..Default::default()
         }
         .build()
         .expect("auth");
-        let state = hensu_server::state_with(
-            store.clone(),
-            registry.clone(),
-            auth,
-            dir.path().join("stubs"),
-            true,
-        );
+        let stubs = match options.per_tenant_stubs {
+            Some(sub) => hensu_server::StubScenarios::PerTenant(dir.path().join(sub)),
+            None => hensu_server::StubScenarios::Shared(dir.path().join("stubs")),
+        };
+        let state = hensu_server::state_with(store.clone(), registry.clone(), auth, stubs, true)
+            .with_limits(options.limits);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
