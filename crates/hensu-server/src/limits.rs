@@ -64,7 +64,7 @@ impl Default for Limits {
             header_read_timeout: Duration::from_secs(10),
             keep_alive: true,
             body_read_timeout: Duration::from_secs(10),
-            request_timeout: Duration::from_secs(60),
+            request_timeout: Duration::from_secs(30),
             max_connections: None,
             max_connections_per_ip: 256,
             allowed_hosts: None,
@@ -114,7 +114,7 @@ impl Limits {
     }
 
     /// The connection cap in force: the configured one, else the open-file limit less
-    /// [`FD_RESERVE`] (at least 64; 1,024 less the reserve where the limit is unknown).
+    /// a reserve of 128 (at least 64; 1,024 less the reserve where the limit is unknown).
     pub fn connection_cap(&self) -> usize {
         self.max_connections.unwrap_or_else(|| {
             let soft = open_file_limit().unwrap_or(1024);

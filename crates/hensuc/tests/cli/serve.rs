@@ -282,9 +282,18 @@ fn serve_settings_are_checked_before_it_starts() {
     assert!(refusal.contains("HENSU_JWT_SECRET") && refusal.contains("jwt_public_key_file"));
     assert!(!refusal.contains("jwt_secret /"), "{refusal}");
     for (toml, expect) in [
-        ("[server]\njwt_secret = \"x\"\n", "secrets are never read from hensu.toml"),
-        ("[server.limits]\nmax_streams_per_tenant = 0\n", "max_streams_per_tenant must be greater than 0"),
-        ("[server.limits]\nheader_read_timeout = \"2h\"\n", "unknown unit"),
+        (
+            "[server]\njwt_secret = \"x\"\n",
+            "secrets are never read from hensu.toml",
+        ),
+        (
+            "[server.limits]\nmax_streams_per_tenant = 0\n",
+            "max_streams_per_tenant must be greater than 0",
+        ),
+        (
+            "[server.limits]\nheader_read_timeout = \"2h\"\n",
+            "unknown unit",
+        ),
         ("[server.limits]\nmax_sockets = 3\n", "unknown field"),
     ] {
         std::fs::write(dir.path().join("hensu.toml"), toml).expect("toml");

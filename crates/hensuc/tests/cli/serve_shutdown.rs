@@ -143,7 +143,7 @@ fn sigterm_hands_saga_and_parallel_runs_back_uncancelled() {
     }
     clients.push(start(&a, "parallel-saga", r#"{"topic": "a launch"}"#));
 
-    let store = SqliteStore::open_file(&dir.join("state.db"), StoreOptions::default())
+    let store = SqliteStore::open_file(dir.join("state.db"), StoreOptions::default())
         .expect("the server's store");
     let runs = || store.list().expect("list");
     // In flight: every run is past its first (compensable) step, inside its second node (the
@@ -155,10 +155,8 @@ fn sigterm_hands_saga_and_parallel_runs_back_uncancelled() {
             let r = runs();
             r.len() == 4
                 && r.iter().all(|r| {
-                    matches!(
-                        r.current_node.as_deref(),
-                        Some("book-hotel" | "review")
-                    ) && r.status == RunStatus::Running
+                    matches!(r.current_node.as_deref(), Some("book-hotel" | "review"))
+                        && r.status == RunStatus::Running
                 })
         },
     );
