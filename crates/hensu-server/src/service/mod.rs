@@ -7,7 +7,7 @@
 //! JSON is the upstream Hensu shape (docs/server.md).
 //!
 //! Store calls: the store is synchronous, so each operation reads and writes it inside one
-//! [`blocking`] call.
+//! `blocking` call.
 
 pub mod events;
 pub mod executions;

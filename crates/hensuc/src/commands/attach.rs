@@ -13,6 +13,9 @@ use crate::commands::session;
 use crate::exit;
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    hensuc attach r65bfd75ed98 -d examples\n  \
+    hensuc attach r65bfd75ed98 --store postgres://hensu@db/hensu --json")]
 pub struct AttachArgs {
     /// The run id.
     pub id: String,

@@ -12,6 +12,9 @@ use crate::output::{self, DiagnosticFormat};
 use crate::project;
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    hensuc build examples/workflows/content-pipeline.hwf -d examples -o -\n  \
+    hensuc build examples/workflows/content-pipeline.hwf -d examples -o dist/")]
 pub struct BuildArgs {
     /// The workflow to build (`.hwf`, `.kt` or `.json`).
     pub path: PathBuf,

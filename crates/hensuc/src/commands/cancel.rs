@@ -19,6 +19,9 @@ use crate::commands::session;
 use crate::exit;
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    hensuc cancel r65bfd75ed98 -d examples\n  \
+    hensuc pause r65bfd75ed98 -d examples   # continue with hensuc resume")]
 pub struct ControlArgs {
     /// The run id.
     pub id: String,

@@ -11,6 +11,11 @@ use crate::output::{self, DiagnosticFormat};
 use crate::project;
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    hensuc check -d examples\n  \
+    hensuc check examples/workflows/content-pipeline.hwf -d examples --deny-warnings\n  \
+    hensuc check -d examples --bounds\n  \
+    hensuc check -d examples --format json   # docs/schemas/check.schema.json")]
 pub struct CheckArgs {
     /// Workflow files (`.hwf`, `.kt`, `.json`) or directories of them.
     pub paths: Vec<PathBuf>,

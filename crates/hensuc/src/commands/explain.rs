@@ -7,6 +7,8 @@ use clap::Args;
 use crate::exit;
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    hensuc explain E0204")]
 pub struct ExplainArgs {
     /// A diagnostic code such as E0201 or W0303 (case-insensitive).
     pub code: String,

@@ -24,6 +24,10 @@ use crate::exit;
 use crate::output::Color;
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    hensuc fmt examples\n  \
+    hensuc fmt --check examples\n  \
+    hensuc fmt --stdin < flow.hwf")]
 pub struct FmtArgs {
     /// Workflow files, or directories searched recursively for `.hwf` and `.kt` files.
     pub paths: Vec<PathBuf>,

@@ -25,6 +25,9 @@ pub enum GraphFormat {
 }
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    hensuc graph examples/workflows/trip-booking.hwf -d examples\n  \
+    hensuc graph examples/workflows/fork-join.hwf -d examples --format dot | dot -Tsvg > fork-join.svg")]
 pub struct GraphArgs {
     /// The workflow to draw (`.hwf`, `.kt` or `.json`).
     pub path: PathBuf,

@@ -10,10 +10,10 @@ use serde_json::Value;
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct RemoteArgs {
     /// A hensu server's base URL (e.g. http://127.0.0.1:8080); `HENSU_SERVER` otherwise.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", global = true)]
     pub server: Option<String>,
     /// Bearer token (JWT) for the server; `HENSU_TOKEN` otherwise. Never printed.
-    #[arg(long, value_name = "TOKEN")]
+    #[arg(long, value_name = "TOKEN", global = true)]
     pub token: Option<String>,
 }
 

@@ -91,11 +91,17 @@ pub fn runs(remote: &Remote, as_json: bool) -> anyhow::Result<ExitCode> {
     if !a.ok() {
         return Err(fail("runs", &a));
     }
+    let list = a.body.as_array().cloned().unwrap_or_default();
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&a.body)?);
+        // The local `runs --json` shape (docs/schemas/runs.schema.json): one contract whether
+        // the runs come from a store or from a server.
+        let rows: Vec<Value> = list.iter().map(record_of_execution).collect();
+        println!(
+            "{}",
+            json!({"format_version": super::runs::RUNS_FORMAT_VERSION, "runs": rows})
+        );
         return Ok(ExitCode::SUCCESS);
     }
-    let list = a.body.as_array().cloned().unwrap_or_default();
     if list.is_empty() {
         println!("no runs");
     }
@@ -111,6 +117,69 @@ pub fn runs(remote: &Remote, as_json: bool) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `hensuc runs show ID --server URL`: the execution's record, in the shape of a local
+/// `runs show` (docs/schemas/runs-show.schema.json). The API does not expose the run's log, so
+/// `history` and `claims` are absent and `source`, `path`, `steps` are `null`; an unknown id is
+/// the server's 404 (exit 2, as for a local store), never the list.
+pub fn show(remote: &Remote, id: &str, as_json: bool) -> anyhow::Result<ExitCode> {
+    let a = remote.get(&format!("/api/v1/executions/{id}"))?;
+    if !a.ok() {
+        return Err(fail(&format!("run `{id}`"), &a));
+    }
+    let record = record_of_execution(&a.body);
+    if as_json {
+        println!(
+            "{}",
+            json!({
+                "format_version": super::runs::RUNS_FORMAT_VERSION,
+                "record": record,
+                "source": Value::Null,
+                "path": Value::Null,
+                "steps": Value::Null,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let field = |k: &str| record.get(k).and_then(Value::as_str).map(str::to_string);
+    let mut status = field("status").unwrap_or_default();
+    if let Some(e) = field("exit_status") {
+        status.push_str(&format!(" ({e})"));
+    }
+    println!("run         {}", field("run_id").unwrap_or_default());
+    println!("workflow    {}", field("workflow").unwrap_or_default());
+    println!("status      {status}");
+    for (label, key) in [
+        ("node       ", "current_node"),
+        ("correlation", "correlation_id"),
+        ("started    ", "started"),
+        ("updated    ", "updated"),
+    ] {
+        if let Some(v) = field(key) {
+            println!("{label} {v}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A server's execution status (`GET /api/v1/executions`) as a `runs --json` record. The server
+/// does not report the workflow's version: `null`.
+fn record_of_execution(e: &Value) -> Value {
+    let text = |k: &str| e.get(k).and_then(Value::as_str);
+    json!({
+        "run_id": text("executionId"),
+        "workflow": text("workflowId"),
+        "workflow_version": Value::Null,
+        "status": text("status"),
+        "current_node": text("currentNodeId"),
+        "started": text("startedAt"),
+        "updated": text("updatedAt"),
+        "correlation_id": text("correlationId"),
+        "exit_status": text("exitStatus"),
+        "step": e.get("step").and_then(Value::as_u64).unwrap_or(0),
+        "cancel_requested": e.get("cancelRequested").and_then(Value::as_bool).unwrap_or(false),
+    })
 }
 
 /// What `hensuc resume` asks of the server.

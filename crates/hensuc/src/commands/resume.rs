@@ -21,6 +21,10 @@ use crate::commands::run::{ReviewFlags, ReviewMode, RunArgs, RunSettings, run_wo
 use crate::commands::session::{self, Resumed, Start};
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    hensuc resume r65bfd75ed98 -d examples --approve\n  \
+    hensuc resume r65bfd75ed98 -d examples --reject \"needs sources\"\n  \
+    hensuc resume r65bfd75ed98 -d examples --backtrack write")]
 pub struct ResumeArgs {
     /// The run id (or the correlation id of its pending review).
     pub id: String,

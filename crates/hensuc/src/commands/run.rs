@@ -36,6 +36,12 @@ pub(crate) use super::run_summary::summarize;
 
 /// The end of `hensuc run --help`: review modes, offline behaviour, exit codes.
 const RUN_AFTER_HELP: &str = "\
+Examples:
+  hensuc run examples/workflows/content-pipeline.hwf -d examples -c '{\"topic\": \"durable workflows\"}'
+  hensuc run human-review -d examples --stub -c @context.json --events run.jsonl
+  hensuc run content-pipeline --server http://127.0.0.1:8080 -c '{\"topic\": \"x\"}'
+  hensuc run content-pipeline -d examples --detach   # a worker runs it (hensuc worker)
+
 Reviews: a REQUIRED review is decided by a human. Without a flag the run pauses at the review
 (as --defer-review; exit 3) and `hensuc resume ID --approve | --reject REASON | --backtrack NODE`
 decides; -i asks in the terminal; --auto-approve approves every review. The mode is stored with

@@ -14,9 +14,13 @@ use crate::exit;
 
 /// `runs --json` / `runs show --json`: a number like every hensuc JSON output's (version 1 wrote
 /// the string `"1"`; nothing else changed in 2).
-const RUNS_FORMAT_VERSION: u32 = 2;
+pub(crate) const RUNS_FORMAT_VERSION: u32 = 2;
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    hensuc runs -d examples\n  \
+    hensuc runs -d examples show r65bfd75ed98 --json\n  \
+    hensuc runs --server http://127.0.0.1:8080 --json")]
 pub struct RunsArgs {
     /// Project directory (the store is `<DIR>/.hensu/state.db`).
     #[arg(short = 'd', long = "dir", value_name = "DIR", global = true)]
@@ -42,7 +46,12 @@ pub enum RunsCommand {
 
 pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
     if let Some(remote) = crate::commands::remote::Remote::from_args(&args.remote)? {
-        return crate::commands::remote_runs::runs(&remote, args.json);
+        return match &args.command {
+            None => crate::commands::remote_runs::runs(&remote, args.json),
+            Some(RunsCommand::Show { id }) => {
+                crate::commands::remote_runs::show(&remote, id, args.json)
+            }
+        };
     }
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let Some(store) = open_existing(&dir)? else {

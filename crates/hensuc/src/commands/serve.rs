@@ -16,6 +16,9 @@ use clap::Args;
 use serde::Deserialize;
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    hensuc serve -d examples --stub\n  \
+    HENSU_JWT_PUBLIC_KEY=\"$(cat jwt.pem)\" HENSU_JWT_ISSUER=https://id.example.com \\\n      hensuc serve --listen 0.0.0.0:8080 --store postgres://hensu@db/hensu -d .")]
 pub struct ServeArgs {
     /// Address to listen on (default 127.0.0.1:8080; port 0 picks a free one).
     #[arg(long, value_name = "ADDR")]

@@ -21,6 +21,9 @@ use crate::commands::session::{self, Resumed, Start};
 use crate::exit;
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    hensuc worker -d examples\n  \
+    hensuc worker --store postgres://hensu@db/hensu -d .")]
 pub struct WorkerArgs {
     /// Project directory: `stubs/`, `prompts/`, `commands.yaml` and `hensu.toml` are read
     /// here (and the default store is `<DIR>/.hensu/state.db`).

@@ -16,6 +16,7 @@ mod explain;
 mod extends;
 mod fmt;
 mod graph;
+mod json_schemas;
 mod lsp_stdio;
 mod mcp;
 mod process;

@@ -212,7 +212,46 @@ fn client_commands_against_a_real_server() {
         .output()
         .expect("runs");
     let all = json_out(&runs);
-    let statuses: Vec<&str> = all
+    // The same shape as a local `runs --json` (docs/schemas/runs.schema.json).
+    let schemas = super::json_schemas::Schemas::load();
+    super::json_schemas::assert_valid(
+        &schemas.validator("runs.schema.json"),
+        "runs.schema.json",
+        "runs --server --json",
+        &all,
+    );
+    assert_eq!(all["runs"][0]["run_id"], sid.as_str(), "{all}");
+    // `runs show ID --server`: that one run (same shape as locally), an unknown id exits 2 as locally.
+    let shown = hensuc()
+        .args(["runs", "--server", url, "--json", "show", &sid])
+        .output()
+        .expect("runs show");
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let shown = json_out(&shown);
+    super::json_schemas::assert_valid(
+        &schemas.validator("runs-show.schema.json"),
+        "runs-show.schema.json",
+        "runs show --server --json",
+        &shown,
+    );
+    assert_eq!(shown["record"]["status"], "cancelled", "{shown}");
+    let text = hensuc()
+        .args(["runs", "show", &sid, "--server", url])
+        .output()
+        .expect("runs show");
+    assert!(
+        stdout(&text).contains("status      cancelled"),
+        "{}",
+        stdout(&text)
+    );
+    let unknown = hensuc()
+        .args(["runs", "--server", url, "show", "no-such-run"])
+        .output()
+        .expect("runs show");
+    // The same exit code as `runs show` of an unknown id in a local store.
+    assert_eq!(unknown.status.code(), Some(2), "{}", stdout(&unknown));
+    assert!(stdout(&unknown).is_empty(), "{}", stdout(&unknown));
+    let statuses: Vec<&str> = all["runs"]
         .as_array()
         .expect("list")
         .iter()

@@ -218,3 +218,41 @@ fn serve_refusal_names_settings_that_exist() {
     assert!(!err.contains("unknown field"), "{err}");
     assert!(err.contains("missing.pem"), "{err}");
 }
+
+/// Every everyday command's `--help` ends with examples of itself (as cargo's and gh's do).
+#[test]
+fn main_commands_show_examples_in_their_help() {
+    for command in [
+        "check",
+        "fmt",
+        "build",
+        "graph",
+        "explain",
+        "run",
+        "resume",
+        "cancel",
+        "pause",
+        "runs",
+        "attach",
+        "test",
+        "worker",
+        "serve",
+        "push",
+        "init",
+        "completions",
+    ] {
+        let help = super::run_hensuc(&[command, "--help"]);
+        assert!(help.status.success(), "{command}: {}", super::stderr(&help));
+        let text = super::stdout(&help);
+        let examples = text
+            .split_once("Examples:\n")
+            .unwrap_or_else(|| panic!("`hensuc {command} --help` has no examples:\n{text}"))
+            .1;
+        let own = examples
+            .lines()
+            .take_while(|l| !l.trim().is_empty())
+            .filter(|l| l.contains(&format!("hensuc {command}")))
+            .count();
+        assert!(own >= 1, "`hensuc {command} --help` examples:\n{examples}");
+    }
+}

@@ -29,6 +29,10 @@ pub enum TestFormat {
 }
 
 #[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    hensuc test -d examples\n  \
+    hensuc test -d examples trip-booking\n  \
+    hensuc test -d examples --format junit > report.xml")]
 pub struct TestArgs {
     /// Run only the tests whose name contains PATTERN.
     pub pattern: Option<String>,

@@ -1,0 +1,294 @@
+//! The JSON contract: every machine-readable output of `hensuc` validates against its JSON Schema
+//! in `docs/schemas/` (docs/cli.md, *JSON outputs*). The outputs are real: produced by the binary
+//! on the examples, with errors, bounds, a saga's compensations, a fork and a paused review among
+//! them, so a field added, renamed or retyped without its schema fails here.
+
+use std::path::Path;
+
+use jsonschema::{Registry, Validator};
+use serde_json::Value;
+
+use super::{hensuc, repo, stderr, stdout};
+
+/// Every schema of `docs/schemas/`, registered under its `$id` so their `$ref`s resolve offline.
+pub(super) struct Schemas {
+    registry: Registry<'static>,
+    ids: Vec<(String, String)>,
+}
+
+impl Schemas {
+    pub(super) fn load() -> Schemas {
+        let dir = repo().join("docs/schemas");
+        let mut builder = Registry::new();
+        let mut ids = Vec::new();
+        let mut entries: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            let name = path.file_name().unwrap().to_str().unwrap().to_string();
+            assert!(name.ends_with(".schema.json"), "{name}: not a schema file");
+            let schema: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            // Each schema is itself valid (draft 2020-12).
+            jsonschema::meta::validate(&schema)
+                .unwrap_or_else(|e| panic!("{name} is not a valid JSON Schema: {e}"));
+            let id = schema["$id"].as_str().unwrap().to_string();
+            assert!(
+                id.ends_with(&name),
+                "{name}: `$id` {id} must end with the file name"
+            );
+            builder = builder.add(id.as_str(), schema).unwrap();
+            ids.push((name, id));
+        }
+        Schemas {
+            registry: builder.prepare().unwrap(),
+            ids,
+        }
+    }
+
+    pub(super) fn validator(&self, file: &str) -> Validator {
+        let (_, id) = self
+            .ids
+            .iter()
+            .find(|(name, _)| name == file)
+            .unwrap_or_else(|| panic!("no docs/schemas/{file}"));
+        jsonschema::options()
+            .with_registry(&self.registry)
+            .offline()
+            .build(&serde_json::json!({ "$ref": id }))
+            .unwrap()
+    }
+}
+
+/// Validates `value` (what `what` printed) against `docs/schemas/<file>`.
+pub(super) fn assert_valid(validator: &Validator, file: &str, what: &str, value: &Value) {
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{what} does not match docs/schemas/{file}:\n{}\n{value:#}",
+        errors.join("\n")
+    );
+}
+
+fn json_of(out: &std::process::Output) -> Value {
+    serde_json::from_str(&stdout(out))
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(out), stderr(out)))
+}
+
+fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// A copy of the examples project (runs write their store into it).
+fn examples_copy(tmp: &Path) -> std::path::PathBuf {
+    let dst = tmp.join("examples");
+    copy_dir(&repo().join("examples"), &dst);
+    dst
+}
+
+fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let to = dst.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            if e.file_name() != ".hensu" {
+                copy_dir(&e.path(), &to);
+            }
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+}
+
+#[test]
+fn check_and_bounds_outputs_match_their_schemas() {
+    let schemas = Schemas::load();
+    let check = schemas.validator("check.schema.json");
+
+    let clean = hensuc()
+        .args(["check", "--format", "json", "--bounds", "-d", "examples"])
+        .output()
+        .unwrap();
+    let clean_json = json_of(&clean);
+    assert!(
+        clean_json["bounds"]["workflows"].as_array().unwrap().len() > 10,
+        "{clean_json:#}"
+    );
+    assert_valid(&check, "check.schema.json", "check --bounds", &clean_json);
+    assert_valid(
+        &schemas.validator("bounds.schema.json"),
+        "bounds.schema.json",
+        "the bounds section",
+        &clean_json["bounds"],
+    );
+
+    // Errors with labels and machine-readable suggestions.
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("bad.hwf");
+    let greeting = std::fs::read_to_string(repo().join("examples/workflows/greeting.hwf")).unwrap();
+    std::fs::write(
+        &bad,
+        greeting
+            .replace("goto \"done\"", "goto \"doen\"")
+            .replace("CLAUDE_HAIKU_4_5", "CLAUDE_HAIKU_4_6"),
+    )
+    .unwrap();
+    let errors = hensuc()
+        .args(["check", "--format", "json"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(errors.status.code(), Some(1), "{}", stderr(&errors));
+    let errors_json = json_of(&errors);
+    let diagnostics = errors_json["diagnostics"].as_array().unwrap();
+    assert!(diagnostics.len() >= 2, "{errors_json:#}");
+    assert!(
+        diagnostics.iter().any(|d| d.get("suggestions").is_some()),
+        "{errors_json:#}"
+    );
+    assert_valid(&check, "check.schema.json", "check (errors)", &errors_json);
+
+    // The schemas reject what the contract forbids (a validator that accepts anything proves
+    // nothing): the old string `format_version`, an unknown severity, a missing count.
+    let mut old = errors_json.clone();
+    old["format_version"] = serde_json::json!("1");
+    assert!(!check.is_valid(&old));
+    let mut severity = errors_json.clone();
+    severity["diagnostics"][0]["severity"] = serde_json::json!("fatal");
+    assert!(!check.is_valid(&severity));
+    let mut missing = errors_json;
+    missing.as_object_mut().unwrap().remove("error_count");
+    assert!(!check.is_valid(&missing));
+}
+
+#[test]
+fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
+    let schemas = Schemas::load();
+    let tmp = tempfile::tempdir().unwrap();
+    let project = examples_copy(tmp.path());
+
+    // Events of runs that cover compensations (a declined saga), a fork, a rubric, a pause.
+    let events = schemas.validator("events.schema.json");
+    let mut seen = std::collections::BTreeSet::new();
+    for (workflow, context, scenario) in [
+        ("content-pipeline", r#"{"topic": "schemas"}"#, "default"),
+        ("fork-join", r#"{"company": "Acme"}"#, "default"),
+        ("human-review", r#"{"goal": "schemas"}"#, "default"),
+        ("trip-booking", r#"{"trip": "Lisbon to Tokyo"}"#, "declined"),
+    ] {
+        let file = tmp.path().join(format!("{workflow}.jsonl"));
+        let run = hensuc()
+            .current_dir(&project)
+            .args([
+                "run",
+                &format!("workflows/{workflow}.hwf"),
+                "-d",
+                ".",
+                "--stub",
+            ])
+            .args(["--scenario", scenario, "-c", context, "--events"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            matches!(run.status.code(), Some(0 | 1 | 3)),
+            "{workflow}: {}",
+            stderr(&run)
+        );
+        let lines = json_lines(&std::fs::read_to_string(&file).unwrap());
+        assert_eq!(lines[0]["event"], "run_started", "{workflow}");
+        for line in &lines {
+            assert_valid(&events, "events.schema.json", workflow, line);
+            seen.insert(line["event"].as_str().unwrap().to_string());
+        }
+    }
+    for kind in [
+        "run_started",
+        "node_started",
+        "agent_call",
+        "node_completed",
+        "transition_taken",
+        "rubric_evaluated",
+        "compensation_started",
+        "compensation_finished",
+        "run_finished",
+    ] {
+        assert!(
+            seen.contains(kind),
+            "no `{kind}` event was produced: {seen:?}"
+        );
+    }
+
+    // The runs those left in the project's store.
+    let runs = hensuc()
+        .current_dir(&project)
+        .args(["runs", "-d", ".", "--json"])
+        .output()
+        .unwrap();
+    let runs_json = json_of(&runs);
+    let listed = runs_json["runs"].as_array().unwrap();
+    assert_eq!(listed.len(), 4, "{runs_json:#}");
+    assert_valid(
+        &schemas.validator("runs.schema.json"),
+        "runs.schema.json",
+        "runs --json",
+        &runs_json,
+    );
+    let show = schemas.validator("runs-show.schema.json");
+    let attach = schemas.validator("attach.schema.json");
+    for r in listed {
+        let id = r["run_id"].as_str().unwrap();
+        let shown = hensuc()
+            .current_dir(&project)
+            .args(["runs", "-d", ".", "show", id, "--json"])
+            .output()
+            .unwrap();
+        assert_valid(&show, "runs-show.schema.json", id, &json_of(&shown));
+        let attached = hensuc()
+            .current_dir(&project)
+            .args(["attach", "-d", ".", id, "--json"])
+            .output()
+            .unwrap();
+        let rows = json_lines(&stdout(&attached));
+        assert!(!rows.is_empty(), "attach {id}: {}", stderr(&attached));
+        for row in &rows {
+            assert_valid(&attach, "attach.schema.json", id, row);
+        }
+    }
+
+    // A workflow test run.
+    let test = hensuc()
+        .current_dir(&project)
+        .args(["test", "-d", ".", "--format", "json", "greeting"])
+        .output()
+        .unwrap();
+    let test_json = json_of(&test);
+    assert!(test_json["passed"].as_u64().unwrap() >= 1, "{test_json:#}");
+    assert_valid(
+        &schemas.validator("test.schema.json"),
+        "test.schema.json",
+        "test --format json",
+        &test_json,
+    );
+}
+
+/// No schema goes unchecked: each file of `docs/schemas/` is named by a test above.
+#[test]
+fn every_schema_is_validated_against_real_output() {
+    let source = include_str!("json_schemas.rs");
+    for (name, _) in Schemas::load().ids {
+        assert!(
+            source.matches(&format!("\"{name}\"")).count() >= 2,
+            "docs/schemas/{name} is not validated by a test in json_schemas.rs"
+        );
+    }
+}
