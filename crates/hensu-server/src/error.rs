@@ -154,19 +154,29 @@ impl From<axum::extract::rejection::BytesRejection> for ApiError {
 
 /// tower-http's layers answer before any handler runs, with a bare body: the body limit a
 /// `Content-Length` over it (413, plain text), the request timeout (408, empty). Give them the
-/// API's JSON error body like every other error.
+/// API's JSON error body like every other error, and close the connection after a 408 or 413.
 pub(crate) async fn json_layer_errors(response: Response) -> Response {
     let is_json = response
         .headers()
         .get(axum::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"));
-    if is_json {
-        return response;
-    }
-    match response.status() {
-        StatusCode::PAYLOAD_TOO_LARGE => ApiError::body_too_large().into_response(),
-        StatusCode::REQUEST_TIMEOUT => ApiError::request_timeout().into_response(),
+    let status = response.status();
+    let mut response = match status {
+        StatusCode::PAYLOAD_TOO_LARGE if !is_json => ApiError::body_too_large().into_response(),
+        StatusCode::REQUEST_TIMEOUT if !is_json => ApiError::request_timeout().into_response(),
         _ => response,
+    };
+    // The rest of such a body is never read: close the connection after the answer, or hyper
+    // would keep draining a client that drips it.
+    if matches!(
+        status,
+        StatusCode::PAYLOAD_TOO_LARGE | StatusCode::REQUEST_TIMEOUT
+    ) {
+        response.headers_mut().insert(
+            axum::http::header::CONNECTION,
+            axum::http::HeaderValue::from_static("close"),
+        );
     }
+    response
 }

@@ -202,6 +202,20 @@ async fn slow_clients_are_cut() {
     let text = String::from_utf8_lossy(&answer);
     assert!(text.starts_with("HTTP/1.1 408"), "dripped body: {text}");
     assert!(text.contains(r#""code":"request_timeout""#), "{text}");
+    let drip_on = async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            if body.write_all(b" ").await.is_err() {
+                return;
+            }
+        }
+    };
+    assert!(
+        tokio::time::timeout(Duration::from_secs(5), drip_on)
+            .await
+            .is_ok(),
+        "the connection is closed after the 408, not drained"
+    );
 
     let mut stalled = TcpStream::connect(addr(&s)).await.expect("connect");
     stalled.write_all(head.as_bytes()).await.expect("write");
