@@ -62,17 +62,21 @@ def health(port):
         return None
 
 
-def still_open(socks):
-    n = 0
-    for s in socks:
+def still_open(socks, closed):
+    """Sockets the server has not closed; what it sent (an error answer) is read and dropped."""
+    for i, s in enumerate(socks):
+        if i in closed:
+            continue
         try:
-            if s.recv(1) != b"":
-                n += 1
+            while True:
+                if s.recv(65536) == b"":
+                    closed.add(i)
+                    break
         except BlockingIOError:
-            n += 1
-        except OSError:
             pass
-    return n
+        except OSError:
+            closed.add(i)
+    return len(socks) - len(closed)
 
 
 def run_mode(port, mode, n, seconds, drip_every):
@@ -90,7 +94,7 @@ def run_mode(port, mode, n, seconds, drip_every):
         except OSError:
             pass
     opened = len(socks)
-    samples, t0, last_drip = [], time.time(), time.time()
+    samples, t0, last_drip, closed = [], time.time(), time.time(), set()
     while time.time() - t0 < seconds:
         time.sleep(1)
         if mode != "idle" and time.time() - last_drip >= drip_every:
@@ -102,7 +106,7 @@ def run_mode(port, mode, n, seconds, drip_every):
                     pass
         if int(time.time() - t0) % 5 == 0:
             samples.append({"t": round(time.time() - t0), "health_s": health(port),
-                            "still_open": still_open(socks)})
+                            "still_open": still_open(socks, closed)})
     for s in socks:
         s.close()
     return {"mode": mode, "opened": opened, "samples": samples}
