@@ -433,6 +433,16 @@ static CODES: &[CodeInfo] = &[
         "test names an unknown workflow or node",
         include_str!("../../../docs/diagnostics/E0905.md"),
     ),
+    e(
+        "E0906",
+        "invalid `hensu.toml`",
+        include_str!("../../../docs/diagnostics/E0906.md"),
+    ),
+    e(
+        "E0907",
+        "unknown key in `hensu.toml`",
+        include_str!("../../../docs/diagnostics/E0907.md"),
+    ),
     // warnings: W00xx
     w(
         "W0001",
@@ -582,5 +592,20 @@ static CODES: &[CodeInfo] = &[
         "W0902",
         "test file not named `*.test.toml`",
         include_str!("../../../docs/diagnostics/W0902.md"),
+    ),
+    w(
+        "W0903",
+        "unknown section in `hensu.toml`",
+        include_str!("../../../docs/diagnostics/W0903.md"),
+    ),
+    w(
+        "W0904",
+        "`allow_hosts` entry is not a host",
+        include_str!("../../../docs/diagnostics/W0904.md"),
+    ),
+    w(
+        "W0905",
+        "price for a model no agent uses",
+        include_str!("../../../docs/diagnostics/W0905.md"),
     ),
 ];

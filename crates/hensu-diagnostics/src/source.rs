@@ -39,6 +39,38 @@ impl PartialEq for SourceFile {
 
 impl Eq for SourceFile {}
 
+/// Whether a line starts at byte `p` (≥ 1) of `bytes`: after `\n`, or after a `\r` not
+/// followed by `\n` (lines end after `\n`, `\r\n` or a lone `\r`, as the LSP counts them). The
+/// one definition of a line: this table, the language server's incremental index and every
+/// renderer use it.
+pub fn starts_line_at(bytes: &[u8], p: usize) -> bool {
+    match p.checked_sub(1).and_then(|i| bytes.get(i)) {
+        Some(b'\n') => true,
+        Some(b'\r') => bytes.get(p) != Some(&b'\n'),
+        _ => false,
+    }
+}
+
+/// The byte offset of the start of every line of `text`; the first is 0.
+pub fn line_starts(text: &str) -> Vec<u32> {
+    let bytes = text.as_bytes();
+    let mut starts = vec![0u32];
+    starts.extend(
+        (1..=bytes.len())
+            .filter(|&p| starts_line_at(bytes, p))
+            .map(to_u32),
+    );
+    starts
+}
+
+/// The 0-based index of the line holding `byte`, given the [`line_starts`] of the text.
+pub fn line_containing(starts: &[u32], byte: u32) -> usize {
+    match starts.binary_search(&byte) {
+        Ok(i) => i,
+        Err(i) => i.saturating_sub(1),
+    }
+}
+
 #[derive(Clone, Debug)]
 struct LineIndex {
     /// Byte offset of the start of every line; `starts[0] == 0`, strictly increasing.
@@ -49,22 +81,7 @@ struct LineIndex {
 
 impl LineIndex {
     fn of(text: &str) -> Self {
-        let bytes = text.as_bytes();
-        let mut starts = vec![0u32];
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'\n' => starts.push(to_u32(i + 1)),
-                b'\r' => {
-                    if bytes.get(i + 1) == Some(&b'\n') {
-                        i += 1;
-                    }
-                    starts.push(to_u32(i + 1));
-                }
-                _ => {}
-            }
-            i += 1;
-        }
+        let starts = line_starts(text);
         let mut char_starts = Vec::with_capacity(starts.len());
         let mut chars = 0usize;
         let mut prev = 0usize;
@@ -165,10 +182,7 @@ impl SourceFile {
 
     /// The 0-based index of the line containing `byte` (after clamping).
     fn line_index(&self, byte: u32) -> usize {
-        match self.line_starts().binary_search(&byte) {
-            Ok(i) => i,
-            Err(i) => i.saturating_sub(1),
-        }
+        line_containing(self.line_starts(), byte)
     }
 
     /// Byte range of a 1-based line, including its terminator. Lines past the end give the empty

@@ -13,14 +13,17 @@
 //!   run log; [`worker::run_worker`] claims queued and orphaned runs from a shared store and
 //!   executes them.
 //!
-//! A host wires these into an engine with [`action_handlers`] and [`generic_handlers`] (the
-//! engine's built-in handlers plus the ones here).
+//! [`launch`] is the one run recipe every face uses: a run's configuration ([`launch::RunSetup`]),
+//! its creation in the store ([`launch::create_run`]) and its engine ([`launch::engine`]).
+//! [`action_handlers`] and [`generic_handlers`] are the engine's built-in handlers plus the
+//! ones here.
 
 mod command_process;
 pub mod command_script;
 mod durable;
 mod durable_delta;
 mod http;
+pub mod launch;
 mod network;
 mod review;
 mod shell;
@@ -33,7 +36,7 @@ use hensu_runtime::{ActionHandlerRegistry, GenericHandlerRegistry};
 
 pub use durable::{DurableRun, SnapshotRedactor, final_update, restore, snapshot};
 pub use http::{ApiCallerHandler, WebhookHandler, percent_encode};
-pub use network::{NetworkAccess, allowed_hosts};
+pub use network::NetworkAccess;
 pub use review::{DeferredReview, InteractiveReview, PendingReview, TerminalPause};
 pub use shell::{
     BASE_ENV, CommandRegistry, CommandSpec, DEFAULT_COMMAND_TIMEOUT_MS, MAX_VALUE_BYTES,

@@ -8,9 +8,8 @@
 //! allow_hosts = ["hooks.example.com"]
 //! ```
 //!
-//! (docs/language.md, *Runtime semantics*; README, *Offline runs*.)
-
-use serde::Deserialize;
+//! (docs/language.md, *Runtime semantics*; README, *Offline runs*.) The section is read by
+//! hensu-project (`NetworkConfig`); the face turns its hosts into a [`NetworkAccess`].
 
 /// What the network handlers may reach.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -47,27 +46,6 @@ impl NetworkAccess {
             ),
         }
     }
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct ConfigFile {
-    #[serde(default)]
-    network: NetworkSection,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NetworkSection {
-    #[serde(default)]
-    allow_hosts: Vec<String>,
-}
-
-/// The `[network] allow_hosts` of a `hensu.toml` text (other tables are the providers' and
-/// ignored here).
-pub fn allowed_hosts(hensu_toml: &str) -> Result<Vec<String>, String> {
-    toml::from_str::<ConfigFile>(hensu_toml)
-        .map(|c| c.network.allow_hosts)
-        .map_err(|e| format!("hensu.toml [network]: {}", e.message()))
 }
 
 /// The simulated answer of a request that did not go out.

@@ -23,6 +23,21 @@ pub trait Host: Send + Sync {
 
     /// The workflow files (`.hwf`, `.kt`) in `<root>/workflows/`: `(path, text)`, sorted by path.
     fn workflow_files(&self, root: &str) -> Vec<(String, String)>;
+
+    /// The text of `<root>/hensu.toml`; `Ok(None)` when the project has none.
+    fn project_file(&self, root: &str) -> std::io::Result<Option<String>>;
+}
+
+/// The project's own files (`hensu.toml`) through a [`Host`], for `hensu_project::Workspace`.
+pub(crate) struct HostProjectFiles<'a>(pub &'a dyn Host);
+
+impl hensu_project::ProjectFiles for HostProjectFiles<'_> {
+    fn read(&self, path: &std::path::Path) -> std::io::Result<Option<String>> {
+        match path.parent().and_then(std::path::Path::to_str) {
+            Some(root) if path.ends_with(hensu_project::PROJECT_FILE) => self.0.project_file(root),
+            _ => Ok(None),
+        }
+    }
 }
 
 /// A [`FileProvider`] for the lowering of one document: resources of its project root.
@@ -86,6 +101,15 @@ impl Host for MemoryHost {
             rel.join("/")
         );
         self.read().get(&path).cloned().ok_or(FileError::NotFound)
+    }
+
+    fn project_file(&self, root: &str) -> std::io::Result<Option<String>> {
+        let path = format!(
+            "{}/{}",
+            root.trim_end_matches('/'),
+            hensu_project::PROJECT_FILE
+        );
+        Ok(self.read().get(&path).cloned())
     }
 
     fn workflow_files(&self, root: &str) -> Vec<(String, String)> {

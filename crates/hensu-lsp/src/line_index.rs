@@ -1,6 +1,7 @@
-//! Byte offsets ↔ LSP positions (0-based line, UTF-16 column). Lines end after `\n`, `\r\n` or
-//! a lone `\r`, as in the protocol. Conversions never panic: positions past the end of a line or
-//! of the file are clamped.
+//! Byte offsets ↔ LSP positions (0-based line, UTF-16 column), kept up to date by edits. What
+//! a line is comes from `hensu_diagnostics::source` (lines end after `\n`, `\r\n` or a lone `\r`,
+//! as in the protocol), the one line index the renderers use too. Conversions never panic:
+//! positions past the end of a line or of the file are clamped.
 
 use hensu_diagnostics::Span;
 use lsp_types::{Position, Range};
@@ -18,33 +19,14 @@ fn to_u32(v: usize) -> u32 {
 
 impl LineIndex {
     pub fn new(text: &str) -> Self {
-        let bytes = text.as_bytes();
-        let mut starts = vec![0u32];
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'\n' => starts.push(to_u32(i + 1)),
-                b'\r' => {
-                    if bytes.get(i + 1) == Some(&b'\n') {
-                        i += 1;
-                    }
-                    starts.push(to_u32(i + 1));
-                }
-                _ => {}
-            }
-            i += 1;
-        }
         LineIndex {
-            starts,
+            starts: hensu_diagnostics::source::line_starts(text),
             len: to_u32(text.len()),
         }
     }
 
     fn line_of(&self, byte: u32) -> usize {
-        match self.starts.binary_search(&byte) {
-            Ok(i) => i,
-            Err(i) => i.saturating_sub(1),
-        }
+        hensu_diagnostics::source::line_containing(&self.starts, byte)
     }
 
     /// The byte range of a 0-based line without its terminator.
@@ -117,8 +99,8 @@ impl LineIndex {
     pub fn edit(&mut self, text: &str, start: u32, old_end: u32, new_end: u32) {
         let bytes = text.as_bytes();
         let delta = i64::from(new_end) - i64::from(old_end);
-        // A line starts at p when byte p-1 is `\n`, or `\r` not followed by `\n` at p: starts
-        // before `start` and after `old_end` (shifted) are unchanged.
+        // Starts before `start` and after `old_end` (shifted) are unchanged; the edited stretch
+        // is rescanned with the one rule of where a line starts.
         let keep = self.starts.partition_point(|s| *s < start);
         let tail: Vec<u32> = self.starts[self.starts.partition_point(|s| *s <= old_end)..]
             .iter()
@@ -132,12 +114,7 @@ impl LineIndex {
         let from = (start as usize).max(1);
         let to = (new_end as usize).min(bytes.len());
         for p in from..=to {
-            let starts_here = match bytes.get(p - 1) {
-                Some(b'\n') => true,
-                Some(b'\r') => bytes.get(p) != Some(&b'\n'),
-                _ => false,
-            };
-            if starts_here {
+            if hensu_diagnostics::source::starts_line_at(bytes, p) {
                 self.starts.push(to_u32(p));
             }
         }

@@ -1,4 +1,5 @@
-//! The `[mcp]` section of `hensu.toml` (docs/mcp.md, *Configuration*).
+//! The `[mcp]` section of `hensu.toml` (docs/mcp.md, *Configuration*): its types and the
+//! endpoint rules. The file is parsed by hensu-project, whose `ProjectConfig` holds [`McpConfig`].
 
 use std::time::Duration;
 
@@ -123,18 +124,4 @@ impl ServerConfig {
 
 fn is_https(url: &str) -> bool {
     url.starts_with("https://")
-}
-
-/// The `[mcp]` section of a whole `hensu.toml` (other sections are ignored here; the provider
-/// layer reads them). Errors name the key, never quote values.
-pub fn load_mcp_config(toml_text: &str) -> Result<McpConfig, String> {
-    #[derive(Deserialize)]
-    struct File {
-        #[serde(default)]
-        mcp: McpConfig,
-    }
-    let file: File = toml::from_str(toml_text)
-        .map_err(|e| format!("hensu.toml [mcp]: {}", e.message().trim()))?;
-    file.mcp.endpoints()?;
-    Ok(file.mcp)
 }

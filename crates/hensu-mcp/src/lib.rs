@@ -23,8 +23,7 @@ mod source;
 pub use client::{ConnectError, McpClients, ToolInfo};
 pub use config::{
     DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MAX_RESULT_BYTES, Endpoint, McpConfig, ServerConfig,
-    load_mcp_config,
 };
 pub use result::{ToolFailure, render_result};
-pub use run::{RunTools, read_config, uses_tools};
+pub use run::{RunTools, uses_tools};
 pub use source::{LocalMcp, McpActionHandler, McpToolExecutor, ScriptedTools, ToolSource};

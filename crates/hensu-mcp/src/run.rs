@@ -1,5 +1,5 @@
-//! What a local run (`hensuc run`, `hensuc resume`) needs from this crate, in one call:
-//! read `[mcp]` from `<workdir>/hensu.toml`, connect the servers, add the stub scripts.
+//! What a local run (`hensuc run`, `hensuc resume`, `hensuc worker`) needs from this crate,
+//! in one call: connect the servers of the project's `[mcp]` section, add the stub scripts.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -7,7 +7,7 @@ use std::sync::Arc;
 use hensu_providers::ToolExecutor;
 use hensu_runtime::ActionHandlerRegistry;
 
-use crate::config::{McpConfig, load_mcp_config};
+use crate::config::McpConfig;
 use crate::source::{LocalMcp, McpActionHandler, McpToolExecutor, ScriptedTools, ToolSource};
 
 /// The tools of one local run.
@@ -27,22 +27,14 @@ impl std::fmt::Debug for RunTools {
     }
 }
 
-/// Reads `<workdir>/hensu.toml`'s `[mcp]` section (the defaults without a file).
-pub fn read_config(workdir: &Path) -> Result<McpConfig, String> {
-    let path = workdir.join("hensu.toml");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => load_mcp_config(&text).map_err(|e| format!("{}: {e}", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(McpConfig::default()),
-        Err(e) => Err(format!("cannot read `{}`: {e}", path.display())),
-    }
-}
-
 impl RunTools {
-    /// Connects the configured servers (blocking; call outside async code). With `stubbed`
-    /// (stub agents forced), `stubs/<scenario>/tools/` scripts answer first and a server
-    /// that cannot be reached is a note instead of an error, so the run works offline.
+    /// Connects the servers of `config` (the project's `[mcp]` section, read with the rest of
+    /// `hensu.toml` by `hensu_host::launch`; blocking, call outside async code). With
+    /// `stubbed` (stub agents forced), `stubs/<scenario>/tools/` scripts answer first and a
+    /// server that cannot be reached is a note instead of an error, so the run works offline.
     /// Without `needed` (see [`uses_tools`]) nothing is started.
     pub fn start(
+        config: &McpConfig,
         workdir: &Path,
         scenario: Option<&str>,
         stubbed: bool,
@@ -54,11 +46,10 @@ impl RunTools {
                 notes: Vec::new(),
             });
         }
-        let config = read_config(workdir)?;
         let mut notes = Vec::new();
         let mut local: Option<Arc<dyn ToolSource>> = None;
         if !config.servers.is_empty() {
-            match LocalMcp::start(&config, workdir) {
+            match LocalMcp::start(config, workdir) {
                 Ok(mcp) => {
                     let tools = mcp.tools();
                     for server in config.servers.keys() {

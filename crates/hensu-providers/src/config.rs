@@ -24,9 +24,10 @@
 //! max_corrections = 1
 //! ```
 //!
-//! Sections this crate does not own are ignored; inside its sections unknown keys are errors
-//! (so a typo, or a literal `api_key = "…"`, is reported instead of silently ignored). Error
-//! messages never quote the offending line, so a key pasted into the file is not echoed.
+//! The file is parsed by hensu-project (its `ProjectConfig` holds these types, so each section
+//! is read with the same error policy and spans); this module owns the types and [`validate`],
+//! the rules `serde` cannot express. Inside these sections unknown keys are errors (so a typo, or
+//! a literal `api_key = "…"`, is reported instead of silently ignored).
 
 use std::time::Duration;
 
@@ -159,102 +160,15 @@ impl ProvidersConfig {
     }
 }
 
-/// A bad `hensu.toml`.
+/// A provider setting of `hensu.toml` that breaks a rule of [`validate`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
-    #[error("hensu.toml:{line}:{column}: {message}")]
-    Parse {
-        line: usize,
-        column: usize,
-        message: String,
-    },
     #[error("hensu.toml: {path}: {message}")]
     Invalid { path: String, message: String },
 }
 
 /// The built-in provider names.
 pub const BUILTIN_PROVIDERS: [&str; 4] = ["anthropic", "openai", "gemini", "deepseek"];
-
-/// Parses and validates the provider sections of `hensu.toml`.
-pub fn load_config(toml_text: &str) -> Result<ProvidersConfig, ConfigError> {
-    let config: ProvidersConfig = toml::from_str(toml_text).map_err(|e| {
-        let (line, column) = e
-            .span()
-            .map(|s| line_col(toml_text, s.start))
-            .unwrap_or((1, 1));
-        ConfigError::Parse {
-            line,
-            column,
-            // `message()` is the bare message, without the source excerpt `Display` adds; serde
-            // still quotes the offending value or key in it, which may be a pasted secret.
-            message: without_values(e.message().trim()),
-        }
-    })?;
-    validate(&config)?;
-    Ok(config)
-}
-
-/// Words of the schema a message may quote: field, section and variant names. Anything else
-/// quoted in a parse message is a value (or an unknown key) from the file — possibly a pasted
-/// key — and is replaced by `(value not shown)`.
-const SCHEMA_WORDS: &[&str] = &[
-    "kind",
-    "base_url",
-    "api_key_env",
-    "models",
-    "priority",
-    "enabled",
-    "anthropic",
-    "openai",
-    "gemini",
-    "max_attempts",
-    "base_delay_ms",
-    "max_delay_ms",
-    "failure_threshold",
-    "cool_down_ms",
-    "call_ms",
-    "max_corrections",
-    "providers",
-    "retry",
-    "circuit_breaker",
-    "timeouts",
-    "structured_output",
-];
-
-/// `message` with every quoted span (`"…"`, `` `…` ``, `'…'`) that is not a schema word hidden.
-fn without_values(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    let mut rest = message;
-    while let Some(open) = rest.find(['"', '`', '\'']) {
-        let quote = rest[open..].chars().next().unwrap_or('"');
-        out.push_str(&rest[..=open]);
-        let after = &rest[open + 1..];
-        // A quote without its closing partner hides everything after it.
-        let close = after.find(quote).unwrap_or(after.len());
-        let quoted = &after[..close];
-        if SCHEMA_WORDS.contains(&quoted) {
-            out.push_str(quoted);
-        } else {
-            out.push_str("(value not shown)");
-        }
-        match after.get(close..) {
-            Some(tail) if !tail.is_empty() => {
-                out.push(quote);
-                rest = &tail[1..];
-            }
-            _ => return out,
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, column)
-}
 
 fn invalid(path: impl Into<String>, message: impl Into<String>) -> ConfigError {
     ConfigError::Invalid {
@@ -349,102 +263,4 @@ pub fn validate(config: &ProvidersConfig) -> Result<(), ConfigError> {
         ));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unknown_sections_are_ignored_and_defaults_apply() {
-        let c = load_config("[project]\nname = \"x\"\n").expect("parses");
-        assert_eq!(c, ProvidersConfig::default());
-    }
-
-    #[test]
-    fn literal_key_is_rejected_without_echo() {
-        let e = load_config("[providers.openai]\napi_key = \"sk-very-secret-value\"\n")
-            .expect_err("rejected");
-        let msg = e.to_string();
-        assert!(msg.contains("api_key"), "{msg}");
-        assert!(!msg.contains("sk-very-secret-value"), "{msg}");
-    }
-
-    /// Pasting a key into any field of a `[providers.*]` table (or any other section) never
-    /// echoes it, whatever error it causes.
-    #[test]
-    fn pasted_key_is_never_echoed() {
-        let secret = "sk-proj-AbC123secretVALUE";
-        let placements = [
-            format!("[providers.openai]\napi_key_env = \"{secret}\"\n"),
-            format!("[providers.openai]\nkind = \"{secret}\"\n"),
-            format!("[providers.openai]\npriority = \"{secret}\"\n"),
-            format!("[providers.openai]\nenabled = \"{secret}\"\n"),
-            format!("[providers.openai]\nmodels = \"{secret}\"\n"),
-            format!("[providers.openai]\nmodels = [1, \"{secret}\"]\n"),
-            format!("[providers.openai]\n{secret} = 1\n"),
-            format!("[providers.openai]\n\"{secret}\" = \"x\"\n"),
-            format!("[providers.{secret}]\nkind = \"nope\"\n"),
-            format!("[providers.openai]\nbase_url = \"{secret}\"\n"),
-            format!("[providers.openai]\nbase_url = \"http://u:{secret}@h\"\n"),
-            format!("[retry]\nmax_attempts = \"{secret}\"\n"),
-            format!("[timeouts]\ncall_ms = '{secret}'\n"),
-            format!("[providers.openai]\napi_key_env = {secret}\n"),
-        ];
-        for text in &placements {
-            let msg = load_config(text).expect_err(text).to_string();
-            assert!(!msg.contains("AbC123secret"), "{text:?} -> {msg}");
-        }
-    }
-
-    #[test]
-    fn schema_words_stay_quoted_in_messages() {
-        let msg = load_config("[providers.x]\nkind = \"nope\"\n")
-            .expect_err("unknown kind")
-            .to_string();
-        assert!(msg.contains("`openai`"), "{msg}");
-        assert!(!msg.contains("nope"), "{msg}");
-    }
-}
-
-/// One entry of the `[lints]` table of `hensu.toml` (`W0307 = "allow"`), with the byte ranges
-/// of the key and the value in the file, for diagnostics. The levels are interpreted by the
-/// checker (`hensu_diagnostics::lints`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LintEntry {
-    pub code: String,
-    pub code_span: std::ops::Range<usize>,
-    pub level: String,
-    pub level_span: std::ops::Range<usize>,
-}
-
-/// The `[lints]` table of `hensu.toml`, in file order; empty when there is none. Only this
-/// table is read, so a provider section `hensuc check` does not need cannot hide it.
-pub fn load_lints(toml_text: &str) -> Result<Vec<LintEntry>, ConfigError> {
-    #[derive(Deserialize)]
-    struct LintsFile {
-        #[serde(default)]
-        lints: IndexMap<toml::Spanned<String>, toml::Spanned<String>>,
-    }
-    let file: LintsFile = toml::from_str(toml_text).map_err(|e| {
-        let (line, column) = e
-            .span()
-            .map(|s| line_col(toml_text, s.start))
-            .unwrap_or((1, 1));
-        ConfigError::Parse {
-            line,
-            column,
-            message: without_values(e.message().trim()),
-        }
-    })?;
-    Ok(file
-        .lints
-        .into_iter()
-        .map(|(code, level)| LintEntry {
-            code_span: code.span(),
-            code: code.into_inner(),
-            level_span: level.span(),
-            level: level.into_inner(),
-        })
-        .collect())
 }

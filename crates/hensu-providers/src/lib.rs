@@ -5,7 +5,7 @@
 //!   workspace's `reqwest` (rustls), keys sent in headers only.
 //! * Routing ([`build_providers`]): `claude-*` → anthropic, `gpt-*`/`o1*`/`o3*`/`o4*` → openai,
 //!   `gemini-*` → gemini, `deepseek-*` → deepseek, plus `[providers.NAME]` of `hensu.toml`
-//!   ([`load_config`]); stubs win when forced and serve models without a credentialed provider.
+//!   (read by hensu-project into [`ProvidersConfig`]); stubs win when forced and serve models without a credentialed provider.
 //! * Agents ([`ModelAgent`]): role + instructions as the system prompt, sampling parameters,
 //!   per-request timeout, `maintainContext` history, the tool loop over a [`ToolExecutor`].
 //! * Fault tolerance ([`Resilience`]): retries with exponential backoff and jitter honouring
@@ -34,8 +34,8 @@ mod wire;
 
 pub use agent::{DEFAULT_MAX_TOOL_CALLS, ModelAgent, ProviderRuntime};
 pub use config::{
-    CircuitBreakerConfig, ConfigError, LintEntry, ProviderEntry, ProviderKind, ProvidersConfig,
-    RetryConfig, StructuredOutputConfig, TimeoutConfig, load_config, load_lints,
+    CircuitBreakerConfig, ConfigError, ProviderEntry, ProviderKind, ProvidersConfig, RetryConfig,
+    StructuredOutputConfig, TimeoutConfig, validate,
 };
 pub use error::{ErrorKind, ProviderError};
 pub use listener::{RedactingJsonListener, RedactingJsonlListener};

@@ -98,7 +98,7 @@ fn main() {
             store,
             registry,
             hensu_server::Auth::Dev,
-            dir.path().join("stubs"),
+            hensu_server::ProjectConfig::from_project_dir(dir.path()).expect("project"),
             true,
         );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

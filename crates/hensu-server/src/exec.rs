@@ -20,27 +20,25 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use hensu_host::launch::{
+    self, Extras, NewRun, ProjectConfig, ReviewMode, RunHandle, RunSetup, StoredWorkflow, StubRoot,
+    Stubs, ToolSupply,
+};
 use hensu_host::worker::{ClaimedRun, RunExecutor, WorkerEvent, WorkerOptions};
 use hensu_host::{DurableRun, SnapshotRedactor};
 use hensu_ir::Workflow;
 use hensu_mcp::gateway::Gateway;
 use hensu_runtime::{
     Boundary, CancelToken, Checkpointer, Context, Engine, ExecutionPhase, FinishedBranch,
-    MapRepository, NestedFrame, ReviewDecision, RunOptions, RunOutcome, RunResult, RunState,
-    RuntimeError, StubProvider,
+    MapRepository, NestedFrame, ReviewDecision, RunOutcome, RunResult, RunState, RuntimeError,
 };
-use hensu_store::{
-    CancelRequest, OwnerId, RunRecord, RunStatus, StateStore, StoreError, WorkflowRegistry,
-};
-use serde_json::{Value, json};
+use hensu_store::{CancelRequest, OwnerId, RunStatus, StateStore, StoreError, WorkflowRegistry};
+use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::error::ApiError;
 use crate::metrics;
 use crate::stubs::StubScenarios;
-
-/// The format tag of the workflow stored with a server run (the CLI's `hensu-wire` envelope).
-pub const WORKFLOW_FORMAT: &str = "hensu-wire";
 
 /// "Run `run_id` of `tenant` wrote something": wakes the SSE streams of this process.
 #[derive(Clone, Debug)]
@@ -53,7 +51,6 @@ pub struct RunChanged {
 pub struct StartRequest {
     pub tenant: String,
     pub workflow: Arc<Workflow>,
-    pub definition: Value,
     pub context: Context,
     /// The tenant's workflows, for sub-workflow nodes.
     pub repository: MapRepository,
@@ -128,10 +125,12 @@ pub struct InProcessExecutor {
     store: Arc<dyn StateStore>,
     registry: Arc<dyn WorkflowRegistry>,
     events: broadcast::Sender<RunChanged>,
+    /// Every run's configuration: the server's project (`hensu.toml` run sections), its
+    /// store, stubs forced or not, deferred reviews, no local commands. Each run gets its
+    /// tenant's stub directory on top ([`StubScenarios::root_for`]).
+    setup: RunSetup,
     /// Where each tenant's stub answers are read.
     stubs: StubScenarios,
-    /// Stub agents for every model, whatever credentials the environment has.
-    force_stub: bool,
     /// Where the tenants' tools are (server mode: their own MCP clients).
     gateway: Gateway,
     options: ExecutorOptions,
@@ -153,32 +152,44 @@ pub struct InProcessExecutor {
 }
 
 impl InProcessExecutor {
+    /// An executor running every execution under the server's `project` (its `hensu.toml`
+    /// is honoured as by `hensuc run`), each tenant's stub answers read from `stubs`, stub
+    /// agents for every model with `force_stub`.
     pub fn new(
         store: Arc<dyn StateStore>,
         registry: Arc<dyn WorkflowRegistry>,
         events: broadcast::Sender<RunChanged>,
+        project: ProjectConfig,
         stubs: StubScenarios,
         force_stub: bool,
         gateway: Gateway,
         options: ExecutorOptions,
     ) -> InProcessExecutor {
-        let redactor = hensu_providers::build_providers_with(
-            &hensu_providers::ProvidersConfig::default(),
-            &|name| std::env::var(name).ok(),
-            hensu_providers::BuildOptions::default(),
-        )
-        .redactor;
+        let redactor = project.secrets();
         let redact: Option<SnapshotRedactor> = if redactor.is_empty() {
             None
         } else {
             Some(Arc::new(move |v: &mut Value| redactor.redact_json(v)))
         };
+        let setup = RunSetup {
+            project: Arc::new(project),
+            store: Some(store.clone()),
+            stubs: Stubs {
+                force: force_stub,
+                scenario: None,
+                // Set per run, for its tenant.
+                files: StubRoot::None,
+            },
+            // No terminal and no human at hand: a review pauses the run for a resume.
+            review: ReviewMode::Deferred,
+            local_commands: false,
+        };
         InProcessExecutor {
             store,
             registry,
             events,
+            setup,
             stubs,
-            force_stub,
             gateway,
             options,
             owner: OwnerId::current(),
@@ -192,45 +203,25 @@ impl InProcessExecutor {
         }
     }
 
-    /// The engine of one run of `tenant`: providers from the environment (stub agents for
-    /// the rest), the tenant's MCP tools, no local commands.
+    /// The engine of one run of `tenant`: the one run recipe ([`launch::engine`]) under the
+    /// server's setup, with the tenant's stub directory and MCP tools.
     async fn engine(
         &self,
         tenant: &str,
         workflow: &Workflow,
         repository: MapRepository,
         cancel: &CancelToken,
-    ) -> Engine {
+    ) -> Result<Engine, String> {
         let tools = crate::tools::for_run(&self.gateway, tenant, workflow, &repository).await;
-        let config = hensu_providers::ProvidersConfig::default();
-        let built = hensu_providers::build_providers_with(
-            &config,
-            &|name| std::env::var(name).ok(),
-            hensu_providers::BuildOptions {
-                force_stub: self.force_stub,
-                stub: Some(Arc::new(StubProvider::new(
-                    self.stubs.files_for(tenant),
-                    None,
-                ))),
-                tools: Some(tools.tools),
-                cancel: Some(cancel.clone()),
-                ..Default::default()
-            },
-        );
-        let mut builder = Engine::builder()
-            .action_handlers(tools.actions)
-            .generic_handlers(hensu_host::generic_handlers())
-            .commands(crate::tools::RefuseCommands)
-            .review_handler(Arc::new(hensu_host::DeferredReview::new()))
-            .workflows(Arc::new(repository))
-            .options(RunOptions {
-                default_agent_timeout: Some(Duration::from_secs(300)),
-                ..RunOptions::default()
-            });
-        for p in &built.providers {
-            builder = builder.provider(p.clone());
-        }
-        builder.build()
+        let extras = Extras {
+            tools: ToolSupply::Given(Box::new(tools)),
+            listener: None,
+            terminal_pause: None,
+            cancel: cancel.clone(),
+        };
+        let mut setup = self.setup.clone();
+        setup.stubs.files = self.stubs.root_for(tenant);
+        launch::engine(&setup, workflow, repository, extras).map(|run| run.engine)
     }
 
     fn notify(&self, tenant: &str, run_id: &str) {
@@ -240,14 +231,14 @@ impl InProcessExecutor {
         });
     }
 
-    /// Runs `l` to its next stop on a task of its own.
-    fn launch(self: &Arc<Self>, l: Launch) {
-        let run_id = l.durable.run_id().to_string();
-        let cancel = l.cancel.clone();
+    /// Runs `run` to its next stop on a task of its own.
+    fn spawn_run(self: &Arc<Self>, run: ReadyRun) {
+        let run_id = run.durable.run_id().to_string();
+        let cancel = run.cancel.clone();
         let this = Arc::clone(self);
         // Spawned under the lock: the task's own removal cannot come before this insert.
         if let Ok(mut t) = self.tasks.lock() {
-            let handle = tokio::spawn(this.execute(l));
+            let handle = tokio::spawn(this.execute(run));
             t.insert(run_id, (cancel, Some(handle)));
         }
     }
@@ -255,8 +246,8 @@ impl InProcessExecutor {
     /// Runs a stored run to its next stop (end, pause or failure) and records it; on a
     /// graceful shutdown it is handed back (suspended at a boundary, or dropped inside its
     /// node once the grace is over) and gives the lease back, still `running`.
-    async fn execute(self: Arc<Self>, l: Launch) {
-        let Launch {
+    async fn execute(self: Arc<Self>, run: ReadyRun) {
+        let ReadyRun {
             tenant,
             workflow,
             durable,
@@ -264,7 +255,7 @@ impl InProcessExecutor {
             input,
             repository,
             cancel,
-        } = l;
+        } = run;
         let run_id = durable.run_id().to_string();
         let durable = Arc::new(durable.with_cancel(cancel.clone()));
         let hook = NotifyingHook::new(
@@ -280,18 +271,34 @@ impl InProcessExecutor {
         }
         metrics::running_delta(1.0);
         let engine = self.engine(&tenant, &workflow, repository, &cancel).await;
-        let ctx = hensu_runtime::RunCtx::new(&cancel).checkpointer(&hook);
+        let ctx = hensu_runtime::RunCtx::new(&cancel)
+            .checkpointer(&hook)
+            .run_id(&run_id);
         let run = async {
-            match resume {
-                None => engine.run(&workflow, input, ctx).await,
-                Some((state, decision)) => match engine.prepare(workflow.clone()) {
+            match (&engine, resume) {
+                (Ok(engine), None) => engine.run(&workflow, input, ctx).await,
+                (Ok(engine), Some((state, decision))) => match engine.prepare(workflow.clone()) {
                     Ok(p) => engine.resume(&p, state, decision, ctx).await,
-                    Err(e) => RunResult {
-                        outcome: RunOutcome::Failed(e),
-                        state,
-                        duration: Duration::ZERO,
-                    },
+                    Err(e) => failed(e, state),
                 },
+                // The engine could not be built: the run fails with the reason, recorded like
+                // any failure.
+                (Err(reason), resume) => {
+                    let state = resume.map(|(s, _)| s).unwrap_or_else(|| {
+                        RunState::new(
+                            run_id.clone(),
+                            workflow.id.clone(),
+                            workflow.start_node.clone(),
+                            input,
+                        )
+                    });
+                    failed(
+                        RuntimeError::AgentSetup {
+                            message: reason.clone(),
+                        },
+                        state,
+                    )
+                }
             }
         };
         // Past the shutdown grace the run is dropped inside its node (the engine spawns no
@@ -308,17 +315,16 @@ impl InProcessExecutor {
         };
         let d = durable.clone();
         let finished = tokio::task::spawn_blocking(move || match result {
-            // Not an end and not a pause: the run continues on another server (or here,
-            // after a restart) from the boundary just recorded.
             Some(r) if !handed_back => d.finish(&r),
+            // Handed back, not an end and not a pause: the run continues on another server
+            // (or here, after a restart) from its last recorded boundary.
             _ => d.store().release(d.lease()).map(|()| None),
         })
         .await;
-        let shutting_down = handed_back;
         let id = run_id.as_str();
         match finished {
             Ok(Ok(Some(status))) => metrics::finished(status),
-            Ok(Ok(None)) if shutting_down => {
+            Ok(Ok(None)) if handed_back => {
                 tracing::info!(
                     run_id = id,
                     "shutdown: lease released, the run stays running"
@@ -371,7 +377,7 @@ impl InProcessExecutor {
             Ok(s) => s,
             Err(e) => return give_back(&e),
         };
-        let workflow = match stored_workflow(&stored.workflow) {
+        let workflow = match stored_workflow(&run_id, &stored.workflow) {
             Ok(w) => Arc::new(w),
             Err(e) => return give_back(&e),
         };
@@ -393,7 +399,7 @@ impl InProcessExecutor {
             t.insert(run_id.clone(), (cancel.clone(), None));
         }
         let durable = durable.with_redactor(self.redact.clone());
-        self.execute(Launch {
+        self.execute(ReadyRun {
             tenant,
             workflow,
             durable,
@@ -407,7 +413,7 @@ impl InProcessExecutor {
 }
 
 /// A run ready to go.
-struct Launch {
+struct ReadyRun {
     tenant: String,
     workflow: Arc<Workflow>,
     durable: DurableRun,
@@ -531,26 +537,22 @@ impl Checkpointer for NotifyingHook {
     }
 }
 
-fn envelope(definition: &Value) -> Value {
-    json!({"format": WORKFLOW_FORMAT, "workflow": definition, "source": null,
-           "options": {"scenario": null, "stub": false}})
+/// The compiled workflow stored with run `run_id` ([`StoredWorkflow`]).
+pub fn stored_workflow(run_id: &str, envelope: &Value) -> Result<Workflow, String> {
+    StoredWorkflow::decode(run_id, envelope).map(|s| s.workflow)
 }
 
-/// The compiled workflow stored with a run.
-pub fn stored_workflow(envelope: &Value) -> Result<Workflow, String> {
-    let wire = envelope
-        .get("workflow")
-        .ok_or_else(|| "the run has no stored workflow".to_string())?;
-    hensu_ir::from_json(&wire.to_string()).map_err(|e| format!("stored workflow: {e:?}"))
+/// A run that ended before its first node (`error`), at `state`.
+fn failed(error: RuntimeError, state: RunState) -> RunResult {
+    RunResult {
+        outcome: RunOutcome::Failed(error),
+        state,
+        duration: Duration::ZERO,
+    }
 }
 
 fn blocking_err(e: tokio::task::JoinError) -> ApiError {
     ApiError::internal(format!("store task failed: {e}"))
-}
-
-/// Ids of server runs: unguessable, and valid under the id rule.
-pub fn new_run_id() -> String {
-    uuid::Uuid::new_v4().to_string()
 }
 
 #[async_trait]
@@ -562,49 +564,44 @@ impl ExecutionService for Arc<InProcessExecutor> {
                 "the server is shutting down",
             ));
         }
-        let run_id = new_run_id();
         let wf = req.workflow.clone();
-        let record = RunRecord::new(
-            run_id.clone(),
-            wf.id.clone(),
-            wf.version.clone(),
-            Some(wf.start_node.clone()),
-        );
-        let initial = RunState::new(
-            run_id.clone(),
-            wf.id.clone(),
-            wf.start_node.clone(),
-            req.context.clone(),
-        );
+        let stored = StoredWorkflow {
+            workflow: (*wf).clone(),
+            source: None,
+            options: self.setup.stored_options(),
+        };
         let (store, registry, owner, redact) = (
             self.store.clone(),
             self.registry.clone(),
             self.owner.clone(),
             self.redact.clone(),
         );
-        let env = envelope(&req.definition);
-        let (tenant, id) = (req.tenant.clone(), run_id.clone());
+        let (tenant, input) = (req.tenant.clone(), req.context.clone());
         let created = tokio::task::spawn_blocking(move || {
-            // The tenant tag comes first: a run is never visible without its owner.
-            registry.tag_run(&id, &tenant, &record.workflow_id)?;
-            DurableRun::create(store, &record, &env, &initial, &owner, redact)
+            launch::create_run(
+                &store,
+                NewRun {
+                    stored: &stored,
+                    input: &input,
+                    queued: false,
+                    owner: &owner,
+                    redact,
+                    tenant: Some((registry.as_ref(), &tenant)),
+                },
+            )
         })
         .await
-        .map_err(blocking_err)?;
-        let durable = match created {
-            Ok(d) => Some(d),
-            // Between its creation and its lease the run looked queued, and a takeover
-            // worker (of this server or another) claimed it: it runs there.
-            Err(StoreError::RunLocked { .. }) => None,
-            Err(e) => return Err(e.into()),
-        };
+        .map_err(blocking_err)??;
+        let run_id = created.run_id().to_string();
         metrics::started();
         self.notify(&req.tenant, &run_id);
-        if let Some(durable) = durable {
-            self.launch(Launch {
+        // `Elsewhere`: between its creation and its lease the run looked claimable, and a
+        // takeover worker (of this server or another) claimed it: it runs there.
+        if let RunHandle::Leased(durable) = created {
+            self.spawn_run(ReadyRun {
                 tenant: req.tenant,
                 workflow: wf,
-                durable,
+                durable: *durable,
                 resume: None,
                 input: req.context,
                 repository: req.repository,
@@ -670,7 +667,7 @@ impl ExecutionService for Arc<InProcessExecutor> {
             Ok(s) => s,
             Err(e) => return refuse(ApiError::internal(e)),
         };
-        let workflow = match stored_workflow(&stored.workflow) {
+        let workflow = match stored_workflow(run_id, &stored.workflow) {
             Ok(w) => Arc::new(w),
             Err(e) => return refuse(ApiError::internal(e)),
         };
@@ -713,7 +710,7 @@ impl ExecutionService for Arc<InProcessExecutor> {
             tracing::info!(run_id, "took over a run whose owner stopped");
         }
         metrics::resumed();
-        self.launch(Launch {
+        self.spawn_run(ReadyRun {
             tenant,
             workflow,
             durable,

@@ -17,7 +17,6 @@ pub mod auth;
 pub mod error;
 pub mod exec;
 pub mod host;
-pub mod limits;
 pub mod listen;
 pub mod metrics;
 pub mod openapi;
@@ -30,17 +29,19 @@ pub mod tools;
 pub mod validate;
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::http::StatusCode;
 use axum::{Extension, Router};
+pub use hensu_host::launch::ProjectConfig;
 use hensu_runtime::CancelToken;
 use hensu_store::{StateStore, StoreOptions, WorkflowRegistry};
 use tokio::sync::{Semaphore, broadcast};
 
 pub use auth::{Auth, AuthConfig, Tenant};
 pub use exec::{ExecutionService, ExecutorOptions, InProcessExecutor};
-pub use limits::Limits;
+pub use hensu_project::Limits;
 pub use stubs::StubScenarios;
 
 /// The largest request body accepted (a compiled workflow is the largest legitimate one).
@@ -140,7 +141,11 @@ pub struct ServerConfig {
     /// A store URL or path ([`hensu_store::open_store`]).
     pub store: String,
     pub auth: AuthConfig,
-    /// Where each tenant's stub answers are read.
+    /// The server's project directory: its `hensu.toml` run sections (`[providers]`,
+    /// `[retry]`, `[network]`, `[structured_output]`, …) configure every execution as they do
+    /// `hensuc run`.
+    pub project_dir: PathBuf,
+    /// Where each tenant's stub answers are read (dev mode: the project's `stubs/`).
     pub stubs: StubScenarios,
     pub force_stub: bool,
     /// Leases and takeover of runs whose server stopped.
@@ -167,6 +172,9 @@ pub fn check_exposure(listen: &SocketAddr, auth: &AuthConfig) -> anyhow::Result<
 pub fn build_state(config: &ServerConfig) -> anyhow::Result<AppState> {
     check_exposure(&config.listen, &config.auth)?;
     let auth = config.auth.build()?;
+    // Before the store: a bad hensu.toml writes nothing.
+    let project =
+        ProjectConfig::from_project_dir(&config.project_dir).map_err(anyhow::Error::msg)?;
     let store = hensu_store::open_store(
         &config.store,
         StoreOptions {
@@ -183,6 +191,7 @@ pub fn build_state(config: &ServerConfig) -> anyhow::Result<AppState> {
         store,
         registry,
         auth,
+        project,
         config.stubs.clone(),
         config.force_stub,
         executor,
@@ -190,31 +199,35 @@ pub fn build_state(config: &ServerConfig) -> anyhow::Result<AppState> {
     .with_limits(config.limits.clone()))
 }
 
-/// The state over given store handles (tests, embedding).
+/// The state over given store handles (tests, embedding); executions run under `project`
+/// ([`ProjectConfig::from_project_dir`]) and every tenant reads the project's `stubs/`.
 pub fn state_with(
     store: Arc<dyn StateStore>,
     registry: Arc<dyn WorkflowRegistry>,
     auth: Auth,
-    stubs: impl Into<StubScenarios>,
+    project: ProjectConfig,
     force_stub: bool,
 ) -> AppState {
+    let stubs = StubScenarios::Shared(project.dir.join("stubs"));
     state_with_options(
         store,
         registry,
         auth,
+        project,
         stubs,
         force_stub,
         ExecutorOptions::default(),
     )
 }
 
-/// [`state_with`] with the executor's lease and takeover timing (the store's lease TTL should
-/// be `options.lease_ttl`).
+/// [`state_with`] with where each tenant's stub answers are read and the executor's lease and
+/// takeover timing (the store's lease TTL should be `options.lease_ttl`).
 pub fn state_with_options(
     store: Arc<dyn StateStore>,
     registry: Arc<dyn WorkflowRegistry>,
     auth: Auth,
-    stubs: impl Into<StubScenarios>,
+    project: ProjectConfig,
+    stubs: StubScenarios,
     force_stub: bool,
     options: ExecutorOptions,
 ) -> AppState {
@@ -225,7 +238,8 @@ pub fn state_with_options(
         store.clone(),
         registry.clone(),
         events.clone(),
-        stubs.into(),
+        project,
+        stubs,
         force_stub,
         gateway.clone(),
         options,

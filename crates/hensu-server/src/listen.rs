@@ -19,7 +19,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
-use crate::limits::Limits;
+use crate::Limits;
 
 /// Open connections per client address, capped.
 struct PerAddress {

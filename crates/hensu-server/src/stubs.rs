@@ -5,8 +5,7 @@
 
 use std::path::PathBuf;
 
-use hensu_host::FsStubFiles;
-use hensu_runtime::StubFiles;
+use hensu_host::launch::StubRoot;
 
 /// The stub files a server's runs read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,15 +27,15 @@ impl From<PathBuf> for StubScenarios {
 }
 
 impl StubScenarios {
-    /// The stub files of one run of `tenant`.
-    pub fn files_for(&self, tenant: &str) -> Option<Box<dyn StubFiles>> {
+    /// Where one run of `tenant` reads its stub answers (its run setup's `stubs.files`).
+    pub fn root_for(&self, tenant: &str) -> StubRoot {
         match self {
-            StubScenarios::Shared(dir) => Some(Box::new(FsStubFiles::new(dir.clone()))),
+            StubScenarios::Shared(dir) => StubRoot::Dir(dir.clone()),
             // A tenant id that is not a plain name never becomes a path.
             StubScenarios::PerTenant(dir) if crate::validate::valid_id(tenant) => {
-                Some(Box::new(FsStubFiles::new(dir.join(tenant))))
+                StubRoot::Dir(dir.join(tenant))
             }
-            StubScenarios::PerTenant(_) | StubScenarios::None => None,
+            StubScenarios::PerTenant(_) | StubScenarios::None => StubRoot::None,
         }
     }
 }
@@ -54,15 +53,16 @@ mod tests {
             std::fs::write(d.join("draft.txt"), format!("{tenant} answer")).expect("file");
         }
         let per = StubScenarios::PerTenant(dir.path().to_path_buf());
-        let other = per.files_for("other").expect("files");
+        let files = |tenant: &str| per.root_for(tenant).files(std::path::Path::new("unused"));
+        let other = files("other").expect("files");
         assert_eq!(other.scenarios().await, vec!["mine".to_string()]);
         assert_eq!(other.read("acme-private", "draft").await, Ok(None));
-        let acme = per.files_for("acme").expect("files");
+        let acme = files("acme").expect("files");
         assert_eq!(
             acme.read("acme-private", "draft").await,
             Ok(Some("acme answer".into()))
         );
-        assert!(per.files_for("../acme").is_none());
-        assert!(StubScenarios::None.files_for("acme").is_none());
+        assert_eq!(per.root_for("../acme"), StubRoot::None);
+        assert_eq!(StubScenarios::None.root_for("acme"), StubRoot::None);
     }
 }

@@ -7,34 +7,52 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use hensu_host::launch::RunToolSet;
 use hensu_ir::{Action, Node, Workflow};
 use hensu_mcp::gateway::Gateway;
 use hensu_mcp::{McpActionHandler, McpToolExecutor, ToolFailure, ToolInfo, ToolSource};
-use hensu_runtime::{
-    ActionHandler, ActionHandlerRegistry, ActionResult, CommandRunner, Context, MapRepository,
-};
+use hensu_providers::ToolExecutor;
+use hensu_runtime::{ActionHandler, ActionHandlerRegistry, ActionResult, Context, MapRepository};
 use indexmap::IndexMap;
 use serde_json::Value;
 
-/// The refusal of every `execute(...)` action on the server (upstream's wording).
-pub const NO_LOCAL_COMMANDS: &str =
-    "Server mode does not support local command execution. Use MCP tool calls instead.";
+/// The refusal of every `execute(...)` action on the server (upstream's wording); a server
+/// run's setup allows no local commands ([`hensu_host::launch::RefuseCommands`]).
+pub use hensu_host::launch::{NO_LOCAL_COMMANDS, RefuseCommands};
 
-/// The command runner of a server run: nothing runs.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RefuseCommands;
-
-#[async_trait]
-impl CommandRunner for RefuseCommands {
-    async fn execute(&self, _id: &str, _ctx: &Context) -> ActionResult {
-        ActionResult::failure(NO_LOCAL_COMMANDS)
-    }
+/// The tools of one server run: the tenant's MCP tools (when the run can call one), as the
+/// `mcp` action handler, a forward for every `send` to an id no server handler has, and the
+/// agents' tool executor.
+pub struct TenantTools {
+    source: Option<Arc<dyn ToolSource>>,
+    /// `send` handler ids forwarded to the tenant's MCP client.
+    forwarded: Vec<String>,
 }
 
-/// The action handlers and agent tools of one server run.
-pub struct RunTools {
-    pub actions: ActionHandlerRegistry,
-    pub tools: Arc<dyn hensu_providers::ToolExecutor>,
+impl RunToolSet for TenantTools {
+    fn register_actions(&self, actions: &mut ActionHandlerRegistry) {
+        let Some(source) = &self.source else {
+            return;
+        };
+        actions.register(Arc::new(McpActionHandler::new(Some(source.clone()))));
+        for id in &self.forwarded {
+            actions.register(Arc::new(ForwardToMcp {
+                handler_id: id.clone(),
+                mcp: McpActionHandler::new(Some(source.clone())),
+            }));
+        }
+    }
+
+    fn tool_executor(&self, fallback: Arc<dyn ToolExecutor>) -> Arc<dyn ToolExecutor> {
+        match &self.source {
+            Some(source) => McpToolExecutor::new(source.clone(), Some(fallback)).into_arc(),
+            None => fallback,
+        }
+    }
+
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The `send` handler ids of `workflow` and its sub-workflows, in order of appearance.
@@ -56,23 +74,23 @@ fn send_targets<'a>(workflows: impl Iterator<Item = &'a Workflow>) -> Vec<String
     ids
 }
 
-/// Builds the handlers and tools of a run of `tenant`. The tenant's tools are listed through
-/// its gateway client (`tools/list`) only when the run can call one: an agent declares
-/// `tools`, or an action sends to `mcp` or to a handler id no server handler has. When the
-/// client is not connected, the run still starts; each tool call then fails with the reason.
+/// The tools of a run of `tenant`. The tenant's tools are listed through its gateway client
+/// (`tools/list`) only when the run can call one: an agent declares `tools`, or an action
+/// sends to `mcp` or to a handler id no server handler has. When the client is not connected,
+/// the run still starts; each tool call then fails with the reason.
 pub async fn for_run(
     gateway: &Gateway,
     tenant: &str,
     workflow: &Workflow,
     repository: &MapRepository,
-) -> RunTools {
-    let mut actions = hensu_host::action_handlers(None);
-    let unregistered: Vec<String> =
+) -> TenantTools {
+    let handlers = hensu_host::action_handlers(None);
+    let forwarded: Vec<String> =
         send_targets(std::iter::once(workflow).chain(repository.workflows()))
             .into_iter()
-            .filter(|id| id != "mcp" && actions.get(id).is_none())
+            .filter(|id| id != "mcp" && handlers.get(id).is_none())
             .collect();
-    let needs_tools = !unregistered.is_empty()
+    let needs_tools = !forwarded.is_empty()
         || hensu_mcp::uses_tools(workflow)
         || repository.workflows().any(hensu_mcp::uses_tools);
     let source: Option<Arc<dyn ToolSource>> = if needs_tools {
@@ -86,24 +104,7 @@ pub async fn for_run(
     } else {
         None
     };
-    let fallback = hensu_providers::ActionToolExecutor::new(actions.clone()).into_arc();
-    let Some(source) = source else {
-        return RunTools {
-            actions,
-            tools: fallback,
-        };
-    };
-    actions.register(Arc::new(McpActionHandler::new(Some(source.clone()))));
-    for id in unregistered {
-        actions.register(Arc::new(ForwardToMcp {
-            handler_id: id,
-            mcp: McpActionHandler::new(Some(source.clone())),
-        }));
-    }
-    RunTools {
-        actions,
-        tools: McpToolExecutor::new(source, Some(fallback)).into_arc(),
-    }
+    TenantTools { source, forwarded }
 }
 
 /// The tenant's tools when they could not be listed: none offered, every call fails saying why.

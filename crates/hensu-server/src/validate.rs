@@ -100,7 +100,7 @@ fn walk_strings(v: &Value, path: &str, f: &mut dyn FnMut(&str, &str)) {
     }
 }
 
-/// The bounds of a start's context ([`crate::limits::Limits`]): the start body's bytes, and
+/// The bounds of a start's context ([`crate::Limits`]): the start body's bytes, and
 /// the context's entries (object keys and array items at every level) and nesting depth.
 #[derive(Clone, Copy, Debug)]
 pub struct ContextBounds {
@@ -109,8 +109,8 @@ pub struct ContextBounds {
     pub max_depth: usize,
 }
 
-impl From<&crate::limits::Limits> for ContextBounds {
-    fn from(l: &crate::limits::Limits) -> ContextBounds {
+impl From<&crate::Limits> for ContextBounds {
+    fn from(l: &crate::Limits) -> ContextBounds {
         ContextBounds {
             max_bytes: l.context_max_bytes,
             max_entries: l.context_max_entries,

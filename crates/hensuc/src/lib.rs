@@ -9,6 +9,7 @@ pub mod commands_yaml;
 pub mod fs_files;
 pub mod output;
 pub mod project;
+mod project_files;
 
 /// Exit codes shared by every command.
 pub mod exit {

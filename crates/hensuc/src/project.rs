@@ -5,12 +5,26 @@
 
 use std::path::{Path, PathBuf};
 
-use hensu_diagnostics::lints::{LintLevel, LintSetting};
 use hensu_diagnostics::{Diagnostic, FileId, Files, Span, codes};
 use hensu_ir::Workflow;
 use hensu_sema::origins::Origins;
 
+pub use hensu_project::compile::compile_json;
+use hensu_project::compile::read_json;
+
 use crate::fs_files::FsFiles;
+use crate::project_files::ProjectLints;
+
+/// The settings of `<workdir>/hensu.toml` (the defaults without one) for a command that acts on
+/// them (`run`, `serve`, the store commands): the file's first error refuses, with its place
+/// and code, exactly what `hensuc check` reports.
+pub fn settings(workdir: &Path) -> anyhow::Result<hensu_project::ProjectConfig> {
+    let workspace = hensu_project::Workspace::load_dir(workdir).map_err(anyhow::Error::msg)?;
+    workspace
+        .config_or_refusal()
+        .cloned()
+        .map_err(anyhow::Error::msg)
+}
 
 /// Largest workflow file accepted (spans are u32 byte offsets).
 const MAX_FILE_BYTES: u64 = u32::MAX as u64 - 1;
@@ -27,7 +41,7 @@ pub struct Unit {
     /// once the project is loaded (docs/language.md, *Workflow extension*).
     pub extension: Option<hensu_sema::extend::Extension>,
     /// The working directory of the file ([`working_dir_for`]).
-    root: PathBuf,
+    pub(crate) root: PathBuf,
     input: hensu_sema::check::InputKind,
     /// The length of the file's text.
     len: u32,
@@ -58,7 +72,9 @@ impl Project {
 }
 
 /// The working directory for prompts, rubrics, stubs and commands: `-d DIR` if given, else the
-/// parent of the `workflows/` directory holding the file, else the file's own directory.
+/// parent of the `workflows/` directory holding the file (however the path was typed: from
+/// inside `workflows/`, `x.hwf` is the project's too), else the nearest directory at or above
+/// the file's that has a `hensu.toml`, else the file's own directory.
 pub fn working_dir_for(path: &Path, dir: Option<&Path>) -> PathBuf {
     if let Some(dir) = dir {
         return dir.to_path_buf();
@@ -76,7 +92,38 @@ pub fn working_dir_for(path: &Path, dir: Option<&Path>) -> PathBuf {
             grand.to_path_buf()
         };
     }
-    parent.to_path_buf()
+    let Ok(absolute) = parent.canonicalize() else {
+        return parent.to_path_buf();
+    };
+    if absolute.file_name().is_some_and(|n| n == "workflows") {
+        return parent.join("..");
+    }
+    match hensu_project::discover(&absolute) {
+        Some(root) if root != absolute => relative_ancestor(parent, &absolute, &root),
+        _ => parent.to_path_buf(),
+    }
+}
+
+/// `ancestor` (an ancestor of `absolute`, the canonical form of `written`) written relative to
+/// `written`, so printed paths keep the form the user typed: `sub` → `sub/..`.
+fn relative_ancestor(written: &Path, absolute: &Path, ancestor: &Path) -> PathBuf {
+    let up = absolute
+        .strip_prefix(ancestor)
+        .map_or(0, |rest| rest.components().count());
+    let mut out = written.to_path_buf();
+    for _ in 0..up {
+        out.push("..");
+    }
+    out
+}
+
+/// The project of a command given no directory and no file: the nearest directory at or above
+/// the current one that has a `hensu.toml` (like cargo's search for `Cargo.toml`), written
+/// relative to the current directory (`.`, `..`, …).
+pub fn discover_project() -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok()?;
+    let root = hensu_project::discover(&cwd)?;
+    Some(relative_ancestor(Path::new("."), &cwd, &root))
 }
 
 fn is_workflow_file(path: &Path) -> bool {
@@ -177,7 +224,7 @@ pub fn load(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Project> {
         wanted,
         &mut lints,
     )?;
-    Ok(finish(files, units, diagnostics, &mut lints))
+    Ok(finish(files, units, diagnostics, &mut lints, dir.is_some()))
 }
 
 /// Loads the named workflow files and, transitively, the workflows their sub-workflow nodes
@@ -212,7 +259,7 @@ pub fn load_scoped(paths: &[PathBuf], dir: Option<&Path>) -> anyhow::Result<Proj
         wanted,
         &mut lints,
     )?;
-    Ok(finish(files, units, diagnostics, &mut lints))
+    Ok(finish(files, units, diagnostics, &mut lints, false))
 }
 
 /// Which references [`pull_references`] follows.
@@ -477,6 +524,7 @@ fn finish(
     mut units: Vec<Unit>,
     mut diagnostics: Vec<Diagnostic>,
     lints: &mut ProjectLints,
+    whole_project: bool,
 ) -> Project {
     resolve_extensions(&mut units);
     for unit in &mut units {
@@ -516,6 +564,11 @@ fn finish(
         })
         .collect();
     diagnostics.extend(hensu_sema::check::check_project(&project_units));
+    drop(project_units);
+    // Only with every workflow loaded does "no agent uses this model" hold.
+    if whole_project {
+        diagnostics.extend(lints.pricing_problems(&units, &mut files));
+    }
     hensu_diagnostics::sort_diagnostics(&mut diagnostics);
     dedup_inherited(&mut diagnostics);
     Project {
@@ -544,138 +597,23 @@ fn dedup_inherited(diagnostics: &mut Vec<Diagnostic>) {
 }
 
 /// `hensuc run NAME -d DIR`: a name that is not a file resolves to
-/// `DIR/workflows/NAME.{hwf,kt,json}` (the first that exists).
+/// `DIR/workflows/NAME.{hwf,kt,json}` (the first that exists); without `-d`, DIR is the
+/// project found by [`discover_project`].
 pub fn resolve_workflow_name(name: &Path, dir: Option<&Path>) -> PathBuf {
     if name.is_file() || name.extension().is_some() || name.components().count() != 1 {
         return name.to_path_buf();
     }
-    let base = dir.unwrap_or(Path::new(".")).join("workflows");
+    // Without `-d`, the project found by walking up from the current directory.
+    let base = dir
+        .map(Path::to_path_buf)
+        .or_else(discover_project)
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("workflows");
     ["hwf", "kt", "json"]
         .iter()
         .map(|ext| base.join(name).with_extension(ext))
         .find(|p| p.is_file())
         .unwrap_or_else(|| name.to_path_buf())
-}
-
-/// The `[lints]` tables of the projects seen so far (docs/language.md, *Suppressing a
-/// warning*), and their `commands.yaml` ids, each read once per project directory.
-#[derive(Default)]
-struct ProjectLints {
-    by_root: std::collections::BTreeMap<PathBuf, Vec<(&'static str, LintLevel)>>,
-    commands:
-        std::collections::BTreeMap<PathBuf, Option<(crate::commands_yaml::CommandsAudit, FileId)>>,
-}
-
-impl ProjectLints {
-    /// What `check` knows of `<root>/commands.yaml` (`None`: no such file), and its file id.
-    /// On first use its diagnostics go to `out`, pointing into the file: E0211 for each
-    /// command whose placeholders cannot be passed safely (a run refuses the whole file, so
-    /// `check` reports them all before any run does), then E0510 and W0322
-    /// (crate::commands_yaml).
-    fn command_ids_for(
-        &mut self,
-        root: &Path,
-        files: &mut Files,
-        out: &mut Vec<Diagnostic>,
-    ) -> Option<&(crate::commands_yaml::CommandsAudit, FileId)> {
-        self.commands
-            .entry(root.to_path_buf())
-            .or_insert_with(|| {
-                let path = root.join("commands.yaml");
-                let text = std::fs::read_to_string(&path).ok()?;
-                let file = files.add(path.display().to_string(), text.clone());
-                let unsafe_commands = hensu_host::audit_commands(&text)
-                    .map(|(_, u)| u)
-                    .unwrap_or_default();
-                out.extend(
-                    unsafe_commands
-                        .iter()
-                        .map(|c| unsafe_command(&text, c).in_file(file)),
-                );
-                let audit = crate::commands_yaml::audit(&text, !unsafe_commands.is_empty());
-                out.extend(audit.diagnostics.iter().map(|d| d.clone().in_file(file)));
-                Some((audit, file))
-            })
-            .as_ref()
-    }
-
-    /// The levels of `<root>/hensu.toml`; on first use its W0315 diagnostics go to `out`. A
-    /// `hensu.toml` that does not parse is reported by `hensuc run`; it sets no level here.
-    fn levels_for(
-        &mut self,
-        root: &Path,
-        files: &mut Files,
-        out: &mut Vec<Diagnostic>,
-    ) -> &[(&'static str, LintLevel)] {
-        self.by_root.entry(root.to_path_buf()).or_insert_with(|| {
-            let path = root.join("hensu.toml");
-            let Ok(text) = std::fs::read_to_string(&path) else {
-                return Vec::new();
-            };
-            let Ok(entries) = hensu_providers::load_lints(&text) else {
-                return Vec::new();
-            };
-            if entries.is_empty() {
-                return Vec::new();
-            }
-            let settings: Vec<LintSetting<'_>> = entries
-                .iter()
-                .map(|e| LintSetting {
-                    code: &e.code,
-                    code_span: Span::from_range(e.code_span.clone()),
-                    level: &e.level,
-                    level_span: Span::from_range(e.level_span.clone()),
-                })
-                .collect();
-            let (levels, problems) = hensu_diagnostics::lints::resolve(&settings);
-            if !problems.is_empty() {
-                let file = files.add(path.display().to_string(), text.clone());
-                out.extend(problems.into_iter().map(|d| d.in_file(file)));
-            }
-            levels
-        })
-    }
-}
-
-/// E0211: a command of `commands.yaml` with a placeholder where no value can be passed safely
-/// (docs/security.md, *Action commands*), at the placeholder when the command is written
-/// verbatim in the YAML, else at its id.
-fn unsafe_command(text: &str, c: &hensu_host::UnsafeCommand) -> Diagnostic {
-    // The key: the id after indentation or a quote, then `:` (after a closing quote, if any).
-    let key_at = text
-        .match_indices(c.id.as_str())
-        .map(|(at, _)| at)
-        .find(|&at| {
-            let before = text[..at].chars().next_back();
-            let after = text[at + c.id.len()..].trim_start_matches(['"', '\'']);
-            before.is_none_or(|b| matches!(b, ' ' | '\t' | '\n' | '"' | '\''))
-                && after.starts_with(':')
-        });
-    let key_span = key_at.map(|at| Span::from_range(at..at + c.id.len()));
-    let at_placeholder = key_at
-        .and_then(|at| text[at..].find(c.command.as_str()).map(|p| at + p))
-        .map(|command_at| {
-            let offset = c.error.offset.min(c.command.len());
-            let rest = c.command.get(offset..).unwrap_or("");
-            let len = match rest.find('}') {
-                Some(end) if rest.starts_with('{') => end + 1,
-                _ => rest.chars().next().map_or(0, char::len_utf8),
-            };
-            Span::from_range(command_at + offset..command_at + offset + len)
-        });
-    let span = at_placeholder.or(key_span).unwrap_or_default();
-    let mut d = Diagnostic::new(
-        codes::E0211,
-        format!("command `{}` cannot receive a value safely", c.id),
-        span,
-        c.error.message.clone(),
-    )
-    .with_note("a run refuses the whole commands.yaml while one command is unsafe")
-    .with_help("pass the value as a separate word: `printf '%s' {name}`, or inside \"…\" or '…'");
-    if let (Some(k), Some(_)) = (key_span, at_placeholder) {
-        d = d.with_label(k, "in this command");
-    }
-    d
 }
 
 /// E0210: `execute`/`send` ids against the project's `commands.yaml` (`command_ids`) and the
@@ -734,65 +672,5 @@ pub fn compile_source(
         ));
     }
     let diagnostics = diagnostics.into_iter().map(|d| d.in_file(file)).collect();
-    (lowered.workflow, lowered.origins, diagnostics)
-}
-
-/// `.json`: deserialize (upstream wire format), with the origins pointing into the JSON. An
-/// upstream artifact never extends: it is always a whole workflow (and may be a base).
-fn read_json(source: &str, file: FileId) -> hensu_sema::Lowered {
-    match hensu_ir::from_json_with_spans(source) {
-        Ok((wf, map)) => {
-            let origins = hensu_sema::origins_from_json(&wf, &map, file);
-            hensu_sema::Lowered {
-                workflow: Some(wf),
-                origins,
-                diagnostics: Vec::new(),
-                extension: None,
-            }
-        }
-        Err(err) => {
-            let origins = Origins {
-                file,
-                ..Origins::default()
-            };
-            let span = err
-                .span
-                .map(|s| Span::from_range(s.start..s.end))
-                .unwrap_or_default();
-            let label = if err.path.is_empty() {
-                err.message.clone()
-            } else {
-                format!("at `{}`: {}", err.path, err.message)
-            };
-            let diag = Diagnostic::new(codes::E0902, "invalid json workflow", span, label)
-                .with_help(
-                    "a JSON workflow must follow the Hensu wire format (`hensuc build` writes one)",
-                )
-                .in_file(file);
-            hensu_sema::Lowered {
-                workflow: None,
-                origins,
-                diagnostics: vec![diag],
-                extension: None,
-            }
-        }
-    }
-}
-
-/// `.json`: deserialize and check a workflow on its own.
-pub fn compile_json(source: &str, file: FileId) -> (Option<Workflow>, Origins, Vec<Diagnostic>) {
-    let lowered = read_json(source, file);
-    let mut diagnostics = lowered.diagnostics;
-    if let Some(wf) = &lowered.workflow {
-        diagnostics.extend(
-            hensu_sema::check::check_workflow(
-                wf,
-                &lowered.origins,
-                hensu_sema::check::InputKind::Json,
-            )
-            .into_iter()
-            .map(|d| d.in_file(file)),
-        );
-    }
     (lowered.workflow, lowered.origins, diagnostics)
 }

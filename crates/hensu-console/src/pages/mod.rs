@@ -70,7 +70,7 @@ pub async fn load_run(app: &AppState, viewer: &Viewer, id: &str) -> Result<RunVi
     Ok(RunView {
         output: service::public_context(&run.snapshot),
         state: serde_json::from_value::<RunState>(run.snapshot).ok(),
-        workflow: hensu_server::exec::stored_workflow(&run.workflow).ok(),
+        workflow: hensu_server::exec::stored_workflow(&run.record.run_id, &run.workflow).ok(),
         record: run.record,
         log: run.log,
     })

@@ -61,7 +61,7 @@ impl Server {
             std::sync::Arc::new(store),
             std::sync::Arc::new(registry),
             auth,
-            dir.path().join("stubs"),
+            hensu_server::ProjectConfig::from_project_dir(dir.path()).expect("project"),
             true,
         );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

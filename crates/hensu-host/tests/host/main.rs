@@ -62,6 +62,7 @@ mod durable_compensation;
 mod durable_nested;
 mod durable_runs;
 mod golden_traces;
+mod launch;
 mod review;
 mod stub_files;
 mod stub_scenarios;

@@ -1,7 +1,8 @@
 //! Diagnostics of a document: its own (lexical, syntax, lowering, single-workflow checks) plus
 //! the project checks (E05xx) over its project (open documents and the workflow files of the
 //! project folder), converted to LSP with UTF-16 ranges; secondary labels become related
-//! information, notes and help are appended to the message.
+//! information, notes and help are appended to the message. The `[lints]` levels of the
+//! project's `hensu.toml` apply, as in `hensuc check`.
 
 use std::sync::Arc;
 
@@ -35,6 +36,17 @@ impl Engine {
         } else {
             Vec::new()
         };
+        // The `[lints]` of the project's hensu.toml, as `hensuc check` applies them.
+        let workspace = self
+            .root_of(uri)
+            .and_then(|root| {
+                hensu_project::Workspace::load(
+                    std::path::Path::new(&root),
+                    &crate::host::HostProjectFiles(self.host()),
+                )
+                .ok()
+            })
+            .unwrap_or_default();
         let mut out = Vec::new();
         for m in &members {
             let Some(version) = self.version(&m.uri) else {
@@ -47,11 +59,16 @@ impl Engine {
             }
             let a = &m.analysis;
             let merged = crate::extends::merged_diagnostics(m, &members);
-            let mut diagnostics: Vec<lsp_types::Diagnostic> = a
+            let own: Vec<Diagnostic> = a
                 .diagnostics
                 .iter()
                 .chain(project.iter().filter(|d| d.primary.file == a.file))
                 .chain(merged.iter().filter(|d| d.primary.file == a.file))
+                .cloned()
+                .collect();
+            let mut diagnostics: Vec<lsp_types::Diagnostic> = workspace
+                .apply_lints(own)
+                .iter()
                 .map(|d| to_lsp(a, d, &members))
                 .collect();
             // Found by the merged check in a base file: shown on `extends("…")`.

@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 
 use hensu_sema::files::{FileError, ResourceDir};
 
+use hensu_project::ProjectFiles as _;
+
 use crate::host::Host;
 
 /// The filesystem host: prompts and rubrics jailed to `<root>/prompts/` and `<root>/rubrics/`
@@ -36,6 +38,10 @@ impl Host for FsHost {
         let bytes = std::fs::read(&resolved).map_err(|e| FileError::Io(e.to_string()))?;
         String::from_utf8(bytes)
             .map_err(|_| FileError::Io("the file is not valid UTF-8".to_string()))
+    }
+
+    fn project_file(&self, root: &str) -> std::io::Result<Option<String>> {
+        hensu_project::FsProjectFiles.read(&Path::new(root).join(hensu_project::PROJECT_FILE))
     }
 
     fn workflow_files(&self, root: &str) -> Vec<(String, String)> {

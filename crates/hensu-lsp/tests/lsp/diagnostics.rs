@@ -153,3 +153,30 @@ fn a_non_ascii_node_id_is_refused_as_not_ascii() {
         ["invalid node id `開始`: it must start with an ASCII letter or digit"]
     );
 }
+
+/// The `[lints]` table of the project's `hensu.toml` changes what is published, as in
+/// `hensuc check`: the unused agent is a warning by default, an error when denied, and gone
+/// when allowed.
+#[test]
+fn diagnostics_honour_the_lints_of_hensu_toml() {
+    let text = "workflow(\"w\") {\n    agents {\n        agent(\"writer\") { role = \"Writer\"; model = \"gpt-4o\" }\n        agent(\"editor\") { role = \"Editor\"; model = \"gpt-4o\" }\n    }\n    graph {\n        start at \"draft\"\n        node(\"draft\") {\n            agent = \"writer\"\n            prompt = \"Write\"\n            onSuccess goto \"done\"\n        }\n        end(\"done\")\n    }\n}\n";
+    let unused_agent = |host: MemoryHost| {
+        let mut engine = Engine::new(host);
+        let doc = uri("/p/workflows/w.hwf");
+        engine.open(doc.clone(), 1, text.to_string());
+        engine
+            .diagnostics(&doc)
+            .into_iter()
+            .filter(|d| d.code == Some(NumberOrString::String("W0313".into())))
+            .map(|d| d.severity)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        unused_agent(MemoryHost::new()),
+        vec![Some(DiagnosticSeverity::WARNING)]
+    );
+    let denied = MemoryHost::new().with("/p/hensu.toml", "[lints]\nW0313 = \"deny\"\n");
+    assert_eq!(unused_agent(denied), vec![Some(DiagnosticSeverity::ERROR)]);
+    let allowed = MemoryHost::new().with("/p/hensu.toml", "[lints]\nW0313 = \"allow\"\n");
+    assert_eq!(unused_agent(allowed), Vec::new());
+}

@@ -1,23 +1,22 @@
 //! The client: configuration, stdio and HTTP servers, calls, limits, errors.
 
-use hensu_mcp::{McpClients, ToolFailure, load_mcp_config};
+use hensu_mcp::{McpClients, ToolFailure};
 use serde_json::json;
 
 use crate::support::*;
 
 #[test]
 fn config_needs_exactly_one_endpoint() {
-    let e = load_mcp_config("[mcp.servers.a]\nargs = [\"x\"]\n").expect_err("no endpoint");
+    let e = parse("[mcp.servers.a]\nargs = [\"x\"]\n").expect_err("no endpoint");
     assert!(e.contains("mcp.servers.a: needs `command`"), "{e}");
-    let e = load_mcp_config("[mcp.servers.a]\ncommand = \"x\"\nurl = \"http://h\"\n")
-        .expect_err("both");
+    let e = parse("[mcp.servers.a]\ncommand = \"x\"\nurl = \"http://h\"\n").expect_err("both");
     assert!(e.contains("not both"), "{e}");
-    let e = load_mcp_config("[mcp.servers.a]\nurl = \"ftp://h\"\n").expect_err("scheme");
+    let e = parse("[mcp.servers.a]\nurl = \"ftp://h\"\n").expect_err("scheme");
     assert!(e.contains("must start with http:// or https://"), "{e}");
-    let e = load_mcp_config("[mcp.servers.a]\ncommand = \"x\"\nbogus = 1\n").expect_err("key");
-    assert!(e.contains("bogus"), "{e}");
+    let e = parse("[mcp.servers.a]\ncommand = \"x\"\nbogus = 1\n").expect_err("key");
+    assert!(e.contains("unknown key") && e.contains("E0907"), "{e}");
     // Other sections belong to the provider layer and are ignored here.
-    let c = load_mcp_config("[providers.openai]\nbase_url = \"http://x\"\n").expect("ok");
+    let c = parse("[providers.openai]\nbase_url = \"http://x\"\n").expect("ok");
     assert!(c.servers.is_empty());
 }
 

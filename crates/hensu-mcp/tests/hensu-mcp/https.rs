@@ -169,7 +169,7 @@ async fn a_bad_ca_file_is_an_error_naming_the_server_and_the_file() {
 
 #[test]
 fn ca_file_belongs_to_https_servers() {
-    let e = hensu_mcp::load_mcp_config(
+    let e = crate::support::parse(
         "[mcp.servers.a]\nurl = \"http://127.0.0.1:1/mcp\"\nca_file = \"ca.pem\"\n",
     )
     .expect_err("plain http");
@@ -177,14 +177,14 @@ fn ca_file_belongs_to_https_servers() {
         e,
         "mcp.servers.a: `ca_file` applies to `https://` servers only"
     );
-    let e = hensu_mcp::load_mcp_config("[mcp.servers.a]\ncommand = \"x\"\nca_file = \"ca.pem\"\n")
+    let e = crate::support::parse("[mcp.servers.a]\ncommand = \"x\"\nca_file = \"ca.pem\"\n")
         .expect_err("stdio");
     assert_eq!(
         e,
         "mcp.servers.a: `ca_file` applies to `https://` servers only"
     );
     // Plain HTTP stays accepted for any host, as before.
-    let c = hensu_mcp::load_mcp_config("[mcp.servers.a]\nurl = \"http://tools.example/mcp\"\n")
+    let c = crate::support::parse("[mcp.servers.a]\nurl = \"http://tools.example/mcp\"\n")
         .expect("plain http");
     assert_eq!(
         c.endpoints().expect("endpoints")[0].1,

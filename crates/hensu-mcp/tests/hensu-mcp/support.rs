@@ -130,9 +130,21 @@ pub fn example_server() -> PathBuf {
     path
 }
 
-/// A `[mcp]` config from TOML text.
+/// A `[mcp]` config from TOML text, read as every command reads it (hensu-project).
 pub fn config(toml: &str) -> hensu_mcp::McpConfig {
-    hensu_mcp::load_mcp_config(toml).expect("config")
+    parse(toml).expect("config")
+}
+
+/// The `[mcp]` section of a `hensu.toml` text with its endpoints checked: the first error of
+/// the file (`hensu.toml:LINE:COL: …`) or of an endpoint (`mcp.servers.NAME: …`).
+pub fn parse(toml: &str) -> Result<hensu_mcp::McpConfig, String> {
+    let file = hensu_project::ProjectFile::parse(toml);
+    let mcp = file.config.mcp.clone();
+    mcp.endpoints()?;
+    match file.refusal() {
+        Some(problem) => Err(problem),
+        None => Ok(mcp),
+    }
 }
 
 /// `[mcp.servers.glossary]` running the example server.

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use hensu_mcp::{LocalMcp, McpToolExecutor, ToolSource};
-use hensu_providers::{BuildOptions, build_providers_with, load_config};
+use hensu_providers::{BuildOptions, build_providers_with};
 use hensu_runtime::{AgentRequest, Context};
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
@@ -50,11 +50,12 @@ async fn run_agent(
         .respond_with(openai_text("Done: an MCP term."))
         .mount(&model)
         .await;
-    let config = load_config(&format!(
+    let file = hensu_project::ProjectFile::parse(&format!(
         "[providers.openai]\nbase_url = \"{}/v1\"\n",
         model.uri()
-    ))
-    .expect("providers");
+    ));
+    assert!(file.refusal().is_none(), "{:?}", file.diagnostics);
+    let config = file.config.providers_config();
     let env = |name: &str| (name == "OPENAI_API_KEY").then(|| LEAKED_KEY.to_string());
     let built = build_providers_with(
         &config,

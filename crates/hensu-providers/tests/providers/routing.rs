@@ -118,7 +118,7 @@ fn config_errors() {
             "[providers.x]\nbase_url = \"http://h\"\n",
             "`kind` is required",
         ),
-        ("[providers.x]\nkind = \"cohere\"\n", "unknown variant"),
+        ("[providers.x]\nkind = \"cohere\"\n", "unknown value"),
         (
             "[providers.openai]\napi_key_env = \"HOME\"\n",
             "not an API-key variable name",
@@ -132,7 +132,7 @@ fn config_errors() {
             "only http and https",
         ),
         ("[retry]\nmax_attempts = 0\n", "between 1 and 20"),
-        ("[retry]\nmax_atempts = 2\n", "unknown field"),
+        ("[retry]\nmax_atempts = 2\n", "unknown key"),
         (
             "[retry]\nbase_delay_ms = 10\nmax_delay_ms = 5\n",
             "must not exceed",

@@ -32,6 +32,9 @@ pub struct RunCtx<'r> {
     pub checkpointer: Option<&'r dyn Checkpointer>,
     /// Asked at every boundary of the main flow after the checkpointer, in order.
     pub controls: &'r [&'r dyn RunControlHook],
+    /// The id of a new run (the durable run's id, so events, records and `runs` name it the
+    /// same); `None`: a fresh UUID.
+    pub run_id: Option<&'r str>,
 }
 
 impl std::fmt::Debug for RunCtx<'_> {
@@ -40,6 +43,7 @@ impl std::fmt::Debug for RunCtx<'_> {
             .field("cancel", self.cancel)
             .field("checkpointer", &self.checkpointer.is_some())
             .field("controls", &self.controls.len())
+            .field("run_id", &self.run_id)
             .finish_non_exhaustive()
     }
 }
@@ -52,7 +56,14 @@ impl<'r> RunCtx<'r> {
             listener: &NoopListener,
             checkpointer: None,
             controls: &[],
+            run_id: None,
         }
+    }
+
+    /// The id a new run gets (ignored by a resume, whose state has its id).
+    pub fn run_id(mut self, run_id: &'r str) -> RunCtx<'r> {
+        self.run_id = Some(run_id);
+        self
     }
 
     pub fn listener(mut self, listener: &'r dyn ExecutionListener) -> RunCtx<'r> {

@@ -207,8 +207,9 @@ impl Engine {
         let started = Instant::now();
         let exec = Exec::new(self, &ctx);
         let wf = p.workflow();
-        let execution_id = match input.get("_execution_id") {
-            Some(Value::String(s)) => s.clone(),
+        let execution_id = match (ctx.run_id, input.get("_execution_id")) {
+            (Some(id), _) => id.to_string(),
+            (None, Some(Value::String(s))) => s.clone(),
             _ => uuid::Uuid::new_v4().to_string(),
         };
         let start_id = p.plan.id(p.plan.start).to_string();

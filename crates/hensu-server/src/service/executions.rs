@@ -367,12 +367,12 @@ pub async fn start(
     }
     let reg = app.registry.clone();
     let (t, w) = (tenant.tenant_id.clone(), workflow_id.clone());
-    let (workflow, definition, repository) = blocking(move || {
+    let (workflow, repository) = blocking(move || {
         let stored = reg.get_workflow(&t, &w)?.ok_or_else(ApiError::not_found)?;
         let wf = hensu_ir::from_json(&stored.definition.to_string())
             .map_err(|e| ApiError::internal(format!("stored workflow does not load: {e:?}")))?;
         let repo = crate::subflows::repository(reg.as_ref(), &t, &wf)?;
-        Ok((wf, stored.definition, repo))
+        Ok((wf, repo))
     })
     .await?;
     let context: Context = request.context.unwrap_or_default().into_iter().collect();
@@ -381,7 +381,6 @@ pub async fn start(
         .start(StartRequest {
             tenant: tenant.tenant_id.clone(),
             workflow: Arc::new(workflow),
-            definition,
             context,
             repository,
         })
@@ -477,7 +476,7 @@ pub async fn resume(
     let (t, id) = (tenant.tenant_id.clone(), run_id.to_string());
     let repository = blocking(move || {
         let stored = store.load(&id)?;
-        let wf = stored_workflow(&stored.workflow).map_err(ApiError::internal)?;
+        let wf = stored_workflow(&id, &stored.workflow).map_err(ApiError::internal)?;
         crate::subflows::repository(reg.as_ref(), &t, &wf)
     })
     .await?;

@@ -90,38 +90,10 @@ async fn checked(app: &AppState, definition: Value) -> ApiResult<Workflow> {
 }
 
 /// The hensu checks of a pushed JSON workflow: the workflow (when it parses) and every
-/// diagnostic.
+/// diagnostic — the same reading and checks as `hensuc check x.json` (hensu-project).
 fn compile_json(text: &str) -> (Option<Workflow>, Vec<Diagnostic>) {
-    let file = FileId(0);
-    match hensu_ir::from_json_with_spans(text) {
-        Ok((wf, map)) => {
-            let origins = hensu_sema::origins_from_json(&wf, &map, file);
-            let d = hensu_sema::check::check_workflow(
-                &wf,
-                &origins,
-                hensu_sema::check::InputKind::Json,
-            );
-            (Some(wf), d)
-        }
-        Err(err) => {
-            let span = err
-                .span
-                .map(|s| hensu_diagnostics::Span::from_range(s.start..s.end))
-                .unwrap_or_default();
-            let label = if err.path.is_empty() {
-                err.message.clone()
-            } else {
-                format!("at `{}`: {}", err.path, err.message)
-            };
-            let d = Diagnostic::new(
-                hensu_diagnostics::codes::E0902,
-                "invalid json workflow",
-                span,
-                label,
-            );
-            (None, vec![d])
-        }
-    }
+    let (workflow, _, diagnostics) = hensu_project::compile::compile_json(text, FileId(0));
+    (workflow, diagnostics)
 }
 
 /// The 400 of a push the checks refused: the first error in the message, every diagnostic in

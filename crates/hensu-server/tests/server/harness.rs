@@ -9,15 +9,28 @@ use serde_json::Value;
 
 pub const SECRET: &str = "test-secret-test-secret-test-secret!";
 
-/// How a test server differs from the default one (JWT, default limits, stubs under
-/// `<tmp>/stubs` for every tenant).
-#[derive(Clone, Default)]
+/// How a test server differs from the default one (JWT, default limits, stub agents for
+/// every model, stubs under `<tmp>/stubs` for every tenant).
+#[derive(Clone)]
 pub struct Options {
     pub limits: hensu_server::Limits,
     /// Dev mode: no key, every request is the dev tenant.
     pub dev: bool,
     /// `Some(sub)`: tenant T's stubs under `<tmp>/<sub>/T/` instead.
     pub per_tenant_stubs: Option<&'static str>,
+    /// Stub agents for every model, as `hensuc serve --stub`.
+    pub force_stub: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            limits: hensu_server::Limits::default(),
+            dev: false,
+            per_tenant_stubs: None,
+            force_stub: true,
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -78,15 +91,33 @@ fn stores(
 }
 
 impl Server {
+    /// A server whose project directory has no `hensu.toml`, with stub agents for every model.
     pub async fn start(backend: Backend) -> Server {
+        Server::in_project(backend, None, true).await
+    }
+
+    /// A server whose project directory holds `hensu_toml` (when given); `force_stub` as
+    /// `hensuc serve --stub`.
+    pub async fn in_project(
+        backend: Backend,
+        hensu_toml: Option<&str>,
+        force_stub: bool,
+    ) -> Server {
         let dir = tempfile::tempdir().expect("tempdir");
+        if let Some(text) = hensu_toml {
+            std::fs::write(dir.path().join("hensu.toml"), text).expect("hensu.toml");
+        }
         let (store, registry) = {
             let d = dir.path().to_path_buf();
             tokio::task::spawn_blocking(move || stores(backend, &d))
                 .await
                 .expect("open")
         };
-        Server::over(store, registry, Arc::new(dir), Options::default()).await
+        let options = Options {
+            force_stub,
+            ..Options::default()
+        };
+        Server::over(store, registry, Arc::new(dir), options).await
     }
 
     /// A server on SQLite with `options`.
@@ -134,8 +165,16 @@ impl Server {
             Some(sub) => hensu_server::StubScenarios::PerTenant(dir.path().join(sub)),
             None => hensu_server::StubScenarios::Shared(dir.path().join("stubs")),
         };
-        let state = hensu_server::state_with(store.clone(), registry.clone(), auth, stubs, true)
-            .with_limits(options.limits);
+        let state = hensu_server::state_with_options(
+            store.clone(),
+            registry.clone(),
+            auth,
+            hensu_server::ProjectConfig::from_project_dir(dir.path()).expect("project"),
+            stubs,
+            options.force_stub,
+            hensu_server::ExecutorOptions::default(),
+        )
+        .with_limits(options.limits);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");

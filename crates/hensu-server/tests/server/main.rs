@@ -7,6 +7,7 @@ mod harness;
 mod limits;
 mod mcp_gateway;
 mod mcp_tenant;
+mod project_config;
 mod scenarios;
 
 use harness::Backend;
@@ -60,6 +61,18 @@ macro_rules! on_sqlite {
             }
         )*
     };
+}
+
+mod project {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn providers_retry_and_structured_output_come_from_hensu_toml() {
+        crate::project_config::providers_retry_and_structured_output_come_from_hensu_toml().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stub_run_reaches_only_the_allowed_hosts() {
+        crate::project_config::a_stub_run_reaches_only_the_allowed_hosts().await;
+    }
 }
 
 mod mcp {

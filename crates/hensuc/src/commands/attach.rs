@@ -14,8 +14,8 @@ use crate::exit;
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
-    hensuc attach r65bfd75ed98 -d examples\n  \
-    hensuc attach r65bfd75ed98 --store postgres://hensu@db/hensu --json")]
+    hensuc attach 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 -d examples\n  \
+    hensuc attach 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 --store postgres://hensu@db/hensu --json")]
 pub struct AttachArgs {
     /// The run id.
     pub id: String,

@@ -1,6 +1,7 @@
 //! The static worst-case bound for `hensuc check --bounds` and `hensuc run --max-cost`
-//! (docs/bounds.md). The analysis is `hensu_sema::bounds`; this file reads its options from
-//! `hensu.toml` (`[pricing."model"]`, `[bounds]`, `[structured_output]`) and renders it.
+//! (docs/bounds.md). The analysis is `hensu_sema::bounds`; its options come from `hensu.toml`
+//! (`[pricing."model"]`, `[bounds]`, `[structured_output]`, read by hensu-project); this file
+//! renders it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,72 +12,10 @@ use serde_json::Value;
 
 use crate::project::Project;
 
-/// The bound options of a project directory: defaults, overridden by its `hensu.toml`.
+/// The bound options of a project directory: defaults, overridden by its `hensu.toml`
+/// (hensu-project reads it; a file with an error refuses the run that needs the bound).
 pub fn load_options(workdir: &Path) -> anyhow::Result<BoundsOptions> {
-    let path = workdir.join("hensu.toml");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BoundsOptions::default()),
-        Err(e) => anyhow::bail!("cannot read `{}`: {e}", path.display()),
-    };
-    options_from_toml(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
-}
-
-/// `[pricing."model"] input_per_mtok/output_per_mtok`, `[bounds] default_max_tokens,
-/// input_tokens_per_call, auto_backtrack_cap`, `[structured_output] max_corrections`.
-pub fn options_from_toml(text: &str) -> Result<BoundsOptions, String> {
-    let table: toml::Table = toml::from_str(text).map_err(|e| e.message().to_string())?;
-    let mut options = BoundsOptions::default();
-    let number = |v: &toml::Value| v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
-    if let Some(pricing) = table.get("pricing") {
-        let pricing = pricing.as_table().ok_or("`pricing` must be a table")?;
-        for (model, entry) in pricing {
-            let entry = entry
-                .as_table()
-                .ok_or_else(|| format!("`pricing.\"{model}\"` must be a table"))?;
-            let get = |key: &str| -> Result<f64, String> {
-                let v = entry
-                    .get(key)
-                    .and_then(number)
-                    .ok_or_else(|| format!("`pricing.\"{model}\"` needs a number `{key}`"))?;
-                if v.is_finite() && v >= 0.0 {
-                    Ok(v)
-                } else {
-                    Err(format!("`pricing.\"{model}\".{key}` must be ≥ 0"))
-                }
-            };
-            options.pricing.insert(
-                model.clone(),
-                Price {
-                    input_per_mtok: get("input_per_mtok")?,
-                    output_per_mtok: get("output_per_mtok")?,
-                },
-            );
-        }
-    }
-    let count = |section: &str, key: &str| -> Result<Option<u64>, String> {
-        match table.get(section).and_then(|s| s.get(key)) {
-            None => Ok(None),
-            Some(v) => v
-                .as_integer()
-                .and_then(|i| u64::try_from(i).ok())
-                .map(Some)
-                .ok_or_else(|| format!("`{section}.{key}` must be a non-negative integer")),
-        }
-    };
-    if let Some(v) = count("bounds", "default_max_tokens")? {
-        options.default_max_tokens = v;
-    }
-    if let Some(v) = count("bounds", "input_tokens_per_call")? {
-        options.input_tokens_per_call = v;
-    }
-    if let Some(v) = count("bounds", "auto_backtrack_cap")? {
-        options.auto_backtrack_cap = v;
-    }
-    if let Some(v) = count("structured_output", "max_corrections")? {
-        options.max_corrections = u32::try_from(v).unwrap_or(u32::MAX);
-    }
-    Ok(options)
+    Ok(crate::project::settings(workdir)?.bounds_options())
 }
 
 /// The bound of every workflow of `project` that lowered, sub-workflows looked up among them.
@@ -222,7 +161,9 @@ fn options_for(args: &crate::commands::check::CheckArgs) -> anyhow::Result<Bound
         (None, Some(p)) => crate::project::working_dir_for(p, None),
         (None, None) => std::path::PathBuf::from("."),
     };
-    load_options(&dir)
+    // `check` reports the problems of hensu.toml as diagnostics; the bound uses what is valid.
+    let workspace = hensu_project::Workspace::load_dir(&dir).map_err(anyhow::Error::msg)?;
+    Ok(workspace.file.config.bounds_options())
 }
 
 /// `check --bounds --format json`: the diagnostics report with a `bounds` section.

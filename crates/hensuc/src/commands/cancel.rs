@@ -20,8 +20,8 @@ use crate::exit;
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
-    hensuc cancel r65bfd75ed98 -d examples\n  \
-    hensuc pause r65bfd75ed98 -d examples   # continue with hensuc resume")]
+    hensuc cancel 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 -d examples\n  \
+    hensuc pause 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 -d examples   # continue with hensuc resume")]
 pub struct ControlArgs {
     /// The run id.
     pub id: String,

@@ -44,9 +44,14 @@ pub struct CheckArgs {
     pub offline: bool,
 }
 
-pub fn execute(args: CheckArgs) -> anyhow::Result<ExitCode> {
+pub fn execute(mut args: CheckArgs) -> anyhow::Result<ExitCode> {
     if args.paths.is_empty() && args.project.dir.is_none() {
-        anyhow::bail!("nothing to check: give workflow files or `-d DIR`");
+        // No arguments: the project at or above the current directory, as cargo finds its own.
+        args.project.dir = Some(project::discover_project().ok_or_else(|| {
+            anyhow::anyhow!(
+                "nothing to check: no hensu.toml in this directory or above; give workflow files or `-d DIR`"
+            )
+        })?);
     }
     // Named files: those and what they reference; `-d DIR` alone: every workflow of the project.
     let mut project = if args.paths.is_empty() {

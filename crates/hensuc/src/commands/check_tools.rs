@@ -24,13 +24,11 @@ pub fn offered_tools_diagnostics(
     if with_tools.is_empty() {
         return Vec::new();
     }
-    let config = match hensu_mcp::read_config(workdir) {
-        Ok(c) if c.servers.is_empty() => return Vec::new(),
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("note: agent tools not checked: {e}");
-            return Vec::new();
-        }
+    // A broken hensu.toml is reported by `check` itself (E0906/E0907); its tools are not listed.
+    let config = match crate::project::settings(workdir) {
+        Ok(c) if c.mcp.servers.is_empty() => return Vec::new(),
+        Ok(c) => c.mcp,
+        Err(_) => return Vec::new(),
     };
     if skip_servers {
         eprintln!(

@@ -29,7 +29,8 @@ use crate::output::Color;
     hensuc fmt --check examples\n  \
     hensuc fmt --stdin < flow.hwf")]
 pub struct FmtArgs {
-    /// Workflow files, or directories searched recursively for `.hwf` and `.kt` files.
+    /// Workflow files, or directories searched recursively for `.hwf` and `.kt` files (default:
+    /// the `workflows/` of the project at or above the current directory).
     pub paths: Vec<PathBuf>,
     /// Write nothing; list the files that are not formatted and exit 1 if there is one.
     #[arg(long)]
@@ -54,13 +55,19 @@ enum Outcome {
     Io,
 }
 
-pub fn execute(args: FmtArgs) -> anyhow::Result<ExitCode> {
+pub fn execute(mut args: FmtArgs) -> anyhow::Result<ExitCode> {
     if args.stdin {
         let outcome = format_stdin(&args);
         return Ok(ExitCode::from(exit_code(&[outcome], &args)));
     }
     if args.paths.is_empty() {
-        anyhow::bail!("nothing to format: give workflow files or directories, or `--stdin`");
+        // No arguments: the workflows of the project at or above the current directory.
+        match crate::project::discover_project() {
+            Some(root) => args.paths.push(root.join("workflows")),
+            None => anyhow::bail!(
+                "nothing to format: no hensu.toml in this directory or above; give workflow files or directories, or `--stdin`"
+            ),
+        }
     }
     let mut outcomes = Vec::new();
     let mut files = Vec::new();

@@ -12,19 +12,20 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
-use hensu_host::{CommandRegistry, DurableRun};
+use hensu_host::DurableRun;
+use hensu_host::launch::{self, ProjectConfig, RunSetup, SourceRef, StoredWorkflow, Stubs};
 use hensu_runtime::{Context, ExecutionPhase, ReviewDecision};
 use hensu_store::{OwnerId, StateStore, StoreError};
 use serde_json::Value;
 
-use crate::commands::run::{ReviewFlags, ReviewMode, RunArgs, RunSettings, run_workflow};
+use crate::commands::run::{Face, RunSettings, run_workflow};
 use crate::commands::session::{self, Resumed, Start};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
-    hensuc resume r65bfd75ed98 -d examples --approve\n  \
-    hensuc resume r65bfd75ed98 -d examples --reject \"needs sources\"\n  \
-    hensuc resume r65bfd75ed98 -d examples --backtrack write")]
+    hensuc resume 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 -d examples --approve\n  \
+    hensuc resume 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 -d examples --reject \"needs sources\"\n  \
+    hensuc resume 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 -d examples --backtrack write")]
 pub struct ResumeArgs {
     /// The run id (or the correlation id of its pending review).
     pub id: String,
@@ -139,19 +140,21 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     let store_dyn: Arc<dyn StateStore> = store.clone();
     // Take the lease first: a second resumer is refused here, before any check or write.
     let (durable, stored) =
-        DurableRun::reopen(store_dyn, &run_id, &OwnerId::current(), None).map_err(store_err)?;
+        DurableRun::reopen(store_dyn.clone(), &run_id, &OwnerId::current(), None)
+            .map_err(store_err)?;
     let release = |d: &DurableRun| {
         let _ = d.store().release(d.lease());
     };
     let prepared = (|| -> anyhow::Result<_> {
         let mut state =
             hensu_host::restore(&run_id, &stored.snapshot).map_err(|e| anyhow::anyhow!(e))?;
-        let workflow = session::stored_workflow(&run_id, &stored.workflow)?;
+        let envelope =
+            StoredWorkflow::decode(&run_id, &stored.workflow).map_err(anyhow::Error::msg)?;
         let decision = decide(
             &args,
             &run_id,
             &state,
-            &workflow,
+            &envelope.workflow,
             via_correlation,
             edits.clone(),
         )?;
@@ -165,74 +168,35 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         {
             state.context.extend(e);
         }
-        Ok((state, workflow, decision))
+        let setup = RunSetup {
+            project: Arc::new(
+                ProjectConfig::from_project_dir(&workdir).map_err(anyhow::Error::msg)?,
+            ),
+            store: Some(store_dyn.clone()),
+            stubs: Stubs {
+                force: args.settings.stub,
+                scenario: args.settings.scenario.clone(),
+                ..Stubs::default()
+            }
+            .continuing(&envelope.options),
+            review: args
+                .review
+                .chosen()
+                .unwrap_or(envelope.options.review.unwrap_or_default()),
+            local_commands: true,
+        };
+        let face = Face::new(&args.settings)?;
+        Ok((state, envelope, decision, setup, face))
     })();
-    let (state, workflow, decision) = match prepared {
+    let (state, envelope, decision, setup, face) = match prepared {
         Ok(p) => p,
         Err(e) => {
             release(&durable);
             return Err(e);
         }
     };
-    warn_if_source_changed(&run_id, &stored.workflow);
+    warn_if_source_changed(&run_id, envelope.source.as_ref());
     let _ = std::fs::remove_file(session::pause_flag(&workdir, &run_id));
-    let stored_scenario = stored
-        .workflow
-        .pointer("/options/scenario")
-        .and_then(Value::as_str)
-        .map(String::from);
-    let stored_stub = stored
-        .workflow
-        .pointer("/options/stub")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    let source = stored
-        .workflow
-        .pointer("/source/path")
-        .and_then(Value::as_str)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(format!("{run_id}.json")));
-    let run_args = RunArgs {
-        workflow: source,
-        project: crate::args::ProjectDir {
-            dir: Some(workdir.clone()),
-        },
-        display: args.display,
-        context: None,
-        settings: RunSettings {
-            scenario: args.settings.scenario.clone().or(stored_scenario),
-            stub: args.settings.stub || stored_stub,
-            ..args.settings.clone()
-        },
-        no_store: false,
-        review: ReviewFlags::from_mode(args.review.chosen().unwrap_or_else(|| {
-            ReviewMode::parse(
-                stored
-                    .workflow
-                    .pointer("/options/review")
-                    .and_then(Value::as_str),
-            )
-        })),
-        detach: false,
-    };
-    let setup = (|| -> anyhow::Result<_> {
-        let events_file = match &args.settings.events {
-            Some(p) => Some(
-                std::fs::File::create(p)
-                    .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", p.display()))?,
-            ),
-            None => None,
-        };
-        let commands = CommandRegistry::load(&workdir).map_err(|e| anyhow::anyhow!(e))?;
-        Ok((events_file, commands))
-    })();
-    let (events_file, commands) = match setup {
-        Ok(s) => s,
-        Err(e) => {
-            release(&durable);
-            return Err(e);
-        }
-    };
     eprintln!(
         "resuming run {run_id} at `{}` (step {})",
         match &state.phase {
@@ -246,17 +210,14 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         state,
         decision,
     }));
-    let resources = crate::commands::run::RunResources {
-        commands,
-        events_file,
-        repository: crate::commands::run::project_workflows(&workdir, &workflow),
-    };
+    let workflow = envelope.workflow;
+    let repository = crate::commands::run::project_workflows(&workdir, &workflow);
     let end = run_workflow(
         &workflow,
         Context::default(),
-        &workdir,
-        &run_args,
-        resources,
+        &setup,
+        face,
+        repository,
         start,
     )?;
     Ok(ExitCode::from(
@@ -349,14 +310,16 @@ fn decide(
     Ok(Some(ReviewDecision::Approve { edits }))
 }
 
-fn warn_if_source_changed(run_id: &str, envelope: &Value) {
-    let Some(path) = envelope.pointer("/source/path").and_then(Value::as_str) else {
+fn warn_if_source_changed(run_id: &str, source: Option<&SourceRef>) {
+    let Some(SourceRef { path, hash }) = source else {
         return;
     };
-    let stored = envelope.pointer("/source/hash").and_then(Value::as_str);
     match std::fs::read(path) {
         Ok(bytes) => {
-            if stored.is_some_and(|h| h != session::content_hash(&bytes)) {
+            if hash
+                .as_deref()
+                .is_some_and(|h| h != launch::content_hash(&bytes))
+            {
                 eprintln!(
                     "warning: `{path}` changed since run {run_id} started; resuming with the \
                      workflow stored with the run"

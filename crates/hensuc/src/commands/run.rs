@@ -13,20 +13,21 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
 use clap::Args;
-use hensu_host::{CommandRegistry, FsStubFiles};
+use hensu_host::launch::{
+    self, Extras, ProjectConfig, ReviewMode, RunEngine, RunSetup, Stubs, ToolSupply,
+};
 use hensu_ir::Workflow;
 use hensu_runtime::{
-    CancelToken, Context, Engine, Event, ExecutionListener, MultiListener, RunOptions, RunResult,
-    StubProvider,
+    CancelToken, Context, ExecutionListener, MapRepository, MultiListener, RunResult,
 };
 use serde_json::Value;
 
 use crate::args::{ColorFlag, ProjectDir, Verbosity};
 use crate::commands::progress::Progress;
+use crate::commands::session;
 use crate::exit;
 use crate::output::{self, Color, DiagnosticFormat};
 use crate::project;
@@ -103,34 +104,6 @@ pub struct ReviewFlags {
     pub auto_approve: bool,
 }
 
-/// The review mode of a run, stored with it (`options.review` of the stored workflow).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReviewMode {
-    Deferred,
-    Interactive,
-    AutoApprove,
-}
-
-impl ReviewMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReviewMode::Deferred => "deferred",
-            ReviewMode::Interactive => "interactive",
-            ReviewMode::AutoApprove => "auto-approve",
-        }
-    }
-
-    /// The stored spelling; a run stored before review modes existed defers (never approves a
-    /// REQUIRED review by itself).
-    pub fn parse(stored: Option<&str>) -> ReviewMode {
-        match stored {
-            Some("interactive") => ReviewMode::Interactive,
-            Some("auto-approve") => ReviewMode::AutoApprove,
-            _ => ReviewMode::Deferred,
-        }
-    }
-}
-
 impl ReviewFlags {
     /// The mode the flags ask for (`None`: no flag given).
     pub fn chosen(self) -> Option<ReviewMode> {
@@ -144,36 +117,6 @@ impl ReviewFlags {
             None
         }
     }
-
-    pub fn from_mode(mode: ReviewMode) -> ReviewFlags {
-        ReviewFlags {
-            interactive: mode == ReviewMode::Interactive,
-            defer_review: mode == ReviewMode::Deferred,
-            auto_approve: mode == ReviewMode::AutoApprove,
-        }
-    }
-}
-
-/// The nodes of `workflow` (and of the workflows it can call) with a REQUIRED review.
-fn required_reviews(workflow: &Workflow, repository: &hensu_runtime::MapRepository) -> Vec<String> {
-    let mut found: Vec<String> = Vec::new();
-    let mut scan = |wf: &Workflow| {
-        for node in wf.nodes.values() {
-            if let hensu_ir::Node::Standard(s) = node
-                && s.review_config
-                    .as_ref()
-                    .is_some_and(|r| r.mode == hensu_ir::ReviewMode::Required)
-                && !found.contains(&s.id)
-            {
-                found.push(s.id.clone());
-            }
-        }
-    };
-    scan(workflow);
-    for wf in repository.workflows() {
-        scan(wf);
-    }
-    found
 }
 
 /// The options `run` and `resume` share.
@@ -227,30 +170,64 @@ pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     {
         return Ok(ExitCode::from(exit::FAILURE));
     }
+    let review = review_mode(&args, &workflow, &repository)?;
+    let store = if args.no_store {
+        None
+    } else {
+        Some(session::open_store(&workdir)?)
+    };
+    let setup = RunSetup {
+        project: Arc::new(ProjectConfig::from_project_dir(&workdir).map_err(anyhow::Error::msg)?),
+        store,
+        stubs: Stubs {
+            force: args.settings.stub,
+            scenario: args.settings.scenario.clone(),
+            ..Stubs::default()
+        },
+        review,
+        local_commands: true,
+    };
     if args.detach {
-        return crate::commands::worker::queue_run(&workflow, input, &workdir, &args);
+        return crate::commands::worker::queue_run(&workflow, input, &setup, &args.workflow);
     }
-    let events_file = match &args.settings.events {
-        Some(p) => Some(
-            std::fs::File::create(p)
-                .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", p.display()))?,
-        ),
-        None => None,
-    };
-    let commands = CommandRegistry::load(&workdir).map_err(|e| anyhow::anyhow!(e))?;
-    let start = crate::commands::session::Start::Fresh {
+    let face = Face::new(&args.settings)?;
+    let start = session::Start::Fresh {
         source: Some(args.workflow.clone()),
-        store: !args.no_store,
     };
-    let resources = RunResources {
-        commands,
-        events_file,
-        repository,
-    };
-    let end = run_workflow(&workflow, input, &workdir, &args, resources, start)?;
+    let end = run_workflow(&workflow, input, &setup, face, repository, start)?;
     Ok(ExitCode::from(
         end.summarize(&workflow, args.settings.verbosity.verbose),
     ))
+}
+
+/// The review mode the flags ask for; without one, a stored run defers and a `--no-store` run
+/// approves OPTIONAL reviews (nothing to defer and nowhere to store a pause) but refuses to
+/// start with a REQUIRED one.
+fn review_mode(
+    args: &RunArgs,
+    workflow: &Workflow,
+    repository: &MapRepository,
+) -> anyhow::Result<ReviewMode> {
+    let required = launch::required_reviews(workflow, repository);
+    Ok(match args.review.chosen() {
+        Some(ReviewMode::Deferred) if args.no_store => anyhow::bail!(
+            "--defer-review needs the state store to resume the run later; drop --no-store"
+        ),
+        Some(mode) => mode,
+        None if args.no_store && required.is_empty() => ReviewMode::AutoApprove,
+        None if args.no_store => anyhow::bail!(
+            "node{} {} need{} a human review (REQUIRED) and --no-store leaves nowhere to pause \
+             the run: review with -i, approve with --auto-approve, or drop --no-store",
+            if required.len() == 1 { "" } else { "s" },
+            required
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if required.len() == 1 { "s" } else { "" },
+        ),
+        None => ReviewMode::Deferred,
+    })
 }
 
 /// Compiles the workflow at `path` with the project loader (sub-workflows come from
@@ -260,11 +237,12 @@ pub fn load_workflow(path: &Path, dir: Option<&Path>) -> anyhow::Result<Option<W
 }
 
 /// [`load_workflow`] plus the workflows its sub-workflow nodes can call, from the same
-/// compilation: the workflow and what it references, transitively ([`project::load_scoped`]).
+/// compilation: the workflow and what it references, transitively ([`project::load_scoped`],
+/// [`launch::callable_workflows`]).
 pub fn load_run_project(
     path: &Path,
     dir: Option<&Path>,
-) -> anyhow::Result<Option<(Workflow, hensu_runtime::MapRepository)>> {
+) -> anyhow::Result<Option<(Workflow, MapRepository)>> {
     load_run_project_with(path, dir, Color::Auto)
 }
 
@@ -273,7 +251,7 @@ fn load_run_project_with(
     path: &Path,
     dir: Option<&Path>,
     color: Color,
-) -> anyhow::Result<Option<(Workflow, hensu_runtime::MapRepository)>> {
+) -> anyhow::Result<Option<(Workflow, MapRepository)>> {
     if !path.is_file() {
         anyhow::bail!("workflow file `{}` not found", path.display());
     }
@@ -294,20 +272,20 @@ fn load_run_project_with(
         eprintln!("error: `{}` did not produce a workflow", path.display());
         return Ok(None);
     };
-    let mut repo = hensu_runtime::MapRepository::new();
-    for unit in project.units {
-        if let Some(wf) = unit.workflow {
-            repo.insert(wf);
-        }
-    }
-    repo.insert(main.clone());
+    let compiled: Vec<&Workflow> = project
+        .units
+        .iter()
+        .filter_map(|u| u.workflow.as_ref())
+        .collect();
+    let repo = launch::callable_workflows(&main, compiled);
     Ok(Some((main, repo)))
 }
 
-/// The workflows sub-workflow nodes can call: every workflow of `<workdir>/workflows/` that
-/// compiles without errors, plus `main` itself.
-pub fn project_workflows(workdir: &Path, main: &Workflow) -> hensu_runtime::MapRepository {
-    let mut repo = hensu_runtime::MapRepository::new();
+/// The workflows a stored run's sub-workflow nodes can call on resume or on a worker: those of
+/// `<workdir>/workflows/` that compile without errors and that `main` reaches, plus `main`
+/// — the set a direct run of `main` in this project gets ([`launch::callable_workflows`]).
+pub fn project_workflows(workdir: &Path, main: &Workflow) -> MapRepository {
+    let mut compiled: Vec<Workflow> = Vec::new();
     if workdir.join("workflows").is_dir()
         && let Ok(project) = project::load(&[], Some(workdir))
     {
@@ -317,12 +295,11 @@ pub fn project_workflows(workdir: &Path, main: &Workflow) -> hensu_runtime::MapR
                 .iter()
                 .any(|d| d.is_error() && d.primary.file == unit.file);
             if let Some(wf) = unit.workflow.filter(|_| !has_errors) {
-                repo.insert(wf);
+                compiled.push(wf);
             }
         }
     }
-    repo.insert(main.clone());
-    repo
+    launch::callable_workflows(main, &compiled)
 }
 
 /// `-c '{"k": …}'` or `-c @file.json` → an ordered context. Anything but a JSON object is a
@@ -347,14 +324,32 @@ pub fn parse_context(arg: Option<&str>) -> anyhow::Result<Context> {
     }
 }
 
-/// What a run needs from its working directory besides the workflow.
-pub(crate) struct RunResources {
-    /// `commands.yaml` for `execute` actions.
-    pub commands: CommandRegistry,
-    /// `--events FILE.jsonl`.
-    pub events_file: Option<std::fs::File>,
-    /// The workflows sub-workflow nodes can call.
-    pub repository: hensu_runtime::MapRepository,
+/// What the command line adds to a run: its display and its own listeners.
+pub(crate) struct Face {
+    pub verbosity: Verbosity,
+    /// `--events FILE.jsonl`, created.
+    pub events: Option<(std::fs::File, PathBuf)>,
+    /// `--max-cost`: the run is cancelled once its measured spend reaches it.
+    pub max_cost: Option<f64>,
+}
+
+impl Face {
+    /// The face `run` and `resume` flags describe (creates the `--events` file).
+    pub(crate) fn new(settings: &RunSettings) -> anyhow::Result<Face> {
+        let events = match &settings.events {
+            Some(p) => Some((
+                std::fs::File::create(p)
+                    .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", p.display()))?,
+                p.clone(),
+            )),
+            None => None,
+        };
+        Ok(Face {
+            verbosity: settings.verbosity,
+            events,
+            max_cost: settings.max_cost,
+        })
+    }
 }
 
 /// How `run_workflow` ended.
@@ -411,186 +406,74 @@ impl Write for EventsFile {
     }
 }
 
+/// Runs (or resumes) `workflow` under `setup` on this thread: the engine from the one run
+/// recipe ([`launch::engine`]), the face's listeners, the durable session, Ctrl-C.
 pub(crate) fn run_workflow(
     workflow: &Workflow,
     input: Context,
-    workdir: &Path,
-    args: &RunArgs,
-    resources: RunResources,
-    start: crate::commands::session::Start,
+    setup: &RunSetup,
+    face: Face,
+    repository: MapRepository,
+    start: session::Start,
 ) -> anyhow::Result<RunEnd> {
-    let RunResources {
-        commands,
-        events_file,
-        repository,
-    } = resources;
-    let config = load_providers_config(workdir)?;
     let cancel = CancelToken::new();
-    let mut actions = hensu_host::action_handlers(std::env::var("HENSU_WEBHOOK_URL").ok());
-    // MCP servers of hensu.toml (docs/mcp.md): their tools for agents and `send("mcp", …)`.
-    let stubbed =
-        args.settings.stub || hensu_providers::stub_env_enabled(&|name| std::env::var(name).ok());
-    let mcp = hensu_mcp::RunTools::start(
-        workdir,
-        args.settings.scenario.as_deref(),
-        stubbed,
-        hensu_mcp::uses_tools(workflow),
-    )
-    .map_err(anyhow::Error::msg)?;
-    mcp.register_action(&mut actions);
-    let stubs = FsStubFiles::new(workdir.join("stubs"));
-    // Retry notices become events once the listener exists; the slot breaks the cycle.
-    let retry_sink: Arc<Mutex<Option<Arc<dyn ExecutionListener>>>> = Arc::new(Mutex::new(None));
-    let sink = retry_sink.clone();
-    let built = hensu_providers::build_providers_with(
-        &config,
-        &|name| std::env::var(name).ok(),
-        hensu_providers::BuildOptions {
-            force_stub: args.settings.stub,
-            stub: Some(Arc::new(StubProvider::new(
-                Some(Box::new(stubs)),
-                args.settings.scenario.clone(),
-            ))),
-            tools: Some(mcp.tool_executor(
-                hensu_providers::ActionToolExecutor::new(actions.clone()).into_arc(),
-            )),
-            cancel: Some(cancel.clone()),
-            on_retry: Some(Arc::new(move |n: &hensu_providers::RetryNotice| {
-                if let Ok(slot) = sink.lock()
-                    && let Some(listener) = slot.as_ref()
-                {
-                    listener.on_event(&Event::ProviderRetry {
-                        provider: &n.provider,
-                        model: &n.model,
-                        attempt: n.attempt,
-                        delay_ms: n.delay.as_millis() as u64,
-                        error_kind: n.kind,
-                        status: n.status,
-                        message: &n.message,
-                    });
-                }
-            })),
-            ..Default::default()
-        },
-    );
-    let terminal = std::io::stderr().is_terminal();
+    let redactor = Arc::new(setup.project.secrets());
     let progress = Arc::new(Progress::new(
-        terminal,
-        args.settings.verbosity,
-        built.redactor.clone(),
+        std::io::stderr().is_terminal(),
+        face.verbosity,
+        redactor.clone(),
     ));
     let mut listeners: Vec<Arc<dyn ExecutionListener>> = vec![progress.clone()];
-    if let Some(limit) = args.settings.max_cost {
+    if let Some(limit) = face.max_cost {
         listeners.push(crate::commands::bounds::spend_guard(
-            workdir,
+            &setup.project.dir,
             limit,
             cancel.clone(),
         )?);
     }
     let events_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    if let Some(f) = events_file {
+    if let Some((file, path)) = face.events {
         listeners.push(Arc::new(hensu_providers::RedactingJsonlListener::new(
-            built.redactor.clone(),
+            redactor.clone(),
             // One line per event reaches the file at once: a killed run keeps its events.
             std::io::LineWriter::new(EventsFile {
-                file: f,
-                path: args.settings.events.clone().unwrap_or_default(),
+                file,
+                path,
                 failed: events_failed.clone(),
             }),
         )));
     }
     let listener: Arc<dyn ExecutionListener> = Arc::new(MultiListener::new(listeners));
-    if let Ok(mut slot) = retry_sink.lock() {
-        *slot = Some(listener.clone());
-    }
-    for note in built.notes.iter().chain(&mcp.notes) {
+    let run = launch::engine(
+        setup,
+        workflow,
+        repository,
+        Extras {
+            tools: ToolSupply::Project,
+            listener: Some(listener.clone()),
+            terminal_pause: Some(progress.clone()),
+            cancel: cancel.clone(),
+        },
+    )
+    .map_err(anyhow::Error::msg)?;
+    for note in &run.notes {
         eprintln!("note: {note}");
     }
-    let network = network_access(workflow, &built, workdir)?;
-    let webhook_url = std::env::var("HENSU_WEBHOOK_URL").ok();
-    let mut builder = Engine::builder()
-        .action_handlers(match &network {
-            hensu_host::NetworkAccess::Live => actions,
-            offline => {
-                let mut simulated = hensu_host::action_handlers_with(webhook_url, offline.clone());
-                mcp.register_action(&mut simulated);
-                simulated
-            }
-        })
-        .generic_handlers(hensu_host::generic_handlers_with(network.clone()))
-        .commands(commands.with_cancel(cancel.clone()))
-        .structured_output(Arc::new(hensu_providers::StructuredOutput {
-            max_corrections: config.structured_output.max_corrections,
-        }))
-        .options(RunOptions {
-            default_agent_timeout: Some(Duration::from_secs(300)),
-            ..RunOptions::default()
-        });
-    let required = required_reviews(workflow, &repository);
-    builder = builder.workflows(Arc::new(repository));
-    let review_mode = match args.review.chosen() {
-        Some(mode) => mode,
-        // Nothing to defer and nowhere to store a pause: OPTIONAL reviews are approved.
-        None if args.no_store && required.is_empty() => ReviewMode::AutoApprove,
-        None if args.no_store => anyhow::bail!(
-            "node{} {} need{} a human review (REQUIRED) and --no-store leaves nowhere to pause \
-             the run: review with -i, approve with --auto-approve, or drop --no-store",
-            if required.len() == 1 { "" } else { "s" },
-            required
-                .iter()
-                .map(|n| format!("`{n}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            if required.len() == 1 { "s" } else { "" },
-        ),
-        None => ReviewMode::Deferred,
-    };
-    match review_mode {
-        ReviewMode::Interactive => {
-            builder = builder.review_handler(Arc::new(
-                hensu_host::InteractiveReview::stdio().with_pause(progress.clone()),
-            ));
-        }
-        ReviewMode::Deferred => {
-            if args.no_store {
-                anyhow::bail!(
-                    "--defer-review needs the state store to resume the run later; drop --no-store"
-                );
-            }
-            builder = builder.review_handler(Arc::new(hensu_host::DeferredReview::new()));
-        }
-        ReviewMode::AutoApprove => {}
-    }
-    for provider in &built.providers {
-        builder = builder.provider(provider.clone());
-    }
-    let session = start.open(
-        workflow,
-        &input,
-        workdir,
-        crate::commands::session::RunOptionsStored {
-            scenario: args.settings.scenario.as_deref(),
-            stub: args.settings.stub,
-            review: Some(review_mode.as_str()),
-        },
-        &built.redactor,
-        &cancel,
-    )?;
-    let engine = builder.build();
+    let session = start.open(workflow, &input, setup, &run.redactor, &cancel)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    if !args.settings.verbosity.quiet {
+    if !face.verbosity.quiet {
         eprintln!(
             "running {} ({} node{}), stub scenario `{}`, reviews {}",
             workflow.metadata.name,
             workflow.nodes.len(),
             if workflow.nodes.len() == 1 { "" } else { "s" },
-            args.settings.scenario.as_deref().unwrap_or("default"),
-            review_mode.as_str()
+            setup.stubs.scenario.as_deref().unwrap_or("default"),
+            setup.review.as_str()
         );
-        print_routes(workflow, &built);
-        eprintln!("  network     {}", network.describe());
+        print_routes(workflow, &run);
+        eprintln!("  network     {}", run.network.describe());
     }
     let result = runtime.block_on(async {
         let c = cancel.clone();
@@ -610,63 +493,26 @@ pub(crate) fn run_workflow(
         // Let the signal task register its handler before the first node starts.
         tokio::task::yield_now().await;
         let r = session
-            .run(&engine, workflow, input, &cancel, listener.as_ref())
+            .run(&run.engine, workflow, input, &cancel, listener.as_ref())
             .await;
         signal.abort();
         r
     });
     progress.clear();
-    print_usage(&built.usage.snapshot());
+    print_usage(&run.usage.snapshot());
     Ok(RunEnd {
         result,
-        redactor: built.redactor,
+        redactor: run.redactor,
         events_failed: events_failed.load(std::sync::atomic::Ordering::SeqCst),
     })
 }
 
-/// A run whose every agent is served by stubs (`--stub`, or no credentials) is offline: its
-/// webhook and api-caller requests are simulated except to the hosts `hensu.toml` allows.
-fn network_access(
-    workflow: &Workflow,
-    built: &hensu_providers::BuiltProviders,
-    workdir: &Path,
-) -> anyhow::Result<hensu_host::NetworkAccess> {
-    let all_stub = built.stubs_forced
-        || workflow
-            .agents
-            .values()
-            .all(|a| built.route(&a.model).is_none_or(|r| r.provider == "stub"));
-    if !all_stub {
-        return Ok(hensu_host::NetworkAccess::Live);
-    }
-    let path = workdir.join("hensu.toml");
-    let allow_hosts = match std::fs::read_to_string(&path) {
-        Ok(text) => hensu_host::allowed_hosts(&text)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
-        Err(_) => Vec::new(),
-    };
-    Ok(hensu_host::NetworkAccess::Offline { allow_hosts })
-}
-
-/// `<dir>/hensu.toml` (providers, retries, timeouts), or the defaults when there is none.
-fn load_providers_config(workdir: &Path) -> anyhow::Result<hensu_providers::ProvidersConfig> {
-    let path = workdir.join("hensu.toml");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => hensu_providers::load_config(&text)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Ok(hensu_providers::ProvidersConfig::default())
-        }
-        Err(e) => anyhow::bail!("cannot read `{}`: {e}", path.display()),
-    }
-}
-
 /// Which provider serves each agent (and why stubs, when they do).
-fn print_routes(workflow: &Workflow, built: &hensu_providers::BuiltProviders) {
+fn print_routes(workflow: &Workflow, run: &RunEngine) {
     for agent in workflow.agents.values() {
-        match built.route(&agent.model) {
+        match run.route(&agent.model) {
             Some(route) => match &route.stub_reason {
-                Some(reason) if !built.stubs_forced => {
+                Some(reason) if !run.stubs_forced() => {
                     eprintln!("  agent {:<12} {} → stub ({reason})", agent.id, agent.model)
                 }
                 _ => eprintln!(

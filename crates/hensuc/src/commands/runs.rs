@@ -19,7 +19,7 @@ pub(crate) const RUNS_FORMAT_VERSION: u32 = 2;
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
     hensuc runs -d examples\n  \
-    hensuc runs -d examples show r65bfd75ed98 --json\n  \
+    hensuc runs -d examples show 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 --json\n  \
     hensuc runs --server http://127.0.0.1:8080 --json")]
 pub struct RunsArgs {
     /// Project directory (the store is `<DIR>/.hensu/state.db`).
@@ -184,11 +184,7 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
         })
         .collect();
     let r = &stored.record;
-    let source = stored
-        .workflow
-        .pointer("/source/path")
-        .and_then(Value::as_str)
-        .map(String::from);
+    let source = hensu_host::launch::StoredWorkflow::source_of(&stored.workflow).map(|s| s.path);
     let mut out = std::io::stdout().lock();
     if as_json {
         let v = json!({

@@ -13,7 +13,6 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::Args;
-use serde::Deserialize;
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -39,43 +38,15 @@ pub struct ServeArgs {
     pub lease_ttl: std::time::Duration,
 }
 
-#[derive(Deserialize, Default, Debug)]
-#[serde(deny_unknown_fields)]
-struct ServerSection {
-    listen: Option<SocketAddr>,
-    store: Option<String>,
-    jwt_public_key_file: Option<PathBuf>,
-    jwt_issuer: Option<String>,
-    jwt_audience: Option<String>,
-    /// Tenant `T`'s stub scenarios under `<tenant_stubs>/T/` (JWT mode; none without it).
-    tenant_stubs: Option<PathBuf>,
-    #[serde(default)]
-    limits: hensu_server::Limits,
-    /// Refused with a pointer to the environment (secrets are never read from the file).
-    jwt_secret: Option<serde::de::IgnoredAny>,
-}
-
-#[derive(Deserialize, Default)]
-struct TomlFile {
-    #[serde(default)]
-    server: Option<ServerSection>,
-}
-
-fn read_section(dir: &Path) -> anyhow::Result<ServerSection> {
-    let path = dir.join("hensu.toml");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ServerSection::default()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let file: TomlFile = toml::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}: [server]: {}", path.display(), e.message()))?;
-    let section = file.server.unwrap_or_default();
+/// `[server]` of `<dir>/hensu.toml` (hensu-project's `ServerSection`); the file's first error
+/// refuses to serve, and so does a secret written in it.
+fn read_section(dir: &Path) -> anyhow::Result<hensu_project::ServerSection> {
+    let section = crate::project::settings(dir)?.server;
     if section.jwt_secret.is_some() {
         anyhow::bail!(
             "{}: [server] jwt_secret: secrets are never read from hensu.toml; set the \
              environment variable HENSU_JWT_SECRET instead (docs/server.md, *Running it*)",
-            path.display()
+            dir.join(hensu_project::PROJECT_FILE).display()
         );
     }
     Ok(section)
@@ -127,6 +98,7 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
         listen,
         store,
         auth,
+        project_dir: dir.clone(),
         stubs,
         limits,
         force_stub: args.stub,

@@ -1,21 +1,19 @@
 //! The durable session of `hensuc run` / `resume` (and the store paths `cancel` / `pause` use):
-//! opening the project's state store, the workflow envelope stored with a run, and [`Session`]
-//! — checkpoints at every node boundary through [`hensu_host::DurableRun`], and the final
-//! status once the run ends.
+//! opening the project's state store, and [`Session`] — the run created with
+//! [`hensu_host::launch::create_run`] (or reopened), checkpoints at every node boundary through
+//! [`hensu_host::DurableRun`], and the final status once the run ends.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use hensu_host::launch::{self, NewRun, RunHandle, RunSetup, SourceRef, StoredWorkflow};
 use hensu_host::{DurableRun, SnapshotRedactor};
 use hensu_ir::Workflow;
 use hensu_runtime::{
     CancelToken, Context, Engine, ReviewDecision, RunOutcome, RunResult, RunState,
 };
-use hensu_store::{OwnerId, RunRecord, StateStore};
+use hensu_store::{OwnerId, StateStore};
 use serde_json::Value;
-
-/// The format tag of the workflow stored with a run.
-pub const WORKFLOW_FORMAT: &str = "hensu-wire";
 
 /// The store path under a project directory.
 pub fn store_path(dir: &Path) -> PathBuf {
@@ -39,19 +37,7 @@ pub fn configured_store_url(dir: &Path) -> anyhow::Result<Option<String>> {
     {
         return Ok(Some(url));
     }
-    let path = dir.join("hensu.toml");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => anyhow::bail!("cannot read `{}`: {e}", path.display()),
-    };
-    let doc: toml::Table = toml::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message().trim()))?;
-    match doc.get("store").map(|s| s.get("url")) {
-        None | Some(None) => Ok(None),
-        Some(Some(toml::Value::String(url))) => Ok(Some(url.clone())),
-        Some(Some(_)) => anyhow::bail!("{}: `[store] url` must be a string", path.display()),
-    }
+    Ok(crate::project::settings(dir)?.store.url)
 }
 
 /// The store a command uses: `url` (e.g. `--store`) when given, else the configured one, else
@@ -127,103 +113,12 @@ pub fn open_existing(dir: &Path) -> anyhow::Result<Option<Arc<dyn StateStore>>> 
     open_at(&location).map(Some)
 }
 
-/// FNV-1a 64 of the source bytes (stable across versions and platforms).
-pub fn content_hash(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("fnv1a64:{h:016x}")
-}
-
-/// What is stored with a run besides its state: the compiled workflow (resume does not need
-/// the source), where it came from and the run's options (`review`: a review decision
-/// given on the command line). Encoded straight to JSON bytes: building a `Value` of the
-/// workflow first cost O(workflow) allocations and hashing per run, a per-step cost of long
-/// chains.
-pub fn workflow_envelope(
-    workflow: &Workflow,
-    source: Option<&Path>,
-    scenario: Option<&str>,
-    stub: bool,
-    review: Option<&str>,
-) -> anyhow::Result<Vec<u8>> {
-    #[derive(serde::Serialize)]
-    struct Source {
-        path: String,
-        hash: Option<String>,
-    }
-    #[derive(serde::Serialize)]
-    struct Options<'a> {
-        scenario: Option<&'a str>,
-        stub: bool,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        review: Option<&'a str>,
-    }
-    #[derive(serde::Serialize)]
-    struct Envelope<'a> {
-        format: &'a str,
-        workflow: hensu_ir::Wire<'a>,
-        source: Option<Source>,
-        options: Options<'a>,
-    }
-    let source = source.map(|p| {
-        let abs = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        let hash = std::fs::read(p).ok().map(|b| content_hash(&b));
-        Source {
-            path: abs.display().to_string(),
-            hash,
-        }
-    });
-    let envelope = Envelope {
-        format: WORKFLOW_FORMAT,
-        workflow: hensu_ir::Wire(workflow),
-        source,
-        options: Options {
-            scenario,
-            stub,
-            review,
-        },
-    };
-    serde_json::to_vec(&envelope)
-        .map_err(|e| anyhow::anyhow!("the workflow does not serialize: {e}"))
-}
-
-/// The workflow stored with a run.
-pub fn stored_workflow(run_id: &str, envelope: &Value) -> anyhow::Result<Workflow> {
-    if envelope.get("format").and_then(Value::as_str) != Some(WORKFLOW_FORMAT) {
-        anyhow::bail!(
-            "the workflow stored with run `{run_id}` is not in a format this hensuc reads"
-        );
-    }
-    let wire = envelope
-        .get("workflow")
-        .ok_or_else(|| anyhow::anyhow!("run `{run_id}` has no stored workflow"))?;
-    let text = serde_json::to_string(wire)
-        .map_err(|e| anyhow::anyhow!("run `{run_id}`: stored workflow: {e}"))?;
-    hensu_ir::from_json(&text).map_err(|e| {
-        anyhow::anyhow!("the workflow stored with run `{run_id}` does not load: {e:?}")
-    })
-}
-
-/// The run options stored with a run (`resume` runs it the same way unless told otherwise).
-#[derive(Clone, Copy, Debug)]
-pub struct RunOptionsStored<'a> {
-    /// The stub scenario.
-    pub scenario: Option<&'a str>,
-    /// Stub agents forced for every model.
-    pub stub: bool,
-    /// How reviews are decided (`deferred`, `interactive`, `auto-approve`); resume keeps it.
-    pub review: Option<&'a str>,
-}
-
-/// How `run_workflow` starts: a fresh run (stored unless `--no-store`) or a resumed one.
+/// How `run_workflow` starts: a fresh run (stored when the setup has a store) or a resumed
+/// one.
 pub enum Start {
     Fresh {
         /// The source file, recorded with the run.
         source: Option<PathBuf>,
-        store: bool,
     },
     Resume(Box<Resumed>),
 }
@@ -248,11 +143,11 @@ impl Start {
         self,
         workflow: &Workflow,
         input: &Context,
-        workdir: &Path,
-        options: RunOptionsStored<'_>,
+        setup: &RunSetup,
         redactor: &Arc<hensu_providers::Redactor>,
         cancel: &CancelToken,
     ) -> anyhow::Result<Session> {
+        let workdir = setup.project.dir.as_path();
         let redact: Option<SnapshotRedactor> = if redactor.is_empty() {
             None
         } else {
@@ -260,41 +155,35 @@ impl Start {
             Some(Arc::new(move |v: &mut Value| r.redact_json(v)))
         };
         let (durable, resume) = match self {
-            Start::Fresh { store: false, .. } => return Ok(Session::none()),
-            Start::Fresh {
-                source,
-                store: true,
-            } => {
-                let store = open_store(workdir)?;
-                let run_id = new_run_id();
-                let envelope = workflow_envelope(
-                    workflow,
-                    source.as_deref(),
-                    options.scenario,
-                    options.stub,
-                    options.review,
-                )?;
-                let record = RunRecord::new(
-                    run_id.clone(),
-                    workflow.id.clone(),
-                    workflow.version.clone(),
-                    Some(workflow.start_node.clone()),
-                );
-                let initial = RunState::new(
-                    run_id.clone(),
-                    workflow.id.clone(),
-                    workflow.start_node.clone(),
-                    input.clone(),
-                );
-                let durable = DurableRun::create_encoded(
+            Start::Fresh { source } => {
+                let Some(store) = &setup.store else {
+                    return Ok(Session::none());
+                };
+                let stored = StoredWorkflow {
+                    workflow: workflow.clone(),
+                    source: source.as_deref().map(SourceRef::of),
+                    options: setup.stored_options(),
+                };
+                let created = launch::create_run(
                     store,
-                    &record,
-                    &envelope,
-                    &initial,
-                    &OwnerId::current(),
-                    redact,
+                    NewRun {
+                        stored: &stored,
+                        input,
+                        queued: false,
+                        owner: &OwnerId::current(),
+                        redact,
+                        tenant: None,
+                    },
                 )
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
+                let durable = match created {
+                    RunHandle::Leased(durable) => *durable,
+                    RunHandle::Elsewhere(run_id) => anyhow::bail!(
+                        "run {run_id} was claimed by a worker as soon as it was stored; follow it \
+                         with `hensuc attach {run_id}`"
+                    ),
+                };
+                let run_id = durable.run_id();
                 eprintln!(
                     "run {run_id} (state: {}; resume with `hensuc resume {run_id}`)",
                     store_label(&store_location(workdir, None)?)
@@ -326,12 +215,6 @@ impl Start {
     }
 }
 
-/// A fresh run id (`r` + 11 hex digits).
-pub fn new_run_id() -> String {
-    let u = uuid::Uuid::new_v4().simple().to_string();
-    format!("r{}", &u[..11])
-}
-
 impl Session {
     fn none() -> Session {
         Session {
@@ -353,13 +236,15 @@ impl Session {
         cancel: &CancelToken,
         listener: &dyn hensu_runtime::ExecutionListener,
     ) -> RunResult {
-        let ctx = hensu_runtime::RunCtx::new(cancel)
-            .listener(listener)
-            .checkpointer_opt(
-                self.durable
-                    .as_deref()
-                    .map(|d| d as &dyn hensu_runtime::Checkpointer),
-            );
+        let mut ctx = hensu_runtime::RunCtx::new(cancel).listener(listener);
+        if let Some(d) = &self.durable {
+            ctx = ctx.run_id(d.run_id());
+        }
+        let ctx = ctx.checkpointer_opt(
+            self.durable
+                .as_deref()
+                .map(|d| d as &dyn hensu_runtime::Checkpointer),
+        );
         let result = match self.resume {
             None => engine.run(workflow, input, ctx).await,
             Some((state, decision)) => match engine.prepare(Arc::new(workflow.clone())) {

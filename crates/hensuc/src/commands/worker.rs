@@ -8,15 +8,14 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use clap::Args;
+use hensu_host::launch::{self, NewRun, ProjectConfig, RunSetup, SourceRef, StoredWorkflow, Stubs};
 use hensu_host::worker::{ClaimedRun, RunExecutor, WorkerEvent, WorkerOptions};
 use hensu_ir::Workflow;
-use hensu_runtime::{CancelToken, Context, RunState};
-use hensu_store::{OwnerId, RunRecord, StoreOptions};
+use hensu_runtime::{CancelToken, Context};
+use hensu_store::{OwnerId, StoreOptions};
 use serde_json::{Value, json};
 
-use crate::commands::run::{
-    ReviewFlags, ReviewMode, RunArgs, RunResources, RunSettings, run_workflow,
-};
+use crate::commands::run::{Face, run_workflow};
 use crate::commands::session::{self, Resumed, Start};
 use crate::exit;
 
@@ -75,15 +74,15 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 
 /// Runs a claimed run the way `hensuc resume` does, in this worker's project directory.
 struct CliExecutor {
-    workdir: PathBuf,
+    project: Arc<ProjectConfig>,
 }
 
 #[async_trait]
 impl RunExecutor for CliExecutor {
     async fn execute(&self, run: ClaimedRun) {
-        let workdir = self.workdir.clone();
+        let project = self.project.clone();
         let run_id = run.durable.run_id().to_string();
-        let r = tokio::task::spawn_blocking(move || execute_claimed(&workdir, run)).await;
+        let r = tokio::task::spawn_blocking(move || execute_claimed(project, run)).await;
         match r {
             Ok(Ok(())) => {}
             Ok(Err(e)) => eprintln!("worker: run {run_id}: {e}"),
@@ -92,7 +91,9 @@ impl RunExecutor for CliExecutor {
     }
 }
 
-fn execute_claimed(workdir: &Path, run: ClaimedRun) -> anyhow::Result<()> {
+/// A claimed run under the options stored with it; a worker has no terminal, so an
+/// interactive run defers its reviews instead.
+fn execute_claimed(project: Arc<ProjectConfig>, run: ClaimedRun) -> anyhow::Result<()> {
     let ClaimedRun {
         durable, stored, ..
     } = run;
@@ -100,44 +101,34 @@ fn execute_claimed(workdir: &Path, run: ClaimedRun) -> anyhow::Result<()> {
     let prepared = (|| -> anyhow::Result<_> {
         let state =
             hensu_host::restore(&run_id, &stored.snapshot).map_err(|e| anyhow::anyhow!(e))?;
-        let workflow = session::stored_workflow(&run_id, &stored.workflow)?;
-        Ok((state, workflow))
+        let envelope =
+            StoredWorkflow::decode(&run_id, &stored.workflow).map_err(anyhow::Error::msg)?;
+        Ok((state, envelope))
     })();
-    let (state, workflow) = match prepared {
+    let (state, envelope) = match prepared {
         Ok(p) => p,
         Err(e) => {
             let _ = durable.store().release(durable.lease());
             return Err(e);
         }
     };
-    let option = |p: &str| stored.workflow.pointer(p).cloned().unwrap_or(Value::Null);
-    let run_args = RunArgs {
-        workflow: PathBuf::from(format!("{run_id}.json")),
-        project: crate::args::ProjectDir {
-            dir: Some(workdir.to_path_buf()),
-        },
-        display: crate::args::ColorFlag::default(),
-        context: None,
-        settings: RunSettings {
-            scenario: option("/options/scenario").as_str().map(String::from),
-            stub: option("/options/stub").as_bool().unwrap_or(false),
-            ..RunSettings::default()
-        },
-        no_store: false,
-        detach: false,
-        // A worker has no terminal: an interactive run defers its reviews instead.
-        review: ReviewFlags::from_mode(
-            match ReviewMode::parse(option("/options/review").as_str()) {
-                ReviewMode::Interactive => ReviewMode::Deferred,
-                mode => mode,
-            },
-        ),
+    let setup = RunSetup {
+        store: Some(durable.store().clone()),
+        stubs: Stubs::default().continuing(&envelope.options),
+        review: envelope
+            .options
+            .review
+            .unwrap_or_default()
+            .without_terminal(),
+        local_commands: true,
+        project,
     };
-    let commands = hensu_host::CommandRegistry::load(workdir).map_err(|e| anyhow::anyhow!(e))?;
-    let resources = RunResources {
-        commands,
-        events_file: None,
-        repository: crate::commands::run::project_workflows(workdir, &workflow),
+    let workflow = envelope.workflow;
+    let repository = crate::commands::run::project_workflows(&setup.project.dir, &workflow);
+    let face = Face {
+        verbosity: crate::args::Verbosity::default(),
+        events: None,
+        max_cost: None,
     };
     let start = Start::Resume(Box::new(Resumed {
         durable,
@@ -147,9 +138,9 @@ fn execute_claimed(workdir: &Path, run: ClaimedRun) -> anyhow::Result<()> {
     run_workflow(
         &workflow,
         Context::default(),
-        workdir,
-        &run_args,
-        resources,
+        &setup,
+        face,
+        repository,
         start,
     )?;
     Ok(())
@@ -174,6 +165,8 @@ pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             )))),
             None => None,
         };
+    // The project is read once: every claimed run uses this configuration.
+    let project = Arc::new(ProjectConfig::from_project_dir(&workdir).map_err(anyhow::Error::msg)?);
     let owner = OwnerId::current();
     eprintln!(
         "worker {owner} on {} (concurrency {}, lease {:?}, heartbeat {:?})",
@@ -222,7 +215,7 @@ pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         poll: args.poll,
         exit_when_idle: args.drain,
     };
-    let executor = Arc::new(CliExecutor { workdir });
+    let executor = Arc::new(CliExecutor { project });
     let stats = runtime.block_on(hensu_host::worker::run_worker(
         store,
         owner,
@@ -243,35 +236,31 @@ pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
 pub fn queue_run(
     workflow: &Workflow,
     input: Context,
-    workdir: &Path,
-    args: &RunArgs,
+    setup: &RunSetup,
+    source: &Path,
 ) -> anyhow::Result<ExitCode> {
-    let store = session::open_store(workdir)?;
-    let run_id = session::new_run_id();
-    let envelope = session::workflow_envelope(
-        workflow,
-        Some(&args.workflow),
-        args.settings.scenario.as_deref(),
-        args.settings.stub,
-        None,
-    )?;
-    let mut record = RunRecord::new(
-        run_id.clone(),
-        workflow.id.clone(),
-        workflow.version.clone(),
-        Some(workflow.start_node.clone()),
-    );
-    record.status = hensu_store::RunStatus::Queued;
-    let initial = RunState::new(
-        run_id.clone(),
-        workflow.id.clone(),
-        workflow.start_node.clone(),
-        input,
-    );
-    let snapshot = hensu_host::snapshot(&initial, None).map_err(|e| anyhow::anyhow!("{e}"))?;
-    store
-        .create_run_encoded(&record, &envelope, &snapshot)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let workdir = setup.project.dir.as_path();
+    let Some(store) = &setup.store else {
+        anyhow::bail!("--detach needs the state store");
+    };
+    let stored = StoredWorkflow {
+        workflow: workflow.clone(),
+        source: Some(SourceRef::of(source)),
+        options: setup.stored_options(),
+    };
+    let queued = launch::create_run(
+        store,
+        NewRun {
+            stored: &stored,
+            input: &input,
+            queued: true,
+            owner: &OwnerId::current(),
+            redact: None,
+            tenant: None,
+        },
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let run_id = queued.run_id();
     if session::configured_store_url(workdir)?.is_none() {
         spawn_local_worker(workdir);
     }

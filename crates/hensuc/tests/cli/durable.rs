@@ -93,8 +93,16 @@ fn paused_review(dir: &Path) -> String {
     assert!(matches!(r.outcome, hensu_runtime::RunOutcome::Paused));
     let store: Arc<dyn StateStore> = Arc::new(SqliteStore::open(dir).unwrap());
     let record = RunRecord::new("rpaused", wf.id.clone(), "1.0.0", Some("draft".into()));
-    let envelope =
-        hensuc::commands::session::workflow_envelope(&wf, Some(&src), None, true, None).unwrap();
+    let envelope = hensu_host::launch::StoredWorkflow {
+        workflow: wf.clone(),
+        source: Some(hensu_host::launch::SourceRef::of(&src)),
+        options: hensu_host::launch::StoredOptions {
+            stub: true,
+            ..Default::default()
+        },
+    }
+    .encode()
+    .unwrap();
     let initial = RunState::new("rpaused".into(), wf.id.clone(), "draft".into(), input);
     let d = DurableRun::create_encoded(
         store,
@@ -237,7 +245,7 @@ fn corrupt_truncated_and_foreign_version_stores_are_clear_errors_and_untouched()
     let w = wf.to_str().unwrap();
     let o = run_hensuc(&["run", w, "-d", d, "--stub", "-c", r#"{"topic":"x"}"#]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
-    assert!(err(&o).contains("resume with `hensuc resume r"));
+    assert!(err(&o).contains("resume with `hensuc resume "));
     let db = dir.join(".hensu/state.db");
     let good = std::fs::read(&db).unwrap();
 

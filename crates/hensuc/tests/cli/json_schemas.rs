@@ -179,6 +179,7 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
     // Events of runs that cover compensations (a declined saga), a fork, a rubric, a pause.
     let events = schemas.validator("events.schema.json");
     let mut seen = std::collections::BTreeSet::new();
+    let mut event_ids = std::collections::BTreeSet::new();
     for (workflow, context, scenario) in [
         ("content-pipeline", r#"{"topic": "schemas"}"#, "default"),
         ("fork-join", r#"{"company": "Acme"}"#, "default"),
@@ -206,6 +207,7 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
         );
         let lines = json_lines(&std::fs::read_to_string(&file).unwrap());
         assert_eq!(lines[0]["event"], "run_started", "{workflow}");
+        event_ids.insert(lines[0]["execution_id"].as_str().unwrap().to_string());
         for line in &lines {
             assert_valid(&events, "events.schema.json", workflow, line);
             seen.insert(line["event"].as_str().unwrap().to_string());
@@ -237,6 +239,12 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
     let runs_json = json_of(&runs);
     let listed = runs_json["runs"].as_array().unwrap();
     assert_eq!(listed.len(), 4, "{runs_json:#}");
+    // One run id: the events' `execution_id` is the id `runs` lists.
+    let run_ids: std::collections::BTreeSet<String> = listed
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(event_ids, run_ids, "{runs_json:#}");
     assert_valid(
         &schemas.validator("runs.schema.json"),
         "runs.schema.json",

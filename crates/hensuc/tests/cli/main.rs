@@ -20,6 +20,7 @@ mod json_schemas;
 mod lsp_stdio;
 mod mcp;
 mod process;
+mod project_file;
 mod review;
 #[cfg(unix)]
 mod review_terminal;

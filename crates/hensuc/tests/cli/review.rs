@@ -111,7 +111,10 @@ const REVISED: &str = r#"fun revised() = workflow("revised") {
 
 fn run_id_of(o: &Output) -> String {
     let err = stderr(o);
-    let line = err.lines().find(|l| l.starts_with("run r")).unwrap();
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("run ") && l.contains("(state: "))
+        .unwrap();
     line.split_whitespace().nth(1).unwrap().to_string()
 }
 

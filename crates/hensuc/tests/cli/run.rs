@@ -481,3 +481,97 @@ fn ctrl_c_during_a_model_call_takes_no_transition() {
     assert!(!log.contains("\"transition_taken\""), "{log}");
     assert!(!log.contains("\"node_completed\""), "{log}");
 }
+
+/// The examples' research project (a parent and its sub-workflow child) copied into `dir`.
+fn research_project(dir: &Path) {
+    let examples = repo().join("examples");
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    for f in ["main-research.hwf", "sub-summarizer.hwf"] {
+        std::fs::copy(
+            examples.join("workflows").join(f),
+            dir.join("workflows").join(f),
+        )
+        .unwrap();
+    }
+    for sub in ["prompts", "stubs"] {
+        let status = std::process::Command::new("cp")
+            .args(["-r"])
+            .arg(examples.join(sub))
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+}
+
+/// The context a stored run ended with.
+fn final_context(dir: &Path, run_id: &str) -> hensu_runtime::Context {
+    use hensu_store::StateStore;
+    let store = hensu_store::SqliteStore::open(dir).unwrap();
+    let loaded = store.load(run_id).unwrap();
+    hensu_host::restore(run_id, &loaded.snapshot)
+        .unwrap()
+        .context
+}
+
+/// A run detached to a worker resolves its sub-workflow as a direct run does (one recipe,
+/// `hensu_host::launch::callable_workflows`): same path, same child result.
+#[test]
+fn a_worker_runs_a_sub_workflow_as_a_direct_run_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    research_project(dir);
+    let d = dir.to_str().unwrap();
+    let context = r#"{"topic": "Rust"}"#;
+    let direct = run_hensuc(&["run", "main-research", "-d", d, "--stub", "-c", context]);
+    assert_eq!(direct.status.code(), Some(0), "{}", stderr(&direct));
+    let direct_id = stderr(&direct)
+        .lines()
+        .find(|l| l.starts_with("run ") && l.contains("(state: "))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap()
+        .to_string();
+    let queued = run_hensuc(&[
+        "run",
+        "main-research",
+        "-d",
+        d,
+        "--stub",
+        "--detach",
+        "-c",
+        context,
+    ]);
+    assert_eq!(queued.status.code(), Some(0), "{}", stderr(&queued));
+    let detached_id = stdout(&queued).trim().to_string();
+    // `attach` follows the run until it ends; the local worker `--detach` started runs it.
+    let mut attach = hensuc()
+        .args(["attach", &detached_id, "-d", d])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = attach.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = attach.kill();
+            panic!("the detached run did not end");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.success(), "attach: {status}");
+    let (a, b) = (
+        final_context(dir, &direct_id),
+        final_context(dir, &detached_id),
+    );
+    assert!(
+        a.get("tl_dr")
+            .and_then(|v| v.as_str())
+            .is_some_and(|s| s.contains("Rust is memory safe")),
+        "{a:?}"
+    );
+    assert_eq!(a.get("tl_dr"), b.get("tl_dr"));
+    assert_ne!(direct_id, detached_id);
+}

@@ -331,9 +331,9 @@ fn serve_settings_are_checked_before_it_starts() {
         ),
         (
             "[server.limits]\nheader_read_timeout = \"2h\"\n",
-            "unknown unit",
+            "not a duration",
         ),
-        ("[server.limits]\nmax_sockets = 3\n", "unknown field"),
+        ("[server.limits]\nmax_sockets = 3\n", "[E0907]"),
     ] {
         std::fs::write(dir.path().join("hensu.toml"), toml).expect("toml");
         let out = hensuc()
@@ -345,4 +345,24 @@ fn serve_settings_are_checked_before_it_starts() {
         assert!(!out.status.success(), "{toml}");
         assert!(stderr(&out).contains(expect), "{toml}: {}", stderr(&out));
     }
+}
+
+/// The server runs executions under its project's hensu.toml (docs/server.md): an invalid one
+/// stops `serve` at start-up, naming the file and position, before anything is written.
+#[test]
+fn serve_refuses_an_invalid_hensu_toml() {
+    let dir = project();
+    std::fs::write(
+        dir.path().join("hensu.toml"),
+        "[retry]\nmax_attempts = \"many\"\n",
+    )
+    .unwrap();
+    let out = hensuc()
+        .args(["serve", "--listen", "127.0.0.1:0", "-d"])
+        .arg(dir.path())
+        .output()
+        .expect("serve");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("hensu.toml:2:16"), "{}", stderr(&out));
+    assert!(!dir.path().join(".hensu").exists(), "nothing is written");
 }

@@ -31,3 +31,13 @@ pub async fn wait_until(cond: impl Fn() -> bool) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// The provider sections of a `hensu.toml` text, read as every command reads them
+/// (hensu-project), or the file's first error as `hensu.toml:LINE:COL: message`.
+pub fn load_config(text: &str) -> Result<ProvidersConfig, String> {
+    let file = hensu_project::ProjectFile::parse(text);
+    match file.refusal() {
+        Some(problem) => Err(problem),
+        None => Ok(file.config.providers_config()),
+    }
+}

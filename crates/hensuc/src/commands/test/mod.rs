@@ -36,7 +36,8 @@ pub enum TestFormat {
 pub struct TestArgs {
     /// Run only the tests whose name contains PATTERN.
     pub pattern: Option<String>,
-    /// Project directory (`workflows/`, `stubs/`, `tests/`); the current directory by default.
+    /// Project directory (`workflows/`, `stubs/`, `tests/`); by default the nearest directory at
+    /// or above the current one with a `hensu.toml`, else the current directory.
     #[arg(short = 'd', long = "dir", value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Report format.
@@ -76,7 +77,12 @@ struct Loaded {
 }
 
 pub fn execute(args: TestArgs) -> anyhow::Result<ExitCode> {
-    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    // Without `-d`: the project at or above the current directory.
+    let dir = args
+        .dir
+        .clone()
+        .or_else(crate::project::discover_project)
+        .unwrap_or_else(|| PathBuf::from("."));
     let tests_dir = dir.join("tests");
     let (mut paths, mut misnamed): (Vec<PathBuf>, Vec<PathBuf>) =
         match std::fs::read_dir(&tests_dir) {

@@ -1,6 +1,7 @@
 //! The server's connection and resource limits (docs/server.md, *Connections and limits*): one
 //! serde type, [`Limits`], read from `[server.limits]` of `hensu.toml` (every key optional,
-//! unknown keys refused), with safe defaults.
+//! unknown keys refused), with safe defaults. It lives here, with the rest of `hensu.toml`, and
+//! hensu-server re-exports it as `hensu_server::Limits`.
 //!
 //! What each limit protects: the header-read timeout and the connection caps keep idle or
 //! slow clients from holding every socket (file descriptors are the scarce resource); the
@@ -163,7 +164,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 
 fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
     let text = String::deserialize(d)?;
-    parse_duration(&text).map_err(serde::de::Error::custom)
+    // The message names no value of the file (hensu-project's rule for every message).
+    parse_duration(&text)
+        .map_err(|_| serde::de::Error::custom("not a duration: write it as 10s, 500ms or 2m"))
 }
 
 fn show_duration<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

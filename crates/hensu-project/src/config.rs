@@ -1,0 +1,156 @@
+//! The one serde type of `hensu.toml`: [`ProjectConfig`], a field per top-level section.
+//!
+//! Sections whose settings a crate already owns keep their type there (`[providers]`, `[retry]`,
+//! `[circuit_breaker]`, `[timeouts]`, `[structured_output]` in hensu-providers, `[mcp]` in
+//! hensu-mcp); the others are defined here. Policy, the same for every section: inside a section
+//! an unknown key is an error (E0907: a typo, or a literal secret, must not pass silently); an
+//! unknown top-level section is a warning (W0903) and is ignored. To add a section, add a field
+//! with its type here (`#[serde(deny_unknown_fields)]` on that type) and a line to docs/cli.md,
+//! *Project file*; the loader ([`crate::ProjectFile`]) needs no change.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use hensu_mcp::McpConfig;
+use hensu_providers::{
+    CircuitBreakerConfig, ProviderEntry, ProvidersConfig, RetryConfig, StructuredOutputConfig,
+    TimeoutConfig,
+};
+use indexmap::IndexMap;
+use serde::Deserialize;
+
+use crate::Limits;
+use toml::Spanned;
+
+/// Every section of `hensu.toml`, each defaulted when absent.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProjectConfig {
+    /// `[providers.NAME]`: model providers (hensu-providers).
+    pub providers: IndexMap<String, ProviderEntry>,
+    /// `[retry]` of model requests.
+    pub retry: RetryConfig,
+    /// `[circuit_breaker]` of model providers.
+    pub circuit_breaker: CircuitBreakerConfig,
+    /// `[timeouts]` of model requests.
+    pub timeouts: TimeoutConfig,
+    /// `[structured_output]`: corrective re-prompts.
+    pub structured_output: StructuredOutputConfig,
+    /// `[mcp]`: MCP servers and call limits (hensu-mcp).
+    pub mcp: McpConfig,
+    /// `[network]`: what an offline run may reach.
+    pub network: NetworkConfig,
+    /// `[lints]`: `CODE = "allow" | "warn" | "deny"`, with the spans of key and value.
+    pub lints: IndexMap<Spanned<String>, Spanned<String>>,
+    /// `[pricing."MODEL"]`: money per million tokens, for the cost bound (docs/bounds.md).
+    pub pricing: IndexMap<String, PriceEntry>,
+    /// `[bounds]`: assumptions of the static bound (docs/bounds.md).
+    pub bounds: BoundsSection,
+    /// `[store]`: where durable runs are kept.
+    pub store: StoreSection,
+    /// `[server]`: `hensuc serve` (docs/server.md).
+    pub server: ServerSection,
+}
+
+/// `[network]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NetworkConfig {
+    /// Host names an offline (stub) run may really send webhook and api-caller requests to.
+    pub allow_hosts: Vec<String>,
+}
+
+/// `[pricing."MODEL"]`.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceEntry {
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
+}
+
+/// `[bounds]`: each unset key keeps the analysis' default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BoundsSection {
+    pub default_max_tokens: Option<u64>,
+    pub input_tokens_per_call: Option<u64>,
+    pub auto_backtrack_cap: Option<u64>,
+}
+
+/// `[store]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreSection {
+    /// A `postgres://…` URL or a SQLite path (`HENSU_DATABASE_URL` wins over it).
+    pub url: Option<String>,
+}
+
+/// `[server]`: settings of `hensuc serve`; its flags and environment variables win over them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerSection {
+    pub listen: Option<SocketAddr>,
+    pub store: Option<String>,
+    /// A PEM file with the public key that verifies tenants' JWTs (relative to the project).
+    pub jwt_public_key_file: Option<PathBuf>,
+    pub jwt_issuer: Option<String>,
+    pub jwt_audience: Option<String>,
+    /// Tenant `T`'s stub scenarios under `<tenant_stubs>/T/` (relative to the project; JWT
+    /// mode only: without it a server with tenants reads no stub files).
+    pub tenant_stubs: Option<PathBuf>,
+    /// `[server.limits]`: connection and resource limits.
+    pub limits: Limits,
+    /// A `jwt_secret` key, which `hensuc serve` refuses: secrets are never read from
+    /// `hensu.toml`. Its value is never kept.
+    pub jwt_secret: Option<SecretInFile>,
+}
+
+/// A secret written in `hensu.toml` where only the environment may hold it: its presence is
+/// recorded, its value dropped unread.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SecretInFile;
+
+impl<'de> Deserialize<'de> for SecretInFile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SecretInFile, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| SecretInFile)
+    }
+}
+
+impl ProjectConfig {
+    /// The provider sections as hensu-providers takes them.
+    pub fn providers_config(&self) -> ProvidersConfig {
+        ProvidersConfig {
+            providers: self.providers.clone(),
+            retry: self.retry,
+            circuit_breaker: self.circuit_breaker,
+            timeouts: self.timeouts,
+            structured_output: self.structured_output,
+        }
+    }
+
+    /// The options of the static bound: `[pricing]`, `[bounds]`, `[structured_output]`.
+    pub fn bounds_options(&self) -> hensu_sema::bounds::BoundsOptions {
+        let mut options = hensu_sema::bounds::BoundsOptions::default();
+        for (model, price) in &self.pricing {
+            options.pricing.insert(
+                model.clone(),
+                hensu_sema::bounds::Price {
+                    input_per_mtok: price.input_per_mtok,
+                    output_per_mtok: price.output_per_mtok,
+                },
+            );
+        }
+        let b = self.bounds;
+        if let Some(v) = b.default_max_tokens {
+            options.default_max_tokens = v;
+        }
+        if let Some(v) = b.input_tokens_per_call {
+            options.input_tokens_per_call = v;
+        }
+        if let Some(v) = b.auto_backtrack_cap {
+            options.auto_backtrack_cap = v;
+        }
+        options.max_corrections = self.structured_output.max_corrections;
+        options
+    }
+}

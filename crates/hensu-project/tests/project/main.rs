@@ -1,0 +1,4 @@
+//! hensu-project: `hensu.toml` parsed once, every problem a spanned diagnostic.
+
+mod config_file;
+mod workspace;
