@@ -151,20 +151,31 @@ pub struct InProcessExecutor {
     foreign: Mutex<HashSet<String>>,
 }
 
+/// What configures every run of an [`InProcessExecutor`].
+pub struct RunConfig {
+    /// The server's project: its `hensu.toml` is honoured as by `hensuc run`.
+    pub project: ProjectConfig,
+    /// Where each tenant's stub answers are read.
+    pub stubs: StubScenarios,
+    /// Stub agents for every model (`hensuc serve --stub`).
+    pub force_stub: bool,
+}
+
 impl InProcessExecutor {
-    /// An executor running every execution under the server's `project` (its `hensu.toml`
-    /// is honoured as by `hensuc run`), each tenant's stub answers read from `stubs`, stub
-    /// agents for every model with `force_stub`.
+    /// An executor running every execution under `config`.
     pub fn new(
         store: Arc<dyn StateStore>,
         registry: Arc<dyn WorkflowRegistry>,
         events: broadcast::Sender<RunChanged>,
-        project: ProjectConfig,
-        stubs: StubScenarios,
-        force_stub: bool,
+        config: RunConfig,
         gateway: Gateway,
         options: ExecutorOptions,
     ) -> InProcessExecutor {
+        let RunConfig {
+            project,
+            stubs,
+            force_stub,
+        } = config;
         let redactor = project.secrets();
         let redact: Option<SnapshotRedactor> = if redactor.is_empty() {
             None

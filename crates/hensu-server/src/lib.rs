@@ -40,7 +40,7 @@ use hensu_store::{StateStore, StoreOptions, WorkflowRegistry};
 use tokio::sync::{Semaphore, broadcast};
 
 pub use auth::{Auth, AuthConfig, Tenant};
-pub use exec::{ExecutionService, ExecutorOptions, InProcessExecutor};
+pub use exec::{ExecutionService, ExecutorOptions, InProcessExecutor, RunConfig};
 pub use hensu_project::Limits;
 pub use stubs::StubScenarios;
 
@@ -238,9 +238,11 @@ pub fn state_with_options(
         store.clone(),
         registry.clone(),
         events.clone(),
-        project,
-        stubs,
-        force_stub,
+        exec::RunConfig {
+            project,
+            stubs,
+            force_stub,
+        },
         gateway.clone(),
         options,
     ));
