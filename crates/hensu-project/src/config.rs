@@ -18,6 +18,8 @@ use hensu_providers::{
 };
 use indexmap::IndexMap;
 use serde::Deserialize;
+
+use crate::Limits;
 use toml::Spanned;
 
 /// Every section of `hensu.toml`, each defaulted when absent.
@@ -93,6 +95,25 @@ pub struct ServerSection {
     pub jwt_public_key_file: Option<PathBuf>,
     pub jwt_issuer: Option<String>,
     pub jwt_audience: Option<String>,
+    /// Tenant `T`'s stub scenarios under `<tenant_stubs>/T/` (relative to the project; JWT
+    /// mode only: without it a server with tenants reads no stub files).
+    pub tenant_stubs: Option<PathBuf>,
+    /// `[server.limits]`: connection and resource limits.
+    pub limits: Limits,
+    /// A `jwt_secret` key, which `hensuc serve` refuses: secrets are never read from
+    /// `hensu.toml`. Its value is never kept.
+    pub jwt_secret: Option<SecretInFile>,
+}
+
+/// A secret written in `hensu.toml` where only the environment may hold it: its presence is
+/// recorded, its value dropped unread.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SecretInFile;
+
+impl<'de> Deserialize<'de> for SecretInFile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SecretInFile, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| SecretInFile)
+    }
 }
 
 impl ProjectConfig {

@@ -16,12 +16,15 @@
 mod checks;
 pub mod compile;
 mod config;
+mod limits;
 mod load;
 mod messages;
 mod workspace;
 
 pub use config::{
-    BoundsSection, NetworkConfig, PriceEntry, ProjectConfig, ServerSection, StoreSection,
+    BoundsSection, NetworkConfig, PriceEntry, ProjectConfig, SecretInFile, ServerSection,
+    StoreSection,
 };
+pub use limits::{Limits, parse_duration};
 pub use load::{PROJECT_FILE, ProjectFile};
 pub use workspace::{FsProjectFiles, ProjectFiles, Workspace, discover};

@@ -1,6 +1,7 @@
 //! The one error type of the service layer and the HTTP layer: every failure becomes
 //! [`ErrorBody`], `{"error": "<text>", "status": <code>}`, with that status (the upstream
-//! shape).
+//! shape); refusals by a limit add a machine-readable `code` (docs/server.md, *Connections and
+//! limits*).
 
 use axum::Json;
 use axum::http::StatusCode;
@@ -17,6 +18,8 @@ pub struct ApiError {
     /// The push's diagnostics report (`hensu_diagnostics::render_json`), sent as
     /// `diagnostics`.
     pub diagnostics: Option<Value>,
+    /// A machine-readable reason (`context_too_large`, `host_not_allowed`, …), sent as `code`.
+    pub code: Option<&'static str>,
 }
 
 /// The body of every error response.
@@ -30,6 +33,11 @@ pub struct ErrorBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub diagnostics: Option<Value>,
+    /// Why a limit refused the request (`context_too_large`, `context_too_deep`,
+    /// `body_too_large`, `request_timeout`, `host_not_allowed`, `too_many_streams`,
+    /// `server_busy`); absent for other errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
@@ -40,6 +48,7 @@ impl ApiError {
             status,
             message: message.into(),
             diagnostics: None,
+            code: None,
         }
     }
     pub fn bad_request(message: impl Into<String>) -> ApiError {
@@ -63,6 +72,24 @@ impl ApiError {
         self.diagnostics = Some(report);
         self
     }
+    /// The error with a machine-readable `code`.
+    pub fn with_code(mut self, code: &'static str) -> ApiError {
+        self.code = Some(code);
+        self
+    }
+    /// 413 `body_too_large`.
+    pub fn body_too_large() -> ApiError {
+        ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "request body too large")
+            .with_code("body_too_large")
+    }
+    /// 408 `request_timeout`: the body did not arrive, or the request was not answered, in time.
+    pub fn request_timeout() -> ApiError {
+        ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request timed out (docs/server.md, *Connections and limits*)",
+        )
+        .with_code("request_timeout")
+    }
 }
 
 impl From<hensu_store::StoreError> for ApiError {
@@ -77,6 +104,7 @@ impl IntoResponse for ApiError {
             error: self.message,
             status: self.status.as_u16(),
             diagnostics: self.diagnostics,
+            code: self.code.map(str::to_string),
         };
         let mut resp = (self.status, Json(body)).into_response();
         if self.status == StatusCode::UNAUTHORIZED {
@@ -98,25 +126,57 @@ impl From<axum::extract::rejection::JsonRejection> for ApiError {
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "Unsupported media type: send Content-Type: application/json",
             ),
-            J::BytesRejection(b) if b.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "request body too large")
-            }
+            J::BytesRejection(b) => ApiError::from(b),
             other => ApiError::bad_request(format!("malformed JSON: {}", other.body_text())),
         }
     }
 }
 
-/// tower-http's body limit answers a `Content-Length` over the limit before any handler runs,
-/// with a plain-text 413: give it the API's JSON error body like every other error.
-pub(crate) async fn json_payload_too_large(response: Response) -> Response {
+/// A body that could not be read: over the limit (413), too slow (408), or broken (400).
+impl From<axum::extract::rejection::BytesRejection> for ApiError {
+    fn from(b: axum::extract::rejection::BytesRejection) -> ApiError {
+        if b.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            return ApiError::body_too_large();
+        }
+        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&b);
+        while let Some(e) = source {
+            if e.is::<tower_http::timeout::TimeoutError>() {
+                return ApiError::request_timeout();
+            }
+            source = e.source();
+        }
+        ApiError::bad_request(format!(
+            "the request body could not be read: {}",
+            b.body_text()
+        ))
+    }
+}
+
+/// tower-http's layers answer before any handler runs, with a bare body: the body limit a
+/// `Content-Length` over it (413, plain text), the request timeout (408, empty). Give them the
+/// API's JSON error body like every other error, and close the connection after a 408 or 413.
+pub(crate) async fn json_layer_errors(response: Response) -> Response {
     let is_json = response
         .headers()
         .get(axum::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"));
-    if response.status() == StatusCode::PAYLOAD_TOO_LARGE && !is_json {
-        return ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "request body too large")
-            .into_response();
+    let status = response.status();
+    let mut response = match status {
+        StatusCode::PAYLOAD_TOO_LARGE if !is_json => ApiError::body_too_large().into_response(),
+        StatusCode::REQUEST_TIMEOUT if !is_json => ApiError::request_timeout().into_response(),
+        _ => response,
+    };
+    // The rest of such a body is never read: close the connection after the answer, or hyper
+    // would keep draining a client that drips it.
+    if matches!(
+        status,
+        StatusCode::PAYLOAD_TOO_LARGE | StatusCode::REQUEST_TIMEOUT
+    ) {
+        response.headers_mut().insert(
+            axum::http::header::CONNECTION,
+            axum::http::HeaderValue::from_static("close"),
+        );
     }
     response
 }

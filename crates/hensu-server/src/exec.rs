@@ -8,17 +8,21 @@
 //! stopped heartbeating (a server that crashed or was killed) and continues them from their
 //! last recorded step, so several servers on one PostgreSQL database continue each other's
 //! executions (docs/server.md, *Several servers*). Paused runs wait for a human and are never
-//! claimed. On a graceful shutdown a running execution stops at its next node boundary and
-//! gives its lease back still `running`, for another server (or this one, restarted) to take.
+//! claimed. On a graceful shutdown a running execution is handed back: at its next node
+//! boundary (the boundary is recorded first) it stops — suspended, never cancelled, so no saga
+//! compensation runs — and gives its lease back still `running`, for another server (or this
+//! one, restarted) to take. A run still inside a node when the shutdown grace is over is
+//! dropped there and handed back at its last recorded boundary (the node runs again).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use hensu_host::launch::{
-    self, Extras, NewRun, ProjectConfig, ReviewMode, RunHandle, RunSetup, StoredWorkflow, Stubs,
-    ToolSupply,
+    self, Extras, NewRun, ProjectConfig, ReviewMode, RunHandle, RunSetup, StoredWorkflow, StubRoot,
+    Stubs, ToolSupply,
 };
 use hensu_host::worker::{ClaimedRun, RunExecutor, WorkerEvent, WorkerOptions};
 use hensu_host::{DurableRun, SnapshotRedactor};
@@ -37,6 +41,7 @@ use crate::error::ApiError;
 use crate::metrics;
 use crate::pause::PauseHook;
 pub use crate::pause::PauseRequest;
+use crate::stubs::StubScenarios;
 
 /// "Run `run_id` of `tenant` wrote something": wakes the SSE streams of this process.
 #[derive(Clone, Debug)]
@@ -85,8 +90,9 @@ pub trait ExecutionService: Send + Sync {
     fn running(&self) -> usize;
     /// Starts background work (the takeover worker); call once, inside the server's runtime.
     fn start_background(&self) {}
-    /// Stops accepting work and cancels what runs (graceful shutdown: each run writes its
-    /// final state and releases its lease).
+    /// Stops accepting work and hands back what runs (graceful shutdown: each run stops at
+    /// its next boundary, or at the end of the grace at its last one, and releases its lease
+    /// still running; nothing is cancelled).
     async fn shutdown(&self);
 }
 
@@ -100,6 +106,9 @@ pub struct ExecutorOptions {
     pub poll: Duration,
     /// Orphaned runs continued at the same time by this server.
     pub takeover_concurrency: usize,
+    /// On shutdown, how long a running execution may take to reach its next node boundary
+    /// before it is dropped inside its node and handed back at its last recorded one.
+    pub shutdown_grace: Duration,
 }
 
 impl Default for ExecutorOptions {
@@ -108,6 +117,7 @@ impl Default for ExecutorOptions {
             lease_ttl: hensu_store::DEFAULT_LEASE_TTL,
             poll: Duration::from_millis(500),
             takeover_concurrency: 8,
+            shutdown_grace: Duration::from_secs(20),
         }
     }
 }
@@ -121,9 +131,12 @@ pub struct InProcessExecutor {
     store: Arc<dyn StateStore>,
     registry: Arc<dyn WorkflowRegistry>,
     events: broadcast::Sender<RunChanged>,
-    /// Every run's configuration: the server's project (`hensu.toml` run sections, `stubs/`),
-    /// its store, stubs forced or not, deferred reviews, no local commands.
+    /// Every run's configuration: the server's project (`hensu.toml` run sections), its
+    /// store, stubs forced or not, deferred reviews, no local commands. Each run gets its
+    /// tenant's stub directory on top ([`StubScenarios::root_for`]).
     setup: RunSetup,
+    /// Where each tenant's stub answers are read.
+    stubs: StubScenarios,
     /// Where the tenants' tools are (server mode: their own MCP clients).
     gateway: Gateway,
     options: ExecutorOptions,
@@ -135,29 +148,43 @@ pub struct InProcessExecutor {
     /// Provider keys replaced in every stored snapshot.
     redact: Option<SnapshotRedactor>,
     tasks: Mutex<Running>,
-    /// Runs whose cancellation a client asked for (a shutdown's cancel is not one of them).
-    user_cancelled: Mutex<HashSet<String>>,
     /// Runs of this server whose pause a client asked for (each run's [`PauseHook`] takes
     /// its entry at the next boundary).
     pause_requested: Arc<Mutex<HashSet<String>>>,
-    closing: std::sync::atomic::AtomicBool,
+    /// Shutting down: running executions are handed back at their next boundary.
+    closing: Arc<AtomicBool>,
+    /// The shutdown grace is over: executions still inside a node stop there.
+    hard_stop: CancelToken,
     worker: Mutex<Option<(CancelToken, tokio::task::JoinHandle<()>)>>,
     /// Runs without a tenant seen by the worker (warned about once).
     foreign: Mutex<HashSet<String>>,
 }
 
+/// What configures every run of an [`InProcessExecutor`].
+pub struct RunConfig {
+    /// The server's project: its `hensu.toml` is honoured as by `hensuc run`.
+    pub project: ProjectConfig,
+    /// Where each tenant's stub answers are read.
+    pub stubs: StubScenarios,
+    /// Stub agents for every model (`hensuc serve --stub`).
+    pub force_stub: bool,
+}
+
 impl InProcessExecutor {
-    /// An executor running every execution under the server's `project` (its `hensu.toml`
-    /// is honoured as by `hensuc run`), stub agents for every model with `force_stub`.
+    /// An executor running every execution under `config`.
     pub fn new(
         store: Arc<dyn StateStore>,
         registry: Arc<dyn WorkflowRegistry>,
         events: broadcast::Sender<RunChanged>,
-        project: ProjectConfig,
-        force_stub: bool,
+        config: RunConfig,
         gateway: Gateway,
         options: ExecutorOptions,
     ) -> InProcessExecutor {
+        let RunConfig {
+            project,
+            stubs,
+            force_stub,
+        } = config;
         let redactor = project.secrets();
         let redact: Option<SnapshotRedactor> = if redactor.is_empty() {
             None
@@ -170,6 +197,8 @@ impl InProcessExecutor {
             stubs: Stubs {
                 force: force_stub,
                 scenario: None,
+                // Set per run, for its tenant.
+                files: StubRoot::None,
             },
             // No terminal and no human at hand: a review pauses the run for a resume.
             review: ReviewMode::Deferred,
@@ -180,22 +209,23 @@ impl InProcessExecutor {
             registry,
             events,
             setup,
+            stubs,
             gateway,
             options,
             owner: OwnerId::current(),
             worker_owner: OwnerId::current(),
             redact,
             tasks: Mutex::new(HashMap::new()),
-            user_cancelled: Mutex::new(HashSet::new()),
             pause_requested: Arc::new(Mutex::new(HashSet::new())),
-            closing: std::sync::atomic::AtomicBool::new(false),
+            closing: Arc::new(AtomicBool::new(false)),
+            hard_stop: CancelToken::new(),
             worker: Mutex::new(None),
             foreign: Mutex::new(HashSet::new()),
         }
     }
 
     /// The engine of one run of `tenant`: the one run recipe ([`launch::engine`]) under the
-    /// server's setup, with the tenant's MCP tools.
+    /// server's setup, with the tenant's stub directory and MCP tools.
     async fn engine(
         &self,
         tenant: &str,
@@ -210,7 +240,9 @@ impl InProcessExecutor {
             terminal_pause: None,
             cancel: cancel.clone(),
         };
-        launch::engine(&self.setup, workflow, repository, extras).map(|run| run.engine)
+        let mut setup = self.setup.clone();
+        setup.stubs.files = self.stubs.root_for(tenant);
+        launch::engine(&setup, workflow, repository, extras).map(|run| run.engine)
     }
 
     fn notify(&self, tenant: &str, run_id: &str) {
@@ -233,7 +265,8 @@ impl InProcessExecutor {
     }
 
     /// Runs a stored run to its next stop (end, pause or failure) and records it; on a
-    /// graceful shutdown it stops at a boundary and gives the lease back, still `running`.
+    /// graceful shutdown it is handed back (suspended at a boundary, or dropped inside its
+    /// node once the grace is over) and gives the lease back, still `running`.
     async fn execute(self: Arc<Self>, run: ReadyRun) {
         let ReadyRun {
             tenant,
@@ -246,7 +279,13 @@ impl InProcessExecutor {
         } = run;
         let run_id = durable.run_id().to_string();
         let durable = Arc::new(durable.with_cancel(cancel.clone()));
-        let hook = NotifyingHook::new(durable.clone(), &tenant, &run_id, self.events.clone());
+        let hook = NotifyingHook::new(
+            durable.clone(),
+            &tenant,
+            &run_id,
+            self.events.clone(),
+            self.closing.clone(),
+        );
         // A claimed run's lease is renewed by the worker; this does nothing for it.
         if let Err(e) = durable.start_heartbeat(self.options.lease_ttl) {
             tracing::warn!(run_id, error = %e, "heartbeat did not start");
@@ -262,56 +301,57 @@ impl InProcessExecutor {
             .checkpointer(&hook)
             .controls(&controls)
             .run_id(&run_id);
-        let result = match (&engine, resume) {
-            (Ok(engine), None) => engine.run(&workflow, input, ctx).await,
-            (Ok(engine), Some((state, decision))) => match engine.prepare(workflow.clone()) {
-                Ok(p) => engine.resume(&p, state, decision, ctx).await,
-                Err(e) => failed(e, state),
-            },
-            // The engine could not be built: the run fails with the reason, recorded like
-            // any failure.
-            (Err(reason), resume) => {
-                let state = resume.map(|(s, _)| s).unwrap_or_else(|| {
-                    RunState::new(
-                        run_id.clone(),
-                        workflow.id.clone(),
-                        workflow.start_node.clone(),
-                        input,
+        let run = async {
+            match (&engine, resume) {
+                (Ok(engine), None) => engine.run(&workflow, input, ctx).await,
+                (Ok(engine), Some((state, decision))) => match engine.prepare(workflow.clone()) {
+                    Ok(p) => engine.resume(&p, state, decision, ctx).await,
+                    Err(e) => failed(e, state),
+                },
+                // The engine could not be built: the run fails with the reason, recorded like
+                // any failure.
+                (Err(reason), resume) => {
+                    let state = resume.map(|(s, _)| s).unwrap_or_else(|| {
+                        RunState::new(
+                            run_id.clone(),
+                            workflow.id.clone(),
+                            workflow.start_node.clone(),
+                            input,
+                        )
+                    });
+                    failed(
+                        RuntimeError::AgentSetup {
+                            message: reason.clone(),
+                        },
+                        state,
                     )
-                });
-                failed(
-                    RuntimeError::AgentSetup {
-                        message: reason.clone(),
-                    },
-                    state,
-                )
+                }
             }
         };
+        // Past the shutdown grace the run is dropped inside its node (the engine spawns no
+        // task of its own, so nothing of it runs on): its last boundary stands.
+        let result = tokio::select! {
+            r = run => Some(r),
+            () = self.hard_stop.cancelled() => None,
+        };
+        let suspended_by_shutdown = hook.handed_back();
         drop((engine, hook));
-        let shutting_down = self.closing.load(std::sync::atomic::Ordering::SeqCst)
-            && matches!(
-                result.outcome,
-                RunOutcome::Failed(RuntimeError::Cancelled { .. })
-            )
-            && !self
-                .user_cancelled
-                .lock()
-                .is_ok_and(|u| u.contains(&run_id));
+        let handed_back = match &result {
+            None => true,
+            Some(r) => suspended_by_shutdown && matches!(r.outcome, RunOutcome::Paused),
+        };
         let d = durable.clone();
-        let finished = tokio::task::spawn_blocking(move || {
-            if shutting_down {
-                // Not the client's cancel: the run continues on another server (or here,
-                // after a restart) from its last boundary.
-                d.store().release(d.lease()).map(|()| None)
-            } else {
-                d.finish(&result)
-            }
+        let finished = tokio::task::spawn_blocking(move || match result {
+            Some(r) if !handed_back => d.finish(&r),
+            // Handed back, not an end and not a pause: the run continues on another server
+            // (or here, after a restart) from its last recorded boundary.
+            _ => d.store().release(d.lease()).map(|()| None),
         })
         .await;
         let id = run_id.as_str();
         match finished {
             Ok(Ok(Some(status))) => metrics::finished(status),
-            Ok(Ok(None)) if shutting_down => {
+            Ok(Ok(None)) if handed_back => {
                 tracing::info!(
                     run_id = id,
                     "shutdown: lease released, the run stays running"
@@ -325,9 +365,6 @@ impl InProcessExecutor {
         self.notify(&tenant, &run_id);
         if let Ok(mut t) = self.tasks.lock() {
             t.remove(&run_id);
-        }
-        if let Ok(mut u) = self.user_cancelled.lock() {
-            u.remove(&run_id);
         }
         if let Ok(mut p) = self.pause_requested.lock() {
             p.remove(&run_id);
@@ -436,6 +473,10 @@ pub struct NotifyingHook {
     run_id: String,
     events: broadcast::Sender<RunChanged>,
     last: Mutex<Option<Instant>>,
+    /// The server is shutting down: the next boundary suspends the run.
+    closing: Arc<AtomicBool>,
+    /// A boundary suspended the run for the shutdown.
+    handed_back: AtomicBool,
 }
 
 impl NotifyingHook {
@@ -444,6 +485,7 @@ impl NotifyingHook {
         tenant: &str,
         run_id: &str,
         events: broadcast::Sender<RunChanged>,
+        closing: Arc<AtomicBool>,
     ) -> NotifyingHook {
         NotifyingHook {
             durable,
@@ -451,6 +493,31 @@ impl NotifyingHook {
             run_id: run_id.into(),
             events,
             last: Mutex::new(None),
+            closing,
+            handed_back: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the run stopped because a boundary handed it back for the shutdown.
+    fn handed_back(&self) -> bool {
+        self.handed_back.load(Ordering::SeqCst)
+    }
+
+    /// The durable run's decision, unless the server is shutting down: then a boundary that
+    /// would go on suspends the run instead (recorded already; a client's cancel still wins).
+    /// Suspending, not cancelling: a cancelled run would run its saga compensations.
+    fn at_shutdown(
+        &self,
+        decided: Result<Boundary, RuntimeError>,
+    ) -> Result<Boundary, RuntimeError> {
+        match decided {
+            Ok(Boundary::Continue | Boundary::ContinueAfterPause(_))
+                if self.closing.load(Ordering::SeqCst) =>
+            {
+                self.handed_back.store(true, Ordering::SeqCst);
+                Ok(Boundary::Suspend)
+            }
+            other => other,
         }
     }
 
@@ -473,7 +540,7 @@ impl Checkpointer for NotifyingHook {
         }
         let r = self.durable.record_step(state).await;
         self.notify();
-        r
+        self.at_shutdown(r)
     }
 
     // The run's children and finished fork/parallel branches are recorded like the
@@ -485,7 +552,7 @@ impl Checkpointer for NotifyingHook {
     ) -> Result<Boundary, RuntimeError> {
         let r = self.durable.record_nested(frames, state).await;
         self.notify();
-        r
+        self.at_shutdown(r)
     }
 
     async fn record_branch(
@@ -521,7 +588,7 @@ fn blocking_err(e: tokio::task::JoinError) -> ApiError {
 #[async_trait]
 impl ExecutionService for Arc<InProcessExecutor> {
     async fn start(&self, req: StartRequest) -> Result<String, ApiError> {
-        if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
+        if self.closing.load(Ordering::SeqCst) {
             return Err(ApiError::new(
                 axum::http::StatusCode::SERVICE_UNAVAILABLE,
                 "the server is shutting down",
@@ -691,15 +758,11 @@ impl ExecutionService for Arc<InProcessExecutor> {
         let r = tokio::task::spawn_blocking(move || store.request_cancel(&id))
             .await
             .map_err(blocking_err)??;
-        if let CancelRequest::Requested { .. } = r {
-            if let Ok(mut u) = self.user_cancelled.lock() {
-                u.insert(run_id.to_string());
-            }
-            if let Ok(t) = self.tasks.lock()
-                && let Some((c, _)) = t.get(run_id)
-            {
-                c.cancel();
-            }
+        if let CancelRequest::Requested { .. } = r
+            && let Ok(t) = self.tasks.lock()
+            && let Some((c, _)) = t.get(run_id)
+        {
+            c.cancel();
         }
         if let CancelRequest::Cancelled(rec) = &r {
             metrics::finished(rec.status);
@@ -793,30 +856,37 @@ impl ExecutionService for Arc<InProcessExecutor> {
     }
 
     async fn shutdown(&self) {
-        self.closing
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+        // From here on every boundary of every run hands it back (no token is cancelled: a
+        // cancelled run would compensate and end `cancelled`).
+        self.closing.store(true, Ordering::SeqCst);
         // Stop claiming first, so nothing new starts while the runs stop.
         let worker = self.worker.lock().ok().and_then(|mut w| w.take());
         if let Some((stop, _)) = &worker {
             stop.cancel();
         }
         let handles: Vec<_> = match self.tasks.lock() {
-            Ok(mut t) => t
-                .drain()
-                .filter_map(|(_, (c, h))| {
-                    c.cancel();
-                    h
-                })
-                .collect(),
+            Ok(mut t) => t.drain().filter_map(|(_, (_, h))| h).collect(),
             Err(_) => Vec::new(),
         };
-        for h in handles {
-            let _ = h.await;
+        let all_stopped = async {
+            for h in handles {
+                let _ = h.await;
+            }
+            // The worker returns once its claimed runs have stopped.
+            if let Some((_, handle)) = worker {
+                let _ = handle.await;
+            }
+        };
+        tokio::pin!(all_stopped);
+        tokio::select! {
+            () = &mut all_stopped => return,
+            () = tokio::time::sleep(self.options.shutdown_grace) => {}
         }
-        // The worker returns once its claimed runs have stopped.
-        if let Some((_, handle)) = worker {
-            let _ = handle.await;
-        }
+        tracing::warn!(
+            "shutdown grace over: runs still inside a node are handed back at their last boundary"
+        );
+        self.hard_stop.cancel();
+        all_stopped.await;
     }
 }
 

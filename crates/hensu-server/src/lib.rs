@@ -7,15 +7,24 @@
 //! ([`AppState`]); every failure is one [`error::ApiError`]. Executions run through an
 //! [`exec::ExecutionService`] (in this process by default); runs live in `hensu-store`,
 //! workflow definitions and run tenants in its registry tables.
+//!
+//! Connections are served by the server's own accept loop ([`listen`]) under the limits of
+//! [`Limits`] (`[server.limits]`): header-read timeout, connection caps, request and body
+//! timeouts, the `Host` allow-list ([`host`]), event streams per tenant ([`streams`]), the
+//! bounds of a start's context and the concurrency of push checks.
 
 pub mod auth;
 pub mod error;
 pub mod exec;
+pub mod host;
+pub mod listen;
 pub mod metrics;
 pub mod openapi;
 mod pause;
 pub mod routes;
 pub mod service;
+pub mod streams;
+pub mod stubs;
 pub mod subflows;
 pub mod tools;
 pub mod validate;
@@ -24,13 +33,17 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use axum::http::StatusCode;
 use axum::{Extension, Router};
 pub use hensu_host::launch::ProjectConfig;
+use hensu_runtime::CancelToken;
 use hensu_store::{StateStore, StoreOptions, WorkflowRegistry};
-use tokio::sync::broadcast;
+use tokio::sync::{Semaphore, broadcast};
 
 pub use auth::{Auth, AuthConfig, Tenant};
-pub use exec::{ExecutionService, ExecutorOptions, InProcessExecutor};
+pub use exec::{ExecutionService, ExecutorOptions, InProcessExecutor, RunConfig};
+pub use hensu_project::Limits;
+pub use stubs::StubScenarios;
 
 /// The largest request body accepted (a compiled workflow is the largest legitimate one).
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -46,6 +59,24 @@ pub struct AppState {
     pub metrics: metrics_exporter_prometheus::PrometheusHandle,
     /// The MCP gateway: tenants' own clients serving their runs' tool calls.
     pub gateway: hensu_mcp::gateway::Gateway,
+    /// Connection and resource limits.
+    pub limits: Arc<Limits>,
+    /// Open event streams per tenant.
+    pub streams: Arc<streams::StreamSlots>,
+    /// Places for push checks running at once on the blocking pool.
+    pub pushes: Arc<Semaphore>,
+    /// Cancelled when the server shuts down (event streams end).
+    pub closing: CancelToken,
+}
+
+impl AppState {
+    /// The state with other limits (the stream and push places follow them).
+    pub fn with_limits(mut self, limits: Limits) -> AppState {
+        self.streams = Arc::new(streams::StreamSlots::new(limits.max_streams_per_tenant));
+        self.pushes = Arc::new(Semaphore::new(limits.push_concurrency()));
+        self.limits = Arc::new(limits);
+        self
+    }
 }
 
 /// Every documented route, registered once: the router and the OpenAPI document in one.
@@ -67,6 +98,11 @@ pub fn router(state: AppState) -> Router {
 /// the API, under the same layers.
 pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
     let (api, document) = api_routes(&state).split_for_parts();
+    let limits = state.limits.clone();
+    let hosts = host::HostRule::new(
+        matches!(*state.auth, Auth::Dev),
+        limits.allowed_hosts.as_deref(),
+    );
     Router::new()
         .merge(api.layer(Extension(openapi::Document::new(&document))))
         .merge(extra)
@@ -76,7 +112,18 @@ pub fn router_with(state: AppState, extra: Router<AppState>) -> Router {
         })
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_BODY_BYTES))
-        .layer(axum::middleware::map_response(error::json_payload_too_large))
+        // A body that stalls between chunks fails its read (408); a request, body included,
+        // not answered in time is cut (408). Streams answer at once and are not cut.
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+            limits.body_read_timeout,
+        ))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            limits.request_timeout,
+        ))
+        .layer(axum::middleware::map_response(error::json_layer_errors))
+        // Before anything else reads the request: a Host this server does not answer.
+        .layer(axum::middleware::from_fn_with_state(hosts, host::check))
         .layer(
             tower_http::trace::TraceLayer::new_for_http().make_span_with(
                 // Method and path only: headers (the bearer token) never reach the log.
@@ -97,11 +144,15 @@ pub struct ServerConfig {
     pub auth: AuthConfig,
     /// The server's project directory: its `hensu.toml` run sections (`[providers]`,
     /// `[retry]`, `[network]`, `[structured_output]`, …) configure every execution as they do
-    /// `hensuc run`, and stub answers are read from its `stubs/`.
+    /// `hensuc run`.
     pub project_dir: PathBuf,
+    /// Where each tenant's stub answers are read (dev mode: the project's `stubs/`).
+    pub stubs: StubScenarios,
     pub force_stub: bool,
     /// Leases and takeover of runs whose server stopped.
     pub executor: ExecutorOptions,
+    /// Connection and resource limits (`[server.limits]`).
+    pub limits: Limits,
 }
 
 /// Refuses a configuration that would expose the dev tenant beyond this machine.
@@ -109,8 +160,9 @@ pub fn check_exposure(listen: &SocketAddr, auth: &AuthConfig) -> anyhow::Result<
     if !auth.is_configured() && !listen.ip().is_loopback() {
         anyhow::bail!(
             "refusing to listen on {listen} without a JWT key: every request would run as the \
-             dev tenant. Set HENSU_JWT_SECRET (HS256, never in a file) or HENSU_JWT_PUBLIC_KEY \
-             (or `jwt_public_key_file` under [server] in hensu.toml), or listen on 127.0.0.1 \
+             dev tenant. Set the environment variable HENSU_JWT_SECRET (HS256; secrets are \
+             never read from hensu.toml) or HENSU_JWT_PUBLIC_KEY (or `jwt_public_key_file = \
+             \"<path>\"` under [server] in hensu.toml), or listen on 127.0.0.1 \
              (docs/server.md, *Authentication and tenants*)"
         );
     }
@@ -132,18 +184,24 @@ pub fn build_state(config: &ServerConfig) -> anyhow::Result<AppState> {
         },
     )?;
     let registry = store.registry()?;
+    let executor = ExecutorOptions {
+        shutdown_grace: config.limits.shutdown_grace,
+        ..config.executor.clone()
+    };
     Ok(state_with_options(
         store,
         registry,
         auth,
         project,
+        config.stubs.clone(),
         config.force_stub,
-        config.executor.clone(),
-    ))
+        executor,
+    )
+    .with_limits(config.limits.clone()))
 }
 
 /// The state over given store handles (tests, embedding); executions run under `project`
-/// ([`ProjectConfig::from_project_dir`]).
+/// ([`ProjectConfig::from_project_dir`]) and every tenant reads the project's `stubs/`.
 pub fn state_with(
     store: Arc<dyn StateStore>,
     registry: Arc<dyn WorkflowRegistry>,
@@ -151,34 +209,41 @@ pub fn state_with(
     project: ProjectConfig,
     force_stub: bool,
 ) -> AppState {
+    let stubs = StubScenarios::Shared(project.dir.join("stubs"));
     state_with_options(
         store,
         registry,
         auth,
         project,
+        stubs,
         force_stub,
         ExecutorOptions::default(),
     )
 }
 
-/// [`state_with`] with the executor's lease and takeover timing (the store's lease TTL should
-/// be `options.lease_ttl`).
+/// [`state_with`] with where each tenant's stub answers are read and the executor's lease and
+/// takeover timing (the store's lease TTL should be `options.lease_ttl`).
 pub fn state_with_options(
     store: Arc<dyn StateStore>,
     registry: Arc<dyn WorkflowRegistry>,
     auth: Auth,
     project: ProjectConfig,
+    stubs: StubScenarios,
     force_stub: bool,
     options: ExecutorOptions,
 ) -> AppState {
+    let limits = Limits::default();
     let (events, _) = broadcast::channel(1024);
     let gateway = hensu_mcp::gateway::Gateway::default();
     let executor = Arc::new(InProcessExecutor::new(
         store.clone(),
         registry.clone(),
         events.clone(),
-        project,
-        force_stub,
+        exec::RunConfig {
+            project,
+            stubs,
+            force_stub,
+        },
         gateway.clone(),
         options,
     ));
@@ -190,12 +255,17 @@ pub fn state_with_options(
         events,
         metrics: metrics::install(),
         gateway,
+        streams: Arc::new(streams::StreamSlots::new(limits.max_streams_per_tenant)),
+        pushes: Arc::new(Semaphore::new(limits.push_concurrency())),
+        limits: Arc::new(limits),
+        closing: CancelToken::new(),
     }
 }
 
 /// Starts the takeover worker and serves until `shutdown` resolves, then stops accepting and
-/// claiming, stops running executions at their next boundary (each gives its lease back, still
-/// running, for another server to continue) and returns.
+/// claiming, hands running executions back at their next boundary (each gives its lease back,
+/// still running, for another server to continue; never cancelled), ends the event streams,
+/// lets open requests finish within the shutdown grace, and returns.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
@@ -213,9 +283,20 @@ pub async fn serve_with(
 ) -> anyhow::Result<()> {
     let executor = state.executor.clone();
     executor.start_background();
-    axum::serve(listener, router_with(state, extra))
-        .with_graceful_shutdown(shutdown)
-        .await?;
-    executor.shutdown().await;
+    let (limits, closing) = (state.limits.clone(), state.closing.clone());
+    let signalled = CancelToken::new();
+    let app = router_with(state, extra);
+    let connections = listen::serve_connections(listener, app, &limits, {
+        let signalled = signalled.clone();
+        async move { signalled.cancelled().await }
+    });
+    let hand_back = async {
+        shutdown.await;
+        signalled.cancel();
+        closing.cancel();
+        // The runs are handed back while the open requests finish.
+        executor.shutdown().await;
+    };
+    tokio::join!(connections, hand_back);
     Ok(())
 }

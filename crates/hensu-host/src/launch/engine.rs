@@ -13,9 +13,9 @@ use hensu_runtime::{
 };
 
 use super::{ReviewMode, RunSetup};
+use crate::CommandRegistry;
 use crate::network::NetworkAccess;
 use crate::review::TerminalPause;
-use crate::{CommandRegistry, FsStubFiles};
 
 /// The refusal of every `execute(...)` action where local commands are not allowed (the
 /// server; upstream's wording).
@@ -140,7 +140,7 @@ pub fn engine(
         hensu_providers::BuildOptions {
             force_stub: setup.stubs.force,
             stub: Some(Arc::new(StubProvider::new(
-                Some(Box::new(FsStubFiles::new(project.dir.join("stubs")))),
+                setup.stubs.files.files(&project.dir),
                 setup.stubs.scenario.clone(),
             ))),
             tools: Some(tools.tool_executor(

@@ -132,6 +132,35 @@ pub struct Stubs {
     pub force: bool,
     /// The scenario (`stubs/<scenario>/`); the context key `stub_scenario` takes precedence.
     pub scenario: Option<String>,
+    /// Where the stub agents' answers are read (the project's `stubs/` unless a face says
+    /// otherwise: the server gives each tenant its own). The stub tool scripts of
+    /// [`ToolSupply::Project`] stay the project's (a face with its own tools brings them).
+    pub files: StubRoot,
+}
+
+/// The directory of a run's stub answers (`<root>/<scenario>/<node>.txt`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum StubRoot {
+    /// `<project>/stubs`.
+    #[default]
+    Project,
+    /// Another directory (the server: one tenant's scenarios).
+    Dir(PathBuf),
+    /// No stub files: stub agents give their generated answer, and the only scenario is
+    /// `default`.
+    None,
+}
+
+impl StubRoot {
+    /// The stub files of a run in `project_dir`.
+    pub fn files(&self, project_dir: &Path) -> Option<Box<dyn hensu_runtime::StubFiles>> {
+        let dir = match self {
+            StubRoot::Project => project_dir.join("stubs"),
+            StubRoot::Dir(dir) => dir.clone(),
+            StubRoot::None => return None,
+        };
+        Some(Box::new(crate::FsStubFiles::new(dir)))
+    }
 }
 
 impl Stubs {
@@ -146,6 +175,7 @@ impl Stubs {
         Stubs {
             force: self.force || stored.stub,
             scenario: self.scenario.or_else(|| stored.scenario.clone()),
+            files: self.files,
         }
     }
 }

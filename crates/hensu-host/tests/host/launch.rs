@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use hensu_host::launch::{
     self, NewRun, ProjectConfig, ReviewMode, RunHandle, SourceRef, StoredOptions, StoredWorkflow,
-    Stubs,
+    StubRoot, Stubs,
 };
 use hensu_store::{MemoryStore, OwnerId, RunStatus, StateStore};
 
@@ -157,16 +157,23 @@ fn stored_runs_continue_with_their_options() {
         kept,
         Stubs {
             force: true,
-            scenario: Some("happy".into())
+            scenario: Some("happy".into()),
+            files: StubRoot::Project,
         }
     );
     let given = Stubs {
         force: false,
         scenario: Some("sad".into()),
+        files: StubRoot::Dir("tenant-stubs".into()),
     }
     .continuing(&stored);
     assert_eq!(given.scenario.as_deref(), Some("sad"));
     assert!(given.force, "stubs forced at the start stay forced");
+    assert_eq!(
+        given.files,
+        StubRoot::Dir("tenant-stubs".into()),
+        "the face's stub directory is kept"
+    );
     assert_eq!(
         stored.review.unwrap().without_terminal(),
         ReviewMode::Deferred

@@ -4,13 +4,12 @@
 use std::convert::Infallible;
 
 use axum::Json;
-use axum::extract::rejection::JsonRejection;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::{Stream, StreamExt};
-use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -41,14 +40,19 @@ pub fn routes() -> OpenApiRouter<AppState> {
 #[utoipa::path(post, path = "/api/v1/executions", tag = "executions",
     request_body = StartExecution,
     responses((status = 202, description = "started", body = ExecutionStarted),
-              (status = 400, description = "bad input", body = ErrorBody),
-              (status = 404, description = "unknown workflow", body = ErrorBody)))]
+              (status = 400, description = "bad input (`code` context_too_deep: the context nests too deep)", body = ErrorBody),
+              (status = 404, description = "unknown workflow", body = ErrorBody),
+              (status = 413, description = "body or context too large (`code` body_too_large, context_too_large)", body = ErrorBody)))]
 pub async fn start(
     State(app): State<AppState>,
     tenant: Tenant,
-    body: Result<Json<Value>, JsonRejection>,
+    headers: HeaderMap,
+    body: Result<axum::body::Bytes, BytesRejection>,
 ) -> ApiResult<(StatusCode, Json<ExecutionStarted>)> {
-    let request = StartExecution::from_json(body?.0)?;
+    // The body as bytes, not `Json<Value>`: the context's bounds are checked before it is built.
+    crate::routes::require_json(&headers)?;
+    let bounds = crate::validate::ContextBounds::from(app.limits.as_ref());
+    let request = StartExecution::from_body(&body?, bounds)?;
     let started = service::start(&app, &tenant, request).await?;
     Ok((StatusCode::ACCEPTED, Json(started)))
 }

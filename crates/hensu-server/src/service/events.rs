@@ -378,13 +378,15 @@ pub async fn execution_events(
         None => None,
         Some(s) => Some(s.parse::<u64>().map_err(|_| bad_last_event_id())?),
     };
-    Ok(execution_stream(
+    let slot = app.streams.acquire(&tenant.tenant_id)?;
+    let stream = execution_stream(
         app.store.clone(),
         app.events.subscribe(),
         run_id.to_string(),
         tenant.tenant_id.clone(),
         after,
-    ))
+    );
+    Ok(crate::streams::guarded(stream, slot, app.closing.clone()))
 }
 
 /// The events of every execution of the tenant from now on; `last_event_id`
@@ -405,13 +407,15 @@ pub async fn tenant_events(
             Some((run, step))
         }
     };
-    Ok(tenant_stream(
+    let slot = app.streams.acquire(&tenant.tenant_id)?;
+    let stream = tenant_stream(
         app.store.clone(),
         app.registry.clone(),
         app.events.subscribe(),
         tenant.tenant_id.clone(),
         resume_from,
-    ))
+    );
+    Ok(crate::streams::guarded(stream, slot, app.closing.clone()))
 }
 
 /// The stream of one execution after step `after`; it ends when the run pauses or ends.

@@ -66,6 +66,18 @@ impl StartExecution {
         }
     }
 
+    /// The request of a body: the context's bounds are checked on the text before anything
+    /// of it is built (413 `context_too_large`, 400 `context_too_deep`), then it is parsed.
+    pub fn from_body(
+        body: &[u8],
+        bounds: crate::validate::ContextBounds,
+    ) -> ApiResult<StartExecution> {
+        bounds.check_start_body(body)?;
+        let value: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("malformed JSON: {e}")))?;
+        StartExecution::from_json(value)
+    }
+
     /// The request of a JSON body (`null` is refused, as upstream).
     pub fn from_json(body: Value) -> ApiResult<StartExecution> {
         if body.is_null() {
@@ -350,6 +362,9 @@ pub async fn start(
         .filter(|w| !w.trim().is_empty())
         .ok_or_else(|| ApiError::bad_request("workflowId: workflowId is required"))?;
     check_id("workflowId", &workflow_id)?;
+    if let Some(context) = &request.context {
+        crate::validate::ContextBounds::from(app.limits.as_ref()).check_context(context)?;
+    }
     let reg = app.registry.clone();
     let (t, w) = (tenant.tenant_id.clone(), workflow_id.clone());
     let (workflow, repository) = blocking(move || {

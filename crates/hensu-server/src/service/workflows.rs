@@ -44,12 +44,7 @@ pub async fn push(app: &AppState, tenant: &Tenant, definition: Value) -> ApiResu
             .join("; ");
         return Err(ApiError::bad_request(text));
     }
-    let text = definition.to_string();
-    let (workflow, diagnostics) = compile_json(&text);
-    let workflow = match workflow {
-        Some(wf) if !diagnostics.iter().any(Diagnostic::is_error) => wf,
-        _ => return Err(refused(text, &diagnostics)),
-    };
+    let workflow = checked(app, definition.clone()).await?;
     let id = workflow.id.clone();
     check_id("workflow: id", &id)?;
     let version = workflow.version.clone();
@@ -71,6 +66,27 @@ pub async fn push(app: &AppState, tenant: &Tenant, definition: Value) -> ApiResu
         version,
         created,
     })
+}
+
+/// The hensu checks of a push, on the blocking pool: a big workflow takes its checks seconds of
+/// CPU, which must not stall the async workers every other request (and `/health`) runs on.
+/// At most `max_concurrent_pushes` run at once; the rest wait their turn.
+async fn checked(app: &AppState, definition: Value) -> ApiResult<Workflow> {
+    let _place = app
+        .pushes
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(ApiError::internal)?;
+    blocking(move || {
+        let text = definition.to_string();
+        let (workflow, diagnostics) = compile_json(&text);
+        match workflow {
+            Some(wf) if !diagnostics.iter().any(Diagnostic::is_error) => Ok(wf),
+            _ => Err(refused(text, &diagnostics)),
+        }
+    })
+    .await
 }
 
 /// The hensu checks of a pushed JSON workflow: the workflow (when it parses) and every

@@ -9,6 +9,30 @@ use serde_json::Value;
 
 pub const SECRET: &str = "test-secret-test-secret-test-secret!";
 
+/// How a test server differs from the default one (JWT, default limits, stub agents for
+/// every model, stubs under `<tmp>/stubs` for every tenant).
+#[derive(Clone)]
+pub struct Options {
+    pub limits: hensu_server::Limits,
+    /// Dev mode: no key, every request is the dev tenant.
+    pub dev: bool,
+    /// `Some(sub)`: tenant T's stubs under `<tmp>/<sub>/T/` instead.
+    pub per_tenant_stubs: Option<&'static str>,
+    /// Stub agents for every model, as `hensuc serve --stub`.
+    pub force_stub: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            limits: hensu_server::Limits::default(),
+            dev: false,
+            per_tenant_stubs: None,
+            force_stub: true,
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 pub enum Backend {
     Sqlite,
@@ -82,7 +106,28 @@ impl Server {
                 .await
                 .expect("open")
         };
-        Server::over(store, registry, Arc::new(dir), force_stub).await
+        let options = Options {
+            force_stub,
+            ..Options::default()
+        };
+        Server::over(store, registry, Arc::new(dir), options).await
+    }
+
+    /// A server on SQLite with `options`.
+    pub async fn with(options: Options) -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, registry) = {
+            let d = dir.path().to_path_buf();
+            tokio::task::spawn_blocking(move || stores(Backend::Sqlite, &d))
+                .await
+                .expect("open")
+        };
+        Server::over(store, registry, Arc::new(dir), options).await
+    }
+
+    /// The server's temporary project directory.
+    pub fn dir(&self) -> &std::path::Path {
+        self._dir.path()
     }
 
     /// Another server on the same store (its own executor and event channel, as another
@@ -92,7 +137,7 @@ impl Server {
             self.store.clone(),
             self.registry.clone(),
             self._dir.clone(),
-            true,
+            Options::default(),
         )
         .await
     }
@@ -101,21 +146,28 @@ impl Server {
         store: Arc<dyn StateStore>,
         registry: Arc<dyn WorkflowRegistry>,
         dir: Arc<tempfile::TempDir>,
-        force_stub: bool,
+        options: Options,
     ) -> Server {
         let auth = AuthConfig {
-            hs256_secret: Some(SECRET.into()),
+            hs256_secret: (!options.dev).then(|| SECRET.into()),
             ..Default::default()
         }
         .build()
         .expect("auth");
-        let state = hensu_server::state_with(
+        let stubs = match options.per_tenant_stubs {
+            Some(sub) => hensu_server::StubScenarios::PerTenant(dir.path().join(sub)),
+            None => hensu_server::StubScenarios::Shared(dir.path().join("stubs")),
+        };
+        let state = hensu_server::state_with_options(
             store.clone(),
             registry.clone(),
             auth,
             hensu_server::ProjectConfig::from_project_dir(dir.path()).expect("project"),
-            force_stub,
-        );
+            stubs,
+            options.force_stub,
+            hensu_server::ExecutorOptions::default(),
+        )
+        .with_limits(options.limits);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");

@@ -4,6 +4,7 @@
 //! --ignored`).
 
 mod harness;
+mod limits;
 mod mcp_gateway;
 mod mcp_tenant;
 mod project_config;

@@ -176,6 +176,7 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
             stubs: Stubs {
                 force: args.settings.stub,
                 scenario: args.settings.scenario.clone(),
+                ..Stubs::default()
             }
             .continuing(&envelope.options),
             review: args

@@ -182,6 +182,7 @@ pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
         stubs: Stubs {
             force: args.settings.stub,
             scenario: args.settings.scenario.clone(),
+            ..Stubs::default()
         },
         review,
         local_commands: true,

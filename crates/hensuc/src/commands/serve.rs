@@ -2,9 +2,10 @@
 //! the web console (crates/hensu-console, docs/console.md) at `/`.
 //!
 //! Configuration, later sources winning: `[server]` in `<dir>/hensu.toml` (`listen`, `store`,
-//! `jwt_public_key_file`, `jwt_issuer`, `jwt_audience`), the environment (`HENSU_JWT_SECRET`,
-//! `HENSU_JWT_PUBLIC_KEY` — PEM text or a file path —, `HENSU_JWT_ISSUER`), then the flags.
-//! Secrets are never read from hensu.toml.
+//! `jwt_public_key_file`, `jwt_issuer`, `jwt_audience`, `tenant_stubs`, and the connection and
+//! resource limits under `[server.limits]`, `hensu_server::Limits`), the environment
+//! (`HENSU_JWT_SECRET`, `HENSU_JWT_PUBLIC_KEY` — PEM text or a file path —, `HENSU_JWT_ISSUER`),
+//! then the flags. Secrets are never read from hensu.toml.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -38,9 +39,17 @@ pub struct ServeArgs {
 }
 
 /// `[server]` of `<dir>/hensu.toml` (hensu-project's `ServerSection`); the file's first error
-/// refuses to serve.
+/// refuses to serve, and so does a secret written in it.
 fn read_section(dir: &Path) -> anyhow::Result<hensu_project::ServerSection> {
-    Ok(crate::project::settings(dir)?.server)
+    let section = crate::project::settings(dir)?.server;
+    if section.jwt_secret.is_some() {
+        anyhow::bail!(
+            "{}: [server] jwt_secret: secrets are never read from hensu.toml; set the \
+             environment variable HENSU_JWT_SECRET instead (docs/server.md, *Running it*)",
+            dir.join(hensu_project::PROJECT_FILE).display()
+        );
+    }
+    Ok(section)
 }
 
 fn pem(value: &str) -> anyhow::Result<String> {
@@ -74,11 +83,24 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
         issuer: env("HENSU_JWT_ISSUER").or(section.jwt_issuer),
         audience: env("HENSU_JWT_AUDIENCE").or(section.jwt_audience),
     };
+    let limits = section
+        .limits
+        .clone()
+        .validated()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", dir.join("hensu.toml").display()))?;
+    let stubs = match (&section.tenant_stubs, auth.is_configured()) {
+        // Dev mode: the one tenant is the project's developer, as for `hensuc run`.
+        (_, false) => hensu_server::StubScenarios::Shared(dir.join("stubs")),
+        (Some(t), true) => hensu_server::StubScenarios::PerTenant(dir.join(t)),
+        (None, true) => hensu_server::StubScenarios::None,
+    };
     let config = hensu_server::ServerConfig {
         listen,
         store,
         auth,
         project_dir: dir.clone(),
+        stubs,
+        limits,
         force_stub: args.stub,
         executor: hensu_server::ExecutorOptions {
             lease_ttl: args.lease_ttl,
@@ -110,7 +132,8 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
         hensu_server::serve_with(listener, state, console, async {
             shutdown_signal().await;
             eprintln!(
-                "shutting down: no new requests; running executions stop at their next boundary"
+                "shutting down: no new requests; running executions are handed back at their \
+                 next boundary (not cancelled)"
             );
         })
         .await

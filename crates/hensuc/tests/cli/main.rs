@@ -27,6 +27,7 @@ mod review_terminal;
 mod run;
 mod security;
 mod serve;
+mod serve_shutdown;
 mod serve_takeover;
 mod tooling;
 #[cfg(unix)]

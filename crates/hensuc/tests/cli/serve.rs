@@ -306,6 +306,47 @@ fn serve_refuses_an_open_address_without_keys() {
     );
 }
 
+/// Repro 09b: the refusal's advice can be followed (`jwt_public_key_file`, the environment for
+/// secrets); a `jwt_secret` in the file is refused by name with the way to set it, and bad
+/// `[server.limits]` values are refused before the server starts.
+#[test]
+fn serve_settings_are_checked_before_it_starts() {
+    let dir = project();
+    let out = hensuc()
+        .args(["serve", "--listen", "0.0.0.0:0", "-d"])
+        .arg(dir.path())
+        .output()
+        .expect("serve");
+    let refusal = stderr(&out);
+    assert!(refusal.contains("HENSU_JWT_SECRET") && refusal.contains("jwt_public_key_file"));
+    assert!(!refusal.contains("jwt_secret /"), "{refusal}");
+    for (toml, expect) in [
+        (
+            "[server]\njwt_secret = \"x\"\n",
+            "secrets are never read from hensu.toml",
+        ),
+        (
+            "[server.limits]\nmax_streams_per_tenant = 0\n",
+            "max_streams_per_tenant must be greater than 0",
+        ),
+        (
+            "[server.limits]\nheader_read_timeout = \"2h\"\n",
+            "not a duration",
+        ),
+        ("[server.limits]\nmax_sockets = 3\n", "[E0907]"),
+    ] {
+        std::fs::write(dir.path().join("hensu.toml"), toml).expect("toml");
+        let out = hensuc()
+            .env_remove("HENSU_JWT_SECRET")
+            .args(["serve", "--listen", "127.0.0.1:0", "-d"])
+            .arg(dir.path())
+            .output()
+            .expect("serve");
+        assert!(!out.status.success(), "{toml}");
+        assert!(stderr(&out).contains(expect), "{toml}: {}", stderr(&out));
+    }
+}
+
 /// The server runs executions under its project's hensu.toml (docs/server.md): an invalid one
 /// stops `serve` at start-up, naming the file and position, before anything is written.
 #[test]

@@ -1,0 +1,131 @@
+//! Event streams per tenant (docs/server.md, *Connections and limits*): each open SSE stream
+//! (one execution's or the tenant's) holds a place of its tenant, at most
+//! `max_streams_per_tenant`; over it the open is refused with 429. Every stream also ends when
+//! the server shuts down, so the graceful drain does not wait on streams that never end.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::http::StatusCode;
+use futures_util::{Stream, StreamExt};
+use hensu_runtime::CancelToken;
+
+use crate::error::ApiError;
+
+/// The open streams of every tenant.
+#[derive(Debug)]
+pub struct StreamSlots {
+    cap: usize,
+    open: Mutex<HashMap<String, usize>>,
+}
+
+/// One open stream of a tenant; its place is given back when the stream is dropped.
+#[derive(Debug)]
+pub struct StreamSlot {
+    slots: Arc<StreamSlots>,
+    tenant: String,
+}
+
+impl StreamSlots {
+    pub fn new(cap: usize) -> StreamSlots {
+        StreamSlots {
+            cap,
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A place for one more stream of `tenant`, or 429 `too_many_streams`.
+    pub fn acquire(self: &Arc<Self>, tenant: &str) -> Result<StreamSlot, ApiError> {
+        let mut open = self
+            .open
+            .lock()
+            .map_err(|_| ApiError::internal("stream table poisoned"))?;
+        let n = open.entry(tenant.to_string()).or_insert(0);
+        if *n >= self.cap {
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "too many open event streams for this tenant (at most {}; docs/server.md, \
+                     *Connections and limits*)",
+                    self.cap
+                ),
+            )
+            .with_code("too_many_streams"));
+        }
+        *n += 1;
+        Ok(StreamSlot {
+            slots: Arc::clone(self),
+            tenant: tenant.to_string(),
+        })
+    }
+
+    /// Streams `tenant` has open.
+    pub fn open(&self, tenant: &str) -> usize {
+        self.open
+            .lock()
+            .map(|o| o.get(tenant).copied().unwrap_or(0))
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        if let Ok(mut open) = self.slots.open.lock()
+            && let Some(n) = open.get_mut(&self.tenant)
+        {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.tenant);
+            }
+        }
+    }
+}
+
+/// `stream` holding `slot` while it is open, ending when `closing` is cancelled.
+pub fn guarded<S: Stream + Send + 'static>(
+    stream: S,
+    slot: StreamSlot,
+    closing: CancelToken,
+) -> impl Stream<Item = S::Item> + Send + use<S> {
+    let until = async move { closing.cancelled().await };
+    stream.take_until(Box::pin(until)).map(move |item| {
+        let _held = &slot;
+        item
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn places_are_per_tenant_and_come_back() {
+        let slots = Arc::new(StreamSlots::new(2));
+        let a = slots.acquire("a").expect("1");
+        let _b = slots.acquire("a").expect("2");
+        let e = slots.acquire("a").expect_err("3 over");
+        assert_eq!((e.status.as_u16(), e.code), (429, Some("too_many_streams")));
+        let _other = slots.acquire("b").expect("another tenant");
+        drop(a);
+        let s = guarded(
+            futures_util::stream::pending::<u8>(),
+            slots.acquire("a").expect("back"),
+            CancelToken::new(),
+        );
+        assert_eq!(slots.open("a"), 2);
+        drop(s);
+        assert_eq!(slots.open("a"), 1);
+        let closing = CancelToken::new();
+        let s = guarded(
+            futures_util::stream::pending::<u8>(),
+            slots.acquire("a").expect("again"),
+            closing.clone(),
+        );
+        closing.cancel();
+        assert_eq!(
+            s.collect::<Vec<_>>().await,
+            Vec::<u8>::new(),
+            "ends at shutdown"
+        );
+    }
+}
