@@ -54,23 +54,8 @@ pub struct WorkerArgs {
     pub events: Option<PathBuf>,
 }
 
-/// `90s`, `500ms`, `2m` or plain seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let (num, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => s.split_at(i),
-        None => (s, "s"),
-    };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration (e.g. 90s, 500ms, 2m)"))?;
-    match unit {
-        "ms" => Ok(Duration::from_millis(n)),
-        "s" => Ok(Duration::from_secs(n)),
-        "m" => Ok(Duration::from_secs(n.saturating_mul(60))),
-        _ => Err(format!("`{s}`: unknown unit `{unit}` (ms, s or m)")),
-    }
-}
+/// `90s`, `500ms`, `2m` or plain seconds: the one duration rule of flags and hensu.toml.
+pub use hensu_project::parse_duration;
 
 /// Runs a claimed run the way `hensuc resume` does, in this worker's project directory.
 struct CliExecutor {
