@@ -15,25 +15,23 @@
 //! dropped there and handed back at its last recorded boundary (the node runs again).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use hensu_host::launch::{
-    self, Extras, NewRun, ProjectConfig, ReviewMode, RunHandle, RunSetup, StoredWorkflow, StubRoot,
-    Stubs, ToolSupply,
+    self, Extras, ProjectConfig, ReviewMode, RunSetup, StoredWorkflow, StubRoot, Stubs, ToolSupply,
 };
-use hensu_host::worker::{ClaimedRun, RunExecutor, WorkerEvent, WorkerOptions};
+use hensu_host::worker::{ClaimedRun, RunExecutor};
 use hensu_host::{DurableRun, SnapshotRedactor};
 use hensu_ir::Workflow;
 use hensu_mcp::gateway::Gateway;
 use hensu_runtime::{
-    Boundary, CancelToken, Checkpointer, Context, Engine, ExecutionPhase, FinishedBranch,
-    MapRepository, NestedFrame, ReviewDecision, RunControlHook, RunOutcome, RunResult, RunState,
-    RuntimeError,
+    CancelToken, Context, Engine, MapRepository, ReviewDecision, RunControlHook, RunOutcome,
+    RunResult, RunState, RuntimeError,
 };
-use hensu_store::{CancelRequest, OwnerId, RunStatus, StateStore, StoreError, WorkflowRegistry};
+use hensu_store::{CancelRequest, OwnerId, RunStatus, StateStore, WorkflowRegistry};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
@@ -42,6 +40,11 @@ use crate::metrics;
 use crate::pause::PauseHook;
 pub use crate::pause::PauseRequest;
 use crate::stubs::StubScenarios;
+
+mod notify;
+mod service;
+
+pub use notify::NotifyingHook;
 
 /// "Run `run_id` of `tenant` wrote something": wakes the SSE streams of this process.
 #[derive(Clone, Debug)]
@@ -465,108 +468,6 @@ impl RunExecutor for Claims {
     }
 }
 
-/// The checkpointer of a server run: the durable checkpoint, then a wake-up for the run's
-/// streams, and the step latency metric.
-pub struct NotifyingHook {
-    durable: Arc<DurableRun>,
-    tenant: String,
-    run_id: String,
-    events: broadcast::Sender<RunChanged>,
-    last: Mutex<Option<Instant>>,
-    /// The server is shutting down: the next boundary suspends the run.
-    closing: Arc<AtomicBool>,
-    /// A boundary suspended the run for the shutdown.
-    handed_back: AtomicBool,
-}
-
-impl NotifyingHook {
-    fn new(
-        durable: Arc<DurableRun>,
-        tenant: &str,
-        run_id: &str,
-        events: broadcast::Sender<RunChanged>,
-        closing: Arc<AtomicBool>,
-    ) -> NotifyingHook {
-        NotifyingHook {
-            durable,
-            tenant: tenant.into(),
-            run_id: run_id.into(),
-            events,
-            last: Mutex::new(None),
-            closing,
-            handed_back: AtomicBool::new(false),
-        }
-    }
-
-    /// Whether the run stopped because a boundary handed it back for the shutdown.
-    fn handed_back(&self) -> bool {
-        self.handed_back.load(Ordering::SeqCst)
-    }
-
-    /// The durable run's decision, unless the server is shutting down: then a boundary that
-    /// would go on suspends the run instead (recorded already; a client's cancel still wins).
-    /// Suspending, not cancelling: a cancelled run would run its saga compensations.
-    fn at_shutdown(
-        &self,
-        decided: Result<Boundary, RuntimeError>,
-    ) -> Result<Boundary, RuntimeError> {
-        match decided {
-            Ok(Boundary::Continue | Boundary::ContinueAfterPause(_))
-                if self.closing.load(Ordering::SeqCst) =>
-            {
-                self.handed_back.store(true, Ordering::SeqCst);
-                Ok(Boundary::Suspend)
-            }
-            other => other,
-        }
-    }
-
-    fn notify(&self) {
-        let _ = self.events.send(RunChanged {
-            tenant: self.tenant.clone(),
-            run_id: self.run_id.clone(),
-        });
-    }
-}
-
-#[async_trait]
-impl Checkpointer for NotifyingHook {
-    async fn record_step(&self, state: &RunState) -> Result<Boundary, RuntimeError> {
-        let now = Instant::now();
-        if let Ok(mut last) = self.last.lock()
-            && let Some(prev) = last.replace(now)
-        {
-            metrics::step_latency(now - prev);
-        }
-        let r = self.durable.record_step(state).await;
-        self.notify();
-        self.at_shutdown(r)
-    }
-
-    // The run's children and finished fork/parallel branches are recorded like the
-    // main flow's steps (ARCHITECTURE.md, *Nested flows*): a takeover resumes them too.
-    async fn record_nested(
-        &self,
-        frames: &[NestedFrame],
-        state: &RunState,
-    ) -> Result<Boundary, RuntimeError> {
-        let r = self.durable.record_nested(frames, state).await;
-        self.notify();
-        self.at_shutdown(r)
-    }
-
-    async fn record_branch(
-        &self,
-        frames: &[NestedFrame],
-        node_id: &str,
-        branch: FinishedBranch<'_>,
-    ) -> Result<(), RuntimeError> {
-        let r = self.durable.record_branch(frames, node_id, branch).await;
-        self.notify();
-        r
-    }
-}
-
 /// The compiled workflow stored with run `run_id` ([`StoredWorkflow`]).
 pub fn stored_workflow(run_id: &str, envelope: &Value) -> Result<Workflow, String> {
     StoredWorkflow::decode(run_id, envelope).map(|s| s.workflow)
@@ -583,311 +484,6 @@ fn failed(error: RuntimeError, state: RunState) -> RunResult {
 
 fn blocking_err(e: tokio::task::JoinError) -> ApiError {
     ApiError::internal(format!("store task failed: {e}"))
-}
-
-#[async_trait]
-impl ExecutionService for Arc<InProcessExecutor> {
-    async fn start(&self, req: StartRequest) -> Result<String, ApiError> {
-        if self.closing.load(Ordering::SeqCst) {
-            return Err(ApiError::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                "the server is shutting down",
-            ));
-        }
-        let wf = req.workflow.clone();
-        let stored = StoredWorkflow {
-            workflow: (*wf).clone(),
-            source: None,
-            options: self.setup.stored_options(),
-        };
-        let (store, registry, owner, redact) = (
-            self.store.clone(),
-            self.registry.clone(),
-            self.owner.clone(),
-            self.redact.clone(),
-        );
-        let (tenant, input) = (req.tenant.clone(), req.context.clone());
-        let created = tokio::task::spawn_blocking(move || {
-            launch::create_run(
-                &store,
-                NewRun {
-                    stored: &stored,
-                    input: &input,
-                    queued: false,
-                    owner: &owner,
-                    redact,
-                    tenant: Some((registry.as_ref(), &tenant)),
-                },
-            )
-        })
-        .await
-        .map_err(blocking_err)??;
-        let run_id = created.run_id().to_string();
-        metrics::started();
-        self.notify(&req.tenant, &run_id);
-        // `Elsewhere`: between its creation and its lease the run looked claimable, and a
-        // takeover worker (of this server or another) claimed it: it runs there.
-        if let RunHandle::Leased(durable) = created {
-            self.spawn_run(ReadyRun {
-                tenant: req.tenant,
-                workflow: wf,
-                durable: *durable,
-                resume: None,
-                input: req.context,
-                repository: req.repository,
-                cancel: CancelToken::new(),
-            });
-        }
-        Ok(run_id)
-    }
-
-    async fn resume(
-        &self,
-        run_id: &str,
-        input: ResumeInput,
-        repository: MapRepository,
-    ) -> Result<(), ApiError> {
-        let (store, owner) = (self.store.clone(), self.owner.clone());
-        let id = run_id.to_string();
-        let record = {
-            let s = store.clone();
-            tokio::task::spawn_blocking(move || s.record(&id))
-                .await
-                .map_err(blocking_err)??
-        };
-        if record.status.is_terminal() {
-            if input.decision.is_some() {
-                return Err(ApiError::bad_request(
-                    "Cannot apply review decision: execution is not awaiting review",
-                ));
-            }
-            return Err(ApiError::conflict(format!(
-                "execution {run_id} is {}; it cannot be resumed",
-                record.status
-            )));
-        }
-        let tenant = self
-            .registry
-            .run_tenant(run_id)?
-            .ok_or_else(ApiError::not_found)?;
-        let redact = self.redact.clone();
-        let id = run_id.to_string();
-        let opened =
-            tokio::task::spawn_blocking(move || DurableRun::reopen(store, &id, &owner, redact))
-                .await
-                .map_err(blocking_err)?;
-        let (durable, stored) = match opened {
-            Ok(x) => x,
-            Err(StoreError::RunLocked { .. }) => {
-                return Err(ApiError::conflict(format!(
-                    "execution {run_id} is running; resume it once it pauses"
-                )));
-            }
-            Err(StoreError::Finished { .. }) => {
-                return Err(ApiError::conflict(format!("execution {run_id} has ended")));
-            }
-            Err(e) => return Err(e.into()),
-        };
-        // From here on, a refusal gives the lease back untouched.
-        let refuse = |e: ApiError| {
-            let _ = durable.store().release(durable.lease());
-            Err(e)
-        };
-        let mut state = match hensu_host::restore(run_id, &stored.snapshot) {
-            Ok(s) => s,
-            Err(e) => return refuse(ApiError::internal(e)),
-        };
-        let workflow = match stored_workflow(run_id, &stored.workflow) {
-            Ok(w) => Arc::new(w),
-            Err(e) => return refuse(ApiError::internal(e)),
-        };
-        match (&state.phase, &input.decision) {
-            (ExecutionPhase::Awaiting { .. }, None) => {
-                let (node, corr) = hensu_runtime::pending_review(&state).unwrap_or(("?", "?"));
-                return refuse(ApiError::bad_request(format!(
-                    "Execution is awaiting a review decision for node '{node}' (correlation id \
-                     '{corr}'); resume with a decision of approve, reject, or backtrack"
-                )));
-            }
-            (ExecutionPhase::Awaiting { correlation_id, .. }, Some(_)) => {
-                let given = input.correlation_id.as_deref().unwrap_or_default();
-                if given != correlation_id {
-                    return refuse(ApiError::bad_request(format!(
-                        "Correlation id mismatch: expected '{correlation_id}', got '{given}'"
-                    )));
-                }
-            }
-            (_, Some(_)) => {
-                return refuse(ApiError::bad_request(
-                    "Cannot apply review decision: execution is not awaiting review",
-                ));
-            }
-            (_, None) => {}
-        }
-        if let Some(ReviewDecision::Backtrack { target, .. }) = &input.decision
-            && !workflow.nodes.contains_key(target)
-        {
-            return refuse(ApiError::bad_request(format!("Node not found: {target}")));
-        }
-        if input.decision.is_none()
-            && let Some(edits) = input.context_edits
-        {
-            state.context.extend(edits);
-        }
-        if record.status == RunStatus::Running {
-            // A running run whose owner's lease had expired (a crashed server): taken over.
-            metrics::takeover();
-            tracing::info!(run_id, "took over a run whose owner stopped");
-        }
-        metrics::resumed();
-        self.spawn_run(ReadyRun {
-            tenant,
-            workflow,
-            durable,
-            resume: Some((state, input.decision)),
-            input: Context::default(),
-            repository,
-            cancel: CancelToken::new(),
-        });
-        Ok(())
-    }
-
-    async fn cancel(&self, run_id: &str) -> Result<CancelRequest, ApiError> {
-        let store = self.store.clone();
-        let id = run_id.to_string();
-        let r = tokio::task::spawn_blocking(move || store.request_cancel(&id))
-            .await
-            .map_err(blocking_err)??;
-        if let CancelRequest::Requested { .. } = r
-            && let Ok(t) = self.tasks.lock()
-            && let Some((c, _)) = t.get(run_id)
-        {
-            c.cancel();
-        }
-        if let CancelRequest::Cancelled(rec) = &r {
-            metrics::finished(rec.status);
-            if let Some(tenant) = self.registry.run_tenant(run_id)? {
-                self.notify(&tenant, run_id);
-            }
-        }
-        Ok(r)
-    }
-
-    async fn pause(&self, run_id: &str) -> Result<PauseRequest, ApiError> {
-        let store = self.store.clone();
-        let id = run_id.to_string();
-        let record = tokio::task::spawn_blocking(move || store.record(&id))
-            .await
-            .map_err(blocking_err)??;
-        match record.status {
-            RunStatus::Paused => return Ok(PauseRequest::AlreadyPaused),
-            RunStatus::Running => {}
-            s if s.is_terminal() => {
-                return Err(ApiError::conflict(format!(
-                    "execution {run_id} has already ended ({s})"
-                )));
-            }
-            _ => {
-                return Err(ApiError::conflict(format!(
-                    "execution {run_id} has not started yet; cancel it instead"
-                )));
-            }
-        }
-        // Under the tasks lock: the run cannot finish (and drop its entry) in between.
-        let tasks = self
-            .tasks
-            .lock()
-            .map_err(|_| ApiError::internal("run table poisoned"))?;
-        if !tasks.contains_key(run_id) {
-            return Err(ApiError::conflict(format!(
-                "execution {run_id} is running on another server; pause it there"
-            )));
-        }
-        if let Ok(mut p) = self.pause_requested.lock() {
-            p.insert(run_id.to_string());
-        }
-        Ok(PauseRequest::Requested)
-    }
-
-    fn running(&self) -> usize {
-        self.tasks.lock().map(|t| t.len()).unwrap_or(0)
-    }
-
-    fn start_background(&self) {
-        let Ok(mut slot) = self.worker.lock() else {
-            return;
-        };
-        if slot.is_some() {
-            return;
-        }
-        let stop = CancelToken::new();
-        let this = Arc::clone(self);
-        let opts = WorkerOptions {
-            concurrency: self.options.takeover_concurrency,
-            heartbeat: (self.options.lease_ttl / 3).max(Duration::from_millis(50)),
-            poll: self.options.poll,
-            exit_when_idle: false,
-        };
-        let on_event = Arc::new(|e: WorkerEvent| match e {
-            WorkerEvent::LeaseLost { run_id } => {
-                tracing::warn!(run_id, "lease lost: another server continues the run")
-            }
-            WorkerEvent::StoreError { message } => {
-                tracing::warn!(message, "takeover worker: store error")
-            }
-            _ => {}
-        });
-        let handle = tokio::spawn({
-            let (store, owner, stop) =
-                (self.store.clone(), self.worker_owner.clone(), stop.clone());
-            async move {
-                hensu_host::worker::run_worker(
-                    store,
-                    owner,
-                    Arc::new(Claims(this)),
-                    opts,
-                    stop,
-                    on_event,
-                )
-                .await;
-            }
-        });
-        *slot = Some((stop, handle));
-    }
-
-    async fn shutdown(&self) {
-        // From here on every boundary of every run hands it back (no token is cancelled: a
-        // cancelled run would compensate and end `cancelled`).
-        self.closing.store(true, Ordering::SeqCst);
-        // Stop claiming first, so nothing new starts while the runs stop.
-        let worker = self.worker.lock().ok().and_then(|mut w| w.take());
-        if let Some((stop, _)) = &worker {
-            stop.cancel();
-        }
-        let handles: Vec<_> = match self.tasks.lock() {
-            Ok(mut t) => t.drain().filter_map(|(_, (_, h))| h).collect(),
-            Err(_) => Vec::new(),
-        };
-        let all_stopped = async {
-            for h in handles {
-                let _ = h.await;
-            }
-            // The worker returns once its claimed runs have stopped.
-            if let Some((_, handle)) = worker {
-                let _ = handle.await;
-            }
-        };
-        tokio::pin!(all_stopped);
-        tokio::select! {
-            () = &mut all_stopped => return,
-            () = tokio::time::sleep(self.options.shutdown_grace) => {}
-        }
-        tracing::warn!(
-            "shutdown grace over: runs still inside a node are handed back at their last boundary"
-        );
-        self.hard_stop.cancel();
-        all_stopped.await;
-    }
 }
 
 /// The status word of a record (hensu's real statuses).

@@ -1,0 +1,324 @@
+//! [`ExecutionService`] for the in-process executor: the operations the routes call.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use hensu_host::DurableRun;
+use hensu_host::launch::{self, NewRun, RunHandle, StoredWorkflow};
+use hensu_host::worker::{WorkerEvent, WorkerOptions};
+use hensu_runtime::{CancelToken, Context, ExecutionPhase, MapRepository, ReviewDecision};
+use hensu_store::{CancelRequest, RunStatus, StoreError};
+
+use super::{
+    Claims, ExecutionService, InProcessExecutor, PauseRequest, ReadyRun, ResumeInput, StartRequest,
+    blocking_err, stored_workflow,
+};
+use crate::error::ApiError;
+use crate::metrics;
+
+#[async_trait]
+impl ExecutionService for Arc<InProcessExecutor> {
+    async fn start(&self, req: StartRequest) -> Result<String, ApiError> {
+        if self.closing.load(Ordering::SeqCst) {
+            return Err(ApiError::new(
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                "the server is shutting down",
+            ));
+        }
+        let wf = req.workflow.clone();
+        let stored = StoredWorkflow {
+            workflow: (*wf).clone(),
+            source: None,
+            options: self.setup.stored_options(),
+        };
+        let (store, registry, owner, redact) = (
+            self.store.clone(),
+            self.registry.clone(),
+            self.owner.clone(),
+            self.redact.clone(),
+        );
+        let (tenant, input) = (req.tenant.clone(), req.context.clone());
+        let created = tokio::task::spawn_blocking(move || {
+            launch::create_run(
+                &store,
+                NewRun {
+                    stored: &stored,
+                    input: &input,
+                    queued: false,
+                    owner: &owner,
+                    redact,
+                    tenant: Some((registry.as_ref(), &tenant)),
+                },
+            )
+        })
+        .await
+        .map_err(blocking_err)??;
+        let run_id = created.run_id().to_string();
+        metrics::started();
+        self.notify(&req.tenant, &run_id);
+        // `Elsewhere`: between its creation and its lease the run looked claimable, and a
+        // takeover worker (of this server or another) claimed it: it runs there.
+        if let RunHandle::Leased(durable) = created {
+            self.spawn_run(ReadyRun {
+                tenant: req.tenant,
+                workflow: wf,
+                durable: *durable,
+                resume: None,
+                input: req.context,
+                repository: req.repository,
+                cancel: CancelToken::new(),
+            });
+        }
+        Ok(run_id)
+    }
+
+    async fn resume(
+        &self,
+        run_id: &str,
+        input: ResumeInput,
+        repository: MapRepository,
+    ) -> Result<(), ApiError> {
+        let (store, owner) = (self.store.clone(), self.owner.clone());
+        let id = run_id.to_string();
+        let record = {
+            let s = store.clone();
+            tokio::task::spawn_blocking(move || s.record(&id))
+                .await
+                .map_err(blocking_err)??
+        };
+        if record.status.is_terminal() {
+            if input.decision.is_some() {
+                return Err(ApiError::bad_request(
+                    "Cannot apply review decision: execution is not awaiting review",
+                ));
+            }
+            return Err(ApiError::conflict(format!(
+                "execution {run_id} is {}; it cannot be resumed",
+                record.status
+            )));
+        }
+        let tenant = self
+            .registry
+            .run_tenant(run_id)?
+            .ok_or_else(ApiError::not_found)?;
+        let redact = self.redact.clone();
+        let id = run_id.to_string();
+        let opened =
+            tokio::task::spawn_blocking(move || DurableRun::reopen(store, &id, &owner, redact))
+                .await
+                .map_err(blocking_err)?;
+        let (durable, stored) = match opened {
+            Ok(x) => x,
+            Err(StoreError::RunLocked { .. }) => {
+                return Err(ApiError::conflict(format!(
+                    "execution {run_id} is running; resume it once it pauses"
+                )));
+            }
+            Err(StoreError::Finished { .. }) => {
+                return Err(ApiError::conflict(format!("execution {run_id} has ended")));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        // From here on, a refusal gives the lease back untouched.
+        let refuse = |e: ApiError| {
+            let _ = durable.store().release(durable.lease());
+            Err(e)
+        };
+        let mut state = match hensu_host::restore(run_id, &stored.snapshot) {
+            Ok(s) => s,
+            Err(e) => return refuse(ApiError::internal(e)),
+        };
+        let workflow = match stored_workflow(run_id, &stored.workflow) {
+            Ok(w) => Arc::new(w),
+            Err(e) => return refuse(ApiError::internal(e)),
+        };
+        match (&state.phase, &input.decision) {
+            (ExecutionPhase::Awaiting { .. }, None) => {
+                let (node, corr) = hensu_runtime::pending_review(&state).unwrap_or(("?", "?"));
+                return refuse(ApiError::bad_request(format!(
+                    "Execution is awaiting a review decision for node '{node}' (correlation id \
+                     '{corr}'); resume with a decision of approve, reject, or backtrack"
+                )));
+            }
+            (ExecutionPhase::Awaiting { correlation_id, .. }, Some(_)) => {
+                let given = input.correlation_id.as_deref().unwrap_or_default();
+                if given != correlation_id {
+                    return refuse(ApiError::bad_request(format!(
+                        "Correlation id mismatch: expected '{correlation_id}', got '{given}'"
+                    )));
+                }
+            }
+            (_, Some(_)) => {
+                return refuse(ApiError::bad_request(
+                    "Cannot apply review decision: execution is not awaiting review",
+                ));
+            }
+            (_, None) => {}
+        }
+        if let Some(ReviewDecision::Backtrack { target, .. }) = &input.decision
+            && !workflow.nodes.contains_key(target)
+        {
+            return refuse(ApiError::bad_request(format!("Node not found: {target}")));
+        }
+        if input.decision.is_none()
+            && let Some(edits) = input.context_edits
+        {
+            state.context.extend(edits);
+        }
+        if record.status == RunStatus::Running {
+            // A running run whose owner's lease had expired (a crashed server): taken over.
+            metrics::takeover();
+            tracing::info!(run_id, "took over a run whose owner stopped");
+        }
+        metrics::resumed();
+        self.spawn_run(ReadyRun {
+            tenant,
+            workflow,
+            durable,
+            resume: Some((state, input.decision)),
+            input: Context::default(),
+            repository,
+            cancel: CancelToken::new(),
+        });
+        Ok(())
+    }
+
+    async fn cancel(&self, run_id: &str) -> Result<CancelRequest, ApiError> {
+        let store = self.store.clone();
+        let id = run_id.to_string();
+        let r = tokio::task::spawn_blocking(move || store.request_cancel(&id))
+            .await
+            .map_err(blocking_err)??;
+        if let CancelRequest::Requested { .. } = r
+            && let Ok(t) = self.tasks.lock()
+            && let Some((c, _)) = t.get(run_id)
+        {
+            c.cancel();
+        }
+        if let CancelRequest::Cancelled(rec) = &r {
+            metrics::finished(rec.status);
+            if let Some(tenant) = self.registry.run_tenant(run_id)? {
+                self.notify(&tenant, run_id);
+            }
+        }
+        Ok(r)
+    }
+
+    async fn pause(&self, run_id: &str) -> Result<PauseRequest, ApiError> {
+        let store = self.store.clone();
+        let id = run_id.to_string();
+        let record = tokio::task::spawn_blocking(move || store.record(&id))
+            .await
+            .map_err(blocking_err)??;
+        match record.status {
+            RunStatus::Paused => return Ok(PauseRequest::AlreadyPaused),
+            RunStatus::Running => {}
+            s if s.is_terminal() => {
+                return Err(ApiError::conflict(format!(
+                    "execution {run_id} has already ended ({s})"
+                )));
+            }
+            _ => {
+                return Err(ApiError::conflict(format!(
+                    "execution {run_id} has not started yet; cancel it instead"
+                )));
+            }
+        }
+        // Under the tasks lock: the run cannot finish (and drop its entry) in between.
+        let tasks = self
+            .tasks
+            .lock()
+            .map_err(|_| ApiError::internal("run table poisoned"))?;
+        if !tasks.contains_key(run_id) {
+            return Err(ApiError::conflict(format!(
+                "execution {run_id} is running on another server; pause it there"
+            )));
+        }
+        if let Ok(mut p) = self.pause_requested.lock() {
+            p.insert(run_id.to_string());
+        }
+        Ok(PauseRequest::Requested)
+    }
+
+    fn running(&self) -> usize {
+        self.tasks.lock().map(|t| t.len()).unwrap_or(0)
+    }
+
+    fn start_background(&self) {
+        let Ok(mut slot) = self.worker.lock() else {
+            return;
+        };
+        if slot.is_some() {
+            return;
+        }
+        let stop = CancelToken::new();
+        let this = Arc::clone(self);
+        let opts = WorkerOptions {
+            concurrency: self.options.takeover_concurrency,
+            heartbeat: (self.options.lease_ttl / 3).max(Duration::from_millis(50)),
+            poll: self.options.poll,
+            exit_when_idle: false,
+        };
+        let on_event = Arc::new(|e: WorkerEvent| match e {
+            WorkerEvent::LeaseLost { run_id } => {
+                tracing::warn!(run_id, "lease lost: another server continues the run")
+            }
+            WorkerEvent::StoreError { message } => {
+                tracing::warn!(message, "takeover worker: store error")
+            }
+            _ => {}
+        });
+        let handle = tokio::spawn({
+            let (store, owner, stop) =
+                (self.store.clone(), self.worker_owner.clone(), stop.clone());
+            async move {
+                hensu_host::worker::run_worker(
+                    store,
+                    owner,
+                    Arc::new(Claims(this)),
+                    opts,
+                    stop,
+                    on_event,
+                )
+                .await;
+            }
+        });
+        *slot = Some((stop, handle));
+    }
+
+    async fn shutdown(&self) {
+        // From here on every boundary of every run hands it back (no token is cancelled: a
+        // cancelled run would compensate and end `cancelled`).
+        self.closing.store(true, Ordering::SeqCst);
+        // Stop claiming first, so nothing new starts while the runs stop.
+        let worker = self.worker.lock().ok().and_then(|mut w| w.take());
+        if let Some((stop, _)) = &worker {
+            stop.cancel();
+        }
+        let handles: Vec<_> = match self.tasks.lock() {
+            Ok(mut t) => t.drain().filter_map(|(_, (_, h))| h).collect(),
+            Err(_) => Vec::new(),
+        };
+        let all_stopped = async {
+            for h in handles {
+                let _ = h.await;
+            }
+            // The worker returns once its claimed runs have stopped.
+            if let Some((_, handle)) = worker {
+                let _ = handle.await;
+            }
+        };
+        tokio::pin!(all_stopped);
+        tokio::select! {
+            () = &mut all_stopped => return,
+            () = tokio::time::sleep(self.options.shutdown_grace) => {}
+        }
+        tracing::warn!(
+            "shutdown grace over: runs still inside a node are handed back at their last boundary"
+        );
+        self.hard_stop.cancel();
+        all_stopped.await;
+    }
+}
