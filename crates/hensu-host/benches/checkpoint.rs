@@ -55,22 +55,27 @@ fn serde_round_trip(b: divan::Bencher) {
     });
 }
 
-fn durable(store: Arc<dyn StateStore>, redact: bool) -> (DurableRun, RunState) {
+fn durable(
+    rt: &tokio::runtime::Runtime,
+    store: Arc<dyn StateStore>,
+    redact: bool,
+) -> (DurableRun, RunState) {
     let s = state();
     let r: Option<SnapshotRedactor> = if redact {
         Some(Arc::new(|v: &mut Value| walk(v)))
     } else {
         None
     };
-    let d = DurableRun::create(
-        store,
-        &RunRecord::new("r", "wf", "1", Some("n0".into())),
-        &json!({}),
-        &s,
-        &OwnerId::current(),
-        r,
-    )
-    .unwrap();
+    let d = rt
+        .block_on(DurableRun::create(
+            store,
+            &RunRecord::new("r", "wf", "1", Some("n0".into())),
+            &json!({}),
+            &s,
+            &OwnerId::current(),
+            r,
+        ))
+        .unwrap();
     (d, s)
 }
 
@@ -88,19 +93,23 @@ fn walk(v: &mut Value) {
 
 #[divan::bench(args = [false, true])]
 fn checkpoint_memory(b: divan::Bencher, redact: bool) {
-    let (d, s) = durable(Arc::new(MemoryStore::new()), redact);
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
+    let (d, s) = durable(&rt, Arc::new(MemoryStore::new()), redact);
     b.bench_local(|| rt.block_on(d.record_step(&s)).unwrap());
 }
 
 #[divan::bench(args = [false, true])]
 fn checkpoint_sqlite(b: divan::Bencher, redact: bool) {
     let dir = tempfile::tempdir().unwrap();
-    let (d, s) = durable(Arc::new(SqliteStore::open(dir.path()).unwrap()), redact);
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
+    let (d, s) = durable(
+        &rt,
+        Arc::new(SqliteStore::open(dir.path()).unwrap()),
+        redact,
+    );
     b.bench_local(|| rt.block_on(d.record_step(&s)).unwrap());
 }

@@ -20,7 +20,7 @@
 //!   ([`Checkpointer::record_branch`]), below the state's `nested` field: a process
 //!   killed while the others run resumes the node and runs only the branches not recorded.
 //! * The checkpoint returns the store's cancellation flag (`hensuc cancel`): the run stops at
-//!   that boundary. A heartbeat thread ([`DurableRun::start_heartbeat`]) keeps the lease alive
+//!   that boundary. A heartbeat task ([`DurableRun::start_heartbeat`]) keeps the lease alive
 //!   through long agent calls and cancels the run's token when a cancellation is requested.
 //! * A pause flag file ([`DurableRun::with_pause_flag`], `hensuc pause`) suspends the run at
 //!   the next boundary (looked for at most every 50 ms, so within 50 ms when nodes are
@@ -28,9 +28,8 @@
 //!   [`Engine::resume`](hensu_runtime::Engine::resume) continues it.
 //! * Snapshots, delta values and step outputs go through a [`SnapshotRedactor`] (provider
 //!   keys never reach the store).
-//! * At a boundary the store's write runs on tokio's blocking pool (`spawn_blocking`), so a
-//!   slow disk never stalls the executor's threads — unless the run owns its thread
-//!   ([`DurableRun::with_inline_writes`]).
+//! * The store is async (SQLite writes on its own writer thread, PostgreSQL over the
+//!   network), so a boundary's write never stalls the executor's threads.
 //! * Any store failure (lease lost, stale write) ends the run with [`RuntimeError::Store`]
 //!   and the run writes nothing more.
 
@@ -75,8 +74,6 @@ pub struct DurableRun {
     heartbeat: Mutex<Option<Heartbeat>>,
     /// The lease is renewed by someone else (a worker's bulk heartbeat).
     external_heartbeat: bool,
-    /// Writes run on the calling thread (see [`DurableRun::with_inline_writes`]).
-    inline_writes: bool,
     /// The state as the store holds it after the last write (None: unknown, write in full).
     shadow: Mutex<Option<Shadow>>,
     /// The last write asked for a full snapshot: the next step carries the state (the
@@ -117,7 +114,7 @@ pub fn restore(run_id: &str, snapshot: &Value) -> Result<RunState, String> {
 impl DurableRun {
     /// Stores a new run (`record`, the `workflow` it runs, `initial` as its first snapshot)
     /// and takes its lease for `owner`.
-    pub fn create(
+    pub async fn create(
         store: Arc<dyn StateStore>,
         record: &RunRecord,
         workflow: &Value,
@@ -127,12 +124,12 @@ impl DurableRun {
     ) -> Result<DurableRun, StoreError> {
         let workflow = serde_json::to_vec(workflow)
             .map_err(|e| StoreError::Invalid(format!("the workflow does not serialize: {e}")))?;
-        DurableRun::create_encoded(store, record, &workflow, initial, owner, redact)
+        DurableRun::create_encoded(store, record, &workflow, initial, owner, redact).await
     }
 
     /// [`DurableRun::create`] with the workflow already encoded as one JSON document
     /// ([`StateStore::create_run_encoded`]).
-    pub fn create_encoded(
+    pub async fn create_encoded(
         store: Arc<dyn StateStore>,
         record: &RunRecord,
         workflow_json: &[u8],
@@ -141,22 +138,24 @@ impl DurableRun {
         redact: Option<SnapshotRedactor>,
     ) -> Result<DurableRun, StoreError> {
         let snap = snapshot(initial, redact.as_ref())?;
-        store.create_run_encoded(record, workflow_json, &snap)?;
-        DurableRun::lease_created(store, record, initial, owner, redact)
+        store
+            .create_run_encoded(record, workflow_json, &snap)
+            .await?;
+        DurableRun::lease_created(store, record, initial, owner, redact).await
     }
 
     /// Takes the lease of a run just stored with `initial` as its state (e.g. by
     /// [`hensu_store::WorkflowRegistry::create_tenant_run`], which writes a server tenant's run and its
     /// tag in one transaction).
-    pub fn lease_created(
+    pub async fn lease_created(
         store: Arc<dyn StateStore>,
         record: &RunRecord,
         initial: &RunState,
         owner: &OwnerId,
         redact: Option<SnapshotRedactor>,
     ) -> Result<DurableRun, StoreError> {
-        let lease = store.acquire(&record.run_id, owner)?;
-        let step = store.record(&record.run_id)?.step;
+        let lease = store.acquire(&record.run_id, owner).await?;
+        let step = store.record(&record.run_id).await?.step;
         let run = DurableRun::new(store, lease, step, redact);
         if let Ok(shadow) = Shadow::of(initial)
             && let Ok(mut slot) = run.shadow.lock()
@@ -168,20 +167,20 @@ impl DurableRun {
 
     /// Takes the lease of a stored run, then loads it. [`StoreError::RunLocked`] when another
     /// live process holds it, [`StoreError::Finished`] when it ended. Nothing is written.
-    pub fn reopen(
+    pub async fn reopen(
         store: Arc<dyn StateStore>,
         run_id: &str,
         owner: &OwnerId,
         redact: Option<SnapshotRedactor>,
     ) -> Result<(DurableRun, StoredRun), StoreError> {
-        let lease = store.acquire(run_id, owner)?;
-        match store.load(run_id) {
+        let lease = store.acquire(run_id, owner).await?;
+        match store.load(run_id).await {
             Ok(stored) => {
                 let step = stored.record.step;
                 Ok((DurableRun::new(store, lease, step, redact), stored))
             }
             Err(e) => {
-                let _ = store.release(&lease);
+                let _ = store.release(&lease).await;
                 Err(e)
             }
         }
@@ -215,7 +214,6 @@ impl DurableRun {
             shadow: Mutex::new(None),
             snapshot_wanted: AtomicBool::new(false),
             external_heartbeat: false,
-            inline_writes: false,
             last_write: Mutex::new(None),
         }
     }
@@ -230,16 +228,6 @@ impl DurableRun {
     /// Replaces the snapshot redactor.
     pub fn with_redactor(mut self, redact: Option<SnapshotRedactor>) -> DurableRun {
         self.redact = redact;
-        self
-    }
-
-    /// Store writes at boundaries run on the calling thread instead of tokio's blocking pool.
-    /// For a process that runs this one run on a current-thread runtime (`hensuc run`):
-    /// nothing else needs the thread meanwhile, and the two thread hand-offs of the pool
-    /// cost more than a write (tens of µs each on a loaded machine). Workers and servers,
-    /// which run many runs on shared threads, keep the default.
-    pub fn with_inline_writes(mut self) -> DurableRun {
-        self.inline_writes = true;
         self
     }
 
@@ -272,8 +260,9 @@ impl DurableRun {
         self.last_write.lock().ok().and_then(|d| *d)
     }
 
-    /// Renews the lease every third of `ttl` from a background thread (agent calls may outlast
-    /// the TTL); a cancellation request seen there cancels the run's token.
+    /// Renews the lease every third of `ttl` from a background task (agent calls may outlast
+    /// the TTL); a cancellation request seen there cancels the run's token. Needs a tokio
+    /// runtime.
     pub fn start_heartbeat(&self, ttl: Duration) -> Result<(), StoreError> {
         if self.external_heartbeat {
             return Ok(());
@@ -295,15 +284,15 @@ impl DurableRun {
         Ok(())
     }
 
-    fn stop_heartbeat(&self) {
+    async fn stop_heartbeat(&self) {
         let hb = self.heartbeat.lock().ok().and_then(|mut h| h.take());
         if let Some(hb) = hb {
-            let _ = hb.stop();
+            let _ = hb.stop().await;
         }
     }
 
     /// Writes `state` with `update` (one transaction) at the expected step.
-    pub fn checkpoint(
+    pub async fn checkpoint(
         &self,
         state: &RunState,
         update: &RecordUpdate,
@@ -314,7 +303,8 @@ impl DurableRun {
         let shadow = Shadow::of(state).map_err(StoreError::Invalid)?;
         let r = self
             .store
-            .checkpoint(&self.lease, self.step(), update, &snap);
+            .checkpoint(&self.lease, self.step(), update, &snap)
+            .await;
         if r.is_ok()
             && let Ok(mut slot) = self.shadow.lock()
         {
@@ -324,8 +314,8 @@ impl DurableRun {
     }
 
     /// Records `state` as one step of the log (a delta against what the store holds), or as
-    /// a full snapshot when that is not known; the store's write runs on the blocking pool.
-    async fn record_step_off_executor(
+    /// a full snapshot when that is not known.
+    async fn write_state(
         &self,
         state: &RunState,
         update: RecordUpdate,
@@ -333,17 +323,17 @@ impl DurableRun {
         self.ensure_held()?;
         let t = std::time::Instant::now();
         let write = self.prepare_write(state)?;
-        self.write_off_executor(write, update, t).await
+        self.write(write, &update, t).await
     }
 
     /// Records the state of a sub-workflow child (reached through `frames`) as one step of
     /// the log, below the run's `/nested/state`.
-    async fn record_nested_step_off_executor(
+    async fn write_nested_state(
         &self,
         frames: &[NestedFrame],
         state: &RunState,
     ) -> Result<Checkpointed, StoreError> {
-        self.record_inner_step_off_executor(
+        self.write_inner_step(
             "a sub-workflow child reached a boundary before its run was recorded",
             |shadow, redact| shadow.nested_step(frames, state, redact),
         )
@@ -352,13 +342,13 @@ impl DurableRun {
 
     /// Records a branch of parallel or fork node `node_id` (in the flow reached through
     /// `frames`) that finished, as one step of the log below that flow's `nested` field.
-    async fn record_branch_off_executor(
+    async fn write_branch(
         &self,
         frames: &[NestedFrame],
         node_id: &str,
         branch: FinishedBranch<'_>,
     ) -> Result<Checkpointed, StoreError> {
-        self.record_inner_step_off_executor(
+        self.write_inner_step(
             "a branch finished before its run was recorded",
             |shadow, redact| shadow.branch_step(frames, node_id, branch, redact),
         )
@@ -368,7 +358,7 @@ impl DurableRun {
     /// Records a step below the run's own (a child's boundary, a finished branch) built by
     /// `step` from the shadow; the record keeps the run's current node. `unrecorded`: the
     /// error when the run itself was never recorded.
-    async fn record_inner_step_off_executor(
+    async fn write_inner_step(
         &self,
         unrecorded: &str,
         step: impl FnOnce(
@@ -390,35 +380,24 @@ impl DurableRun {
             let node = shadow.current_node().unwrap_or_default().to_string();
             (entry, RecordUpdate::running(node.as_str()))
         };
-        self.write_off_executor(Write::Step(entry), update, t).await
+        self.write(Write::Step(entry), &update, t).await
     }
 
-    async fn write_off_executor(
+    async fn write(
         &self,
         write: Write,
-        update: RecordUpdate,
+        update: &RecordUpdate,
         t: std::time::Instant,
     ) -> Result<Checkpointed, StoreError> {
         let step = self.step();
-        if self.inline_writes {
-            let r = match write {
-                Write::Step(entry) => self.store.append(&self.lease, step, &update, &entry),
-                Write::Full(snap) => self.store.checkpoint(&self.lease, step, &update, &snap),
-            };
-            return self.written(r, t);
-        }
-        let store = self.store.clone();
-        let lease = self.lease.clone();
-        let r = tokio::task::spawn_blocking(move || match write {
-            Write::Step(entry) => store.append(&lease, step, &update, &entry),
-            Write::Full(snap) => store.checkpoint(&lease, step, &update, &snap),
-        })
-        .await
-        .unwrap_or_else(|e| {
-            Err(StoreError::Invalid(format!(
-                "the checkpoint write failed: {e}"
-            )))
-        });
+        let r = match write {
+            Write::Step(entry) => self.store.append(&self.lease, step, update, &entry).await,
+            Write::Full(snap) => {
+                self.store
+                    .checkpoint(&self.lease, step, update, &snap)
+                    .await
+            }
+        };
         self.written(r, t)
     }
 
@@ -449,23 +428,6 @@ impl DurableRun {
                 Ok(Write::Full(snap))
             }
         }
-    }
-
-    /// Records `state` synchronously (see [`DurableRun::record_step_off_executor`]).
-    fn record_step(
-        &self,
-        state: &RunState,
-        update: &RecordUpdate,
-    ) -> Result<Checkpointed, StoreError> {
-        self.ensure_held()?;
-        let t = std::time::Instant::now();
-        let r = match self.prepare_write(state)? {
-            Write::Step(entry) => self.store.append(&self.lease, self.step(), update, &entry),
-            Write::Full(snap) => self
-                .store
-                .checkpoint(&self.lease, self.step(), update, &snap),
-        };
-        self.written(r, t)
     }
 
     /// A run that lost its lease never writes again.
@@ -504,21 +466,21 @@ impl DurableRun {
 
     /// Records how the run ended (with its final state) and gives the lease up. A run that
     /// lost its lease writes nothing.
-    pub fn finish(&self, result: &RunResult) -> Result<Option<RunStatus>, StoreError> {
-        self.stop_heartbeat();
+    pub async fn finish(&self, result: &RunResult) -> Result<Option<RunStatus>, StoreError> {
+        self.stop_heartbeat().await;
         if self.lost.load(Ordering::SeqCst) {
             return Ok(None);
         }
         if let RunOutcome::Failed(RuntimeError::Store { .. }) = result.outcome {
-            let _ = self.store.release(&self.lease);
+            let _ = self.store.release(&self.lease).await;
             return Ok(None);
         }
         let state = &result.state;
         let update = final_update(result);
         let status = update.status;
-        let cp = self.record_step(state, &update);
+        let cp = self.write_state(state, update.clone()).await;
         if !status.is_terminal() || cp.is_err() {
-            let _ = self.store.release(&self.lease);
+            let _ = self.store.release(&self.lease).await;
         }
         cp.map(|_| Some(status))
     }
@@ -582,7 +544,7 @@ fn store_error(e: StoreError) -> RuntimeError {
 impl Checkpointer for DurableRun {
     async fn record_step(&self, state: &RunState) -> Result<Boundary, RuntimeError> {
         let cp = self
-            .record_step_off_executor(state, RecordUpdate::running(state.current_node.as_str()))
+            .write_state(state, RecordUpdate::running(state.current_node.as_str()))
             .await
             .map_err(store_error)?;
         self.decide(cp).await
@@ -594,7 +556,7 @@ impl Checkpointer for DurableRun {
         state: &RunState,
     ) -> Result<Boundary, RuntimeError> {
         let cp = self
-            .record_nested_step_off_executor(frames, state)
+            .write_nested_state(frames, state)
             .await
             .map_err(store_error)?;
         self.decide(cp).await
@@ -607,7 +569,7 @@ impl Checkpointer for DurableRun {
         branch: FinishedBranch<'_>,
     ) -> Result<(), RuntimeError> {
         let cp = self
-            .record_branch_off_executor(frames, node_id, branch)
+            .write_branch(frames, node_id, branch)
             .await
             .map_err(store_error)?;
         // A cancellation requested meanwhile stops the run at its next check.

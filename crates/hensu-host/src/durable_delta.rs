@@ -64,6 +64,9 @@ fn small_fields(state: &RunState) -> Result<SmallFields, String> {
     if let Some(c) = &state.compensating {
         put("compensating", serde_json::to_value(c))?;
     }
+    if let Some(f) = &state.failure {
+        put("failure", serde_json::to_value(f))?;
+    }
     Ok(m)
 }
 

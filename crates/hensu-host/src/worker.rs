@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use hensu_runtime::CancelToken;
-use hensu_store::{Claimed, OwnerId, StateStore, StoreError, StoredRun};
+use hensu_store::{Claimed, OwnerId, StateStore, StoredRun};
 
 use crate::durable::DurableRun;
 
@@ -104,14 +104,6 @@ pub struct WorkerStats {
 
 type Running = Arc<Mutex<HashMap<String, CancelToken>>>;
 
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
-) -> Result<T, StoreError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .unwrap_or_else(|e| Err(StoreError::Invalid(format!("a store call panicked: {e}"))))
-}
-
 /// Claims and executes runs until `shutdown` is cancelled (then waits for the runs in
 /// progress). Store errors are reported through `on_event` and retried at the next tick.
 pub async fn run_worker(
@@ -155,8 +147,7 @@ pub async fn run_worker(
                 if free == 0 {
                     continue;
                 }
-                let (s, o) = (store.clone(), owner.clone());
-                let claimed = match blocking(move || s.claim(&o, free)).await {
+                let claimed = match store.claim(&owner, free).await {
                     Ok(c) => c,
                     Err(e) => {
                         on_event(WorkerEvent::StoreError { message: e.to_string() });
@@ -201,14 +192,13 @@ async fn start(
     on_event: &Arc<dyn Fn(WorkerEvent) + Send + Sync>,
 ) -> Option<(ClaimedRun, bool)> {
     let run_id = c.lease.run_id.clone();
-    let (s, id) = (store.clone(), run_id.clone());
-    let stored = match blocking(move || s.load(&id)).await {
+    let stored = match store.load(&run_id).await {
         Ok(stored) => stored,
         Err(e) => {
             on_event(WorkerEvent::StoreError {
                 message: format!("run {run_id}: {e}"),
             });
-            let _ = store.release(&c.lease);
+            let _ = store.release(&c.lease).await;
             return None;
         }
     };
@@ -245,8 +235,7 @@ async fn renew(
     running: &Running,
     on_event: &Arc<dyn Fn(WorkerEvent) + Send + Sync>,
 ) {
-    let (s, o) = (store.clone(), owner.clone());
-    let renewed = match blocking(move || s.heartbeat_owner(&o)).await {
+    let renewed = match store.heartbeat_owner(owner).await {
         Ok(r) => r,
         Err(e) => {
             on_event(WorkerEvent::StoreError {

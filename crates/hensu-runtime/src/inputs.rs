@@ -33,6 +33,25 @@ pub fn input_problems(schema: &StateSchema, input: &Context) -> (Vec<String>, Ve
     (missing, mistyped)
 }
 
+/// The error a run with `input` fails with before its first node (missing required inputs,
+/// mistyped values; every problem at once), `None` when the inputs fit. One rule for the
+/// engine and for a server's start, which refuses such a start with the same text.
+pub fn input_error(schema: &StateSchema, input: &Context) -> Option<crate::RuntimeError> {
+    let (missing, mistyped) = input_problems(schema, input);
+    if !mistyped.is_empty() {
+        let mut problems: Vec<String> = missing
+            .iter()
+            .map(|n| format!("`{n}` is missing"))
+            .collect();
+        problems.extend(mistyped);
+        Some(crate::RuntimeError::InvalidInputs { problems })
+    } else if !missing.is_empty() {
+        Some(crate::RuntimeError::MissingInputs { names: missing })
+    } else {
+        None
+    }
+}
+
 /// Keys of `input` the schema does not declare, each with the nearest declared name when one is
 /// close enough.
 pub fn unknown_inputs(schema: &StateSchema, input: &Context) -> Vec<(String, Option<String>)> {

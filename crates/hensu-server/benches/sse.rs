@@ -92,7 +92,7 @@ fn main() {
             hensu_store::SqliteStore::open_file(&db, hensu_store::StoreOptions::default())
                 .expect("store"),
         );
-        let registry = store.registry().expect("registry");
+        let registry = store.registry().await.expect("registry");
         let state = hensu_server::state_with(
             store,
             registry,

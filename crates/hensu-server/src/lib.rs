@@ -170,7 +170,7 @@ pub fn check_exposure(listen: &SocketAddr, auth: &AuthConfig) -> anyhow::Result<
 }
 
 /// Opens the store and registry and builds the state with an in-process executor.
-pub fn build_state(config: &ServerConfig) -> anyhow::Result<AppState> {
+pub async fn build_state(config: &ServerConfig) -> anyhow::Result<AppState> {
     check_exposure(&config.listen, &config.auth)?;
     let auth = config.auth.build()?;
     // Before the store: a bad hensu.toml writes nothing.
@@ -182,8 +182,9 @@ pub fn build_state(config: &ServerConfig) -> anyhow::Result<AppState> {
             lease_ttl: config.executor.lease_ttl,
             ..StoreOptions::default()
         },
-    )?;
-    let registry = store.registry()?;
+    )
+    .await?;
+    let registry = store.registry().await?;
     let executor = ExecutorOptions {
         shutdown_grace: config.limits.shutdown_grace,
         ..config.executor.clone()

@@ -20,8 +20,8 @@ pub fn children(wf: &Workflow) -> BTreeSet<String> {
         .collect()
 }
 
-fn load(reg: &dyn WorkflowRegistry, tenant: &str, id: &str) -> ApiResult<Option<Workflow>> {
-    let Some(stored) = reg.get_workflow(tenant, id)? else {
+async fn load(reg: &dyn WorkflowRegistry, tenant: &str, id: &str) -> ApiResult<Option<Workflow>> {
+    let Some(stored) = reg.get_workflow(tenant, id).await? else {
         return Ok(None);
     };
     hensu_ir::from_json(&stored.definition.to_string())
@@ -30,7 +30,11 @@ fn load(reg: &dyn WorkflowRegistry, tenant: &str, id: &str) -> ApiResult<Option<
 }
 
 /// 400 when `incoming` names unknown sub-workflows or closes a cycle.
-pub fn check_graph(reg: &dyn WorkflowRegistry, tenant: &str, incoming: &Workflow) -> ApiResult<()> {
+pub async fn check_graph(
+    reg: &dyn WorkflowRegistry,
+    tenant: &str,
+    incoming: &Workflow,
+) -> ApiResult<()> {
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut missing = BTreeSet::new();
     let mut todo = vec![incoming.id.clone()];
@@ -41,7 +45,7 @@ pub fn check_graph(reg: &dyn WorkflowRegistry, tenant: &str, incoming: &Workflow
         let wf = if id == incoming.id {
             Some(incoming.clone())
         } else {
-            load(reg, tenant, &id)?
+            load(reg, tenant, &id).await?
         };
         let Some(wf) = wf else {
             missing.insert(id);
@@ -101,7 +105,7 @@ fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>, start: &str) -> Option
 }
 
 /// The tenant's workflows reachable from `root`, for the engine's sub-workflow nodes.
-pub fn repository(
+pub async fn repository(
     reg: &dyn WorkflowRegistry,
     tenant: &str,
     root: &Workflow,
@@ -113,7 +117,7 @@ pub fn repository(
         if !seen.insert(id.clone()) {
             continue;
         }
-        if let Some(wf) = load(reg, tenant, &id)? {
+        if let Some(wf) = load(reg, tenant, &id).await? {
             todo.extend(children(&wf));
             repo.insert(wf);
         }

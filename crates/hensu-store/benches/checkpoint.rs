@@ -82,9 +82,8 @@ fn serde_round_trip(bencher: Bencher) {
 
 fn run(store: &dyn StateStore, s: &Value) -> hensu_store::Lease {
     let record = RunRecord::new("r1", "content-pipeline", "v1", Some("start".into()));
-    store
-        .create_run(&record, &json!({"id": "content-pipeline"}), s)
-        .and_then(|()| store.acquire("r1", &OwnerId::current()))
+    crate::wait(store.create_run(&record, &json!({"id": "content-pipeline"}), s))
+        .and_then(|()| crate::wait(store.acquire("r1", &OwnerId::current())))
         .unwrap_or_else(|e| panic!("bench setup: {e}"))
 }
 
@@ -94,8 +93,7 @@ fn bench_checkpoints(bencher: Bencher, store: &dyn StateStore) {
     let update = RecordUpdate::running("review");
     let mut step = 0;
     bencher.bench_local(|| {
-        let c = store
-            .checkpoint(&lease, step, &update, divan::black_box(&s))
+        let c = crate::wait(store.checkpoint(&lease, step, &update, divan::black_box(&s)))
             .unwrap_or_else(|e| panic!("checkpoint: {e}"));
         step = c.step;
     });
@@ -114,11 +112,14 @@ fn memory_checkpoint_and_load(bencher: Bencher) {
     let update = RecordUpdate::running("review");
     let mut step = 0;
     bencher.bench_local(|| {
-        let c = store
-            .checkpoint(&lease, step, &update, divan::black_box(&s))
+        let c = crate::wait(store.checkpoint(&lease, step, &update, divan::black_box(&s)))
             .unwrap_or_else(|e| panic!("checkpoint: {e}"));
         step = c.step;
-        divan::black_box(store.load("r1").map(|r| r.snapshot).unwrap_or(Value::Null))
+        divan::black_box(
+            crate::wait(store.load("r1"))
+                .map(|r| r.snapshot)
+                .unwrap_or(Value::Null),
+        )
     });
 }
 
@@ -153,5 +154,23 @@ fn sqlite_load(bencher: Bencher) {
     let (_dir, store) = sqlite(Durability::Normal);
     let s = snapshot();
     let _lease = run(&store, &s);
-    bencher.bench(|| divan::black_box(store.load("r1").map(|r| r.snapshot).unwrap_or(Value::Null)));
+    bencher.bench(|| {
+        divan::black_box(
+            crate::wait(store.load("r1"))
+                .map(|r| r.snapshot)
+                .unwrap_or(Value::Null),
+        )
+    });
+}
+
+/// Awaits a store call (the store is async) on one current-thread runtime: the cost measured
+/// includes the hand-off to the store's writer thread and back, as a caller pays it.
+fn wait<F: std::future::Future>(call: F) -> F::Output {
+    thread_local! {
+        static RT: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("bench runtime");
+    }
+    RT.with(|rt| rt.block_on(call))
 }

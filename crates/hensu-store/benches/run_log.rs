@@ -110,16 +110,14 @@ fn open_with(snapshot_policy: SnapshotPolicy) -> (tempfile::TempDir, SqliteStore
 
 fn start(store: &SqliteStore, id: &str, state: &Value) -> Lease {
     let record = RunRecord::new(id, "chain", "v1", Some("node_1".into()));
-    store
-        .create_run(&record, &json!({"id": "chain"}), state)
-        .and_then(|()| store.acquire(id, &OwnerId::current()))
+    crate::wait(store.create_run(&record, &json!({"id": "chain"}), state))
+        .and_then(|()| crate::wait(store.acquire(id, &OwnerId::current())))
         .unwrap_or_else(|e| panic!("bench setup: {e}"))
 }
 
 fn append(store: &SqliteStore, lease: &Lease, n: u64) {
     let update = RecordUpdate::running(format!("node_{}", n + 1));
-    store
-        .append(lease, n - 1, &update, &step(n))
+    crate::wait(store.append(lease, n - 1, &update, &step(n)))
         .unwrap_or_else(|e| panic!("append {n}: {e}"));
 }
 
@@ -156,8 +154,7 @@ fn append_whole_run_snapshot_sent(bencher: Bencher, n: u64) {
                 ..step(k)
             };
             let update = RecordUpdate::running(format!("node_{}", k + 1));
-            wanted = store
-                .append(&lease, k - 1, &update, &entry)
+            wanted = crate::wait(store.append(&lease, k - 1, &update, &entry))
                 .unwrap_or_else(|e| panic!("append {k}: {e}"))
                 .snapshot_wanted;
         }
@@ -203,9 +200,21 @@ fn checkpoint_step_at(bencher: Bencher, n: u64) {
     bencher.bench_local(|| {
         k += 1;
         advance(&mut state, k);
-        let c = store
-            .checkpoint(&lease, expected, &RecordUpdate::running("n"), &state)
-            .unwrap_or_else(|e| panic!("checkpoint: {e}"));
+        let c =
+            crate::wait(store.checkpoint(&lease, expected, &RecordUpdate::running("n"), &state))
+                .unwrap_or_else(|e| panic!("checkpoint: {e}"));
         expected = c.step;
     });
+}
+
+/// Awaits a store call (the store is async) on one current-thread runtime: the cost measured
+/// includes the hand-off to the store's writer thread and back, as a caller pays it.
+fn wait<F: std::future::Future>(call: F) -> F::Output {
+    thread_local! {
+        static RT: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("bench runtime");
+    }
+    RT.with(|rt| rt.block_on(call))
 }

@@ -273,24 +273,34 @@ impl StoreOptions {
 }
 
 /// Durable run state. Object safe; implementations are `Send + Sync`.
+///
+/// Every method is `async`: SQLite runs each operation on the store's one writer thread
+/// (the caller awaits its answer on a channel), PostgreSQL awaits the network on the
+/// caller's runtime. No method blocks the caller's thread.
+#[async_trait::async_trait]
 pub trait StateStore: Send + Sync {
     /// The server's workflow registry in the same database, on the same connection (SQLite)
     /// or pool (PostgreSQL), so [`WorkflowRegistry::create_tenant_run`] writes a run and its
     /// tenant tag in one transaction. Creates (migrates) the registry's tables if needed.
-    fn registry(&self) -> Result<std::sync::Arc<dyn WorkflowRegistry>>;
+    async fn registry(&self) -> Result<std::sync::Arc<dyn WorkflowRegistry>>;
 
     /// Stores a new run (its record, workflow and first snapshot) and its first history row.
     /// [`StoreError::AlreadyExists`] if the id is taken. Does not take the lease.
-    fn create_run(&self, record: &RunRecord, workflow: &Value, snapshot: &Value) -> Result<()> {
+    async fn create_run(
+        &self,
+        record: &RunRecord,
+        workflow: &Value,
+        snapshot: &Value,
+    ) -> Result<()> {
         let workflow = serde_json::to_vec(workflow)
             .map_err(|e| StoreError::Invalid(format!("the workflow does not serialize: {e}")))?;
-        self.create_run_encoded(record, &workflow, snapshot)
+        self.create_run_encoded(record, &workflow, snapshot).await
     }
 
     /// [`StateStore::create_run`] with the workflow already encoded (one JSON document): a
     /// caller that serializes it straight to bytes skips building a [`Value`] of it, an
     /// O(workflow) cost of every run.
-    fn create_run_encoded(
+    async fn create_run_encoded(
         &self,
         record: &RunRecord,
         workflow_json: &[u8],
@@ -300,19 +310,19 @@ pub trait StateStore: Send + Sync {
     /// Takes the run's lease for `owner` (see the crate docs for the rule).
     /// [`StoreError::RunLocked`] if another live owner holds it, [`StoreError::Finished`] if
     /// the run is terminal.
-    fn acquire(&self, run_id: &str, owner: &OwnerId) -> Result<Lease>;
+    async fn acquire(&self, run_id: &str, owner: &OwnerId) -> Result<Lease>;
 
     /// Pushes the lease's expiry back by one TTL; reports a pending cancellation request.
-    fn heartbeat(&self, lease: &Lease) -> Result<Renewed>;
+    async fn heartbeat(&self, lease: &Lease) -> Result<Renewed>;
 
     /// Gives the lease up (no-op if it is no longer the caller's).
-    fn release(&self, lease: &Lease) -> Result<()>;
+    async fn release(&self, lease: &Lease) -> Result<()>;
 
     /// Atomically replaces the snapshot, updates the record, appends a history row and
     /// renews the lease. Fails with [`StoreError::StepConflict`] unless the run is at
     /// `expected_step`, [`StoreError::RunLocked`] / [`StoreError::LeaseLost`] unless `lease`
     /// is the current one, [`StoreError::Finished`] if the run is terminal.
-    fn checkpoint(
+    async fn checkpoint(
         &self,
         lease: &Lease,
         expected_step: u64,
@@ -329,7 +339,7 @@ pub trait StateStore: Send + Sync {
     /// whose next append carries it ([`StepSnapshot::State`]). The delta is not validated against the state here
     /// (that would cost O(state)); a delta that does not apply makes the next load or
     /// compaction fail with [`StoreError::Corrupt`].
-    fn append(
+    async fn append(
         &self,
         lease: &Lease,
         expected_step: u64,
@@ -341,7 +351,7 @@ pub trait StateStore: Send + Sync {
     /// run cancelled): bumps the step and appends a history row. With `lease`, it must be the
     /// current one; without, no other live owner may hold the run. A terminal status
     /// releases the lease.
-    fn set_status(
+    async fn set_status(
         &self,
         run_id: &str,
         lease: Option<&Lease>,
@@ -350,28 +360,28 @@ pub trait StateStore: Send + Sync {
     ) -> Result<RunRecord>;
 
     /// Cancels a run: directly when nobody holds it, otherwise by flagging it for its owner.
-    fn request_cancel(&self, run_id: &str) -> Result<CancelRequest>;
+    async fn request_cancel(&self, run_id: &str) -> Result<CancelRequest>;
 
     /// The record, workflow and current state: the latest snapshot with the deltas logged
     /// after it replayed (versions checked).
-    fn load(&self, run_id: &str) -> Result<StoredRun>;
+    async fn load(&self, run_id: &str) -> Result<StoredRun>;
 
     /// The record alone.
-    fn record(&self, run_id: &str) -> Result<RunRecord>;
+    async fn record(&self, run_id: &str) -> Result<RunRecord>;
 
     /// All runs, newest first (by `started_at`, then `run_id`, descending).
-    fn list(&self) -> Result<Vec<RunRecord>>;
+    async fn list(&self) -> Result<Vec<RunRecord>>;
 
     /// The paused run waiting for `correlation_id`, if any.
-    fn find_by_correlation(&self, correlation_id: &str) -> Result<Option<RunRecord>>;
+    async fn find_by_correlation(&self, correlation_id: &str) -> Result<Option<RunRecord>>;
 
     /// The run's history, oldest first: one row per log entry (creation, step, checkpoint,
     /// status change).
-    fn history(&self, run_id: &str) -> Result<Vec<CheckpointMeta>>;
+    async fn history(&self, run_id: &str) -> Result<Vec<CheckpointMeta>>;
 
     /// Up to `limit` log rows after step `after`, oldest first, payloads decoded (for
     /// followers of a run and for history with outputs).
-    fn read_log(&self, run_id: &str, after: u64, limit: usize) -> Result<Vec<LogEntry>>;
+    async fn read_log(&self, run_id: &str, after: u64, limit: usize) -> Result<Vec<LogEntry>>;
 
     /// Takes, for `owner`, the leases of up to `limit` runs that are claimable — status
     /// `queued`, or `running` with no lease or a lease that expired (orphaned) — oldest
@@ -379,12 +389,12 @@ pub trait StateStore: Send + Sync {
     /// the run's log ([`LogKind::Claimed`], the run's status becomes `running`, its step
     /// moves on by one). Paused and finished runs are never claimed. Each returned lease says
     /// whether the run had been held before ([`Claimed::taken_over`]).
-    fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>>;
+    async fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>>;
 
     /// Renews every lease `owner` holds, in one statement (a worker's heartbeat); returns the
     /// runs renewed, with their cancellation flags. A run missing from the answer is no longer
     /// the owner's (taken over after its lease expired, or finished).
-    fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>>;
+    async fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>>;
 }
 
 /// A lease taken by [`StateStore::claim`].

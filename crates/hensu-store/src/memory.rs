@@ -55,11 +55,12 @@ impl Deref for MemoryStore {
 }
 
 /// Every operation is the SQLite store's.
+#[async_trait::async_trait]
 impl crate::StateStore for MemoryStore {
-    fn registry(&self) -> Result<std::sync::Arc<dyn crate::WorkflowRegistry>> {
-        self.inner.registry()
+    async fn registry(&self) -> Result<std::sync::Arc<dyn crate::WorkflowRegistry>> {
+        self.inner.registry().await
     }
-    fn create_run_encoded(
+    async fn create_run_encoded(
         &self,
         record: &crate::RunRecord,
         workflow_json: &[u8],
@@ -67,17 +68,18 @@ impl crate::StateStore for MemoryStore {
     ) -> Result<()> {
         self.inner
             .create_run_encoded(record, workflow_json, snapshot)
+            .await
     }
-    fn acquire(&self, run_id: &str, owner: &crate::OwnerId) -> Result<crate::Lease> {
-        self.inner.acquire(run_id, owner)
+    async fn acquire(&self, run_id: &str, owner: &crate::OwnerId) -> Result<crate::Lease> {
+        self.inner.acquire(run_id, owner).await
     }
-    fn heartbeat(&self, lease: &crate::Lease) -> Result<crate::Renewed> {
-        self.inner.heartbeat(lease)
+    async fn heartbeat(&self, lease: &crate::Lease) -> Result<crate::Renewed> {
+        self.inner.heartbeat(lease).await
     }
-    fn release(&self, lease: &crate::Lease) -> Result<()> {
-        self.inner.release(lease)
+    async fn release(&self, lease: &crate::Lease) -> Result<()> {
+        self.inner.release(lease).await
     }
-    fn checkpoint(
+    async fn checkpoint(
         &self,
         lease: &crate::Lease,
         expected_step: u64,
@@ -86,50 +88,61 @@ impl crate::StateStore for MemoryStore {
     ) -> Result<crate::Checkpointed> {
         self.inner
             .checkpoint(lease, expected_step, update, snapshot)
+            .await
     }
-    fn append(
+    async fn append(
         &self,
         lease: &crate::Lease,
         expected_step: u64,
         update: &crate::RecordUpdate,
         entry: &crate::StepEntry,
     ) -> Result<crate::Checkpointed> {
-        self.inner.append(lease, expected_step, update, entry)
+        self.inner.append(lease, expected_step, update, entry).await
     }
-    fn set_status(
+    async fn set_status(
         &self,
         run_id: &str,
         lease: Option<&crate::Lease>,
         expected_step: u64,
         update: &crate::RecordUpdate,
     ) -> Result<crate::RunRecord> {
-        self.inner.set_status(run_id, lease, expected_step, update)
+        self.inner
+            .set_status(run_id, lease, expected_step, update)
+            .await
     }
-    fn request_cancel(&self, run_id: &str) -> Result<crate::CancelRequest> {
-        self.inner.request_cancel(run_id)
+    async fn request_cancel(&self, run_id: &str) -> Result<crate::CancelRequest> {
+        self.inner.request_cancel(run_id).await
     }
-    fn load(&self, run_id: &str) -> Result<crate::StoredRun> {
-        self.inner.load(run_id)
+    async fn load(&self, run_id: &str) -> Result<crate::StoredRun> {
+        self.inner.load(run_id).await
     }
-    fn record(&self, run_id: &str) -> Result<crate::RunRecord> {
-        self.inner.record(run_id)
+    async fn record(&self, run_id: &str) -> Result<crate::RunRecord> {
+        self.inner.record(run_id).await
     }
-    fn list(&self) -> Result<Vec<crate::RunRecord>> {
-        self.inner.list()
+    async fn list(&self) -> Result<Vec<crate::RunRecord>> {
+        self.inner.list().await
     }
-    fn find_by_correlation(&self, correlation_id: &str) -> Result<Option<crate::RunRecord>> {
-        self.inner.find_by_correlation(correlation_id)
+    async fn find_by_correlation(&self, correlation_id: &str) -> Result<Option<crate::RunRecord>> {
+        self.inner.find_by_correlation(correlation_id).await
     }
-    fn history(&self, run_id: &str) -> Result<Vec<crate::CheckpointMeta>> {
-        self.inner.history(run_id)
+    async fn history(&self, run_id: &str) -> Result<Vec<crate::CheckpointMeta>> {
+        self.inner.history(run_id).await
     }
-    fn read_log(&self, run_id: &str, after: u64, limit: usize) -> Result<Vec<crate::LogEntry>> {
-        self.inner.read_log(run_id, after, limit)
+    async fn read_log(
+        &self,
+        run_id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<crate::LogEntry>> {
+        self.inner.read_log(run_id, after, limit).await
     }
-    fn claim(&self, owner: &crate::OwnerId, limit: usize) -> Result<Vec<crate::Claimed>> {
-        self.inner.claim(owner, limit)
+    async fn claim(&self, owner: &crate::OwnerId, limit: usize) -> Result<Vec<crate::Claimed>> {
+        self.inner.claim(owner, limit).await
     }
-    fn heartbeat_owner(&self, owner: &crate::OwnerId) -> Result<Vec<(String, crate::Renewed)>> {
-        self.inner.heartbeat_owner(owner)
+    async fn heartbeat_owner(
+        &self,
+        owner: &crate::OwnerId,
+    ) -> Result<Vec<(String, crate::Renewed)>> {
+        self.inner.heartbeat_owner(owner).await
     }
 }

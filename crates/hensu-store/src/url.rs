@@ -51,9 +51,9 @@ impl StoreUrl {
     }
 
     /// Opens the store this location names.
-    pub fn open(&self, opts: StoreOptions) -> Result<Arc<dyn StateStore>> {
+    pub async fn open(&self, opts: StoreOptions) -> Result<Arc<dyn StateStore>> {
         Ok(match self {
-            StoreUrl::Postgres(url) => Arc::new(PgStore::open(url, opts)?),
+            StoreUrl::Postgres(url) => Arc::new(PgStore::open(url, opts).await?),
             StoreUrl::Memory => Arc::new(MemoryStore::try_new(opts)?),
             StoreUrl::Sqlite(file) => Arc::new(SqliteStore::open_file(file, opts)?),
         })
@@ -91,6 +91,6 @@ impl StoreUrl {
 }
 
 /// Opens the store `url_or_path` names ([`StoreUrl::parse`], then [`StoreUrl::open`]).
-pub fn open_store(url_or_path: &str, opts: StoreOptions) -> Result<Arc<dyn StateStore>> {
-    StoreUrl::parse(url_or_path)?.open(opts)
+pub async fn open_store(url_or_path: &str, opts: StoreOptions) -> Result<Arc<dyn StateStore>> {
+    StoreUrl::parse(url_or_path)?.open(opts).await
 }

@@ -39,10 +39,11 @@ pub struct WorkflowSummary {
 }
 
 /// Workflow definitions and run ownership, per tenant. Object safe, `Send + Sync`.
+#[async_trait::async_trait]
 pub trait WorkflowRegistry: Send + Sync {
     /// Creates or replaces `(tenant, id)`; a soft-deleted row comes back. `true` when no live
     /// row existed before (created).
-    fn put_workflow(
+    async fn put_workflow(
         &self,
         tenant: &str,
         id: &str,
@@ -51,22 +52,22 @@ pub trait WorkflowRegistry: Send + Sync {
     ) -> Result<bool>;
 
     /// The live definition, if any.
-    fn get_workflow(&self, tenant: &str, id: &str) -> Result<Option<StoredWorkflow>>;
+    async fn get_workflow(&self, tenant: &str, id: &str) -> Result<Option<StoredWorkflow>>;
 
     /// The tenant's live workflows, sorted by id.
-    fn list_workflows(&self, tenant: &str) -> Result<Vec<WorkflowSummary>>;
+    async fn list_workflows(&self, tenant: &str) -> Result<Vec<WorkflowSummary>>;
 
     /// Soft-deletes a live row; `false` when there was none.
-    fn delete_workflow(&self, tenant: &str, id: &str) -> Result<bool>;
+    async fn delete_workflow(&self, tenant: &str, id: &str) -> Result<bool>;
 
     /// Records that `run_id` (of `workflow_id`) belongs to `tenant`. A run id is owned once:
     /// [`StoreError::AlreadyExists`] if it is taken.
-    fn tag_run(&self, run_id: &str, tenant: &str, workflow_id: &str) -> Result<()>;
+    async fn tag_run(&self, run_id: &str, tenant: &str, workflow_id: &str) -> Result<()>;
 
     /// Creates a run of `tenant` ([`crate::StateStore::create_run_encoded`]) and its tenant
     /// tag ([`WorkflowRegistry::tag_run`]) in one transaction: either both are written or
     /// neither, and the run is never visible without its owner.
-    fn create_tenant_run(
+    async fn create_tenant_run(
         &self,
         tenant: &str,
         record: &RunRecord,
@@ -75,10 +76,10 @@ pub trait WorkflowRegistry: Send + Sync {
     ) -> Result<()>;
 
     /// The tenant of a run, if it was tagged.
-    fn run_tenant(&self, run_id: &str) -> Result<Option<String>>;
+    async fn run_tenant(&self, run_id: &str) -> Result<Option<String>>;
 
     /// The tenant's run ids, oldest first.
-    fn tenant_runs(&self, tenant: &str) -> Result<Vec<String>>;
+    async fn tenant_runs(&self, tenant: &str) -> Result<Vec<String>>;
 }
 
 pub(crate) fn encode(definition: &Value) -> Result<Vec<u8>> {

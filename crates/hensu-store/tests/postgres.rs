@@ -8,8 +8,8 @@ mod conformance;
 
 use std::process::{Command, Stdio};
 
-use conformance::{Factory, record, workflow};
-use hensu_store::{PG_SCHEMA_VERSION, PgStore, StateStore, StoreError, StoreOptions};
+use conformance::{Blocking, Factory, SyncStore, block, record, workflow};
+use hensu_store::{PG_SCHEMA_VERSION, PgStore, StoreError, StoreOptions};
 use serde_json::json;
 
 const URL_VAR: &str = "HENSU_TEST_DATABASE_URL";
@@ -68,8 +68,11 @@ impl PgFactory {
 }
 
 impl Factory for PgFactory {
-    fn handle(&self, opts: StoreOptions) -> Box<dyn StateStore> {
-        Box::new(PgStore::open_in_schema(&url(), Some(&self.schema), opts).expect("open pg store"))
+    fn handle(&self, opts: StoreOptions) -> Blocking {
+        Blocking::new(
+            block(PgStore::open_in_schema(&url(), Some(&self.schema), opts))
+                .expect("open pg store"),
+        )
     }
     fn name(&self) -> &'static str {
         "postgres"
@@ -91,7 +94,7 @@ fn opts() -> StoreOptions {
 #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
 fn migrations_run_up_from_empty_and_once() {
     let schema = fresh_schema();
-    let s = PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("open");
+    let s = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("open");
     assert_eq!(
         sql(
             &schema,
@@ -117,7 +120,9 @@ fn migrations_run_up_from_empty_and_once() {
     let handles: Vec<_> = (0..3)
         .map(|_| {
             let schema = schema.clone();
-            std::thread::spawn(move || PgStore::open_in_schema(&url(), Some(&schema), opts()))
+            std::thread::spawn(move || {
+                block(PgStore::open_in_schema(&url(), Some(&schema), opts()))
+            })
         })
         .collect();
     for h in handles {
@@ -134,13 +139,13 @@ fn migrations_run_up_from_empty_and_once() {
 #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
 fn newer_schema_version_is_refused_untouched() {
     let schema = fresh_schema();
-    drop(PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("open"));
+    drop(block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("open"));
     sql(
         &schema,
         "UPDATE meta SET value = '99' WHERE key = 'schema_version';
          UPDATE meta SET value = '9.9.9' WHERE key = 'hensu_version';",
     );
-    match PgStore::open_in_schema(&url(), Some(&schema), opts()) {
+    match block(PgStore::open_in_schema(&url(), Some(&schema), opts())) {
         Err(e @ StoreError::IncompatibleVersion { found: 99, .. }) => {
             let msg = e.to_string();
             assert!(msg.contains("schema version 99"), "{msg}");
@@ -166,7 +171,7 @@ fn foreign_tables_and_undecodable_rows_are_corrupt_not_panics() {
         "public",
         &format!("CREATE SCHEMA {foreign}; CREATE TABLE {foreign}.runs (x INTEGER);"),
     );
-    match PgStore::open_in_schema(&url(), Some(&foreign), opts()) {
+    match block(PgStore::open_in_schema(&url(), Some(&foreign), opts())) {
         Err(StoreError::Corrupt { detail, .. }) => {
             assert!(detail.contains("not a hensu state store"), "{detail}")
         }
@@ -174,7 +179,7 @@ fn foreign_tables_and_undecodable_rows_are_corrupt_not_panics() {
     }
 
     let schema = fresh_schema();
-    let s = PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("open");
+    let s = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("open");
     for id in ["run0", "run1", "run2"] {
         s.create_run(&record(id, 1), &workflow(), &json!({"k": 1}))
             .expect("create");
@@ -206,18 +211,18 @@ fn foreign_tables_and_undecodable_rows_are_corrupt_not_panics() {
 #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
 fn bad_urls_are_errors_not_panics() {
     assert!(matches!(
-        PgStore::open(
+        block(PgStore::open(
             "postgres://nobody@127.0.0.1:1/none?connect_timeout=2",
             opts()
-        ),
+        )),
         Err(StoreError::Postgres { .. })
     ));
     assert!(matches!(
-        PgStore::open("postgres://h:notaport/db", opts()),
+        block(PgStore::open("postgres://h:notaport/db", opts())),
         Err(StoreError::Invalid(_))
     ));
     assert!(matches!(
-        PgStore::open_in_schema(&url(), Some("Bad-Name"), opts()),
+        block(PgStore::open_in_schema(&url(), Some("Bad-Name"), opts())),
         Err(StoreError::Invalid(_))
     ));
 }
@@ -231,16 +236,20 @@ fn crash_child() {
     let Ok(schema) = std::env::var(CRASH_SCHEMA) else {
         return;
     };
-    let s = PgStore::open_in_schema(&url(), Some(&schema), conformance::crash_child_options())
-        .expect("child opens");
-    conformance::crash_in_compaction_child(&s);
+    let s = block(PgStore::open_in_schema(
+        &url(),
+        Some(&schema),
+        conformance::crash_child_options(),
+    ))
+    .expect("child opens");
+    conformance::crash_in_compaction_child(&Blocking::new(s.clone()));
 }
 
 #[test]
 #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
 fn kill_during_compaction_loses_nothing() {
     let schema = fresh_schema();
-    drop(PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("create"));
+    drop(block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("create"));
     let status = Command::new(std::env::current_exe().expect("exe"))
         .args(["crash_child", "--exact", "--ignored", "--test-threads=1"])
         .env(CRASH_SCHEMA, &schema)
@@ -254,8 +263,8 @@ fn kill_during_compaction_loses_nothing() {
         Some(6),
         "the child aborted mid-compaction: {status}"
     );
-    let s = PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("reopen");
-    conformance::crash_in_compaction_check(&s);
+    let s = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("reopen");
+    conformance::crash_in_compaction_check(&Blocking::new(s.clone()));
 }
 
 #[path = "registry/mod.rs"]
@@ -265,13 +274,13 @@ mod registry;
 #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
 fn registry_conformance() {
     let schema = fresh_schema();
-    let store = PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("store");
+    let store = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("store");
     let reg = store.registry().expect("registry");
-    registry::definitions_per_tenant_with_soft_delete(reg.as_ref());
-    registry::runs_belong_to_one_tenant(reg.as_ref());
-    registry::a_tenant_run_and_its_tag_are_one_transaction(&store, reg.as_ref());
+    registry::definitions_per_tenant_with_soft_delete(&reg);
+    registry::runs_belong_to_one_tenant(&reg);
+    registry::a_tenant_run_and_its_tag_are_one_transaction(&Blocking::new(store.clone()), &reg);
     // Reopening applies no migration twice and sees the rows.
-    let again = PgStore::open_in_schema(&url(), Some(&schema), opts())
+    let again = block(PgStore::open_in_schema(&url(), Some(&schema), opts()))
         .expect("reopen")
         .registry()
         .expect("registry");
@@ -288,7 +297,7 @@ fn registry_conformance() {
 #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
 fn handles_dropped_inside_a_runtime_do_not_panic() {
     let schema = fresh_schema();
-    let store = PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("open");
+    let store = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("open");
     let registry = store.registry().expect("registry");
     store
         .create_run(&record("r1", 1), &workflow(), &json!({"n": 1}))
@@ -309,12 +318,12 @@ fn handles_dropped_inside_a_runtime_do_not_panic() {
     });
     assert!(dropped.is_ok(), "dropping the handles on a worker panicked");
     // A task never finished is dropped by the runtime's shutdown, with its handles.
-    let store = PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("reopen");
+    let store = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("reopen");
     rt.spawn(async move {
         let _held = store;
         std::future::pending::<()>().await;
     });
     drop(rt);
-    let again = PgStore::open_in_schema(&url(), Some(&schema), opts()).expect("reopen");
+    let again = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("reopen");
     assert_eq!(again.record("r1").expect("record").run_id, "r1");
 }

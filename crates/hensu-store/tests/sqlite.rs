@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use conformance::{Factory, owner, record, snapshot, workflow};
+use conformance::{Blocking, Factory, SyncStore, block, owner, record, snapshot, workflow};
 use hensu_store::{
-    MemoryStore, OwnerId, RecordUpdate, SqliteStore, StateStore, StoreError, StoreOptions, rfc3339,
+    MemoryStore, OwnerId, RecordUpdate, SqliteStore, StoreError, StoreOptions, rfc3339,
 };
 use serde_json::{Value, json};
 
@@ -36,8 +36,8 @@ impl SqliteFactory {
 }
 
 impl Factory for SqliteFactory {
-    fn handle(&self, opts: StoreOptions) -> Box<dyn StateStore> {
-        Box::new(SqliteStore::open_file(self.path(), opts).expect("open sqlite store"))
+    fn handle(&self, opts: StoreOptions) -> Blocking {
+        Blocking::new(SqliteStore::open_file(self.path(), opts).expect("open sqlite store"))
     }
     fn name(&self) -> &'static str {
         "sqlite"
@@ -50,8 +50,8 @@ pub struct MemFactory {
 }
 
 impl Factory for MemFactory {
-    fn handle(&self, opts: StoreOptions) -> Box<dyn StateStore> {
-        Box::new(self.base.with_options(opts))
+    fn handle(&self, opts: StoreOptions) -> Blocking {
+        Blocking::new(self.base.with_options(opts))
     }
     fn name(&self) -> &'static str {
         "memory"
@@ -112,7 +112,7 @@ fn default_location_settings_and_persistence() {
     {
         let s = SqliteStore::open(dir.path()).expect("open");
         assert_eq!(s.path(), dir.path().join(".hensu/state.db"));
-        let st = s.settings().expect("settings");
+        let st = block(s.settings()).expect("settings");
         assert_eq!(st.journal_mode, "wal");
         assert_eq!(st.synchronous, 1);
         assert_eq!(st.busy_timeout_ms, 5_000);
@@ -131,7 +131,7 @@ fn default_location_settings_and_persistence() {
         },
     )
     .expect("open full");
-    assert_eq!(full.settings().expect("settings").synchronous, 2);
+    assert_eq!(block(full.settings()).expect("settings").synchronous, 2);
 }
 
 #[test]
@@ -422,7 +422,7 @@ fn migrated(write: fn(&Path)) -> (tempfile::TempDir, SqliteStore) {
     let path = dir.path().join("state.db");
     write(&path);
     let s = SqliteStore::open_file(&path, opts()).expect("open migrates");
-    assert_eq!(s.settings().expect("settings").schema_version, 3);
+    assert_eq!(block(s.settings()).expect("settings").schema_version, 3);
     (dir, s)
 }
 
@@ -478,7 +478,7 @@ fn write_v1_database(path: &Path) {
 fn version_1_databases_are_migrated() {
     let (dir, s) = migrated(write_v1_database);
     let path = dir.path().join("state.db");
-    let st = s.settings().expect("settings");
+    let st = block(s.settings()).expect("settings");
     assert_eq!(st.hensu_version, hensu_store::HENSU_VERSION);
     let old = s.load("old").expect("load");
     assert_eq!(old.snapshot, json!({"at": "n2", "context": {"k": 2}}));
@@ -640,7 +640,7 @@ fn a_fresh_database_is_at_the_current_version() {
     let dir = tempfile::tempdir().expect("tempdir");
     let s = SqliteStore::open(dir.path()).expect("open");
     assert_eq!(
-        s.settings().expect("settings").schema_version,
+        block(s.settings()).expect("settings").schema_version,
         hensu_store::SCHEMA_VERSION
     );
 }
@@ -657,7 +657,7 @@ fn crash_child() {
         return;
     };
     let s = SqliteStore::open_file(&db, conformance::crash_child_options()).expect("child opens");
-    conformance::crash_in_compaction_child(&s);
+    conformance::crash_in_compaction_child(&Blocking::new(s.clone()));
 }
 
 #[test]
@@ -679,24 +679,30 @@ fn kill_during_compaction_loses_nothing() {
         "the child aborted mid-compaction: {status}"
     );
     let s = SqliteStore::open_file(&path, opts()).expect("reopen after the crash");
-    conformance::crash_in_compaction_check(&s);
+    conformance::crash_in_compaction_check(&Blocking::new(s.clone()));
 }
 
 #[test]
 fn open_store_picks_the_backend() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let s = hensu_store::open_store(&dir.path().display().to_string(), opts()).expect("dir");
+    let s = Blocking::from_arc(
+        block(hensu_store::open_store(
+            &dir.path().display().to_string(),
+            opts(),
+        ))
+        .expect("dir"),
+    );
     s.create_run(&record("a", 1), &workflow(), &json!({}))
         .expect("create");
     assert!(dir.path().join(".hensu/state.db").exists());
     let file = dir.path().join("other.db");
     let url = format!("sqlite://{}", file.display());
-    hensu_store::open_store(&url, opts()).expect("sqlite url");
+    block(hensu_store::open_store(&url, opts())).expect("sqlite url");
     assert!(file.exists());
-    let m = hensu_store::open_store(":memory:", opts()).expect("memory");
+    let m = Blocking::from_arc(block(hensu_store::open_store(":memory:", opts())).expect("memory"));
     assert!(m.list().expect("list").is_empty());
     assert!(matches!(
-        hensu_store::open_store("mysql://x", opts()),
+        block(hensu_store::open_store("mysql://x", opts())),
         Err(StoreError::Invalid(_))
     ));
 }
@@ -743,14 +749,12 @@ fn registry_conformance_on_a_file_and_in_memory() {
     // Beside the run log, in the same file, from the store's handle.
     let store = SqliteStore::open_file(&db, opts()).expect("store");
     let reg = store.registry().expect("registry");
-    registry::definitions_per_tenant_with_soft_delete(reg.as_ref());
-    registry::runs_belong_to_one_tenant(reg.as_ref());
-    registry::a_tenant_run_and_its_tag_are_one_transaction(&store, reg.as_ref());
+    registry::definitions_per_tenant_with_soft_delete(&reg);
+    registry::runs_belong_to_one_tenant(&reg);
+    registry::a_tenant_run_and_its_tag_are_one_transaction(&Blocking::new(store.clone()), &reg);
     // A second store opened by location sees the same rows.
-    let again = hensu_store::StoreUrl::parse(dir.path().to_str().expect("utf-8"))
-        .expect("parse")
-        .open(opts())
-        .expect("open")
+    let url = hensu_store::StoreUrl::parse(dir.path().to_str().expect("utf-8")).expect("parse");
+    let again = Blocking::from_arc(block(url.open(opts())).expect("open"))
         .registry()
         .expect("registry");
     assert_eq!(
@@ -759,7 +763,7 @@ fn registry_conformance_on_a_file_and_in_memory() {
     );
     let mem = MemoryStore::new();
     let mem_reg = mem.registry().expect("memory");
-    registry::definitions_per_tenant_with_soft_delete(mem_reg.as_ref());
-    registry::runs_belong_to_one_tenant(mem_reg.as_ref());
-    registry::a_tenant_run_and_its_tag_are_one_transaction(&mem, mem_reg.as_ref());
+    registry::definitions_per_tenant_with_soft_delete(&mem_reg);
+    registry::runs_belong_to_one_tenant(&mem_reg);
+    registry::a_tenant_run_and_its_tag_are_one_transaction(&Blocking::new(mem.clone()), &mem_reg);
 }

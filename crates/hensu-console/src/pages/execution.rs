@@ -111,8 +111,13 @@ fn summary(viewer: &Viewer, run: &RunView) -> Markup {
                 p.notice.error role="alert" {
                     "The execution failed"
                     @if let Some(n) = &r.current_node { " at " code { (n) } }
-                    "."
-                    @if let Some(e) = last_error(run.state.as_ref()) { " Last error: " (e) }
+                    @match run.state.as_ref().and_then(|s| s.failure.as_ref()) {
+                        Some(f) => { ": " span.failure { (f.message) } }
+                        None => {
+                            "."
+                            @if let Some(e) = last_error(run.state.as_ref()) { " Last error: " (e) }
+                        }
+                    }
                 }
             } @else if succeeded(r) == Some(false) && r.status == RunStatus::Completed {
                 p.notice.error role="alert" {

@@ -39,17 +39,11 @@ impl Server {
             std::fs::write(d.join(file), text).expect("stub file");
         }
         let db = dir.path().join("state.db");
-        let (store, registry) = {
-            let db = db.clone();
-            tokio::task::spawn_blocking(move || {
-                let store = hensu_store::SqliteStore::open_file(&db, StoreOptions::default())
-                    .expect("store");
-                let registry = hensu_store::StateStore::registry(&store).expect("registry");
-                (store, registry)
-            })
+        let store =
+            hensu_store::SqliteStore::open_file(&db, StoreOptions::default()).expect("store");
+        let registry = hensu_store::StateStore::registry(&store)
             .await
-            .expect("open")
-        };
+            .expect("registry");
         let auth = AuthConfig {
             hs256_secret: jwt.then(|| SECRET.to_string()),
             ..Default::default()

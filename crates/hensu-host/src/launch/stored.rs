@@ -200,9 +200,11 @@ impl RunHandle {
 
 /// Stores a new run under a fresh [`new_run_id`]: the record, the envelope and the initial
 /// state (with the tenant tag, if any, in the same transaction), then (unless queued) takes
-/// the lease. Blocking (store
-/// calls); call it off the async threads.
-pub fn create_run(store: &Arc<dyn StateStore>, new: NewRun<'_>) -> Result<RunHandle, StoreError> {
+/// the lease.
+pub async fn create_run(
+    store: &Arc<dyn StateStore>,
+    new: NewRun<'_>,
+) -> Result<RunHandle, StoreError> {
     let workflow = &new.stored.workflow;
     let run_id = new_run_id();
     let envelope = new.stored.encode().map_err(StoreError::Invalid)?;
@@ -225,14 +227,16 @@ pub fn create_run(store: &Arc<dyn StateStore>, new: NewRun<'_>) -> Result<RunHan
     match new.tenant {
         // The run and its tenant tag in one transaction: never visible without its owner.
         Some((registry, tenant)) => {
-            registry.create_tenant_run(tenant, &record, &envelope, &snap)?
+            registry
+                .create_tenant_run(tenant, &record, &envelope, &snap)
+                .await?
         }
-        None => store.create_run_encoded(&record, &envelope, &snap)?,
+        None => store.create_run_encoded(&record, &envelope, &snap).await?,
     }
     if new.queued {
         return Ok(RunHandle::Elsewhere(run_id));
     }
-    match DurableRun::lease_created(store.clone(), &record, &initial, new.owner, new.redact) {
+    match DurableRun::lease_created(store.clone(), &record, &initial, new.owner, new.redact).await {
         Ok(durable) => Ok(RunHandle::Leased(Box::new(durable))),
         Err(StoreError::RunLocked { .. }) => Ok(RunHandle::Elsewhere(run_id)),
         Err(e) => Err(e),

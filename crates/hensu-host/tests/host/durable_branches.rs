@@ -12,7 +12,7 @@ use tokio::sync::Notify;
 
 use super::*;
 
-fn new_run(store: &Arc<dyn StateStore>, id: &str, wf: &Workflow) -> Arc<DurableRun> {
+async fn new_run(store: &Arc<dyn StateStore>, id: &str, wf: &Workflow) -> Arc<DurableRun> {
     new_durable_run(
         store,
         id,
@@ -20,6 +20,7 @@ fn new_run(store: &Arc<dyn StateStore>, id: &str, wf: &Workflow) -> Arc<DurableR
         ctx(json!({"topic": "T"})),
         &OwnerId::current(),
     )
+    .await
 }
 
 /// The durable run, and a wake-up once it recorded `n` finished branches (the moment the
@@ -70,7 +71,7 @@ async fn run_until_killed(
     script: &Script,
     n: usize,
 ) {
-    let durable = new_run(store, id, wf);
+    let durable = new_run(store, id, wf).await;
     let kill = Arc::new(Notify::new());
     let hook = KillAfterBranches {
         durable: durable.clone(),
@@ -84,7 +85,7 @@ async fn run_until_killed(
     let topic = ctx(json!({"topic": "T"}));
     run_until(&engine, wf, topic, &hook, &NoopListener, &kill).await;
     drop(engine);
-    store.release(durable.lease()).unwrap();
+    store.release(durable.lease()).await.unwrap();
 }
 
 /// Reopens run `id` and resumes it to its end with `script`.
@@ -95,6 +96,7 @@ async fn resume(
     script: &Script,
 ) -> RunResult {
     let (durable, stored) = DurableRun::reopen(store.clone(), id, &OwnerId::current(), None)
+        .await
         .expect("the lease of a dead run is ours again");
     let state = restore(id, &stored.snapshot).unwrap();
     let durable = Arc::new(durable);
@@ -105,7 +107,10 @@ async fn resume(
     let cancel = CancelToken::new();
     let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
     let r = engine.resume(&p, state, None, run).await;
-    assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Completed));
+    assert_eq!(
+        durable.finish(&r).await.unwrap(),
+        Some(RunStatus::Completed)
+    );
     r
 }
 
@@ -205,7 +210,7 @@ async fn a_crash_in_a_parallel_node_reruns_only_the_unfinished_branches() {
     let first = vote_script();
     run_until_killed(&store, "p1", &wf, &first, 2).await;
     assert_eq!(branch_calls(&first), [1, 1, 1]);
-    let stored = restore("p1", &store.load("p1").unwrap().snapshot).unwrap();
+    let stored = restore("p1", &store.load("p1").await.unwrap().snapshot).unwrap();
     assert_eq!(stored.current_node, "vote");
     match stored.nested.as_deref() {
         Some(Nested::Parallel { node_id, finished }) => {
@@ -233,7 +238,7 @@ async fn a_crash_in_a_parallel_node_reruns_only_the_unfinished_branches() {
     };
     assert_eq!(last(&r), last(&clean));
     // The finished run's stored state has no branches left.
-    let stored = restore("p1", &store.load("p1").unwrap().snapshot).unwrap();
+    let stored = restore("p1", &store.load("p1").await.unwrap().snapshot).unwrap();
     assert!(stored.nested.is_none());
     assert_eq!(stored.context, clean.state.context);
 }
@@ -290,7 +295,7 @@ async fn a_crash_in_a_fork_reruns_only_the_unfinished_targets() {
 
     let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
     run_until_killed(&store, "f1", &wf, &fork_script(), 2).await;
-    let stored = restore("f1", &store.load("f1").unwrap().snapshot).unwrap();
+    let stored = restore("f1", &store.load("f1").await.unwrap().snapshot).unwrap();
     match stored.nested.as_deref() {
         Some(Nested::Fork { node_id, branches }) => {
             assert_eq!(node_id, "f");
@@ -324,7 +329,7 @@ async fn a_crash_in_a_fork_reruns_only_the_unfinished_targets() {
     assert_eq!(r.state.context, clean.state.context);
     assert_eq!(r.state.path(), clean.state.path());
     assert_eq!(r.state.steps, clean.state.steps);
-    let stored = restore("f1", &store.load("f1").unwrap().snapshot).unwrap();
+    let stored = restore("f1", &store.load("f1").await.unwrap().snapshot).unwrap();
     assert!(stored.nested.is_none());
     assert_eq!(stored.path(), clean.state.path());
 }
@@ -391,7 +396,7 @@ async fn a_crash_while_a_child_compensates_resumes_the_compensations_left() {
             .build()
     };
     let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
-    let durable = new_run(&store, "s1", &parent);
+    let durable = new_run(&store, "s1", &parent).await;
     let first = script();
     let kill = Arc::new(Notify::new());
     {
@@ -401,10 +406,11 @@ async fn a_crash_while_a_child_compensates_resumes_the_compensations_left() {
         let topic = ctx(json!({"topic": "T"}));
         run_until(&engine, &parent, topic, durable.as_ref(), &crash, &kill).await;
     }
-    store.release(durable.lease()).unwrap();
+    store.release(durable.lease()).await.unwrap();
     drop(durable);
 
     let (durable, stored) = DurableRun::reopen(store.clone(), "s1", &OwnerId::current(), None)
+        .await
         .expect("the lease of a dead run is ours again");
     let state = restore("s1", &stored.snapshot).unwrap();
     assert_eq!(state.current_node, "sub");
@@ -436,7 +442,10 @@ async fn a_crash_while_a_child_compensates_resumes_the_compensations_left() {
     let r = engine.resume(&p, state, None, run).await;
     // A child that ends FAILURE still completes: the sub-workflow node succeeds.
     assert_eq!(completed(&r), (ExitStatus::Success, "done".into()));
-    assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Completed));
+    assert_eq!(
+        durable.finish(&r).await.unwrap(),
+        Some(RunStatus::Completed)
+    );
     let runs = |id: &str| first.prompts_of(id).len() + second.prompts_of(id).len();
     assert_eq!(
         (runs("undo-c1"), runs("undo-c0")),
@@ -475,7 +484,7 @@ async fn a_crash_in_a_parallel_node_of_a_child_reruns_only_its_unfinished_branch
     assert_eq!(completed(&clean), (ExitStatus::Success, "done".into()));
 
     let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
-    let durable = new_run(&store, "c1", &parent);
+    let durable = new_run(&store, "c1", &parent).await;
     let kill = Arc::new(Notify::new());
     let first = vote_script();
     {
@@ -489,10 +498,11 @@ async fn a_crash_in_a_parallel_node_of_a_child_reruns_only_its_unfinished_branch
         let topic = ctx(json!({"topic": "T"}));
         run_until(&engine, &parent, topic, &hook, &NoopListener, &kill).await;
     }
-    store.release(durable.lease()).unwrap();
+    store.release(durable.lease()).await.unwrap();
     drop(durable);
 
     let (durable, stored) = DurableRun::reopen(store.clone(), "c1", &OwnerId::current(), None)
+        .await
         .expect("the lease of a dead run is ours again");
     let state = restore("c1", &stored.snapshot).unwrap();
     let Some(Nested::Child { state: saved, .. }) = state.nested.as_deref() else {
@@ -512,7 +522,10 @@ async fn a_crash_in_a_parallel_node_of_a_child_reruns_only_its_unfinished_branch
     let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
     let r = engine.resume(&p, state, None, run).await;
     assert_eq!(completed(&r), completed(&clean));
-    assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Completed));
+    assert_eq!(
+        durable.finish(&r).await.unwrap(),
+        Some(RunStatus::Completed)
+    );
     assert_eq!(branch_calls(&second), [0, 0, 1], "only b2 runs again");
     assert_eq!(r.state.context, clean.state.context);
 }

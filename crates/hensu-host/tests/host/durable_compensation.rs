@@ -56,7 +56,7 @@ impl ExecutionListener for OnCompensation {
 async fn a_crash_during_compensation_resumes_with_the_remaining_ones() {
     let wf = saga();
     let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
-    let durable = new_durable_run(&store, "r1", &wf, Context::default(), &OwnerId::current());
+    let durable = new_durable_run(&store, "r1", &wf, Context::default(), &OwnerId::current()).await;
     // Every call takes a second (paused time), so the process can die inside one.
     let script = Script {
         delay: Some(Duration::from_secs(1)),
@@ -78,11 +78,12 @@ async fn a_crash_during_compensation_resumes_with_the_remaining_ones() {
     )
     .await;
     drop(engine);
-    store.release(durable.lease()).unwrap();
+    store.release(durable.lease()).await.unwrap();
     drop(durable);
 
-    let (durable, stored) =
-        DurableRun::reopen(store.clone(), "r1", &OwnerId::current(), None).unwrap();
+    let (durable, stored) = DurableRun::reopen(store.clone(), "r1", &OwnerId::current(), None)
+        .await
+        .unwrap();
     let state = restore("r1", &stored.snapshot).unwrap();
     assert_eq!(
         state.compensations.len(),
@@ -108,7 +109,10 @@ async fn a_crash_during_compensation_resumes_with_the_remaining_ones() {
     let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
     let r = engine.resume(&p, state, None, run).await;
     assert_eq!(completed(&r), (ExitStatus::Failure, "declined".into()));
-    assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Completed));
+    assert_eq!(
+        durable.finish(&r).await.unwrap(),
+        Some(RunStatus::Completed)
+    );
 
     let done: Vec<(&str, u64)> = r
         .state
@@ -126,7 +130,7 @@ async fn a_crash_during_compensation_resumes_with_the_remaining_ones() {
     assert_eq!((runs("a"), runs("b"), runs("c")), (1, 1, 1));
 
     // The store holds the final state, compensations included, and the failure's status.
-    let stored = store.load("r1").unwrap();
+    let stored = store.load("r1").await.unwrap();
     assert_eq!(stored.record.exit_status.as_deref(), Some("FAILURE"));
     let saved = restore("r1", &stored.snapshot).unwrap();
     assert_eq!(saved.compensations, r.state.compensations);

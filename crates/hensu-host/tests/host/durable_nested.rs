@@ -32,13 +32,13 @@ fn parent_and_child() -> (Workflow, Workflow) {
     (parent, child)
 }
 
-fn new_run(
+async fn new_run(
     store: &Arc<dyn StateStore>,
     id: &str,
     wf: &Workflow,
     owner: &OwnerId,
 ) -> Arc<DurableRun> {
-    super::new_durable_run(store, id, wf, ctx(json!({"topic": "T"})), owner)
+    super::new_durable_run(store, id, wf, ctx(json!({"topic": "T"})), owner).await
 }
 
 #[tokio::test]
@@ -66,7 +66,7 @@ async fn a_crash_inside_a_sub_workflow_resumes_the_child_not_the_parent_node() {
     // The resumer is the same owner (as after a restart on the same host, whose dead pid
     // frees the lease).
     let owner = OwnerId::current();
-    let durable = new_run(&store, "r1", &parent, &owner);
+    let durable = new_run(&store, "r1", &parent, &owner).await;
     let echo = Echo {
         hang_at: Some("c1".into()),
         ..Echo::default()
@@ -85,6 +85,7 @@ async fn a_crash_inside_a_sub_workflow_resumes_the_child_not_the_parent_node() {
     // The log names the child's steps with their path.
     let executed: Vec<String> = store
         .history("r1")
+        .await
         .unwrap()
         .into_iter()
         .filter_map(|h| h.executed_node)
@@ -93,6 +94,7 @@ async fn a_crash_inside_a_sub_workflow_resumes_the_child_not_the_parent_node() {
 
     // Resume: the stored state holds the child at c1.
     let (durable, stored) = DurableRun::reopen(store.clone(), "r1", &owner, None)
+        .await
         .expect("the lease of a dead run is ours again");
     let state = restore("r1", &stored.snapshot).unwrap();
     assert_eq!(state.current_node, "sub");
@@ -112,7 +114,10 @@ async fn a_crash_inside_a_sub_workflow_resumes_the_child_not_the_parent_node() {
     let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
     let r = engine.resume(&p, state, None, run).await;
     assert!(r.outcome.is_success(), "{:?}", r.outcome);
-    assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Completed));
+    assert_eq!(
+        durable.finish(&r).await.unwrap(),
+        Some(RunStatus::Completed)
+    );
     // Only the node in flight (c1) and what follows it ran again: not p0, not c0.
     let calls = echo.calls();
     assert_eq!(calls.get("c1"), Some(&1), "{calls:?}");
@@ -124,7 +129,7 @@ async fn a_crash_inside_a_sub_workflow_resumes_the_child_not_the_parent_node() {
     assert_eq!(r.state.context, clean.state.context);
     assert_eq!(r.state.path(), clean.state.path());
     // The finished run's stored state has no child left.
-    let stored = restore("r1", &store.load("r1").unwrap().snapshot).unwrap();
+    let stored = restore("r1", &store.load("r1").await.unwrap().snapshot).unwrap();
     assert!(stored.nested.is_none());
     assert_eq!(stored.context, clean.state.context);
 }
@@ -164,7 +169,7 @@ async fn a_review_pending_in_a_fork_branch_is_stored_and_resumes_the_branch() {
     );
     let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
     let owner = OwnerId::current();
-    let durable = new_run(&store, "r2", &wf, &owner);
+    let durable = new_run(&store, "r2", &wf, &owner).await;
     let echo = Echo::default();
     let engine = Engine::builder()
         .provider(Arc::new(echo.clone()))
@@ -174,21 +179,24 @@ async fn a_review_pending_in_a_fork_branch_is_stored_and_resumes_the_branch() {
     let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
     let r = engine.run(&wf, ctx(json!({"topic": "T"})), run).await;
     assert!(matches!(r.outcome, RunOutcome::Paused), "{:?}", r.outcome);
-    assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Paused));
-    let record = store.record("r2").unwrap();
+    assert_eq!(durable.finish(&r).await.unwrap(), Some(RunStatus::Paused));
+    let record = store.record("r2").await.unwrap();
     let (node_id, correlation) = pending_review(&r.state).unwrap();
     assert_eq!(node_id, "a");
     assert_eq!(record.correlation_id.as_deref(), Some(correlation));
     assert_eq!(
         store
             .find_by_correlation(correlation)
+            .await
             .unwrap()
             .map(|r| r.run_id),
         Some("r2".to_string())
     );
     drop((engine, durable));
 
-    let (durable, stored) = DurableRun::reopen(store.clone(), "r2", &owner, None).unwrap();
+    let (durable, stored) = DurableRun::reopen(store.clone(), "r2", &owner, None)
+        .await
+        .unwrap();
     let state = restore("r2", &stored.snapshot).unwrap();
     assert_eq!(state, r.state);
     let durable = Arc::new(durable);
@@ -202,7 +210,10 @@ async fn a_review_pending_in_a_fork_branch_is_stored_and_resumes_the_branch() {
     let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
     let r = engine.resume(&p, state, Some(approve), run).await;
     assert!(r.outcome.is_success(), "{:?}", r.outcome);
-    assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Completed));
+    assert_eq!(
+        durable.finish(&r).await.unwrap(),
+        Some(RunStatus::Completed)
+    );
     let all = &r.state.context["all"];
     assert!(
         all["a"]["a"].as_str().unwrap().starts_with("out(a)"),

@@ -166,7 +166,7 @@ impl RunControlHook for Recorder {
 async fn checkpoints_at_every_boundary_and_resumes_from_any_of_them() {
     let wf = chain();
     let store: Arc<dyn StateStore> = Arc::new(MemoryStore::new());
-    let durable = super::new_durable_run(&store, "r1", &wf, input(), &OwnerId::current());
+    let durable = super::new_durable_run(&store, "r1", &wf, input(), &OwnerId::current()).await;
     let recorder = Arc::new(Recorder::default());
     let echo = Echo::default();
     let engine = Engine::builder().provider(Arc::new(echo.clone())).build();
@@ -177,12 +177,15 @@ async fn checkpoints_at_every_boundary_and_resumes_from_any_of_them() {
         .controls(&controls);
     let full = engine.run(&wf, input(), run).await;
     assert!(full.outcome.is_success(), "{:?}", full.outcome);
-    assert_eq!(durable.finish(&full).unwrap(), Some(RunStatus::Completed));
-    let history = store.history("r1").unwrap();
+    assert_eq!(
+        durable.finish(&full).await.unwrap(),
+        Some(RunStatus::Completed)
+    );
+    let history = store.history("r1").await.unwrap();
     // creation + one checkpoint per node + the final status.
     assert_eq!(history.len(), 1 + NODES + 1);
     assert_eq!(history.last().unwrap().status, RunStatus::Completed);
-    let stored = store.load("r1").unwrap();
+    let stored = store.load("r1").await.unwrap();
     assert_eq!(stored.record.exit_status.as_deref(), Some("SUCCESS"));
     let saved = restore("r1", &stored.snapshot).unwrap();
     assert_eq!(saved.context, full.state.context);
@@ -226,6 +229,7 @@ async fn a_cancel_request_in_the_store_stops_the_run_at_the_next_boundary() {
             &OwnerId::current(),
             None,
         )
+        .await
         .unwrap()
         .with_cancel(cancel.clone()),
     );
@@ -237,7 +241,7 @@ async fn a_cancel_request_in_the_store_stops_the_run_at_the_next_boundary() {
     let s2 = store.clone();
     let canceller = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(45)).await;
-        s2.request_cancel("r2").unwrap()
+        s2.request_cancel("r2").await.unwrap()
     });
     let r = engine
         .run(
@@ -263,8 +267,14 @@ async fn a_cancel_request_in_the_store_stops_the_run_at_the_next_boundary() {
     let p = path(&r);
     assert!(p == ["n0"] || p == ["n0", "n1"], "{p:?}");
     assert!(cancel.is_cancelled());
-    assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Cancelled));
-    assert_eq!(store.record("r2").unwrap().status, RunStatus::Cancelled);
+    assert_eq!(
+        durable.finish(&r).await.unwrap(),
+        Some(RunStatus::Cancelled)
+    );
+    assert_eq!(
+        store.record("r2").await.unwrap().status,
+        RunStatus::Cancelled
+    );
 }
 
 #[tokio::test]
@@ -290,6 +300,7 @@ async fn snapshots_are_redacted_and_a_lost_lease_ends_the_run() {
             &OwnerId::current(),
             Some(redact),
         )
+        .await
         .unwrap(),
     );
     let engine = Engine::builder()
@@ -299,8 +310,8 @@ async fn snapshots_are_redacted_and_a_lost_lease_ends_the_run() {
     let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
     let r = engine.run(&wf, secret_input, run).await;
     assert!(r.outcome.is_success());
-    durable.finish(&r).unwrap();
-    let text = store.load("r3").unwrap().snapshot.to_string();
+    durable.finish(&r).await.unwrap();
+    let text = store.load("r3").await.unwrap().snapshot.to_string();
     assert!(!text.contains("sk-SECRET"), "{text}");
     assert!(text.contains("[REDACTED]"));
 
@@ -311,7 +322,7 @@ async fn snapshots_are_redacted_and_a_lost_lease_ends_the_run() {
             lease_ttl: Duration::from_millis(1),
             ..Default::default()
         }));
-    let durable = super::new_durable_run(&store, "r4", &wf, input(), &OwnerId::current());
+    let durable = super::new_durable_run(&store, "r4", &wf, input(), &OwnerId::current()).await;
     let thief = store.clone();
     let engine = Engine::builder()
         .provider(Arc::new(Echo {
@@ -321,7 +332,7 @@ async fn snapshots_are_redacted_and_a_lost_lease_ends_the_run() {
         .build();
     let steal = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(10)).await;
-        thief.acquire("r4", &OwnerId::current()).unwrap()
+        thief.acquire("r4", &OwnerId::current()).await.unwrap()
     });
     let cancel = CancelToken::new();
     let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
@@ -332,10 +343,10 @@ async fn snapshots_are_redacted_and_a_lost_lease_ends_the_run() {
         "{:?}",
         r.outcome
     );
-    let step = store.record("r4").unwrap().step;
-    assert_eq!(durable.finish(&r).unwrap(), None);
-    assert_eq!(store.record("r4").unwrap().step, step);
-    assert_eq!(store.record("r4").unwrap().status, RunStatus::Running);
+    let step = store.record("r4").await.unwrap().step;
+    assert_eq!(durable.finish(&r).await.unwrap(), None);
+    assert_eq!(store.record("r4").await.unwrap().step, step);
+    assert_eq!(store.record("r4").await.unwrap().status, RunStatus::Running);
 }
 
 fn redact_all(v: &mut Value) {
@@ -436,7 +447,7 @@ async fn due_snapshots_are_sent_by_the_run_one_step_later() {
         ..hensu_store::StoreOptions::default()
     };
     let store: Arc<dyn StateStore> = Arc::new(MemoryStore::try_new(opts).unwrap());
-    let durable = super::new_durable_run(&store, "r1", &wf, input(), &OwnerId::current());
+    let durable = super::new_durable_run(&store, "r1", &wf, input(), &OwnerId::current()).await;
     let engine = Engine::builder()
         .provider(Arc::new(Echo::default()))
         .build();
@@ -444,9 +455,10 @@ async fn due_snapshots_are_sent_by_the_run_one_step_later() {
     let run = RunCtx::new(&cancel).checkpointer(durable.as_ref());
     let full = engine.run(&wf, input(), run).await;
     assert!(full.outcome.is_success(), "{:?}", full.outcome);
-    durable.finish(&full).unwrap();
+    durable.finish(&full).await.unwrap();
     let snapshots: Vec<u64> = store
         .history("r1")
+        .await
         .unwrap()
         .iter()
         .filter(|m| m.snapshot_bytes.is_some())
@@ -456,7 +468,7 @@ async fn due_snapshots_are_sent_by_the_run_one_step_later() {
     // last snapshot make one due (at 2, 5): the store asks, the next step carries it (3, 6).
     // A store compacting on its own would have written at 2, 4 and 6.
     assert_eq!(snapshots, [0, 3, 6]);
-    let stored = store.load("r1").unwrap();
+    let stored = store.load("r1").await.unwrap();
     assert_eq!(
         restore("r1", &stored.snapshot).unwrap().context,
         full.state.context

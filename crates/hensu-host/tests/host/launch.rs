@@ -198,18 +198,18 @@ fn create_run_stores_leased_or_queued_under_one_id_scheme() {
         redact: None,
         tenant: None,
     };
-    let leased = launch::create_run(&store, new(false)).unwrap();
+    let leased = crate::wait(launch::create_run(&store, new(false))).unwrap();
     let RunHandle::Leased(durable) = &leased else {
         panic!("a run created to run here holds its lease");
     };
     assert!(uuid::Uuid::parse_str(durable.run_id()).is_ok());
-    let queued = launch::create_run(&store, new(true)).unwrap();
+    let queued = crate::wait(launch::create_run(&store, new(true))).unwrap();
     let RunHandle::Elsewhere(id) = &queued else {
         panic!("a queued run holds no lease");
     };
-    let record = store.record(id).unwrap();
+    let record = crate::wait(store.record(id)).unwrap();
     assert_eq!(record.status, RunStatus::Queued);
-    let loaded = store.load(id).unwrap();
+    let loaded = crate::wait(store.load(id)).unwrap();
     let back = StoredWorkflow::decode(id, &loaded.workflow).unwrap();
     assert_eq!(back.workflow, stored.workflow);
     let state = hensu_host::restore(id, &loaded.snapshot).unwrap();

@@ -35,7 +35,7 @@ async fn run_until(
 }
 
 /// A new durable run of `wf` in `store` (run id `id`, input `input`), owned by `owner`.
-fn new_durable_run(
+async fn new_durable_run(
     store: &Arc<dyn hensu_store::StateStore>,
     id: &str,
     wf: &Workflow,
@@ -47,6 +47,7 @@ fn new_durable_run(
     let initial = RunState::new(id.into(), wf.id.clone(), wf.start_node.clone(), input);
     Arc::new(
         hensu_host::DurableRun::create(store.clone(), &record, &json!({}), &initial, owner, None)
+            .await
             .unwrap(),
     )
 }
@@ -83,4 +84,20 @@ fn harness_with(script: &Script, f: impl FnOnce(EngineBuilder) -> EngineBuilder)
 fn ok_output(r: &ActionResult) -> &str {
     assert!(r.success, "expected success, got {r:?}");
     &r.output
+}
+
+/// Awaits a store call (the store is async) from a plain test thread, on one shared
+/// multi-threaded runtime (a PostgreSQL connection opened by one call keeps its I/O task
+/// running for the next).
+#[allow(dead_code)]
+fn wait<F: std::future::Future>(call: F) -> F::Output {
+    static RT: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("test runtime")
+    })
+    .block_on(call)
 }

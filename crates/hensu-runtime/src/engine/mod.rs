@@ -288,19 +288,7 @@ impl Exec<'_> {
                 did_you_mean: nearest.as_deref(),
             });
         }
-        let (missing, mistyped) = crate::inputs::input_problems(schema, &state.context);
-        if !mistyped.is_empty() {
-            let mut problems: Vec<String> = missing
-                .iter()
-                .map(|n| format!("`{n}` is missing"))
-                .collect();
-            problems.extend(mistyped);
-            Some(RuntimeError::InvalidInputs { problems })
-        } else if !missing.is_empty() {
-            Some(RuntimeError::MissingInputs { names: missing })
-        } else {
-            None
-        }
+        crate::inputs::input_error(schema, &state.context)
     }
 
     fn finish(&self, mut state: RunState, outcome: RunOutcome, started: Instant) -> RunResult {
@@ -323,6 +311,12 @@ impl Exec<'_> {
             RunOutcome::Paused => (FinishKind::Paused, None),
             RunOutcome::Failed(e) => {
                 error_text = e.to_string();
+                if !matches!(e, RuntimeError::Cancelled { .. }) {
+                    state.failure = Some(crate::state::RunFailure {
+                        message: error_text.clone(),
+                        node: Some(state.current_node.clone()).filter(|n| !n.is_empty()),
+                    });
+                }
                 (FinishKind::Failed { error: &error_text }, None)
             }
         };

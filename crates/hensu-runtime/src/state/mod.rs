@@ -212,6 +212,21 @@ pub struct RunState {
     /// (docs/language.md, *Runtime semantics*).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nested: Option<Box<Nested>>,
+    /// Why the run failed (set when it ends failed; not for a cancelled run): recorded with
+    /// the run's final state, so every face (the CLI, `runs show`, the server's status,
+    /// result and `execution.error` event, the console) gives the same reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<RunFailure>,
+}
+
+/// Why a run failed: the error it ended with, as `hensuc run` prints it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunFailure {
+    /// The error's message (e.g. `missing required input: topic`).
+    pub message: String,
+    /// The node the run was at when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 /// The nested flows of a node, saved when the run stops inside them.
@@ -439,6 +454,7 @@ impl RunState {
             compensating: None,
             compensations: Vec::new(),
             nested: None,
+            failure: None,
         }
     }
 

@@ -343,26 +343,27 @@ impl InProcessExecutor {
             None => true,
             Some(r) => suspended_by_shutdown && matches!(r.outcome, RunOutcome::Paused),
         };
-        let d = durable.clone();
-        let finished = tokio::task::spawn_blocking(move || match result {
-            Some(r) if !handed_back => d.finish(&r),
+        let finished = match result {
+            Some(r) if !handed_back => durable.finish(&r).await,
             // Handed back, not an end and not a pause: the run continues on another server
             // (or here, after a restart) from its last recorded boundary.
-            _ => d.store().release(d.lease()).map(|()| None),
-        })
-        .await;
+            _ => durable
+                .store()
+                .release(durable.lease())
+                .await
+                .map(|()| None),
+        };
         let id = run_id.as_str();
         match finished {
-            Ok(Ok(Some(status))) => metrics::finished(status),
-            Ok(Ok(None)) if handed_back => {
+            Ok(Some(status)) => metrics::finished(status),
+            Ok(None) if handed_back => {
                 tracing::info!(
                     run_id = id,
                     "shutdown: lease released, the run stays running"
                 )
             }
-            Ok(Ok(None)) => tracing::warn!(run_id = id, "lease lost; last checkpoint stands"),
-            Ok(Err(e)) => tracing::error!(run_id = id, error = %e, "final state not saved"),
-            Err(e) => tracing::error!(run_id = id, error = %e, "final write panicked"),
+            Ok(None) => tracing::warn!(run_id = id, "lease lost; last checkpoint stands"),
+            Err(e) => tracing::error!(run_id = id, error = %e, "final state not saved"),
         }
         metrics::running_delta(-1.0);
         self.notify(&tenant, &run_id);
@@ -383,15 +384,15 @@ impl InProcessExecutor {
             cancel,
         } = run;
         let run_id = durable.run_id().to_string();
-        let give_back = |why: &str| {
+        let give_back = async |why: &str| {
             tracing::error!(run_id, why, "a claimed run cannot continue; lease released");
-            let _ = durable.store().release(durable.lease());
+            let _ = durable.store().release(durable.lease()).await;
         };
-        let tenant = match self.registry.run_tenant(&run_id) {
+        let tenant = match self.registry.run_tenant(&run_id).await {
             Ok(Some(t)) => t,
             Ok(None) => {
                 // Not a server run (e.g. `hensuc run --detach` on this database): not ours.
-                let _ = durable.store().release(durable.lease());
+                let _ = durable.store().release(durable.lease()).await;
                 if self
                     .foreign
                     .lock()
@@ -404,20 +405,20 @@ impl InProcessExecutor {
                 }
                 return;
             }
-            Err(e) => return give_back(&e.to_string()),
+            Err(e) => return give_back(&e.to_string()).await,
         };
         let state = match hensu_host::restore(&run_id, &stored.snapshot) {
             Ok(s) => s,
-            Err(e) => return give_back(&e),
+            Err(e) => return give_back(&e).await,
         };
         let workflow = match stored_workflow(&run_id, &stored.workflow) {
             Ok(w) => Arc::new(w),
-            Err(e) => return give_back(&e),
+            Err(e) => return give_back(&e).await,
         };
         let repository =
-            match crate::subflows::repository(self.registry.as_ref(), &tenant, &workflow) {
+            match crate::subflows::repository(self.registry.as_ref(), &tenant, &workflow).await {
                 Ok(r) => r,
-                Err(e) => return give_back(&e.message),
+                Err(e) => return give_back(&e.message).await,
             };
         if taken_over {
             metrics::takeover();
@@ -480,10 +481,6 @@ fn failed(error: RuntimeError, state: RunState) -> RunResult {
         state,
         duration: Duration::ZERO,
     }
-}
-
-fn blocking_err(e: tokio::task::JoinError) -> ApiError {
-    ApiError::internal(format!("store task failed: {e}"))
 }
 
 /// The status word of a record (hensu's real statuses).

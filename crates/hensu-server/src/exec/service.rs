@@ -13,7 +13,7 @@ use hensu_store::{CancelRequest, RunStatus, StoreError};
 
 use super::{
     Claims, ExecutionService, InProcessExecutor, PauseRequest, ReadyRun, ResumeInput, StartRequest,
-    blocking_err, stored_workflow,
+    stored_workflow,
 };
 use crate::error::ApiError;
 use crate::metrics;
@@ -33,28 +33,18 @@ impl ExecutionService for Arc<InProcessExecutor> {
             source: None,
             options: self.setup.stored_options(),
         };
-        let (store, registry, owner, redact) = (
-            self.store.clone(),
-            self.registry.clone(),
-            self.owner.clone(),
-            self.redact.clone(),
-        );
-        let (tenant, input) = (req.tenant.clone(), req.context.clone());
-        let created = tokio::task::spawn_blocking(move || {
-            launch::create_run(
-                &store,
-                NewRun {
-                    stored: &stored,
-                    input: &input,
-                    queued: false,
-                    owner: &owner,
-                    redact,
-                    tenant: Some((registry.as_ref(), &tenant)),
-                },
-            )
-        })
-        .await
-        .map_err(blocking_err)??;
+        let created = launch::create_run(
+            &self.store,
+            NewRun {
+                stored: &stored,
+                input: &req.context,
+                queued: false,
+                owner: &self.owner,
+                redact: self.redact.clone(),
+                tenant: Some((self.registry.as_ref(), &req.tenant)),
+            },
+        )
+        .await?;
         let run_id = created.run_id().to_string();
         metrics::started();
         self.notify(&req.tenant, &run_id);
@@ -80,14 +70,7 @@ impl ExecutionService for Arc<InProcessExecutor> {
         input: ResumeInput,
         repository: MapRepository,
     ) -> Result<(), ApiError> {
-        let (store, owner) = (self.store.clone(), self.owner.clone());
-        let id = run_id.to_string();
-        let record = {
-            let s = store.clone();
-            tokio::task::spawn_blocking(move || s.record(&id))
-                .await
-                .map_err(blocking_err)??
-        };
+        let record = self.store.record(run_id).await?;
         if record.status.is_terminal() {
             if input.decision.is_some() {
                 return Err(ApiError::bad_request(
@@ -101,14 +84,11 @@ impl ExecutionService for Arc<InProcessExecutor> {
         }
         let tenant = self
             .registry
-            .run_tenant(run_id)?
+            .run_tenant(run_id)
+            .await?
             .ok_or_else(ApiError::not_found)?;
-        let redact = self.redact.clone();
-        let id = run_id.to_string();
         let opened =
-            tokio::task::spawn_blocking(move || DurableRun::reopen(store, &id, &owner, redact))
-                .await
-                .map_err(blocking_err)?;
+            DurableRun::reopen(self.store.clone(), run_id, &self.owner, self.redact.clone()).await;
         let (durable, stored) = match opened {
             Ok(x) => x,
             Err(StoreError::RunLocked { .. }) => {
@@ -122,17 +102,17 @@ impl ExecutionService for Arc<InProcessExecutor> {
             Err(e) => return Err(e.into()),
         };
         // From here on, a refusal gives the lease back untouched.
-        let refuse = |e: ApiError| {
-            let _ = durable.store().release(durable.lease());
+        let refuse = async |e: ApiError| {
+            let _ = durable.store().release(durable.lease()).await;
             Err(e)
         };
         let mut state = match hensu_host::restore(run_id, &stored.snapshot) {
             Ok(s) => s,
-            Err(e) => return refuse(ApiError::internal(e)),
+            Err(e) => return refuse(ApiError::internal(e)).await,
         };
         let workflow = match stored_workflow(run_id, &stored.workflow) {
             Ok(w) => Arc::new(w),
-            Err(e) => return refuse(ApiError::internal(e)),
+            Err(e) => return refuse(ApiError::internal(e)).await,
         };
         match (&state.phase, &input.decision) {
             (ExecutionPhase::Awaiting { .. }, None) => {
@@ -140,27 +120,30 @@ impl ExecutionService for Arc<InProcessExecutor> {
                 return refuse(ApiError::bad_request(format!(
                     "Execution is awaiting a review decision for node '{node}' (correlation id \
                      '{corr}'); resume with a decision of approve, reject, or backtrack"
-                )));
+                )))
+                .await;
             }
             (ExecutionPhase::Awaiting { correlation_id, .. }, Some(_)) => {
                 let given = input.correlation_id.as_deref().unwrap_or_default();
                 if given != correlation_id {
                     return refuse(ApiError::bad_request(format!(
                         "Correlation id mismatch: expected '{correlation_id}', got '{given}'"
-                    )));
+                    )))
+                    .await;
                 }
             }
             (_, Some(_)) => {
                 return refuse(ApiError::bad_request(
                     "Cannot apply review decision: execution is not awaiting review",
-                ));
+                ))
+                .await;
             }
             (_, None) => {}
         }
         if let Some(ReviewDecision::Backtrack { target, .. }) = &input.decision
             && !workflow.nodes.contains_key(target)
         {
-            return refuse(ApiError::bad_request(format!("Node not found: {target}")));
+            return refuse(ApiError::bad_request(format!("Node not found: {target}"))).await;
         }
         if input.decision.is_none()
             && let Some(edits) = input.context_edits
@@ -186,11 +169,7 @@ impl ExecutionService for Arc<InProcessExecutor> {
     }
 
     async fn cancel(&self, run_id: &str) -> Result<CancelRequest, ApiError> {
-        let store = self.store.clone();
-        let id = run_id.to_string();
-        let r = tokio::task::spawn_blocking(move || store.request_cancel(&id))
-            .await
-            .map_err(blocking_err)??;
+        let r = self.store.request_cancel(run_id).await?;
         if let CancelRequest::Requested { .. } = r
             && let Ok(t) = self.tasks.lock()
             && let Some((c, _)) = t.get(run_id)
@@ -199,7 +178,7 @@ impl ExecutionService for Arc<InProcessExecutor> {
         }
         if let CancelRequest::Cancelled(rec) = &r {
             metrics::finished(rec.status);
-            if let Some(tenant) = self.registry.run_tenant(run_id)? {
+            if let Some(tenant) = self.registry.run_tenant(run_id).await? {
                 self.notify(&tenant, run_id);
             }
         }
@@ -207,11 +186,7 @@ impl ExecutionService for Arc<InProcessExecutor> {
     }
 
     async fn pause(&self, run_id: &str) -> Result<PauseRequest, ApiError> {
-        let store = self.store.clone();
-        let id = run_id.to_string();
-        let record = tokio::task::spawn_blocking(move || store.record(&id))
-            .await
-            .map_err(blocking_err)??;
+        let record = self.store.record(run_id).await?;
         match record.status {
             RunStatus::Paused => return Ok(PauseRequest::AlreadyPaused),
             RunStatus::Running => {}

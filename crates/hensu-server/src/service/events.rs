@@ -252,7 +252,7 @@ struct EventsRead {
 
 /// One run's events after `after` (from its creation when `None`), read from the store; fills
 /// in the record's correlation id and the current public context.
-fn read_events(
+async fn read_events(
     store: &dyn StateStore,
     run_id: &str,
     tenant: &str,
@@ -260,8 +260,8 @@ fn read_events(
 ) -> hensu_store::Result<EventsRead> {
     // The log first, then the record: the record is then at least as new as every row read,
     // so the pause row that is the record's latest step gets the record's correlation id.
-    let rows = store.read_log(run_id, after.unwrap_or(0), PAGE)?;
-    let record = store.record(run_id)?;
+    let rows = store.read_log(run_id, after.unwrap_or(0), PAGE).await?;
+    let record = store.record(run_id).await?;
     let mut events = Vec::new();
     if after.is_none() {
         // The creation row is step 0; the log is read *after* a step, so it is built here.
@@ -272,6 +272,7 @@ fn read_events(
     let state = if needs_state {
         store
             .load(run_id)
+            .await
             .map(|s| s.snapshot)
             .unwrap_or(Value::Null)
     } else {
@@ -287,6 +288,11 @@ fn read_events(
         if let Some(mut ev) = log_event(run_id, &record.workflow_id, tenant, r, &output) {
             if r.meta.step == record.step {
                 latest_from_record(&mut ev, &record);
+            }
+            if let ExecutionEvent::Error { message, .. } = &mut ev
+                && let Some(reason) = super::executions::failure_message(&state)
+            {
+                *message = reason;
             }
             events.push((r.meta.step, ev));
         }
@@ -430,10 +436,7 @@ fn execution_stream(
         let mut after = after;
         let mut emitted = false;
         loop {
-            let (s, id, t) = (store.clone(), run_id.clone(), tenant.clone());
-            let read =
-                tokio::task::spawn_blocking(move || read_events(s.as_ref(), &id, &t, after)).await;
-            let Ok(Ok(read)) = read else {
+            let Ok(read) = read_events(store.as_ref(), &run_id, &tenant, after).await else {
                 return;
             };
             for (step, ev) in &read.events {
@@ -470,11 +473,8 @@ fn tenant_stream(
     resume_from: Option<(String, u64)>,
 ) -> impl Stream<Item = StreamedEvent> {
     async_stream(move |tx| async move {
-        let baseline = {
-            let (s, r, t) = (store.clone(), registry.clone(), tenant.clone());
-            tokio::task::spawn_blocking(move || tenant_steps(s.as_ref(), r.as_ref(), &t)).await
-        };
-        let Ok(Ok(mut seen)) = baseline else {
+        let baseline = tenant_steps(store.as_ref(), registry.as_ref(), &tenant).await;
+        let Ok(mut seen) = baseline else {
             return;
         };
         let mut over: HashSet<String> = HashSet::new();
@@ -499,40 +499,21 @@ fn tenant_stream(
                 },
                 _ = poll.tick() => None,
             };
-            let changed = {
-                let (s, r, t) = (store.clone(), registry.clone(), tenant.clone());
-                let known = seen.clone();
-                let over = over.clone();
-                tokio::task::spawn_blocking(move || -> hensu_store::Result<Vec<String>> {
-                    let ids = match candidates {
-                        Some(ids) => ids,
-                        None => r
-                            .tenant_runs(&t)?
-                            .into_iter()
-                            .filter(|id| !over.contains(id))
-                            .collect(),
-                    };
-                    let mut out = Vec::new();
-                    for id in ids {
-                        let record = s.record(&id)?;
-                        if known.get(&id).is_none_or(|p| record.step > p.step) {
-                            out.push(id);
-                        }
-                    }
-                    Ok(out)
-                })
-                .await
-            };
-            let Ok(Ok(changed)) = changed else {
+            let changed = changed_runs(
+                store.as_ref(),
+                registry.as_ref(),
+                &tenant,
+                candidates,
+                &seen,
+                &over,
+            )
+            .await;
+            let Ok(changed) = changed else {
                 continue;
             };
             for run_id in changed {
                 let after = seen.get(&run_id).map(|p| p.step);
-                let (s, id, t) = (store.clone(), run_id.clone(), tenant.clone());
-                let read =
-                    tokio::task::spawn_blocking(move || read_events(s.as_ref(), &id, &t, after))
-                        .await;
-                let Ok(Ok(read)) = read else {
+                let Ok(read) = read_events(store.as_ref(), &run_id, &tenant, after).await else {
                     continue;
                 };
                 for (step, ev) in &read.events {
@@ -557,6 +538,35 @@ fn tenant_stream(
     })
 }
 
+/// Which of `candidates` (or, when `None`, of the tenant's runs not `over`) moved past the
+/// step a tenant stream has shown.
+async fn changed_runs(
+    store: &dyn StateStore,
+    registry: &dyn WorkflowRegistry,
+    tenant: &str,
+    candidates: Option<Vec<String>>,
+    seen: &HashMap<String, Progress>,
+    over: &HashSet<String>,
+) -> hensu_store::Result<Vec<String>> {
+    let ids = match candidates {
+        Some(ids) => ids,
+        None => registry
+            .tenant_runs(tenant)
+            .await?
+            .into_iter()
+            .filter(|id| !over.contains(id))
+            .collect(),
+    };
+    let mut out = Vec::new();
+    for id in ids {
+        let record = store.record(&id).await?;
+        if seen.get(&id).is_none_or(|p| record.step > p.step) {
+            out.push(id);
+        }
+    }
+    Ok(out)
+}
+
 /// How far a tenant stream has shown one run.
 #[derive(Clone, Copy, Debug)]
 struct Progress {
@@ -566,14 +576,14 @@ struct Progress {
 }
 
 /// The current step of each of the tenant's runs (the tenant stream's starting point).
-fn tenant_steps(
+async fn tenant_steps(
     store: &dyn StateStore,
     registry: &dyn WorkflowRegistry,
     tenant: &str,
 ) -> hensu_store::Result<HashMap<String, Progress>> {
     let mut out = HashMap::new();
-    for id in registry.tenant_runs(tenant)? {
-        if let Ok(r) = store.record(&id) {
+    for id in registry.tenant_runs(tenant).await? {
+        if let Ok(r) = store.record(&id).await {
             out.insert(
                 id,
                 Progress {

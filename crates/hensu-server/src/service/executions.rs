@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use super::blocking;
 use crate::AppState;
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult};
@@ -164,6 +163,17 @@ pub struct ExecutionResult {
     /// The context, engine keys (starting with `_`) removed.
     #[schema(value_type = Object)]
     pub output: Value,
+    /// Why a failed execution failed (the error `hensuc run` prints; a hensu addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Why the run whose snapshot is `state` failed, if it did (its `failure` field).
+pub fn failure_message(state: &Value) -> Option<String> {
+    state
+        .pointer("/failure/message")
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
 
 /// What a resume or cancel did.
@@ -335,20 +345,15 @@ pub fn public_context(state: &Value) -> Value {
 /// The record of `run_id` if it belongs to `tenant`; 404 otherwise.
 pub async fn owned_record(app: &AppState, tenant: &Tenant, run_id: &str) -> ApiResult<RunRecord> {
     check_id("executionId", run_id)?;
-    let (reg, store) = (app.registry.clone(), app.store.clone());
-    let (id, t) = (run_id.to_string(), tenant.tenant_id.clone());
-    blocking(move || {
-        match reg.run_tenant(&id)? {
-            Some(owner) if owner == t => {}
-            _ => return Err(ApiError::not_found()),
-        }
-        match store.record(&id) {
-            Ok(r) => Ok(r),
-            Err(hensu_store::StoreError::NotFound { .. }) => Err(ApiError::not_found()),
-            Err(e) => Err(e.into()),
-        }
-    })
-    .await
+    match app.registry.run_tenant(run_id).await? {
+        Some(owner) if owner == tenant.tenant_id => {}
+        _ => return Err(ApiError::not_found()),
+    }
+    match app.store.record(run_id).await {
+        Ok(r) => Ok(r),
+        Err(hensu_store::StoreError::NotFound { .. }) => Err(ApiError::not_found()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Starts an execution of one of the tenant's workflows; it runs on in the background.
@@ -365,17 +370,16 @@ pub async fn start(
     if let Some(context) = &request.context {
         crate::validate::ContextBounds::from(app.limits.as_ref()).check_context(context)?;
     }
-    let reg = app.registry.clone();
-    let (t, w) = (tenant.tenant_id.clone(), workflow_id.clone());
-    let (workflow, repository) = blocking(move || {
-        let stored = reg.get_workflow(&t, &w)?.ok_or_else(ApiError::not_found)?;
-        let wf = hensu_ir::from_json(&stored.definition.to_string())
-            .map_err(|e| ApiError::internal(format!("stored workflow does not load: {e:?}")))?;
-        let repo = crate::subflows::repository(reg.as_ref(), &t, &wf)?;
-        Ok((wf, repo))
-    })
-    .await?;
+    let reg = app.registry.as_ref();
+    let stored = reg
+        .get_workflow(&tenant.tenant_id, &workflow_id)
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    let workflow = hensu_ir::from_json(&stored.definition.to_string())
+        .map_err(|e| ApiError::internal(format!("stored workflow does not load: {e:?}")))?;
+    let repository = crate::subflows::repository(reg, &tenant.tenant_id, &workflow).await?;
     let context: Context = request.context.unwrap_or_default().into_iter().collect();
+    refuse_bad_inputs(&workflow, &context)?;
     let run_id = app
         .executor
         .start(StartRequest {
@@ -397,6 +401,29 @@ pub async fn start(
     })
 }
 
+/// A start whose inputs the workflow's state schema refuses is a 400 with the error
+/// `hensuc run` fails with (the same rule, `hensu_runtime::inputs::input_error`), plus how to
+/// give the missing ones; nothing is stored.
+fn refuse_bad_inputs(workflow: &hensu_ir::Workflow, context: &Context) -> ApiResult<()> {
+    let Some(schema) = &workflow.state_schema else {
+        return Ok(());
+    };
+    let Some(e) = hensu_runtime::inputs::input_error(schema, context) else {
+        return Ok(());
+    };
+    let hint = match &e {
+        hensu_runtime::RuntimeError::MissingInputs { names } => {
+            let example: Vec<String> = names.iter().map(|n| format!("\"{n}\": \"…\"")).collect();
+            format!(
+                " (give them in the start's \"context\": {{{}}})",
+                example.join(", ")
+            )
+        }
+        _ => String::new(),
+    };
+    Err(ApiError::bad_request(format!("{e}{hint}")))
+}
+
 /// The status of one execution.
 pub async fn status(app: &AppState, tenant: &Tenant, run_id: &str) -> ApiResult<ExecutionStatus> {
     Ok(ExecutionStatus::from(
@@ -406,22 +433,20 @@ pub async fn status(app: &AppState, tenant: &Tenant, run_id: &str) -> ApiResult<
 
 /// The tenant's executions, newest first.
 pub async fn records(app: &AppState, tenant: &Tenant) -> ApiResult<Vec<RunRecord>> {
-    let (reg, store, t) = (
-        app.registry.clone(),
-        app.store.clone(),
-        tenant.tenant_id.clone(),
-    );
-    blocking(move || {
-        let mut out = Vec::new();
-        // The registry lists them by creation, oldest first.
-        for id in reg.tenant_runs(&t)?.into_iter().rev() {
-            if let Ok(r) = store.record(&id) {
-                out.push(r);
-            }
+    let mut out = Vec::new();
+    // The registry lists them by creation, oldest first.
+    for id in app
+        .registry
+        .tenant_runs(&tenant.tenant_id)
+        .await?
+        .into_iter()
+        .rev()
+    {
+        if let Ok(r) = app.store.record(&id).await {
+            out.push(r);
         }
-        Ok(out)
-    })
-    .await
+    }
+    Ok(out)
 }
 
 /// The statuses of all the tenant's executions, newest first (a hensu addition).
@@ -450,14 +475,13 @@ pub async fn paused(app: &AppState, tenant: &Tenant) -> ApiResult<Vec<PausedExec
 /// The status and public context of one execution.
 pub async fn result(app: &AppState, tenant: &Tenant, run_id: &str) -> ApiResult<ExecutionResult> {
     let r = owned_record(app, tenant, run_id).await?;
-    let store = app.store.clone();
-    let id = run_id.to_string();
-    let stored = blocking(move || Ok(store.load(&id)?)).await?;
+    let stored = app.store.load(run_id).await?;
     Ok(ExecutionResult {
         execution_id: r.run_id,
         workflow_id: r.workflow_id,
         status: r.status.into(),
         output: public_context(&stored.snapshot),
+        error: failure_message(&stored.snapshot),
     })
 }
 
@@ -472,14 +496,10 @@ pub async fn resume(
     check_id("executionId", run_id)?;
     let input = request.into_input()?;
     owned_record(app, tenant, run_id).await?;
-    let (reg, store) = (app.registry.clone(), app.store.clone());
-    let (t, id) = (tenant.tenant_id.clone(), run_id.to_string());
-    let repository = blocking(move || {
-        let stored = store.load(&id)?;
-        let wf = stored_workflow(&id, &stored.workflow).map_err(ApiError::internal)?;
-        crate::subflows::repository(reg.as_ref(), &t, &wf)
-    })
-    .await?;
+    let stored = app.store.load(run_id).await?;
+    let wf = stored_workflow(run_id, &stored.workflow).map_err(ApiError::internal)?;
+    let repository =
+        crate::subflows::repository(app.registry.as_ref(), &tenant.tenant_id, &wf).await?;
     app.executor.resume(run_id, input, repository).await?;
     Ok(ExecutionAck {
         status: Acknowledged::Resumed,
@@ -525,17 +545,12 @@ pub async fn detail(
     log_limit: usize,
 ) -> ApiResult<RunDetail> {
     let record = owned_record(app, tenant, run_id).await?;
-    let store = app.store.clone();
-    let id = run_id.to_string();
-    blocking(move || {
-        let stored = store.load(&id)?;
-        let log = store.read_log(&id, 0, log_limit)?;
-        Ok(RunDetail {
-            record,
-            workflow: stored.workflow,
-            snapshot: stored.snapshot,
-            log,
-        })
+    let stored = app.store.load(run_id).await?;
+    let log = app.store.read_log(run_id, 0, log_limit).await?;
+    Ok(RunDetail {
+        record,
+        workflow: stored.workflow,
+        snapshot: stored.snapshot,
+        log,
     })
-    .await
 }

@@ -6,8 +6,8 @@
 //! Requests and responses are serde types with an OpenAPI schema ([`utoipa::ToSchema`]); their
 //! JSON is the upstream Hensu shape (docs/server.md).
 //!
-//! Store calls: the store is synchronous, so each operation reads and writes it inside one
-//! `blocking` call.
+//! Store calls are async (`hensu_store::StateStore`); only CPU-bound work (a push's checks)
+//! goes to the blocking pool.
 
 pub mod control;
 pub mod events;
@@ -18,7 +18,7 @@ pub mod workflows;
 
 use crate::error::{ApiError, ApiResult};
 
-/// Runs one operation's store calls on the blocking pool (the store is synchronous).
+/// Runs CPU-bound work (a push's checks) on the blocking pool, off the async workers.
 pub(crate) async fn blocking<T, F>(calls: F) -> ApiResult<T>
 where
     T: Send + 'static,

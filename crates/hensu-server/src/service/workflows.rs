@@ -48,13 +48,17 @@ pub async fn push(app: &AppState, tenant: &Tenant, definition: Value) -> ApiResu
     let id = workflow.id.clone();
     check_id("workflow: id", &id)?;
     let version = workflow.version.clone();
-    let (reg, tenant_id) = (app.registry.clone(), tenant.tenant_id.clone());
-    let created = blocking(move || {
-        // Sub-workflow references: children must be pushed first; no cycles.
-        crate::subflows::check_graph(reg.as_ref(), &tenant_id, &workflow)?;
-        Ok(reg.put_workflow(&tenant_id, &workflow.id, &workflow.version, &definition)?)
-    })
-    .await?;
+    let reg = app.registry.as_ref();
+    // Sub-workflow references: children must be pushed first; no cycles.
+    crate::subflows::check_graph(reg, &tenant.tenant_id, &workflow).await?;
+    let created = reg
+        .put_workflow(
+            &tenant.tenant_id,
+            &workflow.id,
+            &workflow.version,
+            &definition,
+        )
+        .await?;
     tracing::info!(
         tenant = tenant.tenant_id,
         workflow = id,
@@ -114,12 +118,10 @@ fn refused(text: String, diagnostics: &[Diagnostic]) -> ApiError {
 /// The stored definition of one of the tenant's workflows (as pushed).
 pub async fn get(app: &AppState, tenant: &Tenant, workflow_id: &str) -> ApiResult<Value> {
     check_id("workflowId", workflow_id)?;
-    let (reg, t, id) = (
-        app.registry.clone(),
-        tenant.tenant_id.clone(),
-        workflow_id.to_string(),
-    );
-    let stored = blocking(move || Ok(reg.get_workflow(&t, &id)?)).await?;
+    let stored = app
+        .registry
+        .get_workflow(&tenant.tenant_id, workflow_id)
+        .await?;
     stored.map(|w| w.definition).ok_or_else(ApiError::not_found)
 }
 
@@ -132,8 +134,7 @@ pub async fn load(app: &AppState, tenant: &Tenant, workflow_id: &str) -> ApiResu
 
 /// The tenant's workflows, sorted by id.
 pub async fn list(app: &AppState, tenant: &Tenant) -> ApiResult<Vec<WorkflowEntry>> {
-    let (reg, t) = (app.registry.clone(), tenant.tenant_id.clone());
-    let all = blocking(move || Ok(reg.list_workflows(&t)?)).await?;
+    let all = app.registry.list_workflows(&tenant.tenant_id).await?;
     Ok(all
         .into_iter()
         .map(|w| WorkflowEntry {
@@ -149,33 +150,29 @@ pub async fn list_loaded(
     app: &AppState,
     tenant: &Tenant,
 ) -> ApiResult<Vec<(WorkflowEntry, Option<Workflow>)>> {
-    let (reg, t) = (app.registry.clone(), tenant.tenant_id.clone());
-    blocking(move || {
-        let mut out = Vec::new();
-        for w in reg.list_workflows(&t)? {
-            let wf = reg
-                .get_workflow(&t, &w.workflow_id)?
-                .and_then(|s| hensu_ir::from_json(&s.definition.to_string()).ok());
-            let entry = WorkflowEntry {
-                id: w.workflow_id,
-                version: w.version,
-            };
-            out.push((entry, wf));
-        }
-        Ok(out)
-    })
-    .await
+    let (reg, t) = (app.registry.as_ref(), tenant.tenant_id.as_str());
+    let mut out = Vec::new();
+    for w in reg.list_workflows(t).await? {
+        let wf = reg
+            .get_workflow(t, &w.workflow_id)
+            .await?
+            .and_then(|s| hensu_ir::from_json(&s.definition.to_string()).ok());
+        let entry = WorkflowEntry {
+            id: w.workflow_id,
+            version: w.version,
+        };
+        out.push((entry, wf));
+    }
+    Ok(out)
 }
 
 /// Deletes (softly) one of the tenant's workflows; 404 when there is no live one.
 pub async fn delete(app: &AppState, tenant: &Tenant, workflow_id: &str) -> ApiResult<()> {
     check_id("workflowId", workflow_id)?;
-    let (reg, t, id) = (
-        app.registry.clone(),
-        tenant.tenant_id.clone(),
-        workflow_id.to_string(),
-    );
-    let gone = blocking(move || Ok(reg.delete_workflow(&t, &id)?)).await?;
+    let gone = app
+        .registry
+        .delete_workflow(&tenant.tenant_id, workflow_id)
+        .await?;
     if gone {
         Ok(())
     } else {

@@ -56,7 +56,7 @@ impl Drop for Server {
     }
 }
 
-fn stores(
+async fn stores(
     backend: Backend,
     dir: &std::path::Path,
 ) -> (Arc<dyn StateStore>, Arc<dyn WorkflowRegistry>) {
@@ -66,7 +66,7 @@ fn stores(
             let store: Arc<dyn StateStore> = Arc::new(
                 hensu_store::SqliteStore::open_file(&db, StoreOptions::default()).expect("store"),
             );
-            let registry = store.registry().expect("registry");
+            let registry = store.registry().await.expect("registry");
             (store, registry)
         }
         Backend::Postgres => {
@@ -75,9 +75,10 @@ fn stores(
             let schema = format!("s_{}", uuid::Uuid::new_v4().simple());
             let store: Arc<dyn StateStore> = Arc::new(
                 hensu_store::PgStore::open_in_schema(&url, Some(&schema), StoreOptions::default())
+                    .await
                     .expect("pg store"),
             );
-            let registry = store.registry().expect("pg registry");
+            let registry = store.registry().await.expect("pg registry");
             (store, registry)
         }
     }
@@ -100,12 +101,7 @@ impl Server {
         if let Some(text) = hensu_toml {
             std::fs::write(dir.path().join("hensu.toml"), text).expect("hensu.toml");
         }
-        let (store, registry) = {
-            let d = dir.path().to_path_buf();
-            tokio::task::spawn_blocking(move || stores(backend, &d))
-                .await
-                .expect("open")
-        };
+        let (store, registry) = stores(backend, dir.path()).await;
         let options = Options {
             force_stub,
             ..Options::default()
@@ -116,12 +112,7 @@ impl Server {
     /// A server on SQLite with `options`.
     pub async fn with(options: Options) -> Server {
         let dir = tempfile::tempdir().expect("tempdir");
-        let (store, registry) = {
-            let d = dir.path().to_path_buf();
-            tokio::task::spawn_blocking(move || stores(Backend::Sqlite, &d))
-                .await
-                .expect("open")
-        };
+        let (store, registry) = stores(Backend::Sqlite, dir.path()).await;
         Server::over(store, registry, Arc::new(dir), options).await
     }
 

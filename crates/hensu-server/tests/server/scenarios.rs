@@ -317,12 +317,7 @@ pub async fn parallel_branches_are_recorded(s: Server) {
     let done = evs.last().expect("last");
     assert_eq!(done.kind(), "execution.completed", "{evs:?}");
     assert_eq!(done.data["success"], true);
-    let store = s.store().clone();
-    let run = id.clone();
-    let log = tokio::task::spawn_blocking(move || store.read_log(&run, 0, 1_000))
-        .await
-        .expect("join")
-        .expect("log");
+    let log = s.store().read_log(&id, 0, 1_000).await.expect("log");
     let branch_rows: Vec<String> = log
         .iter()
         .filter_map(|e| e.delta.as_ref())

@@ -1,14 +1,10 @@
 //! The PostgreSQL store: the same contract as the SQLite store, for runs shared by several
 //! machines.
 //!
-//! Driver: `tokio-postgres` behind a `deadpool-postgres` pool, on the process's one driver
-//! runtime ([`driver_runtime`], two worker threads), so the synchronous [`crate::StateStore`]
-//! methods can be called from plain threads and from inside another tokio runtime alike: each
-//! call is spawned on the driver runtime and waited for on a channel. The runtime lives as
-//! long as the process and is never dropped: a store handle may be dropped anywhere —
-//! including on a worker thread of the caller's runtime, where dropping a runtime it owned
-//! would panic (a runtime's drop blocks until its workers stop) — and dropping the pool only
-//! closes its connections. Queries are plain SQL strings prepared at
+//! Driver: `tokio-postgres` behind a `deadpool-postgres` pool, natively async: each
+//! [`crate::StateStore`] call runs on the caller's tokio runtime (a pooled connection's I/O
+//! task runs on the runtime that opened it; a connection whose runtime has stopped is closed
+//! and the pool replaces it). Queries are plain SQL strings prepared at
 //! run time (no compile-time database). Schema: `refinery` migrations embedded from
 //! `migrations/postgres/`, applied on open under an advisory lock; [`PG_SCHEMA_VERSION`]
 //! is recorded in the `meta` table, and a database of a newer version is refused untouched.
@@ -54,7 +50,6 @@ pub(crate) struct Inner {
 #[derive(Clone)]
 pub struct PgStore {
     inner: Arc<Inner>,
-    rt: tokio::runtime::Handle,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -127,32 +122,11 @@ fn valid_schema_name(name: &str) -> bool {
 }
 
 /// A parsed URL (with `search_path` set for `schema`), its password-free description, and a
-/// connection pool served by the driver runtime: what [`PgStore`] and the workflow registry
-/// open with.
+/// connection pool: what [`PgStore`] opens with.
 pub(crate) struct Opened {
     pub config: tokio_postgres::Config,
     pub target: String,
-    pub rt: tokio::runtime::Handle,
     pub pool: Pool,
-}
-
-/// The runtime every PostgreSQL handle of this process runs its queries on, started on first
-/// use and kept until the process exits (see the module docs for why it is never dropped).
-pub(crate) fn driver_runtime() -> std::result::Result<tokio::runtime::Handle, String> {
-    static RUNTIME: std::sync::OnceLock<std::result::Result<tokio::runtime::Runtime, String>> =
-        std::sync::OnceLock::new();
-    RUNTIME
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .thread_name("hensu-pg")
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map(|rt| rt.handle().clone())
-        .map_err(Clone::clone)
 }
 
 pub(crate) fn open_pool(
@@ -177,10 +151,6 @@ pub(crate) fn open_pool(
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(Duration::from_secs(10));
     }
-    let rt = driver_runtime().map_err(|e| StoreError::Postgres {
-        target: target.clone(),
-        detail: format!("cannot start the driver's runtime: {e}"),
-    })?;
     let manager = Manager::from_config(
         config.clone(),
         NoTls,
@@ -201,7 +171,6 @@ pub(crate) fn open_pool(
     Ok(Opened {
         config,
         target,
-        rt,
         pool,
     })
 }
@@ -209,18 +178,21 @@ pub(crate) fn open_pool(
 impl PgStore {
     /// Connects to `url` (`postgres://user:password@host:port/db?…`, libpq style), creates or
     /// migrates the schema, and checks its version.
-    pub fn open(url: &str, opts: StoreOptions) -> Result<PgStore> {
-        PgStore::open_in_schema(url, None, opts)
+    pub async fn open(url: &str, opts: StoreOptions) -> Result<PgStore> {
+        PgStore::open_in_schema(url, None, opts).await
     }
 
     /// Like [`PgStore::open`], with the store's tables in the PostgreSQL schema `schema`
     /// (created if missing; lowercase letters, digits and `_`): several stores in one
     /// database, e.g. one per test.
-    pub fn open_in_schema(url: &str, schema: Option<&str>, opts: StoreOptions) -> Result<PgStore> {
+    pub async fn open_in_schema(
+        url: &str,
+        schema: Option<&str>,
+        opts: StoreOptions,
+    ) -> Result<PgStore> {
         let Opened {
             config,
             target,
-            rt,
             pool,
         } = open_pool(url, schema, 8, opts.busy_timeout)?;
         let store = PgStore {
@@ -230,11 +202,8 @@ impl PgStore {
                 target,
                 opts,
             }),
-            rt,
         };
-        let schema = schema.map(str::to_string);
-        let t = store.inner.target.clone();
-        store.run(async move { migrate(config, schema, t).await })?;
+        migrate(config, schema, &store.inner.target).await?;
         Ok(store)
     }
 
@@ -247,7 +216,6 @@ impl PgStore {
                 path: self.inner.path.clone(),
                 opts,
             }),
-            rt: self.rt.clone(),
         }
     }
 
@@ -260,53 +228,28 @@ impl PgStore {
         &self.inner.target
     }
 
-    /// Runs `f` on the store's runtime and waits for it (from any thread or runtime).
-    fn run<T: Send + 'static>(
-        &self,
-        f: impl Future<Output = Result<T>> + Send + 'static,
-    ) -> Result<T> {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        self.rt.spawn(async move {
-            let _ = tx.send(f.await);
-        });
-        rx.recv().unwrap_or_else(|_| {
-            Err(StoreError::Postgres {
-                target: self.inner.target.clone(),
-                detail: "the database task stopped before answering".into(),
-            })
-        })
-    }
-
-    /// Runs `f` with the shared state on the store's runtime.
-    pub(crate) fn with<T, F, Fut>(&self, f: F) -> Result<T>
+    /// Runs `f` with the shared state.
+    pub(crate) async fn with<T, F, Fut>(&self, f: F) -> Result<T>
     where
-        T: Send + 'static,
         F: FnOnce(Arc<Inner>) -> Fut,
-        Fut: Future<Output = Result<T>> + Send + 'static,
+        Fut: Future<Output = Result<T>>,
     {
-        self.run(f(Arc::clone(&self.inner)))
+        f(Arc::clone(&self.inner)).await
     }
 }
 
 /// Creates or migrates the schema on a dedicated connection (its session-level advisory lock
 /// dies with it, whatever happens).
-async fn migrate(
-    config: tokio_postgres::Config,
-    schema: Option<String>,
-    target: String,
-) -> Result<()> {
-    let (mut client, connection) = config
-        .connect(NoTls)
-        .await
-        .map_err(|e| pg_err(&target, e))?;
+async fn migrate(config: tokio_postgres::Config, schema: Option<&str>, target: &str) -> Result<()> {
+    let (mut client, connection) = config.connect(NoTls).await.map_err(|e| pg_err(target, e))?;
     let conn_task = tokio::spawn(connection);
     let out = async {
-        let pg = |e| pg_err(&target, e);
+        let pg = |e| pg_err(target, e);
         client
             .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
             .await
             .map_err(pg)?;
-        if let Some(s) = &schema {
+        if let Some(s) = schema {
             // The name was validated: lowercase letters, digits and `_` only.
             client
                 .batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {s}"))
@@ -332,16 +275,16 @@ async fn migrate(
                     .map(|r| r.get::<_, String>(1))
             };
             let version = get("schema_version")
-                .ok_or_else(|| corrupt(&target, "the meta table has no schema_version"))?;
+                .ok_or_else(|| corrupt(target, "the meta table has no schema_version"))?;
             let found: i64 = version.trim().parse().map_err(|_| {
                 corrupt(
-                    &target,
+                    target,
                     format!("schema_version `{version}` is not a number"),
                 )
             })?;
             if !(1..=PG_SCHEMA_VERSION).contains(&found) {
                 return Err(StoreError::IncompatibleVersion {
-                    path: PathBuf::from(&target),
+                    path: PathBuf::from(target),
                     found,
                     written_by: get("hensu_version").unwrap_or_else(|| "unknown".into()),
                     supported: PG_SCHEMA_VERSION,
@@ -355,7 +298,7 @@ async fn migrate(
                 .get(0);
             if foreign {
                 return Err(corrupt(
-                    &target,
+                    target,
                     "a `runs` table without hensu's meta table: not a hensu state store",
                 ));
             }
@@ -364,7 +307,7 @@ async fn migrate(
             .run_async(&mut client)
             .await
             .map_err(|e| StoreError::Postgres {
-                target: target.clone(),
+                target: target.to_string(),
                 detail: format!("migrating the schema failed: {e}"),
             })?;
         client

@@ -53,7 +53,12 @@ macro_rules! in_tx {
 
 impl PgStore {
     /// Tags a run with its tenant (the registry's [`crate::WorkflowRegistry::tag_run`]).
-    pub(crate) fn tag_run(&self, run_id: &str, tenant: &str, workflow_id: &str) -> Result<()> {
+    pub(crate) async fn tag_run(
+        &self,
+        run_id: &str,
+        tenant: &str,
+        workflow_id: &str,
+    ) -> Result<()> {
         let (run_id, tenant, workflow_id) = (
             run_id.to_string(),
             tenant.to_string(),
@@ -64,10 +69,11 @@ impl PgStore {
                 logic::tag_run(&mut b, &run_id, &tenant, &workflow_id, now_ms())
             })
         })
+        .await
     }
 
     /// A run and its tenant tag in one transaction.
-    pub(crate) fn create_tenant_run(
+    pub(crate) async fn create_tenant_run(
         &self,
         tenant: &str,
         record: &RunRecord,
@@ -89,15 +95,17 @@ impl PgStore {
                 )
             })
         })
+        .await
     }
 }
 
+#[async_trait::async_trait]
 impl StateStore for PgStore {
-    fn registry(&self) -> Result<Arc<dyn WorkflowRegistry>> {
-        Ok(Arc::new(PgRegistry::open(self)?))
+    async fn registry(&self) -> Result<Arc<dyn WorkflowRegistry>> {
+        Ok(Arc::new(PgRegistry::open(self).await?))
     }
 
-    fn create_run_encoded(
+    async fn create_run_encoded(
         &self,
         record: &RunRecord,
         workflow_json: &[u8],
@@ -111,34 +119,38 @@ impl StateStore for PgStore {
                 logic::create_run(&mut b, &inner.opts, &record, &wf, &snap)
             })
         })
+        .await
     }
 
-    fn acquire(&self, run_id: &str, owner: &OwnerId) -> Result<Lease> {
+    async fn acquire(&self, run_id: &str, owner: &OwnerId) -> Result<Lease> {
         let (run_id, owner) = (run_id.to_string(), owner.clone());
         self.with(move |inner| async move {
             in_tx!(inner, b, false, {
                 logic::acquire(&mut b, &inner.opts, &run_id, &owner, now_ms())
             })
         })
+        .await
     }
 
-    fn heartbeat(&self, lease: &Lease) -> Result<Renewed> {
+    async fn heartbeat(&self, lease: &Lease) -> Result<Renewed> {
         let lease = lease.clone();
         self.with(move |inner| async move {
             in_tx!(inner, b, false, {
                 logic::heartbeat(&mut b, &inner.opts, &lease, now_ms())
             })
         })
+        .await
     }
 
-    fn release(&self, lease: &Lease) -> Result<()> {
+    async fn release(&self, lease: &Lease) -> Result<()> {
         let lease = lease.clone();
         self.with(move |inner| async move {
             in_tx!(inner, b, false, { logic::release(&mut b, &lease) })
         })
+        .await
     }
 
-    fn checkpoint(
+    async fn checkpoint(
         &self,
         lease: &Lease,
         expected_step: u64,
@@ -160,9 +172,10 @@ impl StateStore for PgStore {
                 )
             })
         })
+        .await
     }
 
-    fn append(
+    async fn append(
         &self,
         lease: &Lease,
         expected_step: u64,
@@ -184,9 +197,10 @@ impl StateStore for PgStore {
                 )
             })
         })
+        .await
     }
 
-    fn set_status(
+    async fn set_status(
         &self,
         run_id: &str,
         lease: Option<&Lease>,
@@ -206,77 +220,87 @@ impl StateStore for PgStore {
                 )
             })
         })
+        .await
     }
 
-    fn request_cancel(&self, run_id: &str) -> Result<CancelRequest> {
+    async fn request_cancel(&self, run_id: &str) -> Result<CancelRequest> {
         let run_id = run_id.to_string();
         self.with(move |inner| async move {
             in_tx!(inner, b, false, {
                 logic::request_cancel(&mut b, &run_id, now_ms())
             })
         })
+        .await
     }
 
-    fn load(&self, run_id: &str) -> Result<StoredRun> {
+    async fn load(&self, run_id: &str) -> Result<StoredRun> {
         let run_id = run_id.to_string();
         self.with(move |inner| async move {
             in_tx!(inner, b, true, {
                 logic::load(&mut b, &inner.opts, &run_id)
             })
         })
+        .await
     }
 
-    fn record(&self, run_id: &str) -> Result<RunRecord> {
+    async fn record(&self, run_id: &str) -> Result<RunRecord> {
         let run_id = run_id.to_string();
         self.with(
             move |inner| async move { in_tx!(inner, b, true, { logic::record(&mut b, &run_id) }) },
         )
+        .await
     }
 
-    fn list(&self) -> Result<Vec<RunRecord>> {
+    async fn list(&self) -> Result<Vec<RunRecord>> {
         self.with(move |inner| async move { in_tx!(inner, b, true, { logic::list(&mut b) }) })
+            .await
     }
 
-    fn find_by_correlation(&self, correlation_id: &str) -> Result<Option<RunRecord>> {
+    async fn find_by_correlation(&self, correlation_id: &str) -> Result<Option<RunRecord>> {
         let correlation_id = correlation_id.to_string();
         self.with(move |inner| async move {
             in_tx!(inner, b, true, {
                 logic::find_by_correlation(&mut b, &correlation_id)
             })
         })
+        .await
     }
 
-    fn history(&self, run_id: &str) -> Result<Vec<CheckpointMeta>> {
+    async fn history(&self, run_id: &str) -> Result<Vec<CheckpointMeta>> {
         let run_id = run_id.to_string();
         self.with(move |inner| async move {
             in_tx!(inner, b, true, { logic::history(&mut b, &run_id) })
         })
+        .await
     }
 
-    fn read_log(&self, run_id: &str, after: u64, limit: usize) -> Result<Vec<LogEntry>> {
+    async fn read_log(&self, run_id: &str, after: u64, limit: usize) -> Result<Vec<LogEntry>> {
         let run_id = run_id.to_string();
         self.with(move |inner| async move {
             in_tx!(inner, b, true, {
                 logic::read_log(&mut b, &run_id, after, limit)
             })
         })
+        .await
     }
 
-    fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>> {
+    async fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>> {
         let owner = owner.clone();
         self.with(move |inner| async move {
             in_tx!(inner, b, false, {
                 logic::claim(&mut b, &inner.opts, &owner, limit, now_ms())
             })
         })
+        .await
     }
 
-    fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>> {
+    async fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>> {
         let owner = owner.clone();
         self.with(move |inner| async move {
             in_tx!(inner, b, false, {
                 logic::heartbeat_owner(&mut b, &inner.opts, &owner, now_ms())
             })
         })
+        .await
     }
 }

@@ -5,8 +5,9 @@ mod backend;
 mod ops;
 mod schema;
 
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, mpsc};
 
 use rusqlite::{Connection, OpenFlags};
 
@@ -32,16 +33,62 @@ pub struct SqliteSettings {
     pub sqlite_version: String,
 }
 
-/// The SQLite store. One connection per handle (behind a mutex); several handles and several
-/// processes may open the same file: SQLite's locks plus the run leases coordinate them.
+/// The SQLite store. One connection, owned by one writer thread that runs every operation
+/// of the store's handles in turn, each in one transaction; a handle sends it the operation
+/// and awaits the answer, so no caller's thread waits on the disk or on SQLite's locks.
+/// Several handles (clones, [`SqliteStore::with_options`]) share the thread; several
+/// stores and several processes may open the same file: SQLite's locks plus the run leases
+/// coordinate them. Dropping the last handle ends the thread once its queued operations
+/// are done and waits for it, so the connection is closed (and the WAL checkpointed) when
+/// the drop returns.
+///
+/// An in-memory database ([`SqliteStore::open_memory`]) does no I/O and waits on no lock of
+/// another process: its operations run on the caller's thread under the connection's mutex,
+/// without a hand-off (so they also never suspend, which tests on tokio's paused clock rely
+/// on).
 #[derive(Clone)]
 pub struct SqliteStore {
-    conn: Arc<Mutex<Connection>>,
-    path: PathBuf,
+    exec: Exec,
+    path: Arc<PathBuf>,
     opts: StoreOptions,
-    /// What the last append through this connection left its run at (shared by the
-    /// connection's handles; any other write forgets it).
-    last_step: Arc<Mutex<Option<LastStep>>>,
+}
+
+/// Where a store's operations run.
+#[derive(Clone)]
+enum Exec {
+    /// On the writer thread (a database file).
+    Thread(Arc<Writer>),
+    /// On the caller's thread (an in-memory database).
+    Inline(Arc<std::sync::Mutex<Core>>),
+}
+
+/// The writer thread and its queue.
+struct Writer {
+    jobs: Option<mpsc::Sender<Job>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        // Closing the queue ends the thread's loop after the jobs already sent.
+        self.jobs.take();
+        if let Some(thread) = self.thread.take()
+            && thread.thread().id() != std::thread::current().id()
+        {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// One operation for the writer thread.
+type Job = Box<dyn FnOnce(&mut Core) + Send>;
+
+/// What the writer thread owns: the connection and what the last append through it left
+/// its run at (any other write forgets it).
+pub(crate) struct Core {
+    conn: Connection,
+    path: Arc<PathBuf>,
+    last_step: Option<LastStep>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -118,12 +165,7 @@ impl SqliteStore {
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         let mut conn = conn;
         init_schema(&mut conn, &path)?;
-        Ok(SqliteStore {
-            conn: Arc::new(Mutex::new(conn)),
-            path,
-            opts,
-            last_step: Arc::default(),
-        })
+        SqliteStore::start(conn, path, opts)
     }
 
     /// A private in-memory database (SQLite `:memory:`), gone with its last handle. Clones of
@@ -135,21 +177,56 @@ impl SqliteStore {
             .map_err(|e| StoreError::sqlite(&path, e))?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         init_schema(&mut conn, &path)?;
+        let path = Arc::new(path);
+        let core = Core {
+            conn,
+            path: Arc::clone(&path),
+            last_step: None,
+        };
         Ok(SqliteStore {
-            conn: Arc::new(Mutex::new(conn)),
+            exec: Exec::Inline(Arc::new(std::sync::Mutex::new(core))),
             path,
             opts,
-            last_step: Arc::default(),
+        })
+    }
+
+    /// Starts the writer thread that owns `conn`.
+    fn start(conn: Connection, path: PathBuf, opts: StoreOptions) -> Result<SqliteStore> {
+        let path = Arc::new(path);
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let mut core = Core {
+            conn,
+            path: Arc::clone(&path),
+            last_step: None,
+        };
+        let thread = std::thread::Builder::new()
+            .name("hensu-sqlite".into())
+            .spawn(move || {
+                // Ends when every handle (every sender) is gone; the connection closes with it.
+                for job in queue {
+                    job(&mut core);
+                }
+            })
+            .map_err(|source| StoreError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(SqliteStore {
+            exec: Exec::Thread(Arc::new(Writer {
+                jobs: Some(jobs),
+                thread: Some(thread),
+            })),
+            path,
+            opts,
         })
     }
 
     /// Another handle on the same connection with other options.
     pub fn with_options(&self, opts: StoreOptions) -> SqliteStore {
         SqliteStore {
-            conn: Arc::clone(&self.conn),
-            path: self.path.clone(),
+            exec: self.exec.clone(),
+            path: Arc::clone(&self.path),
             opts,
-            last_step: Arc::clone(&self.last_step),
         }
     }
 
@@ -162,8 +239,67 @@ impl SqliteStore {
     }
 
     /// The effective settings (for `hensu doctor`-style reports and tests).
-    pub fn settings(&self) -> Result<SqliteSettings> {
-        let conn = self.lock();
+    pub async fn settings(&self) -> Result<SqliteSettings> {
+        self.call(|core, _| core.settings()).await
+    }
+
+    /// Runs `f` where the store's operations run ([`Exec`]) and awaits its answer. A panic in
+    /// `f` is answered as an error (its transaction rolls back) and the store goes on serving.
+    async fn call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Core, &StoreOptions) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let writer = match &self.exec {
+            Exec::Inline(core) => {
+                // A panic while holding the lock cannot leave a transaction half-applied (it
+                // rolls back on drop), so a poisoned connection is still sound.
+                let mut core = core.lock().unwrap_or_else(|p| p.into_inner());
+                return guarded(|| f(&mut core, &self.opts));
+            }
+            Exec::Thread(writer) => writer,
+        };
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let opts = self.opts.clone();
+        let job: Job = Box::new(move |core| {
+            let _ = tx.send(guarded(|| f(core, &opts)));
+        });
+        let stopped = || StoreError::Invalid("the store's writer thread stopped".into());
+        let jobs = writer.jobs.as_ref().ok_or_else(stopped)?;
+        jobs.send(job).map_err(|_| stopped())?;
+        rx.await.map_err(|_| stopped())?
+    }
+
+    /// Runs `f` in a write transaction on the writer thread ([`Core::write`]).
+    pub(crate) async fn write<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut SqliteTx<'_>, &StoreOptions) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        self.call(move |core, opts| core.write(|tx| f(tx, opts)))
+            .await
+    }
+
+    /// Runs `f` in a read transaction on the writer thread ([`Core::read`]).
+    pub(crate) async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut SqliteTx<'_>, &StoreOptions) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        self.call(move |core, opts| core.read(|tx| f(tx, opts)))
+            .await
+    }
+}
+
+/// `f()`, with a panic answered as an internal error.
+fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        Err(StoreError::Invalid(
+            "internal error: a store operation panicked (please report)".into(),
+        ))
+    })
+}
+
+impl Core {
+    fn settings(&self) -> Result<SqliteSettings> {
+        let conn = &self.conn;
         let sq = |e| StoreError::sqlite(&self.path, e);
         let journal_mode: String = conn
             .pragma_query_value(None, "journal_mode", |r| r.get(0))
@@ -175,8 +311,8 @@ impl SqliteStore {
             .pragma_query_value(None, "busy_timeout", |r| r.get(0))
             .map_err(sq)?;
         let (schema_version, hensu_version) =
-            read_meta(&conn, &self.path)?.ok_or_else(|| StoreError::Corrupt {
-                path: self.path.clone(),
+            read_meta(conn, &self.path)?.ok_or_else(|| StoreError::Corrupt {
+                path: self.path.to_path_buf(),
                 detail: "the meta table is missing".into(),
             })?;
         Ok(SqliteSettings {
@@ -189,29 +325,21 @@ impl SqliteStore {
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, Connection> {
-        // A panic while holding the lock cannot leave a transaction half-applied (rusqlite
-        // rolls back on drop), so a poisoned connection is still sound.
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// Runs `f` in a `BEGIN IMMEDIATE` transaction (the write lock is taken up front, so two
     /// writers serialize instead of failing on upgrade). The transaction carries where the
     /// last append left its run, taken (whatever `f` writes may change what it describes);
     /// what `f`'s append reports is kept once it commits.
-    pub(crate) fn write<T>(&self, f: impl FnOnce(&mut SqliteTx<'_>) -> Result<T>) -> Result<T> {
-        let last = self.last_step.lock().ok().and_then(|mut l| l.take());
+    fn write<T>(&mut self, f: impl FnOnce(&mut SqliteTx<'_>) -> Result<T>) -> Result<T> {
+        let last = self.last_step.take();
         let (out, keep) = self.in_transaction("BEGIN IMMEDIATE", last, f)?;
-        if let Some(keep) = keep
-            && let Ok(mut l) = self.last_step.lock()
-        {
-            *l = Some(keep);
+        if keep.is_some() {
+            self.last_step = keep;
         }
         Ok(out)
     }
 
     /// Runs `f` in a read transaction (a consistent view across tables).
-    pub(crate) fn read<T>(&self, f: impl FnOnce(&mut SqliteTx<'_>) -> Result<T>) -> Result<T> {
+    fn read<T>(&mut self, f: impl FnOnce(&mut SqliteTx<'_>) -> Result<T>) -> Result<T> {
         self.in_transaction("BEGIN DEFERRED", None, f)
             .map(|(out, _)| out)
     }
@@ -222,11 +350,11 @@ impl SqliteStore {
         last: Option<LastStep>,
         f: impl FnOnce(&mut SqliteTx<'_>) -> Result<T>,
     ) -> Result<(T, Option<LastStep>)> {
-        let conn = self.lock();
+        let conn = &self.conn;
         let sq = |e| StoreError::sqlite(&self.path, e);
-        let tx = Tx::begin(&conn, begin).map_err(sq)?;
+        let tx = Tx::begin(conn, begin).map_err(sq)?;
         let mut backend = SqliteTx {
-            conn: &conn,
+            conn,
             path: &self.path,
             last,
             keep: None,

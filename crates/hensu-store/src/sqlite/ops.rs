@@ -1,5 +1,7 @@
 //! [`StateStore`] on SQLite: each operation is [`crate::logic`]'s, run in one transaction
-//! of the store's connection.
+//! on the store's writer thread. Arguments are encoded (or copied) before they are sent:
+//! the transaction only copies bytes, and an operation outlives a caller that stops
+//! waiting for it.
 
 use std::sync::Arc;
 
@@ -16,12 +18,22 @@ use crate::{SqliteRegistry, WorkflowRegistry};
 
 impl SqliteStore {
     /// Tags a run with its tenant (the registry's [`crate::WorkflowRegistry::tag_run`]).
-    pub(crate) fn tag_run(&self, run_id: &str, tenant: &str, workflow_id: &str) -> Result<()> {
-        self.write(|b| run_ready(logic::tag_run(b, run_id, tenant, workflow_id, now_ms())))
+    pub(crate) async fn tag_run(
+        &self,
+        run_id: &str,
+        tenant: &str,
+        workflow_id: &str,
+    ) -> Result<()> {
+        let (run_id, tenant, workflow_id) =
+            (run_id.to_owned(), tenant.to_owned(), workflow_id.to_owned());
+        self.write(move |b, _| {
+            run_ready(logic::tag_run(b, &run_id, &tenant, &workflow_id, now_ms()))
+        })
+        .await
     }
 
     /// A run and its tenant tag in one transaction.
-    pub(crate) fn create_tenant_run(
+    pub(crate) async fn create_tenant_run(
         &self,
         tenant: &str,
         record: &RunRecord,
@@ -29,65 +41,82 @@ impl SqliteStore {
         snapshot: &Value,
     ) -> Result<()> {
         let snap = encode_snapshot(self.opts.snapshot_version, snapshot)?;
-        self.write(|b| {
+        let (tenant, record, wf) = (tenant.to_owned(), record.clone(), wf.to_vec());
+        self.write(move |b, opts| {
             run_ready(logic::create_tenant_run(
                 b,
-                &self.opts,
-                tenant,
-                record,
-                wf,
+                opts,
+                &tenant,
+                &record,
+                &wf,
                 &snap,
                 now_ms(),
             ))
         })
+        .await
     }
 }
 
+#[async_trait::async_trait]
 impl StateStore for SqliteStore {
-    fn registry(&self) -> Result<Arc<dyn WorkflowRegistry>> {
-        Ok(Arc::new(SqliteRegistry::open(self)?))
+    async fn registry(&self) -> Result<Arc<dyn WorkflowRegistry>> {
+        Ok(Arc::new(SqliteRegistry::open(self).await?))
     }
 
-    fn create_run_encoded(&self, record: &RunRecord, wf: &[u8], snapshot: &Value) -> Result<()> {
+    async fn create_run_encoded(
+        &self,
+        record: &RunRecord,
+        wf: &[u8],
+        snapshot: &Value,
+    ) -> Result<()> {
         let snap = encode_snapshot(self.opts.snapshot_version, snapshot)?;
-        self.write(|b| run_ready(logic::create_run(b, &self.opts, record, wf, &snap)))
+        let (record, wf) = (record.clone(), wf.to_vec());
+        self.write(move |b, opts| run_ready(logic::create_run(b, opts, &record, &wf, &snap)))
+            .await
     }
 
-    fn acquire(&self, run_id: &str, owner: &OwnerId) -> Result<Lease> {
-        self.write(|b| run_ready(logic::acquire(b, &self.opts, run_id, owner, now_ms())))
+    async fn acquire(&self, run_id: &str, owner: &OwnerId) -> Result<Lease> {
+        let (run_id, owner) = (run_id.to_owned(), owner.clone());
+        self.write(move |b, opts| run_ready(logic::acquire(b, opts, &run_id, &owner, now_ms())))
+            .await
     }
 
-    fn heartbeat(&self, lease: &Lease) -> Result<Renewed> {
-        self.write(|b| run_ready(logic::heartbeat(b, &self.opts, lease, now_ms())))
+    async fn heartbeat(&self, lease: &Lease) -> Result<Renewed> {
+        let lease = lease.clone();
+        self.write(move |b, opts| run_ready(logic::heartbeat(b, opts, &lease, now_ms())))
+            .await
     }
 
-    fn release(&self, lease: &Lease) -> Result<()> {
-        self.write(|b| run_ready(logic::release(b, lease)))
+    async fn release(&self, lease: &Lease) -> Result<()> {
+        let lease = lease.clone();
+        self.write(move |b, _| run_ready(logic::release(b, &lease)))
+            .await
     }
 
-    fn checkpoint(
+    async fn checkpoint(
         &self,
         lease: &Lease,
         expected_step: u64,
         update: &RecordUpdate,
         snapshot: &Value,
     ) -> Result<Checkpointed> {
-        // Encode outside the lock: the transaction only copies bytes.
         let snap = encode_snapshot(self.opts.snapshot_version, snapshot)?;
-        self.write(|b| {
+        let (lease, update) = (lease.clone(), update.clone());
+        self.write(move |b, opts| {
             run_ready(logic::checkpoint(
                 b,
-                &self.opts,
-                lease,
+                opts,
+                &lease,
                 expected_step,
-                update,
+                &update,
                 &snap,
                 now_ms(),
             ))
         })
+        .await
     }
 
-    fn append(
+    async fn append(
         &self,
         lease: &Lease,
         expected_step: u64,
@@ -95,71 +124,91 @@ impl StateStore for SqliteStore {
         entry: &StepEntry,
     ) -> Result<Checkpointed> {
         let entry = EncodedStep::new(entry, self.opts.snapshot_version)?;
-        self.write(|b| {
+        let (lease, update) = (lease.clone(), update.clone());
+        self.write(move |b, opts| {
             run_ready(logic::append(
                 b,
-                &self.opts,
-                lease,
+                opts,
+                &lease,
                 expected_step,
-                update,
+                &update,
                 &entry,
                 now_ms(),
             ))
         })
+        .await
     }
 
-    fn set_status(
+    async fn set_status(
         &self,
         run_id: &str,
         lease: Option<&Lease>,
         expected_step: u64,
         update: &RecordUpdate,
     ) -> Result<RunRecord> {
-        self.write(|b| {
+        let (run_id, lease, update) = (run_id.to_owned(), lease.cloned(), update.clone());
+        self.write(move |b, _| {
             run_ready(logic::set_status(
                 b,
-                run_id,
-                lease,
+                &run_id,
+                lease.as_ref(),
                 expected_step,
-                update,
+                &update,
                 now_ms(),
             ))
         })
+        .await
     }
 
-    fn request_cancel(&self, run_id: &str) -> Result<CancelRequest> {
-        self.write(|b| run_ready(logic::request_cancel(b, run_id, now_ms())))
+    async fn request_cancel(&self, run_id: &str) -> Result<CancelRequest> {
+        let run_id = run_id.to_owned();
+        self.write(move |b, _| run_ready(logic::request_cancel(b, &run_id, now_ms())))
+            .await
     }
 
-    fn load(&self, run_id: &str) -> Result<StoredRun> {
-        self.read(|b| run_ready(logic::load(b, &self.opts, run_id)))
+    async fn load(&self, run_id: &str) -> Result<StoredRun> {
+        let run_id = run_id.to_owned();
+        self.read(move |b, opts| run_ready(logic::load(b, opts, &run_id)))
+            .await
     }
 
-    fn record(&self, run_id: &str) -> Result<RunRecord> {
-        self.read(|b| run_ready(logic::record(b, run_id)))
+    async fn record(&self, run_id: &str) -> Result<RunRecord> {
+        let run_id = run_id.to_owned();
+        self.read(move |b, _| run_ready(logic::record(b, &run_id)))
+            .await
     }
 
-    fn list(&self) -> Result<Vec<RunRecord>> {
-        self.read(|b| run_ready(logic::list(b)))
+    async fn list(&self) -> Result<Vec<RunRecord>> {
+        self.read(|b, _| run_ready(logic::list(b))).await
     }
 
-    fn find_by_correlation(&self, correlation_id: &str) -> Result<Option<RunRecord>> {
-        self.read(|b| run_ready(logic::find_by_correlation(b, correlation_id)))
+    async fn find_by_correlation(&self, correlation_id: &str) -> Result<Option<RunRecord>> {
+        let id = correlation_id.to_owned();
+        self.read(move |b, _| run_ready(logic::find_by_correlation(b, &id)))
+            .await
     }
 
-    fn history(&self, run_id: &str) -> Result<Vec<CheckpointMeta>> {
-        self.read(|b| run_ready(logic::history(b, run_id)))
+    async fn history(&self, run_id: &str) -> Result<Vec<CheckpointMeta>> {
+        let run_id = run_id.to_owned();
+        self.read(move |b, _| run_ready(logic::history(b, &run_id)))
+            .await
     }
 
-    fn read_log(&self, run_id: &str, after: u64, limit: usize) -> Result<Vec<LogEntry>> {
-        self.read(|b| run_ready(logic::read_log(b, run_id, after, limit)))
+    async fn read_log(&self, run_id: &str, after: u64, limit: usize) -> Result<Vec<LogEntry>> {
+        let run_id = run_id.to_owned();
+        self.read(move |b, _| run_ready(logic::read_log(b, &run_id, after, limit)))
+            .await
     }
 
-    fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>> {
-        self.write(|b| run_ready(logic::claim(b, &self.opts, owner, limit, now_ms())))
+    async fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>> {
+        let owner = owner.clone();
+        self.write(move |b, opts| run_ready(logic::claim(b, opts, &owner, limit, now_ms())))
+            .await
     }
 
-    fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>> {
-        self.write(|b| run_ready(logic::heartbeat_owner(b, &self.opts, owner, now_ms())))
+    async fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>> {
+        let owner = owner.clone();
+        self.write(move |b, opts| run_ready(logic::heartbeat_owner(b, opts, &owner, now_ms())))
+            .await
     }
 }

@@ -33,7 +33,7 @@ impl std::fmt::Debug for PgRegistry {
 
 impl PgRegistry {
     /// The registry beside `store` (in its schema), its migrations applied.
-    pub(crate) fn open(store: &PgStore) -> Result<PgRegistry> {
+    pub(crate) async fn open(store: &PgStore) -> Result<PgRegistry> {
         let reg = PgRegistry {
             store: store.clone(),
         };
@@ -57,29 +57,32 @@ impl PgRegistry {
                 .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
                 .await;
             migrated
-        })?;
+        })
+        .await?;
         Ok(reg)
     }
 
-    fn query<T, F, Fut>(&self, f: F) -> Result<T>
+    async fn query<T, F, Fut>(&self, f: F) -> Result<T>
     where
-        T: Send + 'static,
-        F: FnOnce(deadpool_postgres::Object, String) -> Fut + Send + 'static,
-        Fut: Future<Output = Result<T>> + Send + 'static,
+        F: FnOnce(deadpool_postgres::Object, String) -> Fut,
+        Fut: Future<Output = Result<T>>,
     {
-        self.store.with(move |inner| async move {
-            let client = inner
-                .pool
-                .get()
-                .await
-                .map_err(|e| pool_err(&inner.target, e))?;
-            f(client, inner.target.clone()).await
-        })
+        self.store
+            .with(move |inner| async move {
+                let client = inner
+                    .pool
+                    .get()
+                    .await
+                    .map_err(|e| pool_err(&inner.target, e))?;
+                f(client, inner.target.clone()).await
+            })
+            .await
     }
 }
 
+#[async_trait::async_trait]
 impl WorkflowRegistry for PgRegistry {
-    fn put_workflow(
+    async fn put_workflow(
         &self,
         tenant: &str,
         id: &str,
@@ -120,9 +123,10 @@ impl WorkflowRegistry for PgRegistry {
             tx.commit().await.map_err(pg)?;
             Ok(!live)
         })
+        .await
     }
 
-    fn get_workflow(&self, tenant: &str, id: &str) -> Result<Option<StoredWorkflow>> {
+    async fn get_workflow(&self, tenant: &str, id: &str) -> Result<Option<StoredWorkflow>> {
         let (tenant, id) = (tenant.to_string(), id.to_string());
         self.query(move |c, target| async move {
             let row = c
@@ -145,9 +149,10 @@ impl WorkflowRegistry for PgRegistry {
             })
             .transpose()
         })
+        .await
     }
 
-    fn list_workflows(&self, tenant: &str) -> Result<Vec<WorkflowSummary>> {
+    async fn list_workflows(&self, tenant: &str) -> Result<Vec<WorkflowSummary>> {
         let tenant = tenant.to_string();
         self.query(move |c, target| async move {
             let rows = c
@@ -166,9 +171,10 @@ impl WorkflowRegistry for PgRegistry {
                 })
                 .collect())
         })
+        .await
     }
 
-    fn delete_workflow(&self, tenant: &str, id: &str) -> Result<bool> {
+    async fn delete_workflow(&self, tenant: &str, id: &str) -> Result<bool> {
         let (tenant, id) = (tenant.to_string(), id.to_string());
         self.query(move |c, target| async move {
             let n = c
@@ -181,13 +187,14 @@ impl WorkflowRegistry for PgRegistry {
                 .map_err(|e| pg_err(&target, e))?;
             Ok(n > 0)
         })
+        .await
     }
 
-    fn tag_run(&self, run_id: &str, tenant: &str, workflow_id: &str) -> Result<()> {
-        self.store.tag_run(run_id, tenant, workflow_id)
+    async fn tag_run(&self, run_id: &str, tenant: &str, workflow_id: &str) -> Result<()> {
+        self.store.tag_run(run_id, tenant, workflow_id).await
     }
 
-    fn create_tenant_run(
+    async fn create_tenant_run(
         &self,
         tenant: &str,
         record: &RunRecord,
@@ -196,9 +203,10 @@ impl WorkflowRegistry for PgRegistry {
     ) -> Result<()> {
         self.store
             .create_tenant_run(tenant, record, workflow_json, snapshot)
+            .await
     }
 
-    fn run_tenant(&self, run_id: &str) -> Result<Option<String>> {
+    async fn run_tenant(&self, run_id: &str) -> Result<Option<String>> {
         let run_id = run_id.to_string();
         self.query(move |c, target| async move {
             let row = c
@@ -210,9 +218,10 @@ impl WorkflowRegistry for PgRegistry {
                 .map_err(|e| pg_err(&target, e))?;
             Ok(row.map(|r| r.get(0)))
         })
+        .await
     }
 
-    fn tenant_runs(&self, tenant: &str) -> Result<Vec<String>> {
+    async fn tenant_runs(&self, tenant: &str) -> Result<Vec<String>> {
         let tenant = tenant.to_string();
         self.query(move |c, target| async move {
             let rows = c
@@ -225,5 +234,6 @@ impl WorkflowRegistry for PgRegistry {
                 .map_err(|e| pg_err(&target, e))?;
             Ok(rows.iter().map(|r| r.get(0)).collect())
         })
+        .await
     }
 }

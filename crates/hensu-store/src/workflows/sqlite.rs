@@ -36,25 +36,35 @@ pub struct SqliteRegistry {
 
 impl SqliteRegistry {
     /// The registry beside `store`, its tables created if missing.
-    pub(crate) fn open(store: &SqliteStore) -> Result<SqliteRegistry> {
-        store.write(|tx| {
-            tx.conn
-                .execute_batch(SCHEMA)
-                .map_err(|e| StoreError::sqlite(tx.path, e))
-        })?;
+    pub(crate) async fn open(store: &SqliteStore) -> Result<SqliteRegistry> {
+        store
+            .write(|tx, _| {
+                tx.conn
+                    .execute_batch(SCHEMA)
+                    .map_err(|e| StoreError::sqlite(tx.path, e))
+            })
+            .await?;
         Ok(SqliteRegistry {
             store: store.clone(),
         })
     }
 
-    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
+    async fn with<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T> {
         self.store
-            .write(|tx| f(tx.conn).map_err(|e| StoreError::sqlite(tx.path, e)))
+            .write(|tx, _| f(tx.conn).map_err(|e| StoreError::sqlite(tx.path, e)))
+            .await
     }
 
-    fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
+    async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T> {
         self.store
-            .read(|tx| f(tx.conn).map_err(|e| StoreError::sqlite(tx.path, e)))
+            .read(|tx, _| f(tx.conn).map_err(|e| StoreError::sqlite(tx.path, e)))
+            .await
     }
 
     fn target(&self) -> String {
@@ -62,8 +72,9 @@ impl SqliteRegistry {
     }
 }
 
+#[async_trait::async_trait]
 impl WorkflowRegistry for SqliteRegistry {
-    fn put_workflow(
+    async fn put_workflow(
         &self,
         tenant: &str,
         id: &str,
@@ -72,8 +83,9 @@ impl WorkflowRegistry for SqliteRegistry {
     ) -> Result<bool> {
         let bytes = encode(definition)?;
         let now = now();
+        let (tenant, id, version) = (tenant.to_owned(), id.to_owned(), version.to_owned());
         // One write transaction (the store's `BEGIN IMMEDIATE`): the read and the upsert.
-        self.with(|tx| {
+        self.with(move |tx| {
             let live: bool = tx
                 .query_row(
                     "SELECT 1 FROM workflow_defs WHERE tenant_id = ?1 AND workflow_id = ?2 \
@@ -93,25 +105,29 @@ impl WorkflowRegistry for SqliteRegistry {
             )?;
             Ok(!live)
         })
+        .await
     }
 
-    fn get_workflow(&self, tenant: &str, id: &str) -> Result<Option<StoredWorkflow>> {
-        let row = self.read(|c| {
-            c.query_row(
-                "SELECT version, definition, created_at, updated_at FROM workflow_defs \
-                 WHERE tenant_id = ?1 AND workflow_id = ?2 AND deleted_at IS NULL",
-                params![tenant, id],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, Vec<u8>>(1)?,
-                        r.get::<_, i64>(2)?,
-                        r.get::<_, i64>(3)?,
-                    ))
-                },
-            )
-            .optional()
-        })?;
+    async fn get_workflow(&self, tenant: &str, id: &str) -> Result<Option<StoredWorkflow>> {
+        let (t, i) = (tenant.to_owned(), id.to_owned());
+        let row = self
+            .read(move |c| {
+                c.query_row(
+                    "SELECT version, definition, created_at, updated_at FROM workflow_defs \
+                     WHERE tenant_id = ?1 AND workflow_id = ?2 AND deleted_at IS NULL",
+                    params![t, i],
+                    |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, Vec<u8>>(1)?,
+                            r.get::<_, i64>(2)?,
+                            r.get::<_, i64>(3)?,
+                        ))
+                    },
+                )
+                .optional()
+            })
+            .await?;
         row.map(|(version, bytes, created, updated)| {
             Ok(StoredWorkflow {
                 tenant_id: tenant.to_string(),
@@ -125,8 +141,9 @@ impl WorkflowRegistry for SqliteRegistry {
         .transpose()
     }
 
-    fn list_workflows(&self, tenant: &str) -> Result<Vec<WorkflowSummary>> {
-        self.read(|c| {
+    async fn list_workflows(&self, tenant: &str) -> Result<Vec<WorkflowSummary>> {
+        let tenant = tenant.to_owned();
+        self.read(move |c| {
             let mut st = c.prepare(
                 "SELECT workflow_id, version FROM workflow_defs WHERE tenant_id = ?1 \
                  AND deleted_at IS NULL ORDER BY workflow_id",
@@ -139,25 +156,28 @@ impl WorkflowRegistry for SqliteRegistry {
             })?
             .collect()
         })
+        .await
     }
 
-    fn delete_workflow(&self, tenant: &str, id: &str) -> Result<bool> {
+    async fn delete_workflow(&self, tenant: &str, id: &str) -> Result<bool> {
         let now = now();
-        self.with(|c| {
+        let (tenant, id) = (tenant.to_owned(), id.to_owned());
+        self.with(move |c| {
             c.execute(
                 "UPDATE workflow_defs SET deleted_at = ?3 WHERE tenant_id = ?1 \
                  AND workflow_id = ?2 AND deleted_at IS NULL",
                 params![tenant, id, now],
             )
         })
+        .await
         .map(|n| n > 0)
     }
 
-    fn tag_run(&self, run_id: &str, tenant: &str, workflow_id: &str) -> Result<()> {
-        self.store.tag_run(run_id, tenant, workflow_id)
+    async fn tag_run(&self, run_id: &str, tenant: &str, workflow_id: &str) -> Result<()> {
+        self.store.tag_run(run_id, tenant, workflow_id).await
     }
 
-    fn create_tenant_run(
+    async fn create_tenant_run(
         &self,
         tenant: &str,
         record: &RunRecord,
@@ -166,10 +186,12 @@ impl WorkflowRegistry for SqliteRegistry {
     ) -> Result<()> {
         self.store
             .create_tenant_run(tenant, record, workflow_json, snapshot)
+            .await
     }
 
-    fn run_tenant(&self, run_id: &str) -> Result<Option<String>> {
-        self.read(|c| {
+    async fn run_tenant(&self, run_id: &str) -> Result<Option<String>> {
+        let run_id = run_id.to_owned();
+        self.read(move |c| {
             c.query_row(
                 "SELECT tenant_id FROM run_tenants WHERE run_id = ?1",
                 params![run_id],
@@ -177,15 +199,18 @@ impl WorkflowRegistry for SqliteRegistry {
             )
             .optional()
         })
+        .await
     }
 
-    fn tenant_runs(&self, tenant: &str) -> Result<Vec<String>> {
-        self.read(|c| {
+    async fn tenant_runs(&self, tenant: &str) -> Result<Vec<String>> {
+        let tenant = tenant.to_owned();
+        self.read(move |c| {
             let mut st = c.prepare(
                 "SELECT run_id FROM run_tenants WHERE tenant_id = ?1 \
                  ORDER BY created_at, run_id",
             )?;
             st.query_map(params![tenant], |r| r.get(0))?.collect()
         })
+        .await
     }
 }

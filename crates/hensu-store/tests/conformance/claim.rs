@@ -3,15 +3,15 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, Barrier};
 
-use hensu_store::{RecordUpdate, RunStatus, StateStore, StoreError, StoreOptions};
+use hensu_store::{RecordUpdate, RunStatus, StoreError, StoreOptions};
 
-use super::{Factory, opts, owner, record, snapshot, workflow};
+use super::{Blocking, Factory, opts, owner, record, snapshot, workflow};
 
 fn ids(c: &[hensu_store::Claimed]) -> Vec<String> {
     c.iter().map(|c| c.lease.run_id.clone()).collect()
 }
 
-fn queue(s: &dyn StateStore, n: usize) {
+fn queue(s: &Blocking, n: usize) {
     for i in 0..n {
         s.create_run(
             &record(&format!("q{i:03}"), 1_000 + i as u64),
@@ -24,7 +24,7 @@ fn queue(s: &dyn StateStore, n: usize) {
 
 pub fn claim_takes_queued_runs_once_oldest_first_never_paused_or_finished(f: &dyn Factory) {
     let s = f.handle(opts());
-    queue(s.as_ref(), 3);
+    queue(&s, 3);
     for (id, status) in [
         ("paused", RunStatus::Paused),
         ("done", RunStatus::Completed),
@@ -66,7 +66,7 @@ pub fn expired_leases_are_taken_over_and_the_old_owner_loses_them(f: &dyn Factor
         ..opts()
     };
     let s = f.handle(zero);
-    queue(s.as_ref(), 1);
+    queue(&s, 1);
     let a = s.claim(&owner("a"), 1).expect("a");
     assert!(!a[0].taken_over);
     let b = s.claim(&owner("b"), 1).expect("b");
@@ -80,7 +80,7 @@ pub fn expired_leases_are_taken_over_and_the_old_owner_loses_them(f: &dyn Factor
 
 pub fn cancel_requests_reach_the_bulk_heartbeat(f: &dyn Factory) {
     let s = f.handle(opts());
-    queue(s.as_ref(), 2);
+    queue(&s, 2);
     s.claim(&owner("w"), 2).expect("claim");
     s.request_cancel("q001").expect("cancel");
     let mut hb = s.heartbeat_owner(&owner("w")).expect("hb");
@@ -92,8 +92,8 @@ pub fn cancel_requests_reach_the_bulk_heartbeat(f: &dyn Factory) {
 
 pub fn concurrent_claimers_never_share_a_run(f: &dyn Factory) {
     let setup = f.handle(opts());
-    queue(setup.as_ref(), 40);
-    let handles: Vec<Box<dyn StateStore>> = (0..4).map(|_| f.handle(opts())).collect();
+    queue(&setup, 40);
+    let handles: Vec<Blocking> = (0..4).map(|_| f.handle(opts())).collect();
     let barrier = Arc::new(Barrier::new(handles.len()));
     let got: Vec<Vec<String>> = std::thread::scope(|scope| {
         let joins: Vec<_> = handles
@@ -130,7 +130,7 @@ pub fn concurrent_claimers_never_share_a_run(f: &dyn Factory) {
 }
 
 /// The note of the claim row at the end of `run_id`'s log.
-fn last_claim(s: &dyn StateStore, run_id: &str) -> hensu_store::ClaimNote {
+fn last_claim(s: &Blocking, run_id: &str) -> hensu_store::ClaimNote {
     let log = s.read_log(run_id, 0, 100).expect("log");
     let row = log.last().expect("a row");
     assert_eq!(row.meta.kind, hensu_store::LogKind::Claimed, "{log:?}");
@@ -159,14 +159,14 @@ pub fn claims_are_logged_and_queued_runs_start_running(f: &dyn Factory) {
     assert!(!a[0].taken_over);
     let r = s.record("q").expect("record");
     assert_eq!((r.status, r.step), (RunStatus::Running, 1), "{}", f.name());
-    let note = last_claim(s.as_ref(), "q");
+    let note = last_claim(&s, "q");
     assert_eq!(note.worker, owner("a").to_string());
     assert_eq!((note.taken_over_from, note.rerun_node), (None, None));
 
     // b takes it over from a: the row names both and the node that runs again.
     let b = s.claim(&owner("b"), 1).expect("claim b");
     assert!(b[0].taken_over);
-    let note = last_claim(s.as_ref(), "q");
+    let note = last_claim(&s, "q");
     assert_eq!(note.worker, owner("b").to_string());
     assert_eq!(note.taken_over_from, Some(owner("a").to_string()));
     assert_eq!(note.rerun_node.as_deref(), Some("start"));

@@ -81,14 +81,14 @@ pub fn with_policy(policy: SnapshotPolicy) -> StoreOptions {
 }
 
 /// Creates run `id` at the initial state and takes its lease.
-pub fn start_run(s: &dyn StateStore, id: &str) -> Lease {
+pub fn start_run(s: &Blocking, id: &str) -> Lease {
     s.create_run(&record(id, 1_000), &workflow(), &initial_state())
         .expect("create");
     s.acquire(id, &owner("log")).expect("acquire")
 }
 
 /// Appends steps `from..=to` (the run is at step `from - 1`).
-pub fn append_steps(s: &dyn StateStore, lease: &Lease, from: u64, to: u64) {
+pub fn append_steps(s: &Blocking, lease: &Lease, from: u64, to: u64) {
     for n in from..=to {
         let update = RecordUpdate::running(format!("node{}", n + 1));
         s.append(lease, n - 1, &update, &step_entry(n))
@@ -104,7 +104,7 @@ pub fn append_log_replays_to_the_same_state(f: &dyn Factory) {
     ];
     for (id, policy) in policies {
         let s = f.handle(with_policy(policy));
-        let lease = start_run(&*s, id);
+        let lease = start_run(&s, id);
         for n in 1..=40u64 {
             let c = s
                 .append(
@@ -208,8 +208,8 @@ pub fn compaction_failure_loses_nothing(f: &dyn Factory) {
             }),
             ..with_policy(SnapshotPolicy::every(4))
         });
-        let lease = start_run(&*failing, &id);
-        append_steps(&*failing, &lease, 1, 3);
+        let lease = start_run(&failing, &id);
+        append_steps(&failing, &lease, 1, 3);
         let err = failing
             .append(&lease, 3, &RecordUpdate::running("node5"), &step_entry(4))
             .expect_err("the compaction fails");
@@ -225,7 +225,7 @@ pub fn compaction_failure_loses_nothing(f: &dyn Factory) {
             .append(&lease, 3, &RecordUpdate::running("node5"), &step_entry(4))
             .expect("append after the failure");
         assert!(c.snapshot_written);
-        append_steps(&*s, &lease, 5, 9);
+        append_steps(&s, &lease, 5, 9);
         assert_eq!(s.load(&id).expect("load").snapshot, expected_state(9));
         let snaps: Vec<u64> = s
             .history(&id)
@@ -243,7 +243,7 @@ pub fn compaction_failure_loses_nothing(f: &dyn Factory) {
 /// of replaying its log, and the log still replays to the same state.
 pub fn caller_sends_the_snapshot_when_asked(f: &dyn Factory) {
     let s = f.handle(with_policy(SnapshotPolicy::every(4)));
-    let lease = start_run(&*s, "asked");
+    let lease = start_run(&s, "asked");
     let mut wanted = false;
     let mut written_at = Vec::new();
     for n in 1..=10u64 {
@@ -301,8 +301,8 @@ pub fn caller_sends_the_snapshot_when_asked(f: &dyn Factory) {
 /// appends stay those of the store.
 pub fn appends_see_a_cancel_requested_elsewhere(f: &dyn Factory) {
     let s = f.handle(with_policy(SnapshotPolicy::every(3)));
-    let lease = start_run(&*s, "watched");
-    append_steps(&*s, &lease, 1, 4);
+    let lease = start_run(&s, "watched");
+    append_steps(&s, &lease, 1, 4);
     assert_eq!(
         f.handle(opts()).request_cancel("watched").expect("cancel"),
         CancelRequest::Requested {
@@ -325,8 +325,8 @@ pub fn appends_see_a_cancel_requested_elsewhere(f: &dyn Factory) {
 
 pub fn checkpoint_and_append_mix(f: &dyn Factory) {
     let s = f.handle(with_policy(SnapshotPolicy::every(4)));
-    let lease = start_run(&*s, "mix");
-    append_steps(&*s, &lease, 1, 5);
+    let lease = start_run(&s, "mix");
+    append_steps(&s, &lease, 1, 5);
     // A full checkpoint (the old API) of the state after step 6 …
     let c = s
         .checkpoint(
@@ -338,7 +338,7 @@ pub fn checkpoint_and_append_mix(f: &dyn Factory) {
         .expect("checkpoint");
     assert!(c.snapshot_written);
     // … then deltas on top of it, and a status change in between.
-    append_steps(&*s, &lease, 7, 9);
+    append_steps(&s, &lease, 7, 9);
     s.set_status(
         "mix",
         Some(&lease),
@@ -361,8 +361,8 @@ pub fn checkpoint_and_append_mix(f: &dyn Factory) {
 
 pub fn history_and_log_read_from_the_log(f: &dyn Factory) {
     let s = f.handle(with_policy(SnapshotPolicy::every(2)));
-    let lease = start_run(&*s, "h");
-    append_steps(&*s, &lease, 1, 3);
+    let lease = start_run(&s, "h");
+    append_steps(&s, &lease, 1, 3);
     s.set_status(
         "h",
         Some(&lease),
@@ -414,8 +414,8 @@ pub fn history_and_log_read_from_the_log(f: &dyn Factory) {
 
 pub fn appends_are_checked_like_checkpoints(f: &dyn Factory) {
     let s = f.handle(opts());
-    let lease = start_run(&*s, "chk");
-    append_steps(&*s, &lease, 1, 2);
+    let lease = start_run(&s, "chk");
+    append_steps(&s, &lease, 1, 2);
     assert!(matches!(
         s.append(&lease, 1, &RecordUpdate::running("x"), &step_entry(2)),
         Err(StoreError::StepConflict {
@@ -454,7 +454,7 @@ pub fn undecodable_delta_is_corrupt(f: &dyn Factory) {
     };
     // Not validated on append (that would cost O(state)); the load reports it.
     let s = f.handle(with_policy(SnapshotPolicy::NEVER));
-    let lease = start_run(&*s, "bad");
+    let lease = start_run(&s, "bad");
     s.append(&lease, 0, &RecordUpdate::running("n"), &bad)
         .expect("append");
     match s.load("bad") {
@@ -465,7 +465,7 @@ pub fn undecodable_delta_is_corrupt(f: &dyn Factory) {
     }
     // A compaction over it fails the step that triggered it, atomically.
     let s = f.handle(with_policy(SnapshotPolicy::every(1)));
-    let lease = start_run(&*s, "bad2");
+    let lease = start_run(&s, "bad2");
     assert!(matches!(
         s.append(&lease, 0, &RecordUpdate::running("n"), &bad),
         Err(StoreError::Corrupt { .. })
@@ -476,7 +476,7 @@ pub fn undecodable_delta_is_corrupt(f: &dyn Factory) {
 
 /// The child half of a crash test: appends steps 1.. with compaction every 5 steps and a
 /// failpoint that aborts the process inside the compaction of step 5 (as a `kill -9` would).
-pub fn crash_in_compaction_child(s: &dyn StateStore) {
+pub fn crash_in_compaction_child(s: &Blocking) {
     let lease = start_run(s, "crash");
     append_steps(s, &lease, 1, 5);
     unreachable!("the failpoint aborts the process inside step 5's compaction");
@@ -484,7 +484,7 @@ pub fn crash_in_compaction_child(s: &dyn StateStore) {
 
 /// The parent half: after the child died, the run is at step 4 with its state intact, and
 /// another owner continues it (the dead pid's lease is broken at once on Linux).
-pub fn crash_in_compaction_check(s: &dyn StateStore) {
+pub fn crash_in_compaction_check(s: &Blocking) {
     let run = s.load("crash").expect("load after the crash");
     assert_eq!(run.record.step, 4);
     assert_eq!(run.snapshot, expected_state(4));

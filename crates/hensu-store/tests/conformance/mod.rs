@@ -10,13 +10,15 @@ use std::time::{Duration, Instant};
 
 use hensu_store::{
     CancelRequest, CompactionStage, FailAction, Failpoint, Heartbeat, Lease, LogKind, OwnerId,
-    RecordUpdate, RunRecord, RunStatus, SnapshotPolicy, StateDelta, StateStore, StepEntry,
-    StepSnapshot, StoreError, StoreOptions, local_host, rfc3339,
+    RecordUpdate, RunRecord, RunStatus, SnapshotPolicy, StateDelta, StepEntry, StepSnapshot,
+    StoreError, StoreOptions, local_host, rfc3339,
 };
 use serde_json::{Value, json};
 
+mod blocking;
 mod claim;
 mod log;
+pub use blocking::*;
 pub use claim::*;
 pub use log::*;
 
@@ -82,7 +84,7 @@ macro_rules! conformance_suite {
 
 /// Makes handles on one store (for SQLite: separate connections to one file).
 pub trait Factory {
-    fn handle(&self, opts: StoreOptions) -> Box<dyn StateStore>;
+    fn handle(&self, opts: StoreOptions) -> Blocking;
     fn name(&self) -> &'static str;
 }
 
@@ -119,7 +121,7 @@ pub fn workflow() -> Value {
 }
 
 /// A store with one run `r1`.
-pub fn with_run(f: &dyn Factory, o: StoreOptions) -> Box<dyn StateStore> {
+pub fn with_run(f: &dyn Factory, o: StoreOptions) -> Blocking {
     let s = f.handle(o);
     s.create_run(&record("r1", 1_000), &workflow(), &snapshot(0))
         .expect("create r1");
@@ -429,7 +431,7 @@ pub fn dead_owner_on_this_host_is_broken_at_once(f: &dyn Factory) {
                 .expect("a dead pid's lease is broken");
         }
         // The same pid on another host is not ours to judge.
-        let s2 = with_other_run(&*s, "r2");
+        let s2 = with_other_run(&s, "r2");
         let remote = OwnerId {
             host: "some-other-host".into(),
             ..ghost
@@ -442,7 +444,7 @@ pub fn dead_owner_on_this_host_is_broken_at_once(f: &dyn Factory) {
     }
 }
 
-pub fn with_other_run<'a>(s: &'a dyn StateStore, id: &str) -> &'a dyn StateStore {
+pub fn with_other_run<'a>(s: &'a Blocking, id: &str) -> &'a Blocking {
     s.create_run(&record(id, 2_000), &workflow(), &json!({}))
         .expect("create");
     s
@@ -457,7 +459,7 @@ pub fn concurrent_acquirers_exactly_one_wins(f: &dyn Factory) {
                 .expect("create");
             let n = 6;
             let barrier = Arc::new(Barrier::new(n));
-            let handles: Vec<Box<dyn StateStore>> = (0..n).map(|_| f.handle(opts())).collect();
+            let handles: Vec<Blocking> = (0..n).map(|_| f.handle(opts())).collect();
             let results: Vec<Result<Lease, StoreError>> = std::thread::scope(|scope| {
                 let joins: Vec<_> = handles
                     .iter()
@@ -594,12 +596,13 @@ pub fn snapshot_version_mismatch(f: &dyn Factory) {
 
 pub fn heartbeat_thread_keeps_lease_and_reports_cancel(f: &dyn Factory) {
     {
-        let s: Arc<dyn StateStore> = Arc::from(with_run(f, short_ttl(300)));
+        let s = with_run(f, short_ttl(300));
         let lease = s.acquire("r1", &owner("a")).expect("acquire");
+        let _rt = runtime().enter();
         let cancelled = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&cancelled);
         let hb = Heartbeat::spawn(
-            Arc::clone(&s),
+            Arc::clone(&s.inner),
             lease.clone(),
             Duration::from_millis(60),
             Box::new(move || flag.store(true, Ordering::SeqCst)),
@@ -620,6 +623,6 @@ pub fn heartbeat_thread_keeps_lease_and_reports_cancel(f: &dyn Factory) {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert!(cancelled.load(Ordering::SeqCst), "{}", f.name());
-        hb.stop().expect("clean stop");
+        block(hb.stop()).expect("clean stop");
     }
 }

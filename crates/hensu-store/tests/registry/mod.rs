@@ -1,10 +1,11 @@
 //! The workflow registry's conformance suite (definitions per tenant, soft delete, run
 //! tenants), run on every backend by `sqlite.rs` and `postgres.rs`.
 
-use hensu_store::{RunRecord, StateStore, StoreError, WorkflowRegistry, WorkflowSummary};
+use crate::conformance::{Blocking, BlockingRegistry};
+use hensu_store::{RunRecord, StoreError, WorkflowSummary};
 use serde_json::json;
 
-pub fn definitions_per_tenant_with_soft_delete(r: &dyn WorkflowRegistry) {
+pub fn definitions_per_tenant_with_soft_delete(r: &BlockingRegistry) {
     let v1 = json!({"id": "wf", "version": "1.0.0", "nodes": {}});
     let v2 = json!({"id": "wf", "version": "2.0.0", "nodes": {"a": 1}});
     assert!(
@@ -54,7 +55,7 @@ pub fn definitions_per_tenant_with_soft_delete(r: &dyn WorkflowRegistry) {
     );
 }
 
-pub fn runs_belong_to_one_tenant(r: &dyn WorkflowRegistry) {
+pub fn runs_belong_to_one_tenant(r: &BlockingRegistry) {
     r.tag_run("r1", "t1", "wf").expect("tag");
     r.tag_run("r2", "t2", "wf").expect("tag");
     r.tag_run("r3", "t1", "wf").expect("tag");
@@ -73,10 +74,7 @@ pub fn runs_belong_to_one_tenant(r: &dyn WorkflowRegistry) {
 
 /// `create_tenant_run` writes the run and its tag together or not at all (`store` and `r` are
 /// one handle's store and registry).
-pub fn a_tenant_run_and_its_tag_are_one_transaction(
-    store: &dyn StateStore,
-    r: &dyn WorkflowRegistry,
-) {
+pub fn a_tenant_run_and_its_tag_are_one_transaction(store: &Blocking, r: &BlockingRegistry) {
     let wf = br#"{"id": "wf"}"#;
     let state = json!({"n": 0});
     let record = |id: &str| RunRecord::new(id, "wf", "v1", Some("start".into()));

@@ -37,17 +37,18 @@ pub struct AttachArgs {
 pub fn execute(args: AttachArgs) -> anyhow::Result<ExitCode> {
     let workdir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let location = session::store_location(&workdir, args.store.as_deref())?;
-    let store = hensu_store::open_store(&location, hensu_store::StoreOptions::default())
-        .map_err(|e| anyhow::anyhow!("{}: {e}", session::store_label(&location)))?;
+    let store = session::wait(hensu_store::open_store(
+        &location,
+        hensu_store::StoreOptions::default(),
+    ))
+    .map_err(|e| anyhow::anyhow!("{}: {e}", session::store_label(&location)))?;
     let mut after = 0u64;
     let mut first = true;
     loop {
         // The record first: rows written after it are read on the next round.
-        let record = store.record(&args.id).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let record = session::wait(store.record(&args.id))?;
         loop {
-            let rows = store
-                .read_log(&args.id, if first { 0 } else { after }, 500)
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let rows = session::wait(store.read_log(&args.id, if first { 0 } else { after }, 500))?;
             let rows: Vec<_> = rows
                 .into_iter()
                 .filter(|r| first || r.meta.step > after)

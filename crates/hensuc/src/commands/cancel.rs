@@ -53,9 +53,7 @@ pub fn cancel(args: ControlArgs) -> anyhow::Result<ExitCode> {
         return crate::commands::remote_runs::cancel(&remote, &args.id);
     }
     let (dir, store) = open(&args)?;
-    let outcome = store
-        .request_cancel(&args.id)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let outcome = session::wait(store.request_cancel(&args.id))?;
     let _ = std::fs::remove_file(session::pause_flag(&dir, &args.id));
     match outcome {
         CancelRequest::Requested { owner } => {
@@ -85,7 +83,7 @@ pub fn pause(args: ControlArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("a hensu server has no pause endpoint; `cancel --server` stops a run");
     }
     let (dir, store) = open(&args)?;
-    let record = store.record(&args.id).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let record = session::wait(store.record(&args.id))?;
     match record.status {
         RunStatus::Running => {}
         RunStatus::Paused => {

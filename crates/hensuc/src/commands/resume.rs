@@ -117,20 +117,22 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         );
     };
     // ID: a run id, or the correlation id of a paused review.
-    let (run_id, via_correlation) = match store.record(&args.id) {
+    let (run_id, via_correlation) = match session::block(store.record(&args.id))? {
         Ok(r) => (r.run_id, None),
-        Err(StoreError::NotFound { .. }) => match store.find_by_correlation(&args.id) {
-            Ok(Some(r)) => (r.run_id, Some(args.id.clone())),
-            Ok(None) => anyhow::bail!(
-                "no run `{}` in {}",
-                args.id,
-                session::store_path(&workdir).display()
-            ),
-            Err(e) => return Err(store_err(e)),
-        },
+        Err(StoreError::NotFound { .. }) => {
+            match session::block(store.find_by_correlation(&args.id))? {
+                Ok(Some(r)) => (r.run_id, Some(args.id.clone())),
+                Ok(None) => anyhow::bail!(
+                    "no run `{}` in {}",
+                    args.id,
+                    session::store_path(&workdir).display()
+                ),
+                Err(e) => return Err(store_err(e)),
+            }
+        }
         Err(e) => return Err(store_err(e)),
     };
-    let record = store.record(&run_id).map_err(store_err)?;
+    let record = session::block(store.record(&run_id))?.map_err(store_err)?;
     if record.status.is_terminal() {
         anyhow::bail!(
             "run `{run_id}` is already {}; there is nothing to resume",
@@ -139,11 +141,15 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     }
     let store_dyn: Arc<dyn StateStore> = store.clone();
     // Take the lease first: a second resumer is refused here, before any check or write.
-    let (durable, stored) =
-        DurableRun::reopen(store_dyn.clone(), &run_id, &OwnerId::current(), None)
-            .map_err(store_err)?;
+    let (durable, stored) = session::block(DurableRun::reopen(
+        store_dyn.clone(),
+        &run_id,
+        &OwnerId::current(),
+        None,
+    ))?
+    .map_err(store_err)?;
     let release = |d: &DurableRun| {
-        let _ = d.store().release(d.lease());
+        let _ = session::block(d.store().release(d.lease()));
     };
     let prepared = (|| -> anyhow::Result<_> {
         let mut state =

@@ -86,7 +86,7 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn list(store: &dyn StateStore, as_json: bool) -> anyhow::Result<ExitCode> {
-    let runs = store.list().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let runs = crate::commands::session::wait(store.list())?;
     let mut out = std::io::stdout().lock();
     if as_json {
         let rows: Vec<Value> = runs.iter().map(record_json).collect();
@@ -167,18 +167,18 @@ fn record_json(r: &RunRecord) -> Value {
 }
 
 fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitCode> {
-    let stored = store.load(id).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let history = store.history(id).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let stored = crate::commands::session::wait(store.load(id))?;
+    let history = crate::commands::session::wait(store.history(id))?;
     let state = hensu_host::restore(id, &stored.snapshot).ok();
     // Claims by workers (takeovers among them) with their notes: one log row each.
     let claims: Vec<(u64, hensu_store::ClaimNote)> = history
         .iter()
         .filter(|h| h.kind == hensu_store::LogKind::Claimed)
         .filter_map(|h| {
-            let row = store
-                .read_log(id, h.step.saturating_sub(1), 1)
-                .ok()?
-                .pop()?;
+            let row =
+                crate::commands::session::wait(store.read_log(id, h.step.saturating_sub(1), 1))
+                    .ok()?
+                    .pop()?;
             let note = serde_json::from_value(row.output?).ok()?;
             Some((h.step, note))
         })

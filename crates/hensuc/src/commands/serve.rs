@@ -112,11 +112,11 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
         },
     };
     init_logs();
-    let state = hensu_server::build_state(&config)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     rt.block_on(async move {
+        let state = hensu_server::build_state(&config).await?;
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("cannot listen on {}", config.listen))?;

@@ -82,8 +82,39 @@ pub fn store_options() -> hensu_store::StoreOptions {
     opts
 }
 
+/// The runtime the CLI's own store calls (`runs`, `cancel`, opening a store, creating a run)
+/// are awaited on, outside a run's engine runtime. Its one worker thread lives as long as the
+/// process, so a PostgreSQL connection opened here keeps its I/O task running while a run's
+/// own runtime uses the store, and the lease heartbeat task runs here.
+fn store_runtime() -> anyhow::Result<&'static tokio::runtime::Runtime> {
+    static RT: std::sync::OnceLock<Result<tokio::runtime::Runtime, String>> =
+        std::sync::OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("hensu-store-io")
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map_err(|e| anyhow::anyhow!("cannot start the store's runtime: {e}"))
+}
+
+/// Awaits one store call from the CLI's synchronous code (not from inside a runtime).
+pub fn wait<T, E: std::fmt::Display>(
+    call: impl std::future::Future<Output = Result<T, E>>,
+) -> anyhow::Result<T> {
+    block(call)?.map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// [`wait`] keeping the call's own result (its typed error).
+pub fn block<F: std::future::Future>(call: F) -> anyhow::Result<F::Output> {
+    Ok(store_runtime()?.block_on(call))
+}
+
 fn open_at(location: &str) -> anyhow::Result<Arc<dyn StateStore>> {
-    hensu_store::open_store(location, store_options()).map_err(|e| {
+    wait(hensu_store::open_store(location, store_options())).map_err(|e| {
         anyhow::anyhow!(
             "{}: {e}\n  (nothing was written; `hensuc run --no-store` runs without it)",
             store_label(location)
@@ -158,7 +189,7 @@ impl Start {
                     source: source.as_deref().map(SourceRef::of),
                     options: setup.stored_options(),
                 };
-                let created = launch::create_run(
+                let created = wait(launch::create_run(
                     store,
                     NewRun {
                         stored: &stored,
@@ -168,8 +199,7 @@ impl Start {
                         redact,
                         tenant: None,
                     },
-                )
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
+                ))?;
                 let durable = match created {
                     RunHandle::Leased(durable) => *durable,
                     RunHandle::Elsewhere(run_id) => anyhow::bail!(
@@ -194,11 +224,11 @@ impl Start {
             }
         };
         let run_id = durable.run_id().to_string();
-        // `hensuc run` / `resume` run this one run on a current-thread runtime.
         let durable = durable
             .with_cancel(cancel.clone())
-            .with_pause_flag(pause_flag(workdir, &run_id))
-            .with_inline_writes();
+            .with_pause_flag(pause_flag(workdir, &run_id));
+        // The heartbeat task runs on the store runtime, beside the run's own.
+        let _in_store_runtime = store_runtime()?.enter();
         durable
             .start_heartbeat(hensu_store::DEFAULT_LEASE_TTL)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -251,7 +281,7 @@ impl Session {
             },
         };
         if let Some(d) = &self.durable {
-            match d.finish(&result) {
+            match d.finish(&result).await {
                 Ok(Some(status)) => {
                     eprintln!("run {} {status} (state saved)", d.run_id());
                     if status == hensu_store::RunStatus::Paused {

@@ -93,7 +93,7 @@ fn execute_claimed(project: Arc<ProjectConfig>, run: ClaimedRun) -> anyhow::Resu
     let (state, envelope) = match prepared {
         Ok(p) => p,
         Err(e) => {
-            let _ = durable.store().release(durable.lease());
+            let _ = session::block(durable.store().release(durable.lease()));
             return Err(e);
         }
     };
@@ -134,13 +134,13 @@ fn execute_claimed(project: Arc<ProjectConfig>, run: ClaimedRun) -> anyhow::Resu
 pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     let workdir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let location = session::store_location(&workdir, args.store.as_deref())?;
-    let store = hensu_store::open_store(
+    let store = session::wait(hensu_store::open_store(
         &location,
         StoreOptions {
             lease_ttl: args.lease_ttl,
             ..StoreOptions::default()
         },
-    )
+    ))
     .map_err(|e| anyhow::anyhow!("{}: {e}", session::store_label(&location)))?;
     let events: Option<Arc<std::sync::Mutex<std::io::LineWriter<std::fs::File>>>> =
         match &args.events {
@@ -233,7 +233,7 @@ pub fn queue_run(
         source: Some(SourceRef::of(source)),
         options: setup.stored_options(),
     };
-    let queued = launch::create_run(
+    let queued = session::wait(launch::create_run(
         store,
         NewRun {
             stored: &stored,
@@ -243,8 +243,7 @@ pub fn queue_run(
             redact: None,
             tenant: None,
         },
-    )
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    ))?;
     let run_id = queued.run_id();
     if session::configured_store_url(workdir)?.is_none() {
         spawn_local_worker(workdir);

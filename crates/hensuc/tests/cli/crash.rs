@@ -103,7 +103,7 @@ fn starts(events: &Path) -> Vec<(u64, String)> {
 
 fn final_state(dir: &Path, run_id: &str) -> (Value, Vec<String>, Value) {
     let store = SqliteStore::open(dir).unwrap();
-    let run = store.load(run_id).unwrap();
+    let run = crate::wait(store.load(run_id)).unwrap();
     assert_eq!(run.record.status, hensu_store::RunStatus::Completed);
     let s = run.snapshot;
     let path = s["history"]
@@ -117,7 +117,7 @@ fn final_state(dir: &Path, run_id: &str) -> (Value, Vec<String>, Value) {
 
 fn completed(dir: &Path, run_id: &str) -> bool {
     let store = SqliteStore::open(dir).unwrap();
-    store.load(run_id).unwrap().record.status == hensu_store::RunStatus::Completed
+    crate::wait(store.load(run_id)).unwrap().record.status == hensu_store::RunStatus::Completed
 }
 
 fn only_run(dir: &Path) -> Option<String> {
@@ -125,7 +125,7 @@ fn only_run(dir: &Path) -> Option<String> {
         return None;
     }
     let store = SqliteStore::open(dir).unwrap();
-    let runs = store.list().unwrap();
+    let runs = crate::wait(store.list()).unwrap();
     assert!(runs.len() <= 1, "one run expected: {runs:?}");
     runs.first().map(|r| r.run_id.clone())
 }
@@ -275,7 +275,7 @@ fn killed_runs_resume_to_the_same_result() {
             base_starts.len(),
             "seed {seed:x}: steps missing"
         );
-        let history = SqliteStore::open(dir).unwrap().history(&id).unwrap();
+        let history = crate::wait(SqliteStore::open(dir).unwrap().history(&id)).unwrap();
         assert!(history.len() > base_starts.len());
     }
     eprintln!(
@@ -318,7 +318,7 @@ fn kills_during_snapshot_compaction_lose_nothing() {
         // The store is intact and the run moved forward (4 steps recorded per attempt).
         let id = only_run(dir).unwrap();
         let store = SqliteStore::open(dir).unwrap();
-        let run = store.load(&id).unwrap();
+        let run = crate::wait(store.load(&id)).unwrap();
         let steps = run.snapshot["steps"].as_u64().unwrap();
         assert!(
             steps > steps_before,

@@ -104,21 +104,23 @@ fn paused_review(dir: &Path) -> String {
     .encode()
     .unwrap();
     let initial = RunState::new("rpaused".into(), wf.id.clone(), "draft".into(), input);
-    let d = DurableRun::create_encoded(
+    let d = crate::wait(DurableRun::create_encoded(
         store,
         &record,
         &envelope,
         &initial,
         &OwnerId::current(),
         None,
-    )
+    ))
     .unwrap();
-    assert_eq!(d.finish(&r).unwrap(), Some(RunStatus::Paused));
+    assert_eq!(crate::wait(d.finish(&r)).unwrap(), Some(RunStatus::Paused));
     "rpaused".into()
 }
 
 fn step(dir: &Path, id: &str) -> u64 {
-    SqliteStore::open(dir).unwrap().record(id).unwrap().step
+    crate::wait(SqliteStore::open(dir).unwrap().record(id))
+        .unwrap()
+        .step
 }
 
 #[test]
@@ -160,7 +162,7 @@ fn a_paused_review_resumes_only_with_a_matching_decision() {
     let o = run_hensuc(&["resume", "nope", "-d", d, "--approve"]);
     assert!(err(&o).contains("no run `nope`"), "{}", err(&o));
     assert_eq!(step(dir, &id), before, "a refused resume writes nothing");
-    let rec = SqliteStore::open(dir).unwrap().record(&id).unwrap();
+    let rec = crate::wait(SqliteStore::open(dir).unwrap().record(&id)).unwrap();
     assert_eq!(rec.status, RunStatus::Paused);
 
     // The source changed: a warning, and the stored workflow runs. The correlation id works as
@@ -182,7 +184,7 @@ fn a_paused_review_resumes_only_with_a_matching_decision() {
         err(&o)
     );
     assert!(out(&o).contains("ended at `done`"));
-    let rec = SqliteStore::open(dir).unwrap().load(&id).unwrap();
+    let rec = crate::wait(SqliteStore::open(dir).unwrap().load(&id)).unwrap();
     assert_eq!(rec.record.status, RunStatus::Completed);
     assert_eq!(rec.snapshot["context"]["note"], "ok");
 
@@ -224,13 +226,19 @@ fn a_run_held_by_a_live_process_cannot_be_resumed_twice() {
     let before = step(dir, &id);
     // This test process resumes it first (and holds the lease).
     let store: Arc<dyn StateStore> = Arc::new(SqliteStore::open(dir).unwrap());
-    let (held, _) = DurableRun::reopen(store.clone(), &id, &OwnerId::current(), None).unwrap();
+    let (held, _) = crate::wait(DurableRun::reopen(
+        store.clone(),
+        &id,
+        &OwnerId::current(),
+        None,
+    ))
+    .unwrap();
     let o = run_hensuc(&["resume", &id, "-d", d, "--approve"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("locked by"), "{}", err(&o));
     assert!(err(&o).contains("another hensuc process"), "{}", err(&o));
     assert_eq!(step(dir, &id), before);
-    store.release(held.lease()).unwrap();
+    crate::wait(store.release(held.lease())).unwrap();
     let o = run_hensuc(&["resume", &id, "-d", d, "--approve"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
 }
@@ -380,9 +388,7 @@ fn the_run(dir: &Path) -> Option<String> {
     if !dir.join(".hensu/state.db").exists() {
         return None;
     }
-    SqliteStore::open(dir)
-        .ok()?
-        .list()
+    crate::wait(SqliteStore::open(dir).ok()?.list())
         .ok()?
         .first()
         .map(|r| r.run_id.clone())
@@ -410,7 +416,7 @@ fn pause_and_cancel_reach_a_running_process_at_its_next_boundary() {
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let o = child.wait_with_output().unwrap();
     assert!(err(&o).contains("paused (state saved)"), "{}", err(&o));
-    let rec = SqliteStore::open(dir).unwrap().record(&id).unwrap();
+    let rec = crate::wait(SqliteStore::open(dir).unwrap().record(&id)).unwrap();
     assert_eq!(rec.status, RunStatus::Paused);
     let done_before = started(&events);
     assert!(done_before < 8);
@@ -435,7 +441,7 @@ fn pause_and_cancel_reach_a_running_process_at_its_next_boundary() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(out(&o).contains("cancelled"), "{}", out(&o));
-    let rec = SqliteStore::open(dir).unwrap().record(&id).unwrap();
+    let rec = crate::wait(SqliteStore::open(dir).unwrap().record(&id)).unwrap();
     assert_eq!(rec.status, RunStatus::Cancelled);
     assert!(started(&events) < 8);
 }
@@ -520,7 +526,7 @@ fn defer_review_pauses_the_cli_run_until_resume_decides() {
         out(&run)
     );
     let store = SqliteStore::open(dir).unwrap();
-    let runs = store.list().unwrap();
+    let runs = crate::wait(store.list()).unwrap();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].status, RunStatus::Paused);
     let id = runs[0].run_id.clone();
@@ -537,7 +543,7 @@ fn defer_review_pauses_the_cli_run_until_resume_decides() {
     );
     let resumed = run_hensuc(&["resume", &id, "-d", d, "--approve"]);
     assert_eq!(resumed.status.code(), Some(0), "{}", err(&resumed));
-    let record = SqliteStore::open(dir).unwrap().record(&id).unwrap();
+    let record = crate::wait(SqliteStore::open(dir).unwrap().record(&id)).unwrap();
     assert_eq!(record.status, RunStatus::Completed);
 }
 
@@ -573,14 +579,14 @@ fn the_state_rebuilt_from_the_log_equals_the_engines_final_state() {
         let record = RunRecord::new("rdelta", wf.id.clone(), "1", Some("n0".into()));
         let initial = RunState::new("rdelta".into(), wf.id.clone(), "n0".into(), input.clone());
         let durable = Arc::new(
-            DurableRun::create(
+            crate::wait(DurableRun::create(
                 store.clone(),
                 &record,
                 &Value::Null,
                 &initial,
                 &OwnerId::current(),
                 None,
-            )
+            ))
             .unwrap(),
         );
         let engine = Engine::builder()
@@ -603,12 +609,15 @@ fn the_state_rebuilt_from_the_log_equals_the_engines_final_state() {
             "the loop ran: {:?}",
             r.state.history
         );
-        assert_eq!(durable.finish(&r).unwrap(), Some(RunStatus::Completed));
-        let stored = store.load("rdelta").unwrap();
+        assert_eq!(
+            crate::wait(durable.finish(&r)).unwrap(),
+            Some(RunStatus::Completed)
+        );
+        let stored = crate::wait(store.load("rdelta")).unwrap();
         let expected = hensu_host::snapshot(&r.state, None).unwrap();
         assert_eq!(stored.snapshot, expected, "policy {policy:?}");
         // Every step is one log row with its node and output.
-        let log = store.read_log("rdelta", 0, 1000).unwrap();
+        let log = crate::wait(store.read_log("rdelta", 0, 1000)).unwrap();
         let steps: Vec<_> = log
             .iter()
             .filter(|e| e.meta.kind == hensu_store::LogKind::Step)

@@ -508,7 +508,7 @@ fn research_project(dir: &Path) {
 fn final_context(dir: &Path, run_id: &str) -> hensu_runtime::Context {
     use hensu_store::StateStore;
     let store = hensu_store::SqliteStore::open(dir).unwrap();
-    let loaded = store.load(run_id).unwrap();
+    let loaded = crate::wait(store.load(run_id)).unwrap();
     hensu_host::restore(run_id, &loaded.snapshot)
         .unwrap()
         .context

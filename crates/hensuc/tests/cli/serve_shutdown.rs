@@ -101,8 +101,7 @@ fn start(server: &ServeProcess, workflow: &str, context: &str) -> Child {
 
 /// The nodes a run's log names, in order: every row's (`steps_only`: the step rows').
 fn executed(store: &SqliteStore, run: &RunRecord, steps_only: bool) -> Vec<String> {
-    store
-        .read_log(&run.run_id, 0, 10_000)
+    crate::wait(store.read_log(&run.run_id, 0, 10_000))
         .expect("log")
         .into_iter()
         .filter(|e| !steps_only || e.meta.kind == LogKind::Step)
@@ -145,7 +144,7 @@ fn sigterm_hands_saga_and_parallel_runs_back_uncancelled() {
 
     let store = SqliteStore::open_file(dir.join("state.db"), StoreOptions::default())
         .expect("the server's store");
-    let runs = || store.list().expect("list");
+    let runs = || crate::wait(store.list()).expect("list");
     // In flight: every run is past its first (compensable) step, inside its second node (the
     // parallel one for `parallel-saga`), with a node still to go after it.
     wait_until(
@@ -177,7 +176,7 @@ fn sigterm_hands_saga_and_parallel_runs_back_uncancelled() {
             !nodes.iter().any(|n| COMPENSATIONS.contains(&n.as_str())),
             "no compensation at shutdown: {nodes:?}"
         );
-        let snapshot = store.load(&run.run_id).expect("load").snapshot;
+        let snapshot = crate::wait(store.load(&run.run_id)).expect("load").snapshot;
         assert!(snapshot["compensating"].is_null(), "{snapshot}");
     }
 

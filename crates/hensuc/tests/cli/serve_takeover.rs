@@ -98,8 +98,12 @@ fn a_killed_servers_execution_is_finished_by_another() {
     let base = std::env::var("HENSU_TEST_DATABASE_URL")
         .expect("HENSU_TEST_DATABASE_URL (run under scripts/pg-test.sh)");
     let schema = format!("t_{:x}{:x}", std::process::id(), hensu_store::now_ms());
-    let store = PgStore::open_in_schema(&base, Some(&schema), StoreOptions::default())
-        .expect("PostgreSQL at HENSU_TEST_DATABASE_URL");
+    let store = crate::wait(PgStore::open_in_schema(
+        &base,
+        Some(&schema),
+        StoreOptions::default(),
+    ))
+    .expect("PostgreSQL at HENSU_TEST_DATABASE_URL");
     let sep = if base.contains('?') { '&' } else { '?' };
     let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
 
@@ -117,8 +121,7 @@ fn a_killed_servers_execution_is_finished_by_another() {
 
     let mut clients = vec![start(&a, "reviewed"), start(&a, "steps")];
     let find = |workflow: &str| {
-        store
-            .list()
+        crate::wait(store.list())
             .expect("list")
             .into_iter()
             .find(|r| r.workflow_id == workflow)
@@ -145,7 +148,7 @@ fn a_killed_servers_execution_is_finished_by_another() {
     let run = find("steps").expect("run");
     assert_eq!(run.status, RunStatus::Completed, "{run:?}");
     assert_eq!(run.current_node.as_deref(), Some("done"));
-    let log = store.read_log(&run.run_id, 0, 10_000).expect("log");
+    let log = crate::wait(store.read_log(&run.run_id, 0, 10_000)).expect("log");
     let steps: Vec<String> = log
         .iter()
         .filter(|e| e.meta.kind == LogKind::Step)
@@ -168,7 +171,7 @@ fn a_killed_servers_execution_is_finished_by_another() {
         "server A's steps come before the takeover: {:?}",
         log.iter().map(|e| e.meta.kind).collect::<Vec<_>>()
     );
-    let context = store.load(&run.run_id).expect("load").snapshot["context"].clone();
+    let context = crate::wait(store.load(&run.run_id)).expect("load").snapshot["context"].clone();
     for i in 0..NODES {
         assert!(context.get(format!("n{i}")).is_some(), "{context}");
     }

@@ -94,8 +94,12 @@ fn three_workers_one_killed_every_run_completes_once() {
     project(dir);
     let schema = format!("w_{}", uuid_like());
     let base = std::env::var("HENSU_TEST_DATABASE_URL").unwrap_or_default();
-    let store = PgStore::open_in_schema(&base, Some(&schema), StoreOptions::default())
-        .expect("HENSU_TEST_DATABASE_URL must reach a PostgreSQL (scripts/pg-test.sh)");
+    let store = crate::wait(PgStore::open_in_schema(
+        &base,
+        Some(&schema),
+        StoreOptions::default(),
+    ))
+    .expect("HENSU_TEST_DATABASE_URL must reach a PostgreSQL (scripts/pg-test.sh)");
     let url = url_in(&schema);
 
     // The uninterrupted baseline: the same workflow, one run on a SQLite store of its own.
@@ -113,8 +117,8 @@ fn three_workers_one_killed_every_run_completes_once() {
         String::from_utf8_lossy(&out.stderr)
     );
     let base_store = hensu_store::SqliteStore::open(&base_dir).unwrap();
-    let base_run = base_store.list().unwrap()[0].run_id.clone();
-    let base_context = base_store.load(&base_run).unwrap().snapshot["context"].clone();
+    let base_run = crate::wait(base_store.list()).unwrap()[0].run_id.clone();
+    let base_context = crate::wait(base_store.load(&base_run)).unwrap().snapshot["context"].clone();
 
     for _ in 0..RUNS {
         let o = crate::hensuc()
@@ -126,11 +130,10 @@ fn three_workers_one_killed_every_run_completes_once() {
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    assert_eq!(store.list().unwrap().len(), RUNS);
+    assert_eq!(crate::wait(store.list()).unwrap().len(), RUNS);
     // Not claimed yet: queued.
     assert!(
-        store
-            .list()
+        crate::wait(store.list())
             .unwrap()
             .iter()
             .all(|r| r.status == RunStatus::Queued)
@@ -140,7 +143,7 @@ fn three_workers_one_killed_every_run_completes_once() {
         .map(|i| spawn_worker(dir, &url, &dir.join(format!("w{i}.jsonl"))))
         .collect();
     let done = |s: &PgStore| {
-        s.list()
+        crate::wait(s.list())
             .unwrap()
             .iter()
             .filter(|r| r.status.is_terminal())
@@ -162,14 +165,13 @@ fn three_workers_one_killed_every_run_completes_once() {
 
     let expected_path: Vec<String> = (0..NODES).map(|i| format!("n{i}")).collect();
     let mut contexts = Vec::new();
-    for r in store.list().unwrap() {
+    for r in crate::wait(store.list()).unwrap() {
         assert_eq!(r.status, RunStatus::Completed, "{r:?}");
         assert_eq!(r.current_node.as_deref(), Some("done"));
-        let state = store.load(&r.run_id).unwrap().snapshot;
+        let state = crate::wait(store.load(&r.run_id)).unwrap().snapshot;
         contexts.push(state["context"].clone());
         // No step recorded twice: the log's steps are exactly the path, once each.
-        let steps: Vec<String> = store
-            .read_log(&r.run_id, 0, 10_000)
+        let steps: Vec<String> = crate::wait(store.read_log(&r.run_id, 0, 10_000))
             .unwrap()
             .into_iter()
             .filter(|e| e.meta.kind == LogKind::Step)
@@ -203,8 +205,8 @@ fn three_workers_one_killed_every_run_completes_once() {
     // The run logs keep every takeover: the claim row names the killed worker and the node
     // that ran again, and `hensuc runs show` prints it.
     let mut taken_over = Vec::new();
-    for r in store.list().unwrap() {
-        for e in store.read_log(&r.run_id, 0, 10_000).unwrap() {
+    for r in crate::wait(store.list()).unwrap() {
+        for e in crate::wait(store.read_log(&r.run_id, 0, 10_000)).unwrap() {
             if e.meta.kind != LogKind::Claimed {
                 continue;
             }

@@ -242,6 +242,7 @@ async fn run_fork(
                     compensating: None,
                     compensations: Vec::new(),
                     nested: None,
+                    failure: None,
                 };
                 (fresh, Ok(None), true)
             }
@@ -488,6 +489,7 @@ fn ended_record(
         compensating: None,
         compensations: Vec::new(),
         nested: None,
+        failure: None,
     };
     Some(Box::new(ForkBranchState {
         target: target.to_string(),

@@ -1,0 +1,284 @@
+//! The async store driven from plain test threads: [`Blocking`] has every
+//! [`StateStore`] method, each awaited to completion on one shared tokio runtime, so the
+//! suite's tests (many of them about threads racing for a run) read as sequences of calls.
+//! Only tests do this; the store itself never blocks.
+
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+
+use hensu_store::{
+    CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, OwnerId, RecordUpdate,
+    Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun, StoredWorkflow, WorkflowRegistry,
+    WorkflowSummary,
+};
+use serde_json::Value;
+
+/// The tests' runtime: multi-threaded, so a pooled PostgreSQL connection opened by one
+/// test thread's call keeps its I/O task running while another thread's call uses it.
+pub fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("test runtime")
+    })
+}
+
+/// Runs `f` to completion on [`runtime`].
+pub fn block<F: Future>(f: F) -> F::Output {
+    runtime().block_on(f)
+}
+
+/// A store handle whose methods wait for their answer.
+#[derive(Clone)]
+pub struct Blocking {
+    pub inner: Arc<dyn StateStore>,
+}
+
+impl Blocking {
+    pub fn new(store: impl StateStore + 'static) -> Blocking {
+        Blocking {
+            inner: Arc::new(store),
+        }
+    }
+
+    pub fn from_arc(inner: Arc<dyn StateStore>) -> Blocking {
+        Blocking { inner }
+    }
+
+    pub fn registry(&self) -> Result<BlockingRegistry> {
+        block(self.inner.registry()).map(|inner| BlockingRegistry { inner })
+    }
+
+    pub fn create_run(&self, record: &RunRecord, workflow: &Value, snapshot: &Value) -> Result<()> {
+        block(self.inner.create_run(record, workflow, snapshot))
+    }
+
+    pub fn create_run_encoded(
+        &self,
+        record: &RunRecord,
+        wf: &[u8],
+        snapshot: &Value,
+    ) -> Result<()> {
+        block(self.inner.create_run_encoded(record, wf, snapshot))
+    }
+
+    pub fn acquire(&self, run_id: &str, owner: &OwnerId) -> Result<Lease> {
+        block(self.inner.acquire(run_id, owner))
+    }
+
+    pub fn heartbeat(&self, lease: &Lease) -> Result<Renewed> {
+        block(self.inner.heartbeat(lease))
+    }
+
+    pub fn release(&self, lease: &Lease) -> Result<()> {
+        block(self.inner.release(lease))
+    }
+
+    pub fn checkpoint(
+        &self,
+        lease: &Lease,
+        expected_step: u64,
+        update: &RecordUpdate,
+        snapshot: &Value,
+    ) -> Result<Checkpointed> {
+        block(
+            self.inner
+                .checkpoint(lease, expected_step, update, snapshot),
+        )
+    }
+
+    pub fn append(
+        &self,
+        lease: &Lease,
+        expected_step: u64,
+        update: &RecordUpdate,
+        entry: &StepEntry,
+    ) -> Result<Checkpointed> {
+        block(self.inner.append(lease, expected_step, update, entry))
+    }
+
+    pub fn set_status(
+        &self,
+        run_id: &str,
+        lease: Option<&Lease>,
+        expected_step: u64,
+        update: &RecordUpdate,
+    ) -> Result<RunRecord> {
+        block(self.inner.set_status(run_id, lease, expected_step, update))
+    }
+
+    pub fn request_cancel(&self, run_id: &str) -> Result<CancelRequest> {
+        block(self.inner.request_cancel(run_id))
+    }
+
+    pub fn load(&self, run_id: &str) -> Result<StoredRun> {
+        block(self.inner.load(run_id))
+    }
+
+    pub fn record(&self, run_id: &str) -> Result<RunRecord> {
+        block(self.inner.record(run_id))
+    }
+
+    pub fn list(&self) -> Result<Vec<RunRecord>> {
+        block(self.inner.list())
+    }
+
+    pub fn find_by_correlation(&self, correlation_id: &str) -> Result<Option<RunRecord>> {
+        block(self.inner.find_by_correlation(correlation_id))
+    }
+
+    pub fn history(&self, run_id: &str) -> Result<Vec<CheckpointMeta>> {
+        block(self.inner.history(run_id))
+    }
+
+    pub fn read_log(&self, run_id: &str, after: u64, limit: usize) -> Result<Vec<LogEntry>> {
+        block(self.inner.read_log(run_id, after, limit))
+    }
+
+    pub fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>> {
+        block(self.inner.claim(owner, limit))
+    }
+
+    pub fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>> {
+        block(self.inner.heartbeat_owner(owner))
+    }
+}
+
+/// A registry whose methods wait for their answer.
+#[derive(Clone)]
+pub struct BlockingRegistry {
+    pub inner: Arc<dyn WorkflowRegistry>,
+}
+
+impl BlockingRegistry {
+    pub fn put_workflow(&self, tenant: &str, id: &str, version: &str, def: &Value) -> Result<bool> {
+        block(self.inner.put_workflow(tenant, id, version, def))
+    }
+
+    pub fn get_workflow(&self, tenant: &str, id: &str) -> Result<Option<StoredWorkflow>> {
+        block(self.inner.get_workflow(tenant, id))
+    }
+
+    pub fn list_workflows(&self, tenant: &str) -> Result<Vec<WorkflowSummary>> {
+        block(self.inner.list_workflows(tenant))
+    }
+
+    pub fn delete_workflow(&self, tenant: &str, id: &str) -> Result<bool> {
+        block(self.inner.delete_workflow(tenant, id))
+    }
+
+    pub fn tag_run(&self, run_id: &str, tenant: &str, workflow_id: &str) -> Result<()> {
+        block(self.inner.tag_run(run_id, tenant, workflow_id))
+    }
+
+    pub fn create_tenant_run(
+        &self,
+        tenant: &str,
+        record: &RunRecord,
+        workflow_json: &[u8],
+        snapshot: &Value,
+    ) -> Result<()> {
+        block(
+            self.inner
+                .create_tenant_run(tenant, record, workflow_json, snapshot),
+        )
+    }
+
+    pub fn run_tenant(&self, run_id: &str) -> Result<Option<String>> {
+        block(self.inner.run_tenant(run_id))
+    }
+
+    pub fn tenant_runs(&self, tenant: &str) -> Result<Vec<String>> {
+        block(self.inner.tenant_runs(tenant))
+    }
+}
+
+/// [`StateStore`]'s methods, waited for, on any store (a test that holds a concrete
+/// [`hensu_store::SqliteStore`] or [`hensu_store::PgStore`] imports this instead of the
+/// trait).
+pub trait SyncStore {
+    fn store(&self) -> &dyn StateStore;
+
+    fn create_run(&self, record: &RunRecord, workflow: &Value, snapshot: &Value) -> Result<()> {
+        block(self.store().create_run(record, workflow, snapshot))
+    }
+    fn acquire(&self, run_id: &str, owner: &OwnerId) -> Result<Lease> {
+        block(self.store().acquire(run_id, owner))
+    }
+    fn heartbeat(&self, lease: &Lease) -> Result<Renewed> {
+        block(self.store().heartbeat(lease))
+    }
+    fn release(&self, lease: &Lease) -> Result<()> {
+        block(self.store().release(lease))
+    }
+    fn checkpoint(
+        &self,
+        l: &Lease,
+        step: u64,
+        u: &RecordUpdate,
+        s: &Value,
+    ) -> Result<Checkpointed> {
+        block(self.store().checkpoint(l, step, u, s))
+    }
+    fn append(
+        &self,
+        l: &Lease,
+        step: u64,
+        u: &RecordUpdate,
+        e: &StepEntry,
+    ) -> Result<Checkpointed> {
+        block(self.store().append(l, step, u, e))
+    }
+    fn set_status(
+        &self,
+        run_id: &str,
+        lease: Option<&Lease>,
+        step: u64,
+        u: &RecordUpdate,
+    ) -> Result<RunRecord> {
+        block(self.store().set_status(run_id, lease, step, u))
+    }
+    fn request_cancel(&self, run_id: &str) -> Result<CancelRequest> {
+        block(self.store().request_cancel(run_id))
+    }
+    fn load(&self, run_id: &str) -> Result<StoredRun> {
+        block(self.store().load(run_id))
+    }
+    fn record(&self, run_id: &str) -> Result<RunRecord> {
+        block(self.store().record(run_id))
+    }
+    fn list(&self) -> Result<Vec<RunRecord>> {
+        block(self.store().list())
+    }
+    fn history(&self, run_id: &str) -> Result<Vec<CheckpointMeta>> {
+        block(self.store().history(run_id))
+    }
+    fn read_log(&self, run_id: &str, after: u64, limit: usize) -> Result<Vec<LogEntry>> {
+        block(self.store().read_log(run_id, after, limit))
+    }
+    fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>> {
+        block(self.store().claim(owner, limit))
+    }
+    fn registry(&self) -> Result<BlockingRegistry> {
+        block(self.store().registry()).map(|inner| BlockingRegistry { inner })
+    }
+}
+
+macro_rules! sync_store {
+    ($($t:ty),*) => {$(
+        impl SyncStore for $t {
+            fn store(&self) -> &dyn StateStore {
+                self
+            }
+        }
+    )*};
+}
+
+sync_store!(
+    hensu_store::SqliteStore,
+    hensu_store::MemoryStore,
+    hensu_store::PgStore
+);
