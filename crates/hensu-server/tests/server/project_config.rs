@@ -178,7 +178,7 @@ pub async fn providers_retry_and_structured_output_come_from_hensu_toml() {
 }
 
 /// With stub agents a run is offline: its webhook is simulated unless `[network] allow_hosts`
-/// names the host — then it really reaches the mock.
+/// names the host — then it really reaches the mock (allowed by `[server.egress]` too).
 pub async fn a_stub_run_reaches_only_the_allowed_hosts() {
     let mock = mock(vec![completion("unused")]).await;
     let hook = format!("{}/hook", mock.base);
@@ -191,7 +191,9 @@ pub async fn a_stub_run_reaches_only_the_allowed_hosts() {
     );
     let open = Server::in_project(
         Backend::Sqlite,
-        Some("[network]\nallow_hosts = [\"127.0.0.1\"]\n"),
+        // The mock is on 127.0.0.1, which a server run reaches only when the egress policy
+        // allows it (docs/server.md, *Egress*).
+        Some("[network]\nallow_hosts = [\"127.0.0.1\"]\n\n[server.egress]\nallow = [\"127.0.0.1/32\"]\n"),
         true,
     )
     .await;
