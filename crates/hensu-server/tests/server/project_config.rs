@@ -21,8 +21,8 @@ type Received = Arc<Mutex<Vec<(String, Value)>>>;
 
 /// A mock on 127.0.0.1: `POST /v1/chat/completions` answers from `script` in order (the last
 /// answer repeats), `POST /hook` answers 200.
-struct Mock {
-    base: String,
+pub(crate) struct Mock {
+    pub(crate) base: String,
     received: Received,
 }
 
@@ -32,7 +32,7 @@ struct MockState {
     received: Received,
 }
 
-fn completion(content: &str) -> (u16, Value) {
+pub(crate) fn completion(content: &str) -> (u16, Value) {
     (
         200,
         json!({
@@ -64,7 +64,7 @@ async fn hook(State(m): State<MockState>, Json(body): Json<Value>) -> AxumStatus
     AxumStatus::OK
 }
 
-async fn mock(script: Vec<(u16, Value)>) -> Mock {
+pub(crate) async fn mock(script: Vec<(u16, Value)>) -> Mock {
     let received: Received = Arc::default();
     let app = Router::new()
         .route("/v1/chat/completions", post(chat))
