@@ -1,5 +1,6 @@
 //! HTTP: the `webhook` action handler and the `api-caller` generic node handler.
 
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -13,14 +14,55 @@ use serde_json::Value;
 
 use crate::network::{NetworkAccess, simulated};
 
+/// The client of a handler and the egress policy it sends under (a server run's; none in a
+/// local run). The client is built on first use: `hensuc check` registers the handlers only to
+/// know their ids, and a client (TLS roots included) costs a noticeable part of a small check.
+#[derive(Clone, Debug, Default)]
+struct Outbound {
+    client: OnceLock<Result<reqwest::Client, String>>,
+    egress: Option<Arc<hensu_egress::EgressPolicy>>,
+}
+
+impl Outbound {
+    /// Under a policy: the checking resolver, every redirect hop checked, no proxy
+    /// (hensu-egress). Without one: reqwest's defaults. A client that cannot be built (no TLS
+    /// backend) fails the request; it never falls back to an unchecked one.
+    fn client(&self) -> Result<&reqwest::Client, String> {
+        self.client
+            .get_or_init(|| {
+                let builder = match &self.egress {
+                    Some(policy) => hensu_egress::client_builder(policy.clone()),
+                    None => reqwest::Client::builder(),
+                };
+                builder.build().map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The policy's refusal of `url` when its host is a denied IP literal (a host name is
+    /// checked when the client resolves it).
+    fn refusal(&self, url: &str) -> Option<String> {
+        let policy = self.egress.as_ref()?;
+        let parsed = reqwest::Url::parse(url).ok()?;
+        policy.check_url(&parsed).err().map(|e| e.to_string())
+    }
+
+    /// What a failed request says: the policy's refusal when that is why, else `error`.
+    fn describe(error: &reqwest::Error) -> String {
+        match hensu_egress::refusal(error) {
+            Some(refused) => refused.to_string(),
+            None => error.to_string(),
+        }
+    }
+}
+
 /// `webhook`: HTTP POST of the JSON payload to the payload's `url` (removed from the body) or
 /// the default URL (`HENSU_WEBHOOK_URL` in the CLI). Non-2xx → failure.
 #[derive(Clone, Debug)]
 pub struct WebhookHandler {
     default_url: Option<String>,
-    /// Built on first use: `hensuc check` registers the handlers only to know their ids, and a
-    /// client (TLS roots included) costs a noticeable part of a small check.
-    client: std::sync::OnceLock<reqwest::Client>,
+    outbound: Outbound,
     timeout: Duration,
     network: NetworkAccess,
 }
@@ -29,7 +71,7 @@ impl WebhookHandler {
     pub fn new(default_url: Option<String>) -> Self {
         WebhookHandler {
             default_url,
-            client: std::sync::OnceLock::new(),
+            outbound: Outbound::default(),
             timeout: Duration::from_secs(30),
             network: NetworkAccess::Live,
         }
@@ -38,6 +80,15 @@ impl WebhookHandler {
     /// Simulates deliveries the run's network access does not allow.
     pub fn with_network(mut self, network: NetworkAccess) -> Self {
         self.network = network;
+        self
+    }
+
+    /// Sends under `egress` (a server run's policy; `None`: unchecked, as a local run).
+    pub fn with_egress(mut self, egress: Option<Arc<hensu_egress::EgressPolicy>>) -> Self {
+        self.outbound = Outbound {
+            client: OnceLock::new(),
+            egress,
+        };
         self
     }
 }
@@ -64,10 +115,15 @@ impl ActionHandler for WebhookHandler {
         if !self.network.allows(&url) {
             return ActionResult::success(simulated("POST", &url));
         }
+        if let Some(refused) = self.outbound.refusal(&url) {
+            return ActionResult::failure(format!("Webhook {url} failed: {refused}"));
+        }
+        let client = match self.outbound.client() {
+            Ok(c) => c,
+            Err(e) => return ActionResult::failure(format!("Webhook {url} failed: {e}")),
+        };
         let json: serde_json::Map<String, Value> = body.into_iter().collect();
-        match self
-            .client
-            .get_or_init(reqwest::Client::new)
+        match client
             .post(&url)
             .timeout(self.timeout)
             .json(&Value::Object(json))
@@ -81,7 +137,9 @@ impl ActionHandler for WebhookHandler {
                 "Webhook {url} returned HTTP {}",
                 resp.status().as_u16()
             )),
-            Err(e) => ActionResult::failure(format!("Webhook {url} failed: {e}")),
+            Err(e) => {
+                ActionResult::failure(format!("Webhook {url} failed: {}", Outbound::describe(&e)))
+            }
         }
     }
 }
@@ -92,8 +150,7 @@ impl ActionHandler for WebhookHandler {
 /// ("response"; receives the response body), `timeout` (30 000 ms).
 #[derive(Clone, Debug)]
 pub struct ApiCallerHandler {
-    /// Built on first use (see [`WebhookHandler`]'s field).
-    client: std::sync::OnceLock<reqwest::Client>,
+    outbound: Outbound,
     network: NetworkAccess,
 }
 
@@ -106,7 +163,7 @@ impl Default for ApiCallerHandler {
 impl ApiCallerHandler {
     pub fn new() -> Self {
         ApiCallerHandler {
-            client: std::sync::OnceLock::new(),
+            outbound: Outbound::default(),
             network: NetworkAccess::Live,
         }
     }
@@ -114,6 +171,15 @@ impl ApiCallerHandler {
     /// Simulates requests the run's network access does not allow.
     pub fn with_network(mut self, network: NetworkAccess) -> Self {
         self.network = network;
+        self
+    }
+
+    /// Sends under `egress` (a server run's policy; `None`: unchecked, as a local run).
+    pub fn with_egress(mut self, egress: Option<Arc<hensu_egress::EgressPolicy>>) -> Self {
+        self.outbound = Outbound {
+            client: OnceLock::new(),
+            egress,
+        };
         self
     }
 }
@@ -180,9 +246,20 @@ impl GenericNodeHandler for ApiCallerHandler {
                 .with_meta("simulated", Value::Bool(true))
                 .with_meta("output_field", Value::String(output_field));
         }
-        let mut req = self
-            .client
-            .get_or_init(reqwest::Client::new)
+        if let Some(refused) = self.outbound.refusal(&endpoint) {
+            return NodeResult::failure(format!(
+                "API call {method_name} {endpoint} failed: {refused}"
+            ));
+        }
+        let client = match self.outbound.client() {
+            Ok(c) => c,
+            Err(e) => {
+                return NodeResult::failure(format!(
+                    "API call {method_name} {endpoint} failed: {e}"
+                ));
+            }
+        };
+        let mut req = client
             .request(method.clone(), &endpoint)
             .timeout(Duration::from_millis(timeout_ms));
         if !matches!(
@@ -201,7 +278,7 @@ impl GenericNodeHandler for ApiCallerHandler {
                 let what = if e.is_timeout() {
                     format!("timed out after {timeout_ms} ms")
                 } else {
-                    e.to_string()
+                    Outbound::describe(&e)
                 };
                 return NodeResult::failure(format!(
                     "API call {method_name} {endpoint} failed: {what}"

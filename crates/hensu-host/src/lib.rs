@@ -47,17 +47,21 @@ pub use stub_files::FsStubFiles;
 /// The action handlers of a host: the engine's `log` plus `webhook` (posting to the payload's
 /// `url`, else `default_webhook_url`).
 pub fn action_handlers(default_webhook_url: Option<String>) -> ActionHandlerRegistry {
-    action_handlers_with(default_webhook_url, NetworkAccess::Live)
+    action_handlers_with(default_webhook_url, NetworkAccess::Live, None)
 }
 
-/// [`action_handlers`] with the run's network access (simulated webhooks in a stub run).
+/// [`action_handlers`] with the run's network access (simulated webhooks in a stub run) and
+/// egress policy (a server run's: docs/server.md, *Egress*).
 pub fn action_handlers_with(
     default_webhook_url: Option<String>,
     network: NetworkAccess,
+    egress: Option<Arc<hensu_egress::EgressPolicy>>,
 ) -> ActionHandlerRegistry {
     let mut r = ActionHandlerRegistry::with_defaults();
     r.register(Arc::new(
-        WebhookHandler::new(default_webhook_url).with_network(network),
+        WebhookHandler::new(default_webhook_url)
+            .with_network(network)
+            .with_egress(egress),
     ));
     r
 }
@@ -65,12 +69,20 @@ pub fn action_handlers_with(
 /// The generic node handlers of a host: the engine's `validator` and `data-transformer` plus
 /// `api-caller`.
 pub fn generic_handlers() -> GenericHandlerRegistry {
-    generic_handlers_with(NetworkAccess::Live)
+    generic_handlers_with(NetworkAccess::Live, None)
 }
 
-/// [`generic_handlers`] with the run's network access (a simulated `api-caller` in a stub run).
-pub fn generic_handlers_with(network: NetworkAccess) -> GenericHandlerRegistry {
+/// [`generic_handlers`] with the run's network access (a simulated `api-caller` in a stub run)
+/// and egress policy (a server run's).
+pub fn generic_handlers_with(
+    network: NetworkAccess,
+    egress: Option<Arc<hensu_egress::EgressPolicy>>,
+) -> GenericHandlerRegistry {
     let mut r = GenericHandlerRegistry::with_defaults();
-    r.register(Arc::new(ApiCallerHandler::new().with_network(network)));
+    r.register(Arc::new(
+        ApiCallerHandler::new()
+            .with_network(network)
+            .with_egress(egress),
+    ));
     r
 }

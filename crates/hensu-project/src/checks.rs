@@ -1,6 +1,6 @@
 //! The rules of `hensu.toml` that serde cannot express, each reported at its key or value: the
 //! providers' (hensu-providers' `validate`), the MCP servers' endpoints (hensu-mcp), hosts of
-//! `[network] allow_hosts`, prices, and — once the project's workflows are known — priced
+//! `[network] allow_hosts`, the entries of `[server.egress] allow`, prices, and — once the project's workflows are known — priced
 //! models that no agent uses.
 
 use hensu_diagnostics::{Diagnostic, codes};
@@ -16,6 +16,7 @@ pub(crate) fn check_config(config: &ProjectConfig, spans: &SpanIndex) -> Vec<Dia
     providers(config, spans, &mut out);
     mcp_servers(&config.mcp, spans, &mut out);
     allow_hosts(&config.network.allow_hosts, spans, &mut out);
+    egress_allow(&config.server.egress.allow, spans, &mut out);
     prices(config, spans, &mut out);
     out
 }
@@ -117,6 +118,26 @@ fn allow_hosts(hosts: &[String], spans: &SpanIndex, out: &mut Vec<Diagnostic>) {
             d = d.with_help("write a host name such as `\"hooks.example.com\"`");
         }
         out.push(d);
+    }
+}
+
+/// E0906: an entry of `[server.egress] allow` that is neither a host name nor an address
+/// range (a URL, a port, a pattern, a bad CIDR). `hensuc serve` refuses the file.
+fn egress_allow(entries: &[String], spans: &SpanIndex, out: &mut Vec<Diagnostic>) {
+    for (i, entry) in entries.iter().enumerate() {
+        let Err(bad) = hensu_egress::AllowEntry::parse(entry) else {
+            continue;
+        };
+        let index = i.to_string();
+        out.push(
+            Diagnostic::new(
+                codes::E0906,
+                "invalid `hensu.toml`: `server.egress.allow` entry",
+                spans.value(&["server", "egress", "allow", &index]),
+                bad.problem,
+            )
+            .with_help(bad.help),
+        );
     }
 }
 

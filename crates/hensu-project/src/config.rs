@@ -100,9 +100,30 @@ pub struct ServerSection {
     pub tenant_stubs: Option<PathBuf>,
     /// `[server.limits]`: connection and resource limits.
     pub limits: Limits,
+    /// `[server.egress]`: what tenants' workflows may make the server reach.
+    pub egress: EgressSection,
     /// A `jwt_secret` key, which `hensuc serve` refuses: secrets are never read from
     /// `hensu.toml`. Its value is never kept.
     pub jwt_secret: Option<SecretInFile>,
+}
+
+/// `[server.egress]` (docs/server.md, *Egress*): a server run's `webhook` and `api-caller`
+/// requests may not reach loopback, private, link-local and other non-public addresses
+/// (hensu-egress) except what `allow` lists.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EgressSection {
+    /// Host names (exact, case-insensitive) and address ranges (`10.1.2.0/24`, or one
+    /// address) the server's runs may reach although they are not public. Each entry is
+    /// checked by [`hensu_egress::AllowEntry::parse`] (E0906 otherwise).
+    pub allow: Vec<String>,
+}
+
+impl EgressSection {
+    /// The policy of a server run under this section (the file's check refused bad entries).
+    pub fn policy(&self) -> Result<hensu_egress::EgressPolicy, String> {
+        hensu_egress::EgressPolicy::from_entries(&self.allow)
+    }
 }
 
 /// A secret written in `hensu.toml` where only the environment may hold it: its presence is

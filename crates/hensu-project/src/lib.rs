@@ -4,7 +4,7 @@
 //!   their types in the crates that use them (hensu-providers, hensu-mcp) or here.
 //! * [`ProjectFile`]: `hensu.toml` parsed once with one error policy — every problem a
 //!   diagnostic with a code and a span into the file (E0906 invalid, E0907 unknown key, W0903
-//!   unknown section, W0904 `allow_hosts` entry that is not a host, W0905 price for a model no
+//!   unknown section, W0904 `allow_hosts` entry that is not a host, E0906 for a bad `[server.egress] allow` entry, W0905 price for a model no
 //!   agent uses, W0315 `[lints]`), messages that never repeat a value of the file.
 //! * [`Workspace`]: a project directory and its file, read through [`ProjectFiles`] (the LSP
 //!   passes its open buffers); [`discover`] walks up to the nearest `hensu.toml`.
@@ -22,8 +22,8 @@ mod messages;
 mod workspace;
 
 pub use config::{
-    BoundsSection, NetworkConfig, PriceEntry, ProjectConfig, SecretInFile, ServerSection,
-    StoreSection,
+    BoundsSection, EgressSection, NetworkConfig, PriceEntry, ProjectConfig, SecretInFile,
+    ServerSection, StoreSection,
 };
 pub use limits::{Limits, parse_duration};
 pub use load::{PROJECT_FILE, ProjectFile};

@@ -105,7 +105,8 @@ impl RunEngine {
 
 /// Builds the engine of a run of `workflow` under `setup`: the project's providers (stub
 /// agents for every model without credentials, or for all when forced), its network policy
-/// (a run served only by stubs is offline except for `[network] allow_hosts`), structured
+/// (a run served only by stubs is offline except for `[network] allow_hosts`) and egress
+/// policy (the setup's, for the webhook and api-caller requests that do go out), structured
 /// output corrections, retries and circuit breaker, the review mode, local commands or their
 /// refusal, and `repository` for sub-workflow nodes. Blocking when the tools are the
 /// project's (MCP servers start); call it off the async threads then.
@@ -132,7 +133,12 @@ pub fn engine(
             hensu_mcp::uses_tools(workflow) || repository.workflows().any(hensu_mcp::uses_tools),
         )?),
     };
-    let mut live_actions = crate::action_handlers(project.webhook_url.clone());
+    let egress = setup.egress.clone();
+    let mut live_actions = crate::action_handlers_with(
+        project.webhook_url.clone(),
+        NetworkAccess::Live,
+        egress.clone(),
+    );
     tools.register_actions(&mut live_actions);
     let providers = hensu_providers::build_providers_with(
         &project.providers,
@@ -167,15 +173,18 @@ pub fn engine(
     let actions = match &network {
         NetworkAccess::Live => live_actions,
         offline => {
-            let mut simulated =
-                crate::action_handlers_with(project.webhook_url.clone(), offline.clone());
+            let mut simulated = crate::action_handlers_with(
+                project.webhook_url.clone(),
+                offline.clone(),
+                egress.clone(),
+            );
             tools.register_actions(&mut simulated);
             simulated
         }
     };
     let mut builder = Engine::builder()
         .action_handlers(actions)
-        .generic_handlers(crate::generic_handlers_with(network.clone()))
+        .generic_handlers(crate::generic_handlers_with(network.clone(), egress))
         .structured_output(Arc::new(hensu_providers::StructuredOutput {
             max_corrections: project.providers.structured_output.max_corrections,
         }))

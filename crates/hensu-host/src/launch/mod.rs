@@ -4,7 +4,8 @@
 //! * [`RunSetup`] is a run's configuration, resolved once: the project's run sections of
 //!   `hensu.toml` ([`ProjectConfig`]: `[providers]`, `[retry]`, `[circuit_breaker]`,
 //!   `[timeouts]`, `[structured_output]`, `[network]`, `[mcp]`), the store, the stubs, the
-//!   review mode and whether local commands may run. Command-line flags and server settings
+//!   review mode, whether local commands may run and the egress policy of its HTTP requests
+//!   (server runs). Command-line flags and server settings
 //!   are mapped onto it; nothing below looks at a clap struct.
 //! * [`create_run`] stores a new run with its [`StoredWorkflow`] envelope under the one run-id
 //!   scheme ([`new_run_id`]) and returns its [`RunHandle`].
@@ -48,6 +49,9 @@ pub struct ProjectConfig {
     pub allow_hosts: Vec<String>,
     /// `[mcp]`: the MCP servers a local run starts.
     pub mcp: hensu_mcp::McpConfig,
+    /// `[server.egress]`: the egress policy of a server run (its allow-list; a setup applies
+    /// it only when its [`RunSetup::egress`] says so).
+    pub egress: hensu_egress::EgressPolicy,
     /// The default `webhook` URL (`HENSU_WEBHOOK_URL`).
     pub webhook_url: Option<String>,
 }
@@ -66,6 +70,7 @@ impl ProjectConfig {
             providers: config.providers_config(),
             allow_hosts: config.network.allow_hosts.clone(),
             mcp: config.mcp.clone(),
+            egress: config.server.egress.policy()?,
             webhook_url: std::env::var(WEBHOOK_URL_ENV)
                 .ok()
                 .filter(|u| !u.trim().is_empty()),
@@ -190,6 +195,10 @@ pub struct RunSetup {
     pub review: ReviewMode,
     /// `execute(...)` actions run `commands.yaml` (the CLI) or are refused (the server).
     pub local_commands: bool,
+    /// The egress policy of the run's `webhook` and `api-caller` requests (docs/server.md,
+    /// *Egress*): the server gives every run its project's ([`ProjectConfig::egress`]); `None`
+    /// (a local run: `hensuc run`, `resume`, `worker`) checks no address.
+    pub egress: Option<Arc<hensu_egress::EgressPolicy>>,
 }
 
 impl std::fmt::Debug for RunSetup {
@@ -200,6 +209,7 @@ impl std::fmt::Debug for RunSetup {
             .field("stubs", &self.stubs)
             .field("review", &self.review)
             .field("local_commands", &self.local_commands)
+            .field("egress", &self.egress)
             .finish()
     }
 }

@@ -62,6 +62,7 @@ mod durable_branches;
 mod durable_compensation;
 mod durable_nested;
 mod durable_runs;
+mod egress;
 mod golden_traces;
 mod launch;
 mod review;

@@ -267,3 +267,27 @@ fn every_bad_entry_of_a_section_is_reported() {
         vec!["b", "c"]
     );
 }
+
+#[test]
+fn egress_allow_takes_hosts_and_ranges_and_a_bad_entry_is_e0906_at_it() {
+    let good = "[server.egress]\nallow = [\"hooks.example.com\", \"10.1.2.0/24\", \"127.0.0.1\"]\n";
+    let file = ProjectFile::parse(good);
+    assert!(file.diagnostics.is_empty(), "{:#?}", file.diagnostics);
+    assert_eq!(file.config.server.egress.allow.len(), 3);
+    assert!(file.config.server.egress.policy().is_ok());
+
+    let text = "[server.egress]\nallow = [\n  \"ok.example\",\n  \"https://hooks.example.com/x\",\n  \"10.1.2.0/33\",\n]\n";
+    assert_eq!(found(text), vec![("E0906", 4), ("E0906", 5)]);
+    let file = ProjectFile::parse(text);
+    let url = &file.diagnostics[0];
+    assert!(url.primary.message.contains("a URL"), "{url:?}");
+    assert!(
+        url.help.iter().any(|h| h.contains("\"hooks.example.com\"")),
+        "{url:?}"
+    );
+    assert!(file.diagnostics[1].primary.message.contains("CIDR"));
+    let refusal = file.refusal().expect("refused");
+    assert!(refusal.starts_with("hensu.toml:4:"), "{refusal}");
+    assert!(refusal.contains("[E0906]"), "{refusal}");
+    assert_eq!(found("[server.egress]\nalow = []\n")[0].0, "E0907");
+}

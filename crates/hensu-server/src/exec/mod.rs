@@ -194,6 +194,9 @@ impl InProcessExecutor {
         } else {
             Some(Arc::new(move |v: &mut Value| redactor.redact_json(v)))
         };
+        // Every run of the server sends its HTTP requests under the project's egress policy
+        // (docs/server.md, *Egress*): a tenant's workflow cannot reach the server's network.
+        let egress = Some(Arc::new(project.egress.clone()));
         let setup = RunSetup {
             project: Arc::new(project),
             store: Some(store.clone()),
@@ -206,6 +209,7 @@ impl InProcessExecutor {
             // No terminal and no human at hand: a review pauses the run for a resume.
             review: ReviewMode::Deferred,
             local_commands: false,
+            egress,
         };
         InProcessExecutor {
             store,

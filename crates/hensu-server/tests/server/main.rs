@@ -3,6 +3,7 @@
 //! run on SQLite (always) and PostgreSQL (`scripts/pg-test.sh cargo test -p hensu-server --
 //! --ignored`).
 
+mod egress;
 mod harness;
 mod limits;
 mod mcp_gateway;
@@ -72,6 +73,28 @@ mod project {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_stub_run_reaches_only_the_allowed_hosts() {
         crate::project_config::a_stub_run_reaches_only_the_allowed_hosts().await;
+    }
+}
+
+mod ssrf {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn loopback_in_every_spelling_is_refused_and_nothing_arrives() {
+        crate::egress::loopback_in_every_spelling_is_refused_and_nothing_arrives().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_redirect_from_an_allowed_host_to_a_denied_address_is_refused() {
+        crate::egress::a_redirect_from_an_allowed_host_to_a_denied_address_is_refused().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_allowed_range_lets_the_requests_through() {
+        crate::egress::an_allowed_range_lets_the_requests_through().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stub_server_run_sends_nothing() {
+        crate::egress::a_stub_server_run_sends_nothing().await;
     }
 }
 

@@ -21,8 +21,8 @@ type Received = Arc<Mutex<Vec<(String, Value)>>>;
 
 /// A mock on 127.0.0.1: `POST /v1/chat/completions` answers from `script` in order (the last
 /// answer repeats), `POST /hook` answers 200.
-struct Mock {
-    base: String,
+pub(crate) struct Mock {
+    pub(crate) base: String,
     received: Received,
 }
 
@@ -32,7 +32,7 @@ struct MockState {
     received: Received,
 }
 
-fn completion(content: &str) -> (u16, Value) {
+pub(crate) fn completion(content: &str) -> (u16, Value) {
     (
         200,
         json!({
@@ -64,7 +64,7 @@ async fn hook(State(m): State<MockState>, Json(body): Json<Value>) -> AxumStatus
     AxumStatus::OK
 }
 
-async fn mock(script: Vec<(u16, Value)>) -> Mock {
+pub(crate) async fn mock(script: Vec<(u16, Value)>) -> Mock {
     let received: Received = Arc::default();
     let app = Router::new()
         .route("/v1/chat/completions", post(chat))
@@ -178,7 +178,7 @@ pub async fn providers_retry_and_structured_output_come_from_hensu_toml() {
 }
 
 /// With stub agents a run is offline: its webhook is simulated unless `[network] allow_hosts`
-/// names the host — then it really reaches the mock.
+/// names the host — then it really reaches the mock (allowed by `[server.egress]` too).
 pub async fn a_stub_run_reaches_only_the_allowed_hosts() {
     let mock = mock(vec![completion("unused")]).await;
     let hook = format!("{}/hook", mock.base);
@@ -191,7 +191,9 @@ pub async fn a_stub_run_reaches_only_the_allowed_hosts() {
     );
     let open = Server::in_project(
         Backend::Sqlite,
-        Some("[network]\nallow_hosts = [\"127.0.0.1\"]\n"),
+        // The mock is on 127.0.0.1, which a server run reaches only when the egress policy
+        // allows it (docs/server.md, *Egress*).
+        Some("[network]\nallow_hosts = [\"127.0.0.1\"]\n\n[server.egress]\nallow = [\"127.0.0.1/32\"]\n"),
         true,
     )
     .await;

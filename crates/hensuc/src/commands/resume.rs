@@ -190,6 +190,8 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
                 .chosen()
                 .unwrap_or(envelope.options.review.unwrap_or_default()),
             local_commands: true,
+            // A local run checks no address (docs/server.md, *Egress*: server runs only).
+            egress: None,
         };
         let face = Face::new(&args.settings)?;
         Ok((state, envelope, decision, setup, face))

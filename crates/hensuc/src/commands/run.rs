@@ -186,6 +186,8 @@ pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
         },
         review,
         local_commands: true,
+        // A local run checks no address (docs/server.md, *Egress*: server runs only).
+        egress: None,
     };
     if args.detach {
         return crate::commands::worker::queue_run(&workflow, input, &setup, &args.workflow);

@@ -106,6 +106,8 @@ fn execute_claimed(project: Arc<ProjectConfig>, run: ClaimedRun) -> anyhow::Resu
             .unwrap_or_default()
             .without_terminal(),
         local_commands: true,
+        // A local run checks no address (docs/server.md, *Egress*: server runs only).
+        egress: None,
         project,
     };
     let workflow = envelope.workflow;
