@@ -146,11 +146,7 @@ async fn run(s: &Server, workflow: Value) -> (Value, Value, String) {
         if status["status"] != "running" && status["status"] != "queued" {
             let path = format!("/api/v1/executions/{id}/result");
             let (_, result) = send(s, reqwest::Method::GET, TENANT, &path, None).await;
-            let store = s.store().clone();
-            let log = tokio::task::spawn_blocking(move || store.read_log(&id, 0, 1000))
-                .await
-                .expect("join")
-                .expect("log");
+            let log = s.store().read_log(&id, 0, 1000).await.expect("log");
             let text: Vec<String> = log
                 .iter()
                 .filter_map(|e| e.delta.as_ref())
