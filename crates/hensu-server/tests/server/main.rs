@@ -51,6 +51,8 @@ on_both!(
     tenant_stream_follows_other_servers,
     auth_rules,
     operations_endpoints,
+    bad_inputs_are_refused_at_start,
+    a_failed_run_carries_its_reason,
 );
 
 macro_rules! on_sqlite {
