@@ -14,7 +14,8 @@ use serde_json::Value;
 use crate::network::{NetworkAccess, simulated};
 
 /// `webhook`: HTTP POST of the JSON payload to the payload's `url` (removed from the body) or
-/// the default URL (`HENSU_WEBHOOK_URL` in the CLI). Non-2xx → failure.
+/// the default URL (`HENSU_WEBHOOK_URL` in the CLI). Non-2xx → failure; the response body is
+/// the action's result.
 #[derive(Clone, Debug)]
 pub struct WebhookHandler {
     default_url: Option<String>,
@@ -65,25 +66,56 @@ impl ActionHandler for WebhookHandler {
             return ActionResult::success(simulated("POST", &url));
         }
         let json: serde_json::Map<String, Value> = body.into_iter().collect();
-        match self
-            .client
-            .get_or_init(reqwest::Client::new)
-            .post(&url)
-            .timeout(self.timeout)
-            .json(&Value::Object(json))
-            .send()
-            .await
-        {
-            Ok(resp) if resp.status().is_success() => {
-                ActionResult::success(format!("Webhook delivered to {url}: {}", resp.status()))
-            }
-            Ok(resp) => ActionResult::failure(format!(
-                "Webhook {url} returned HTTP {}",
-                resp.status().as_u16()
-            )),
-            Err(e) => ActionResult::failure(format!("Webhook {url} failed: {e}")),
-        }
+        let client = self.client.get_or_init(reqwest::Client::new);
+        post_json(
+            client,
+            &url,
+            &[],
+            &Value::Object(json),
+            self.timeout,
+            "Webhook",
+        )
+        .await
     }
+}
+
+/// POSTs `body` as JSON to `url` with `headers`; a 2xx answer succeeds with the response body
+/// as the action's result (docs/language.md, *Action node*), anything else fails. Messages name
+/// the URL but never a header value. `what` starts each message (`Webhook`, `Handler 'slack'`).
+pub(crate) async fn post_json(
+    client: &reqwest::Client,
+    url: &str,
+    headers: &[(String, String)],
+    body: &Value,
+    timeout: Duration,
+    what: &str,
+) -> ActionResult {
+    let mut request = client.post(url).timeout(timeout).json(body);
+    for (name, value) in headers {
+        request = request.header(name.as_str(), value.as_str());
+    }
+    match request.send().await {
+        Ok(resp) if resp.status().is_success() => {
+            match read_limited(resp, MAX_OUTPUT_BYTES).await {
+                Ok(b) => ActionResult::success(String::from_utf8_lossy(&b).into_owned()),
+                Err(e) => ActionResult::failure(format!("{what} {url}: {e}")),
+            }
+        }
+        Ok(resp) => ActionResult::failure(format!(
+            "{what} {url} returned HTTP {}",
+            resp.status().as_u16()
+        )),
+        Err(e) => ActionResult::failure(format!("{what} {url} failed: {}", without_url(&e))),
+    }
+}
+
+/// A reqwest error's text without the URL it repeats (the caller names the URL once).
+fn without_url(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    if let Some(url) = e.url() {
+        text = text.replace(&format!(" ({url})"), "");
+    }
+    text
 }
 
 /// `api-caller`: a real HTTP request. `endpoint` (required; `{var}` placeholders are resolved

@@ -97,6 +97,41 @@ fn list(ids: &[&str]) -> String {
         .join(", ")
 }
 
+/// Whether an action hands a result to its node (docs/language.md, *Action node*): a command's
+/// stdout, a handler's answer (an MCP tool's result, a webhook's response body). `log` only
+/// reports an event.
+pub(super) fn produces_result(action: &Action) -> bool {
+    match action {
+        Action::Execute { .. } => true,
+        Action::Send { handler_id, .. } => handler_id != "log",
+    }
+}
+
+/// E0407: an action node with `writes` none of whose actions produces a result, so the
+/// variables could never be written.
+pub(super) fn writes_without_result(cx: &mut super::Ctx<'_>) {
+    let wf = cx.wf;
+    for (id, node) in &wf.nodes {
+        let Node::Action(a) = node else { continue };
+        if a.writes.is_empty() || a.actions.iter().any(produces_result) {
+            continue;
+        }
+        let span = cx.list_span(id, |o| &o.writes, 0);
+        let d = Diagnostic::new(
+            codes::E0407,
+            format!("action node `{id}` writes what none of its actions produces"),
+            span,
+            "no action of this node has a result to write",
+        )
+        .with_note("`send(\"log\", …)` only reports an event; its text is no result")
+        .with_help(
+            "add the action that produces the value (`execute(\"id\")`, `send(\"mcp\", …)`, \
+             `send(\"webhook\", …)`), or remove `writes`",
+        );
+        cx.emit(d);
+    }
+}
+
 /// E0213: `send("mcp", payload)` without a `tool` string — the MCP handler fails every such
 /// call (crates/hensu-mcp/src/source.rs, `McpActionHandler`), so it is reported statically. A
 /// raw payload (one JSON string) is not looked into.
