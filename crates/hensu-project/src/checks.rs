@@ -17,6 +17,7 @@ pub(crate) fn check_config(config: &ProjectConfig, spans: &SpanIndex) -> Vec<Dia
     mcp_servers(&config.mcp, spans, &mut out);
     allow_hosts(&config.network.allow_hosts, spans, &mut out);
     prices(config, spans, &mut out);
+    crate::handlers::check(config, spans, &mut out);
     out
 }
 

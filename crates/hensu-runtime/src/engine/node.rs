@@ -287,9 +287,9 @@ impl Exec<'_> {
                 .actions
                 .iter()
                 .zip(outputs)
-                .filter(|(a, _)| self.gives_result(a))
+                .rev()
+                .find(|(a, _)| self.gives_result(a))
                 .map(|(_, o)| o)
-                .last()
         {
             result.output = Some(Value::String(last));
         }

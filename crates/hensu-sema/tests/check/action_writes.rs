@@ -55,7 +55,7 @@ fn writes_of_an_action_are_written_and_serialized() {
     );
     let (codes, json) = compile(&src);
     assert!(codes.is_empty(), "{codes:?}");
-    let json = json.unwrap();
+    let json = json.expect("a workflow");
     assert!(json.contains(r#""writes": ["#), "{json}");
 }
 
@@ -70,7 +70,7 @@ fn the_node_id_is_the_output_of_an_action() {
     let (codes, json) = compile(&src);
     assert!(codes.is_empty(), "{codes:?}");
     // No `writes`: the artifact is upstream's shape.
-    assert!(!json.unwrap().contains("\"writes\""));
+    assert!(!json.expect("a workflow").contains("\"writes\""));
 }
 
 #[test]
