@@ -80,8 +80,8 @@ impl ActionHandler for WebhookHandler {
 }
 
 /// POSTs `body` as JSON to `url` with `headers`; a 2xx answer succeeds with the response body
-/// as the action's result (docs/language.md, *Action node*), anything else fails. Messages name
-/// the URL but never a header value. `what` starts each message (`Webhook`, `Handler 'slack'`).
+/// as the action's result (docs/language.md, *Action node*), anything else fails. `what` starts
+/// each message (`Webhook https://…`, `Handler 'slack'`); no header value is ever in one.
 pub(crate) async fn post_json(
     client: &reqwest::Client,
     url: &str,
@@ -98,14 +98,13 @@ pub(crate) async fn post_json(
         Ok(resp) if resp.status().is_success() => {
             match read_limited(resp, MAX_OUTPUT_BYTES).await {
                 Ok(b) => ActionResult::success(String::from_utf8_lossy(&b).into_owned()),
-                Err(e) => ActionResult::failure(format!("{what} {url}: {e}")),
+                Err(e) => ActionResult::failure(format!("{what}: {e}")),
             }
         }
-        Ok(resp) => ActionResult::failure(format!(
-            "{what} {url} returned HTTP {}",
-            resp.status().as_u16()
-        )),
-        Err(e) => ActionResult::failure(format!("{what} {url} failed: {}", without_url(&e))),
+        Ok(resp) => {
+            ActionResult::failure(format!("{what} returned HTTP {}", resp.status().as_u16()))
+        }
+        Err(e) => ActionResult::failure(format!("{what} failed: {}", without_url(&e))),
     }
 }
 

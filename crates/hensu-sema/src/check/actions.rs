@@ -15,8 +15,10 @@ pub struct KnownActions<'a> {
     /// The command ids of `commands.yaml`; `None` when the project has none (the host may
     /// provide commands some other way), and `execute` ids are then not checked.
     pub commands: Option<&'a [&'a str]>,
-    /// The handler ids `send` accepts (`log`, `webhook`, …).
-    pub handlers: &'a [&'a str],
+    /// The handler ids `send` accepts (`log`, `webhook`, `mcp`, the project's `[handlers]`);
+    /// `None` when every id is accepted (a project served by `hensuc serve` forwards an
+    /// unknown one to the tenant's MCP tools), and `send` ids are then not checked.
+    pub handlers: Option<&'a [&'a str]>,
 }
 
 /// E0210 for every action of `wf` whose id is not in `known`.
@@ -54,7 +56,10 @@ fn check_list(
                 Some(commands) => (command_id, commands, "command"),
                 None => continue,
             },
-            Action::Send { handler_id, .. } => (handler_id, known.handlers, "handler"),
+            Action::Send { handler_id, .. } => match known.handlers {
+                Some(handlers) => (handler_id, handlers, "handler"),
+                None => continue,
+            },
         };
         if candidates.contains(&name.as_str()) {
             continue;
@@ -77,7 +82,10 @@ fn check_list(
                 "command" => format!(
                     "declare it in `commands.yaml` under `commands:` as `{name}: {{ command: \"…\" }}`"
                 ),
-                _ => format!("the known handlers are {}", list(candidates)),
+                _ => format!(
+                    "the known handlers are {}; declare others as `[handlers.{name}]` in `hensu.toml`",
+                    list(candidates)
+                ),
             });
         }
         if !candidates.is_empty() && what == "command" {

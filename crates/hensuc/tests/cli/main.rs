@@ -17,6 +17,7 @@ mod explain;
 mod extends;
 mod fmt;
 mod graph;
+mod handlers;
 mod json_schemas;
 mod lsp_stdio;
 mod mcp;

@@ -1,0 +1,118 @@
+//! Declared action handlers (docs/mcp.md, *Declared action handlers*): `send("slack", …)` is
+//! E0210 until `[handlers.slack]` declares it (or the project is served, forwarding unknown
+//! handlers to the tenant's MCP tools); a declared webhook is POSTed with its headers from the
+//! environment, its response body is the action's result, and the header's value reaches no
+//! output.
+
+use wiremock::matchers::{body_json, header, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::*;
+
+const WORKFLOW: &str = r#"fun notify() = workflow("notify") {
+    state {
+        input("topic", VarType.STRING)
+        variable("ts", VarType.STRING)
+    }
+    graph {
+        start at "post"
+        action("post") {
+            send("slack", mapOf("text" to "Published {topic}"))
+            writes("ts")
+            onSuccess goto "done"
+            onFailure goto "failed"
+        }
+        end("done")
+        end("failed", ExitStatus.FAILURE)
+    }
+}
+"#;
+
+fn project(dir: &Path, toml: &str) {
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::write(dir.join("workflows/notify.hwf"), WORKFLOW).unwrap();
+    std::fs::write(dir.join("hensu.toml"), toml).unwrap();
+}
+
+#[test]
+fn an_undeclared_handler_is_e0210_unless_declared_or_served() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let d = dir.to_str().unwrap();
+    project(dir, "");
+    let out = run_hensuc(&["check", "-d", d]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("E0210"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[handlers.slack]"),
+        "{}",
+        stderr(&out)
+    );
+
+    project(
+        dir,
+        "[handlers.slack]\nurl = \"https://hooks.example.com/x\"\nheaders = { Authorization = \"SLACK_AUTH\" }\n",
+    );
+    let out = run_hensuc(&["check", "--deny-warnings", "-d", d]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    // Served by `hensuc serve`: an unknown handler goes to the tenant's MCP tools.
+    project(dir, "[server]\nlisten = \"127.0.0.1:9000\"\n");
+    let out = run_hensuc(&["check", "--deny-warnings", "-d", d]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn a_declared_webhook_posts_with_headers_from_the_environment() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(async {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/hook"))
+            .and(header("Authorization", "Bearer s3cr3t-value"))
+            .and(body_json(serde_json::json!({"text": "Published Rust"})))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_string(r#"{"ok": true, "ts": "17.5"}"#),
+            )
+            .expect(1)
+            .mount(&server)
+            .await;
+        server
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let d = dir.to_str().unwrap();
+    project(
+        dir,
+        &format!(
+            "[handlers.slack]\nurl = \"{}/hook\"\nheaders = {{ Authorization = \"SLACK_AUTH\" }}\n\n[network]\nallow_hosts = [\"127.0.0.1\"]\n",
+            server.uri()
+        ),
+    );
+    let events = dir.join("events.jsonl");
+    let out = hensuc()
+        .env("SLACK_AUTH", "Bearer s3cr3t-value")
+        .args(["run", "notify", "-d", d, "--stub", "--no-store"])
+        .args(["-c", r#"{"topic": "Rust"}"#, "--events"])
+        .arg(&events)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = format!(
+        "{}{}{}",
+        stdout(&out),
+        stderr(&out),
+        std::fs::read_to_string(&events).unwrap()
+    );
+    assert!(shown.contains("ts = 17.5"), "{shown}");
+    assert!(!shown.contains("s3cr3t"), "{shown}");
+    runtime.block_on(server.verify());
+
+    // Without the variable the action fails, naming the variable, not a value.
+    let out = hensuc()
+        .args(["run", "notify", "-d", d, "--stub", "--no-store"])
+        .args(["-c", r#"{"topic": "Rust"}"#])
+        .output()
+        .unwrap();
+    assert!(stderr(&out).contains("`SLACK_AUTH`"), "{}", stderr(&out));
+}
