@@ -116,3 +116,28 @@ fn a_declared_webhook_posts_with_headers_from_the_environment() {
         .unwrap();
     assert!(stderr(&out).contains("`SLACK_AUTH`"), "{}", stderr(&out));
 }
+
+/// The worked example's `send("slack", …)` compiles once the project declares the handler.
+#[test]
+fn the_worked_example_compiles_with_a_declared_slack_handler() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::copy(
+        repo()
+            .join("crates/hensu-sema/tests/fixtures/sema/lower/ok/worked-example-mini-review.hwf"),
+        dir.join("workflows/mini-review.hwf"),
+    )
+    .unwrap();
+    let d = dir.to_str().unwrap();
+    let out = run_hensuc(&["check", "-d", d]);
+    assert!(stderr(&out).contains("E0210"), "{}", stderr(&out));
+    std::fs::write(
+        dir.join("hensu.toml"),
+        "[handlers.slack]\nmcp = { tool = \"slack_post\" }\n",
+    )
+    .unwrap();
+    let out = run_hensuc(&["check", "-d", d]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("E0210"), "{}", stderr(&out));
+}
