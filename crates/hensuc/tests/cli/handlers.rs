@@ -141,3 +141,36 @@ fn the_worked_example_compiles_with_a_declared_slack_handler() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!stderr(&out).contains("E0210"), "{}", stderr(&out));
 }
+
+/// `hensuc test` registers the declared handlers too, simulated like a stub run's webhook
+/// (no request leaves the machine), and the simulated answer is the action's result.
+#[test]
+fn hensuc_test_runs_declared_handlers_offline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let d = dir.to_str().unwrap();
+    project(
+        dir,
+        "[handlers.slack]\nurl = \"https://hooks.example.com/x\"\n",
+    );
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::write(
+        dir.join("tests/notify.test.toml"),
+        "workflow = \"notify\"\n[context]\ntopic = \"Rust\"\n[expect]\nend = \"done\"\n[expect.outputs]\nts = { contains = \"simulated (offline run)\" }\n",
+    )
+    .unwrap();
+    // `--update` writes the trace snapshot; the expectations are checked all the same.
+    let out = run_hensuc(&["test", "-d", d, "--update"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).ends_with("1 passed, 0 failed\n"),
+        "{}",
+        stdout(&out)
+    );
+}
