@@ -174,3 +174,63 @@ fn hensuc_test_runs_declared_handlers_offline() {
         stdout(&out)
     );
 }
+
+/// A declared forward to an MCP tool: the payload is the tool's arguments and the tool's
+/// result JSON is the action's result, extracted into `writes` (here the tool is a stub
+/// script of the scenario, `stubs/default/tools/web_search.json`).
+#[test]
+fn a_declared_mcp_forward_feeds_writes_with_the_tool_result() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let d = dir.to_str().unwrap();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::create_dir_all(dir.join("stubs/default/tools")).unwrap();
+    std::fs::write(
+        dir.join("stubs/default/tools/web_search.json"),
+        r#"{"hits": ["a.example", "b.example"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("hensu.toml"),
+        "[handlers.search]\nmcp = { tool = \"web_search\" }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("workflows/find.hwf"),
+        r#"fun find() = workflow("find") {
+    state {
+        input("q", VarType.STRING)
+        variable("hits", VarType.LIST_STRING)
+    }
+    graph {
+        start at "search"
+        action("search") {
+            send("search", mapOf("query" to "{q}"))
+            writes("hits")
+            onSuccess goto "done"
+            onFailure goto "failed"
+        }
+        end("done")
+        end("failed", ExitStatus.FAILURE)
+    }
+}
+"#,
+    )
+    .unwrap();
+    let check = run_hensuc(&["check", "--deny-warnings", "-d", d]);
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+    let out = run_hensuc(&[
+        "run",
+        "find",
+        "-d",
+        d,
+        "--stub",
+        "--no-store",
+        "-c",
+        r#"{"q": "rust"}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = stderr(&out) + &stdout(&out);
+    assert!(shown.contains("workflow ended at `done`"), "{shown}");
+    assert!(shown.contains("a.example"), "{shown}");
+}
