@@ -356,6 +356,11 @@ static CODES: &[CodeInfo] = &[
         "invalid sub-workflow variable mapping",
         include_str!("../../../docs/diagnostics/E0406.md"),
     ),
+    e(
+        "E0407",
+        "action writes that no action produces",
+        include_str!("../../../docs/diagnostics/E0407.md"),
+    ),
     // sub-workflows and projects: E05xx
     e(
         "E0501",

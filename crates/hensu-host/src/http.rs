@@ -58,7 +58,8 @@ impl Outbound {
 }
 
 /// `webhook`: HTTP POST of the JSON payload to the payload's `url` (removed from the body) or
-/// the default URL (`HENSU_WEBHOOK_URL` in the CLI). Non-2xx → failure.
+/// the default URL (`HENSU_WEBHOOK_URL` in the CLI). Non-2xx → failure; the response body is
+/// the action's result.
 #[derive(Clone, Debug)]
 pub struct WebhookHandler {
     default_url: Option<String>,
@@ -123,25 +124,57 @@ impl ActionHandler for WebhookHandler {
             Err(e) => return ActionResult::failure(format!("Webhook {url} failed: {e}")),
         };
         let json: serde_json::Map<String, Value> = body.into_iter().collect();
-        match client
-            .post(&url)
-            .timeout(self.timeout)
-            .json(&Value::Object(json))
-            .send()
-            .await
-        {
-            Ok(resp) if resp.status().is_success() => {
-                ActionResult::success(format!("Webhook delivered to {url}: {}", resp.status()))
-            }
-            Ok(resp) => ActionResult::failure(format!(
-                "Webhook {url} returned HTTP {}",
-                resp.status().as_u16()
-            )),
-            Err(e) => {
-                ActionResult::failure(format!("Webhook {url} failed: {}", Outbound::describe(&e)))
+        post_json(
+            &client,
+            &url,
+            &[],
+            &Value::Object(json),
+            self.timeout,
+            &format!("Webhook {url}"),
+        )
+        .await
+    }
+}
+
+/// POSTs `body` as JSON to `url` with `headers`; a 2xx answer succeeds with the response body
+/// as the action's result (docs/language.md, *Action node*), anything else fails. `what` starts
+/// each message (`Webhook https://…`, `Handler 'slack'`); no header value is ever in one.
+pub(crate) async fn post_json(
+    client: &reqwest::Client,
+    url: &str,
+    headers: &[(String, String)],
+    body: &Value,
+    timeout: Duration,
+    what: &str,
+) -> ActionResult {
+    let mut request = client.post(url).timeout(timeout).json(body);
+    for (name, value) in headers {
+        request = request.header(name.as_str(), value.as_str());
+    }
+    match request.send().await {
+        Ok(resp) if resp.status().is_success() => {
+            match read_limited(resp, MAX_OUTPUT_BYTES).await {
+                Ok(b) => ActionResult::success(String::from_utf8_lossy(&b).into_owned()),
+                Err(e) => ActionResult::failure(format!("{what}: {e}")),
             }
         }
+        Ok(resp) => {
+            ActionResult::failure(format!("{what} returned HTTP {}", resp.status().as_u16()))
+        }
+        Err(e) => {
+            let why = hensu_egress::refusal(&e).map_or_else(|| without_url(&e), |r| r.to_string());
+            ActionResult::failure(format!("{what} failed: {why}"))
+        }
     }
+}
+
+/// A reqwest error's text without the URL it repeats (the caller names the URL once).
+fn without_url(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    if let Some(url) = e.url() {
+        text = text.replace(&format!(" ({url})"), "");
+    }
+    text
 }
 
 /// `api-caller`: a real HTTP request. `endpoint` (required; `{var}` placeholders are resolved

@@ -22,6 +22,7 @@ mod command_process;
 pub mod command_script;
 mod durable;
 mod durable_delta;
+mod handlers;
 mod http;
 pub mod launch;
 mod network;
@@ -35,6 +36,7 @@ use std::sync::Arc;
 use hensu_runtime::{ActionHandlerRegistry, GenericHandlerRegistry};
 
 pub use durable::{DurableRun, SnapshotRedactor, final_update, restore, snapshot};
+pub use handlers::register_declared;
 pub use http::{ApiCallerHandler, WebhookHandler, percent_encode};
 pub use network::NetworkAccess;
 pub use review::{DeferredReview, InteractiveReview, PendingReview, TerminalPause};

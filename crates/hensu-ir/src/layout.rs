@@ -278,6 +278,9 @@ pub fn node_details(node: &Node) -> Vec<(String, String)> {
                 };
                 lines.push((String::new(), text));
             }
+            if !a.writes.is_empty() {
+                lines.push(("writes".into(), a.writes.join(", ")));
+            }
         }
         Node::SubWorkflow(s) => {
             lines.push(("workflow".into(), s.workflow_id.clone()));

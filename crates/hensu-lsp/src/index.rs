@@ -674,7 +674,10 @@ impl Walker<'_> {
                 return;
             }
             (
-                BlockKind::StandardNode | BlockKind::JoinNode | BlockKind::SubWorkflowNode,
+                BlockKind::StandardNode
+                | BlockKind::ActionNode
+                | BlockKind::JoinNode
+                | BlockKind::SubWorkflowNode,
                 "writes",
             ) => self.list(c, SymKind::Variable, Role::Writes, stmt),
             (BlockKind::Branch, "yields") => self.list(c, SymKind::Variable, Role::Yields, stmt),

@@ -18,6 +18,7 @@ pub(crate) fn check_config(config: &ProjectConfig, spans: &SpanIndex) -> Vec<Dia
     allow_hosts(&config.network.allow_hosts, spans, &mut out);
     egress_allow(&config.server.egress.allow, spans, &mut out);
     prices(config, spans, &mut out);
+    crate::handlers::check(config, spans, &mut out);
     out
 }
 

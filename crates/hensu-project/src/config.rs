@@ -50,6 +50,9 @@ pub struct ProjectConfig {
     pub store: StoreSection,
     /// `[server]`: `hensuc serve` (docs/server.md).
     pub server: ServerSection,
+    /// `[handlers.NAME]`: action handlers of `send("NAME", …)` (docs/mcp.md, *Declared action
+    /// handlers*).
+    pub handlers: IndexMap<String, crate::HandlerEntry>,
 }
 
 /// `[network]`.

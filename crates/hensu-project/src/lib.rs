@@ -16,6 +16,7 @@
 mod checks;
 pub mod compile;
 mod config;
+mod handlers;
 mod limits;
 mod load;
 mod messages;
@@ -25,6 +26,7 @@ pub use config::{
     BoundsSection, EgressSection, NetworkConfig, PriceEntry, ProjectConfig, SecretInFile,
     ServerSection, StoreSection,
 };
+pub use handlers::{BUILT_IN_HANDLERS, HandlerEntry, HandlerKind, McpForward, is_env_name};
 pub use limits::{Limits, parse_duration};
 pub use load::{PROJECT_FILE, ProjectFile};
 pub use workspace::{FsProjectFiles, ProjectFiles, Workspace, discover};

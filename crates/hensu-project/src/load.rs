@@ -271,6 +271,13 @@ impl ProjectFile {
         Some(line)
     }
 
+    /// Whether the file has a `[server]` section: the project is served by `hensuc serve`,
+    /// whose runs forward a `send` to a handler neither built in nor declared to the tenant's
+    /// MCP tools (docs/mcp.md, *Declared action handlers*).
+    pub fn is_served(&self) -> bool {
+        self.spans.get(&["server"]).is_some()
+    }
+
     /// The span of the key at `path` in the file (for diagnostics of other phases, such as the
     /// pricing check against the project's models).
     pub(crate) fn spans(&self) -> &SpanIndex {

@@ -42,6 +42,11 @@ pub trait ActionHandler: Send + Sync {
     fn handler_id(&self) -> &str;
     /// Handles one payload (already template-resolved unless the action is raw).
     async fn execute(&self, payload: &IndexMap<String, Value>, ctx: &Context) -> ActionResult;
+    /// Whether the output of a success is a result the node stores (under its id and into its
+    /// `writes`; docs/language.md, *Action node*) rather than a report: `false` for `log`.
+    fn produces_result(&self) -> bool {
+        true
+    }
 }
 
 /// Action handlers by id (in registration order).
@@ -94,6 +99,10 @@ pub struct LogHandler;
 impl ActionHandler for LogHandler {
     fn handler_id(&self) -> &str {
         "log"
+    }
+
+    fn produces_result(&self) -> bool {
+        false
     }
 
     async fn execute(&self, payload: &IndexMap<String, Value>, _ctx: &Context) -> ActionResult {

@@ -169,7 +169,8 @@ pub fn eval_predicate(predicate: &ConditionPredicate, actual: Option<&Value>) ->
 pub struct PlanNode {
     /// One entry per compiled rule of the graph node, in order.
     pub rule_extras: Vec<RuleExtra>,
-    /// Extraction keys of a standard node: writes ∪ engine vars (ordered, deduplicated).
+    /// Extraction keys of a standard node: writes ∪ engine vars (ordered, deduplicated); of an
+    /// action node: its writes.
     pub extract_keys: Vec<String>,
     /// Whether the node has engine variables (rubric or routing vars).
     pub has_engine_vars: bool,
@@ -242,6 +243,13 @@ impl ExecPlan {
                 }
                 for v in &engine_vars {
                     push_unique(&mut extract_keys, v);
+                }
+            }
+            // docs/language.md, *Action node*: the result's `writes`, extracted as a standard
+            // node's (an action node routes on no engine variable).
+            if let Node::Action(a) = node {
+                for w in &a.writes {
+                    push_unique(&mut extract_keys, w);
                 }
             }
             let has_rejection_arm = node.transition_rules().iter().any(|r| {

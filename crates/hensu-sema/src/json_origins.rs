@@ -165,7 +165,10 @@ fn node_origin(m: &Map<'_>, id: &str, node: &Node, fallback: Span) -> NodeOrigin
                 .map(|k| field("outputMapping", k, false))
                 .collect();
         }
-        Node::Action(a) => o.actions = m.list(&format!("{base}.actions"), a.actions.len()),
+        Node::Action(a) => {
+            o.actions = m.list(&format!("{base}.actions"), a.actions.len());
+            o.writes = m.list(&format!("{base}.writes"), a.writes.len());
+        }
         Node::Parallel(p) => {
             o.branches = p
                 .branches

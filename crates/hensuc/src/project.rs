@@ -531,6 +531,7 @@ fn finish(
         let mut diags = std::mem::take(&mut unit.pending);
         // E0211 of the project's commands.yaml (once per project) go straight to `out`.
         let mut out = Vec::new();
+        let handlers = lints.declared_handlers(&unit.root, &mut files, &mut out);
         let commands = lints.command_ids_for(&unit.root, &mut files, &mut out);
         if let Some(wf) = &unit.workflow {
             diags.extend(hensu_sema::check::check_workflow(
@@ -539,7 +540,12 @@ fn finish(
                 unit.input,
             ));
             let ids = commands.and_then(|(audit, _)| audit.ids.as_deref());
-            diags.extend(check_action_ids(wf, &unit.origins, ids));
+            diags.extend(check_action_ids(
+                wf,
+                &unit.origins,
+                ids,
+                handlers.as_deref(),
+            ));
             if let Some((audit, file)) = commands {
                 diags.extend(crate::commands_yaml::check_placeholders(wf, audit, *file));
             }
@@ -617,25 +623,33 @@ pub fn resolve_workflow_name(name: &Path, dir: Option<&Path>) -> PathBuf {
 }
 
 /// E0210: `execute`/`send` ids against the project's `commands.yaml` (`command_ids`) and the
-/// host's handlers. Without a `commands.yaml`, or with one that is not a commands file
-/// (reported when a run loads it), command ids are not checked here.
+/// handlers: the host's, `mcp` and the project's `[handlers.NAME]` (`declared`; `None` for a
+/// served project, whose runs forward any other id to the tenant's MCP tools, so `send` ids
+/// are not checked — docs/mcp.md, *Declared action handlers*). Without a `commands.yaml`, or
+/// with one that is not a commands file (reported when a run loads it), command ids are not
+/// checked here.
 fn check_action_ids(
     wf: &Workflow,
     origins: &Origins,
     command_ids: Option<&[String]>,
+    declared: Option<&[String]>,
 ) -> Vec<Diagnostic> {
     let handlers = hensu_host::action_handlers(None);
     let command_ids: Option<Vec<&str>> =
         command_ids.map(|ids| ids.iter().map(String::as_str).collect());
-    let mut handler_ids = handlers.ids();
-    // `send("mcp", …)` is served by the MCP servers of hensu.toml (docs/mcp.md).
-    handler_ids.push("mcp");
+    let handler_ids: Option<Vec<&str>> = declared.map(|declared| {
+        let mut ids = handlers.ids();
+        // `send("mcp", …)` is served by the MCP servers of hensu.toml (docs/mcp.md).
+        ids.push("mcp");
+        ids.extend(declared.iter().map(String::as_str));
+        ids
+    });
     hensu_sema::check::check_actions(
         wf,
         origins,
         hensu_sema::check::KnownActions {
             commands: command_ids.as_deref(),
-            handlers: &handler_ids,
+            handlers: handler_ids.as_deref(),
         },
     )
 }

@@ -97,6 +97,22 @@ impl ProjectLints {
         &workspace.file.lint_levels
     }
 
+    /// The handler ids `<root>/hensu.toml` declares (`[handlers.NAME]`), or `None` when the
+    /// project is served (`[server]`): a server forwards a `send` to any other id to the
+    /// tenant's MCP tools, so every id may be valid there (docs/mcp.md, *Declared action
+    /// handlers*). Loads the file as [`Self::levels_for`] does.
+    pub(crate) fn declared_handlers(
+        &mut self,
+        root: &Path,
+        files: &mut Files,
+        out: &mut Vec<Diagnostic>,
+    ) -> Option<Vec<String>> {
+        self.levels_for(root, files, out);
+        let (workspace, _) = self.by_root.get(root)?;
+        let file = &workspace.file;
+        (!file.is_served()).then(|| file.config.handlers.keys().cloned().collect())
+    }
+
     /// W0905 of each project: prices for models no agent of its loaded workflows uses.
     pub(crate) fn pricing_problems(&self, units: &[Unit], files: &mut Files) -> Vec<Diagnostic> {
         let mut out = Vec::new();

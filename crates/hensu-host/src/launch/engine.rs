@@ -130,7 +130,12 @@ pub fn engine(
             &project.dir,
             setup.stubs.scenario.as_deref(),
             setup.stubs.forced(),
-            hensu_mcp::uses_tools(workflow) || repository.workflows().any(hensu_mcp::uses_tools),
+            std::iter::once(workflow)
+                .chain(repository.workflows())
+                .any(|w| {
+                    hensu_mcp::uses_tools(w)
+                        || crate::handlers::forwards_to_mcp(w, &project.handlers)
+                }),
         )?),
     };
     let egress = setup.egress.clone();
@@ -140,6 +145,7 @@ pub fn engine(
         egress.clone(),
     );
     tools.register_actions(&mut live_actions);
+    crate::register_declared(&mut live_actions, &project.handlers, &NetworkAccess::Live);
     let providers = hensu_providers::build_providers_with(
         &project.providers,
         &|name| std::env::var(name).ok(),
@@ -179,6 +185,7 @@ pub fn engine(
                 egress.clone(),
             );
             tools.register_actions(&mut simulated);
+            crate::register_declared(&mut simulated, &project.handlers, offline);
             simulated
         }
     };

@@ -54,6 +54,8 @@ pub struct ProjectConfig {
     pub egress: hensu_egress::EgressPolicy,
     /// The default `webhook` URL (`HENSU_WEBHOOK_URL`).
     pub webhook_url: Option<String>,
+    /// `[handlers.NAME]`: the project's declared action handlers (docs/mcp.md).
+    pub handlers: indexmap::IndexMap<String, hensu_project::HandlerEntry>,
 }
 
 impl ProjectConfig {
@@ -71,20 +73,28 @@ impl ProjectConfig {
             allow_hosts: config.network.allow_hosts.clone(),
             mcp: config.mcp.clone(),
             egress: config.server.egress.policy()?,
+            handlers: config.handlers.clone(),
             webhook_url: std::env::var(WEBHOOK_URL_ENV)
                 .ok()
                 .filter(|u| !u.trim().is_empty()),
         })
     }
 
-    /// The secrets of this project's providers (their keys in the environment): what every
+    /// The secrets of this project's providers (their keys in the environment) and of its
+    /// declared handlers' headers: what every
     /// event, snapshot and message of a run has redacted. Known before the engine is built,
     /// so a face's listeners redact from the first event.
     pub fn secrets(&self) -> hensu_providers::Redactor {
-        let names: Vec<String> = hensu_providers::provider_specs(&self.providers)
+        let mut names: Vec<String> = hensu_providers::provider_specs(&self.providers)
             .into_iter()
             .filter_map(|s| s.api_key_env)
             .collect();
+        // The header values of declared webhooks (docs/mcp.md, *Declared action handlers*).
+        names.extend(
+            self.handlers
+                .values()
+                .flat_map(|h| h.headers.values().cloned()),
+        );
         hensu_providers::Redactor::from_lookup(&names, &|name| std::env::var(name).ok())
     }
 }

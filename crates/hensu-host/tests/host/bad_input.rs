@@ -39,6 +39,7 @@ async fn unknown_generic_handler_and_command_are_named() {
                     },
                 ],
                 transition_rules: vec![success("ok"), failure(Some("ko"))],
+                writes: Vec::new(),
             }),
             end("ok", ExitStatus::Success),
             end("ko", ExitStatus::Failure),

@@ -238,6 +238,9 @@ pub struct ActionNode {
     pub id: String,
     pub actions: Vec<Action>,
     pub transition_rules: Vec<TransitionRule>,
+    /// hensu extension (docs/language.md, *Action node*): the state variables the actions'
+    /// result is extracted into, as a standard node's `writes`; empty when unused.
+    pub writes: Vec<String>,
 }
 
 /// One action of an action node.

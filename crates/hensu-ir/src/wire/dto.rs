@@ -319,6 +319,9 @@ struct EndDto {
 struct ActionNodeDto<'a> {
     actions: Vec<ActionDto<'a>>,
     transition_rules: Vec<RuleDto<'a>>,
+    /// hensu extension: absent when the node has no `writes`, so upstream artifacts are unchanged.
+    #[serde(skip_serializing_if = "is_empty")]
+    writes: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -425,6 +428,7 @@ impl<'a> From<&'a Node> for NodeDto<'a> {
             Node::Action(n) => NodePayload::Action(ActionNodeDto {
                 actions: n.actions.iter().map(ActionDto::from).collect(),
                 transition_rules: rules(&n.transition_rules),
+                writes: &n.writes,
             }),
             Node::Generic(n) => NodePayload::Generic(GenericDto {
                 executor_type: &n.executor_type,

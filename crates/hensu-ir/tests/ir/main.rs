@@ -131,6 +131,7 @@ fn mini_review() -> Workflow {
             target_node: s("done"),
             with_feedback: false,
         }],
+        writes: Vec::new(),
     });
     let done = Node::End(EndNode {
         id: s("done"),

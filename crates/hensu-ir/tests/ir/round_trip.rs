@@ -271,12 +271,14 @@ fn node() -> impl Strategy<Value = Node> {
             0..3,
         ),
         rules(),
+        strings(),
     )
-        .prop_map(|(id, actions, rules)| {
+        .prop_map(|(id, actions, rules, writes)| {
             Node::Action(ActionNode {
                 id,
                 actions,
                 transition_rules: rules,
+                writes,
             })
         });
     let mapping = || {

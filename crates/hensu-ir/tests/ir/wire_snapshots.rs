@@ -160,6 +160,7 @@ fn snapshot_node_kinds() {
                     },
                 ],
                 transition_rules: vec![success("done")],
+                writes: Vec::new(),
             }),
         ),
         (

@@ -92,3 +92,28 @@ fn references_and_rename_reach_placeholders_in_prompt_files() {
     );
     assert_eq!(changes[&u].len(), 2);
 }
+
+/// An action node's `writes` (docs/language.md, *Action node*) is a write of the variable.
+#[test]
+fn references_of_a_variable_include_an_action_s_writes() {
+    let src = r#"workflow("w") {
+    state {
+        variable("$0hits", VarType.STRING)
+    }
+    agents { agent("a") { role = "R"; model = "stub" } }
+    graph {
+        start at "count"
+        action("count") {
+            execute("count")
+            writes("hits")
+            onSuccess goto "read"
+            onFailure goto "done"
+        }
+        node("read") { agent = "a"; prompt = "{hits}"; onSuccess goto "done" }
+        end("done")
+    }
+}"#;
+    let shown = references(src, false);
+    assert_eq!(shown.lines().count(), 2, "{shown}");
+    assert!(shown.lines().next().unwrap().starts_with("10:"), "{shown}");
+}

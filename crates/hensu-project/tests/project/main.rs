@@ -1,4 +1,5 @@
 //! hensu-project: `hensu.toml` parsed once, every problem a spanned diagnostic.
 
 mod config_file;
+mod handlers;
 mod workspace;

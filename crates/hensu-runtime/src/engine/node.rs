@@ -267,15 +267,44 @@ impl Exec<'_> {
         }
     }
 
-    /// Action node: every action in order, no short-circuit.
+    /// Action node: every action in order, no short-circuit. On success, the output is the
+    /// result of the last action that has one (a command's stdout, a handler's answer other
+    /// than `log`'s; docs/language.md, *Action node*), else "Actions completed".
     pub(super) async fn execute_action(
         &self,
         node: &hensu_ir::ActionNode,
         state: &mut RunState,
     ) -> NodeResult {
-        self.execute_actions(&node.id, &node.actions, &state.context)
-            .await
-            .0
+        // As for a standard node: a stale value of a `writes` key cannot leak into this attempt.
+        for w in &node.writes {
+            remove_var(&mut state.context, w);
+        }
+        let (mut result, outputs) = self
+            .execute_actions(&node.id, &node.actions, &state.context)
+            .await;
+        if result.status == NodeStatus::Success
+            && let Some(last) = node
+                .actions
+                .iter()
+                .zip(outputs)
+                .rev()
+                .find(|(a, _)| self.gives_result(a))
+                .map(|(_, o)| o)
+        {
+            result.output = Some(Value::String(last));
+        }
+        result
+    }
+
+    /// Whether an action's output is a result (a command, a handler other than `log`).
+    pub(super) fn gives_result(&self, action: &hensu_ir::Action) -> bool {
+        match action {
+            hensu_ir::Action::Execute { .. } => true,
+            hensu_ir::Action::Send { handler_id, .. } => self
+                .actions
+                .get(handler_id)
+                .is_some_and(|h| h.produces_result()),
+        }
     }
 
     /// Runs `actions` in order, all of them, reporting each under `owner_id` (an action node or

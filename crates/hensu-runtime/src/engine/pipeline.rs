@@ -157,12 +157,14 @@ impl Exec<'_> {
         let pn = &p.plan.nodes[pc.idx];
         let id = p.plan.id(pc.idx);
         let node = p.plan.node(pc.idx);
-        // Only a standard node stores the rendered text; other outputs (a fork's merged map)
-        // are validated without rendering them.
-        let text = match node {
-            Some(Node::Standard(_)) => Some(render(output)),
+        // A standard node and an action node with a result store the rendered text; other
+        // outputs (a fork's merged map) are validated without rendering them.
+        let writes: Option<&[String]> = match node {
+            Some(Node::Standard(n)) => Some(&n.writes),
+            Some(Node::Action(a)) if self.action_has_result(a) => Some(&a.writes),
             _ => None,
         };
+        let text = writes.map(|_| render(output));
         let valid = match &text {
             Some(text) => validate_output(text),
             None => validate_rendered(output),
@@ -176,59 +178,53 @@ impl Exec<'_> {
             ));
         }
         let ctx = &mut state.context;
-        match (node, text) {
-            (Some(Node::Standard(node)), Some(text)) => {
-                if pn.extract_keys.is_empty() {
-                    ctx.insert(id.to_string(), Value::String(text.into_owned()));
-                    return ProcessorOutcome::Continue;
-                }
-                for k in &pn.extract_keys {
-                    remove_var(ctx, k);
-                }
-                if node.writes.len() == 1 && !pn.has_engine_vars {
-                    let key = &node.writes[0];
-                    let value = extract_object(&text)
-                        .and_then(|mut m| m.shift_remove(key.as_str()))
-                        .unwrap_or_else(|| Value::String(text.into_owned()));
-                    ctx.insert(key.clone(), value);
-                } else if let Some(mut map) = extract_object(&text) {
-                    for k in &pn.extract_keys {
-                        if let Some(v) = map.shift_remove(k.as_str()) {
-                            ctx.insert(k.clone(), v);
-                        }
-                    }
-                }
-            }
-            (Some(Node::Generic(_)), _) => {
+        let (Some(writes), Some(text)) = (writes, text) else {
+            if let Some(Node::Generic(_)) = node {
                 ctx.insert(id.to_string(), output.clone());
-                return ProcessorOutcome::Continue;
             }
-            _ => return ProcessorOutcome::Continue,
-        }
-        // A declared variable keeps its type: a NUMBER written as "abc" fails the node, naming
-        // the variable (docs/language.md, *Runtime semantics*).
-        if let (Some(Node::Standard(node)), Some(schema)) =
-            (p.plan.node(pc.idx), &p.workflow().state_schema)
+            return ProcessorOutcome::Continue;
+        };
+        // An action's result is its output under the node id, `writes` or not.
+        if let Some(Node::Action(_)) = node
+            && !pn.extract_keys.is_empty()
         {
-            for w in &node.writes {
-                let (Some(var), Some(v)) = (schema.variable(w), ctx.get(w.as_str())) else {
-                    continue;
-                };
-                if v.is_null() || crate::inputs::written_value_fits(var.var_type, v) {
-                    continue;
+            ctx.insert(id.to_string(), Value::String(text.to_string()));
+        }
+        if pn.extract_keys.is_empty() {
+            ctx.insert(id.to_string(), Value::String(text.into_owned()));
+            return ProcessorOutcome::Continue;
+        }
+        for k in &pn.extract_keys {
+            remove_var(ctx, k);
+        }
+        if writes.len() == 1 && !pn.has_engine_vars {
+            let key = &writes[0];
+            let schema = p.workflow().state_schema.as_ref();
+            let value = extract_object(&text)
+                .and_then(|mut m| m.shift_remove(key.as_str()))
+                .or_else(|| whole_typed(schema, key, &text))
+                .unwrap_or_else(|| Value::String(text.into_owned()));
+            ctx.insert(key.clone(), value);
+        } else if let Some(mut map) = extract_object(&text) {
+            for k in &pn.extract_keys {
+                if let Some(v) = map.shift_remove(k.as_str()) {
+                    ctx.insert(k.clone(), v);
                 }
-                let message = format!(
-                    "variable `{w}` ({}) was written as {}",
-                    var.var_type.as_str(),
-                    crate::inputs::describe(v)
-                );
-                ctx.shift_remove(w.as_str());
-                pc.result.status = NodeStatus::Failure;
-                pc.result.error = Some(message);
-                break;
             }
+        }
+        if let Some(schema) = &p.workflow().state_schema
+            && let Some(message) = mistyped_write(schema, writes, ctx)
+        {
+            pc.result.status = NodeStatus::Failure;
+            pc.result.error = Some(message);
         }
         ProcessorOutcome::Continue
+    }
+
+    /// Whether an action node runs an action whose output is a result (a command, a handler
+    /// other than `log`): only then is its output stored.
+    pub(super) fn action_has_result(&self, node: &hensu_ir::ActionNode) -> bool {
+        node.actions.iter().any(|a| self.gives_result(a))
     }
 
     /// Rubric evaluation and auto-backtrack (docs/language.md, *Rubric evaluation*).
@@ -538,4 +534,42 @@ pub(super) fn token_usage(
             output_tokens: o.unwrap_or(0),
         }),
     }
+}
+
+/// The whole output of a single `writes` as a JSON value of the variable's declared type (a
+/// command printing `42` or `["a", "b"]`), when it parses as one; `None` for STRING variables
+/// and for text that is no such value.
+fn whole_typed(schema: Option<&hensu_ir::StateSchema>, key: &str, text: &str) -> Option<Value> {
+    let var = schema?.variable(key)?;
+    if var.var_type == hensu_ir::VarType::String {
+        return None;
+    }
+    let value: Value = serde_json::from_str(text.trim()).ok()?;
+    crate::inputs::written_value_fits(var.var_type, &value).then_some(value)
+}
+
+/// A declared variable keeps its type: a NUMBER written as "abc" fails the node, naming the
+/// variable (docs/language.md, *Runtime semantics*). The mistyped value is removed; the message
+/// is the node's error.
+fn mistyped_write(
+    schema: &hensu_ir::StateSchema,
+    writes: &[String],
+    ctx: &mut crate::value::Context,
+) -> Option<String> {
+    for w in writes {
+        let (Some(var), Some(v)) = (schema.variable(w), ctx.get(w.as_str())) else {
+            continue;
+        };
+        if v.is_null() || crate::inputs::written_value_fits(var.var_type, v) {
+            continue;
+        }
+        let message = format!(
+            "variable `{w}` ({}) was written as {}",
+            var.var_type.as_str(),
+            crate::inputs::describe(v)
+        );
+        ctx.shift_remove(w.as_str());
+        return Some(message);
+    }
+    None
 }

@@ -35,6 +35,13 @@ pub fn node_writes<'a>(node: &'a Node, schema: Option<&'a StateSchema>) -> Vec<&
     let mut out = Vec::new();
     match node {
         Node::Standard(n) => n.writes.iter().for_each(|w| push(&mut out, w)),
+        Node::Action(a) => {
+            // Its result is stored under its id too (docs/language.md, *Action node*).
+            if a.actions.iter().any(super::actions::produces_result) && declared(schema, &a.id) {
+                push(&mut out, &a.id);
+            }
+            a.writes.iter().for_each(|w| push(&mut out, w));
+        }
         Node::Join(j) => j
             .writes
             .iter()
@@ -57,7 +64,7 @@ pub fn node_writes<'a>(node: &'a Node, schema: Option<&'a StateSchema>) -> Vec<&
                 }
             }
         }
-        Node::Fork(_) | Node::Action(_) | Node::End(_) => {}
+        Node::Fork(_) | Node::End(_) => {}
     }
     out
 }

@@ -15,8 +15,10 @@ pub struct KnownActions<'a> {
     /// The command ids of `commands.yaml`; `None` when the project has none (the host may
     /// provide commands some other way), and `execute` ids are then not checked.
     pub commands: Option<&'a [&'a str]>,
-    /// The handler ids `send` accepts (`log`, `webhook`, …).
-    pub handlers: &'a [&'a str],
+    /// The handler ids `send` accepts (`log`, `webhook`, `mcp`, the project's `[handlers]`);
+    /// `None` when every id is accepted (a project served by `hensuc serve` forwards an
+    /// unknown one to the tenant's MCP tools), and `send` ids are then not checked.
+    pub handlers: Option<&'a [&'a str]>,
 }
 
 /// E0210 for every action of `wf` whose id is not in `known`.
@@ -54,7 +56,10 @@ fn check_list(
                 Some(commands) => (command_id, commands, "command"),
                 None => continue,
             },
-            Action::Send { handler_id, .. } => (handler_id, known.handlers, "handler"),
+            Action::Send { handler_id, .. } => match known.handlers {
+                Some(handlers) => (handler_id, handlers, "handler"),
+                None => continue,
+            },
         };
         if candidates.contains(&name.as_str()) {
             continue;
@@ -77,7 +82,10 @@ fn check_list(
                 "command" => format!(
                     "declare it in `commands.yaml` under `commands:` as `{name}: {{ command: \"…\" }}`"
                 ),
-                _ => format!("the known handlers are {}", list(candidates)),
+                _ => format!(
+                    "the known handlers are {}; declare others as `[handlers.{name}]` in `hensu.toml`",
+                    list(candidates)
+                ),
             });
         }
         if !candidates.is_empty() && what == "command" {
@@ -95,6 +103,41 @@ fn list(ids: &[&str]) -> String {
         .map(|i| format!("`{i}`"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Whether an action hands a result to its node (docs/language.md, *Action node*): a command's
+/// stdout, a handler's answer (an MCP tool's result, a webhook's response body). `log` only
+/// reports an event.
+pub(super) fn produces_result(action: &Action) -> bool {
+    match action {
+        Action::Execute { .. } => true,
+        Action::Send { handler_id, .. } => handler_id != "log",
+    }
+}
+
+/// E0407: an action node with `writes` none of whose actions produces a result, so the
+/// variables could never be written.
+pub(super) fn writes_without_result(cx: &mut super::Ctx<'_>) {
+    let wf = cx.wf;
+    for (id, node) in &wf.nodes {
+        let Node::Action(a) = node else { continue };
+        if a.writes.is_empty() || a.actions.iter().any(produces_result) {
+            continue;
+        }
+        let span = cx.list_span(id, |o| &o.writes, 0);
+        let d = Diagnostic::new(
+            codes::E0407,
+            format!("action node `{id}` writes what none of its actions produces"),
+            span,
+            "no action of this node has a result to write",
+        )
+        .with_note("`send(\"log\", …)` only reports an event; its text is no result")
+        .with_help(
+            "add the action that produces the value (`execute(\"id\")`, `send(\"mcp\", …)`, \
+             `send(\"webhook\", …)`), or remove `writes`",
+        );
+        cx.emit(d);
+    }
 }
 
 /// E0213: `send("mcp", payload)` without a `tool` string — the MCP handler fails every such

@@ -140,6 +140,7 @@ pub(super) fn check(cx: &mut Ctx<'_>, g: &NodeGraph<'_>) {
 fn writes_variable(node: &Node, variable: &str) -> bool {
     match node {
         Node::Standard(n) => n.writes.iter().any(|w| w == variable),
+        Node::Action(a) => a.writes.iter().any(|w| w == variable),
         Node::Join(j) => j.writes.iter().chain(&j.exports).any(|w| w == variable),
         Node::Parallel(p) => p
             .branches

@@ -64,6 +64,7 @@ pub fn check_workflow(wf: &Workflow, origins: &Origins, input: InputKind) -> Vec
     flow::check(&mut cx, &graph);
     coverage::check(&mut cx);
     actions::mcp_payloads(&mut cx);
+    actions::writes_without_result(&mut cx);
     dataflow::check(&mut cx, &graph);
     consumed::check(&mut cx, &graph);
     let diagnostics = crate::cascade::settle_checks(origins, cx.diagnostics);

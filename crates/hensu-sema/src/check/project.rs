@@ -296,12 +296,13 @@ fn child_schema(
     }
 }
 
-/// The variables written by a workflow's standard and join nodes.
+/// The variables written by a workflow's standard, action and join nodes.
 fn nodes_writing(wf: &Workflow) -> HashSet<&str> {
     let mut set = HashSet::default();
     for node in wf.nodes.values() {
         match node {
             Node::Standard(n) => set.extend(n.writes.iter().map(String::as_str)),
+            Node::Action(a) => set.extend(a.writes.iter().map(String::as_str)),
             Node::Join(j) => set.extend(j.writes.iter().map(String::as_str)),
             _ => {}
         }

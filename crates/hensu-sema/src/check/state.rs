@@ -144,16 +144,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
         sites.clear();
         match node {
             Node::Standard(n) => {
-                for (i, name) in n.writes.iter().enumerate() {
-                    let declared = marks.write(schema, name);
-                    if is_engine_variable(name) {
-                        let span = cx.list_span(id, |o| &o.writes, i);
-                        engine_in_writes(cx, id, name, span);
-                    } else if let (Some(schema), Some(false)) = (schema, declared) {
-                        let span = cx.list_span(id, |o| &o.writes, i);
-                        undeclared_write(cx, schema, name, span);
-                    }
-                }
+                writes(cx, schema, &mut marks, id, &n.writes);
                 if let Some(prompt) = &n.prompt {
                     sites.push(PromptSite {
                         text: prompt,
@@ -233,6 +224,11 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                 }
             }
             Node::Action(a) => {
+                writes(cx, schema, &mut marks, id, &a.writes);
+                // The result is stored under the node id (docs/language.md, *Action node*).
+                if a.actions.iter().any(super::actions::produces_result) {
+                    marks.write(schema, id);
+                }
                 for (k, action) in a.actions.iter().enumerate() {
                     match action {
                         Action::Send { payload, .. } => {
@@ -338,7 +334,28 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
     }
 }
 
-/// E0401 / W0310 for an engine variable in a standard node's `writes`.
+/// The `writes` of a standard or action node: marked written (W0308), E0401 / W0310 for an
+/// engine variable, E0402 for an undeclared one.
+fn writes(
+    cx: &mut Ctx<'_>,
+    schema: Option<&Schema<'_>>,
+    marks: &mut Marks,
+    id: &str,
+    names: &[String],
+) {
+    for (i, name) in names.iter().enumerate() {
+        let declared = marks.write(schema, name);
+        if is_engine_variable(name) {
+            let span = cx.list_span(id, |o| &o.writes, i);
+            engine_in_writes(cx, id, name, span);
+        } else if let (Some(schema), Some(false)) = (schema, declared) {
+            let span = cx.list_span(id, |o| &o.writes, i);
+            undeclared_write(cx, schema, name, span);
+        }
+    }
+}
+
+/// E0401 / W0310 for an engine variable in a standard or action node's `writes`.
 fn engine_in_writes(cx: &mut Ctx<'_>, id: &str, name: &str, span: Span) {
     if cx.input == InputKind::Json {
         let d = Diagnostic::new(

@@ -25,7 +25,7 @@ fn examples() -> PathBuf {
 /// the handlers they may `send` to (the CLI's built-in ones).
 const KNOWN: KnownActions<'static> = KnownActions {
     commands: Some(&["echo-result", "echo-topic", "word-count", "list-files"]),
-    handlers: &["log", "webhook", "mcp"],
+    handlers: Some(&["log", "webhook", "mcp"]),
 };
 
 /// Lowering diagnostics followed by the checks' (the checks run whenever there is an IR).

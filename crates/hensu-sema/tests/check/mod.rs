@@ -1,5 +1,6 @@
 //! Tests of the checks (`hensu_sema::check`).
 
+mod action_writes;
 mod cascade;
 mod fixtures;
 mod flow;

@@ -170,6 +170,7 @@ fn node() -> impl Strategy<Value = Node> {
                     },
                 ],
                 transition_rules: rules,
+                writes: Vec::new(),
             }),
             5 => Node::SubWorkflow(SubWorkflowNode {
                 id,

@@ -169,6 +169,7 @@ fn payloads_and_branch_prompts_are_scanned() {
                     raw_payload: false,
                 }],
                 transition_rules: vec![success("done")],
+                writes: Vec::new(),
             }),
             end("done"),
         ],

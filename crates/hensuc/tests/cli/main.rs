@@ -3,6 +3,7 @@
 //! `HENSU_*` or `EDITOR` never changes what a test sees.
 #![allow(clippy::unwrap_used, clippy::panic)] // test code: a failed unwrap is a failed test
 
+mod action_outputs;
 mod bounds;
 mod build;
 mod check;
@@ -16,6 +17,7 @@ mod explain;
 mod extends;
 mod fmt;
 mod graph;
+mod handlers;
 mod json_schemas;
 mod lsp_stdio;
 mod mcp;

@@ -82,6 +82,7 @@ impl Reader<'_> {
                 Node::Action(ActionNode {
                     actions,
                     transition_rules: self.rules(m, path)?,
+                    writes: self.str_list(m, path, "writes")?,
                     id,
                 })
             }

@@ -26,8 +26,14 @@ impl Lowerer<'_> {
             BlockKind::ActionNode,
             body,
             sink,
-            |this, spec, shape, stmt| {
-                this.action_stmt(spec, shape, stmt, &mut n.actions, o);
+            |this, spec, shape, stmt| match (spec.name, shape) {
+                // docs/language.md, *Action node*: the actions' result into state variables.
+                ("writes", Shape::Call(c)) => {
+                    let names = this.names(c, spec, false);
+                    o.writes = names.iter().map(|(_, s)| *s).collect();
+                    n.writes = names.into_iter().map(|(s, _)| s).collect();
+                }
+                (_, shape) => this.action_stmt(spec, shape, stmt, &mut n.actions, o),
             },
         );
         if n.actions.is_empty() {

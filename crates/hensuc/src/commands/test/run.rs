@@ -144,9 +144,18 @@ pub async fn run(
         log: Mutex::default(),
     });
     let events = Arc::new(EventLog::default());
+    // The project's `[handlers.NAME]` (docs/mcp.md, *Declared action handlers*), simulated
+    // unless `[network] allow_hosts` lists the host, as in a stub run.
+    let mut actions = hensu_host::action_handlers(None);
+    if let Ok(project) = hensu_host::launch::ProjectConfig::from_project_dir(dir) {
+        let offline = hensu_host::NetworkAccess::Offline {
+            allow_hosts: project.allow_hosts.clone(),
+        };
+        hensu_host::register_declared(&mut actions, &project.handlers, &offline);
+    }
     let engine = Engine::builder()
         .provider(Arc::new(stubs))
-        .action_handlers(hensu_host::action_handlers(None))
+        .action_handlers(actions)
         .generic_handlers(hensu_host::generic_handlers())
         .commands(CommandRegistry::load(dir).map_err(|e| anyhow::anyhow!(e))?)
         .workflows(Arc::new(repository))
