@@ -125,7 +125,7 @@ impl ActionHandler for WebhookHandler {
         };
         let json: serde_json::Map<String, Value> = body.into_iter().collect();
         post_json(
-            &client,
+            client,
             &url,
             &[],
             &Value::Object(json),

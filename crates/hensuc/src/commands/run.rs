@@ -126,7 +126,8 @@ pub struct RunSettings {
     /// On resume, the run's scenario unless given.
     #[arg(long, value_name = "NAME")]
     pub scenario: Option<String>,
-    /// Write every execution event as one JSON line to this file.
+    /// Write every execution event as one JSON line to this file (`-`: to stdout, which
+    /// carries nothing else; the progress and summary go to stderr).
     #[arg(long, value_name = "FILE.jsonl")]
     pub events: Option<PathBuf>,
     #[command(flatten)]
@@ -329,8 +330,8 @@ pub fn parse_context(arg: Option<&str>) -> anyhow::Result<Context> {
 /// What the command line adds to a run: its display and its own listeners.
 pub(crate) struct Face {
     pub verbosity: Verbosity,
-    /// `--events FILE.jsonl`, created.
-    pub events: Option<(std::fs::File, PathBuf)>,
+    /// `--events FILE.jsonl`, created (or stdout for `-`), and the name it was given.
+    pub events: Option<(Box<dyn Write + Send>, PathBuf)>,
     /// `--max-cost`: the run is cancelled once its measured spend reaches it.
     pub max_cost: Option<f64>,
 }
@@ -339,11 +340,16 @@ impl Face {
     /// The face `run` and `resume` flags describe (creates the `--events` file).
     pub(crate) fn new(settings: &RunSettings) -> anyhow::Result<Face> {
         let events = match &settings.events {
-            Some(p) => Some((
-                std::fs::File::create(p)
-                    .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", p.display()))?,
-                p.clone(),
-            )),
+            Some(p) if p.as_os_str() == "-" => {
+                let out: Box<dyn Write + Send> = Box::new(std::io::stdout());
+                Some((out, PathBuf::from("-")))
+            }
+            Some(p) => {
+                let file = std::fs::File::create(p)
+                    .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", p.display()))?;
+                let out: Box<dyn Write + Send> = Box::new(file);
+                Some((out, p.clone()))
+            }
             None => None,
         };
         Ok(Face {
@@ -360,12 +366,20 @@ pub(crate) struct RunEnd {
     pub redactor: Arc<hensu_providers::Redactor>,
     /// Writing `--events FILE` failed at least once (warned about when it happened).
     pub events_failed: bool,
+    /// `--events -`: the events have stdout, the summary goes to stderr.
+    pub events_on_stdout: bool,
 }
 
 impl RunEnd {
     /// Prints the summary; the exit code is 2 when the events file could not be written.
     pub(crate) fn summarize(&self, workflow: &Workflow, verbose: bool) -> u8 {
-        let code = summarize(workflow, &self.result, verbose, &self.redactor);
+        let code = summarize(
+            workflow,
+            &self.result,
+            verbose,
+            &self.redactor,
+            self.events_on_stdout,
+        );
         if self.events_failed {
             eprintln!("error: the events file is incomplete (see the warning above)");
             exit::USAGE
@@ -377,7 +391,7 @@ impl RunEnd {
 
 /// The `--events` file: the first write error is reported once; the run goes on and exits 2.
 struct EventsFile {
-    file: std::fs::File,
+    file: Box<dyn Write + Send>,
     path: PathBuf,
     failed: Arc<std::sync::atomic::AtomicBool>,
 }
@@ -434,6 +448,10 @@ pub(crate) fn run_workflow(
         )?);
     }
     let events_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let events_on_stdout = face
+        .events
+        .as_ref()
+        .is_some_and(|(_, p)| p == Path::new("-"));
     if let Some((file, path)) = face.events {
         listeners.push(Arc::new(hensu_providers::RedactingJsonlListener::new(
             redactor.clone(),
@@ -506,6 +524,7 @@ pub(crate) fn run_workflow(
         result,
         redactor: run.redactor,
         events_failed: events_failed.load(std::sync::atomic::Ordering::SeqCst),
+        events_on_stdout,
     })
 }
 

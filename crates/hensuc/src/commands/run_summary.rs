@@ -38,12 +38,14 @@ pub fn abbreviate_path(path: &[&str]) -> String {
     )
 }
 
-/// Prints the summary to stdout and returns the exit code.
+/// Prints the summary to stdout (to stderr when `--events -` has stdout) and returns the
+/// exit code.
 pub(crate) fn summarize(
     workflow: &Workflow,
     result: &RunResult,
     verbose: bool,
     redactor: &hensu_providers::Redactor,
+    to_stderr: bool,
 ) -> u8 {
     use std::fmt::Write as _;
     let state = &result.state;
@@ -160,8 +162,15 @@ pub(crate) fn summarize(
         }
     }
     // Outputs may echo provider keys; nothing leaves unredacted.
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(redactor.redact(&out).as_bytes());
-    let _ = stdout.flush();
+    let text = redactor.redact(&out);
+    if to_stderr {
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(text.as_bytes());
+        let _ = err.flush();
+    } else {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(text.as_bytes());
+        let _ = stdout.flush();
+    }
     code
 }

@@ -271,6 +271,32 @@ fn a_quiet_run_prints_only_the_summary() {
     assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
 }
 
+/// `--events -` writes the events to stdout, one JSON object a line and nothing else; the
+/// summary moves to stderr (no file named `-` appears).
+#[test]
+fn events_dash_goes_to_stdout() {
+    let examples = repo().join("examples");
+    let out = hensuc()
+        .current_dir(&examples)
+        .args(["run", "workflows/main-research.hwf", "-d", ".", "--stub"])
+        .args(["--no-store", "-c", r#"{"topic": "Rust"}"#, "--events", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(lines.len() > 2, "{lines:?}");
+    assert!(lines.iter().all(|e| e.get("event").is_some()), "{lines:?}");
+    assert!(
+        stderr(&out).contains("✓ workflow ended at `done`: SUCCESS"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!examples.join("-").exists());
+}
+
 /// The shared flags are spelled and documented the same way everywhere: `run` takes
 /// `--color`, every `-d` / `-v` has its help text, `--auto-approve` / `--defer-review` are
 /// documented on `run` and `resume`.
