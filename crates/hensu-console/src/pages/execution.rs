@@ -112,7 +112,7 @@ fn summary(viewer: &Viewer, run: &RunView) -> Markup {
                     "The execution failed"
                     @if let Some(n) = &r.current_node { " at " code { (n) } }
                     @match run.state.as_ref().and_then(|s| s.failure.as_ref()) {
-                        Some(f) => { ": " span.failure { (f.message) } }
+                        Some(f) => { ": " span.failure { (f.describe()) } }
                         None => {
                             "."
                             @if let Some(e) = last_error(run.state.as_ref()) { " Last error: " (e) }

@@ -65,8 +65,12 @@ async fn unknown_generic_handler_and_command_are_named() {
         actions[1]["output"],
         "Action handler not found: 'slack'. Registered handlers: [log, webhook]"
     );
+    // The first failed action's own words follow upstream's.
     assert_eq!(
         r.state.history[0].error.as_deref(),
-        Some("One or more actions failed")
+        Some(
+            "One or more actions failed: execute:deploy-prod: Command not found in registry: \
+             'deploy-prod'. Available commands: [echo]"
+        )
     );
 }

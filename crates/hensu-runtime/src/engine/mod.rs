@@ -312,9 +312,16 @@ impl Exec<'_> {
             RunOutcome::Failed(e) => {
                 error_text = e.to_string();
                 if !matches!(e, RuntimeError::Cancelled { .. }) {
+                    let node = Some(state.current_node.clone()).filter(|n| !n.is_empty());
+                    let cause = state
+                        .history
+                        .last()
+                        .filter(|h| Some(&h.node_id) == node.as_ref())
+                        .and_then(|h| h.error.clone());
                     state.failure = Some(crate::state::RunFailure {
                         message: error_text.clone(),
-                        node: Some(state.current_node.clone()).filter(|n| !n.is_empty()),
+                        node,
+                        cause,
                     });
                 }
                 (FinishKind::Failed { error: &error_text }, None)

@@ -315,7 +315,7 @@ impl Exec<'_> {
         actions: &[hensu_ir::Action],
         context: &Context,
     ) -> (NodeResult, Vec<String>) {
-        let mut all_ok = true;
+        let mut first_failure: Option<String> = None;
         let mut outputs = Vec::with_capacity(actions.len());
         for action in actions {
             let (label, result) = match action {
@@ -365,13 +365,16 @@ impl Exec<'_> {
                 success: result.success,
                 output: &result.output,
             });
-            all_ok &= result.success;
+            if !result.success && first_failure.is_none() {
+                first_failure = Some(format!("{label}: {}", result.output));
+            }
             outputs.push(result.output);
         }
-        let result = if all_ok {
-            NodeResult::success("Actions completed")
-        } else {
-            NodeResult::failure("One or more actions failed")
+        let result = match first_failure {
+            None => NodeResult::success("Actions completed"),
+            // Upstream's words, then the first failed action and what it said (a command's
+            // error, a refusal, an HTTP status), so the cause reaches the run's record.
+            Some(cause) => NodeResult::failure(format!("One or more actions failed: {cause}")),
         };
         (result, outputs)
     }

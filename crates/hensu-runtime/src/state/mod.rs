@@ -227,6 +227,20 @@ pub struct RunFailure {
     /// The node the run was at when it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
+    /// What that node's last step reported, when it failed (e.g. `One or more actions
+    /// failed: execute:deploy: …` under a `No valid transition` message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+}
+
+impl RunFailure {
+    /// The message with its cause, as one line.
+    pub fn describe(&self) -> String {
+        match &self.cause {
+            Some(c) if !self.message.contains(c.as_str()) => format!("{} ({c})", self.message),
+            _ => self.message.clone(),
+        }
+    }
 }
 
 /// The nested flows of a node, saved when the run stops inside them.

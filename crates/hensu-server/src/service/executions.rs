@@ -168,12 +168,12 @@ pub struct ExecutionResult {
     pub error: Option<String>,
 }
 
-/// Why the run whose snapshot is `state` failed, if it did (its `failure` field).
+/// Why the run whose snapshot is `state` failed, if it did (its `failure` field: the message
+/// with its cause).
 pub fn failure_message(state: &Value) -> Option<String> {
-    state
-        .pointer("/failure/message")
-        .and_then(Value::as_str)
-        .map(str::to_string)
+    let failure: hensu_runtime::RunFailure =
+        serde_json::from_value(state.get("failure")?.clone()).ok()?;
+    Some(failure.describe())
 }
 
 /// What a resume or cancel did.

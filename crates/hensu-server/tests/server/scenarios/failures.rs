@@ -45,8 +45,16 @@ pub async fn a_failed_run_carries_its_reason(s: Server) {
     let last = evs.last().expect("events");
     assert_eq!(last.kind(), "execution.error", "{evs:?}");
     let message = last.data["message"].as_str().expect("message").to_string();
+    // The run's error, with its cause: the server-mode refusal of the local command.
     assert!(
         message.starts_with("No valid transition from deploy"),
+        "{message}"
+    );
+    assert!(
+        message.contains(
+            "(One or more actions failed: execute:deploy: Server mode does not support local \
+             command execution. Use MCP tool calls instead.)"
+        ),
         "{message}"
     );
     assert_eq!(last.data["nodeId"], "deploy");
