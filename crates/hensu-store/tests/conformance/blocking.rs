@@ -47,103 +47,11 @@ impl Blocking {
     pub fn from_arc(inner: Arc<dyn StateStore>) -> Blocking {
         Blocking { inner }
     }
+}
 
-    pub fn registry(&self) -> Result<BlockingRegistry> {
-        block(self.inner.registry()).map(|inner| BlockingRegistry { inner })
-    }
-
-    pub fn create_run(&self, record: &RunRecord, workflow: &Value, snapshot: &Value) -> Result<()> {
-        block(self.inner.create_run(record, workflow, snapshot))
-    }
-
-    pub fn create_run_encoded(
-        &self,
-        record: &RunRecord,
-        wf: &[u8],
-        snapshot: &Value,
-    ) -> Result<()> {
-        block(self.inner.create_run_encoded(record, wf, snapshot))
-    }
-
-    pub fn acquire(&self, run_id: &str, owner: &OwnerId) -> Result<Lease> {
-        block(self.inner.acquire(run_id, owner))
-    }
-
-    pub fn heartbeat(&self, lease: &Lease) -> Result<Renewed> {
-        block(self.inner.heartbeat(lease))
-    }
-
-    pub fn release(&self, lease: &Lease) -> Result<()> {
-        block(self.inner.release(lease))
-    }
-
-    pub fn checkpoint(
-        &self,
-        lease: &Lease,
-        expected_step: u64,
-        update: &RecordUpdate,
-        snapshot: &Value,
-    ) -> Result<Checkpointed> {
-        block(
-            self.inner
-                .checkpoint(lease, expected_step, update, snapshot),
-        )
-    }
-
-    pub fn append(
-        &self,
-        lease: &Lease,
-        expected_step: u64,
-        update: &RecordUpdate,
-        entry: &StepEntry,
-    ) -> Result<Checkpointed> {
-        block(self.inner.append(lease, expected_step, update, entry))
-    }
-
-    pub fn set_status(
-        &self,
-        run_id: &str,
-        lease: Option<&Lease>,
-        expected_step: u64,
-        update: &RecordUpdate,
-    ) -> Result<RunRecord> {
-        block(self.inner.set_status(run_id, lease, expected_step, update))
-    }
-
-    pub fn request_cancel(&self, run_id: &str) -> Result<CancelRequest> {
-        block(self.inner.request_cancel(run_id))
-    }
-
-    pub fn load(&self, run_id: &str) -> Result<StoredRun> {
-        block(self.inner.load(run_id))
-    }
-
-    pub fn record(&self, run_id: &str) -> Result<RunRecord> {
-        block(self.inner.record(run_id))
-    }
-
-    pub fn list(&self) -> Result<Vec<RunRecord>> {
-        block(self.inner.list())
-    }
-
-    pub fn find_by_correlation(&self, correlation_id: &str) -> Result<Option<RunRecord>> {
-        block(self.inner.find_by_correlation(correlation_id))
-    }
-
-    pub fn history(&self, run_id: &str) -> Result<Vec<CheckpointMeta>> {
-        block(self.inner.history(run_id))
-    }
-
-    pub fn read_log(&self, run_id: &str, after: u64, limit: usize) -> Result<Vec<LogEntry>> {
-        block(self.inner.read_log(run_id, after, limit))
-    }
-
-    pub fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>> {
-        block(self.inner.claim(owner, limit))
-    }
-
-    pub fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>> {
-        block(self.inner.heartbeat_owner(owner))
+impl SyncStore for Blocking {
+    fn store(&self) -> &dyn StateStore {
+        &*self.inner
     }
 }
 
@@ -196,14 +104,16 @@ impl BlockingRegistry {
     }
 }
 
-/// [`StateStore`]'s methods, waited for, on any store (a test that holds a concrete
-/// [`hensu_store::SqliteStore`] or [`hensu_store::PgStore`] imports this instead of the
-/// trait).
+/// [`StateStore`]'s methods, waited for, on a [`Blocking`] handle or a concrete store (a test
+/// imports this instead of the trait).
 pub trait SyncStore {
     fn store(&self) -> &dyn StateStore;
 
     fn create_run(&self, record: &RunRecord, workflow: &Value, snapshot: &Value) -> Result<()> {
         block(self.store().create_run(record, workflow, snapshot))
+    }
+    fn create_run_encoded(&self, record: &RunRecord, wf: &[u8], snapshot: &Value) -> Result<()> {
+        block(self.store().create_run_encoded(record, wf, snapshot))
     }
     fn acquire(&self, run_id: &str, owner: &OwnerId) -> Result<Lease> {
         block(self.store().acquire(run_id, owner))
@@ -253,6 +163,9 @@ pub trait SyncStore {
     fn list(&self) -> Result<Vec<RunRecord>> {
         block(self.store().list())
     }
+    fn find_by_correlation(&self, correlation_id: &str) -> Result<Option<RunRecord>> {
+        block(self.store().find_by_correlation(correlation_id))
+    }
     fn history(&self, run_id: &str) -> Result<Vec<CheckpointMeta>> {
         block(self.store().history(run_id))
     }
@@ -261,6 +174,9 @@ pub trait SyncStore {
     }
     fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>> {
         block(self.store().claim(owner, limit))
+    }
+    fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>> {
+        block(self.store().heartbeat_owner(owner))
     }
     fn registry(&self) -> Result<BlockingRegistry> {
         block(self.store().registry()).map(|inner| BlockingRegistry { inner })

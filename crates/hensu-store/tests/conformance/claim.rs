@@ -5,7 +5,7 @@ use std::sync::{Arc, Barrier};
 
 use hensu_store::{RecordUpdate, RunStatus, StoreError, StoreOptions};
 
-use super::{Blocking, Factory, opts, owner, record, snapshot, workflow};
+use super::{Blocking, Factory, SyncStore, opts, owner, record, snapshot, workflow};
 
 fn ids(c: &[hensu_store::Claimed]) -> Vec<String> {
     c.iter().map(|c| c.lease.run_id.clone()).collect()

@@ -1,7 +1,7 @@
 //! The workflow registry's conformance suite (definitions per tenant, soft delete, run
 //! tenants), run on every backend by `sqlite.rs` and `postgres.rs`.
 
-use crate::conformance::{Blocking, BlockingRegistry};
+use crate::conformance::{Blocking, BlockingRegistry, SyncStore};
 use hensu_store::{RunRecord, StoreError, WorkflowSummary};
 use serde_json::json;
 
