@@ -5,7 +5,7 @@
 //!   [`RunCtx`](hensu_runtime::RunCtx)): before each node of the main flow it records the
 //!   step that just ran — its node, status and output, and the *change* it made to the
 //!   [`RunState`] as a [`hensu_store::StateDelta`] (context writes, history entries, current
-//!   node, counters; see `durable_delta.rs`) — with [`StateStore::append`]. A step costs
+//!   node, counters; see `hensu_runtime::StateShadow`) — with [`StateStore::append`]. A step costs
 //!   O(step), not O(run); the store rewrites a full snapshot now and then under its
 //!   snapshot policy. The first boundary after a run is created or reopened writes a full
 //!   snapshot ([`StateStore::checkpoint`]) when the stored state is not known to be current.
@@ -41,11 +41,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use hensu_store::{
     Checkpointed, Heartbeat, Lease, OwnerId, RecordUpdate, RunRecord, RunStatus, StateStore,
-    StepSnapshot, StoreError, StoredRun,
+    StepEntry, StepSnapshot, StoreError, StoredRun,
 };
 use serde_json::Value;
 
-use crate::durable_delta::Shadow;
+use hensu_runtime::StateShadow as Shadow;
 use hensu_runtime::{
     Boundary, CancelToken, Checkpointer, ExecutionPhase, FinishedBranch, NestedFrame, RunOutcome,
     RunResult, RunState, RuntimeError,
@@ -53,6 +53,19 @@ use hensu_runtime::{
 
 /// Rewrites a snapshot in place before it is stored (e.g. replaces provider keys).
 pub type SnapshotRedactor = Arc<dyn Fn(&mut Value) + Send + Sync>;
+
+/// The run log's entry for a step the runtime diffed (its snapshot as the store decides).
+fn log_entry(c: hensu_runtime::StepChange) -> StepEntry {
+    StepEntry {
+        node: c.node,
+        node_status: c.node_status,
+        output: c.output,
+        delta: c.delta,
+        started_at: None,
+        duration_ms: Some(c.duration_ms),
+        snapshot: StepSnapshot::ByStore,
+    }
+}
 
 /// A run whose state is checkpointed to a store. Holds the run's lease until
 /// [`DurableRun::finish`] (or until dropped: the lease then expires, or is broken at once by a
@@ -363,8 +376,8 @@ impl DurableRun {
         unrecorded: &str,
         step: impl FnOnce(
             &mut Shadow,
-            Option<&SnapshotRedactor>,
-        ) -> Result<hensu_store::StepEntry, String>,
+            Option<&hensu_runtime::Redact>,
+        ) -> Result<hensu_runtime::StepChange, String>,
     ) -> Result<Checkpointed, StoreError> {
         self.ensure_held()?;
         let t = std::time::Instant::now();
@@ -376,7 +389,9 @@ impl DurableRun {
             let shadow = slot
                 .as_mut()
                 .ok_or_else(|| StoreError::Invalid(unrecorded.into()))?;
-            let entry = step(shadow, self.redact.as_ref()).map_err(StoreError::Invalid)?;
+            let entry = step(shadow, self.redact.as_deref())
+                .map(log_entry)
+                .map_err(StoreError::Invalid)?;
             let node = shadow.current_node().unwrap_or_default().to_string();
             (entry, RecordUpdate::running(node.as_str()))
         };
@@ -410,9 +425,12 @@ impl DurableRun {
             .map_err(|_| StoreError::Invalid("the durable run's shadow is poisoned".into()))?;
         match slot.as_mut() {
             Some(shadow) => {
-                let mut entry = shadow.step(state, self.redact.as_ref()).map_err(|e| {
-                    StoreError::Invalid(format!("the run state does not serialize: {e}"))
-                })?;
+                let mut entry = shadow
+                    .step(state, self.redact.as_deref())
+                    .map(log_entry)
+                    .map_err(|e| {
+                        StoreError::Invalid(format!("the run state does not serialize: {e}"))
+                    })?;
                 // The snapshot comes from the state at hand when the store asks for one, so
                 // a compaction never decodes and replays the log.
                 entry.snapshot = if self.snapshot_wanted.load(Ordering::SeqCst) {

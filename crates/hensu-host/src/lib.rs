@@ -21,7 +21,6 @@
 mod command_process;
 pub mod command_script;
 mod durable;
-mod durable_delta;
 mod handlers;
 mod http;
 pub mod launch;

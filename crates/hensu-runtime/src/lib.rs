@@ -81,8 +81,8 @@ pub use run_types::{
 pub use state::{
     Backtrack, BacktrackKind, BranchEnd, BranchOutcome, Compensating, CompensationRecord,
     CompensationTask, EndCause, ExecutionPhase, FinishedBranch, ForkBranchState, HistoryStep,
-    Nested, NestedFrame, NodeResult, NodeStatus, ReviewVerdict, RubricEvaluation, RunFailure,
-    RunState,
+    Nested, NestedFrame, NodeResult, NodeStatus, Redact, ReviewVerdict, RubricEvaluation,
+    RunFailure, RunState, StateShadow, StepChange,
 };
 pub use structured::StructuredCaller;
 pub use stub::{

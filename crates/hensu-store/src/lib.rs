@@ -68,7 +68,6 @@
 //! every append renews the run's lease too.
 
 mod backend;
-mod delta;
 mod error;
 mod heartbeat;
 mod logic;
@@ -86,9 +85,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use delta::StateDelta;
 pub use error::{Result, StoreError};
 pub use heartbeat::Heartbeat;
+pub use hensu_delta::StateDelta;
 pub use memory::MemoryStore;
 pub use owner::{Lease, OwnerId, local_host, pid_alive};
 pub use postgres::{PG_SCHEMA_VERSION, PgStore};

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::delta::StateDelta;
+use crate::StateDelta;
 use crate::time::now_ms;
 
 /// The status of a run, as listed by the CLI.

@@ -7,6 +7,9 @@ use serde_json::Value;
 
 use crate::value::Context;
 
+mod delta;
+pub use delta::{Redact, StateShadow, StepChange};
+
 /// The status of one node execution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]

@@ -1,5 +1,7 @@
-//! The change one step makes to a run's state: an RFC 6902 JSON Patch document, stored as is
-//! in the run log and replayed on top of the latest snapshot.
+//! The change one step makes to a run's state: an RFC 6902 JSON Patch document, computed by
+//! the runtime from the state it diffs (`hensu_runtime::StateShadow`), stored as is in the run
+//! log and replayed by the store on top of the latest snapshot. A crate of its own so that
+//! neither of the two depends on the other.
 
 use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, PatchOperation, RemoveOperation, ReplaceOperation};

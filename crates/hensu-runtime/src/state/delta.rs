@@ -1,6 +1,7 @@
-//! The change one node step made to a [`RunState`], as a [`StateDelta`] for the run log.
+//! The change one node step made to a [`RunState`], as a [`StateDelta`] for the run log:
+//! computed here, beside the type it diffs, with no I/O (the host writes it to the store).
 //!
-//! A [`Shadow`] remembers what the store already holds (the state as of the last write) in a
+//! A [`StateShadow`] remembers what the store already holds (the state as of the last write) in a
 //! form that is cheap to compare: the context entries, the lengths of the append-only lists
 //! (`history`, `backtracks`) with their last element, and the small fields serialized. The
 //! delta of the next boundary is then
@@ -11,8 +12,8 @@
 //!
 //! - the `nested` field (a sub-workflow child, saved fork branches) whole when it appears, a
 //!   `remove` when it goes; a sub-workflow child is recorded at its own boundaries
-//!   ([`Shadow::nested_step`]) as a delta below `/nested/state`, the same way; a branch of a
-//!   parallel or fork node that finished ([`Shadow::branch_step`]) as one element of
+//!   ([`StateShadow::nested_step`]) as a delta below `/nested/state`, the same way; a branch of a
+//!   parallel or fork node that finished ([`StateShadow::branch_step`]) as one element of
 //!   `/nested/finished` or `/nested/branches` (appended, or set in place when the stored
 //!   list already holds that branch), the list created with the first one.
 //!
@@ -22,15 +23,33 @@
 
 use std::time::Instant;
 
-use hensu_runtime::{Context, FinishedBranch, Nested, NestedFrame, RunState};
-use hensu_store::{StateDelta, StepEntry, StepSnapshot};
+use hensu_delta::StateDelta;
 use serde_json::{Map, Value};
 
-use crate::durable::SnapshotRedactor;
+use crate::{
+    Backtrack, CompensationRecord, Context, FinishedBranch, HistoryStep, Nested, NestedFrame,
+    RunState,
+};
+
+/// What values pass through before they enter a delta or a step's output (the host's secret
+/// redaction; provider keys never reach the store).
+pub type Redact = dyn Fn(&mut Value) + Send + Sync;
+
+/// One step of a run as the log records it: the node it executed (if any, named with its
+/// sub-workflow path), that node's status and output, the change to the state, and the time
+/// since the previous write of the same state.
+#[derive(Debug)]
+pub struct StepChange {
+    pub node: Option<String>,
+    pub node_status: Option<String>,
+    pub output: Option<Value>,
+    pub delta: StateDelta,
+    pub duration_ms: u64,
+}
 
 /// The fields of [`RunState`] besides `context`, `history`, `backtracks` and `compensations`, serialized as
-/// the snapshot does (a field that is `None` is absent). Kept in one place: the round-trip
-/// test in `tests/` rebuilds the whole state from deltas and fails on a field missing here.
+/// the snapshot does (a field that is `None` is absent). Kept beside the type: the test below
+/// fails on a field of a full state that neither this list nor the step diff covers.
 fn small_fields(state: &RunState) -> Result<SmallFields, String> {
     let mut m = SmallFields::with_capacity(10);
     let mut put = |k: &'static str, v: Result<Value, serde_json::Error>| -> Result<(), String> {
@@ -72,15 +91,13 @@ fn small_fields(state: &RunState) -> Result<SmallFields, String> {
 
 /// A step that ran no node of the main flow (a child saved whole, a finished branch): only
 /// its change to the state.
-fn bookkeeping_step(delta: StateDelta) -> StepEntry {
-    StepEntry {
+fn bookkeeping_step(delta: StateDelta) -> StepChange {
+    StepChange {
         node: None,
         node_status: None,
         output: None,
         delta,
-        started_at: None,
-        duration_ms: Some(0),
-        snapshot: StepSnapshot::ByStore,
+        duration_ms: 0,
     }
 }
 
@@ -94,14 +111,14 @@ fn small_field<'a>(fields: &'a SmallFields, name: &str) -> Option<&'a Value> {
 
 /// What the store holds of a run, as of the last write.
 #[derive(Debug)]
-pub(crate) struct Shadow {
+pub struct StateShadow {
     context: Context,
     history_len: usize,
-    history_last: Option<hensu_runtime::HistoryStep>,
+    history_last: Option<HistoryStep>,
     backtracks_len: usize,
-    backtracks_last: Option<hensu_runtime::Backtrack>,
+    backtracks_last: Option<Backtrack>,
     compensations_len: usize,
-    compensations_last: Option<hensu_runtime::CompensationRecord>,
+    compensations_last: Option<CompensationRecord>,
     small: SmallFields,
     nested: NestedShadow,
     at: Instant,
@@ -121,7 +138,7 @@ enum NestedShadow {
     /// A sub-workflow child recorded boundary by boundary.
     Child {
         execution_id: String,
-        shadow: Box<Shadow>,
+        shadow: Box<StateShadow>,
     },
 }
 
@@ -131,7 +148,7 @@ impl NestedShadow {
             None => NestedShadow::None,
             Some(Nested::Child { state, .. }) => NestedShadow::Child {
                 execution_id: state.execution_id.clone(),
-                shadow: Box::new(Shadow::of(state)?),
+                shadow: Box::new(StateShadow::of(state)?),
             },
             Some(Nested::Fork { node_id, branches }) => NestedShadow::Branches {
                 node_id: node_id.clone(),
@@ -155,10 +172,10 @@ fn segs<'a>(prefix: &'a [&'a str], tail: &[&'a str]) -> Vec<&'a str> {
 /// The path of a nested child's state below its parent's: `nested/state`.
 const CHILD_STATE: [&str; 2] = ["nested", "state"];
 
-impl Shadow {
+impl StateShadow {
     /// The shadow of a state just written in full.
-    pub(crate) fn of(state: &RunState) -> Result<Shadow, String> {
-        Ok(Shadow {
+    pub fn of(state: &RunState) -> Result<StateShadow, String> {
+        Ok(StateShadow {
             context: state.context.clone(),
             history_len: state.history.len(),
             history_last: state.history.last().cloned(),
@@ -173,17 +190,17 @@ impl Shadow {
     }
 
     /// The current node of the stored state.
-    pub(crate) fn current_node(&self) -> Option<&str> {
+    pub fn current_node(&self) -> Option<&str> {
         small_field(&self.small, "current_node").and_then(Value::as_str)
     }
 
     /// The log entry taking the stored state to `state`; the shadow moves to `state` (if the
     /// write then fails, the run writes nothing more, so the shadow is not needed again).
-    pub(crate) fn step(
+    pub fn step(
         &mut self,
         state: &RunState,
-        redact: Option<&SnapshotRedactor>,
-    ) -> Result<StepEntry, String> {
+        redact: Option<&Redact>,
+    ) -> Result<StepChange, String> {
         self.step_at(&[], state, redact, StateDelta::new(), "")
     }
 
@@ -191,12 +208,12 @@ impl Shadow {
     /// `frames` (outermost first), at one of its boundaries: a delta below
     /// `/nested/state/…` (the child's whole state when it is new to the store). The executed
     /// node is named with its path (`sub/node`).
-    pub(crate) fn nested_step(
+    pub fn nested_step(
         &mut self,
         frames: &[NestedFrame],
         state: &RunState,
-        redact: Option<&SnapshotRedactor>,
-    ) -> Result<StepEntry, String> {
+        redact: Option<&Redact>,
+    ) -> Result<StepChange, String> {
         let Some((last, outer)) = frames.split_last() else {
             return self.step(state, redact);
         };
@@ -220,7 +237,7 @@ impl Shadow {
             let delta = StateDelta::new().set(&segs(&prefix, &["nested"]), value);
             parent.nested = NestedShadow::Child {
                 execution_id: last.execution_id.clone(),
-                shadow: Box::new(Shadow::of(state)?),
+                shadow: Box::new(StateShadow::of(state)?),
             };
             return Ok(bookkeeping_step(delta));
         }
@@ -237,7 +254,7 @@ impl Shadow {
         &mut self,
         frames: &[NestedFrame],
         prefix: &mut Vec<&str>,
-    ) -> Result<&mut Shadow, String> {
+    ) -> Result<&mut StateShadow, String> {
         let mut at = self;
         for frame in frames {
             match &mut at.nested {
@@ -263,13 +280,13 @@ impl Shadow {
     /// the flow reached through `frames` (the main flow when empty): the branch set into the
     /// stored `nested` list of that node (the list created when the stored `nested` is not
     /// that node's). Nothing else of the state changes.
-    pub(crate) fn branch_step(
+    pub fn branch_step(
         &mut self,
         frames: &[NestedFrame],
         node_id: &str,
         branch: FinishedBranch<'_>,
-        redact: Option<&SnapshotRedactor>,
-    ) -> Result<StepEntry, String> {
+        redact: Option<&Redact>,
+    ) -> Result<StepChange, String> {
         let mut prefix: Vec<&str> = Vec::with_capacity(frames.len() * 2 + 3);
         let at = self.descend(frames, &mut prefix)?;
         let redacted = |mut v: Value| {
@@ -323,16 +340,16 @@ impl Shadow {
         Ok(bookkeeping_step(delta))
     }
 
-    /// [`Shadow::step`] for the state stored at `prefix`; executed nodes are named `path` +
+    /// [`StateShadow::step`] for the state stored at `prefix`; executed nodes are named `path` +
     /// node id.
     fn step_at(
         &mut self,
         prefix: &[&str],
         state: &RunState,
-        redact: Option<&SnapshotRedactor>,
+        redact: Option<&Redact>,
         mut delta: StateDelta,
         path: &str,
-    ) -> Result<StepEntry, String> {
+    ) -> Result<StepChange, String> {
         let redacted = |mut v: Value| {
             if let Some(r) = redact {
                 r(&mut v);
@@ -432,14 +449,12 @@ impl Shadow {
             .then(|| state.history.last())
             .flatten();
         let now = Instant::now();
-        let entry = StepEntry {
+        let entry = StepChange {
             node: executed.map(|h| format!("{path}{}", h.node_id)),
             node_status: executed.map(|h| h.status.as_str().to_string()),
             output: executed.and_then(|h| h.output.clone()).map(redacted),
             delta,
-            started_at: None,
-            duration_ms: Some(u64::try_from((now - self.at).as_millis()).unwrap_or(u64::MAX)),
-            snapshot: StepSnapshot::ByStore,
+            duration_ms: u64::try_from((now - self.at).as_millis()).unwrap_or(u64::MAX),
         };
         self.history_len = state.history.len();
         self.history_last = state.history.last().cloned();
@@ -478,4 +493,75 @@ fn list_delta<T: serde::Serialize + PartialEq>(
         delta = delta.push(name, to_json(item)?);
     }
     Ok(delta)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Compensating, EndCause, ReviewVerdict, RubricEvaluation, RunFailure};
+
+    /// A state with every optional field set.
+    fn full_state() -> RunState {
+        let mut s = RunState::new("r1".into(), "w".into(), "a".into(), Context::default());
+        s.rubric_evaluation = Some(RubricEvaluation {
+            rubric_id: "q".into(),
+            score: 1.0,
+            passed: true,
+        });
+        s.review_verdict = Some(ReviewVerdict {
+            approved: true,
+            reason: None,
+        });
+        s.compensating = Some(Compensating {
+            cause: EndCause::Rejected {
+                reason: "no".into(),
+            },
+            pending: Vec::new(),
+        });
+        s.failure = Some(RunFailure {
+            message: "m".into(),
+            node: None,
+            cause: None,
+        });
+        s
+    }
+
+    #[test]
+    fn every_field_of_the_state_is_diffed() {
+        let state = full_state();
+        let Value::Object(fields) = serde_json::to_value(&state).expect("serializes") else {
+            panic!("a state is an object");
+        };
+        let small = small_fields(&state).expect("small fields");
+        // Diffed on their own: the context entry by entry, the lists by their tails, the
+        // nested flows whole.
+        let diffed = [
+            "context",
+            "history",
+            "backtracks",
+            "compensations",
+            "nested",
+        ];
+        for key in fields.keys() {
+            assert!(
+                diffed.contains(&key.as_str()) || small_field(&small, key).is_some(),
+                "`{key}` of RunState is in no delta: add it to `small_fields`"
+            );
+        }
+    }
+
+    #[test]
+    fn a_step_s_delta_takes_the_stored_state_to_the_new_one() {
+        let before = RunState::new("r1".into(), "w".into(), "a".into(), Context::default());
+        let mut shadow = StateShadow::of(&before).expect("shadow");
+        let mut after = full_state();
+        after.context.insert("x".into(), Value::from(1));
+        after.steps = 3;
+        let change = shadow.step(&after, None).expect("step");
+        let mut stored = serde_json::to_value(&before).expect("serializes");
+        change.delta.apply(&mut stored).expect("applies");
+        assert_eq!(stored, serde_json::to_value(&after).expect("serializes"));
+        // Nothing changed since: an empty delta.
+        assert!(shadow.step(&after, None).expect("step").delta.is_empty());
+    }
 }
