@@ -313,11 +313,30 @@ pub async fn run_command_with(
             let output = output.trim_end_matches(['\n', '\r']).to_string();
             match code {
                 Some(0) => ActionResult::success(output),
-                Some(code) => {
-                    ActionResult::failure(format!("Command failed with exit code: {code}"))
-                }
+                Some(code) => ActionResult::failure(exit_message(code, &output)),
                 None => ActionResult::failure("Command terminated by a signal"),
             }
+        }
+    }
+}
+
+/// Upstream's message for a failed command, with the last line the command printed (what a
+/// failing tool says last is usually why) so the run's failure names its cause.
+fn exit_message(code: i32, output: &str) -> String {
+    const MAX: usize = 200;
+    let last = output.lines().rev().map(str::trim).find(|l| !l.is_empty());
+    match last {
+        None => format!("Command failed with exit code: {code}"),
+        Some(line) => {
+            let mut end = line.len().min(MAX);
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            let more = if end < line.len() { "…" } else { "" };
+            format!(
+                "Command failed with exit code: {code}: {}{more}",
+                &line[..end]
+            )
         }
     }
 }

@@ -136,6 +136,17 @@ async fn command_timeout_exit_code_and_merged_output() {
     assert_eq!(r, ActionResult::failure("Command timed out after 100 ms"));
     let r = run_command(&mk("exit 3", 1000), &Context::default(), None).await;
     assert_eq!(r, ActionResult::failure("Command failed with exit code: 3"));
+    // What the command printed last says why.
+    let r = run_command(
+        &mk("echo working; echo 'disk full' >&2; exit 4", 1000),
+        &Context::default(),
+        None,
+    )
+    .await;
+    assert_eq!(
+        r,
+        ActionResult::failure("Command failed with exit code: 4: disk full")
+    );
     let r = run_command(
         &mk("echo out; echo err >&2", 1000),
         &Context::default(),

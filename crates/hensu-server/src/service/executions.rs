@@ -119,6 +119,10 @@ pub struct ExecutionStatus {
     /// A cancellation was requested; the running owner stops at its next node boundary.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cancel_requested: bool,
+    /// Why a failed execution failed, as on its result (only on the status of one execution;
+    /// a hensu addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl From<&RunRecord> for ExecutionStatus {
@@ -134,6 +138,7 @@ impl From<&RunRecord> for ExecutionStatus {
             correlation_id: r.correlation_id.clone(),
             exit_status: r.exit_status.clone(),
             cancel_requested: r.cancel_requested,
+            error: None,
         }
     }
 }
@@ -426,9 +431,13 @@ fn refuse_bad_inputs(workflow: &hensu_ir::Workflow, context: &Context) -> ApiRes
 
 /// The status of one execution.
 pub async fn status(app: &AppState, tenant: &Tenant, run_id: &str) -> ApiResult<ExecutionStatus> {
-    Ok(ExecutionStatus::from(
-        &owned_record(app, tenant, run_id).await?,
-    ))
+    let record = owned_record(app, tenant, run_id).await?;
+    let mut status = ExecutionStatus::from(&record);
+    // Only a failed run has a reason, and only its snapshot holds it.
+    if record.status == RunStatus::Failed {
+        status.error = failure_message(&app.store.load(run_id).await?.snapshot);
+    }
+    Ok(status)
 }
 
 /// The tenant's executions, newest first.

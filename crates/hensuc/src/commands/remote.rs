@@ -220,7 +220,11 @@ pub fn print_event(ev: &Value) {
                 "✗"
             }
         ),
-        "execution.error" => eprintln!("✗ failed at `{node}`"),
+        // The run's reason, as a local run prints it.
+        "execution.error" => match ev.get("message").and_then(Value::as_str) {
+            Some(m) => eprintln!("✗ failed at `{node}`: {m}"),
+            None => eprintln!("✗ failed at `{node}`"),
+        },
         "execution.cancelled" => eprintln!("✗ cancelled at `{node}`"),
         other => eprintln!("  {other}"),
     }

@@ -138,6 +138,7 @@ pub fn show(remote: &Remote, id: &str, as_json: bool) -> anyhow::Result<ExitCode
                 "source": Value::Null,
                 "path": Value::Null,
                 "steps": Value::Null,
+                "error": a.body.get("error"),
             })
         );
         return Ok(ExitCode::SUCCESS);
@@ -150,6 +151,9 @@ pub fn show(remote: &Remote, id: &str, as_json: bool) -> anyhow::Result<ExitCode
     println!("run         {}", field("run_id").unwrap_or_default());
     println!("workflow    {}", field("workflow").unwrap_or_default());
     println!("status      {status}");
+    if let Some(e) = a.body.get("error").and_then(Value::as_str) {
+        println!("error       {e}");
+    }
     for (label, key) in [
         ("node       ", "current_node"),
         ("correlation", "correlation_id"),

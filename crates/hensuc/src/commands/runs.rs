@@ -184,6 +184,11 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
         })
         .collect();
     let r = &stored.record;
+    // Why a failed run failed, in the words of its status on a server (`error`).
+    let error = state
+        .as_ref()
+        .and_then(|s| s.failure.as_ref())
+        .map(|f| f.describe());
     let source = hensu_host::launch::StoredWorkflow::source_of(&stored.workflow).map(|s| s.path);
     let mut out = std::io::stdout().lock();
     if as_json {
@@ -193,6 +198,7 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
             "source": source,
             "path": state.as_ref().map(|s| s.path()),
             "steps": state.as_ref().map(|s| s.steps),
+            "error": error,
             "history": history.iter().map(|h| json!({
                 "step": h.step,
                 "at": rfc3339(h.at),
@@ -221,6 +227,9 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
         let _ = writeln!(out, "source      {s}");
     }
     let _ = writeln!(out, "status      {}", status_text(r));
+    if let Some(e) = &error {
+        let _ = writeln!(out, "error       {e}");
+    }
     if let Some(n) = &r.current_node {
         let _ = writeln!(out, "node        {n}");
     }

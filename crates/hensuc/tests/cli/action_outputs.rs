@@ -111,3 +111,58 @@ fn a_command_s_stdout_feeds_a_later_prompt() {
         Some(serde_json::json!("RESULTS-FOR rust"))
     );
 }
+
+/// A run that fails on a command keeps its reason: `runs show` prints it (text and `--json`
+/// `error`) with the cause, in the words `hensuc run` printed.
+#[test]
+fn runs_show_gives_a_failed_run_s_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::write(
+        dir.join("workflows/deploy.hwf"),
+        r#"fun w() = workflow("deploy") {
+    graph {
+        start at "deploy"
+        action("deploy") {
+            execute("deploy")
+            onSuccess goto "done"
+        }
+        end("done")
+    }
+}
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("commands.yaml"),
+        "commands:\n  deploy:\n    command: \"echo no-space-left >&2; exit 3\"\n    timeout: 5000\n",
+    )
+    .unwrap();
+    let d = dir.to_str().unwrap();
+    let run = run_hensuc(&["run", "deploy", "-d", d]);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    let run_id = stderr(&run)
+        .lines()
+        .find(|l| l.starts_with("run ") && l.contains("(state: "))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap()
+        .to_string();
+
+    let shown = run_hensuc(&["runs", "show", &run_id, "-d", d]);
+    let text = stdout(&shown);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("error "))
+        .unwrap_or_else(|| panic!("no error line: {text}"));
+    assert!(line.contains("No valid transition from deploy"), "{line}");
+    assert!(line.contains("One or more actions failed"), "{line}");
+    assert!(line.contains("no-space-left"), "{line}");
+
+    let json = run_hensuc(&["runs", "show", &run_id, "-d", d, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(
+        v["error"].as_str(),
+        line.strip_prefix("error").map(str::trim)
+    );
+}

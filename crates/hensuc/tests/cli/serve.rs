@@ -290,6 +290,64 @@ fn client_commands_against_a_real_server() {
     assert!(stderr(&again).contains("404"), "{}", stderr(&again));
 }
 
+/// A run that fails on the server reads as it does locally: exit 1 and its reason on stderr
+/// (here the server-mode refusal of a local command), the reason in `runs show --server`.
+#[test]
+fn a_failed_server_run_gives_its_reason_and_exit_code() {
+    let dir = project();
+    std::fs::write(
+        dir.path().join("workflows/deploy.hwf"),
+        r#"fun w() = workflow("deploy") {
+    graph {
+        start at "deploy"
+        action("deploy") {
+            execute("deploy")
+            onSuccess goto "done"
+        }
+        end("done")
+    }
+}
+"#,
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("commands.yaml"),
+        "commands:\n  deploy:\n    command: \"true\"\n    timeout: 5000\n",
+    )
+    .expect("write");
+    let server = serve(dir.path());
+    let url = server.url.as_str();
+    let run = hensuc()
+        .args(["run"])
+        .arg(dir.path().join("workflows/deploy.hwf"))
+        .args(["-d"])
+        .arg(dir.path())
+        .args(["--server", url])
+        .output()
+        .expect("run");
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    let refusal = "Server mode does not support local command execution";
+    assert!(stderr(&run).contains("✗ failed at `deploy`: No valid transition from deploy"));
+    assert!(stderr(&run).contains(refusal), "{}", stderr(&run));
+    let ended = json_out(&run);
+    assert_eq!(ended["status"], "failed", "{ended}");
+    assert!(
+        ended["error"].as_str().is_some_and(|e| e.contains(refusal)),
+        "{ended}"
+    );
+    let id = ended["executionId"].as_str().expect("id");
+    let shown = hensuc()
+        .args(["runs", "show", id, "--server", url])
+        .output()
+        .expect("runs show");
+    let line = stdout(&shown);
+    assert!(
+        line.lines()
+            .any(|l| l.starts_with("error ") && l.contains(refusal)),
+        "{line}"
+    );
+}
+
 #[test]
 fn serve_refuses_an_open_address_without_keys() {
     let dir = project();

@@ -60,6 +60,7 @@ pub async fn a_failed_run_carries_its_reason(s: Server) {
     assert_eq!(last.data["nodeId"], "deploy");
     let (_, status) = get(&s, A, &format!("/api/v1/executions/{id}")).await;
     assert_eq!(status["status"], "failed", "{status}");
+    assert_eq!(status["error"], message.as_str(), "{status}");
     let (_, result) = get(&s, A, &format!("/api/v1/executions/{id}/result")).await;
     assert_eq!(result["error"], message.as_str(), "{result}");
 }
