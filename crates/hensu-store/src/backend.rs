@@ -13,6 +13,7 @@
 use std::path::Path;
 
 use crate::owner::LeaseRow;
+use crate::page::RunQuery;
 use crate::{
     CheckpointMeta, Lease, LogKind, OwnerId, RecordUpdate, Result, RunRecord, RunStatus, StoreError,
 };
@@ -231,6 +232,16 @@ pub(crate) trait Backend {
         workflow_id: &str,
         now: u64,
     ) -> Result<bool>;
+
+    /// At most `limit` of the tenant's runs matching `query`, newest first by the tag's
+    /// `created_at` then run id, each with that `created_at`: one query joining the tenant
+    /// tags with the runs (docs/server.md, *Paging*).
+    async fn tenant_page(
+        &mut self,
+        tenant: &str,
+        query: &RunQuery,
+        limit: usize,
+    ) -> Result<Vec<(u64, RunRecord)>>;
 }
 
 // ---------------------------------------------------------------------------------------------

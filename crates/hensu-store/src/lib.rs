@@ -74,6 +74,7 @@ mod heartbeat;
 mod logic;
 mod memory;
 mod owner;
+mod page;
 mod postgres;
 mod record;
 mod sqlite;
@@ -91,6 +92,7 @@ pub use error::{Result, StoreError};
 pub use heartbeat::Heartbeat;
 pub use memory::MemoryStore;
 pub use owner::{Lease, OwnerId, local_host, pid_alive};
+pub use page::{DEFAULT_PAGE_LIMIT, InvalidCursor, MAX_PAGE_LIMIT, RunCursor, RunPage, RunQuery};
 pub use postgres::{PG_SCHEMA_VERSION, PgStore};
 pub use record::{
     CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, LogEntry, LogKind, RecordUpdate,

@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use crate::{Result, RunRecord, StoreError};
+use crate::{Result, RunPage, RunQuery, RunRecord, StoreError};
 
 mod pg;
 mod sqlite;
@@ -80,6 +80,10 @@ pub trait WorkflowRegistry: Send + Sync {
 
     /// The tenant's run ids, oldest first.
     async fn tenant_runs(&self, tenant: &str) -> Result<Vec<String>>;
+
+    /// One page of the tenant's runs matching `query`, newest first, in one SQL query (a
+    /// keyset cursor; docs/server.md, *Paging*).
+    async fn tenant_runs_page(&self, tenant: &str, query: &RunQuery) -> Result<RunPage>;
 }
 
 pub(crate) fn encode(definition: &Value) -> Result<Vec<u8>> {

@@ -14,6 +14,7 @@ use crate::backend::{
 };
 use crate::backend::{corrupt, parse_kind, parse_status, to_i64, to_u64};
 use crate::owner::LeaseRow;
+use crate::page::{PageParam, RunQuery, page_sql};
 use crate::{CheckpointMeta, LogKind, OwnerId, RecordUpdate, Result, RunRecord};
 
 pub(crate) const RECORD_COLS: &str = "run_id, workflow_id, workflow_version, status, \
@@ -540,5 +541,36 @@ impl Backend for PgTx<'_> {
         )
         .await
         .map(|n| n > 0)
+    }
+
+    async fn tenant_page(
+        &mut self,
+        tenant: &str,
+        query: &RunQuery,
+        limit: usize,
+    ) -> Result<Vec<(u64, RunRecord)>> {
+        let (sql, params) = page_sql(RECORD_COLS, "JOIN", tenant, query, limit, |n| {
+            format!("${n}")
+        });
+        let values: Vec<Box<dyn ToSql + Sync + Send>> = params
+            .into_iter()
+            .map(|p| -> Box<dyn ToSql + Sync + Send> {
+                match p {
+                    PageParam::Text(s) => Box::new(s),
+                    PageParam::Int(i) => Box::new(i),
+                }
+            })
+            .collect();
+        let refs: Vec<&(dyn ToSql + Sync)> = values
+            .iter()
+            .map(|v| v.as_ref() as &(dyn ToSql + Sync))
+            .collect();
+        let rows = self.query(&sql, &refs).await?;
+        rows.iter()
+            .map(|row| {
+                let at = to_u64(col(row, 15, self.path)?, self.path, "created_at")?;
+                record_from_row(row, self.path).map(|(r, _)| (at, r))
+            })
+            .collect()
     }
 }

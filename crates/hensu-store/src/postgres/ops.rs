@@ -14,7 +14,7 @@ use crate::{
     CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, OwnerId, RecordUpdate,
     Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun, encode_snapshot,
 };
-use crate::{PgRegistry, WorkflowRegistry};
+use crate::{PgRegistry, RunPage, RunQuery, WorkflowRegistry};
 
 /// Runs `$body` with `$b` (a [`PgTx`]) in a transaction on a pooled connection (`$read`:
 /// `REPEATABLE READ`, read only); commits when it returns `Ok`, rolls back (by dropping)
@@ -67,6 +67,18 @@ impl PgStore {
         self.with(move |inner| async move {
             in_tx!(inner, b, false, {
                 logic::tag_run(&mut b, &run_id, &tenant, &workflow_id, now_ms())
+            })
+        })
+        .await
+    }
+
+    /// One page of a tenant's runs (the registry's
+    /// [`crate::WorkflowRegistry::tenant_runs_page`]), in one read-only transaction.
+    pub(crate) async fn tenant_runs_page(&self, tenant: &str, query: &RunQuery) -> Result<RunPage> {
+        let (tenant, query) = (tenant.to_string(), query.clone());
+        self.with(move |inner| async move {
+            in_tx!(inner, b, true, {
+                crate::page::tenant_runs_page(&mut b, &tenant, &query)
             })
         })
         .await

@@ -12,6 +12,7 @@ use crate::backend::{
 };
 use crate::backend::{parse_kind, parse_status, sat_i64, to_i64, to_u64};
 use crate::owner::LeaseRow;
+use crate::page::{PageParam, RunQuery, page_sql};
 use crate::{CheckpointMeta, Lease, LogKind, OwnerId, RecordUpdate, Result, RunRecord, StoreError};
 
 pub(crate) const RECORD_COLS: &str = "run_id, workflow_id, workflow_version, status, \
@@ -731,5 +732,39 @@ impl Backend for SqliteTx<'_> {
             rusqlite::params![run_id, tenant, workflow_id, sat_i64(now)],
         )
         .map(|n| n > 0)
+    }
+
+    async fn tenant_page(
+        &mut self,
+        tenant: &str,
+        query: &RunQuery,
+        limit: usize,
+    ) -> Result<Vec<(u64, RunRecord)>> {
+        let (sql, params) = page_sql(RECORD_COLS, "CROSS JOIN", tenant, query, limit, |n| {
+            format!("?{n}")
+        });
+        let values: Vec<rusqlite::types::Value> = params
+            .into_iter()
+            .map(|p| match p {
+                PageParam::Text(s) => rusqlite::types::Value::Text(s),
+                PageParam::Int(i) => rusqlite::types::Value::Integer(i),
+            })
+            .collect();
+        let raws = self
+            .conn
+            .prepare_cached(&sql)
+            .and_then(|mut s| {
+                s.query_map(rusqlite::params_from_iter(values), |r| {
+                    Ok((r.get::<_, i64>(15)?, RawRecord::from_row(r)?))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(self.sq())?;
+        raws.into_iter()
+            .map(|(at, raw)| {
+                let at = to_u64(at, self.path, "created_at")?;
+                raw.into_record(self.path).map(|(r, _)| (at, r))
+            })
+            .collect()
     }
 }

@@ -14,7 +14,7 @@ use crate::{
     CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, OwnerId, RecordUpdate,
     Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun, encode_snapshot,
 };
-use crate::{SqliteRegistry, WorkflowRegistry};
+use crate::{RunPage, RunQuery, SqliteRegistry, WorkflowRegistry};
 
 impl SqliteStore {
     /// Tags a run with its tenant (the registry's [`crate::WorkflowRegistry::tag_run`]).
@@ -30,6 +30,14 @@ impl SqliteStore {
             run_ready(logic::tag_run(b, &run_id, &tenant, &workflow_id, now_ms()))
         })
         .await
+    }
+
+    /// One page of a tenant's runs (the registry's
+    /// [`crate::WorkflowRegistry::tenant_runs_page`]).
+    pub(crate) async fn tenant_runs_page(&self, tenant: &str, query: &RunQuery) -> Result<RunPage> {
+        let (tenant, query) = (tenant.to_owned(), query.clone());
+        self.read(move |b, _| run_ready(crate::page::tenant_runs_page(b, &tenant, &query)))
+            .await
     }
 
     /// A run and its tenant tag in one transaction.

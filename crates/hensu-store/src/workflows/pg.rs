@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{StoredWorkflow, WorkflowRegistry, WorkflowSummary, decode, encode, ms, now};
 use crate::postgres::{pg_err, pool_err};
-use crate::{PgStore, Result, RunRecord, StoreError};
+use crate::{PgStore, Result, RunPage, RunQuery, RunRecord, StoreError};
 
 mod embedded {
     refinery::embed_migrations!("migrations/postgres_server");
@@ -235,5 +235,9 @@ impl WorkflowRegistry for PgRegistry {
             Ok(rows.iter().map(|r| r.get(0)).collect())
         })
         .await
+    }
+
+    async fn tenant_runs_page(&self, tenant: &str, query: &RunQuery) -> Result<RunPage> {
+        self.store.tenant_runs_page(tenant, query).await
     }
 }

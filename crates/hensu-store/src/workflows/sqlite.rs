@@ -1,11 +1,17 @@
 //! The registry on SQLite: tables beside the run log's in the store's database, written on
-//! the store's connection, created if missing.
+//! the store's connection, created if missing (an index added later is created by the same
+//! `IF NOT EXISTS` batch when an older file is opened).
+//!
+//! The paged list ([`crate::RunQuery`]) walks `run_tenants_by_tenant` (or
+//! `run_tenants_by_workflow` with a workflow filter) backwards: a table `WITHOUT ROWID` keeps
+//! its primary key (`run_id`) at the end of every index, so both are in effect
+//! `(…, created_at, run_id)`, the page's order key.
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use super::{StoredWorkflow, WorkflowRegistry, WorkflowSummary, decode, encode, ms, now};
-use crate::{Result, RunRecord, SqliteStore, StoreError};
+use crate::{Result, RunPage, RunQuery, RunRecord, SqliteStore, StoreError};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS workflow_defs (
@@ -25,6 +31,8 @@ CREATE TABLE IF NOT EXISTS run_tenants (
     created_at  INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS run_tenants_by_tenant ON run_tenants (tenant_id, created_at);
+CREATE INDEX IF NOT EXISTS run_tenants_by_workflow
+    ON run_tenants (tenant_id, workflow_id, created_at);
 ";
 
 /// The SQLite registry ([`crate::StateStore::registry`] of a [`SqliteStore`]): the store's connection, so a run and its
@@ -212,5 +220,9 @@ impl WorkflowRegistry for SqliteRegistry {
             st.query_map(params![tenant], |r| r.get(0))?.collect()
         })
         .await
+    }
+
+    async fn tenant_runs_page(&self, tenant: &str, query: &RunQuery) -> Result<RunPage> {
+        self.store.tenant_runs_page(tenant, query).await
     }
 }

@@ -8,8 +8,8 @@ use std::sync::{Arc, OnceLock};
 
 use hensu_store::{
     CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, OwnerId, RecordUpdate,
-    Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun, StoredWorkflow, WorkflowRegistry,
-    WorkflowSummary,
+    Renewed, Result, RunPage, RunQuery, RunRecord, StateStore, StepEntry, StoredRun,
+    StoredWorkflow, WorkflowRegistry, WorkflowSummary,
 };
 use serde_json::Value;
 
@@ -101,6 +101,10 @@ impl BlockingRegistry {
 
     pub fn tenant_runs(&self, tenant: &str) -> Result<Vec<String>> {
         block(self.inner.tenant_runs(tenant))
+    }
+
+    pub fn tenant_runs_page(&self, tenant: &str, query: &RunQuery) -> Result<RunPage> {
+        block(self.inner.tenant_runs_page(tenant, query))
     }
 }
 

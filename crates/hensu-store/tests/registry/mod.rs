@@ -1,6 +1,9 @@
 //! The workflow registry's conformance suite (definitions per tenant, soft delete, run
 //! tenants), run on every backend by `sqlite.rs` and `postgres.rs`.
 
+mod pages;
+pub use pages::a_tenants_runs_are_paged_newest_first;
+
 use crate::conformance::{Blocking, BlockingRegistry, SyncStore};
 use hensu_store::{RunRecord, StoreError, WorkflowSummary};
 use serde_json::json;
