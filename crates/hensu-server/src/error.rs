@@ -33,9 +33,10 @@ pub struct ErrorBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub diagnostics: Option<Value>,
-    /// Why a limit refused the request (`context_too_large`, `context_too_deep`,
+    /// Why a limit or a rule refused the request (`context_too_large`, `context_too_deep`,
     /// `body_too_large`, `request_timeout`, `host_not_allowed`, `too_many_streams`,
-    /// `server_busy`); absent for other errors.
+    /// `server_busy`; a list's `invalid_parameter`, `invalid_cursor`); absent for other
+    /// errors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
 }

@@ -99,7 +99,7 @@ pub use record::{
     Renewed, RunRecord, RunStatus, StepEntry, StepSnapshot, StoredRun,
 };
 pub use sqlite::{SqliteSettings, SqliteStore};
-pub use time::{now_ms, rfc3339};
+pub use time::{now_ms, parse_rfc3339, rfc3339};
 pub use url::{StoreUrl, open_store};
 pub use workflows::{
     PgRegistry, SqliteRegistry, StoredWorkflow, WorkflowRegistry, WorkflowSummary,

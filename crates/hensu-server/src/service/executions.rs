@@ -431,37 +431,23 @@ pub async fn status(app: &AppState, tenant: &Tenant, run_id: &str) -> ApiResult<
     ))
 }
 
-/// The tenant's executions, newest first.
+/// All the tenant's executions, newest first (read a page of 500 at a time; the console's
+/// review inbox).
 pub async fn records(app: &AppState, tenant: &Tenant) -> ApiResult<Vec<RunRecord>> {
-    let mut out = Vec::new();
-    // The registry lists them by creation, oldest first.
-    for id in app
-        .registry
-        .tenant_runs(&tenant.tenant_id)
-        .await?
-        .into_iter()
-        .rev()
-    {
-        if let Ok(r) = app.store.record(&id).await {
-            out.push(r);
-        }
-    }
-    Ok(out)
+    crate::service::listing::all_records(app, tenant, hensu_store::RunQuery::default()).await
 }
 
-/// The statuses of all the tenant's executions, newest first (a hensu addition).
-pub async fn list(app: &AppState, tenant: &Tenant) -> ApiResult<Vec<ExecutionStatus>> {
-    let all = records(app, tenant).await?;
-    Ok(all.iter().map(ExecutionStatus::from).collect())
-}
-
-/// The tenant's paused executions (review or pending pauses), oldest first.
+/// The tenant's paused executions (review or pending pauses), oldest first: the status is
+/// filtered in SQL, so this reads only the paused runs' records.
 pub async fn paused(app: &AppState, tenant: &Tenant) -> ApiResult<Vec<PausedExecution>> {
-    let all = records(app, tenant).await?;
+    let query = hensu_store::RunQuery {
+        statuses: vec![RunStatus::Paused],
+        ..hensu_store::RunQuery::default()
+    };
+    let all = crate::service::listing::all_records(app, tenant, query).await?;
     Ok(all
         .iter()
         .rev()
-        .filter(|r| r.status == RunStatus::Paused)
         .map(|r| PausedExecution {
             execution_id: r.run_id.clone(),
             workflow_id: r.workflow_id.clone(),

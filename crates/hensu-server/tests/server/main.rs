@@ -53,6 +53,7 @@ on_both!(
     operations_endpoints,
     bad_inputs_are_refused_at_start,
     a_failed_run_carries_its_reason,
+    executions_are_paged,
 );
 
 macro_rules! on_sqlite {

@@ -7,8 +7,10 @@ use crate::harness::{Server, Sse, fixture, parse_sse, send, token};
 
 mod access;
 mod failures;
+mod paging;
 pub use access::*;
 pub use failures::*;
+pub use paging::*;
 
 pub(crate) const A: &str = "tenant-a";
 pub(crate) const B: &str = "tenant-b";
