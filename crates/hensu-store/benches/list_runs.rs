@@ -40,17 +40,19 @@ fn fixture() -> &'static Fixture {
     FIXTURE.get_or_init(|| {
         let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))
             .unwrap_or_else(|e| panic!("tempdir: {e}"));
-        let store = SqliteStore::open_file(
-            dir.path().join(".hensu/state.db"),
-            StoreOptions::default(),
-        )
-        .unwrap_or_else(|e| panic!("open: {e}"));
+        let store =
+            SqliteStore::open_file(dir.path().join(".hensu/state.db"), StoreOptions::default())
+                .unwrap_or_else(|e| panic!("open: {e}"));
         let registry = wait(store.registry()).unwrap_or_else(|e| panic!("registry: {e}"));
         let started = std::time::Instant::now();
         let wf = br#"{"id": "wf"}"#;
         let state = serde_json::json!({"context": {"topic": "rust"}});
         for i in 0..RUNS + 1_000 {
-            let (tenant, n) = if i < RUNS { ("big", i) } else { ("small", i - RUNS) };
+            let (tenant, n) = if i < RUNS {
+                ("big", i)
+            } else {
+                ("small", i - RUNS)
+            };
             let mut r = RunRecord::new(
                 format!("{tenant}-{n:06}"),
                 format!("wf-{}", n % 10),

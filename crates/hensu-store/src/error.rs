@@ -106,6 +106,11 @@ pub enum StoreError {
     #[error("state store {target}: {detail}")]
     Postgres { target: String, detail: String },
 
+    /// An idempotency key that started another request's run within its window
+    /// ([`crate::IDEMPOTENCY_WINDOW_MS`]).
+    #[error("idempotency key `{key}` was used for a different request (execution {run_id})")]
+    IdempotencyKeyReused { key: String, run_id: String },
+
     /// A value the store cannot represent (e.g. a step beyond `i64::MAX`).
     #[error("invalid store argument: {0}")]
     Invalid(String),

@@ -8,7 +8,9 @@ use serde_json::Value;
 
 use super::{StoredWorkflow, WorkflowRegistry, WorkflowSummary, decode, encode, ms, now};
 use crate::postgres::{pg_err, pool_err};
-use crate::{PgStore, Result, RunPage, RunQuery, RunRecord, StoreError};
+use crate::{
+    IdempotencyKey, KeyedStart, PgStore, Result, RunPage, RunQuery, RunRecord, StoreError,
+};
 
 mod embedded {
     refinery::embed_migrations!("migrations/postgres_server");
@@ -203,6 +205,19 @@ impl WorkflowRegistry for PgRegistry {
     ) -> Result<()> {
         self.store
             .create_tenant_run(tenant, record, workflow_json, snapshot)
+            .await
+    }
+
+    async fn create_keyed_tenant_run(
+        &self,
+        tenant: &str,
+        record: &RunRecord,
+        workflow_json: &[u8],
+        snapshot: &Value,
+        key: &IdempotencyKey,
+    ) -> Result<KeyedStart> {
+        self.store
+            .create_keyed_tenant_run(tenant, record, workflow_json, snapshot, key)
             .await
     }
 

@@ -11,7 +11,9 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use super::{StoredWorkflow, WorkflowRegistry, WorkflowSummary, decode, encode, ms, now};
-use crate::{Result, RunPage, RunQuery, RunRecord, SqliteStore, StoreError};
+use crate::{
+    IdempotencyKey, KeyedStart, Result, RunPage, RunQuery, RunRecord, SqliteStore, StoreError,
+};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS workflow_defs (
@@ -33,6 +35,14 @@ CREATE TABLE IF NOT EXISTS run_tenants (
 CREATE INDEX IF NOT EXISTS run_tenants_by_tenant ON run_tenants (tenant_id, created_at);
 CREATE INDEX IF NOT EXISTS run_tenants_by_workflow
     ON run_tenants (tenant_id, workflow_id, created_at);
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+    tenant_id    TEXT NOT NULL,
+    idem_key     TEXT NOT NULL,
+    run_id       TEXT NOT NULL,
+    request_hash TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, idem_key)
+) WITHOUT ROWID;
 ";
 
 /// The SQLite registry ([`crate::StateStore::registry`] of a [`SqliteStore`]): the store's connection, so a run and its
@@ -194,6 +204,19 @@ impl WorkflowRegistry for SqliteRegistry {
     ) -> Result<()> {
         self.store
             .create_tenant_run(tenant, record, workflow_json, snapshot)
+            .await
+    }
+
+    async fn create_keyed_tenant_run(
+        &self,
+        tenant: &str,
+        record: &RunRecord,
+        workflow_json: &[u8],
+        snapshot: &Value,
+        key: &IdempotencyKey,
+    ) -> Result<KeyedStart> {
+        self.store
+            .create_keyed_tenant_run(tenant, record, workflow_json, snapshot, key)
             .await
     }
 

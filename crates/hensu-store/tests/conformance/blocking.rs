@@ -7,9 +7,9 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
 use hensu_store::{
-    CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, OwnerId, RecordUpdate,
-    Renewed, Result, RunPage, RunQuery, RunRecord, StateStore, StepEntry, StoredRun,
-    StoredWorkflow, WorkflowRegistry, WorkflowSummary,
+    CancelRequest, CheckpointMeta, Checkpointed, Claimed, IdempotencyKey, KeyedStart, Lease,
+    LogEntry, OwnerId, RecordUpdate, Renewed, Result, RunPage, RunQuery, RunRecord, StateStore,
+    StepEntry, StoredRun, StoredWorkflow, WorkflowRegistry, WorkflowSummary,
 };
 use serde_json::Value;
 
@@ -92,6 +92,20 @@ impl BlockingRegistry {
         block(
             self.inner
                 .create_tenant_run(tenant, record, workflow_json, snapshot),
+        )
+    }
+
+    pub fn create_keyed_tenant_run(
+        &self,
+        tenant: &str,
+        record: &RunRecord,
+        workflow_json: &[u8],
+        snapshot: &Value,
+        key: &IdempotencyKey,
+    ) -> Result<KeyedStart> {
+        block(
+            self.inner
+                .create_keyed_tenant_run(tenant, record, workflow_json, snapshot, key),
         )
     }
 
