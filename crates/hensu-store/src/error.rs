@@ -102,6 +102,11 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
 
+    /// The database cannot be reached now (PostgreSQL: connection refused or lost, the pool
+    /// timed out waiting for one): retrying later may succeed; nothing was written.
+    #[error("state store {target} is unreachable: {detail}")]
+    Unavailable { target: String, detail: String },
+
     /// PostgreSQL failed (connection, pool, query). `target` is the URL without its password.
     #[error("state store {target}: {detail}")]
     Postgres { target: String, detail: String },

@@ -38,13 +38,21 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(execution_events))
 }
 
-/// Start: 202 `{executionId, workflowId}`; the run continues in the background.
+/// Start: 202 `{executionId, workflowId}`; the run continues in the background. With an
+/// `Idempotency-Key`, a repeat of the same request within 24 hours answers 200 with the same
+/// execution and starts nothing (docs/server.md, *Idempotent starts*).
 #[utoipa::path(post, path = "/api/v1/executions", tag = "executions",
     request_body = StartExecution,
+    params(("Idempotency-Key" = Option<String>, Header,
+            description = "1-255 visible ASCII characters; the same key and body within 24 h give the same execution")),
     responses((status = 202, description = "started", body = ExecutionStarted),
-              (status = 400, description = "bad input (`code` context_too_deep: the context nests too deep)", body = ErrorBody),
+              (status = 200, description = "the Idempotency-Key started this execution already; nothing new started", body = ExecutionStarted),
+              (status = 400, description = "bad input (`code` context_too_deep: the context nests too deep; invalid_idempotency_key)", body = ErrorBody),
               (status = 404, description = "unknown workflow", body = ErrorBody),
-              (status = 413, description = "body or context too large (`code` body_too_large, context_too_large)", body = ErrorBody)))]
+              (status = 413, description = "body or context too large (`code` body_too_large, context_too_large)", body = ErrorBody),
+              (status = 422, description = "the Idempotency-Key was used for a different request (`code` idempotency_key_reused)", body = ErrorBody),
+              (status = 503, description = "shutting down, or the store is unreachable (`code` store_unavailable, with `Retry-After`); retry with the same Idempotency-Key", body = ErrorBody,
+               headers(("Retry-After" = u32, description = "seconds to wait before retrying")))))]
 pub async fn start(
     State(app): State<AppState>,
     tenant: Tenant,
@@ -54,9 +62,17 @@ pub async fn start(
     // The body as bytes, not `Json<Value>`: the context's bounds are checked before it is built.
     crate::routes::require_json(&headers)?;
     let bounds = crate::validate::ContextBounds::from(app.limits.as_ref());
-    let request = StartExecution::from_body(&body?, bounds)?;
+    let mut request = StartExecution::from_body(&body?, bounds)?;
+    if let Some(key) = headers.get("idempotency-key") {
+        request.idempotency_key = Some(service::check_idempotency_key(key.as_bytes())?);
+    }
     let started = service::start(&app, &tenant, request).await?;
-    Ok((StatusCode::ACCEPTED, Json(started)))
+    let status = if started.replayed {
+        StatusCode::OK
+    } else {
+        StatusCode::ACCEPTED
+    };
+    Ok((status, Json(started)))
 }
 
 /// Status: the real status (running, paused, completed, failed, rejected, cancelled).
