@@ -492,12 +492,6 @@ pub async fn status(app: &AppState, tenant: &Tenant, run_id: &str) -> ApiResult<
     ))
 }
 
-/// All the tenant's executions, newest first (read a page of 500 at a time; the console's
-/// review inbox).
-pub async fn records(app: &AppState, tenant: &Tenant) -> ApiResult<Vec<RunRecord>> {
-    crate::service::listing::all_records(app, tenant, hensu_store::RunQuery::default()).await
-}
-
 /// The tenant's paused executions (review or pending pauses), oldest first: the status is
 /// filtered in SQL, so this reads only the paused runs' records.
 pub async fn paused(app: &AppState, tenant: &Tenant) -> ApiResult<Vec<PausedExecution>> {
