@@ -16,10 +16,12 @@ pub struct ApiError {
     pub status: StatusCode,
     pub message: String,
     /// The push's diagnostics report (`hensu_diagnostics::render_json`), sent as
-    /// `diagnostics`.
-    pub diagnostics: Option<Value>,
+    /// `diagnostics`. Boxed: it is rare, and keeps every `Result<_, ApiError>` small.
+    pub diagnostics: Option<Box<Value>>,
     /// A machine-readable reason (`context_too_large`, `host_not_allowed`, …), sent as `code`.
     pub code: Option<&'static str>,
+    /// Seconds for a `Retry-After` header (a 503 while the store is unreachable).
+    pub retry_after: Option<u32>,
 }
 
 /// The body of every error response.
@@ -33,9 +35,11 @@ pub struct ErrorBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub diagnostics: Option<Value>,
-    /// Why a limit refused the request (`context_too_large`, `context_too_deep`,
+    /// Why a limit or a rule refused the request (`context_too_large`, `context_too_deep`,
     /// `body_too_large`, `request_timeout`, `host_not_allowed`, `too_many_streams`,
-    /// `server_busy`); absent for other errors.
+    /// `server_busy`; a list's `invalid_parameter`, `invalid_cursor`; a start's
+    /// `invalid_idempotency_key`, `idempotency_key_reused`; `store_unavailable`); absent for
+    /// other errors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
 }
@@ -49,6 +53,7 @@ impl ApiError {
             message: message.into(),
             diagnostics: None,
             code: None,
+            retry_after: None,
         }
     }
     pub fn bad_request(message: impl Into<String>) -> ApiError {
@@ -69,7 +74,7 @@ impl ApiError {
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error")
     }
     pub fn with_diagnostics(mut self, report: Value) -> ApiError {
-        self.diagnostics = Some(report);
+        self.diagnostics = Some(Box::new(report));
         self
     }
     /// The error with a machine-readable `code`.
@@ -92,9 +97,38 @@ impl ApiError {
     }
 }
 
+/// Seconds a client is told to wait before retrying while the store is unreachable.
+pub const STORE_RETRY_AFTER_SECS: u32 = 1;
+
 impl From<hensu_store::StoreError> for ApiError {
     fn from(e: hensu_store::StoreError) -> ApiError {
-        ApiError::internal(e)
+        use hensu_store::StoreError as E;
+        match e {
+            // Nothing was written; the same request (with its Idempotency-Key) can be retried
+            // (docs/server.md, *Errors and retries*).
+            E::Unavailable { .. } => {
+                tracing::warn!(error = %e, "store unreachable");
+                let mut err = ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the state store is unreachable; retry shortly",
+                )
+                .with_code("store_unavailable");
+                err.retry_after = Some(STORE_RETRY_AFTER_SECS);
+                err
+            }
+            E::IdempotencyKeyReused { key, run_id } => {
+                let shown: String = key.chars().take(64).collect();
+                ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    format!(
+                        "Idempotency-Key `{shown}` was used within 24 hours for a different \
+                         request (execution {run_id}); use a new key for a new request"
+                    ),
+                )
+                .with_code("idempotency_key_reused")
+            }
+            other => ApiError::internal(other),
+        }
     }
 }
 
@@ -103,10 +137,16 @@ impl IntoResponse for ApiError {
         let body = ErrorBody {
             error: self.message,
             status: self.status.as_u16(),
-            diagnostics: self.diagnostics,
+            diagnostics: self.diagnostics.map(|d| *d),
             code: self.code.map(str::to_string),
         };
         let mut resp = (self.status, Json(body)).into_response();
+        if let Some(secs) = self.retry_after {
+            resp.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(secs),
+            );
+        }
         if self.status == StatusCode::UNAUTHORIZED {
             resp.headers_mut().insert(
                 axum::http::header::WWW_AUTHENTICATE,

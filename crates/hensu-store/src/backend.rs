@@ -12,7 +12,9 @@
 
 use std::path::Path;
 
+use crate::idempotency::KeyRow;
 use crate::owner::LeaseRow;
+use crate::page::RunQuery;
 use crate::{
     CheckpointMeta, Lease, LogKind, OwnerId, RecordUpdate, Result, RunRecord, RunStatus, StoreError,
 };
@@ -231,6 +233,24 @@ pub(crate) trait Backend {
         workflow_id: &str,
         now: u64,
     ) -> Result<bool>;
+
+    /// The row of the tenant's idempotency key, locking the key against a concurrent start
+    /// with it until the transaction ends (PostgreSQL: an advisory lock; SQLite's writes are
+    /// serial already).
+    async fn idempotency_key(&mut self, tenant: &str, key: &str) -> Result<Option<KeyRow>>;
+
+    /// Records (or, past its window, replaces) the tenant's idempotency key.
+    async fn put_idempotency_key(&mut self, tenant: &str, key: &str, row: &KeyRow) -> Result<()>;
+
+    /// At most `limit` of the tenant's runs matching `query`, newest first by the tag's
+    /// `created_at` then run id, each with that `created_at`: one query joining the tenant
+    /// tags with the runs (docs/server.md, *Paging*).
+    async fn tenant_page(
+        &mut self,
+        tenant: &str,
+        query: &RunQuery,
+        limit: usize,
+    ) -> Result<Vec<(u64, RunRecord)>>;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -102,9 +102,19 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
 
+    /// The database cannot be reached now (PostgreSQL: connection refused or lost, the pool
+    /// timed out waiting for one): retrying later may succeed; nothing was written.
+    #[error("state store {target} is unreachable: {detail}")]
+    Unavailable { target: String, detail: String },
+
     /// PostgreSQL failed (connection, pool, query). `target` is the URL without its password.
     #[error("state store {target}: {detail}")]
     Postgres { target: String, detail: String },
+
+    /// An idempotency key that started another request's run within its window
+    /// ([`crate::IDEMPOTENCY_WINDOW_MS`]).
+    #[error("idempotency key `{key}` was used for a different request (execution {run_id})")]
+    IdempotencyKeyReused { key: String, run_id: String },
 
     /// A value the store cannot represent (e.g. a step beyond `i64::MAX`).
     #[error("invalid store argument: {0}")]

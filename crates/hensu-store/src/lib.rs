@@ -70,9 +70,11 @@
 mod backend;
 mod error;
 mod heartbeat;
+mod idempotency;
 mod logic;
 mod memory;
 mod owner;
+mod page;
 mod postgres;
 mod record;
 mod sqlite;
@@ -88,15 +90,17 @@ use serde_json::Value;
 pub use error::{Result, StoreError};
 pub use heartbeat::Heartbeat;
 pub use hensu_delta::StateDelta;
+pub use idempotency::{IDEMPOTENCY_WINDOW_MS, IdempotencyKey, KeyedStart};
 pub use memory::MemoryStore;
 pub use owner::{Lease, OwnerId, local_host, pid_alive};
+pub use page::{DEFAULT_PAGE_LIMIT, InvalidCursor, MAX_PAGE_LIMIT, RunCursor, RunPage, RunQuery};
 pub use postgres::{PG_SCHEMA_VERSION, PgStore};
 pub use record::{
     CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, LogEntry, LogKind, RecordUpdate,
     Renewed, RunRecord, RunStatus, StepEntry, StepSnapshot, StoredRun,
 };
 pub use sqlite::{SqliteSettings, SqliteStore};
-pub use time::{now_ms, rfc3339};
+pub use time::{now_ms, parse_rfc3339, rfc3339};
 pub use url::{StoreUrl, open_store};
 pub use workflows::{
     PgRegistry, SqliteRegistry, StoredWorkflow, WorkflowRegistry, WorkflowSummary,

@@ -353,7 +353,14 @@ pub(crate) async fn create_tenant_run<B: Backend>(
     snapshot: &[u8],
     now: u64,
 ) -> Result<()> {
-    tag_run(b, &record.run_id, tenant, &record.workflow_id, now).await?;
+    // The tag's time is the run's start (`now` when unset), so the paged list's order key
+    // (the tag's `created_at`) is `started_at` (docs/server.md, *Paging*).
+    let listed_at = if record.started_at == 0 {
+        now
+    } else {
+        record.started_at
+    };
+    tag_run(b, &record.run_id, tenant, &record.workflow_id, listed_at).await?;
     create_run(b, opts, record, workflow, snapshot).await
 }
 

@@ -19,3 +19,10 @@ pub fn rfc3339(ms: u64) -> String {
     // `%.3f` always prints three digits; `Z` marks UTC (the old hand-written formatter's output).
     at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
+
+/// Parses an RFC 3339 time (`2026-05-01T12:34:56Z`, `…+02:00`, fractions allowed) into unix
+/// milliseconds; `None` for other text and times before the epoch.
+pub fn parse_rfc3339(text: &str) -> Option<u64> {
+    let at: jiff::Timestamp = text.parse().ok()?;
+    u64::try_from(at.as_millisecond()).ok()
+}

@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use crate::{Result, RunRecord, StoreError};
+use crate::{IdempotencyKey, KeyedStart, Result, RunPage, RunQuery, RunRecord, StoreError};
 
 mod pg;
 mod sqlite;
@@ -75,11 +75,28 @@ pub trait WorkflowRegistry: Send + Sync {
         snapshot: &Value,
     ) -> Result<()>;
 
+    /// [`WorkflowRegistry::create_tenant_run`] under an idempotency key, in the same one
+    /// transaction: when the key started a run within [`crate::IDEMPOTENCY_WINDOW_MS`], the
+    /// same request gets [`KeyedStart::Existing`] (nothing written) and another request
+    /// [`StoreError::IdempotencyKeyReused`]; an older key is taken over.
+    async fn create_keyed_tenant_run(
+        &self,
+        tenant: &str,
+        record: &RunRecord,
+        workflow_json: &[u8],
+        snapshot: &Value,
+        key: &IdempotencyKey,
+    ) -> Result<KeyedStart>;
+
     /// The tenant of a run, if it was tagged.
     async fn run_tenant(&self, run_id: &str) -> Result<Option<String>>;
 
     /// The tenant's run ids, oldest first.
     async fn tenant_runs(&self, tenant: &str) -> Result<Vec<String>>;
+
+    /// One page of the tenant's runs matching `query`, newest first, in one SQL query (a
+    /// keyset cursor; docs/server.md, *Paging*).
+    async fn tenant_runs_page(&self, tenant: &str, query: &RunQuery) -> Result<RunPage>;
 }
 
 pub(crate) fn encode(definition: &Value) -> Result<Vec<u8>> {

@@ -1,6 +1,7 @@
 //! The executions list: status, workflow, start, duration, current node; filtered by status and
-//! workflow, paginated, and kept current by the tenant's event stream (the script re-renders a
-//! row when its execution reports an event; there is no polling loop).
+//! workflow, one page at a time through the API's paged query (one SQL query a page, a cursor
+//! for the next: docs/server.md, *Paging*), and kept current by the tenant's event stream (the
+//! script re-renders a row when its execution reports an event; there is no polling loop).
 
 use std::collections::BTreeSet;
 
@@ -10,8 +11,8 @@ use axum::response::{Html, IntoResponse, Response};
 use hensu_server::AppState;
 use hensu_server::routes::executions::{last_event_id, sse_response};
 use hensu_server::service::outcome::shown_status;
-use hensu_server::service::{events, executions};
-use hensu_store::{RunRecord, RunStatus};
+use hensu_server::service::{events, executions, listing};
+use hensu_store::{RunCursor, RunQuery, RunRecord, RunStatus};
 use maud::{Markup, html};
 use serde::Deserialize;
 
@@ -32,12 +33,13 @@ pub const STATUSES: [&str; 6] = [
     "cancelled",
 ];
 
-/// The list's query: `?status=…&workflow=…&page=…` (unknown values are ignored, not echoed).
+/// The list's query: `?status=…&workflow=…&cursor=…` (unknown values are ignored, not echoed;
+/// a cursor no page produced shows the first page).
 #[derive(Deserialize, Default, Clone, Debug)]
 pub struct Filter {
     pub status: Option<String>,
     pub workflow: Option<String>,
-    pub page: Option<usize>,
+    pub cursor: Option<String>,
 }
 
 impl Filter {
@@ -47,13 +49,28 @@ impl Filter {
     fn workflow(&self) -> Option<&str> {
         self.workflow.as_deref().filter(|w| !w.is_empty())
     }
+    fn cursor(&self) -> Option<RunCursor> {
+        self.cursor
+            .as_deref()
+            .and_then(|c| RunCursor::decode(c).ok())
+    }
+    /// The stored statuses that can show as the filter's status: a run that ended at a
+    /// FAILURE end is stored `completed` and shown `failed` (the page is filtered again by
+    /// [`Filter::matches`]).
+    fn stored_statuses(&self) -> Vec<RunStatus> {
+        match self.status() {
+            None => Vec::new(),
+            Some("failed") => vec![RunStatus::Failed, RunStatus::Completed],
+            Some(s) => RunStatus::parse(s).into_iter().collect(),
+        }
+    }
     fn matches(&self, r: &RunRecord) -> bool {
         // The status a person is shown: a run ended at a FAILURE end is listed as failed.
         self.status().is_none_or(|s| shown_status(r) == s)
             && self.workflow().is_none_or(|w| r.workflow_id == w)
     }
-    /// The query string of this filter on page `page`.
-    fn query(&self, page: usize) -> String {
+    /// The query string of this filter on the page after `cursor` (the first page: `None`).
+    fn query(&self, cursor: Option<&str>) -> String {
         let mut parts = Vec::new();
         if let Some(s) = self.status() {
             parts.push(format!("status={s}"));
@@ -61,8 +78,8 @@ impl Filter {
         if let Some(w) = self.workflow() {
             parts.push(format!("workflow={}", encode(w)));
         }
-        if page > 1 {
-            parts.push(format!("page={page}"));
+        if let Some(c) = cursor {
+            parts.push(format!("cursor={}", encode(c)));
         }
         if parts.is_empty() {
             String::new()
@@ -126,16 +143,30 @@ pub async fn list(
     Page(viewer): Page,
     Query(filter): Query<Filter>,
 ) -> Response {
-    let records = match executions::records(&app, &viewer.tenant).await {
-        Ok(r) => r,
+    let query = RunQuery {
+        statuses: filter.stored_statuses(),
+        workflow_id: filter.workflow().map(str::to_string),
+        cursor: filter.cursor(),
+        limit: PAGE_SIZE,
+        ..RunQuery::default()
+    };
+    let page = match listing::records_page(&app, &viewer.tenant, &query).await {
+        Ok(p) => p,
         Err(e) => return api_error(&viewer, Nav::Executions, e),
     };
-    let workflows: BTreeSet<&str> = records.iter().map(|r| r.workflow_id.as_str()).collect();
-    let matching: Vec<&RunRecord> = records.iter().filter(|r| filter.matches(r)).collect();
-    let pages = matching.len().div_ceil(PAGE_SIZE).max(1);
-    let page = filter.page.unwrap_or(1).clamp(1, pages);
+    // The dropdown offers the tenant's workflows (and a filtered one that was deleted since).
+    let listed = app
+        .registry
+        .list_workflows(&viewer.tenant.tenant_id)
+        .await
+        .unwrap_or_default();
+    let mut workflows: BTreeSet<&str> = listed.iter().map(|w| w.workflow_id.as_str()).collect();
+    workflows.extend(filter.workflow());
+    let matching: Vec<&RunRecord> = page.records.iter().filter(|r| filter.matches(r)).collect();
+    let first_page = query.cursor.is_none();
+    let next = page.next_cursor.as_ref().map(RunCursor::encode);
     let now = chrome::now_ms();
-    let shown = matching.iter().skip((page - 1) * PAGE_SIZE).take(PAGE_SIZE);
+    let shown = matching.iter();
     let body = html! {
         h1 { "Executions" }
         form.filters method="get" action="/console/executions" {
@@ -155,10 +186,10 @@ pub async fn list(
             }
             button type="submit" { "Filter" }
         }
-        table.runs data-live-list data-first-page=(if page == 1 { "true" } else { "false" }) {
+        table.runs data-live-list data-first-page=(if first_page { "true" } else { "false" }) {
             caption {
                 span data-run-count { (matching.len()) } " executions"
-                @if matching.len() != records.len() { " (of " (records.len()) ")" }
+                @if !first_page || next.is_some() { " on this page" }
                 ", newest first"
             }
             thead {
@@ -178,14 +209,13 @@ pub async fn list(
                 }
             }
         }
-        @if pages > 1 {
+        @if !first_page || next.is_some() {
             nav.pager aria-label="Pages" {
-                @if page > 1 {
-                    a href={ "/console/executions" (filter.query(page - 1)) } rel="prev" { "← Newer" }
+                @if !first_page {
+                    a href={ "/console/executions" (filter.query(None)) } rel="first" { "← Newest" }
                 }
-                span { "Page " (page) " of " (pages) }
-                @if page < pages {
-                    a href={ "/console/executions" (filter.query(page + 1)) } rel="next" { "Older →" }
+                @if let Some(c) = &next {
+                    a href={ "/console/executions" (filter.query(Some(c))) } rel="next" { "Next page (older) →" }
                 }
             }
         }
@@ -245,13 +275,18 @@ mod tests {
         let f = Filter {
             status: Some("paused".into()),
             workflow: Some("a b&c".into()),
-            page: None,
+            cursor: None,
         };
-        assert_eq!(f.query(2), "?status=paused&workflow=a%20b%26c&page=2");
+        assert_eq!(
+            f.query(Some("3a31")),
+            "?status=paused&workflow=a%20b%26c&cursor=3a31"
+        );
         let bad = Filter {
             status: Some("<script>".into()),
+            cursor: Some("not a cursor".into()),
             ..Filter::default()
         };
-        assert_eq!(bad.query(1), "");
+        assert_eq!(bad.query(None), "");
+        assert_eq!(bad.cursor(), None);
     }
 }

@@ -24,11 +24,16 @@ use crate::session::{Page, Viewer, check_post};
 
 /// `GET /console/reviews`: the tenant's paused executions, oldest first.
 pub async fn inbox(State(app): State<AppState>, Page(viewer): Page) -> Response {
-    let mut records = match executions::records(&app, &viewer.tenant).await {
-        Ok(r) => r,
-        Err(e) => return api_error(&viewer, Nav::Reviews, e),
+    // Only the paused runs are read (the status is filtered in SQL).
+    let paused = hensu_store::RunQuery {
+        statuses: vec![RunStatus::Paused],
+        ..hensu_store::RunQuery::default()
     };
-    records.retain(|r| r.status == RunStatus::Paused);
+    let mut records =
+        match hensu_server::service::listing::all_records(&app, &viewer.tenant, paused).await {
+            Ok(r) => r,
+            Err(e) => return api_error(&viewer, Nav::Reviews, e),
+        };
     records.reverse();
     let (reviews, waiting): (Vec<_>, Vec<_>) =
         records.iter().partition(|r| r.correlation_id.is_some());

@@ -58,8 +58,7 @@ async fn executions_list_filters_and_pages() {
     assert_eq!(code, 200);
     assert!(
         html.contains(&format!(
-            "<span data-run-count>{}</span> executions",
-            page_size + 4
+            "<span data-run-count>{page_size}</span> executions on this page"
         )),
         "count caption"
     );
@@ -68,10 +67,17 @@ async fn executions_list_filters_and_pages() {
         page_size,
         "one page of rows"
     );
-    assert!(html.contains("Page 1 of 2"), "pager");
+    // The pager: a next-page link carrying the API's cursor (docs/server.md, *Paging*).
+    let next_link = |html: &str| -> Option<String> {
+        let at = html.find("rel=\"next\"")?;
+        let start = html[..at].rfind("href=\"")? + "href=\"".len();
+        let end = start + html[start..].find('"')?;
+        Some(html[start..end].replace("&amp;", "&"))
+    };
+    let page2_link = next_link(&html).expect("next page link");
     assert!(
-        html.contains("href=\"/console/executions?page=2\""),
-        "next page link"
+        page2_link.starts_with("/console/executions?cursor="),
+        "{page2_link}"
     );
     // Newest first: the review run started last.
     let first = html.find("<tr id=\"run-").expect("a row");
@@ -80,17 +86,21 @@ async fn executions_list_filters_and_pages() {
         "newest first"
     );
 
-    let (_, page2) = me.get(&s, "/console/executions?page=2").await;
+    let (_, page2) = me.get(&s, &page2_link).await;
     assert_eq!(page2.matches("<tr id=\"run-").count(), 4);
+    assert!(next_link(&page2).is_none(), "the last page");
+    assert!(page2.contains("rel=\"first\""), "a link back to the newest");
 
     let (_, only_paused) = me.get(&s, "/console/executions?status=paused").await;
     assert_eq!(only_paused.matches("<tr id=\"run-").count(), 1);
     assert!(only_paused.contains(&format!("run-{paused}")));
     assert!(only_paused.contains("<option value=\"paused\" selected>"));
 
-    let (_, by_workflow) = me
-        .get(&s, "/console/executions?workflow=linear&page=2")
-        .await;
+    let (_, by_workflow) = me.get(&s, "/console/executions?workflow=linear").await;
+    assert_eq!(by_workflow.matches("<tr id=\"run-").count(), page_size);
+    let link = next_link(&by_workflow).expect("next page of the workflow");
+    assert!(link.contains("workflow=linear&cursor="), "{link}");
+    let (_, by_workflow) = me.get(&s, &link).await;
     assert_eq!(by_workflow.matches("<tr id=\"run-").count(), 3);
     assert!(!by_workflow.contains(&format!("run-{paused}")));
 

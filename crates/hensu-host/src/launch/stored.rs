@@ -6,7 +6,10 @@ use std::sync::Arc;
 
 use hensu_ir::Workflow;
 use hensu_runtime::{Context, RunState};
-use hensu_store::{OwnerId, RunRecord, RunStatus, StateStore, StoreError, WorkflowRegistry};
+use hensu_store::{
+    IdempotencyKey, KeyedStart, OwnerId, RunRecord, RunStatus, StateStore, StoreError,
+    WorkflowRegistry,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -178,6 +181,10 @@ pub struct NewRun<'a> {
     /// ([`WorkflowRegistry::create_tenant_run`]; the registry must be the store's own,
     /// [`StateStore::registry`]) so the run is never visible without its owner.
     pub tenant: Option<(&'a dyn WorkflowRegistry, &'a str)>,
+    /// With a tenant: the start's idempotency key, recorded in the same transaction; a key
+    /// that started a run already answers [`RunHandle::Replayed`] (docs/server.md,
+    /// *Idempotent starts*).
+    pub idempotency: Option<&'a IdempotencyKey>,
 }
 
 /// A created run.
@@ -187,13 +194,15 @@ pub enum RunHandle {
     /// Stored without a lease: queued for a worker, or claimed by a worker in the instant
     /// between its creation and this process's lease (it runs there).
     Elsewhere(String),
+    /// Not created: the idempotency key started this run already.
+    Replayed(String),
 }
 
 impl RunHandle {
     pub fn run_id(&self) -> &str {
         match self {
             RunHandle::Leased(d) => d.run_id(),
-            RunHandle::Elsewhere(id) => id,
+            RunHandle::Elsewhere(id) | RunHandle::Replayed(id) => id,
         }
     }
 }
@@ -226,11 +235,21 @@ pub async fn create_run(
     let snap = snapshot(&initial, new.redact.as_ref())?;
     match new.tenant {
         // The run and its tenant tag in one transaction: never visible without its owner.
-        Some((registry, tenant)) => {
-            registry
-                .create_tenant_run(tenant, &record, &envelope, &snap)
-                .await?
-        }
+        Some((registry, tenant)) => match new.idempotency {
+            None => {
+                registry
+                    .create_tenant_run(tenant, &record, &envelope, &snap)
+                    .await?
+            }
+            Some(key) => {
+                let started = registry
+                    .create_keyed_tenant_run(tenant, &record, &envelope, &snap, key)
+                    .await?;
+                if let KeyedStart::Existing { run_id } = started {
+                    return Ok(RunHandle::Replayed(run_id));
+                }
+            }
+        },
         None => store.create_run_encoded(&record, &envelope, &snap).await?,
     }
     if new.queued {

@@ -197,6 +197,7 @@ fn create_run_stores_leased_or_queued_under_one_id_scheme() {
         owner: &owner,
         redact: None,
         tenant: None,
+        idempotency: None,
     };
     let leased = crate::wait(launch::create_run(&store, new(false))).unwrap();
     let RunHandle::Leased(durable) = &leased else {

@@ -60,6 +60,16 @@ pub struct StartRequest {
     pub context: Context,
     /// The tenant's workflows, for sub-workflow nodes.
     pub repository: MapRepository,
+    /// The start's `Idempotency-Key` and request digest (docs/server.md, *Idempotent starts*).
+    pub idempotency: Option<hensu_store::IdempotencyKey>,
+}
+
+/// What [`ExecutionService::start`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Started {
+    pub run_id: String,
+    /// The idempotency key had started this execution already: nothing new was started.
+    pub replayed: bool,
 }
 
 /// What a resume asks for.
@@ -74,8 +84,9 @@ pub struct ResumeInput {
 /// Starts, resumes and cancels executions. Every method has checked the tenant already.
 #[async_trait]
 pub trait ExecutionService: Send + Sync {
-    /// Stores the run and starts it in the background; returns its id.
-    async fn start(&self, req: StartRequest) -> Result<String, ApiError>;
+    /// Stores the run and starts it in the background; returns its id (or, for a key that
+    /// started one already, that execution's).
+    async fn start(&self, req: StartRequest) -> Result<Started, ApiError>;
     /// Checks the input against the stored run, then continues it in the background. Nothing
     /// is written when the input is refused.
     async fn resume(

@@ -13,14 +13,14 @@ use hensu_store::{CancelRequest, RunStatus, StoreError};
 
 use super::{
     Claims, ExecutionService, InProcessExecutor, PauseRequest, ReadyRun, ResumeInput, StartRequest,
-    stored_workflow,
+    Started, stored_workflow,
 };
 use crate::error::ApiError;
 use crate::metrics;
 
 #[async_trait]
 impl ExecutionService for Arc<InProcessExecutor> {
-    async fn start(&self, req: StartRequest) -> Result<String, ApiError> {
+    async fn start(&self, req: StartRequest) -> Result<Started, ApiError> {
         if self.closing.load(Ordering::SeqCst) {
             return Err(ApiError::new(
                 axum::http::StatusCode::SERVICE_UNAVAILABLE,
@@ -42,10 +42,17 @@ impl ExecutionService for Arc<InProcessExecutor> {
                 owner: &self.owner,
                 redact: self.redact.clone(),
                 tenant: Some((self.registry.as_ref(), &req.tenant)),
+                idempotency: req.idempotency.as_ref(),
             },
         )
         .await?;
         let run_id = created.run_id().to_string();
+        if let RunHandle::Replayed(_) = created {
+            return Ok(Started {
+                run_id,
+                replayed: true,
+            });
+        }
         metrics::started();
         self.notify(&req.tenant, &run_id);
         // `Elsewhere`: between its creation and its lease the run looked claimable, and a
@@ -61,7 +68,10 @@ impl ExecutionService for Arc<InProcessExecutor> {
                 cancel: CancelToken::new(),
             });
         }
-        Ok(run_id)
+        Ok(Started {
+            run_id,
+            replayed: false,
+        })
     }
 
     async fn resume(

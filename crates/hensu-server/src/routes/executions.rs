@@ -5,8 +5,9 @@ use std::convert::Infallible;
 
 use axum::Json;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::{Stream, StreamExt};
@@ -15,12 +16,13 @@ use utoipa_axum::routes;
 
 use crate::AppState;
 use crate::auth::Tenant;
-use crate::error::{ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::service::events::{self, ExecutionEvent, StreamedEvent};
 use crate::service::executions::{
     self as service, Acknowledged, ExecutionAck, ExecutionResult, ExecutionStarted,
     ExecutionStatus, PausedExecution, ResumeExecution, StartExecution,
 };
+use crate::service::listing::{self, ListParams};
 
 /// The routes of this file, documented.
 pub fn routes() -> OpenApiRouter<AppState> {
@@ -36,13 +38,21 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(execution_events))
 }
 
-/// Start: 202 `{executionId, workflowId}`; the run continues in the background.
+/// Start: 202 `{executionId, workflowId}`; the run continues in the background. With an
+/// `Idempotency-Key`, a repeat of the same request within 24 hours answers 200 with the same
+/// execution and starts nothing (docs/server.md, *Idempotent starts*).
 #[utoipa::path(post, path = "/api/v1/executions", tag = "executions",
     request_body = StartExecution,
+    params(("Idempotency-Key" = Option<String>, Header,
+            description = "1-255 visible ASCII characters; the same key and body within 24 h give the same execution")),
     responses((status = 202, description = "started", body = ExecutionStarted),
-              (status = 400, description = "bad input (`code` context_too_deep: the context nests too deep)", body = ErrorBody),
+              (status = 200, description = "the Idempotency-Key started this execution already; nothing new started", body = ExecutionStarted),
+              (status = 400, description = "bad input (`code` context_too_deep: the context nests too deep; invalid_idempotency_key)", body = ErrorBody),
               (status = 404, description = "unknown workflow", body = ErrorBody),
-              (status = 413, description = "body or context too large (`code` body_too_large, context_too_large)", body = ErrorBody)))]
+              (status = 413, description = "body or context too large (`code` body_too_large, context_too_large)", body = ErrorBody),
+              (status = 422, description = "the Idempotency-Key was used for a different request (`code` idempotency_key_reused)", body = ErrorBody),
+              (status = 503, description = "shutting down, or the store is unreachable (`code` store_unavailable, with `Retry-After`); retry with the same Idempotency-Key", body = ErrorBody,
+               headers(("Retry-After" = u32, description = "seconds to wait before retrying")))))]
 pub async fn start(
     State(app): State<AppState>,
     tenant: Tenant,
@@ -52,9 +62,17 @@ pub async fn start(
     // The body as bytes, not `Json<Value>`: the context's bounds are checked before it is built.
     crate::routes::require_json(&headers)?;
     let bounds = crate::validate::ContextBounds::from(app.limits.as_ref());
-    let request = StartExecution::from_body(&body?, bounds)?;
+    let mut request = StartExecution::from_body(&body?, bounds)?;
+    if let Some(key) = headers.get("idempotency-key") {
+        request.idempotency_key = Some(service::check_idempotency_key(key.as_bytes())?);
+    }
     let started = service::start(&app, &tenant, request).await?;
-    Ok((StatusCode::ACCEPTED, Json(started)))
+    let status = if started.replayed {
+        StatusCode::OK
+    } else {
+        StatusCode::ACCEPTED
+    };
+    Ok((status, Json(started)))
 }
 
 /// Status: the real status (running, paused, completed, failed, rejected, cancelled).
@@ -70,14 +88,39 @@ pub async fn status(
     service::status(&app, &tenant, &id).await.map(Json)
 }
 
-/// All executions of the tenant, newest first (a hensu addition).
+/// One page of the tenant's executions, newest first (a hensu addition). The body stays an
+/// array; the next page's cursor comes in `X-Next-Cursor` and `Link: <…>; rel="next"`
+/// (docs/server.md, *Paging*).
 #[utoipa::path(get, path = "/api/v1/executions", tag = "executions",
-    responses((status = 200, description = "the tenant's executions", body = Vec<ExecutionStatus>)))]
+    params(ListParams),
+    responses((status = 200, description = "one page of the tenant's executions, newest first",
+               body = Vec<ExecutionStatus>,
+               headers(("X-Next-Cursor" = String, description = "the cursor of the next page; absent on the last page"),
+                       ("Link" = String, description = "`<next page URL>; rel=\"next\"`; absent on the last page"))),
+              (status = 400, description = "a bad parameter (`code` invalid_parameter, invalid_cursor)", body = ErrorBody)))]
 pub async fn list(
     State(app): State<AppState>,
     tenant: Tenant,
-) -> ApiResult<Json<Vec<ExecutionStatus>>> {
-    service::list(&app, &tenant).await.map(Json)
+    params: Result<Query<ListParams>, QueryRejection>,
+) -> ApiResult<Response> {
+    let Query(params) = params.map_err(|e| {
+        ApiError::bad_request(format!("query: {}", e.body_text())).with_code("invalid_parameter")
+    })?;
+    let page = listing::list(&app, &tenant, &params).await?;
+    let mut response = Json(page.items).into_response();
+    if let Some(cursor) = page.next_cursor {
+        let link = params.next_page_link("/api/v1/executions", &cursor);
+        // Both are visible ASCII by construction (hex cursor, percent-encoded link).
+        if let (Ok(cursor), Ok(link)) = (
+            HeaderValue::from_str(&cursor),
+            HeaderValue::from_str(&format!("<{link}>; rel=\"next\"")),
+        ) {
+            let headers = response.headers_mut();
+            headers.insert("x-next-cursor", cursor);
+            headers.insert(axum::http::header::LINK, link);
+        }
+    }
+    Ok(response)
 }
 
 /// Paused executions of the tenant (review or pending pauses), oldest first.

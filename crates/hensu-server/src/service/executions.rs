@@ -54,6 +54,49 @@ pub struct StartExecution {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub context: Option<Map<String, Value>>,
+    /// The `Idempotency-Key` header (checked by [`check_idempotency_key`]); not in the body.
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub idempotency_key: Option<String>,
+}
+
+/// The rule of an `Idempotency-Key`: 1 to 255 visible ASCII characters, else 400
+/// `invalid_idempotency_key` (docs/server.md, *Idempotent starts*).
+pub fn check_idempotency_key(key: &[u8]) -> ApiResult<String> {
+    let visible = key.iter().all(|b| (0x21..=0x7e).contains(b));
+    match std::str::from_utf8(key) {
+        Ok(k) if !k.is_empty() && k.len() <= 255 && visible => Ok(k.to_string()),
+        _ => Err(ApiError::bad_request(
+            "Idempotency-Key: must be 1 to 255 visible ASCII characters (no spaces)",
+        )
+        .with_code("invalid_idempotency_key")),
+    }
+}
+
+/// `v` with every object's keys sorted (at every level): two bodies that differ only in key
+/// order are one request.
+fn canonical(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), canonical(&m[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The digest that tells a retried start from another request under the same key: the
+/// workflow id and the context, key order aside.
+fn request_hash(workflow_id: &str, context: &Option<Map<String, Value>>) -> String {
+    let context = context.clone().map(Value::Object).unwrap_or(Value::Null);
+    let body = serde_json::json!({"workflowId": workflow_id, "context": canonical(&context)});
+    hensu_host::launch::content_hash(body.to_string().as_bytes())
 }
 
 impl StartExecution {
@@ -62,6 +105,7 @@ impl StartExecution {
         StartExecution {
             workflow_id: Some(workflow_id.into()),
             context: Some(context.into_iter().collect()),
+            idempotency_key: None,
         }
     }
 
@@ -93,6 +137,10 @@ impl StartExecution {
 pub struct ExecutionStarted {
     pub execution_id: String,
     pub workflow_id: String,
+    /// An `Idempotency-Key` had started this execution already (answered 200, not 202).
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub replayed: bool,
 }
 
 /// The status of one execution.
@@ -383,26 +431,39 @@ pub async fn start(
     let workflow = hensu_ir::from_json(&stored.definition.to_string())
         .map_err(|e| ApiError::internal(format!("stored workflow does not load: {e:?}")))?;
     let repository = crate::subflows::repository(reg, &tenant.tenant_id, &workflow).await?;
+    let idempotency = request
+        .idempotency_key
+        .as_deref()
+        .map(|k| -> ApiResult<hensu_store::IdempotencyKey> {
+            Ok(hensu_store::IdempotencyKey {
+                key: check_idempotency_key(k.as_bytes())?,
+                request_hash: request_hash(&workflow_id, &request.context),
+            })
+        })
+        .transpose()?;
     let context: Context = request.context.unwrap_or_default().into_iter().collect();
     refuse_bad_inputs(&workflow, &context)?;
-    let run_id = app
+    let started = app
         .executor
         .start(StartRequest {
             tenant: tenant.tenant_id.clone(),
             workflow: Arc::new(workflow),
             context,
             repository,
+            idempotency,
         })
         .await?;
     tracing::info!(
         tenant = tenant.tenant_id,
-        run_id,
+        run_id = started.run_id,
         workflow = workflow_id,
+        replayed = started.replayed,
         "execution started"
     );
     Ok(ExecutionStarted {
-        execution_id: run_id,
+        execution_id: started.run_id,
         workflow_id,
+        replayed: started.replayed,
     })
 }
 
@@ -440,37 +501,17 @@ pub async fn status(app: &AppState, tenant: &Tenant, run_id: &str) -> ApiResult<
     Ok(status)
 }
 
-/// The tenant's executions, newest first.
-pub async fn records(app: &AppState, tenant: &Tenant) -> ApiResult<Vec<RunRecord>> {
-    let mut out = Vec::new();
-    // The registry lists them by creation, oldest first.
-    for id in app
-        .registry
-        .tenant_runs(&tenant.tenant_id)
-        .await?
-        .into_iter()
-        .rev()
-    {
-        if let Ok(r) = app.store.record(&id).await {
-            out.push(r);
-        }
-    }
-    Ok(out)
-}
-
-/// The statuses of all the tenant's executions, newest first (a hensu addition).
-pub async fn list(app: &AppState, tenant: &Tenant) -> ApiResult<Vec<ExecutionStatus>> {
-    let all = records(app, tenant).await?;
-    Ok(all.iter().map(ExecutionStatus::from).collect())
-}
-
-/// The tenant's paused executions (review or pending pauses), oldest first.
+/// The tenant's paused executions (review or pending pauses), oldest first: the status is
+/// filtered in SQL, so this reads only the paused runs' records.
 pub async fn paused(app: &AppState, tenant: &Tenant) -> ApiResult<Vec<PausedExecution>> {
-    let all = records(app, tenant).await?;
+    let query = hensu_store::RunQuery {
+        statuses: vec![RunStatus::Paused],
+        ..hensu_store::RunQuery::default()
+    };
+    let all = crate::service::listing::all_records(app, tenant, query).await?;
     Ok(all
         .iter()
         .rev()
-        .filter(|r| r.status == RunStatus::Paused)
         .map(|r| PausedExecution {
             execution_id: r.run_id.clone(),
             workflow_id: r.workflow_id.clone(),

@@ -12,6 +12,7 @@
 pub mod control;
 pub mod events;
 pub mod executions;
+pub mod listing;
 pub mod ops;
 pub mod outcome;
 pub mod workflows;

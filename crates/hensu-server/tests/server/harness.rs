@@ -116,6 +116,15 @@ impl Server {
         Server::over(store, registry, Arc::new(dir), options).await
     }
 
+    /// A server (default options) over `store` and its `registry`.
+    pub async fn on_store(
+        store: Arc<dyn StateStore>,
+        registry: Arc<dyn WorkflowRegistry>,
+    ) -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        Server::over(store, registry, Arc::new(dir), Options::default()).await
+    }
+
     /// The server's temporary project directory.
     pub fn dir(&self) -> &std::path::Path {
         self._dir.path()

@@ -10,6 +10,7 @@ mod mcp_gateway;
 mod mcp_tenant;
 mod project_config;
 mod scenarios;
+mod store_outage;
 
 use harness::Backend;
 
@@ -53,7 +54,17 @@ on_both!(
     operations_endpoints,
     bad_inputs_are_refused_at_start,
     a_failed_run_carries_its_reason,
+    executions_are_paged,
+    idempotent_starts,
 );
+
+mod outage {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+    async fn an_unreachable_store_is_503_and_a_keyed_retry_starts_once() {
+        crate::store_outage::an_unreachable_store_is_503_and_a_keyed_retry_starts_once().await;
+    }
+}
 
 macro_rules! on_sqlite {
     ($module:ident: $($name:ident),* $(,)?) => {

@@ -13,7 +13,9 @@ use crate::backend::{
     Backend, ClaimedLease, DeltaVisitor, LogState, NewLogRow, RawLogRow, Records,
 };
 use crate::backend::{corrupt, parse_kind, parse_status, to_i64, to_u64};
+use crate::idempotency::KeyRow;
 use crate::owner::LeaseRow;
+use crate::page::{PageParam, RunQuery, page_sql};
 use crate::{CheckpointMeta, LogKind, OwnerId, RecordUpdate, Result, RunRecord};
 
 pub(crate) const RECORD_COLS: &str = "run_id, workflow_id, workflow_version, status, \
@@ -540,5 +542,80 @@ impl Backend for PgTx<'_> {
         )
         .await
         .map(|n| n > 0)
+    }
+
+    async fn idempotency_key(&mut self, tenant: &str, key: &str) -> Result<Option<KeyRow>> {
+        // Held until the transaction ends: a concurrent start with this key waits here, then
+        // sees the row this one commits.
+        self.execute(
+            "SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))",
+            &[&tenant, &key],
+        )
+        .await?;
+        let rows = self
+            .query(
+                "SELECT run_id, request_hash, created_at FROM idempotency_keys \
+                 WHERE tenant_id = $1 AND idem_key = $2",
+                &[&tenant, &key],
+            )
+            .await?;
+        rows.first()
+            .map(|r| {
+                Ok(KeyRow {
+                    run_id: col(r, 0, self.path)?,
+                    request_hash: col(r, 1, self.path)?,
+                    created_at: to_u64(col(r, 2, self.path)?, self.path, "created_at")?,
+                })
+            })
+            .transpose()
+    }
+
+    async fn put_idempotency_key(&mut self, tenant: &str, key: &str, row: &KeyRow) -> Result<()> {
+        self.execute(
+            "INSERT INTO idempotency_keys (tenant_id, idem_key, run_id, request_hash, created_at) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (tenant_id, idem_key) DO UPDATE SET \
+             run_id = EXCLUDED.run_id, request_hash = EXCLUDED.request_hash, \
+             created_at = EXCLUDED.created_at",
+            &[
+                &tenant,
+                &key,
+                &row.run_id,
+                &row.request_hash,
+                &to_i64(row.created_at)?,
+            ],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn tenant_page(
+        &mut self,
+        tenant: &str,
+        query: &RunQuery,
+        limit: usize,
+    ) -> Result<Vec<(u64, RunRecord)>> {
+        let (sql, params) = page_sql(RECORD_COLS, "JOIN", tenant, query, limit, |n| {
+            format!("${n}")
+        });
+        let values: Vec<Box<dyn ToSql + Sync + Send>> = params
+            .into_iter()
+            .map(|p| -> Box<dyn ToSql + Sync + Send> {
+                match p {
+                    PageParam::Text(s) => Box::new(s),
+                    PageParam::Int(i) => Box::new(i),
+                }
+            })
+            .collect();
+        let refs: Vec<&(dyn ToSql + Sync)> = values
+            .iter()
+            .map(|v| v.as_ref() as &(dyn ToSql + Sync))
+            .collect();
+        let rows = self.query(&sql, &refs).await?;
+        rows.iter()
+            .map(|row| {
+                let at = to_u64(col(row, 15, self.path)?, self.path, "created_at")?;
+                record_from_row(row, self.path).map(|(r, _)| (at, r))
+            })
+            .collect()
     }
 }

@@ -62,6 +62,7 @@ impl std::fmt::Debug for PgStore {
 }
 
 pub(crate) fn pg_err(target: &str, e: tokio_postgres::Error) -> StoreError {
+    let unreachable = e.as_db_error().is_none() && (e.is_closed() || io_caused(&e));
     let detail = match e.as_db_error() {
         Some(db) => format!("{}: {}", db.severity(), db.message()),
         None => {
@@ -75,15 +76,41 @@ pub(crate) fn pg_err(target: &str, e: tokio_postgres::Error) -> StoreError {
             text
         }
     };
+    if unreachable {
+        return StoreError::Unavailable {
+            target: target.to_string(),
+            detail,
+        };
+    }
     StoreError::Postgres {
         target: target.to_string(),
         detail,
     }
 }
 
+/// An I/O error somewhere in `e`'s causes: the connection failed (refused, reset, timed out).
+fn io_caused(e: &tokio_postgres::Error) -> bool {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if s.is::<std::io::Error>() {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
 pub(crate) fn pool_err(target: &str, e: deadpool_postgres::PoolError) -> StoreError {
     match e {
         deadpool_postgres::PoolError::Backend(e) => pg_err(target, e),
+        // Waiting for a connection timed out, or the pool is closed: the database is not
+        // reachable now.
+        deadpool_postgres::PoolError::Timeout(_) | deadpool_postgres::PoolError::Closed => {
+            StoreError::Unavailable {
+                target: target.to_string(),
+                detail: format!("connection pool: {e}"),
+            }
+        }
         other => StoreError::Postgres {
             target: target.to_string(),
             detail: format!("connection pool: {other}"),

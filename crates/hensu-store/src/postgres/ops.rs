@@ -14,7 +14,7 @@ use crate::{
     CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, OwnerId, RecordUpdate,
     Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun, encode_snapshot,
 };
-use crate::{PgRegistry, WorkflowRegistry};
+use crate::{IdempotencyKey, KeyedStart, PgRegistry, RunPage, RunQuery, WorkflowRegistry};
 
 /// Runs `$body` with `$b` (a [`PgTx`]) in a transaction on a pooled connection (`$read`:
 /// `REPEATABLE READ`, read only); commits when it returns `Ok`, rolls back (by dropping)
@@ -67,6 +67,52 @@ impl PgStore {
         self.with(move |inner| async move {
             in_tx!(inner, b, false, {
                 logic::tag_run(&mut b, &run_id, &tenant, &workflow_id, now_ms())
+            })
+        })
+        .await
+    }
+
+    /// One page of a tenant's runs (the registry's
+    /// [`crate::WorkflowRegistry::tenant_runs_page`]), in one read-only transaction.
+    pub(crate) async fn tenant_runs_page(&self, tenant: &str, query: &RunQuery) -> Result<RunPage> {
+        let (tenant, query) = (tenant.to_string(), query.clone());
+        self.with(move |inner| async move {
+            in_tx!(inner, b, true, {
+                crate::page::tenant_runs_page(&mut b, &tenant, &query)
+            })
+        })
+        .await
+    }
+
+    /// A run, its tenant tag and its idempotency key in one transaction (the registry's
+    /// [`crate::WorkflowRegistry::create_keyed_tenant_run`]).
+    pub(crate) async fn create_keyed_tenant_run(
+        &self,
+        tenant: &str,
+        record: &RunRecord,
+        workflow_json: &[u8],
+        snapshot: &Value,
+        key: &IdempotencyKey,
+    ) -> Result<KeyedStart> {
+        let (tenant, record, wf, key) = (
+            tenant.to_string(),
+            record.clone(),
+            workflow_json.to_vec(),
+            key.clone(),
+        );
+        let snap = encode_snapshot(self.options().snapshot_version, snapshot)?;
+        self.with(move |inner| async move {
+            in_tx!(inner, b, false, {
+                crate::idempotency::create_keyed_tenant_run(
+                    &mut b,
+                    &inner.opts,
+                    &tenant,
+                    &record,
+                    &wf,
+                    &snap,
+                    &key,
+                    now_ms(),
+                )
             })
         })
         .await

@@ -11,7 +11,9 @@ use crate::backend::{
     SteppedInPlace,
 };
 use crate::backend::{parse_kind, parse_status, sat_i64, to_i64, to_u64};
+use crate::idempotency::KeyRow;
 use crate::owner::LeaseRow;
+use crate::page::{PageParam, RunQuery, page_sql};
 use crate::{CheckpointMeta, Lease, LogKind, OwnerId, RecordUpdate, Result, RunRecord, StoreError};
 
 pub(crate) const RECORD_COLS: &str = "run_id, workflow_id, workflow_version, status, \
@@ -731,5 +733,84 @@ impl Backend for SqliteTx<'_> {
             rusqlite::params![run_id, tenant, workflow_id, sat_i64(now)],
         )
         .map(|n| n > 0)
+    }
+
+    async fn idempotency_key(&mut self, tenant: &str, key: &str) -> Result<Option<KeyRow>> {
+        let row = self
+            .conn
+            .prepare_cached(
+                "SELECT run_id, request_hash, created_at FROM idempotency_keys \
+                 WHERE tenant_id = ?1 AND idem_key = ?2",
+            )
+            .and_then(|mut s| {
+                s.query_row([tenant, key], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                    ))
+                })
+                .optional()
+            })
+            .map_err(self.sq())?;
+        row.map(|(run_id, request_hash, at)| {
+            Ok(KeyRow {
+                run_id,
+                request_hash,
+                created_at: to_u64(at, self.path, "created_at")?,
+            })
+        })
+        .transpose()
+    }
+
+    async fn put_idempotency_key(&mut self, tenant: &str, key: &str, row: &KeyRow) -> Result<()> {
+        self.exec(
+            "INSERT INTO idempotency_keys (tenant_id, idem_key, run_id, request_hash, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (tenant_id, idem_key) DO UPDATE SET \
+             run_id = excluded.run_id, request_hash = excluded.request_hash, \
+             created_at = excluded.created_at",
+            rusqlite::params![
+                tenant,
+                key,
+                row.run_id,
+                row.request_hash,
+                sat_i64(row.created_at)
+            ],
+        )
+        .map(|_| ())
+    }
+
+    async fn tenant_page(
+        &mut self,
+        tenant: &str,
+        query: &RunQuery,
+        limit: usize,
+    ) -> Result<Vec<(u64, RunRecord)>> {
+        let (sql, params) = page_sql(RECORD_COLS, "CROSS JOIN", tenant, query, limit, |n| {
+            format!("?{n}")
+        });
+        let values: Vec<rusqlite::types::Value> = params
+            .into_iter()
+            .map(|p| match p {
+                PageParam::Text(s) => rusqlite::types::Value::Text(s),
+                PageParam::Int(i) => rusqlite::types::Value::Integer(i),
+            })
+            .collect();
+        let raws = self
+            .conn
+            .prepare_cached(&sql)
+            .and_then(|mut s| {
+                s.query_map(rusqlite::params_from_iter(values), |r| {
+                    Ok((r.get::<_, i64>(15)?, RawRecord::from_row(r)?))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(self.sq())?;
+        raws.into_iter()
+            .map(|(at, raw)| {
+                let at = to_u64(at, self.path, "created_at")?;
+                raw.into_record(self.path).map(|(r, _)| (at, r))
+            })
+            .collect()
     }
 }

@@ -14,7 +14,7 @@ use crate::{
     CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, OwnerId, RecordUpdate,
     Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun, encode_snapshot,
 };
-use crate::{SqliteRegistry, WorkflowRegistry};
+use crate::{IdempotencyKey, KeyedStart, RunPage, RunQuery, SqliteRegistry, WorkflowRegistry};
 
 impl SqliteStore {
     /// Tags a run with its tenant (the registry's [`crate::WorkflowRegistry::tag_run`]).
@@ -28,6 +28,42 @@ impl SqliteStore {
             (run_id.to_owned(), tenant.to_owned(), workflow_id.to_owned());
         self.write(move |b, _| {
             run_ready(logic::tag_run(b, &run_id, &tenant, &workflow_id, now_ms()))
+        })
+        .await
+    }
+
+    /// One page of a tenant's runs (the registry's
+    /// [`crate::WorkflowRegistry::tenant_runs_page`]).
+    pub(crate) async fn tenant_runs_page(&self, tenant: &str, query: &RunQuery) -> Result<RunPage> {
+        let (tenant, query) = (tenant.to_owned(), query.clone());
+        self.read(move |b, _| run_ready(crate::page::tenant_runs_page(b, &tenant, &query)))
+            .await
+    }
+
+    /// A run, its tenant tag and its idempotency key in one transaction (the registry's
+    /// [`crate::WorkflowRegistry::create_keyed_tenant_run`]).
+    pub(crate) async fn create_keyed_tenant_run(
+        &self,
+        tenant: &str,
+        record: &RunRecord,
+        wf: &[u8],
+        snapshot: &Value,
+        key: &IdempotencyKey,
+    ) -> Result<KeyedStart> {
+        let snap = encode_snapshot(self.opts.snapshot_version, snapshot)?;
+        let (tenant, record, wf, key) =
+            (tenant.to_owned(), record.clone(), wf.to_vec(), key.clone());
+        self.write(move |b, opts| {
+            run_ready(crate::idempotency::create_keyed_tenant_run(
+                b,
+                opts,
+                &tenant,
+                &record,
+                &wf,
+                &snap,
+                &key,
+                now_ms(),
+            ))
         })
         .await
     }

@@ -8,7 +8,9 @@ use serde_json::Value;
 
 use super::{StoredWorkflow, WorkflowRegistry, WorkflowSummary, decode, encode, ms, now};
 use crate::postgres::{pg_err, pool_err};
-use crate::{PgStore, Result, RunRecord, StoreError};
+use crate::{
+    IdempotencyKey, KeyedStart, PgStore, Result, RunPage, RunQuery, RunRecord, StoreError,
+};
 
 mod embedded {
     refinery::embed_migrations!("migrations/postgres_server");
@@ -206,6 +208,19 @@ impl WorkflowRegistry for PgRegistry {
             .await
     }
 
+    async fn create_keyed_tenant_run(
+        &self,
+        tenant: &str,
+        record: &RunRecord,
+        workflow_json: &[u8],
+        snapshot: &Value,
+        key: &IdempotencyKey,
+    ) -> Result<KeyedStart> {
+        self.store
+            .create_keyed_tenant_run(tenant, record, workflow_json, snapshot, key)
+            .await
+    }
+
     async fn run_tenant(&self, run_id: &str) -> Result<Option<String>> {
         let run_id = run_id.to_string();
         self.query(move |c, target| async move {
@@ -235,5 +250,9 @@ impl WorkflowRegistry for PgRegistry {
             Ok(rows.iter().map(|r| r.get(0)).collect())
         })
         .await
+    }
+
+    async fn tenant_runs_page(&self, tenant: &str, query: &RunQuery) -> Result<RunPage> {
+        self.store.tenant_runs_page(tenant, query).await
     }
 }

@@ -1,11 +1,19 @@
 //! The registry on SQLite: tables beside the run log's in the store's database, written on
-//! the store's connection, created if missing.
+//! the store's connection, created if missing (an index added later is created by the same
+//! `IF NOT EXISTS` batch when an older file is opened).
+//!
+//! The paged list ([`crate::RunQuery`]) walks `run_tenants_by_tenant` (or
+//! `run_tenants_by_workflow` with a workflow filter) backwards: a table `WITHOUT ROWID` keeps
+//! its primary key (`run_id`) at the end of every index, so both are in effect
+//! `(…, created_at, run_id)`, the page's order key.
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use super::{StoredWorkflow, WorkflowRegistry, WorkflowSummary, decode, encode, ms, now};
-use crate::{Result, RunRecord, SqliteStore, StoreError};
+use crate::{
+    IdempotencyKey, KeyedStart, Result, RunPage, RunQuery, RunRecord, SqliteStore, StoreError,
+};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS workflow_defs (
@@ -25,6 +33,16 @@ CREATE TABLE IF NOT EXISTS run_tenants (
     created_at  INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS run_tenants_by_tenant ON run_tenants (tenant_id, created_at);
+CREATE INDEX IF NOT EXISTS run_tenants_by_workflow
+    ON run_tenants (tenant_id, workflow_id, created_at);
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+    tenant_id    TEXT NOT NULL,
+    idem_key     TEXT NOT NULL,
+    run_id       TEXT NOT NULL,
+    request_hash TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, idem_key)
+) WITHOUT ROWID;
 ";
 
 /// The SQLite registry ([`crate::StateStore::registry`] of a [`SqliteStore`]): the store's connection, so a run and its
@@ -189,6 +207,19 @@ impl WorkflowRegistry for SqliteRegistry {
             .await
     }
 
+    async fn create_keyed_tenant_run(
+        &self,
+        tenant: &str,
+        record: &RunRecord,
+        workflow_json: &[u8],
+        snapshot: &Value,
+        key: &IdempotencyKey,
+    ) -> Result<KeyedStart> {
+        self.store
+            .create_keyed_tenant_run(tenant, record, workflow_json, snapshot, key)
+            .await
+    }
+
     async fn run_tenant(&self, run_id: &str) -> Result<Option<String>> {
         let run_id = run_id.to_owned();
         self.read(move |c| {
@@ -212,5 +243,9 @@ impl WorkflowRegistry for SqliteRegistry {
             st.query_map(params![tenant], |r| r.get(0))?.collect()
         })
         .await
+    }
+
+    async fn tenant_runs_page(&self, tenant: &str, query: &RunQuery) -> Result<RunPage> {
+        self.store.tenant_runs_page(tenant, query).await
     }
 }

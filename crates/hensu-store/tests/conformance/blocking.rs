@@ -7,9 +7,9 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
 use hensu_store::{
-    CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, OwnerId, RecordUpdate,
-    Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun, StoredWorkflow, WorkflowRegistry,
-    WorkflowSummary,
+    CancelRequest, CheckpointMeta, Checkpointed, Claimed, IdempotencyKey, KeyedStart, Lease,
+    LogEntry, OwnerId, RecordUpdate, Renewed, Result, RunPage, RunQuery, RunRecord, StateStore,
+    StepEntry, StoredRun, StoredWorkflow, WorkflowRegistry, WorkflowSummary,
 };
 use serde_json::Value;
 
@@ -95,12 +95,30 @@ impl BlockingRegistry {
         )
     }
 
+    pub fn create_keyed_tenant_run(
+        &self,
+        tenant: &str,
+        record: &RunRecord,
+        workflow_json: &[u8],
+        snapshot: &Value,
+        key: &IdempotencyKey,
+    ) -> Result<KeyedStart> {
+        block(
+            self.inner
+                .create_keyed_tenant_run(tenant, record, workflow_json, snapshot, key),
+        )
+    }
+
     pub fn run_tenant(&self, run_id: &str) -> Result<Option<String>> {
         block(self.inner.run_tenant(run_id))
     }
 
     pub fn tenant_runs(&self, tenant: &str) -> Result<Vec<String>> {
         block(self.inner.tenant_runs(tenant))
+    }
+
+    pub fn tenant_runs_page(&self, tenant: &str, query: &RunQuery) -> Result<RunPage> {
+        block(self.inner.tenant_runs_page(tenant, query))
     }
 }
 

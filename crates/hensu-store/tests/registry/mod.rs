@@ -1,6 +1,11 @@
 //! The workflow registry's conformance suite (definitions per tenant, soft delete, run
 //! tenants), run on every backend by `sqlite.rs` and `postgres.rs`.
 
+mod idempotency;
+mod pages;
+pub use idempotency::a_key_starts_one_run_per_tenant;
+pub use pages::a_tenants_runs_are_paged_newest_first;
+
 use crate::conformance::{Blocking, BlockingRegistry, SyncStore};
 use hensu_store::{RunRecord, StoreError, WorkflowSummary};
 use serde_json::json;

@@ -29,6 +29,8 @@ pub struct Remote {
 pub struct Answer {
     pub status: u16,
     pub body: Value,
+    /// A paged list's `X-Next-Cursor` (docs/server.md, *Paging*): there is a next page.
+    pub next_cursor: Option<String>,
 }
 
 impl Answer {
@@ -109,13 +111,22 @@ impl Remote {
                 .await
                 .with_context(|| format!("cannot reach the server at {}", self.base))?;
             let status = resp.status().as_u16();
+            let next_cursor = resp
+                .headers()
+                .get("x-next-cursor")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
             let text = resp.text().await.unwrap_or_default();
             let body = if text.is_empty() {
                 Value::Null
             } else {
                 serde_json::from_str(&text).unwrap_or(Value::String(text))
             };
-            Ok(Answer { status, body })
+            Ok(Answer {
+                status,
+                body,
+                next_cursor,
+            })
         })
     }
 

@@ -85,13 +85,29 @@ pub fn run(
     follow_and_report(remote, &exec, None)
 }
 
-/// `hensuc runs --server URL`: the tenant's executions.
+/// `hensuc runs --server URL`: every execution of the tenant, newest first, read page by page
+/// (500 a page, following `X-Next-Cursor`; docs/server.md, *Paging*).
 pub fn runs(remote: &Remote, as_json: bool) -> anyhow::Result<ExitCode> {
-    let a = remote.get("/api/v1/executions")?;
-    if !a.ok() {
-        return Err(fail("runs", &a));
+    let mut list: Vec<Value> = Vec::new();
+    let mut path = "/api/v1/executions?limit=500".to_string();
+    loop {
+        let a = remote.get(&path)?;
+        if !a.ok() {
+            return Err(fail("runs", &a));
+        }
+        list.extend(a.body.as_array().cloned().unwrap_or_default());
+        match a.next_cursor {
+            // The cursor is hex: safe in a query as is.
+            Some(c) if c.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                let next = format!("/api/v1/executions?limit=500&cursor={c}");
+                if next == path {
+                    break; // A server repeating its cursor must not loop this for ever.
+                }
+                path = next;
+            }
+            _ => break,
+        }
     }
-    let list = a.body.as_array().cloned().unwrap_or_default();
     if as_json {
         // The local `runs --json` shape (docs/schemas/runs.schema.json): one contract whether
         // the runs come from a store or from a server.

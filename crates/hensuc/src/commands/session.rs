@@ -198,11 +198,13 @@ impl Start {
                         owner: &OwnerId::current(),
                         redact,
                         tenant: None,
+                        idempotency: None,
                     },
                 ))?;
                 let durable = match created {
                     RunHandle::Leased(durable) => *durable,
-                    RunHandle::Elsewhere(run_id) => anyhow::bail!(
+                    // A local run has no idempotency key: `Replayed` never comes back.
+                    RunHandle::Elsewhere(run_id) | RunHandle::Replayed(run_id) => anyhow::bail!(
                         "run {run_id} was claimed by a worker as soon as it was stored; follow it \
                          with `hensuc attach {run_id}`"
                     ),

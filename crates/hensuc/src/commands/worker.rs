@@ -244,6 +244,7 @@ pub fn queue_run(
             owner: &OwnerId::current(),
             redact: None,
             tenant: None,
+            idempotency: None,
         },
     ))?;
     let run_id = queued.run_id();

@@ -7,8 +7,12 @@ use crate::harness::{Server, Sse, fixture, parse_sse, send, token};
 
 mod access;
 mod failures;
+pub(crate) mod idempotency;
+mod paging;
 pub use access::*;
 pub use failures::*;
+pub use idempotency::idempotent_starts;
+pub use paging::*;
 
 pub(crate) const A: &str = "tenant-a";
 pub(crate) const B: &str = "tenant-b";
