@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use hensu_runtime::CancelToken;
-use hensu_store::{Claimed, OwnerId, StateStore, StoredRun};
+use hensu_store::{ClaimScope, Claimed, OwnerId, StateStore, StoredRun};
 
 use crate::durable::DurableRun;
 
@@ -35,6 +35,9 @@ pub struct WorkerOptions {
     pub poll: Duration,
     /// Return once nothing runs and nothing is claimable (batch mode, tests).
     pub exit_when_idle: bool,
+    /// Whose runs it takes: a `hensuc worker` takes local runs only (a server's run needs the
+    /// server's rules), a server's takeover worker its tenants' runs only.
+    pub scope: ClaimScope,
 }
 
 /// The lease TTL workers use by default (the store's [`hensu_store::StoreOptions::lease_ttl`]).
@@ -47,6 +50,7 @@ impl Default for WorkerOptions {
             heartbeat: Duration::from_secs(30),
             poll: Duration::from_millis(500),
             exit_when_idle: false,
+            scope: ClaimScope::Local,
         }
     }
 }
@@ -147,7 +151,7 @@ pub async fn run_worker(
                 if free == 0 {
                     continue;
                 }
-                let claimed = match store.claim(&owner, free).await {
+                let claimed = match store.claim(&owner, opts.scope, free).await {
                     Ok(c) => c,
                     Err(e) => {
                         on_event(WorkerEvent::StoreError { message: e.to_string() });

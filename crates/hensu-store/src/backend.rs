@@ -16,7 +16,8 @@ use crate::idempotency::KeyRow;
 use crate::owner::LeaseRow;
 use crate::page::RunQuery;
 use crate::{
-    CheckpointMeta, Lease, LogKind, OwnerId, RecordUpdate, Result, RunRecord, RunStatus, StoreError,
+    CheckpointMeta, ClaimScope, Lease, LogKind, OwnerId, RecordUpdate, Result, RunRecord,
+    RunStatus, StoreError,
 };
 
 /// Where a run's state lives: its latest snapshot and the log accumulated since (the record's
@@ -211,10 +212,12 @@ pub(crate) trait Backend {
 
     /// The claim statement: takes for `owner` (until `expires_at`) the leases of up to `limit`
     /// claimable runs — `queued` or `running`, with no lease or one expired at `now` — oldest
-    /// first, concurrent claimers never sharing one.
+    /// first, concurrent claimers never sharing one; only runs of `scope` (a tenant tag in
+    /// `run_tenants` or none).
     async fn claim_leases(
         &mut self,
         owner: &OwnerId,
+        scope: ClaimScope,
         now: u64,
         expires_at: u64,
         limit: usize,

@@ -68,6 +68,7 @@
 //! every append renews the run's lease too.
 
 mod backend;
+mod claim_sql;
 mod error;
 mod heartbeat;
 mod idempotency;
@@ -391,13 +392,27 @@ pub trait StateStore: Send + Sync {
     /// first, in one statement (see *Claiming* in the crate docs), and records each claim in
     /// the run's log ([`LogKind::Claimed`], the run's status becomes `running`, its step
     /// moves on by one). Paused and finished runs are never claimed. Each returned lease says
-    /// whether the run had been held before ([`Claimed::taken_over`]).
-    async fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>>;
+    /// whether the run had been held before ([`Claimed::taken_over`]). Only runs of `scope`
+    /// are candidates: a claimer never sees (nor spins on) runs it may not take.
+    async fn claim(&self, owner: &OwnerId, scope: ClaimScope, limit: usize)
+    -> Result<Vec<Claimed>>;
 
     /// Renews every lease `owner` holds, in one statement (a worker's heartbeat); returns the
     /// runs renewed, with their cancellation flags. A run missing from the answer is no longer
     /// the owner's (taken over after its lease expired, or finished).
     async fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>>;
+}
+
+/// Whose runs a claim may take. A run belongs to a server when it was created with a tenant
+/// tag ([`WorkflowRegistry::create_tenant_run`], by `hensuc serve`): it must run under the
+/// server's rules (server mode, the tenant's workflows, tools and stubs). Every other run
+/// (`hensuc run`, `run --detach`) is local: it runs with a project directory's settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClaimScope {
+    /// Runs without a tenant: what `hensuc worker` takes.
+    Local,
+    /// Runs of a tenant: what a server's takeover takes.
+    Tenants,
 }
 
 /// A lease taken by [`StateStore::claim`].

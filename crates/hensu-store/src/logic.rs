@@ -14,10 +14,10 @@ use serde_json::Value;
 use crate::backend::{Backend, LastStep, LogState, NewLogRow, RawLogRow, Records, corrupt, to_u64};
 use crate::owner::LeaseRow;
 use crate::{
-    CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, Claimed, CompactionStage, Failpoint,
-    Lease, LogEntry, LogKind, OwnerId, RecordUpdate, Renewed, Result, RunRecord, RunStatus,
-    StateDelta, StepEntry, StepSnapshot, StoreError, StoreOptions, StoredRun, decode_snapshot,
-    encode_snapshot,
+    CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, ClaimScope, Claimed, CompactionStage,
+    Failpoint, Lease, LogEntry, LogKind, OwnerId, RecordUpdate, Renewed, Result, RunRecord,
+    RunStatus, StateDelta, StepEntry, StepSnapshot, StoreError, StoreOptions, StoredRun,
+    decode_snapshot, encode_snapshot,
 };
 
 /// Runs an operation over a backend whose methods never suspend (SQLite's): one poll
@@ -723,11 +723,12 @@ pub(crate) async fn claim<B: Backend>(
     b: &mut B,
     opts: &StoreOptions,
     owner: &OwnerId,
+    scope: ClaimScope,
     limit: usize,
     now: u64,
 ) -> Result<Vec<Claimed>> {
     let expires = now.saturating_add(opts.ttl_ms());
-    let leases = b.claim_leases(owner, now, expires, limit).await?;
+    let leases = b.claim_leases(owner, scope, now, expires, limit).await?;
     let me = owner.to_string();
     let mut out = Vec::with_capacity(leases.len());
     for taken in leases {

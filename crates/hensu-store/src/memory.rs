@@ -136,8 +136,13 @@ impl crate::StateStore for MemoryStore {
     ) -> Result<Vec<crate::LogEntry>> {
         self.inner.read_log(run_id, after, limit).await
     }
-    async fn claim(&self, owner: &crate::OwnerId, limit: usize) -> Result<Vec<crate::Claimed>> {
-        self.inner.claim(owner, limit).await
+    async fn claim(
+        &self,
+        owner: &crate::OwnerId,
+        scope: crate::ClaimScope,
+        limit: usize,
+    ) -> Result<Vec<crate::Claimed>> {
+        self.inner.claim(owner, scope, limit).await
     }
     async fn heartbeat_owner(
         &self,

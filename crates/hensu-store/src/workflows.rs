@@ -13,8 +13,8 @@ use serde_json::Value;
 
 use crate::{IdempotencyKey, KeyedStart, Result, RunPage, RunQuery, RunRecord, StoreError};
 
-mod pg;
-mod sqlite;
+pub(crate) mod pg;
+pub(crate) mod sqlite;
 
 pub use pg::PgRegistry;
 pub use sqlite::SqliteRegistry;

@@ -170,8 +170,6 @@ pub struct InProcessExecutor {
     /// The shutdown grace is over: executions still inside a node stop there.
     hard_stop: CancelToken,
     worker: Mutex<Option<(CancelToken, tokio::task::JoinHandle<()>)>>,
-    /// Runs without a tenant seen by the worker (warned about once).
-    foreign: Mutex<HashSet<String>>,
 }
 
 /// What configures every run of an [`InProcessExecutor`].
@@ -238,7 +236,6 @@ impl InProcessExecutor {
             closing: Arc::new(AtomicBool::new(false)),
             hard_stop: CancelToken::new(),
             worker: Mutex::new(None),
-            foreign: Mutex::new(HashSet::new()),
         }
     }
 
@@ -405,21 +402,8 @@ impl InProcessExecutor {
         };
         let tenant = match self.registry.run_tenant(&run_id).await {
             Ok(Some(t)) => t,
-            Ok(None) => {
-                // Not a server run (e.g. `hensuc run --detach` on this database): not ours.
-                let _ = durable.store().release(durable.lease()).await;
-                if self
-                    .foreign
-                    .lock()
-                    .is_ok_and(|mut f| f.insert(run_id.clone()))
-                {
-                    tracing::warn!(
-                        run_id,
-                        "a run without a tenant in the server's store is left alone"
-                    );
-                }
-                return;
-            }
+            // The claim takes tenants' runs only (`ClaimScope::Tenants`).
+            Ok(None) => return give_back("the claimed run has no tenant").await,
             Err(e) => return give_back(&e.to_string()).await,
         };
         let state = match hensu_host::restore(&run_id, &stored.snapshot) {

@@ -245,6 +245,9 @@ impl ExecutionService for Arc<InProcessExecutor> {
             heartbeat: (self.options.lease_ttl / 3).max(Duration::from_millis(50)),
             poll: self.options.poll,
             exit_when_idle: false,
+            // The tenants' runs only: a local run (`hensuc run --detach` on this database) is
+            // a worker's, and is never even claimed here.
+            scope: hensu_store::ClaimScope::Tenants,
         };
         let on_event = Arc::new(|e: WorkerEvent| match e {
             WorkerEvent::LeaseLost { run_id } => {

@@ -16,7 +16,7 @@ use crate::backend::{corrupt, parse_kind, parse_status, to_i64, to_u64};
 use crate::idempotency::KeyRow;
 use crate::owner::LeaseRow;
 use crate::page::{PageParam, RunQuery, page_sql};
-use crate::{CheckpointMeta, LogKind, OwnerId, RecordUpdate, Result, RunRecord};
+use crate::{CheckpointMeta, ClaimScope, LogKind, OwnerId, RecordUpdate, Result, RunRecord};
 
 pub(crate) const RECORD_COLS: &str = "run_id, workflow_id, workflow_version, status, \
      current_node, started_at, updated_at, correlation_id, exit_status, step, cancel_requested, \
@@ -460,6 +460,7 @@ impl Backend for PgTx<'_> {
     async fn claim_leases(
         &mut self,
         owner: &OwnerId,
+        scope: ClaimScope,
         now: u64,
         expires_at: u64,
         limit: usize,
@@ -470,23 +471,7 @@ impl Backend for PgTx<'_> {
         // candidates. `prior` tells a takeover from a queued run.
         let rows = self
             .query(
-                "WITH c AS ( \
-                   SELECT r.run_id, l.owner AS prior FROM runs r \
-                   LEFT JOIN leases l ON l.run_id = r.run_id \
-                   WHERE r.status IN ('queued', 'running') \
-                   AND (l.run_id IS NULL OR l.expires_at <= $4) \
-                   ORDER BY r.started_at, r.run_id LIMIT $6 \
-                   FOR UPDATE OF r SKIP LOCKED), \
-                 ins AS ( \
-                   INSERT INTO leases (run_id, owner, host, pid, acquired_at, expires_at) \
-                   SELECT run_id, $1, $2, $3, $4, $5 FROM c \
-                   ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, \
-                   host = excluded.host, pid = excluded.pid, \
-                   acquired_at = excluded.acquired_at, expires_at = excluded.expires_at \
-                   WHERE leases.expires_at <= $4 \
-                   RETURNING run_id, acquired_at, expires_at) \
-                 SELECT ins.run_id, ins.acquired_at, ins.expires_at, c.prior \
-                 FROM ins JOIN c ON c.run_id = ins.run_id ORDER BY ins.run_id",
+                crate::claim_sql::postgres(scope),
                 &[
                     &owner.to_string(),
                     &owner.host,

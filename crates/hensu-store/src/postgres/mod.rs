@@ -231,6 +231,7 @@ impl PgStore {
             }),
         };
         migrate(config, schema, &store.inner.target).await?;
+        crate::workflows::pg::migrate(&store).await?;
         Ok(store)
     }
 

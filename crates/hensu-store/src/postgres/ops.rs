@@ -11,8 +11,8 @@ use super::{PgStore, pg_err, pool_err};
 use crate::logic::{self, EncodedStep};
 use crate::time::now_ms;
 use crate::{
-    CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, OwnerId, RecordUpdate,
-    Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun, encode_snapshot,
+    CancelRequest, CheckpointMeta, Checkpointed, ClaimScope, Claimed, Lease, LogEntry, OwnerId,
+    RecordUpdate, Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun, encode_snapshot,
 };
 use crate::{IdempotencyKey, KeyedStart, PgRegistry, RunPage, RunQuery, WorkflowRegistry};
 
@@ -148,7 +148,7 @@ impl PgStore {
 #[async_trait::async_trait]
 impl StateStore for PgStore {
     async fn registry(&self) -> Result<Arc<dyn WorkflowRegistry>> {
-        Ok(Arc::new(PgRegistry::open(self).await?))
+        Ok(Arc::new(PgRegistry::open(self)))
     }
 
     async fn create_run_encoded(
@@ -330,11 +330,16 @@ impl StateStore for PgStore {
         .await
     }
 
-    async fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>> {
+    async fn claim(
+        &self,
+        owner: &OwnerId,
+        scope: ClaimScope,
+        limit: usize,
+    ) -> Result<Vec<Claimed>> {
         let owner = owner.clone();
         self.with(move |inner| async move {
             in_tx!(inner, b, false, {
-                logic::claim(&mut b, &inner.opts, &owner, limit, now_ms())
+                logic::claim(&mut b, &inner.opts, &owner, scope, limit, now_ms())
             })
         })
         .await

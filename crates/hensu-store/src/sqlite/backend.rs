@@ -14,7 +14,10 @@ use crate::backend::{parse_kind, parse_status, sat_i64, to_i64, to_u64};
 use crate::idempotency::KeyRow;
 use crate::owner::LeaseRow;
 use crate::page::{PageParam, RunQuery, page_sql};
-use crate::{CheckpointMeta, Lease, LogKind, OwnerId, RecordUpdate, Result, RunRecord, StoreError};
+use crate::{
+    CheckpointMeta, ClaimScope, Lease, LogKind, OwnerId, RecordUpdate, Result, RunRecord,
+    StoreError,
+};
 
 pub(crate) const RECORD_COLS: &str = "run_id, workflow_id, workflow_version, status, \
      current_node, started_at, updated_at, correlation_id, exit_status, step, cancel_requested, \
@@ -640,6 +643,7 @@ impl Backend for SqliteTx<'_> {
     async fn claim_leases(
         &mut self,
         owner: &OwnerId,
+        scope: ClaimScope,
         now: u64,
         expires_at: u64,
         limit: usize,
@@ -662,19 +666,7 @@ impl Backend for SqliteTx<'_> {
             .map_err(self.sq())?;
         let rows = self
             .conn
-            .prepare_cached(
-                "INSERT INTO leases (run_id, owner, host, pid, acquired_at, expires_at) \
-                 SELECT r.run_id, ?1, ?2, ?3, ?4, ?5 FROM runs r \
-                 LEFT JOIN leases l ON l.run_id = r.run_id \
-                 WHERE r.status IN ('queued', 'running') \
-                 AND (l.run_id IS NULL OR l.expires_at <= ?4) \
-                 ORDER BY r.started_at, r.run_id LIMIT ?6 \
-                 ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, \
-                 host = excluded.host, pid = excluded.pid, \
-                 acquired_at = excluded.acquired_at, expires_at = excluded.expires_at \
-                 WHERE leases.expires_at <= ?4 \
-                 RETURNING run_id, acquired_at, expires_at",
-            )
+            .prepare_cached(crate::claim_sql::sqlite(scope))
             .and_then(|mut stmt| {
                 stmt.query_map(
                     rusqlite::params![

@@ -165,6 +165,7 @@ impl SqliteStore {
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         let mut conn = conn;
         init_schema(&mut conn, &path)?;
+        registry_tables(&conn, &path)?;
         SqliteStore::start(conn, path, opts)
     }
 
@@ -177,6 +178,7 @@ impl SqliteStore {
             .map_err(|e| StoreError::sqlite(&path, e))?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         init_schema(&mut conn, &path)?;
+        registry_tables(&conn, &path)?;
         let path = Arc::new(path);
         let core = Core {
             conn,
@@ -393,4 +395,11 @@ impl Drop for Tx<'_> {
             let _ = self.conn.execute_batch("ROLLBACK");
         }
     }
+}
+
+/// The registry's tables, created with the store: a claim tells a server's run from a local
+/// one by its tenant tag ([`crate::ClaimScope`]), so the tag's table must exist.
+fn registry_tables(conn: &Connection, path: &Path) -> Result<()> {
+    conn.execute_batch(crate::workflows::sqlite::SCHEMA)
+        .map_err(|e| StoreError::sqlite(path, e))
 }

@@ -11,8 +11,8 @@ use super::SqliteStore;
 use crate::logic::{self, EncodedStep, run_ready};
 use crate::time::now_ms;
 use crate::{
-    CancelRequest, CheckpointMeta, Checkpointed, Claimed, Lease, LogEntry, OwnerId, RecordUpdate,
-    Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun, encode_snapshot,
+    CancelRequest, CheckpointMeta, Checkpointed, ClaimScope, Claimed, Lease, LogEntry, OwnerId,
+    RecordUpdate, Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun, encode_snapshot,
 };
 use crate::{IdempotencyKey, KeyedStart, RunPage, RunQuery, SqliteRegistry, WorkflowRegistry};
 
@@ -236,9 +236,14 @@ impl StateStore for SqliteStore {
             .await
     }
 
-    async fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>> {
+    async fn claim(
+        &self,
+        owner: &OwnerId,
+        scope: ClaimScope,
+        limit: usize,
+    ) -> Result<Vec<Claimed>> {
         let owner = owner.clone();
-        self.write(move |b, opts| run_ready(logic::claim(b, opts, &owner, limit, now_ms())))
+        self.write(move |b, opts| run_ready(logic::claim(b, opts, &owner, scope, limit, now_ms())))
             .await
     }
 

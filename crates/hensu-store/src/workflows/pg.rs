@@ -34,12 +34,20 @@ impl std::fmt::Debug for PgRegistry {
 }
 
 impl PgRegistry {
-    /// The registry beside `store` (in its schema), its migrations applied.
-    pub(crate) async fn open(store: &PgStore) -> Result<PgRegistry> {
-        let reg = PgRegistry {
+    /// The registry beside `store` (in its schema; its migrations were applied when the
+    /// store opened, [`migrate`]).
+    pub(crate) fn open(store: &PgStore) -> PgRegistry {
+        PgRegistry {
             store: store.clone(),
-        };
-        reg.query(|mut c, target| async move {
+        }
+    }
+}
+
+/// Applies the registry's migrations to `store`'s schema. Run when the store opens: a claim
+/// tells a server's run from a local one by its tenant tag ([`crate::ClaimScope`]).
+pub(crate) async fn migrate(store: &PgStore) -> Result<()> {
+    PgRegistry::open(store)
+        .query(|mut c, target| async move {
             let pg = |e| pg_err(&target, e);
             c.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
                 .await
@@ -60,10 +68,10 @@ impl PgRegistry {
                 .await;
             migrated
         })
-        .await?;
-        Ok(reg)
-    }
+        .await
+}
 
+impl PgRegistry {
     async fn query<T, F, Fut>(&self, f: F) -> Result<T>
     where
         F: FnOnce(deadpool_postgres::Object, String) -> Fut,

@@ -15,7 +15,9 @@ use crate::{
     IdempotencyKey, KeyedStart, Result, RunPage, RunQuery, RunRecord, SqliteStore, StoreError,
 };
 
-const SCHEMA: &str = "
+/// Created when a store opens (so the claim statement can tell server runs by their tenant
+/// tag) and again by [`SqliteRegistry::open`]; `IF NOT EXISTS` makes both no-ops after the first.
+pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS workflow_defs (
     tenant_id   TEXT NOT NULL,
     workflow_id TEXT NOT NULL,

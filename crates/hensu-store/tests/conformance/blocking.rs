@@ -191,7 +191,15 @@ pub trait SyncStore {
         block(self.store().read_log(run_id, after, limit))
     }
     fn claim(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Claimed>> {
-        block(self.store().claim(owner, limit))
+        self.claim_in(owner, hensu_store::ClaimScope::Local, limit)
+    }
+    fn claim_in(
+        &self,
+        owner: &OwnerId,
+        scope: hensu_store::ClaimScope,
+        limit: usize,
+    ) -> Result<Vec<Claimed>> {
+        block(self.store().claim(owner, scope, limit))
     }
     fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>> {
         block(self.store().heartbeat_owner(owner))

@@ -181,3 +181,41 @@ pub fn claims_are_logged_and_queued_runs_start_running(f: &dyn Factory) {
     use hensu_store::LogKind::{Claimed, Created};
     assert_eq!(kinds, [Created, Claimed, Claimed], "{}", f.name());
 }
+
+/// A server's takeover claims its tenants' runs only, a worker local runs only: neither sees
+/// the other's, so many queued local runs (older, first in the claim's order) never starve a
+/// server's takeover, and a worker never runs a tenant's run outside the server's rules.
+pub fn claims_take_only_their_scope(f: &dyn Factory) {
+    use hensu_store::ClaimScope;
+    let s = f.handle(opts());
+    queue(&s, 5);
+    let reg = s.registry().expect("registry");
+    let wf = serde_json::to_vec(&workflow()).expect("workflow");
+    reg.create_tenant_run("acme", &record("t1", 5_000), &wf, &snapshot(0))
+        .expect("tenant run");
+    let server = s
+        .claim_in(&owner("srv"), ClaimScope::Tenants, 1)
+        .expect("claim");
+    assert_eq!(ids(&server), ["t1"], "{}", f.name());
+    assert!(
+        s.claim_in(&owner("srv"), ClaimScope::Tenants, 10)
+            .expect("claim")
+            .is_empty(),
+        "the local runs are not the server's"
+    );
+    // Given back, the tenant's run goes to another server, never to a worker.
+    s.release(&server[0].lease).expect("release");
+    let worker = s
+        .claim_in(&owner("w"), ClaimScope::Local, 10)
+        .expect("claim");
+    assert_eq!(
+        ids(&worker),
+        ["q000", "q001", "q002", "q003", "q004"],
+        "{}",
+        f.name()
+    );
+    let again = s
+        .claim_in(&owner("srv2"), ClaimScope::Tenants, 10)
+        .expect("claim");
+    assert_eq!(ids(&again), ["t1"], "{}", f.name());
+}

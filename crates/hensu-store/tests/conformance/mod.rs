@@ -42,7 +42,7 @@ macro_rules! conformance_suite {
             claim_takes_queued_runs_once_oldest_first_never_paused_or_finished,
             expired_leases_are_taken_over_and_the_old_owner_loses_them,
             cancel_requests_reach_the_bulk_heartbeat, concurrent_claimers_never_share_a_run,
-            claims_are_logged_and_queued_runs_start_running,
+            claims_are_logged_and_queued_runs_start_running, claims_take_only_their_scope,
         );
     };
     ($make:expr) => {
@@ -61,7 +61,7 @@ macro_rules! conformance_suite {
             claim_takes_queued_runs_once_oldest_first_never_paused_or_finished,
             expired_leases_are_taken_over_and_the_old_owner_loses_them,
             cancel_requests_reach_the_bulk_heartbeat, concurrent_claimers_never_share_a_run,
-            claims_are_logged_and_queued_runs_start_running,
+            claims_are_logged_and_queued_runs_start_running, claims_take_only_their_scope,
         );
     };
     (@each $attrs:tt $make:expr; $name:ident, $($rest:ident,)*) => {

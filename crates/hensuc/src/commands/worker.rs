@@ -201,6 +201,8 @@ pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         heartbeat: args.heartbeat,
         poll: args.poll,
         exit_when_idle: args.drain,
+        // Never a server's run: it needs the server's rules (docs/cli.md, *Workers*).
+        scope: hensu_store::ClaimScope::Local,
     };
     let executor = Arc::new(CliExecutor { project });
     let stats = runtime.block_on(hensu_host::worker::run_worker(

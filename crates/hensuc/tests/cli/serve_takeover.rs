@@ -1,7 +1,8 @@
 //! Two `hensuc serve` processes on one PostgreSQL database (`scripts/pg-test.sh`): an
 //! execution started on server A continues on server B after A is killed with SIGKILL (B's
 //! takeover worker claims it once A's lease expires), with every step recorded once; a run
-//! paused for a human review is never taken over.
+//! paused for a human review is never taken over; local runs queued on the same database
+//! (`hensuc run --detach`, a worker's) neither delay the takeover nor are claimed by a server.
 
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -12,6 +13,7 @@ use hensu_store::{LogKind, PgStore, RunStatus, StateStore, StoreOptions};
 use crate::serve::{ServeProcess as Serve, spawn_serve};
 
 const NODES: usize = 8;
+const LOCAL_RUNS: usize = 6;
 
 fn workflow() -> String {
     let mut s = String::from(
@@ -119,6 +121,24 @@ fn a_killed_servers_execution_is_finished_by_another() {
         assert!(push.status.success(), "{}", crate::stderr(&push));
     }
 
+    // Local runs queued ahead of the servers' (older): a worker's, not a server's.
+    std::fs::write(
+        dir.join("local.hwf"),
+        workflow().replace("\"Steps\"", "\"Local\""),
+    )
+    .expect("write");
+    for _ in 0..LOCAL_RUNS {
+        let q = crate::hensuc()
+            .arg("run")
+            .arg(dir.join("local.hwf"))
+            .args(["--detach", "-d"])
+            .arg(dir)
+            .env("HENSU_DATABASE_URL", &url)
+            .output()
+            .expect("run --detach");
+        assert!(q.status.success(), "{}", crate::stderr(&q));
+    }
+
     let mut clients = vec![start(&a, "reviewed"), start(&a, "steps")];
     let find = |workflow: &str| {
         crate::wait(store.list())
@@ -174,6 +194,22 @@ fn a_killed_servers_execution_is_finished_by_another() {
     let context = crate::wait(store.load(&run.run_id)).expect("load").snapshot["context"].clone();
     for i in 0..NODES {
         assert!(context.get(format!("n{i}")).is_some(), "{context}");
+    }
+
+    // The local runs wait for a worker: no server claimed them (no `claimed` row).
+    let local: Vec<_> = crate::wait(store.list())
+        .expect("list")
+        .into_iter()
+        .filter(|r| r.workflow_id == "local")
+        .collect();
+    assert_eq!(local.len(), LOCAL_RUNS);
+    for r in &local {
+        assert_eq!(r.status, RunStatus::Queued, "{r:?}");
+        let history = crate::wait(store.history(&r.run_id)).expect("history");
+        assert!(
+            history.iter().all(|h| h.kind != LogKind::Claimed),
+            "a server claimed a local run: {history:?}"
+        );
     }
 
     // The paused run waits for its reviewer: never claimed, still resumable through B.
