@@ -17,6 +17,25 @@ pub struct ProjectDir {
     pub dir: Option<PathBuf>,
 }
 
+/// `--store URL`: the durable store, for the commands that read or write runs.
+#[derive(Args, Clone, Debug, Default)]
+pub struct StoreFlag {
+    /// The store: `postgres://…` or a SQLite path. Default: `HENSU_DATABASE_URL`, else
+    /// `hensu.toml` `[store] url`, else `<DIR>/.hensu/state.db`.
+    #[arg(long = "store", value_name = "URL", global = true)]
+    pub store: Option<String>,
+}
+
+impl StoreFlag {
+    /// Makes `--store`, when given, the store of this process's command (over the
+    /// environment and `hensu.toml`).
+    pub fn apply(&self) {
+        if let Some(url) = &self.store {
+            crate::commands::session::choose_store(url);
+        }
+    }
+}
+
 /// `--color WHEN`: colours in human output.
 #[derive(Args, Clone, Copy, Debug, Default)]
 pub struct ColorFlag {

@@ -27,12 +27,15 @@ pub struct ControlArgs {
     pub id: String,
     #[command(flatten)]
     pub project: crate::args::ProjectDir,
+    #[command(flatten)]
+    pub store: crate::args::StoreFlag,
     /// Cancel on a hensu server instead (`--server URL`, `--token`).
     #[command(flatten)]
     pub remote: crate::commands::remote::RemoteArgs,
 }
 
 fn open(args: &ControlArgs) -> anyhow::Result<(PathBuf, std::sync::Arc<dyn StateStore>)> {
+    args.store.apply();
     let dir = args
         .project
         .dir

@@ -32,6 +32,8 @@ pub struct ResumeArgs {
     #[command(flatten)]
     pub project: crate::args::ProjectDir,
     #[command(flatten)]
+    pub store: crate::args::StoreFlag,
+    #[command(flatten)]
     pub display: crate::args::ColorFlag,
     /// Approve the pending review.
     #[arg(long, conflicts_with_all = ["reject", "backtrack"])]
@@ -88,6 +90,7 @@ fn store_err(e: StoreError) -> anyhow::Error {
 }
 
 pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
+    args.store.apply();
     if let Some(remote) = crate::commands::remote::Remote::from_args(&args.settings.remote)? {
         let edits = parse_sets(&args.set)?.map(|c| c.into_iter().collect());
         return crate::commands::remote_runs::resume(

@@ -67,6 +67,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub project: ProjectDir,
     #[command(flatten)]
+    pub store: crate::args::StoreFlag,
+    #[command(flatten)]
     pub display: ColorFlag,
     /// Initial context: a JSON object, or `@file.json`.
     #[arg(short = 'c', long = "context", value_name = "JSON|@FILE")]
@@ -147,6 +149,10 @@ pub struct RunSettings {
 }
 
 pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
+    if args.no_store && args.store.store.is_some() {
+        anyhow::bail!("`--store` and `--no-store` contradict each other: keep one");
+    }
+    args.store.apply();
     if let Some(remote) = crate::commands::remote::Remote::from_args(&args.settings.remote)? {
         return crate::commands::remote_runs::run(
             &remote,

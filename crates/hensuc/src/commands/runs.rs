@@ -28,6 +28,8 @@ pub struct RunsArgs {
     /// Print JSON instead of a table.
     #[arg(long, global = true)]
     pub json: bool,
+    #[command(flatten)]
+    pub store: crate::args::StoreFlag,
     #[command(subcommand)]
     pub command: Option<RunsCommand>,
     /// List the runs of a hensu server instead (`--server URL`, `--token`).
@@ -45,6 +47,7 @@ pub enum RunsCommand {
 }
 
 pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
+    args.store.apply();
     if let Some(remote) = crate::commands::remote::Remote::from_args(&args.remote)? {
         return match &args.command {
             None => crate::commands::remote_runs::runs(&remote, args.json),

@@ -29,9 +29,21 @@ pub fn pause_flag(dir: &Path, run_id: &str) -> PathBuf {
 /// wins over `hensu.toml`.
 pub const DATABASE_URL_ENV: &str = "HENSU_DATABASE_URL";
 
-/// The store configured for a project, if not the default SQLite file: `HENSU_DATABASE_URL`,
-/// else `[store] url = "…"` in `<dir>/hensu.toml`. `None`: `<dir>/.hensu/state.db`.
+/// The store named by `--store` ([`choose_store`]): one command per process, so one store.
+static CHOSEN_STORE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Makes `url` the store of this process's command, over `HENSU_DATABASE_URL` and
+/// `hensu.toml` (`--store URL` of `run`, `runs`, `resume`, `cancel`, `pause`).
+pub fn choose_store(url: &str) {
+    let _ = CHOSEN_STORE.set(url.to_string());
+}
+
+/// The store configured for a project, if not the default SQLite file: `--store`, else
+/// `HENSU_DATABASE_URL`, else `[store] url = "…"` in `<dir>/hensu.toml`. `None`: `<dir>/.hensu/state.db`.
 pub fn configured_store_url(dir: &Path) -> anyhow::Result<Option<String>> {
+    if let Some(url) = CHOSEN_STORE.get() {
+        return Ok(Some(url.clone()));
+    }
     if let Ok(url) = std::env::var(DATABASE_URL_ENV)
         && !url.trim().is_empty()
     {

@@ -344,6 +344,76 @@ fn shared_flags_are_taken_and_documented_the_same_way() {
     }
 }
 
+/// `--store URL` means the same on every command that reads or writes runs: a run stored in
+/// another SQLite file is listed, shown and cancelled through it, and the project's own store
+/// stays empty.
+#[test]
+fn store_flag_is_taken_by_every_run_command() {
+    for command in [
+        "run", "resume", "cancel", "pause", "runs", "worker", "attach",
+    ] {
+        let help = stdout(&run_hensuc(&[command, "--help"]));
+        assert!(
+            help.lines()
+                .any(|l| l.trim_start().starts_with("--store <URL>")),
+            "{command} --help lacks --store\n{help}"
+        );
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::write(
+        dir.join("workflows/w.hwf"),
+        r#"fun w() = workflow("w") {
+    agents { agent("a") { role = "R"; model = "stub" } }
+    graph {
+        start at "ask"
+        node("ask") {
+            agent = "a"
+            prompt = "Hi"
+            review(ReviewMode.REQUIRED)
+            onApproval goto "done"
+            onRejection goto "done"
+        }
+        end("done")
+    }
+}
+"#,
+    )
+    .unwrap();
+    let d = dir.to_str().unwrap();
+    let other = dir.join("elsewhere.db");
+    let store = other.to_str().unwrap();
+    let run = run_hensuc(&[
+        "run",
+        "w",
+        "-d",
+        d,
+        "--stub",
+        "--defer-review",
+        "--store",
+        store,
+    ]);
+    assert_eq!(run.status.code(), Some(3), "{}", stderr(&run));
+    assert!(other.exists(), "the run went to --store");
+    assert!(
+        !dir.join(".hensu/state.db").exists(),
+        "not to the project's store"
+    );
+    let listed = stdout(&run_hensuc(&["runs", "-d", d, "--store", store, "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    let id = v["runs"][0]["run_id"]
+        .as_str()
+        .expect("the run is listed")
+        .to_string();
+    let shown = run_hensuc(&["runs", "show", &id, "-d", d, "--store", store]);
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+    let cancel = run_hensuc(&["cancel", &id, "-d", d, "--store", store]);
+    assert_eq!(cancel.status.code(), Some(0), "{}", stderr(&cancel));
+    let both = run_hensuc(&["run", "w", "-d", d, "--no-store", "--store", store]);
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+}
+
 /// A stub run is offline: the api-caller and webhook requests are simulated and recorded in
 /// the events; nothing reaches the host unless `hensu.toml` allows it.
 #[test]
