@@ -3,6 +3,7 @@
 
 mod backend;
 mod ops;
+mod rows;
 mod schema;
 
 use std::panic::AssertUnwindSafe;
