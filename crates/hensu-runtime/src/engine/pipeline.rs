@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use hensu_ir::{Node, ReviewMode, RuleKind, StandardNode};
+use hensu_ir::{Node, ReviewMode, Rubric, RuleKind, StandardNode};
 use serde_json::Value;
 
 use super::Exec;
@@ -237,32 +237,9 @@ impl Exec<'_> {
         let Some(rubric) = p.plan.node(pc.idx).and_then(Node::rubric) else {
             return ProcessorOutcome::Continue;
         };
-        let pn = &p.plan.nodes[pc.idx];
         let id = p.plan.id(pc.idx);
-        let given = state.context.get("score").and_then(as_number);
-        if pc.result.status == NodeStatus::Success && given.is_none() {
-            self.listener
-                .on_event(&Event::RubricScoreMissing { node_id: id });
-        }
-        let mut score = if pc.result.status == NodeStatus::Success {
-            given.unwrap_or(0.0)
-        } else {
-            0.0
-        };
-        if score > 0.0 && score <= 1.0 {
-            score *= 100.0;
-        }
-        let total_weight: f64 = rubric.criteria.iter().map(|c| c.weight).sum();
-        let final_score = if total_weight > 0.0 {
-            rubric
-                .criteria
-                .iter()
-                .map(|c| score * c.weight)
-                .sum::<f64>()
-                / total_weight
-        } else {
-            0.0
-        };
+        let score = self.given_score(state, pc, id);
+        let final_score = weighted_score(rubric, score);
         let passed = final_score >= rubric.pass_threshold;
         state.rubric_evaluation = Some(RubricEvaluation {
             rubric_id: rubric.id.clone(),
@@ -274,29 +251,8 @@ impl Exec<'_> {
             score: final_score,
             passed,
         });
-        if passed {
-            return ProcessorOutcome::Continue;
-        }
         // An explicit score rule that handles the score wins over auto-backtrack.
-        let handled = p
-            .plan
-            .rules(pc.idx)
-            .iter()
-            .zip(&pn.rule_extras)
-            .any(|(r, extra)| {
-                r.trigger() == RuleKind::Score
-                    && matches!(
-                        evaluate(
-                            r,
-                            extra,
-                            &pc.result,
-                            &state.context,
-                            state.review_verdict.as_ref()
-                        ),
-                        RuleEval::Match { .. }
-                    )
-            });
-        if handled {
+        if passed || score_rule_matches(p, state, pc) {
             return ProcessorOutcome::Continue;
         }
         let failed: Vec<Value> = rubric
@@ -324,81 +280,61 @@ impl Exec<'_> {
             return ProcessorOutcome::Continue;
         }
         let shown = hensu_ir::java_double_to_string(final_score);
-        let ctx = &mut state.context;
-        let target: Option<usize> = if final_score < 30.0 {
-            let t = pc
-                .inherited
-                .with(&state.history)
-                .find(|h| {
-                    p.plan
-                        .index_of(&h.node_id)
-                        .and_then(|i| p.plan.node(i))
-                        .is_some_and(|n| n.rubric().is_some())
-                })
-                .and_then(|h| p.plan.index_of(&h.node_id))
-                .unwrap_or(p.plan.start);
-            ctx.insert(
-                "backtrack_reason".into(),
-                Value::String(format!("Critical rubric failure: {shown}")),
-            );
-            ctx.insert("failed_criteria".into(), Value::Array(failed.clone()));
-            if !failed.is_empty() {
-                let mut rec = String::from("Rubric improvement areas:");
-                for f in &failed {
-                    rec.push_str("\n- ");
-                    rec.push_str(&render(f));
-                }
-                ctx.insert("recommendation".into(), Value::String(rec));
-            }
-            Some(t)
-        } else {
-            let previous = if final_score < 60.0 {
-                pc.inherited.with(&state.history).rev().find_map(|h| {
-                    let i = p.plan.index_of(&h.node_id)?;
-                    let r = p.plan.node(i)?.rubric()?;
-                    (r.id != rubric.id).then_some(i)
-                })
-            } else {
-                None
-            };
-            if let Some(t) = previous {
-                ctx.insert(
-                    "backtrack_reason".into(),
-                    Value::String(format!("Moderate rubric failure: {shown}")),
-                );
-                ctx.insert(
-                    "improvement_suggestions".into(),
-                    Value::Array(failed.clone()),
-                );
-                Some(t)
-            } else if final_score < 80.0 {
-                ctx.insert("improvement_hints".into(), Value::Array(failed.clone()));
-                Some(pc.idx)
-            } else {
-                None
-            }
-        };
+        let target = backtrack_target(p, rubric, state, pc, final_score, &failed, &shown);
         if let Some(t) = target {
             state.retry_counters.insert(key, count + 1);
-            let to = p.plan.id(t).to_string();
-            let reason = format!("Rubric score: {shown}");
-            self.listener.on_event(&Event::Backtrack {
-                from: id,
-                to: &to,
-                kind: BacktrackKind::Automatic,
-                reason: &reason,
-            });
-            state.backtracks.push(Backtrack {
-                from: id.to_string(),
-                to: to.clone(),
-                kind: BacktrackKind::Automatic,
-                reason,
-            });
-            state.current_node = to;
-            state.node_redirected = true;
-            pc.next = Some(t);
+            self.auto_backtrack(p, state, pc, t, &shown);
         }
         ProcessorOutcome::Continue
+    }
+
+    /// The node's score for its rubric: the `score` it wrote on SUCCESS (0 when missing, which
+    /// is reported; 0 on failure), a 0–1 score read as a percentage.
+    fn given_score(&self, state: &RunState, pc: &PostCtx<'_>, id: &str) -> f64 {
+        let given = state.context.get("score").and_then(as_number);
+        if pc.result.status == NodeStatus::Success && given.is_none() {
+            self.listener
+                .on_event(&Event::RubricScoreMissing { node_id: id });
+        }
+        let mut score = if pc.result.status == NodeStatus::Success {
+            given.unwrap_or(0.0)
+        } else {
+            0.0
+        };
+        if score > 0.0 && score <= 1.0 {
+            score *= 100.0;
+        }
+        score
+    }
+
+    /// The automatic backtrack to node `t`: reported, kept in the run's back-tracks, and taken
+    /// (the transition processor only reports it).
+    fn auto_backtrack(
+        &self,
+        p: &Prepared,
+        state: &mut RunState,
+        pc: &mut PostCtx<'_>,
+        t: usize,
+        shown: &str,
+    ) {
+        let id = p.plan.id(pc.idx);
+        let to = p.plan.id(t).to_string();
+        let reason = format!("Rubric score: {shown}");
+        self.listener.on_event(&Event::Backtrack {
+            from: id,
+            to: &to,
+            kind: BacktrackKind::Automatic,
+            reason: &reason,
+        });
+        state.backtracks.push(Backtrack {
+            from: id.to_string(),
+            to: to.clone(),
+            kind: BacktrackKind::Automatic,
+            reason,
+        });
+        state.current_node = to;
+        state.node_redirected = true;
+        pc.next = Some(t);
     }
 
     /// Human review (docs/language.md, *Reviews*).
@@ -507,6 +443,111 @@ impl Exec<'_> {
             }
         }
         Ok(ProcessorOutcome::Continue)
+    }
+}
+
+/// The rubric's weighted score when every criterion gets `score` (a node gives one score).
+fn weighted_score(rubric: &Rubric, score: f64) -> f64 {
+    let total_weight: f64 = rubric.criteria.iter().map(|c| c.weight).sum();
+    if total_weight > 0.0 {
+        rubric
+            .criteria
+            .iter()
+            .map(|c| score * c.weight)
+            .sum::<f64>()
+            / total_weight
+    } else {
+        0.0
+    }
+}
+
+/// Whether one of the node's score rules matches the result (it then routes the failed
+/// rubric, not the auto-backtrack).
+fn score_rule_matches(p: &Prepared, state: &RunState, pc: &PostCtx<'_>) -> bool {
+    let pn = &p.plan.nodes[pc.idx];
+    p.plan
+        .rules(pc.idx)
+        .iter()
+        .zip(&pn.rule_extras)
+        .any(|(r, extra)| {
+            r.trigger() == RuleKind::Score
+                && matches!(
+                    evaluate(
+                        r,
+                        extra,
+                        &pc.result,
+                        &state.context,
+                        state.review_verdict.as_ref()
+                    ),
+                    RuleEval::Match { .. }
+                )
+        })
+}
+
+/// Where a failed rubric goes back to, with the context it goes back with: below 30 the first
+/// node of the flow with a rubric (else the start), below 60 the latest node with another
+/// rubric, below 80 the node itself; `None` from 80.
+fn backtrack_target(
+    p: &Prepared,
+    rubric: &Rubric,
+    state: &mut RunState,
+    pc: &PostCtx<'_>,
+    final_score: f64,
+    failed: &[Value],
+    shown: &str,
+) -> Option<usize> {
+    let ctx = &mut state.context;
+    if final_score < 30.0 {
+        let t = pc
+            .inherited
+            .with(&state.history)
+            .find(|h| {
+                p.plan
+                    .index_of(&h.node_id)
+                    .and_then(|i| p.plan.node(i))
+                    .is_some_and(|n| n.rubric().is_some())
+            })
+            .and_then(|h| p.plan.index_of(&h.node_id))
+            .unwrap_or(p.plan.start);
+        ctx.insert(
+            "backtrack_reason".into(),
+            Value::String(format!("Critical rubric failure: {shown}")),
+        );
+        ctx.insert("failed_criteria".into(), Value::Array(failed.to_vec()));
+        if !failed.is_empty() {
+            let mut rec = String::from("Rubric improvement areas:");
+            for f in failed {
+                rec.push_str("\n- ");
+                rec.push_str(&render(f));
+            }
+            ctx.insert("recommendation".into(), Value::String(rec));
+        }
+        return Some(t);
+    }
+    let previous = if final_score < 60.0 {
+        pc.inherited.with(&state.history).rev().find_map(|h| {
+            let i = p.plan.index_of(&h.node_id)?;
+            let r = p.plan.node(i)?.rubric()?;
+            (r.id != rubric.id).then_some(i)
+        })
+    } else {
+        None
+    };
+    if let Some(t) = previous {
+        ctx.insert(
+            "backtrack_reason".into(),
+            Value::String(format!("Moderate rubric failure: {shown}")),
+        );
+        ctx.insert(
+            "improvement_suggestions".into(),
+            Value::Array(failed.to_vec()),
+        );
+        Some(t)
+    } else if final_score < 80.0 {
+        ctx.insert("improvement_hints".into(), Value::Array(failed.to_vec()));
+        Some(pc.idx)
+    } else {
+        None
     }
 }
 

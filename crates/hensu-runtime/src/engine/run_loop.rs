@@ -3,6 +3,7 @@
 //! sub-workflow children).
 
 use std::future::{Future, poll_fn};
+use std::ops::ControlFlow;
 use std::pin::{Pin, pin};
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -89,6 +90,178 @@ where
     .await
 }
 
+/// The run guards of one [`Exec::drive`] call, and the errors they stop it with.
+struct Guards<'h, 's> {
+    max_steps: u64,
+    time_limit: Duration,
+    /// The history a fork branch continues: the last nodes an error names include it.
+    inherited: InheritedHistory<'h>,
+    clock: Clock<'s>,
+}
+
+/// The engine's limits, else the workflow's: `maxSteps` (at least 1) and the time limit.
+fn limits(exec: &Exec<'_>, p: &Prepared) -> (u64, Duration) {
+    let default_config;
+    let config = match &p.workflow().config {
+        Some(c) => c,
+        None => {
+            default_config = hensu_ir::WorkflowConfig::default();
+            &default_config
+        }
+    };
+    let max_steps = exec
+        .options
+        .max_steps
+        .unwrap_or(config.max_steps.max(1) as u64);
+    let time_limit = exec
+        .options
+        .max_execution_time
+        .unwrap_or(Duration::from_millis(
+            config.max_execution_time.max(0) as u64
+        ));
+    (max_steps, time_limit)
+}
+
+impl<'h, 's> Guards<'h, 's> {
+    fn new(
+        max_steps: u64,
+        time_limit: Duration,
+        inherited: InheritedHistory<'h>,
+        clock: Clock<'s>,
+    ) -> Self {
+        Guards {
+            max_steps,
+            time_limit,
+            inherited,
+            clock,
+        }
+    }
+
+    fn cancelled(&self, state: &RunState) -> RuntimeError {
+        RuntimeError::Cancelled {
+            last_nodes: state.last_nodes_after(&self.inherited, 5),
+        }
+    }
+
+    fn timed_out(&self, state: &RunState) -> RuntimeError {
+        RuntimeError::TimeLimitExceeded {
+            limit_ms: self.time_limit.as_millis() as u64,
+            last_nodes: state.last_nodes_after(&self.inherited, 5),
+        }
+    }
+}
+
+/// The time limit of one [`Exec::drive`] call: `started` and the deadline move forward by the
+/// time a human kept the run waiting, and the sleep that races each node follows the deadline.
+struct Clock<'s> {
+    started: Instant,
+    deadline: Instant,
+    sleep: Pin<&'s mut tokio::time::Sleep>,
+}
+
+impl<'s> Clock<'s> {
+    fn new(started: Instant, deadline: Instant, sleep: Pin<&'s mut tokio::time::Sleep>) -> Self {
+        Clock {
+            started,
+            deadline,
+            sleep,
+        }
+    }
+
+    /// `waited` (a pause in place, a reviewer's answer) does not count against the limit.
+    fn not_counting(&mut self, waited: Duration) {
+        self.started += waited;
+        self.deadline += waited;
+        self.sleep.as_mut().reset(on_tokio_clock(self.deadline));
+    }
+}
+
+/// What the flow does at a node before running it.
+enum Arrival<'p> {
+    Run(&'p Node),
+    Stop(RunOutcome),
+}
+
+/// Node `cur` is reached: a fork branch stops at its join, any flow at an end node; past the
+/// step limit the run fails; else the node runs, its rubric and redirect marks cleared.
+#[inline]
+fn arrive<'p>(
+    p: &'p Prepared,
+    cur: usize,
+    state: &mut RunState,
+    boundary: Option<usize>,
+    guards: &Guards<'_, '_>,
+) -> Result<Arrival<'p>, RuntimeError> {
+    let Some(node) = p.plan.node(cur) else {
+        return Err(RuntimeError::NodeNotFound {
+            node: state.current_node.clone(),
+        });
+    };
+    if boundary == Some(cur) {
+        // The fork reads only that the branch completed, never the node it ended at.
+        return Ok(Arrival::Stop(RunOutcome::Completed {
+            exit_status: ExitStatus::Success,
+            end_node: String::new(),
+        }));
+    }
+    state.rubric_evaluation = None;
+    state.node_redirected = false;
+    if let Node::End(end) = node {
+        return Ok(Arrival::Stop(RunOutcome::Completed {
+            exit_status: end.status,
+            end_node: end.id.clone(),
+        }));
+    }
+    if state.steps >= guards.max_steps {
+        return Err(RuntimeError::MaxStepsExceeded {
+            limit: guards.max_steps,
+            last_nodes: state.last_nodes_after(&guards.inherited, 5),
+        });
+    }
+    Ok(Arrival::Run(node))
+}
+
+/// A node whose nested flows were saved (a child run, fork branches) runs again and continues
+/// them; the answer to a review pending in them goes to them (taken from `resume_decision`).
+fn continue_nested(
+    state: &mut RunState,
+    resume_decision: &mut Option<ReviewDecision>,
+) -> Option<ReviewDecision> {
+    if state
+        .nested
+        .as_ref()
+        .is_some_and(|n| n.node_id() != state.current_node)
+    {
+        state.nested = None;
+    }
+    if state.nested.is_some() {
+        state.phase = ExecutionPhase::Initial;
+        return resume_decision.take();
+    }
+    None
+}
+
+/// Node `cur` answered PENDING: the run pauses there. Stopped inside its nested flows, the
+/// node runs again on resume and continues them (the phase shows what the innermost one waits
+/// for); else resuming enters the post pipeline with the cached result.
+fn pause_pending(p: &Prepared, cur: usize, state: &mut RunState, result: NodeResult) {
+    if let Some(nested) = &state.nested {
+        state.steps = state.steps.saturating_sub(1);
+        state.phase = nested
+            .awaiting()
+            .cloned()
+            .unwrap_or(ExecutionPhase::Initial);
+        return;
+    }
+    state.phase = ExecutionPhase::Awaiting {
+        node_id: p.plan.id(cur).to_string(),
+        processor_id: PostProcessor::OutputExtraction.id().to_string(),
+        cached_result: Box::new(result),
+        correlation_id: String::new(),
+        requested_at_ms: now_ms(),
+    };
+}
+
 impl Exec<'_> {
     /// The run loop over `flow`. The time limit counts from `started`; time a hook or a
     /// reviewer spends waiting for a human does not count (the clock moves forward by it).
@@ -97,97 +270,25 @@ impl Exec<'_> {
         p: &Prepared,
         state: &mut RunState,
         cancel: &CancelToken,
-        mut started: Instant,
-        mut resume_decision: Option<ReviewDecision>,
+        started: Instant,
+        resume_decision: Option<ReviewDecision>,
         flow: Flow<'_>,
     ) -> Result<RunOutcome, RuntimeError> {
         let (boundary, inherited) = match flow {
             Flow::Branch { join, inherited } => (Some(join), *inherited),
             _ => (None, InheritedHistory::default()),
         };
-        let default_config;
-        let config = match &p.workflow().config {
-            Some(c) => c,
-            None => {
-                default_config = hensu_ir::WorkflowConfig::default();
-                &default_config
-            }
-        };
-        let max_steps = self
-            .options
-            .max_steps
-            .unwrap_or(config.max_steps.max(1) as u64);
-        let time_limit = self
-            .options
-            .max_execution_time
-            .unwrap_or(Duration::from_millis(
-                config.max_execution_time.max(0) as u64
-            ));
-        let mut deadline = started + time_limit;
+        let (max_steps, time_limit) = limits(self, p);
+        let deadline = started + time_limit;
         let sleep = tokio::time::sleep_until(on_tokio_clock(deadline));
         tokio::pin!(sleep);
-        let time_error = |state: &RunState| RuntimeError::TimeLimitExceeded {
-            limit_ms: time_limit.as_millis() as u64,
-            last_nodes: state.last_nodes_after(&inherited, 5),
-        };
-
-        let mut cur =
-            p.plan
-                .index_of(&state.current_node)
-                .ok_or_else(|| RuntimeError::NodeNotFound {
-                    node: state.current_node.clone(),
-                })?;
-
-        // A node whose nested flows were saved (a child run, fork branches) runs again and
-        // continues them; the answer to a review pending in them goes to them.
-        let mut nested_decision = None;
-        if state
-            .nested
-            .as_ref()
-            .is_some_and(|n| n.node_id() != state.current_node)
-        {
-            state.nested = None;
-        }
-        if state.nested.is_some() {
-            state.phase = ExecutionPhase::Initial;
-            nested_decision = resume_decision.take();
-        }
-        // Resume inside the post pipeline of a suspended node.
-        if let ExecutionPhase::Awaiting {
-            node_id,
-            processor_id,
-            cached_result,
-            ..
-        } = std::mem::replace(&mut state.phase, ExecutionPhase::Initial)
-        {
-            cur = p
-                .plan
-                .index_of(&node_id)
-                .ok_or(RuntimeError::NodeNotFound { node: node_id })?;
-            let from = PostProcessor::PIPELINE
-                .iter()
-                .position(|pp| pp.id() == processor_id)
-                .unwrap_or(0);
-            let mut pc = PostCtx {
-                idx: cur,
-                result: *cached_result,
-                started: Instant::now(),
-                next: None,
-                resume_decision: resume_decision.take(),
-                run_started: started,
-                completed: None,
-                human_wait: std::time::Duration::ZERO,
-                inherited,
+        let clock = Clock::new(started, deadline, sleep);
+        let mut guards = Guards::new(max_steps, time_limit, inherited, clock);
+        let (mut cur, mut nested_decision) =
+            match self.enter(p, state, &mut guards, resume_decision).await? {
+                ControlFlow::Continue(at) => at,
+                ControlFlow::Break(outcome) => return Ok(outcome),
             };
-            let step = self.post_pipeline(p, state, &mut pc, from).await?;
-            started += pc.human_wait;
-            deadline += pc.human_wait;
-            sleep.as_mut().reset(on_tokio_clock(deadline));
-            match step {
-                Step::Next(n) => cur = n,
-                Step::Stop(o) => return Ok(o),
-            }
-        }
 
         // One prompt buffer for the whole flow: a standard node renders its prompt into it.
         let mut prompt = String::new();
@@ -197,62 +298,24 @@ impl Exec<'_> {
         let mut previous_end: Option<Instant> = None;
         loop {
             if cancel.is_cancelled() {
-                return Err(RuntimeError::Cancelled {
-                    last_nodes: state.last_nodes_after(&inherited, 5),
-                });
+                return Err(guards.cancelled(state));
             }
             let node_started = match previous_end.take() {
                 Some(t) if !self.step_events => t,
                 _ => Instant::now(),
             };
-            if node_started >= deadline {
-                return Err(time_error(state));
+            if node_started >= guards.clock.deadline {
+                return Err(guards.timed_out(state));
             }
-            let Some(node) = p.plan.node(cur) else {
-                return Err(RuntimeError::NodeNotFound {
-                    node: state.current_node.clone(),
-                });
+            let node = match arrive(p, cur, state, boundary, &guards)? {
+                Arrival::Run(node) => node,
+                Arrival::Stop(outcome) => return Ok(outcome),
             };
-            if boundary == Some(cur) {
-                // The fork reads only that the branch completed, never the node it ended at.
-                return Ok(RunOutcome::Completed {
-                    exit_status: ExitStatus::Success,
-                    end_node: String::new(),
-                });
-            }
-            state.rubric_evaluation = None;
-            state.node_redirected = false;
-            if let Node::End(end) = node {
-                return Ok(RunOutcome::Completed {
-                    exit_status: end.status,
-                    end_node: end.id.clone(),
-                });
-            }
-            if state.steps >= max_steps {
-                return Err(RuntimeError::MaxStepsExceeded {
-                    limit: max_steps,
-                    last_nodes: state.last_nodes_after(&inherited, 5),
-                });
-            }
             // Pre pipeline: checkpoint hook, node start.
-            if matches!(flow, Flow::Main | Flow::Child(_)) {
-                if let Flow::Main = flow {
-                    self.listener.on_checkpoint(state);
-                }
-                match self.at_boundary(flow, state).await? {
-                    Boundary::Continue => {}
-                    Boundary::ContinueAfterPause(waited) => {
-                        started += waited;
-                        deadline += waited;
-                        sleep.as_mut().reset(on_tokio_clock(deadline));
-                    }
-                    Boundary::Cancel => {
-                        return Err(RuntimeError::Cancelled {
-                            last_nodes: state.last_nodes_after(&inherited, 5),
-                        });
-                    }
-                    Boundary::Suspend => return Ok(RunOutcome::Paused),
-                }
+            if matches!(flow, Flow::Main | Flow::Child(_))
+                && let Some(stop) = self.node_boundary(flow, state, &mut guards).await?
+            {
+                return Ok(stop);
             }
             state.steps += 1;
             if self.step_events {
@@ -271,67 +334,138 @@ impl Exec<'_> {
                     node,
                     state,
                     cancel,
-                    started,
+                    guards.clock.started,
                     flow,
                     nested_decision.take(),
                     &mut prompt,
                 ));
-                race_node(execute, cancel, sleep.as_mut()).await
+                race_node(execute, cancel, guards.clock.sleep.as_mut()).await
             };
             let result = match raced {
                 Raced::Done(r) => Some(r?),
                 Raced::Cancelled => None,
-                Raced::TimedOut => return Err(time_error(state)),
+                Raced::TimedOut => return Err(guards.timed_out(state)),
             };
             let Some(result) = result.filter(|_| !cancel.is_cancelled()) else {
-                return Err(RuntimeError::Cancelled {
-                    last_nodes: state.last_nodes_after(&inherited, 5),
-                });
+                return Err(guards.cancelled(state));
             };
-            if result.status == NodeStatus::Pending
-                && let Some(nested) = &state.nested
-            {
-                // Stopped inside its nested flows: the node runs again on resume and continues
-                // them; the phase shows what the innermost one waits for.
-                state.steps = state.steps.saturating_sub(1);
-                state.phase = nested
-                    .awaiting()
-                    .cloned()
-                    .unwrap_or(ExecutionPhase::Initial);
-                return Ok(RunOutcome::Paused);
-            }
             if result.status == NodeStatus::Pending {
-                state.phase = ExecutionPhase::Awaiting {
-                    node_id: p.plan.id(cur).to_string(),
-                    processor_id: PostProcessor::OutputExtraction.id().to_string(),
-                    cached_result: Box::new(result),
-                    correlation_id: String::new(),
-                    requested_at_ms: now_ms(),
-                };
+                pause_pending(p, cur, state, result);
                 return Ok(RunOutcome::Paused);
             }
-            let mut pc = PostCtx {
-                idx: cur,
-                result,
-                started: node_started,
-                next: None,
-                resume_decision: None,
-                run_started: started,
-                completed: None,
-                human_wait: std::time::Duration::ZERO,
-                inherited,
-            };
-            let step = self.post_pipeline(p, state, &mut pc, 0).await?;
-            previous_end = pc.completed;
-            if !pc.human_wait.is_zero() {
-                started += pc.human_wait;
-                deadline += pc.human_wait;
-                sleep.as_mut().reset(on_tokio_clock(deadline));
-            }
+            let step;
+            (step, previous_end) = self
+                .after_node(p, state, cur, result, node_started, &mut guards)
+                .await?;
             match step {
                 Step::Next(n) => cur = n,
                 Step::Stop(o) => return Ok(o),
             }
+        }
+    }
+
+    /// Where the flow starts: at its current node, with the review answer for the nested flows
+    /// saved there, or — when the run was suspended inside the post pipeline of a node (a
+    /// deferred review) — where that pipeline, resumed with the decision, leads. The phase is
+    /// reset either way.
+    async fn enter(
+        &self,
+        p: &Prepared,
+        state: &mut RunState,
+        guards: &mut Guards<'_, '_>,
+        mut resume_decision: Option<ReviewDecision>,
+    ) -> Result<ControlFlow<RunOutcome, (usize, Option<ReviewDecision>)>, RuntimeError> {
+        let cur =
+            p.plan
+                .index_of(&state.current_node)
+                .ok_or_else(|| RuntimeError::NodeNotFound {
+                    node: state.current_node.clone(),
+                })?;
+        let nested_decision = continue_nested(state, &mut resume_decision);
+        let ExecutionPhase::Awaiting {
+            node_id,
+            processor_id,
+            cached_result,
+            ..
+        } = std::mem::replace(&mut state.phase, ExecutionPhase::Initial)
+        else {
+            return Ok(ControlFlow::Continue((cur, nested_decision)));
+        };
+        let cur = p
+            .plan
+            .index_of(&node_id)
+            .ok_or(RuntimeError::NodeNotFound { node: node_id })?;
+        let from = PostProcessor::PIPELINE
+            .iter()
+            .position(|pp| pp.id() == processor_id)
+            .unwrap_or(0);
+        let mut pc = PostCtx {
+            idx: cur,
+            result: *cached_result,
+            started: Instant::now(),
+            next: None,
+            resume_decision,
+            run_started: guards.clock.started,
+            completed: None,
+            human_wait: std::time::Duration::ZERO,
+            inherited: guards.inherited,
+        };
+        let step = self.post_pipeline(p, state, &mut pc, from).await?;
+        guards.clock.not_counting(pc.human_wait);
+        Ok(match step {
+            Step::Next(n) => ControlFlow::Continue((n, nested_decision)),
+            Step::Stop(o) => ControlFlow::Break(o),
+        })
+    }
+
+    /// The post pipeline of node `cur` after it ran: where it leads, and when the node
+    /// completed (the next node's start when no step event needs its own clock read).
+    async fn after_node(
+        &self,
+        p: &Prepared,
+        state: &mut RunState,
+        cur: usize,
+        result: NodeResult,
+        node_started: Instant,
+        guards: &mut Guards<'_, '_>,
+    ) -> Result<(Step, Option<Instant>), RuntimeError> {
+        let mut pc = PostCtx {
+            idx: cur,
+            result,
+            started: node_started,
+            next: None,
+            resume_decision: None,
+            run_started: guards.clock.started,
+            completed: None,
+            human_wait: std::time::Duration::ZERO,
+            inherited: guards.inherited,
+        };
+        let step = self.post_pipeline(p, state, &mut pc, 0).await?;
+        if !pc.human_wait.is_zero() {
+            guards.clock.not_counting(pc.human_wait);
+        }
+        Ok((step, pc.completed))
+    }
+
+    /// The boundary hooks before a node of the main flow or of a child: the checkpoint first,
+    /// then the run controls. `Some` is the outcome the flow stops with.
+    async fn node_boundary(
+        &self,
+        flow: Flow<'_>,
+        state: &RunState,
+        guards: &mut Guards<'_, '_>,
+    ) -> Result<Option<RunOutcome>, RuntimeError> {
+        if let Flow::Main = flow {
+            self.listener.on_checkpoint(state);
+        }
+        match self.at_boundary(flow, state).await? {
+            Boundary::Continue => Ok(None),
+            Boundary::ContinueAfterPause(waited) => {
+                guards.clock.not_counting(waited);
+                Ok(None)
+            }
+            Boundary::Cancel => Err(guards.cancelled(state)),
+            Boundary::Suspend => Ok(Some(RunOutcome::Paused)),
         }
     }
 }

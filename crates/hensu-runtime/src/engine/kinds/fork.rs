@@ -35,7 +35,7 @@ use crate::review::ReviewDecision;
 use crate::run_types::{CancelToken, RunOutcome};
 use crate::state::{
     BranchEnd, ExecutionPhase, FinishedBranch, ForkBranchState, InheritedHistory, Nested,
-    NodeResult, RunState,
+    NestedFrame, NodeResult, RunState,
 };
 use crate::value::Context;
 
@@ -176,6 +176,67 @@ async fn run_fork(
     resume: Option<ReviewDecision>,
     flow: Flow<'_>,
 ) -> Result<NodeResult, RuntimeError> {
+    let (join_idx, join) = join_of(p, fork)?;
+    let base_history = state.history.len();
+    let base_steps = state.steps;
+    let targets = fork_targets(p, idx);
+    let saved = saved_branches(state, fork, resume);
+    let recording = engine.branch_recording(flow);
+    // Branches inherit the history up to the fork without a copy; their own steps are
+    // appended below. Branches saved by older versions carry a full copy and inherit nothing.
+    let outer = match flow {
+        Flow::Branch { inherited, .. } => *inherited,
+        _ => InheritedHistory::default(),
+    };
+    let shared = outer.then(&state.history);
+    let (mut branch_states, runs, own_history) = branch_starts(p, state, &targets, saved);
+    let run = ForkRun {
+        engine,
+        p,
+        fork,
+        join,
+        join_idx,
+        cancel,
+        started,
+        shared: &shared,
+    };
+    // Without recording, the branch futures and the join are the plain ones: a run without a
+    // store pays nothing per target for the recording (the `fanout` bench guards this cost).
+    let outcomes = match recording {
+        None => {
+            run.unrecorded(&mut branch_states, runs, &own_history)
+                .await?
+        }
+        Some(frames) => {
+            let parent_context = &state.context;
+            run.recorded(
+                frames,
+                &mut branch_states,
+                runs,
+                &own_history,
+                &targets,
+                parent_context,
+            )
+            .await?
+        }
+    };
+    let stopped = Stopped {
+        targets: &targets,
+        states: branch_states,
+        runs: outcomes,
+        own_history,
+    };
+    if stopped.runs.iter().any(BranchRun::paused) {
+        return pause_at_fork(p, fork, state, stopped);
+    }
+    let branches = fold_branches(p, join, state, stopped, base_history, base_steps)?;
+    let count = branches.len();
+    let merged = merge(engine, fork, join, branches, &mut state.context);
+    Ok(NodeResult::success_value(merged).with_meta("branch_count", Value::from(count as u64)))
+}
+
+/// The fork's join, by index and node ([`find_join`]).
+fn join_of<'p>(p: &'p Prepared, fork: &ForkNode) -> Result<(usize, &'p JoinNode), RuntimeError> {
     let join_idx = find_join(p, fork)?;
     let Some(Node::Join(join)) = p.plan.node(join_idx) else {
         return Err(RuntimeError::Fork {
@@ -183,13 +244,13 @@ async fn run_fork(
             message: "its join is not a join node".into(),
         });
     };
-    let base_history = state.history.len();
-    let base_steps = state.steps;
+    Ok((join_idx, join))
+}
 
-    // The plan's resolved targets, in declaration order; missing target ids are skipped
-    // (upstream).
-    let targets: Vec<usize> = p
-        .plan
+/// The plan's resolved targets of the fork at `idx`, in declaration order; missing target ids
+/// are skipped (upstream).
+fn fork_targets(p: &Prepared, idx: usize) -> Vec<usize> {
+    p.plan
         .graph_node(idx)
         .map(|g| {
             g.fork_targets
@@ -201,185 +262,274 @@ async fn run_fork(
                 })
                 .collect()
         })
-        .unwrap_or_default();
-    let mut saved = saved_branches(state, fork, resume);
-    let recording = engine.branch_recording(flow);
-    // Branches inherit the history up to the fork without a copy; their own steps are
-    // appended below. Branches saved by older versions carry a full copy and inherit nothing.
-    let outer = match flow {
-        Flow::Branch { inherited, .. } => *inherited,
-        _ => InheritedHistory::default(),
-    };
-    let shared = outer.then(&state.history);
-    let legacy = InheritedHistory::default();
-    let parent_context = &state.context;
-    // The branch states stay here; each branch's future borrows its own (small futures, and
-    // no large outcome to move around).
+        .unwrap_or_default()
+}
+
+/// How each branch starts, by target position: an ended saved branch keeps its end (`Err`), a
+/// waiting saved one or a fresh one runs (`Ok`, with the review answer for it); with each
+/// branch's state and whether its history holds only its own steps.
+type BranchStarts = (
+    Vec<RunState>,
+    Vec<Result<Option<ReviewDecision>, BranchEnd>>,
+    Vec<bool>,
+);
+
+fn branch_starts(
+    p: &Prepared,
+    state: &RunState,
+    targets: &[usize],
+    mut saved: Option<IndexMap<String, BranchStart>>,
+) -> BranchStarts {
+    // The branch states stay with the fork; each branch's future borrows its own (small
+    // futures, and no large outcome to move around).
     let mut branch_states = Vec::with_capacity(targets.len());
     let mut runs = Vec::with_capacity(targets.len());
     let mut own_history = Vec::with_capacity(targets.len());
-    for &target in &targets {
+    for &target in targets {
         let start = saved
             .as_mut()
             .and_then(|s| s.shift_remove(p.plan.id(target)));
         let (branch, run, own) = match start {
             Some(BranchStart::Ended(branch, end, own)) => (branch, Err(end), own),
             Some(BranchStart::Run(branch, decision, own)) => (branch, Ok(decision), own),
-            None => {
-                let fresh = RunState {
-                    execution_id: state.execution_id.clone(),
-                    workflow_id: state.workflow_id.clone(),
-                    current_node: p.plan.id(target).to_string(),
-                    context: branch_context(&state.context),
-                    history: Vec::new(),
-                    backtracks: Vec::new(),
-                    retry_counters: state.retry_counters.clone(),
-                    phase: ExecutionPhase::Initial,
-                    steps: state.steps,
-                    rubric_evaluation: None,
-                    node_redirected: false,
-                    review_verdict: None,
-                    compensating: None,
-                    compensations: Vec::new(),
-                    nested: None,
-                    failure: None,
-                };
-                (fresh, Ok(None), true)
-            }
+            None => (fresh_branch(p, state, target), Ok(None), true),
         };
         branch_states.push(branch);
         runs.push(run);
         own_history.push(own);
     }
-    // Without recording, the branch futures and the join are the plain ones: a run without a
-    // store pays nothing per target for the recording (the `fanout` bench guards this cost).
-    let outcomes = match recording {
-        None => {
-            let futures: Vec<BoxFuture<'_, BranchRun>> = branch_states
-                .iter_mut()
-                .zip(runs)
-                .zip(&own_history)
-                .map(|((branch, run), &own)| match run {
-                    Err(end) => {
-                        Box::pin(std::future::ready(BranchRun::Saved(end))) as BoxFuture<'_, _>
-                    }
-                    Ok(decision) => {
-                        let inherited = if own { &shared } else { &legacy };
-                        Box::pin(async move {
-                            let flow = Flow::Branch {
-                                join: join_idx,
-                                inherited,
-                            };
-                            BranchRun::Ran(
-                                engine
-                                    .drive(p, branch, cancel, started, decision, flow)
-                                    .await,
-                            )
-                        })
-                    }
-                })
-                .collect();
-            within_join_timeout(fork, join, join_all_pinned(futures)).await?
-        }
-        Some(frames) => {
-            let futures: Vec<BoxFuture<'_, BranchRun>> = branch_states
-                .iter_mut()
-                .zip(runs)
-                .zip(&own_history)
-                .zip(&targets)
-                .map(|(((branch, run), &own), &target)| match run {
-                    Err(end) => {
-                        Box::pin(std::future::ready(BranchRun::Saved(end))) as BoxFuture<'_, _>
-                    }
-                    Ok(decision) => {
-                        let inherited = if own { &shared } else { &legacy };
-                        Box::pin(async move {
-                            let flow = Flow::Branch {
-                                join: join_idx,
-                                inherited,
-                            };
-                            let r = engine
-                                .drive(p, branch, cancel, started, decision, flow)
-                                .await;
-                            let target = p.plan.id(target);
-                            let record = ended_record(target, branch, own, &r, parent_context);
-                            BranchRun::Recorded(r, record)
-                        })
-                    }
-                })
-                .collect();
-            let recorded = join_all_recording(futures, |r: &mut BranchRun| {
-                let BranchRun::Recorded(_, record) = r else {
-                    return None;
-                };
-                let record = record.take()?;
-                let write: BoxFuture<'_, _> = Box::pin(async move {
-                    engine
-                        .record_branch(frames, &fork.id, FinishedBranch::Fork(&record))
-                        .await
-                });
-                Some(write)
-            });
-            within_join_timeout(fork, join, recorded).await??
-        }
-    };
+    (branch_states, runs, own_history)
+}
 
-    // A branch waits for a human: once every branch has stopped, save them all and pause the
-    // run here (a branch that failed with an error that ends the run still ends it).
-    let waiting = outcomes.iter().any(|r| {
-        matches!(
-            r,
-            BranchRun::Ran(Ok(RunOutcome::Paused)) | BranchRun::Recorded(Ok(RunOutcome::Paused), _)
-        )
-    });
-    if waiting {
-        for r in &outcomes {
-            if let BranchRun::Ran(Err(e)) | BranchRun::Recorded(Err(e), _) = r
-                && escapes_branch(e)
-            {
-                return Err(e.clone());
-            }
-        }
-        let branches = targets
-            .iter()
-            .zip(branch_states)
-            .zip(outcomes)
+/// A new branch at `target`: the fork's context and retry counters copied, no history of its
+/// own yet.
+fn fresh_branch(p: &Prepared, state: &RunState, target: usize) -> RunState {
+    RunState {
+        execution_id: state.execution_id.clone(),
+        workflow_id: state.workflow_id.clone(),
+        current_node: p.plan.id(target).to_string(),
+        context: branch_context(&state.context),
+        history: Vec::new(),
+        backtracks: Vec::new(),
+        retry_counters: state.retry_counters.clone(),
+        phase: ExecutionPhase::Initial,
+        steps: state.steps,
+        rubric_evaluation: None,
+        node_redirected: false,
+        review_verdict: None,
+        compensating: None,
+        compensations: Vec::new(),
+        nested: None,
+        failure: None,
+    }
+}
+
+/// What every branch of one call of the fork runs with.
+#[derive(Clone, Copy)]
+struct ForkRun<'a, 'r> {
+    engine: &'a Exec<'r>,
+    p: &'a Prepared,
+    fork: &'a ForkNode,
+    join: &'a JoinNode,
+    join_idx: usize,
+    cancel: &'a CancelToken,
+    started: Instant,
+    /// The history up to the fork, which the branches continue.
+    shared: &'a InheritedHistory<'a>,
+}
+
+impl ForkRun<'_, '_> {
+    /// Runs the branches together (a saved end is ready at once), bounded by the join's
+    /// timeout; nothing is recorded.
+    async fn unrecorded(
+        self,
+        branch_states: &mut [RunState],
+        runs: Vec<Result<Option<ReviewDecision>, BranchEnd>>,
+        own_history: &[bool],
+    ) -> Result<Vec<BranchRun>, RuntimeError> {
+        let ForkRun {
+            engine,
+            p,
+            fork,
+            join,
+            join_idx,
+            cancel,
+            started,
+            shared,
+        } = self;
+        let legacy = InheritedHistory::default();
+        let futures: Vec<BoxFuture<'_, BranchRun>> = branch_states
+            .iter_mut()
+            .zip(runs)
             .zip(own_history)
-            .map(|(((&target, state), r), own_history)| ForkBranchState {
-                target: p.plan.id(target).to_string(),
-                state,
-                own_history,
-                ended: match r {
-                    BranchRun::Ran(Ok(RunOutcome::Paused))
-                    | BranchRun::Recorded(Ok(RunOutcome::Paused), _) => None,
-                    BranchRun::Ran(r) | BranchRun::Recorded(r, _) => Some(match branch_end(&r) {
-                        (true, _) => BranchEnd::Completed,
-                        (false, error) => BranchEnd::Failed {
-                            error: error.unwrap_or_default(),
-                        },
-                    }),
-                    BranchRun::Saved(end) => Some(end),
-                },
+            .map(|((branch, run), &own)| match run {
+                Err(end) => Box::pin(std::future::ready(BranchRun::Saved(end))) as BoxFuture<'_, _>,
+                Ok(decision) => {
+                    let inherited = if own { shared } else { &legacy };
+                    Box::pin(async move {
+                        let flow = Flow::Branch {
+                            join: join_idx,
+                            inherited,
+                        };
+                        BranchRun::Ran(
+                            engine
+                                .drive(p, branch, cancel, started, decision, flow)
+                                .await,
+                        )
+                    })
+                }
             })
             .collect();
-        state.nested = Some(Box::new(Nested::Fork {
-            node_id: fork.id.clone(),
-            branches,
-        }));
-        return Ok(NodeResult {
-            status: crate::state::NodeStatus::Pending,
-            output: None,
-            error: None,
-            metadata: Default::default(),
-        });
+        within_join_timeout(fork, join, join_all_pinned(futures)).await
     }
-    let mut branches = Vec::with_capacity(outcomes.len());
+
+    /// [`Self::unrecorded`] in a durable run: each branch that ends is recorded as it ends
+    /// (its context reduced against `parent_context`), while the others run.
+    async fn recorded(
+        self,
+        frames: &[NestedFrame],
+        branch_states: &mut [RunState],
+        runs: Vec<Result<Option<ReviewDecision>, BranchEnd>>,
+        own_history: &[bool],
+        targets: &[usize],
+        parent_context: &Context,
+    ) -> Result<Vec<BranchRun>, RuntimeError> {
+        let ForkRun {
+            engine,
+            p,
+            fork,
+            join,
+            join_idx,
+            cancel,
+            started,
+            shared,
+        } = self;
+        let legacy = InheritedHistory::default();
+        let futures: Vec<BoxFuture<'_, BranchRun>> = branch_states
+            .iter_mut()
+            .zip(runs)
+            .zip(own_history)
+            .zip(targets)
+            .map(|(((branch, run), &own), &target)| match run {
+                Err(end) => Box::pin(std::future::ready(BranchRun::Saved(end))) as BoxFuture<'_, _>,
+                Ok(decision) => {
+                    let inherited = if own { shared } else { &legacy };
+                    Box::pin(async move {
+                        let flow = Flow::Branch {
+                            join: join_idx,
+                            inherited,
+                        };
+                        let r = engine
+                            .drive(p, branch, cancel, started, decision, flow)
+                            .await;
+                        let target = p.plan.id(target);
+                        let record = ended_record(target, branch, own, &r, parent_context);
+                        BranchRun::Recorded(r, record)
+                    })
+                }
+            })
+            .collect();
+        let recorded = join_all_recording(futures, |r: &mut BranchRun| {
+            let BranchRun::Recorded(_, record) = r else {
+                return None;
+            };
+            let record = record.take()?;
+            let write: BoxFuture<'_, _> = Box::pin(async move {
+                engine
+                    .record_branch(frames, &fork.id, FinishedBranch::Fork(&record))
+                    .await
+            });
+            Some(write)
+        });
+        within_join_timeout(fork, join, recorded).await?
+    }
+}
+
+impl BranchRun {
+    /// Whether the branch stopped to wait for a human.
+    fn paused(&self) -> bool {
+        matches!(
+            self,
+            BranchRun::Ran(Ok(RunOutcome::Paused)) | BranchRun::Recorded(Ok(RunOutcome::Paused), _)
+        )
+    }
+}
+
+/// The branches of one call of the fork once they all stopped, by target position.
+struct Stopped<'t> {
+    targets: &'t [usize],
+    states: Vec<RunState>,
+    runs: Vec<BranchRun>,
+    own_history: Vec<bool>,
+}
+
+/// A branch waits for a human: every branch has stopped, so save them all and pause the run
+/// here (a branch that failed with an error that ends the run still ends it).
+fn pause_at_fork(
+    p: &Prepared,
+    fork: &ForkNode,
+    state: &mut RunState,
+    stopped: Stopped<'_>,
+) -> Result<NodeResult, RuntimeError> {
+    for r in &stopped.runs {
+        if let BranchRun::Ran(Err(e)) | BranchRun::Recorded(Err(e), _) = r
+            && escapes_branch(e)
+        {
+            return Err(e.clone());
+        }
+    }
+    let branches = stopped
+        .targets
+        .iter()
+        .zip(stopped.states)
+        .zip(stopped.runs)
+        .zip(stopped.own_history)
+        .map(|(((&target, state), r), own_history)| ForkBranchState {
+            target: p.plan.id(target).to_string(),
+            state,
+            own_history,
+            ended: match r {
+                BranchRun::Ran(Ok(RunOutcome::Paused))
+                | BranchRun::Recorded(Ok(RunOutcome::Paused), _) => None,
+                BranchRun::Ran(r) | BranchRun::Recorded(r, _) => Some(match branch_end(&r) {
+                    (true, _) => BranchEnd::Completed,
+                    (false, error) => BranchEnd::Failed {
+                        error: error.unwrap_or_default(),
+                    },
+                }),
+                BranchRun::Saved(end) => Some(end),
+            },
+        })
+        .collect();
+    state.nested = Some(Box::new(Nested::Fork {
+        node_id: fork.id.clone(),
+        branches,
+    }));
+    Ok(NodeResult {
+        status: crate::state::NodeStatus::Pending,
+        output: None,
+        error: None,
+        metadata: Default::default(),
+    })
+}
+
+/// Every branch ended: their results in target order, with their history, backtracks and
+/// step counts appended to the fork's run. An error that ends the run ends it here.
+fn fold_branches(
+    p: &Prepared,
+    join: &JoinNode,
+    state: &mut RunState,
+    stopped: Stopped<'_>,
+    base_history: usize,
+    base_steps: u64,
+) -> Result<Vec<ForkBranch>, RuntimeError> {
+    let mut branches = Vec::with_capacity(stopped.runs.len());
     // Branch steps are numbered in history order; the fork's own step (recorded after them)
     // takes the number after the last branch step.
     let mut numbered = base_steps.saturating_sub(1);
     let mut executed = 0u64;
-    let finished = targets.iter().zip(branch_states).zip(outcomes);
-    for (((&target, branch), r), own) in finished.zip(own_history) {
+    let finished = stopped.targets.iter().zip(stopped.states).zip(stopped.runs);
+    for (((&target, branch), r), own) in finished.zip(stopped.own_history) {
         let (success, error) = match r {
             BranchRun::Ran(Err(e)) | BranchRun::Recorded(Err(e), _) if escapes_branch(&e) => {
                 return Err(e);
@@ -411,9 +561,7 @@ async fn run_fork(
         });
     }
     state.steps = base_steps + executed;
-    let count = branches.len();
-    let merged = merge(engine, fork, join, branches, &mut state.context);
-    Ok(NodeResult::success_value(merged).with_meta("branch_count", Value::from(count as u64)))
+    Ok(branches)
 }
 
 /// A branch's copy of the parent context, with room for what a branch step adds to it

@@ -74,6 +74,32 @@ async fn run_subworkflow(
     flow: Flow<'_>,
     resume: Option<ReviewDecision>,
 ) -> Result<NodeResult, RuntimeError> {
+    let (prepared, mut child_state) = load_child(engine, node, state)?;
+    let frames = child_frames(flow, node, &child_state);
+    let child_flow = match &frames {
+        Some(frames) => Flow::Child(frames),
+        None => Flow::Detached,
+    };
+    let outcome = run_child(
+        engine,
+        &prepared,
+        &mut child_state,
+        cancel,
+        resume,
+        child_flow,
+    )
+    .await;
+    child_result(node, state, child_state, outcome)
+}
+
+/// The child workflow of `node` and the run it continues: the one saved by a run that stopped
+/// inside it, else a fresh one on the node's inputs. The depth cap, a missing repository or
+/// child, and missing inputs fail here.
+fn load_child(
+    engine: &Exec<'_>,
+    node: &SubWorkflowNode,
+    state: &mut RunState,
+) -> Result<(Prepared, RunState), RuntimeError> {
     let fail = |message: String| RuntimeError::SubWorkflow {
         node: node.id.clone(),
         message,
@@ -98,7 +124,7 @@ async fn run_subworkflow(
     let child = repo
         .get_for_tenant(tenant, &node.workflow_id)
         .ok_or_else(|| fail(format!("Sub-workflow not found: {}", node.workflow_id)))?;
-    let (prepared, mut child_state) = match saved_child(state, node) {
+    Ok(match saved_child(state, node) {
         Some(saved) => (engine.prepare(child)?, saved),
         None => {
             let input = child_input(node, state, depth).map_err(fail)?;
@@ -106,43 +132,57 @@ async fn run_subworkflow(
             let fresh = fresh_child(&prepared, input).map_err(fail)?;
             (prepared, fresh)
         }
+    })
+}
+
+/// The frames that lead from the main flow to the child, when the child's boundaries are
+/// recorded (a child of the main flow or of such a child); `None` inside a fork branch.
+fn child_frames(
+    flow: Flow<'_>,
+    node: &SubWorkflowNode,
+    child_state: &RunState,
+) -> Option<Vec<NestedFrame>> {
+    let outer: &[NestedFrame] = match flow {
+        Flow::Main => &[],
+        Flow::Child(outer) => outer,
+        Flow::Branch { .. } | Flow::Detached => return None,
     };
-    let frames: Vec<NestedFrame>;
-    let child_flow = match flow {
-        Flow::Main | Flow::Child(_) => {
-            let outer: &[NestedFrame] = match flow {
-                Flow::Child(outer) => outer,
-                _ => &[],
-            };
-            frames = outer
-                .iter()
-                .cloned()
-                .chain([NestedFrame {
-                    node_id: node.id.clone(),
-                    execution_id: child_state.execution_id.clone(),
-                }])
-                .collect();
-            Flow::Child(&frames)
-        }
-        Flow::Branch { .. } | Flow::Detached => Flow::Detached,
-    };
-    // A child that ends unsuccessfully runs its own compensations first, checkpointed where
-    // its boundaries are (docs/language.md, *Saga compensation*). A paused child is not
-    // compensated.
+    let frames = outer
+        .iter()
+        .cloned()
+        .chain([NestedFrame {
+            node_id: node.id.clone(),
+            execution_id: child_state.execution_id.clone(),
+        }])
+        .collect();
+    Some(frames)
+}
+
+/// Runs the child to its end (boxed: the child runs the executor loop again). A child that
+/// ends unsuccessfully runs its own compensations first, checkpointed where its boundaries are
+/// (docs/language.md, *Saga compensation*); a paused child is not compensated.
+async fn run_child(
+    engine: &Exec<'_>,
+    prepared: &Prepared,
+    child_state: &mut RunState,
+    cancel: &CancelToken,
+    resume: Option<ReviewDecision>,
+    child_flow: Flow<'_>,
+) -> RunOutcome {
     let checkpoints = match child_flow {
         Flow::Child(frames) => CompensationCheckpoints::Child(frames),
         _ => CompensationCheckpoints::None,
     };
     let compensated: BoxFuture<'_, RunOutcome> = if child_state.compensating.is_some() {
         // The run stopped while the saved child compensated: the compensations left.
-        Box::pin(engine.resume_compensation(&prepared, &mut child_state, checkpoints))
+        Box::pin(engine.resume_compensation(prepared, child_state, checkpoints))
     } else {
         Box::pin(async {
             // The child is a fresh execution with its own limits; its steps are not the
             // parent's.
             let run: BoxFuture<'_, Result<RunOutcome, RuntimeError>> = Box::pin(engine.drive(
-                &prepared,
-                &mut child_state,
+                prepared,
+                child_state,
                 cancel,
                 Instant::now(),
                 resume,
@@ -150,11 +190,23 @@ async fn run_subworkflow(
             ));
             let outcome = run.await.unwrap_or_else(RunOutcome::Failed);
             engine
-                .compensate(&prepared, &mut child_state, outcome, checkpoints)
+                .compensate(prepared, child_state, outcome, checkpoints)
                 .await
         })
     };
-    match compensated.await {
+    compensated.await
+}
+
+/// The node's result for how the child ended: completed (any exit status) copies the
+/// `outputMapping` back, rejected or invalid output fails the node, another error ends the
+/// run, and a paused child is saved in the parent (the run pauses here; resuming continues it).
+fn child_result(
+    node: &SubWorkflowNode,
+    state: &mut RunState,
+    child_state: RunState,
+    outcome: RunOutcome,
+) -> Result<NodeResult, RuntimeError> {
+    match outcome {
         RunOutcome::Completed { exit_status, .. } => {
             for (parent_key, child_key) in &node.output_mapping {
                 let v = child_state
@@ -179,7 +231,6 @@ async fn run_subworkflow(
         )),
         RunOutcome::Failed(e) => Err(e),
         RunOutcome::Paused => {
-            // Saved in the parent: the run pauses here and resuming continues the child.
             state.nested = Some(Box::new(Nested::Child {
                 node_id: node.id.clone(),
                 state: Box::new(child_state),
