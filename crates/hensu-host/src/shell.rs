@@ -124,6 +124,12 @@ impl CommandRegistry {
                 dropped.insert(id.clone(), dropped_reason(fields));
                 continue;
             };
+            // A list or a mapping would run as its Java `toString` text: refused instead.
+            if command.is_array() || command.is_object() {
+                return Err(format!(
+                    "command '{id}': command must be one string, the shell command line"
+                ));
+            }
             let timeout_ms = match fields.get("timeout") {
                 None | Some(Value::Null) => DEFAULT_COMMAND_TIMEOUT_MS,
                 Some(v) => v
