@@ -581,6 +581,11 @@ static CODES: &[CodeInfo] = &[
         "saga compensations can never run",
         include_str!("../../../docs/diagnostics/W0324.md"),
     ),
+    w(
+        "W0325",
+        "unknown top-level key in `commands.yaml`",
+        include_str!("../../../docs/diagnostics/W0325.md"),
+    ),
     // tools: W06xx (need the configured MCP servers; `hensuc check` without `--offline`)
     w(
         "W0601",

@@ -40,8 +40,8 @@ pub use http::{ApiCallerHandler, WebhookHandler, percent_encode};
 pub use network::NetworkAccess;
 pub use review::{DeferredReview, InteractiveReview, PendingReview, TerminalPause};
 pub use shell::{
-    BASE_ENV, CommandRegistry, CommandSpec, DEFAULT_COMMAND_TIMEOUT_MS, MAX_VALUE_BYTES,
-    UnsafeCommand, audit_commands, command_env, run_command, run_command_with,
+    BASE_ENV, COMMAND_KEYS, CommandRegistry, CommandSpec, DEFAULT_COMMAND_TIMEOUT_MS,
+    MAX_VALUE_BYTES, UnsafeCommand, audit_commands, command_env, run_command, run_command_with,
 };
 pub use stub_files::FsStubFiles;
 

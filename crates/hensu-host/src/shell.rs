@@ -46,6 +46,9 @@ impl CommandSpec {
     }
 }
 
+/// The keys of one `commands.yaml` entry; `hensuc check` reports any other (W0322).
+pub const COMMAND_KEYS: [&str; 4] = ["command", "timeout", "env", "pass_env"];
+
 /// The default command timeout.
 pub const DEFAULT_COMMAND_TIMEOUT_MS: u64 = 30_000;
 
@@ -67,6 +70,9 @@ pub const MAX_VALUE_BYTES: usize = 128 * 1024;
 #[derive(Clone, Debug, Default)]
 pub struct CommandRegistry {
     commands: IndexMap<String, CommandSpec>,
+    /// Entries dropped for having no `command` (as upstream), with why: an `execute` of one
+    /// names the cause instead of only "not found".
+    dropped: IndexMap<String, String>,
     working_dir: Option<PathBuf>,
     cancel: Option<CancelToken>,
 }
@@ -100,6 +106,7 @@ impl CommandRegistry {
     pub fn parse(text: &str) -> Result<Self, String> {
         let doc: Value = serde_norway::from_str(text).map_err(|e| e.to_string())?;
         let mut commands = IndexMap::new();
+        let mut dropped = IndexMap::new();
         let entries = match &doc {
             Value::Null => None,
             Value::Object(top) => match top.get("commands") {
@@ -114,8 +121,15 @@ impl CommandRegistry {
                 return Err(format!("command '{id}' must be a mapping"));
             };
             let Some(command) = fields.get("command").filter(|c| !c.is_null()) else {
+                dropped.insert(id.clone(), dropped_reason(fields));
                 continue;
             };
+            // A list or a mapping would run as its Java `toString` text: refused instead.
+            if command.is_array() || command.is_object() {
+                return Err(format!(
+                    "command '{id}': command must be one string, the shell command line"
+                ));
+            }
             let timeout_ms = match fields.get("timeout") {
                 None | Some(Value::Null) => DEFAULT_COMMAND_TIMEOUT_MS,
                 Some(v) => v
@@ -164,6 +178,7 @@ impl CommandRegistry {
         }
         Ok(CommandRegistry {
             commands,
+            dropped,
             ..CommandRegistry::default()
         })
     }
@@ -191,6 +206,24 @@ impl CommandRegistry {
 
     pub fn ids(&self) -> Vec<&str> {
         self.commands.keys().map(String::as_str).collect()
+    }
+}
+
+/// Why an entry without `command` is dropped, naming its unknown keys (`run:` for `command:`).
+fn dropped_reason(fields: &serde_json::Map<String, Value>) -> String {
+    let unknown: Vec<String> = fields
+        .keys()
+        .filter(|k| !COMMAND_KEYS.contains(&k.as_str()))
+        .map(|k| format!("`{k}`"))
+        .collect();
+    if unknown.is_empty() {
+        "it has no `command:`".to_string()
+    } else {
+        format!(
+            "it has no `command:`, only the unknown key{} {}; the command line goes under `command:`",
+            if unknown.len() == 1 { "" } else { "s" },
+            unknown.join(", ")
+        )
     }
 }
 
@@ -262,10 +295,17 @@ fn check_variable_name(id: &str, field: &str, name: &str) -> Result<(), String> 
 impl CommandRunner for CommandRegistry {
     async fn execute(&self, id: &str, ctx: &Context) -> ActionResult {
         match self.commands.get(id) {
-            None => ActionResult::failure(format!(
-                "Command not found in registry: '{id}'. Available commands: [{}]",
-                self.ids().join(", ")
-            )),
+            None => {
+                let why = self
+                    .dropped
+                    .get(id)
+                    .map(|reason| format!(" (commands.yaml drops the entry: {reason})"))
+                    .unwrap_or_default();
+                ActionResult::failure(format!(
+                    "Command not found in registry: '{id}'{why}. Available commands: [{}]",
+                    self.ids().join(", ")
+                ))
+            }
             Some(spec) => {
                 run_command_with(spec, ctx, self.working_dir.as_deref(), self.cancel.as_ref()).await
             }

@@ -3,7 +3,8 @@
 //!
 //! * [`lex`] — tokens, comments and lexical diagnostics (E0001–E0006).
 //! * [`parse`] — the syntax tree and every lexical and syntax diagnostic of the file (E0001–E0006,
-//!   E0010, E0011, E0016; E0903 for inputs over 4 GiB). Never panics; one run reports all errors;
+//!   E0010, E0011, E0016, E0101 for a Kotlin modifier before a declaration; E0903 for inputs
+//!   over 4 GiB). Never panics; one run reports all errors;
 //!   recovered statements and expressions are [`ast::StmtKind::Error`] / [`ast::ExprKind::Error`].
 //! * [`decode_source`] + [`parse_decoded`] — the path for callers that read bytes: each invalid
 //!   UTF-8 byte becomes one U+001A (offsets stay those of the file) plus one E0001 per run.
@@ -36,6 +37,38 @@ pub use dump::dump;
 pub use layout::MAX_DEPTH;
 pub use lexer::{Lexed, Number, NumberError, Token, TokenKind, classify_number};
 pub use strings::{kotlin_is_whitespace, trim_indent, trim_margin, unescape};
+
+/// Kotlin modifiers an author may put before a declaration (`override node("x") { … }`,
+/// `private agent("a") { … }`); the language has none.
+pub const KOTLIN_MODIFIERS: &[&str] = &[
+    "override",
+    "private",
+    "public",
+    "protected",
+    "internal",
+    "open",
+    "abstract",
+    "final",
+    "sealed",
+    "data",
+    "inline",
+    "suspend",
+    "lateinit",
+    "operator",
+    "infix",
+    "external",
+    "tailrec",
+];
+
+/// What to do about a Kotlin modifier before a statement (the parser's and the lowering's
+/// E0101 say the same).
+pub fn modifier_help(word: &str) -> String {
+    if word == "override" {
+        "remove `override`: to replace the transitions of an inherited node, write `routes(\"id\") { … }` in `graph { }`; a node of the extending workflow itself takes no modifier".to_string()
+    } else {
+        format!("remove `{word}`: declarations take no modifiers")
+    }
+}
 
 /// The result of [`parse`].
 #[derive(Clone, Debug)]

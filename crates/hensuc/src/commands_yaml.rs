@@ -7,8 +7,8 @@ use hensu_diagnostics::{Diagnostic, FileId, Span, codes};
 use hensu_ir::{Action, CompensationBody, Node, Workflow};
 use serde_json::Value;
 
-/// The keys of one command entry (crates/hensu-host/src/shell.rs, `CommandRegistry::parse`).
-const ENTRY_KEYS: [&str; 4] = ["command", "timeout", "env", "pass_env"];
+/// The keys of one command entry: the run's loader's (`CommandRegistry::parse`).
+const ENTRY_KEYS: [&str; 4] = hensu_host::COMMAND_KEYS;
 
 /// One command with its `{name}` placeholders and where each stands in the file.
 #[derive(Clone, Debug)]
@@ -65,6 +65,16 @@ pub fn audit(text: &str, unsafe_reported: bool) -> CommandsAudit {
         }
     }
     let mut ids = Vec::new();
+    if let Value::Object(top) = &doc {
+        for (key, value) in top.iter().filter(|(k, _)| k.as_str() != "commands") {
+            out.diagnostics.push(unknown_top_key(text, key));
+            // The ids under a misspelt `commands:` count as declared: W0325 is the cause, an
+            // E0210 per `execute` would only echo it.
+            if let Value::Object(entries) = value {
+                ids.extend(entries.keys().cloned());
+            }
+        }
+    }
     for (id, entry) in entries.into_iter().flatten() {
         ids.push(id.clone());
         let Value::Object(fields) = entry else {
@@ -220,6 +230,24 @@ fn unknown_key(id: &str, name: &str, span: Span, has_command: bool) -> Diagnosti
     }
 }
 
+/// W0325: a top-level key other than `commands` (a run reads only `commands:`).
+fn unknown_top_key(text: &str, key: &str) -> Diagnostic {
+    let span = key_line(text, key, 0, None)
+        .map(|(at, _)| Span::from_range(at..at + key.len()))
+        .unwrap_or_default();
+    let d = Diagnostic::new(
+        codes::W0325,
+        format!("`commands.yaml` has an unknown top-level key `{key}`"),
+        span,
+        "a run reads only `commands:`",
+    )
+    .with_note("a run ignores this key and everything under it");
+    match hensu_sema::did_you_mean(key, ["commands"]) {
+        Some(c) => d.with_help(format!("did you mean `{c}:`?")),
+        None => d.with_help("the commands go under `commands:`, one `<id>:` entry each"),
+    }
+}
+
 fn no_command(id: &str, span: Span) -> Diagnostic {
     Diagnostic::new(
         codes::W0322,
@@ -248,7 +276,11 @@ fn locate_error(text: &str, message: &str) -> Span {
         return Span::from_range(0..line_end(text, 0));
     };
     let Some((id, detail)) = rest.split_once("': ") else {
-        return Span::default();
+        // `command '<id>' must be a mapping`: at the entry.
+        return rest
+            .split_once('\'')
+            .and_then(|(id, _)| key_span(text, id, None))
+            .unwrap_or_default();
     };
     let field = detail.split([' ', ':']).next().unwrap_or("");
     ENTRY_KEYS
@@ -368,6 +400,29 @@ mod tests {
             "run"
         );
         assert!(d.help.iter().any(|h| h.contains("command:")));
+    }
+
+    #[test]
+    fn an_entry_that_is_not_a_mapping_is_e0510_at_the_entry() {
+        let text = "commands:\n  refund: \"echo hi\"\n";
+        let d = &audit(text, false).diagnostics[0];
+        assert_eq!(codes::E0510, d.code);
+        assert_eq!(
+            &text[d.primary.span.start as usize..d.primary.span.end as usize],
+            "refund"
+        );
+    }
+
+    #[test]
+    fn a_list_as_command_is_e0510_at_its_value() {
+        let text = "commands:\n  refund:\n    command: [\"echo\", \"hi\"]\n";
+        let d = &audit(text, false).diagnostics[0];
+        assert_eq!(codes::E0510, d.code);
+        assert!(d.primary.message.contains("one string"), "{d:?}");
+        assert_eq!(
+            &text[d.primary.span.start as usize..d.primary.span.end as usize],
+            "[\"echo\", \"hi\"]"
+        );
     }
 
     #[test]

@@ -85,6 +85,25 @@ async fn commands_yaml_is_parsed_with_a_yaml_library() {
     let r = reg.execute("with-env", &Context::default()).await;
     assert_eq!(r, ActionResult::success("hello"));
     assert!(CommandRegistry::parse("commands: [1, 2]").is_err());
+    // A dropped entry's execute says why it is missing (check's W0322 says it first).
+    let r = reg.execute("no-command", &Context::default()).await;
+    assert_eq!(
+        r,
+        ActionResult::failure(
+            "Command not found in registry: 'no-command' (commands.yaml drops the entry: it has \
+             no `command:`). Available commands: [echo-result, with-env]"
+        )
+    );
+    let typo = CommandRegistry::parse("commands:\n  refund:\n    run: echo hi\n").unwrap();
+    let r = typo.execute("refund", &Context::default()).await;
+    assert_eq!(
+        r,
+        ActionResult::failure(
+            "Command not found in registry: 'refund' (commands.yaml drops the entry: it has no \
+             `command:`, only the unknown key `run`; the command line goes under `command:`). \
+             Available commands: []"
+        )
+    );
     let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let shipped = CommandRegistry::load(&examples).unwrap();
     assert_eq!(

@@ -301,6 +301,9 @@ impl<'f> Lowerer<'f> {
             "unknown here",
         );
         match did_you_mean(name.name, candidates) {
+            _ if hensu_syntax::KOTLIN_MODIFIERS.contains(&name.name) => {
+                d = d.with_help(hensu_syntax::modifier_help(name.name))
+            }
             Some(s) => d = replace_with(d.with_help(format!("did you mean `{s}`?")), name.span, s),
             None => {
                 d = d.with_help(format!(

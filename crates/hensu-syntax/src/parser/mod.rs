@@ -257,6 +257,7 @@ pub(crate) fn file_parser<'t, 's: 't>(
             ident.clone(),
             kotlin_kw.clone(),
             skip_stmt.clone(),
+            balanced.clone(),
         );
         let arg = ident
             .clone()
@@ -426,6 +427,7 @@ pub(crate) fn file_parser<'t, 's: 't>(
         ident.clone(),
         kotlin_kw.clone(),
         skip_stmt.clone(),
+        balanced.clone(),
     );
 
     // ---- file level ----------------------------------------------------------------------------
@@ -562,6 +564,7 @@ fn statements<'t, 's: 't>(
     ident: Bx<'t, Ident<'s>>,
     kotlin_kw: Bx<'t, Expr<'s>>,
     skip_stmt: Bx<'t, ()>,
+    balanced: Bx<'t, ()>,
 ) -> (
     Bx<'t, ()>,
     Bx<'t, Stmt<'s>>,
@@ -623,9 +626,40 @@ fn statements<'t, 's: 't>(
         .labelled(Lbl::StatementEnd)
         .boxed();
 
+    // `override node("x") { … }`: a Kotlin modifier before a declaration. Read as an infix
+    // chain, the block would follow a parenthesized string (a misleading "unexpected block"),
+    // so the whole statement is one error at the modifier, with the code the lowering gives the
+    // same modifier before a call without a block (E0101). The fast path gives up on this shape.
+    let modified = select! { T::Ident = e => e.span() }
+        .filter(move |s: &CSpan| crate::KOTLIN_MODIFIERS.contains(&text(src, *s)))
+        .then_ignore(ident.clone())
+        .then_ignore(
+            just(T::LParen)
+                .rewind()
+                .ignore_then(balanced.clone())
+                .or_not(),
+        )
+        .then_ignore(just(T::LBrace).rewind().ignore_then(balanced))
+        .validate(move |at: CSpan, e, emitter| {
+            let word = text(src, at);
+            emitter.emit(PErr::custom(
+                at,
+                codes::E0101,
+                format!("unknown statement `{word}`: a Kotlin modifier"),
+                "Kotlin modifier",
+                &crate::modifier_help(word),
+            ));
+            Stmt {
+                kind: StmtKind::Error,
+                span: sp(e.span()),
+                annotations: Box::default(),
+            }
+        });
+
     let stmt = annotations
         .clone()
         .then(choice((
+            modified,
             kotlin_kw.clone().map(|e| Stmt {
                 span: e.span,
                 kind: StmtKind::Error,

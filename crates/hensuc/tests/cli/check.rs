@@ -265,6 +265,22 @@ fn commands_yaml_findings_point_into_the_file() {
     ));
 }
 
+/// A misspelt `commands:` is W0325 at the key, without an E0210 echo per `execute`.
+#[test]
+fn commands_yaml_unknown_top_level_key_is_w0325() {
+    let dir = "tests/fixtures/cli/commands-top-key";
+    let human = run_hensuc(&["check", "-d", dir]);
+    assert_eq!(human.status.code(), Some(0));
+    assert!(!stderr(&human).contains("E0210"), "{}", stderr(&human));
+    let json = run_hensuc(&["check", "-d", dir, "--format", "json"]);
+    insta::assert_snapshot!(format!(
+        "===== commands.yaml\n{}----- human\n{}----- json\n{}",
+        std::fs::read_to_string(repo().join(dir).join("commands.yaml")).unwrap(),
+        stderr(&human),
+        stdout(&json)
+    ));
+}
+
 /// A commands.yaml that is not YAML (a key indented wrongly) is E0510 on the line at fault.
 #[test]
 fn commands_yaml_syntax_error_is_e0510_on_its_line() {
