@@ -92,6 +92,14 @@ impl ServerConfig {
                 "mcp.servers.{name}: `ca_file` applies to `https://` servers only"
             ));
         }
+        // `env` passes variables through by name; a `NAME=value` entry would pass nothing.
+        // The entry itself is not repeated: it may hold a secret.
+        if let Some(i) = self.env.iter().position(|v| !is_env_name(v)) {
+            return Err(format!(
+                "mcp.servers.{name}: `env` entry {} is not a variable name: `env` lists the names of variables passed through to the server (set a value in hensuc's own environment)",
+                i + 1
+            ));
+        }
         match (&self.command, &self.url) {
             (Some(command), None) if !command.trim().is_empty() => Ok(Endpoint::Stdio {
                 command: command.clone(),
@@ -120,6 +128,15 @@ impl ServerConfig {
             )),
         }
     }
+}
+
+/// Whether `name` can be an environment variable's name (`CARGO_HOME`).
+fn is_env_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 fn is_https(url: &str) -> bool {

@@ -134,6 +134,15 @@ fn an_mcp_server_with_command_and_url_points_at_url() {
 }
 
 #[test]
+fn an_mcp_env_entry_that_is_not_a_name_is_e0906_at_env() {
+    let text = "[mcp.servers.a]\ncommand = \"x\"\nenv = [\"HOME\", \"API_KEY=sk-secret\"]\n";
+    assert_eq!(found(text), vec![("E0906", 3)]);
+    let d = only(text);
+    assert!(d.primary.message.contains("entry 2"), "{d:?}");
+    assert!(!format!("{d:?}").contains("sk-secret"), "{d:?}");
+}
+
+#[test]
 fn every_bad_section_is_reported_and_good_ones_still_load() {
     let text = "[retry]\nmax_attempts = \"3\"\n\n[network]\nallow_hosts = [\"h.example\"]\n\n[timeouts]\ncall_ms = 0\n";
     let file = ProjectFile::parse(text);
