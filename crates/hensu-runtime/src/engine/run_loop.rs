@@ -137,6 +137,72 @@ impl<'h, 's> Guards<'h, 's> {
         }
     }
 
+    /// Before each node: a cancelled run ends, and a node starts only before the deadline; it
+    /// starts when the previous one ended unless a step event needs a clock read of its own.
+    #[inline]
+    fn start_node(
+        &self,
+        cancel: &CancelToken,
+        state: &RunState,
+        previous_end: Option<Instant>,
+        step_events: bool,
+    ) -> Result<Instant, RuntimeError> {
+        if cancel.is_cancelled() {
+            return Err(self.cancelled(state));
+        }
+        let node_started = match previous_end {
+            Some(t) if !step_events => t,
+            _ => Instant::now(),
+        };
+        if node_started >= self.clock.deadline {
+            return Err(self.timed_out(state));
+        }
+        Ok(node_started)
+    }
+
+    /// What the boundary hooks before a node decided: `Some` is the outcome the flow stops
+    /// with; a pause in place does not count against the time limit.
+    #[inline]
+    fn decided(
+        &mut self,
+        decided: Boundary,
+        state: &RunState,
+    ) -> Result<Option<RunOutcome>, RuntimeError> {
+        match decided {
+            Boundary::Continue => Ok(None),
+            Boundary::ContinueAfterPause(waited) => {
+                self.clock.not_counting(waited);
+                Ok(None)
+            }
+            Boundary::Cancel => Err(self.cancelled(state)),
+            Boundary::Suspend => Ok(Some(RunOutcome::Paused)),
+        }
+    }
+
+    /// The post pipeline's context for node `cur`, which ran from `node_started`.
+    #[inline]
+    fn post_ctx(&self, cur: usize, result: NodeResult, node_started: Instant) -> PostCtx<'h> {
+        PostCtx {
+            idx: cur,
+            result,
+            started: node_started,
+            next: None,
+            resume_decision: None,
+            run_started: self.clock.started,
+            completed: None,
+            human_wait: std::time::Duration::ZERO,
+            inherited: self.inherited,
+        }
+    }
+
+    /// A reviewer's answer took `waited`: it does not count against the time limit.
+    #[inline]
+    fn human_waited(&mut self, waited: Duration) {
+        if !waited.is_zero() {
+            self.clock.not_counting(waited);
+        }
+    }
+
     fn cancelled(&self, state: &RunState) -> RuntimeError {
         RuntimeError::Cancelled {
             last_nodes: state.last_nodes_after(&self.inherited, 5),
@@ -297,25 +363,21 @@ impl Exec<'_> {
         // clock read also serves as this node's start.
         let mut previous_end: Option<Instant> = None;
         loop {
-            if cancel.is_cancelled() {
-                return Err(guards.cancelled(state));
-            }
-            let node_started = match previous_end.take() {
-                Some(t) if !self.step_events => t,
-                _ => Instant::now(),
-            };
-            if node_started >= guards.clock.deadline {
-                return Err(guards.timed_out(state));
-            }
+            let node_started =
+                guards.start_node(cancel, state, previous_end.take(), self.step_events)?;
             let node = match arrive(p, cur, state, boundary, &guards)? {
                 Arrival::Run(node) => node,
                 Arrival::Stop(outcome) => return Ok(outcome),
             };
             // Pre pipeline: checkpoint hook, node start.
-            if matches!(flow, Flow::Main | Flow::Child(_))
-                && let Some(stop) = self.node_boundary(flow, state, &mut guards).await?
-            {
-                return Ok(stop);
+            if matches!(flow, Flow::Main | Flow::Child(_)) {
+                if let Flow::Main = flow {
+                    self.listener.on_checkpoint(state);
+                }
+                let decided = self.at_boundary(flow, state).await?;
+                if let Some(stop) = guards.decided(decided, state)? {
+                    return Ok(stop);
+                }
             }
             state.steps += 1;
             if self.step_events {
@@ -353,10 +415,10 @@ impl Exec<'_> {
                 pause_pending(p, cur, state, result);
                 return Ok(RunOutcome::Paused);
             }
-            let step;
-            (step, previous_end) = self
-                .after_node(p, state, cur, result, node_started, &mut guards)
-                .await?;
+            let mut pc = guards.post_ctx(cur, result, node_started);
+            let step = self.post_pipeline(p, state, &mut pc, 0).await?;
+            previous_end = pc.completed;
+            guards.human_waited(pc.human_wait);
             match step {
                 Step::Next(n) => cur = n,
                 Step::Stop(o) => return Ok(o),
@@ -416,56 +478,5 @@ impl Exec<'_> {
             Step::Next(n) => ControlFlow::Continue((n, nested_decision)),
             Step::Stop(o) => ControlFlow::Break(o),
         })
-    }
-
-    /// The post pipeline of node `cur` after it ran: where it leads, and when the node
-    /// completed (the next node's start when no step event needs its own clock read).
-    async fn after_node(
-        &self,
-        p: &Prepared,
-        state: &mut RunState,
-        cur: usize,
-        result: NodeResult,
-        node_started: Instant,
-        guards: &mut Guards<'_, '_>,
-    ) -> Result<(Step, Option<Instant>), RuntimeError> {
-        let mut pc = PostCtx {
-            idx: cur,
-            result,
-            started: node_started,
-            next: None,
-            resume_decision: None,
-            run_started: guards.clock.started,
-            completed: None,
-            human_wait: std::time::Duration::ZERO,
-            inherited: guards.inherited,
-        };
-        let step = self.post_pipeline(p, state, &mut pc, 0).await?;
-        if !pc.human_wait.is_zero() {
-            guards.clock.not_counting(pc.human_wait);
-        }
-        Ok((step, pc.completed))
-    }
-
-    /// The boundary hooks before a node of the main flow or of a child: the checkpoint first,
-    /// then the run controls. `Some` is the outcome the flow stops with.
-    async fn node_boundary(
-        &self,
-        flow: Flow<'_>,
-        state: &RunState,
-        guards: &mut Guards<'_, '_>,
-    ) -> Result<Option<RunOutcome>, RuntimeError> {
-        if let Flow::Main = flow {
-            self.listener.on_checkpoint(state);
-        }
-        match self.at_boundary(flow, state).await? {
-            Boundary::Continue => Ok(None),
-            Boundary::ContinueAfterPause(waited) => {
-                guards.clock.not_counting(waited);
-                Ok(None)
-            }
-            Boundary::Cancel => Err(guards.cancelled(state)),
-            Boundary::Suspend => Ok(Some(RunOutcome::Paused)),
-        }
     }
 }

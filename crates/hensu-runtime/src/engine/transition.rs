@@ -115,6 +115,7 @@ impl Exec<'_> {
 
     /// Takes `route`: the verdict is spent, a retry is a revise back-track, and the run moves
     /// to the destination.
+    #[inline]
     fn take(
         &self,
         p: &Prepared,
@@ -153,6 +154,7 @@ impl Exec<'_> {
 /// Where the matching `rule` leads. A bounded rule within its budget counts the retry, and the
 /// feedback of its inner rule's trigger becomes the `recommendation` (a failure retries
 /// without one); once the budget is spent the rule escalates to its `otherwise` target.
+#[inline]
 fn route<'p>(
     p: &'p Prepared,
     state: &mut RunState,
@@ -232,6 +234,7 @@ fn route<'p>(
 /// Leaving the node other than by a retry: its retry counters reset, its routing variables
 /// go, and the `recommendation` stays (the review's reason) only when the rule carries
 /// feedback.
+#[inline]
 fn reset_after_route(
     p: &Prepared,
     state: &mut RunState,
