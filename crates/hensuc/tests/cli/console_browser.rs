@@ -562,7 +562,8 @@ async fn console_in_a_real_browser() {
         .await;
     assert_eq!(text, json!("Not found"));
 
-    // Time to first render of the list with 1,000 executions (printed, not asserted).
+    // Time to first render of the list with 1,000 executions (printed, not asserted), and
+    // its first page.
     sign_in(&b, &base, "acme").await;
     let mut last = String::new();
     // Five executions exist already (linear, two reviewed, reviewed-edit, chain).
@@ -590,11 +591,14 @@ async fn console_in_a_real_browser() {
         timing["dom"].as_f64().unwrap_or(-1.0),
         timing["bytes"]
     );
+    // One page of the newest, and a link to the older ones (the list is paged in SQL).
     assert!(
         timing["caption"]
             .as_str()
             .unwrap_or("")
-            .starts_with("1000 executions")
+            .starts_with("50 executions on this page"),
+        "{timing}"
     );
+    assert!(b.find("a[rel=next]").await.is_some(), "no next-page link");
     b.close().await;
 }
