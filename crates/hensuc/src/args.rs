@@ -36,6 +36,32 @@ impl StoreFlag {
     }
 }
 
+/// The two forms of a command's report: for people, or JSON (docs/schemas/).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    #[default]
+    Human,
+    Json,
+}
+
+/// `--format human|json`, with `--json` as its alias, as on every command with a JSON form.
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub struct FormatFlag {
+    /// Output format (`json`: the documented JSON of docs/schemas/).
+    #[arg(long, value_enum, default_value_t = ReportFormat::Human, global = true)]
+    pub format: ReportFormat,
+    /// The same as `--format json`.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+impl FormatFlag {
+    /// JSON was asked for (`--format json` or `--json`).
+    pub fn json(&self) -> bool {
+        self.json || self.format == ReportFormat::Json
+    }
+}
+
 /// `--color WHEN`: colours in human output.
 #[derive(Args, Clone, Copy, Debug, Default)]
 pub struct ColorFlag {

@@ -26,9 +26,9 @@ pub struct AttachArgs {
     /// `hensu.toml` `[store] url`, else the project's).
     #[arg(long, value_name = "URL")]
     pub store: Option<String>,
-    /// One JSON object per log row (with its output) instead of text.
-    #[arg(long)]
-    pub json: bool,
+    /// `json`: one JSON object per log row (with its output) instead of text.
+    #[command(flatten)]
+    pub output: crate::args::FormatFlag,
     /// How often the log is read.
     #[arg(long, default_value = "200ms", value_parser = crate::commands::worker::parse_duration, value_name = "DURATION")]
     pub interval: Duration,
@@ -59,11 +59,11 @@ pub fn execute(args: AttachArgs) -> anyhow::Result<ExitCode> {
             }
             for r in &rows {
                 after = after.max(r.meta.step);
-                print_row(r, args.json);
+                print_row(r, args.output.json());
             }
         }
         if record.status.is_terminal() || record.status == RunStatus::Paused {
-            if !args.json {
+            if !args.output.json() {
                 eprintln!(
                     "run {} {} at `{}`",
                     record.run_id,

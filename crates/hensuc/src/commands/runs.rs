@@ -25,9 +25,8 @@ pub struct RunsArgs {
     /// Project directory (the store is `<DIR>/.hensu/state.db`).
     #[arg(short = 'd', long = "dir", value_name = "DIR", global = true)]
     pub dir: Option<PathBuf>,
-    /// Print JSON instead of a table.
-    #[arg(long, global = true)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: crate::args::FormatFlag,
     #[command(flatten)]
     pub store: crate::args::StoreFlag,
     #[command(subcommand)]
@@ -50,9 +49,9 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
     args.store.apply();
     if let Some(remote) = crate::commands::remote::Remote::from_args(&args.remote)? {
         return match &args.command {
-            None => crate::commands::remote_runs::runs(&remote, args.json),
+            None => crate::commands::remote_runs::runs(&remote, args.output.json()),
             Some(RunsCommand::Show { id }) => {
-                crate::commands::remote_runs::show(&remote, id, args.json)
+                crate::commands::remote_runs::show(&remote, id, args.output.json())
             }
         };
     }
@@ -60,7 +59,7 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
     let Some(store) = open_existing(&dir)? else {
         match &args.command {
             None => {
-                if args.json {
+                if args.output.json() {
                     // The same envelope as with a store: one schema for `runs --json`.
                     println!(
                         "{}",
@@ -83,8 +82,8 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
         }
     };
     match &args.command {
-        None => list(store.as_ref(), args.json),
-        Some(RunsCommand::Show { id }) => show(store.as_ref(), id, args.json),
+        None => list(store.as_ref(), args.output.json()),
+        Some(RunsCommand::Show { id }) => show(store.as_ref(), id, args.output.json()),
     }
 }
 

@@ -401,6 +401,16 @@ fn store_flag_is_taken_by_every_run_command() {
         "not to the project's store"
     );
     let listed = stdout(&run_hensuc(&["runs", "-d", d, "--store", store, "--json"]));
+    // `--format json` is the same as its alias `--json`, on every command with a JSON form.
+    let formatted = run_hensuc(&["runs", "-d", d, "--store", store, "--format", "json"]);
+    assert_eq!(stdout(&formatted), listed);
+    for command in ["check", "test", "runs", "attach"] {
+        let help = stdout(&run_hensuc(&[command, "--help"]));
+        assert!(
+            help.contains("--format <FORMAT>"),
+            "{command} --help lacks --format\n{help}"
+        );
+    }
     let v: serde_json::Value = serde_json::from_str(&listed).unwrap();
     let id = v["runs"][0]["run_id"]
         .as_str()
