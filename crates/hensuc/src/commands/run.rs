@@ -486,9 +486,16 @@ pub(crate) fn run_workflow(
         eprintln!("note: {note}");
     }
     let session = start.open(workflow, &input, setup, &run.redactor, &cancel)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    // A worker runs each claimed run on a blocking thread of its own runtime: the run uses
+    // that runtime, so the store's pooled PostgreSQL connections it opens keep their I/O
+    // tasks after the run (on a runtime of the run's own, they would die with it and close
+    // under the next run that takes them from the pool). A direct run gets one of its own.
+    let runtime = match tokio::runtime::Handle::try_current() {
+        Ok(handle) => Err(handle),
+        Err(_) => Ok(tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?),
+    };
     if !face.verbosity.quiet {
         eprintln!(
             "running {} ({} node{}), stub scenario `{}`, reviews {}",
@@ -501,7 +508,7 @@ pub(crate) fn run_workflow(
         print_routes(workflow, &run);
         eprintln!("  network     {}", run.network.describe());
     }
-    let result = runtime.block_on(async {
+    let work = async {
         let c = cancel.clone();
         let signal = tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
@@ -523,7 +530,12 @@ pub(crate) fn run_workflow(
             .await;
         signal.abort();
         r
-    });
+    };
+    // A current-thread runtime drives its I/O only under its own `block_on`.
+    let result = match &runtime {
+        Ok(own) => own.block_on(work),
+        Err(worker) => worker.block_on(work),
+    };
     progress.clear();
     print_usage(&run.usage.snapshot());
     Ok(RunEnd {
