@@ -428,6 +428,13 @@ impl Write for EventsFile {
     }
 }
 
+/// Where a run's futures are driven: a current-thread runtime of its own, or the runtime of
+/// the worker whose blocking thread runs it.
+enum RunRuntime {
+    Own(tokio::runtime::Runtime),
+    Worker(tokio::runtime::Handle),
+}
+
 /// Runs (or resumes) `workflow` under `setup` on this thread: the engine from the one run
 /// recipe ([`launch::engine`]), the face's listeners, the durable session, Ctrl-C.
 pub(crate) fn run_workflow(
@@ -491,10 +498,12 @@ pub(crate) fn run_workflow(
     // tasks after the run (on a runtime of the run's own, they would die with it and close
     // under the next run that takes them from the pool). A direct run gets one of its own.
     let runtime = match tokio::runtime::Handle::try_current() {
-        Ok(handle) => Err(handle),
-        Err(_) => Ok(tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?),
+        Ok(handle) => RunRuntime::Worker(handle),
+        Err(_) => RunRuntime::Own(
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?,
+        ),
     };
     if !face.verbosity.quiet {
         eprintln!(
@@ -533,8 +542,8 @@ pub(crate) fn run_workflow(
     };
     // A current-thread runtime drives its I/O only under its own `block_on`.
     let result = match &runtime {
-        Ok(own) => own.block_on(work),
-        Err(worker) => worker.block_on(work),
+        RunRuntime::Own(own) => own.block_on(work),
+        RunRuntime::Worker(worker) => worker.block_on(work),
     };
     progress.clear();
     print_usage(&run.usage.snapshot());

@@ -112,16 +112,8 @@ fn a_command_s_stdout_feeds_a_later_prompt() {
     );
 }
 
-/// A run that fails on a command keeps its reason: `runs show` prints it (text and `--json`
-/// `error`) with the cause, in the words `hensuc run` printed.
-#[test]
-fn runs_show_gives_a_failed_run_s_reason() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    std::fs::create_dir_all(dir.join("workflows")).unwrap();
-    std::fs::write(
-        dir.join("workflows/deploy.hwf"),
-        r#"fun w() = workflow("deploy") {
+/// A workflow whose one action runs the `deploy` command and has no way on when it fails.
+pub(crate) const DEPLOY: &str = r#"fun w() = workflow("deploy") {
     graph {
         start at "deploy"
         action("deploy") {
@@ -131,9 +123,16 @@ fn runs_show_gives_a_failed_run_s_reason() {
         end("done")
     }
 }
-"#,
-    )
-    .unwrap();
+"#;
+
+/// A run that fails on a command keeps its reason: `runs show` prints it (text and `--json`
+/// `error`) with the cause, in the words `hensuc run` printed.
+#[test]
+fn runs_show_gives_a_failed_run_s_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::write(dir.join("workflows/deploy.hwf"), DEPLOY).unwrap();
     std::fs::write(
         dir.join("commands.yaml"),
         "commands:\n  deploy:\n    command: \"echo no-space-left >&2; exit 3\"\n    timeout: 5000\n",

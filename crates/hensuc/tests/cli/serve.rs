@@ -297,17 +297,7 @@ fn a_failed_server_run_gives_its_reason_and_exit_code() {
     let dir = project();
     std::fs::write(
         dir.path().join("workflows/deploy.hwf"),
-        r#"fun w() = workflow("deploy") {
-    graph {
-        start at "deploy"
-        action("deploy") {
-            execute("deploy")
-            onSuccess goto "done"
-        }
-        end("done")
-    }
-}
-"#,
+        super::action_outputs::DEPLOY,
     )
     .expect("write");
     std::fs::write(
