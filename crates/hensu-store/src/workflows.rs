@@ -13,12 +13,6 @@ use serde_json::Value;
 
 use crate::{IdempotencyKey, KeyedStart, Result, RunPage, RunQuery, RunRecord, StoreError};
 
-pub(crate) mod pg;
-pub(crate) mod sqlite;
-
-pub use pg::PgRegistry;
-pub use sqlite::SqliteRegistry;
-
 /// A live workflow definition of a tenant.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredWorkflow {

@@ -197,7 +197,7 @@ pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
         egress: None,
     };
     if args.detach {
-        return crate::commands::worker::queue_run(&workflow, input, &setup, &args.workflow);
+        return crate::commands::detach::queue_run(&workflow, input, &setup, &args.workflow);
     }
     let face = Face::new(&args.settings)?;
     let start = session::Start::Fresh {
