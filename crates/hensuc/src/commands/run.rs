@@ -511,7 +511,12 @@ pub(crate) fn run_workflow(
             workflow.metadata.name,
             workflow.nodes.len(),
             if workflow.nodes.len() == 1 { "" } else { "s" },
-            setup.stubs.scenario.as_deref().unwrap_or("default"),
+            // The context key wins over `--scenario`, as the stub agents read it.
+            input
+                .get("stub_scenario")
+                .and_then(|v| v.as_str())
+                .or(setup.stubs.scenario.as_deref())
+                .unwrap_or("default"),
             setup.review.as_str()
         );
         print_routes(workflow, &run);
