@@ -298,7 +298,11 @@ fn locate_error(text: &str, message: &str) -> Span {
 
 /// A key given twice: the parser points at the mapping; the second key is the one to remove.
 fn duplicate_key_span(text: &str, mapping_at: usize, message: &str) -> Option<Span> {
-    let key = message.split("duplicate entry with key \"").nth(1)?.split('"').next()?;
+    let key = message
+        .split("duplicate entry with key \"")
+        .nth(1)?
+        .split('"')
+        .next()?;
     let line_start = text[..mapping_at].rfind('\n').map_or(0, |p| p + 1);
     let (first, indent) = key_line(text, key, line_start, None)?;
     let (second, again) = key_line(text, key, line_end(text, first), indent.checked_sub(1))?;
@@ -392,12 +396,17 @@ mod tests {
 
     #[test]
     fn a_command_given_twice_is_e0510_and_a_run_refuses_it_too() {
-        let text = "commands:\n  deploy:\n    command: \"true\"\n  deploy:\n    command: \"false\"\n";
+        let text =
+            "commands:\n  deploy:\n    command: \"true\"\n  deploy:\n    command: \"false\"\n";
         let a = audit(text, false);
         assert!(a.ids.is_none());
         let d = &a.diagnostics[0];
         assert_eq!(codes::E0510, d.code);
-        assert!(d.primary.message.contains("duplicate"), "{}", d.primary.message);
+        assert!(
+            d.primary.message.contains("duplicate"),
+            "{}",
+            d.primary.message
+        );
         let line = text[..d.primary.span.start as usize].matches('\n').count() + 1;
         assert_eq!(line, 4);
         assert!(hensu_host::CommandRegistry::parse(text).is_err());
