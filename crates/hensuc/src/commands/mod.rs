@@ -23,6 +23,7 @@ pub mod resume;
 pub mod run;
 mod run_summary;
 pub mod runs;
+mod runs_diff;
 mod runs_json;
 pub mod serve;
 pub mod session;

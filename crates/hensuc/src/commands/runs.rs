@@ -40,6 +40,14 @@ pub enum RunsCommand {
         /// The run id.
         id: String,
     },
+    /// Compare two runs step by step (node, status, output) and their final contexts; exit 1
+    /// when they differ.
+    Diff {
+        /// The first run's id.
+        a: String,
+        /// The second run's id.
+        b: String,
+    },
 }
 
 pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
@@ -50,6 +58,10 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
             Some(RunsCommand::Show { id }) => {
                 crate::commands::remote_runs::show(&remote, id, args.output.json())
             }
+            Some(RunsCommand::Diff { .. }) => anyhow::bail!(
+                "`runs diff` reads the runs' histories from their store, which a server's API \
+                 does not expose: run it with `--store URL` of the server's database"
+            ),
         };
     }
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
@@ -70,7 +82,7 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
                 }
                 return Ok(ExitCode::from(exit::SUCCESS));
             }
-            Some(RunsCommand::Show { id }) => {
+            Some(RunsCommand::Show { id } | RunsCommand::Diff { a: id, .. }) => {
                 anyhow::bail!(
                     "no run `{id}`: {} does not exist",
                     store_path(&dir).display()
@@ -81,6 +93,9 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
     match &args.command {
         None => list(store.as_ref(), args.output.json()),
         Some(RunsCommand::Show { id }) => show(store.as_ref(), id, args.output.json()),
+        Some(RunsCommand::Diff { a, b }) => {
+            crate::commands::runs_diff::diff(store.as_ref(), a, b, args.output.json())
+        }
     }
 }
 

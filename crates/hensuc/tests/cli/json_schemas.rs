@@ -272,6 +272,25 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
             assert_valid(&attach, "attach.schema.json", id, row);
         }
     }
+    // Two of those runs compared, and one run with itself.
+    let diff = schemas.validator("runs-diff.schema.json");
+    let ids: Vec<&str> = listed
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap())
+        .collect();
+    for (a, b) in [(ids[0], ids[1]), (ids[2], ids[2])] {
+        let diffed = hensuc()
+            .current_dir(&project)
+            .args(["runs", "-d", ".", "diff", a, b, "--json"])
+            .output()
+            .unwrap();
+        assert_valid(
+            &diff,
+            "runs-diff.schema.json",
+            "runs diff --json",
+            &json_of(&diffed),
+        );
+    }
 
     // A workflow test run.
     let test = hensuc()

@@ -236,3 +236,53 @@ fn one_workflow_reads_the_same_through_every_face() {
         }
     }
 }
+
+/// `runs diff`: the succeeded and the failed run part at their first step's output; a run
+/// compared with itself is the same (exit 0), two that differ exit 1.
+#[test]
+fn runs_diff_names_the_first_difference() {
+    let dir = project();
+    let mut ids = Vec::new();
+    for scenario in ["ok", "fail"] {
+        let run = hensuc()
+            .args(["run", "outcomes", "-d"])
+            .arg(dir.path())
+            .args(["-c", &context(scenario)])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run");
+        ids.push(
+            stderr(&run)
+                .split_whitespace()
+                .nth(1)
+                .expect("id")
+                .to_string(),
+        );
+    }
+    let diff = |a: &str, b: &str, json: bool| {
+        let mut cmd = hensuc();
+        cmd.args(["runs", "diff", a, b, "-d"]).arg(dir.path());
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.output().expect("runs diff")
+    };
+    let differ = diff(&ids[0], &ids[1], false);
+    assert_eq!(differ.status.code(), Some(1), "{}", stderr(&differ));
+    let text = stdout(&differ);
+    assert!(
+        text.contains("first difference: step 1 at `triage`: the outputs differ"),
+        "{text}"
+    );
+    assert!(text.contains("verdict  (absent)  |  \"broken\""), "{text}");
+    let json: Value = serde_json::from_str(&stdout(&diff(&ids[0], &ids[1], true))).expect("json");
+    assert_eq!(json["same"], false);
+    assert_eq!(json["first_difference"]["differs_in"], "output", "{json}");
+    assert_eq!(json["a"]["status"], "completed");
+    assert_eq!(json["b"]["status"], "failed");
+    let same = diff(&ids[0], &ids[0], false);
+    assert_eq!(same.status.code(), Some(0), "{}", stdout(&same));
+    assert!(stdout(&same).contains("same path, outputs and context"));
+    let unknown = diff(&ids[0], "no-such-run", false);
+    assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+}
