@@ -32,8 +32,10 @@ from ._generated.models.execution_status import ExecutionStatus
 from ._generated.models.health_status import HealthStatus
 from ._generated.models.paused_execution import PausedExecution
 from ._generated.models.push_body import PushBody
+from ._generated.models.resume_execution import ResumeExecution
 from ._generated.models.workflow_entry import WorkflowEntry
 from ._generated.models.workflow_saved import WorkflowSaved
+from ._generated.types import UNSET
 
 
 class HensuClient:
@@ -93,7 +95,7 @@ class HensuClient:
         response = _start.sync_detailed(
             client=self.api,
             body=c.start_body(workflow_id, context),
-            idempotency_key=idempotency_key if idempotency_key is not None else c.UNSET,
+            idempotency_key=idempotency_key if idempotency_key is not None else UNSET,
         )
         return cast(ExecutionStarted, c.unwrap(response))
 
@@ -141,7 +143,7 @@ class HensuClient:
         )
         return self._resume(execution_id, body)
 
-    def _resume(self, execution_id: str, body: c.ResumeExecution) -> ExecutionAck:
+    def _resume(self, execution_id: str, body: ResumeExecution) -> ExecutionAck:
         return cast(ExecutionAck, c.unwrap(_resume.sync_detailed(execution_id, client=self.api, body=body)))
 
     # Paging
