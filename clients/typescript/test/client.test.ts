@@ -233,3 +233,22 @@ test("cancel a paused execution, then a 409", async () => {
   assert.equal((await client.cancel(executionId)).status, "cancelled");
   await assert.rejects(client.cancel(executionId), ConflictError);
 });
+
+test("the worked example of docs/clients.md runs", async () => {
+  const { execFile } = await import("node:child_process");
+  const { writeFileSync, mkdtempSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const { tmpdir } = await import("node:os");
+  const file = join(mkdtempSync(join(tmpdir(), "hensu-example-")), "client_review.json");
+  writeFileSync(file, JSON.stringify(server.definitions.client_review));
+  const script = new URL("../examples/review.js", import.meta.url).pathname;
+  const env = { ...process.env, HENSU_SERVER: server.url, HENSU_TOKEN: server.token("example-ts") };
+  const stdout = await new Promise<string>((done, fail) =>
+    execFile(process.execPath, [script, file, "docs"], { env, timeout: 60_000 }, (error, out) => (error ? fail(error) : done(out))),
+  );
+  const lines = stdout.trim().split("\n");
+  const paused = lines.indexOf("2 execution.paused");
+  assert.ok(paused > 0, stdout);
+  assert.deepEqual(lines.slice(paused + 1, paused + 3), ["3 execution.completed", "completed"]);
+  assert.match(lines.at(-1)!, / completed$/);
+});
