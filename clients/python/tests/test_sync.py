@@ -255,3 +255,29 @@ def test_cancel_a_paused_execution(client: HensuClient) -> None:
     assert client.status(started.execution_id).status.value == "cancelled"
     with pytest.raises(h.ConflictError):
         client.cancel(started.execution_id)
+
+
+def test_tenant_stream_shows_a_new_execution(client: HensuClient) -> None:
+    seen: list[Event] = []
+    ready = threading.Event()
+    target: list[str] = []
+
+    def follow() -> None:
+        ready.set()
+        # A fresh tenant: the first completion is the execution started below (its events
+        # may arrive before start() returns its id).
+        for event in client.tenant_events():
+            seen.append(event)
+            if event.type == "execution.completed":
+                return
+
+    follower = threading.Thread(target=follow, daemon=True)
+    follower.start()
+    ready.wait()
+    time.sleep(0.5)  # the tenant stream shows executions from the moment it opens
+    target.append(client.start("client_quick", {"topic": "tenant"}).execution_id)
+    follower.join(timeout=20)
+    assert not follower.is_alive()
+    mine = [e for e in seen if e.execution_id == target[0]]
+    assert [e.type for e in mine][0] == "execution.started" and mine[-1].type == "execution.completed"
+    assert all(e.id.startswith(f"{target[0]}:") for e in mine)

@@ -226,6 +226,23 @@ test("paging follows the cursor", async () => {
   await assert.rejects(client.listExecutions({ limit: 0 }), InvalidParameterError);
 });
 
+test("the tenant stream shows a new execution", async () => {
+  const client = await server.newTenant();
+  const seen: HensuEvent[] = [];
+  const following = (async () => {
+    // A fresh tenant: the first completion is the execution started below.
+    for await (const event of client.tenantEvents()) {
+      seen.push(event);
+      if (event.type === "execution.completed") return;
+    }
+  })();
+  await new Promise((r) => setTimeout(r, 500)); // it shows executions from the moment it opens
+  const { executionId } = await client.start("client_quick", { topic: "tenant" });
+  await following;
+  assert.deepEqual(seen.map((e) => e.type), ["execution.started", "execution.step", "execution.completed"]);
+  assert.ok(seen.every((e) => e.id.startsWith(`${executionId}:`)));
+});
+
 test("cancel a paused execution, then a 409", async () => {
   const client = await server.newTenant();
   const { executionId } = await client.start("client_review", { topic: "cancel" });
