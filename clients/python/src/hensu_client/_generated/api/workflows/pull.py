@@ -1,0 +1,179 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.error_body import ErrorBody
+from ...models.pull_response_200 import PullResponse200
+from typing import cast
+
+
+
+def _get_kwargs(
+    workflow_id: str,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v1/workflows/{workflow_id}".format(workflow_id=quote(str(workflow_id), safe=""),),
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | PullResponse200 | None:
+    if response.status_code == 200:
+        response_200 = PullResponse200.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_404
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | PullResponse200]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    workflow_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[ErrorBody | PullResponse200]:
+    """ Pull: the stored definition.
+
+    Args:
+        workflow_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | PullResponse200]
+     """
+
+
+    kwargs = _get_kwargs(
+        workflow_id=workflow_id,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    workflow_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> ErrorBody | PullResponse200 | None:
+    """ Pull: the stored definition.
+
+    Args:
+        workflow_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | PullResponse200
+     """
+
+
+    return sync_detailed(
+        workflow_id=workflow_id,
+client=client,
+
+    ).parsed
+
+async def asyncio_detailed(
+    workflow_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[ErrorBody | PullResponse200]:
+    """ Pull: the stored definition.
+
+    Args:
+        workflow_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | PullResponse200]
+     """
+
+
+    kwargs = _get_kwargs(
+        workflow_id=workflow_id,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    workflow_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> ErrorBody | PullResponse200 | None:
+    """ Pull: the stored definition.
+
+    Args:
+        workflow_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | PullResponse200
+     """
+
+
+    return (await asyncio_detailed(
+        workflow_id=workflow_id,
+client=client,
+
+    )).parsed

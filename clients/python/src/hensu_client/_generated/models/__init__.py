@@ -1,0 +1,79 @@
+""" Contains all the data models used in inputs/outputs """
+
+from .acknowledged import Acknowledged
+from .client_status import ClientStatus
+from .document_response_200 import DocumentResponse200
+from .error_body import ErrorBody
+from .error_body_diagnostics_type_0 import ErrorBodyDiagnosticsType0
+from .execution_ack import ExecutionAck
+from .execution_event_type_0 import ExecutionEventType0
+from .execution_event_type_0_type import ExecutionEventType0Type
+from .execution_event_type_1 import ExecutionEventType1
+from .execution_event_type_1_type import ExecutionEventType1Type
+from .execution_event_type_2_output import ExecutionEventType2Output
+from .execution_event_type_2_type import ExecutionEventType2Type
+from .execution_event_type_3_output import ExecutionEventType3Output
+from .execution_event_type_3_type import ExecutionEventType3Type
+from .execution_event_type_4 import ExecutionEventType4
+from .execution_event_type_4_type import ExecutionEventType4Type
+from .execution_event_type_5 import ExecutionEventType5
+from .execution_event_type_5_type import ExecutionEventType5Type
+from .execution_result import ExecutionResult
+from .execution_result_output import ExecutionResultOutput
+from .execution_started import ExecutionStarted
+from .execution_state import ExecutionState
+from .execution_status import ExecutionStatus
+from .gateway_error import GatewayError
+from .gateway_status import GatewayStatus
+from .health import Health
+from .health_status import HealthStatus
+from .pause_reason import PauseReason
+from .paused_execution import PausedExecution
+from .pull_response_200 import PullResponse200
+from .push_body import PushBody
+from .resume_execution import ResumeExecution
+from .resume_execution_context_edits_type_0 import ResumeExecutionContextEditsType0
+from .start_execution import StartExecution
+from .start_execution_context_type_0 import StartExecutionContextType0
+from .workflow_entry import WorkflowEntry
+from .workflow_saved import WorkflowSaved
+
+__all__ = (
+    "Acknowledged",
+    "ClientStatus",
+    "DocumentResponse200",
+    "ErrorBody",
+    "ErrorBodyDiagnosticsType0",
+    "ExecutionAck",
+    "ExecutionEventType0",
+    "ExecutionEventType0Type",
+    "ExecutionEventType1",
+    "ExecutionEventType1Type",
+    "ExecutionEventType2Output",
+    "ExecutionEventType2Type",
+    "ExecutionEventType3Output",
+    "ExecutionEventType3Type",
+    "ExecutionEventType4",
+    "ExecutionEventType4Type",
+    "ExecutionEventType5",
+    "ExecutionEventType5Type",
+    "ExecutionResult",
+    "ExecutionResultOutput",
+    "ExecutionStarted",
+    "ExecutionState",
+    "ExecutionStatus",
+    "GatewayError",
+    "GatewayStatus",
+    "Health",
+    "HealthStatus",
+    "PausedExecution",
+    "PauseReason",
+    "PullResponse200",
+    "PushBody",
+    "ResumeExecution",
+    "ResumeExecutionContextEditsType0",
+    "StartExecution",
+    "StartExecutionContextType0",
+    "WorkflowEntry",
+    "WorkflowSaved",
+)

@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+class Acknowledged(StrEnum):
+    CANCELLED = "cancelled"
+    CANCELLING = "cancelling"
+    RESUMED = "resumed"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..models.acknowledged import Acknowledged
+
+
+
+
+
+
+T = TypeVar("T", bound="ExecutionAck")
+
+
+
+@_attrs_define
+class ExecutionAck:
+    """ The answer of a resume or cancel.
+
+        Attributes:
+            execution_id (str):
+            status (Acknowledged): What a resume or cancel did.
+     """
+
+    execution_id: str
+    status: Acknowledged
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        execution_id = self.execution_id
+
+        status = self.status.value
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "executionId": execution_id,
+            "status": status,
+        })
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        execution_id = d.pop("executionId")
+
+        status = Acknowledged(d.pop("status"))
+
+
+
+
+        execution_ack = cls(
+            execution_id=execution_id,
+            status=status,
+        )
+
+
+        execution_ack.additional_properties = d
+        return execution_ack
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,7 @@
+from enum import StrEnum
+
+class ExecutionEventType5Type(StrEnum):
+    EXECUTION_CANCELLED = "execution.cancelled"
+
+    def __str__(self) -> str:
+        return str(self.value)
