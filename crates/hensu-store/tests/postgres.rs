@@ -282,6 +282,8 @@ fn registry_conformance() {
     registry::a_tenant_run_and_its_tag_are_one_transaction(&Blocking::new(store.clone()), &reg);
     registry::a_tenants_runs_are_paged_newest_first(&Blocking::new(store.clone()), &reg);
     registry::a_key_starts_one_run_per_tenant(&Blocking::new(store.clone()), &reg);
+    registry::tenant_events_follow_one_sequence(&Blocking::new(store.clone()), &reg);
+    registry::tenant_events_are_trimmed_oldest_first(&reg);
     // Reopening applies no migration twice and sees the rows.
     let again = block(PgStore::open_in_schema(&url(), Some(&schema), opts()))
         .expect("reopen")
