@@ -347,6 +347,37 @@ fn follow_tenant(
 mod tests {
     use super::*;
 
+    fn step(seq: u64) -> ExecutionEvent {
+        ExecutionEvent::Step {
+            execution_id: "run".into(),
+            workflow_id: "wf".into(),
+            node_id: Some(format!("n{seq}")),
+            timestamp: String::new(),
+        }
+    }
+
+    /// A follower that does not read is let go once its buffer is full; one that reads gets
+    /// every event, and another tenant's follower none of them.
+    #[test]
+    fn a_full_follower_is_let_go_and_the_others_keep_up() {
+        let hub = EventHub::default();
+        let (mut reader, at) = hub.follow("t").expect("follow");
+        let (_stalled, _) = hub.follow("t").expect("follow");
+        let (mut other, _) = hub.follow("u").expect("follow");
+        assert_eq!((at, hub.followers()), (0, 3));
+        let total = LIVE_BUFFER as u64 * 2;
+        for seq in 1..=total {
+            hub.publish(seq, "t", Some(step(seq)));
+            assert_eq!(reader.try_recv().map(|l| l.seq).ok(), Some(seq));
+        }
+        assert_eq!(hub.followers(), 2, "the stalled follower is gone");
+        assert!(other.try_recv().is_err(), "another tenant's events");
+        // Rows that are no event move the cursor only.
+        hub.publish(total + 1, "t", None);
+        assert!(reader.try_recv().is_err());
+        assert_eq!(hub.follow("t").expect("follow").1, total + 1);
+    }
+
     #[test]
     fn last_event_ids() {
         assert!(matches!(parse_last_event_id(None), Ok(Resume::Now)));

@@ -9,10 +9,12 @@ mod access;
 mod failures;
 pub(crate) mod idempotency;
 mod paging;
+mod tenant_stream;
 pub use access::*;
 pub use failures::*;
 pub use idempotency::idempotent_starts;
 pub use paging::*;
+pub use tenant_stream::*;
 
 pub(crate) const A: &str = "tenant-a";
 pub(crate) const B: &str = "tenant-b";
