@@ -55,6 +55,29 @@ impl EventBounds {
     }
 }
 
+/// Wake-ups for a follower of the tenant event log: one (or a few, coalesced) after each
+/// commit that added events, whichever server made it. PostgreSQL only
+/// ([`crate::WorkflowRegistry::event_wakeups`]): a connection of its own, outside the pool,
+/// `LISTEN`ing to the trigger's `NOTIFY`. It ends (`None`) when that connection is lost.
+pub struct EventWakeups {
+    rx: tokio::sync::mpsc::Receiver<()>,
+    /// Kept open while the wake-ups are wanted (the connection closes with it).
+    _client: tokio_postgres::Client,
+}
+
+impl std::fmt::Debug for EventWakeups {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventWakeups").finish_non_exhaustive()
+    }
+}
+
+impl EventWakeups {
+    /// The next wake-up; `None` once the connection is lost.
+    pub async fn next(&mut self) -> Option<()> {
+        self.rx.recv().await
+    }
+}
+
 /// A row of the event query as read: `seq, tenant_id, run_id, workflow_id, step, kind,
 /// status, node, at, output` (the column order of both dialects' statements).
 pub(crate) struct RawEvent {
@@ -241,12 +264,44 @@ const TRIM_SQLITE: &str = "DELETE FROM tenant_events WHERE seq < coalesce(\
      AND seq < (SELECT seq FROM tenant_events ORDER BY seq LIMIT 1) + ?2";
 
 pub(crate) mod pg {
-    use tokio_postgres::Client;
+    use tokio_postgres::{AsyncMessage, Client, NoTls};
 
-    use super::{EVENT_COLS, EventBounds, RawEvent, TenantEvent};
+    use super::{EVENT_COLS, EventBounds, EventWakeups, RawEvent, TenantEvent};
     use crate::Result;
     use crate::backend::{corrupt, to_i64};
     use crate::postgres::pg_err;
+
+    /// The channel the trigger notifies (`V4__tenant_events.sql`).
+    const CHANNEL: &str = "hensu_tenant_events";
+
+    /// A connection of its own `LISTEN`ing to the event log's notifications.
+    pub(crate) async fn listen(
+        config: &tokio_postgres::Config,
+        target: &str,
+    ) -> Result<EventWakeups> {
+        let (client, mut conn) = config.connect(NoTls).await.map_err(|e| pg_err(target, e))?;
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        // Drives the connection: every notification is a wake-up (a full channel already
+        // holds one); an error or the end of the connection ends the wake-ups.
+        tokio::spawn(async move {
+            while let Some(Ok(message)) = std::future::poll_fn(|cx| conn.poll_message(cx)).await {
+                if let AsyncMessage::Notification(_) = message {
+                    let _ = tx.try_send(());
+                }
+                if tx.is_closed() {
+                    break;
+                }
+            }
+        });
+        client
+            .batch_execute(&format!("LISTEN {CHANNEL}"))
+            .await
+            .map_err(|e| pg_err(target, e))?;
+        Ok(EventWakeups {
+            rx,
+            _client: client,
+        })
+    }
 
     pub(crate) async fn after(
         c: &Client,

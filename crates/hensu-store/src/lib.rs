@@ -90,7 +90,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use error::{Result, StoreError};
-pub use events::{EVENT_RETENTION_MS, EventBounds, TenantEvent};
+pub use events::{EVENT_RETENTION_MS, EventBounds, EventWakeups, TenantEvent};
 pub use heartbeat::Heartbeat;
 pub use hensu_delta::StateDelta;
 pub use idempotency::{IDEMPOTENCY_WINDOW_MS, IdempotencyKey, KeyedStart};

@@ -115,6 +115,11 @@ pub trait WorkflowRegistry: Send + Sync {
     /// The oldest and the latest `seq` held.
     async fn event_bounds(&self) -> Result<EventBounds>;
 
+    /// Wake-ups after other processes' commits of events (PostgreSQL: `LISTEN`), or `None`
+    /// where there are none to have (SQLite: one process writes a server's runs, which wakes
+    /// its followers itself).
+    async fn event_wakeups(&self) -> Result<Option<crate::EventWakeups>>;
+
     /// Deletes up to `limit` of the oldest events written before `before` (unix ms), never
     /// the latest one; returns how many went.
     async fn trim_events(&self, before: u64, limit: usize) -> Result<u64>;

@@ -773,4 +773,10 @@ fn registry_conformance_on_a_file_and_in_memory() {
     registry::a_tenants_runs_are_paged_newest_first(&Blocking::new(mem.clone()), &mem_reg);
     registry::a_key_starts_one_run_per_tenant(&Blocking::new(mem.clone()), &mem_reg);
     registry::tenant_events_follow_one_sequence(&Blocking::new(mem.clone()), &mem_reg);
+    // One process writes a server's runs: no wake-ups from elsewhere to listen to.
+    assert!(
+        block(mem_reg.inner.event_wakeups())
+            .expect("wakeups")
+            .is_none()
+    );
 }

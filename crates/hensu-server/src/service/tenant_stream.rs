@@ -4,9 +4,9 @@
 //! `id:` is the event's `seq`.
 //!
 //! One reader per server, the [`EventHub`]'s tail, reads the log after its cursor (`seq >
-//! cursor`, all tenants, one query per wake-up: this server's writes wake it at once, and it
-//! polls every [`POLL`] for other servers' writes) and hands each event to the tenant's open
-//! streams through bounded channels. So opening a stream costs O(1) (it starts at the
+//! cursor`, all tenants, one query per wake-up: this server's writes wake it at once, other
+//! servers' through PostgreSQL's `LISTEN`, and it polls every [`POLL`] in case a wake-up was
+//! lost) and hands each event to the tenant's open streams through bounded channels. So opening a stream costs O(1) (it starts at the
 //! hub's cursor), a wake-up costs O(new events), and no stream reads history.
 //!
 //! A stream that falls behind (its channel of [`LIVE_BUFFER`] events is full: a client that
@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use futures_util::Stream;
 use hensu_runtime::CancelToken;
-use hensu_store::{EVENT_RETENTION_MS, StateStore, WorkflowRegistry};
+use hensu_store::{EVENT_RETENTION_MS, EventWakeups, StateStore, WorkflowRegistry};
 use tokio::sync::{OnceCell, broadcast, mpsc};
 
 use super::events::{
@@ -35,8 +35,11 @@ use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult};
 use crate::exec::RunChanged;
 
-/// How often the tail reads the log without a local wake-up (other servers' writes).
+/// How often the tail reads the log without a wake-up: other servers' writes when the store
+/// has no wake-ups for them (or lost its `LISTEN` connection).
 pub const POLL: Duration = Duration::from_millis(250);
+/// The same while the store's wake-ups arrive (a safety net only).
+const POLL_LISTENING: Duration = Duration::from_secs(2);
 /// Events a stream may have waiting before the hub lets it go.
 pub const LIVE_BUFFER: usize = 256;
 /// Rows per read of the log.
@@ -79,13 +82,17 @@ impl EventHub {
     async fn start(self: &Arc<Self>, app: &AppState) -> ApiResult<()> {
         self.started
             .get_or_try_init(|| async {
+                let wakeups = listen(app.registry.as_ref()).await;
                 let latest = app.registry.event_bounds().await?.latest;
                 self.lock()?.cursor = latest;
                 tokio::spawn(tail(
                     Arc::clone(self),
+                    Wakes {
+                        local: app.events.subscribe(),
+                        store: wakeups,
+                    },
                     app.store.clone(),
                     app.registry.clone(),
-                    app.events.subscribe(),
                     app.closing.clone(),
                     latest,
                 ));
@@ -152,35 +159,81 @@ impl EventHub {
     }
 }
 
-/// The hub's reader: after each wake-up (a local write, or the poll), reads every event after
-/// its cursor and publishes it; trims the log now and then.
+/// The store's wake-ups (PostgreSQL), or `None` (SQLite, or the connection failed: the poll
+/// finds other servers' events then).
+async fn listen(registry: &dyn WorkflowRegistry) -> Option<EventWakeups> {
+    registry.event_wakeups().await.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "no LISTEN connection for the tenant event log; polling");
+        None
+    })
+}
+
+/// What wakes the tail: this server's writes, and the store's notice of anyone's.
+struct Wakes {
+    local: broadcast::Receiver<RunChanged>,
+    store: Option<EventWakeups>,
+}
+
+impl Wakes {
+    /// The next wake-up of either; `false` when this server's channel closed (it stops).
+    async fn next(&mut self) -> bool {
+        let store = async {
+            match self.store.as_mut() {
+                Some(w) => w.next().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            changed = self.local.recv() => {
+                // A burst of writes is one read.
+                while self.local.try_recv().is_ok() {}
+                !matches!(changed, Err(broadcast::error::RecvError::Closed))
+            }
+            woke = store => {
+                if woke.is_none() {
+                    tracing::warn!("the LISTEN connection of the tenant event log closed; polling");
+                    self.store = None;
+                }
+                true
+            }
+        }
+    }
+}
+
+/// The hub's reader: after each wake-up (a write, or the poll), reads every event after its
+/// cursor and publishes it; trims the log now and then (and, without a `LISTEN` connection,
+/// tries to open one again).
 async fn tail(
     hub: Arc<EventHub>,
+    mut wakes: Wakes,
     store: Arc<dyn StateStore>,
     registry: Arc<dyn WorkflowRegistry>,
-    mut wake: broadcast::Receiver<RunChanged>,
     closing: CancelToken,
     mut cursor: u64,
 ) {
-    let mut poll = tokio::time::interval(POLL);
-    poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut trim = tokio::time::interval(TRIM_EVERY);
     trim.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
+        let poll = if wakes.store.is_some() {
+            POLL_LISTENING
+        } else {
+            POLL
+        };
         tokio::select! {
             () = closing.cancelled() => break,
-            changed = wake.recv() => {
-                if matches!(changed, Err(broadcast::error::RecvError::Closed)) {
+            open = wakes.next() => {
+                if !open {
                     break;
                 }
-                // A burst of writes is one read.
-                while wake.try_recv().is_ok() {}
             }
-            _ = poll.tick() => {}
+            () = tokio::time::sleep(poll) => {}
             _ = trim.tick() => {
                 let before = hensu_store::now_ms().saturating_sub(EVENT_RETENTION_MS);
                 if let Err(e) = registry.trim_events(before, TRIM_BATCH).await {
                     tracing::warn!(error = %e, "trimming the tenant event log failed");
+                }
+                if wakes.store.is_none() {
+                    wakes.store = registry.event_wakeups().await.ok().flatten();
                 }
                 continue;
             }

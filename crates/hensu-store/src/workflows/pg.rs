@@ -283,6 +283,16 @@ impl WorkflowRegistry for PgRegistry {
             .await
     }
 
+    async fn event_wakeups(&self) -> Result<Option<crate::EventWakeups>> {
+        self.store
+            .with(|inner| async move {
+                crate::events::pg::listen(&inner.config, &inner.target)
+                    .await
+                    .map(Some)
+            })
+            .await
+    }
+
     async fn trim_events(&self, before: u64, limit: usize) -> Result<u64> {
         self.query(move |c, target| async move {
             crate::events::pg::trim(&c, &target, before, limit).await

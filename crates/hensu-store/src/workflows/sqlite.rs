@@ -273,6 +273,10 @@ impl WorkflowRegistry for SqliteRegistry {
             .await
     }
 
+    async fn event_wakeups(&self) -> Result<Option<crate::EventWakeups>> {
+        Ok(None)
+    }
+
     async fn trim_events(&self, before: u64, limit: usize) -> Result<u64> {
         self.store
             .write(move |tx, _| crate::events::sqlite::trim(tx.conn, tx.path, before, limit))
