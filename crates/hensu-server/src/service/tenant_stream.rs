@@ -134,13 +134,20 @@ impl EventHub {
 
     /// Hands event `seq` of `tenant` to its streams and moves the cursor past it. A stream
     /// whose channel is full is let go (it catches up from the store); a closed one is gone.
-    fn publish(&self, seq: u64, tenant: &str, event: Option<ExecutionEvent>) {
+    /// `Unbuilt`: nobody of the tenant listened when the row was read — a stream that joined
+    /// since is let go too, so it reads the row from the store.
+    fn publish(&self, seq: u64, tenant: &str, row: Row) {
         let Ok(mut hub) = self.state.lock() else {
             return;
         };
         hub.cursor = hub.cursor.max(seq);
-        let Some(event) = event else {
-            return;
+        let event = match row {
+            Row::Event(event) => event,
+            Row::NoEvent => return,
+            Row::Unbuilt => {
+                hub.streams.retain(|_, f| f.tenant != tenant);
+                return;
+            }
         };
         let live = Arc::new(Live { seq, event });
         hub.streams
@@ -200,6 +207,16 @@ impl Wakes {
     }
 }
 
+/// A row of the log as the tail publishes it.
+#[derive(Debug)]
+enum Row {
+    Event(ExecutionEvent),
+    /// Not an event (a queued run's row).
+    NoEvent,
+    /// Not read into an event: no stream of its tenant was open.
+    Unbuilt,
+}
+
 /// The hub's reader: after each wake-up (a write, or the poll), reads every event after its
 /// cursor and publishes it; trims the log now and then (and, without a `LISTEN` connection,
 /// tries to open one again).
@@ -249,9 +266,12 @@ async fn tail(
             let full = rows.len() == PAGE;
             for row in rows {
                 let event = if hub.listened(&row.tenant_id) {
-                    tenant_row_event(store.as_ref(), &row).await
+                    match tenant_row_event(store.as_ref(), &row).await {
+                        Some(event) => Row::Event(event),
+                        None => Row::NoEvent,
+                    }
                 } else {
-                    None
+                    Row::Unbuilt
                 };
                 hub.publish(row.seq, &row.tenant_id, event);
                 cursor = row.seq;
@@ -420,15 +440,23 @@ mod tests {
         assert_eq!((at, hub.followers()), (0, 3));
         let total = LIVE_BUFFER as u64 * 2;
         for seq in 1..=total {
-            hub.publish(seq, "t", Some(step(seq)));
+            hub.publish(seq, "t", Row::Event(step(seq)));
             assert_eq!(reader.try_recv().map(|l| l.seq).ok(), Some(seq));
         }
         assert_eq!(hub.followers(), 2, "the stalled follower is gone");
         assert!(other.try_recv().is_err(), "another tenant's events");
         // Rows that are no event move the cursor only.
-        hub.publish(total + 1, "t", None);
+        hub.publish(total + 1, "t", Row::NoEvent);
         assert!(reader.try_recv().is_err());
         assert_eq!(hub.follow("t").expect("follow").1, total + 1);
+        // A row not built (nobody listened when it was read) lets the tenant's streams go:
+        // they read it from the store.
+        hub.publish(total + 2, "t", Row::Unbuilt);
+        assert_eq!(hub.followers(), 1, "only u's stays");
+        assert!(matches!(
+            reader.try_recv(),
+            Err(mpsc::error::TryRecvError::Disconnected)
+        ));
     }
 
     #[test]
