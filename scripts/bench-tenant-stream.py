@@ -8,10 +8,12 @@ one or more binaries in one run:
 One SQLite store is seeded once, with the first binary: N executions (default 10,000) of the
 2-node stub workflow `linear` started over HTTP (dev mode, `--stub`) and run to the end. Then,
 for each binary, on a copy of that store: a server is started, K clients open the tenant
-stream (`GET /api/v1/executions/events`), one execution is started, and the time from the
-start request to each client's first `data:` line is taken (30 s at most); then the same with
-one more client that opens the stream and never reads. Prints one JSON line per binary and
-case: the latencies' median and maximum (null: no event within 30 s), and the server's RSS.
+stream (`GET /api/v1/executions/events`) and at once one execution is started: the time from
+the start request until each client shows it (30 s at most) is the first-event latency of a
+new subscriber; then the server's CPU use over 5 s of nothing happening; then the same latency
+for a second execution (streams settled). Then all of it again with one more client that opens
+the stream and never reads. Prints one JSON line per binary and case: the latencies' median
+and maximum (null: not every client within 30 s), the idle CPU use (% of one core), the RSS.
 Not in CI: the figures depend on the machine's load.
 """
 
@@ -29,6 +31,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKFLOW = os.path.join(ROOT, "crates/hensu-server/tests/server/fixtures/linear.json")
 WAIT = 30.0
+IDLE = 5.0
 
 
 def start_server(hensuc, work):
@@ -117,19 +120,59 @@ def open_stream(port, read_head=True):
     return s, buf.partition(b"\r\n\r\n")[2]
 
 
-def first_event(stream, t0, out, i):
-    """Reads until the first `data:` line; stores its delay after `t0[0]` (None: none)."""
-    sock, buf = stream
-    sock.settimeout(WAIT + 5)
-    try:
-        while b"\ndata:" not in buf:
-            chunk = sock.recv(65536)
+class Reader(threading.Thread):
+    """Reads one stream until it closes; records when each execution id is first seen."""
+
+    def __init__(self, stream):
+        super().__init__(daemon=True)
+        self.sock, self.buf = stream
+        self.seen = {}
+        self.lock = threading.Lock()
+
+    def run(self):
+        self.sock.settimeout(None)
+        while True:
+            try:
+                chunk = self.sock.recv(65536)
+            except OSError:
+                return
             if not chunk:
                 return
-            buf += chunk
-        out[i] = time.time() - t0[0]
-    except OSError:
-        pass
+            now = time.time()
+            with self.lock:
+                self.buf += chunk
+                for part in self.buf.split(b'"executionId":"')[1:]:
+                    self.seen.setdefault(part.split(b'"', 1)[0].decode(), now)
+                # Keep the tail only (an id may span two chunks).
+                self.buf = self.buf[-200:]
+
+    def first(self, execution_id):
+        with self.lock:
+            return self.seen.get(execution_id)
+
+
+def latencies(port, readers):
+    """Starts one execution; the delay until each reader shows it (None: not within 30 s)."""
+    t0 = time.time()
+    status, body = request(port, "POST", "/api/v1/executions",
+                           {"workflowId": "linear", "context": {"topic": "x"}})
+    assert status == 202, (status, body)
+    run = body["executionId"]
+    while time.time() - t0 < WAIT and any(r.first(run) is None for r in readers):
+        time.sleep(0.001)
+    got = sorted(r.first(run) - t0 for r in readers if r.first(run) is not None)
+    return {
+        "got_event": len(got),
+        "ms_median": round(got[len(got) // 2] * 1000, 1) if got else None,
+        "ms_max": round(got[-1] * 1000, 1) if len(got) == len(readers) else None,
+    }
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of the process so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mb(pid):
@@ -151,25 +194,19 @@ def case(name, hensuc, seeded, subscribers, stalled):
     try:
         stall = open_stream(port, read_head=False)[0] if stalled else None
         socks = [open_stream(port) for _ in range(subscribers)]
-        out = [None] * subscribers
-        t0 = [0.0]
-        readers = [threading.Thread(target=first_event, args=(s, t0, out, i))
-                   for i, s in enumerate(socks)]
-        t0[0] = time.time()
+        readers = [Reader(st) for st in socks]
         for r in readers:
             r.start()
-        status, body = request(port, "POST", "/api/v1/executions",
-                               {"workflowId": "linear", "context": {"topic": "x"}})
-        assert status == 202, (status, body)
-        for r in readers:
-            r.join(WAIT)
-        got = sorted(x for x in out if x is not None)
+        first = latencies(port, readers)
+        # What the open streams cost while nothing happens (main re-lists every 500 ms).
+        c0 = cpu_seconds(proc.pid)
+        time.sleep(IDLE)
+        idle_cpu = round((cpu_seconds(proc.pid) - c0) / IDLE * 100, 1)
+        steady = latencies(port, readers)
         print(json.dumps({
             "binary": name, "subscribers": subscribers, "stalled_client": stalled,
-            "got_event": len(got),
-            "first_event_ms_median": round(got[len(got) // 2] * 1000, 1) if got else None,
-            "first_event_ms_max": round(got[-1] * 1000, 1) if len(got) == subscribers else None,
-            "rss_mb": rss_mb(proc.pid),
+            "first_event_after_open": first, "idle_cpu_percent": idle_cpu,
+            "event_when_settled": steady, "rss_mb": rss_mb(proc.pid),
         }), flush=True)
         for s, _ in socks:
             s.close()
