@@ -26,8 +26,8 @@
 //! * Blank lines between statements and comments are kept, runs collapsed to one; never right
 //!   after `{`, before `}` or inside a statement.
 //! * String literals, raw strings and numbers are reproduced byte for byte from the source.
-//! * Line endings: the file's own are kept. A file whose first line ends in `\r\n` is written
-//!   with `\r\n`, any other with `\n`; the output ends with one line break (an empty file stays
+//! * Line endings: the file's own are kept. A file whose first line break (outside string
+//!   literals and comments) is `\r\n` is written with `\r\n`, any other with `\n`; the output ends with one line break (an empty file stays
 //!   empty); a leading byte order mark is dropped. The content of a raw string is kept byte for
 //!   byte (its line breaks are part of its value) unless the raw string is directly followed by
 //!   `.trimIndent()` / `.trimMargin()`, whose value is the same with either line ending.
@@ -86,16 +86,20 @@ pub fn format(src: &str) -> Result<String, FormatError> {
     let info = collect::collect(&parsed.file);
     let out = printer::print(src, &parsed.file, &lexed.tokens, &info)?;
     verify::verify(src, &parsed.file, &info, &out)?;
-    if uses_crlf(src) {
+    if uses_crlf(src, &lexed.tokens) {
         return Ok(with_crlf(&out));
     }
     Ok(out)
 }
 
-/// Whether the file's first line ends in `\r\n`.
-fn uses_crlf(src: &str) -> bool {
-    src.find('\n')
-        .is_some_and(|i| i > 0 && src.as_bytes()[i - 1] == b'\r')
+/// Whether the file's first line break outside string literals and comments is `\r\n`.
+/// (One inside a raw string is part of its value, which the output keeps as it is: counting it
+/// would make a second formatting pick the other line ending.)
+fn uses_crlf(src: &str, tokens: &[hensu_syntax::Token]) -> bool {
+    tokens
+        .iter()
+        .find(|t| t.kind == hensu_syntax::TokenKind::Newline)
+        .is_some_and(|t| src.get(t.span.range()) == Some("\r\n"))
 }
 
 /// The (LF) formatter output with `\r\n` line breaks, except inside raw strings whose value

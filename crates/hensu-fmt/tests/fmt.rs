@@ -463,6 +463,16 @@ fn enum_tables_match_the_schema() {
     }
 }
 
+/// Found by `never_panics`: a first line break inside a raw string does not choose the line
+/// ending, or formatting the output again would choose the other one.
+#[test]
+fn a_line_break_inside_a_raw_string_does_not_choose_the_line_ending() {
+    let src = "\r\n\"\"\"r\n  x\n\"\"\"";
+    let once = format(src).expect("formats");
+    assert_eq!(once, "\"\"\"r\n  x\n\"\"\"\r\n");
+    assert_eq!(format(&once).expect("formats"), once);
+}
+
 /// Fragments that recombine into valid and invalid files alike.
 const PIECES: &[&str] = &[
     "workflow(\"w\")",

@@ -41,7 +41,8 @@ pub use network::NetworkAccess;
 pub use review::{DeferredReview, InteractiveReview, PendingReview, TerminalPause};
 pub use shell::{
     BASE_ENV, COMMAND_KEYS, CommandRegistry, CommandSpec, DEFAULT_COMMAND_TIMEOUT_MS,
-    MAX_VALUE_BYTES, UnsafeCommand, audit_commands, command_env, run_command, run_command_with,
+    MAX_VALUE_BYTES, UnsafeCommand, audit_commands, command_env, read_commands_yaml, run_command,
+    run_command_with,
 };
 pub use stub_files::FsStubFiles;
 

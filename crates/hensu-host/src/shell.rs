@@ -104,7 +104,7 @@ impl CommandRegistry {
     /// whose placeholders stand where no value can be passed safely is an error
     /// ([`crate::command_script`]).
     pub fn parse(text: &str) -> Result<Self, String> {
-        let doc: Value = serde_norway::from_str(text).map_err(|e| e.to_string())?;
+        let doc = read_commands_yaml(text).map_err(|e| e.to_string())?;
         let mut commands = IndexMap::new();
         let mut dropped = IndexMap::new();
         let entries = match &doc {
@@ -237,12 +237,20 @@ pub struct UnsafeCommand {
     pub error: crate::command_script::ScriptError,
 }
 
+/// The text of a `commands.yaml` as JSON. A key given twice in one mapping is an error (the
+/// YAML value type refuses it), where reading straight into JSON would keep the last one and a
+/// run would execute another command than the one an author reads first.
+pub fn read_commands_yaml(text: &str) -> Result<Value, serde_norway::Error> {
+    let yaml: serde_norway::Value = serde_norway::from_str(text)?;
+    serde_norway::from_value(yaml)
+}
+
 /// The ids of a `commands.yaml` text (entries with a `command`) and every command whose
 /// placeholders cannot all be passed safely — all of them, where [`CommandRegistry::parse`]
 /// stops at the first — for `hensuc check` to report before any run. `Err` when the text is
 /// not a commands file at all (a run reports that when it loads the file).
 pub fn audit_commands(text: &str) -> Result<(Vec<String>, Vec<UnsafeCommand>), String> {
-    let doc: Value = serde_norway::from_str(text).map_err(|e| e.to_string())?;
+    let doc = read_commands_yaml(text).map_err(|e| e.to_string())?;
     let entries = match &doc {
         Value::Null => return Ok((Vec::new(), Vec::new())),
         Value::Object(top) => match top.get("commands") {

@@ -9,7 +9,7 @@ use hensu_providers::{ConfigError, ProvidersConfig};
 use indexmap::IndexMap;
 
 use crate::ProjectConfig;
-use crate::load::{ProjectFile, SpanIndex};
+use crate::spans::SpanIndex;
 
 pub(crate) fn check_config(config: &ProjectConfig, spans: &SpanIndex) -> Vec<Diagnostic> {
     let mut out = Vec::new();
@@ -186,37 +186,37 @@ fn prices(config: &ProjectConfig, spans: &SpanIndex, out: &mut Vec<Diagnostic>) 
     }
 }
 
-impl ProjectFile {
-    /// W0905 for each `[pricing."MODEL"]` that no agent of `used` (the models of the project's
-    /// agents) names, with the closest used or known model id as help.
-    pub fn check_pricing<'a>(&self, used: impl IntoIterator<Item = &'a str>) -> Vec<Diagnostic> {
-        let used: Vec<&str> = used.into_iter().collect();
-        let known: Vec<&str> = hensu_sema::schema::MODELS
-            .iter()
-            .map(|(_, id)| *id)
-            .chain(used.iter().copied())
-            .collect();
-        self.config
-            .pricing
-            .keys()
-            .filter(|model| !used.contains(&model.as_str()))
-            .map(|model| {
-                let mut d = Diagnostic::new(
-                    codes::W0905,
-                    format!(
-                        "price for model `{}`, which no agent uses",
-                        crate::messages::shown_name(model)
-                    ),
-                    self.spans().key(&["pricing", model]),
-                    "the cost bound looks prices up by the exact model id",
-                );
-                if let Some(help) = hensu_sema::suggest::help_for(model, known.iter().copied()) {
-                    d = d.with_help(help);
-                }
-                d
-            })
-            .collect()
-    }
+/// W0905 for each price of a model no agent of `used` names (see `ProjectFile::check_pricing`).
+pub(crate) fn unused_prices(
+    config: &ProjectConfig,
+    spans: &SpanIndex,
+    used: Vec<&str>,
+) -> Vec<Diagnostic> {
+    let known: Vec<&str> = hensu_sema::schema::MODELS
+        .iter()
+        .map(|(_, id)| *id)
+        .chain(used.iter().copied())
+        .collect();
+    config
+        .pricing
+        .keys()
+        .filter(|model| !used.contains(&model.as_str()))
+        .map(|model| {
+            let mut d = Diagnostic::new(
+                codes::W0905,
+                format!(
+                    "price for model `{}`, which no agent uses",
+                    crate::messages::shown_name(model)
+                ),
+                spans.key(&["pricing", model]),
+                "the cost bound looks prices up by the exact model id",
+            );
+            if let Some(help) = hensu_sema::suggest::help_for(model, known.iter().copied()) {
+                d = d.with_help(help);
+            }
+            d
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 
 use crate::ProjectConfig;
-use crate::load::SpanIndex;
 use crate::messages::shown_name;
+use crate::spans::SpanIndex;
 
 /// The handlers every run has, which a declaration may not replace.
 pub const BUILT_IN_HANDLERS: &[&str] = &["log", "webhook", "mcp"];

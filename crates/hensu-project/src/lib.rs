@@ -20,6 +20,7 @@ mod handlers;
 mod limits;
 mod load;
 mod messages;
+mod spans;
 mod workspace;
 
 pub use config::{

@@ -12,9 +12,8 @@
 
 use std::path::Path;
 
-use crate::idempotency::KeyRow;
 use crate::owner::LeaseRow;
-use crate::page::RunQuery;
+use crate::query::RunQuery;
 use crate::{
     CheckpointMeta, ClaimScope, Lease, LogKind, OwnerId, RecordUpdate, Result, RunRecord,
     RunStatus, StoreError,
@@ -285,4 +284,12 @@ pub(crate) fn parse_status(s: &str, path: &Path) -> Result<RunStatus> {
 
 pub(crate) fn parse_kind(s: &str, path: &Path) -> Result<LogKind> {
     LogKind::parse(s).ok_or_else(|| corrupt(path, format!("unknown log kind `{s}`")))
+}
+
+/// A key's row: the run it started, the digest of that request, when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct KeyRow {
+    pub run_id: String,
+    pub request_hash: String,
+    pub created_at: u64,
 }

@@ -2,7 +2,7 @@
 //! `Idempotency-Key` creates its run and records the key in one transaction, so a retried
 //! request (same tenant, same key) finds the run instead of starting a second one.
 
-use crate::backend::Backend;
+use crate::backend::{Backend, KeyRow};
 use crate::logic::create_tenant_run;
 use crate::{Result, RunRecord, StoreError, StoreOptions};
 
@@ -15,14 +15,6 @@ pub const IDEMPOTENCY_WINDOW_MS: u64 = 24 * 60 * 60 * 1000;
 pub struct IdempotencyKey {
     pub key: String,
     pub request_hash: String,
-}
-
-/// A key's row: the run it started, the digest of that request, when.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct KeyRow {
-    pub run_id: String,
-    pub request_hash: String,
-    pub created_at: u64,
 }
 
 /// What a keyed start did.

@@ -78,6 +78,7 @@ mod memory;
 mod owner;
 mod page;
 mod postgres;
+mod query;
 mod record;
 mod sqlite;
 mod time;
@@ -96,18 +97,18 @@ pub use hensu_delta::StateDelta;
 pub use idempotency::{IDEMPOTENCY_WINDOW_MS, IdempotencyKey, KeyedStart};
 pub use memory::MemoryStore;
 pub use owner::{Lease, OwnerId, local_host, pid_alive};
-pub use page::{DEFAULT_PAGE_LIMIT, InvalidCursor, MAX_PAGE_LIMIT, RunCursor, RunPage, RunQuery};
+pub use postgres::registry::PgRegistry;
 pub use postgres::{PG_SCHEMA_VERSION, PgStore};
+pub use query::{DEFAULT_PAGE_LIMIT, InvalidCursor, MAX_PAGE_LIMIT, RunCursor, RunPage, RunQuery};
 pub use record::{
     CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, LogEntry, LogKind, RecordUpdate,
     Renewed, RunRecord, RunStatus, StepEntry, StepSnapshot, StoredRun,
 };
+pub use sqlite::registry::SqliteRegistry;
 pub use sqlite::{SqliteSettings, SqliteStore};
 pub use time::{now_ms, parse_rfc3339, rfc3339};
 pub use url::{StoreUrl, open_store};
-pub use workflows::{
-    PgRegistry, SqliteRegistry, StoredWorkflow, WorkflowRegistry, WorkflowSummary,
-};
+pub use workflows::{StoredWorkflow, WorkflowRegistry, WorkflowSummary};
 
 /// The schema version this build reads and writes.
 pub const SCHEMA_VERSION: i64 = 3;

@@ -16,12 +16,6 @@ use crate::{
     TenantEvent,
 };
 
-pub(crate) mod pg;
-pub(crate) mod sqlite;
-
-pub use pg::PgRegistry;
-pub use sqlite::SqliteRegistry;
-
 /// A live workflow definition of a tenant.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredWorkflow {

@@ -26,16 +26,6 @@ pub struct StoreFlag {
     pub store: Option<String>,
 }
 
-impl StoreFlag {
-    /// Makes `--store`, when given, the store of this process's command (over the
-    /// environment and `hensu.toml`).
-    pub fn apply(&self) {
-        if let Some(url) = &self.store {
-            crate::commands::session::choose_store(url);
-        }
-    }
-}
-
 /// The two forms of a command's report: for people, or JSON (docs/schemas/).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReportFormat {

@@ -32,12 +32,17 @@ pub struct CommandsAudit {
 /// Reads the text as `hensuc run` would (`hensu_host::CommandRegistry::parse`) and explains
 /// what it refuses or drops. `unsafe_reported`: E0211 diagnostics already cover the refusal.
 pub fn audit(text: &str, unsafe_reported: bool) -> CommandsAudit {
-    let doc: Value = match serde_norway::from_str(text) {
+    let doc: Value = match hensu_host::read_commands_yaml(text) {
         Ok(doc) => doc,
         Err(e) => {
-            let at = e.location().map_or(0, |l| l.index()).min(text.len());
-            let span = Span::from_range(at..line_end(text, at));
+            let mut at = e.location().map_or(0, |l| l.index()).min(text.len());
+            // A position inside a character would panic the slicing below.
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
             let message = e.to_string();
+            let span = duplicate_key_span(text, at, &message)
+                .unwrap_or_else(|| Span::from_range(at..line_end(text, at)));
             let label = message
                 .split(" at line")
                 .next()
@@ -291,6 +296,19 @@ fn locate_error(text: &str, message: &str) -> Span {
         .unwrap_or_default()
 }
 
+/// A key given twice: the parser points at the mapping; the second key is the one to remove.
+fn duplicate_key_span(text: &str, mapping_at: usize, message: &str) -> Option<Span> {
+    let key = message
+        .split("duplicate entry with key \"")
+        .nth(1)?
+        .split('"')
+        .next()?;
+    let line_start = text[..mapping_at].rfind('\n').map_or(0, |p| p + 1);
+    let (first, indent) = key_line(text, key, line_start, None)?;
+    let (second, again) = key_line(text, key, line_end(text, first), indent.checked_sub(1))?;
+    (again == indent).then(|| Span::from_range(second..second + key.len()))
+}
+
 fn line_end(text: &str, at: usize) -> usize {
     text[at..].find('\n').map_or(text.len(), |p| at + p)
 }
@@ -374,6 +392,24 @@ mod tests {
             &text[d.primary.span.start as usize..d.primary.span.end as usize],
             "\"5s\""
         );
+    }
+
+    #[test]
+    fn a_command_given_twice_is_e0510_and_a_run_refuses_it_too() {
+        let text =
+            "commands:\n  deploy:\n    command: \"true\"\n  deploy:\n    command: \"false\"\n";
+        let a = audit(text, false);
+        assert!(a.ids.is_none());
+        let d = &a.diagnostics[0];
+        assert_eq!(codes::E0510, d.code);
+        assert!(
+            d.primary.message.contains("duplicate"),
+            "{}",
+            d.primary.message
+        );
+        let line = text[..d.primary.span.start as usize].matches('\n').count() + 1;
+        assert_eq!(line, 4);
+        assert!(hensu_host::CommandRegistry::parse(text).is_err());
     }
 
     #[test]

@@ -573,7 +573,11 @@ fn finish(
     drop(project_units);
     // Only with every workflow loaded does "no agent uses this model" hold.
     if whole_project {
-        diagnostics.extend(lints.pricing_problems(&units, &mut files));
+        let loaded: Vec<(&Path, &Workflow)> = units
+            .iter()
+            .filter_map(|u| Some((u.root.as_path(), u.workflow.as_ref()?)))
+            .collect();
+        diagnostics.extend(lints.pricing_problems(&loaded, &mut files));
     }
     hensu_diagnostics::sort_diagnostics(&mut diagnostics);
     dedup_inherited(&mut diagnostics);

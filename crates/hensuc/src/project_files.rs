@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 
 use hensu_diagnostics::lints::LintLevel;
 use hensu_diagnostics::{Diagnostic, FileId, Files, Span, codes};
-
-use crate::project::Unit;
+use hensu_ir::Workflow;
 
 /// The `[lints]` tables of the projects seen so far (docs/language.md, *Suppressing a
 /// warning*), and their `commands.yaml` ids, each read once per project directory.
@@ -113,18 +112,22 @@ impl ProjectLints {
         (!file.is_served()).then(|| file.config.handlers.keys().cloned().collect())
     }
 
-    /// W0905 of each project: prices for models no agent of its loaded workflows uses.
-    pub(crate) fn pricing_problems(&self, units: &[Unit], files: &mut Files) -> Vec<Diagnostic> {
+    /// W0905 of each project: prices for models no agent of its loaded workflows (each with
+    /// its project's root) uses.
+    pub(crate) fn pricing_problems(
+        &self,
+        loaded: &[(&Path, &Workflow)],
+        files: &mut Files,
+    ) -> Vec<Diagnostic> {
         let mut out = Vec::new();
         for (root, (workspace, file)) in &self.by_root {
             if workspace.file.config.pricing.is_empty() {
                 continue;
             }
-            let models: Vec<&str> = units
+            let models: Vec<&str> = loaded
                 .iter()
-                .filter(|u| u.root == *root)
-                .filter_map(|u| u.workflow.as_ref())
-                .flat_map(|w| w.agents.values().map(|a| a.model.as_str()))
+                .filter(|(r, _)| *r == root.as_path())
+                .flat_map(|(_, w)| w.agents.values().map(|a| a.model.as_str()))
                 .collect();
             let problems = workspace.file.check_pricing(models);
             if problems.is_empty() {

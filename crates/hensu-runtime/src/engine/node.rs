@@ -60,7 +60,7 @@ impl Exec<'_> {
                 )
                 .await
             }
-            Node::Join(j) => Ok(super::kinds::fork::execute_join(j, state)),
+            Node::Join(j) => Ok(super::kinds::join::execute_join(j, state)),
             Node::SubWorkflow(s) => {
                 super::kinds::subworkflow::execute_subworkflow(self, s, state, cancel, flow, resume)
                     .await

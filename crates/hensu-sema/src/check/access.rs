@@ -10,19 +10,8 @@
 //! generic node's config placeholders and variable-naming values.
 
 use hensu_ir::{Action, Node, StateSchema, TransitionRule};
-use serde_json::Value;
 
-use super::state::placeholders;
-
-/// Every string inside a JSON value (object values and array items, recursively; not keys).
-pub(crate) fn json_strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
-    match value {
-        Value::String(s) => out.push(s),
-        Value::Array(items) => items.iter().for_each(|v| json_strings(v, out)),
-        Value::Object(map) => map.values().for_each(|v| json_strings(v, out)),
-        _ => {}
-    }
-}
+use super::text::{json_strings, placeholders};
 
 fn push<'a>(out: &mut Vec<&'a str>, name: &'a str) {
     if !out.contains(&name) {

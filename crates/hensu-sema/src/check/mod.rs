@@ -25,6 +25,7 @@ mod project;
 mod refs;
 mod rules;
 mod state;
+mod text;
 mod tools;
 
 use hensu_diagnostics::{Diagnostic, FileId, Span};
@@ -39,7 +40,7 @@ pub use graph::{
     rule_targets,
 };
 pub use project::check_project;
-pub use state::placeholders;
+pub use text::placeholders;
 pub use tools::check_offered_tools;
 
 pub use crate::origins::InputKind;

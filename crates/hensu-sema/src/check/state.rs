@@ -7,44 +7,12 @@ use hensu_ir::{
     StateSchema, StateVariable, TransitionRule, VarType, is_engine_variable,
 };
 
-use super::access::json_strings;
 use super::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::intervals::parse_number;
+use super::text::{json_strings, placeholders};
 use super::{Ctx, InputKind};
 use crate::origins::NodeOrigin;
 use crate::suggest::help_and_fix;
-
-/// Every `{name}` placeholder of a text with its byte offset, with the semantics of the regex
-/// `\{([a-zA-Z_][a-zA-Z0-9_]*)\}` (so `{a-b}`, `{ x }` and JSON objects never match).
-pub fn placeholders(text: &str) -> impl Iterator<Item = (&str, usize)> {
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    std::iter::from_fn(move || {
-        while i < bytes.len() {
-            let at = match bytes[i..].iter().position(|&b| b == b'{') {
-                Some(k) => i + k,
-                None => {
-                    i = bytes.len();
-                    return None;
-                }
-            };
-            let start = at + 1;
-            let mut j = start;
-            if j < bytes.len() && (bytes[j].is_ascii_alphabetic() || bytes[j] == b'_') {
-                j += 1;
-                while j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_') {
-                    j += 1;
-                }
-                if j < bytes.len() && bytes[j] == b'}' {
-                    i = j + 1;
-                    return Some((&text[start..j], at));
-                }
-            }
-            i = at + 1;
-        }
-        None
-    })
-}
 
 /// The state schema with a by-name index (checks look names up once per use, so a large
 /// schema stays linear).

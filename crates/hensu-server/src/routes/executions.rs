@@ -130,7 +130,7 @@ pub async fn paused(
     State(app): State<AppState>,
     tenant: Tenant,
 ) -> ApiResult<Json<Vec<PausedExecution>>> {
-    service::paused(&app, &tenant).await.map(Json)
+    listing::paused(&app, &tenant).await.map(Json)
 }
 
 /// Result: status and the public context (keys starting with `_` removed).

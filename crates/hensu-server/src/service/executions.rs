@@ -501,27 +501,6 @@ pub async fn status(app: &AppState, tenant: &Tenant, run_id: &str) -> ApiResult<
     Ok(status)
 }
 
-/// The tenant's paused executions (review or pending pauses), oldest first: the status is
-/// filtered in SQL, so this reads only the paused runs' records.
-pub async fn paused(app: &AppState, tenant: &Tenant) -> ApiResult<Vec<PausedExecution>> {
-    let query = hensu_store::RunQuery {
-        statuses: vec![RunStatus::Paused],
-        ..hensu_store::RunQuery::default()
-    };
-    let all = crate::service::listing::all_records(app, tenant, query).await?;
-    Ok(all
-        .iter()
-        .rev()
-        .map(|r| PausedExecution {
-            execution_id: r.run_id.clone(),
-            workflow_id: r.workflow_id.clone(),
-            created_at: hensu_store::rfc3339(r.started_at),
-            current_node_id: r.current_node.clone(),
-            correlation_id: r.correlation_id.clone(),
-        })
-        .collect())
-}
-
 /// The status and public context of one execution.
 pub async fn result(app: &AppState, tenant: &Tenant, run_id: &str) -> ApiResult<ExecutionResult> {
     let r = owned_record(app, tenant, run_id).await?;

@@ -9,7 +9,7 @@ use utoipa::IntoParams;
 use crate::AppState;
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult};
-use crate::service::executions::ExecutionStatus;
+use crate::service::executions::{ExecutionStatus, PausedExecution};
 
 /// The query parameters of the list. Every one is optional; values are checked here (not by
 /// the extractor) so that a bad one is a JSON 400 with a `code`.
@@ -182,4 +182,25 @@ pub async fn list(
         items: page.records.iter().map(ExecutionStatus::from).collect(),
         next_cursor: page.next_cursor.map(|c| c.encode()),
     })
+}
+
+/// The tenant's paused executions (review or pending pauses), oldest first: the status is
+/// filtered in SQL, so this reads only the paused runs' records.
+pub async fn paused(app: &AppState, tenant: &Tenant) -> ApiResult<Vec<PausedExecution>> {
+    let query = hensu_store::RunQuery {
+        statuses: vec![RunStatus::Paused],
+        ..hensu_store::RunQuery::default()
+    };
+    let all = all_records(app, tenant, query).await?;
+    Ok(all
+        .iter()
+        .rev()
+        .map(|r| PausedExecution {
+            execution_id: r.run_id.clone(),
+            workflow_id: r.workflow_id.clone(),
+            created_at: hensu_store::rfc3339(r.started_at),
+            current_node_id: r.current_node.clone(),
+            correlation_id: r.correlation_id.clone(),
+        })
+        .collect())
 }

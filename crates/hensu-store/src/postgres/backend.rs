@@ -9,13 +9,14 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use super::pg_err;
+use crate::backend::KeyRow;
 use crate::backend::{
     Backend, ClaimedLease, DeltaVisitor, LogState, NewLogRow, RawLogRow, Records,
 };
 use crate::backend::{corrupt, parse_kind, parse_status, to_i64, to_u64};
-use crate::idempotency::KeyRow;
 use crate::owner::LeaseRow;
-use crate::page::{PageParam, RunQuery, page_sql};
+use crate::page::{PageParam, page_sql};
+use crate::query::RunQuery;
 use crate::{CheckpointMeta, ClaimScope, LogKind, OwnerId, RecordUpdate, Result, RunRecord};
 
 pub(crate) const RECORD_COLS: &str = "run_id, workflow_id, workflow_version, status, \

@@ -16,6 +16,7 @@
 
 mod backend;
 mod ops;
+pub(crate) mod registry;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -235,7 +236,7 @@ impl PgStore {
             }),
         };
         migrate(config.clone(), schema, &store.inner.target).await?;
-        crate::workflows::pg::migrate(&store).await?;
+        registry::migrate(&store).await?;
         Ok(store)
     }
 

@@ -7,14 +7,15 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension};
 
 use super::rows::{RawRecord, into_meta, log_state, raw_meta};
+use crate::backend::KeyRow;
 use crate::backend::{
     Backend, ClaimedLease, DeltaVisitor, LastStep, LogState, NewLogRow, RawLogRow, Records,
     SteppedInPlace,
 };
 use crate::backend::{sat_i64, to_i64, to_u64};
-use crate::idempotency::KeyRow;
 use crate::owner::LeaseRow;
-use crate::page::{PageParam, RunQuery, page_sql};
+use crate::page::{PageParam, page_sql};
+use crate::query::RunQuery;
 use crate::{
     CheckpointMeta, ClaimScope, Lease, LogKind, OwnerId, RecordUpdate, Result, RunRecord,
     StoreError,

@@ -3,6 +3,7 @@
 
 mod backend;
 mod ops;
+pub(crate) mod registry;
 mod rows;
 mod schema;
 
@@ -401,7 +402,7 @@ impl Drop for Tx<'_> {
 /// The registry's tables, created with the store: a claim tells a server's run from a local
 /// one by its tenant tag ([`crate::ClaimScope`]), so the tag's table must exist.
 fn registry_tables(conn: &Connection, path: &Path) -> Result<()> {
-    conn.execute_batch(crate::workflows::sqlite::SCHEMA)
+    conn.execute_batch(registry::SCHEMA)
         .and_then(|()| conn.execute_batch(crate::events::SQLITE_SCHEMA))
         .map_err(|e| StoreError::sqlite(path, e))
 }

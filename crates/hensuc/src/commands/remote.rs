@@ -219,22 +219,26 @@ pub fn print_event(ev: &Value) {
     match kind {
         "execution.started" => eprintln!("▶ started"),
         "execution.step" => eprintln!("  → {node}"),
+        // The headlines of a local run's summary (`run_summary.rs`), word for word.
         "execution.paused" => match ev.get("correlationId").and_then(Value::as_str) {
-            Some(c) => eprintln!("⏸ paused at `{node}` for review (correlation id {c})"),
+            Some(c) => eprintln!("⏸ paused at `{node}`, waiting for review (correlation id {c})"),
             None => eprintln!("⏸ paused at `{node}`"),
         },
-        "execution.completed" => eprintln!(
-            "{} ended at `{node}`",
-            if ev.get("success").and_then(Value::as_bool) == Some(true) {
+        "execution.completed" => {
+            let exit_status = ev.get("exitStatus").and_then(Value::as_str);
+            let mark = if ev.get("success").and_then(Value::as_bool) == Some(true) {
                 "✓"
             } else {
                 "✗"
+            };
+            match exit_status {
+                Some(s) => eprintln!("{mark} workflow ended at `{node}`: {s}"),
+                None => eprintln!("{mark} workflow ended at `{node}`"),
             }
-        ),
-        // The run's reason, as a local run prints it.
+        }
         "execution.error" => match ev.get("message").and_then(Value::as_str) {
-            Some(m) => eprintln!("✗ failed at `{node}`: {m}"),
-            None => eprintln!("✗ failed at `{node}`"),
+            Some(m) => eprintln!("✗ workflow failed at `{node}`: {m}"),
+            None => eprintln!("✗ workflow failed at `{node}`"),
         },
         "execution.cancelled" => eprintln!("✗ cancelled at `{node}`"),
         other => eprintln!("  {other}"),

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use serde_json::{Value, json};
 
 use super::remote::{Remote, fail, print_event};
+use super::runs_json::{RUNS_FORMAT_VERSION, record_of_execution};
 use crate::exit;
 
 /// Follows `id` from `from` and prints the outcome; the exit code follows the status.
@@ -114,7 +115,7 @@ pub fn runs(remote: &Remote, as_json: bool) -> anyhow::Result<ExitCode> {
         let rows: Vec<Value> = list.iter().map(record_of_execution).collect();
         println!(
             "{}",
-            json!({"format_version": super::runs::RUNS_FORMAT_VERSION, "runs": rows})
+            json!({"format_version": RUNS_FORMAT_VERSION, "runs": rows})
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -149,7 +150,7 @@ pub fn show(remote: &Remote, id: &str, as_json: bool) -> anyhow::Result<ExitCode
         println!(
             "{}",
             json!({
-                "format_version": super::runs::RUNS_FORMAT_VERSION,
+                "format_version": RUNS_FORMAT_VERSION,
                 "record": record,
                 "source": Value::Null,
                 "path": Value::Null,
@@ -181,25 +182,6 @@ pub fn show(remote: &Remote, id: &str, as_json: bool) -> anyhow::Result<ExitCode
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A server's execution status (`GET /api/v1/executions`) as a `runs --json` record. The server
-/// does not report the workflow's version: `null`.
-fn record_of_execution(e: &Value) -> Value {
-    let text = |k: &str| e.get(k).and_then(Value::as_str);
-    json!({
-        "run_id": text("executionId"),
-        "workflow": text("workflowId"),
-        "workflow_version": Value::Null,
-        "status": text("status"),
-        "current_node": text("currentNodeId"),
-        "started": text("startedAt"),
-        "updated": text("updatedAt"),
-        "correlation_id": text("correlationId"),
-        "exit_status": text("exitStatus"),
-        "step": e.get("step").and_then(Value::as_u64).unwrap_or(0),
-        "cancel_requested": e.get("cancelRequested").and_then(Value::as_bool).unwrap_or(false),
-    })
 }
 
 /// What `hensuc resume` asks of the server.

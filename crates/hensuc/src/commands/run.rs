@@ -197,7 +197,7 @@ pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
         egress: None,
     };
     if args.detach {
-        return crate::commands::worker::queue_run(&workflow, input, &setup, &args.workflow);
+        return crate::commands::detach::queue_run(&workflow, input, &setup, &args.workflow);
     }
     let face = Face::new(&args.settings)?;
     let start = session::Start::Fresh {
@@ -511,7 +511,12 @@ pub(crate) fn run_workflow(
             workflow.metadata.name,
             workflow.nodes.len(),
             if workflow.nodes.len() == 1 { "" } else { "s" },
-            setup.stubs.scenario.as_deref().unwrap_or("default"),
+            // The context key wins over `--scenario`, as the stub agents read it.
+            input
+                .get("stub_scenario")
+                .and_then(|v| v.as_str())
+                .or(setup.stubs.scenario.as_deref())
+                .unwrap_or("default"),
             setup.review.as_str()
         );
         print_routes(workflow, &run);

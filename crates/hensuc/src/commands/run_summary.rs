@@ -82,6 +82,11 @@ pub(crate) fn summarize(
             },
             exit::PAUSED,
         ),
+        // The node it failed at, as `run --server` names it (docs/cli.md, *Outcomes*).
+        RunOutcome::Failed(e) if !state.current_node.is_empty() => (
+            format!("✗ workflow failed at `{}`: {e}", state.current_node),
+            exit::FAILURE,
+        ),
         RunOutcome::Failed(e) => (format!("✗ workflow failed: {e}"), exit::FAILURE),
     };
     let mut out = String::new();

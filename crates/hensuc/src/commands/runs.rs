@@ -9,12 +9,9 @@ use clap::{Args, Subcommand};
 use hensu_store::{RunRecord, StateStore, rfc3339};
 use serde_json::{Value, json};
 
+use crate::commands::runs_json::{RUNS_FORMAT_VERSION, record_json};
 use crate::commands::session::{open_existing, store_path};
 use crate::exit;
-
-/// `runs --json` / `runs show --json`: a number like every hensuc JSON output's (version 1 wrote
-/// the string `"1"`; nothing else changed in 2).
-pub(crate) const RUNS_FORMAT_VERSION: u32 = 2;
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -150,22 +147,6 @@ fn status_text(r: &RunRecord) -> String {
         s.push_str(" (cancel requested)");
     }
     s
-}
-
-fn record_json(r: &RunRecord) -> Value {
-    json!({
-        "run_id": r.run_id,
-        "workflow": r.workflow_id,
-        "workflow_version": r.workflow_version,
-        "status": r.status.as_str(),
-        "current_node": r.current_node,
-        "started": rfc3339(r.started_at),
-        "updated": rfc3339(r.updated_at),
-        "correlation_id": r.correlation_id,
-        "exit_status": r.exit_status,
-        "step": r.step,
-        "cancel_requested": r.cancel_requested,
-    })
 }
 
 fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitCode> {

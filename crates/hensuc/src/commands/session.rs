@@ -38,6 +38,16 @@ pub fn choose_store(url: &str) {
     let _ = CHOSEN_STORE.set(url.to_string());
 }
 
+impl crate::args::StoreFlag {
+    /// Makes `--store`, when given, the store of this process's command (over the
+    /// environment and `hensu.toml`).
+    pub fn apply(&self) {
+        if let Some(url) = &self.store {
+            choose_store(url);
+        }
+    }
+}
+
 /// The store configured for a project, if not the default SQLite file: `--store`, else
 /// `HENSU_DATABASE_URL`, else `[store] url = "…"` in `<dir>/hensu.toml`. `None`: `<dir>/.hensu/state.db`.
 pub fn configured_store_url(dir: &Path) -> anyhow::Result<Option<String>> {

@@ -21,6 +21,7 @@ mod handlers;
 mod json_schemas;
 mod lsp_stdio;
 mod mcp;
+mod outcomes;
 mod process;
 mod project_file;
 mod review;

@@ -167,7 +167,7 @@ fn client_commands_against_a_real_server() {
     let paused = json_out(&run);
     assert_eq!(paused["status"], "paused");
     assert!(
-        stderr(&run).contains("paused at `draft` for review"),
+        stderr(&run).contains("paused at `draft`, waiting for review"),
         "{}",
         stderr(&run)
     );
@@ -317,7 +317,9 @@ fn a_failed_server_run_gives_its_reason_and_exit_code() {
         .expect("run");
     assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
     let refusal = "Server mode does not support local command execution";
-    assert!(stderr(&run).contains("✗ failed at `deploy`: No valid transition from deploy"));
+    assert!(
+        stderr(&run).contains("✗ workflow failed at `deploy`: No valid transition from deploy")
+    );
     assert!(stderr(&run).contains(refusal), "{}", stderr(&run));
     let ended = json_out(&run);
     assert_eq!(ended["status"], "failed", "{ended}");

@@ -1,7 +1,9 @@
 //! The node kinds that run flows of their own: parallel branches with consensus, fork/join
-//! sub-flows and sub-workflows. They call back into the run loop ([`super::Exec::drive`]);
-//! the simple kinds (standard, action, generic, end, join) stay in `engine/node.rs`.
+//! sub-flows (the join's merge in `join.rs`) and sub-workflows. They call back into the run
+//! loop ([`super::Exec::drive`]); the simple kinds (standard, action, generic, end) stay in
+//! `engine/node.rs`.
 
 pub(crate) mod fork;
+pub(crate) mod join;
 pub(crate) mod parallel;
 pub(crate) mod subworkflow;

@@ -6,8 +6,10 @@ use std::future::Future;
 
 use serde_json::Value;
 
-use super::{StoredWorkflow, WorkflowRegistry, WorkflowSummary, decode, encode, ms, now};
-use crate::postgres::{pg_err, pool_err};
+use super::{pg_err, pool_err};
+use crate::workflows::{
+    StoredWorkflow, WorkflowRegistry, WorkflowSummary, decode, encode, ms, now,
+};
 use crate::{
     EventBounds, IdempotencyKey, KeyedStart, PgStore, Result, RunPage, RunQuery, RunRecord,
     StoreError, TenantEvent,

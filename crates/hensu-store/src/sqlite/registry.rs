@@ -10,7 +10,9 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
-use super::{StoredWorkflow, WorkflowRegistry, WorkflowSummary, decode, encode, ms, now};
+use crate::workflows::{
+    StoredWorkflow, WorkflowRegistry, WorkflowSummary, decode, encode, ms, now,
+};
 use crate::{
     EventBounds, IdempotencyKey, KeyedStart, Result, RunPage, RunQuery, RunRecord, SqliteStore,
     StoreError, TenantEvent,
