@@ -112,6 +112,9 @@ impl EventHub {
     fn follow(&self, tenant: &str) -> ApiResult<(mpsc::Receiver<Arc<Live>>, u64)> {
         let (tx, rx) = mpsc::channel(LIVE_BUFFER);
         let mut hub = self.lock()?;
+        // Streams whose client left are removed here too, not only at their tenant's next
+        // event (a quiet tenant's reconnects would otherwise pile up).
+        hub.streams.retain(|_, f| !f.tx.is_closed());
         let id = hub.next_id;
         hub.next_id += 1;
         hub.streams.insert(
@@ -457,6 +460,17 @@ mod tests {
             reader.try_recv(),
             Err(mpsc::error::TryRecvError::Disconnected)
         ));
+    }
+
+    /// A stream whose client left is removed when the next one joins, events or not.
+    #[test]
+    fn streams_that_left_are_removed_on_the_next_join() {
+        let hub = EventHub::default();
+        for _ in 0..10 {
+            drop(hub.follow("quiet").expect("follow"));
+        }
+        let _open = hub.follow("quiet").expect("follow");
+        assert_eq!(hub.followers(), 1);
     }
 
     #[test]
