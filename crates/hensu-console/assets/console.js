@@ -14,6 +14,9 @@
     const source = new EventSource(url);
     source.onopen = () => say("Live updates on");
     source.onerror = () => say(source.readyState === EventSource.CLOSED ? "Live updates off" : "Reconnecting…");
+    // The tenant stream could not replay what was missed while disconnected (docs/server.md,
+    // *Events*): the page is re-read instead.
+    source.addEventListener("stream.reset", () => window.location.reload());
     for (const type of TYPES) {
       source.addEventListener(type, (message) => {
         let event;

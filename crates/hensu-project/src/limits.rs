@@ -43,6 +43,8 @@ pub struct Limits {
     pub allowed_hosts: Option<Vec<String>>,
     /// Open event streams (SSE) of one tenant at most; over it 429.
     pub max_streams_per_tenant: usize,
+    /// Open event streams (SSE) of all tenants together at most; over it 429.
+    pub max_streams: usize,
     /// Pushes checked at the same time (their checks run on the blocking pool). `None`: half
     /// the CPUs, at least one.
     pub max_concurrent_pushes: Option<usize>,
@@ -70,6 +72,7 @@ impl Default for Limits {
             max_connections_per_ip: 256,
             allowed_hosts: None,
             max_streams_per_tenant: 32,
+            max_streams: 1024,
             max_concurrent_pushes: None,
             context_max_bytes: 1024 * 1024,
             context_max_entries: 10_000,
@@ -93,6 +96,7 @@ impl Limits {
             ("request_timeout", self.request_timeout.is_zero()),
             ("max_connections", self.max_connections == Some(0)),
             ("max_streams_per_tenant", self.max_streams_per_tenant == 0),
+            ("max_streams", self.max_streams == 0),
             (
                 "max_concurrent_pushes",
                 self.max_concurrent_pushes == Some(0),

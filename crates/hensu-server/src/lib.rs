@@ -63,6 +63,8 @@ pub struct AppState {
     pub limits: Arc<Limits>,
     /// Open event streams per tenant.
     pub streams: Arc<streams::StreamSlots>,
+    /// The reader of the tenant event log feeding the tenant streams.
+    pub tenant_events: Arc<service::tenant_stream::EventHub>,
     /// Places for push checks running at once on the blocking pool.
     pub pushes: Arc<Semaphore>,
     /// Cancelled when the server shuts down (event streams end).
@@ -72,7 +74,10 @@ pub struct AppState {
 impl AppState {
     /// The state with other limits (the stream and push places follow them).
     pub fn with_limits(mut self, limits: Limits) -> AppState {
-        self.streams = Arc::new(streams::StreamSlots::new(limits.max_streams_per_tenant));
+        self.streams = Arc::new(streams::StreamSlots::new(
+            limits.max_streams_per_tenant,
+            limits.max_streams,
+        ));
         self.pushes = Arc::new(Semaphore::new(limits.push_concurrency()));
         self.limits = Arc::new(limits);
         self
@@ -256,7 +261,11 @@ pub fn state_with_options(
         events,
         metrics: metrics::install(),
         gateway,
-        streams: Arc::new(streams::StreamSlots::new(limits.max_streams_per_tenant)),
+        streams: Arc::new(streams::StreamSlots::new(
+            limits.max_streams_per_tenant,
+            limits.max_streams,
+        )),
+        tenant_events: Arc::default(),
         pushes: Arc::new(Semaphore::new(limits.push_concurrency())),
         limits: Arc::new(limits),
         closing: CancelToken::new(),

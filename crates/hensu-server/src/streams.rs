@@ -1,6 +1,7 @@
 //! Event streams per tenant (docs/server.md, *Connections and limits*): each open SSE stream
 //! (one execution's or the tenant's) holds a place of its tenant, at most
-//! `max_streams_per_tenant`; over it the open is refused with 429. Every stream also ends when
+//! `max_streams_per_tenant`, and of all tenants together at most `max_streams`; over either the
+//! open is refused with 429. Every stream also ends when
 //! the server shuts down, so the graceful drain does not wait on streams that never end.
 
 use std::collections::HashMap;
@@ -16,7 +17,14 @@ use crate::error::ApiError;
 #[derive(Debug)]
 pub struct StreamSlots {
     cap: usize,
-    open: Mutex<HashMap<String, usize>>,
+    global_cap: usize,
+    open: Mutex<Open>,
+}
+
+#[derive(Debug, Default)]
+struct Open {
+    per_tenant: HashMap<String, usize>,
+    total: usize,
 }
 
 /// One open stream of a tenant; its place is given back when the stream is dropped.
@@ -27,10 +35,12 @@ pub struct StreamSlot {
 }
 
 impl StreamSlots {
-    pub fn new(cap: usize) -> StreamSlots {
+    /// At most `cap` streams per tenant and `global_cap` in all.
+    pub fn new(cap: usize, global_cap: usize) -> StreamSlots {
         StreamSlots {
             cap,
-            open: Mutex::new(HashMap::new()),
+            global_cap,
+            open: Mutex::new(Open::default()),
         }
     }
 
@@ -40,19 +50,25 @@ impl StreamSlots {
             .open
             .lock()
             .map_err(|_| ApiError::internal("stream table poisoned"))?;
-        let n = open.entry(tenant.to_string()).or_insert(0);
-        if *n >= self.cap {
-            return Err(ApiError::new(
+        let refused = |what: &str, cap: usize| {
+            ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
                 format!(
-                    "too many open event streams for this tenant (at most {}; docs/server.md, \
-                     *Connections and limits*)",
-                    self.cap
+                    "too many open event streams {what} (at most {cap}; docs/server.md, \
+                     *Connections and limits*)"
                 ),
             )
-            .with_code("too_many_streams"));
+            .with_code("too_many_streams")
+        };
+        if open.total >= self.global_cap {
+            return Err(refused("on this server", self.global_cap));
+        }
+        let n = open.per_tenant.entry(tenant.to_string()).or_insert(0);
+        if *n >= self.cap {
+            return Err(refused("for this tenant", self.cap));
         }
         *n += 1;
+        open.total += 1;
         Ok(StreamSlot {
             slots: Arc::clone(self),
             tenant: tenant.to_string(),
@@ -63,19 +79,20 @@ impl StreamSlots {
     pub fn open(&self, tenant: &str) -> usize {
         self.open
             .lock()
-            .map(|o| o.get(tenant).copied().unwrap_or(0))
+            .map(|o| o.per_tenant.get(tenant).copied().unwrap_or(0))
             .unwrap_or(0)
     }
 }
 
 impl Drop for StreamSlot {
     fn drop(&mut self) {
-        if let Ok(mut open) = self.slots.open.lock()
-            && let Some(n) = open.get_mut(&self.tenant)
-        {
-            *n -= 1;
-            if *n == 0 {
-                open.remove(&self.tenant);
+        if let Ok(mut open) = self.slots.open.lock() {
+            open.total = open.total.saturating_sub(1);
+            if let Some(n) = open.per_tenant.get_mut(&self.tenant) {
+                *n -= 1;
+                if *n == 0 {
+                    open.per_tenant.remove(&self.tenant);
+                }
             }
         }
     }
@@ -100,7 +117,7 @@ mod tests {
 
     #[tokio::test]
     async fn places_are_per_tenant_and_come_back() {
-        let slots = Arc::new(StreamSlots::new(2));
+        let slots = Arc::new(StreamSlots::new(2, 4));
         let a = slots.acquire("a").expect("1");
         let _b = slots.acquire("a").expect("2");
         let e = slots.acquire("a").expect_err("3 over");
@@ -127,5 +144,18 @@ mod tests {
             Vec::<u8>::new(),
             "ends at shutdown"
         );
+    }
+
+    #[test]
+    fn all_tenants_together_are_capped_too() {
+        let slots = Arc::new(StreamSlots::new(2, 3));
+        let _held = [
+            slots.acquire("a").expect("a1"),
+            slots.acquire("b").expect("b1"),
+            slots.acquire("c").expect("c1"),
+        ];
+        let e = slots.acquire("d").expect_err("over the global cap");
+        assert_eq!((e.status.as_u16(), e.code), (429, Some("too_many_streams")));
+        assert!(e.message.contains("on this server"), "{}", e.message);
     }
 }

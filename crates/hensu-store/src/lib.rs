@@ -70,6 +70,7 @@
 mod backend;
 mod claim_sql;
 mod error;
+mod events;
 mod heartbeat;
 mod idempotency;
 mod logic;
@@ -90,6 +91,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use error::{Result, StoreError};
+pub use events::{EVENT_RETENTION_MS, EventBounds, EventWakeups, TenantEvent};
 pub use heartbeat::Heartbeat;
 pub use hensu_delta::StateDelta;
 pub use idempotency::{IDEMPOTENCY_WINDOW_MS, IdempotencyKey, KeyedStart};

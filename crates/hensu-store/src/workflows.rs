@@ -11,7 +11,10 @@
 
 use serde_json::Value;
 
-use crate::{IdempotencyKey, KeyedStart, Result, RunPage, RunQuery, RunRecord, StoreError};
+use crate::{
+    EventBounds, IdempotencyKey, KeyedStart, Result, RunPage, RunQuery, RunRecord, StoreError,
+    TenantEvent,
+};
 
 /// A live workflow definition of a tenant.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,6 +94,29 @@ pub trait WorkflowRegistry: Send + Sync {
     /// One page of the tenant's runs matching `query`, newest first, in one SQL query (a
     /// keyset cursor; docs/server.md, *Paging*).
     async fn tenant_runs_page(&self, tenant: &str, query: &RunQuery) -> Result<RunPage>;
+
+    /// Up to `limit` tenant events with `seq > after`, in `seq` order: of `tenant`, or of
+    /// every tenant when `None` (crate docs of [`TenantEvent`]; the tenant filter is the
+    /// `(tenant_id, seq)` index). Every `seq` below the last one returned that is not
+    /// returned either belongs to another tenant or was never committed: none shows up later.
+    async fn events_after(
+        &self,
+        tenant: Option<&str>,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<TenantEvent>>;
+
+    /// The oldest and the latest `seq` held.
+    async fn event_bounds(&self) -> Result<EventBounds>;
+
+    /// Wake-ups after other processes' commits of events (PostgreSQL: `LISTEN`), or `None`
+    /// where there are none to have (SQLite: one process writes a server's runs, which wakes
+    /// its followers itself).
+    async fn event_wakeups(&self) -> Result<Option<crate::EventWakeups>>;
+
+    /// Deletes up to `limit` of the oldest events written before `before` (unix ms), never
+    /// the latest one; returns how many went.
+    async fn trim_events(&self, before: u64, limit: usize) -> Result<u64>;
 }
 
 pub(crate) fn encode(definition: &Value) -> Result<Vec<u8>> {

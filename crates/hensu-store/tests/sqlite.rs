@@ -754,6 +754,8 @@ fn registry_conformance_on_a_file_and_in_memory() {
     registry::a_tenant_run_and_its_tag_are_one_transaction(&Blocking::new(store.clone()), &reg);
     registry::a_tenants_runs_are_paged_newest_first(&Blocking::new(store.clone()), &reg);
     registry::a_key_starts_one_run_per_tenant(&Blocking::new(store.clone()), &reg);
+    registry::tenant_events_follow_one_sequence(&Blocking::new(store.clone()), &reg);
+    registry::tenant_events_are_trimmed_oldest_first(&reg);
     // A second store opened by location sees the same rows.
     let url = hensu_store::StoreUrl::parse(dir.path().to_str().expect("utf-8")).expect("parse");
     let again = Blocking::from_arc(block(url.open(opts())).expect("open"))
@@ -770,4 +772,11 @@ fn registry_conformance_on_a_file_and_in_memory() {
     registry::a_tenant_run_and_its_tag_are_one_transaction(&Blocking::new(mem.clone()), &mem_reg);
     registry::a_tenants_runs_are_paged_newest_first(&Blocking::new(mem.clone()), &mem_reg);
     registry::a_key_starts_one_run_per_tenant(&Blocking::new(mem.clone()), &mem_reg);
+    registry::tenant_events_follow_one_sequence(&Blocking::new(mem.clone()), &mem_reg);
+    // One process writes a server's runs: no wake-ups from elsewhere to listen to.
+    assert!(
+        block(mem_reg.inner.event_wakeups())
+            .expect("wakeups")
+            .is_none()
+    );
 }

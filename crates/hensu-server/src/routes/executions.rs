@@ -219,9 +219,11 @@ pub async fn execution_events(
     Ok(sse_response(stream))
 }
 
-/// SSE of every execution of the tenant (written by this server) from now on.
+/// SSE of every execution of the tenant, wherever it runs, from now on; with `Last-Event-ID`,
+/// every event after it first (or a `stream.reset` event when those are no longer held).
 #[utoipa::path(get, path = "/api/v1/executions/events", tag = "events",
-    params(("Last-Event-ID" = Option<String>, Header, description = "`<executionId>:<step>`")),
+    params(("Last-Event-ID" = Option<String>, Header,
+            description = "the `id` (global event sequence) of the last event received")),
     responses((status = 200, description = "event stream; each `data:` is one event",
                content_type = "text/event-stream", body = ExecutionEvent),
               (status = 400, description = "bad Last-Event-ID", body = ErrorBody)))]

@@ -1,22 +1,23 @@
 //! Server-sent events (docs/server.md, *Events*). Every event is built from the run log, so a
-//! stream can be replayed: each carries `id: <step>` (per execution) or `id: <run>:<step>`
-//! (per tenant), and a reconnect with `Last-Event-ID` continues after it. Streams wake on this
-//! process's writes and also poll the shared store, so they follow runs executing on another
-//! server that shares the database.
+//! stream can be replayed: each carries `id: <step>` (per execution) or `id: <seq>` (per
+//! tenant: the global sequence of the store's tenant event log, [`super::tenant_stream`]), and
+//! a reconnect with `Last-Event-ID` continues after it. Streams wake on this process's writes
+//! and also poll the shared store, so they follow runs executing on another server that
+//! shares the database.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::response::sse::Event as SseEvent;
 use futures_util::Stream;
-use hensu_store::{LogEntry, LogKind, RunRecord, RunStatus, StateStore, WorkflowRegistry};
+use hensu_store::{LogEntry, LogKind, RunRecord, RunStatus, StateStore, TenantEvent};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::broadcast;
 use utoipa::ToSchema;
 
 use super::executions::{ExecutionState, owned_record, public_context};
+pub use super::tenant_stream::tenant_events;
 use crate::AppState;
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult};
@@ -100,6 +101,12 @@ pub enum ExecutionEvent {
         node_id: Option<String>,
         timestamp: String,
     },
+    /// Tenant stream only: the events after the `Last-Event-ID` sent are no longer all held
+    /// (older than the retention window, or an id this store never gave), so the stream
+    /// continues from now and the client should re-read what it shows (docs/server.md,
+    /// *Events*). Its `id:` is where the stream continues from.
+    #[serde(rename = "stream.reset", rename_all = "camelCase")]
+    Reset { reason: String, timestamp: String },
 }
 
 impl ExecutionEvent {
@@ -112,13 +119,14 @@ impl ExecutionEvent {
             ExecutionEvent::Completed { .. } => "execution.completed",
             ExecutionEvent::Error { .. } => "execution.error",
             ExecutionEvent::Cancelled { .. } => "execution.cancelled",
+            ExecutionEvent::Reset { .. } => "stream.reset",
         }
     }
 
     /// The node the event names (the final node of a completion).
     pub fn node(&self) -> Option<&str> {
         match self {
-            ExecutionEvent::Started { .. } => None,
+            ExecutionEvent::Started { .. } | ExecutionEvent::Reset { .. } => None,
             ExecutionEvent::Step { node_id, .. }
             | ExecutionEvent::Paused { node_id, .. }
             | ExecutionEvent::Error { node_id, .. }
@@ -134,7 +142,8 @@ impl ExecutionEvent {
             | ExecutionEvent::Paused { timestamp, .. }
             | ExecutionEvent::Completed { timestamp, .. }
             | ExecutionEvent::Error { timestamp, .. }
-            | ExecutionEvent::Cancelled { timestamp, .. } => timestamp,
+            | ExecutionEvent::Cancelled { timestamp, .. }
+            | ExecutionEvent::Reset { timestamp, .. } => timestamp,
         }
     }
 }
@@ -332,11 +341,43 @@ fn latest_from_record(ev: &mut ExecutionEvent, record: &RunRecord) {
     }
 }
 
+/// The event of one row of the tenant event log (`None` for rows that are not events: a
+/// queued run's rows). A pause or an end reads the run's record (its review, its exit
+/// status) and its public context; every other row needs nothing but itself.
+pub(crate) async fn tenant_row_event(
+    store: &dyn StateStore,
+    row: &TenantEvent,
+) -> Option<ExecutionEvent> {
+    let e = &row.entry;
+    let (run_id, workflow_id, tenant) = (&row.run_id, &row.workflow_id, &row.tenant_id);
+    let plain = e.meta.kind == LogKind::Created
+        || matches!(e.meta.status, RunStatus::Running | RunStatus::Queued);
+    if plain {
+        return log_event(run_id, workflow_id, tenant, e, &|| Value::Null);
+    }
+    let record = store.record(run_id).await.ok();
+    let state = store
+        .load(run_id)
+        .await
+        .map(|s| s.snapshot)
+        .unwrap_or(Value::Null);
+    let mut ev = log_event(run_id, workflow_id, tenant, e, &|| public_context(&state))?;
+    if let Some(record) = record.as_ref().filter(|r| r.step == e.meta.step) {
+        latest_from_record(&mut ev, record);
+    }
+    if let ExecutionEvent::Error { message, .. } = &mut ev
+        && let Some(reason) = super::executions::failure_message(&state)
+    {
+        *message = reason;
+    }
+    Some(ev)
+}
+
 /// One message of a stream: the event and its id (what a reconnect sends as
 /// `Last-Event-ID`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct StreamedEvent {
-    /// `<step>` on an execution's stream, `<run>:<step>` on the tenant's.
+    /// `<step>` on an execution's stream, `<seq>` on the tenant's.
     pub id: String,
     pub event: ExecutionEvent,
 }
@@ -355,7 +396,7 @@ impl StreamedEvent {
     }
 }
 
-fn sse(id: String, event: &ExecutionEvent) -> StreamedEvent {
+pub(crate) fn sse(id: String, event: &ExecutionEvent) -> StreamedEvent {
     StreamedEvent {
         id,
         event: event.clone(),
@@ -363,11 +404,11 @@ fn sse(id: String, event: &ExecutionEvent) -> StreamedEvent {
 }
 
 /// A stream's `Last-Event-ID` (blank: none).
-fn given(last_event_id: Option<&str>) -> Option<&str> {
+pub(crate) fn given(last_event_id: Option<&str>) -> Option<&str> {
     last_event_id.map(str::trim).filter(|s| !s.is_empty())
 }
 
-fn bad_last_event_id() -> ApiError {
+pub(crate) fn bad_last_event_id() -> ApiError {
     ApiError::bad_request("Last-Event-ID must be an event id of this stream")
 }
 
@@ -391,35 +432,6 @@ pub async fn execution_events(
         run_id.to_string(),
         tenant.tenant_id.clone(),
         after,
-    );
-    Ok(crate::streams::guarded(stream, slot, app.closing.clone()))
-}
-
-/// The events of every execution of the tenant from now on; `last_event_id`
-/// (`<run>:<step>`) continues that run after that step.
-pub async fn tenant_events(
-    app: &AppState,
-    tenant: &Tenant,
-    last_event_id: Option<&str>,
-) -> ApiResult<impl Stream<Item = StreamedEvent> + use<>> {
-    let resume_from = match given(last_event_id) {
-        None => None,
-        Some(s) => {
-            let (run, step) = s
-                .rsplit_once(':')
-                .and_then(|(r, st)| Some((r.to_string(), st.parse::<u64>().ok()?)))
-                .ok_or_else(bad_last_event_id)?;
-            owned_record(app, tenant, &run).await?;
-            Some((run, step))
-        }
-    };
-    let slot = app.streams.acquire(&tenant.tenant_id)?;
-    let stream = tenant_stream(
-        app.store.clone(),
-        app.registry.clone(),
-        app.events.subscribe(),
-        tenant.tenant_id.clone(),
-        resume_from,
     );
     Ok(crate::streams::guarded(stream, slot, app.closing.clone()))
 }
@@ -459,143 +471,6 @@ fn execution_stream(
     })
 }
 
-/// Every execution of `tenant` from now on, wherever it runs: a write of this server wakes
-/// the stream at once, and every `POLL` (500 ms) the tenant's runs are checked in the shared store
-/// (one query for the tenant's run ids, one record read per run not known to be over), so
-/// runs executing on another server sharing the database are followed too. The runs that
-/// exist when the stream opens start at their current step (no history replay);
-/// `resume_from` continues one run after a given step.
-fn tenant_stream(
-    store: Arc<dyn StateStore>,
-    registry: Arc<dyn WorkflowRegistry>,
-    mut wake: broadcast::Receiver<RunChanged>,
-    tenant: String,
-    resume_from: Option<(String, u64)>,
-) -> impl Stream<Item = StreamedEvent> {
-    async_stream(move |tx| async move {
-        let baseline = tenant_steps(store.as_ref(), registry.as_ref(), &tenant).await;
-        let Ok(mut seen) = baseline else {
-            return;
-        };
-        let mut over: HashSet<String> = HashSet::new();
-        if let Some((run, step)) = resume_from {
-            seen.insert(run, Progress { step, ended: false });
-        }
-        for (id, p) in &seen {
-            if p.ended {
-                over.insert(id.clone());
-            }
-        }
-        let mut poll = tokio::time::interval(POLL);
-        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        poll.tick().await;
-        loop {
-            // Which runs to read: the one this server just wrote, or every open one.
-            let candidates: Option<Vec<String>> = tokio::select! {
-                changed = wake.recv() => match changed {
-                    Ok(c) if c.tenant == tenant => Some(vec![c.run_id]),
-                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(broadcast::error::RecvError::Closed) => return,
-                },
-                _ = poll.tick() => None,
-            };
-            let changed = changed_runs(
-                store.as_ref(),
-                registry.as_ref(),
-                &tenant,
-                candidates,
-                &seen,
-                &over,
-            )
-            .await;
-            let Ok(changed) = changed else {
-                continue;
-            };
-            for run_id in changed {
-                let after = seen.get(&run_id).map(|p| p.step);
-                let Ok(read) = read_events(store.as_ref(), &run_id, &tenant, after).await else {
-                    continue;
-                };
-                for (step, ev) in &read.events {
-                    let id = format!("{run_id}:{step}");
-                    if tx.send(sse(id, ev)).await.is_err() {
-                        return;
-                    }
-                }
-                let ended = read.status.is_terminal() && read.last >= read.step;
-                if ended {
-                    over.insert(run_id.clone());
-                }
-                seen.insert(
-                    run_id,
-                    Progress {
-                        step: read.last,
-                        ended,
-                    },
-                );
-            }
-        }
-    })
-}
-
-/// Which of `candidates` (or, when `None`, of the tenant's runs not `over`) moved past the
-/// step a tenant stream has shown.
-async fn changed_runs(
-    store: &dyn StateStore,
-    registry: &dyn WorkflowRegistry,
-    tenant: &str,
-    candidates: Option<Vec<String>>,
-    seen: &HashMap<String, Progress>,
-    over: &HashSet<String>,
-) -> hensu_store::Result<Vec<String>> {
-    let ids = match candidates {
-        Some(ids) => ids,
-        None => registry
-            .tenant_runs(tenant)
-            .await?
-            .into_iter()
-            .filter(|id| !over.contains(id))
-            .collect(),
-    };
-    let mut out = Vec::new();
-    for id in ids {
-        let record = store.record(&id).await?;
-        if seen.get(&id).is_none_or(|p| record.step > p.step) {
-            out.push(id);
-        }
-    }
-    Ok(out)
-}
-
-/// How far a tenant stream has shown one run.
-#[derive(Clone, Copy, Debug)]
-struct Progress {
-    step: u64,
-    /// The run ended and its last event was shown (or it had ended when the stream opened).
-    ended: bool,
-}
-
-/// The current step of each of the tenant's runs (the tenant stream's starting point).
-async fn tenant_steps(
-    store: &dyn StateStore,
-    registry: &dyn WorkflowRegistry,
-    tenant: &str,
-) -> hensu_store::Result<HashMap<String, Progress>> {
-    let mut out = HashMap::new();
-    for id in registry.tenant_runs(tenant).await? {
-        if let Ok(r) = store.record(&id).await {
-            out.insert(
-                id,
-                Progress {
-                    step: r.step,
-                    ended: r.status.is_terminal(),
-                },
-            );
-        }
-    }
-    Ok(out)
-}
-
 async fn wait_for(
     wake: &mut broadcast::Receiver<RunChanged>,
     matches: impl Fn(&RunChanged) -> bool,
@@ -616,7 +491,7 @@ async fn wait_for(
 
 /// A stream fed by a producer task through a small channel (back-pressure: the producer waits
 /// for a slow client; a closed client ends the producer).
-fn async_stream<F, Fut>(producer: F) -> impl Stream<Item = StreamedEvent>
+pub(crate) fn async_stream<F, Fut>(producer: F) -> impl Stream<Item = StreamedEvent>
 where
     F: FnOnce(tokio::sync::mpsc::Sender<StreamedEvent>) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,

@@ -195,6 +195,10 @@ impl Server {
         &self.store
     }
 
+    pub fn registry(&self) -> &Arc<dyn WorkflowRegistry> {
+        &self.registry
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }

@@ -45,6 +45,9 @@ pub(crate) struct Inner {
     /// `target` as the location [`crate::StoreError::Corrupt`] names.
     pub path: PathBuf,
     pub opts: StoreOptions,
+    /// The parsed URL (with the schema's `search_path`): for a connection of its own, outside
+    /// the pool (the tenant event log's `LISTEN`).
+    pub config: tokio_postgres::Config,
 }
 
 /// The PostgreSQL store. Cloning gives another handle on the same pool.
@@ -229,9 +232,10 @@ impl PgStore {
                 path: PathBuf::from(&target),
                 target,
                 opts,
+                config: config.clone(),
             }),
         };
-        migrate(config, schema, &store.inner.target).await?;
+        migrate(config.clone(), schema, &store.inner.target).await?;
         registry::migrate(&store).await?;
         Ok(store)
     }
@@ -244,6 +248,7 @@ impl PgStore {
                 target: self.inner.target.clone(),
                 path: self.inner.path.clone(),
                 opts,
+                config: self.inner.config.clone(),
             }),
         }
     }

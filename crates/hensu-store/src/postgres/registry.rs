@@ -11,7 +11,8 @@ use crate::workflows::{
     StoredWorkflow, WorkflowRegistry, WorkflowSummary, decode, encode, ms, now,
 };
 use crate::{
-    IdempotencyKey, KeyedStart, PgStore, Result, RunPage, RunQuery, RunRecord, StoreError,
+    EventBounds, IdempotencyKey, KeyedStart, PgStore, Result, RunPage, RunQuery, RunRecord,
+    StoreError, TenantEvent,
 };
 
 mod embedded {
@@ -264,5 +265,40 @@ impl WorkflowRegistry for PgRegistry {
 
     async fn tenant_runs_page(&self, tenant: &str, query: &RunQuery) -> Result<RunPage> {
         self.store.tenant_runs_page(tenant, query).await
+    }
+
+    async fn events_after(
+        &self,
+        tenant: Option<&str>,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<TenantEvent>> {
+        let tenant = tenant.map(str::to_owned);
+        self.query(move |c, target| async move {
+            crate::events::pg::after(&c, &target, tenant.as_deref(), after, limit).await
+        })
+        .await
+    }
+
+    async fn event_bounds(&self) -> Result<EventBounds> {
+        self.query(|c, target| async move { crate::events::pg::bounds(&c, &target).await })
+            .await
+    }
+
+    async fn event_wakeups(&self) -> Result<Option<crate::EventWakeups>> {
+        self.store
+            .with(|inner| async move {
+                crate::events::pg::listen(&inner.config, &inner.target)
+                    .await
+                    .map(Some)
+            })
+            .await
+    }
+
+    async fn trim_events(&self, before: u64, limit: usize) -> Result<u64> {
+        self.query(move |c, target| async move {
+            crate::events::pg::trim(&c, &target, before, limit).await
+        })
+        .await
     }
 }

@@ -403,5 +403,6 @@ impl Drop for Tx<'_> {
 /// one by its tenant tag ([`crate::ClaimScope`]), so the tag's table must exist.
 fn registry_tables(conn: &Connection, path: &Path) -> Result<()> {
     conn.execute_batch(registry::SCHEMA)
+        .and_then(|()| conn.execute_batch(crate::events::SQLITE_SCHEMA))
         .map_err(|e| StoreError::sqlite(path, e))
 }

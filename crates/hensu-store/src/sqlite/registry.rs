@@ -14,7 +14,8 @@ use crate::workflows::{
     StoredWorkflow, WorkflowRegistry, WorkflowSummary, decode, encode, ms, now,
 };
 use crate::{
-    IdempotencyKey, KeyedStart, Result, RunPage, RunQuery, RunRecord, SqliteStore, StoreError,
+    EventBounds, IdempotencyKey, KeyedStart, Result, RunPage, RunQuery, RunRecord, SqliteStore,
+    StoreError, TenantEvent,
 };
 
 /// Created when a store opens (so the claim statement can tell server runs by their tenant
@@ -63,6 +64,7 @@ impl SqliteRegistry {
             .write(|tx, _| {
                 tx.conn
                     .execute_batch(SCHEMA)
+                    .and_then(|()| tx.conn.execute_batch(crate::events::SQLITE_SCHEMA))
                     .map_err(|e| StoreError::sqlite(tx.path, e))
             })
             .await?;
@@ -251,5 +253,35 @@ impl WorkflowRegistry for SqliteRegistry {
 
     async fn tenant_runs_page(&self, tenant: &str, query: &RunQuery) -> Result<RunPage> {
         self.store.tenant_runs_page(tenant, query).await
+    }
+
+    async fn events_after(
+        &self,
+        tenant: Option<&str>,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<TenantEvent>> {
+        let tenant = tenant.map(str::to_owned);
+        self.store
+            .read(move |tx, _| {
+                crate::events::sqlite::after(tx.conn, tx.path, tenant.as_deref(), after, limit)
+            })
+            .await
+    }
+
+    async fn event_bounds(&self) -> Result<EventBounds> {
+        self.store
+            .read(|tx, _| crate::events::sqlite::bounds(tx.conn, tx.path))
+            .await
+    }
+
+    async fn event_wakeups(&self) -> Result<Option<crate::EventWakeups>> {
+        Ok(None)
+    }
+
+    async fn trim_events(&self, before: u64, limit: usize) -> Result<u64> {
+        self.store
+            .write(move |tx, _| crate::events::sqlite::trim(tx.conn, tx.path, before, limit))
+            .await
     }
 }

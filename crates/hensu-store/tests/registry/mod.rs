@@ -1,8 +1,10 @@
 //! The workflow registry's conformance suite (definitions per tenant, soft delete, run
 //! tenants), run on every backend by `sqlite.rs` and `postgres.rs`.
 
+mod events;
 mod idempotency;
 mod pages;
+pub use events::{tenant_events_are_trimmed_oldest_first, tenant_events_follow_one_sequence};
 pub use idempotency::a_key_starts_one_run_per_tenant;
 pub use pages::a_tenants_runs_are_paged_newest_first;
 
