@@ -33,7 +33,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** SSE of every execution of the tenant (written by this server) from now on. */
+        /**
+         * SSE of every execution of the tenant, wherever it runs, from now on; with `Last-Event-ID`,
+         *     every event after it first (or a `stream.reset` event when those are no longer held).
+         */
         get: operations["tenant_events"];
         put?: never;
         post?: never;
@@ -421,6 +424,11 @@ export interface components {
             /** @enum {string} */
             type: "execution.cancelled";
             workflowId: string;
+        } | {
+            reason: string;
+            timestamp: string;
+            /** @enum {string} */
+            type: "stream.reset";
         };
         /** @description The result of an execution: its status and public context. */
         ExecutionResult: {
@@ -680,7 +688,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `<executionId>:<step>` */
+                /** @description the `id` (global event sequence) of the last event received */
                 "Last-Event-ID"?: string | null;
             };
             path?: never;

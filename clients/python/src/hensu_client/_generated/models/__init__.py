@@ -18,6 +18,8 @@ from .execution_event_type_4 import ExecutionEventType4
 from .execution_event_type_4_type import ExecutionEventType4Type
 from .execution_event_type_5 import ExecutionEventType5
 from .execution_event_type_5_type import ExecutionEventType5Type
+from .execution_event_type_6 import ExecutionEventType6
+from .execution_event_type_6_type import ExecutionEventType6Type
 from .execution_result import ExecutionResult
 from .execution_result_output import ExecutionResultOutput
 from .execution_started import ExecutionStarted
@@ -57,6 +59,8 @@ __all__ = (
     "ExecutionEventType4Type",
     "ExecutionEventType5",
     "ExecutionEventType5Type",
+    "ExecutionEventType6",
+    "ExecutionEventType6Type",
     "ExecutionResult",
     "ExecutionResultOutput",
     "ExecutionStarted",
