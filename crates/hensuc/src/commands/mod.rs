@@ -25,5 +25,6 @@ pub mod runs;
 pub mod serve;
 pub mod session;
 pub mod test;
+pub mod trace;
 pub mod worker;
 pub mod workflows;

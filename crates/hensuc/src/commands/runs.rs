@@ -20,6 +20,7 @@ pub(crate) const RUNS_FORMAT_VERSION: u32 = 2;
 #[command(after_help = "Examples:\n  \
     hensuc runs -d examples\n  \
     hensuc runs -d examples show 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 --json\n  \
+    hensuc runs -d examples trace 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 --format json\n  \
     hensuc runs --server http://127.0.0.1:8080 --json")]
 pub struct RunsArgs {
     /// Project directory (the store is `<DIR>/.hensu/state.db`).
@@ -43,6 +44,9 @@ pub enum RunsCommand {
         /// The run id.
         id: String,
     },
+    /// The run's OpenTelemetry trace, rebuilt from its run log: a tree, `--format json`
+    /// (docs/schemas/trace.schema.json) or `--otlp URL` (docs/observability.md).
+    Trace(crate::commands::trace::TraceArgs),
 }
 
 pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
@@ -52,6 +56,9 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
             None => crate::commands::remote_runs::runs(&remote, args.output.json()),
             Some(RunsCommand::Show { id }) => {
                 crate::commands::remote_runs::show(&remote, id, args.output.json())
+            }
+            Some(RunsCommand::Trace(_)) => {
+                anyhow::bail!("`runs trace` reads a store (--store or -d DIR), not a server")
             }
         };
     }
@@ -73,7 +80,10 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
                 }
                 return Ok(ExitCode::from(exit::SUCCESS));
             }
-            Some(RunsCommand::Show { id }) => {
+            Some(
+                RunsCommand::Show { id }
+                | RunsCommand::Trace(crate::commands::trace::TraceArgs { id, .. }),
+            ) => {
                 anyhow::bail!(
                     "no run `{id}`: {} does not exist",
                     store_path(&dir).display()
@@ -84,6 +94,9 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
     match &args.command {
         None => list(store.as_ref(), args.output.json()),
         Some(RunsCommand::Show { id }) => show(store.as_ref(), id, args.output.json()),
+        Some(RunsCommand::Trace(t)) => {
+            crate::commands::trace::execute(store.as_ref(), t, args.output.json())
+        }
     }
 }
 
