@@ -11,6 +11,7 @@
 pub mod config;
 pub mod export;
 pub mod ids;
+pub mod live;
 pub mod rebuild;
 pub mod semconv;
 pub mod span;
@@ -18,6 +19,7 @@ pub mod span;
 pub use config::{TelemetryConfig, TelemetrySection};
 pub use export::Exporter;
 pub use ids::{Scope, SpanKey};
+pub use live::{CollectingSink, SpanSink, TraceListener};
 pub use rebuild::{RunLog, rebuild};
 pub use semconv::RunInfo;
 pub use span::{Attr, Attrs, Kind, SpanEvent, SpanRecord, Status, TRACE_FORMAT_VERSION, Trace};

@@ -476,6 +476,21 @@ pub(crate) fn run_workflow(
             }),
         )));
     }
+    // The live trace (docs/observability.md): only when telemetry is on.
+    if let Some(trace) = launch::telemetry::trace_listener(
+        setup.project.telemetry.as_ref(),
+        workflow,
+        None,
+        redactor.clone(),
+    ) {
+        if let session::Start::Resume(r) = &start {
+            let id = r.durable.run_id();
+            let started =
+                session::wait(r.durable.store().load(id)).map_or(0, |s| s.record.started_at);
+            trace.resuming(id, started, &r.state);
+        }
+        listeners.push(trace);
+    }
     let listener: Arc<dyn ExecutionListener> = Arc::new(MultiListener::new(listeners));
     let run = launch::engine(
         setup,
@@ -546,6 +561,7 @@ pub(crate) fn run_workflow(
         RunRuntime::Worker(worker) => worker.block_on(work),
     };
     progress.clear();
+    launch::telemetry::flush();
     print_usage(&run.usage.snapshot());
     Ok(RunEnd {
         result,
