@@ -73,3 +73,15 @@ pub fn flush() {
         eprintln!("warning: {err}");
     }
 }
+
+/// Tells `trace` that its run continues stored run `run_id` in `state` (a resume, a claim or
+/// a takeover): the root span starts when the stored run started.
+pub async fn resuming(
+    trace: &TraceListener,
+    store: &dyn hensu_store::StateStore,
+    run_id: &str,
+    state: &hensu_runtime::RunState,
+) {
+    let started = store.load(run_id).await.map_or(0, |s| s.record.started_at);
+    trace.resuming(run_id, started, state);
+}

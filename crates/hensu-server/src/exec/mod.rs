@@ -312,10 +312,24 @@ impl InProcessExecutor {
             run_id: run_id.clone(),
         };
         let controls: [&dyn RunControlHook; 1] = [&pause];
+        // The live trace (docs/observability.md), as for a local run; none when it is off.
+        let trace = launch::telemetry::trace_listener(
+            self.setup.project.telemetry.as_ref(),
+            &workflow,
+            Some(&tenant),
+            Arc::new(self.setup.project.secrets()),
+        );
+        if let (Some(t), Some((state, _))) = (&trace, &resume) {
+            launch::telemetry::resuming(t, durable.store().as_ref(), &run_id, state).await;
+        }
         let ctx = hensu_runtime::RunCtx::new(&cancel)
             .checkpointer(&hook)
             .controls(&controls)
             .run_id(&run_id);
+        let ctx = match &trace {
+            Some(t) => ctx.listener(t.as_ref()),
+            None => ctx,
+        };
         let run = async {
             match (&engine, resume) {
                 (Ok(engine), None) => engine.run(&workflow, input, ctx).await,

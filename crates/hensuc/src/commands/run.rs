@@ -484,10 +484,8 @@ pub(crate) fn run_workflow(
         redactor.clone(),
     ) {
         if let session::Start::Resume(r) = &start {
-            let id = r.durable.run_id();
-            let started =
-                session::wait(r.durable.store().load(id)).map_or(0, |s| s.record.started_at);
-            trace.resuming(id, started, &r.state);
+            let (store, id) = (r.durable.store().as_ref(), r.durable.run_id());
+            session::block(launch::telemetry::resuming(&trace, store, id, &r.state))?;
         }
         listeners.push(trace);
     }
