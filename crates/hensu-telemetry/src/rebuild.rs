@@ -304,10 +304,12 @@ fn review_spans(
     spans: &mut Vec<SpanRecord>,
 ) {
     let mut round = 0u32;
+    let mut first: Option<u64> = None;
     pauses.retain(|p| {
         if p.node != node_id {
             return true;
         }
+        first = Some(first.map_or(p.at, |f| f.min(p.at)));
         let mut s = semconv::review_span(run_id, step, round, node_id);
         s.times_ms(p.at, p.resumed_at.unwrap_or(p.at));
         s.attr("hensu.review.pending", p.resumed_at.is_none());
@@ -315,6 +317,14 @@ fn review_spans(
         round += 1;
         false
     });
+    // The visit's agent calls ended before its first review wait began.
+    if let Some(at) = first.map(|ms| ms.saturating_mul(1_000_000)) {
+        for s in spans.iter_mut() {
+            if matches!(&s.key, SpanKey::Agent { step: st, .. } if *st == step) {
+                s.end_unix_nano = s.end_unix_nano.min(at).max(s.start_unix_nano);
+            }
+        }
+    }
 }
 
 fn compensation(

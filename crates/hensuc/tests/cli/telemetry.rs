@@ -355,3 +355,86 @@ fn runs_trace_exports_the_rebuilt_trace_over_otlp() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(tree(&receiver.trace(&trace_id)), rebuilt);
 }
+
+/// A run of `hensuc serve` is traced live like a local one (the same run recipe), with its
+/// tenant, and `runs trace` over the server's store agrees.
+#[test]
+fn a_server_run_exports_its_trace_with_its_tenant() {
+    let receiver = Receiver::start();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("workflows")).unwrap();
+    std::fs::write(
+        dir.path().join("workflows/linear.hwf"),
+        r#"fun linear() = workflow("Linear") {
+    agents {
+        agent("writer") { role = "Writer"; model = "stub" }
+    }
+    graph {
+        start at "draft"
+        node("draft") {
+            agent = "writer"
+            prompt = "Write about {topic}."
+            onSuccess goto "done"
+        }
+        end("done")
+    }
+}
+"#,
+    )
+    .unwrap();
+    let server = super::serve::spawn_serve(
+        hensuc()
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+            .args(["serve", "--listen", "127.0.0.1:0", "--stub", "-d"])
+            .arg(dir.path()),
+    );
+    let run = hensuc()
+        .args(["run"])
+        .arg(dir.path().join("workflows/linear.hwf"))
+        .args(["-d"])
+        .arg(dir.path())
+        .args(["--server", &server.url, "-c", r#"{"topic": "traces"}"#])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    let ended: Value = serde_json::from_str(&stdout(&run)).unwrap();
+    let id = ended["executionId"].as_str().unwrap().to_string();
+    let out = hensuc()
+        .args(["runs", "-d"])
+        .arg(dir.path())
+        .args(["trace", &id, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let trace_id = v["trace_id"].as_str().unwrap().to_string();
+    let mut expected: Vec<Edge> = v["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["span_id"].as_str().unwrap().to_string(),
+                s["parent_span_id"].as_str().map(str::to_string),
+                s["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    expected.sort();
+    // The server's batch processor sends on its schedule (every second): wait for the root.
+    let mut live = Vec::new();
+    for _ in 0..200 {
+        live = receiver.trace(&trace_id);
+        if live.len() >= expected.len() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(tree(&live), expected);
+    let root = find(&live, "invoke_workflow linear");
+    assert!(root.attributes.contains_key("hensu.tenant.id"), "{root:?}");
+    assert_eq!(
+        v["spans"][0]["attributes"]["hensu.tenant.id"].as_str(),
+        Some(root.attributes["hensu.tenant.id"].as_str())
+    );
+}
