@@ -4,7 +4,7 @@
 //!
 //! The same trace comes two ways, with the same ids (a hash of the run id and the span's
 //! key, [`ids`]):
-//! - rebuilt from a stored run's log ([`rebuild`], `hensuc runs trace`);
+//! - rebuilt from a stored run's log ([`rebuild()`], `hensuc runs trace`);
 //! - live, from the run's events ([`live::TraceListener`]), exported over OTLP
 //!   ([`export::Exporter`]) as the run goes.
 
