@@ -13,7 +13,13 @@ const PAGE: usize = 1_000;
 /// The trace of run `run_id`, rebuilt from what `store` holds.
 pub async fn stored_trace(store: &dyn StateStore, run_id: &str) -> Result<Trace, String> {
     let stored = store.load(run_id).await.map_err(|e| e.to_string())?;
-    let workflow = StoredWorkflow::decode(run_id, &stored.workflow)?.workflow;
+    let decoded = StoredWorkflow::decode(run_id, &stored.workflow)?;
+    let workflow = decoded.workflow;
+    let parent = decoded
+        .options
+        .traceparent
+        .as_deref()
+        .and_then(hensu_telemetry::ids::parse_traceparent);
     // A run without a registry (or a local one) has no tenant.
     let tenant = match store.registry().await {
         Ok(r) => r.run_tenant(run_id).await.ok().flatten(),
@@ -44,6 +50,7 @@ pub async fn stored_trace(store: &dyn StateStore, run_id: &str) -> Result<Trace,
             workflow_id: record.workflow_id.clone(),
             workflow_version: record.workflow_version.clone(),
             tenant,
+            parent,
         },
         record,
         workflow: &workflow,

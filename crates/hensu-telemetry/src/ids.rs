@@ -97,6 +97,43 @@ fn nonzero(id: &mut [u8]) {
     }
 }
 
+/// The trace id and parent span id of a W3C `traceparent` header
+/// (`00-<32 hex>-<16 hex>-<2 hex>`); `None` when it is malformed or an id is all zero.
+pub fn parse_traceparent(header: &str) -> Option<([u8; 16], [u8; 8])> {
+    let parts: Vec<&str> = header.trim().split('-').collect();
+    let [version, trace, span, flags] = parts.as_slice() else {
+        return None;
+    };
+    if version.len() != 2 || *version == "ff" || flags.len() != 2 {
+        return None;
+    }
+    let mut t = [0u8; 16];
+    let mut s = [0u8; 8];
+    unhex(trace, &mut t)?;
+    unhex(span, &mut s)?;
+    unhex(flags, &mut [0u8; 1])?;
+    if t.iter().all(|b| *b == 0) || s.iter().all(|b| *b == 0) {
+        return None;
+    }
+    Some((t, s))
+}
+
+fn unhex(text: &str, out: &mut [u8]) -> Option<()> {
+    let bytes = text.as_bytes();
+    if bytes.len() != out.len() * 2 {
+        return None;
+    }
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = (digit(bytes[2 * i])? << 4) | digit(bytes[2 * i + 1])?;
+    }
+    Some(())
+}
+
 /// Lower-case hex, as OTLP/JSON and W3C `traceparent` write ids.
 pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
@@ -124,5 +161,19 @@ mod tests {
         assert_ne!(span_id("r1", &n(1)), span_id("r1", &n(2)));
         assert_eq!(trace_id("r1"), trace_id("r1"));
         assert_eq!(hex(&[0x0a, 0xff]), "0aff");
+        let (t, s) = parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+            .expect("a valid traceparent");
+        assert_eq!(hex(&t), "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(hex(&s), "00f067aa0ba902b7");
+        for bad in [
+            "",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e473é-00f067aa0ba902b7-01",
+        ] {
+            assert_eq!(parse_traceparent(bad), None, "{bad}");
+        }
     }
 }

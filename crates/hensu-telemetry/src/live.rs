@@ -73,6 +73,7 @@ pub struct TraceListener {
     sink: Arc<dyn SpanSink>,
     redactor: Arc<Redactor>,
     capture_content: bool,
+    parent: Mutex<Option<([u8; 16], [u8; 8])>>,
     live: Mutex<Live>,
 }
 
@@ -100,6 +101,7 @@ impl TraceListener {
             sink,
             redactor,
             capture_content,
+            parent: Mutex::new(None),
             live: Mutex::new(Live::default()),
         }
     }
@@ -132,11 +134,29 @@ impl TraceListener {
             workflow_id: self.workflow.id.clone(),
             workflow_version: self.version.clone(),
             tenant: self.tenant.clone(),
+            parent: self.parent.lock().ok().and_then(|p| *p),
         }
     }
 
-    fn emit(&self, run_id: &str, span: SpanRecord) {
-        self.sink.export(ids::trace_id(run_id), span);
+    /// The run was started under a caller's trace (a valid W3C `traceparent`).
+    pub fn set_parent(&self, traceparent: Option<&str>) {
+        let parent = traceparent.and_then(ids::parse_traceparent);
+        if let Ok(mut p) = self.parent.lock() {
+            *p = parent;
+        }
+        if let Ok(mut live) = self.live.lock()
+            && let Some(run) = live.run.as_mut()
+        {
+            run.parent = parent;
+        }
+    }
+
+    fn emit(&self, live: &Live, span: SpanRecord) {
+        let trace_id = live
+            .run
+            .as_ref()
+            .map_or([0; 16], semconv::RunInfo::trace_id);
+        self.sink.export(trace_id, span);
     }
 
     fn content(&self, span: &mut SpanRecord, key: &str, role: &str, text: &str) {
@@ -219,7 +239,7 @@ impl TraceListener {
                 if let Some(r) = response {
                     self.content(&mut span, "gen_ai.output.messages", "assistant", r);
                 }
-                self.emit(&run_id, span);
+                self.emit(live, span);
             }
             Event::ActionExecuted {
                 node_id,
@@ -248,7 +268,7 @@ impl TraceListener {
                 } else {
                     Status::Error("action failed".into())
                 };
-                self.emit(&run_id, span);
+                self.emit(live, span);
             }
             Event::RubricEvaluated {
                 node_id,
@@ -281,7 +301,7 @@ impl TraceListener {
                 if let Some(u) = &o.usage {
                     semconv::usage(&mut o.span, u);
                 }
-                self.emit(&run_id, o.span);
+                self.emit(live, o.span);
             }
             Event::CompensationStarted {
                 node_id,
@@ -302,18 +322,18 @@ impl TraceListener {
             }
             Event::CompensationFinished {
                 compensation_id, ..
-            } => self.close_compensation(live, &run_id, compensation_id, None),
+            } => self.close_compensation(live, compensation_id, None),
             Event::CompensationFailed {
                 compensation_id,
                 error,
                 ..
-            } => self.close_compensation(live, &run_id, compensation_id, Some(error)),
-            Event::RunFinished { finish, .. } => self.finish(live, &run_id, finish),
+            } => self.close_compensation(live, compensation_id, Some(error)),
+            Event::RunFinished { finish, .. } => self.finish(live, finish),
             _ => {}
         }
     }
 
-    fn close_compensation(&self, live: &mut Live, run_id: &str, id: &str, error: Option<&str>) {
+    fn close_compensation(&self, live: &mut Live, id: &str, error: Option<&str>) {
         let Some(i) = live
             .open
             .iter()
@@ -330,12 +350,12 @@ impl TraceListener {
         };
         let error = error.map(|e| self.redactor.redact(e).into_owned());
         semconv::node_status(&mut o.span, status, error.as_deref());
-        self.emit(run_id, o.span);
+        self.emit(live, o.span);
     }
 
     /// The root span, once the run has ended (a paused run's root comes with its end, from
     /// the process that ends it).
-    fn finish(&self, live: &mut Live, run_id: &str, finish: FinishKind<'_>) {
+    fn finish(&self, live: &mut Live, finish: FinishKind<'_>) {
         live.open.clear();
         let (status, exit, span_status) = match finish {
             FinishKind::Paused => return,
@@ -362,7 +382,7 @@ impl TraceListener {
             root.attr("hensu.exit_status", e);
         }
         root.status = span_status;
-        self.emit(run_id, root);
+        self.emit(live, root);
     }
 }
 

@@ -164,7 +164,7 @@ pub fn rebuild(log: &RunLog<'_>) -> Trace {
         from_state(log, state, &seen, &mut pauses, &mut spans);
     }
     spans.push(root);
-    Trace::new(run_id, spans)
+    Trace::new(run_id, log.run.trace_id(), spans)
 }
 
 /// What the walk over the log found.

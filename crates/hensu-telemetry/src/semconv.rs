@@ -17,6 +17,17 @@ pub struct RunInfo {
     pub workflow_version: String,
     /// The server tenant whose run it is (`None`: a local run).
     pub tenant: Option<String>,
+    /// The caller's trace and span the run was started under (a `traceparent`): the root span's
+    /// parent and the trace's id. `None`: the trace id is the run id's hash.
+    pub parent: Option<([u8; 16], [u8; 8])>,
+}
+
+impl RunInfo {
+    /// The run's trace id.
+    pub fn trace_id(&self) -> [u8; 16] {
+        self.parent
+            .map_or_else(|| crate::ids::trace_id(&self.run_id), |(t, _)| t)
+    }
 }
 
 /// The root span: `invoke_workflow <workflow id>`.
@@ -27,6 +38,7 @@ pub fn run_span(run: &RunInfo) -> SpanRecord {
         None,
         format!("invoke_workflow {}", run.workflow_id),
     );
+    s.parent_span_id = run.parent.map(|(_, span)| span);
     s.attr("gen_ai.operation.name", "invoke_workflow")
         .attr("gen_ai.workflow.name", run.workflow_id.as_str())
         .attr("hensu.workflow.id", run.workflow_id.as_str())

@@ -153,11 +153,12 @@ pub struct Trace {
 }
 
 impl Trace {
-    pub fn new(run_id: &str, mut spans: Vec<SpanRecord>) -> Trace {
+    /// The trace `trace_id` of run `run_id` ([`crate::RunInfo::trace_id`]).
+    pub fn new(run_id: &str, trace_id: [u8; 16], mut spans: Vec<SpanRecord>) -> Trace {
         sort_spans(&mut spans);
         Trace {
             run_id: run_id.to_string(),
-            trace_id: ids::trace_id(run_id),
+            trace_id,
             spans,
         }
     }

@@ -101,6 +101,7 @@ fn run_info() -> RunInfo {
         workflow_id: "pipeline".into(),
         workflow_version: "1.0.0".into(),
         tenant: Some("acme".into()),
+        parent: None,
     }
 }
 

@@ -236,6 +236,7 @@ impl RunSetup {
             scenario: self.stubs.scenario.clone(),
             stub: self.stubs.force,
             review: Some(self.review),
+            traceparent: None,
         }
     }
 }

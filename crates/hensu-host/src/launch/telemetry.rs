@@ -74,14 +74,23 @@ pub fn flush() {
     }
 }
 
-/// Tells `trace` that its run continues stored run `run_id` in `state` (a resume, a claim or
-/// a takeover): the root span starts when the stored run started.
-pub async fn resuming(
+/// Gives `trace` what the store holds of its run `run_id`: the `traceparent` it was started
+/// under and, when it continues in `resumed` (a resume, a claim or a takeover), its start
+/// (the root span starts when the stored run started).
+pub async fn attach(
     trace: &TraceListener,
     store: &dyn hensu_store::StateStore,
     run_id: &str,
-    state: &hensu_runtime::RunState,
+    resumed: Option<&hensu_runtime::RunState>,
 ) {
-    let started = store.load(run_id).await.map_or(0, |s| s.record.started_at);
-    trace.resuming(run_id, started, state);
+    let Ok(stored) = store.load(run_id).await else {
+        return;
+    };
+    let traceparent = crate::launch::StoredWorkflow::decode(run_id, &stored.workflow)
+        .ok()
+        .and_then(|s| s.options.traceparent);
+    trace.set_parent(traceparent.as_deref());
+    if let Some(state) = resumed {
+        trace.resuming(run_id, stored.record.started_at, state);
+    }
 }

@@ -62,6 +62,8 @@ pub struct StartRequest {
     pub repository: MapRepository,
     /// The start's `Idempotency-Key` and request digest (docs/server.md, *Idempotent starts*).
     pub idempotency: Option<hensu_store::IdempotencyKey>,
+    /// A valid W3C `traceparent` of the start: the parent of the run's trace.
+    pub traceparent: Option<String>,
 }
 
 /// What [`ExecutionService::start`] did.
@@ -319,8 +321,9 @@ impl InProcessExecutor {
             Some(&tenant),
             Arc::new(self.setup.project.secrets()),
         );
-        if let (Some(t), Some((state, _))) = (&trace, &resume) {
-            launch::telemetry::resuming(t, durable.store().as_ref(), &run_id, state).await;
+        if let Some(t) = &trace {
+            let resumed = resume.as_ref().map(|(state, _)| state);
+            launch::telemetry::attach(t, durable.store().as_ref(), &run_id, resumed).await;
         }
         let ctx = hensu_runtime::RunCtx::new(&cancel)
             .checkpointer(&hook)

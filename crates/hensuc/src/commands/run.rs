@@ -485,7 +485,7 @@ pub(crate) fn run_workflow(
     ) {
         if let session::Start::Resume(r) = &start {
             let (store, id) = (r.durable.store().as_ref(), r.durable.run_id());
-            session::block(launch::telemetry::resuming(&trace, store, id, &r.state))?;
+            session::block(launch::telemetry::attach(&trace, store, id, Some(&r.state)))?;
         }
         listeners.push(trace);
     }

@@ -153,9 +153,15 @@ fn last_run_id(project: &Path) -> String {
 
 /// The trace `runs trace ID --format json` rebuilds: (span id, parent, name) sorted by id.
 fn rebuilt(project: &Path, id: &str) -> (String, Vec<Edge>) {
+    rebuilt_in(project, id)
+}
+
+/// [`rebuilt`] of the store of project directory `dir`.
+fn rebuilt_in(dir: &Path, id: &str) -> (String, Vec<Edge>) {
     let out = hensuc()
-        .current_dir(project)
-        .args(["runs", "-d", ".", "trace", id, "--format", "json"])
+        .args(["runs", "-d"])
+        .arg(dir)
+        .args(["trace", id, "--format", "json"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -437,4 +443,67 @@ fn a_server_run_exports_its_trace_with_its_tenant() {
         v["spans"][0]["attributes"]["hensu.tenant.id"].as_str(),
         Some(root.attributes["hensu.tenant.id"].as_str())
     );
+}
+
+/// `POST /api/v1/executions` with a W3C `traceparent`: the run's trace is the caller's (its
+/// trace id, the root's parent), live and rebuilt alike.
+#[test]
+fn a_traceparent_makes_the_run_part_of_the_callers_trace() {
+    use std::io::{Read, Write};
+    const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const PARENT: &str = "00f067aa0ba902b7";
+    let receiver = Receiver::start();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("workflows")).unwrap();
+    std::fs::copy(
+        super::repo().join("examples/workflows/greeting.hwf"),
+        dir.path().join("workflows/greeting.hwf"),
+    )
+    .unwrap();
+    let server = super::serve::spawn_serve(
+        hensuc()
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+            .args(["serve", "--listen", "127.0.0.1:0", "--stub", "-d"])
+            .arg(dir.path()),
+    );
+    let push = hensuc()
+        .arg("push")
+        .arg(dir.path())
+        .args(["--server", &server.url])
+        .output()
+        .unwrap();
+    assert!(push.status.success(), "{}", stderr(&push));
+    let host = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches('/');
+    let body = r#"{"workflowId": "greeting", "context": {"name": "Ada"}}"#;
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    write!(
+        stream,
+        "POST /api/v1/executions HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         traceparent: 00-{TRACE}-{PARENT}-01\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 202"), "{response}");
+    let json = response.split("\r\n\r\n").nth(1).unwrap();
+    let started: Value = serde_json::from_str(json).unwrap();
+    let id = started["executionId"].as_str().unwrap().to_string();
+    // The root span comes when the run ends, on the batch processor's schedule.
+    let mut live = Vec::new();
+    for _ in 0..200 {
+        live = receiver.trace(TRACE);
+        if live.iter().any(|s| s.name == "invoke_workflow greeting") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let root = find(&live, "invoke_workflow greeting");
+    assert_eq!(root.parent.as_deref(), Some(PARENT));
+    let (trace_id, rebuilt) = rebuilt_in(dir.path(), &id);
+    assert_eq!(trace_id, TRACE);
+    assert_eq!(tree(&live), rebuilt);
 }
