@@ -186,61 +186,7 @@ impl TraceListener {
                     actions: 0,
                 });
             }
-            Event::AgentCall {
-                node_id,
-                agent_id,
-                branch_id,
-                model,
-                prompt,
-                response,
-                error,
-                duration_us,
-                usage,
-                ..
-            } => {
-                let Some(owner) = owner(&mut live.open, node_id) else {
-                    return;
-                };
-                let key = match owner.scope {
-                    Scope::Compensation => semconv::compensation_agent_key(owner.step, node_id),
-                    Scope::Visit => {
-                        let branch = branch_id.map(str::to_string);
-                        let n = live
-                            .attempts
-                            .entry((owner.step, branch.clone()))
-                            .or_insert(0);
-                        let attempt = *n;
-                        *n += 1;
-                        SpanKey::Agent {
-                            step: owner.step,
-                            branch,
-                            attempt,
-                        }
-                    }
-                };
-                let mut span = semconv::agent_span(&run_id, key, &owner.span.key, agent_id, model);
-                let end = now_ns();
-                span.end_unix_nano = end;
-                span.start_unix_nano = end.saturating_sub(duration_us.saturating_mul(1_000));
-                span.status = match error {
-                    Some(e) => Status::Error(self.redactor.redact(e).into_owned()),
-                    None => Status::Ok,
-                };
-                if let Some(u) = &usage {
-                    semconv::usage(&mut span, u);
-                    let total = owner.usage.get_or_insert(Usage {
-                        input_tokens: 0,
-                        output_tokens: 0,
-                    });
-                    total.input_tokens += u.input_tokens;
-                    total.output_tokens += u.output_tokens;
-                }
-                self.content(&mut span, "gen_ai.input.messages", "user", prompt);
-                if let Some(r) = response {
-                    self.content(&mut span, "gen_ai.output.messages", "assistant", r);
-                }
-                self.emit(live, span);
-            }
+            Event::AgentCall { .. } => self.agent_call(live, &run_id, event),
             Event::ActionExecuted {
                 node_id,
                 action,
@@ -331,6 +277,67 @@ impl TraceListener {
             Event::RunFinished { finish, .. } => self.finish(live, finish),
             _ => {}
         }
+    }
+
+    /// An agent call: a `chat` span under its visit or compensation.
+    fn agent_call(&self, live: &mut Live, run_id: &str, event: &Event<'_>) {
+        let Event::AgentCall {
+            node_id,
+            agent_id,
+            branch_id,
+            model,
+            prompt,
+            response,
+            error,
+            duration_us,
+            usage,
+            ..
+        } = *event
+        else {
+            return;
+        };
+        let Some(owner) = owner(&mut live.open, node_id) else {
+            return;
+        };
+        let key = match owner.scope {
+            Scope::Compensation => semconv::compensation_agent_key(owner.step, node_id),
+            Scope::Visit => {
+                let branch = branch_id.map(str::to_string);
+                let n = live
+                    .attempts
+                    .entry((owner.step, branch.clone()))
+                    .or_insert(0);
+                let attempt = *n;
+                *n += 1;
+                SpanKey::Agent {
+                    step: owner.step,
+                    branch,
+                    attempt,
+                }
+            }
+        };
+        let mut span = semconv::agent_span(run_id, key, &owner.span.key, agent_id, model);
+        let end = now_ns();
+        span.end_unix_nano = end;
+        span.start_unix_nano = end.saturating_sub(duration_us.saturating_mul(1_000));
+        span.status = match error {
+            Some(e) => Status::Error(self.redactor.redact(e).into_owned()),
+            None => Status::Ok,
+        };
+        if let Some(u) = &usage {
+            semconv::usage(&mut span, u);
+            let total = owner.usage.get_or_insert(Usage {
+                input_tokens: 0,
+                output_tokens: 0,
+            });
+            total.input_tokens += u.input_tokens;
+            total.output_tokens += u.output_tokens;
+        }
+        self.content(&mut span, "gen_ai.input.messages", "user", prompt);
+        if let Some(r) = response {
+            self.content(&mut span, "gen_ai.output.messages", "assistant", r);
+        }
+        self.emit(live, span);
     }
 
     fn close_compensation(&self, live: &mut Live, id: &str, error: Option<&str>) {
