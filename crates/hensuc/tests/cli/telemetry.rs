@@ -507,3 +507,57 @@ fn a_traceparent_makes_the_run_part_of_the_callers_trace() {
     assert_eq!(trace_id, TRACE);
     assert_eq!(tree(&live), rebuilt);
 }
+
+/// A queued run executed by a worker (`run --detach` starts a local one): the worker exports
+/// the live trace with the run's stored start, and the rebuilt trace records the claim.
+#[test]
+fn a_run_claimed_by_a_worker_is_one_trace() {
+    let receiver = Receiver::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let project = examples_copy(tmp.path());
+    let out = traced(
+        &project,
+        &receiver,
+        &[
+            "run",
+            "greeting",
+            "-d",
+            ".",
+            "--stub",
+            "--detach",
+            "-c",
+            r#"{"name": "Ada"}"#,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = last_run_id(&project);
+    let trace_id = ids_hex_trace(&id);
+    let mut live = Vec::new();
+    for _ in 0..400 {
+        live = receiver.trace(&trace_id);
+        if live.iter().any(|s| s.name == "invoke_workflow greeting") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (rebuilt_id, rebuilt) = rebuilt(&project, &id);
+    assert_eq!(rebuilt_id, trace_id);
+    assert_eq!(tree(&live), rebuilt);
+    assert_eq!(
+        find(&live, "invoke_agent greeter").attributes["hensu.step"],
+        "1"
+    );
+    let out = hensuc()
+        .current_dir(&project)
+        .args(["runs", "-d", ".", "trace", &id, "--format", "json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let events = v["spans"][0]["events"].as_array().unwrap();
+    assert!(events.iter().any(|e| e["name"] == "hensu.claimed"), "{v:#}");
+}
+
+/// The trace id `runs trace` gives a run without a `traceparent`.
+fn ids_hex_trace(run_id: &str) -> String {
+    hensu_telemetry::ids::hex(&hensu_telemetry::ids::trace_id(run_id))
+}
