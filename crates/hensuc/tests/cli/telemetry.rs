@@ -561,3 +561,44 @@ fn a_run_claimed_by_a_worker_is_one_trace() {
 fn ids_hex_trace(run_id: &str) -> String {
     hensu_telemetry::ids::hex(&hensu_telemetry::ids::trace_id(run_id))
 }
+
+/// `[telemetry]` of hensu.toml turns the export on without any `OTEL_*` variable, and
+/// `OTEL_TRACES_EXPORTER=none` turns it off again; `runs trace` prints a tree for people.
+#[test]
+fn the_telemetry_section_of_hensu_toml_turns_export_on() {
+    let receiver = Receiver::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let project = examples_copy(tmp.path());
+    let toml = project.join("hensu.toml");
+    let mut text = std::fs::read_to_string(&toml).unwrap();
+    text.push_str(&format!(
+        "\n[telemetry]\nendpoint = \"{}\"\nservice_name = \"from-toml\"\n",
+        receiver.endpoint()
+    ));
+    std::fs::write(&toml, text).unwrap();
+    let greet = |off: bool| {
+        let mut cmd = hensuc();
+        cmd.current_dir(&project)
+            .args(["run", "greeting", "-d", ".", "--stub", "-q"])
+            .args(["-c", r#"{"name": "Ada"}"#]);
+        if off {
+            cmd.env("OTEL_TRACES_EXPORTER", "none");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        last_run_id(&project)
+    };
+    let on = greet(false);
+    let live = receiver.trace(&ids_hex_trace(&on));
+    assert_eq!(find(&live, "invoke_workflow greeting").service, "from-toml");
+    let off = greet(true);
+    assert!(receiver.trace(&ids_hex_trace(&off)).is_empty());
+    let human = hensuc()
+        .current_dir(&project)
+        .args(["runs", "-d", ".", "trace", &off])
+        .output()
+        .unwrap();
+    let text = stdout(&human);
+    assert!(text.contains("invoke_workflow greeting"), "{text}");
+    assert!(text.contains("    invoke_agent greeter"), "{text}");
+}
