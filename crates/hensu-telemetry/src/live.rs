@@ -274,6 +274,7 @@ impl TraceListener {
                 error,
                 ..
             } => self.close_compensation(live, compensation_id, Some(error)),
+            Event::ProviderRetry { .. } | Event::Backtrack { .. } => point(live, event),
             Event::RunFinished { finish, .. } => self.finish(live, finish),
             _ => {}
         }
@@ -390,6 +391,49 @@ impl TraceListener {
         }
         root.status = span_status;
         self.emit(live, root);
+    }
+}
+
+/// A retry of the call in flight or a backtrack: an event of the visit it happens in.
+fn point(live: &mut Live, event: &Event<'_>) {
+    match *event {
+        Event::ProviderRetry {
+            attempt,
+            delay_ms,
+            error_kind,
+            status,
+            ..
+        } => {
+            // The call in flight is the latest visit's (its span is built when it ends).
+            if let Some(o) = live.open.last_mut() {
+                let mut attributes = crate::span::Attrs::new();
+                attributes.insert("hensu.retry.attempt".into(), u64::from(attempt).into());
+                attributes.insert("hensu.retry.delay_ms".into(), delay_ms.into());
+                attributes.insert("error.type".into(), error_kind.into());
+                if let Some(code) = status {
+                    attributes.insert("http.response.status_code".into(), u64::from(code).into());
+                }
+                o.span.events.push(crate::span::SpanEvent {
+                    name: "hensu.provider_retry".into(),
+                    time_unix_nano: now_ns(),
+                    attributes,
+                });
+            }
+        }
+        Event::Backtrack { from, to, kind, .. } => {
+            if let Some(o) = live.open.iter_mut().rev().find(|o| o.node_id == from) {
+                let b = hensu_runtime::Backtrack {
+                    from: from.to_string(),
+                    to: to.to_string(),
+                    kind,
+                    reason: String::new(),
+                };
+                o.span
+                    .events
+                    .push(crate::rebuild::backtrack_event(&b, now_ns() / 1_000_000));
+            }
+        }
+        _ => {}
     }
 }
 

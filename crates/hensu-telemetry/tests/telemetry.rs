@@ -314,3 +314,47 @@ fn captured_content_is_redacted() {
     assert!(input.contains("<redacted:ANTHROPIC_API_KEY>"), "{input}");
     assert!(chat.attributes.contains_key("gen_ai.output.messages"));
 }
+
+#[test]
+fn a_provider_retry_is_an_event_of_its_visit() {
+    let sink = Arc::new(CollectingSink::default());
+    let l = listener(sink.clone(), false);
+    l.on_event(&Event::RunStarted {
+        format_version: 1,
+        execution_id: RUN,
+        workflow_id: "pipeline",
+        start_node: "write",
+    });
+    l.on_event(&Event::NodeStarted {
+        node_id: "write",
+        kind: NodeKind::Standard,
+        step: 1,
+    });
+    l.on_event(&Event::ProviderRetry {
+        provider: "anthropic",
+        model: "claude-sonnet-4-5",
+        attempt: 1,
+        delay_ms: 250,
+        error_kind: "rate_limited",
+        status: Some(429),
+        message: "slow down",
+    });
+    l.on_event(&Event::NodeCompleted {
+        node_id: "write",
+        status: NodeStatus::Success,
+        output: None,
+        error: None,
+        duration_us: 200,
+    });
+    let spans = sink.spans();
+    let visit = spans
+        .iter()
+        .find(|s| s.name == "invoke_agent writer")
+        .unwrap();
+    assert_eq!(visit.events.len(), 1);
+    assert_eq!(visit.events[0].name, "hensu.provider_retry");
+    assert_eq!(
+        visit.events[0].attributes["http.response.status_code"],
+        Attr::Int(429)
+    );
+}
