@@ -28,6 +28,7 @@ mod network;
 mod review;
 mod shell;
 mod stub_files;
+pub mod trace;
 pub mod worker;
 
 use std::sync::Arc;

@@ -53,6 +53,23 @@ pub struct ProjectConfig {
     /// `[handlers.NAME]`: action handlers of `send("NAME", …)` (docs/mcp.md, *Declared action
     /// handlers*).
     pub handlers: IndexMap<String, crate::HandlerEntry>,
+    /// `[telemetry]`: OpenTelemetry traces of runs (docs/observability.md).
+    pub telemetry: TelemetrySection,
+}
+
+/// `[telemetry]`: export of run traces over OTLP/HTTP; the `OTEL_*` environment variables win
+/// over it (hensu-telemetry resolves the two).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TelemetrySection {
+    /// Export traces (default: when `endpoint` is set).
+    pub enabled: Option<bool>,
+    /// The OTLP/HTTP base URL (`/v1/traces` is appended), e.g. `http://127.0.0.1:4318`.
+    pub endpoint: Option<String>,
+    /// `service.name` of the exported resource (default `hensu`).
+    pub service_name: Option<String>,
+    /// Export prompts and responses (redacted) as span attributes. Default off.
+    pub capture_content: Option<bool>,
 }
 
 /// `[network]`.

@@ -25,7 +25,7 @@ mod workspace;
 
 pub use config::{
     BoundsSection, EgressSection, NetworkConfig, PriceEntry, ProjectConfig, SecretInFile,
-    ServerSection, StoreSection,
+    ServerSection, StoreSection, TelemetrySection,
 };
 pub use handlers::{BUILT_IN_HANDLERS, HandlerEntry, HandlerKind, McpForward, is_env_name};
 pub use limits::{Limits, parse_duration};

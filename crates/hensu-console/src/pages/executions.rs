@@ -247,7 +247,13 @@ pub async fn tenant_events(
     Page(viewer): Page,
     headers: HeaderMap,
 ) -> Response {
-    match events::tenant_events(&app, &viewer.tenant, last_event_id(&headers)).await {
+    match hensu_server::service::tenant_stream::tenant_events(
+        &app,
+        &viewer.tenant,
+        last_event_id(&headers),
+    )
+    .await
+    {
         Ok(stream) => sse_response(stream),
         Err(e) => e.into_response(),
     }

@@ -20,6 +20,7 @@
 
 mod engine;
 mod stored;
+pub mod telemetry;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -56,6 +57,9 @@ pub struct ProjectConfig {
     pub webhook_url: Option<String>,
     /// `[handlers.NAME]`: the project's declared action handlers (docs/mcp.md).
     pub handlers: indexmap::IndexMap<String, hensu_project::HandlerEntry>,
+    /// `[telemetry]` with the `OTEL_*` environment: the live export of run traces (`None`:
+    /// off), see [`telemetry`].
+    pub telemetry: Option<hensu_telemetry::TelemetryConfig>,
 }
 
 impl ProjectConfig {
@@ -74,6 +78,7 @@ impl ProjectConfig {
             mcp: config.mcp.clone(),
             egress: config.server.egress.policy()?,
             handlers: config.handlers.clone(),
+            telemetry: telemetry::resolve(&config.telemetry),
             webhook_url: std::env::var(WEBHOOK_URL_ENV)
                 .ok()
                 .filter(|u| !u.trim().is_empty()),
@@ -231,6 +236,7 @@ impl RunSetup {
             scenario: self.stubs.scenario.clone(),
             stub: self.stubs.force,
             review: Some(self.review),
+            traceparent: None,
         }
     }
 }

@@ -73,6 +73,10 @@ pub struct StoredOptions {
         with = "review_spelling"
     )]
     pub review: Option<ReviewMode>,
+    /// The W3C `traceparent` the run was started under (`POST /api/v1/executions`): its trace
+    /// is part of the caller's (docs/observability.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 /// `ReviewMode` as its stored word; an unknown word reads as deferred (never approves).

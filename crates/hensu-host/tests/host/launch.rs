@@ -40,6 +40,7 @@ fn the_envelope_reads_back_what_was_stored() {
             scenario: Some("happy".into()),
             stub: true,
             review: Some(ReviewMode::AutoApprove),
+            traceparent: None,
         },
     };
     let bytes = stored.encode().unwrap();
@@ -151,6 +152,7 @@ fn stored_runs_continue_with_their_options() {
         scenario: Some("happy".into()),
         stub: true,
         review: Some(ReviewMode::Interactive),
+        traceparent: None,
     };
     let kept = Stubs::default().continuing(&stored);
     assert_eq!(

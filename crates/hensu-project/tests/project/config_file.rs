@@ -300,3 +300,18 @@ fn egress_allow_takes_hosts_and_ranges_and_a_bad_entry_is_e0906_at_it() {
     assert!(refusal.contains("[E0906]"), "{refusal}");
     assert_eq!(found("[server.egress]\nalow = []\n")[0].0, "E0907");
 }
+
+#[test]
+fn the_telemetry_section_is_typed_and_its_unknown_keys_are_e0907() {
+    let text = "[telemetry]\nendpoint = \"http://127.0.0.1:4318\"\ncapture_content = true\n";
+    let file = ProjectFile::parse(text);
+    assert!(file.diagnostics.is_empty(), "{:#?}", file.diagnostics);
+    let t = &file.config.telemetry;
+    assert_eq!(t.endpoint.as_deref(), Some("http://127.0.0.1:4318"));
+    assert_eq!(t.capture_content, Some(true));
+    assert_eq!(t.enabled, None);
+    assert_eq!(
+        found("[telemetry]\nendpiont = \"http://x\"\n"),
+        vec![("E0907", 2)]
+    );
+}

@@ -62,6 +62,8 @@ pub struct StartRequest {
     pub repository: MapRepository,
     /// The start's `Idempotency-Key` and request digest (docs/server.md, *Idempotent starts*).
     pub idempotency: Option<hensu_store::IdempotencyKey>,
+    /// A valid W3C `traceparent` of the start: the parent of the run's trace.
+    pub traceparent: Option<String>,
 }
 
 /// What [`ExecutionService::start`] did.
@@ -312,10 +314,25 @@ impl InProcessExecutor {
             run_id: run_id.clone(),
         };
         let controls: [&dyn RunControlHook; 1] = [&pause];
+        // The live trace (docs/observability.md), as for a local run; none when it is off.
+        let trace = launch::telemetry::trace_listener(
+            self.setup.project.telemetry.as_ref(),
+            &workflow,
+            Some(&tenant),
+            Arc::new(self.setup.project.secrets()),
+        );
+        if let Some(t) = &trace {
+            let resumed = resume.as_ref().map(|(state, _)| state);
+            launch::telemetry::attach(t, durable.store().as_ref(), &run_id, resumed).await;
+        }
         let ctx = hensu_runtime::RunCtx::new(&cancel)
             .checkpointer(&hook)
             .controls(&controls)
             .run_id(&run_id);
+        let ctx = match &trace {
+            Some(t) => ctx.listener(t.as_ref()),
+            None => ctx,
+        };
         let run = async {
             match (&engine, resume) {
                 (Ok(engine), None) => engine.run(&workflow, input, ctx).await,

@@ -31,7 +31,10 @@ impl ExecutionService for Arc<InProcessExecutor> {
         let stored = StoredWorkflow {
             workflow: (*wf).clone(),
             source: None,
-            options: self.setup.stored_options(),
+            options: launch::StoredOptions {
+                traceparent: req.traceparent.clone(),
+                ..self.setup.stored_options()
+            },
         };
         let created = launch::create_run(
             &self.store,

@@ -66,6 +66,10 @@ pub async fn start(
     if let Some(key) = headers.get("idempotency-key") {
         request.idempotency_key = Some(service::check_idempotency_key(key.as_bytes())?);
     }
+    request.traceparent = headers
+        .get("traceparent")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     let started = service::start(&app, &tenant, request).await?;
     let status = if started.replayed {
         StatusCode::OK
@@ -232,6 +236,8 @@ pub async fn tenant_events(
     tenant: Tenant,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    let stream = events::tenant_events(&app, &tenant, last_event_id(&headers)).await?;
+    let stream =
+        crate::service::tenant_stream::tenant_events(&app, &tenant, last_event_id(&headers))
+            .await?;
     Ok(sse_response(stream))
 }

@@ -17,7 +17,6 @@ use tokio::sync::broadcast;
 use utoipa::ToSchema;
 
 use super::executions::{ExecutionState, owned_record, public_context};
-pub use super::tenant_stream::tenant_events;
 use crate::AppState;
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult};

@@ -58,6 +58,10 @@ pub struct StartExecution {
     #[serde(skip)]
     #[schema(ignore)]
     pub idempotency_key: Option<String>,
+    /// The W3C `traceparent` header: the run's trace joins the caller's. Not in the body.
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub traceparent: Option<String>,
 }
 
 /// The rule of an `Idempotency-Key`: 1 to 255 visible ASCII characters, else 400
@@ -106,6 +110,7 @@ impl StartExecution {
             workflow_id: Some(workflow_id.into()),
             context: Some(context.into_iter().collect()),
             idempotency_key: None,
+            traceparent: None,
         }
     }
 
@@ -451,6 +456,10 @@ pub async fn start(
             context,
             repository,
             idempotency,
+            // A malformed header is ignored, as the W3C trace context asks of a receiver.
+            traceparent: request
+                .traceparent
+                .filter(|t| hensu_telemetry::ids::parse_traceparent(t).is_some()),
         })
         .await?;
     tracing::info!(

@@ -28,5 +28,6 @@ mod runs_json;
 pub mod serve;
 pub mod session;
 pub mod test;
+pub mod trace;
 pub mod worker;
 pub mod workflows;

@@ -476,6 +476,19 @@ pub(crate) fn run_workflow(
             }),
         )));
     }
+    // The live trace (docs/observability.md): only when telemetry is on.
+    if let Some(trace) = launch::telemetry::trace_listener(
+        setup.project.telemetry.as_ref(),
+        workflow,
+        None,
+        redactor.clone(),
+    ) {
+        if let session::Start::Resume(r) = &start {
+            let (store, id) = (r.durable.store().as_ref(), r.durable.run_id());
+            session::block(launch::telemetry::attach(&trace, store, id, Some(&r.state)))?;
+        }
+        listeners.push(trace);
+    }
     let listener: Arc<dyn ExecutionListener> = Arc::new(MultiListener::new(listeners));
     let run = launch::engine(
         setup,
@@ -551,6 +564,7 @@ pub(crate) fn run_workflow(
         RunRuntime::Worker(worker) => worker.block_on(work),
     };
     progress.clear();
+    launch::telemetry::flush();
     print_usage(&run.usage.snapshot());
     Ok(RunEnd {
         result,

@@ -17,6 +17,7 @@ use crate::exit;
 #[command(after_help = "Examples:\n  \
     hensuc runs -d examples\n  \
     hensuc runs -d examples show 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 --json\n  \
+    hensuc runs -d examples trace 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 --format json\n  \
     hensuc runs --server http://127.0.0.1:8080 --json")]
 pub struct RunsArgs {
     /// Project directory (the store is `<DIR>/.hensu/state.db`).
@@ -48,6 +49,9 @@ pub enum RunsCommand {
         /// The second run's id.
         b: String,
     },
+    /// The run's OpenTelemetry trace, rebuilt from its run log: a tree, `--format json`
+    /// (docs/schemas/trace.schema.json) or `--otlp URL` (docs/observability.md).
+    Trace(crate::commands::trace::TraceArgs),
 }
 
 pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
@@ -62,6 +66,9 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
                 "`runs diff` reads the runs' histories from their store, which a server's API \
                  does not expose: run it with `--store URL` of the server's database"
             ),
+            Some(RunsCommand::Trace(_)) => {
+                anyhow::bail!("`runs trace` reads a store (--store or -d DIR), not a server")
+            }
         };
     }
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
@@ -82,7 +89,11 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
                 }
                 return Ok(ExitCode::from(exit::SUCCESS));
             }
-            Some(RunsCommand::Show { id } | RunsCommand::Diff { a: id, .. }) => {
+            Some(
+                RunsCommand::Show { id }
+                | RunsCommand::Diff { a: id, .. }
+                | RunsCommand::Trace(crate::commands::trace::TraceArgs { id, .. }),
+            ) => {
                 anyhow::bail!(
                     "no run `{id}`: {} does not exist",
                     store_path(&dir).display()
@@ -95,6 +106,9 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
         Some(RunsCommand::Show { id }) => show(store.as_ref(), id, args.output.json()),
         Some(RunsCommand::Diff { a, b }) => {
             crate::commands::runs_diff::diff(store.as_ref(), a, b, args.output.json())
+        }
+        Some(RunsCommand::Trace(t)) => {
+            crate::commands::trace::execute(store.as_ref(), t, args.output.json())
         }
     }
 }

@@ -88,7 +88,7 @@ fn json_lines(text: &str) -> Vec<Value> {
 }
 
 /// A copy of the examples project (runs write their store into it).
-fn examples_copy(tmp: &Path) -> std::path::PathBuf {
+pub(super) fn examples_copy(tmp: &Path) -> std::path::PathBuf {
     let dst = tmp.join("examples");
     copy_dir(&repo().join("examples"), &dst);
     dst
@@ -253,6 +253,7 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
     );
     let show = schemas.validator("runs-show.schema.json");
     let attach = schemas.validator("attach.schema.json");
+    let trace = schemas.validator("trace.schema.json");
     for r in listed {
         let id = r["run_id"].as_str().unwrap();
         let shown = hensuc()
@@ -271,6 +272,17 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
         for row in &rows {
             assert_valid(&attach, "attach.schema.json", id, row);
         }
+        let traced = hensuc()
+            .current_dir(&project)
+            .args(["runs", "-d", ".", "trace", id, "--format", "json"])
+            .output()
+            .unwrap();
+        let traced = json_of(&traced);
+        assert!(
+            !traced["spans"].as_array().unwrap().is_empty(),
+            "{traced:#}"
+        );
+        assert_valid(&trace, "trace.schema.json", id, &traced);
     }
     // Two of those runs compared, and one run with itself.
     let diff = schemas.validator("runs-diff.schema.json");

@@ -32,6 +32,7 @@ mod security;
 mod serve;
 mod serve_shutdown;
 mod serve_takeover;
+mod telemetry;
 mod tooling;
 #[cfg(unix)]
 mod workers;
