@@ -29,10 +29,11 @@ pub use model::{
     Compensation, CompensationBody, ConditionPredicate, ConsensusConfig, ConsensusStrategy,
     Criterion, DEFAULT_CHECKPOINT_INTERVAL_MS, DEFAULT_MAX_EXECUTION_TIME_MS, DEFAULT_MAX_STEPS,
     DEFAULT_TEMPERATURE, DEFAULT_VERSION, ENGINE_VARIABLES, EndNode, ExitStatus, ForkNode,
-    GenericNode, JoinNode, LogLevel, MergeStrategy, Metadata, Namespace, Node, NodeKind,
-    Observability, ParallelNode, ReviewConfig, ReviewMode, Rubric, RubricType, RuleKind, Saga,
-    ScoreCondition, ScoreRange, StandardNode, StateSchema, StateVariable, SubWorkflowNode,
-    TransitionRule, VarType, Workflow, WorkflowConfig, is_engine_variable,
+    GenericNode, JoinNode, LogLevel, MAX_BACKOFF_MS, MergeStrategy, Metadata, Namespace, Node,
+    NodeKind, NodeTiming, Observability, ParallelNode, ReviewConfig, ReviewMode, Rubric,
+    RubricType, RuleKind, Saga, ScoreCondition, ScoreRange, StandardNode, StateSchema,
+    StateVariable, SubWorkflowNode, Timing, TransitionRule, VarType, Workflow, WorkflowConfig,
+    is_engine_variable,
 };
 pub use number::{canonical_int, canonical_number, java_double_to_string};
 /// Graph node index ([`ExecGraph`] indices are dense declaration positions).
