@@ -21,8 +21,8 @@ const ON_FAILURE_GOTO: StatementSpec = trans(
 const ON_FAILURE_ANY: StatementSpec = trans(
     "onFailure",
     FAILURE_ANY,
-    "onFailure goto \"node\" | onFailure retry N otherwise \"node\"",
-    "On a failed result, go to the node, or re-run this node up to N times and then escalate.",
+    "onFailure goto \"node\" | onFailure retry N [backoff D] otherwise \"node\"",
+    "On a failed result, go to the node, or re-run this node up to N times (waiting D, then twice as long each time, with `backoff`) and then escalate.",
 );
 const ON_SCORE: StatementSpec = block(
     "onScore",
