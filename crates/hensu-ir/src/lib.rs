@@ -23,7 +23,10 @@ pub use graph::{
     CompiledRule, CompiledScoreCondition, EdgeKind, ExecGraph, GraphEdge, GraphNode, Target,
     UnresolvedEdge, topology_json, workflow_topology_json,
 };
-pub use layout::{Connection, DrawnEdge, bfs_order, connections, node_details, node_edges};
+pub use layout::{
+    Connection, DrawnEdge, bfs_order, connections, node_details, node_edges, timed_node_details,
+    timed_node_edges,
+};
 pub use model::{
     Action, ActionNode, AgentConfig, Branch, COMPENSATING, COMPENSATING_OUTPUT, ComparisonOperator,
     Compensation, CompensationBody, ConditionPredicate, ConsensusConfig, ConsensusStrategy,
