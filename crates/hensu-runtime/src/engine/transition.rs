@@ -88,6 +88,15 @@ impl Exec<'_> {
         if tried.is_empty() {
             tried.push("the node has no transition rules".to_string());
         }
+        // A timeout is the reason the run failed: said first, so the run's failure names it.
+        if let Some(e) = pc
+            .result
+            .error
+            .as_deref()
+            .filter(|e| e.starts_with("timed out after"))
+        {
+            tried.insert(0, format!("the node {e}"));
+        }
         Err(RuntimeError::NoValidTransition {
             node: id.to_string(),
             tried,

@@ -97,6 +97,10 @@ async fn a_timed_out_node_without_a_failure_route_fails_the_run_naming_the_node(
         h.events_of("node_completed")[0]["error"],
         "timed out after 1500ms"
     );
+    assert_eq!(
+        failed(&r).to_string(),
+        "No valid transition from a; rules tried: the node timed out after 1500ms; onSuccess: the node's status is FAILURE"
+    );
 }
 
 #[tokio::test(start_paused = true)]
