@@ -203,6 +203,16 @@ static CODES: &[CodeInfo] = &[
         "compensation names a compensation",
         include_str!("../../../docs/diagnostics/E0111.md"),
     ),
+    e(
+        "E0112",
+        "backoff without a retry",
+        include_str!("../../../docs/diagnostics/E0112.md"),
+    ),
+    e(
+        "E0113",
+        "duration is not positive",
+        include_str!("../../../docs/diagnostics/E0113.md"),
+    ),
     // names and references: E02xx
     e(
         "E0201",
@@ -585,6 +595,11 @@ static CODES: &[CodeInfo] = &[
         "W0325",
         "unknown top-level key in `commands.yaml`",
         include_str!("../../../docs/diagnostics/W0325.md"),
+    ),
+    w(
+        "W0326",
+        "node timeout exceeds the run limit",
+        include_str!("../../../docs/diagnostics/W0326.md"),
     ),
     // tools: W06xx (need the configured MCP servers; `hensuc check` without `--offline`)
     w(

@@ -167,6 +167,7 @@ pub(crate) fn collect<'a, 's>(file: &'a SourceFile<'s>) -> Info<'a, 's> {
                 | ExprKind::Str(_)
                 | ExprKind::Int(_)
                 | ExprKind::Long(_)
+                | ExprKind::Duration(_)
                 | ExprKind::Double(_)
                 | ExprKind::Bool(_)
                 | ExprKind::Null

@@ -197,6 +197,9 @@ pub(crate) fn fingerprint(file: &SourceFile<'_>, qualify: &HashMap<u32, &'static
                 ExprKind::Long(v) => {
                     let _ = write!(out, "{v}L");
                 }
+                ExprKind::Duration(ms) => {
+                    let _ = write!(out, "{ms}ms");
+                }
                 ExprKind::Double(v) => {
                     let _ = write!(out, "{v:?}d");
                 }

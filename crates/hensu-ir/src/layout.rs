@@ -198,7 +198,7 @@ pub struct Connection {
 pub fn connections(workflow: &Workflow) -> Vec<Connection> {
     let mut out: Vec<Connection> = Vec::new();
     for (node, _) in bfs_order(workflow) {
-        for e in node_edges(node) {
+        for e in timed_node_edges(workflow, node) {
             let to = e.target.unwrap_or_else(|| node.id().to_string());
             if !workflow.nodes.contains_key(&to) {
                 continue;
@@ -219,6 +219,36 @@ pub fn connections(workflow: &Workflow) -> Vec<Connection> {
         }
     }
     out
+}
+
+/// [`node_edges`] with the workflow's timing: a self-retry with backoff says how long it waits
+/// first (docs/language.md, *Timeouts and backoff*).
+pub fn timed_node_edges(workflow: &Workflow, node: &Node) -> Vec<DrawnEdge> {
+    let mut edges = node_edges(node);
+    if let Some(ms) = workflow.timing.of(node.id()).backoff_ms {
+        for e in edges.iter_mut().filter(|e| e.label.starts_with("retry ≤")) {
+            e.label.push_str(&format!(" · backoff {}", describe_ms(ms)));
+        }
+    }
+    edges
+}
+
+/// [`node_details`] with the node's `timeout` (a join's is among its own details).
+pub fn timed_node_details(workflow: &Workflow, node: &Node) -> Vec<(String, String)> {
+    let mut lines = node_details(node);
+    if let Some(ms) = workflow.timing.of(node.id()).timeout_ms {
+        lines.push(("timeout".into(), describe_ms(ms)));
+    }
+    lines
+}
+
+/// `2s`, `1500ms`.
+fn describe_ms(ms: u64) -> String {
+    if ms >= 1000 && ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
 }
 
 pub fn node_details(node: &Node) -> Vec<(String, String)> {

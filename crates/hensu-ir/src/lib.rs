@@ -23,16 +23,20 @@ pub use graph::{
     CompiledRule, CompiledScoreCondition, EdgeKind, ExecGraph, GraphEdge, GraphNode, Target,
     UnresolvedEdge, topology_json, workflow_topology_json,
 };
-pub use layout::{Connection, DrawnEdge, bfs_order, connections, node_details, node_edges};
+pub use layout::{
+    Connection, DrawnEdge, bfs_order, connections, node_details, node_edges, timed_node_details,
+    timed_node_edges,
+};
 pub use model::{
     Action, ActionNode, AgentConfig, Branch, COMPENSATING, COMPENSATING_OUTPUT, ComparisonOperator,
     Compensation, CompensationBody, ConditionPredicate, ConsensusConfig, ConsensusStrategy,
     Criterion, DEFAULT_CHECKPOINT_INTERVAL_MS, DEFAULT_MAX_EXECUTION_TIME_MS, DEFAULT_MAX_STEPS,
     DEFAULT_TEMPERATURE, DEFAULT_VERSION, ENGINE_VARIABLES, EndNode, ExitStatus, ForkNode,
-    GenericNode, JoinNode, LogLevel, MergeStrategy, Metadata, Namespace, Node, NodeKind,
-    Observability, ParallelNode, ReviewConfig, ReviewMode, Rubric, RubricType, RuleKind, Saga,
-    ScoreCondition, ScoreRange, StandardNode, StateSchema, StateVariable, SubWorkflowNode,
-    TransitionRule, VarType, Workflow, WorkflowConfig, is_engine_variable,
+    GenericNode, JoinNode, LogLevel, MAX_BACKOFF_MS, MergeStrategy, Metadata, Namespace, Node,
+    NodeKind, NodeTiming, Observability, ParallelNode, ReviewConfig, ReviewMode, Rubric,
+    RubricType, RuleKind, Saga, ScoreCondition, ScoreRange, StandardNode, StateSchema,
+    StateVariable, SubWorkflowNode, Timing, TransitionRule, VarType, Workflow, WorkflowConfig,
+    is_engine_variable,
 };
 pub use number::{canonical_int, canonical_number, java_double_to_string};
 /// Graph node index ([`ExecGraph`] indices are dense declaration positions).

@@ -64,6 +64,7 @@ fn chain() -> Workflow {
             ..WorkflowConfig::default()
         }),
         saga: Default::default(),
+        timing: Default::default(),
         state_schema: None,
     }
 }

@@ -44,6 +44,7 @@ fn wf(start: &str, nodes: Vec<Node>) -> Workflow {
             ..WorkflowConfig::default()
         }),
         saga: Default::default(),
+        timing: Default::default(),
         state_schema: None,
     }
 }

@@ -451,6 +451,7 @@ mod tests {
             start_node: "a".into(),
             config: None,
             saga: Default::default(),
+            timing: Default::default(),
             state_schema: None,
         }
     }

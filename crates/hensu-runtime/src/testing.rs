@@ -54,6 +54,7 @@ pub fn workflow(start: &str, nodes: Vec<Node>) -> Workflow {
         start_node: start.into(),
         config: None,
         saga: Default::default(),
+        timing: Default::default(),
         state_schema: None,
     }
 }

@@ -111,6 +111,8 @@ fn node_origin(m: &Map<'_>, id: &str, node: &Node, fallback: Span) -> NodeOrigin
         ("targetVersion", "targetVersion"),
         ("mergeStrategy", "mergeStrategy"),
         ("timeoutMs", "timeout"),
+        ("nodeTimeoutMs", "timeout"),
+        ("retryBackoffMs", "backoff"),
     ] {
         if let Some(span) = m.value(&format!("{base}.{field}")) {
             o.props.insert(prop, span);

@@ -81,6 +81,7 @@ pub(crate) fn collect(file: &SourceFile<'_>) -> (Vec<Suppression>, Vec<Diagnosti
                 | ExprKind::Str(_)
                 | ExprKind::Int(_)
                 | ExprKind::Long(_)
+                | ExprKind::Duration(_)
                 | ExprKind::Double(_)
                 | ExprKind::Bool(_)
                 | ExprKind::Null

@@ -140,6 +140,9 @@ pub enum ExprKind<'s> {
     Long(i64),
     /// A floating-point literal (`0.7`, `1e-3`).
     Double(f64),
+    /// A Kotlin duration `30.seconds` (`kotlin.time`: an integer literal with `.milliseconds`,
+    /// `.seconds`, `.minutes` or `.hours`), in milliseconds (saturating).
+    Duration(i64),
     Bool(bool),
     Null,
     /// `callee(args)`, `callee(args) { block }` or `callee { block }`.

@@ -130,6 +130,9 @@ fn expr(out: &mut String, e: &Expr<'_>, depth: usize) {
         ExprKind::Long(v) => {
             let _ = write!(out, "{v}L");
         }
+        ExprKind::Duration(ms) => {
+            let _ = write!(out, "{ms}ms");
+        }
         ExprKind::Double(v) => {
             let _ = write!(out, "{v:?}");
         }

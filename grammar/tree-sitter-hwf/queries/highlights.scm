@@ -117,15 +117,15 @@
 ; otherwise revise "p" retry 2 otherwise "x"
 (infix_chain
   head: (identifier) @keyword
-  (#any-of? @keyword "goto" "otherwise" "retry" "revise" "withFeedback"))
+  (#any-of? @keyword "backoff" "goto" "otherwise" "retry" "revise" "withFeedback"))
 
 (link
   word: (identifier) @keyword
-  (#any-of? @keyword "goto" "otherwise" "retry" "revise" "withFeedback"))
+  (#any-of? @keyword "backoff" "goto" "otherwise" "retry" "revise" "withFeedback"))
 
 (link
   word: (identifier) @keyword.operator
-  (#any-of? @keyword.operator "equalTo" "greaterThan" "greaterThanOrEqual" "lessThan" "lessThanOrEqual" "notEqualTo" "`at`" "`equalTo`" "`goto`" "`greaterThanOrEqual`" "`greaterThan`" "`in`" "`lessThanOrEqual`" "`lessThan`" "`notEqualTo`" "`otherwise`" "`retry`" "`revise`" "`to`" "`withFeedback`" "at" "to"))
+  (#any-of? @keyword.operator "equalTo" "greaterThan" "greaterThanOrEqual" "lessThan" "lessThanOrEqual" "notEqualTo" "`at`" "`backoff`" "`equalTo`" "`goto`" "`greaterThanOrEqual`" "`greaterThan`" "`in`" "`lessThanOrEqual`" "`lessThan`" "`notEqualTo`" "`otherwise`" "`retry`" "`revise`" "`to`" "`withFeedback`" "at" "to"))
 
 ; a bare Kotlin keyword used as an infix word (`whenScore in 1.0..2.0`): the compiler rejects it
 (link
@@ -134,7 +134,7 @@
 
 (link
   word: (identifier) @function.call
-  (#not-any-of? @function.call "goto" "otherwise" "retry" "revise" "withFeedback" "equalTo" "greaterThan" "greaterThanOrEqual" "lessThan" "lessThanOrEqual" "notEqualTo" "`at`" "`equalTo`" "`goto`" "`greaterThanOrEqual`" "`greaterThan`" "`in`" "`lessThanOrEqual`" "`lessThan`" "`notEqualTo`" "`otherwise`" "`retry`" "`revise`" "`to`" "`withFeedback`" "at" "to" "class" "do" "else" "for" "if" "in" "object" "val" "var" "when" "while"))
+  (#not-any-of? @function.call "backoff" "goto" "otherwise" "retry" "revise" "withFeedback" "equalTo" "greaterThan" "greaterThanOrEqual" "lessThan" "lessThanOrEqual" "notEqualTo" "`at`" "`backoff`" "`equalTo`" "`goto`" "`greaterThanOrEqual`" "`greaterThan`" "`in`" "`lessThanOrEqual`" "`lessThan`" "`notEqualTo`" "`otherwise`" "`retry`" "`revise`" "`to`" "`withFeedback`" "at" "to" "class" "do" "else" "for" "if" "in" "object" "val" "var" "when" "while"))
 
 ; ---------------------------------------------------------------- constants
 

@@ -64,6 +64,7 @@ fn chain() -> Workflow {
         start_node: "n0".into(),
         config: None,
         saga: Default::default(),
+        timing: Default::default(),
         state_schema: None,
     }
 }

@@ -7,6 +7,7 @@ use indexmap::IndexMap;
 
 mod node;
 mod saga;
+mod timing;
 mod transition;
 
 pub use node::{
@@ -14,6 +15,7 @@ pub use node::{
     JoinNode, Node, ParallelNode, ReviewConfig, Rubric, StandardNode, SubWorkflowNode,
 };
 pub use saga::{COMPENSATING, COMPENSATING_OUTPUT, Compensation, CompensationBody, Saga};
+pub use timing::{MAX_BACKOFF_MS, NodeTiming, Timing};
 pub use transition::{ConditionPredicate, ScoreCondition, ScoreRange, TransitionRule};
 
 /// The upstream default workflow version.
@@ -51,6 +53,8 @@ pub struct Workflow {
     pub state_schema: Option<StateSchema>,
     /// hensu extension: saga compensation (empty unless the workflow declares one).
     pub saga: Saga,
+    /// hensu extension: node timeouts and retry backoff (empty unless a node sets one).
+    pub timing: Timing,
 }
 
 impl Workflow {

@@ -55,6 +55,7 @@ pub(super) struct WorkflowDto<'a> {
 struct NodesDto<'a> {
     nodes: &'a IndexMap<String, Node>,
     saga: &'a Saga,
+    timing: &'a Timing,
 }
 
 impl Serialize for NodesDto<'_> {
@@ -62,6 +63,9 @@ impl Serialize for NodesDto<'_> {
         s.collect_map(self.nodes.iter().map(|(k, n)| {
             let mut dto = NodeDto::from(n);
             dto.compensation = self.saga.node_compensations.get(k).map(String::as_str);
+            let t = self.timing.of(k);
+            dto.node_timeout_ms = t.timeout_ms;
+            dto.retry_backoff_ms = t.backoff_ms;
             (k, dto)
         }))
     }
@@ -88,6 +92,7 @@ impl<'a> From<&'a Workflow> for WorkflowDto<'a> {
             nodes: NodesDto {
                 nodes: &w.nodes,
                 saga: &w.saga,
+                timing: &w.timing,
             },
             start_node: &w.start_node,
             config: w.config.as_ref().map(ConfigDto::from),
@@ -237,6 +242,13 @@ pub(super) struct NodeDto<'a> {
     /// hensu extension: the compensation this node names.
     #[serde(skip_serializing_if = "Option::is_none")]
     compensation: Option<&'a str>,
+    /// hensu extension (docs/language.md, *Timeouts and backoff*): `timeout = …` of a node
+    /// (not `timeoutMs`: a join has that key upstream, for its own timeout).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node_timeout_ms: Option<u64>,
+    /// hensu extension: the `backoff` of the node's `onFailure retry`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_backoff_ms: Option<u64>,
 }
 
 /// One compensation: `id`, then `agentId` + `prompt` or `actions`.
@@ -484,6 +496,8 @@ impl<'a> From<&'a Node> for NodeDto<'a> {
             node_type: node.kind_name(),
             payload,
             compensation: None,
+            node_timeout_ms: None,
+            retry_backoff_ms: None,
         }
     }
 }

@@ -191,6 +191,7 @@ fn exec_graph_fork_edges() {
         start_node: s("f"),
         config: None,
         saga: Default::default(),
+        timing: Default::default(),
         state_schema: None,
     };
     let g = ExecGraph::build(&wf);

@@ -160,6 +160,7 @@ fn mini_review() -> Workflow {
         start_node: s("draft"),
         config: None,
         saga: Default::default(),
+        timing: Default::default(),
         state_schema: Some(StateSchema {
             variables: vec![
                 StateVariable {

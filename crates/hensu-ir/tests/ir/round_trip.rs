@@ -466,6 +466,20 @@ fn workflow() -> impl Strategy<Value = Workflow> {
                         saga.node_compensations.insert(node_id.clone(), c);
                     }
                 }
+                // Timeouts and backoffs on some of the nodes the same flags pick.
+                let mut timing = hensu_ir::Timing::default();
+                for (i, node_id) in nodes.keys().enumerate() {
+                    if named.get(i).copied().unwrap_or(false) {
+                        let n = i as u64 + 1;
+                        timing.nodes.insert(
+                            node_id.clone(),
+                            hensu_ir::NodeTiming {
+                                timeout_ms: Some(n * 1000),
+                                backoff_ms: (i % 2 == 0).then_some(n * 250),
+                            },
+                        );
+                    }
+                }
                 Workflow {
                     id,
                     version,
@@ -476,6 +490,7 @@ fn workflow() -> impl Strategy<Value = Workflow> {
                     config,
                     saga,
                     state_schema,
+                    timing,
                 }
             },
         )
@@ -493,6 +508,7 @@ proptest! {
         let second = to_json(&read);
         prop_assert_eq!(&first, &second);
         prop_assert_eq!(&read.saga, &wf.saga);
+        prop_assert_eq!(&read.timing, &wf.timing);
         // Also through the serde impls.
         let via_serde: Result<Workflow, _> = serde_json::from_str(&first);
         prop_assert!(via_serde.is_ok());

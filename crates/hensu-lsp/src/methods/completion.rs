@@ -409,7 +409,11 @@ impl Engine {
                 match word_before {
                     Some("goto") => return b.words(&["withFeedback"]),
                     Some("revise") => return b.words(&["retry", "withFeedback"]),
-                    Some("retry") => return b.words(&["otherwise"]),
+                    // Only an `onFailure retry` waits between attempts (`backoff 2.seconds`).
+                    Some("retry") if cx.before.iter().any(|t| text(t) == "revise") => {
+                        return b.words(&["otherwise"]);
+                    }
+                    Some("retry") => return b.words(&["backoff", "otherwise"]),
                     Some("otherwise") => return b.words(&["withFeedback"]),
                     Some(w)
                         if schema::SCORE_OPERATORS.contains(&w)

@@ -29,6 +29,10 @@ const CHAIN_WORDS: &[(&str, &str)] = &[
         "`retry N` — the budget of a bounded transition (revise or self-retry).",
     ),
     (
+        "backoff",
+        "`backoff 2.seconds` — after `onFailure retry N`: the wait before the first retry, doubled for each further one (at most 5 minutes, less a small deterministic jitter).",
+    ),
+    (
         "otherwise",
         "`otherwise \"node\"` — the escalation target once the retry budget is spent; as the first word of an arm, the else-arm.",
     ),

@@ -66,6 +66,7 @@ const CHAIN_WORDS: &[&str] = &[
     "goto",
     "revise",
     "retry",
+    "backoff",
     "otherwise",
     "withFeedback",
     "at",

@@ -147,6 +147,23 @@ fn complete_chain_words() {
         after_goto.starts_with("withFeedback (Keyword)"),
         "{after_goto}"
     );
+    // A failure self-retry may wait between attempts; a revise retry may not.
+    let after_retry = completion(&DOC.replace(
+        "onSuccess goto \"done\"",
+        "onSuccess goto \"done\"\n            onFailure retry 3 $0",
+    ));
+    assert!(
+        after_retry.starts_with("backoff (Keyword)") && after_retry.contains("otherwise (Keyword)"),
+        "{after_retry}"
+    );
+    let after_revise = completion(&DOC.replace(
+        "onSuccess goto \"done\"",
+        "onSuccess goto \"done\"\n            onRejection revise \"x\" retry 3 $0",
+    ));
+    assert!(
+        after_revise.starts_with("otherwise (Keyword)") && !after_revise.contains("backoff"),
+        "{after_revise}"
+    );
 }
 
 #[test]

@@ -47,6 +47,9 @@ pub(super) struct PostCtx<'a> {
     pub(super) human_wait: std::time::Duration,
     /// The history a fork branch continues (empty outside fork branches).
     pub(super) inherited: InheritedHistory<'a>,
+    /// Set by the transition processor when the node failed into a retry with `backoff`:
+    /// the wait before it runs again.
+    pub(super) backoff: Option<std::time::Duration>,
 }
 
 /// What the loop does after one node.

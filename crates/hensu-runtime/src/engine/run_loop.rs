@@ -52,6 +52,8 @@ enum Raced {
     Done(Result<NodeResult, RuntimeError>),
     Cancelled,
     TimedOut,
+    /// The node's own `timeout` passed (docs/language.md, *Timeouts and backoff*).
+    NodeTimedOut,
 }
 
 /// Runs `execute` until it finishes, the run is cancelled or the time limit passes, checked in
@@ -65,6 +67,7 @@ async fn race_node<F>(
     mut execute: Pin<&mut F>,
     cancel: &CancelToken,
     mut sleep: Pin<&mut tokio::time::Sleep>,
+    mut node_sleep: Option<Pin<&mut tokio::time::Sleep>>,
 ) -> Raced
 where
     F: Future<Output = Result<NodeResult, RuntimeError>>,
@@ -84,6 +87,58 @@ where
         }
         if sleep.as_mut().poll(cx).is_ready() {
             return Poll::Ready(Raced::TimedOut);
+        }
+        if let Some(s) = node_sleep.as_mut()
+            && s.as_mut().poll(cx).is_ready()
+        {
+            return Poll::Ready(Raced::NodeTimedOut);
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// The node's own `timeout`, when its workflow sets one (most set none: one emptiness check).
+#[inline]
+fn node_timeout(p: &Prepared, cur: usize) -> Option<Duration> {
+    let timing = &p.workflow().timing;
+    if timing.nodes.is_empty() {
+        return None;
+    }
+    timing
+        .nodes
+        .get(p.plan.id(cur))
+        .and_then(|t| t.timeout_ms)
+        .map(Duration::from_millis)
+}
+
+/// `30s`, `1500ms`: how a timeout is named in a failure.
+fn describe_ms(ms: u64) -> String {
+    if ms >= 1000 && ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+/// Sleeps `wait` unless the run is cancelled or its time limit passes first (the `Raced`
+/// that stopped it).
+async fn wait_backoff(
+    wait: Duration,
+    cancel: &CancelToken,
+    mut limit: Pin<&mut tokio::time::Sleep>,
+) -> Result<(), Raced> {
+    let mut cancelled = pin!(cancel.cancelled());
+    let mut sleep = pin!(tokio::time::sleep(wait));
+    poll_fn(|cx| {
+        if cancel.is_cancelled() || cancelled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Err(Raced::Cancelled));
+        }
+        if sleep.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Ok(()));
+        }
+        if limit.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Err(Raced::TimedOut));
         }
         Poll::Pending
     })
@@ -192,6 +247,7 @@ impl<'h, 's> Guards<'h, 's> {
             completed: None,
             human_wait: std::time::Duration::ZERO,
             inherited: self.inherited,
+            backoff: None,
         }
     }
 
@@ -362,6 +418,8 @@ impl Exec<'_> {
         // ran since, so without step events (the one reader of a node's exact duration) that
         // clock read also serves as this node's start.
         let mut previous_end: Option<Instant> = None;
+        // The wait before the next node, when the last one failed into a retry with backoff.
+        let mut backoff: Option<Duration> = None;
         loop {
             let node_started =
                 guards.start_node(cancel, state, previous_end.take(), self.step_events)?;
@@ -378,6 +436,16 @@ impl Exec<'_> {
                 if let Some(stop) = guards.decided(decided, state)? {
                     return Ok(stop);
                 }
+            }
+            // A failure retry with `backoff` waits here, after the boundary recorded the retry
+            // count (docs/language.md, *Timeouts and backoff*).
+            if let Some(wait) = backoff.take() {
+                wait_backoff(wait, cancel, guards.clock.sleep.as_mut())
+                    .await
+                    .map_err(|stop| match stop {
+                        Raced::Cancelled => guards.cancelled(state),
+                        _ => guards.timed_out(state),
+                    })?;
             }
             state.steps += 1;
             if self.step_events {
@@ -401,12 +469,26 @@ impl Exec<'_> {
                     nested_decision.take(),
                     &mut prompt,
                 ));
-                race_node(execute, cancel, guards.clock.sleep.as_mut()).await
+                let timeout = node_timeout(p, cur);
+                let node_sleep = pin!(timeout.map(tokio::time::sleep));
+                let raced = race_node(
+                    execute,
+                    cancel,
+                    guards.clock.sleep.as_mut(),
+                    node_sleep.as_pin_mut(),
+                )
+                .await;
+                (raced, timeout)
             };
             let result = match raced {
-                Raced::Done(r) => Some(r?),
-                Raced::Cancelled => None,
-                Raced::TimedOut => return Err(guards.timed_out(state)),
+                (Raced::Done(r), _) => Some(r?),
+                (Raced::Cancelled, _) => None,
+                (Raced::TimedOut, _) => return Err(guards.timed_out(state)),
+                // The node in flight is abandoned; its failure takes the normal failure path.
+                (Raced::NodeTimedOut, t) => Some(NodeResult::failure(format!(
+                    "timed out after {}",
+                    describe_ms(t.map_or(0, |t| t.as_millis() as u64))
+                ))),
             };
             let Some(result) = result.filter(|_| !cancel.is_cancelled()) else {
                 return Err(guards.cancelled(state));
@@ -418,6 +500,7 @@ impl Exec<'_> {
             let mut pc = guards.post_ctx(cur, result, node_started);
             let step = self.post_pipeline(p, state, &mut pc, 0).await?;
             previous_end = pc.completed;
+            backoff = pc.backoff;
             guards.human_waited(pc.human_wait);
             match step {
                 Step::Next(n) => cur = n,
@@ -471,6 +554,7 @@ impl Exec<'_> {
             completed: None,
             human_wait: std::time::Duration::ZERO,
             inherited: guards.inherited,
+            backoff: None,
         };
         let step = self.post_pipeline(p, state, &mut pc, from).await?;
         guards.clock.not_counting(pc.human_wait);

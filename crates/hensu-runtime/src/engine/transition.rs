@@ -1,6 +1,8 @@
 //! Transition resolution and the engine-variable lifecycle (docs/language.md,
 //! *Transition resolution and budgets*).
 
+use std::time::Duration;
+
 use hensu_ir::{CompiledRule, RuleKind, Target};
 use serde_json::Value;
 
@@ -74,6 +76,10 @@ impl Exec<'_> {
             let route = route(p, state, pc.idx, rule, extra, target, &verdict_reason)?;
             if !route.retried {
                 reset_after_route(p, state, pc.idx, route.feedback, &verdict_reason);
+            } else if let (CompiledRule::Bounded { inner, .. }, Some(b)) = (rule, &route.bounded)
+                && inner.trigger() == RuleKind::Failure
+            {
+                pc.backoff = backoff(p.workflow(), id, b.count);
             }
             self.take(p, state, pc, route, cause);
             return Ok(ProcessorOutcome::Continue);
@@ -81,6 +87,15 @@ impl Exec<'_> {
         state.review_verdict = None;
         if tried.is_empty() {
             tried.push("the node has no transition rules".to_string());
+        }
+        // A timeout is the reason the run failed: said first, so the run's failure names it.
+        if let Some(e) = pc
+            .result
+            .error
+            .as_deref()
+            .filter(|e| e.starts_with("timed out after"))
+        {
+            tried.insert(0, format!("the node {e}"));
         }
         Err(RuntimeError::NoValidTransition {
             node: id.to_string(),
@@ -149,6 +164,27 @@ impl Exec<'_> {
         state.current_node.push_str(to);
         pc.next = Some(route.dest);
     }
+}
+
+/// The wait before failure retry `attempt` (1-based) of `node`: its `backoff` doubled per
+/// attempt, capped at [`hensu_ir::MAX_BACKOFF_MS`], less a jitter of up to a quarter. The jitter
+/// is a hash of the workflow, the node and the attempt — the same on every run, so a test's
+/// timing is reproducible, while the nodes of a workflow do not retry in step.
+pub(crate) fn backoff(wf: &hensu_ir::Workflow, node: &str, attempt: i64) -> Option<Duration> {
+    let attempt = u32::try_from(attempt.max(1)).unwrap_or(u32::MAX);
+    let full = wf.timing.nodes.get(node)?.backoff_before(attempt)?;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in wf
+        .id
+        .bytes()
+        .chain([0])
+        .chain(node.bytes())
+        .chain(attempt.to_le_bytes())
+    {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let jitter = h % (full / 4 + 1);
+    Some(Duration::from_millis(full - jitter))
 }
 
 /// Where the matching `rule` leads. A bounded rule within its budget counts the retry, and the

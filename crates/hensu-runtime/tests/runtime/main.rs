@@ -25,6 +25,7 @@ mod generic_handlers;
 mod parallel_consensus;
 mod run_guards;
 mod stubs;
+mod timing;
 mod transition_rules;
 // Fork/join, sub-workflows, review decisions and handlers, rubric and consensus boundaries.
 mod fork_join;

@@ -26,6 +26,7 @@ mod refs;
 mod rules;
 mod state;
 mod text;
+mod timing;
 mod tools;
 
 use hensu_diagnostics::{Diagnostic, FileId, Span};
@@ -68,6 +69,7 @@ pub fn check_workflow(wf: &Workflow, origins: &Origins, input: InputKind) -> Vec
     actions::writes_without_result(&mut cx);
     dataflow::check(&mut cx, &graph);
     consumed::check(&mut cx, &graph);
+    timing::check(&mut cx);
     let diagnostics = crate::cascade::settle_checks(origins, cx.diagnostics);
     // Suppressions are matched in the workflow's own span space (a merged extending workflow's
     // base spans included), before the diagnostics are placed into their real files.

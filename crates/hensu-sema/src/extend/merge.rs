@@ -167,6 +167,12 @@ pub(super) fn merge(
             wf.saga.node_compensations.insert(node.clone(), c.clone());
         }
     }
+    // The appended nodes' timeouts and backoffs (an inherited node keeps the base's).
+    for (node, t) in &own.timing.nodes {
+        if own.nodes.contains_key(node) && !wf.timing.nodes.contains_key(node) {
+            wf.timing.nodes.insert(node.clone(), *t);
+        }
+    }
     // Replaced transitions.
     for (i, r) in ext.routes.iter().enumerate() {
         if let Some(first) = ext.routes[..i].iter().find(|f| f.node == r.node) {
@@ -234,6 +240,12 @@ pub(super) fn merge(
         let (rules, rule_origins) = accepted_rules(r, kind, &mut found);
         if let Some(slot) = node.transition_rules_mut() {
             *slot = rules;
+        }
+        // The retry's backoff goes with the rules it belongs to; the timeout stays.
+        let timing = wf.timing.nodes.entry(r.node.clone()).or_default();
+        timing.backoff_ms = r.backoff_ms;
+        if timing.is_empty() {
+            wf.timing.nodes.shift_remove(&r.node);
         }
         if let Some(n) = o.nodes.get_mut(&r.node) {
             n.rules = rule_origins;

@@ -40,6 +40,9 @@ pub struct Routes {
     pub rules: Vec<TransitionRule>,
     /// Parallel to `rules`.
     pub origins: Vec<RuleOrigin>,
+    /// The `backoff` of an `onFailure retry` among them: it replaces the inherited node's, as
+    /// the rules do (docs/language.md, *Timeouts and backoff*).
+    pub backoff_ms: Option<u64>,
     /// The statement each rule came from (`onSuccess`, `onScore`, …) and its span, parallel to
     /// `rules`: the merge checks the trigger against the inherited node's kind.
     pub triggers: Vec<(&'static str, Span)>,

@@ -50,6 +50,11 @@ pub(crate) struct Lowerer<'f> {
     pub(crate) extension: Extension,
     /// The `compensation = "…"` of the node being lowered (name, value span).
     pub(crate) pending_compensation: Option<(String, Span)>,
+    /// The `timeout = …` and `onFailure retry … backoff …` of the node being lowered
+    /// (docs/language.md, *Timeouts and backoff*), moved into the graph's timing with it.
+    pub(crate) pending_timing: hensu_ir::NodeTiming,
+    /// The spans of those two values, for the node's origins.
+    pub(crate) pending_timing_spans: (Option<Span>, Option<Span>),
 }
 
 /// The shape of a statement, independent of its meaning.
@@ -168,6 +173,8 @@ impl<'f> Lowerer<'f> {
             rule_sink: transitions::RuleSink::default(),
             extension: Extension::default(),
             pending_compensation: None,
+            pending_timing: hensu_ir::NodeTiming::default(),
+            pending_timing_spans: (None, None),
         }
     }
 

@@ -24,6 +24,7 @@ pub(crate) fn describe(e: &Expr<'_>) -> String {
         ExprKind::Str(_) => "String".to_string(),
         ExprKind::Int(_) => "Int".to_string(),
         ExprKind::Long(_) => "Long".to_string(),
+        ExprKind::Duration(_) => "a Duration".to_string(),
         ExprKind::Double(_) => "Double".to_string(),
         ExprKind::Bool(_) => "Boolean".to_string(),
         ExprKind::Null => "null".to_string(),
@@ -138,6 +139,31 @@ impl Lowerer<'_> {
             ExprKind::Int(v) | ExprKind::Long(v) => Some(v),
             _ => {
                 self.wrong_type(e, "Long", what);
+                None
+            }
+        }
+    }
+
+    /// A Kotlin duration (`30.seconds`) in milliseconds. A bare number is E0103 with the
+    /// duration to write instead: a number alone would leave its unit to guess.
+    pub fn duration(&mut self, e: &Expr<'_>, what: &dyn std::fmt::Display) -> Option<i64> {
+        match e.kind {
+            ExprKind::Duration(ms) => Some(ms),
+            ExprKind::Int(v) | ExprKind::Long(v) => {
+                let d = Diagnostic::new(
+                    codes::E0103,
+                    format!("{what} expects a Duration, found a number"),
+                    e.span,
+                    "expected a Duration",
+                )
+                .with_help(format!(
+                    "give the unit: `{v}.seconds`, `{v}.milliseconds` or `{v}.minutes`"
+                ));
+                self.emit(d);
+                None
+            }
+            _ => {
+                self.wrong_type(e, "a Duration (`30.seconds`)", what);
                 None
             }
         }

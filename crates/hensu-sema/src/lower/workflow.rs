@@ -266,6 +266,7 @@ impl Lowerer<'_> {
             config,
             state_schema: state,
             saga: graph.saga,
+            timing: graph.timing,
         })
     }
 

@@ -227,6 +227,8 @@ pub enum ValueType {
     Long,
     /// Kotlin `Double` (an Int or Long literal is accepted).
     Double,
+    /// A Kotlin duration: `30.seconds`, `500.milliseconds`, `2.minutes`, `1.hours`.
+    Duration,
     Boolean,
     /// `listOf("a", "b")`.
     StringList,
@@ -248,6 +250,7 @@ impl ValueType {
             ValueType::Int => "Int",
             ValueType::Long => "Long",
             ValueType::Double => "Double",
+            ValueType::Duration => "Duration (`30.seconds`)",
             ValueType::Boolean => "Boolean",
             ValueType::StringList => "List<String> (`listOf(\"a\", …)`)",
             ValueType::Enum(e) => e.name(),

@@ -21,8 +21,8 @@ const ON_FAILURE_GOTO: StatementSpec = trans(
 const ON_FAILURE_ANY: StatementSpec = trans(
     "onFailure",
     FAILURE_ANY,
-    "onFailure goto \"node\" | onFailure retry N otherwise \"node\"",
-    "On a failed result, go to the node, or re-run this node up to N times and then escalate.",
+    "onFailure goto \"node\" | onFailure retry N [backoff D] otherwise \"node\"",
+    "On a failed result, go to the node, or re-run this node up to N times (waiting D, then twice as long each time, with `backoff`) and then escalate.",
 );
 const ON_SCORE: StatementSpec = block(
     "onScore",
@@ -37,6 +37,13 @@ const COMPENSATION_REF: StatementSpec = prop(
     false,
     "compensation = \"compensation-id\"",
     "The compensation that undoes this node's work when the run ends unsuccessfully (saga).",
+);
+const NODE_TIMEOUT: StatementSpec = prop(
+    "timeout",
+    V::Duration,
+    false,
+    "timeout = 30.seconds",
+    "Fail the node when one execution takes longer (a failure like any other: `onFailure`, retries); docs/language.md, *Timeouts and backoff*.",
 );
 const REVIEW_DOC: &str = "Human review of the node result: `review(ReviewMode.X)` or `review { mode = …; allowBacktrack = …; allowEdit = … }` (block default mode REQUIRED).";
 
@@ -387,6 +394,7 @@ pub(super) const STANDARD: &[StatementSpec] = &[
         syntax: "review(ReviewMode.REQUIRED) | review { … }",
         doc: REVIEW_DOC,
     },
+    NODE_TIMEOUT,
     COMPENSATION_REF,
     ON_SUCCESS,
     ON_FAILURE_ANY,
@@ -456,6 +464,7 @@ pub(super) const PARALLEL: &[StatementSpec] = &[
         "consensus { strategy = ConsensusStrategy.MAJORITY_VOTE }",
         "Decide the node result by a vote of the branches.",
     ),
+    NODE_TIMEOUT,
     trans(
         "onConsensus",
         GOTO_FB,
@@ -551,6 +560,7 @@ pub(super) const FORK: &[StatementSpec] = &[
         "waitAll = true",
         "Wait for every target (recorded; the fork always waits).",
     ),
+    NODE_TIMEOUT,
     trans(
         "onComplete",
         GOTO_FB,
@@ -595,8 +605,8 @@ pub(super) const JOIN: &[StatementSpec] = &[
         "timeout",
         V::Long,
         false,
-        "timeout = 60000",
-        "Timeout of the whole fork in milliseconds (0 = none).",
+        "timeout = 60.seconds",
+        "Timeout of the whole fork: a duration, or upstream's Long of milliseconds (0 = none).",
     ),
     prop(
         "failOnError",
@@ -631,6 +641,7 @@ pub(super) const GENERIC: &[StatementSpec] = &[
         "rubric = \"file.md\"",
         "A rubric; a `.md` value is read from rubrics/.",
     ),
+    NODE_TIMEOUT,
     COMPENSATION_REF,
     ON_SUCCESS,
     ON_FAILURE_ANY,
@@ -670,6 +681,7 @@ pub(super) const ACTION: &[StatementSpec] = &[
         "writes(\"a\", \"b\")",
         "State variables the actions' result provides (a command's stdout, an MCP tool's result, a webhook's response body).",
     ),
+    NODE_TIMEOUT,
     COMPENSATION_REF,
     ON_SUCCESS,
     ON_FAILURE_ANY,
@@ -706,6 +718,7 @@ pub(super) const SUB_WORKFLOW: &[StatementSpec] = &[
         "writes(\"b\")",
         "Variables copied back from the child.",
     ),
+    NODE_TIMEOUT,
     COMPENSATION_REF,
     ON_SUCCESS,
     ON_FAILURE_GOTO,

@@ -265,6 +265,7 @@ fn workflow() -> impl Strategy<Value = (Workflow, Origins)> {
                 start_node: start,
                 config: None,
                 saga: Default::default(),
+                timing: Default::default(),
                 state_schema: vars.map(|vars| StateSchema {
                     variables: vars
                         .into_iter()

@@ -18,6 +18,7 @@ pub fn workflow(id: &str, start: &str, nodes: Vec<Node>) -> Workflow {
         start_node: start.to_string(),
         config: None,
         saga: Default::default(),
+        timing: Default::default(),
         state_schema: None,
     }
 }

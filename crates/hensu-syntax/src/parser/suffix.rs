@@ -5,6 +5,17 @@ use hensu_diagnostics::codes;
 
 use super::*;
 
+/// Milliseconds per unit of a Kotlin duration property (`30.seconds`).
+fn duration_unit(name: &str) -> Option<i64> {
+    match name {
+        "milliseconds" => Some(1),
+        "seconds" => Some(1_000),
+        "minutes" => Some(60_000),
+        "hours" => Some(3_600_000),
+        _ => None,
+    }
+}
+
 pub(crate) fn apply_suffix<'s>(
     src: &'s str,
     cur: Expr<'s>,
@@ -81,6 +92,12 @@ pub(crate) fn apply_suffix<'s>(
                         }
                     }
                 }
+                (ExprKind::Int(v) | ExprKind::Long(v), None)
+                    if duration_unit(method.name).is_some() =>
+                {
+                    let unit = duration_unit(method.name).unwrap_or(1);
+                    expr(ExprKind::Duration(v.saturating_mul(unit)), span)
+                }
                 (kind, Some(a)) => {
                     // `A.b(args)`: receiver `A`, method `b`.
                     let receiver = expr(kind, cur.span);
@@ -99,7 +116,7 @@ pub(crate) fn apply_suffix<'s>(
                         codes::E0010,
                         "property access on a value is not supported",
                         "unexpected member access",
-                        "only qualified names like `VarType.STRING` and the string calls `.trimIndent()`/`.trimMargin()` are allowed",
+                        "only qualified names like `VarType.STRING`, durations like `30.seconds` and the string calls `.trimIndent()`/`.trimMargin()` are allowed",
                     ));
                     expr(ExprKind::Error, span)
                 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use hensu_ir::{Node, Workflow, bfs_order as bfs, node_details, node_edges};
+use hensu_ir::{Node, Workflow, bfs_order as bfs, timed_node_details, timed_node_edges};
 
 use crate::args::{ColorFlag, ProjectDir};
 use crate::exit;
@@ -118,14 +118,14 @@ pub fn render_text(workflow: &Workflow, inherited: &Inherited, color: bool) -> S
             node.id(),
             node.kind_name()
         );
-        for (key, value) in node_details(node) {
+        for (key, value) in timed_node_details(workflow, node) {
             if key.is_empty() {
                 let _ = writeln!(out, "{pad}│  {value}");
             } else {
                 let _ = writeln!(out, "{pad}│  {key:<9} {value}");
             }
         }
-        for edge in node_edges(node) {
+        for edge in timed_node_edges(workflow, node) {
             let target = edge.target.unwrap_or_else(|| "(self)".to_string());
             let label = if edge.label.is_empty() {
                 "on success".to_string()
@@ -258,7 +258,7 @@ pub fn render_mermaid(workflow: &Workflow, inherited: &Inherited) -> String {
             }
             _ => id.clone(),
         };
-        for edge in node_edges(node) {
+        for edge in timed_node_edges(workflow, node) {
             let to = edge
                 .target
                 .as_deref()
@@ -339,7 +339,7 @@ pub fn render_dot(workflow: &Workflow, inherited: &Inherited) -> String {
         );
     }
     for (node, _) in bfs(workflow) {
-        for edge in node_edges(node) {
+        for edge in timed_node_edges(workflow, node) {
             let to = edge.target.unwrap_or_else(|| node.id().to_string());
             let style = if edge.dashed { ", style=dashed" } else { "" };
             let _ = writeln!(

@@ -188,3 +188,58 @@ fn run_executes_the_merged_workflow() {
     let text = format!("{}{}", stdout(&out), stderr(&out));
     assert!(text.contains("audit"), "{text}");
 }
+
+/// An inherited node keeps its timeout; a `routes` block's `onFailure retry … backoff` replaces
+/// the base's backoff with the rules (docs/language.md, *Timeouts and backoff*).
+#[test]
+fn routes_replace_the_backoff_and_keep_the_inherited_timeout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::write(dir.join("hensu.toml"), "").unwrap();
+    std::fs::write(
+        dir.join("workflows/base.hwf"),
+        r#"fun workflow() = workflow("base") {
+    agents {
+        agent("caller") { role = "API caller"; model = "stub" }
+    }
+    graph {
+        start at "call"
+        node("call") {
+            agent = "caller"
+            prompt = "Fetch the report."
+            timeout = 30.seconds
+            onSuccess goto "done"
+            onFailure retry 3 backoff 1.seconds otherwise "failed"
+        }
+        end("done")
+        end("failed", ExitStatus.FAILURE)
+    }
+}
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("workflows/derived.hwf"),
+        r#"fun workflow() = workflow("derived") {
+    extends("base")
+    graph {
+        routes("call") {
+            onSuccess goto "done"
+            onFailure retry 2 backoff 5.seconds otherwise "failed"
+        }
+    }
+}
+"#,
+    )
+    .unwrap();
+    let o = hensuc()
+        .current_dir(dir)
+        .args(["graph", "workflows/derived.hwf", "-d", "."])
+        .output()
+        .unwrap();
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(out.contains("│  timeout   30s"), "{out}");
+    assert!(out.contains("retry ≤2 · backoff 5s"), "{out}");
+}

@@ -54,3 +54,37 @@ fn graph_draws_compensations() {
     );
     insta::assert_snapshot!(out("text"));
 }
+
+/// `hensuc graph` shows a node's timeout and its retry's backoff (docs/language.md, *Timeouts
+/// and backoff*).
+#[test]
+fn graph_shows_timeout_and_backoff() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wf = tmp.path().join("timed.hwf");
+    std::fs::write(
+        &wf,
+        r#"fun workflow() = workflow("timed") {
+    agents {
+        agent("caller") { role = "API caller"; model = "stub" }
+    }
+    graph {
+        start at "call"
+        node("call") {
+            agent = "caller"
+            prompt = "Fetch the report."
+            timeout = 30.seconds
+            onSuccess goto "done"
+            onFailure retry 3 backoff 1500.milliseconds otherwise "done"
+        }
+        end("done")
+    }
+}
+"#,
+    )
+    .unwrap();
+    let o = hensuc().arg("graph").arg(&wf).output().unwrap();
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(out.contains("│  timeout   30s"), "{out}");
+    assert!(out.contains("retry ≤3 · backoff 1500ms"), "{out}");
+}

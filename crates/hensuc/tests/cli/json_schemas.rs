@@ -304,10 +304,10 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
         );
     }
 
-    // A workflow test run.
+    // A workflow test run, with coverage (a sub-workflow child and a saga among them).
     let test = hensuc()
         .current_dir(&project)
-        .args(["test", "-d", ".", "--format", "json", "greeting"])
+        .args(["test", "-d", ".", "--format", "json", "--coverage"])
         .output()
         .unwrap();
     let test_json = json_of(&test);
@@ -317,6 +317,16 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
         "test.schema.json",
         "test --format json",
         &test_json,
+    );
+    assert!(
+        test_json["coverage"]["workflows"].as_array().unwrap().len() > 1,
+        "{test_json:#}"
+    );
+    assert_valid(
+        &schemas.validator("coverage.schema.json"),
+        "coverage.schema.json",
+        "test --coverage --format json",
+        &test_json["coverage"],
     );
 }
 

@@ -681,3 +681,60 @@ fn a_worker_runs_a_sub_workflow_as_a_direct_run_does() {
     assert_eq!(a.get("tl_dr"), b.get("tl_dr"));
     assert_ne!(direct_id, detached_id);
 }
+
+/// A stub agent slower than its node's timeout (`HENSU_STUB_DELAY_MS`, docs/testing.md): the
+/// node fails with the timeout and the run takes its `onFailure` route, recorded in the events
+/// (docs/language.md, *Timeouts and backoff*).
+#[test]
+fn a_node_slower_than_its_timeout_takes_its_failure_route() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wf = tmp.path().join("slow.hwf");
+    std::fs::write(
+        &wf,
+        r#"fun workflow() = workflow("slow") {
+    agents {
+        agent("caller") { role = "API caller"; model = "stub" }
+    }
+    graph {
+        start at "call"
+        node("call") {
+            agent = "caller"
+            prompt = "Fetch the report."
+            timeout = 200.milliseconds
+            onSuccess goto "done"
+            onFailure retry 1 backoff 10.milliseconds otherwise "late"
+        }
+        end("done")
+        end("late", ExitStatus.FAILURE)
+    }
+}
+"#,
+    )
+    .unwrap();
+    let o = hensuc()
+        .current_dir(tmp.path())
+        .env("HENSU_STUB_DELAY_MS", "5000")
+        .arg("run")
+        .arg(&wf)
+        .args(["--stub", "--no-store", "--events", "-"])
+        .output()
+        .unwrap();
+    let events: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let failures: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["event"] == "node_completed")
+        .map(|e| &e["error"])
+        .collect();
+    assert_eq!(
+        failures,
+        [&serde_json::json!("timed out after 200ms"); 2],
+        "{}",
+        stderr(&o)
+    );
+    let last = events.last().unwrap();
+    assert_eq!(last["event"], "run_finished");
+    assert_eq!(last["end_node"], "late", "{last}");
+}

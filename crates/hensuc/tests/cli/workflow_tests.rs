@@ -251,3 +251,161 @@ fn misnamed_test_file_and_visit_zero_are_reported() {
     assert!(err.contains("review.test.toml:5:9"), "{err}");
     assert!(err.contains("visits count from 1"), "{err}");
 }
+
+/// Two branches of `triage`, each taken by one test, and a `gate` that never reaches its end.
+const TRIAGE: &str = r#"fun workflow() = workflow("triage") {
+    agents {
+        agent("sorter") { role = "Sorter"; model = "stub" }
+    }
+    graph {
+        start at "triage"
+        node("triage") {
+            agent = "sorter"
+            prompt = "Rate the ticket."
+            onScore {
+                whenScore greaterThanOrEqual 50.0 goto "fix"
+                whenScore lessThan 50.0 goto "closed"
+            }
+        }
+        node("fix") {
+            agent = "sorter"
+            prompt = "Fix it."
+            onSuccess goto "done"
+            onFailure goto "escalated"
+        }
+        end("done")
+        end("closed", ExitStatus.CANCEL)
+        end("escalated", ExitStatus.FAILURE)
+    }
+}
+"#;
+
+const GATE: &str = r#"fun workflow() = workflow("gate") {
+    config {
+        maxSteps = 3
+    }
+    agents {
+        agent("asker") { role = "Asker"; model = "stub" }
+    }
+    graph {
+        start at "ask"
+        node("ask") {
+            agent = "asker"
+            prompt = "May we?"
+            onScore {
+                whenScore greaterThanOrEqual 50.0 goto "done"
+                whenScore lessThan 50.0 goto "ask"
+            }
+        }
+        end("done")
+    }
+}
+"#;
+
+fn coverage_project() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hensuc-test-coverage");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::write(dir.join("hensu.toml"), "").unwrap();
+    std::fs::write(dir.join("workflows/triage.hwf"), TRIAGE).unwrap();
+    std::fs::write(dir.join("workflows/gate.hwf"), GATE).unwrap();
+    for (name, workflow, score, expect) in [
+        ("triage-high", "triage", 80, "end = \"done\""),
+        ("triage-low", "triage", 10, "end = \"closed\""),
+        ("gate-spin", "gate", 10, "status = \"FAILED\""),
+    ] {
+        let node = if workflow == "gate" { "ask" } else { "triage" };
+        std::fs::write(
+            dir.join(format!("tests/{name}.test.toml")),
+            format!(
+                "workflow = \"{workflow}\"\nsnapshot = false\n[stubs]\n{node} = '{{\"score\": {score}}}'\n[expect]\n{expect}\n"
+            ),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+#[test]
+fn coverage_is_the_union_of_the_tests_in_text_json_and_lcov() {
+    let dir = coverage_project();
+    let lcov = dir.join("coverage.info");
+    let o = hensuc()
+        .current_dir(&dir)
+        .args(["test", "--coverage", "--coverage-lcov"])
+        .arg(&lcov)
+        .output()
+        .unwrap();
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    // Each triage test takes one arm; together they cover both, and all but `escalated`.
+    let triage = &out[out.find("  triage (").unwrap()..];
+    assert!(triage.contains("node coverage 4/5 (80%)"), "{out}");
+    assert!(
+        triage.contains("not visited: escalated (./workflows/triage.hwf:23)"),
+        "{out}"
+    );
+    assert!(triage.contains("transition coverage 3/4 (75%)"), "{out}");
+    assert!(
+        triage.contains("not taken: fix → escalated (./workflows/triage.hwf:19)"),
+        "{out}"
+    );
+    let gate = &out[out.find("  gate (").unwrap()..out.find("  triage (").unwrap()];
+    assert!(gate.contains("node coverage 1/2 (50%)"), "{out}");
+    assert!(
+        gate.contains("note: no test reaches an end node of `gate`"),
+        "{out}"
+    );
+
+    // One test alone covers one arm.
+    let o = hensuc()
+        .current_dir(&dir)
+        .args(["test", "triage-low", "--coverage", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let c = &v["coverage"];
+    assert_eq!(c["format_version"], 1);
+    assert_eq!(c["workflows"].as_array().unwrap().len(), 1, "{c:#}");
+    let w = &c["workflows"][0];
+    assert_eq!(w["id"], "triage");
+    assert_eq!(
+        w["summary"]["nodes"],
+        serde_json::json!({"covered": 2, "total": 5})
+    );
+    let taken: Vec<&str> = w["transitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["hits"].as_u64().unwrap() > 0)
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(taken, ["triage → closed"], "{w:#}");
+    let arm = &w["transitions"][0];
+    assert_eq!(
+        (arm["from"].as_str(), arm["to"].as_str()),
+        (Some("triage"), Some("fix"))
+    );
+    assert_eq!(arm["line"], 11, "the onScore arm's own line: {w:#}");
+
+    // lcov: a record per file, the union's counts per line, an arm per branch.
+    let info = std::fs::read_to_string(&lcov).unwrap();
+    let record = &info[info.find("SF:./workflows/triage.hwf").unwrap()..];
+    let record = &record[..record.find("end_of_record").unwrap()];
+    for line in [
+        "DA:7,2", // triage ran twice
+        "DA:11,1",
+        "DA:12,1",
+        "DA:19,0", // onFailure goto "escalated"
+        "DA:23,0", // end("escalated")
+        "BRDA:19,1,3,-",
+        "BRF:4",
+        "BRH:3",
+        "LF:9",
+        "LH:7",
+    ] {
+        assert!(record.lines().any(|l| l == line), "{line} in\n{info}");
+    }
+    assert!(info.contains("SF:./workflows/gate.hwf"), "{info}");
+}

@@ -435,6 +435,7 @@ impl Reader<'_> {
 
         let mut nodes = IndexMap::new();
         let mut saga = Saga::default();
+        let mut timing = Timing::default();
         match Self::field(m, "nodes") {
             None => {}
             Some(Value::Object(o)) => {
@@ -443,6 +444,10 @@ impl Reader<'_> {
                     nodes.insert(k.clone(), self.node(nv, &p, k)?);
                     if let Some(c) = self.node_compensation(nv, &p)? {
                         saga.node_compensations.insert(k.clone(), c);
+                    }
+                    let t = self.node_timing(nv, &p)?;
+                    if !t.is_empty() {
+                        timing.nodes.insert(k.clone(), t);
                     }
                 }
             }
@@ -476,6 +481,7 @@ impl Reader<'_> {
             config,
             state_schema,
             saga,
+            timing,
         })
     }
 

@@ -56,3 +56,26 @@ impl Reader<'_> {
         Ok(Compensation { id, body })
     }
 }
+
+impl Reader<'_> {
+    /// A node's `nodeTimeoutMs` and `retryBackoffMs` (hensu extension, docs/language.md, *Timeouts
+    /// and backoff*): absent when not set, a positive number of milliseconds when set.
+    pub(super) fn node_timing(&self, v: &Value, path: &str) -> R<NodeTiming> {
+        let m = self.obj(v, path)?;
+        let positive = |key: &str| -> R<Option<u64>> {
+            match self.opt_i64(m, path, key)? {
+                None => Ok(None),
+                Some(n) if n > 0 => Ok(u64::try_from(n).ok()),
+                Some(_) => Err(self.wrong_type(
+                    &child_path(path, key),
+                    "a positive number of milliseconds",
+                    Self::field(m, key).unwrap_or(&Value::Null),
+                )),
+            }
+        };
+        Ok(NodeTiming {
+            timeout_ms: positive("nodeTimeoutMs")?,
+            backoff_ms: positive("retryBackoffMs")?,
+        })
+    }
+}

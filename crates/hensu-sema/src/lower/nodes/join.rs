@@ -54,7 +54,12 @@ impl Lowerer<'_> {
                 }
                 ("timeout", Shape::Assign { value, .. }) => {
                     o.props.insert("timeout", value.span);
-                    if let Some(t) = this.long(value, &"`timeout`") {
+                    // `30.seconds` or upstream's Long of milliseconds.
+                    let t = match value.kind {
+                        hensu_syntax::ast::ExprKind::Duration(ms) => Some(ms),
+                        _ => this.long(value, &"`timeout`"),
+                    };
+                    if let Some(t) = t {
                         if t < 0 {
                             this.out_of_range(
                                 value.span,

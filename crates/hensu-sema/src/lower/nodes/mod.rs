@@ -11,7 +11,7 @@ mod standard;
 mod sub_workflow;
 
 use hensu_diagnostics::{Diagnostic, Span, codes};
-use hensu_ir::{EndNode, ExitStatus, Node, Saga};
+use hensu_ir::{EndNode, ExitStatus, Node, Saga, Timing};
 use hensu_syntax::ast::{Block, Call, Ident, Link, Stmt};
 use indexmap::IndexMap;
 
@@ -28,6 +28,8 @@ pub(crate) struct Graph {
     pub start: Option<String>,
     /// The `compensation("id") { … }` statements and the nodes naming them.
     pub saga: Saga,
+    /// Node timeouts and retry backoff (docs/language.md, *Timeouts and backoff*).
+    pub timing: Timing,
 }
 
 fn node_kind(name: &str) -> Option<BlockKind> {
@@ -101,12 +103,17 @@ impl Lowerer<'_> {
                 let Some(kind) = node_kind(spec.name) else {
                     return;
                 };
+                // What an earlier statement (a `routes` block) left must not reach this node.
+                self.pending_timing = hensu_ir::NodeTiming::default();
+                self.pending_timing_spans = (None, None);
                 let Some((node, origin)) = self.node(kind, spec, c, stmt) else {
                     self.pending_compensation = None;
+                    self.pending_timing = hensu_ir::NodeTiming::default();
                     return;
                 };
                 let id = node.id().to_string();
                 let named = self.pending_compensation.take();
+                let timing = std::mem::take(&mut self.pending_timing);
                 let first = self
                     .origins
                     .nodes
@@ -126,6 +133,9 @@ impl Lowerer<'_> {
                 }
                 if let Some((name, _)) = named {
                     graph.saga.node_compensations.insert(id.clone(), name);
+                }
+                if !timing.is_empty() {
+                    graph.timing.nodes.insert(id.clone(), timing);
                 }
                 self.origins.nodes.insert(id.clone(), origin);
                 graph.nodes.insert(id, node);
@@ -257,6 +267,13 @@ impl Lowerer<'_> {
         if let Some((_, span)) = &self.pending_compensation {
             o.props.insert("compensation", *span);
         }
+        let (timeout, backoff) = std::mem::take(&mut self.pending_timing_spans);
+        if let Some(span) = timeout {
+            o.props.insert("timeout", span);
+        }
+        if let Some(span) = backoff {
+            o.props.insert("backoff", span);
+        }
         if let Some(rules) = node.transition_rules_mut() {
             *rules = sink.rules.drain(..).collect();
         }
@@ -314,6 +331,13 @@ impl Lowerer<'_> {
             if self.node_transition(kind, spec, shape, stmt, sink) {
                 continue;
             }
+            // A join's `timeout` is upstream's own field, lowered by the join.
+            if spec.name == "timeout" && kind != BlockKind::JoinNode {
+                if let Shape::Assign { value, .. } = shape {
+                    self.node_timeout(value);
+                }
+                continue;
+            }
             if spec.name == "compensation" {
                 if let Shape::Assign { value, .. } = shape
                     && let Some(name) = self.string(value, &Quoted("compensation"))
@@ -324,6 +348,35 @@ impl Lowerer<'_> {
             }
             each(self, spec, shape, stmt);
         }
+    }
+
+    /// `timeout = 30.seconds` of any node but a join (docs/language.md, *Timeouts and
+    /// backoff*).
+    fn node_timeout(&mut self, value: &hensu_syntax::ast::Expr<'_>) {
+        self.pending_timing_spans.0 = Some(value.span);
+        if let Some(ms) = self.duration(value, &"`timeout`") {
+            self.pending_timing.timeout_ms = self.positive_duration(ms, value.span, "timeout");
+        }
+    }
+
+    /// E0113: a timeout or backoff of zero or less. `None` then, so nothing waits on it.
+    pub(crate) fn positive_duration(&mut self, ms: i64, span: Span, what: &str) -> Option<u64> {
+        if ms > 0 {
+            return u64::try_from(ms).ok();
+        }
+        let d = Diagnostic::new(
+            codes::E0113,
+            format!("{what} of {ms} ms is not positive"),
+            span,
+            "must be more than zero",
+        )
+        .with_help(if what == "timeout" {
+            "write a positive duration such as `30.seconds`, or leave `timeout` out for no limit"
+        } else {
+            "write a positive duration such as `2.seconds`, or leave `backoff` out to retry at once"
+        });
+        self.emit(d);
+        None
     }
 
     fn missing(&mut self, what: String, span: Span, help: &str) {

@@ -93,6 +93,13 @@ impl Lowerer<'_> {
     /// Reports links after the end of a complete chain.
     fn trailing(&mut self, links: &[Link<'_>], i: usize, ctx: &ChainCtx<'_>) {
         if let Some(link) = links.get(i) {
+            if link.word.name == "backoff" {
+                self.backoff_without_retry(
+                    link.word.span,
+                    "`backoff` sets the wait before each retry: write `onFailure retry 3 backoff 2.seconds otherwise \"node\"`",
+                );
+                return;
+            }
             let end = links
                 .last()
                 .map(|l| l.arg.as_ref().map(|a| a.span).unwrap_or(l.word.span))
@@ -153,14 +160,19 @@ impl Lowerer<'_> {
                     // Documented no-op: the inner revise edge never carries feedback.
                     i += 1;
                 }
-                let (budget, budget_span, otherwise, otherwise_span) = self.retry_otherwise(
+                let r = self.retry_otherwise(
                     links,
                     i,
                     ctx,
                     &format_args!("revise \"{target}\""),
                     target_span,
                 )?;
-                i += 2;
+                if let Some((_, span)) = r.backoff {
+                    self.backoff_without_retry(span, "a `revise … retry` sends the flow back to another node at once; `backoff` applies to `onFailure retry N` only");
+                }
+                let (budget, budget_span, otherwise, otherwise_span) =
+                    (r.budget, r.budget_span, r.otherwise, r.otherwise_span);
+                i += r.consumed;
                 let mut escalation_feedback = false;
                 if self.is_feedback(links, i).is_some() {
                     escalation_feedback = true;
@@ -178,19 +190,19 @@ impl Lowerer<'_> {
                 })
             }
             "retry" if forms.retry => {
-                let (budget, budget_span, otherwise, otherwise_span) =
-                    self.retry_otherwise(links, 0, ctx, &ctx.trigger, ctx.end_span)?;
-                let mut i = 2;
+                let r = self.retry_otherwise(links, 0, ctx, &ctx.trigger, ctx.end_span)?;
+                let mut i = r.consumed;
                 if let Some(span) = self.is_feedback(links, i) {
                     self.feedback_not_here(span, ctx);
                     i += 1;
                 }
                 self.trailing(links, i, ctx);
                 Some(ChainAction::Retry {
-                    budget,
-                    budget_span,
-                    otherwise,
-                    otherwise_span,
+                    budget: r.budget,
+                    budget_span: r.budget_span,
+                    otherwise: r.otherwise,
+                    otherwise_span: r.otherwise_span,
+                    backoff: r.backoff,
                 })
             }
             w @ ("revise" | "retry") => {
@@ -224,6 +236,13 @@ impl Lowerer<'_> {
                 self.emit(d);
                 None
             }
+            "backoff" => {
+                self.backoff_without_retry(
+                    first.word.span,
+                    "`backoff` follows the retry count: `onFailure retry 3 backoff 2.seconds otherwise \"node\"`",
+                );
+                None
+            }
             other => {
                 let mut d = Diagnostic::new(
                     codes::E0101,
@@ -252,7 +271,19 @@ impl Lowerer<'_> {
         }
     }
 
-    /// `retry N otherwise "x"` starting at `links[i]`.
+    /// E0112: `backoff` where no retry waits (docs/language.md, *Timeouts and backoff*).
+    fn backoff_without_retry(&mut self, span: Span, help: &str) {
+        let d = Diagnostic::new(
+            codes::E0112,
+            "`backoff` without an `onFailure retry`",
+            span,
+            "nothing waits for this backoff",
+        )
+        .with_help(help);
+        self.emit(d);
+    }
+
+    /// `retry N [backoff D] otherwise "x"` starting at `links[i]`.
     fn retry_otherwise(
         &mut self,
         links: &[Link<'_>],
@@ -260,7 +291,7 @@ impl Lowerer<'_> {
         ctx: &ChainCtx<'_>,
         after: &dyn std::fmt::Display,
         after_span: Span,
-    ) -> Option<(i64, Span, String, Span)> {
+    ) -> Option<RetryParts> {
         let Some(retry) = links.get(i) else {
             self.incomplete(
                 match (links.first(), links.last()) {
@@ -277,7 +308,24 @@ impl Lowerer<'_> {
             return None;
         }
         let (budget, budget_span) = self.link_budget(retry)?;
-        let Some(other) = links.get(i + 1) else {
+        let mut next = i + 1;
+        let mut backoff = None;
+        if let Some(link) = links.get(next).filter(|l| l.word.name == "backoff") {
+            next += 1;
+            match &link.arg {
+                Some(arg) => {
+                    if let Some(ms) = self.duration(arg, &"`backoff`") {
+                        backoff = Some((ms, arg.span));
+                    }
+                }
+                None => self.incomplete(
+                    link.word.span,
+                    "incomplete chain: `backoff` needs a duration".to_string(),
+                    "write `backoff 2.seconds`".to_string(),
+                ),
+            }
+        }
+        let Some(other) = links.get(next) else {
             self.incomplete(
                 retry.word.span.to(budget_span),
                 format!("incomplete chain: `retry {budget}` needs `otherwise \"node\"`"),
@@ -290,7 +338,14 @@ impl Lowerer<'_> {
             return None;
         }
         let (otherwise, otherwise_span) = self.link_string(other, ctx, "\"node\"")?;
-        Some((budget, budget_span, otherwise, otherwise_span))
+        Some(RetryParts {
+            budget,
+            budget_span,
+            otherwise,
+            otherwise_span,
+            backoff,
+            consumed: next + 1 - i,
+        })
     }
 
     fn unexpected_word(&mut self, word: Ident<'_>, expected: &str, ctx: &ChainCtx<'_>) {
@@ -352,15 +407,24 @@ impl Lowerer<'_> {
             (
                 "onFailure",
                 ChainAction::Retry {
-                    budget, otherwise, ..
+                    budget,
+                    otherwise,
+                    backoff,
+                    ..
                 },
-            ) => TransitionRule::Bounded {
-                namespace: Namespace::Failure,
-                budget,
-                otherwise,
-                escalation_with_feedback: false,
-                inner: Box::new(TransitionRule::Failure { target_node: None }),
-            },
+            ) => {
+                if let Some((ms, span)) = backoff {
+                    self.pending_timing_spans.1 = Some(span);
+                    self.pending_timing.backoff_ms = self.positive_duration(ms, span, "backoff");
+                }
+                TransitionRule::Bounded {
+                    namespace: Namespace::Failure,
+                    budget,
+                    otherwise,
+                    escalation_with_feedback: false,
+                    inner: Box::new(TransitionRule::Failure { target_node: None }),
+                }
+            }
             (
                 "onApproval",
                 ChainAction::Goto {
@@ -434,4 +498,15 @@ impl Lowerer<'_> {
         };
         out.push(rule, origin);
     }
+}
+
+/// The parts of `retry N [backoff D] otherwise "x"`.
+struct RetryParts {
+    budget: i64,
+    budget_span: Span,
+    otherwise: String,
+    otherwise_span: Span,
+    backoff: Option<(i64, Span)>,
+    /// How many links the parts took.
+    consumed: usize,
 }

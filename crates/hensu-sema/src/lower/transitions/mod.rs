@@ -38,6 +38,8 @@ pub(crate) enum ChainAction {
         budget_span: Span,
         otherwise: String,
         otherwise_span: Span,
+        /// `backoff 2.seconds` (milliseconds, its span).
+        backoff: Option<(i64, Span)>,
     },
 }
 

@@ -3,10 +3,12 @@
 //! reviews, checks their expectations and their trace snapshot `tests/snapshots/<name>.trace`.
 //! Exit code: 0 when every test passes, 1 otherwise (or when a test file has errors).
 
+mod coverage;
 mod report;
 mod run;
 pub mod spec;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -46,6 +48,13 @@ pub struct TestArgs {
     /// Write each test's observed trace to `tests/snapshots/<name>.trace` instead of comparing.
     #[arg(long)]
     pub update: bool,
+    /// Report which nodes, transitions and compensations the tests exercised, per workflow
+    /// (with `--format json`, as the report's `coverage` object).
+    #[arg(long)]
+    pub coverage: bool,
+    /// Write the coverage as an lcov tracefile to FILE (implies `--coverage`).
+    #[arg(long, value_name = "FILE")]
+    pub coverage_lcov: Option<PathBuf>,
     #[command(flatten)]
     pub display: ColorFlag,
 }
@@ -169,12 +178,48 @@ pub fn execute(args: TestArgs) -> anyhow::Result<ExitCode> {
         );
     }
 
-    let results = run_all(loaded, &repository, &dir, args.update)?;
+    let sources: BTreeMap<String, coverage::Source> = project
+        .units
+        .iter()
+        .filter_map(|u| {
+            let workflow = u.workflow.as_ref()?;
+            Some((
+                workflow.id.clone(),
+                coverage::Source {
+                    workflow,
+                    origins: &u.origins,
+                },
+            ))
+        })
+        .collect();
+    let mut hits = coverage::Hits::default();
+    let results = run_all(loaded, &repository, &dir, args.update, &mut |wf, events| {
+        hits.add(wf, events, &sources);
+    })?;
     let failed = results.iter().filter(|r| !r.passed()).count() + invalid_files;
+    let wants_coverage = args.coverage || args.coverage_lcov.is_some();
+    let covered = wants_coverage.then(|| hits.report(&sources, &project.files));
     match args.format {
-        TestFormat::Human => print!("{}", report::human(&results, invalid_files)),
-        TestFormat::Json => println!("{}", report::json(&results, invalid_files)),
-        TestFormat::Junit => print!("{}", report::junit(&results)),
+        TestFormat::Human => {
+            print!("{}", report::human(&results, invalid_files));
+            if let Some(c) = &covered {
+                print!("{}", coverage::human(c, &project.files));
+            }
+        }
+        TestFormat::Json => {
+            let extra = covered.as_ref().map(|c| coverage::json(c, &project.files));
+            println!("{}", report::json(&results, invalid_files, extra));
+        }
+        TestFormat::Junit => {
+            print!("{}", report::junit(&results));
+            // The XML owns stdout; the coverage table goes beside it.
+            if let Some(c) = &covered {
+                eprint!("{}", coverage::human(c, &project.files));
+            }
+        }
+    }
+    if let (Some(path), Some(c)) = (&args.coverage_lcov, &covered) {
+        write_atomic(path, &coverage::lcov(c, &project.files))?;
     }
     Ok(ExitCode::from(if failed > 0 {
         exit::FAILURE
@@ -219,6 +264,7 @@ fn run_all(
     repository: &hensu_runtime::MapRepository,
     dir: &Path,
     update: bool,
+    observe: &mut dyn FnMut(&str, &[serde_json::Value]),
 ) -> anyhow::Result<Vec<TestResult>> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -259,6 +305,7 @@ fn run_all(
         match observed {
             Err(e) => result.failures.push(format!("could not run: {e}")),
             Ok(o) => {
+                observe(&test.workflow.id, &o.events);
                 result.failures = run::failures(&test.spec, &o);
                 if test.spec.snapshot {
                     let trace = run::trace(&test.spec, &o);

@@ -56,7 +56,8 @@ pub fn human(results: &[TestResult], invalid: usize) -> String {
     out
 }
 
-pub fn json(results: &[TestResult], invalid: usize) -> String {
+/// The JSON report; `coverage` (with `--coverage`) is added as the `coverage` key.
+pub fn json(results: &[TestResult], invalid: usize, coverage: Option<serde_json::Value>) -> String {
     let passed = results.iter().filter(|r| r.passed()).count();
     let tests: Vec<_> = results
         .iter()
@@ -72,13 +73,16 @@ pub fn json(results: &[TestResult], invalid: usize) -> String {
             })
         })
         .collect();
-    let report = json!({
+    let mut report = json!({
         "format_version": TEST_REPORT_FORMAT_VERSION,
         "passed": passed,
         "failed": results.len() - passed + invalid,
         "invalid_files": invalid,
         "tests": tests,
     });
+    if let (Some(c), Some(obj)) = (coverage, report.as_object_mut()) {
+        obj.insert("coverage".into(), c);
+    }
     serde_json::to_string_pretty(&report).unwrap_or_default()
 }
 
