@@ -114,6 +114,7 @@ fn chain() -> Workflow {
         }),
         saga: Default::default(),
         state_schema: None,
+        timing: Default::default(),
     }
 }
 

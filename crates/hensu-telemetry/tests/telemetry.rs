@@ -52,6 +52,7 @@ fn workflow() -> Workflow {
         config: None,
         saga: Default::default(),
         state_schema: None,
+        timing: Default::default(),
     }
 }
 
