@@ -12,7 +12,7 @@ export interface paths {
          *     array; the next page's cursor comes in `X-Next-Cursor` and `Link: <…>; rel="next"`
          *     (docs/server.md, *Paging*).
          */
-        get: operations["list"];
+        get: operations["list_executions"];
         put?: never;
         /**
          * Start: 202 `{executionId, workflowId}`; the run continues in the background. With an
@@ -71,7 +71,7 @@ export interface paths {
             cookie?: never;
         };
         /** Status: the real status (running, paused, completed, failed, rejected, cancelled). */
-        get: operations["status"];
+        get: operations["execution_status"];
         put?: never;
         post?: never;
         delete?: never;
@@ -159,7 +159,7 @@ export interface paths {
             cookie?: never;
         };
         /** List: `[{id, version}]` sorted by id. */
-        get: operations["workflows_list"];
+        get: operations["list_workflows"];
         put?: never;
         /** Push: the full hensu checks on the JSON artifact; every diagnostic in the 400. */
         post: operations["push"];
@@ -555,7 +555,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    list: {
+    list_executions: {
         parameters: {
             query?: {
                 /** @description Comma-separated statuses (`running,paused`); any status when absent. */
@@ -568,8 +568,11 @@ export interface operations {
                 until?: string;
                 /** @description The `X-Next-Cursor` of the previous page, unchanged. */
                 cursor?: string;
-                /** @description Executions per page: default 50, at most 500 (a larger value is clamped). */
-                limit?: string;
+                /**
+                 * @description Executions per page: default 50, at most 500 (a larger value is clamped). Read as text
+                 *     so a bad value is this API's JSON 400; documented as the integer it must be.
+                 */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -736,7 +739,7 @@ export interface operations {
             };
         };
     };
-    status: {
+    execution_status: {
         parameters: {
             query?: never;
             header?: never;
@@ -943,7 +946,7 @@ export interface operations {
             };
         };
     };
-    workflows_list: {
+    list_workflows: {
         parameters: {
             query?: never;
             header?: never;

@@ -552,7 +552,7 @@ async fn message(
 }
 
 /// Connected clients and pending requests.
-#[utoipa::path(get, path = "/mcp/status", tag = "mcp",
+#[utoipa::path(get, path = "/mcp/status", tag = "mcp", operation_id = "mcp_status",
     responses((status = 200, description = "the gateway's counts", body = GatewayStatus)))]
 async fn status(State(gateway): State<Gateway>) -> Json<GatewayStatus> {
     let (clients, pending) = gateway.counts();

@@ -13,15 +13,15 @@ from httpx_sse import SSEError, connect_sse
 from . import _common as c
 from ._common import Event, Page
 from ._generated.api.executions import cancel as _cancel
-from ._generated.api.executions import list_ as _list
+from ._generated.api.executions import list_executions as _list
 from ._generated.api.executions import paused as _paused
 from ._generated.api.executions import result as _result
 from ._generated.api.executions import resume as _resume
 from ._generated.api.executions import start as _start
-from ._generated.api.executions import status as _status
+from ._generated.api.executions import execution_status as _status
 from ._generated.api.operations import health as _health
 from ._generated.api.workflows import delete as _delete
-from ._generated.api.workflows import list_ as _workflows
+from ._generated.api.workflows import list_workflows as _workflows
 from ._generated.api.workflows import pull as _pull
 from ._generated.api.workflows import push as _push
 from ._generated.client import AuthenticatedClient, Client

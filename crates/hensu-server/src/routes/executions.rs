@@ -80,7 +80,7 @@ pub async fn start(
 }
 
 /// Status: the real status (running, paused, completed, failed, rejected, cancelled).
-#[utoipa::path(get, path = "/api/v1/executions/{executionId}", tag = "executions",
+#[utoipa::path(get, path = "/api/v1/executions/{executionId}", tag = "executions", operation_id = "execution_status",
     params(("executionId" = String, Path)),
     responses((status = 200, description = "status", body = ExecutionStatus),
               (status = 404, description = "unknown", body = ErrorBody)))]
@@ -95,7 +95,7 @@ pub async fn status(
 /// One page of the tenant's executions, newest first (a hensu addition). The body stays an
 /// array; the next page's cursor comes in `X-Next-Cursor` and `Link: <…>; rel="next"`
 /// (docs/server.md, *Paging*).
-#[utoipa::path(get, path = "/api/v1/executions", tag = "executions",
+#[utoipa::path(get, path = "/api/v1/executions", tag = "executions", operation_id = "list_executions",
     params(ListParams),
     responses((status = 200, description = "one page of the tenant's executions, newest first",
                body = Vec<ExecutionStatus>,

@@ -54,7 +54,7 @@ pub async fn pull(
 }
 
 /// List: `[{id, version}]` sorted by id.
-#[utoipa::path(get, path = "/api/v1/workflows", tag = "workflows",
+#[utoipa::path(get, path = "/api/v1/workflows", tag = "workflows", operation_id = "list_workflows",
     responses((status = 200, description = "the tenant's workflows", body = Vec<WorkflowEntry>)))]
 pub async fn list(
     State(app): State<AppState>,

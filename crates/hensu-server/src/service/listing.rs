@@ -26,7 +26,9 @@ pub struct ListParams {
     pub until: Option<String>,
     /// The `X-Next-Cursor` of the previous page, unchanged.
     pub cursor: Option<String>,
-    /// Executions per page: default 50, at most 500 (a larger value is clamped).
+    /// Executions per page: default 50, at most 500 (a larger value is clamped). Read as text
+    /// so a bad value is this API's JSON 400; documented as the integer it must be.
+    #[param(value_type = Option<u32>, minimum = 1)]
     pub limit: Option<String>,
 }
 

@@ -139,8 +139,15 @@ async fn openapi_gives_every_success_a_schema() {
         .expect("json");
     let paths = doc["paths"].as_object().expect("paths");
     let mut successes = 0;
+    // OpenAPI requires every operationId to be unique (client generators name functions by it).
+    let mut operation_ids = std::collections::BTreeSet::new();
     for (path, item) in paths {
         for (method, op) in item.as_object().expect("path item") {
+            let id = op["operationId"].as_str().unwrap_or_default().to_string();
+            assert!(
+                operation_ids.insert(id.clone()),
+                "{method} {path}: operationId `{id}` is used twice"
+            );
             let responses = op["responses"].as_object().expect("responses");
             for (code, response) in responses {
                 if !code.starts_with('2') || code == "204" {

@@ -22,7 +22,7 @@ def _get_kwargs(
     since: str | Unset = UNSET,
     until: str | Unset = UNSET,
     cursor: str | Unset = UNSET,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
 
 ) -> dict[str, Any]:
     
@@ -101,7 +101,7 @@ def sync_detailed(
     since: str | Unset = UNSET,
     until: str | Unset = UNSET,
     cursor: str | Unset = UNSET,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
 
 ) -> Response[ErrorBody | list[ExecutionStatus]]:
     """ One page of the tenant's executions, newest first (a hensu addition). The body stays an
@@ -114,7 +114,7 @@ def sync_detailed(
         since (str | Unset):
         until (str | Unset):
         cursor (str | Unset):
-        limit (str | Unset):
+        limit (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -149,7 +149,7 @@ def sync(
     since: str | Unset = UNSET,
     until: str | Unset = UNSET,
     cursor: str | Unset = UNSET,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
 
 ) -> ErrorBody | list[ExecutionStatus] | None:
     """ One page of the tenant's executions, newest first (a hensu addition). The body stays an
@@ -162,7 +162,7 @@ def sync(
         since (str | Unset):
         until (str | Unset):
         cursor (str | Unset):
-        limit (str | Unset):
+        limit (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -192,7 +192,7 @@ async def asyncio_detailed(
     since: str | Unset = UNSET,
     until: str | Unset = UNSET,
     cursor: str | Unset = UNSET,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
 
 ) -> Response[ErrorBody | list[ExecutionStatus]]:
     """ One page of the tenant's executions, newest first (a hensu addition). The body stays an
@@ -205,7 +205,7 @@ async def asyncio_detailed(
         since (str | Unset):
         until (str | Unset):
         cursor (str | Unset):
-        limit (str | Unset):
+        limit (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -240,7 +240,7 @@ async def asyncio(
     since: str | Unset = UNSET,
     until: str | Unset = UNSET,
     cursor: str | Unset = UNSET,
-    limit: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
 
 ) -> ErrorBody | list[ExecutionStatus] | None:
     """ One page of the tenant's executions, newest first (a hensu addition). The body stays an
@@ -253,7 +253,7 @@ async def asyncio(
         since (str | Unset):
         until (str | Unset):
         cursor (str | Unset):
-        limit (str | Unset):
+        limit (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
