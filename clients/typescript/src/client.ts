@@ -166,8 +166,7 @@ export class HensuClient {
       since: time(options.since),
       until: time(options.until),
       cursor: options.cursor,
-      // The document types `limit` as a string; the server wants a whole number >= 1.
-      limit: options.limit !== undefined ? String(options.limit) : undefined,
+      limit: options.limit,
     };
     const answer = await this.api.GET("/api/v1/executions", { params: { query } });
     const items = unwrap(answer);

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypedDict, TypeVar
 from urllib.parse import quote
 
 from ._generated.models.resume_execution import ResumeExecution
@@ -103,6 +103,17 @@ def resume_body(
     return ResumeExecution.from_dict(body)
 
 
+class ListParams(TypedDict):
+    """The list's query parameters, typed per key as the generated call takes them."""
+
+    status: str | Unset
+    workflow: str | Unset
+    since: str | Unset
+    until: str | Unset
+    cursor: str | Unset
+    limit: int | Unset
+
+
 def list_params(
     *,
     status: str | Sequence[str] | None,
@@ -111,7 +122,7 @@ def list_params(
     until: datetime | str | None,
     cursor: str | None,
     limit: int | None,
-) -> dict[str, str | Unset]:
+) -> ListParams:
     def time(value: datetime | str | None) -> str | Unset:
         if value is None:
             return UNSET
@@ -132,8 +143,7 @@ def list_params(
         "since": time(since),
         "until": time(until),
         "cursor": cursor if cursor is not None else UNSET,
-        # The document types `limit` as a string; the server wants a whole number >= 1.
-        "limit": str(limit) if limit is not None else UNSET,
+        "limit": limit if limit is not None else UNSET,
     }
 
 
