@@ -22,10 +22,10 @@
 //! * The checkpoint returns the store's cancellation flag (`hensuc cancel`): the run stops at
 //!   that boundary. A heartbeat task ([`DurableRun::start_heartbeat`]) keeps the lease alive
 //!   through long agent calls and cancels the run's token when a cancellation is requested.
-//! * A pause flag file ([`DurableRun::with_pause_flag`], `hensuc pause`) suspends the run at
-//!   the next boundary (looked for at most every 50 ms, so within 50 ms when nodes are
-//!   faster than that): the run ends [`RunOutcome::Paused`] with phase `Initial`, and
-//!   [`Engine::resume`](hensu_runtime::Engine::resume) continues it.
+//! * The checkpoint also returns the store's pause flag (`hensuc pause`, the server's
+//!   `POST …/pause`, the console's *Pause*, from any machine): the run suspends at that
+//!   boundary, ends [`RunOutcome::Paused`] with phase `Initial`, and its paused record clears
+//!   the flag; [`Engine::resume`](hensu_runtime::Engine::resume) continues it.
 //! * Snapshots, delta values and step outputs go through a [`SnapshotRedactor`] (provider
 //!   keys never reach the store).
 //! * The store is async (SQLite writes on its own writer thread, PostgreSQL over the
@@ -33,7 +33,6 @@
 //! * Any store failure (lease lost, stale write) ends the run with [`RuntimeError::Store`]
 //!   and the run writes nothing more.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -75,10 +74,6 @@ pub struct DurableRun {
     lease: Lease,
     step: AtomicU64,
     redact: Option<SnapshotRedactor>,
-    pause_flag: Option<PathBuf>,
-    /// When the pause flag was last looked for (it is looked for at most every
-    /// [`PAUSE_POLL`]).
-    pause_checked: Mutex<Option<std::time::Instant>>,
     /// Cancelled together when the store reports a cancellation request; any of them
     /// cancelled (e.g. by a worker that lost the lease) stops the run at the next boundary.
     cancel: Vec<CancelToken>,
@@ -219,8 +214,6 @@ impl DurableRun {
             lease,
             step: AtomicU64::new(step),
             redact,
-            pause_flag: None,
-            pause_checked: Mutex::new(None),
             cancel: Vec::new(),
             lost: AtomicBool::new(false),
             heartbeat: Mutex::new(None),
@@ -241,13 +234,6 @@ impl DurableRun {
     /// Replaces the snapshot redactor.
     pub fn with_redactor(mut self, redact: Option<SnapshotRedactor>) -> DurableRun {
         self.redact = redact;
-        self
-    }
-
-    /// A file whose existence pauses the run at the next boundary (it is removed then),
-    /// looked for at most every 50 ms.
-    pub fn with_pause_flag(mut self, path: PathBuf) -> DurableRun {
-        self.pause_flag = Some(path);
         self
     }
 
@@ -600,27 +586,8 @@ impl Checkpointer for DurableRun {
     }
 }
 
-/// How often a run looks for its pause flag: at the first boundary, then at the first
-/// boundary at least this long after the last look.
-const PAUSE_POLL: Duration = Duration::from_millis(50);
-
 impl DurableRun {
-    /// Whether the pause flag is to be looked for at this boundary.
-    fn pause_poll_due(&self) -> bool {
-        let now = std::time::Instant::now();
-        let Ok(mut last) = self.pause_checked.lock() else {
-            return true;
-        };
-        match *last {
-            Some(at) if now.duration_since(at) < PAUSE_POLL => false,
-            _ => {
-                *last = Some(now);
-                true
-            }
-        }
-    }
-
-    /// What the run does after a write: stop for a cancellation, pause for the pause flag,
+    /// What the run does after a write: stop for a cancellation, pause for a pause request,
     /// else go on.
     async fn decide(&self, cp: Checkpointed) -> Result<Boundary, RuntimeError> {
         if cp.cancel_requested || self.cancel.iter().any(CancelToken::is_cancelled) {
@@ -629,15 +596,10 @@ impl DurableRun {
             }
             return Ok(Boundary::Cancel);
         }
-        // One `stat` on the spot (a hop to the blocking pool would cost more), at most every
-        // PAUSE_POLL: a chain of fast nodes does not pay a system call per node.
-        if let Some(flag) = &self.pause_flag
-            && self.pause_poll_due()
-            && flag.exists()
-        {
-            let _ = std::fs::remove_file(flag);
-            return Ok(Boundary::Suspend);
-        }
-        Ok(Boundary::Continue)
+        Ok(if cp.pause_requested {
+            Boundary::Suspend
+        } else {
+            Boundary::Continue
+        })
     }
 }

@@ -20,7 +20,6 @@ pub mod host;
 pub mod listen;
 pub mod metrics;
 pub mod openapi;
-mod pause;
 pub mod routes;
 pub mod service;
 pub mod streams;

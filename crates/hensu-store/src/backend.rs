@@ -123,9 +123,14 @@ pub(crate) trait Backend {
     /// Flags the run for its owner to cancel.
     async fn flag_cancel(&mut self, run_id: &str) -> Result<()>;
 
+    /// Flags the run for its owner to pause (cleared by [`Backend::update_record`] when the
+    /// status leaves `running`).
+    async fn flag_pause(&mut self, run_id: &str) -> Result<()>;
+
     /// Moves the record to `update` at `step`, adding the row's delta (if any) to the log
     /// counters. `status_unchanged`: status, correlation and exit status stay as they are
-    /// (a backend may then skip rewriting indexed columns).
+    /// (a backend may then skip rewriting indexed columns). A status other than `running`
+    /// clears a pause request (it was taken, or the run ended first).
     #[allow(clippy::too_many_arguments)]
     async fn update_record(
         &mut self,
@@ -150,7 +155,7 @@ pub(crate) trait Backend {
 
     /// A backend's fast path for the common step of a running run: bumps the record from
     /// `expected_step` (current node, updated_at, log counters by one row of `delta_bytes`)
-    /// only if `lease`'s owner holds the run, no cancellation was requested and status,
+    /// only if `lease`'s owner holds the run, no cancellation or pause was requested and status,
     /// correlation and exit status stay what `update` says; returns what the step's checks
     /// and the snapshot policy need. `None` (the default): not done — the caller takes the
     /// checked path, which names any failure.

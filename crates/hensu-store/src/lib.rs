@@ -101,8 +101,8 @@ pub use postgres::registry::PgRegistry;
 pub use postgres::{PG_SCHEMA_VERSION, PgStore};
 pub use query::{DEFAULT_PAGE_LIMIT, InvalidCursor, MAX_PAGE_LIMIT, RunCursor, RunPage, RunQuery};
 pub use record::{
-    CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, LogEntry, LogKind, RecordUpdate,
-    Renewed, RunRecord, RunStatus, StepEntry, StepSnapshot, StoredRun,
+    CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, LogEntry, LogKind, PauseRequest,
+    RecordUpdate, Renewed, RunRecord, RunStatus, StepEntry, StepSnapshot, StoredRun,
 };
 pub use sqlite::registry::SqliteRegistry;
 pub use sqlite::{SqliteSettings, SqliteStore};
@@ -111,7 +111,7 @@ pub use url::{StoreUrl, open_store};
 pub use workflows::{StoredWorkflow, WorkflowRegistry, WorkflowSummary};
 
 /// The schema version this build reads and writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 /// The hensu version recorded in the store's `meta` table.
 pub const HENSU_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The default lease time-to-live.
@@ -368,6 +368,11 @@ pub trait StateStore: Send + Sync {
 
     /// Cancels a run: directly when nobody holds it, otherwise by flagging it for its owner.
     async fn request_cancel(&self, run_id: &str) -> Result<CancelRequest>;
+
+    /// Asks a running run to pause at its next node boundary: flags it in the store, so the
+    /// process executing it sees the request with its next checkpoint whichever machine it
+    /// runs on (and a takeover inherits it).
+    async fn request_pause(&self, run_id: &str) -> Result<PauseRequest>;
 
     /// The record, workflow and current state: the latest snapshot with the deltas logged
     /// after it replayed (versions checked).

@@ -15,8 +15,8 @@ use crate::backend::{Backend, LastStep, LogState, NewLogRow, RawLogRow, Records,
 use crate::owner::LeaseRow;
 use crate::{
     CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, ClaimScope, Claimed, CompactionStage,
-    Failpoint, Lease, LogEntry, LogKind, OwnerId, RecordUpdate, Renewed, Result, RunRecord,
-    RunStatus, StateDelta, StepEntry, StepSnapshot, StoreError, StoreOptions, StoredRun,
+    Failpoint, Lease, LogEntry, LogKind, OwnerId, PauseRequest, RecordUpdate, Renewed, Result,
+    RunRecord, RunStatus, StateDelta, StepEntry, StepSnapshot, StoreError, StoreOptions, StoredRun,
     decode_snapshot, encode_snapshot,
 };
 
@@ -465,6 +465,7 @@ pub(crate) async fn checkpoint<B: Backend>(
         at: now,
         lease_expires_at,
         cancel_requested: record.cancel_requested,
+        pause_requested: record.pause_requested,
         snapshot_written: true,
         snapshot_wanted: false,
     })
@@ -502,12 +503,12 @@ pub(crate) async fn append<B: Backend>(
         b.step_in_place(lease, expected_step, update, now, delta_len)
             .await?
     };
-    let (cancel_requested, log, held_until) = match fast {
+    let (control, log, held_until) = match fast {
         Some(done) => {
             b.insert_log(run_id, step, LogKind::Step, update, now, &row)
                 .await?;
-            // Not cancelled: the in-place step's condition says so.
-            (false, done.log, done.lease_expires_at)
+            // Neither cancelled nor pausing: the in-place step's condition says so.
+            ((false, false), done.log, done.lease_expires_at)
         }
         None => {
             let (record, log, held_until) = check_write(b, lease, expected_step, now).await?;
@@ -522,9 +523,14 @@ pub(crate) async fn append<B: Backend>(
                 Some(&record),
             )
             .await?;
-            (record.cancel_requested, log, held_until)
+            (
+                (record.cancel_requested, record.pause_requested),
+                log,
+                held_until,
+            )
         }
     };
+    let (cancel_requested, pause_requested) = control;
     let due = opts.snapshot_policy.due(
         log.log_rows.saturating_add(1),
         log.log_bytes.saturating_add(delta_len),
@@ -550,7 +556,7 @@ pub(crate) async fn append<B: Backend>(
         },
     };
     let lease_expires_at = renew_after_write(b, opts, run_id, update, held_until, now).await?;
-    if !update.status.is_terminal() && !cancel_requested {
+    if !update.status.is_terminal() && !cancel_requested && !pause_requested {
         b.stepped(LastStep {
             run_id: run_id.to_string(),
             step,
@@ -563,6 +569,7 @@ pub(crate) async fn append<B: Backend>(
         at: now,
         lease_expires_at,
         cancel_requested,
+        pause_requested,
         snapshot_written,
         snapshot_wanted: due && !snapshot_written,
     })
@@ -602,6 +609,20 @@ pub(crate) async fn set_status<B: Backend>(
     let row = NewLogRow::default();
     write_step(b, run_id, step, LogKind::Status, update, now, &row, None).await?;
     b.run(run_id, false).await.map(|(r, _)| r)
+}
+
+/// Flags a running run for whoever executes it to pause at its next boundary.
+pub(crate) async fn request_pause<B: Backend>(b: &mut B, run_id: &str) -> Result<PauseRequest> {
+    let (record, _) = b.run(run_id, true).await?;
+    Ok(match record.status {
+        RunStatus::Running => {
+            b.flag_pause(run_id).await?;
+            PauseRequest::Requested
+        }
+        RunStatus::Paused => PauseRequest::AlreadyPaused,
+        RunStatus::Queued => PauseRequest::NotStarted,
+        finished => PauseRequest::AlreadyFinished(finished),
+    })
 }
 
 /// Cancels a run nobody holds; flags a held one for its owner.

@@ -113,6 +113,9 @@ impl crate::StateStore for MemoryStore {
     async fn request_cancel(&self, run_id: &str) -> Result<crate::CancelRequest> {
         self.inner.request_cancel(run_id).await
     }
+    async fn request_pause(&self, run_id: &str) -> Result<crate::PauseRequest> {
+        self.inner.request_pause(run_id).await
+    }
     async fn load(&self, run_id: &str) -> Result<crate::StoredRun> {
         self.inner.load(run_id).await
     }

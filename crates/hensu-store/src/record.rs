@@ -87,6 +87,10 @@ pub struct RunRecord {
     /// A cancellation was requested (by [`crate::StateStore::request_cancel`]) while the run
     /// was held by a live owner; the owner sees it on its next checkpoint or heartbeat.
     pub cancel_requested: bool,
+    /// A pause was requested (by [`crate::StateStore::request_pause`]) and not yet taken: the
+    /// run's owner, or the next one, saves it `paused` at its next node boundary. Cleared when
+    /// the record leaves `running`.
+    pub pause_requested: bool,
 }
 
 impl RunRecord {
@@ -110,6 +114,7 @@ impl RunRecord {
             exit_status: None,
             step: 0,
             cancel_requested: false,
+            pause_requested: false,
         }
     }
 }
@@ -330,6 +335,8 @@ pub struct Checkpointed {
     pub lease_expires_at: u64,
     /// Someone asked to cancel this run: stop before the next node.
     pub cancel_requested: bool,
+    /// Someone asked to pause this run: save it `paused` before the next node.
+    pub pause_requested: bool,
     /// A full snapshot was written by this call (always for [`crate::StateStore::checkpoint`];
     /// for [`crate::StateStore::append`], when the snapshot policy made one due or the step
     /// carried one).
@@ -344,6 +351,20 @@ pub struct Checkpointed {
 pub struct Renewed {
     pub expires_at: u64,
     pub cancel_requested: bool,
+}
+
+/// What [`crate::StateStore::request_pause`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PauseRequest {
+    /// The run is `running`: it is flagged, and whoever executes it (its owner, or the worker
+    /// or server that takes it over) saves it `paused` at its next node boundary.
+    Requested,
+    /// It was paused already (for a review or an earlier pause): nothing changed.
+    AlreadyPaused,
+    /// It is queued and no one has started it: nothing changed (cancel it instead).
+    NotStarted,
+    /// It had finished with this status: nothing changed.
+    AlreadyFinished(RunStatus),
 }
 
 /// What [`crate::StateStore::request_cancel`] did.

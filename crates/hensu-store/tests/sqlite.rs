@@ -422,7 +422,10 @@ fn migrated(write: fn(&Path)) -> (tempfile::TempDir, SqliteStore) {
     let path = dir.path().join("state.db");
     write(&path);
     let s = SqliteStore::open_file(&path, opts()).expect("open migrates");
-    assert_eq!(block(s.settings()).expect("settings").schema_version, 3);
+    assert_eq!(
+        block(s.settings()).expect("settings").schema_version,
+        hensu_store::SCHEMA_VERSION
+    );
     (dir, s)
 }
 

@@ -8,7 +8,6 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Redirect, Response};
 use hensu_server::AppState;
-use hensu_server::exec::PauseRequest;
 use hensu_server::service::control;
 use hensu_server::service::executions::{self, Acknowledged, ResumeExecution};
 use hensu_store::{RunRecord, RunStatus};
@@ -84,8 +83,8 @@ pub async fn pause(
         return r.into_response();
     }
     match control::pause(&app, &viewer.tenant, &id).await {
-        Ok(PauseRequest::Requested) => back(&id, "pausing"),
-        Ok(PauseRequest::AlreadyPaused) => back(&id, "paused"),
+        Ok(ack) if ack.status == Acknowledged::Paused => back(&id, "paused"),
+        Ok(_) => back(&id, "pausing"),
         Err(e) => api_error(&viewer, Nav::Executions, e),
     }
 }

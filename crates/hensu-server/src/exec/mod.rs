@@ -14,7 +14,7 @@
 //! one, restarted) to take. A run still inside a node when the shutdown grace is over is
 //! dropped there and handed back at its last recorded boundary (the node runs again).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -28,17 +28,15 @@ use hensu_host::{DurableRun, SnapshotRedactor};
 use hensu_ir::Workflow;
 use hensu_mcp::gateway::Gateway;
 use hensu_runtime::{
-    CancelToken, Context, Engine, MapRepository, ReviewDecision, RunControlHook, RunOutcome,
-    RunResult, RunState, RuntimeError,
+    CancelToken, Context, Engine, MapRepository, ReviewDecision, RunOutcome, RunResult, RunState,
+    RuntimeError,
 };
-use hensu_store::{CancelRequest, OwnerId, RunStatus, StateStore, WorkflowRegistry};
+use hensu_store::{CancelRequest, OwnerId, PauseRequest, RunStatus, StateStore, WorkflowRegistry};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::error::ApiError;
 use crate::metrics;
-use crate::pause::PauseHook;
-pub use crate::pause::PauseRequest;
 use crate::stubs::StubScenarios;
 
 mod notify;
@@ -100,7 +98,8 @@ pub trait ExecutionService: Send + Sync {
     /// Cancels a run: at once when idle, at its next boundary when running.
     async fn cancel(&self, run_id: &str) -> Result<CancelRequest, ApiError>;
     /// Asks a run to pause at its next node boundary (saved `paused`; a plain resume
-    /// continues it).
+    /// continues it), through the store: whichever server or worker executes it sees the
+    /// request with its next checkpoint.
     async fn pause(&self, run_id: &str) -> Result<PauseRequest, ApiError>;
     /// Executions this service is running now.
     fn running(&self) -> usize;
@@ -164,9 +163,6 @@ pub struct InProcessExecutor {
     /// Provider keys replaced in every stored snapshot.
     redact: Option<SnapshotRedactor>,
     tasks: Mutex<Running>,
-    /// Runs of this server whose pause a client asked for (each run's [`PauseHook`] takes
-    /// its entry at the next boundary).
-    pause_requested: Arc<Mutex<HashSet<String>>>,
     /// Shutting down: running executions are handed back at their next boundary.
     closing: Arc<AtomicBool>,
     /// The shutdown grace is over: executions still inside a node stop there.
@@ -234,7 +230,6 @@ impl InProcessExecutor {
             worker_owner: OwnerId::current(),
             redact,
             tasks: Mutex::new(HashMap::new()),
-            pause_requested: Arc::new(Mutex::new(HashSet::new())),
             closing: Arc::new(AtomicBool::new(false)),
             hard_stop: CancelToken::new(),
             worker: Mutex::new(None),
@@ -309,11 +304,6 @@ impl InProcessExecutor {
         }
         metrics::running_delta(1.0);
         let engine = self.engine(&tenant, &workflow, repository, &cancel).await;
-        let pause = PauseHook {
-            requested: self.pause_requested.clone(),
-            run_id: run_id.clone(),
-        };
-        let controls: [&dyn RunControlHook; 1] = [&pause];
         // The live trace (docs/observability.md), as for a local run; none when it is off.
         let trace = launch::telemetry::trace_listener(
             self.setup.project.telemetry.as_ref(),
@@ -327,7 +317,6 @@ impl InProcessExecutor {
         }
         let ctx = hensu_runtime::RunCtx::new(&cancel)
             .checkpointer(&hook)
-            .controls(&controls)
             .run_id(&run_id);
         let ctx = match &trace {
             Some(t) => ctx.listener(t.as_ref()),
@@ -398,9 +387,6 @@ impl InProcessExecutor {
         self.notify(&tenant, &run_id);
         if let Ok(mut t) = self.tasks.lock() {
             t.remove(&run_id);
-        }
-        if let Ok(mut p) = self.pause_requested.lock() {
-            p.remove(&run_id);
         }
     }
 

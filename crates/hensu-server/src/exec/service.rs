@@ -199,35 +199,7 @@ impl ExecutionService for Arc<InProcessExecutor> {
     }
 
     async fn pause(&self, run_id: &str) -> Result<PauseRequest, ApiError> {
-        let record = self.store.record(run_id).await?;
-        match record.status {
-            RunStatus::Paused => return Ok(PauseRequest::AlreadyPaused),
-            RunStatus::Running => {}
-            s if s.is_terminal() => {
-                return Err(ApiError::conflict(format!(
-                    "execution {run_id} has already ended ({s})"
-                )));
-            }
-            _ => {
-                return Err(ApiError::conflict(format!(
-                    "execution {run_id} has not started yet; cancel it instead"
-                )));
-            }
-        }
-        // Under the tasks lock: the run cannot finish (and drop its entry) in between.
-        let tasks = self
-            .tasks
-            .lock()
-            .map_err(|_| ApiError::internal("run table poisoned"))?;
-        if !tasks.contains_key(run_id) {
-            return Err(ApiError::conflict(format!(
-                "execution {run_id} is running on another server; pause it there"
-            )));
-        }
-        if let Ok(mut p) = self.pause_requested.lock() {
-            p.insert(run_id.to_string());
-        }
-        Ok(PauseRequest::Requested)
+        Ok(self.store.request_pause(run_id).await?)
     }
 
     fn running(&self) -> usize {

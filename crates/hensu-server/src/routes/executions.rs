@@ -1,4 +1,4 @@
-//! `/api/v1/executions`: start, status, list, paused, result, resume, cancel, and the SSE
+//! `/api/v1/executions`: start, status, list, paused, result, resume, cancel, pause, and the SSE
 //! streams — adapters of [`crate::service::executions`] and [`crate::service::events`].
 
 use std::convert::Infallible;
@@ -35,6 +35,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(result))
         .routes(routes!(resume))
         .routes(routes!(cancel))
+        .routes(routes!(pause))
         .routes(routes!(execution_events))
 }
 
@@ -185,11 +186,35 @@ pub async fn cancel(
     Path(id): Path<String>,
 ) -> ApiResult<(StatusCode, Json<ExecutionAck>)> {
     let ack = service::cancel(&app, &tenant, &id).await?;
-    let code = match ack.status {
-        Acknowledged::Cancelling => StatusCode::ACCEPTED,
-        Acknowledged::Cancelled | Acknowledged::Resumed => StatusCode::OK,
-    };
-    Ok((code, Json(ack)))
+    Ok((ack_code(ack.status), Json(ack)))
+}
+
+/// Pause: 202 when the run will stop after its current node (whichever server or worker runs
+/// it), 200 when it was paused already, 409 when it ended or has not started.
+#[utoipa::path(post, path = "/api/v1/executions/{executionId}/pause", tag = "executions",
+    params(("executionId" = String, Path)),
+    responses((status = 202, description = "pause requested: the execution is saved `paused` at its next node boundary", body = ExecutionAck),
+              (status = 200, description = "paused already", body = ExecutionAck),
+              (status = 404, description = "unknown", body = ErrorBody),
+              (status = 409, description = "already ended, or not started yet", body = ErrorBody)))]
+pub async fn pause(
+    State(app): State<AppState>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+) -> ApiResult<(StatusCode, Json<ExecutionAck>)> {
+    let ack = crate::service::control::pause(&app, &tenant, &id).await?;
+    Ok((ack_code(ack.status), Json(ack)))
+}
+
+/// 202 for what happens later (in the background, or at a running owner's next boundary),
+/// 200 for what is done.
+fn ack_code(status: Acknowledged) -> StatusCode {
+    match status {
+        Acknowledged::Resumed | Acknowledged::Cancelling | Acknowledged::Pausing => {
+            StatusCode::ACCEPTED
+        }
+        Acknowledged::Cancelled | Acknowledged::Paused => StatusCode::OK,
+    }
 }
 
 /// The `Last-Event-ID` header of a reconnecting stream.

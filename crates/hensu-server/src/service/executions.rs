@@ -234,7 +234,7 @@ pub fn failure_message(state: &Value) -> Option<String> {
     Some(failure.describe())
 }
 
-/// What a resume or cancel did.
+/// What a resume, cancel or pause did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Acknowledged {
@@ -244,9 +244,14 @@ pub enum Acknowledged {
     Cancelled,
     /// Cancellation requested (202): the running owner stops at its next node boundary.
     Cancelling,
+    /// Pause requested (202): whoever executes the run saves it `paused` at its next node
+    /// boundary.
+    Pausing,
+    /// Paused already (200): for a review or an earlier pause; nothing changed.
+    Paused,
 }
 
-/// The answer of a resume or cancel.
+/// The answer of a resume, cancel or pause.
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExecutionAck {

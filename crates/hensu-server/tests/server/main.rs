@@ -120,6 +120,7 @@ mod mcp {
         mcp_gateway: tool_calls_reach_the_tenants_client,
         gateway_requires_the_tenants_own_token,
         disconnect_fails_the_pending_call,
+        pause_reaches_a_run_on_another_server,
     );
 }
 

@@ -175,3 +175,72 @@ pub async fn disconnect_fails_the_pending_call(s: Server) {
     assert_eq!(done["exitStatus"], "FAILURE", "{done}");
     assert_eq!(pending_requests(&s).await, 0);
 }
+
+/// `POST …/pause` sent to another server than the one executing the run (as behind a load
+/// balancer): the request is a flag in the shared store, so the executing server pauses the
+/// run at its next boundary; a plain resume continues it.
+pub async fn pause_reaches_a_run_on_another_server(s: Server) {
+    push(&s, A, "pausable").await;
+    let client = TenantClient::connect(&s.base, &token(A), A).await;
+    let (st, started) = call(
+        &s,
+        reqwest::Method::POST,
+        A,
+        "/api/v1/executions",
+        Some(json!({"workflowId": "pausable"})),
+    )
+    .await;
+    assert_eq!(st, StatusCode::ACCEPTED, "{started}");
+    let id = started["executionId"].as_str().expect("id").to_string();
+    for _ in 0..400 {
+        if pending_requests(&s).await == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(
+        pending_requests(&s).await,
+        1,
+        "the run waits inside its node"
+    );
+    let other = s.sibling().await;
+    let pause = format!("/api/v1/executions/{id}/pause");
+    let (st, ack) = call(&other, reqwest::Method::POST, A, &pause, None).await;
+    assert_eq!(st, StatusCode::ACCEPTED, "{ack}");
+    assert_eq!(ack, json!({"status": "pausing", "executionId": id}));
+    // Another tenant does not see the execution.
+    let (st, _) = call(&other, reqwest::Method::POST, B, &pause, None).await;
+    assert_eq!(st, StatusCode::NOT_FOUND);
+    // The node ends (its tool call fails); the run stops at that boundary, saved paused
+    // before the node it would run next (an end node is reached without a boundary).
+    drop(client);
+    let paused = wait_end(&s, A, &id).await;
+    assert_eq!(paused["status"], "paused", "{paused}");
+    assert_eq!(paused["currentNodeId"], "next", "{paused}");
+    let (st, ack) = call(&other, reqwest::Method::POST, A, &pause, None).await;
+    assert_eq!(st, StatusCode::OK, "{ack}");
+    assert_eq!(ack["status"], "paused");
+    let (st, ack) = call(
+        &other,
+        reqwest::Method::POST,
+        A,
+        &format!("/api/v1/executions/{id}/resume"),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(st, StatusCode::ACCEPTED, "{ack}");
+    // `next` runs on the server that resumed it; with no client its tool call fails. (The
+    // resume answers before the run leaves `paused`.)
+    let mut done = wait_end(&other, A, &id).await;
+    for _ in 0..400 {
+        if done["status"] != "paused" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+        done = wait_end(&other, A, &id).await;
+    }
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["exitStatus"], "FAILURE", "{done}");
+    let (st, _) = call(&s, reqwest::Method::POST, A, &pause, None).await;
+    assert_eq!(st, StatusCode::CONFLICT);
+}

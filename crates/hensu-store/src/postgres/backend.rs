@@ -21,7 +21,7 @@ use crate::{CheckpointMeta, ClaimScope, LogKind, OwnerId, RecordUpdate, Result, 
 
 pub(crate) const RECORD_COLS: &str = "run_id, workflow_id, workflow_version, status, \
      current_node, started_at, updated_at, correlation_id, exit_status, step, cancel_requested, \
-     snapshot_step, snapshot_bytes, log_rows, log_bytes";
+     snapshot_step, snapshot_bytes, log_rows, log_bytes, pause_requested";
 
 const META_COLS: &str =
     "step, node, status, at, snapshot_bytes, kind, executed_node, node_status, duration_ms";
@@ -62,6 +62,7 @@ fn record_from_row(row: &Row, path: &Path) -> Result<(RunRecord, LogState)> {
         exit_status: col(row, 8, path)?,
         step: to_u64(col(row, 9, path)?, path, "step")?,
         cancel_requested: col(row, 10, path)?,
+        pause_requested: col(row, 15, path)?,
     };
     let log = LogState {
         snapshot_step: to_u64(col(row, 11, path)?, path, "snapshot_step")?,
@@ -146,7 +147,7 @@ impl Backend for PgTx<'_> {
             .execute(
                 &format!(
                     "INSERT INTO runs ({RECORD_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, \
-                     $8, $9, $10, $11, $10, $12, 0, 0) ON CONFLICT (run_id) DO NOTHING"
+                     $8, $9, $10, $11, $10, $12, 0, 0, $13) ON CONFLICT (run_id) DO NOTHING"
                 ),
                 &[
                     &record.run_id,
@@ -161,6 +162,7 @@ impl Backend for PgTx<'_> {
                     &to_i64(record.step)?,
                     &record.cancel_requested,
                     &to_i64(snapshot_bytes)?,
+                    &record.pause_requested,
                 ],
             )
             .await?;
@@ -250,6 +252,15 @@ impl Backend for PgTx<'_> {
         .map(|_| ())
     }
 
+    async fn flag_pause(&mut self, run_id: &str) -> Result<()> {
+        self.execute(
+            "UPDATE runs SET pause_requested = TRUE WHERE run_id = $1",
+            &[&run_id],
+        )
+        .await
+        .map(|_| ())
+    }
+
     async fn update_record(
         &mut self,
         run_id: &str,
@@ -262,7 +273,9 @@ impl Backend for PgTx<'_> {
         self.execute(
             "UPDATE runs SET status = $2, current_node = $3, correlation_id = $4, \
              exit_status = $5, step = $6, updated_at = $7, log_rows = log_rows + $8, \
-             log_bytes = log_bytes + $9 WHERE run_id = $1",
+             log_bytes = log_bytes + $9, \
+             pause_requested = CASE WHEN $2 = 'running' THEN pause_requested ELSE FALSE END \
+             WHERE run_id = $1",
             &[
                 &run_id,
                 &update.status.as_str(),
@@ -599,7 +612,7 @@ impl Backend for PgTx<'_> {
         let rows = self.query(&sql, &refs).await?;
         rows.iter()
             .map(|row| {
-                let at = to_u64(col(row, 15, self.path)?, self.path, "created_at")?;
+                let at = to_u64(col(row, 16, self.path)?, self.path, "created_at")?;
                 record_from_row(row, self.path).map(|(r, _)| (at, r))
             })
             .collect()

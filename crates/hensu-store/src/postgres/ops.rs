@@ -12,7 +12,8 @@ use crate::logic::{self, EncodedStep};
 use crate::time::now_ms;
 use crate::{
     CancelRequest, CheckpointMeta, Checkpointed, ClaimScope, Claimed, Lease, LogEntry, OwnerId,
-    RecordUpdate, Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun, encode_snapshot,
+    PauseRequest, RecordUpdate, Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun,
+    encode_snapshot,
 };
 use crate::{IdempotencyKey, KeyedStart, PgRegistry, RunPage, RunQuery, WorkflowRegistry};
 
@@ -275,6 +276,14 @@ impl StateStore for PgStore {
             in_tx!(inner, b, false, {
                 logic::request_cancel(&mut b, &run_id, now_ms())
             })
+        })
+        .await
+    }
+
+    async fn request_pause(&self, run_id: &str) -> Result<PauseRequest> {
+        let run_id = run_id.to_string();
+        self.with(move |inner| async move {
+            in_tx!(inner, b, false, { logic::request_pause(&mut b, &run_id) })
         })
         .await
     }

@@ -23,7 +23,7 @@ use crate::{
 
 pub(crate) const RECORD_COLS: &str = "run_id, workflow_id, workflow_version, status, \
      current_node, started_at, updated_at, correlation_id, exit_status, step, cancel_requested, \
-     snapshot_step, snapshot_bytes, log_rows, log_bytes";
+     snapshot_step, snapshot_bytes, log_rows, log_bytes, pause_requested";
 
 /// The key of run `?1`'s log row at step 0: `run_no * 2^32`. A run's rows are
 /// `LOG_KEY + step`, one contiguous range of `run_log`'s integer key (its one b-tree), ordered
@@ -114,7 +114,7 @@ impl Backend for SqliteTx<'_> {
         let inserted = self.exec(
             &format!(
                 "INSERT OR IGNORE INTO runs ({RECORD_COLS}, run_no) VALUES (?1, ?2, ?3, ?4, ?5, \
-                 ?6, ?7, ?8, ?9, ?10, ?11, ?10, ?12, 0, 0, \
+                 ?6, ?7, ?8, ?9, ?10, ?11, ?10, ?12, 0, 0, ?13, \
                  (SELECT coalesce(max(run_no), 0) + 1 FROM runs))"
             ),
             rusqlite::params![
@@ -130,6 +130,7 @@ impl Backend for SqliteTx<'_> {
                 to_i64(record.step)?,
                 i64::from(record.cancel_requested),
                 to_i64(snapshot_bytes)?,
+                i64::from(record.pause_requested),
             ],
         )?;
         if inserted == 0 {
@@ -219,6 +220,14 @@ impl Backend for SqliteTx<'_> {
         .map(|_| ())
     }
 
+    async fn flag_pause(&mut self, run_id: &str) -> Result<()> {
+        self.exec(
+            "UPDATE runs SET pause_requested = 1 WHERE run_id = ?1",
+            [run_id],
+        )
+        .map(|_| ())
+    }
+
     async fn update_record(
         &mut self,
         run_id: &str,
@@ -253,7 +262,9 @@ impl Backend for SqliteTx<'_> {
         self.exec(
             "UPDATE runs SET status = ?2, current_node = ?3, correlation_id = ?4, \
              exit_status = ?5, step = ?6, updated_at = ?7, log_rows = log_rows + ?8, \
-             log_bytes = log_bytes + ?9 WHERE run_id = ?1",
+             log_bytes = log_bytes + ?9, \
+             pause_requested = CASE WHEN ?2 = 'running' THEN pause_requested ELSE 0 END \
+             WHERE run_id = ?1",
             rusqlite::params![
                 run_id,
                 update.status.as_str(),
@@ -321,7 +332,7 @@ impl Backend for SqliteTx<'_> {
             "UPDATE runs SET current_node = ?3, step = ?2 + 1, updated_at = ?4, \
              log_rows = log_rows + 1, log_bytes = log_bytes + ?5 \
              WHERE run_id = ?1 AND step = ?2 AND status = ?6 AND correlation_id IS ?7 \
-             AND exit_status IS ?8 AND cancel_requested = 0 \
+             AND exit_status IS ?8 AND cancel_requested = 0 AND pause_requested = 0 \
              AND EXISTS (SELECT 1 FROM leases l WHERE l.run_id = ?1 AND l.owner = ?9)",
             rusqlite::params![
                 lease.run_id,
@@ -692,7 +703,7 @@ impl Backend for SqliteTx<'_> {
             .prepare_cached(&sql)
             .and_then(|mut s| {
                 s.query_map(rusqlite::params_from_iter(values), |r| {
-                    Ok((r.get::<_, i64>(15)?, RawRecord::from_row(r)?))
+                    Ok((r.get::<_, i64>(16)?, RawRecord::from_row(r)?))
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()
             })

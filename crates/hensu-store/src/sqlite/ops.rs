@@ -12,7 +12,8 @@ use crate::logic::{self, EncodedStep, run_ready};
 use crate::time::now_ms;
 use crate::{
     CancelRequest, CheckpointMeta, Checkpointed, ClaimScope, Claimed, Lease, LogEntry, OwnerId,
-    RecordUpdate, Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun, encode_snapshot,
+    PauseRequest, RecordUpdate, Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun,
+    encode_snapshot,
 };
 use crate::{IdempotencyKey, KeyedStart, RunPage, RunQuery, SqliteRegistry, WorkflowRegistry};
 
@@ -199,6 +200,12 @@ impl StateStore for SqliteStore {
     async fn request_cancel(&self, run_id: &str) -> Result<CancelRequest> {
         let run_id = run_id.to_owned();
         self.write(move |b, _| run_ready(logic::request_cancel(b, &run_id, now_ms())))
+            .await
+    }
+
+    async fn request_pause(&self, run_id: &str) -> Result<PauseRequest> {
+        let run_id = run_id.to_owned();
+        self.write(move |b, _| run_ready(logic::request_pause(b, &run_id)))
             .await
     }
 

@@ -21,6 +21,7 @@ pub(crate) struct RawRecord {
     step: i64,
     cancel_requested: i64,
     log: [i64; 4],
+    pause_requested: i64,
 }
 
 impl RawRecord {
@@ -38,6 +39,7 @@ impl RawRecord {
             step: r.get(9)?,
             cancel_requested: r.get(10)?,
             log: [r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?],
+            pause_requested: r.get(15)?,
         })
     }
 
@@ -49,6 +51,7 @@ impl RawRecord {
             updated_at: to_u64(self.updated_at, path, "updated_at")?,
             step: to_u64(self.step, path, "step")?,
             cancel_requested: self.cancel_requested != 0,
+            pause_requested: self.pause_requested != 0,
             run_id: self.run_id,
             workflow_id: self.workflow_id,
             workflow_version: self.workflow_version,

@@ -11,7 +11,7 @@ use crate::{HENSU_VERSION, SCHEMA_VERSION, StoreError};
 
 type Result<T> = crate::Result<T>;
 
-/// The current schema (version 3), created on an empty database.
+/// The current schema (version 4), created on an empty database.
 ///
 /// - `runs`: the record, plus where the latest snapshot is (`snapshot_step`, its size), how
 ///   much log has accumulated since (`log_rows`, `log_bytes`: the snapshot policy's input),
@@ -45,7 +45,8 @@ CREATE TABLE IF NOT EXISTS runs (
     snapshot_bytes   INTEGER NOT NULL DEFAULT 0,
     log_rows         INTEGER NOT NULL DEFAULT 0,
     log_bytes        INTEGER NOT NULL DEFAULT 0,
-    run_no           INTEGER NOT NULL DEFAULT 0
+    run_no           INTEGER NOT NULL DEFAULT 0,
+    pause_requested  INTEGER NOT NULL DEFAULT 0
 );
 CREATE UNIQUE INDEX IF NOT EXISTS runs_by_no ON runs (run_no);
 CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at DESC, run_id DESC);
@@ -174,9 +175,15 @@ DROP TABLE run_log;
 ALTER TABLE run_log_v3 RENAME TO run_log;
 ";
 
+/// Version 3 had no pause request in the store (a local pause was a flag file the running
+/// process polled; a server's, a request in its memory).
+const MIGRATE_3_TO_4: &str = "
+ALTER TABLE runs ADD COLUMN pause_requested INTEGER NOT NULL DEFAULT 0;
+";
+
 /// Migrations from each older version to the next, in order: `MIGRATIONS[v - 1]` takes a
 /// version-`v` database to `v + 1`.
-const MIGRATIONS: &[&str] = &[MIGRATE_1_TO_2, MIGRATE_2_TO_3];
+const MIGRATIONS: &[&str] = &[MIGRATE_1_TO_2, MIGRATE_2_TO_3, MIGRATE_3_TO_4];
 
 /// Rejects what SQLite would misread: a non-SQLite file, a header cut short, a file shorter
 /// than the page count its header declares (when no WAL could make up for it).

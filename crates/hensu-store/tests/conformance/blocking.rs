@@ -8,8 +8,8 @@ use std::sync::{Arc, OnceLock};
 
 use hensu_store::{
     CancelRequest, CheckpointMeta, Checkpointed, Claimed, IdempotencyKey, KeyedStart, Lease,
-    LogEntry, OwnerId, RecordUpdate, Renewed, Result, RunPage, RunQuery, RunRecord, StateStore,
-    StepEntry, StoredRun, StoredWorkflow, WorkflowRegistry, WorkflowSummary,
+    LogEntry, OwnerId, PauseRequest, RecordUpdate, Renewed, Result, RunPage, RunQuery, RunRecord,
+    StateStore, StepEntry, StoredRun, StoredWorkflow, WorkflowRegistry, WorkflowSummary,
 };
 use serde_json::Value;
 
@@ -171,6 +171,9 @@ pub trait SyncStore {
     }
     fn request_cancel(&self, run_id: &str) -> Result<CancelRequest> {
         block(self.store().request_cancel(run_id))
+    }
+    fn request_pause(&self, run_id: &str) -> Result<PauseRequest> {
+        block(self.store().request_pause(run_id))
     }
     fn load(&self, run_id: &str) -> Result<StoredRun> {
         block(self.store().load(run_id))

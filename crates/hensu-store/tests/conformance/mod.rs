@@ -17,9 +17,11 @@ use serde_json::{Value, json};
 
 mod blocking;
 mod claim;
+mod control;
 mod log;
 pub use blocking::*;
 pub use claim::*;
+pub use control::*;
 pub use log::*;
 
 /// Instantiates every conformance test for one backend: `conformance_suite!(make_factory)`,
@@ -43,6 +45,7 @@ macro_rules! conformance_suite {
             expired_leases_are_taken_over_and_the_old_owner_loses_them,
             cancel_requests_reach_the_bulk_heartbeat, concurrent_claimers_never_share_a_run,
             claims_are_logged_and_queued_runs_start_running, claims_take_only_their_scope,
+            pause_requests_reach_the_owner_until_the_run_pauses, a_pause_request_outlives_its_owner,
         );
     };
     ($make:expr) => {
@@ -62,6 +65,7 @@ macro_rules! conformance_suite {
             expired_leases_are_taken_over_and_the_old_owner_loses_them,
             cancel_requests_reach_the_bulk_heartbeat, concurrent_claimers_never_share_a_run,
             claims_are_logged_and_queued_runs_start_running, claims_take_only_their_scope,
+            pause_requests_reach_the_owner_until_the_run_pauses, a_pause_request_outlives_its_owner,
         );
     };
     (@each $attrs:tt $make:expr; $name:ident, $($rest:ident,)*) => {

@@ -4,16 +4,16 @@
 //! * cancel: a run nobody executes (paused, or its process died) becomes `cancelled` at once;
 //!   a running one is flagged and its process stops at its next node boundary (it polls the
 //!   flag with every checkpoint; its lease heartbeat also aborts a long agent call).
-//! * pause: a flag file (`<DIR>/.hensu/pause/<ID>`) the running process polls at its node
-//!   boundaries (at most every 50 ms, so a chain of fast nodes does not pay a system call a
-//!   node): it stops after the node then running, saves its state as `paused`, and
-//!   `hensuc resume ID` continues it.
+//! * pause: a flag in the store (as a cancellation is) that the process executing the run —
+//!   this machine's or another's, a worker or a server — sees with its next checkpoint: it
+//!   stops after the node then running, saves its state as `paused`, and `hensuc resume ID`
+//!   continues it.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use hensu_store::{CancelRequest, RunStatus, StateStore};
+use hensu_store::{CancelRequest, PauseRequest, StateStore};
 
 use crate::commands::session;
 use crate::exit;
@@ -55,9 +55,8 @@ pub fn cancel(args: ControlArgs) -> anyhow::Result<ExitCode> {
     if let Some(remote) = crate::commands::remote::Remote::from_args(&args.remote)? {
         return crate::commands::remote_runs::cancel(&remote, &args.id);
     }
-    let (dir, store) = open(&args)?;
+    let (_, store) = open(&args)?;
     let outcome = session::wait(store.request_cancel(&args.id))?;
-    let _ = std::fs::remove_file(session::pause_flag(&dir, &args.id));
     match outcome {
         CancelRequest::Requested { owner } => {
             println!(
@@ -82,32 +81,32 @@ pub fn cancel(args: ControlArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn pause(args: ControlArgs) -> anyhow::Result<ExitCode> {
-    if args.remote.server.is_some() {
-        anyhow::bail!("a hensu server has no pause endpoint; `cancel --server` stops a run");
+    if let Some(remote) = crate::commands::remote::Remote::from_args(&args.remote)? {
+        return crate::commands::remote_runs::pause(&remote, &args.id);
     }
-    let (dir, store) = open(&args)?;
-    let record = session::wait(store.record(&args.id))?;
-    match record.status {
-        RunStatus::Running => {}
-        RunStatus::Paused => {
+    let (_, store) = open(&args)?;
+    match session::wait(store.request_pause(&args.id))? {
+        PauseRequest::Requested => {
+            println!(
+                "pause of run {} requested: it stops after its current node; continue it with `hensuc resume {}`",
+                args.id, args.id
+            );
+            Ok(ExitCode::from(exit::SUCCESS))
+        }
+        PauseRequest::AlreadyPaused => {
             eprintln!("run {} is already paused", args.id);
-            return Ok(ExitCode::from(exit::SUCCESS));
+            Ok(ExitCode::from(exit::SUCCESS))
         }
-        other => {
-            eprintln!("run {} is already {other}; nothing to pause", args.id);
-            return Ok(ExitCode::from(exit::FAILURE));
+        PauseRequest::NotStarted => {
+            eprintln!(
+                "run {} is queued and has not started; nothing to pause (`hensuc cancel` removes it)",
+                args.id
+            );
+            Ok(ExitCode::from(exit::FAILURE))
+        }
+        PauseRequest::AlreadyFinished(status) => {
+            eprintln!("run {} is already {status}; nothing to pause", args.id);
+            Ok(ExitCode::from(exit::FAILURE))
         }
     }
-    let flag = session::pause_flag(&dir, &args.id);
-    if let Some(parent) = flag.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| anyhow::anyhow!("cannot create `{}`: {e}", parent.display()))?;
-    }
-    std::fs::write(&flag, b"")
-        .map_err(|e| anyhow::anyhow!("cannot write `{}`: {e}", flag.display()))?;
-    println!(
-        "pause of run {} requested: it stops after its current node; continue it with `hensuc resume {}`",
-        args.id, args.id
-    );
-    Ok(ExitCode::from(exit::SUCCESS))
 }

@@ -247,6 +247,21 @@ pub fn resume(remote: &Remote, r: ResumeRequest<'_>) -> anyhow::Result<ExitCode>
 }
 
 /// `hensuc cancel ID --server URL`.
+/// `POST …/pause`: 202 pausing, 200 paused already (`hensuc pause --server`).
+pub fn pause(remote: &Remote, id: &str) -> anyhow::Result<ExitCode> {
+    let a = remote.post(&format!("/api/v1/executions/{id}/pause"), &json!({}))?;
+    if !a.ok() {
+        return Err(fail(&format!("pause {id}"), &a));
+    }
+    match a.body.get("status").and_then(Value::as_str) {
+        Some("paused") => eprintln!("run {id} is already paused"),
+        _ => println!(
+            "pause of run {id} requested: it stops after its current node; continue it with `hensuc resume {id} --server …`"
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn cancel(remote: &Remote, id: &str) -> anyhow::Result<ExitCode> {
     let a = remote.post(&format!("/api/v1/executions/{id}/cancel"), &json!({}))?;
     if !a.ok() {

@@ -207,7 +207,6 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         }
     };
     warn_if_source_changed(&run_id, envelope.source.as_ref());
-    let _ = std::fs::remove_file(session::pause_flag(&workdir, &run_id));
     eprintln!(
         "resuming run {run_id} at `{}` (step {})",
         match &state.phase {

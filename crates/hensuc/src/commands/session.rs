@@ -20,11 +20,6 @@ pub fn store_path(dir: &Path) -> PathBuf {
     dir.join(hensu_store::STATE_DB)
 }
 
-/// The pause flag of a run (`hensuc pause`), polled at node boundaries.
-pub fn pause_flag(dir: &Path, run_id: &str) -> PathBuf {
-    dir.join(".hensu").join("pause").join(run_id)
-}
-
 /// The environment variable naming the store (a `postgres://…` URL or a SQLite path); it
 /// wins over `hensu.toml`.
 pub const DATABASE_URL_ENV: &str = "HENSU_DATABASE_URL";
@@ -184,8 +179,8 @@ pub struct Session {
 }
 
 impl Start {
-    /// Creates the run in the store (fresh) and prints its id; wires cancellation and the
-    /// pause flag.
+    /// Creates the run in the store (fresh) and prints its id; wires cancellation (a pause
+    /// request comes back with each checkpoint).
     pub fn open(
         self,
         workflow: &Workflow,
@@ -247,10 +242,7 @@ impl Start {
                 (durable.with_redactor(redact), Some((state, decision)))
             }
         };
-        let run_id = durable.run_id().to_string();
-        let durable = durable
-            .with_cancel(cancel.clone())
-            .with_pause_flag(pause_flag(workdir, &run_id));
+        let durable = durable.with_cancel(cancel.clone());
         // The heartbeat task runs on the store runtime, beside the run's own.
         let _in_store_runtime = store_runtime()?.enter();
         durable

@@ -1,6 +1,6 @@
 //! `hensuc serve` as a process, driven by the client commands over HTTP on 127.0.0.1:
 //! push (children first), workflows, pull, run --server (review pause), resume --server,
-//! runs --server, cancel --server, delete, and the refusal to listen openly without keys.
+//! runs --server, pause --server, cancel --server, delete, and the refusal to listen openly without keys.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -200,6 +200,17 @@ fn client_commands_against_a_real_server() {
             .expect("run"),
     );
     let sid = second["executionId"].as_str().expect("id").to_string();
+    // `pause --server` goes to the API (POST …/pause): the run waits for its review already.
+    let pause = hensuc()
+        .args(["pause", &sid, "--server", url])
+        .output()
+        .expect("pause");
+    assert!(pause.status.success(), "{}", stderr(&pause));
+    assert!(
+        stderr(&pause).contains("already paused"),
+        "{}",
+        stderr(&pause)
+    );
     let cancel = hensuc()
         .args(["cancel", &sid, "--server", url])
         .output()
