@@ -3,6 +3,7 @@
 one or more binaries in one run:
 
     scripts/bench-tenant-stream.py NAME=HENSUC [NAME=HENSUC ...] [--runs N] [--subscribers K,K]
+                                   [--streams-per-tenant N]
     scripts/bench-tenant-stream.py main=/tmp/hensuc-main now=target/release/hensuc
 
 One SQLite store is seeded once, with the first binary: N executions (default 10,000) of the
@@ -14,6 +15,9 @@ new subscriber; then the server's CPU use over 5 s of nothing happening; then th
 for a second execution (streams settled). Then all of it again with one more client that opens
 the stream and never reads. Prints one JSON line per binary and case: the latencies' median
 and maximum (null: not every client within 30 s), the idle CPU use (% of one core), the RSS.
+More than 32 subscribers need `--streams-per-tenant N` (the server's default cap of a tenant's
+streams is 32; the option writes `[server.limits] max_streams_per_tenant` into the project's
+hensu.toml, which builds older than the connection limits refuse — run those without it).
 Not in CI: the figures depend on the machine's load.
 """
 
@@ -34,7 +38,14 @@ WAIT = 30.0
 IDLE = 5.0
 
 
+# The `[server.limits]` lines of the servers' hensu.toml (`--streams-per-tenant`), if any.
+LIMITS = None
+
+
 def start_server(hensuc, work):
+    if LIMITS:
+        with open(os.path.join(work, "hensu.toml"), "w") as f:
+            f.write(LIMITS)
     log_path = os.path.join(work, "log")
     log = open(log_path, "w")
     proc = subprocess.Popen(
@@ -225,6 +236,10 @@ def main():
     while i < len(args):
         if args[i] == "--runs":
             runs = int(args[i + 1])
+            i += 2
+        elif args[i] == "--streams-per-tenant":
+            global LIMITS
+            LIMITS = f"[server.limits]\nmax_streams_per_tenant = {int(args[i + 1])}\n"
             i += 2
         elif args[i] == "--subscribers":
             subs = [int(x) for x in args[i + 1].split(",")]
