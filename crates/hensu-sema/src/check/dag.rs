@@ -173,7 +173,10 @@ pub(crate) fn ancestors(p: &ParallelNode, b: usize) -> Vec<&str> {
 fn report_cycle(cx: &mut Ctx<'_>, id: &str, p: &ParallelNode, cycle: &[usize]) {
     let path: Vec<&str> = cycle.iter().map(|&b| p.branches[b].id.as_str()).collect();
     // The edge `cycle[0] after cycle[1]`: find the position of that name in `after`.
-    let (b, dep) = (cycle[0], &p.branches[cycle.get(1).copied().unwrap_or(cycle[0])].id);
+    let (b, dep) = (
+        cycle[0],
+        &p.branches[cycle.get(1).copied().unwrap_or(cycle[0])].id,
+    );
     let k = p.branches[b]
         .after
         .iter()
