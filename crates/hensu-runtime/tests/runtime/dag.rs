@@ -304,3 +304,25 @@ async fn settled_branches_are_recorded_and_a_resumed_node_runs_only_the_rest() {
     assert_eq!(r.state.context, clean.state.context);
     assert_eq!(output_of(&r, "research"), output_of(&clean, "research"));
 }
+
+/// A cycle or an unknown dependency (E0313, E0312: refused before a run, but an engine given
+/// such IR directly must not wait forever): the branches of the cycle fail, an unknown name is
+/// no dependency.
+#[tokio::test(start_paused = true)]
+async fn a_dependency_cycle_fails_its_branches_instead_of_waiting_forever() {
+    let branches = vec![
+        member("a", &["b"], "A", &[]),
+        member("b", &["a"], "B", &[]),
+        member("c", &["nowhere"], "C", &[]),
+    ];
+    let s = Script::new();
+    let r = harness(&s).run(&dag(branches, None), json!({})).await;
+    assert_eq!(completed(&r), (ExitStatus::Failure, "failed".into()));
+    let out = output_of(&r, "research");
+    assert_eq!(out["c"], "ok", "the unknown name is no dependency");
+    assert_eq!(
+        out["a"],
+        "FailureMarker[message=Dependency cycle: the branch waits for itself]"
+    );
+    assert_eq!(s.prompts().len(), 1);
+}
