@@ -144,6 +144,32 @@ async fn dependents_of_a_failed_branch_fail_naming_it_and_the_others_keep_runnin
         r.state.context["failed_branches"],
         json!(["web", "merge", "translate"])
     );
+    let not_run: Vec<(Value, Value, Value)> = h
+        .events_of("branch_skipped")
+        .into_iter()
+        .map(|e| {
+            (
+                e["branch_id"].clone(),
+                e["success"].clone(),
+                e["reason"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        not_run,
+        [
+            (
+                json!("merge"),
+                json!(false),
+                json!("Dependency 'web' failed")
+            ),
+            (
+                json!("translate"),
+                json!(false),
+                json!("Dependency 'merge' failed")
+            ),
+        ]
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -166,6 +192,11 @@ async fn a_false_run_if_skips_the_branch_and_its_dependents_see_skipped() {
     assert_eq!(completed(&r), (ExitStatus::Success, "done".into()));
     let out = output_of(&r, "research");
     assert_eq!(out["translate"], "SKIPPED");
+    let skipped = h.events_of("branch_skipped");
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0]["branch_id"], "translate");
+    assert_eq!(skipped[0]["success"], true);
+    assert_eq!(skipped[0]["reason"], "runIf flag `translate` is not true");
     assert!(
         s.prompts().iter().all(|(_, p)| !p.starts_with("Translate")),
         "the skipped branch asked no agent"

@@ -163,6 +163,17 @@ impl ExecutionListener for Progress {
             } => self.say(&format!(
                 "  ↻ {node_id}: {problem}; re-prompting {agent_id} (correction {attempt})"
             )),
+            Event::BranchSkipped {
+                branch_id,
+                success,
+                reason,
+                ..
+            } => {
+                if !(*success && self.quiet) {
+                    let mark = if *success { "↷" } else { "✗" };
+                    self.say(&format!("  {mark} branch {branch_id} not run: {reason}"));
+                }
+            }
             Event::ActionExecuted {
                 action,
                 success,

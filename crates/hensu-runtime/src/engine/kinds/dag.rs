@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use crate::engine::branches::{BoxFuture, merge_yields, note_failed_branches};
 use crate::error::RuntimeError;
+use crate::events::{Event, ExecutionListener};
 use crate::state::{BranchOutcome, NodeResult, NodeStatus};
 use crate::value::Context;
 
@@ -125,12 +126,21 @@ pub(crate) async fn schedule<'r, F, S, R>(
     mut start: S,
     mut record: R,
     limit: Option<Duration>,
+    listener: &dyn ExecutionListener,
 ) -> Result<DagRun, RuntimeError>
 where
     F: Future<Output = BranchOutcome>,
     S: FnMut(usize, Context) -> F,
     R: FnMut(&BranchOutcome) -> Option<BoxFuture<'r, Result<(), RuntimeError>>>,
 {
+    let not_run = |branch: &str, success: bool, reason: &str| {
+        listener.on_event(&Event::BranchSkipped {
+            node_id: &node.id,
+            branch_id: branch,
+            success,
+            reason,
+        });
+    };
     let n = node.branches.len();
     let deps = dependency_positions(node);
     let mut outcomes: Vec<Option<BranchOutcome>> = match recorded {
@@ -160,6 +170,7 @@ where
                     .find(|&&d| outcomes[d].as_ref().is_some_and(|o| !o.success));
                 if let Some(&d) = failed_dep {
                     let error = format!("Dependency '{}' failed", node.branches[d].id);
+                    not_run(&branch.id, false, &error);
                     outcomes[i] = Some(failed(&branch.id, error));
                     to_record.push_back(i);
                     continue;
@@ -168,6 +179,11 @@ where
                 if let Some(flag) = &branch.run_if
                     && !flag_is_true(ctx.get(flag.as_str()))
                 {
+                    not_run(
+                        &branch.id,
+                        true,
+                        &format!("runIf flag `{flag}` is not true"),
+                    );
                     outcomes[i] = Some(BranchOutcome {
                         id: branch.id.clone(),
                         success: true,

@@ -107,6 +107,7 @@ pub(crate) async fn execute_parallel(
                 Some(record)
             },
             limit,
+            engine.listener,
         )
         .await?;
         return Ok(super::dag::result(&mut state.context, node, run));
