@@ -115,10 +115,122 @@ fn failed(id: &str, error: String) -> BranchOutcome {
     }
 }
 
+/// The branches of one run of a DAG: which have settled (and how), which run, which wait to be
+/// recorded.
+struct Branches<'n, F> {
+    node: &'n ParallelNode,
+    deps: Vec<Vec<usize>>,
+    outcomes: Vec<Option<BranchOutcome>>,
+    started: Vec<bool>,
+    running: Vec<(usize, Pin<Box<F>>)>,
+    to_record: VecDeque<usize>,
+}
+
+impl<'n, F: Future<Output = BranchOutcome>> Branches<'n, F> {
+    fn new(node: &'n ParallelNode, recorded: Option<Vec<Option<BranchOutcome>>>) -> Self {
+        let n = node.branches.len();
+        let outcomes: Vec<Option<BranchOutcome>> = match recorded {
+            Some(r) if r.len() == n => r,
+            _ => vec![None; n],
+        };
+        Branches {
+            node,
+            deps: dependency_positions(node),
+            started: outcomes.iter().map(Option::is_some).collect(),
+            outcomes,
+            running: Vec::new(),
+            to_record: VecDeque::new(),
+        }
+    }
+
+    /// Starts (or settles) every branch whose dependencies have settled; a settled one may
+    /// make others ready, so until nothing changes.
+    fn start_ready(
+        &mut self,
+        base: &Context,
+        start: &mut impl FnMut(usize, Context) -> F,
+        listener: &dyn ExecutionListener,
+    ) {
+        let node = self.node;
+        let not_run = |branch: &str, success: bool, reason: &str| {
+            listener.on_event(&Event::BranchSkipped {
+                node_id: &node.id,
+                branch_id: branch,
+                success,
+                reason,
+            });
+        };
+        let mut progressed = true;
+        while progressed {
+            progressed = false;
+            for i in 0..node.branches.len() {
+                if self.started[i] || !self.deps[i].iter().all(|&d| self.outcomes[d].is_some()) {
+                    continue;
+                }
+                self.started[i] = true;
+                progressed = true;
+                let branch = &node.branches[i];
+                let failed_dep = self.deps[i]
+                    .iter()
+                    .find(|&&d| self.outcomes[d].as_ref().is_some_and(|o| !o.success));
+                if let Some(&d) = failed_dep {
+                    let error = format!("Dependency '{}' failed", node.branches[d].id);
+                    not_run(&branch.id, false, &error);
+                    self.settle(i, failed(&branch.id, error));
+                    continue;
+                }
+                let ctx = context_for(base, node, &self.deps, &self.outcomes, i);
+                if let Some(flag) = &branch.run_if
+                    && !flag_is_true(ctx.get(flag.as_str()))
+                {
+                    not_run(
+                        &branch.id,
+                        true,
+                        &format!("runIf flag `{flag}` is not true"),
+                    );
+                    self.settle(
+                        i,
+                        BranchOutcome {
+                            id: branch.id.clone(),
+                            success: true,
+                            output: Some(SKIPPED.to_string()),
+                            error: None,
+                            yields: IndexMap::new(),
+                        },
+                    );
+                    continue;
+                }
+                self.running.push((i, Box::pin(start(i, ctx))));
+            }
+        }
+    }
+
+    fn settle(&mut self, i: usize, outcome: BranchOutcome) {
+        self.outcomes[i] = Some(outcome);
+        self.to_record.push_back(i);
+    }
+
+    /// Every branch settled — or what is left waits around a cycle (E0313, refused before a
+    /// run): it can never start, so it fails.
+    fn finish(mut self) -> DagRun {
+        for (i, o) in self.outcomes.iter_mut().enumerate() {
+            if o.is_none() {
+                let error = "Dependency cycle: the branch waits for itself".to_string();
+                *o = Some(failed(&self.node.branches[i].id, error));
+            }
+        }
+        DagRun {
+            outcomes: self.outcomes,
+            timed_out: None,
+        }
+    }
+}
+
 /// Runs the DAG: starts each branch when its dependencies have settled (`start` gives its
-/// future on its context), settles the branches that need no run, hands every settled branch
-/// to `record` (one at a time, in the order they settled, while the others run) and stops at
-/// `limit`. `recorded` are the outcomes a durable run saved before it stopped.
+/// future on its context), settles the branches that need no run (reporting them to
+/// `listener`), hands every settled branch to `record` (one at a time, in the order they
+/// settled, while the others run) and stops at `limit`. `recorded` are the outcomes a durable
+/// run saved before it stopped.
 pub(crate) async fn schedule<'r, F, S, R>(
     node: &ParallelNode,
     base: &Context,
@@ -133,88 +245,18 @@ where
     S: FnMut(usize, Context) -> F,
     R: FnMut(&BranchOutcome) -> Option<BoxFuture<'r, Result<(), RuntimeError>>>,
 {
-    let not_run = |branch: &str, success: bool, reason: &str| {
-        listener.on_event(&Event::BranchSkipped {
-            node_id: &node.id,
-            branch_id: branch,
-            success,
-            reason,
-        });
-    };
-    let n = node.branches.len();
-    let deps = dependency_positions(node);
-    let mut outcomes: Vec<Option<BranchOutcome>> = match recorded {
-        Some(r) if r.len() == n => r,
-        _ => vec![None; n],
-    };
-    let mut started: Vec<bool> = outcomes.iter().map(Option::is_some).collect();
-    let mut running: Vec<(usize, Pin<Box<F>>)> = Vec::new();
-    let mut to_record: VecDeque<usize> = VecDeque::new();
+    let mut b = Branches::new(node, recorded);
     let mut recording: Option<BoxFuture<'r, Result<(), RuntimeError>>> = None;
     let mut deadline = limit.map(|d| Box::pin(tokio::time::sleep(d)));
     loop {
-        // Start (or settle) every branch whose dependencies have settled; a settled one may
-        // make others ready, so until nothing changes.
-        let mut progressed = true;
-        while progressed {
-            progressed = false;
-            for i in 0..n {
-                if started[i] || !deps[i].iter().all(|&d| outcomes[d].is_some()) {
-                    continue;
-                }
-                started[i] = true;
-                progressed = true;
-                let branch = &node.branches[i];
-                let failed_dep = deps[i]
-                    .iter()
-                    .find(|&&d| outcomes[d].as_ref().is_some_and(|o| !o.success));
-                if let Some(&d) = failed_dep {
-                    let error = format!("Dependency '{}' failed", node.branches[d].id);
-                    not_run(&branch.id, false, &error);
-                    outcomes[i] = Some(failed(&branch.id, error));
-                    to_record.push_back(i);
-                    continue;
-                }
-                let ctx = context_for(base, node, &deps, &outcomes, i);
-                if let Some(flag) = &branch.run_if
-                    && !flag_is_true(ctx.get(flag.as_str()))
-                {
-                    not_run(
-                        &branch.id,
-                        true,
-                        &format!("runIf flag `{flag}` is not true"),
-                    );
-                    outcomes[i] = Some(BranchOutcome {
-                        id: branch.id.clone(),
-                        success: true,
-                        output: Some(SKIPPED.to_string()),
-                        error: None,
-                        yields: IndexMap::new(),
-                    });
-                    to_record.push_back(i);
-                    continue;
-                }
-                running.push((i, Box::pin(start(i, ctx))));
-            }
-        }
-        if running.is_empty() && to_record.is_empty() && recording.is_none() {
-            // Everything settled — or what is left waits around a cycle (E0313, refused before
-            // a run): it can never start.
-            for (i, o) in outcomes.iter_mut().enumerate() {
-                if o.is_none() {
-                    let error = "Dependency cycle: the branch waits for itself".to_string();
-                    *o = Some(failed(&node.branches[i].id, error));
-                }
-            }
-            return Ok(DagRun {
-                outcomes,
-                timed_out: None,
-            });
+        b.start_ready(base, &mut start, listener);
+        if b.running.is_empty() && b.to_record.is_empty() && recording.is_none() {
+            return Ok(b.finish());
         }
         let woke = poll_fn(|cx| {
             if recording.is_none() {
-                while let Some(i) = to_record.pop_front() {
-                    recording = outcomes[i].as_ref().and_then(&mut record);
+                while let Some(i) = b.to_record.pop_front() {
+                    recording = b.outcomes[i].as_ref().and_then(&mut record);
                     if recording.is_some() {
                         break;
                     }
@@ -226,9 +268,9 @@ where
                 recording = None;
                 return Poll::Ready(Woke::Recorded(res));
             }
-            for k in 0..running.len() {
-                if let Poll::Ready(o) = running[k].1.as_mut().poll(cx) {
-                    let (i, _) = running.remove(k);
+            for k in 0..b.running.len() {
+                if let Poll::Ready(o) = b.running[k].1.as_mut().poll(cx) {
+                    let (i, _) = b.running.remove(k);
                     return Poll::Ready(Woke::Finished(i, o));
                 }
             }
@@ -237,22 +279,19 @@ where
             {
                 return Poll::Ready(Woke::Deadline);
             }
-            if recording.is_none() && to_record.is_empty() && running.is_empty() {
-                // Only unrecorded-free settling is left: go round the loop again.
+            if recording.is_none() && b.to_record.is_empty() && b.running.is_empty() {
+                // Nothing to wait for (no checkpointer took the settled ones): go round.
                 return Poll::Ready(Woke::Recorded(Ok(())));
             }
             Poll::Pending
         })
         .await;
         match woke {
-            Woke::Finished(i, o) => {
-                outcomes[i] = Some(o);
-                to_record.push_back(i);
-            }
+            Woke::Finished(i, o) => b.settle(i, o),
             Woke::Recorded(res) => res?,
             Woke::Deadline => {
                 return Ok(DagRun {
-                    outcomes,
+                    outcomes: b.outcomes,
                     timed_out: limit,
                 });
             }
