@@ -213,6 +213,11 @@ static CODES: &[CodeInfo] = &[
         "duration is not positive",
         include_str!("../../../docs/diagnostics/E0113.md"),
     ),
+    e(
+        "E0114",
+        "dependencies in a consensus parallel node",
+        include_str!("../../../docs/diagnostics/E0114.md"),
+    ),
     // names and references: E02xx
     e(
         "E0201",
@@ -335,6 +340,16 @@ static CODES: &[CodeInfo] = &[
         "transition target is a compensation",
         include_str!("../../../docs/diagnostics/E0311.md"),
     ),
+    e(
+        "E0312",
+        "unknown branch dependency",
+        include_str!("../../../docs/diagnostics/E0312.md"),
+    ),
+    e(
+        "E0313",
+        "branch dependency cycle",
+        include_str!("../../../docs/diagnostics/E0313.md"),
+    ),
     // state, schema and types: E04xx
     e(
         "E0401",
@@ -370,6 +385,11 @@ static CODES: &[CodeInfo] = &[
         "E0407",
         "action writes that no action produces",
         include_str!("../../../docs/diagnostics/E0407.md"),
+    ),
+    e(
+        "E0408",
+        "`runIf` names no Boolean variable",
+        include_str!("../../../docs/diagnostics/E0408.md"),
     ),
     // sub-workflows and projects: E05xx
     e(

@@ -271,7 +271,15 @@ pub fn node_details(node: &Node) -> Vec<(String, String)> {
         Node::Parallel(p) => {
             lines.push(("branches".into(), p.branches.len().to_string()));
             for b in &p.branches {
-                lines.push((String::new(), format!("  • {} ({})", b.id, b.agent_id)));
+                // A dependency DAG's order and conditions (docs/language.md, *Dependency DAGs*).
+                let mut line = format!("  • {} ({})", b.id, b.agent_id);
+                if !b.after.is_empty() {
+                    line.push_str(&format!(" after {}", b.after.join(", ")));
+                }
+                if let Some(flag) = &b.run_if {
+                    line.push_str(&format!(" if {flag}"));
+                }
+                lines.push((String::new(), line));
             }
             if let Some(c) = &p.consensus_config {
                 lines.push(("consensus".into(), c.strategy.as_str().to_string()));

@@ -681,6 +681,9 @@ impl Walker<'_> {
                 "writes",
             ) => self.list(c, SymKind::Variable, Role::Writes, stmt),
             (BlockKind::Branch, "yields") => self.list(c, SymKind::Variable, Role::Yields, stmt),
+            // A dependency DAG's flag (docs/language.md, *Dependency DAGs*): a read, like an
+            // onCondition variable.
+            (BlockKind::Branch, "runIf") => self.list(c, SymKind::Variable, Role::Condition, stmt),
             (BlockKind::SubWorkflowNode, "imports") => {
                 self.list(c, SymKind::Variable, Role::Imports, stmt)
             }

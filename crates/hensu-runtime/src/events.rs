@@ -187,6 +187,15 @@ pub enum Event<'a> {
         attempt: u32,
         problem: &'a str,
     },
+    /// A branch of a dependency DAG that settled without running (docs/language.md,
+    /// *Dependency DAGs*): its `runIf` flag was not true (`success`, output `SKIPPED`), or a
+    /// dependency failed (`reason` is its error, `Dependency '<id>' failed`).
+    BranchSkipped {
+        node_id: &'a str,
+        branch_id: &'a str,
+        success: bool,
+        reason: &'a str,
+    },
     ActionExecuted {
         node_id: &'a str,
         /// `send:<handler>` or `execute:<command>`.

@@ -182,6 +182,8 @@ fn node_origin(m: &Map<'_>, id: &str, node: &Node, fallback: Span) -> NodeOrigin
                         id: m.value(&format!("{bb}.id")).unwrap_or(fallback),
                         decl: m.value(&bb).unwrap_or(fallback),
                         yields: m.list(&format!("{bb}.yields"), b.yields.len()),
+                        after: m.list(&format!("{bb}.dependsOn"), b.after.len()),
+                        run_if: m.value(&format!("{bb}.runIf")),
                         ..BranchOrigin::default()
                     };
                     for (field, prop) in [

@@ -142,6 +142,10 @@ pub struct BranchOrigin {
     /// Each `yields(…)` name, parallel to the IR list.
     pub yields: Vec<Span>,
     pub placeholders: Vec<(String, Span)>,
+    /// Each `after(…)` name, parallel to the IR list.
+    pub after: Vec<Span>,
+    /// The variable name of `runIf("v")`.
+    pub run_if: Option<Span>,
 }
 
 #[derive(Clone, Debug, Default)]

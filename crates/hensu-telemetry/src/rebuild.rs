@@ -209,7 +209,7 @@ fn from_state(
         let mut node = semconv::node_span(run_id, log.workflow, state.steps, node_id);
         node.times_ms(seen.boundary_at, last);
         node.attr("hensu.node.status", "PENDING");
-        agent_calls(log, state.steps, node_id, &node, None, spans);
+        agent_calls(log, state.steps, node_id, &node, None, None, spans);
         review_spans(run_id, state.steps, node_id, pauses, spans);
         spans.push(node);
     }
@@ -235,7 +235,15 @@ fn visit(
             .attr("hensu.rubric.score", r.score)
             .attr("hensu.rubric.passed", r.passed);
     }
-    agent_calls(log, h.step, &h.node_id, &node, h.usage.as_ref(), spans);
+    agent_calls(
+        log,
+        h.step,
+        &h.node_id,
+        &node,
+        h.usage.as_ref(),
+        h.output.as_ref(),
+        spans,
+    );
     if let Some(Node::Action(a)) = log.workflow.node(&h.node_id) {
         let parent = node.key.clone();
         for (i, action) in a.actions.iter().enumerate() {
@@ -251,13 +259,17 @@ fn visit(
 }
 
 /// The agent calls of a visit, from the workflow: the standard node's agent, or one per
-/// parallel branch. Their times are the visit's (the log keeps no per-call times).
+/// parallel branch. Their times are the visit's (the log keeps no per-call times). A
+/// dependency DAG's branch that did not run (skipped, a failed dependency, not started before
+/// the node's timeout; docs/language.md, *Dependency DAGs*) called nobody: the visit's
+/// `output` (branch id → output) tells which, as the live trace sees no call for it.
 fn agent_calls(
     log: &RunLog<'_>,
     step: u64,
     node_id: &str,
     node: &SpanRecord,
     usage: Option<&hensu_runtime::Usage>,
+    output: Option<&serde_json::Value>,
     spans: &mut Vec<SpanRecord>,
 ) {
     let run_id = log.run.run_id.as_str();
@@ -273,6 +285,7 @@ fn agent_calls(
         Some(Node::Parallel(p)) => calls.extend(
             p.branches
                 .iter()
+                .filter(|b| !p.is_dag() || dag_branch_ran(output, &b.id))
                 .map(|b| (Some(b.id.clone()), b.agent_id.clone())),
         ),
         _ => {}
@@ -427,5 +440,17 @@ pub fn backtrack_event(b: &Backtrack, at_ms: u64) -> SpanEvent {
         name: "hensu.backtrack".into(),
         time_unix_nano: at_ms.saturating_mul(1_000_000),
         attributes,
+    }
+}
+
+/// Whether a DAG branch called its agent, by the node's output: present, and neither
+/// `SKIPPED` nor the failure of a dependency. Without an output (a pending visit) it counts.
+fn dag_branch_ran(output: Option<&serde_json::Value>, branch: &str) -> bool {
+    let Some(map) = output.and_then(serde_json::Value::as_object) else {
+        return true;
+    };
+    match map.get(branch).and_then(serde_json::Value::as_str) {
+        None => false,
+        Some(text) => text != "SKIPPED" && !text.starts_with("FailureMarker[message=Dependency '"),
     }
 }

@@ -359,3 +359,79 @@ fn a_provider_retry_is_an_event_of_its_visit() {
         Attr::Int(429)
     );
 }
+
+/// A dependency DAG (docs/language.md, *Dependency DAGs*): the rebuilt visit has a chat span for
+/// each branch that called its agent, none for a skipped one or one whose dependency failed
+/// (the live trace sees no call for them either).
+#[test]
+fn a_dag_visit_rebuilds_only_the_branches_that_ran() {
+    let mut wf = workflow();
+    let mut branch = |id: &str, after: &[&str]| {
+        wf.agents
+            .insert(id.to_string(), AgentConfig::new(id, "Worker", "gpt-4o"));
+        let mut b = Branch::new(id, id);
+        b.after = after.iter().map(|s| s.to_string()).collect();
+        b
+    };
+    let branches = vec![
+        branch("web", &[]),
+        branch("papers", &[]),
+        branch("merge", &["web", "papers"]),
+        branch("translate", &["merge"]),
+    ];
+    wf.nodes.insert(
+        "write".into(),
+        Node::Parallel(ParallelNode {
+            id: "write".into(),
+            branches,
+            consensus_config: None,
+            transition_rules: vec![TransitionRule::Success {
+                target_node: "done".into(),
+                with_feedback: false,
+            }],
+        }),
+    );
+    let mut visit = history();
+    visit.usage = None;
+    visit.status = NodeStatus::Failure;
+    visit.output = Some(json!({
+        "web": "W",
+        "papers": "FailureMarker[message=Branch execution failed: boom]",
+        "merge": "FailureMarker[message=Dependency 'papers' failed]",
+        "translate": "FailureMarker[message=Dependency 'merge' failed]",
+    }));
+    let step = StateDelta::new().push(&["history"], serde_json::to_value(visit).unwrap());
+    let entries = vec![
+        LogEntry {
+            meta: meta(1, LogKind::Step, RunStatus::Running, 1_002),
+            output: None,
+            delta: Some(StateDelta::new()),
+            started_at: None,
+        },
+        LogEntry {
+            meta: meta(2, LogKind::Step, RunStatus::Completed, 1_008),
+            output: None,
+            delta: Some(step),
+            started_at: None,
+        },
+    ];
+    let rec = record();
+    let log = RunLog {
+        run: run_info(),
+        record: &rec,
+        workflow: &wf,
+        entries: &entries,
+        state: None,
+    };
+    let names: Vec<String> = rebuild(&log)
+        .spans
+        .iter()
+        .map(|s| s.name.clone())
+        .filter(|n| n.starts_with("chat") || n.starts_with("invoke_agent"))
+        .collect();
+    assert_eq!(
+        names,
+        ["chat gpt-4o", "chat gpt-4o"],
+        "web and papers called their agents; merge and translate did not"
+    );
+}

@@ -138,6 +138,14 @@ pub struct ParallelNode {
     pub transition_rules: Vec<TransitionRule>,
 }
 
+impl ParallelNode {
+    /// A dependency DAG (docs/language.md, *Dependency DAGs*): some branch waits for another
+    /// (`after`) or runs only under a condition (`runIf`).
+    pub fn is_dag(&self) -> bool {
+        self.branches.iter().any(Branch::is_dag_member)
+    }
+}
+
 /// One `branch("id") { … }` of a parallel node.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Branch {
@@ -148,6 +156,12 @@ pub struct Branch {
     pub rubric: Option<Rubric>,
     pub weight: f64,
     pub yields: Vec<String>,
+    /// hensu extension (docs/language.md, *Dependency DAGs*): the branches of the same node
+    /// that must finish before this one starts (`after("a", "b")`).
+    pub after: Vec<String>,
+    /// hensu extension: the Boolean state variable that must be true for this branch to run
+    /// (`runIf("v")`); otherwise it is skipped (`SKIPPED`).
+    pub run_if: Option<String>,
 }
 
 impl Branch {
@@ -160,7 +174,14 @@ impl Branch {
             rubric: None,
             weight: 1.0,
             yields: Vec::new(),
+            after: Vec::new(),
+            run_if: None,
         }
+    }
+
+    /// Whether the branch takes part in a dependency DAG (`after` or `runIf`).
+    pub fn is_dag_member(&self) -> bool {
+        !self.after.is_empty() || self.run_if.is_some()
     }
 }
 

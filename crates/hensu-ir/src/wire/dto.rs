@@ -368,6 +368,12 @@ struct BranchDto<'a> {
     rubric: Option<&'a str>,
     weight: f64,
     yields: &'a [String],
+    /// hensu extension (docs/language.md, *Dependency DAGs*), only when set.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    depends_on: &'a [String],
+    /// hensu extension: `runIf("v")`, only when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run_if: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -459,6 +465,8 @@ impl<'a> From<&'a Node> for NodeDto<'a> {
                         rubric: rubric_text(&b.rubric),
                         weight: b.weight,
                         yields: &b.yields,
+                        depends_on: &b.after,
+                        run_if: b.run_if.as_deref(),
                     })
                     .collect(),
                 consensus_config: n.consensus_config.as_ref().map(|c| ConsensusConfigDto {

@@ -182,15 +182,21 @@ fn node() -> impl Strategy<Value = Node> {
         opt_rubric(),
         num(),
         strings(),
+        strings(),
+        prop::option::of(ident()),
     )
-        .prop_map(|(id, agent_id, prompt, rubric, weight, yields)| Branch {
-            rubric: mk_rubric(&id, rubric),
-            id,
-            agent_id,
-            prompt,
-            weight,
-            yields,
-        });
+        .prop_map(
+            |(id, agent_id, prompt, rubric, weight, yields, after, run_if)| Branch {
+                rubric: mk_rubric(&id, rubric),
+                id,
+                agent_id,
+                prompt,
+                weight,
+                yields,
+                after,
+                run_if,
+            },
+        );
     let parallel = (
         ident(),
         prop::collection::vec(branch, 0..3),

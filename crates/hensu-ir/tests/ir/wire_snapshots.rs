@@ -61,6 +61,8 @@ fn snapshot_node_kinds() {
                         rubric: None,
                         weight: 0.3,
                         yields: vec![s("readability_feedback")],
+                        after: vec![],
+                        run_if: None,
                     },
                     Branch {
                         rubric: Some(rubric("accuracy", "#### Correct\n- points: 3")),

@@ -510,7 +510,7 @@ impl Engine {
         if let Some(p) = &cx.paren {
             match (p.callee.as_deref(), p.arg) {
                 (Some("writes" | "yields" | "imports" | "exports"), _)
-                | (Some("onCondition"), 0) => b.variables(quote, false),
+                | (Some("onCondition" | "runIf"), 0) => b.variables(quote, false),
                 (Some("targets" | "await"), _) => b.nodes(quote),
                 (Some("extends"), 0) => self.workflow_ids(b, quote, uri),
                 (Some("routes"), 0) => b.nodes(quote),

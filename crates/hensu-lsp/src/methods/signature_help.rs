@@ -97,6 +97,7 @@ fn signature(spec: &StatementSpec) -> Option<Signature> {
         let what = match spec.name {
             "writes" | "yields" | "imports" | "exports" => "variable: String".to_string(),
             "targets" => "node: String".to_string(),
+            "after" => "branch: String".to_string(),
             "await" => "fork: String".to_string(),
             _ => written
                 .first()

@@ -240,3 +240,34 @@ fn complete_variables_in_an_unclosed_second_argument() {
         "{out}"
     );
 }
+
+/// A parallel node's branch offers `after` and `runIf` (docs/language.md, *Dependency DAGs*),
+/// and `runIf(` offers the variables.
+#[test]
+fn complete_dependency_dag_statements_and_the_run_if_variable() {
+    let dag = |body: &str| {
+        DOC.replace(
+            "        subWorkflow(\"summarize\") {",
+            &format!(
+                "        parallel(\"fan\") {{\n            branch(\"a\") {{ agent = \"writer\" }}\n            branch(\"b\") {{\n                {body}\n                agent = \"writer\"\n            }}\n            onSuccess goto \"done\"\n        }}\n\n        subWorkflow(\"summarize\") {{"
+            ),
+        )
+    };
+    let statements = completion(&dag("$0"));
+    for word in ["after (", "runIf ("] {
+        assert!(
+            statements.lines().any(|l| l.starts_with(word)),
+            "{word} missing: {statements}"
+        );
+    }
+    let after = statements
+        .lines()
+        .find(|l| l.starts_with("after ("))
+        .unwrap();
+    assert!(after.contains("after(\"a\", \"b\")"), "{after}");
+    let flag = completion(&dag("runIf($0)"));
+    assert!(
+        flag.starts_with("topic (Variable) — VarType.STRING\n    => runIf(\"topic\")"),
+        "{flag}"
+    );
+}

@@ -7,7 +7,12 @@ use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::task::Poll;
 
+use hensu_ir::is_engine_variable;
+use serde_json::Value;
+
 use crate::error::RuntimeError;
+use crate::state::BranchOutcome;
+use crate::value::Context;
 
 /// A boxed, sendable future (breaks the drive → node kind → drive recursion).
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -92,4 +97,30 @@ where
     })
     .await?;
     Ok(outs.into_iter().flatten().collect())
+}
+
+/// Merges the yields of `outcomes` into `ctx` (engine variables left out).
+pub(crate) fn merge_yields<'a>(
+    ctx: &mut Context,
+    outcomes: impl Iterator<Item = &'a BranchOutcome>,
+) {
+    for o in outcomes {
+        for (k, v) in &o.yields {
+            if !is_engine_variable(k) {
+                ctx.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// `failed_branches`: the ids of the branches that failed, when any did.
+pub(crate) fn note_failed_branches(ctx: &mut Context, outcomes: &[BranchOutcome]) {
+    let failed: Vec<Value> = outcomes
+        .iter()
+        .filter(|o| !o.success)
+        .map(|o| Value::String(o.id.clone()))
+        .collect();
+    if !failed.is_empty() {
+        ctx.insert("failed_branches".into(), Value::Array(failed));
+    }
 }

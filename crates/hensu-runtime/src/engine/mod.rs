@@ -340,3 +340,12 @@ impl Exec<'_> {
         }
     }
 }
+
+/// `30s`, `1500ms`: how a timeout is named in a failure.
+pub(crate) fn describe_ms(ms: u64) -> String {
+    if ms >= 1000 && ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}

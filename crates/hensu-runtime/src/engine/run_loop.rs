@@ -99,8 +99,10 @@ where
 }
 
 /// The node's own `timeout`, when its workflow sets one (most set none: one emptiness check).
+/// A dependency DAG keeps its own (docs/language.md, *Dependency DAGs*): at its timeout it
+/// fails with the results its branches collected so far, so the loop does not abandon it.
 #[inline]
-fn node_timeout(p: &Prepared, cur: usize) -> Option<Duration> {
+fn node_timeout(p: &Prepared, cur: usize, node: &Node) -> Option<Duration> {
     let timing = &p.workflow().timing;
     if timing.nodes.is_empty() {
         return None;
@@ -109,16 +111,8 @@ fn node_timeout(p: &Prepared, cur: usize) -> Option<Duration> {
         .nodes
         .get(p.plan.id(cur))
         .and_then(|t| t.timeout_ms)
+        .filter(|_| !matches!(node, Node::Parallel(par) if par.is_dag()))
         .map(Duration::from_millis)
-}
-
-/// `30s`, `1500ms`: how a timeout is named in a failure.
-fn describe_ms(ms: u64) -> String {
-    if ms >= 1000 && ms.is_multiple_of(1000) {
-        format!("{}s", ms / 1000)
-    } else {
-        format!("{ms}ms")
-    }
 }
 
 /// Sleeps `wait` unless the run is cancelled or its time limit passes first (the `Raced`
@@ -469,7 +463,7 @@ impl Exec<'_> {
                     nested_decision.take(),
                     &mut prompt,
                 ));
-                let timeout = node_timeout(p, cur);
+                let timeout = node_timeout(p, cur, node);
                 let node_sleep = pin!(timeout.map(tokio::time::sleep));
                 let raced = race_node(
                     execute,
@@ -487,7 +481,7 @@ impl Exec<'_> {
                 // The node in flight is abandoned; its failure takes the normal failure path.
                 (Raced::NodeTimedOut, t) => Some(NodeResult::failure(format!(
                     "timed out after {}",
-                    describe_ms(t.map_or(0, |t| t.as_millis() as u64))
+                    super::describe_ms(t.map_or(0, |t| t.as_millis() as u64))
                 ))),
             };
             let Some(result) = result.filter(|_| !cancel.is_cancelled()) else {

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 mod bad_input;
 mod compensation;
+mod dag;
 mod engine_variables;
 mod events;
 mod generic_handlers;

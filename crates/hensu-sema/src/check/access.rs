@@ -74,9 +74,25 @@ pub fn node_reads<'a>(node: &'a Node, schema: Option<&'a StateSchema>) -> Vec<&'
             }
         }
         Node::Parallel(p) => {
-            for b in &p.branches {
+            for (i, b) in p.branches.iter().enumerate() {
+                // In a dependency DAG, what the branches a branch waits for produce (their
+                // outputs under their ids, their yields) is the node's own, not a read.
+                let upstream = super::dag::ancestors(p, i);
+                let internal = |name: &str| {
+                    upstream.contains(&name)
+                        || p.branches.iter().any(|o| {
+                            upstream.contains(&o.id.as_str()) && o.yields.iter().any(|y| y == name)
+                        })
+                };
+                let mut own = Vec::new();
                 if let Some(prompt) = &b.prompt {
-                    text(prompt, &mut out);
+                    text(prompt, &mut own);
+                }
+                if let Some(flag) = &b.run_if {
+                    push(&mut own, flag);
+                }
+                for name in own.into_iter().filter(|n| !internal(n)) {
+                    push(&mut out, name);
                 }
             }
         }

@@ -18,6 +18,7 @@ mod actions;
 mod compensation;
 mod consumed;
 mod coverage;
+mod dag;
 mod dataflow;
 mod flow;
 mod fxhash;
@@ -70,6 +71,7 @@ pub fn check_workflow(wf: &Workflow, origins: &Origins, input: InputKind) -> Vec
     dataflow::check(&mut cx, &graph);
     consumed::check(&mut cx, &graph);
     timing::check(&mut cx);
+    dag::check(&mut cx);
     let diagnostics = crate::cascade::settle_checks(origins, cx.diagnostics);
     // Suppressions are matched in the workflow's own span space (a merged extending workflow's
     // base spans included), before the diagnostics are placed into their real files.

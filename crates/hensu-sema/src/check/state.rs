@@ -97,6 +97,9 @@ struct PromptSite<'a> {
     what: &'static str,
     /// A compensation's text: `{compensating}` and `{compensating_output}` are the engine's.
     compensation: bool,
+    /// A DAG branch's prompt: the ids of the branches that finish before it, whose outputs are
+    /// in its context (docs/language.md, *Dependency DAGs*).
+    dependencies: Vec<&'a str>,
 }
 
 pub(super) fn check(cx: &mut Ctx<'_>) {
@@ -122,6 +125,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                         node: id,
                         what: "prompt",
                         compensation: false,
+                        dependencies: Vec::new(),
                     });
                 }
                 conditions(
@@ -155,6 +159,9 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
             Node::Parallel(p) => {
                 for (b, branch) in p.branches.iter().enumerate() {
                     let bo = origin.and_then(|o| o.branches.get(b));
+                    if let Some(flag) = &branch.run_if {
+                        marks.read(schema, flag);
+                    }
                     for (i, name) in branch.yields.iter().enumerate() {
                         marks.write(schema, name);
                         if is_engine_variable(name) {
@@ -187,6 +194,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                                 .or_else(|| Some(cx.node_span(id))),
                             what: "branch prompt",
                             compensation: false,
+                            dependencies: super::dag::ancestors(p, b),
                         });
                     }
                 }
@@ -214,6 +222,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                                     node: id,
                                     what: "payload",
                                     compensation: false,
+                                    dependencies: Vec::new(),
                                 });
                             }
                         }
@@ -266,6 +275,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                 node: id,
                 what: "compensation prompt",
                 compensation: true,
+                dependencies: Vec::new(),
             }),
             CompensationBody::Actions(actions) => {
                 for action in actions {
@@ -284,6 +294,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                                     node: id,
                                     what: "payload",
                                     compensation: true,
+                                    dependencies: Vec::new(),
                                 });
                             }
                         }
@@ -426,6 +437,9 @@ fn prompt_placeholder<'a>(
     name: &'a str,
 ) {
     if site.compensation && matches!(name, COMPENSATING | COMPENSATING_OUTPUT) {
+        return;
+    }
+    if site.dependencies.contains(&name) {
         return;
     }
     let declared = marks.read(schema, name);

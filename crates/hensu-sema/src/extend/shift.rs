@@ -136,11 +136,17 @@ fn shift_node(n: &mut NodeOrigin, by: u32) {
             props,
             yields,
             placeholders,
+            after,
+            run_if,
         } = b;
         s(id, by);
         s(decl, by);
+        if let Some(span) = run_if {
+            s(span, by);
+        }
         all(props.values_mut(), by);
         all(yields.iter_mut(), by);
+        all(after.iter_mut(), by);
         all(placeholders.iter_mut().map(|(_, span)| span), by);
     }
     shift_rules(rules, by);

@@ -518,6 +518,22 @@ pub(super) const BRANCH: &[StatementSpec] = &[
         "yields(\"a\", \"b\")",
         "State variables this branch contributes.",
     ),
+    call(
+        "after",
+        1,
+        None,
+        Repeat::Once,
+        "after(\"a\", \"b\")",
+        "Start this branch only when the named branches of the same node have finished; their yields and outputs are in its context, and a failed one fails it (docs/language.md, *Dependency DAGs*).",
+    ),
+    call(
+        "runIf",
+        1,
+        Some(1),
+        Repeat::Once,
+        "runIf(\"flag\")",
+        "Run this branch only when the Boolean state variable is true; otherwise it is SKIPPED, a success passed on to its dependents (docs/language.md, *Dependency DAGs*).",
+    ),
 ];
 
 pub(super) const CONSENSUS: &[StatementSpec] = &[

@@ -277,7 +277,7 @@ fn examples_check_without_errors() {
 }
 
 /// Origins for a `.json` workflow, as precise as the test needs: the whole file as fallback, node
-/// ids and standard-node `writes` entries from the JSON source map.
+/// ids, standard-node `writes` entries and branch `dependsOn` entries from the JSON source map.
 fn json_origins(wf: &hensu_ir::Workflow, text: &str, file: FileId) -> hensu_sema::origins::Origins {
     use hensu_diagnostics::Span;
     use hensu_sema::origins::{NodeOrigin, Origins};
@@ -302,6 +302,31 @@ fn json_origins(wf: &hensu_ir::Workflow, text: &str, file: FileId) -> hensu_sema
                     map.value_span(&format!("{path}.writes[{i}]"))
                         .map(span)
                         .unwrap_or(fallback)
+                })
+                .collect();
+        }
+        if let hensu_ir::Node::Parallel(p) = node {
+            // A dependency DAG's `dependsOn` entries (docs/language.md, *Dependency DAGs*).
+            o.branches = p
+                .branches
+                .iter()
+                .enumerate()
+                .map(|(b, branch)| {
+                    let bp = format!("{path}.branches[{b}]");
+                    hensu_sema::origins::BranchOrigin {
+                        id: map
+                            .value_span(&format!("{bp}.id"))
+                            .map(span)
+                            .unwrap_or(fallback),
+                        after: (0..branch.after.len())
+                            .map(|k| {
+                                map.value_span(&format!("{bp}.dependsOn[{k}]"))
+                                    .map(span)
+                                    .unwrap_or(fallback)
+                            })
+                            .collect(),
+                        ..Default::default()
+                    }
                 })
                 .collect();
         }

@@ -128,6 +128,10 @@ fn node() -> impl Strategy<Value = Node> {
                     .map(|b| Branch {
                         yields: ys.clone(),
                         prompt: Some("{b}".into()),
+                        // Dependencies among the branches, themselves and unknown names
+                        // included: cycles and E0312 (docs/language.md, *Dependency DAGs*).
+                        after: xs.iter().chain(&ys).rev().cloned().collect(),
+                        run_if: ys.first().cloned(),
                         ..Branch::new(b.clone(), b.clone())
                     })
                     .collect(),

@@ -42,6 +42,7 @@ on_both!(
     sub_workflows_need_children_first,
     start_stream_result,
     parallel_branches_are_recorded,
+    dag_branches_are_recorded_as_they_settle,
     sse_replays_after_last_event_id,
     review_pause_and_resume,
     resume_body_rules,

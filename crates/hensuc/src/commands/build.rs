@@ -76,29 +76,58 @@ pub fn execute(args: BuildArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(exit::SUCCESS))
 }
 
-/// W0901: the artifact carries hensu's saga extension, which an upstream engine ignores
-/// (docs/language.md, *Saga compensation*).
+/// W0901: the artifact carries hensu's saga extension or a dependency DAG, which an upstream
+/// engine ignores (docs/language.md, *Saga compensation*, *Dependency DAGs*).
 fn needs_hensu_engine(unit: &project::Unit) -> Option<Diagnostic> {
     let wf = unit.workflow.as_ref()?;
-    if wf.saga.is_empty() {
-        return None;
-    }
-    let (node, compensation) = wf.saga.node_compensations.first()?;
-    let span = unit
-        .origins
-        .node(node)
-        .and_then(|o| o.props.get("compensation").copied())
-        .unwrap_or_else(|| unit.origins.node_id(node));
-    let d = Diagnostic::new(
-        codes::W0901,
-        "this artifact needs hensu's engine: it uses saga compensation",
-        span,
-        format!("`{node}` names the compensation `{compensation}`"),
+    let d = match wf.saga.node_compensations.first() {
+        Some((node, compensation)) if !wf.saga.is_empty() => {
+            let span = unit
+                .origins
+                .node(node)
+                .and_then(|o| o.props.get("compensation").copied())
+                .unwrap_or_else(|| unit.origins.node_id(node));
+            Diagnostic::new(
+                codes::W0901,
+                "this artifact needs hensu's engine: it uses saga compensation",
+                span,
+                format!("`{node}` names the compensation `{compensation}`"),
+            )
+            .with_note("the JSON carries `compensations` and a node's `compensation`, hensu extensions of the upstream wire format; an upstream Hensu engine ignores them and never compensates")
+        }
+        _ => dependency_dag(unit, wf)?,
+    };
+    Some(
+        d.with_help("run the artifact with `hensuc run` or a hensu server")
+            .in_file(unit.file),
     )
-    .with_note("the JSON carries `compensations` and a node's `compensation`, hensu extensions of the upstream wire format; an upstream Hensu engine ignores them and never compensates")
-    .with_help("run the artifact with `hensuc run` or a hensu server")
-    .in_file(unit.file);
-    Some(d)
+}
+
+/// The W0901 of a workflow with a dependency DAG, at its first `after` (or `runIf`).
+fn dependency_dag(unit: &project::Unit, wf: &hensu_ir::Workflow) -> Option<Diagnostic> {
+    let (node, b, branch) = wf.nodes.values().find_map(|n| match n {
+        hensu_ir::Node::Parallel(p) => p
+            .branches
+            .iter()
+            .enumerate()
+            .find(|(_, b)| b.is_dag_member())
+            .map(|(i, b)| (p.id.as_str(), i, b)),
+        _ => None,
+    })?;
+    let origin = unit.origins.node(node).and_then(|o| o.branches.get(b));
+    let span = origin
+        .and_then(|o| o.after.first().copied().or(o.run_if))
+        .or(origin.map(|o| o.id))
+        .unwrap_or_else(|| unit.origins.node_id(node));
+    Some(
+        Diagnostic::new(
+            codes::W0901,
+            "this artifact needs hensu's engine: it uses a dependency DAG",
+            span,
+            format!("branch `{}` of `{node}` waits or runs under a condition", branch.id),
+        )
+        .with_note("the JSON carries a branch's `dependsOn` and `runIf`, hensu extensions of the upstream wire format; an upstream Hensu engine ignores them and starts every branch at once"),
+    )
 }
 
 fn output_path(args: &BuildArgs, id: &str) -> Option<PathBuf> {

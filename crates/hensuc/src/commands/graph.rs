@@ -243,11 +243,7 @@ pub fn render_mermaid(workflow: &Workflow, inherited: &Inherited) -> String {
         let id = mermaid_id(node.id());
         let from = match node {
             Node::Parallel(p) => {
-                for b in &p.branches {
-                    let b = mermaid_id(&b.id);
-                    let _ = writeln!(out, "  {id} -->|branch| {id}_{b}");
-                    let _ = writeln!(out, "  {id}_{b} --> {id}___join");
-                }
+                mermaid_branches(&mut out, &id, p);
                 format!("{id}___join")
             }
             Node::Join(j) => {
@@ -289,6 +285,30 @@ pub fn render_mermaid(workflow: &Workflow, inherited: &Inherited) -> String {
     }
     out.push_str("  linkStyle default stroke:#0A84FF, stroke-width:1px\n```\n");
     out
+}
+
+/// The edges of a parallel node's branches: from the node to each branch, from each branch to
+/// the join. In a dependency DAG (docs/language.md, *Dependency DAGs*) a branch is entered from
+/// the branches it waits for instead (`after`, or `if flag` for a `runIf`), and only the
+/// branches nothing waits for lead to the join.
+fn mermaid_branches(out: &mut String, id: &str, p: &hensu_ir::ParallelNode) {
+    for b in &p.branches {
+        let bid = mermaid_id(&b.id);
+        let label = match &b.run_if {
+            Some(flag) => format!("if {}", mermaid_label(flag)),
+            None if b.after.is_empty() => "branch".to_string(),
+            None => "after".to_string(),
+        };
+        if b.after.is_empty() {
+            let _ = writeln!(out, "  {id} -->|{label}| {id}_{bid}");
+        }
+        for dep in &b.after {
+            let _ = writeln!(out, "  {id}_{} -->|{label}| {id}_{bid}", mermaid_id(dep));
+        }
+        if !p.branches.iter().any(|o| o.after.contains(&b.id)) {
+            let _ = writeln!(out, "  {id}_{bid} --> {id}___join");
+        }
+    }
 }
 
 /// A DOT quoted string; a line break becomes DOT's `\n` (a centred line), not a raw newline.

@@ -68,6 +68,15 @@ impl Progress {
         });
     }
 
+    /// A dependency DAG's branch that settled without running (docs/language.md, *Dependency
+    /// DAGs*): a skip (not shown with `--quiet`) or a failed dependency.
+    fn branch_not_run(&self, branch: &str, skipped: bool, reason: &str) {
+        if !(skipped && self.quiet) {
+            let mark = if skipped { "↷" } else { "✗" };
+            self.say(&format!("  {mark} branch {branch} not run: {reason}"));
+        }
+    }
+
     /// Prints a line (above the status line on a terminal).
     fn say(&self, text: &str) {
         let text = self.redactor.redact(text);
@@ -163,6 +172,12 @@ impl ExecutionListener for Progress {
             } => self.say(&format!(
                 "  ↻ {node_id}: {problem}; re-prompting {agent_id} (correction {attempt})"
             )),
+            Event::BranchSkipped {
+                branch_id,
+                success,
+                reason,
+                ..
+            } => self.branch_not_run(branch_id, *success, reason),
             Event::ActionExecuted {
                 action,
                 success,

@@ -119,3 +119,37 @@ fn build_warns_that_a_saga_artifact_needs_hensus_engine() {
     let plain = run_hensuc(&["build", "examples/workflows/mini-review.hwf", "-o", "-"]);
     assert!(!stderr(&plain).contains("W0901"), "{}", stderr(&plain));
 }
+
+/// A dependency DAG's artifact carries `dependsOn`/`runIf` and W0901 says an upstream engine
+/// would ignore them (docs/language.md, *Dependency DAGs*).
+#[test]
+fn build_warns_that_a_dag_artifact_needs_hensus_engine() {
+    let out = run_hensuc(&[
+        "build",
+        "examples/workflows/market-report.hwf",
+        "-d",
+        "examples",
+        "-o",
+        "-",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let branches = &v["nodes"]["gather"]["branches"];
+    assert_eq!(branches[0].get("dependsOn"), None, "only when set");
+    assert_eq!(
+        branches[2]["dependsOn"],
+        serde_json::json!(["web", "papers"])
+    );
+    assert_eq!(branches[3]["runIf"], "translate");
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "warning[W0901]: this artifact needs hensu's engine: it uses a dependency DAG"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("branch `write` of `gather` waits or runs under a condition"),
+        "{err}"
+    );
+}

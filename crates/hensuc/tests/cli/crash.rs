@@ -463,3 +463,153 @@ fn a_run_killed_inside_a_fork_resumes_only_the_unfinished_targets() {
     assert_eq!(ctx, base_ctx, "final context differs");
     assert_eq!(path, base_path, "path differs");
 }
+
+/// The `agent_call` events of one attempt's branches: their branch ids, in order.
+fn branch_calls(events: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(events).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["event"] == "agent_call")
+        .filter_map(|e| e["branch_id"].as_str().map(String::from))
+        .collect()
+}
+
+/// A dependency DAG (docs/language.md, *Dependency DAGs*): `a → c`, `b → d`, `c, d → e`,
+/// `e → publish` (runIf a flag `e` yields false: SKIPPED) `→ finish`, each call slow. Killed
+/// while `e` runs, the run resumes the node with `a`–`d` recorded as settled (they never run
+/// again) and runs only `e` and what follows; the result equals an uninterrupted run's.
+#[test]
+fn a_run_killed_inside_a_dag_resumes_only_the_unsettled_branches() {
+    let text = r#"fun dagCrash() = workflow("dag-crash") {
+    version = "1.0.0"
+
+    state {
+        variable("publish", VarType.BOOLEAN)
+        variable("summary", VarType.STRING)
+    }
+
+    agents {
+        agent("a") { role = "Worker"; model = Models.GPT_4O }
+        agent("b") { role = "Worker"; model = Models.GPT_4O }
+        agent("c") { role = "Worker"; model = Models.GPT_4O }
+        agent("d") { role = "Worker"; model = Models.GPT_4O }
+        agent("e") { role = "Worker"; model = Models.GPT_4O }
+        agent("f") { role = "Worker"; model = Models.GPT_4O }
+        agent("g") { role = "Worker"; model = Models.GPT_4O }
+    }
+
+    graph {
+        start at "dag"
+
+        parallel("dag") {
+            branch("a") { agent = "a"; prompt = "do a" }
+            branch("b") { agent = "b"; prompt = "do b" }
+            branch("c") {
+                after("a")
+                agent = "c"
+                prompt = "do c after {a}"
+            }
+            branch("d") {
+                after("b")
+                agent = "d"
+                prompt = "do d after {b}"
+            }
+            branch("e") {
+                after("c", "d")
+                agent = "e"
+                prompt = "do e after {c} and {d}"
+                yields("summary", "publish")
+            }
+            branch("publish") {
+                after("e")
+                runIf("publish")
+                agent = "f"
+                prompt = "publish {summary}"
+            }
+            branch("finish") {
+                after("publish")
+                agent = "g"
+                prompt = "finish after {publish}"
+            }
+            onSuccess goto "done"
+        }
+
+        end("done")
+    }
+}
+"#;
+    let setup = |dir: &Path| {
+        let stubs = dir.join("stubs").join("default");
+        std::fs::create_dir_all(&stubs).unwrap();
+        for x in ["a", "b", "c", "d", "f", "g"] {
+            std::fs::write(stubs.join(format!("{x}.txt")), format!("output of {x}")).unwrap();
+        }
+        std::fs::write(stubs.join("e.txt"), r#"{"summary": "S", "publish": false}"#).unwrap();
+        let wf = dir.join("dag.hwf");
+        std::fs::write(&wf, text).unwrap();
+        wf
+    };
+    let delay = 300;
+    let count = |list: &[String], id: &str| list.iter().filter(|n| *n == id).count();
+
+    // The reference run, uninterrupted.
+    let clean = tempfile::tempdir().unwrap();
+    let wf = setup(clean.path());
+    let (base_ctx, base_path, _) = uninterrupted(clean.path(), &wf);
+    let base_calls = branch_calls(&clean.path().join("events.jsonl"));
+    assert_eq!(count(&base_calls, "publish"), 0, "skipped: no call");
+    assert_eq!(base_calls.len(), 6);
+
+    // Killed (SIGKILL) while `e` runs: `c` and `d` (and so `a` and `b`) have finished.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let wf = setup(dir);
+    let first = dir.join("events-0.jsonl");
+    let mut child = spawn(dir, &wf, None, &first, delay);
+    let t0 = Instant::now();
+    loop {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before the kill"
+        );
+        let calls = branch_calls(&first);
+        if count(&calls, "c") > 0 && count(&calls, "d") > 0 {
+            // Well inside e's call (300 ms), after c's and d's outcomes are recorded.
+            std::thread::sleep(Duration::from_millis(100));
+            child.kill().unwrap();
+            let _ = child.wait();
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(120), "c and d never ran");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(
+        count(&branch_calls(&first), "e"),
+        0,
+        "killed before e finished"
+    );
+    let id = only_run(dir).unwrap();
+    let second = dir.join("events-1.jsonl");
+    let out = spawn(dir, &wf, Some(&id), &second, delay)
+        .wait_with_output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let calls = branch_calls(&second);
+    assert_eq!(
+        calls,
+        ["e", "finish"],
+        "a–d settled before the kill are not run again; e and finish run once"
+    );
+    let (ctx, path, _) = final_state(dir, &id);
+    assert_eq!(ctx, base_ctx, "final context differs");
+    assert_eq!(path, base_path, "path differs");
+    let store = SqliteStore::open(dir).unwrap();
+    let snapshot = crate::wait(store.load(&id)).unwrap().snapshot;
+    let output = &snapshot["history"][0]["output"];
+    assert_eq!(output["publish"], "SKIPPED", "{output}");
+    assert_eq!(output["finish"], "output of g");
+}

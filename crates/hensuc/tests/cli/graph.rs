@@ -88,3 +88,53 @@ fn graph_shows_timeout_and_backoff() {
     assert!(out.contains("│  timeout   30s"), "{out}");
     assert!(out.contains("retry ≤3 · backoff 1500ms"), "{out}");
 }
+
+/// `hensuc graph` draws a dependency DAG's order (docs/language.md, *Dependency DAGs*): the
+/// text lists each branch's `after` and `runIf`, mermaid enters a branch from the branches it
+/// waits for and joins only the last ones, and the JSON's `requires` leaves out what the DAG
+/// produces for itself.
+#[test]
+fn graph_shows_a_dependency_dag() {
+    let out = |format: &str| {
+        let o = run_hensuc(&[
+            "graph",
+            "examples/workflows/market-report.hwf",
+            "-d",
+            "examples",
+            "--format",
+            format,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let text = out("text");
+    assert!(
+        text.contains("• write (report-writer) after web, papers"),
+        "{text}"
+    );
+    assert!(
+        text.contains("• translate (translator) after write if translate"),
+        "{text}"
+    );
+    let mermaid = out("mermaid");
+    for edge in [
+        "gather -->|branch| gather_web",
+        "gather -->|branch| gather_papers",
+        "gather_web -->|after| gather_write",
+        "gather_papers -->|after| gather_write",
+        "gather_write -->|if translate| gather_translate",
+        "gather_translate --> gather___join",
+    ] {
+        assert!(mermaid.contains(edge), "{edge} missing: {mermaid}");
+    }
+    assert!(
+        !mermaid.contains("gather_web --> gather___join"),
+        "{mermaid}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&out("json")).unwrap();
+    assert_eq!(
+        json["nodes"][0]["requires"],
+        serde_json::json!(["topic", "translate"]),
+        "web, papers and report are the DAG's own"
+    );
+}

@@ -176,7 +176,8 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
     let tmp = tempfile::tempdir().unwrap();
     let project = examples_copy(tmp.path());
 
-    // Events of runs that cover compensations (a declined saga), a fork, a rubric, a pause.
+    // Events of runs that cover compensations (a declined saga), a fork, a rubric, a pause, a
+    // skipped DAG branch.
     let events = schemas.validator("events.schema.json");
     let mut seen = std::collections::BTreeSet::new();
     let mut event_ids = std::collections::BTreeSet::new();
@@ -185,6 +186,12 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
         ("fork-join", r#"{"company": "Acme"}"#, "default"),
         ("human-review", r#"{"goal": "schemas"}"#, "default"),
         ("trip-booking", r#"{"trip": "Lisbon to Tokyo"}"#, "declined"),
+        // A dependency DAG whose last branch is skipped.
+        (
+            "market-report",
+            r#"{"topic": "schemas", "translate": false}"#,
+            "default",
+        ),
     ] {
         let file = tmp.path().join(format!("{workflow}.jsonl"));
         let run = hensuc()
@@ -222,6 +229,7 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
         "rubric_evaluated",
         "compensation_started",
         "compensation_finished",
+        "branch_skipped",
         "run_finished",
     ] {
         assert!(
@@ -238,7 +246,7 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
         .unwrap();
     let runs_json = json_of(&runs);
     let listed = runs_json["runs"].as_array().unwrap();
-    assert_eq!(listed.len(), 4, "{runs_json:#}");
+    assert_eq!(listed.len(), 5, "{runs_json:#}");
     // One run id: the events' `execution_id` is the id `runs` lists.
     let run_ids: std::collections::BTreeSet<String> = listed
         .iter()

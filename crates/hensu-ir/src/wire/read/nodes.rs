@@ -175,6 +175,8 @@ impl Reader<'_> {
             rubric: self.rubric(m, path, &id)?,
             weight: self.f64_or(m, path, "weight", 1.0)?,
             yields: self.str_list(m, path, "yields")?,
+            after: self.str_list(m, path, "dependsOn")?,
+            run_if: self.opt_str(m, path, "runIf")?,
             id,
         })
     }

@@ -4,12 +4,12 @@
 use std::future::Future;
 use std::time::Duration;
 
-use hensu_ir::{ConsensusConfig, ConsensusStrategy, ParallelNode, is_engine_variable};
+use hensu_ir::{Branch, ConsensusConfig, ConsensusStrategy, ParallelNode};
 use indexmap::IndexMap;
 use serde_json::Value;
 
 use crate::engine::branches::BoxFuture;
-use crate::engine::branches::{join_all, join_all_recording};
+use crate::engine::branches::{join_all, join_all_recording, merge_yields, note_failed_branches};
 use crate::engine::{Exec, Flow, Prepared};
 use crate::enrich::{Enrichment, enrich};
 use crate::error::RuntimeError;
@@ -35,7 +35,7 @@ fn java_fixed(v: f64, decimals: usize) -> String {
 
 /// The outcomes a durable run recorded for the branches of `node` before it stopped (taken
 /// from the state), by branch position; `None` when nothing was recorded.
-fn recorded_outcomes(
+pub(super) fn recorded_outcomes(
     state: &mut RunState,
     node: &ParallelNode,
 ) -> Option<Vec<Option<BranchOutcome>>> {
@@ -83,6 +83,35 @@ pub(crate) async fn execute_parallel(
         self_scoring,
         timeout,
     };
+    if node.is_dag() {
+        let limit = p
+            .workflow()
+            .timing
+            .of(&node.id)
+            .timeout_ms
+            .map(Duration::from_millis);
+        let node_id = node.id.as_str();
+        let run = super::dag::schedule(
+            node,
+            &state.context,
+            recorded,
+            |i, ctx| runs.start(&node.branches[i], ctx),
+            |outcome: &BranchOutcome| {
+                let frames = recording?;
+                let outcome = outcome.clone();
+                let record: BoxFuture<'_, _> = Box::pin(async move {
+                    engine
+                        .record_branch(frames, node_id, FinishedBranch::Parallel(&outcome))
+                        .await
+                });
+                Some(record)
+            },
+            limit,
+            engine.listener,
+        )
+        .await?;
+        return Ok(super::dag::result(&mut state.context, node, run));
+    }
     let futures = runs.prepare(state, recorded.as_deref());
     let ran = join_branches(engine, node, futures, recording).await?;
     let outcomes = in_branch_order(recorded, ran);
@@ -136,68 +165,78 @@ impl<'a, 'r> BranchRuns<'a, 'r> {
         state: &RunState,
         recorded: Option<&[Option<BranchOutcome>]>,
     ) -> Vec<impl Future<Output = BranchOutcome> + use<'a, 'r>> {
-        let (engine, p, node) = (self.engine, self.p, self.node);
-        let (self_scoring, timeout) = (self.self_scoring, self.timeout);
-        let schema = p.workflow().state_schema.as_ref();
+        let node = self.node;
         let mut futures = Vec::with_capacity(node.branches.len());
         for (i, branch) in node.branches.iter().enumerate() {
             if recorded.is_some_and(|r| r[i].is_some()) {
                 continue;
             }
-            let mut ctx: Context = state.context.clone();
-            set_current_node(&mut ctx, &node.id);
-            let mut prompt = resolve(branch.prompt.as_deref().unwrap_or(""), &ctx);
-            for y in &branch.yields {
-                ctx.shift_remove(y.as_str());
-            }
-            let recommendation = match ctx.get("recommendation") {
-                Some(Value::String(s)) => Some(s.clone()),
-                _ => None,
-            };
-            enrich(
-                &mut prompt,
-                &Enrichment {
-                    recommendation: recommendation.as_deref(),
-                    rubric: None,
-                    needs_score: self_scoring,
-                    needs_approved: self_scoring,
-                    needs_recommendation: self_scoring,
-                    writes: &[],
-                    yields: &branch.yields,
-                    schema,
-                },
-            );
-            let agent = p.agents.get_with_system_prompt(&branch.agent_id);
-            let node_id = node.id.as_str();
-            futures.push(async move {
-                let Some((agent, system_prompt)) = agent else {
-                    return BranchOutcome {
-                        id: branch.id.clone(),
-                        success: false,
-                        output: None,
-                        error: Some(format!(
-                            "Branch execution failed: Agent not found: {}",
-                            branch.agent_id
-                        )),
-                        yields: IndexMap::new(),
-                    };
-                };
-                let result = engine
-                    .call_agent(
-                        agent.as_ref(),
-                        system_prompt,
-                        node_id,
-                        Some(&branch.id),
-                        &prompt,
-                        &ctx,
-                        timeout,
-                        &branch.yields.iter().map(String::as_str).collect::<Vec<_>>(),
-                    )
-                    .await;
-                branch_outcome(&branch.id, result, &branch.yields, self_scoring)
-            });
+            futures.push(self.start(branch, state.context.clone()));
         }
         futures
+    }
+
+    /// The future of one branch on `ctx`, its own copy of the context: the prompt rendered
+    /// and enriched, then the agent call.
+    fn start(
+        &self,
+        branch: &'a Branch,
+        mut ctx: Context,
+    ) -> impl Future<Output = BranchOutcome> + use<'a, 'r> {
+        let (engine, p, node) = (self.engine, self.p, self.node);
+        let (self_scoring, timeout) = (self.self_scoring, self.timeout);
+        let schema = p.workflow().state_schema.as_ref();
+        set_current_node(&mut ctx, &node.id);
+        let mut prompt = resolve(branch.prompt.as_deref().unwrap_or(""), &ctx);
+        for y in &branch.yields {
+            ctx.shift_remove(y.as_str());
+        }
+        let recommendation = match ctx.get("recommendation") {
+            Some(Value::String(s)) => Some(s.clone()),
+            _ => None,
+        };
+        enrich(
+            &mut prompt,
+            &Enrichment {
+                recommendation: recommendation.as_deref(),
+                rubric: None,
+                needs_score: self_scoring,
+                needs_approved: self_scoring,
+                needs_recommendation: self_scoring,
+                writes: &[],
+                yields: &branch.yields,
+                schema,
+            },
+        );
+        let agent = p.agents.get_with_system_prompt(&branch.agent_id);
+        let node_id = node.id.as_str();
+        async move {
+            let Some((agent, system_prompt)) = agent else {
+                return BranchOutcome {
+                    id: branch.id.clone(),
+                    success: false,
+                    output: None,
+                    error: Some(format!(
+                        "Branch execution failed: Agent not found: {}",
+                        branch.agent_id
+                    )),
+                    yields: IndexMap::new(),
+                };
+            };
+            let result = engine
+                .call_agent(
+                    agent.as_ref(),
+                    system_prompt,
+                    node_id,
+                    Some(&branch.id),
+                    &prompt,
+                    &ctx,
+                    timeout,
+                    &branch.yields.iter().map(String::as_str).collect::<Vec<_>>(),
+                )
+                .await;
+            branch_outcome(&branch.id, result, &branch.yields, self_scoring)
+        }
     }
 }
 
@@ -240,18 +279,6 @@ fn in_branch_order(
                 .filter_map(|r| r.or_else(|| ran.next()))
                 .collect()
         }
-    }
-}
-
-/// `failed_branches`: the ids of the branches that failed, when any did.
-fn note_failed_branches(ctx: &mut Context, outcomes: &[BranchOutcome]) {
-    let failed: Vec<Value> = outcomes
-        .iter()
-        .filter(|o| !o.success)
-        .map(|o| Value::String(o.id.clone()))
-        .collect();
-    if !failed.is_empty() {
-        ctx.insert("failed_branches".into(), Value::Array(failed));
     }
 }
 
@@ -569,16 +596,6 @@ fn approving(outcomes: &[BranchOutcome], votes: &[Vote]) -> Vec<String> {
         .filter(|(_, v)| v.approve)
         .map(|(o, _)| o.id.clone())
         .collect()
-}
-
-fn merge_yields<'a>(ctx: &mut Context, outcomes: impl Iterator<Item = &'a BranchOutcome>) {
-    for o in outcomes {
-        for (k, v) in &o.yields {
-            if !is_engine_variable(k) {
-                ctx.insert(k.clone(), v.clone());
-            }
-        }
-    }
 }
 
 fn branch_outcome(

@@ -128,6 +128,18 @@ impl Lowerer<'_> {
                         o.yields.push(span);
                     }
                 }
+                ("after", Shape::Call(c)) => {
+                    for (name, span) in self.names(c, spec, false) {
+                        b.after.push(name);
+                        o.after.push(span);
+                    }
+                }
+                ("runIf", Shape::Call(c)) => {
+                    if let Some((name, span)) = self.names(c, spec, false).into_iter().next() {
+                        b.run_if = Some(name);
+                        o.run_if = Some(span);
+                    }
+                }
                 _ => {}
             }
         }

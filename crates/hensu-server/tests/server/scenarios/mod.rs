@@ -347,6 +347,36 @@ pub async fn parallel_branches_are_recorded(s: Server) {
     assert_eq!(result["status"], "completed", "{result}");
 }
 
+/// A dependency DAG run by the server (docs/language.md, *Dependency DAGs*), through the same
+/// engine as `hensuc run`: each settled branch (the skipped one too) is a row of the run log,
+/// and the run completes.
+pub async fn dag_branches_are_recorded_as_they_settle(s: Server) {
+    push_ok(&s, A, "dag").await;
+    let id = start(&s, A, "dag").await;
+    let evs = events(&s, A, &id, None).await;
+    let done = evs.last().expect("last");
+    assert_eq!(done.kind(), "execution.completed", "{evs:?}");
+    assert_eq!(done.data["success"], true);
+    let log = s.store().read_log(&id, 0, 1_000).await.expect("log");
+    let branch_rows: Vec<String> = log
+        .iter()
+        .filter_map(|e| e.delta.as_ref())
+        .map(|d| serde_json::to_string(d).expect("delta json"))
+        .filter(|d| d.contains("/nested"))
+        .collect();
+    for branch in ["\"web\"", "\"merge\"", "\"announce\""] {
+        assert!(
+            branch_rows.iter().any(|d| d.contains(branch)),
+            "{branch}: {branch_rows:?}"
+        );
+    }
+    // The stub's `publish` is no Boolean true: `announce` is skipped, not run.
+    assert!(
+        branch_rows.iter().any(|d| d.contains("SKIPPED")),
+        "{branch_rows:?}"
+    );
+}
+
 pub async fn sse_replays_after_last_event_id(s: Server) {
     push_ok(&s, A, "linear").await;
     let id = start(&s, A, "linear").await;

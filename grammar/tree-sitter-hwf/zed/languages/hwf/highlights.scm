@@ -82,11 +82,11 @@
 ; statement functions and value builders: writes("a"), listOf(…)
 (call_expression
   function: (identifier) @function
-  (#any-of? @function "await" "execute" "exports" "extends" "imports" "input" "listOf" "mapOf" "send" "targets" "variable" "writes" "yields"))
+  (#any-of? @function "after" "await" "execute" "exports" "extends" "imports" "input" "listOf" "mapOf" "runIf" "send" "targets" "variable" "writes" "yields"))
 
 (call_expression
   function: (identifier) @function
-  (#not-any-of? @function "action" "end" "fork" "generic" "join" "node" "parallel" "subWorkflow" "agent" "agents" "branch" "compensation" "config" "consensus" "graph" "observability" "onCondition" "onScore" "review" "routes" "state" "workflow" "await" "execute" "exports" "extends" "imports" "input" "listOf" "mapOf" "send" "targets" "variable" "writes" "yields"))
+  (#not-any-of? @function "action" "end" "fork" "generic" "join" "node" "parallel" "subWorkflow" "agent" "agents" "branch" "compensation" "config" "consensus" "graph" "observability" "onCondition" "onScore" "review" "routes" "state" "workflow" "after" "await" "execute" "exports" "extends" "imports" "input" "listOf" "mapOf" "runIf" "send" "targets" "variable" "writes" "yields"))
 
 ; """…""".trimIndent()
 (method_call
