@@ -87,6 +87,18 @@ pub struct RunRecord {
     /// A cancellation was requested (by [`crate::StateStore::request_cancel`]) while the run
     /// was held by a live owner; the owner sees it on its next checkpoint or heartbeat.
     pub cancel_requested: bool,
+    /// A forked run: the run and step whose log is this run's prefix
+    /// ([`crate::StateStore::fork`]); `None` for every other run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<RunParent>,
+}
+
+/// Where a forked run's history starts: its parent's log up to and including `step` (the
+/// parent's rows are read through, never copied).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RunParent {
+    pub run_id: String,
+    pub step: u64,
 }
 
 impl RunRecord {
@@ -110,6 +122,7 @@ impl RunRecord {
             exit_status: None,
             step: 0,
             cancel_requested: false,
+            parent: None,
         }
     }
 }
@@ -186,6 +199,10 @@ pub enum LogKind {
     /// [`crate::StateStore::claim`]: a worker took the run, from the queue or over from an
     /// owner whose lease expired; the row's output is a [`ClaimNote`].
     Claimed,
+    /// [`crate::StateStore::fork`]: the first row of a forked run, right after its parent's
+    /// prefix; its delta is the fork's edits of the parent's state, its output a
+    /// [`RunParent`].
+    Forked,
 }
 
 impl LogKind {
@@ -196,6 +213,7 @@ impl LogKind {
             LogKind::Step => "step",
             LogKind::Status => "status",
             LogKind::Claimed => "claimed",
+            LogKind::Forked => "forked",
         }
     }
 
@@ -206,6 +224,7 @@ impl LogKind {
             LogKind::Step,
             LogKind::Status,
             LogKind::Claimed,
+            LogKind::Forked,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)

@@ -422,7 +422,10 @@ fn migrated(write: fn(&Path)) -> (tempfile::TempDir, SqliteStore) {
     let path = dir.path().join("state.db");
     write(&path);
     let s = SqliteStore::open_file(&path, opts()).expect("open migrates");
-    assert_eq!(block(s.settings()).expect("settings").schema_version, 3);
+    assert_eq!(
+        block(s.settings()).expect("settings").schema_version,
+        hensu_store::SCHEMA_VERSION
+    );
     (dir, s)
 }
 
@@ -633,6 +636,58 @@ fn version_2_databases_are_migrated() {
     assert_eq!(steps("b").len(), 4);
     assert_eq!(steps("a").len(), 2);
     assert_eq!(s.load("c").expect("load c").snapshot, json!({"run": "c"}));
+}
+
+/// A database as hensu's schema version 3 wrote it: the current schema without the fork
+/// columns, one run with three steps.
+fn write_v3_database(path: &Path) {
+    {
+        let s = SqliteStore::open_file(path, opts()).expect("create");
+        s.create_run(&record("p", 1_000), &workflow(), &json!({"n": 0}))
+            .expect("create p");
+        let lease = s.acquire("p", &owner("v3")).expect("acquire");
+        for n in 1..=3u64 {
+            let entry = hensu_store::StepEntry {
+                delta: hensu_store::StateDelta::new().replace(&["n"], json!(n)),
+                ..hensu_store::StepEntry::default()
+            };
+            s.append(&lease, n - 1, &RecordUpdate::running("n"), &entry)
+                .expect("append");
+        }
+    }
+    let c = rusqlite::Connection::open(path).expect("open");
+    c.execute_batch(
+        "DROP INDEX runs_by_parent;
+         ALTER TABLE runs DROP COLUMN parent_step;
+         ALTER TABLE runs DROP COLUMN parent_run;
+         UPDATE meta SET value = '3' WHERE key = 'schema_version';",
+    )
+    .expect("back to version 3");
+}
+
+#[test]
+fn version_3_databases_are_migrated_and_fork() {
+    let (_dir, s) = migrated(write_v3_database);
+    let record = s.record("p").expect("record");
+    assert_eq!(record.parent, None);
+    assert_eq!(s.load("p").expect("load").snapshot, json!({"n": 3}));
+    let mut child = conformance::record("c", 0);
+    child.status = hensu_store::RunStatus::Queued;
+    let forked = s
+        .fork(&hensu_store::ForkSpec {
+            parent: hensu_store::RunParent {
+                run_id: "p".into(),
+                step: 2,
+            },
+            record: child,
+            workflow: None,
+            edits: hensu_store::StateDelta::new(),
+            tenant: None,
+        })
+        .expect("fork after the migration");
+    assert_eq!(forked.step, 3);
+    assert_eq!(s.load("c").expect("load").snapshot, json!({"n": 2}));
+    assert_eq!(s.history("c").expect("history").len(), 4);
 }
 
 #[test]
