@@ -19,7 +19,8 @@ use serde_json::Value;
 
 use crate::backend::{Backend, LogState, NewLogRow, corrupt, to_u64};
 use crate::{
-    LogKind, RecordUpdate, Result, RunParent, RunRecord, StateDelta, StoreError, decode_snapshot,
+    LogKind, RecordUpdate, Result, RunParent, RunRecord, StateDelta, StoreError, StoreOptions,
+    StoredRun, decode_snapshot,
 };
 
 /// How deep a chain of forks may go (each fork of a fork after its own fork point adds one).
@@ -179,6 +180,40 @@ pub(crate) async fn state_at<B: Backend>(
     Ok(state)
 }
 
+/// The run as it was after step `step`: its record (as now), workflow and the state then.
+pub(crate) async fn load_at<B: Backend>(
+    b: &mut B,
+    opts: &StoreOptions,
+    run_id: &str,
+    step: u64,
+) -> Result<StoredRun> {
+    let expected = opts.snapshot_version;
+    let (record, log) = b.run(run_id, false).await?;
+    if step > record.step {
+        return Err(StoreError::Invalid(format!(
+            "run `{run_id}` has no step {step} (its last step is {})",
+            record.step
+        )));
+    }
+    let wf = b
+        .workflow(run_id)
+        .await?
+        .ok_or_else(|| corrupt(b.location(), format!("run `{run_id}` has no data row")))?;
+    let snapshot = state_at(b, run_id, &record, &log, step, expected).await?;
+    let workflow: Value = serde_json::from_slice(&wf).map_err(|e| {
+        corrupt(
+            b.location(),
+            format!("run `{run_id}`: undecodable workflow: {e}"),
+        )
+    })?;
+    Ok(StoredRun {
+        record,
+        workflow,
+        snapshot,
+        snapshot_version: expected,
+    })
+}
+
 /// A fork to write: the new run's record (its id, workflow, status and current node; the
 /// store sets its step and parent), its workflow (`None`: the parent's), the edits of the
 /// parent's state at the fork point, and the server's tenant tag.
@@ -198,10 +233,11 @@ pub struct ForkSpec {
 /// length. Returns the new record.
 pub(crate) async fn fork<B: Backend>(
     b: &mut B,
-    snapshot_version: u64,
+    opts: &StoreOptions,
     spec: &ForkSpec,
     now: u64,
 ) -> Result<RunRecord> {
+    let snapshot_version = opts.snapshot_version;
     let step = spec.parent.step;
     let (mut parent, _) = b.run(&spec.parent.run_id, false).await?;
     if step > parent.step {

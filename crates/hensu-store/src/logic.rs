@@ -12,7 +12,8 @@ use std::task::{Context, Poll, Waker};
 use serde_json::Value;
 
 use crate::backend::{Backend, LastStep, LogState, NewLogRow, RawLogRow, Records, corrupt, to_u64};
-use crate::lineage::{self, ForkSpec};
+use crate::lineage;
+pub(crate) use crate::lineage::{fork, load_at};
 use crate::owner::LeaseRow;
 use crate::{
     CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, ClaimScope, Claimed, CompactionStage,
@@ -654,50 +655,6 @@ pub(crate) async fn read_log<B: Backend>(
         }
     }
     Ok(out)
-}
-
-/// The run as it was after step `step`: its record (as now), workflow and the state then.
-pub(crate) async fn load_at<B: Backend>(
-    b: &mut B,
-    opts: &StoreOptions,
-    run_id: &str,
-    step: u64,
-) -> Result<StoredRun> {
-    let expected = opts.snapshot_version;
-    let (record, log) = b.run(run_id, false).await?;
-    if step > record.step {
-        return Err(StoreError::Invalid(format!(
-            "run `{run_id}` has no step {step} (its last step is {})",
-            record.step
-        )));
-    }
-    let wf = b
-        .workflow(run_id)
-        .await?
-        .ok_or_else(|| corrupt(b.location(), format!("run `{run_id}` has no data row")))?;
-    let snapshot = lineage::state_at(b, run_id, &record, &log, step, expected).await?;
-    let workflow: Value = serde_json::from_slice(&wf).map_err(|e| {
-        corrupt(
-            b.location(),
-            format!("run `{run_id}`: undecodable workflow: {e}"),
-        )
-    })?;
-    Ok(StoredRun {
-        record,
-        workflow,
-        snapshot,
-        snapshot_version: expected,
-    })
-}
-
-/// Writes a fork ([`lineage::fork`]).
-pub(crate) async fn fork<B: Backend>(
-    b: &mut B,
-    opts: &StoreOptions,
-    spec: &ForkSpec,
-    now: u64,
-) -> Result<RunRecord> {
-    lineage::fork(b, opts.snapshot_version, spec, now).await
 }
 
 fn decode_log_row(path: &Path, run_id: &str, row: RawLogRow) -> Result<LogEntry> {
