@@ -42,6 +42,9 @@ enum Command {
     Runs(commands::runs::RunsArgs),
     /// Continue a paused or crashed run from its last checkpoint.
     Resume(commands::resume::ResumeArgs),
+    /// Fork a stored run at a step of its log: a new run with its history up to there,
+    /// continued here with context edits or another workflow.
+    Fork(commands::fork::ForkArgs),
     /// Cancel a run (a running one stops at its next node boundary).
     Cancel(commands::cancel::ControlArgs),
     /// Pause a running run after its current node (continue with `resume`).
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => commands::explain::execute(args),
         Command::Runs(args) => commands::runs::execute(args),
         Command::Resume(args) => commands::resume::execute(args),
+        Command::Fork(args) => commands::fork::execute(args),
         Command::Cancel(args) => commands::cancel::cancel(args),
         Command::Pause(args) => commands::cancel::pause(args),
         Command::Test(args) => commands::test::execute(args),
