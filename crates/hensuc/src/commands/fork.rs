@@ -99,8 +99,8 @@ pub fn execute(args: ForkArgs) -> anyhow::Result<ExitCode> {
             else {
                 return Ok(ExitCode::from(exit::FAILURE));
             };
-            let parent = session::block(store.load(&args.id))?
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let parent =
+                session::block(store.load(&args.id))?.map_err(|e| anyhow::anyhow!("{e}"))?;
             let options = StoredWorkflow::decode(&args.id, &parent.workflow)
                 .map_err(anyhow::Error::msg)?
                 .options;
