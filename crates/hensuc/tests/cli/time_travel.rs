@@ -148,7 +148,11 @@ fn fork_reruns_only_the_nodes_after_the_step() {
     let at_c = step_before(&history, "c");
     let at = at_c.to_string();
     let out = run(&["fork", &parent, "--at", &at, "-d", ".", "--set", "topic=go"]);
-    assert!(stderr(&out).contains("continues at `c`"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("continues at `c`"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(calls(), 4, "only `c` ran");
     let (child, shown) = newest(dir);
     assert_ne!(child, parent);
@@ -173,7 +177,11 @@ fn fork_reruns_only_the_nodes_after_the_step() {
         .iter()
         .map(|r| String::from_utf8_lossy(&r.body).into_owned())
         .collect();
-    assert!(prompts[3].contains("on go"), "the edit reached `c`: {}", prompts[3]);
+    assert!(
+        prompts[3].contains("on go"),
+        "the edit reached `c`: {}",
+        prompts[3]
+    );
     // Fork before `b` (of the fork: the point is in its prefix, so the parent's): b and c.
     let at_b = step_before(&history, "b").to_string();
     run(&["fork", &child, "--at", &at_b, "-d", "."]);
@@ -181,7 +189,10 @@ fn fork_reruns_only_the_nodes_after_the_step() {
     let (_, shown) = newest(dir);
     assert_eq!(shown["parent"]["run_id"], parent.as_str());
     // The parent is untouched.
-    assert_eq!(show(dir, &parent)["record"]["step"], history["record"]["step"]);
+    assert_eq!(
+        show(dir, &parent)["record"]["step"],
+        history["record"]["step"]
+    );
 }
 
 #[test]
@@ -205,9 +216,10 @@ fn fork_onto_a_workflow_that_does_not_fit_is_refused_and_writes_nothing() {
     // E0909: `c` reads `topic`, which the other workflow declares as a number.
     std::fs::write(
         dir.join("workflows/retyped.hwf"),
-        CHAIN
-            .replace("MODEL", "stub")
-            .replace("input(\"topic\", VarType.STRING)", "input(\"topic\", VarType.NUMBER)"),
+        CHAIN.replace("MODEL", "stub").replace(
+            "input(\"topic\", VarType.STRING)",
+            "input(\"topic\", VarType.NUMBER)",
+        ),
     )
     .unwrap();
     for (file, code) in [
