@@ -20,11 +20,16 @@ from .execution_event_type_5 import ExecutionEventType5
 from .execution_event_type_5_type import ExecutionEventType5Type
 from .execution_event_type_6 import ExecutionEventType6
 from .execution_event_type_6_type import ExecutionEventType6Type
+from .execution_event_type_7 import ExecutionEventType7
+from .execution_event_type_7_type import ExecutionEventType7Type
+from .execution_forked import ExecutionForked
 from .execution_result import ExecutionResult
 from .execution_result_output import ExecutionResultOutput
 from .execution_started import ExecutionStarted
 from .execution_state import ExecutionState
 from .execution_status import ExecutionStatus
+from .fork_execution import ForkExecution
+from .fork_execution_context_edits_type_0 import ForkExecutionContextEditsType0
 from .gateway_error import GatewayError
 from .gateway_status import GatewayStatus
 from .health import Health
@@ -61,11 +66,16 @@ __all__ = (
     "ExecutionEventType5Type",
     "ExecutionEventType6",
     "ExecutionEventType6Type",
+    "ExecutionEventType7",
+    "ExecutionEventType7Type",
+    "ExecutionForked",
     "ExecutionResult",
     "ExecutionResultOutput",
     "ExecutionStarted",
     "ExecutionState",
     "ExecutionStatus",
+    "ForkExecution",
+    "ForkExecutionContextEditsType0",
     "GatewayError",
     "GatewayStatus",
     "Health",
