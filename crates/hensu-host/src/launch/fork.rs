@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::{VarType, Workflow};
-use hensu_runtime::{Context, ExecutionPhase, RunState};
+use hensu_runtime::{BranchEnd, Context, ExecutionPhase, Nested, RunState};
 use hensu_store::{ForkSpec, RunParent, RunRecord, RunStatus, StateDelta, StateStore, StoreError};
 use serde_json::Value;
 
@@ -32,6 +32,9 @@ pub struct ForkPlan<'a> {
     pub tenant: Option<&'a str>,
     /// Replaces secrets in what is stored.
     pub redact: Option<SnapshotRedactor>,
+    /// A redrive: the branches of a parallel or fork node at the fork point that failed are
+    /// dropped from its record, so only they run again (the finished ones keep their results).
+    pub retry_failed_branches: bool,
 }
 
 /// A fork written: its record (paused at the fork point, naming its parent) and the node it
@@ -169,6 +172,67 @@ fn delta(parent: &Value, child: &Value) -> StateDelta {
     d
 }
 
+/// Drops the failed branches from the record of the parallel or fork node the state is at
+/// (docs/cli.md, *Time travel*): a resumed run then runs them, and only them, again.
+fn drop_failed_branches(state: &mut RunState) {
+    match state.nested.as_deref_mut() {
+        Some(Nested::Parallel { finished, .. }) => finished.retain(|b| b.success),
+        Some(Nested::Fork { branches, .. }) => {
+            branches.retain(|b| !matches!(b.ended, Some(BranchEnd::Failed { .. })))
+        }
+        Some(Nested::Child { .. }) | None => {}
+    }
+}
+
+/// The step a redrive of the failed run `run_id` forks at: the last row of its log before the
+/// one that failed it (the state right before the failure: before the failed node, or with the
+/// finished branches of the failed parallel or fork node recorded).
+pub async fn failed_step(store: &Arc<dyn StateStore>, run_id: &str) -> Result<u64, ForkError> {
+    let record = store.record(run_id).await?;
+    if record.status != RunStatus::Failed {
+        return Err(ForkError::Store(StoreError::Invalid(format!(
+            "run `{run_id}` is {}, not failed: there is nothing to redrive",
+            record.status
+        ))));
+    }
+    let history = store.history(run_id).await?;
+    let failed = history
+        .iter()
+        .rposition(|h| h.status == RunStatus::Failed)
+        .unwrap_or(history.len());
+    history[..failed]
+        .iter()
+        .rev()
+        .find(|h| !h.status.is_terminal())
+        .map(|h| h.step)
+        .ok_or_else(|| ForkError::Invalid(format!("run `{run_id}` failed before its first step")))
+}
+
+/// Redrives the failed run `run_id`: forks it at [`failed_step`] with its failed branches
+/// dropped ([`ForkPlan::retry_failed_branches`]), on its own workflow, with `edits`.
+pub async fn redrive_run(
+    store: &Arc<dyn StateStore>,
+    run_id: &str,
+    edits: Context,
+    tenant: Option<&str>,
+    redact: Option<SnapshotRedactor>,
+) -> Result<Forked, ForkError> {
+    let at = failed_step(store, run_id).await?;
+    fork_run(
+        store,
+        ForkPlan {
+            parent: run_id,
+            at,
+            edits,
+            workflow: None,
+            tenant,
+            redact,
+            retry_failed_branches: true,
+        },
+    )
+    .await
+}
+
 /// Forks `plan.parent` at `plan.at`: loads its state at that step (through any prefix it has
 /// itself), checks it against the other workflow when one is given (nothing is written on a
 /// refusal), and writes the fork — record (paused at the node, its parent named), workflow,
@@ -195,6 +259,9 @@ pub async fn fork_run(
     child.phase = ExecutionPhase::Initial;
     child.failure = None;
     child.context.extend(plan.edits);
+    if plan.retry_failed_branches {
+        drop_failed_branches(&mut child);
+    }
     if stored.is_some() {
         let problems = check_fork(&envelope.workflow, &node, &child.context);
         if !problems.is_empty() {

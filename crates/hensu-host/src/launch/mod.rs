@@ -33,7 +33,9 @@ use hensu_store::StateStore;
 
 pub use engine::{Extras, RefuseCommands, RunEngine, RunToolSet, ToolSupply, engine};
 pub use engine::{NO_LOCAL_COMMANDS, callable_workflows, required_reviews};
-pub use fork::{ForkError, ForkPlan, Forked, check_fork, fork_run, next_node};
+pub use fork::{
+    ForkError, ForkPlan, Forked, check_fork, failed_step, fork_run, next_node, redrive_run,
+};
 pub use stored::{
     NewRun, RunHandle, SourceRef, StoredOptions, StoredWorkflow, WORKFLOW_FORMAT, content_hash,
     create_run, new_run_id,

@@ -113,17 +113,33 @@ pub async fn fork(
             workflow,
             tenant: Some(&tenant.tenant_id),
             redact: app.executor.redactor(),
+            retry_failed_branches: false,
         },
     )
     .await;
-    let forked = match forked {
-        Ok(f) => f,
-        Err(ForkError::Refused(d)) => return Err(refused(&d)),
-        Err(ForkError::Store(StoreError::Invalid(m))) => return Err(ApiError::bad_request(m)),
-        Err(ForkError::Store(StoreError::NotFound { .. })) => return Err(ApiError::not_found()),
-        Err(ForkError::Store(e)) => return Err(e.into()),
-        Err(ForkError::Invalid(m)) => return Err(ApiError::internal(m)),
-    };
+    let forked = forked.map_err(fork_error)?;
+    start_forked(app, tenant, &parent.run_id, request.step, forked).await
+}
+
+/// A refused or failed fork as the API's error.
+fn fork_error(e: ForkError) -> ApiError {
+    match e {
+        ForkError::Refused(d) => refused(&d),
+        ForkError::Store(StoreError::Invalid(m)) => ApiError::bad_request(m),
+        ForkError::Store(StoreError::NotFound { .. }) => ApiError::not_found(),
+        ForkError::Store(e) => e.into(),
+        ForkError::Invalid(m) => ApiError::internal(m),
+    }
+}
+
+/// Starts a fork written paused at its fork point, as the executor resumes a paused run.
+async fn start_forked(
+    app: &AppState,
+    tenant: &Tenant,
+    parent_id: &str,
+    step: u64,
+    forked: hensu_host::launch::Forked,
+) -> ApiResult<ExecutionForked> {
     let new_id = forked.record.run_id.clone();
     let stored = app.store.load(&new_id).await?;
     let wf = stored_workflow(&new_id, &stored.workflow).map_err(ApiError::internal)?;
@@ -143,8 +159,8 @@ pub async fn fork(
     tracing::info!(
         tenant = tenant.tenant_id,
         run_id = new_id,
-        parent = parent.run_id,
-        step = request.step,
+        parent = parent_id.to_string(),
+        step,
         "execution forked"
     );
     // The store names the run whose own log holds the fork point (a point inside a fork's
@@ -153,8 +169,61 @@ pub async fn fork(
     Ok(ExecutionForked {
         execution_id: new_id,
         workflow_id: forked.record.workflow_id,
-        parent_execution_id: origin.as_ref().map_or(parent.run_id, |p| p.run_id.clone()),
-        parent_step: origin.map_or(request.step, |p| p.step),
+        parent_execution_id: origin
+            .as_ref()
+            .map_or(parent_id.to_string(), |p| p.run_id.clone()),
+        parent_step: origin.map_or(step, |p| p.step),
         node_id: forked.node,
     })
+}
+
+/// `POST /api/v1/executions/{id}/redrive`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RedriveExecution {
+    /// Merged into the context at the fork point.
+    #[serde(default)]
+    pub context_edits: Option<Map<String, Value>>,
+}
+
+impl RedriveExecution {
+    /// The body: JSON, or empty.
+    pub fn from_body(body: &[u8]) -> ApiResult<RedriveExecution> {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(RedriveExecution::default());
+        }
+        serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("redrive: {e}")))
+    }
+}
+
+/// Redrives one of the tenant's failed executions: a fork at the last step before its
+/// failure, with the failed branches of a parallel or fork node there dropped, so only they
+/// run again (`hensu_host::launch::redrive_run`, as `hensuc redrive`). A run that did not fail
+/// is 409.
+pub async fn redrive(
+    app: &AppState,
+    tenant: &Tenant,
+    run_id: &str,
+    request: RedriveExecution,
+) -> ApiResult<ExecutionForked> {
+    let parent = owned_record(app, tenant, run_id).await?;
+    if parent.status != hensu_store::RunStatus::Failed {
+        return Err(ApiError::conflict(format!(
+            "execution {run_id} is {}, not failed: there is nothing to redrive",
+            parent.status
+        )));
+    }
+    let edits = request.context_edits.unwrap_or_default();
+    crate::validate::ContextBounds::from(app.limits.as_ref()).check_context(&edits)?;
+    let forked = hensu_host::launch::redrive_run(
+        &app.store,
+        &parent.run_id,
+        edits.into_iter().collect(),
+        Some(&tenant.tenant_id),
+        app.executor.redactor(),
+    )
+    .await
+    .map_err(fork_error)?;
+    let step = forked.record.parent.as_ref().map_or(0, |p| p.step);
+    start_forked(app, tenant, &parent.run_id, step, forked).await
 }

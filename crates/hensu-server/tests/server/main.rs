@@ -61,6 +61,7 @@ on_both!(
     executions_are_paged,
     idempotent_starts,
     fork_continues_from_a_step,
+    redrive_forks_a_failed_execution,
 );
 
 mod outage {

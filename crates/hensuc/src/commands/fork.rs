@@ -124,6 +124,7 @@ pub fn execute(args: ForkArgs) -> anyhow::Result<ExitCode> {
             workflow: workflow.map(|(w, _)| w),
             tenant: None,
             redact: None,
+            retry_failed_branches: false,
         },
     ))?;
     let forked = match forked {
@@ -153,18 +154,113 @@ pub fn execute(args: ForkArgs) -> anyhow::Result<ExitCode> {
         println!("{new_id}");
         return Ok(ExitCode::from(exit::SUCCESS));
     }
+    run_fork(
+        new_id,
+        args.project,
+        args.store,
+        args.display,
+        args.settings,
+        args.review,
+    )
+}
+
+/// Runs a fork written paused at its fork point, as `hensuc resume` runs a paused run.
+fn run_fork(
+    id: String,
+    project: crate::args::ProjectDir,
+    store: crate::args::StoreFlag,
+    display: crate::args::ColorFlag,
+    settings: RunSettings,
+    review: ReviewFlags,
+) -> anyhow::Result<ExitCode> {
     resume::execute(ResumeArgs {
-        id: new_id,
-        project: args.project,
-        store: args.store,
-        display: args.display,
+        id,
+        project,
+        store,
+        display,
         approve: false,
         reject: None,
         backtrack: None,
         reason: None,
         correlation: None,
         set: Vec::new(),
-        settings: args.settings,
-        review: args.review,
+        settings,
+        review,
     })
+}
+
+/// `hensuc redrive RUN [--set KEY=VALUE … | -c JSON] [-d DIR]`: a fork of a failed run at the
+/// last step before its failure; inside a parallel or fork node only the failed branches run
+/// again (docs/cli.md, *Time travel*).
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    hensuc redrive 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 -d examples")]
+pub struct RedriveArgs {
+    /// The failed run.
+    pub id: String,
+    /// Context edits (`key=value`; the value is JSON when it parses, else a string).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Context edits as one JSON object, or `@file.json`.
+    #[arg(short = 'c', long = "context", value_name = "JSON|@FILE")]
+    pub context: Option<String>,
+    /// Write the redrive and stop (paused at its fork point): `hensuc resume NEW` runs it.
+    #[arg(long)]
+    pub no_run: bool,
+    #[command(flatten)]
+    pub project: crate::args::ProjectDir,
+    #[command(flatten)]
+    pub store: crate::args::StoreFlag,
+    #[command(flatten)]
+    pub display: crate::args::ColorFlag,
+    #[command(flatten)]
+    pub settings: RunSettings,
+    #[command(flatten)]
+    pub review: ReviewFlags,
+}
+
+pub fn redrive(args: RedriveArgs) -> anyhow::Result<ExitCode> {
+    args.store.apply();
+    let edits = edits(args.context.as_deref(), &args.set)?;
+    if let Some(remote) = crate::commands::remote::Remote::from_args(&args.settings.remote)? {
+        return crate::commands::remote_runs::time_travel(
+            &remote,
+            &args.id,
+            "redrive",
+            serde_json::json!({"contextEdits": edits}),
+        );
+    }
+    let workdir = args
+        .project
+        .dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("."));
+    let Some(store) = session::open_existing(&workdir)? else {
+        anyhow::bail!(
+            "no run `{}`: {} does not exist",
+            args.id,
+            session::store_path(&workdir).display()
+        );
+    };
+    let store: Arc<dyn StateStore> = store;
+    let forked = session::block(launch::redrive_run(&store, &args.id, edits, None, None))?
+        .map_err(|e| anyhow::anyhow!("cannot redrive run `{}`: {e}", args.id))?;
+    let new_id = forked.record.run_id.clone();
+    let at = forked.record.parent.as_ref().map_or(0, |p| p.step);
+    eprintln!(
+        "redriving run {} as {new_id} from step {at} (continues at `{}`)",
+        args.id, forked.node
+    );
+    if args.no_run {
+        println!("{new_id}");
+        return Ok(ExitCode::from(exit::SUCCESS));
+    }
+    run_fork(
+        new_id,
+        args.project,
+        args.store,
+        args.display,
+        args.settings,
+        args.review,
+    )
 }

@@ -257,3 +257,124 @@ fn fork_onto_a_workflow_that_does_not_fit_is_refused_and_writes_nothing() {
         assert_eq!(runs_count(dir), 2);
     }
 }
+
+/// Two parallel branches, then an agent node after them.
+const PARALLEL: &str = r#"workflow("panel") {
+    state {
+        input("topic", VarType.STRING)
+        variable("facts", VarType.STRING)
+        variable("style", VarType.STRING)
+        variable("summary", VarType.STRING)
+    }
+    agents {
+        agent("reviewer") { role = "Reviewer"; model = "mock-model" }
+    }
+    graph {
+        start at "review"
+        parallel("review") {
+            branch("facts") {
+                agent = "reviewer"
+                prompt = "FACTS about {topic}."
+                yields("facts")
+            }
+            branch("style") {
+                agent = "reviewer"
+                prompt = "STYLE about {topic}."
+                yields("style")
+            }
+            onSuccess goto "sum"
+        }
+        node("sum") {
+            agent = "reviewer"
+            prompt = "SUM of {topic}."
+            writes("summary")
+            onSuccess goto "done"
+        }
+        end("done")
+    }
+}
+"#;
+
+#[test]
+fn redrive_reruns_only_the_failed_branch() {
+    use wiremock::matchers::body_string_contains;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let ok = serde_json::json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "model": "mock-model",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant",
+                                 "content": "{\"facts\": \"f\", \"style\": \"s\"}"}}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+    });
+    let server = runtime.block_on(async {
+        let server = MockServer::start().await;
+        // The style branch's first call fails; every later call succeeds.
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .and(body_string_contains("STYLE"))
+            .respond_with(ResponseTemplate::new(400).set_body_json(
+                serde_json::json!({"error": {"message": "bad request", "type": "invalid_request_error"}}),
+            ))
+            .up_to_n_times(1)
+            .with_priority(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(ok))
+            .with_priority(2)
+            .mount(&server)
+            .await;
+        server
+    });
+    let bodies = || -> Vec<String> {
+        runtime
+            .block_on(server.received_requests())
+            .unwrap()
+            .iter()
+            .map(|r| String::from_utf8_lossy(&r.body).into_owned())
+            .collect()
+    };
+    let tmp = project("mock-model", Some(&format!("{}/v1", server.uri())));
+    let dir = tmp.path();
+    std::fs::write(dir.join("workflows/panel.hwf"), PARALLEL).unwrap();
+    let cmd = |args: &[&str]| {
+        hensuc()
+            .args(args)
+            .current_dir(dir)
+            .env("LOCAL_API_KEY", "sk-local")
+            .output()
+            .unwrap()
+    };
+    let out = cmd(&["run", "panel", "-d", ".", "-c", r#"{"topic": "rust"}"#]);
+    assert_ne!(out.status.code(), Some(0), "the style branch fails the run");
+    let (parent, shown) = newest(dir);
+    assert_eq!(shown["record"]["status"], "failed", "{shown}");
+    let before = bodies();
+    let facts_calls = |b: &[String]| b.iter().filter(|x| x.contains("FACTS")).count();
+    let style_calls = |b: &[String]| b.iter().filter(|x| x.contains("STYLE")).count();
+    assert_eq!(facts_calls(&before), 1, "{before:#?}");
+    // Redrive: the failed branch runs again, the finished one keeps its result, then `sum`.
+    let out = cmd(&["redrive", &parent, "-d", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let after = bodies();
+    assert_eq!(
+        facts_calls(&after),
+        1,
+        "the finished branch did not run again"
+    );
+    assert_eq!(
+        style_calls(&after),
+        style_calls(&before) + 1,
+        "the failed one did"
+    );
+    assert_eq!(after.iter().filter(|x| x.contains("SUM")).count(), 1);
+    let (child, shown) = newest(dir);
+    assert_ne!(child, parent);
+    assert_eq!(shown["record"]["status"], "completed", "{shown}");
+    assert_eq!(shown["parent"]["run_id"], parent.as_str());
+    // A run that did not fail has nothing to redrive.
+    let out = cmd(&["redrive", &child, "-d", "."]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("not failed"), "{}", stderr(&out));
+}

@@ -80,4 +80,48 @@ pub async fn fork_continues_from_a_step(s: Server) {
     let (st, _) = get(&s, B, &format!("/api/v1/executions/{new_id}")).await;
     assert_eq!(st, StatusCode::NOT_FOUND);
     assert_eq!(listed(get(&s, A, "/api/v1/executions").await.1), 2);
+    // Redrive needs a failed execution of the tenant's own.
+    let redrive = format!("/api/v1/executions/{new_id}/redrive");
+    let (st, body) = post(&s, A, &redrive, json!({})).await;
+    assert_eq!(st, StatusCode::CONFLICT, "{body}");
+    let (st, _) = post(&s, B, &redrive, json!({})).await;
+    assert_eq!(st, StatusCode::NOT_FOUND);
+    assert_eq!(listed(get(&s, A, "/api/v1/executions").await.1), 2);
+}
+
+/// A failed execution is redriven from the step before its failure: the failed node runs
+/// again (and fails again here: the server refuses local commands), nothing before it.
+pub async fn redrive_forks_a_failed_execution(s: Server) {
+    push_ok(&s, A, "strict").await;
+    let (st, body) = post(
+        &s,
+        A,
+        "/api/v1/executions",
+        json!({"workflowId": "strict", "context": {"topic": "t", "count": 2}}),
+    )
+    .await;
+    assert_eq!(st, StatusCode::ACCEPTED, "{body}");
+    let id = body["executionId"].as_str().expect("id").to_string();
+    let evs = events(&s, A, &id, None).await;
+    assert_eq!(evs.last().map(Sse::kind), Some("execution.error"));
+    let at = step_before(&s, &id, "deploy").await;
+    let path = format!("/api/v1/executions/{id}/redrive");
+    let (st, _) = post(&s, B, &path, json!({})).await;
+    assert_eq!(st, StatusCode::NOT_FOUND, "another tenant's execution");
+    let (st, forked) = post(&s, A, &path, json!({})).await;
+    assert_eq!(st, StatusCode::ACCEPTED, "{forked}");
+    assert_eq!(forked["parentExecutionId"], id.as_str());
+    assert_eq!(forked["nodeId"], "deploy");
+    assert!(forked["parentStep"].as_u64().expect("step") >= at);
+    let new_id = forked["executionId"].as_str().expect("id").to_string();
+    let evs = events(&s, A, &new_id, None).await;
+    let kinds: Vec<&str> = evs.iter().map(Sse::kind).collect();
+    assert!(kinds.contains(&"execution.forked"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"execution.error"), "{kinds:?}");
+    let log = s.store().read_log(&new_id, at, 1_000).await.expect("log");
+    let ran: Vec<&str> = log
+        .iter()
+        .filter_map(|e| e.meta.executed_node.as_deref())
+        .collect();
+    assert!(ran.iter().all(|n| *n == "deploy"), "{ran:?}");
 }
