@@ -137,6 +137,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/executions/{executionId}/redrive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redrive: 202 with the new execution, a fork of the failed one at the step before its
+         *     failure, in which only the failed branches of a parallel or fork node run again.
+         */
+        post: operations["redrive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/executions/{executionId}/result": {
         parameters: {
             query?: never;
@@ -573,6 +593,13 @@ export interface components {
             executionId: string;
             workflowId: string;
         };
+        /** @description `POST /api/v1/executions/{id}/redrive`. */
+        RedriveExecution: {
+            /** @description Merged into the context at the fork point. */
+            contextEdits?: {
+                [key: string]: unknown;
+            } | null;
+        };
         /**
          * @description `POST /api/v1/executions/{executionId}/resume`: a review decision, or a plain resume with
          *     optional context edits. Unknown fields are refused.
@@ -967,6 +994,59 @@ export interface operations {
             };
             /** @description the state at the step does not fit the other workflow (`code` fork_refused, `diagnostics` E0908, E0909); nothing was written */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    redrive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": null | components["schemas"]["RedriveExecution"];
+            };
+        };
+        responses: {
+            /** @description redriven; the new execution runs */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionForked"];
+                };
+            };
+            /** @description bad input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unknown execution */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the execution did not fail */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

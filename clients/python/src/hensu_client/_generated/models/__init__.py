@@ -38,6 +38,8 @@ from .pause_reason import PauseReason
 from .paused_execution import PausedExecution
 from .pull_response_200 import PullResponse200
 from .push_body import PushBody
+from .redrive_execution import RedriveExecution
+from .redrive_execution_context_edits_type_0 import RedriveExecutionContextEditsType0
 from .resume_execution import ResumeExecution
 from .resume_execution_context_edits_type_0 import ResumeExecutionContextEditsType0
 from .start_execution import StartExecution
@@ -84,6 +86,8 @@ __all__ = (
     "PauseReason",
     "PullResponse200",
     "PushBody",
+    "RedriveExecution",
+    "RedriveExecutionContextEditsType0",
     "ResumeExecution",
     "ResumeExecutionContextEditsType0",
     "StartExecution",
