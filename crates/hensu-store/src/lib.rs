@@ -221,6 +221,8 @@ pub enum CompactionStage {
     /// Where schema 3 deleted the older snapshots (now kept); the record's counters are not
     /// updated.
     AfterOldSnapshotDelete,
+    /// Not a compaction: a fork's record and workflow are written, its `forked` row is not.
+    ForkAfterRunInsert,
 }
 
 /// What a failpoint does: return an error (the transaction rolls back), or abort the process

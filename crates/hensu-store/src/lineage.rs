@@ -19,8 +19,8 @@ use serde_json::Value;
 
 use crate::backend::{Backend, LogState, NewLogRow, corrupt, to_u64};
 use crate::{
-    LogKind, RecordUpdate, Result, RunParent, RunRecord, StateDelta, StoreError, StoreOptions,
-    StoredRun, decode_snapshot,
+    CompactionStage, Failpoint, LogKind, RecordUpdate, Result, RunParent, RunRecord, StateDelta,
+    StoreError, StoreOptions, StoredRun, decode_snapshot,
 };
 
 /// How deep a chain of forks may go (each fork of a fork after its own fork point adds one).
@@ -303,6 +303,7 @@ pub(crate) async fn fork<B: Backend>(
             run_id: record.run_id.clone(),
         });
     }
+    Failpoint::hit(opts.failpoint, CompactionStage::ForkAfterRunInsert)?;
     let update = RecordUpdate {
         status: record.status,
         current_node: record.current_node.clone(),

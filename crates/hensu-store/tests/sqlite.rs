@@ -446,6 +446,45 @@ fn kill_during_compaction_loses_nothing() {
     conformance::crash_in_compaction_check(&Blocking::new(s.clone()));
 }
 
+const FORK_CRASH_DB: &str = "HENSU_STORE_TEST_FORK_CRASH_DB";
+
+/// Not a test on its own: the child of `kill_during_fork_leaves_no_half_written_run`.
+#[test]
+fn fork_crash_child() {
+    let Ok(db) = std::env::var(FORK_CRASH_DB) else {
+        return;
+    };
+    let s = SqliteStore::open_file(&db, opts()).expect("child opens");
+    let killed =
+        SqliteStore::open_file(&db, conformance::fork_fails(hensu_store::FailAction::Abort))
+            .expect("child opens");
+    conformance::crash_in_fork_child(&Blocking::new(s), &Blocking::new(killed));
+}
+
+/// A process killed inside a fork's transaction (aborted after the fork's record is written,
+/// before its row) leaves no half-written run.
+#[test]
+fn kill_during_fork_leaves_no_half_written_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("state.db");
+    drop(SqliteStore::open_file(&path, opts()).expect("create"));
+    let status = Command::new(std::env::current_exe().expect("exe"))
+        .args(["fork_crash_child", "--exact", "--test-threads=1"])
+        .env(FORK_CRASH_DB, &path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run child");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        status.signal(),
+        Some(6),
+        "the child aborted mid-fork: {status}"
+    );
+    let s = SqliteStore::open_file(&path, opts()).expect("reopen after the crash");
+    conformance::crash_in_fork_check(&Blocking::new(s));
+}
+
 #[test]
 fn open_store_picks_the_backend() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -237,3 +237,77 @@ pub fn fork_refusals_write_nothing(f: &dyn Factory) {
     assert!(matches!(again, Err(StoreError::AlreadyExists { .. })));
     assert!(matches!(s.record("u"), Err(StoreError::NotFound { .. })));
 }
+
+/// A fork that fails between its writes (the failpoint after the record) leaves nothing: no
+/// record, no tenant tag, no row; the parent is as it was, and the same fork then succeeds.
+pub fn fork_failure_writes_nothing(f: &dyn Factory) {
+    let s = f.handle(opts());
+    let lease = start_run(&s, "p");
+    append_steps(&s, &lease, 1, 3);
+    s.registry().expect("registry");
+    let failing = f.handle(fork_fails(FailAction::Error));
+    let mut record = record("c", 0);
+    record.status = RunStatus::Queued;
+    let spec = ForkSpec {
+        parent: RunParent {
+            run_id: "p".into(),
+            step: 2,
+        },
+        record,
+        workflow: None,
+        edits: edits(),
+        tenant: Some("acme".into()),
+    };
+    assert!(failing.fork(&spec).is_err(), "{}", f.name());
+    crash_in_fork_check(&s);
+    assert_eq!(
+        s.registry()
+            .expect("registry")
+            .run_tenant("c")
+            .expect("tag"),
+        None
+    );
+    s.fork(&spec).expect("the same fork, without the failpoint");
+    assert_eq!(
+        s.load("c").expect("load").snapshot,
+        edited(expected_state(2))
+    );
+}
+
+/// Options whose forks stop between the record and the `forked` row.
+pub fn fork_fails(action: FailAction) -> StoreOptions {
+    StoreOptions {
+        failpoint: Some(Failpoint {
+            stage: CompactionStage::ForkAfterRunInsert,
+            action,
+        }),
+        ..opts()
+    }
+}
+
+/// The child half of a kill during a fork: forks run `p` (created here) and aborts inside the
+/// fork's transaction.
+pub fn crash_in_fork_child(s: &Blocking, killed: &Blocking) {
+    let lease = start_run(s, "p");
+    append_steps(s, &lease, 1, 3);
+    let _ = fork_as(killed, "p", 2, "c");
+    unreachable!("the failpoint aborts the process inside the fork");
+}
+
+/// The parent half: no trace of the fork, the parent whole.
+pub fn crash_in_fork_check(s: &Blocking) {
+    assert!(matches!(s.record("c"), Err(StoreError::NotFound { .. })));
+    assert!(matches!(
+        s.load_at("c", 1),
+        Err(StoreError::NotFound { .. })
+    ));
+    let ids: Vec<String> = s
+        .list()
+        .expect("list")
+        .into_iter()
+        .map(|r| r.run_id)
+        .collect();
+    assert_eq!(ids, ["p"]);
+    assert_eq!(s.load("p").expect("load").snapshot, expected_state(3));
+    assert_eq!(s.history("p").expect("history").len(), 4);
+}

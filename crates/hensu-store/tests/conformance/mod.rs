@@ -47,7 +47,7 @@ macro_rules! conformance_suite {
             claims_are_logged_and_queued_runs_start_running, claims_take_only_their_scope,
             fork_reads_the_parents_prefix_then_its_own_steps,
             forks_of_forks_and_fork_points_in_a_prefix, compaction_keeps_forks_readable,
-            fork_refusals_write_nothing,
+            fork_refusals_write_nothing, fork_failure_writes_nothing,
         );
     };
     ($make:expr) => {
@@ -69,7 +69,7 @@ macro_rules! conformance_suite {
             claims_are_logged_and_queued_runs_start_running, claims_take_only_their_scope,
             fork_reads_the_parents_prefix_then_its_own_steps,
             forks_of_forks_and_fork_points_in_a_prefix, compaction_keeps_forks_readable,
-            fork_refusals_write_nothing,
+            fork_refusals_write_nothing, fork_failure_writes_nothing,
         );
     };
     (@each $attrs:tt $make:expr; $name:ident, $($rest:ident,)*) => {
