@@ -236,6 +236,8 @@ fn fork_onto_a_workflow_that_does_not_fit_is_refused_and_writes_nothing() {
         assert!(e.contains(code), "{code}: {e}");
         assert!(e.contains("nothing was written"), "{e}");
         assert_eq!(runs_count(dir), 1, "{file}: no fork was written");
+        // The rendered diagnostic (the fixture of its code).
+        insta::assert_snapshot!(format!("fork_refused_{code}"), e);
     }
     // The same retyped workflow fits once the edit gives `topic` its type.
     let out = hensuc()
