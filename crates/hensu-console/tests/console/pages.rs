@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::harness::{LINEAR, REVIEWED, Server};
+use crate::harness::{LINEAR, REVIEWED, Server, token};
 
 #[tokio::test]
 async fn root_redirects_to_the_console_and_the_api_keeps_its_paths() {
@@ -151,6 +151,39 @@ async fn execution_page_shows_path_steps_events_and_context() {
     assert!(html.contains("rivers"));
     // A finished run opens no event stream.
     assert!(!html.contains("data-live-source"));
+}
+
+/// A fork's page names its parent (the lineage), linked, with the fork point.
+#[tokio::test]
+async fn execution_page_of_a_fork_names_its_parent() {
+    let s = Server::start(true, &[]).await;
+    s.push("acme", LINEAR).await;
+    let id = s.run("acme", "linear", json!({"topic": "rivers"})).await;
+    s.wait_for("acme", &id, "completed").await;
+    let r = s
+        .http
+        .post(s.url(&format!("/api/v1/executions/{id}/fork")))
+        .bearer_auth(token("acme"))
+        .json(&json!({"step": 1, "contextEdits": {"topic": "lakes"}}))
+        .send()
+        .await
+        .expect("fork");
+    assert_eq!(r.status(), 202);
+    let v: serde_json::Value = r.json().await.expect("json");
+    let fork = v["executionId"].as_str().expect("id").to_string();
+    s.wait_for("acme", &fork, "completed").await;
+    let me = s.session("acme").await;
+    let (code, html) = me.get(&s, &format!("/console/executions/{fork}")).await;
+    assert_eq!(code, 200);
+    assert!(html.contains("Forked from"), "{html}");
+    assert!(html.contains(&format!("href=\"/console/executions/{id}\"")));
+    assert!(html.contains("at step 1"));
+    assert!(
+        html.contains("execution.forked"),
+        "the fork's event in the log"
+    );
+    let (_, parent) = me.get(&s, &format!("/console/executions/{id}")).await;
+    assert!(!parent.contains("Forked from"));
 }
 
 #[tokio::test]
