@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::harness::{LINEAR, REVIEWED, Server, token};
+use crate::harness::{LINEAR, REVIEWED, STRICT, Server, token};
 
 #[tokio::test]
 async fn root_redirects_to_the_console_and_the_api_keeps_its_paths() {
@@ -184,6 +184,48 @@ async fn execution_page_of_a_fork_names_its_parent() {
     );
     let (_, parent) = me.get(&s, &format!("/console/executions/{id}")).await;
     assert!(!parent.contains("Forked from"));
+}
+
+/// A failed run's page has *Redrive*; it makes a fork of the run (the service's redrive) and
+/// opens the new run's page, which names its parent.
+#[tokio::test]
+async fn a_failed_run_is_redriven_from_its_page() {
+    let s = Server::start(true, &[]).await;
+    s.push("acme", STRICT).await;
+    let id = s
+        .run("acme", "strict", json!({"topic": "t", "count": 2}))
+        .await;
+    s.wait_for("acme", &id, "failed").await;
+    let me = s.session("acme").await;
+    let (_, html) = me.get(&s, &format!("/console/executions/{id}")).await;
+    assert!(
+        html.contains(&format!("action=\"/console/executions/{id}/redrive\"")),
+        "{html}"
+    );
+    let (code, location, _) = me
+        .post(
+            &s,
+            &format!("/console/executions/{id}/redrive"),
+            &[("_csrf", &me.csrf)],
+        )
+        .await;
+    assert_eq!(code, 303, "a redirect to the new run");
+    assert!(location.ends_with("?notice=redriven"), "{location}");
+    assert!(!location.contains(&id), "{location}");
+    let (code, page) = me.get(&s, &location).await;
+    assert_eq!(code, 200);
+    assert!(page.contains("Redriven"));
+    assert!(page.contains("Forked from"));
+    assert!(page.contains(&format!("href=\"/console/executions/{id}\"")));
+    // Without the form's CSRF token nothing is made.
+    let (code, _, _) = me
+        .post(
+            &s,
+            &format!("/console/executions/{id}/redrive"),
+            &[("_csrf", "x")],
+        )
+        .await;
+    assert_ne!(code, 303);
 }
 
 #[tokio::test]
