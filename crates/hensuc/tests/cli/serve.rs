@@ -348,7 +348,7 @@ fn a_failed_server_run_gives_its_reason_and_exit_code() {
             .expect("time travel");
         let e = stderr(&again);
         assert_eq!(again.status.code(), Some(1), "{args:?}: {e}");
-        assert!(e.contains(&format!("new run ")) && e.contains(id), "{e}");
+        assert!(e.contains("new run ") && e.contains(id), "{e}");
         assert!(e.contains(refusal), "{e}");
     }
     let listed = hensuc()
