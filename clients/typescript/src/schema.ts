@@ -117,6 +117,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/executions/{executionId}/fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fork: 202 with the new execution, which runs in the background from the parent's step
+         *     (docs/server.md, *Time travel*).
+         */
+        post: operations["fork"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/executions/{executionId}/redrive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redrive: 202 with the new execution, a fork of the failed one at the step before its
+         *     failure, in which only the failed branches of a parallel or fork node run again.
+         */
+        post: operations["redrive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/executions/{executionId}/result": {
         parameters: {
             query?: never;
@@ -425,10 +465,31 @@ export interface components {
             type: "execution.cancelled";
             workflowId: string;
         } | {
+            executionId: string;
+            /** @description The node the fork continues with. */
+            nodeId?: string | null;
+            parentExecutionId: string;
+            /** Format: int64 */
+            parentStep: number;
+            timestamp: string;
+            /** @enum {string} */
+            type: "execution.forked";
+            workflowId: string;
+        } | {
             reason: string;
             timestamp: string;
             /** @enum {string} */
             type: "stream.reset";
+        };
+        /** @description The fork made: a new execution, running in the background from its fork point. */
+        ExecutionForked: {
+            executionId: string;
+            /** @description The node the fork continues with. */
+            nodeId: string;
+            parentExecutionId: string;
+            /** Format: int64 */
+            parentStep: number;
+            workflowId: string;
         };
         /** @description The result of an execution: its status and public context. */
         ExecutionResult: {
@@ -477,6 +538,26 @@ export interface components {
             updatedAt: string;
             workflowId: string;
         };
+        /** @description `POST /api/v1/executions/{id}/fork`. */
+        ForkExecution: {
+            /** @description Merged into the context at the fork point. */
+            contextEdits?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Format: int64
+             * @description The step of the parent's log to continue from (the log's step numbers, as the SSE
+             *     events and `hensuc runs show` give them): its state is the fork's, and the node it
+             *     names as next runs first.
+             */
+            step: number;
+            /**
+             * @description Continue with this workflow of the tenant instead of the execution's own; the state
+             *     at `step` is checked against it first (422 `fork_refused` with diagnostics E0908,
+             *     E0909; nothing is written).
+             */
+            workflowId?: string | null;
+        };
         /** @description The body of a refused gateway request (the server's error shape). */
         GatewayError: {
             error: string;
@@ -511,6 +592,13 @@ export interface components {
             currentNodeId?: string | null;
             executionId: string;
             workflowId: string;
+        };
+        /** @description `POST /api/v1/executions/{id}/redrive`. */
+        RedriveExecution: {
+            /** @description Merged into the context at the fork point. */
+            contextEdits?: {
+                [key: string]: unknown;
+            } | null;
         };
         /**
          * @description `POST /api/v1/executions/{executionId}/resume`: a review decision, or a plain resume with
@@ -853,6 +941,112 @@ export interface operations {
             };
             /** @description unknown */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    fork: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForkExecution"];
+            };
+        };
+        responses: {
+            /** @description forked; the new execution runs */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionForked"];
+                };
+            };
+            /** @description bad input, or the execution has no such step */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unknown execution or workflow */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the state at the step does not fit the other workflow (`code` fork_refused, `diagnostics` E0908, E0909); nothing was written */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    redrive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": null | components["schemas"]["RedriveExecution"];
+            };
+        };
+        responses: {
+            /** @description redriven; the new execution runs */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionForked"];
+                };
+            };
+            /** @description bad input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unknown execution */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the execution did not fail */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -173,6 +173,9 @@ pub fn notice(code: Option<&str>) -> Markup {
         Some("pausing") => "Pause requested: the execution stops after the node it runs now.",
         Some("paused") => "The execution was paused already.",
         Some("resumed") => "Execution resumed.",
+        Some("redriven") => {
+            "Redriven: this execution re-runs the failed one from the step before its failure."
+        }
         _ => return PreEscaped(String::new()),
     };
     html! { p.notice role="status" { (text) } }

@@ -478,6 +478,16 @@ static CODES: &[CodeInfo] = &[
         "unknown key in `hensu.toml`",
         include_str!("../../../docs/diagnostics/E0907.md"),
     ),
+    e(
+        "E0908",
+        "the fork's node is not in the workflow",
+        include_str!("../../../docs/diagnostics/E0908.md"),
+    ),
+    e(
+        "E0909",
+        "the fork's state does not fit the node",
+        include_str!("../../../docs/diagnostics/E0909.md"),
+    ),
     // warnings: W00xx
     w(
         "W0001",

@@ -101,13 +101,13 @@ pub(crate) trait Backend {
     /// database's write lock). [`crate::StoreError::NotFound`] when there is none.
     async fn run(&mut self, run_id: &str, lock: bool) -> Result<(RunRecord, LogState)>;
 
-    /// Inserts a new run's record (its snapshot counters at `snapshot_bytes`) and workflow;
-    /// `false` (nothing written) when the id is taken.
+    /// Inserts a new run's record (with its parent, if forked, and its snapshot-policy
+    /// counters at `log`) and workflow; `false` (nothing written) when the id is taken.
     async fn insert_run(
         &mut self,
         record: &RunRecord,
         workflow: &[u8],
-        snapshot_bytes: u64,
+        log: &LogState,
     ) -> Result<bool>;
 
     async fn lease(&mut self, run_id: &str) -> Result<Option<LeaseRow>>;
@@ -186,8 +186,6 @@ pub(crate) trait Backend {
         bytes: &[u8],
     ) -> Result<()>;
 
-    async fn delete_snapshots_before(&mut self, run_id: &str, step: u64) -> Result<()>;
-
     /// Restarts the record's log counters at the snapshot of `step` (`bytes` long) and records
     /// its size in that step's log row.
     async fn snapshot_adopted(&mut self, run_id: &str, step: u64, bytes: u64) -> Result<()>;
@@ -195,11 +193,21 @@ pub(crate) trait Backend {
     /// The snapshot row at `step`: its bytes and format version.
     async fn snapshot(&mut self, run_id: &str, step: u64) -> Result<Option<(Vec<u8>, i64)>>;
 
-    /// Hands every log row after `step` that carries a delta to `visit`, in step order.
+    /// The run's latest snapshot row at or before `until`: its step, bytes and format
+    /// version.
+    async fn snapshot_until(
+        &mut self,
+        run_id: &str,
+        until: u64,
+    ) -> Result<Option<(u64, Vec<u8>, i64)>>;
+
+    /// Hands every log row after `step` and up to `until` that carries a delta to `visit`,
+    /// in step order.
     async fn for_each_delta(
         &mut self,
         run_id: &str,
         step: u64,
+        until: u64,
         visit: &mut DeltaVisitor<'_>,
     ) -> Result<()>;
 
@@ -208,11 +216,23 @@ pub(crate) trait Backend {
 
     async fn records(&mut self, which: Records<'_>) -> Result<Vec<RunRecord>>;
 
-    /// The run's log rows' metadata, oldest first.
-    async fn log_meta(&mut self, run_id: &str) -> Result<Vec<CheckpointMeta>>;
+    /// The metadata of the run's own log rows from step `from` up to `until`, oldest first.
+    async fn log_meta(
+        &mut self,
+        run_id: &str,
+        from: u64,
+        until: u64,
+    ) -> Result<Vec<CheckpointMeta>>;
 
-    /// Up to `limit` log rows after step `after`, oldest first.
-    async fn log_rows(&mut self, run_id: &str, after: u64, limit: usize) -> Result<Vec<RawLogRow>>;
+    /// Up to `limit` of the run's own log rows after step `after` and up to `until`, oldest
+    /// first.
+    async fn log_rows(
+        &mut self,
+        run_id: &str,
+        after: u64,
+        until: u64,
+        limit: usize,
+    ) -> Result<Vec<RawLogRow>>;
 
     /// The claim statement: takes for `owner` (until `expires_at`) the leases of up to `limit`
     /// claimable runs — `queued` or `running`, with no lease or one expired at `now` — oldest

@@ -73,6 +73,7 @@ mod error;
 mod events;
 mod heartbeat;
 mod idempotency;
+mod lineage;
 mod logic;
 mod memory;
 mod owner;
@@ -95,6 +96,7 @@ pub use events::{EVENT_RETENTION_MS, EventBounds, EventWakeups, TenantEvent};
 pub use heartbeat::Heartbeat;
 pub use hensu_delta::StateDelta;
 pub use idempotency::{IDEMPOTENCY_WINDOW_MS, IdempotencyKey, KeyedStart};
+pub use lineage::{ForkSpec, MAX_FORK_DEPTH};
 pub use memory::MemoryStore;
 pub use owner::{Lease, OwnerId, local_host, pid_alive};
 pub use postgres::registry::PgRegistry;
@@ -102,7 +104,7 @@ pub use postgres::{PG_SCHEMA_VERSION, PgStore};
 pub use query::{DEFAULT_PAGE_LIMIT, InvalidCursor, MAX_PAGE_LIMIT, RunCursor, RunPage, RunQuery};
 pub use record::{
     CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, LogEntry, LogKind, PauseRequest,
-    RecordUpdate, Renewed, RunRecord, RunStatus, StepEntry, StepSnapshot, StoredRun,
+    RecordUpdate, Renewed, RunParent, RunRecord, RunStatus, StepEntry, StepSnapshot, StoredRun,
 };
 pub use sqlite::registry::SqliteRegistry;
 pub use sqlite::{SqliteSettings, SqliteStore};
@@ -111,7 +113,7 @@ pub use url::{StoreUrl, open_store};
 pub use workflows::{StoredWorkflow, WorkflowRegistry, WorkflowSummary};
 
 /// The schema version this build reads and writes.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 /// The hensu version recorded in the store's `meta` table.
 pub const HENSU_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The default lease time-to-live.
@@ -214,10 +216,13 @@ impl SnapshotPolicy {
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompactionStage {
-    /// The new snapshot row is written; the old one and the record's counters are not.
+    /// The new snapshot row is written; the record's counters are not.
     AfterSnapshotInsert,
-    /// The old snapshot is deleted; the record's counters are not updated.
+    /// Where schema 3 deleted the older snapshots (now kept); the record's counters are not
+    /// updated.
     AfterOldSnapshotDelete,
+    /// Not a compaction: a fork's record and workflow are written, its `forked` row is not.
+    ForkAfterRunInsert,
 }
 
 /// What a failpoint does: return an error (the transaction rolls back), or abort the process
@@ -380,6 +385,21 @@ pub trait StateStore: Send + Sync {
 
     /// The record alone.
     async fn record(&self, run_id: &str) -> Result<RunRecord>;
+
+    /// The run as it was after step `step` of its log: its record (as it is now), its
+    /// workflow and the state then (for a forked run, through its parent's prefix).
+    /// [`StoreError::Invalid`] when the run has no such step.
+    async fn load_at(&self, run_id: &str, step: u64) -> Result<StoredRun>;
+
+    /// Creates a run forked from `spec.parent`: its history is the parent's log up to and
+    /// including `spec.parent.step` — referenced, not copied, so a fork costs the same
+    /// whatever the parent's length — then one [`LogKind::Forked`] row carrying
+    /// `spec.edits`, then its own steps. Record, workflow, tenant tag and that row are one
+    /// transaction. Takes no lease. Returns the new record (its `step` is the fork point
+    /// plus one; a fork point inside the parent's own prefix is moved to the parent's
+    /// parent). [`StoreError::NotFound`] without the parent, [`StoreError::Invalid`] when
+    /// it has no such step, [`StoreError::AlreadyExists`] when the id is taken.
+    async fn fork(&self, spec: &ForkSpec) -> Result<RunRecord>;
 
     /// All runs, newest first (by `started_at`, then `run_id`, descending).
     async fn list(&self) -> Result<Vec<RunRecord>>;

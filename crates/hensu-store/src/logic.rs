@@ -12,12 +12,14 @@ use std::task::{Context, Poll, Waker};
 use serde_json::Value;
 
 use crate::backend::{Backend, LastStep, LogState, NewLogRow, RawLogRow, Records, corrupt, to_u64};
+use crate::lineage;
+pub(crate) use crate::lineage::{fork, load_at};
 use crate::owner::LeaseRow;
 use crate::{
     CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, ClaimScope, Claimed, CompactionStage,
     Failpoint, Lease, LogEntry, LogKind, OwnerId, PauseRequest, RecordUpdate, Renewed, Result,
-    RunRecord, RunStatus, StateDelta, StepEntry, StepSnapshot, StoreError, StoreOptions, StoredRun,
-    decode_snapshot, encode_snapshot,
+    RunRecord, RunStatus, StepEntry, StepSnapshot, StoreError, StoreOptions, StoredRun,
+    encode_snapshot,
 };
 
 /// Runs an operation over a backend whose methods never suspend (SQLite's): one poll
@@ -190,75 +192,20 @@ async fn write_step<B: Backend>(
 // ---------------------------------------------------------------------------------------------
 // Snapshots and compaction
 
-fn check_version(run_id: &str, found: u64, expected: u64) -> Result<()> {
-    if found == expected {
-        Ok(())
-    } else {
-        Err(StoreError::SnapshotVersion {
-            run_id: run_id.to_string(),
-            found,
-            expected,
-        })
-    }
-}
-
-/// The run's current state: its snapshot at `log.snapshot_step` with every delta logged
-/// after it applied, in step order. Checks the snapshot format versions.
+/// The run's current state: [`lineage::state_at`] after its last step.
 async fn materialize<B: Backend>(
     b: &mut B,
-    run_id: &str,
+    record: &RunRecord,
     log: &LogState,
     expected: u64,
 ) -> Result<Value> {
-    let path = b.location().to_path_buf();
-    let (bytes, version) = b
-        .snapshot(run_id, log.snapshot_step)
-        .await?
-        .ok_or_else(|| {
-            corrupt(
-                &path,
-                format!(
-                    "run `{run_id}` has no snapshot at step {}",
-                    log.snapshot_step
-                ),
-            )
-        })?;
-    let version = to_u64(version, &path, "snapshot_version")?;
-    check_version(run_id, version, expected)?;
-    let (inner, mut state) =
-        decode_snapshot(&bytes).map_err(|d| corrupt(&path, format!("run `{run_id}`: {d}")))?;
-    if inner != version {
-        return Err(corrupt(
-            &path,
-            format!(
-                "run `{run_id}`: the snapshot envelope says version {inner}, its row says \
-                 {version}"
-            ),
-        ));
-    }
-    let mut apply = |step: i64, delta: &[u8], version: Option<i64>| -> Result<()> {
-        let version = to_u64(version.unwrap_or(-1), &path, "state_version")?;
-        check_version(run_id, version, expected)?;
-        let delta: StateDelta = serde_json::from_slice(delta).map_err(|e| {
-            corrupt(
-                &path,
-                format!("run `{run_id}`: the delta of step {step} is undecodable: {e}"),
-            )
-        })?;
-        delta.apply(&mut state).map_err(|e| {
-            corrupt(
-                &path,
-                format!("run `{run_id}`: the delta of step {step} does not apply: {e}"),
-            )
-        })
-    };
-    b.for_each_delta(run_id, log.snapshot_step, &mut apply)
-        .await?;
-    Ok(state)
+    lineage::state_at(b, &record.run_id, record, log, u64::MAX, expected).await
 }
 
-/// Makes the snapshot at `step` (already inserted, `bytes` long) the run's only one; the
-/// record's counters restart there.
+/// Makes the snapshot at `step` (already inserted, `bytes` long) the run's latest; the
+/// record's counters restart there. Older snapshots are kept: a step's state is then the
+/// latest snapshot at or before it plus at most one interval of deltas, which is what reading
+/// a run at a past step (a fork's prefix, `load_at`) costs (docs/cli.md, *Time travel*).
 async fn adopt_snapshot<B: Backend>(
     b: &mut B,
     run_id: &str,
@@ -267,7 +214,6 @@ async fn adopt_snapshot<B: Backend>(
     failpoint: Option<Failpoint>,
 ) -> Result<()> {
     Failpoint::hit(failpoint, CompactionStage::AfterSnapshotInsert)?;
-    b.delete_snapshots_before(run_id, step).await?;
     Failpoint::hit(failpoint, CompactionStage::AfterOldSnapshotDelete)?;
     b.snapshot_adopted(run_id, step, bytes).await
 }
@@ -296,8 +242,8 @@ async fn compact<B: Backend>(
     step: u64,
     opts: &StoreOptions,
 ) -> Result<u64> {
-    let (_, log) = b.run(run_id, false).await?;
-    let state = materialize(b, run_id, &log, opts.snapshot_version).await?;
+    let (record, log) = b.run(run_id, false).await?;
+    let state = materialize(b, &record, &log, opts.snapshot_version).await?;
     let bytes = encode_snapshot(opts.snapshot_version, &state)?;
     store_snapshot(b, run_id, step, &bytes, opts).await
 }
@@ -314,7 +260,13 @@ pub(crate) async fn create_run<B: Backend>(
     snapshot: &[u8],
 ) -> Result<()> {
     let snap_len = snapshot.len() as u64;
-    if !b.insert_run(record, workflow, snap_len).await? {
+    let log = LogState {
+        snapshot_step: record.step,
+        snapshot_bytes: snap_len,
+        log_rows: 0,
+        log_bytes: 0,
+    };
+    if !b.insert_run(record, workflow, &log).await? {
         return Err(StoreError::AlreadyExists {
             run_id: record.run_id.clone(),
         });
@@ -661,7 +613,7 @@ pub(crate) async fn load<B: Backend>(
         .workflow(run_id)
         .await?
         .ok_or_else(|| corrupt(b.location(), format!("run `{run_id}` has no data row")))?;
-    let snapshot = materialize(b, run_id, &log, expected).await?;
+    let snapshot = materialize(b, &record, &log, expected).await?;
     let workflow: Value = serde_json::from_slice(&wf).map_err(|e| {
         corrupt(
             b.location(),
@@ -692,9 +644,15 @@ pub(crate) async fn find_by_correlation<B: Backend>(
     Ok(found.pop())
 }
 
+/// The run's history: through a fork's parents' prefixes, then its own rows.
 pub(crate) async fn history<B: Backend>(b: &mut B, run_id: &str) -> Result<Vec<CheckpointMeta>> {
-    b.run(run_id, false).await?;
-    b.log_meta(run_id).await
+    let (record, _) = b.run(run_id, false).await?;
+    let mut out = Vec::new();
+    for seg in lineage::segments(b, run_id, &record, u64::MAX).await? {
+        let from = seg.after.map_or(0, |a| a.saturating_add(1));
+        out.extend(b.log_meta(&seg.run_id, from, seg.until).await?);
+    }
+    Ok(out)
 }
 
 pub(crate) async fn read_log<B: Backend>(
@@ -703,12 +661,22 @@ pub(crate) async fn read_log<B: Backend>(
     after: u64,
     limit: usize,
 ) -> Result<Vec<LogEntry>> {
-    b.run(run_id, false).await?;
-    let rows = b.log_rows(run_id, after, limit).await?;
-    let path = b.location();
-    rows.into_iter()
-        .map(|row| decode_log_row(path, run_id, row))
-        .collect()
+    let (record, _) = b.run(run_id, false).await?;
+    let mut out = Vec::new();
+    for seg in lineage::segments(b, run_id, &record, u64::MAX).await? {
+        if out.len() >= limit || seg.until <= after {
+            continue;
+        }
+        let from = seg.after.map_or(after, |a| a.max(after));
+        let rows = b
+            .log_rows(&seg.run_id, from, seg.until, limit - out.len())
+            .await?;
+        let path = b.location();
+        for row in rows {
+            out.push(decode_log_row(path, &seg.run_id, row)?);
+        }
+    }
+    Ok(out)
 }
 
 fn decode_log_row(path: &Path, run_id: &str, row: RawLogRow) -> Result<LogEntry> {
@@ -727,7 +695,7 @@ fn decode_log_row(path: &Path, run_id: &str, row: RawLogRow) -> Result<LogEntry>
             .map_err(|e| bad("output", e))?,
         delta: row
             .delta
-            .map(|d| serde_json::from_slice::<StateDelta>(&d))
+            .map(|d| serde_json::from_slice::<crate::StateDelta>(&d))
             .transpose()
             .map_err(|e| bad("delta", e))?,
         started_at: row

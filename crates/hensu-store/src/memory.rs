@@ -122,6 +122,12 @@ impl crate::StateStore for MemoryStore {
     async fn record(&self, run_id: &str) -> Result<crate::RunRecord> {
         self.inner.record(run_id).await
     }
+    async fn load_at(&self, run_id: &str, step: u64) -> Result<crate::StoredRun> {
+        self.inner.load_at(run_id, step).await
+    }
+    async fn fork(&self, spec: &crate::ForkSpec) -> Result<crate::RunRecord> {
+        self.inner.fork(spec).await
+    }
     async fn list(&self) -> Result<Vec<crate::RunRecord>> {
         self.inner.list().await
     }

@@ -91,6 +91,18 @@ pub struct RunRecord {
     /// run's owner, or the next one, saves it `paused` at its next node boundary. Cleared when
     /// the record leaves `running`.
     pub pause_requested: bool,
+    /// A forked run: the run and step whose log is this run's prefix
+    /// ([`crate::StateStore::fork`]); `None` for every other run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<RunParent>,
+}
+
+/// Where a forked run's history starts: its parent's log up to and including `step` (the
+/// parent's rows are read through, never copied).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RunParent {
+    pub run_id: String,
+    pub step: u64,
 }
 
 impl RunRecord {
@@ -115,6 +127,7 @@ impl RunRecord {
             step: 0,
             cancel_requested: false,
             pause_requested: false,
+            parent: None,
         }
     }
 }
@@ -191,6 +204,10 @@ pub enum LogKind {
     /// [`crate::StateStore::claim`]: a worker took the run, from the queue or over from an
     /// owner whose lease expired; the row's output is a [`ClaimNote`].
     Claimed,
+    /// [`crate::StateStore::fork`]: the first row of a forked run, right after its parent's
+    /// prefix; its delta is the fork's edits of the parent's state, its output a
+    /// [`RunParent`].
+    Forked,
 }
 
 impl LogKind {
@@ -201,6 +218,7 @@ impl LogKind {
             LogKind::Step => "step",
             LogKind::Status => "status",
             LogKind::Claimed => "claimed",
+            LogKind::Forked => "forked",
         }
     }
 
@@ -211,6 +229,7 @@ impl LogKind {
             LogKind::Step,
             LogKind::Status,
             LogKind::Claimed,
+            LogKind::Forked,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)

@@ -137,6 +137,49 @@ fn migrations_run_up_from_empty_and_once() {
 
 #[test]
 #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn version_1_schemas_get_the_fork_columns() {
+    let schema = fresh_schema();
+    let s = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("open");
+    s.create_run(&record("a", 1), &workflow(), &json!({"k": 1}))
+        .expect("create");
+    drop(s);
+    // Back to what version 1 left: no fork columns, one migration applied.
+    sql(
+        &schema,
+        "DROP INDEX runs_by_parent;
+         ALTER TABLE runs DROP COLUMN parent_run, DROP COLUMN parent_step;
+         DELETE FROM refinery_schema_history WHERE version = 2;
+         UPDATE meta SET value = '1' WHERE key = 'schema_version';",
+    );
+    let s = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("migrate");
+    assert_eq!(
+        sql(
+            &schema,
+            "SELECT value FROM meta WHERE key = 'schema_version'"
+        ),
+        [PG_SCHEMA_VERSION.to_string()]
+    );
+    let mut child = record("c", 2);
+    child.status = hensu_store::RunStatus::Queued;
+    let forked = s
+        .fork(&hensu_store::ForkSpec {
+            parent: hensu_store::RunParent {
+                run_id: "a".into(),
+                step: 0,
+            },
+            record: child,
+            workflow: None,
+            edits: hensu_store::StateDelta::new().replace(&["k"], json!(2)),
+            tenant: None,
+        })
+        .expect("fork");
+    assert_eq!(forked.step, 1);
+    assert_eq!(s.load("c").expect("load").snapshot, json!({"k": 2}));
+    assert_eq!(s.load("a").expect("load").snapshot, json!({"k": 1}));
+}
+
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
 fn newer_schema_version_is_refused_untouched() {
     let schema = fresh_schema();
     drop(block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("open"));

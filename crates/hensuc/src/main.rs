@@ -42,6 +42,12 @@ enum Command {
     Runs(commands::runs::RunsArgs),
     /// Continue a paused or crashed run from its last checkpoint.
     Resume(commands::resume::ResumeArgs),
+    /// Fork a stored run at a step of its log: a new run with its history up to there,
+    /// continued here with context edits or another workflow.
+    Fork(commands::fork::ForkArgs),
+    /// Redrive a failed run: a fork at the step before its failure; only failed branches of a
+    /// parallel or fork node run again.
+    Redrive(commands::fork::RedriveArgs),
     /// Cancel a run (a running one stops at its next node boundary).
     Cancel(commands::cancel::ControlArgs),
     /// Pause a running run after its current node (continue with `resume`).
@@ -99,6 +105,8 @@ fn main() -> ExitCode {
         Command::Explain(args) => commands::explain::execute(args),
         Command::Runs(args) => commands::runs::execute(args),
         Command::Resume(args) => commands::resume::execute(args),
+        Command::Fork(args) => commands::fork::execute(args),
+        Command::Redrive(args) => commands::fork::redrive(args),
         Command::Cancel(args) => commands::cancel::cancel(args),
         Command::Pause(args) => commands::cancel::pause(args),
         Command::Test(args) => commands::test::execute(args),

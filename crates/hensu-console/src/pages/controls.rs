@@ -2,7 +2,9 @@
 //! pause that is not a review) *Resume* while it is paused. Each is a CSRF-checked form that
 //! calls the server's service (`cancel`, `pause`, `resume`: the functions behind the API), so
 //! the console obeys exactly the API's rules; a refusal (the run ended meanwhile, it runs on
-//! another server) is shown on the execution's page with the API's message.
+//! another server) is shown on the execution's page with the API's message. A failed run has
+//! *Redrive* (the service's `time_travel::redrive`, the API's `POST …/redrive`): the new run's
+//! page opens.
 
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
@@ -33,6 +35,11 @@ pub fn forms(viewer: &Viewer, record: &RunRecord) -> Markup {
         }
     };
     html! {
+        @if record.status == RunStatus::Failed {
+            div.run-controls role="group" aria-label="Run controls" {
+                (form("redrive", "primary", "Redrive"))
+            }
+        }
         @if running || paused {
             div.run-controls role="group" aria-label="Run controls" {
                 @if running && !record.cancel_requested { (form("pause", "", "Pause")) }
@@ -103,6 +110,25 @@ pub async fn resume(
     }
     match executions::resume(&app, &viewer.tenant, &id, ResumeExecution::default()).await {
         Ok(_) => back(&id, "resumed"),
+        Err(e) => api_error(&viewer, Nav::Executions, e),
+    }
+}
+
+/// `POST /console/executions/{id}/redrive`: the service's redrive of a failed run; opens the
+/// new run's page.
+pub async fn redrive(
+    State(app): State<AppState>,
+    Page(viewer): Page,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    axum::Form(form): axum::Form<ControlForm>,
+) -> Response {
+    if let Err(r) = check_post(&headers, &viewer.csrf, form.csrf.as_deref()) {
+        return r.into_response();
+    }
+    let request = hensu_server::service::time_travel::RedriveExecution::default();
+    match hensu_server::service::time_travel::redrive(&app, &viewer.tenant, &id, request).await {
+        Ok(forked) => back(&forked.execution_id, "redriven"),
         Err(e) => api_error(&viewer, Nav::Executions, e),
     }
 }

@@ -87,6 +87,12 @@ fn summary(viewer: &Viewer, run: &RunView) -> Markup {
                     @if r.cancel_requested { " " span.muted { "(cancel requested)" } } }
                 dt { "Workflow" } dd { a href={ "/console/workflows/" (r.workflow_id) } { (r.workflow_id) } " " span.muted { "version " (version) } }
                 dt { "Started" } dd { (time(r.started_at)) }
+                @if let Some(p) = &r.parent {
+                    dt { "Forked from" } dd.lineage {
+                        a href={ "/console/executions/" (p.run_id) } { code { (p.run_id) } }
+                        " " span.muted { "at step " (p.step) }
+                    }
+                }
                 dt { "Duration" } dd { (duration(super::executions::elapsed(r, chrome::now_ms()))) }
                 dt { "Current node" } dd {
                     @match &r.current_node { Some(n) => code { (n) }, None => "—" }

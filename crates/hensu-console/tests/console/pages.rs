@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::harness::{LINEAR, REVIEWED, Server};
+use crate::harness::{LINEAR, REVIEWED, STRICT, Server, token};
 
 #[tokio::test]
 async fn root_redirects_to_the_console_and_the_api_keeps_its_paths() {
@@ -151,6 +151,81 @@ async fn execution_page_shows_path_steps_events_and_context() {
     assert!(html.contains("rivers"));
     // A finished run opens no event stream.
     assert!(!html.contains("data-live-source"));
+}
+
+/// A fork's page names its parent (the lineage), linked, with the fork point.
+#[tokio::test]
+async fn execution_page_of_a_fork_names_its_parent() {
+    let s = Server::start(true, &[]).await;
+    s.push("acme", LINEAR).await;
+    let id = s.run("acme", "linear", json!({"topic": "rivers"})).await;
+    s.wait_for("acme", &id, "completed").await;
+    let r = s
+        .http
+        .post(s.url(&format!("/api/v1/executions/{id}/fork")))
+        .bearer_auth(token("acme"))
+        .json(&json!({"step": 1, "contextEdits": {"topic": "lakes"}}))
+        .send()
+        .await
+        .expect("fork");
+    assert_eq!(r.status(), 202);
+    let v: serde_json::Value = r.json().await.expect("json");
+    let fork = v["executionId"].as_str().expect("id").to_string();
+    s.wait_for("acme", &fork, "completed").await;
+    let me = s.session("acme").await;
+    let (code, html) = me.get(&s, &format!("/console/executions/{fork}")).await;
+    assert_eq!(code, 200);
+    assert!(html.contains("Forked from"), "{html}");
+    assert!(html.contains(&format!("href=\"/console/executions/{id}\"")));
+    assert!(html.contains("at step 1"));
+    assert!(
+        html.contains("execution.forked"),
+        "the fork's event in the log"
+    );
+    let (_, parent) = me.get(&s, &format!("/console/executions/{id}")).await;
+    assert!(!parent.contains("Forked from"));
+}
+
+/// A failed run's page has *Redrive*; it makes a fork of the run (the service's redrive) and
+/// opens the new run's page, which names its parent.
+#[tokio::test]
+async fn a_failed_run_is_redriven_from_its_page() {
+    let s = Server::start(true, &[]).await;
+    s.push("acme", STRICT).await;
+    let id = s
+        .run("acme", "strict", json!({"topic": "t", "count": 2}))
+        .await;
+    s.wait_for("acme", &id, "failed").await;
+    let me = s.session("acme").await;
+    let (_, html) = me.get(&s, &format!("/console/executions/{id}")).await;
+    assert!(
+        html.contains(&format!("action=\"/console/executions/{id}/redrive\"")),
+        "{html}"
+    );
+    let (code, location, _) = me
+        .post(
+            &s,
+            &format!("/console/executions/{id}/redrive"),
+            &[("_csrf", &me.csrf)],
+        )
+        .await;
+    assert_eq!(code, 303, "a redirect to the new run");
+    assert!(location.ends_with("?notice=redriven"), "{location}");
+    assert!(!location.contains(&id), "{location}");
+    let (code, page) = me.get(&s, &location).await;
+    assert_eq!(code, 200);
+    assert!(page.contains("Redriven"));
+    assert!(page.contains("Forked from"));
+    assert!(page.contains(&format!("href=\"/console/executions/{id}\"")));
+    // Without the form's CSRF token nothing is made.
+    let (code, _, _) = me
+        .post(
+            &s,
+            &format!("/console/executions/{id}/redrive"),
+            &[("_csrf", "x")],
+        )
+        .await;
+    assert_ne!(code, 303);
 }
 
 #[tokio::test]

@@ -9,6 +9,9 @@
 //!   are mapped onto it; nothing below looks at a clap struct.
 //! * [`create_run`] stores a new run with its [`StoredWorkflow`] envelope under the one run-id
 //!   scheme ([`new_run_id`]) and returns its [`RunHandle`].
+//! * [`fork_run`] forks a stored run at a step of its log (the fork references the parent's
+//!   log prefix; checked against another workflow first when one is given), paused there for
+//!   the face to resume like any paused run.
 //! * [`engine`] builds the engine of one run from the setup plus the [`Extras`] only a face
 //!   adds: the tools when they are not the project's (the server's tenant MCP client), the
 //!   listener that receives provider retries (the face's progress and `--events` listener,
@@ -19,6 +22,7 @@
 //! same callable workflows ([`callable_workflows`]).
 
 mod engine;
+mod fork;
 mod stored;
 pub mod telemetry;
 
@@ -29,6 +33,9 @@ use hensu_store::StateStore;
 
 pub use engine::{Extras, RefuseCommands, RunEngine, RunToolSet, ToolSupply, engine};
 pub use engine::{NO_LOCAL_COMMANDS, callable_workflows, required_reviews};
+pub use fork::{
+    ForkError, ForkPlan, Forked, check_fork, failed_step, fork_run, next_node, redrive_run,
+};
 pub use stored::{
     NewRun, RunHandle, SourceRef, StoredOptions, StoredWorkflow, WORKFLOW_FORMAT, content_hash,
     create_run, new_run_id,

@@ -103,6 +103,10 @@ pub trait ExecutionService: Send + Sync {
     async fn pause(&self, run_id: &str) -> Result<PauseRequest, ApiError>;
     /// Executions this service is running now.
     fn running(&self) -> usize;
+    /// What replaces secrets in what the server stores (a fork's edits; docs/server.md).
+    fn redactor(&self) -> Option<hensu_host::SnapshotRedactor> {
+        None
+    }
     /// Starts background work (the takeover worker); call once, inside the server's runtime.
     fn start_background(&self) {}
     /// Stops accepting work and hands back what runs (graceful shutdown: each run stops at

@@ -20,6 +20,10 @@ use crate::metrics;
 
 #[async_trait]
 impl ExecutionService for Arc<InProcessExecutor> {
+    fn redactor(&self) -> Option<hensu_host::SnapshotRedactor> {
+        self.redact.clone()
+    }
+
     async fn start(&self, req: StartRequest) -> Result<Started, ApiError> {
         if self.closing.load(Ordering::SeqCst) {
             return Err(ApiError::new(

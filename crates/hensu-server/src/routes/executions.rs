@@ -23,6 +23,7 @@ use crate::service::executions::{
     ExecutionStatus, PausedExecution, ResumeExecution, StartExecution,
 };
 use crate::service::listing::{self, ListParams};
+use crate::service::time_travel::{self, ExecutionForked, ForkExecution, RedriveExecution};
 
 /// The routes of this file, documented.
 pub fn routes() -> OpenApiRouter<AppState> {
@@ -34,6 +35,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(status))
         .routes(routes!(result))
         .routes(routes!(resume))
+        .routes(routes!(fork))
+        .routes(routes!(redrive))
         .routes(routes!(cancel))
         .routes(routes!(pause))
         .routes(routes!(execution_events))
@@ -170,6 +173,50 @@ pub async fn resume(
     let request = ResumeExecution::from_body(&body)?;
     let ack = service::resume(&app, &tenant, &id, request).await?;
     Ok((StatusCode::ACCEPTED, Json(ack)))
+}
+
+/// Fork: 202 with the new execution, which runs in the background from the parent's step
+/// (docs/server.md, *Time travel*).
+#[utoipa::path(post, path = "/api/v1/executions/{executionId}/fork", tag = "executions",
+    params(("executionId" = String, Path)),
+    request_body = ForkExecution,
+    responses((status = 202, description = "forked; the new execution runs", body = ExecutionForked),
+              (status = 400, description = "bad input, or the execution has no such step", body = ErrorBody),
+              (status = 404, description = "unknown execution or workflow", body = ErrorBody),
+              (status = 422, description = "the state at the step does not fit the other workflow (`code` fork_refused, `diagnostics` E0908, E0909); nothing was written", body = ErrorBody)))]
+pub async fn fork(
+    State(app): State<AppState>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> ApiResult<(StatusCode, Json<ExecutionForked>)> {
+    crate::validate::check_id("executionId", &id)?;
+    crate::routes::require_json(&headers)?;
+    let request = ForkExecution::from_body(&body)?;
+    let forked = time_travel::fork(&app, &tenant, &id, request).await?;
+    Ok((StatusCode::ACCEPTED, Json(forked)))
+}
+
+/// Redrive: 202 with the new execution, a fork of the failed one at the step before its
+/// failure, in which only the failed branches of a parallel or fork node run again.
+#[utoipa::path(post, path = "/api/v1/executions/{executionId}/redrive", tag = "executions",
+    params(("executionId" = String, Path)),
+    request_body(content = Option<RedriveExecution>),
+    responses((status = 202, description = "redriven; the new execution runs", body = ExecutionForked),
+              (status = 400, description = "bad input", body = ErrorBody),
+              (status = 404, description = "unknown execution", body = ErrorBody),
+              (status = 409, description = "the execution did not fail", body = ErrorBody)))]
+pub async fn redrive(
+    State(app): State<AppState>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+    body: axum::body::Bytes,
+) -> ApiResult<(StatusCode, Json<ExecutionForked>)> {
+    crate::validate::check_id("executionId", &id)?;
+    let request = RedriveExecution::from_body(&body)?;
+    let forked = time_travel::redrive(&app, &tenant, &id, request).await?;
+    Ok((StatusCode::ACCEPTED, Json(forked)))
 }
 
 /// Cancel: 200 when cancelled at once, 202 when the running owner will stop at its next

@@ -100,6 +100,18 @@ pub enum ExecutionEvent {
         node_id: Option<String>,
         timestamp: String,
     },
+    /// The execution was forked from another at a step of that one's log (docs/server.md,
+    /// *Time travel*): its first own event; the events before it are its parent's.
+    #[serde(rename = "execution.forked", rename_all = "camelCase")]
+    Forked {
+        execution_id: String,
+        workflow_id: String,
+        parent_execution_id: String,
+        parent_step: u64,
+        /// The node the fork continues with.
+        node_id: Option<String>,
+        timestamp: String,
+    },
     /// Tenant stream only: the events after the `Last-Event-ID` sent are no longer all held
     /// (older than the retention window, or an id this store never gave), so the stream
     /// continues from now and the client should re-read what it shows (docs/server.md,
@@ -118,6 +130,7 @@ impl ExecutionEvent {
             ExecutionEvent::Completed { .. } => "execution.completed",
             ExecutionEvent::Error { .. } => "execution.error",
             ExecutionEvent::Cancelled { .. } => "execution.cancelled",
+            ExecutionEvent::Forked { .. } => "execution.forked",
             ExecutionEvent::Reset { .. } => "stream.reset",
         }
     }
@@ -129,7 +142,8 @@ impl ExecutionEvent {
             ExecutionEvent::Step { node_id, .. }
             | ExecutionEvent::Paused { node_id, .. }
             | ExecutionEvent::Error { node_id, .. }
-            | ExecutionEvent::Cancelled { node_id, .. } => node_id.as_deref(),
+            | ExecutionEvent::Cancelled { node_id, .. }
+            | ExecutionEvent::Forked { node_id, .. } => node_id.as_deref(),
             ExecutionEvent::Completed { final_node_id, .. } => final_node_id.as_deref(),
         }
     }
@@ -142,6 +156,7 @@ impl ExecutionEvent {
             | ExecutionEvent::Completed { timestamp, .. }
             | ExecutionEvent::Error { timestamp, .. }
             | ExecutionEvent::Cancelled { timestamp, .. }
+            | ExecutionEvent::Forked { timestamp, .. }
             | ExecutionEvent::Reset { timestamp, .. } => timestamp,
         }
     }
@@ -184,6 +199,21 @@ pub fn log_event(
             tenant_id: tenant.to_string(),
             timestamp,
         },
+        (LogKind::Forked, _) => {
+            let parent: Option<hensu_store::RunParent> = e
+                .output
+                .as_ref()
+                .and_then(|o| serde_json::from_value(o.clone()).ok());
+            let parent = parent?;
+            ExecutionEvent::Forked {
+                execution_id,
+                workflow_id,
+                parent_execution_id: parent.run_id,
+                parent_step: parent.step,
+                node_id,
+                timestamp,
+            }
+        }
         // A worker's claim is bookkeeping, not an upstream event; a queued run has none yet.
         (LogKind::Claimed, _) | (_, RunStatus::Queued) => return None,
         (_, RunStatus::Running) => ExecutionEvent::Step {
@@ -446,12 +476,16 @@ fn execution_stream(
     async_stream(move |tx| async move {
         let mut after = after;
         let mut emitted = false;
+        // The latest event shown was a fork's first: the fork waits paused at its fork point
+        // only until it is started, not for a human.
+        let mut at_fork_point = false;
         loop {
             let Ok(read) = read_events(store.as_ref(), &run_id, &tenant, after).await else {
                 return;
             };
             for (step, ev) in &read.events {
                 emitted = true;
+                at_fork_point = matches!(ev, ExecutionEvent::Forked { .. });
                 if tx.send(sse(step.to_string(), ev)).await.is_err() {
                     return;
                 }
@@ -461,7 +495,8 @@ fn execution_stream(
             // A stream ends with the run's segment: at its end, or at a pause it has shown.
             // Opened right at a pause (Last-Event-ID = the pause), it waits for the resume.
             if caught_up
-                && (read.status.is_terminal() || (read.status == RunStatus::Paused && emitted))
+                && (read.status.is_terminal()
+                    || (read.status == RunStatus::Paused && emitted && !at_fork_point))
             {
                 return;
             }

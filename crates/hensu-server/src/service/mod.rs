@@ -16,6 +16,7 @@ pub mod listing;
 pub mod ops;
 pub mod outcome;
 pub mod tenant_stream;
+pub mod time_travel;
 pub mod workflows;
 
 use crate::error::{ApiError, ApiResult};

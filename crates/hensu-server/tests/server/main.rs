@@ -61,6 +61,8 @@ on_both!(
     a_failed_run_carries_its_reason,
     executions_are_paged,
     idempotent_starts,
+    fork_continues_from_a_step,
+    redrive_forks_a_failed_execution,
 );
 
 mod outage {

@@ -13,15 +13,21 @@ use crate::backend::KeyRow;
 use crate::backend::{
     Backend, ClaimedLease, DeltaVisitor, LogState, NewLogRow, RawLogRow, Records,
 };
-use crate::backend::{corrupt, parse_kind, parse_status, to_i64, to_u64};
+use crate::backend::{corrupt, parse_kind, parse_status, sat_i64, to_i64, to_u64};
 use crate::owner::LeaseRow;
 use crate::page::{PageParam, page_sql};
 use crate::query::RunQuery;
-use crate::{CheckpointMeta, ClaimScope, LogKind, OwnerId, RecordUpdate, Result, RunRecord};
+use crate::{
+    CheckpointMeta, ClaimScope, LogKind, OwnerId, RecordUpdate, Result, RunParent, RunRecord,
+};
 
 pub(crate) const RECORD_COLS: &str = "run_id, workflow_id, workflow_version, status, \
      current_node, started_at, updated_at, correlation_id, exit_status, step, cancel_requested, \
-     snapshot_step, snapshot_bytes, log_rows, log_bytes, pause_requested";
+     snapshot_step, snapshot_bytes, log_rows, log_bytes, parent_run, parent_step, \
+     pause_requested";
+
+/// The column after [`RECORD_COLS`] in a statement that appends one (a page's `created_at`).
+const AFTER_RECORD: usize = 18;
 
 const META_COLS: &str =
     "step, node, status, at, snapshot_bytes, kind, executed_node, node_status, duration_ms";
@@ -62,7 +68,17 @@ fn record_from_row(row: &Row, path: &Path) -> Result<(RunRecord, LogState)> {
         exit_status: col(row, 8, path)?,
         step: to_u64(col(row, 9, path)?, path, "step")?,
         cancel_requested: col(row, 10, path)?,
-        pause_requested: col(row, 15, path)?,
+        parent: match (
+            col::<Option<String>>(row, 15, path)?,
+            col::<Option<i64>>(row, 16, path)?,
+        ) {
+            (Some(run_id), Some(step)) => Some(RunParent {
+                run_id,
+                step: to_u64(step, path, "parent_step")?,
+            }),
+            _ => None,
+        },
+        pause_requested: col(row, 17, path)?,
     };
     let log = LogState {
         snapshot_step: to_u64(col(row, 11, path)?, path, "snapshot_step")?,
@@ -141,13 +157,18 @@ impl Backend for PgTx<'_> {
         &mut self,
         record: &RunRecord,
         workflow: &[u8],
-        snapshot_bytes: u64,
+        log: &LogState,
     ) -> Result<bool> {
+        let (parent_run, parent_step) = match &record.parent {
+            Some(p) => (Some(p.run_id.as_str()), Some(to_i64(p.step)?)),
+            None => (None, None),
+        };
         let inserted = self
             .execute(
                 &format!(
                     "INSERT INTO runs ({RECORD_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, \
-                     $8, $9, $10, $11, $10, $12, 0, 0, $13) ON CONFLICT (run_id) DO NOTHING"
+                     $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) \
+                     ON CONFLICT (run_id) DO NOTHING"
                 ),
                 &[
                     &record.run_id,
@@ -161,7 +182,12 @@ impl Backend for PgTx<'_> {
                     &record.exit_status,
                     &to_i64(record.step)?,
                     &record.cancel_requested,
-                    &to_i64(snapshot_bytes)?,
+                    &to_i64(log.snapshot_step)?,
+                    &to_i64(log.snapshot_bytes)?,
+                    &to_i64(log.log_rows)?,
+                    &to_i64(log.log_bytes)?,
+                    &parent_run,
+                    &parent_step,
                     &record.pause_requested,
                 ],
             )
@@ -344,15 +370,6 @@ impl Backend for PgTx<'_> {
         .map(|_| ())
     }
 
-    async fn delete_snapshots_before(&mut self, run_id: &str, step: u64) -> Result<()> {
-        self.execute(
-            "DELETE FROM snapshots WHERE run_id = $1 AND step < $2",
-            &[&run_id, &to_i64(step)?],
-        )
-        .await
-        .map(|_| ())
-    }
-
     async fn snapshot_adopted(&mut self, run_id: &str, step: u64, bytes: u64) -> Result<()> {
         let (step, bytes) = (to_i64(step)?, to_i64(bytes)?);
         self.execute(
@@ -381,17 +398,42 @@ impl Backend for PgTx<'_> {
             .transpose()
     }
 
+    async fn snapshot_until(
+        &mut self,
+        run_id: &str,
+        until: u64,
+    ) -> Result<Option<(u64, Vec<u8>, i64)>> {
+        let rows = self
+            .query(
+                "SELECT step, state, snapshot_version FROM snapshots WHERE run_id = $1 \
+                 AND step <= $2 ORDER BY step DESC LIMIT 1",
+                &[&run_id, &sat_i64(until)],
+            )
+            .await?;
+        rows.first()
+            .map(|r| {
+                Ok((
+                    to_u64(col(r, 0, self.path)?, self.path, "step")?,
+                    col(r, 1, self.path)?,
+                    col(r, 2, self.path)?,
+                ))
+            })
+            .transpose()
+    }
+
     async fn for_each_delta(
         &mut self,
         run_id: &str,
         step: u64,
+        until: u64,
         visit: &mut DeltaVisitor<'_>,
     ) -> Result<()> {
         let rows = self
             .query(
                 "SELECT step, delta, state_version FROM run_log \
-                 WHERE run_id = $1 AND step > $2 AND delta IS NOT NULL ORDER BY step",
-                &[&run_id, &to_i64(step)?],
+                 WHERE run_id = $1 AND step > $2 AND step <= $3 AND delta IS NOT NULL \
+                 ORDER BY step",
+                &[&run_id, &to_i64(step)?, &sat_i64(until)],
             )
             .await?;
         for row in &rows {
@@ -438,25 +480,39 @@ impl Backend for PgTx<'_> {
             .collect()
     }
 
-    async fn log_meta(&mut self, run_id: &str) -> Result<Vec<CheckpointMeta>> {
+    async fn log_meta(
+        &mut self,
+        run_id: &str,
+        from: u64,
+        until: u64,
+    ) -> Result<Vec<CheckpointMeta>> {
         let rows = self
             .query(
-                &format!("SELECT {META_COLS} FROM run_log WHERE run_id = $1 ORDER BY step"),
-                &[&run_id],
+                &format!(
+                    "SELECT {META_COLS} FROM run_log WHERE run_id = $1 AND step >= $2 \
+                     AND step <= $3 ORDER BY step"
+                ),
+                &[&run_id, &sat_i64(from), &sat_i64(until)],
             )
             .await?;
         rows.iter().map(|r| meta_from_row(r, self.path)).collect()
     }
 
-    async fn log_rows(&mut self, run_id: &str, after: u64, limit: usize) -> Result<Vec<RawLogRow>> {
+    async fn log_rows(
+        &mut self,
+        run_id: &str,
+        after: u64,
+        until: u64,
+        limit: usize,
+    ) -> Result<Vec<RawLogRow>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = self
             .query(
                 &format!(
                     "SELECT {META_COLS}, output, delta, started_at FROM run_log \
-                     WHERE run_id = $1 AND step > $2 ORDER BY step LIMIT $3"
+                     WHERE run_id = $1 AND step > $2 AND step <= $4 ORDER BY step LIMIT $3"
                 ),
-                &[&run_id, &to_i64(after)?, &limit],
+                &[&run_id, &to_i64(after)?, &limit, &sat_i64(until)],
             )
             .await?;
         rows.iter()
@@ -612,7 +668,7 @@ impl Backend for PgTx<'_> {
         let rows = self.query(&sql, &refs).await?;
         rows.iter()
             .map(|row| {
-                let at = to_u64(col(row, 16, self.path)?, self.path, "created_at")?;
+                let at = to_u64(col(row, AFTER_RECORD, self.path)?, self.path, "created_at")?;
                 record_from_row(row, self.path).map(|(r, _)| (at, r))
             })
             .collect()

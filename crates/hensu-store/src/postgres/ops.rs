@@ -11,9 +11,9 @@ use super::{PgStore, pg_err, pool_err};
 use crate::logic::{self, EncodedStep};
 use crate::time::now_ms;
 use crate::{
-    CancelRequest, CheckpointMeta, Checkpointed, ClaimScope, Claimed, Lease, LogEntry, OwnerId,
-    PauseRequest, RecordUpdate, Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun,
-    encode_snapshot,
+    CancelRequest, CheckpointMeta, Checkpointed, ClaimScope, Claimed, ForkSpec, Lease, LogEntry,
+    OwnerId, PauseRequest, RecordUpdate, Renewed, Result, RunRecord, StateStore, StepEntry,
+    StoredRun, encode_snapshot,
 };
 use crate::{IdempotencyKey, KeyedStart, PgRegistry, RunPage, RunQuery, WorkflowRegistry};
 
@@ -303,6 +303,26 @@ impl StateStore for PgStore {
         self.with(
             move |inner| async move { in_tx!(inner, b, true, { logic::record(&mut b, &run_id) }) },
         )
+        .await
+    }
+
+    async fn load_at(&self, run_id: &str, step: u64) -> Result<StoredRun> {
+        let run_id = run_id.to_string();
+        self.with(move |inner| async move {
+            in_tx!(inner, b, true, {
+                logic::load_at(&mut b, &inner.opts, &run_id, step)
+            })
+        })
+        .await
+    }
+
+    async fn fork(&self, spec: &ForkSpec) -> Result<RunRecord> {
+        let spec = spec.clone();
+        self.with(move |inner| async move {
+            in_tx!(inner, b, false, {
+                logic::fork(&mut b, &inner.opts, &spec, now_ms())
+            })
+        })
         .await
     }
 

@@ -23,7 +23,11 @@ use crate::{
 
 pub(crate) const RECORD_COLS: &str = "run_id, workflow_id, workflow_version, status, \
      current_node, started_at, updated_at, correlation_id, exit_status, step, cancel_requested, \
-     snapshot_step, snapshot_bytes, log_rows, log_bytes, pause_requested";
+     snapshot_step, snapshot_bytes, log_rows, log_bytes, parent_run, parent_step, \
+     pause_requested";
+
+/// The column after [`RECORD_COLS`] in a statement that appends one (a page's `created_at`).
+pub(crate) const AFTER_RECORD: usize = 18;
 
 /// The key of run `?1`'s log row at step 0: `run_no * 2^32`. A run's rows are
 /// `LOG_KEY + step`, one contiguous range of `run_log`'s integer key (its one b-tree), ordered
@@ -81,6 +85,11 @@ impl SqliteTx<'_> {
     }
 }
 
+/// `step` as an offset in a run's key range, clamped to its last step (an "up to" bound).
+fn key_step(step: u64) -> i64 {
+    sat_i64(step.min(MAX_STEPS - 1))
+}
+
 fn opt_i64(v: Option<u64>) -> Option<i64> {
     v.map(sat_i64)
 }
@@ -109,12 +118,16 @@ impl Backend for SqliteTx<'_> {
         &mut self,
         record: &RunRecord,
         workflow: &[u8],
-        snapshot_bytes: u64,
+        log: &LogState,
     ) -> Result<bool> {
+        let (parent_run, parent_step) = match &record.parent {
+            Some(p) => (Some(p.run_id.as_str()), Some(to_i64(p.step)?)),
+            None => (None, None),
+        };
         let inserted = self.exec(
             &format!(
                 "INSERT OR IGNORE INTO runs ({RECORD_COLS}, run_no) VALUES (?1, ?2, ?3, ?4, ?5, \
-                 ?6, ?7, ?8, ?9, ?10, ?11, ?10, ?12, 0, 0, ?13, \
+                 ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
                  (SELECT coalesce(max(run_no), 0) + 1 FROM runs))"
             ),
             rusqlite::params![
@@ -129,7 +142,12 @@ impl Backend for SqliteTx<'_> {
                 record.exit_status,
                 to_i64(record.step)?,
                 i64::from(record.cancel_requested),
-                to_i64(snapshot_bytes)?,
+                to_i64(log.snapshot_step)?,
+                to_i64(log.snapshot_bytes)?,
+                to_i64(log.log_rows)?,
+                to_i64(log.log_bytes)?,
+                parent_run,
+                parent_step,
                 i64::from(record.pause_requested),
             ],
         )?;
@@ -408,14 +426,6 @@ impl Backend for SqliteTx<'_> {
         .map(|_| ())
     }
 
-    async fn delete_snapshots_before(&mut self, run_id: &str, step: u64) -> Result<()> {
-        self.exec(
-            "DELETE FROM snapshots WHERE run_id = ?1 AND step < ?2",
-            rusqlite::params![run_id, to_i64(step)?],
-        )
-        .map(|_| ())
-    }
-
     async fn snapshot_adopted(&mut self, run_id: &str, step: u64, bytes: u64) -> Result<()> {
         let (step, bytes) = (to_i64(step)?, sat_i64(bytes));
         for sql in [
@@ -446,10 +456,33 @@ impl Backend for SqliteTx<'_> {
             .map_err(self.sq())
     }
 
+    async fn snapshot_until(
+        &mut self,
+        run_id: &str,
+        until: u64,
+    ) -> Result<Option<(u64, Vec<u8>, i64)>> {
+        let raw: Option<(i64, Vec<u8>, i64)> = self
+            .conn
+            .prepare_cached(
+                "SELECT step, state, snapshot_version FROM snapshots WHERE run_id = ?1 \
+                 AND step <= ?2 ORDER BY step DESC LIMIT 1",
+            )
+            .and_then(|mut s| {
+                s.query_row(rusqlite::params![run_id, sat_i64(until)], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .optional()
+            })
+            .map_err(self.sq())?;
+        raw.map(|(step, bytes, v)| Ok((to_u64(step, self.path, "step")?, bytes, v)))
+            .transpose()
+    }
+
     async fn for_each_delta(
         &mut self,
         run_id: &str,
         step: u64,
+        until: u64,
         visit: &mut DeltaVisitor<'_>,
     ) -> Result<()> {
         let sq = self.sq();
@@ -458,13 +491,15 @@ impl Backend for SqliteTx<'_> {
             .prepare_cached(concat!(
                 "SELECT step, delta, state_version FROM run_log WHERE id > ",
                 log_key!(),
-                " + ?2 AND id < ",
+                " + ?2 AND id <= ",
+                log_key!(),
+                " + ?3 AND id < ",
                 log_key_end!(),
                 " AND delta IS NOT NULL ORDER BY id"
             ))
             .map_err(&sq)?;
         let mut rows = stmt
-            .query(rusqlite::params![run_id, to_i64(step)?])
+            .query(rusqlite::params![run_id, to_i64(step)?, key_step(until)])
             .map_err(&sq)?;
         while let Some(row) = rows.next().map_err(&sq)? {
             let step: i64 = row.get(0).map_err(&sq)?;
@@ -504,37 +539,55 @@ impl Backend for SqliteTx<'_> {
             .collect()
     }
 
-    async fn log_meta(&mut self, run_id: &str) -> Result<Vec<CheckpointMeta>> {
+    async fn log_meta(
+        &mut self,
+        run_id: &str,
+        from: u64,
+        until: u64,
+    ) -> Result<Vec<CheckpointMeta>> {
         let rows = self
             .conn
             .prepare_cached(&format!(
-                "SELECT {META_COLS} FROM run_log WHERE id >= {} AND id < {} ORDER BY id",
+                "SELECT {META_COLS} FROM run_log WHERE id >= {} + ?2 AND id <= {} + ?3 \
+                 AND id < {} ORDER BY id",
+                log_key!(),
                 log_key!(),
                 log_key_end!()
             ))
             .and_then(|mut s| {
-                s.query_map([run_id], raw_meta)?
-                    .collect::<rusqlite::Result<Vec<_>>>()
+                s.query_map(
+                    rusqlite::params![run_id, key_step(from), key_step(until)],
+                    raw_meta,
+                )?
+                .collect::<rusqlite::Result<Vec<_>>>()
             })
             .map_err(self.sq())?;
         rows.into_iter().map(|r| into_meta(r, self.path)).collect()
     }
 
-    async fn log_rows(&mut self, run_id: &str, after: u64, limit: usize) -> Result<Vec<RawLogRow>> {
+    async fn log_rows(
+        &mut self,
+        run_id: &str,
+        after: u64,
+        until: u64,
+        limit: usize,
+    ) -> Result<Vec<RawLogRow>> {
         let after = to_i64(after)?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = self
             .conn
             .prepare_cached(&format!(
                 "SELECT {META_COLS}, output, delta, started_at FROM run_log \
-                 WHERE id > {} + ?2 AND id < {} ORDER BY id LIMIT ?3",
+                 WHERE id > {} + ?2 AND id <= {} + ?4 AND id < {} ORDER BY id LIMIT ?3",
+                log_key!(),
                 log_key!(),
                 log_key_end!()
             ))
             .and_then(|mut s| {
-                s.query_map(rusqlite::params![run_id, after, limit], |r| {
-                    Ok((raw_meta(r)?, r.get(9)?, r.get(10)?, r.get(11)?))
-                })?
+                s.query_map(
+                    rusqlite::params![run_id, after, limit, key_step(until)],
+                    |r| Ok((raw_meta(r)?, r.get(9)?, r.get(10)?, r.get(11)?)),
+                )?
                 .collect::<rusqlite::Result<Vec<_>>>()
             })
             .map_err(self.sq())?;
@@ -703,7 +756,7 @@ impl Backend for SqliteTx<'_> {
             .prepare_cached(&sql)
             .and_then(|mut s| {
                 s.query_map(rusqlite::params_from_iter(values), |r| {
-                    Ok((r.get::<_, i64>(16)?, RawRecord::from_row(r)?))
+                    Ok((r.get::<_, i64>(AFTER_RECORD)?, RawRecord::from_row(r)?))
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()
             })

@@ -11,9 +11,9 @@ use super::SqliteStore;
 use crate::logic::{self, EncodedStep, run_ready};
 use crate::time::now_ms;
 use crate::{
-    CancelRequest, CheckpointMeta, Checkpointed, ClaimScope, Claimed, Lease, LogEntry, OwnerId,
-    PauseRequest, RecordUpdate, Renewed, Result, RunRecord, StateStore, StepEntry, StoredRun,
-    encode_snapshot,
+    CancelRequest, CheckpointMeta, Checkpointed, ClaimScope, Claimed, ForkSpec, Lease, LogEntry,
+    OwnerId, PauseRequest, RecordUpdate, Renewed, Result, RunRecord, StateStore, StepEntry,
+    StoredRun, encode_snapshot,
 };
 use crate::{IdempotencyKey, KeyedStart, RunPage, RunQuery, SqliteRegistry, WorkflowRegistry};
 
@@ -218,6 +218,18 @@ impl StateStore for SqliteStore {
     async fn record(&self, run_id: &str) -> Result<RunRecord> {
         let run_id = run_id.to_owned();
         self.read(move |b, _| run_ready(logic::record(b, &run_id)))
+            .await
+    }
+
+    async fn load_at(&self, run_id: &str, step: u64) -> Result<StoredRun> {
+        let run_id = run_id.to_owned();
+        self.read(move |b, opts| run_ready(logic::load_at(b, opts, &run_id, step)))
+            .await
+    }
+
+    async fn fork(&self, spec: &ForkSpec) -> Result<RunRecord> {
+        let spec = spec.clone();
+        self.write(move |b, opts| run_ready(logic::fork(b, opts, &spec, now_ms())))
             .await
     }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use rusqlite::Row;
 
 use crate::backend::{LogState, parse_kind, parse_status, to_u64};
-use crate::{CheckpointMeta, Result, RunRecord};
+use crate::{CheckpointMeta, Result, RunParent, RunRecord};
 
 pub(crate) struct RawRecord {
     run_id: String,
@@ -21,6 +21,8 @@ pub(crate) struct RawRecord {
     step: i64,
     cancel_requested: i64,
     log: [i64; 4],
+    parent_run: Option<String>,
+    parent_step: Option<i64>,
     pause_requested: i64,
 }
 
@@ -39,13 +41,23 @@ impl RawRecord {
             step: r.get(9)?,
             cancel_requested: r.get(10)?,
             log: [r.get(11)?, r.get(12)?, r.get(13)?, r.get(14)?],
-            pause_requested: r.get(15)?,
+            parent_run: r.get(15)?,
+            parent_step: r.get(16)?,
+            pause_requested: r.get(17)?,
         })
     }
 
     pub(crate) fn into_record(self, path: &Path) -> Result<(RunRecord, LogState)> {
         let log = log_state(self.log, path)?;
+        let parent = match (self.parent_run, self.parent_step) {
+            (Some(run_id), Some(step)) => Some(RunParent {
+                run_id,
+                step: to_u64(step, path, "parent_step")?,
+            }),
+            _ => None,
+        };
         let record = RunRecord {
+            parent,
             status: parse_status(&self.status, path)?,
             started_at: to_u64(self.started_at, path, "started_at")?,
             updated_at: to_u64(self.updated_at, path, "updated_at")?,

@@ -11,12 +11,13 @@ use crate::{HENSU_VERSION, SCHEMA_VERSION, StoreError};
 
 type Result<T> = crate::Result<T>;
 
-/// The current schema (version 4), created on an empty database.
+/// The current schema (version 5), created on an empty database.
 ///
 /// - `runs`: the record, plus where the latest snapshot is (`snapshot_step`, its size), how
 ///   much log has accumulated since (`log_rows`, `log_bytes`: the snapshot policy's input),
-///   and the run's number (`run_no`, 1, 2, … in creation order: the high half of its log
-///   rows' key);
+///   the run's number (`run_no`, 1, 2, … in creation order: the high half of its log
+///   rows' key), and for a forked run the run and step its log continues (`parent_run`,
+///   `parent_step`: the parent's rows up to that step are its prefix, see `lineage.rs`);
 /// - `run_data`: the workflow each run executes;
 /// - `snapshots`: the latest full state of each run, at `step`;
 /// - `run_log`: one row per write, keyed by `id = run_no * 2^32 + step` (`log_key!` in
@@ -46,9 +47,12 @@ CREATE TABLE IF NOT EXISTS runs (
     log_rows         INTEGER NOT NULL DEFAULT 0,
     log_bytes        INTEGER NOT NULL DEFAULT 0,
     run_no           INTEGER NOT NULL DEFAULT 0,
+    parent_run       TEXT,
+    parent_step      INTEGER,
     pause_requested  INTEGER NOT NULL DEFAULT 0
 );
 CREATE UNIQUE INDEX IF NOT EXISTS runs_by_no ON runs (run_no);
+CREATE INDEX IF NOT EXISTS runs_by_parent ON runs (parent_run) WHERE parent_run IS NOT NULL;
 CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at DESC, run_id DESC);
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status);
 CREATE INDEX IF NOT EXISTS runs_by_correlation ON runs (correlation_id)
@@ -175,15 +179,27 @@ DROP TABLE run_log;
 ALTER TABLE run_log_v3 RENAME TO run_log;
 ";
 
-/// Version 3 had no pause request in the store (a local pause was a flag file the running
-/// process polled; a server's, a request in its memory).
+/// Version 3 had no forks: every run's log was its own.
 const MIGRATE_3_TO_4: &str = "
+ALTER TABLE runs ADD COLUMN parent_run TEXT;
+ALTER TABLE runs ADD COLUMN parent_step INTEGER;
+CREATE INDEX runs_by_parent ON runs (parent_run) WHERE parent_run IS NOT NULL;
+";
+
+/// Version 4 had no pause request in the store (a local pause was a flag file the running
+/// process polled; a server's, a request in its memory).
+const MIGRATE_4_TO_5: &str = "
 ALTER TABLE runs ADD COLUMN pause_requested INTEGER NOT NULL DEFAULT 0;
 ";
 
 /// Migrations from each older version to the next, in order: `MIGRATIONS[v - 1]` takes a
 /// version-`v` database to `v + 1`.
-const MIGRATIONS: &[&str] = &[MIGRATE_1_TO_2, MIGRATE_2_TO_3, MIGRATE_3_TO_4];
+const MIGRATIONS: &[&str] = &[
+    MIGRATE_1_TO_2,
+    MIGRATE_2_TO_3,
+    MIGRATE_3_TO_4,
+    MIGRATE_4_TO_5,
+];
 
 /// Rejects what SQLite would misread: a non-SQLite file, a header cut short, a file shorter
 /// than the page count its header declares (when no WAL could make up for it).

@@ -181,6 +181,12 @@ pub trait SyncStore {
     fn record(&self, run_id: &str) -> Result<RunRecord> {
         block(self.store().record(run_id))
     }
+    fn load_at(&self, run_id: &str, step: u64) -> Result<StoredRun> {
+        block(self.store().load_at(run_id, step))
+    }
+    fn fork(&self, spec: &hensu_store::ForkSpec) -> Result<RunRecord> {
+        block(self.store().fork(spec))
+    }
     fn list(&self) -> Result<Vec<RunRecord>> {
         block(self.store().list())
     }

@@ -18,10 +18,12 @@ use serde_json::{Value, json};
 mod blocking;
 mod claim;
 mod control;
+mod fork;
 mod log;
 pub use blocking::*;
 pub use claim::*;
 pub use control::*;
+pub use fork::*;
 pub use log::*;
 
 /// Instantiates every conformance test for one backend: `conformance_suite!(make_factory)`,
@@ -45,6 +47,9 @@ macro_rules! conformance_suite {
             expired_leases_are_taken_over_and_the_old_owner_loses_them,
             cancel_requests_reach_the_bulk_heartbeat, concurrent_claimers_never_share_a_run,
             claims_are_logged_and_queued_runs_start_running, claims_take_only_their_scope,
+            fork_reads_the_parents_prefix_then_its_own_steps,
+            forks_of_forks_and_fork_points_in_a_prefix, compaction_keeps_forks_readable,
+            fork_refusals_write_nothing, fork_failure_writes_nothing,
             pause_requests_reach_the_owner_until_the_run_pauses, a_pause_request_outlives_its_owner,
         );
     };
@@ -65,6 +70,9 @@ macro_rules! conformance_suite {
             expired_leases_are_taken_over_and_the_old_owner_loses_them,
             cancel_requests_reach_the_bulk_heartbeat, concurrent_claimers_never_share_a_run,
             claims_are_logged_and_queued_runs_start_running, claims_take_only_their_scope,
+            fork_reads_the_parents_prefix_then_its_own_steps,
+            forks_of_forks_and_fork_points_in_a_prefix, compaction_keeps_forks_readable,
+            fork_refusals_write_nothing, fork_failure_writes_nothing,
             pause_requests_reach_the_owner_until_the_run_pauses, a_pause_request_outlives_its_owner,
         );
     };

@@ -10,6 +10,7 @@ mod describe;
 mod detach;
 pub mod explain;
 pub mod fmt;
+pub mod fork;
 pub mod graph;
 mod graph_saga;
 pub mod init;

@@ -273,3 +273,17 @@ pub fn cancel(remote: &Remote, id: &str) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `hensuc fork|redrive ID --server URL`: `POST /api/v1/executions/{id}/{op}` with `body`;
+/// follows the new execution it names until it ends or pauses.
+pub fn time_travel(remote: &Remote, id: &str, op: &str, body: Value) -> anyhow::Result<ExitCode> {
+    let a = remote.post(&format!("/api/v1/executions/{id}/{op}"), &body)?;
+    if !a.ok() {
+        return Err(fail(&format!("{op} {id}"), &a));
+    }
+    let Some(new_id) = a.body.get("executionId").and_then(Value::as_str) else {
+        anyhow::bail!("{op} {id}: the server's answer names no execution");
+    };
+    eprintln!("{op}: new run {new_id} from {id}");
+    follow_and_report(remote, new_id, None)
+}

@@ -61,7 +61,7 @@ pub struct ResumeArgs {
     pub review: crate::commands::run::ReviewFlags,
 }
 
-fn parse_sets(sets: &[String]) -> anyhow::Result<Option<Context>> {
+pub(crate) fn parse_sets(sets: &[String]) -> anyhow::Result<Option<Context>> {
     if sets.is_empty() {
         return Ok(None);
     }

@@ -204,7 +204,7 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
     let source = hensu_host::launch::StoredWorkflow::source_of(&stored.workflow).map(|s| s.path);
     let mut out = std::io::stdout().lock();
     if as_json {
-        let v = json!({
+        let mut v = json!({
             "format_version": RUNS_FORMAT_VERSION,
             "record": record_json(r),
             "source": source,
@@ -226,6 +226,9 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
                 "rerun_node": note.rerun_node,
             })).collect::<Vec<_>>(),
         });
+        if let Some(p) = &r.parent {
+            v["parent"] = json!({"run_id": p.run_id, "step": p.step});
+        }
         let _ = writeln!(out, "{v}");
         return Ok(ExitCode::from(exit::SUCCESS));
     }
@@ -237,6 +240,9 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
     );
     if let Some(s) = &source {
         let _ = writeln!(out, "source      {s}");
+    }
+    if let Some(p) = &r.parent {
+        let _ = writeln!(out, "forked from {} at step {}", p.run_id, p.step);
     }
     let _ = writeln!(out, "status      {}", status_text(r));
     if let Some(e) = &error {

@@ -33,6 +33,7 @@ mod serve;
 mod serve_shutdown;
 mod serve_takeover;
 mod telemetry;
+mod time_travel;
 mod tooling;
 #[cfg(unix)]
 mod workers;

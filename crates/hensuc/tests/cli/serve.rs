@@ -349,6 +349,24 @@ fn a_failed_server_run_gives_its_reason_and_exit_code() {
             .any(|l| l.starts_with("error ") && l.contains(refusal)),
         "{line}"
     );
+    // `redrive` and `fork --server`: a new execution from the failed one, followed to its end
+    // (it fails again at `deploy`, the node the step names).
+    for args in [vec!["redrive", id], vec!["fork", id, "--at", "1"]] {
+        let again = hensuc()
+            .args(&args)
+            .args(["--server", url])
+            .output()
+            .expect("time travel");
+        let e = stderr(&again);
+        assert_eq!(again.status.code(), Some(1), "{args:?}: {e}");
+        assert!(e.contains("new run ") && e.contains(id), "{e}");
+        assert!(e.contains(refusal), "{e}");
+    }
+    let listed = hensuc()
+        .args(["runs", "--server", url, "--json"])
+        .output()
+        .expect("runs");
+    assert_eq!(json_out(&listed)["runs"].as_array().map(Vec::len), Some(3));
 }
 
 #[test]

@@ -10,11 +10,13 @@ mod failures;
 pub(crate) mod idempotency;
 mod paging;
 mod tenant_stream;
+mod time_travel;
 pub use access::*;
 pub use failures::*;
 pub use idempotency::idempotent_starts;
 pub use paging::*;
 pub use tenant_stream::*;
+pub use time_travel::*;
 
 pub(crate) const A: &str = "tenant-a";
 pub(crate) const B: &str = "tenant-b";

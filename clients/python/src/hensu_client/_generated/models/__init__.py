@@ -20,11 +20,16 @@ from .execution_event_type_5 import ExecutionEventType5
 from .execution_event_type_5_type import ExecutionEventType5Type
 from .execution_event_type_6 import ExecutionEventType6
 from .execution_event_type_6_type import ExecutionEventType6Type
+from .execution_event_type_7 import ExecutionEventType7
+from .execution_event_type_7_type import ExecutionEventType7Type
+from .execution_forked import ExecutionForked
 from .execution_result import ExecutionResult
 from .execution_result_output import ExecutionResultOutput
 from .execution_started import ExecutionStarted
 from .execution_state import ExecutionState
 from .execution_status import ExecutionStatus
+from .fork_execution import ForkExecution
+from .fork_execution_context_edits_type_0 import ForkExecutionContextEditsType0
 from .gateway_error import GatewayError
 from .gateway_status import GatewayStatus
 from .health import Health
@@ -33,6 +38,8 @@ from .pause_reason import PauseReason
 from .paused_execution import PausedExecution
 from .pull_response_200 import PullResponse200
 from .push_body import PushBody
+from .redrive_execution import RedriveExecution
+from .redrive_execution_context_edits_type_0 import RedriveExecutionContextEditsType0
 from .resume_execution import ResumeExecution
 from .resume_execution_context_edits_type_0 import ResumeExecutionContextEditsType0
 from .start_execution import StartExecution
@@ -61,11 +68,16 @@ __all__ = (
     "ExecutionEventType5Type",
     "ExecutionEventType6",
     "ExecutionEventType6Type",
+    "ExecutionEventType7",
+    "ExecutionEventType7Type",
+    "ExecutionForked",
     "ExecutionResult",
     "ExecutionResultOutput",
     "ExecutionStarted",
     "ExecutionState",
     "ExecutionStatus",
+    "ForkExecution",
+    "ForkExecutionContextEditsType0",
     "GatewayError",
     "GatewayStatus",
     "Health",
@@ -74,6 +86,8 @@ __all__ = (
     "PauseReason",
     "PullResponse200",
     "PushBody",
+    "RedriveExecution",
+    "RedriveExecutionContextEditsType0",
     "ResumeExecution",
     "ResumeExecutionContextEditsType0",
     "StartExecution",

@@ -1,0 +1,222 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.error_body import ErrorBody
+from ...models.execution_forked import ExecutionForked
+from ...models.redrive_execution import RedriveExecution
+from ...types import UNSET, Unset
+from typing import cast
+
+
+
+def _get_kwargs(
+    execution_id: str,
+    *,
+    body: None | RedriveExecution | Unset = UNSET,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/api/v1/executions/{execution_id}/redrive".format(execution_id=quote(str(execution_id), safe=""),),
+    }
+
+    
+    if isinstance(body, RedriveExecution):
+        _kwargs["json"] = body.to_dict()
+    else:
+        _kwargs["json"] = body
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | ExecutionForked | None:
+    if response.status_code == 202:
+        response_202 = ExecutionForked.from_dict(response.json())
+
+
+
+        return response_202
+
+    if response.status_code == 400:
+        response_400 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_409
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | ExecutionForked]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    execution_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: None | RedriveExecution | Unset = UNSET,
+
+) -> Response[ErrorBody | ExecutionForked]:
+    """ Redrive: 202 with the new execution, a fork of the failed one at the step before its
+    failure, in which only the failed branches of a parallel or fork node run again.
+
+    Args:
+        execution_id (str):
+        body (None | RedriveExecution | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | ExecutionForked]
+     """
+
+
+    kwargs = _get_kwargs(
+        execution_id=execution_id,
+body=body,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    execution_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: None | RedriveExecution | Unset = UNSET,
+
+) -> ErrorBody | ExecutionForked | None:
+    """ Redrive: 202 with the new execution, a fork of the failed one at the step before its
+    failure, in which only the failed branches of a parallel or fork node run again.
+
+    Args:
+        execution_id (str):
+        body (None | RedriveExecution | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | ExecutionForked
+     """
+
+
+    return sync_detailed(
+        execution_id=execution_id,
+client=client,
+body=body,
+
+    ).parsed
+
+async def asyncio_detailed(
+    execution_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: None | RedriveExecution | Unset = UNSET,
+
+) -> Response[ErrorBody | ExecutionForked]:
+    """ Redrive: 202 with the new execution, a fork of the failed one at the step before its
+    failure, in which only the failed branches of a parallel or fork node run again.
+
+    Args:
+        execution_id (str):
+        body (None | RedriveExecution | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | ExecutionForked]
+     """
+
+
+    kwargs = _get_kwargs(
+        execution_id=execution_id,
+body=body,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    execution_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: None | RedriveExecution | Unset = UNSET,
+
+) -> ErrorBody | ExecutionForked | None:
+    """ Redrive: 202 with the new execution, a fork of the failed one at the step before its
+    failure, in which only the failed branches of a parallel or fork node run again.
+
+    Args:
+        execution_id (str):
+        body (None | RedriveExecution | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | ExecutionForked
+     """
+
+
+    return (await asyncio_detailed(
+        execution_id=execution_id,
+client=client,
+body=body,
+
+    )).parsed
