@@ -7,6 +7,9 @@
 //! SQLite store (the run recipe's [`DurableRun`], a log row per step), which is what the
 //! issue's bound is stated against (docs/performance.md, *Live trace export*).
 //!
+//! Every node writes the same context key (a per-node key makes the durable step's diff of the
+//! context grow with the run, which would hide the trace's cost behind the store's).
+//!
 //! `cargo bench -p hensu-host --bench telemetry`; divide the reported time by 10,000.
 
 #![allow(clippy::unwrap_used)]
@@ -91,6 +94,9 @@ fn chain() -> Workflow {
                 id,
                 agent_id: Some("a".into()),
                 prompt: Some("Step about {topic}".into()),
+                // Every node writes the same key, so the context stays small (the `shared`
+                // shape of scripts/stub-chain.sh, which the durable-step figures use).
+                writes: vec!["out".into()],
                 transition_rules: vec![TransitionRule::Success {
                     target_node: next,
                     with_feedback: false,
