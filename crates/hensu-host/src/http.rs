@@ -136,6 +136,24 @@ impl ActionHandler for WebhookHandler {
     }
 }
 
+/// The run's `traceparent` on an outgoing request (docs/observability.md, *Context
+/// propagation*), unless the workflow declares that header itself.
+fn with_traceparent(
+    request: reqwest::RequestBuilder,
+    declared: &[(String, String)],
+) -> reqwest::RequestBuilder {
+    if declared
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("traceparent"))
+    {
+        return request;
+    }
+    match hensu_runtime::trace_context::traceparent() {
+        Some(tp) => request.header("traceparent", tp),
+        None => request,
+    }
+}
+
 /// POSTs `body` as JSON to `url` with `headers`; a 2xx answer succeeds with the response body
 /// as the action's result (docs/language.md, *Action node*), anything else fails. `what` starts
 /// each message (`Webhook https://…`, `Handler 'slack'`); no header value is ever in one.
@@ -151,6 +169,7 @@ pub(crate) async fn post_json(
     for (name, value) in headers {
         request = request.header(name.as_str(), value.as_str());
     }
+    request = with_traceparent(request, headers);
     match request.send().await {
         Ok(resp) if resp.status().is_success() => {
             match read_limited(resp, MAX_OUTPUT_BYTES).await {
@@ -305,6 +324,7 @@ impl GenericNodeHandler for ApiCallerHandler {
             }
             req = req.json(&Value::Object(body));
         }
+        let req = with_traceparent(req, &[]);
         let resp = match req.send().await {
             Ok(r) => r,
             Err(e) => {

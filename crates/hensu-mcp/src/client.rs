@@ -143,6 +143,12 @@ impl McpClients {
             Value::Null => {}
             _ => return Err(ToolFailure::BadArguments),
         }
+        // The run's trace (SEP-414 `_meta.traceparent`; HTTP servers also get the header).
+        if let Some(tp) = hensu_runtime::trace_context::traceparent() {
+            let mut meta = rmcp::model::RequestMetaObject::default();
+            meta.set_traceparent(tp);
+            params.meta = Some(meta);
+        }
         let result: CallToolResult =
             match tokio::time::timeout(self.call_timeout, peer.call_tool(params)).await {
                 Err(_) => return Err(ToolFailure::Timeout(self.call_timeout)),
@@ -209,7 +215,7 @@ async fn start(
             let ca_file = ca_file.as_deref().map(|file| workdir.join(file));
             let client = crate::http_client::http_client(ca_file.as_deref())?;
             let transport = StreamableHttpClientTransport::with_client(
-                client,
+                crate::http_client::TracingClient(client),
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()),
             );
             ().serve(transport)

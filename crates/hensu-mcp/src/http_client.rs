@@ -3,14 +3,23 @@
 //! crypto provider (the one the rest of the workspace uses) with Mozilla's public roots, or only
 //! the authorities of the server's `ca_file`.
 
+use std::collections::HashMap;
 use std::error::Error;
 use std::path::Path;
 use std::sync::Arc;
 
+use futures::stream::BoxStream;
+use reqwest::header::{HeaderName, HeaderValue};
 use reqwest_rmcp as reqwest;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
 use rustls::RootCertStore;
 use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject;
+use sse_stream::Sse;
 
 /// Most same-origin redirects one request follows (as rmcp's own default client).
 const MAX_REDIRECTS: usize = 10;
@@ -151,5 +160,135 @@ fn describe_tls(error: &rustls::Error) -> String {
              private authority or a self-signed server, set `ca_file`)"
         ),
         _ => error.to_string(),
+    }
+}
+
+/// The client of a streamable-HTTP server with the caller's trace: a `tools/call` whose
+/// `_meta` carries a W3C `traceparent` (SEP-414, set by [`crate::McpClient::call`] from the
+/// run's trace) also sends it as the HTTP `traceparent` header (docs/observability.md,
+/// *Context propagation*). rmcp posts from its own task, where the caller's task-local trace
+/// context is not visible, so the header is read back from the message.
+#[derive(Clone)]
+pub(crate) struct TracingClient(pub(crate) reqwest::Client);
+
+type Headers = HashMap<HeaderName, HeaderValue>;
+type ClientError = StreamableHttpError<reqwest::Error>;
+
+fn with_traceparent(message: &ClientJsonRpcMessage, mut headers: Headers) -> Headers {
+    if let ClientJsonRpcMessage::Request(r) = message
+        && let ClientRequest::CallToolRequest(call) = &r.request
+        && let Some(tp) = call.params.meta.as_ref().and_then(|m| m.get_traceparent())
+        && let Ok(value) = HeaderValue::from_str(tp)
+    {
+        headers.insert(HeaderName::from_static("traceparent"), value);
+    }
+    headers
+}
+
+impl StreamableHttpClient for TracingClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<StreamableHttpPostResponse, ClientError> {
+        let headers = with_traceparent(&message, custom_headers);
+        self.0
+            .post_message(uri, message, session_id, auth_header, headers)
+            .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, ClientError> {
+        let headers = with_traceparent(&message, custom_headers);
+        self.0
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, ClientError> {
+        let headers = with_traceparent(&message, custom_headers);
+        self.0
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                headers,
+                limits,
+            )
+            .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<(), ClientError> {
+        self.0
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, ClientError> {
+        self.0
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        max_sse_event_size: usize,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, ClientError> {
+        self.0
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
     }
 }

@@ -114,6 +114,10 @@ impl HttpBackend {
         for (name, value) in protocol::headers(self.kind, self.key.as_ref()) {
             rb = rb.header(name, value);
         }
+        // The run's trace, when it is exported (docs/observability.md, *Context propagation*).
+        if let Some(tp) = hensu_runtime::trace_context::traceparent() {
+            rb = rb.header("traceparent", tp);
+        }
         let mut resp = rb.send().await.map_err(|e| self.transport_error(e))?;
         let status = resp.status();
         if status.is_redirection() {

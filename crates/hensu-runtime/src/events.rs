@@ -306,6 +306,11 @@ pub trait ExecutionListener: Send + Sync {
     }
     /// The checkpoint hook, called before every node (crash-recovery persistence).
     fn on_checkpoint(&self, _state: &RunState) {}
+    /// The trace the run's outgoing calls carry (a `traceparent` header), asked once per run:
+    /// a listener that exports the run's trace gives its source ([`crate::trace_context`]).
+    fn trace_source(&self) -> Option<std::sync::Arc<dyn crate::trace_context::TraceSource>> {
+        None
+    }
 }
 
 /// Ignores everything.
@@ -396,5 +401,9 @@ impl ExecutionListener for MultiListener {
         for l in &self.listeners {
             l.on_checkpoint(state);
         }
+    }
+
+    fn trace_source(&self) -> Option<std::sync::Arc<dyn crate::trace_context::TraceSource>> {
+        self.listeners.iter().find_map(|l| l.trace_source())
     }
 }

@@ -42,6 +42,7 @@ mod state;
 mod structured;
 mod stub;
 mod template;
+pub mod trace_context;
 mod validate;
 mod value;
 

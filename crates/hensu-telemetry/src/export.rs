@@ -65,6 +65,12 @@ impl Exporter {
 
     /// Queues one finished span of the trace `trace_id`.
     pub fn emit(&self, trace_id: [u8; 16], span: &SpanRecord) {
+        self.emit_owned(trace_id, span.clone());
+    }
+
+    /// [`Exporter::emit`] of a span the caller gives away: its strings move into the SDK's
+    /// span instead of being copied.
+    pub fn emit_owned(&self, trace_id: [u8; 16], span: SpanRecord) {
         let trace_id = TraceId::from_bytes(trace_id);
         let cx = match span.parent_span_id {
             Some(parent) => Context::new().with_remote_span_context(SpanContext::new(
@@ -76,35 +82,48 @@ impl Exporter {
             )),
             None => Context::new(),
         };
-        let mut builder = SpanBuilder::from_name(span.name.clone())
-            .with_kind(match span.kind {
+        let SpanRecord {
+            span_id,
+            name,
+            kind,
+            start_unix_nano,
+            end_unix_nano,
+            status,
+            attributes,
+            events,
+            ..
+        } = span;
+        let mut builder = SpanBuilder::from_name(name)
+            .with_kind(match kind {
                 Kind::Internal => SpanKind::Internal,
                 Kind::Client => SpanKind::Client,
             })
-            .with_start_time(at(span.start_unix_nano))
-            .with_attributes(key_values(&span.attributes))
-            .with_status(match &span.status {
+            .with_start_time(at(start_unix_nano))
+            .with_attributes(key_values(attributes))
+            .with_status(match status {
                 Status::Unset => OtelStatus::Unset,
                 Status::Ok => OtelStatus::Ok,
-                Status::Error(m) => OtelStatus::error(m.clone()),
-            })
-            .with_events(
-                span.events
-                    .iter()
+                Status::Error(m) => OtelStatus::error(m),
+            });
+        if !events.is_empty() {
+            builder = builder.with_events(
+                events
+                    .into_iter()
                     .map(|e| {
                         opentelemetry::trace::Event::new(
-                            e.name.clone(),
+                            e.name,
                             at(e.time_unix_nano),
-                            key_values(&e.attributes),
+                            key_values(e.attributes),
                             0,
                         )
                     })
                     .collect(),
             );
+        }
         builder.trace_id = Some(trace_id);
-        builder.span_id = Some(SpanId::from_bytes(span.span_id));
+        builder.span_id = Some(SpanId::from_bytes(span_id));
         let mut s = self.tracer.build_with_context(builder, &cx);
-        opentelemetry::trace::Span::end_with_timestamp(&mut s, at(span.end_unix_nano));
+        opentelemetry::trace::Span::end_with_timestamp(&mut s, at(end_unix_nano));
     }
 
     /// Queues every span of `trace`.
@@ -116,6 +135,8 @@ impl Exporter {
 
     /// Sends what is queued and waits for it (bounded by the exporter's timeout).
     pub fn flush(&self) -> Result<(), String> {
+        // The spans of the events so far are built on the trace thread first.
+        crate::live::flush();
         self.provider
             .force_flush()
             .map_err(|e| format!("OTLP export: {e}"))
@@ -123,6 +144,7 @@ impl Exporter {
 
     /// Flushes and stops the export thread.
     pub fn shutdown(&self) -> Result<(), String> {
+        crate::live::flush();
         self.provider
             .shutdown()
             .map_err(|e| format!("OTLP export: {e}"))
@@ -133,20 +155,20 @@ fn at(unix_nano: u64) -> SystemTime {
     UNIX_EPOCH + Duration::from_nanos(unix_nano)
 }
 
-fn key_values(attrs: &Attrs) -> Vec<KeyValue> {
+fn key_values(attrs: Attrs) -> Vec<KeyValue> {
     attrs
-        .iter()
+        .into_iter()
         .map(|(k, v)| {
             let value = match v {
-                Attr::Str(s) => OtelValue::from(s.clone()),
-                Attr::Int(i) => OtelValue::I64(*i),
-                Attr::Float(f) => OtelValue::F64(*f),
-                Attr::Bool(b) => OtelValue::Bool(*b),
+                Attr::Str(s) => OtelValue::from(s),
+                Attr::Int(i) => OtelValue::I64(i),
+                Attr::Float(f) => OtelValue::F64(f),
+                Attr::Bool(b) => OtelValue::Bool(b),
                 Attr::StrList(l) => OtelValue::Array(Array::String(
-                    l.iter().cloned().map(StringValue::from).collect(),
+                    l.into_iter().map(StringValue::from).collect(),
                 )),
             };
-            KeyValue::new(k.clone(), value)
+            KeyValue::new(k, value)
         })
         .collect()
 }

@@ -2,6 +2,9 @@
 //! exported live and the same span rebuilt later from the run log carry the same ids, and a
 //! run taken over by another worker keeps one trace.
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
+
 use sha2::{Digest, Sha256};
 
 /// The key of a span inside its run: what identifies it in both the live events and the run
@@ -63,8 +66,33 @@ impl std::fmt::Display for SpanKey {
     }
 }
 
+thread_local! {
+    /// The last trace id computed on this thread (a live trace asks for its run's at every
+    /// span).
+    static LAST_TRACE: RefCell<Option<(String, [u8; 16])>> = const { RefCell::new(None) };
+    /// The last span ids computed on this thread, by run id and key text: a span's parent (the
+    /// run, the visit of an agent call) was usually computed a moment before.
+    static RECENT_SPANS: RefCell<VecDeque<(String, String, [u8; 8])>> =
+        const { RefCell::new(VecDeque::new()) };
+}
+
+/// How many span ids [`span_id`] remembers per thread.
+const RECENT: usize = 4;
+
 /// The trace id of run `run_id` (16 bytes, never all zero: OTLP reads zero as "no id").
 pub fn trace_id(run_id: &str) -> [u8; 16] {
+    if let Some(id) = LAST_TRACE.with_borrow(|l| {
+        l.as_ref()
+            .and_then(|(r, id)| (r.as_str() == run_id).then_some(*id))
+    }) {
+        return id;
+    }
+    let id = hash_trace_id(run_id);
+    LAST_TRACE.with_borrow_mut(|l| *l = Some((run_id.to_string(), id)));
+    id
+}
+
+fn hash_trace_id(run_id: &str) -> [u8; 16] {
     let digest = Sha256::new()
         .chain_update(b"hensu.trace\0")
         .chain_update(run_id.as_bytes())
@@ -77,11 +105,32 @@ pub fn trace_id(run_id: &str) -> [u8; 16] {
 
 /// The span id of `key` in run `run_id` (8 bytes, never all zero).
 pub fn span_id(run_id: &str, key: &SpanKey) -> [u8; 8] {
+    let text = key.to_string();
+    let hit = RECENT_SPANS.with_borrow(|recent| {
+        recent
+            .iter()
+            .find(|(r, k, _)| r.as_str() == run_id && *k == text)
+            .map(|(_, _, id)| *id)
+    });
+    if let Some(id) = hit {
+        return id;
+    }
+    let id = hash_span_id(run_id, &text);
+    RECENT_SPANS.with_borrow_mut(|recent| {
+        if recent.len() == RECENT {
+            recent.pop_front();
+        }
+        recent.push_back((run_id.to_string(), text, id));
+    });
+    id
+}
+
+fn hash_span_id(run_id: &str, key_text: &str) -> [u8; 8] {
     let digest = Sha256::new()
         .chain_update(b"hensu.span\0")
         .chain_update(run_id.as_bytes())
         .chain_update(b"\0")
-        .chain_update(key.to_string().as_bytes())
+        .chain_update(key_text.as_bytes())
         .finalize();
     let mut id = [0u8; 8];
     id.copy_from_slice(&digest[..8]);
@@ -160,6 +209,21 @@ mod tests {
         };
         assert_ne!(span_id("r1", &n(1)), span_id("r1", &n(2)));
         assert_eq!(trace_id("r1"), trace_id("r1"));
+        // The per-thread memory answers what the hash does.
+        assert_eq!(trace_id("r1"), hash_trace_id("r1"));
+        assert_ne!(trace_id("r2"), hash_trace_id("r1"));
+        for _ in 0..2 {
+            for step in 1..=6 {
+                assert_eq!(
+                    span_id("r1", &n(step)),
+                    hash_span_id("r1", &n(step).to_string())
+                );
+                assert_eq!(
+                    span_id("r2", &n(step)),
+                    hash_span_id("r2", &n(step).to_string())
+                );
+            }
+        }
         assert_eq!(hex(&[0x0a, 0xff]), "0aff");
         let (t, s) = parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
             .expect("a valid traceparent");

@@ -124,3 +124,47 @@ async fn http_server_calls_limits_and_timeouts() {
         Ok("again".to_string())
     );
 }
+
+/// A tool call made inside a run's traced call carries the run's `traceparent` both ways: as
+/// the HTTP header and as `_meta.traceparent` (SEP-414); outside a call, neither.
+#[tokio::test]
+async fn a_tool_call_carries_the_traceparent_of_the_call_in_flight() {
+    use hensu_runtime::trace_context::{self, CallScope, TraceSource};
+
+    const TP: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    struct Fixed;
+    impl TraceSource for Fixed {
+        fn traceparent(&self, node_id: &str) -> Option<String> {
+            (node_id == "ask").then(|| TP.to_string())
+        }
+    }
+    let (url, seen) = traced_http_server().await;
+    let dir = tempfile::tempdir().expect("dir");
+    let clients = McpClients::connect(
+        &config(&format!("[mcp.servers.test]\nurl = \"{url}\"\n")),
+        dir.path(),
+    )
+    .await
+    .expect("connect");
+    let scope = CallScope::new(std::sync::Arc::new(Fixed), "ask");
+    let out = trace_context::in_call(Some(scope), clients.call("echo", json!({"text": "hi"})));
+    assert_eq!(out.await, Ok("hi".to_string()));
+    assert_eq!(
+        clients.call("echo", json!({"text": "plain"})).await,
+        Ok("plain".to_string())
+    );
+    let calls: Vec<_> = seen
+        .lock()
+        .expect("seen")
+        .iter()
+        .filter(|s| s.method.as_deref() == Some("tools/call"))
+        .cloned()
+        .collect();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(calls[0].header.as_deref(), Some(TP));
+    assert_eq!(calls[0].meta.as_deref(), Some(TP));
+    assert_eq!(
+        (calls[1].header.as_deref(), calls[1].meta.as_deref()),
+        (None, None)
+    );
+}

@@ -154,3 +154,59 @@ pub fn glossary_config(extra: &str) -> hensu_mcp::McpConfig {
         example_server().display().to_string()
     ))
 }
+
+/// What a request to [`traced_http_server`] carried: its `traceparent` header and, for a
+/// `tools/call`, the `_meta.traceparent` of its parameters.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Seen {
+    pub method: Option<String>,
+    pub header: Option<String>,
+    pub meta: Option<String>,
+}
+
+/// [`http_server`] behind a layer that records every POST's [`Seen`].
+pub async fn traced_http_server() -> (String, Arc<std::sync::Mutex<Vec<Seen>>>) {
+    let seen: Arc<std::sync::Mutex<Vec<Seen>>> = Arc::default();
+    let sink = seen.clone();
+    let service: StreamableHttpService<TestServer, LocalSessionManager> =
+        StreamableHttpService::new(
+            || Ok(TestServer),
+            Default::default(),
+            StreamableHttpServerConfig::default(),
+        );
+    let record = move |req: axum::extract::Request, next: axum::middleware::Next| {
+        let sink = sink.clone();
+        async move {
+            let (parts, body) = req.into_parts();
+            let bytes = axum::body::to_bytes(body, 1 << 20)
+                .await
+                .unwrap_or_default();
+            if parts.method == axum::http::Method::POST {
+                let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+                let text = |v: &Value| v.as_str().map(str::to_string);
+                sink.lock().expect("seen").push(Seen {
+                    method: text(&v["method"]),
+                    header: parts
+                        .headers
+                        .get("traceparent")
+                        .and_then(|h| h.to_str().ok())
+                        .map(str::to_string),
+                    meta: text(&v["params"]["_meta"]["traceparent"]),
+                });
+            }
+            let req = axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes));
+            next.run(req).await
+        }
+    };
+    let router = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(record));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    (format!("http://{addr}/mcp"), seen)
+}

@@ -98,6 +98,8 @@ pub(crate) struct Exec<'r> {
     pub(crate) step_events: bool,
     checkpointer: Option<&'r dyn Checkpointer>,
     controls: &'r [&'r dyn RunControlHook],
+    /// The listener's trace, which outgoing calls carry (`None`: no trace exported).
+    trace: Option<std::sync::Arc<dyn crate::trace_context::TraceSource>>,
 }
 
 impl Deref for Exec<'_> {
@@ -115,7 +117,15 @@ impl<'r> Exec<'r> {
             step_events: ctx.listener.wants_step_events(),
             checkpointer: ctx.checkpointer,
             controls: ctx.controls,
+            trace: ctx.listener.trace_source(),
         }
+    }
+
+    /// The scope of a call node `node_id` makes (`None` when no trace is exported).
+    pub(crate) fn call_scope(&self, node_id: &str) -> Option<crate::trace_context::CallScope> {
+        self.trace
+            .as_ref()
+            .map(|t| crate::trace_context::CallScope::new(t.clone(), node_id))
     }
 
     /// The boundary of a node of `flow` (main flow or a sub-workflow child of it): the

@@ -44,7 +44,11 @@ impl Exec<'_> {
                         executor_type: g.executor_type.clone(),
                     }
                 })?;
-                Ok(handler.handle(g, &mut state.context).await)
+                let scope = self.call_scope(&g.id);
+                Ok(
+                    crate::trace_context::in_call(scope, handler.handle(g, &mut state.context))
+                        .await,
+                )
             }
             // Rare or large futures are boxed so the hot standard-node future stays small.
             Node::Action(a) => Ok(Box::pin(self.execute_action(a, state)).await),
@@ -196,12 +200,12 @@ impl Exec<'_> {
             system_prompt,
             context: ctx,
         };
-        let call = async {
+        let call = crate::trace_context::in_call(self.call_scope(node_id), async {
             match (&self.structured, required_keys.is_empty()) {
                 (Some(s), false) => s.call(agent, request, required_keys, self.listener).await,
                 _ => agent.execute(request).await,
             }
-        };
+        });
         let response = match timeout {
             None => call.await,
             Some(t) => match tokio::time::timeout(t, call).await {
@@ -349,7 +353,8 @@ impl Exec<'_> {
                                     .collect();
                                 &resolved
                             };
-                            h.execute(payload, context).await
+                            let scope = self.call_scope(owner_id);
+                            crate::trace_context::in_call(scope, h.execute(payload, context)).await
                         }
                     };
                     (label, result)

@@ -602,3 +602,143 @@ fn the_telemetry_section_of_hensu_toml_turns_export_on() {
     assert!(text.contains("invoke_workflow greeting"), "{text}");
     assert!(text.contains("    invoke_agent greeter"), "{text}");
 }
+
+/// Requests seen by [`recording_server`]: (path, `traceparent` header).
+type Seen = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
+/// An HTTP server on 127.0.0.1 recording the path and `traceparent` of every request: an
+/// OpenAI-compatible chat completion on `/v1/chat/completions`, `{"ok": true}` elsewhere.
+fn recording_server() -> (SocketAddr, Seen) {
+    let seen: Seen = Arc::default();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let sink = seen.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let app = axum::Router::new().fallback(move |req: axum::extract::Request| {
+                let sink = sink.clone();
+                async move {
+                    let path = req.uri().path().to_string();
+                    let tp = req
+                        .headers()
+                        .get("traceparent")
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_string);
+                    sink.lock().unwrap().push((path.clone(), tp));
+                    let body = if path.ends_with("/chat/completions") {
+                        serde_json::json!({
+                            "id": "c1", "object": "chat.completion", "model": "mock-model",
+                            "choices": [{"index": 0, "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": "a draft"}}],
+                            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+                        })
+                    } else {
+                        serde_json::json!({"ok": true})
+                    };
+                    axum::Json(body)
+                }
+            });
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    (addr, seen)
+}
+
+/// A run's provider request, `api-caller` request and webhook carry the W3C `traceparent` of
+/// the visit that makes them: the run's trace id and the span id of that visit's span (as the
+/// OTLP export and `runs trace` give it).
+#[test]
+fn outgoing_requests_carry_the_traceparent_of_their_visit() {
+    let receiver = Receiver::start();
+    let (addr, seen) = recording_server();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::write(
+        dir.join("hensu.toml"),
+        format!(
+            "[providers.local]\nkind = \"openai\"\nbase_url = \"http://{addr}/v1\"\napi_key_env = \"LOCAL_API_KEY\"\nmodels = [\"mock-*\"]\n\n[network]\nallow_hosts = [\"127.0.0.1\"]\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("workflows/calls.hwf"),
+        format!(
+            r#"fun calls() = workflow("calls") {{
+    version = "1.0.0"
+    agents {{
+        agent("writer") {{ role = "Writer"; model = "mock-model" }}
+    }}
+    graph {{
+        start at "write"
+        node("write") {{
+            agent = "writer"
+            prompt = "Write."
+            onSuccess goto "call"
+        }}
+        generic("call") {{
+            executorType = "api-caller"
+            config {{
+                "endpoint" to "http://{addr}/api"
+                "method" to "POST"
+            }}
+            onSuccess goto "notify"
+        }}
+        action("notify") {{
+            send("webhook", mapOf("url" to "http://{addr}/hook", "text" to "hi"))
+            onSuccess goto "done"
+        }}
+        end("done")
+    }}
+}}
+"#
+        ),
+    )
+    .unwrap();
+    let out = hensuc()
+        .current_dir(dir)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .env("LOCAL_API_KEY", "sk-local-test")
+        .args(["run", "workflows/calls.hwf", "-d", ".", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let id = last_run_id(dir);
+    let (trace_id, spans) = rebuilt(dir, &id);
+    let span = |name: &str| {
+        spans
+            .iter()
+            .find(|s| s.2 == name)
+            .unwrap_or_else(|| panic!("no span `{name}` in {spans:#?}"))
+            .0
+            .clone()
+    };
+    let seen = seen.lock().unwrap().clone();
+    let header = |path: &str| {
+        seen.iter()
+            .find(|(p, _)| p == path)
+            .unwrap_or_else(|| panic!("no request to {path}: {seen:?}"))
+            .1
+            .clone()
+    };
+    let expected = |name: &str| Some(format!("00-{trace_id}-{}-01", span(name)));
+    assert_eq!(
+        header("/v1/chat/completions"),
+        expected("invoke_agent writer")
+    );
+    assert_eq!(header("/api"), expected("generic call"));
+    assert_eq!(header("/hook"), expected("action notify"));
+    // The live export has those spans under the same ids.
+    let live = receiver.trace(&trace_id);
+    assert!(
+        live.iter().any(|s| s.span_id == span("generic call")),
+        "{:#?}",
+        tree(&live)
+    );
+}
