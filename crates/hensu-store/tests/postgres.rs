@@ -137,18 +137,20 @@ fn migrations_run_up_from_empty_and_once() {
 
 #[test]
 #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
-fn version_1_schemas_get_the_fork_columns() {
+fn version_1_schemas_get_the_fork_and_pause_columns() {
     let schema = fresh_schema();
     let s = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("open");
     s.create_run(&record("a", 1), &workflow(), &json!({"k": 1}))
         .expect("create");
     drop(s);
-    // Back to what version 1 left: no fork columns, one migration applied.
+    // Back to what version 1 left: no fork columns (version 2), no pause request (version 3),
+    // one migration applied.
     sql(
         &schema,
         "DROP INDEX runs_by_parent;
-         ALTER TABLE runs DROP COLUMN parent_run, DROP COLUMN parent_step;
-         DELETE FROM refinery_schema_history WHERE version = 2;
+         ALTER TABLE runs DROP COLUMN parent_run, DROP COLUMN parent_step,
+             DROP COLUMN pause_requested;
+         DELETE FROM refinery_schema_history WHERE version >= 2;
          UPDATE meta SET value = '1' WHERE key = 'schema_version';",
     );
     let s = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("migrate");
