@@ -11,10 +11,18 @@ use hensuc::{commands, exit};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `hensuc --version`: the package version and the commit it was built from (build.rs).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("HENSU_BUILD_COMMIT"),
+    ")"
+);
+
 #[derive(Parser, Debug)]
 #[command(
     name = "hensuc",
-    version,
+    version = VERSION,
     about = "Compile, check and run hensu workflows (.hwf, .kt, .json)"
 )]
 struct Cli {
@@ -54,6 +62,7 @@ enum Command {
     /// Follow a run's steps live from the store's log, until it ends or pauses.
     Attach(commands::attach::AttachArgs),
     /// Serve workflows and executions over HTTP (REST + SSE; docs/server.md).
+    #[cfg(feature = "server")]
     Serve(commands::serve::ServeArgs),
     /// Push workflows to a server (children before parents).
     Push(commands::push::PushArgs),
@@ -104,6 +113,7 @@ fn main() -> ExitCode {
         Command::Test(args) => commands::test::execute(args),
         Command::Worker(args) => commands::worker::execute(args),
         Command::Attach(args) => commands::attach::execute(args),
+        #[cfg(feature = "server")]
         Command::Serve(args) => commands::serve::execute(args),
         Command::Push(args) => commands::push::execute(args),
         Command::Pull(args) => commands::pull::execute(args),

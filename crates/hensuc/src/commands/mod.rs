@@ -25,6 +25,7 @@ mod run_summary;
 pub mod runs;
 mod runs_diff;
 mod runs_json;
+#[cfg(feature = "server")]
 pub mod serve;
 pub mod session;
 pub mod test;
