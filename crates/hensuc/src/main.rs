@@ -72,6 +72,8 @@ enum Command {
     Workflows(commands::workflows::WorkflowsArgs),
     /// Delete a workflow from a server.
     Delete(commands::delete::DeleteArgs),
+    /// Probe a server's /health (or /ready): exit 0 when it answers 200, 1 otherwise.
+    Health(commands::health::HealthArgs),
     /// Create a project: `hensu.toml`, one workflow and its test.
     Init(commands::init::InitArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -119,6 +121,7 @@ fn main() -> ExitCode {
         Command::Pull(args) => commands::pull::execute(args),
         Command::Workflows(args) => commands::workflows::execute(args),
         Command::Delete(args) => commands::delete::execute(args),
+        Command::Health(args) => commands::health::execute(args),
         Command::Init(args) => commands::init::execute(args),
         Command::Completions(args) => commands::completions::completions(args, Cli::command()),
         Command::Man(args) => commands::completions::man(args, Cli::command()),

@@ -12,6 +12,7 @@ pub mod explain;
 pub mod fmt;
 pub mod graph;
 mod graph_saga;
+pub mod health;
 pub mod init;
 pub mod lsp;
 mod progress;
