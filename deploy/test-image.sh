@@ -13,8 +13,8 @@
 #
 #   deploy/test-image.sh BINARY            (as root: chroot and mounts; CI runs as root)
 set -euo pipefail
+binary="$(realpath "${1:?usage: deploy/test-image.sh BINARY}")"
 cd "$(dirname "$0")/.."
-binary="${1:?usage: deploy/test-image.sh BINARY}"
 tag="localhost/hensu:image-test"
 fail() { echo "test-image: FAIL: $*" >&2; exit 1; }
 

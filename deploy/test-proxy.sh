@@ -7,8 +7,8 @@
 #
 #   deploy/test-proxy.sh HENSUC
 set -euo pipefail
+hensuc="$(realpath "${1:?usage: deploy/test-proxy.sh HENSUC}")"
 cd "$(dirname "$0")/.."
-hensuc="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 fail() { echo "test-proxy: FAIL: $*" >&2; exit 1; }
 need=()
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)

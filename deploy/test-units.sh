@@ -7,8 +7,8 @@
 #
 #   deploy/test-units.sh HENSUC
 set -euo pipefail
+hensuc="$(realpath "${1:?usage: deploy/test-units.sh HENSUC}")"
 cd "$(dirname "$0")"
-hensuc="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 command -v systemd-analyze >/dev/null || {
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd >/dev/null
 }

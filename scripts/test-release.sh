@@ -8,8 +8,8 @@
 #
 #   scripts/test-release.sh dist/hensuc-VERSION-TARGET[-cli].tar.gz
 set -euo pipefail
+archive="$(realpath "${1:?usage: scripts/test-release.sh ARCHIVE}")"
 cd "$(dirname "$0")/.."
-archive="${1:?usage: scripts/test-release.sh ARCHIVE}"
 fail() { echo "test-release: FAIL: $*" >&2; exit 1; }
 repo="$PWD"
 work="$(mktemp -d)"
