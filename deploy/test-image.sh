@@ -59,7 +59,10 @@ echo "-- exported file system"
 root="$work/rootfs"
 mkdir -p "$root"
 cid="$(podman create "$tag")"
-podman export "$cid" | tar -x -C "$root"
+# -o: to a file (its stdout is not always written when it is not a terminal).
+podman export -o "$work/rootfs.tar" "$cid"
+tar -x -C "$root" -f "$work/rootfs.tar"
+rm "$work/rootfs.tar"
 podman rm "$cid" >/dev/null 2>&1 || true
 [ ! -e "$root/bin/sh" ] && [ ! -e "$root/usr/bin/env" ] || fail "the image has a shell"
 echo "$(find "$root" -type f | wc -l) files, $(du -sh "$root" | cut -f1)"
