@@ -14,6 +14,7 @@
 
 mod client;
 mod config;
+#[cfg(feature = "gateway")]
 pub mod gateway;
 mod http_client;
 mod result;

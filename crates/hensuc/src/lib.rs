@@ -2,6 +2,11 @@
 //! and the filesystem file provider. Exposed as a library so benchmarks and the language server
 //! share exactly what the command line runs.
 
+#[cfg(not(feature = "cli"))]
+compile_error!(
+    "hensuc needs the `cli` feature (on by default): build with `--features cli` or `--features server`"
+);
+
 pub mod args;
 pub mod atomic_write;
 pub mod commands;

@@ -11,10 +11,18 @@ use hensuc::{commands, exit};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `hensuc --version`: the package version and the commit it was built from (build.rs).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("HENSU_BUILD_COMMIT"),
+    ")"
+);
+
 #[derive(Parser, Debug)]
 #[command(
     name = "hensuc",
-    version,
+    version = VERSION,
     about = "Compile, check and run hensu workflows (.hwf, .kt, .json)"
 )]
 struct Cli {
@@ -60,6 +68,7 @@ enum Command {
     /// Follow a run's steps live from the store's log, until it ends or pauses.
     Attach(commands::attach::AttachArgs),
     /// Serve workflows and executions over HTTP (REST + SSE; docs/server.md).
+    #[cfg(feature = "server")]
     Serve(commands::serve::ServeArgs),
     /// Push workflows to a server (children before parents).
     Push(commands::push::PushArgs),
@@ -69,6 +78,8 @@ enum Command {
     Workflows(commands::workflows::WorkflowsArgs),
     /// Delete a workflow from a server.
     Delete(commands::delete::DeleteArgs),
+    /// Probe a server's /health (or /ready): exit 0 when it answers 200, 1 otherwise.
+    Health(commands::health::HealthArgs),
     /// Create a project: `hensu.toml`, one workflow and its test.
     Init(commands::init::InitArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -112,11 +123,13 @@ fn main() -> ExitCode {
         Command::Test(args) => commands::test::execute(args),
         Command::Worker(args) => commands::worker::execute(args),
         Command::Attach(args) => commands::attach::execute(args),
+        #[cfg(feature = "server")]
         Command::Serve(args) => commands::serve::execute(args),
         Command::Push(args) => commands::push::execute(args),
         Command::Pull(args) => commands::pull::execute(args),
         Command::Workflows(args) => commands::workflows::execute(args),
         Command::Delete(args) => commands::delete::execute(args),
+        Command::Health(args) => commands::health::execute(args),
         Command::Init(args) => commands::init::execute(args),
         Command::Completions(args) => commands::completions::completions(args, Cli::command()),
         Command::Man(args) => commands::completions::man(args, Cli::command()),

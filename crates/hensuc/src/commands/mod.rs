@@ -13,6 +13,7 @@ pub mod fmt;
 pub mod fork;
 pub mod graph;
 mod graph_saga;
+pub mod health;
 pub mod init;
 pub mod lsp;
 mod progress;
@@ -26,6 +27,7 @@ mod run_summary;
 pub mod runs;
 mod runs_diff;
 mod runs_json;
+#[cfg(feature = "server")]
 pub mod serve;
 pub mod session;
 pub mod test;

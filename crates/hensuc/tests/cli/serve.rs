@@ -445,3 +445,30 @@ fn serve_refuses_an_invalid_hensu_toml() {
     assert!(stderr(&out).contains("hensu.toml:2:16"), "{}", stderr(&out));
     assert!(!dir.path().join(".hensu").exists(), "nothing is written");
 }
+
+/// `hensuc health` (the container image's HEALTHCHECK, docs/deploy.md): 0 with the server's
+/// `/health` and `/ready` answers, 1 when nothing listens (not the usage code 2).
+#[test]
+fn health_probes_a_running_server_and_fails_without_one() {
+    let dir = project();
+    let server = serve(dir.path());
+    for (flag, body) in [(None, "\"UP\""), (Some("--ready"), "\"READY\"")] {
+        let mut cmd = hensuc();
+        cmd.args(["health", "--server", server.url.as_str()]);
+        cmd.args(flag);
+        let out = cmd.output().expect("health");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(stdout(&out).contains(body), "{}", stdout(&out));
+    }
+    drop(server);
+    // A port nobody listens on: bound, read, closed.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", closed.local_addr().expect("addr"));
+    drop(closed);
+    let out = hensuc()
+        .args(["health", "--server", url.as_str()])
+        .output()
+        .expect("health");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("/health"), "{}", stderr(&out));
+}
