@@ -248,13 +248,17 @@ def test_paging_errors_are_typed(client: HensuClient) -> None:
         client.list_executions(status="sleeping")
 
 
-def test_cancel_a_paused_execution(client: HensuClient) -> None:
+def test_pause_then_cancel_a_paused_execution(client: HensuClient) -> None:
     started = client.start("client_review", {"topic": "cancel"})
     follow_to_pause(client, started.execution_id)
+    # Paused for its review already: a pause changes nothing (200, `paused`).
+    assert client.pause(started.execution_id).status.value == "paused"
     assert client.cancel(started.execution_id).status.value == "cancelled"
     assert client.status(started.execution_id).status.value == "cancelled"
     with pytest.raises(h.ConflictError):
         client.cancel(started.execution_id)
+    with pytest.raises(h.ConflictError):
+        client.pause(started.execution_id)
 
 
 def test_tenant_stream_shows_a_new_execution(client: HensuClient) -> None:

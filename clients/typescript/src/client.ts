@@ -124,6 +124,14 @@ export class HensuClient {
     );
   }
 
+  /** Asks a running execution to pause at its next node boundary (`pausing`), whichever server
+   * runs it; `paused` when it was paused already. */
+  async pause(executionId: string): Promise<ExecutionAck> {
+    return unwrap(
+      await this.api.POST("/api/v1/executions/{executionId}/pause", { params: { path: { executionId } } }),
+    );
+  }
+
   /** A plain resume (not for a review pause: answer those with approve/reject/backtrack). */
   async resume(executionId: string, options: { contextEdits?: Context } = {}): Promise<ExecutionAck> {
     return this.#resume(executionId, { contextEdits: options.contextEdits });

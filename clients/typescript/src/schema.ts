@@ -137,6 +137,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/executions/{executionId}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause: 202 when the run will stop after its current node (whichever server or worker runs
+         *     it), 200 when it was paused already, 409 when it ended or has not started.
+         */
+        post: operations["pause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/executions/{executionId}/redrive": {
         parameters: {
             query?: never;
@@ -371,10 +391,10 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description What a resume or cancel did.
+         * @description What a resume, cancel or pause did.
          * @enum {string}
          */
-        Acknowledged: "resumed" | "cancelled" | "cancelling";
+        Acknowledged: "resumed" | "cancelled" | "cancelling" | "pausing" | "paused";
         /** @description Whether one client is connected, and for how long. */
         ClientStatus: {
             clientId: string;
@@ -402,7 +422,7 @@ export interface components {
              */
             status: number;
         };
-        /** @description The answer of a resume or cancel. */
+        /** @description The answer of a resume, cancel or pause. */
         ExecutionAck: {
             executionId: string;
             status: components["schemas"]["Acknowledged"];
@@ -994,6 +1014,55 @@ export interface operations {
             };
             /** @description the state at the step does not fit the other workflow (`code` fork_refused, `diagnostics` E0908, E0909); nothing was written */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    pause: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description paused already */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionAck"];
+                };
+            };
+            /** @description pause requested: the execution is saved `paused` at its next node boundary */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionAck"];
+                };
+            };
+            /** @description unknown */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description already ended, or not started yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

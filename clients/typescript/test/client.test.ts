@@ -249,12 +249,15 @@ test("the tenant stream shows a new execution", async () => {
   );
 });
 
-test("cancel a paused execution, then a 409", async () => {
+test("pause and cancel a paused execution, then a 409", async () => {
   const client = await server.newTenant();
   const { executionId } = await client.start("client_review", { topic: "cancel" });
   await toPause(client, executionId);
+  // Paused for its review already: a pause changes nothing (200, `paused`).
+  assert.equal((await client.pause(executionId)).status, "paused");
   assert.equal((await client.cancel(executionId)).status, "cancelled");
   await assert.rejects(client.cancel(executionId), ConflictError);
+  await assert.rejects(client.pause(executionId), ConflictError);
 });
 
 test("the worked example of docs/clients.md runs", async () => {

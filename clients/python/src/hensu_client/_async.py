@@ -14,6 +14,7 @@ from . import _common as c
 from ._common import Event, Page
 from ._generated.api.executions import cancel as _cancel
 from ._generated.api.executions import list_executions as _list
+from ._generated.api.executions import pause as _pause
 from ._generated.api.executions import paused as _paused
 from ._generated.api.executions import result as _result
 from ._generated.api.executions import resume as _resume
@@ -110,6 +111,11 @@ class AsyncHensuClient:
 
     async def cancel(self, execution_id: str) -> ExecutionAck:
         return cast(ExecutionAck, c.unwrap(await _cancel.asyncio_detailed(execution_id, client=self.api)))
+
+    async def pause(self, execution_id: str) -> ExecutionAck:
+        """Asks a running execution to pause at its next node boundary (`pausing`), whichever
+        server runs it; `paused` when it was paused already."""
+        return cast(ExecutionAck, c.unwrap(await _pause.asyncio_detailed(execution_id, client=self.api)))
 
     async def resume(self, execution_id: str, *, context_edits: Mapping[str, Any] | None = None) -> ExecutionAck:
         """A plain resume (not for a review pause: answer those with approve/reject/backtrack)."""

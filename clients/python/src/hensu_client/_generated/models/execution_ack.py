@@ -21,11 +21,11 @@ T = TypeVar("T", bound="ExecutionAck")
 
 @_attrs_define
 class ExecutionAck:
-    """ The answer of a resume or cancel.
+    """ The answer of a resume, cancel or pause.
 
         Attributes:
             execution_id (str):
-            status (Acknowledged): What a resume or cancel did.
+            status (Acknowledged): What a resume, cancel or pause did.
      """
 
     execution_id: str
