@@ -192,12 +192,16 @@ pub async fn pause_reaches_a_run_on_another_server(s: Server) {
     .await;
     assert_eq!(st, StatusCode::ACCEPTED, "{started}");
     let id = started["executionId"].as_str().expect("id").to_string();
+    // The `hang` call is pending at the client (the gateway's own requests, such as the
+    // tool listing, may be pending for a moment before it).
+    let hanging = |client: &TenantClient| client.calls().iter().any(|(name, _)| name == "hang");
     for _ in 0..400 {
-        if pending_requests(&s).await == 1 {
+        if hanging(&client) && pending_requests(&s).await == 1 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
+    assert!(hanging(&client), "the run waits inside its node");
     assert_eq!(
         pending_requests(&s).await,
         1,
