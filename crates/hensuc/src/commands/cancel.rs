@@ -34,28 +34,22 @@ pub struct ControlArgs {
     pub remote: crate::commands::remote::RemoteArgs,
 }
 
-fn open(args: &ControlArgs) -> anyhow::Result<(PathBuf, std::sync::Arc<dyn StateStore>)> {
+/// The store of the run (`--store` over `HENSU_DATABASE_URL` and `hensu.toml`).
+fn open(args: &ControlArgs) -> anyhow::Result<std::sync::Arc<dyn StateStore>> {
     args.store.apply();
     let dir = args
         .project
         .dir
         .clone()
         .unwrap_or_else(|| PathBuf::from("."));
-    let Some(store) = session::open_existing(&dir)? else {
-        anyhow::bail!(
-            "no run `{}`: {} does not exist",
-            args.id,
-            session::store_path(&dir).display()
-        );
-    };
-    Ok((dir, store))
+    session::open_for_run(&dir, &args.id)
 }
 
 pub fn cancel(args: ControlArgs) -> anyhow::Result<ExitCode> {
     if let Some(remote) = crate::commands::remote::Remote::from_args(&args.remote)? {
         return crate::commands::remote_runs::cancel(&remote, &args.id);
     }
-    let (_, store) = open(&args)?;
+    let store = open(&args)?;
     let outcome = session::wait(store.request_cancel(&args.id))?;
     match outcome {
         CancelRequest::Requested { owner } => {
@@ -84,7 +78,7 @@ pub fn pause(args: ControlArgs) -> anyhow::Result<ExitCode> {
     if let Some(remote) = crate::commands::remote::Remote::from_args(&args.remote)? {
         return crate::commands::remote_runs::pause(&remote, &args.id);
     }
-    let (_, store) = open(&args)?;
+    let store = open(&args)?;
     match session::wait(store.request_pause(&args.id))? {
         PauseRequest::Requested => {
             println!(

@@ -9,13 +9,11 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::Args;
 use hensu_diagnostics::Files;
 use hensu_host::launch::{self, ForkError, ForkPlan, SourceRef, StoredWorkflow};
 use hensu_runtime::Context;
-use hensu_store::StateStore;
 
 use crate::commands::resume::{self, ResumeArgs};
 use crate::commands::run::{ReviewFlags, RunSettings, parse_context};
@@ -83,14 +81,7 @@ pub fn execute(args: ForkArgs) -> anyhow::Result<ExitCode> {
         .dir
         .clone()
         .unwrap_or_else(|| PathBuf::from("."));
-    let Some(store) = session::open_existing(&workdir)? else {
-        anyhow::bail!(
-            "no run `{}`: {} does not exist",
-            args.id,
-            session::store_path(&workdir).display()
-        );
-    };
-    let store: Arc<dyn StateStore> = store;
+    let store = session::open_for_run(&workdir, &args.id)?;
     let workflow = match &args.workflow {
         None => None,
         Some(path) => {
@@ -235,14 +226,7 @@ pub fn redrive(args: RedriveArgs) -> anyhow::Result<ExitCode> {
         .dir
         .clone()
         .unwrap_or_else(|| PathBuf::from("."));
-    let Some(store) = session::open_existing(&workdir)? else {
-        anyhow::bail!(
-            "no run `{}`: {} does not exist",
-            args.id,
-            session::store_path(&workdir).display()
-        );
-    };
-    let store: Arc<dyn StateStore> = store;
+    let store = session::open_for_run(&workdir, &args.id)?;
     let forked = session::block(launch::redrive_run(&store, &args.id, edits, None, None))?
         .map_err(|e| anyhow::anyhow!("cannot redrive run `{}`: {e}", args.id))?;
     let new_id = forked.record.run_id.clone();

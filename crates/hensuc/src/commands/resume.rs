@@ -112,13 +112,7 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("."));
     let edits = parse_sets(&args.set)?;
-    let Some(store) = session::open_existing(&workdir)? else {
-        anyhow::bail!(
-            "no run `{}`: {} does not exist",
-            args.id,
-            session::store_path(&workdir).display()
-        );
-    };
+    let store = session::open_for_run(&workdir, &args.id)?;
     // ID: a run id, or the correlation id of a paused review.
     let (run_id, via_correlation) = match session::block(store.record(&args.id))? {
         Ok(r) => (r.run_id, None),

@@ -155,6 +155,18 @@ pub fn open_existing(dir: &Path) -> anyhow::Result<Option<Arc<dyn StateStore>>> 
     open_at(&location).map(Some)
 }
 
+/// The store holding run `run_id` under `dir`: an error naming the missing store file when
+/// the project has none (the `cancel`, `pause`, `resume`, `fork` and `redrive` of a run).
+pub fn open_for_run(dir: &Path, run_id: &str) -> anyhow::Result<Arc<dyn StateStore>> {
+    match open_existing(dir)? {
+        Some(store) => Ok(store),
+        None => anyhow::bail!(
+            "no run `{run_id}`: {} does not exist",
+            store_path(dir).display()
+        ),
+    }
+}
+
 /// How `run_workflow` starts: a fresh run (stored when the setup has a store) or a resumed
 /// one.
 pub enum Start {
