@@ -2,10 +2,10 @@
 //! rebuild makes from the log (same keys, so the same ids), handing each finished span to a
 //! [`SpanSink`] (the OTLP [`Exporter`](crate::Exporter)).
 //!
-//! A step only records what happened: the listener copies an event into a compact [`Rec`]
+//! A step only records what happened: the listener copies an event into a compact record
 //! (node, agent and model names as indices into the workflow, a clock read) and queues it
-//! ([`queue`]); the process's trace thread builds the spans ([`spans`]) and hands them to the
-//! sink, whose own batch thread sends them. Nothing on the step path waits, builds a span or
+//! (module `queue`); the process's trace thread builds the spans (module `spans`) and hands
+//! them to the sink, whose own batch thread sends them. Nothing on the step path waits, builds a span or
 //! copies an attribute (docs/observability.md, *Cost*).
 
 mod queue;
