@@ -5,8 +5,8 @@
 //! A step only records what happened: the listener copies an event into a compact record
 //! (node, agent and model names as indices into the workflow, a clock read) and queues it
 //! (module `queue`); the process's trace thread builds the spans (module `spans`) and hands
-//! them to the sink, whose own batch thread sends them. Nothing on the step path waits, builds a span or
-//! copies an attribute (docs/observability.md, *Cost*).
+//! them to the sink, whose own batch thread sends them. Nothing on the step path waits,
+//! builds a span or copies an attribute (docs/observability.md, *Cost*).
 
 mod queue;
 mod spans;
