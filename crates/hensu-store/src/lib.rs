@@ -425,6 +425,10 @@ pub trait StateStore: Send + Sync {
     async fn claim(&self, owner: &OwnerId, scope: ClaimScope, limit: usize)
     -> Result<Vec<Claimed>>;
 
+    /// How many runs are waiting to be claimed now — `queued`, or `running` with no lease or
+    /// an expired one — whoever may claim them (a server's `hensu_queue_depth` gauge).
+    async fn queue_depth(&self) -> Result<u64>;
+
     /// Renews every lease `owner` holds, in one statement (a worker's heartbeat); returns the
     /// runs renewed, with their cancellation flags. A run missing from the answer is no longer
     /// the owner's (taken over after its lease expired, or finished).

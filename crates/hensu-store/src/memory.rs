@@ -153,6 +153,9 @@ impl crate::StateStore for MemoryStore {
     ) -> Result<Vec<crate::Claimed>> {
         self.inner.claim(owner, scope, limit).await
     }
+    async fn queue_depth(&self) -> Result<u64> {
+        self.inner.queue_depth().await
+    }
     async fn heartbeat_owner(
         &self,
         owner: &crate::OwnerId,

@@ -359,6 +359,15 @@ impl StateStore for PgStore {
         .await
     }
 
+    async fn queue_depth(&self) -> Result<u64> {
+        self.with(move |inner| async move {
+            in_tx!(inner, b, true, {
+                crate::backend::Backend::claimable_count(&mut b, now_ms())
+            })
+        })
+        .await
+    }
+
     async fn claim(
         &self,
         owner: &OwnerId,

@@ -266,6 +266,11 @@ impl StateStore for SqliteStore {
             .await
     }
 
+    async fn queue_depth(&self) -> Result<u64> {
+        self.read(|b, _| run_ready(crate::backend::Backend::claimable_count(b, now_ms())))
+            .await
+    }
+
     async fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>> {
         let owner = owner.clone();
         self.write(move |b, opts| run_ready(logic::heartbeat_owner(b, opts, &owner, now_ms())))

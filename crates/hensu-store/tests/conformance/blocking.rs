@@ -210,6 +210,9 @@ pub trait SyncStore {
     ) -> Result<Vec<Claimed>> {
         block(self.store().claim(owner, scope, limit))
     }
+    fn queue_depth(&self) -> Result<u64> {
+        block(self.store().queue_depth())
+    }
     fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>> {
         block(self.store().heartbeat_owner(owner))
     }

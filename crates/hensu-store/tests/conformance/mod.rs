@@ -51,6 +51,7 @@ macro_rules! conformance_suite {
             forks_of_forks_and_fork_points_in_a_prefix, compaction_keeps_forks_readable,
             fork_refusals_write_nothing, fork_failure_writes_nothing,
             pause_requests_reach_the_owner_until_the_run_pauses, a_pause_request_outlives_its_owner,
+            queue_depth_counts_what_a_claim_could_take,
         );
     };
     ($make:expr) => {
@@ -74,6 +75,7 @@ macro_rules! conformance_suite {
             forks_of_forks_and_fork_points_in_a_prefix, compaction_keeps_forks_readable,
             fork_refusals_write_nothing, fork_failure_writes_nothing,
             pause_requests_reach_the_owner_until_the_run_pauses, a_pause_request_outlives_its_owner,
+            queue_depth_counts_what_a_claim_could_take,
         );
     };
     (@each $attrs:tt $make:expr; $name:ident, $($rest:ident,)*) => {
