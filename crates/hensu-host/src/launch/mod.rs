@@ -67,6 +67,8 @@ pub struct ProjectConfig {
     /// `[telemetry]` with the `OTEL_*` environment: the live export of run traces (`None`:
     /// off), see [`telemetry`].
     pub telemetry: Option<hensu_telemetry::TelemetryConfig>,
+    /// `[pricing."MODEL"]`: what a server's cost metric counts (docs/observability.md).
+    pub pricing: indexmap::IndexMap<String, hensu_project::PriceEntry>,
 }
 
 impl ProjectConfig {
@@ -86,6 +88,7 @@ impl ProjectConfig {
             egress: config.server.egress.policy()?,
             handlers: config.handlers.clone(),
             telemetry: telemetry::resolve(&config.telemetry),
+            pricing: config.pricing.clone(),
             webhook_url: std::env::var(WEBHOOK_URL_ENV)
                 .ok()
                 .filter(|u| !u.trim().is_empty()),

@@ -36,6 +36,10 @@ pub struct ServeArgs {
     /// another server sharing the store this long after (e.g. `30s`, `2s`).
     #[arg(long, default_value = "30s", value_parser = crate::commands::worker::parse_duration, value_name = "DURATION")]
     pub lease_ttl: std::time::Duration,
+    /// Log lines on stderr as text, or as JSON objects carrying each run's trace ids
+    /// (docs/observability.md, *Logs*); `RUST_LOG` filters them.
+    #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
+    pub log_format: crate::logs::LogFormat,
 }
 
 /// `[server]` of `<dir>/hensu.toml` (hensu-project's `ServerSection`); the file's first error
@@ -111,7 +115,7 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
             ..hensu_server::ExecutorOptions::default()
         },
     };
-    init_logs();
+    crate::logs::init(args.log_format);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -126,12 +130,13 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
         } else {
             "dev tenant (no key)"
         };
-        eprintln!("hensu server listening on http://{addr} (auth: {mode})");
-        eprintln!("web console at http://{addr}/ (docs/console.md)");
+        // Log lines (JSON with `--log-format json`): a supervisor reads the address here.
+        tracing::info!(%addr, auth = mode, "hensu server listening on http://{addr} (auth: {mode})");
+        tracing::info!("web console at http://{addr}/ (docs/console.md)");
         let console = hensu_console::router(state.clone());
         hensu_server::serve_with(listener, state, console, async {
             shutdown_signal().await;
-            eprintln!(
+            tracing::info!(
                 "shutting down: no new requests; running executions are handed back at their \
                  next boundary (not cancelled)"
             );
@@ -160,17 +165,4 @@ async fn shutdown_signal() {
         () = ctrl_c => {},
         () = term => {},
     }
-}
-
-/// Logs to stderr (`RUST_LOG`, default `info`). Request spans carry method and path only;
-/// tokens and keys are never logged. Colours only on a terminal and never with `NO_COLOR`: a
-/// log file or journal gets no escape codes.
-fn init_logs() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_ansi(crate::output::Color::Auto.enabled_for_stderr())
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
 }
