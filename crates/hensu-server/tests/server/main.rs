@@ -91,6 +91,12 @@ mod project {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn model_metrics_count_calls_tokens_and_cost_per_tenant_and_model() {
+        crate::project_config::model_metrics_count_calls_tokens_and_cost_per_tenant_and_model()
+            .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_stub_run_reaches_only_the_allowed_hosts() {
         crate::project_config::a_stub_run_reaches_only_the_allowed_hosts().await;
     }
