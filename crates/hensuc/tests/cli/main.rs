@@ -19,6 +19,7 @@ mod fmt;
 mod graph;
 mod handlers;
 mod json_schemas;
+mod logs;
 mod lsp_stdio;
 mod mcp;
 mod outcomes;
