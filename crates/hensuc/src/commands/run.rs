@@ -499,6 +499,7 @@ pub(crate) fn run_workflow(
             listener: Some(listener.clone()),
             terminal_pause: Some(progress.clone()),
             cancel: cancel.clone(),
+            recorded: None,
         },
     )
     .map_err(anyhow::Error::msg)?;
