@@ -61,7 +61,13 @@ pub async fn read(
     auto_approve: bool,
 ) -> Result<Recorded, StoreError> {
     let record = store.record(run_id).await?;
-    let last = until.map_or(record.step, |u| u.min(record.step));
+    if let Some(u) = until.filter(|u| *u > record.step) {
+        return Err(StoreError::Invalid(format!(
+            "run `{run_id}` has no step {u} (its last step is {})",
+            record.step
+        )));
+    }
+    let last = until.unwrap_or(record.step);
     let (start_step, forked) = match &record.parent {
         Some(p) => (p.step + 1, true),
         None => (first_step(store, run_id).await?, false),

@@ -2,6 +2,7 @@
 //! output, error, rubric), then the backtracks, the context, where the run is and how it
 //! ended. Times, usage and run ids are not compared: they are not behaviour.
 
+use hensu_diagnostics::codes;
 use hensu_runtime::{HistoryStep, RunState};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -82,7 +83,7 @@ pub(super) fn first_divergence(
         .or_else(|| end(expected, got, recorded_status, replayed_status))?;
     Some(match miss {
         Some(m) => Divergence {
-            code: "E0917".into(),
+            code: codes::E0917.to_string(),
             message: format!(
                 "{}; the recording has no answer for the {m}, which was not made live",
                 found.message
@@ -137,7 +138,7 @@ fn history(start: &RunState, expected: &RunState, got: &RunState) -> Option<Dive
             (None, None) => continue,
         };
         return Some(Divergence {
-            code: "E0916".into(),
+            code: codes::E0916.to_string(),
             kind,
             step: Some(step),
             node,
@@ -167,7 +168,7 @@ fn backtracks(start: &RunState, expected: &RunState, got: &RunState) -> Option<D
         .map(|b| b.from.clone())
         .unwrap_or_default();
     Some(Divergence {
-        code: "E0916".into(),
+        code: codes::E0916.to_string(),
         kind: DivergenceKind::Backtrack,
         step: None,
         node: node.clone(),
@@ -193,7 +194,7 @@ fn context(expected: &RunState, got: &RunState) -> Option<Divergence> {
             continue;
         }
         return Some(Divergence {
-            code: "E0916".into(),
+            code: codes::E0916.to_string(),
             kind: DivergenceKind::Context,
             step: None,
             node: expected.current_node.clone(),
@@ -221,7 +222,7 @@ fn end(
     }
     let as_json = |s: &RunState, status: &str| json!({"status": status, "node": s.current_node, "failure": failure(s)});
     Some(Divergence {
-        code: "E0916".into(),
+        code: codes::E0916.to_string(),
         kind: DivergenceKind::End,
         step: None,
         node: expected.current_node.clone(),
