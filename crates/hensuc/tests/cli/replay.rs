@@ -555,3 +555,120 @@ fn replay_all_is_a_regression_suite_with_junit() {
         stderr(&bad)
     );
 }
+
+/// A parallel node whose two branches share one agent, then a sub-workflow whose child runs
+/// two nodes.
+const NESTED: &str = r#"workflow("nested") {
+    state {
+        input("topic", VarType.STRING)
+        variable("facts", VarType.STRING)
+        variable("style", VarType.STRING)
+        variable("summary", VarType.STRING)
+    }
+    agents {
+        agent("reviewer") { role = "Reviewer"; model = "mock-model" }
+    }
+    graph {
+        start at "review"
+        parallel("review") {
+            branch("facts") {
+                agent = "reviewer"
+                prompt = "Check the FACTS about {topic}."
+                yields("facts")
+            }
+            branch("style") {
+                agent = "reviewer"
+                prompt = "Check the STYLE about {topic}."
+                yields("style")
+            }
+            onSuccess goto "child"
+        }
+        subWorkflow("child") {
+            target = "child"
+            imports("facts")
+            writes("summary")
+            onSuccess goto "done"
+        }
+        end("done")
+    }
+}
+"#;
+
+const CHILD: &str = r#"workflow("child") {
+    state {
+        input("facts", VarType.STRING)
+        variable("outline", VarType.STRING)
+        variable("summary", VarType.STRING)
+    }
+    agents {
+        agent("writer") { role = "Writer"; model = "mock-model" }
+    }
+    graph {
+        start at "outline"
+        node("outline") {
+            agent = "writer"
+            prompt = "OUTLINE {facts}."
+            writes("outline")
+            onSuccess goto "sum"
+        }
+        node("sum") {
+            agent = "writer"
+            prompt = "SUMMARY of {outline}."
+            writes("summary")
+            onSuccess goto "done"
+        }
+        end("done")
+    }
+}
+"#;
+
+/// Each branch and each child node gets its own answer from the mock (by a word of its
+/// prompt): the replay must give each call its own recorded answer back.
+#[test]
+fn parallel_branches_and_a_child_replay_from_their_nested_records() {
+    use wiremock::matchers::body_string_contains;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let answer = |text: &str| {
+        ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "model": "mock-model",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+        }))
+    };
+    let server = runtime.block_on(async {
+        let server = MockServer::start().await;
+        for (word, text) in [
+            ("FACTS", r#"{"facts": "water is wet"}"#),
+            ("STYLE", r#"{"style": "plain"}"#),
+            ("OUTLINE", "an outline"),
+            ("SUMMARY", "a summary"),
+        ] {
+            Mock::given(method("POST"))
+                .and(path("/v1/chat/completions"))
+                .and(body_string_contains(word))
+                .respond_with(answer(text))
+                .mount(&server)
+                .await;
+        }
+        server
+    });
+    let calls = || runtime.block_on(server.received_requests()).unwrap().len();
+    let tmp = mock_project(&format!("{}/v1", server.uri()));
+    let dir = tmp.path();
+    std::fs::write(dir.join("workflows/nested.hwf"), NESTED).unwrap();
+    std::fs::write(dir.join("workflows/child.hwf"), CHILD).unwrap();
+    let out = with_key(
+        dir,
+        &["run", "nested", "-d", ".", "-c", r#"{"topic": "rust"}"#],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(calls(), 4);
+    let id = newest(dir)["run_id"].as_str().unwrap().to_string();
+    let out = with_key(dir, &["replay", &id, "-d", ".", "--json"]);
+    let report = json_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{report:#}");
+    assert_eq!(report["identical"], true);
+    assert_eq!(report["recorded_answers"], 4, "{report:#}");
+    assert_eq!(calls(), 4, "no request during the replay");
+}
