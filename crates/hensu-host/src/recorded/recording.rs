@@ -27,6 +27,7 @@ use hensu_runtime::{
     NodeStatus, PostProcessor, ReviewDecision, RunState,
 };
 use hensu_store::{LogKind, StateStore, StoreError};
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::{AgentAnswer, NodeAnswer, RecordedAnswers, ReviewAnswer};
@@ -105,7 +106,7 @@ pub async fn read(
                 }
                 _ => continue,
             }
-            walk.observe(&cur);
+            walk.observe(&cur).map_err(StoreError::Invalid)?;
         }
     }
     let end = crate::restore(run_id, &cur).map_err(StoreError::Invalid)?;
@@ -124,6 +125,15 @@ pub async fn read(
 async fn first_step(store: &Arc<dyn StateStore>, run_id: &str) -> Result<u64, StoreError> {
     let history = store.history(run_id).await?;
     Ok(history.first().map_or(0, |h| h.step))
+}
+
+/// The parts of a logged state the walk reads at every row.
+#[derive(serde::Deserialize)]
+struct Light {
+    workflow_id: String,
+    #[serde(default)]
+    nested: Option<Box<Nested>>,
+    phase: ExecutionPhase,
 }
 
 /// A review the log shows paused, waiting for its answer.
@@ -167,33 +177,87 @@ impl<'a> Walk<'a> {
             review: None,
         };
         walk.seen.insert(String::new(), start.history.len());
-        if let Some(Nested::Parallel { node_id, finished }) = start.nested.as_deref() {
-            for b in finished {
-                walk.kept.insert((node_id.clone(), b.id.clone()));
-            }
-        }
+        walk.already_run(start.nested.as_deref());
         walk
     }
 
-    fn observe(&mut self, value: &Value) {
-        let Ok(state) = serde_json::from_value::<RunState>(value.clone()) else {
-            return;
-        };
-        self.close_review(&state);
-        self.flow("", &state);
-        self.open_review(&state);
+    /// What the state the replay starts from already holds (a fork inside a child or a
+    /// parallel node): the replay continues it, so it is not answered again.
+    fn already_run(&mut self, nested: Option<&Nested>) {
+        match nested {
+            Some(Nested::Parallel { node_id, finished }) => {
+                for b in finished {
+                    self.kept.insert((node_id.clone(), b.id.clone()));
+                }
+            }
+            Some(Nested::Child { state, .. }) => {
+                self.seen
+                    .insert(state.execution_id.clone(), state.history.len());
+                self.already_run(state.nested.as_deref());
+            }
+            Some(Nested::Fork { .. }) | None => {}
+        }
     }
 
-    /// New history entries of a flow, then its nested flows.
-    fn flow(&mut self, flow: &str, state: &RunState) {
-        let seen = self.seen.get(flow).copied().unwrap_or(0);
-        if state.history.len() > seen {
-            for entry in &state.history[seen..] {
-                self.entry(flow, &state.workflow_id, entry);
-            }
-            self.seen.insert(flow.to_string(), state.history.len());
+    /// The state after one row of the log. Only what a row can change is read: the history
+    /// from where it was last seen, the nested record and the phase (the whole state only
+    /// around a review), so the walk costs O(the step's change) per row, not O(the run).
+    fn observe(&mut self, value: &Value) -> Result<(), String> {
+        let light = Light::deserialize(value).map_err(|e| format!("a logged state: {e}"))?;
+        if self.review.is_some() {
+            let full = RunState::deserialize(value).map_err(|e| format!("a logged state: {e}"))?;
+            self.close_review(&full);
         }
-        match state.nested.as_deref() {
+        let history = value
+            .get("history")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let seen = self.seen.get("").copied().unwrap_or(0).min(history.len());
+        let new = history[seen..]
+            .iter()
+            .map(HistoryStep::deserialize)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("a logged history entry: {e}"))?;
+        self.flow(
+            "",
+            &light.workflow_id,
+            &new,
+            history.len(),
+            light.nested.as_deref(),
+        );
+        if let ExecutionPhase::Awaiting {
+            processor_id,
+            correlation_id,
+            ..
+        } = &light.phase
+            && processor_id == PostProcessor::Review.id()
+            && self
+                .review
+                .as_ref()
+                .is_none_or(|r| &r.correlation_id != correlation_id)
+        {
+            let full = RunState::deserialize(value).map_err(|e| format!("a logged state: {e}"))?;
+            self.open_review(&full);
+        }
+        Ok(())
+    }
+
+    /// A flow's new history entries (`total`: its history's length now), then its nested
+    /// flows.
+    fn flow(
+        &mut self,
+        flow: &str,
+        workflow_id: &str,
+        new: &[HistoryStep],
+        total: usize,
+        nested: Option<&Nested>,
+    ) {
+        for entry in new {
+            self.entry(flow, workflow_id, entry);
+        }
+        self.seen.insert(flow.to_string(), total);
+        match nested {
             Some(Nested::Parallel { node_id, finished }) => {
                 self.branches
                     .insert((flow.to_string(), node_id.clone()), finished.clone());
@@ -202,7 +266,16 @@ impl<'a> Walk<'a> {
                 node_id,
                 state: child,
             }) => {
-                self.flow(&child.execution_id, child);
+                let key = child.execution_id.as_str();
+                let seen = self.seen.get(key).copied().unwrap_or(0);
+                let new = child.history.get(seen..).unwrap_or_default();
+                self.flow(
+                    key,
+                    &child.workflow_id,
+                    new,
+                    child.history.len(),
+                    child.nested.as_deref(),
+                );
                 self.children
                     .insert((flow.to_string(), node_id.clone()), (**child).clone());
             }
