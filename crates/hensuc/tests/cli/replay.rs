@@ -381,6 +381,7 @@ fn a_changed_workflow_is_reported_at_its_first_diverging_step() {
         text.contains("error[E0916]: the replay diverges at step 3: `c` ran instead of `mark`"),
         "{text}"
     );
+    insta::assert_snapshot!("replay_diverged_E0916", text.replace(&id, "RUN"));
 
     // v3 adds a node the run never ran: its agent call has no recorded answer (E0917), and
     // is answered with a failure, never live.
@@ -405,6 +406,12 @@ fn a_changed_workflow_is_reported_at_its_first_diverging_step() {
     assert_eq!(
         report["not_recorded"],
         serde_json::json!(["agent call at `d` (visit 1)"])
+    );
+    let human = in_dir(dir, &["replay", &id, "--workflow", "v3.hwf", "-d", "."]);
+    assert_eq!(human.status.code(), Some(1));
+    insta::assert_snapshot!(
+        "replay_not_recorded_E0917",
+        stdout(&human).replace(&id, "RUN")
     );
 }
 
