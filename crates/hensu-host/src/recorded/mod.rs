@@ -20,7 +20,7 @@ pub mod recording;
 mod handlers;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use hensu_ir::{ConsensusStrategy, Node, Workflow};
 use hensu_runtime::{ActionResult, NodeStatus, ReviewDecision, Usage};
@@ -350,6 +350,3 @@ impl RecordedAnswers {
 fn agent_key(node: &str, branch: Option<&str>) -> String {
     format!("agent\u{1f}{node}\u{1f}{}", branch.unwrap_or(""))
 }
-
-/// Shared answers, as the engine's handlers hold them.
-pub type SharedAnswers = Arc<RecordedAnswers>;
