@@ -59,7 +59,7 @@ pub async fn read(
     run_id: &str,
     until: Option<u64>,
     workflows: &[&Workflow],
-    auto_approve: bool,
+    reviews: Reviews,
 ) -> Result<Recorded, StoreError> {
     let record = store.record(run_id).await?;
     if let Some(u) = until.filter(|u| *u > record.step) {
@@ -82,10 +82,11 @@ pub async fn read(
     let mut cur = store.load_at(run_id, start_step).await?.snapshot;
     let start = crate::restore(run_id, &cur).map_err(StoreError::Invalid)?;
     let mut answers = RecordedAnswers::new(workflows.iter().copied());
-    if auto_approve {
+    if reviews == Reviews::Approved {
         answers = answers.approve_reviews();
     }
     let mut walk = Walk::new(workflows, &start, &mut answers);
+    walk.in_terminal = reviews == Reviews::InTerminal;
     let mut after = start_step;
     'log: loop {
         let rows = store.read_log(run_id, after, PAGE).await?;
@@ -119,6 +120,20 @@ pub async fn read(
         end_step: last,
         answers,
     })
+}
+
+/// How the recorded run's reviews were decided (its stored review mode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reviews {
+    /// Each review paused the run and a resume answered it: the decision is read between the
+    /// pause and the resume.
+    Paused,
+    /// Every review was approved (`--auto-approve`).
+    Approved,
+    /// Asked in the terminal (`--interactive`): no pause is logged; the decision is read from
+    /// the state after the reviewed node (a backtrack, the `onRejection` arm, else an
+    /// approval — edits made in the editor are not told apart from the node's writes).
+    InTerminal,
 }
 
 /// The step of a run's first log row (its creation).
@@ -159,6 +174,10 @@ struct Walk<'a> {
     /// The latest state of a sub-workflow node's child, per (flow, node).
     children: HashMap<(String, String), RunState>,
     review: Option<OpenReview>,
+    /// Reviews were answered in the terminal ([`Reviews::InTerminal`]).
+    in_terminal: bool,
+    /// The main flow's backtracks already seen (for [`Reviews::InTerminal`]).
+    backtracks_seen: usize,
 }
 
 impl<'a> Walk<'a> {
@@ -175,6 +194,8 @@ impl<'a> Walk<'a> {
             kept: HashSet::new(),
             children: HashMap::new(),
             review: None,
+            in_terminal: false,
+            backtracks_seen: start.backtracks.len(),
         };
         walk.seen.insert(String::new(), start.history.len());
         walk.already_run(start.nested.as_deref());
@@ -226,6 +247,10 @@ impl<'a> Walk<'a> {
             history.len(),
             light.nested.as_deref(),
         );
+        if self.in_terminal && !new.is_empty() {
+            let full = RunState::deserialize(value).map_err(|e| format!("a logged state: {e}"))?;
+            self.terminal_reviews(&new, &full);
+        }
         if let ExecutionPhase::Awaiting {
             processor_id,
             correlation_id,
@@ -498,7 +523,7 @@ impl<'a> Walk<'a> {
             ReviewDecision::Reject {
                 reason: v.reason.clone().unwrap_or_default(),
             }
-        } else if state.history.len() == open.history_len || self.rejected(&open, state) {
+        } else if state.history.len() == open.history_len || self.rejected(&open.node, state) {
             // No history entry followed (the review ended the run), or the flow took the
             // node's `onRejection` arm (the transition spent the verdict): a rejection, whose
             // reason is the `recommendation` it left, if any.
@@ -522,13 +547,61 @@ impl<'a> Walk<'a> {
             .push_review(&open.node, ReviewAnswer::Decided(decision));
     }
 
+    /// The reviews asked in the terminal at the visits of `new` (the main flow's entries
+    /// this row added; `state` is the state after them).
+    fn terminal_reviews(&mut self, new: &[HistoryStep], state: &RunState) {
+        let fresh = state
+            .backtracks
+            .get(self.backtracks_seen..)
+            .unwrap_or_default();
+        self.backtracks_seen = state.backtracks.len();
+        let Some(wf) = self.workflows.get(state.workflow_id.as_str()).copied() else {
+            return;
+        };
+        for entry in new {
+            let Some(Node::Standard(node)) = wf.nodes.get(&entry.node_id) else {
+                continue;
+            };
+            let asked = node.review_config.as_ref().is_some_and(|r| match r.mode {
+                hensu_ir::ReviewMode::Required => true,
+                hensu_ir::ReviewMode::Optional => entry.status != NodeStatus::Success,
+                hensu_ir::ReviewMode::Disabled => false,
+            });
+            let from_here = |kind: BacktrackKind| {
+                fresh
+                    .iter()
+                    .find(|b| b.from == entry.node_id && b.kind == kind)
+            };
+            // A rubric that sent the flow back skipped the review.
+            if !asked || from_here(BacktrackKind::Automatic).is_some() {
+                continue;
+            }
+            let decision = match from_here(BacktrackKind::Manual) {
+                Some(b) => ReviewDecision::Backtrack {
+                    target: b.to.clone(),
+                    edits: None,
+                    reason: b.reason.clone(),
+                },
+                None if self.rejected(&entry.node_id, state) => ReviewDecision::Reject {
+                    reason: match state.context.get("recommendation") {
+                        Some(Value::String(r)) => r.clone(),
+                        _ => String::new(),
+                    },
+                },
+                None => ReviewDecision::Approve { edits: None },
+            };
+            self.answers
+                .push_review(&entry.node_id, ReviewAnswer::Decided(decision));
+        }
+    }
+
     /// Whether the flow left the reviewed node by its `onRejection` arm: the state has moved
     /// to a target only a rejection leads to (or revised back under a rejection's budget).
-    fn rejected(&self, open: &OpenReview, state: &RunState) -> bool {
+    fn rejected(&self, node: &str, state: &RunState) -> bool {
         let Some(Node::Standard(node)) = self
             .workflows
             .get(state.workflow_id.as_str())
-            .and_then(|w| w.nodes.get(&open.node))
+            .and_then(|w| w.nodes.get(node))
         else {
             return false;
         };

@@ -679,3 +679,45 @@ fn parallel_branches_and_a_child_replay_from_their_nested_records() {
     assert_eq!(report["recorded_answers"], 4, "{report:#}");
     assert_eq!(calls(), 4, "no request during the replay");
 }
+
+/// Reviews answered in the terminal (`--interactive`) log no pause: the replay reads each
+/// decision from the state after the reviewed node — a backtrack, a rejection through the
+/// `onRejection` arm, an approval.
+#[test]
+fn reviews_answered_in_the_terminal_replay_as_decided() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = examples_copy(tmp.path());
+    for answers in ["b\nplan\nonce more\na\n", "r\nnot this quarter\n", "a\n"] {
+        let mut child = hensuc()
+            .current_dir(&dir)
+            .args([
+                "run",
+                "workflows/human-review.hwf",
+                "-c",
+                r#"{"goal": "Ship v1.0"}"#,
+                "--stub",
+                "-d",
+                ".",
+                "--interactive",
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(answers.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+        let id = newest(&dir)["run_id"].as_str().unwrap().to_string();
+        let out = in_dir(&dir, &["replay", &id, "-d", ".", "--json"]);
+        let report = json_of(&out);
+        assert_eq!(out.status.code(), Some(0), "{answers:?}: {report:#}");
+        assert_eq!(report["identical"], true);
+    }
+}

@@ -134,9 +134,12 @@ pub async fn replay_run(
     let workflow = plan.workflow.unwrap_or_else(|| recorded_wf.clone());
     let mut everything: Vec<&Workflow> = vec![&recorded_wf];
     everything.extend(plan.callable.iter());
-    let auto_approve = envelope.options.review == Some(ReviewMode::AutoApprove);
-    let recorded =
-        recording::read(store, plan.run_id, plan.until, &everything, auto_approve).await?;
+    let reviews = match envelope.options.review {
+        Some(ReviewMode::AutoApprove) => recording::Reviews::Approved,
+        Some(ReviewMode::Interactive) => recording::Reviews::InTerminal,
+        Some(ReviewMode::Deferred) | None => recording::Reviews::Paused,
+    };
+    let recorded = recording::read(store, plan.run_id, plan.until, &everything, reviews).await?;
     let repository: MapRepository = super::callable_workflows(&workflow, &plan.callable);
     let answers = Arc::new(recorded.answers);
     let run = super::engine(
