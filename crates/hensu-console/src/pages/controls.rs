@@ -4,9 +4,8 @@
 //! the console obeys exactly the API's rules; a refusal (the run ended meanwhile, it runs on
 //! another server) is shown on the execution's page with the API's message. A failed run has
 //! *Redrive* (the service's `time_travel::redrive`, the API's `POST …/redrive`): the new run's
-//! page opens. An ended run has *Replay* (the service's `replay`, the API's `POST …/replay`):
-//! its page shows whether the replay from its recorded outputs is identical, or where it
-//! first diverges.
+//! page opens. An ended run has *Replay* (the service's `replay`, the API's `POST …/replay`;
+//! its handler is [`super::execution::replay`], which renders the page with the result).
 
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
@@ -60,7 +59,7 @@ pub fn forms(viewer: &Viewer, record: &RunRecord) -> Markup {
 #[derive(Deserialize)]
 pub struct ControlForm {
     #[serde(rename = "_csrf")]
-    csrf: Option<String>,
+    pub(super) csrf: Option<String>,
 }
 
 fn back(id: &str, notice: &str) -> Response {
@@ -136,25 +135,6 @@ pub async fn redrive(
     let request = hensu_server::service::time_travel::RedriveExecution::default();
     match hensu_server::service::time_travel::redrive(&app, &viewer.tenant, &id, request).await {
         Ok(forked) => back(&forked.execution_id, "redriven"),
-        Err(e) => api_error(&viewer, Nav::Executions, e),
-    }
-}
-
-/// `POST /console/executions/{id}/replay`: the service's replay of an execution from its
-/// recorded outputs; the execution's page shows the result.
-pub async fn replay(
-    State(app): State<AppState>,
-    Page(viewer): Page,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    axum::Form(form): axum::Form<ControlForm>,
-) -> Response {
-    if let Err(r) = check_post(&headers, &viewer.csrf, form.csrf.as_deref()) {
-        return r.into_response();
-    }
-    let request = hensu_server::service::replay::ReplayExecution::default();
-    match hensu_server::service::replay::replay(&app, &viewer.tenant, &id, request).await {
-        Ok(report) => super::execution::page(&app, &viewer, &id, None, Some(&report)).await,
         Err(e) => api_error(&viewer, Nav::Executions, e),
     }
 }

@@ -4,6 +4,7 @@
 //! on each event of the execution's stream.
 
 use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use hensu_runtime::{Backtrack, BacktrackKind, ExecutionPhase, HistoryStep, RunState};
 use hensu_server::AppState;
@@ -19,7 +20,7 @@ use serde_json::Value;
 use super::{RunView, api_error, load_run, output_block};
 use crate::chrome::{self, Nav, duration, status_badge, time};
 use crate::graph::{self, Marks};
-use crate::session::{Page, Viewer};
+use crate::session::{Page, Viewer, check_post};
 
 #[derive(Deserialize)]
 pub struct DetailQuery {
@@ -421,5 +422,24 @@ fn events_section(run: &RunView) -> Markup {
                 }
             }
         }
+    }
+}
+
+/// `POST /console/executions/{id}/replay`: the service's replay of an execution from its
+/// recorded outputs; the execution's page shows the result.
+pub async fn replay(
+    State(app): State<AppState>,
+    Page(viewer): Page,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    axum::Form(form): axum::Form<super::controls::ControlForm>,
+) -> Response {
+    if let Err(r) = check_post(&headers, &viewer.csrf, form.csrf.as_deref()) {
+        return r.into_response();
+    }
+    let request = hensu_server::service::replay::ReplayExecution::default();
+    match hensu_server::service::replay::replay(&app, &viewer.tenant, &id, request).await {
+        Ok(report) => page(&app, &viewer, &id, None, Some(&report)).await,
+        Err(e) => api_error(&viewer, Nav::Executions, e),
     }
 }
