@@ -38,7 +38,7 @@ pub async fn detail(
 }
 
 /// The execution's page, with the result of a replay when one was asked for (the *Replay*
-/// button, [`super::controls::replay`]).
+/// button, [`replay`]).
 pub async fn page(
     app: &AppState,
     viewer: &Viewer,
