@@ -4,13 +4,13 @@
 
 use hensu_diagnostics::codes;
 use hensu_runtime::{HistoryStep, RunState};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::recorded::Miss;
 
 /// What differs first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DivergenceKind {
     /// Another node ran at this step (or none, or one more).
@@ -41,18 +41,18 @@ impl DivergenceKind {
 }
 
 /// The first difference between the recorded run and the replay.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Divergence {
     /// `E0916`; `E0917` when a call the recording lacks caused it.
     pub code: String,
     pub kind: DivergenceKind,
     /// The step (1-based, as the history numbers them) where it shows; `None` for the end.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<u64>,
     /// The node at that step (the recorded one; the replay's when the recording has none).
     pub node: String,
     /// The context key, for a context difference.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     pub expected: Value,
     pub got: Value,

@@ -16,7 +16,7 @@ use hensu_runtime::{
     RuntimeError,
 };
 use hensu_store::{RunRecord, RunStatus, StateStore, StoreError};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Extras, ProjectConfig, ReviewMode, RunSetup, StoredWorkflow, ToolSupply};
 use crate::recorded::recording;
@@ -41,7 +41,7 @@ pub struct ReplayPlan<'a> {
 }
 
 /// The outcome of a replay.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ReplayReport {
     pub format_version: u32,
     pub run_id: String,
@@ -61,10 +61,10 @@ pub struct ReplayReport {
     /// Agent answers the recording held.
     pub recorded_answers: usize,
     /// The first difference (`None` when identical).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub divergence: Option<Divergence>,
     /// The calls the recording had no answer for (answered with a failure, never live).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_recorded: Vec<String>,
 }
 

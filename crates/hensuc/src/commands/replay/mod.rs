@@ -53,6 +53,8 @@ pub struct ReplayArgs {
     pub project: crate::args::ProjectDir,
     #[command(flatten)]
     pub store: crate::args::StoreFlag,
+    #[command(flatten)]
+    pub remote: crate::commands::remote::RemoteArgs,
 }
 
 /// The workflow given with `--workflow`, compiled (its diagnostics printed when it has
@@ -101,6 +103,9 @@ pub(crate) fn replay_one(
 
 pub fn execute(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     args.store.apply();
+    if let Some(remote) = crate::commands::remote::Remote::from_args(&args.remote)? {
+        return remote_replay(&remote, &args);
+    }
     let workdir = args
         .project
         .dir
@@ -121,13 +126,76 @@ pub fn execute(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(exit::USAGE));
         }
     };
-    if args.format.json() {
+    print_report(&report, args.format.json())
+}
+
+/// `hensuc replay ID --server URL`: the server's `POST …/replay` (the same
+/// `launch::replay_run`), printed as a local replay is.
+fn remote_replay(
+    remote: &crate::commands::remote::Remote,
+    args: &ReplayArgs,
+) -> anyhow::Result<ExitCode> {
+    if args.all || args.workflow.is_some() {
+        anyhow::bail!(
+            "`replay --server` replays one execution on its own workflow: `--all` and \
+             `--workflow FILE` read a store (`--store URL`)"
+        );
+    }
+    let id = args.id.clone().unwrap_or_default();
+    let a = remote.post(
+        &format!("/api/v1/executions/{id}/replay"),
+        &serde_json::json!({"until": args.until}),
+    )?;
+    if !a.ok() {
+        return Err(crate::commands::remote::fail(&format!("replay {id}"), &a));
+    }
+    print_report(&from_api(&a.body)?, args.format.json())
+}
+
+/// The API's answer (camelCase, docs/server.md) as the CLI's report (docs/schemas/).
+fn from_api(body: &serde_json::Value) -> anyhow::Result<ReplayReport> {
+    let field = |k: &str| body.get(k).cloned().unwrap_or(serde_json::Value::Null);
+    let divergence = body.get("divergence").filter(|d| !d.is_null()).map(|d| {
+        let mut out = serde_json::Map::new();
+        for k in [
+            "code", "kind", "step", "node", "key", "expected", "got", "message",
+        ] {
+            if let Some(v) = d
+                .get(k)
+                .filter(|v| !v.is_null() || matches!(k, "expected" | "got"))
+            {
+                out.insert(k.to_string(), v.clone());
+            }
+        }
+        serde_json::Value::Object(out)
+    });
+    let shaped = serde_json::json!({
+        "format_version": launch::replay::REPLAY_FORMAT_VERSION,
+        "run_id": field("executionId"),
+        "workflow_id": field("workflowId"),
+        "from_step": field("fromStep"),
+        "to_step": field("toStep"),
+        "identical": field("identical"),
+        "recorded_status": field("recordedStatus"),
+        "replayed_status": field("replayedStatus"),
+        "steps": field("steps"),
+        "recorded_answers": field("recordedAnswers"),
+        "divergence": divergence,
+        "not_recorded": body.get("notRecorded").cloned().unwrap_or_else(|| serde_json::json!([])),
+    });
+    serde_json::from_value(shaped)
+        .map_err(|e| anyhow::anyhow!("the server's replay answer is not a replay report: {e}"))
+}
+
+/// Prints a report (JSON or for people); exit 0 identical, 1 diverged.
+fn print_report(report: &ReplayReport, json: bool) -> anyhow::Result<ExitCode> {
+    if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&report).unwrap_or_default()
+            serde_json::to_string_pretty(report).unwrap_or_default()
         );
     } else {
-        print!("{}", human(&report));
+        print!("{}", human(report));
     }
     Ok(ExitCode::from(if report.identical {
         exit::SUCCESS
