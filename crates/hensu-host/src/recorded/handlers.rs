@@ -73,7 +73,13 @@ impl Agent for ReplayAgent {
     }
 
     async fn execute(&self, request: AgentRequest<'_>) -> Result<AgentResponse, AgentError> {
-        match self.answers.agent_call(request.node_id, &self.config.id) {
+        let answer = self.answers.agent_call(
+            request.node_id,
+            &self.config.id,
+            request.prompt,
+            request.context,
+        );
+        match answer {
             Ok(answer) => match answer.result {
                 Ok(text) => Ok(AgentResponse {
                     text,

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use hensu_ir::{ConsensusStrategy, Node, Workflow};
-use hensu_runtime::{ActionResult, NodeStatus, ReviewDecision, Usage};
+use hensu_runtime::{ActionResult, Context, NodeStatus, ReviewDecision, Usage};
 use serde_json::Value;
 
 pub use handlers::{
@@ -78,12 +78,20 @@ impl std::fmt::Display for Miss {
     }
 }
 
-/// The branches (id, agent) of a parallel node and its judge agent, to tell which branch an
-/// agent call of the node serves.
+/// The branches of a parallel node and its judge agent, to tell which branch an agent call
+/// of the node serves.
 #[derive(Clone, Debug, Default)]
 struct ParallelShape {
-    branches: Vec<(String, String)>,
+    branches: Vec<BranchShape>,
     judge: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+struct BranchShape {
+    id: String,
+    agent: String,
+    /// The branch's prompt template: the call's prompt starts with it, resolved.
+    prompt: String,
 }
 
 /// A recording's answers to every outside call of a run, with the cursor of each key. One
@@ -115,7 +123,11 @@ impl RecordedAnswers {
                             branches: p
                                 .branches
                                 .iter()
-                                .map(|b| (b.id.clone(), b.agent_id.clone()))
+                                .map(|b| BranchShape {
+                                    id: b.id.clone(),
+                                    agent: b.agent_id.clone(),
+                                    prompt: b.prompt.clone().unwrap_or_default(),
+                                })
                                 .collect(),
                             judge: p
                                 .consensus_config
@@ -212,33 +224,61 @@ impl RecordedAnswers {
         }
     }
 
-    /// Which branch of `node` a call of `agent` serves: the branches of a parallel node with
-    /// that agent are called in declaration order within a visit (answers come at once, so
-    /// the order is the engine's), then its judge; `None` outside parallel nodes and for the
-    /// judge.
-    fn branch_for(&self, node: &str, agent: &str) -> Option<String> {
+    /// Which branch of `node` a call of `agent` with `prompt` serves. Among the parallel
+    /// node's branches with that agent, those whose prompt template, resolved against the
+    /// call's `context`, begins the prompt (the engine renders a branch's prompt, then adds
+    /// its instructions); among those, the one answered least often in this visit, in
+    /// declaration order (answers come at once, so that is the engine's order). A call of the
+    /// judge's agent that no branch's prompt begins, made once every branch of the visit was
+    /// answered, is the judge's. `None` outside parallel nodes and for the judge.
+    fn branch_for(
+        &self,
+        node: &str,
+        agent: &str,
+        prompt: &str,
+        context: &Context,
+    ) -> Option<String> {
         let shape = self.parallel.get(node)?;
-        let candidates: Vec<&str> = shape
-            .branches
+        let by_agent: Vec<&BranchShape> =
+            shape.branches.iter().filter(|b| b.agent == agent).collect();
+        let by_prompt: Vec<&BranchShape> = by_agent
             .iter()
-            .filter(|(_, a)| a == agent)
-            .map(|(b, _)| b.as_str())
+            .copied()
+            .filter(|b| {
+                let rendered = hensu_runtime::resolve(&b.prompt, context);
+                !rendered.is_empty() && prompt.starts_with(&rendered)
+            })
             .collect();
+        // No prompt matches (a template reading a value the branch's own copy of the context
+        // no longer holds): by the counts alone, the judge once every branch was answered.
+        let judge = by_prompt.is_empty() && shape.judge.as_deref() == Some(agent);
+        let candidates = if by_prompt.is_empty() {
+            by_agent
+        } else {
+            by_prompt
+        };
         let counts: Vec<u32> = candidates
             .iter()
-            .map(|b| self.visits(&agent_key(node, Some(b))))
+            .map(|b| self.visits(&agent_key(node, Some(&b.id))))
             .collect();
         let least = counts.iter().copied().min()?;
-        if shape.judge.as_deref() == Some(agent) && self.visits(&agent_key(node, None)) < least {
+        if judge && self.visits(&agent_key(node, None)) < least {
             return None;
         }
         let at = counts.iter().position(|c| *c == least)?;
-        Some(candidates[at].to_string())
+        Some(candidates[at].id.clone())
     }
 
-    /// The answer to an agent call of `agent` at `node`.
-    pub fn agent_call(&self, node: &str, agent: &str) -> Result<AgentAnswer, Miss> {
-        let branch = self.branch_for(node, agent);
+    /// The answer to an agent call of `agent` at `node` with `prompt` (rendered against
+    /// `context`).
+    pub fn agent_call(
+        &self,
+        node: &str,
+        agent: &str,
+        prompt: &str,
+        context: &Context,
+    ) -> Result<AgentAnswer, Miss> {
+        let branch = self.branch_for(node, agent, prompt, context);
         let visit = self.take_visit(&agent_key(node, branch.as_deref()));
         let found = self
             .agents

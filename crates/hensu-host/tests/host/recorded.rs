@@ -93,6 +93,30 @@ async fn branches_sharing_an_agent_are_answered_in_order_then_the_judge() {
     assert!(answers.misses().is_empty(), "{:?}", answers.misses());
 }
 
+/// Branches sharing an agent are told apart by their prompts, whatever order they are called
+/// in (a DAG runs a later branch first when an earlier one waits for it).
+#[test]
+fn a_branch_is_recognised_by_its_prompt() {
+    let par = Node::Parallel(ParallelNode {
+        id: "p".into(),
+        branches: vec![branch("one", "critic", &[]), branch("two", "critic", &[])],
+        consensus_config: None,
+        transition_rules: vec![success("done")],
+    });
+    let wf = workflow("p", vec![par, end("done", ExitStatus::Success)]);
+    let mut answers = RecordedAnswers::new([&wf]);
+    answers.push_agent("p", Some("one"), ok("answer one"));
+    answers.push_agent("p", Some("two"), ok("answer two"));
+    let ctx = Context::default();
+    let two = answers.agent_call("p", "critic", "two?\n\nAnswer in JSON.", &ctx);
+    assert_eq!(two.unwrap().result, Ok("answer two".to_string()));
+    let one = answers.agent_call("p", "critic", "one?", &ctx);
+    assert_eq!(one.unwrap().result, Ok("answer one".to_string()));
+    // A second visit of `one` was not recorded.
+    let miss = answers.agent_call("p", "critic", "one?", &ctx).unwrap_err();
+    assert_eq!(miss.to_string(), "agent call at `p` branch `one` (visit 2)");
+}
+
 #[tokio::test]
 async fn a_call_without_an_answer_fails_and_is_named() {
     let wf = workflow(
