@@ -106,6 +106,8 @@ pub(super) fn execute(
     let mut records = session::block(store.list())??;
     // Oldest first, so the report reads in the order the runs were made.
     records.reverse();
+    // The project is compiled once: each run takes the workflows it reaches.
+    let units = crate::commands::run::project_units(workdir);
     let mut summary = Summary::default();
     let mut runs = Vec::new();
     for record in records {
@@ -129,7 +131,7 @@ pub(super) fn execute(
             runs.push(result);
             continue;
         }
-        match replay_one(&store, workdir, &record.run_id, None, workflow.clone())? {
+        match replay_one(&store, &units, &record.run_id, None, workflow.clone())? {
             Ok(report) => {
                 summary.replayed += 1;
                 if report.identical {

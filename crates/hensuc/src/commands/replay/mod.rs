@@ -8,7 +8,7 @@
 //! call). Through `hensu_host::launch::replay_run`, as the server's `POST …/replay`. Nothing
 //! is written. Exit 0 identical, 1 diverged, 2 the run cannot be replayed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -67,11 +67,11 @@ fn given_workflow(args: &ReplayArgs) -> anyhow::Result<Option<Option<Workflow>>>
     Ok(crate::commands::run::load_workflow(&path, args.project.dir.as_deref())?.map(Some))
 }
 
-/// Replays one run of `store`: the workflows its sub-workflow nodes can call are the
-/// project's.
+/// Replays one run of `store`: the workflows its sub-workflow nodes can call are those of
+/// `units` (the project's, compiled once) it reaches.
 pub(crate) fn replay_one(
     store: &Arc<dyn StateStore>,
-    workdir: &Path,
+    units: &[Workflow],
     id: &str,
     until: Option<u64>,
     workflow: Option<Workflow>,
@@ -81,7 +81,7 @@ pub(crate) fn replay_one(
         Ok(s) => match launch::StoredWorkflow::decode(id, &s.workflow) {
             Ok(env) => {
                 let main = workflow.as_ref().unwrap_or(&env.workflow);
-                crate::commands::run::project_workflows(workdir, main)
+                launch::callable_workflows(main, units)
                     .workflows()
                     .cloned()
                     .collect()
@@ -119,7 +119,8 @@ pub fn execute(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     }
     let id = args.id.clone().unwrap_or_default();
     let store = session::open_for_run(&workdir, &id)?;
-    let report = match replay_one(&store, &workdir, &id, args.until, workflow)? {
+    let units = crate::commands::run::project_units(&workdir);
+    let report = match replay_one(&store, &units, &id, args.until, workflow)? {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: cannot replay run `{id}`: {e}");
