@@ -49,6 +49,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/console/executions/{id}/cancel", post(controls::cancel))
         .route("/console/executions/{id}/pause", post(controls::pause))
         .route("/console/executions/{id}/redrive", post(controls::redrive))
+        .route("/console/executions/{id}/replay", post(execution::replay))
         .route("/console/executions/{id}/resume", post(controls::resume))
         .route(
             "/console/executions/{id}/row",

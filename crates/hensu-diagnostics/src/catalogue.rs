@@ -488,6 +488,16 @@ static CODES: &[CodeInfo] = &[
         "the fork's state does not fit the node",
         include_str!("../../../docs/diagnostics/E0909.md"),
     ),
+    e(
+        "E0916",
+        "the replay diverges from the recorded run",
+        include_str!("../../../docs/diagnostics/E0916.md"),
+    ),
+    e(
+        "E0917",
+        "a replayed call has no recorded answer",
+        include_str!("../../../docs/diagnostics/E0917.md"),
+    ),
     // warnings: W00xx
     w(
         "W0001",

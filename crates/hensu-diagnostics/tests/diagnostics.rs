@@ -319,6 +319,8 @@ fn catalogue_covers_the_spec() {
     range("E", 401, 408);
     range("E", 501, 510);
     range("E", 901, 909);
+    // replay (hensuc replay)
+    range("E", 916, 917);
     range("W", 1, 1);
     range("W", 201, 201);
     range("W", 301, 326);

@@ -25,6 +25,7 @@ mod handlers;
 mod http;
 pub mod launch;
 mod network;
+pub mod recorded;
 mod review;
 mod shell;
 mod stub_files;

@@ -4,7 +4,8 @@
 //! the console obeys exactly the API's rules; a refusal (the run ended meanwhile, it runs on
 //! another server) is shown on the execution's page with the API's message. A failed run has
 //! *Redrive* (the service's `time_travel::redrive`, the API's `POST …/redrive`): the new run's
-//! page opens.
+//! page opens. An ended run has *Replay* (the service's `replay`, the API's `POST …/replay`;
+//! its handler is [`super::execution::replay`], which renders the page with the result).
 
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
@@ -34,10 +35,15 @@ pub fn forms(viewer: &Viewer, record: &RunRecord) -> Markup {
             }
         }
     };
+    let ended = matches!(
+        record.status,
+        RunStatus::Completed | RunStatus::Failed | RunStatus::Rejected
+    );
     html! {
-        @if record.status == RunStatus::Failed {
+        @if ended {
             div.run-controls role="group" aria-label="Run controls" {
-                (form("redrive", "primary", "Redrive"))
+                @if record.status == RunStatus::Failed { (form("redrive", "primary", "Redrive")) }
+                (form("replay", "", "Replay"))
             }
         }
         @if running || paused {
@@ -53,7 +59,7 @@ pub fn forms(viewer: &Viewer, record: &RunRecord) -> Markup {
 #[derive(Deserialize)]
 pub struct ControlForm {
     #[serde(rename = "_csrf")]
-    csrf: Option<String>,
+    pub(super) csrf: Option<String>,
 }
 
 fn back(id: &str, notice: &str) -> Response {

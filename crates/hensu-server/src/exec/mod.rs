@@ -256,6 +256,7 @@ impl InProcessExecutor {
             listener: None,
             terminal_pause: None,
             cancel: cancel.clone(),
+            recorded: None,
         };
         let mut setup = self.setup.clone();
         setup.stubs.files = self.stubs.root_for(tenant);

@@ -21,6 +21,7 @@ pub mod pull;
 pub mod push;
 pub mod remote;
 pub mod remote_runs;
+pub mod replay;
 pub mod resume;
 pub mod run;
 mod run_summary;

@@ -294,6 +294,12 @@ fn load_run_project_with(
 /// `<workdir>/workflows/` that compile without errors and that `main` reaches, plus `main`
 /// — the set a direct run of `main` in this project gets ([`launch::callable_workflows`]).
 pub fn project_workflows(workdir: &Path, main: &Workflow) -> MapRepository {
+    launch::callable_workflows(main, &project_units(workdir))
+}
+
+/// Every workflow of the project in `workdir` that compiles without errors (none without a
+/// `workflows/` directory).
+pub fn project_units(workdir: &Path) -> Vec<Workflow> {
     let mut compiled: Vec<Workflow> = Vec::new();
     if workdir.join("workflows").is_dir()
         && let Ok(project) = project::load(&[], Some(workdir))
@@ -308,7 +314,7 @@ pub fn project_workflows(workdir: &Path, main: &Workflow) -> MapRepository {
             }
         }
     }
-    launch::callable_workflows(main, &compiled)
+    compiled
 }
 
 /// `-c '{"k": …}'` or `-c @file.json` → an ordered context. Anything but a JSON object is a
@@ -508,6 +514,7 @@ pub(crate) fn run_workflow(
             listener: Some(listener.clone()),
             terminal_pause: progress.clone().map(|p| p as _),
             cancel: cancel.clone(),
+            recorded: None,
         },
     )
     .map_err(anyhow::Error::msg)?;

@@ -312,6 +312,30 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
         );
     }
 
+    // Each of those runs replayed from its recorded outputs, and all of them at once.
+    let replay = schemas.validator("replay.schema.json");
+    for id in &ids {
+        let replayed = hensuc()
+            .current_dir(&project)
+            .args(["replay", id, "-d", ".", "--json"])
+            .output()
+            .unwrap();
+        let report = json_of(&replayed);
+        assert_eq!(report["identical"], true, "{report:#}");
+        assert_valid(&replay, "replay.schema.json", "replay --json", &report);
+    }
+    let all = hensuc()
+        .current_dir(&project)
+        .args(["replay", "--all", "-d", ".", "--json"])
+        .output()
+        .unwrap();
+    assert_valid(
+        &schemas.validator("replay-all.schema.json"),
+        "replay-all.schema.json",
+        "replay --all --json",
+        &json_of(&all),
+    );
+
     // A workflow test run, with coverage (a sub-workflow child and a saga among them).
     let test = hensuc()
         .current_dir(&project)

@@ -25,6 +25,7 @@ mod mcp;
 mod outcomes;
 mod process;
 mod project_file;
+mod replay;
 mod review;
 #[cfg(unix)]
 mod review_terminal;
