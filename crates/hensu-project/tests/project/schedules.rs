@@ -1,0 +1,181 @@
+//! `[[schedules]]` and `[budget]`: the file's checks (E0913, E0914, E0518, E0906), cadences in a
+//! time zone, and the budget check (E0515, E0516, W0602; docs/schedules.md).
+
+use hensu_diagnostics::SourceFile;
+use hensu_project::ProjectFile;
+use hensu_project::schedules::{
+    BudgetVerdict, Cadence, CadenceError, MissedPolicy, OverlapPolicy, check_budget,
+};
+use hensu_sema::bounds::CostBound;
+
+fn codes_and_lines(text: &str) -> Vec<(&'static str, u32)> {
+    let file = ProjectFile::parse(text);
+    let source = SourceFile::new("hensu.toml", text);
+    file.diagnostics
+        .iter()
+        .map(|d| (d.code, source.line_col(d.primary.span.start).line))
+        .collect()
+}
+
+/// 2026-03-28T12:00:00Z, the Saturday before Europe's switch to summer time.
+const SAT_NOON: u64 = 1_774_699_200_000;
+
+#[test]
+fn a_valid_schedule_is_typed_with_its_defaults() {
+    let text = r#"
+[budget]
+per_day = 20.0
+
+[[schedules]]
+name = "nightly"
+workflow = "report"
+cron = "0 2 * * *"
+time_zone = "Europe/Berlin"
+context = { topic = "rust", depth = 2 }
+overlap = "queue"
+missed = "run_all"
+
+[[schedules]]
+name = "often"
+workflow = "report"
+cron = "*/5 * * * * *"
+"#;
+    let file = ProjectFile::parse(text);
+    assert!(file.diagnostics.is_empty(), "{:#?}", file.diagnostics);
+    let c = &file.config;
+    assert_eq!(c.budget.per_day, Some(20.0));
+    assert_eq!(c.schedules.len(), 2);
+    let s = &c.schedules[0];
+    assert_eq!(s.zone(), "Europe/Berlin");
+    assert_eq!(s.overlap, OverlapPolicy::Queue);
+    assert_eq!(s.missed, MissedPolicy::RunAll);
+    assert_eq!(s.context["topic"], "rust");
+    let t = &c.schedules[1];
+    assert_eq!(
+        (t.zone(), t.overlap, t.missed),
+        ("UTC", OverlapPolicy::Skip, MissedPolicy::RunOnce)
+    );
+    assert_eq!(t.grace(), 60);
+}
+
+#[test]
+fn bad_cron_time_zone_duplicate_and_budget_are_each_reported_at_their_value() {
+    let text = r#"
+[budget]
+per_day = -1
+
+[[schedules]]
+name = "a"
+workflow = "w"
+cron = "0 25 * * *"
+
+[[schedules]]
+name = "b"
+workflow = "w"
+cron = "0 1 * * *"
+time_zone = "Europe/Berln"
+
+[[schedules]]
+name = "a"
+workflow = "w"
+cron = "0 1 * * *"
+"#;
+    let mut found = codes_and_lines(text);
+    found.sort();
+    assert_eq!(
+        found,
+        vec![("E0518", 17), ("E0906", 3), ("E0913", 8), ("E0914", 14)]
+    );
+}
+
+#[test]
+fn an_unknown_key_in_a_schedule_is_e0907() {
+    let found = codes_and_lines(
+        "[[schedules]]\nname = \"a\"\nworkflow = \"w\"\ncron = \"* * * * *\"\ncorn = 1\n",
+    );
+    assert_eq!(found.iter().map(|f| f.0).collect::<Vec<_>>(), vec!["E0907"]);
+}
+
+#[test]
+fn cadences_follow_their_time_zone_across_a_dst_change() {
+    let daily = Cadence::parse("0 9 * * *", "Europe/Berlin").unwrap();
+    // Saturday 09:00 CET is 08:00Z; Sunday 09:00 CEST (after the switch) is 07:00Z.
+    let sun = daily.next_after(SAT_NOON).unwrap();
+    assert_eq!(sun, SAT_NOON + 19 * 3_600_000);
+    let mon = daily.next_after(sun).unwrap();
+    assert_eq!(mon - sun, 24 * 3_600_000);
+    let seconds = Cadence::parse("*/2 * * * * *", "UTC").unwrap();
+    assert_eq!(seconds.next_after(SAT_NOON), Some(SAT_NOON + 2_000));
+    let (ticks, dropped) = seconds.between(SAT_NOON, SAT_NOON + 10_000, 100);
+    assert_eq!(ticks.len(), 6);
+    assert!(!dropped);
+    let (ticks, dropped) = seconds.between(SAT_NOON, SAT_NOON + 10_000, 2);
+    assert_eq!(ticks, vec![SAT_NOON + 8_000, SAT_NOON + 10_000]);
+    assert!(dropped);
+    assert!(matches!(
+        Cadence::parse("nope", "UTC"),
+        Err(CadenceError::Cron(_))
+    ));
+    assert!(matches!(
+        Cadence::parse("* * * * *", "Mars/Olympus"),
+        Err(CadenceError::TimeZone)
+    ));
+}
+
+#[test]
+fn the_busiest_day_counts_weekday_and_monthly_patterns() {
+    let weekdays = Cadence::parse("0 * * * MON-FRI", "UTC").unwrap();
+    assert_eq!(weekdays.busiest_day(SAT_NOON, u64::MAX), 24);
+    let first = Cadence::parse("*/10 * 1 * *", "UTC").unwrap();
+    assert_eq!(first.busiest_day(SAT_NOON, u64::MAX), 144);
+    // Stops as soon as a day passes the limit.
+    let every_second = Cadence::parse("* * * * * *", "UTC").unwrap();
+    assert_eq!(every_second.busiest_day(SAT_NOON, 100), 101);
+}
+
+#[test]
+fn the_budget_check_refuses_what_a_day_of_firings_could_overspend() {
+    let every_10_min = Cadence::parse("*/10 * * * *", "UTC").unwrap();
+    let cost = CostBound::Finite(0.5);
+    assert_eq!(
+        check_budget(&cost, &every_10_min, Some(20.0), SAT_NOON),
+        BudgetVerdict::Over {
+            cost: 0.5,
+            firings: 41,
+            per_day: 20.0
+        }
+    );
+    let two_hourly = Cadence::parse("0 */2 * * *", "UTC").unwrap();
+    assert_eq!(
+        check_budget(&cost, &two_hourly, Some(20.0), SAT_NOON),
+        BudgetVerdict::Within
+    );
+    assert_eq!(
+        check_budget(&cost, &every_10_min, None, SAT_NOON),
+        BudgetVerdict::Within
+    );
+    assert_eq!(
+        check_budget(&CostBound::Finite(0.0), &every_10_min, Some(0.0), SAT_NOON),
+        BudgetVerdict::Within
+    );
+    let unbounded = check_budget(&CostBound::Unbounded, &two_hourly, Some(20.0), SAT_NOON);
+    let d = unbounded.diagnostic("s", "w", Default::default()).unwrap();
+    assert_eq!(d.code, "E0516");
+    let unpriced = check_budget(
+        &CostBound::Unpriced(vec!["gpt-4o".into()]),
+        &two_hourly,
+        Some(20.0),
+        SAT_NOON,
+    );
+    assert_eq!(
+        unpriced
+            .diagnostic("s", "w", Default::default())
+            .unwrap()
+            .code,
+        "W0602"
+    );
+    let over = check_budget(&cost, &every_10_min, Some(20.0), SAT_NOON);
+    let d = over.diagnostic("s", "w", Default::default()).unwrap();
+    assert_eq!(d.code, "E0515");
+    assert!(d.message.contains("20.50"), "{}", d.message);
+}
