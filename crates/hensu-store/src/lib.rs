@@ -81,6 +81,7 @@ mod page;
 mod postgres;
 mod query;
 mod record;
+mod schedules;
 mod sqlite;
 mod time;
 mod url;
@@ -106,6 +107,7 @@ pub use record::{
     CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, LogEntry, LogKind, PauseRequest,
     RecordUpdate, Renewed, RunParent, RunRecord, RunStatus, StepEntry, StepSnapshot, StoredRun,
 };
+pub use schedules::{Firing, FiringState, NewFiring, ScheduleRow, ScheduleStore, TickClaim};
 pub use sqlite::registry::SqliteRegistry;
 pub use sqlite::{SqliteSettings, SqliteStore};
 pub use time::{now_ms, parse_rfc3339, rfc3339};
@@ -113,7 +115,7 @@ pub use url::{StoreUrl, open_store};
 pub use workflows::{StoredWorkflow, WorkflowRegistry, WorkflowSummary};
 
 /// The schema version this build reads and writes.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 /// The hensu version recorded in the store's `meta` table.
 pub const HENSU_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The default lease time-to-live.
@@ -429,6 +431,9 @@ pub trait StateStore: Send + Sync {
     /// runs renewed, with their cancellation flags. A run missing from the answer is no longer
     /// the owner's (taken over after its lease expired, or finished).
     async fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>>;
+
+    /// The schedules and their firings in the same database (docs/schedules.md).
+    fn schedules(&self) -> std::sync::Arc<dyn ScheduleStore>;
 }
 
 /// Whose runs a claim may take. A run belongs to a server when it was created with a tenant

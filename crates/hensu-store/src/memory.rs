@@ -57,6 +57,9 @@ impl Deref for MemoryStore {
 /// Every operation is the SQLite store's.
 #[async_trait::async_trait]
 impl crate::StateStore for MemoryStore {
+    fn schedules(&self) -> std::sync::Arc<dyn crate::ScheduleStore> {
+        self.inner.schedules()
+    }
     async fn registry(&self) -> Result<std::sync::Arc<dyn crate::WorkflowRegistry>> {
         self.inner.registry().await
     }

@@ -583,3 +583,25 @@ fn registry_conformance_on_a_file_and_in_memory() {
             .is_none()
     );
 }
+
+/// Schedules and firings on a file (two stores on it, as two servers) and in memory.
+#[test]
+fn schedule_conformance_on_a_file_and_in_memory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join(".hensu/state.db");
+    let one = SqliteStore::open_file(&db, opts()).expect("store");
+    let two = SqliteStore::open_file(&db, opts()).expect("store");
+    for s in [
+        hensu_store::StateStore::schedules(&one),
+        hensu_store::StateStore::schedules(&MemoryStore::new()),
+    ] {
+        registry::schedules_are_rows_per_tenant(&s);
+        registry::a_tick_is_claimed_once(&s);
+        registry::open_firings_are_taken_over_once(&s);
+        registry::config_schedules_keep_their_state(&s);
+    }
+    registry::racing_claimers_fire_each_tick_once(&[
+        hensu_store::StateStore::schedules(&one),
+        hensu_store::StateStore::schedules(&two),
+    ]);
+}

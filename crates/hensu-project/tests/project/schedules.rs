@@ -98,13 +98,13 @@ fn an_unknown_key_in_a_schedule_is_e0907() {
 
 #[test]
 fn cadences_follow_their_time_zone_across_a_dst_change() {
-    let daily = Cadence::parse("0 9 * * *", "Europe/Berlin").unwrap();
+    let daily = Cadence::parse("0 9 * * *", "Europe/Berlin").expect("valid");
     // Saturday 09:00 CET is 08:00Z; Sunday 09:00 CEST (after the switch) is 07:00Z.
-    let sun = daily.next_after(SAT_NOON).unwrap();
+    let sun = daily.next_after(SAT_NOON).expect("valid");
     assert_eq!(sun, SAT_NOON + 19 * 3_600_000);
-    let mon = daily.next_after(sun).unwrap();
+    let mon = daily.next_after(sun).expect("valid");
     assert_eq!(mon - sun, 24 * 3_600_000);
-    let seconds = Cadence::parse("*/2 * * * * *", "UTC").unwrap();
+    let seconds = Cadence::parse("*/2 * * * * *", "UTC").expect("valid");
     assert_eq!(seconds.next_after(SAT_NOON), Some(SAT_NOON + 2_000));
     let (ticks, dropped) = seconds.between(SAT_NOON, SAT_NOON + 10_000, 100);
     assert_eq!(ticks.len(), 6);
@@ -124,18 +124,18 @@ fn cadences_follow_their_time_zone_across_a_dst_change() {
 
 #[test]
 fn the_busiest_day_counts_weekday_and_monthly_patterns() {
-    let weekdays = Cadence::parse("0 * * * MON-FRI", "UTC").unwrap();
+    let weekdays = Cadence::parse("0 * * * MON-FRI", "UTC").expect("valid");
     assert_eq!(weekdays.busiest_day(SAT_NOON, u64::MAX), 24);
-    let first = Cadence::parse("*/10 * 1 * *", "UTC").unwrap();
+    let first = Cadence::parse("*/10 * 1 * *", "UTC").expect("valid");
     assert_eq!(first.busiest_day(SAT_NOON, u64::MAX), 144);
     // Stops as soon as a day passes the limit.
-    let every_second = Cadence::parse("* * * * * *", "UTC").unwrap();
+    let every_second = Cadence::parse("* * * * * *", "UTC").expect("valid");
     assert_eq!(every_second.busiest_day(SAT_NOON, 100), 101);
 }
 
 #[test]
 fn the_budget_check_refuses_what_a_day_of_firings_could_overspend() {
-    let every_10_min = Cadence::parse("*/10 * * * *", "UTC").unwrap();
+    let every_10_min = Cadence::parse("*/10 * * * *", "UTC").expect("valid");
     let cost = CostBound::Finite(0.5);
     assert_eq!(
         check_budget(&cost, &every_10_min, Some(20.0), SAT_NOON),
@@ -145,7 +145,7 @@ fn the_budget_check_refuses_what_a_day_of_firings_could_overspend() {
             per_day: 20.0
         }
     );
-    let two_hourly = Cadence::parse("0 */2 * * *", "UTC").unwrap();
+    let two_hourly = Cadence::parse("0 */2 * * *", "UTC").expect("valid");
     assert_eq!(
         check_budget(&cost, &two_hourly, Some(20.0), SAT_NOON),
         BudgetVerdict::Within
@@ -159,7 +159,7 @@ fn the_budget_check_refuses_what_a_day_of_firings_could_overspend() {
         BudgetVerdict::Within
     );
     let unbounded = check_budget(&CostBound::Unbounded, &two_hourly, Some(20.0), SAT_NOON);
-    let d = unbounded.diagnostic("s", "w", Default::default()).unwrap();
+    let d = unbounded.diagnostic("s", "w", Default::default()).expect("valid");
     assert_eq!(d.code, "E0516");
     let unpriced = check_budget(
         &CostBound::Unpriced(vec!["gpt-4o".into()]),
@@ -170,12 +170,12 @@ fn the_budget_check_refuses_what_a_day_of_firings_could_overspend() {
     assert_eq!(
         unpriced
             .diagnostic("s", "w", Default::default())
-            .unwrap()
+            .expect("some")
             .code,
         "W0602"
     );
     let over = check_budget(&cost, &every_10_min, Some(20.0), SAT_NOON);
-    let d = over.diagnostic("s", "w", Default::default()).unwrap();
+    let d = over.diagnostic("s", "w", Default::default()).expect("valid");
     assert_eq!(d.code, "E0515");
     assert!(d.message.contains("20.50"), "{}", d.message);
 }

@@ -148,6 +148,10 @@ impl PgStore {
 
 #[async_trait::async_trait]
 impl StateStore for PgStore {
+    fn schedules(&self) -> Arc<dyn crate::ScheduleStore> {
+        Arc::new(super::schedules::PgSchedules::new(self))
+    }
+
     async fn registry(&self) -> Result<Arc<dyn WorkflowRegistry>> {
         Ok(Arc::new(PgRegistry::open(self)))
     }

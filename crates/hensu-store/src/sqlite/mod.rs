@@ -5,6 +5,7 @@ mod backend;
 mod ops;
 pub(crate) mod registry;
 mod rows;
+mod schedules;
 mod schema;
 
 use std::panic::AssertUnwindSafe;

@@ -96,6 +96,10 @@ impl SqliteStore {
 
 #[async_trait::async_trait]
 impl StateStore for SqliteStore {
+    fn schedules(&self) -> Arc<dyn crate::ScheduleStore> {
+        Arc::new(super::schedules::SqliteSchedules::new(self))
+    }
+
     async fn registry(&self) -> Result<Arc<dyn WorkflowRegistry>> {
         Ok(Arc::new(SqliteRegistry::open(self).await?))
     }
