@@ -187,9 +187,9 @@ impl Cadence {
     }
 
     /// The most firings in one calendar day of the schedule's time zone over the next
-    /// [`BUDGET_DAYS`] days from `now_ms`, counting stopped as soon as a day passes
-    /// `stop_above` (the answer is then that day's count) or [`MAX_EXAMINED`] occurrences were
-    /// examined.
+    /// [`BUDGET_DAYS`] days from `now_ms`; the count stops after the first day over
+    /// `stop_above` (the answer is then at least that day's count) or once [`MAX_EXAMINED`]
+    /// occurrences were examined.
     pub fn busiest_day(&self, now_ms: u64, stop_above: u64) -> u64 {
         let Some(start) = i64::try_from(now_ms)
             .ok()
@@ -206,22 +206,24 @@ impl Cadence {
         };
         let mut at = today;
         let (mut day, mut count, mut most) = (at.date(), 0u64, 0u64);
-        for _ in 0..MAX_EXAMINED {
-            let Ok(next) = self.cron.find_next_occurrence(&at, false) else {
+        for i in 0..MAX_EXAMINED {
+            // Midnight itself counts for the first day.
+            let Ok(next) = self.cron.find_next_occurrence(&at, i == 0) else {
                 break;
             };
             if next > end {
                 break;
             }
             if next.date() != day {
+                // The day over the limit is counted to its end, then the count stops.
+                if most > stop_above {
+                    break;
+                }
                 day = next.date();
                 count = 0;
             }
             count += 1;
             most = most.max(count);
-            if most > stop_above {
-                break;
-            }
             at = next;
         }
         most

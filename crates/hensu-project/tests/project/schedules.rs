@@ -128,9 +128,9 @@ fn the_busiest_day_counts_weekday_and_monthly_patterns() {
     assert_eq!(weekdays.busiest_day(SAT_NOON, u64::MAX), 24);
     let first = Cadence::parse("*/10 * 1 * *", "UTC").expect("valid");
     assert_eq!(first.busiest_day(SAT_NOON, u64::MAX), 144);
-    // Stops as soon as a day passes the limit.
+    // Stops after the first day over the limit (counted whole: the rest of today).
     let every_second = Cadence::parse("* * * * * *", "UTC").expect("valid");
-    assert_eq!(every_second.busiest_day(SAT_NOON, 100), 101);
+    assert_eq!(every_second.busiest_day(SAT_NOON, 100), 86_400);
 }
 
 #[test]
@@ -141,7 +141,7 @@ fn the_budget_check_refuses_what_a_day_of_firings_could_overspend() {
         check_budget(&cost, &every_10_min, Some(20.0), SAT_NOON),
         BudgetVerdict::Over {
             cost: 0.5,
-            firings: 41,
+            firings: 144,
             per_day: 20.0
         }
     );
@@ -159,7 +159,9 @@ fn the_budget_check_refuses_what_a_day_of_firings_could_overspend() {
         BudgetVerdict::Within
     );
     let unbounded = check_budget(&CostBound::Unbounded, &two_hourly, Some(20.0), SAT_NOON);
-    let d = unbounded.diagnostic("s", "w", Default::default()).expect("valid");
+    let d = unbounded
+        .diagnostic("s", "w", Default::default())
+        .expect("valid");
     assert_eq!(d.code, "E0516");
     let unpriced = check_budget(
         &CostBound::Unpriced(vec!["gpt-4o".into()]),
@@ -175,7 +177,9 @@ fn the_budget_check_refuses_what_a_day_of_firings_could_overspend() {
         "W0602"
     );
     let over = check_budget(&cost, &every_10_min, Some(20.0), SAT_NOON);
-    let d = over.diagnostic("s", "w", Default::default()).expect("valid");
+    let d = over
+        .diagnostic("s", "w", Default::default())
+        .expect("valid");
     assert_eq!(d.code, "E0515");
-    assert!(d.message.contains("20.50"), "{}", d.message);
+    assert!(d.message.contains("72.00"), "{}", d.message);
 }

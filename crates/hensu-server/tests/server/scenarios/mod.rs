@@ -9,12 +9,14 @@ mod access;
 mod failures;
 pub(crate) mod idempotency;
 mod paging;
+pub(crate) mod schedules;
 mod tenant_stream;
 mod time_travel;
 pub use access::*;
 pub use failures::*;
 pub use idempotency::idempotent_starts;
 pub use paging::*;
+pub use schedules::{schedule_overlap_policies, schedules_crud, schedules_fire_ticks_and_run_now};
 pub use tenant_stream::*;
 pub use time_travel::*;
 

@@ -1,0 +1,138 @@
+//! Schedules against a server's project (docs/schedules.md): the budget check of `[budget]
+//! per_day` with `[pricing]`, and the missed-run policies after the servers were down for 10 s
+//! (a second server on the same store takes the schedules up).
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::harness::{Backend, Server};
+use crate::scenarios::schedules::{count, firings_until};
+use crate::scenarios::{A, get, post, push_ok};
+
+const PRICED: &str = r#"
+[budget]
+per_day = 20.0
+
+[pricing."gpt-4o"]
+input_per_mtok = 2.5
+output_per_mtok = 10
+"#;
+
+/// `priced` costs at most 0.04 a run (two calls of 4,000 input and 1,000 output tokens), so
+/// 20.00 a day allows 500 runs: every minute (1,440) is refused, every five minutes (288) is
+/// not.
+pub async fn a_schedule_over_the_budget_is_refused(backend: Backend) {
+    let s = Server::in_project(backend, Some(PRICED), true).await;
+    push_ok(&s, A, "priced").await;
+    let (st, body) = post(
+        &s,
+        A,
+        "/api/v1/schedules",
+        json!({"id": "greedy", "workflowId": "priced", "cron": "* * * * *"}),
+    )
+    .await;
+    assert_eq!(st, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["code"], "over_budget");
+    let d = &body["diagnostics"]["diagnostics"][0];
+    assert_eq!(d["code"], "E0515", "{body}");
+    assert!(
+        d["message"].as_str().is_some_and(|m| m.contains("57.60")),
+        "{d}"
+    );
+    let (st, _) = get(&s, A, "/api/v1/schedules/greedy").await;
+    assert_eq!(st, StatusCode::NOT_FOUND, "nothing was stored");
+    let (st, body) = post(
+        &s,
+        A,
+        "/api/v1/schedules",
+        json!({"id": "modest", "workflowId": "priced", "cron": "*/5 * * * *"}),
+    )
+    .await;
+    assert_eq!(st, StatusCode::CREATED, "{body}");
+    // An update is checked as a creation.
+    let (st, body) = crate::scenarios::schedules::put(
+        &s,
+        A,
+        "/api/v1/schedules/modest",
+        json!({"workflowId": "priced", "cron": "*/2 * * * *"}),
+    )
+    .await;
+    assert_eq!(
+        (st, body["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("over_budget"))
+    );
+}
+
+/// Three schedules every 2 s, one per missed-run policy; the server stops; 10 s later another
+/// takes them up. The ticks in between: `skip` runs none of them but an on-time latest one,
+/// `run_once` one, `run_all` each.
+pub async fn missed_ticks_after_a_downtime_follow_the_policy(backend: Backend) {
+    let first = Server::start(backend).await;
+    push_ok(&first, A, "linear").await;
+    for (id, missed) in [("skip", "skip"), ("once", "run_once"), ("all", "run_all")] {
+        let (st, body) = post(
+            &first,
+            A,
+            "/api/v1/schedules",
+            json!({
+            "id": id, "workflowId": "linear", "cron": "*/2 * * * * *", "missed": missed,
+            "overlap": "queue", "graceSeconds": 1, "context": {"topic": "t"}}),
+        )
+        .await;
+        assert_eq!(st, StatusCode::CREATED, "{body}");
+    }
+    for id in ["skip", "once", "all"] {
+        firings_until(&first, A, id, |f| count(f, "started") >= 1).await;
+    }
+    let (store, registry) = (first.store().clone(), first.registry().clone());
+    drop(first);
+    // Let the stopped server's last pass finish, then take the tick it fired last.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let last = |id: &'static str| {
+        let store = store.clone();
+        async move { store.schedules().firings(A, id, 1).await.expect("firings")[0].tick }
+    };
+    let stopped = [last("skip").await, last("once").await, last("all").await];
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let restarted = hensu_store::now_ms();
+    let second = Server::on_store(store.clone(), registry).await;
+    for (i, id) in ["skip", "once", "all"].into_iter().enumerate() {
+        let missed = |f: &serde_json::Value| {
+            let tick = f["tick"]
+                .as_str()
+                .and_then(hensu_store::parse_rfc3339)
+                .expect("tick");
+            tick > stopped[i] && tick <= restarted
+        };
+        // Past the downtime's ticks: a firing of a tick after the restart.
+        let firings = firings_until(&second, A, id, |f| {
+            f.iter().any(|f| {
+                f["tick"]
+                    .as_str()
+                    .and_then(hensu_store::parse_rfc3339)
+                    .is_some_and(|t| t > restarted)
+            }) && f
+                .iter()
+                .filter(|f| missed(f))
+                .all(|f| f["state"] != "queued" && f["state"] != "claimed")
+        })
+        .await;
+        let during: Vec<_> = firings.iter().filter(|f| missed(f)).cloned().collect();
+        assert!(during.len() >= 4, "{id}: 10 s of a 2 s cron: {during:?}");
+        let started = count(&during, "started");
+        match id {
+            "skip" => assert!(
+                started <= 1 && count(&during, "skipped") >= during.len() - 1,
+                "{during:?}"
+            ),
+            "once" => assert_eq!(
+                (started, count(&during, "skipped")),
+                (1, during.len() - 1),
+                "{during:?}"
+            ),
+            _ => assert_eq!(started, during.len(), "{during:?}"),
+        }
+    }
+}
