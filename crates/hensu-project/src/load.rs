@@ -173,20 +173,18 @@ impl ProjectFile {
     }
 
     /// The checks of `[[schedules]]` against the project's workflows (docs/schedules.md): E0517
-    /// for a workflow `lookup` does not find, then the budget check of `[budget] per_day`
-    /// (E0515, E0516, W0602) with each workflow's worst-case `cost` per run. `now_ms` starts the
-    /// days in which the check counts firings.
-    pub fn check_schedules<'a>(
+    /// for a workflow the project lacks (`cost` answers `None`), then the budget check of
+    /// `[budget] per_day` (E0515, E0516, W0602) with the workflow's worst-case `cost` per run.
+    /// `now_ms` starts the days in which the check counts firings.
+    pub fn check_schedules(
         &self,
-        lookup: &dyn Fn(&str) -> Option<&'a hensu_ir::Workflow>,
-        cost: &dyn Fn(&'a hensu_ir::Workflow) -> hensu_sema::bounds::CostBound,
+        cost: &dyn Fn(&str) -> Option<hensu_sema::bounds::CostBound>,
         now_ms: u64,
     ) -> Vec<Diagnostic> {
         crate::schedules::check_against(
             &self.config.schedules,
             self.config.budget.per_day,
             &self.spans,
-            lookup,
             cost,
             now_ms,
         )

@@ -426,14 +426,13 @@ pub(crate) fn check(
 }
 
 /// The checks of `[[schedules]]` against the project's workflows: E0517 for a workflow
-/// `lookup` does not find, then the budget check (E0515, E0516, W0602) with each workflow's
-/// worst-case `cost` per run. `now_ms` starts the days the budget check counts firings in.
-pub(crate) fn check_against<'a>(
+/// the project lacks (`cost` answers `None`), then the budget check (E0515, E0516, W0602) with
+/// the workflow's worst-case `cost` per run. `now_ms` starts the days the budget check counts firings in.
+pub(crate) fn check_against(
     schedules: &[ScheduleEntry],
     per_day: Option<f64>,
     spans: &crate::spans::SpanIndex,
-    lookup: &dyn Fn(&str) -> Option<&'a hensu_ir::Workflow>,
-    cost: &dyn Fn(&'a hensu_ir::Workflow) -> CostBound,
+    cost: &dyn Fn(&str) -> Option<CostBound>,
     now_ms: u64,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
@@ -442,7 +441,7 @@ pub(crate) fn check_against<'a>(
         let Ok(cadence) = s.cadence() else {
             continue; // E0913 / E0914 already.
         };
-        let Some(workflow) = lookup(&s.workflow) else {
+        let Some(cost) = cost(&s.workflow) else {
             out.push(
                 Diagnostic::new(
                     codes::E0517,
@@ -454,7 +453,7 @@ pub(crate) fn check_against<'a>(
             );
             continue;
         };
-        let verdict = check_budget(&cost(workflow), &cadence, per_day, now_ms);
+        let verdict = check_budget(&cost, &cadence, per_day, now_ms);
         out.extend(verdict.diagnostic(
             &s.name,
             &s.workflow,

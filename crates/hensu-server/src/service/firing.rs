@@ -237,6 +237,9 @@ pub async fn start_firing(
             }
         }
     }
+    if let Some(why) = over_budget(app, row).await {
+        return set(FiringState::Failed, None, Some(why)).await;
+    }
     let context = match &row.context {
         Value::Object(m) => m.clone(),
         _ => serde_json::Map::new(),
@@ -300,6 +303,32 @@ pub async fn resume_open(app: &AppState, now: u64) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+/// The budget check again at a firing, with the workflow the tenant has now (it may have been
+/// pushed, or pushed again, since the schedule was checked): why the firing is refused, if it
+/// is (E0515, E0516).
+async fn over_budget(app: &AppState, row: &ScheduleRow) -> Option<String> {
+    app.scheduling.per_day?;
+    let cadence = Cadence::parse(&row.cron, &row.time_zone).ok()?;
+    let who = Tenant {
+        tenant_id: row.tenant_id.clone(),
+        subject: String::new(),
+    };
+    let workflow = crate::service::workflows::load(app, &who, &row.workflow_id)
+        .await
+        .ok()?;
+    let verdict = budget(app, &row.tenant_id, &workflow, &cadence)
+        .await
+        .ok()?;
+    if matches!(
+        verdict,
+        BudgetVerdict::Over { .. } | BudgetVerdict::Unbounded { .. }
+    ) {
+        let d = verdict.diagnostic(&row.schedule_id, &row.workflow_id, Default::default())?;
+        return Some(format!("{}: {}", d.code, d.message));
+    }
+    None
 }
 
 /// The budget check of a schedule of `workflow_id` for `tenant` firing on `cadence`: the

@@ -51,6 +51,22 @@ pub async fn a_schedule_over_the_budget_is_refused(backend: Backend) {
     )
     .await;
     assert_eq!(st, StatusCode::CREATED, "{body}");
+    // A firing checks again, with the workflow the tenant has then: pushed again with ten
+    // times the tokens, the schedule would overspend; its firing is refused.
+    let mut pricier = crate::harness::fixture("priced");
+    pricier["agents"]["writer"]["maxTokens"] = json!(10_000);
+    let (st, body) = post(&s, A, "/api/v1/workflows", pricier).await;
+    assert_eq!(st, StatusCode::OK, "{body}");
+    let (st, fired) = post(&s, A, "/api/v1/schedules/modest/run", json!({})).await;
+    assert_eq!(st, StatusCode::ACCEPTED, "{fired}");
+    assert_eq!(fired["state"], "failed", "{fired}");
+    assert!(
+        fired["detail"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("E0515")),
+        "{fired}"
+    );
+    assert!(fired.get("executionId").is_none());
     // An update is checked as a creation.
     let (st, body) = crate::scenarios::schedules::put(
         &s,

@@ -30,6 +30,7 @@ mod review_terminal;
 mod run;
 mod security;
 mod serve;
+mod serve_schedules;
 mod serve_shutdown;
 mod serve_takeover;
 mod telemetry;
