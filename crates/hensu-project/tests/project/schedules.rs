@@ -183,3 +183,17 @@ fn the_budget_check_refuses_what_a_day_of_firings_could_overspend() {
     assert_eq!(d.code, "E0515");
     assert!(d.message.contains("72.00"), "{}", d.message);
 }
+
+#[test]
+fn times_in_a_dst_gap_or_overlap_fire_once() {
+    // 2026-03-29 02:30 does not exist in Berlin (02:00 → 03:00): it fires at 03:00 CEST, 01:00Z.
+    let gap = Cadence::parse("30 2 * * *", "Europe/Berlin").expect("valid");
+    let sun = gap.next_after(SAT_NOON).expect("some");
+    assert_eq!(sun, SAT_NOON + 13 * 3_600_000);
+    assert_eq!(gap.next_after(sun).expect("some") - sun, 24 * 3_600_000 - 1_800_000);
+    // 2026-10-25 02:30 happens twice in Berlin: once.
+    let oct_24_noon = 1_792_843_200_000;
+    let overlap = Cadence::parse("30 2 * * *", "Europe/Berlin").expect("valid");
+    let (ticks, _) = overlap.between(oct_24_noon, oct_24_noon + 2 * 86_400_000, 10);
+    assert_eq!(ticks.len(), 2, "{ticks:?}");
+}
