@@ -81,6 +81,7 @@ mod page;
 mod postgres;
 mod query;
 mod record;
+pub mod retention;
 mod schedules;
 mod sqlite;
 mod time;
@@ -434,6 +435,19 @@ pub trait StateStore: Send + Sync {
 
     /// The schedules and their firings in the same database (docs/schedules.md).
     fn schedules(&self) -> std::sync::Arc<dyn ScheduleStore>;
+
+    /// Every run as a purge sees it: status, end time, parent, tenant (docs/retention.md).
+    async fn purge_rows(&self) -> Result<Vec<retention::PurgeRow>>;
+
+    /// Deletes the runs of `ids` that are finished and that no run names as its parent, in
+    /// one transaction, with their log, snapshots, workflow, lease, tenant tag and idempotency
+    /// keys; answers the ids deleted. Children listed before their parents go first.
+    async fn delete_runs(&self, ids: &[String]) -> Result<Vec<String>>;
+
+    /// Gives the space of deleted rows back where the backend can (SQLite: incremental
+    /// vacuum; `rewrite`: a full `VACUUM` first, which also turns incremental vacuum on for a
+    /// file created before it). PostgreSQL: nothing (autovacuum; docs/retention.md, *Space*).
+    async fn reclaim_space(&self, rewrite: bool) -> Result<retention::Reclaimed>;
 }
 
 /// Whose runs a claim may take. A run belongs to a server when it was created with a tenant

@@ -359,6 +359,18 @@ fn schedule_conformance() {
     ]);
 }
 
+/// Retention on PostgreSQL.
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn retention_conformance() {
+    let schema = fresh_schema();
+    let store = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("store");
+    registry::purge_keeps_what_rules_and_forks_need(
+        &Blocking::new(store.clone()),
+        &store.registry().expect("registry"),
+    );
+}
+
 /// The last handle of a store and of a registry may go on a worker thread of the caller's
 /// runtime (a task holding them is dropped when that runtime shuts down): nothing panics, and
 /// the database stays usable from other handles.

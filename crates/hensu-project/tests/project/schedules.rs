@@ -190,7 +190,10 @@ fn times_in_a_dst_gap_or_overlap_fire_once() {
     let gap = Cadence::parse("30 2 * * *", "Europe/Berlin").expect("valid");
     let sun = gap.next_after(SAT_NOON).expect("some");
     assert_eq!(sun, SAT_NOON + 13 * 3_600_000);
-    assert_eq!(gap.next_after(sun).expect("some") - sun, 24 * 3_600_000 - 1_800_000);
+    assert_eq!(
+        gap.next_after(sun).expect("some") - sun,
+        24 * 3_600_000 - 1_800_000
+    );
     // 2026-10-25 02:30 happens twice in Berlin: once.
     let oct_24_noon = 1_792_843_200_000;
     let overlap = Cadence::parse("30 2 * * *", "Europe/Berlin").expect("valid");

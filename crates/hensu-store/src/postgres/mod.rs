@@ -17,6 +17,7 @@
 mod backend;
 mod ops;
 pub(crate) mod registry;
+mod retention;
 mod schedules;
 
 use std::future::Future;

@@ -152,6 +152,18 @@ impl StateStore for PgStore {
         Arc::new(super::schedules::PgSchedules::new(self))
     }
 
+    async fn purge_rows(&self) -> Result<Vec<crate::retention::PurgeRow>> {
+        self.purge_rows_pg().await
+    }
+
+    async fn delete_runs(&self, ids: &[String]) -> Result<Vec<String>> {
+        self.delete_runs_pg(ids).await
+    }
+
+    async fn reclaim_space(&self, _rewrite: bool) -> Result<crate::retention::Reclaimed> {
+        Ok(self.reclaim_pg())
+    }
+
     async fn registry(&self) -> Result<Arc<dyn WorkflowRegistry>> {
         Ok(Arc::new(PgRegistry::open(self)))
     }
