@@ -518,6 +518,11 @@ static CODES: &[CodeInfo] = &[
         "unknown time zone",
         include_str!("../../../docs/diagnostics/E0914.md"),
     ),
+    e(
+        "E0915",
+        "invalid `[retention]`",
+        include_str!("../../../docs/diagnostics/E0915.md"),
+    ),
     // warnings: W00xx
     w(
         "W0001",

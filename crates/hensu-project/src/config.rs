@@ -59,6 +59,9 @@ pub struct ProjectConfig {
     pub schedules: Vec<crate::schedules::ScheduleEntry>,
     /// `[budget]`: the most a schedule may cost per day (docs/schedules.md).
     pub budget: crate::schedules::BudgetSection,
+    /// `[retention]`: which finished runs a purge deletes (docs/retention.md; the type is
+    /// hensu-store's, which applies it).
+    pub retention: hensu_store::retention::RetentionSection,
 }
 
 /// `[telemetry]`: export of run traces over OTLP/HTTP; the `OTEL_*` environment variables win

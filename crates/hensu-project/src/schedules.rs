@@ -462,3 +462,28 @@ pub(crate) fn check_against(
     }
     out
 }
+
+/// E0915 for each `[retention]` key that is not a number ≥ 0 (`interval_minutes`: > 0).
+pub(crate) fn check_retention(
+    retention: &hensu_store::retention::RetentionSection,
+    spans: &crate::spans::SpanIndex,
+    out: &mut Vec<Diagnostic>,
+) {
+    for key in retention.invalid_keys() {
+        let mut path = vec!["retention"];
+        path.extend(key.iter().map(String::as_str));
+        let shown: Vec<&str> = path
+            .iter()
+            .map(|p| crate::messages::shown_name(p))
+            .collect();
+        out.push(
+            Diagnostic::new(
+                codes::E0915,
+                format!("invalid `[retention]`: `{}`", shown.join(".")),
+                spans.value(&path),
+                "a number of days ≥ 0 (minutes > 0 for `interval_minutes`)",
+            )
+            .with_help("docs/retention.md lists the keys and what each keeps"),
+        );
+    }
+}

@@ -304,6 +304,20 @@ pub async fn serve_with(
     let (limits, closing) = (state.limits.clone(), state.closing.clone());
     // The schedules (docs/schedules.md): stopped with the rest when the server closes.
     let scheduler = tokio::spawn(scheduler::run(state.clone(), closing.clone()));
+    // `[retention]` (docs/retention.md): purged now and then, stopped with the server.
+    let purger = tokio::spawn(hensu_store::retention::purge_periodically(
+        state.store.clone(),
+        state.scheduling.retention.clone(),
+        |done| match done {
+            Ok(r) if r.deleted.is_empty() => {}
+            Ok(r) => tracing::info!(
+                deleted = r.deleted.len(),
+                kept_for_forks = r.kept_for_forks.len(),
+                "purged finished runs"
+            ),
+            Err(e) => tracing::warn!(error = %e, "purge failed"),
+        },
+    ));
     let signalled = CancelToken::new();
     let app = router_with(state, extra);
     let connections = listen::serve_connections(listener, app, &limits, {
@@ -318,6 +332,7 @@ pub async fn serve_with(
         executor.shutdown().await;
     };
     tokio::join!(connections, hand_back);
+    purger.abort();
     let _ = scheduler.await;
     Ok(())
 }

@@ -331,3 +331,27 @@ pub async fn purge(
     }
     Ok(report)
 }
+
+/// Purges `store` now and then every [`RetentionSection::interval`], forever (the caller drops
+/// or aborts the future to stop it): `hensuc serve` and `hensuc worker` run it beside their
+/// work. Each purge's outcome goes to `report` (a store error does not end the loop).
+pub async fn purge_periodically(
+    store: std::sync::Arc<dyn StateStore>,
+    section: RetentionSection,
+    report: impl Fn(Result<PurgeReport>) + Send,
+) {
+    if !section.is_enabled() {
+        return;
+    }
+    loop {
+        let done = purge(
+            store.as_ref(),
+            &section,
+            crate::now_ms(),
+            PurgeOptions::default(),
+        )
+        .await;
+        report(done);
+        tokio::time::sleep(section.interval()).await;
+    }
+}

@@ -200,3 +200,37 @@ fn times_in_a_dst_gap_or_overlap_fire_once() {
     let (ticks, _) = overlap.between(oct_24_noon, oct_24_noon + 2 * 86_400_000, 10);
     assert_eq!(ticks.len(), 2, "{ticks:?}");
 }
+
+#[test]
+fn retention_is_typed_and_bad_ages_are_e0915() {
+    let text = r#"
+[retention]
+max_age_days = 30
+max_count = 1000
+failed_max_age_days = 90
+interval_minutes = 15
+
+[retention.workflows."nightly"]
+max_count = 10
+
+[retention.tenants."acme"]
+max_age_days = -2
+"#;
+    let file = ProjectFile::parse(text);
+    let found: Vec<(&str, u32)> = codes_and_lines(text);
+    assert_eq!(found, vec![("E0915", 12)]);
+    let r = &file.config.retention;
+    assert_eq!(r.max_count, Some(1000));
+    assert_eq!(r.interval(), std::time::Duration::from_secs(900));
+    let nightly = r.rule_for("nightly", Some("other"));
+    assert_eq!(
+        (nightly.max_count, nightly.max_age_days),
+        (Some(10), Some(30.0))
+    );
+    assert_eq!(
+        r.rule_for("x", Some("acme")).failed_max_age_days,
+        Some(90.0)
+    );
+    let found = codes_and_lines("[retention]\nmax_age = 3\n");
+    assert_eq!(found.iter().map(|f| f.0).collect::<Vec<_>>(), vec!["E0907"]);
+}

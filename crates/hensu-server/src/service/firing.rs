@@ -43,6 +43,8 @@ pub struct Scheduling {
     pub owner: String,
     /// How often the scheduler looks for due schedules and open firings.
     pub poll: std::time::Duration,
+    /// `[retention]`: the server purges its store beside the scheduler (docs/retention.md).
+    pub retention: hensu_store::retention::RetentionSection,
 }
 
 impl Scheduling {
@@ -57,9 +59,10 @@ impl Scheduling {
             store,
             per_day: config.budget.per_day,
             bounds: config.bounds_options(),
-            config: config.schedules,
+            config: config.schedules.clone(),
             owner: hensu_store::OwnerId::current().to_string(),
             poll: std::time::Duration::from_millis(200),
+            retention: config.retention,
         }
     }
 }

@@ -83,6 +83,17 @@ mod schedules_in_project {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_server_purges_expired_runs() {
+        crate::schedules::a_server_purges_expired_runs(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+    async fn a_server_purges_expired_runs_on_postgres() {
+        crate::schedules::a_server_purges_expired_runs(Backend::Postgres).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
     async fn missed_ticks_after_a_downtime_follow_the_policy_on_postgres() {
         crate::schedules::missed_ticks_after_a_downtime_follow_the_policy(Backend::Postgres).await;

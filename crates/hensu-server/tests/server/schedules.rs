@@ -1,6 +1,7 @@
 //! Schedules against a server's project (docs/schedules.md): the budget check of `[budget]
 //! per_day` with `[pricing]`, and the missed-run policies after the servers were down for 10 s
-//! (a second server on the same store takes the schedules up).
+//! (a second server on the same store takes the schedules up); the server's periodic purge
+//! under `[retention]` (docs/retention.md).
 
 use std::time::Duration;
 
@@ -151,4 +152,22 @@ pub async fn missed_ticks_after_a_downtime_follow_the_policy(backend: Backend) {
             _ => assert_eq!(started, during.len(), "{during:?}"),
         }
     }
+}
+
+/// A server purges its store under `[retention]` beside its work: an execution that ended
+/// goes once it is older than `max_age_days` (here half a second).
+pub async fn a_server_purges_expired_runs(backend: Backend) {
+    let toml = "[retention]\nmax_age_days = 0.0000058\ninterval_minutes = 0.005\n";
+    let s = Server::in_project(backend, Some(toml), true).await;
+    push_ok(&s, A, "linear").await;
+    let run = crate::scenarios::start(&s, A, "linear").await;
+    for _ in 0..200 {
+        let (st, _) = get(&s, A, &format!("/api/v1/executions/{run}")).await;
+        if st == StatusCode::NOT_FOUND {
+            assert_eq!(s.registry().run_tenant(&run).await.expect("tenant"), None);
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("execution {run} was never purged");
 }

@@ -204,6 +204,13 @@ pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         scope: hensu_store::ClaimScope::Local,
     };
     let executor = Arc::new(CliExecutor { project });
+    // `[retention]`: the worker purges its store now and then (docs/retention.md).
+    let retention = crate::project::settings(&workdir)?.retention;
+    let purger = runtime.spawn(hensu_store::retention::purge_periodically(
+        store.clone(),
+        retention,
+        |done| log_purge("worker", done),
+    ));
     let stats = runtime.block_on(hensu_host::worker::run_worker(
         store,
         owner,
@@ -212,9 +219,23 @@ pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         CancelToken::new(),
         on_event,
     ));
+    purger.abort();
     eprintln!(
         "worker done: {} runs claimed ({} taken over), {} finished",
         stats.claimed, stats.taken_over, stats.finished
     );
     Ok(ExitCode::from(exit::SUCCESS))
+}
+
+/// One line on stderr per purge that deleted something, or failed.
+pub(crate) fn log_purge(who: &str, done: hensu_store::Result<hensu_store::retention::PurgeReport>) {
+    match done {
+        Ok(r) if r.deleted.is_empty() => {}
+        Ok(r) => eprintln!(
+            "{who}: purged {} finished runs ([retention]; {} kept for their forks)",
+            r.deleted.len(),
+            r.kept_for_forks.len()
+        ),
+        Err(e) => eprintln!("{who}: purge failed: {e}"),
+    }
 }

@@ -24,6 +24,7 @@ mod mcp;
 mod outcomes;
 mod process;
 mod project_file;
+mod retention;
 mod review;
 #[cfg(unix)]
 mod review_terminal;
