@@ -14,8 +14,8 @@ use jiff::tz::TimeZone;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// The most missed ticks one catch-up starts under [`MissedPolicy::RunAll`] (the latest ones;
-/// older ones are recorded as skipped).
+/// The most missed ticks one catch-up looks at (the latest ones; older ones are dropped,
+/// unrecorded): under [`MissedPolicy::RunAll`] the most runs one catch-up starts.
 pub const MAX_CATCH_UP: usize = 100;
 
 /// Occurrences the budget check examines at most (a seconds-level cron fires 86,400 times a

@@ -202,7 +202,7 @@ pub async fn start_firing(
             run_id: run,
             detail,
             owner: app.scheduling.owner.clone(),
-            claimed_at: tick,
+            claimed_at: hensu_store::now_ms(),
             updated_at: hensu_store::now_ms(),
         })
     };
