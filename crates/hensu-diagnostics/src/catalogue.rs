@@ -442,6 +442,26 @@ static CODES: &[CodeInfo] = &[
         "invalid `commands.yaml`",
         include_str!("../../../docs/diagnostics/E0510.md"),
     ),
+    e(
+        "E0515",
+        "schedule over the daily budget",
+        include_str!("../../../docs/diagnostics/E0515.md"),
+    ),
+    e(
+        "E0516",
+        "schedule cost has no bound under a budget",
+        include_str!("../../../docs/diagnostics/E0516.md"),
+    ),
+    e(
+        "E0517",
+        "schedule names an unknown workflow",
+        include_str!("../../../docs/diagnostics/E0517.md"),
+    ),
+    e(
+        "E0518",
+        "duplicate schedule name",
+        include_str!("../../../docs/diagnostics/E0518.md"),
+    ),
     // driver and loader: E09xx
     e(
         "E0901",
@@ -489,6 +509,19 @@ static CODES: &[CodeInfo] = &[
         include_str!("../../../docs/diagnostics/E0909.md"),
     ),
     e(
+        "E0913",
+        "invalid cron expression",
+        include_str!("../../../docs/diagnostics/E0913.md"),
+    ),
+    e(
+        "E0914",
+        "unknown time zone",
+        include_str!("../../../docs/diagnostics/E0914.md"),
+    ),
+    e(
+        "E0915",
+        "invalid `[retention]`",
+        include_str!("../../../docs/diagnostics/E0915.md"),
         "E0916",
         "the replay diverges from the recorded run",
         include_str!("../../../docs/diagnostics/E0916.md"),
@@ -646,6 +679,11 @@ static CODES: &[CodeInfo] = &[
         "W0601",
         "tool not offered by any MCP server",
         include_str!("../../../docs/diagnostics/W0601.md"),
+    ),
+    w(
+        "W0602",
+        "schedule not checked against the budget",
+        include_str!("../../../docs/diagnostics/W0602.md"),
     ),
     // warnings of the driver: W09xx
     w(

@@ -81,6 +81,8 @@ mod page;
 mod postgres;
 mod query;
 mod record;
+pub mod retention;
+mod schedules;
 mod sqlite;
 mod time;
 mod url;
@@ -106,6 +108,7 @@ pub use record::{
     CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, LogEntry, LogKind, PauseRequest,
     RecordUpdate, Renewed, RunParent, RunRecord, RunStatus, StepEntry, StepSnapshot, StoredRun,
 };
+pub use schedules::{Firing, FiringState, NewFiring, ScheduleRow, ScheduleStore, TickClaim};
 pub use sqlite::registry::SqliteRegistry;
 pub use sqlite::{SqliteSettings, SqliteStore};
 pub use time::{now_ms, parse_rfc3339, rfc3339};
@@ -113,7 +116,7 @@ pub use url::{StoreUrl, open_store};
 pub use workflows::{StoredWorkflow, WorkflowRegistry, WorkflowSummary};
 
 /// The schema version this build reads and writes.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 /// The hensu version recorded in the store's `meta` table.
 pub const HENSU_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The default lease time-to-live.
@@ -433,6 +436,22 @@ pub trait StateStore: Send + Sync {
     /// runs renewed, with their cancellation flags. A run missing from the answer is no longer
     /// the owner's (taken over after its lease expired, or finished).
     async fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>>;
+
+    /// The schedules and their firings in the same database (docs/schedules.md).
+    fn schedules(&self) -> std::sync::Arc<dyn ScheduleStore>;
+
+    /// Every run as a purge sees it: status, end time, parent, tenant (docs/retention.md).
+    async fn purge_rows(&self) -> Result<Vec<retention::PurgeRow>>;
+
+    /// Deletes the runs of `ids` that are finished and that no run names as its parent, in
+    /// one transaction, with their log, snapshots, workflow, lease, tenant tag and idempotency
+    /// keys; answers the ids deleted. Children listed before their parents go first.
+    async fn delete_runs(&self, ids: &[String]) -> Result<Vec<String>>;
+
+    /// Gives the space of deleted rows back where the backend can (SQLite: incremental
+    /// vacuum; `rewrite`: a full `VACUUM` first, which also turns incremental vacuum on for a
+    /// file created before it). PostgreSQL: nothing (autovacuum; docs/retention.md, *Space*).
+    async fn reclaim_space(&self, rewrite: bool) -> Result<retention::Reclaimed>;
 }
 
 /// Whose runs a claim may take. A run belongs to a server when it was created with a tenant

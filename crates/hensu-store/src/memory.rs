@@ -57,6 +57,18 @@ impl Deref for MemoryStore {
 /// Every operation is the SQLite store's.
 #[async_trait::async_trait]
 impl crate::StateStore for MemoryStore {
+    fn schedules(&self) -> std::sync::Arc<dyn crate::ScheduleStore> {
+        self.inner.schedules()
+    }
+    async fn purge_rows(&self) -> Result<Vec<crate::retention::PurgeRow>> {
+        self.inner.purge_rows().await
+    }
+    async fn delete_runs(&self, ids: &[String]) -> Result<Vec<String>> {
+        self.inner.delete_runs(ids).await
+    }
+    async fn reclaim_space(&self, rewrite: bool) -> Result<crate::retention::Reclaimed> {
+        self.inner.reclaim_space(rewrite).await
+    }
     async fn registry(&self) -> Result<std::sync::Arc<dyn crate::WorkflowRegistry>> {
         self.inner.registry().await
     }

@@ -144,10 +144,11 @@ fn version_1_schemas_get_the_fork_and_pause_columns() {
         .expect("create");
     drop(s);
     // Back to what version 1 left: no fork columns (version 2), no pause request (version 3),
-    // one migration applied.
+    // no schedules (version 4), one migration applied.
     sql(
         &schema,
-        "DROP INDEX runs_by_parent;
+        "DROP TABLE schedules, schedule_firings;
+         DROP INDEX runs_by_parent;
          ALTER TABLE runs DROP COLUMN parent_run, DROP COLUMN parent_step,
              DROP COLUMN pause_requested;
          DELETE FROM refinery_schema_history WHERE version >= 2;
@@ -337,6 +338,36 @@ fn registry_conformance() {
     assert_eq!(
         again.run_tenant("r1").expect("tenant").as_deref(),
         Some("t1")
+    );
+}
+
+/// Schedules and firings, and claimers on two pools (two servers) racing for each tick.
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn schedule_conformance() {
+    let schema = fresh_schema();
+    let one = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("store");
+    let two = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("store");
+    let s = hensu_store::StateStore::schedules(&one);
+    registry::schedules_are_rows_per_tenant(&s);
+    registry::a_tick_is_claimed_once(&s);
+    registry::open_firings_are_taken_over_once(&s);
+    registry::config_schedules_keep_their_state(&s);
+    registry::racing_claimers_fire_each_tick_once(&[
+        hensu_store::StateStore::schedules(&one),
+        hensu_store::StateStore::schedules(&two),
+    ]);
+}
+
+/// Retention on PostgreSQL.
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn retention_conformance() {
+    let schema = fresh_schema();
+    let store = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("store");
+    registry::purge_keeps_what_rules_and_forks_need(
+        &Blocking::new(store.clone()),
+        &store.registry().expect("registry"),
     );
 }
 

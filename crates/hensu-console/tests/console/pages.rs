@@ -338,3 +338,46 @@ async fn page_weight_is_reported() {
         assert!(total < 100 * 1024, "{path} weighs {total} bytes");
     }
 }
+
+#[tokio::test]
+async fn schedules_page_lists_the_tenants_schedules_with_their_latest_firing() {
+    let s = Server::start(true, &[]).await;
+    s.push("acme", REVIEWED).await;
+    let me = s.session("acme").await;
+    let (code, empty) = me.get(&s, "/console/schedules").await;
+    assert_eq!(code, 200);
+    assert!(empty.contains("No schedules yet"));
+    let created = s
+        .http
+        .post(s.url("/api/v1/schedules"))
+        .bearer_auth(token("acme"))
+        .json(
+            &json!({"id": "nightly", "workflowId": "reviewed", "cron": "0 2 * * *",
+                      "timeZone": "Europe/Berlin", "overlap": "queue", "context": {"topic": "x"}}),
+        )
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(created.status(), 201);
+    let fired = s
+        .http
+        .post(s.url("/api/v1/schedules/nightly/run"))
+        .bearer_auth(token("acme"))
+        .send()
+        .await
+        .expect("run now");
+    let fired: serde_json::Value = fired.json().await.expect("json");
+    let run = fired["executionId"].as_str().expect("started").to_string();
+    let (code, html) = me.get(&s, "/console/schedules").await;
+    assert_eq!(code, 200);
+    assert!(html.contains("<code>nightly</code>"), "{html}");
+    assert!(html.contains("<code>0 2 * * *</code>"));
+    assert!(html.contains("Europe/Berlin"));
+    assert!(html.contains("overlap queue, missed run_once"));
+    assert!(html.contains(&format!("href=\"/console/executions/{run}\"")));
+    assert!(html.contains("aria-current=\"page\">Schedules"));
+    // Another tenant sees none of them.
+    let other = s.session("globex").await;
+    let (_, theirs) = other.get(&s, "/console/schedules").await;
+    assert!(!theirs.contains("nightly"));
+}

@@ -10,6 +10,7 @@ mod mcp_gateway;
 mod mcp_tenant;
 mod project_config;
 mod scenarios;
+mod schedules;
 mod store_outage;
 
 use harness::Backend;
@@ -64,7 +65,41 @@ on_both!(
     fork_continues_from_a_step,
     redrive_forks_a_failed_execution,
     replay_compares_with_the_recording,
+    schedules_crud,
+    schedules_fire_ticks_and_run_now,
+    schedule_overlap_policies,
 );
+
+mod schedules_in_project {
+    use crate::harness::Backend;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_schedule_over_the_budget_is_refused() {
+        crate::schedules::a_schedule_over_the_budget_is_refused(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn missed_ticks_after_a_downtime_follow_the_policy() {
+        crate::schedules::missed_ticks_after_a_downtime_follow_the_policy(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_server_purges_expired_runs() {
+        crate::schedules::a_server_purges_expired_runs(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+    async fn a_server_purges_expired_runs_on_postgres() {
+        crate::schedules::a_server_purges_expired_runs(Backend::Postgres).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+    async fn missed_ticks_after_a_downtime_follow_the_policy_on_postgres() {
+        crate::schedules::missed_ticks_after_a_downtime_follow_the_policy(Backend::Postgres).await;
+    }
+}
 
 mod outage {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -148,6 +148,22 @@ impl PgStore {
 
 #[async_trait::async_trait]
 impl StateStore for PgStore {
+    fn schedules(&self) -> Arc<dyn crate::ScheduleStore> {
+        Arc::new(super::schedules::PgSchedules::new(self))
+    }
+
+    async fn purge_rows(&self) -> Result<Vec<crate::retention::PurgeRow>> {
+        self.purge_rows_pg().await
+    }
+
+    async fn delete_runs(&self, ids: &[String]) -> Result<Vec<String>> {
+        self.delete_runs_pg(ids).await
+    }
+
+    async fn reclaim_space(&self, _rewrite: bool) -> Result<crate::retention::Reclaimed> {
+        Ok(self.reclaim_pg())
+    }
+
     async fn registry(&self) -> Result<Arc<dyn WorkflowRegistry>> {
         Ok(Arc::new(PgRegistry::open(self)))
     }

@@ -96,6 +96,22 @@ impl SqliteStore {
 
 #[async_trait::async_trait]
 impl StateStore for SqliteStore {
+    fn schedules(&self) -> Arc<dyn crate::ScheduleStore> {
+        Arc::new(super::schedules::SqliteSchedules::new(self))
+    }
+
+    async fn purge_rows(&self) -> Result<Vec<crate::retention::PurgeRow>> {
+        self.purge_rows_sqlite().await
+    }
+
+    async fn delete_runs(&self, ids: &[String]) -> Result<Vec<String>> {
+        self.delete_runs_sqlite(ids).await
+    }
+
+    async fn reclaim_space(&self, rewrite: bool) -> Result<crate::retention::Reclaimed> {
+        self.reclaim_sqlite(rewrite).await
+    }
+
     async fn registry(&self) -> Result<Arc<dyn WorkflowRegistry>> {
         Ok(Arc::new(SqliteRegistry::open(self).await?))
     }

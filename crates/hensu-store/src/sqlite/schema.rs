@@ -11,7 +11,7 @@ use crate::{HENSU_VERSION, SCHEMA_VERSION, StoreError};
 
 type Result<T> = crate::Result<T>;
 
-/// The current schema (version 5), created on an empty database.
+/// The current schema (version 6), created on an empty database.
 ///
 /// - `runs`: the record, plus where the latest snapshot is (`snapshot_step`, its size), how
 ///   much log has accumulated since (`log_rows`, `log_bytes`: the snapshot policy's input),
@@ -24,7 +24,8 @@ type Result<T> = crate::Result<T>;
 ///   `rows.rs`): a run's log is one contiguous range of one b-tree, so a step inserts into
 ///   one b-tree, not a table and an index; step rows carry the
 ///   state `delta` (RFC 6902 JSON Patch) replayed on load, plus the node's output and timing;
-/// - `leases`: one writer per run.
+/// - `leases`: one writer per run;
+/// - `schedules`, `schedule_firings` (version 6): `super::schedules::TABLES`, created beside.
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
@@ -199,6 +200,8 @@ const MIGRATIONS: &[&str] = &[
     MIGRATE_2_TO_3,
     MIGRATE_3_TO_4,
     MIGRATE_4_TO_5,
+    // Version 5 had no schedules (docs/schedules.md).
+    super::schedules::TABLES,
 ];
 
 /// Rejects what SQLite would misread: a non-SQLite file, a header cut short, a file shorter
@@ -371,7 +374,10 @@ pub(crate) fn init_schema(conn: &mut Connection, path: &Path) -> Result<()> {
             )
             .map_err(sq)?;
         }
-        _ => tx.execute_batch(SCHEMA).map_err(sq)?,
+        _ => tx
+            .execute_batch(SCHEMA)
+            .and_then(|()| tx.execute_batch(super::schedules::TABLES))
+            .map_err(sq)?,
     }
     let now = now_ms().to_string();
     tx.execute(

@@ -28,6 +28,7 @@ mod run_summary;
 pub mod runs;
 mod runs_diff;
 mod runs_json;
+mod runs_purge;
 #[cfg(feature = "server")]
 pub mod serve;
 pub mod session;

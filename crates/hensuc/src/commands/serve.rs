@@ -64,9 +64,43 @@ fn pem(value: &str) -> anyhow::Result<String> {
         .with_context(|| format!("cannot read the public key file {value}"))
 }
 
+/// The budget check of the `[[schedules]]` of hensu.toml against the project's workflow files
+/// (docs/schedules.md, *The budget check*): E0515 and E0516 refuse to serve, printed as
+/// `hensuc check` prints them. A schedule whose workflow is not among the files is checked
+/// when it fires (the server runs pushed workflows).
+fn refuse_schedules(dir: &Path) -> anyhow::Result<bool> {
+    if crate::project::settings(dir)?.schedules.is_empty() {
+        return Ok(false);
+    }
+    // A served project need not hold its workflows (they are pushed): nothing to check then.
+    let Ok(project) = crate::project::load(&[], Some(dir)) else {
+        return Ok(false);
+    };
+    let refusals: Vec<_> = project
+        .diagnostics
+        .iter()
+        .filter(|d| matches!(d.code, "E0515" | "E0516"))
+        .cloned()
+        .collect();
+    if refusals.is_empty() {
+        return Ok(false);
+    }
+    crate::output::emit(
+        &project.files,
+        &refusals,
+        crate::output::DiagnosticFormat::Human,
+        crate::output::Color::Auto,
+    );
+    eprintln!("error: refusing to serve: a schedule of hensu.toml is over the budget");
+    Ok(true)
+}
+
 pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let section = read_section(&dir)?;
+    if refuse_schedules(&dir)? {
+        return Ok(ExitCode::from(1));
+    }
     let listen = args
         .listen
         .or(section.listen)

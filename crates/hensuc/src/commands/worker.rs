@@ -241,6 +241,13 @@ pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         project,
         silent: args.log_format == crate::logs::LogFormat::Json,
     });
+    // `[retention]`: the worker purges its store now and then (docs/retention.md).
+    let retention = crate::project::settings(&workdir)?.retention;
+    let purger = runtime.spawn(hensu_store::retention::purge_periodically(
+        store.clone(),
+        retention,
+        |done| log_purge("worker", done),
+    ));
     let stats = runtime.block_on(hensu_host::worker::run_worker(
         store,
         owner,
@@ -249,6 +256,7 @@ pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         CancelToken::new(),
         on_event,
     ));
+    purger.abort();
     tracing::info!(
         claimed = stats.claimed,
         taken_over = stats.taken_over,
@@ -265,4 +273,19 @@ pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
 /// `traceparent` or a tenant).
 fn log_span(run_id: &str) -> tracing::Span {
     hensu_host::launch::telemetry::log_span(run_id, None, None)
+}
+
+/// One log line per purge that deleted something, or failed.
+pub(crate) fn log_purge(who: &str, done: hensu_store::Result<hensu_store::retention::PurgeReport>) {
+    match done {
+        Ok(r) if r.deleted.is_empty() => {}
+        Ok(r) => tracing::info!(
+            deleted = r.deleted.len(),
+            kept_for_forks = r.kept_for_forks.len(),
+            "{who}: purged {} finished runs ([retention]; {} kept for their forks)",
+            r.deleted.len(),
+            r.kept_for_forks.len()
+        ),
+        Err(e) => tracing::warn!("{who}: purge failed: {e}"),
+    }
 }

@@ -373,3 +373,50 @@ fn every_schema_is_validated_against_real_output() {
         );
     }
 }
+
+/// `runs purge --json`, dry and real, on a project whose runs expire at once.
+#[test]
+fn runs_purge_json_validates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::copy(
+        repo().join("crates/hensu-server/tests/server/fixtures/linear.hwf"),
+        dir.join("workflows/linear.hwf"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("hensu.toml"), "[retention]\nmax_age_days = 0\n").unwrap();
+    let ran = hensuc()
+        .current_dir(dir)
+        .args([
+            "run",
+            "linear",
+            "-d",
+            ".",
+            "--stub",
+            "-c",
+            r#"{"topic": "x"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", stderr(&ran));
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let schemas = Schemas::load();
+    let purge = schemas.validator("runs-purge.schema.json");
+    for args in [&["--dry-run", "--json"][..], &["--json"][..]] {
+        let out = hensuc()
+            .current_dir(dir)
+            .args(["runs", "purge", "-d", "."])
+            .args(args)
+            .output()
+            .unwrap();
+        let report = json_of(&out);
+        assert_eq!(report["deleted"].as_array().unwrap().len(), 1, "{report:#}");
+        assert_valid(
+            &purge,
+            "runs-purge.schema.json",
+            "runs purge --json",
+            &report,
+        );
+    }
+}

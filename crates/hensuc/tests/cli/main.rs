@@ -26,12 +26,14 @@ mod outcomes;
 mod process;
 mod project_file;
 mod replay;
+mod retention;
 mod review;
 #[cfg(unix)]
 mod review_terminal;
 mod run;
 mod security;
 mod serve;
+mod serve_schedules;
 mod serve_shutdown;
 mod serve_takeover;
 mod telemetry;

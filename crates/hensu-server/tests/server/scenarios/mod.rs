@@ -10,6 +10,7 @@ mod failures;
 pub(crate) mod idempotency;
 mod paging;
 mod replay;
+pub(crate) mod schedules;
 mod tenant_stream;
 mod time_travel;
 pub use access::*;
@@ -17,6 +18,7 @@ pub use failures::*;
 pub use idempotency::idempotent_starts;
 pub use paging::*;
 pub use replay::*;
+pub use schedules::{schedule_overlap_policies, schedules_crud, schedules_fire_ticks_and_run_now};
 pub use tenant_stream::*;
 pub use time_travel::*;
 
