@@ -522,6 +522,8 @@ static CODES: &[CodeInfo] = &[
         "E0915",
         "invalid `[retention]`",
         include_str!("../../../docs/diagnostics/E0915.md"),
+    ),
+    e(
         "E0916",
         "the replay diverges from the recorded run",
         include_str!("../../../docs/diagnostics/E0916.md"),
