@@ -12,6 +12,7 @@ use indexmap::IndexMap;
 use serde_json::{Value, json};
 
 use crate::error::{ErrorKind, ProviderError};
+use crate::journal::ToolRun;
 use crate::redact::Redactor;
 use crate::resilience::{AttemptStats, Resilience, or_cancel};
 use crate::tools::ToolExecutor;
@@ -182,10 +183,14 @@ impl ModelAgent {
         let mut exhausted = false;
         loop {
             let mut stats = AttemptStats::default();
-            let result = rt
-                .resilience
-                .call(rt.backend.as_ref(), &chat, timeout, &mut stats)
-                .await;
+            // Journaled before it is used; a node run again replays it (docs/security.md,
+            // *Call journal*).
+            let result = crate::journal::model_call(
+                &self.config.model,
+                rt.resilience
+                    .call(rt.backend.as_ref(), &chat, timeout, &mut stats),
+            )
+            .await;
             st.requests += stats.attempts;
             st.retries += stats.retries;
             let resp = result?;
@@ -256,23 +261,24 @@ impl ModelAgent {
                     used += 1;
                     let result = match &rt.tools {
                         Some(exec) => {
-                            or_cancel(
+                            let run = or_cancel(
                                 rt.resilience.cancel.as_ref(),
                                 exec.call(&call.name, call.arguments.clone()),
-                            )
-                            .await
+                            );
+                            crate::journal::tool_call(&call.name, exec.declared(&call.name), run)
+                                .await?
                         }
-                        None => Some(Err(format!("unknown tool '{}'", call.name))),
+                        None => ToolRun::Done(Err(format!("unknown tool '{}'", call.name))),
                     };
                     match result {
-                        None => {
+                        ToolRun::Cancelled => {
                             return Err(ProviderError::new(
                                 ErrorKind::Cancelled,
                                 format!("tool '{}' cancelled", call.name),
                             ));
                         }
-                        Some(Ok(out)) => (out, true),
-                        Some(Err(err)) => (err, false),
+                        ToolRun::Done(Ok(out)) => (out, true),
+                        ToolRun::Done(Err(err)) => (err, false),
                     }
                 };
                 st.tool_log.push(json!({"name": call.name, "ok": ok}));

@@ -360,6 +360,17 @@ fn continue_nested(
 /// Node `cur` answered PENDING: the run pauses there. Stopped inside its nested flows, the
 /// node runs again on resume and continues them (the phase shows what the innermost one waits
 /// for); else resuming enters the post pipeline with the cached result.
+/// Whether a node failed because an interrupted `unsafe` call holds the run
+/// ([`crate::journal::CallError::Held`]).
+fn held_call(result: &NodeResult) -> bool {
+    result.status == NodeStatus::Failure
+        && result
+            .metadata
+            .get("errorType")
+            .and_then(serde_json::Value::as_str)
+            == Some(crate::journal::HELD_KIND)
+}
+
 fn pause_pending(p: &Prepared, cur: usize, state: &mut RunState, result: NodeResult) {
     if let Some(nested) = &state.nested {
         state.steps = state.steps.saturating_sub(1);
@@ -452,7 +463,11 @@ impl Exec<'_> {
             // A cancellation abandons the node in flight and takes no transition: its failure
             // ("request cancelled") is not the node's (docs/language.md, *Runtime semantics*).
             let raced = {
-                let execute = pin!(self.execute_node(
+                // The node's calls are journaled under this visit (docs/security.md, *Call
+                // journal*): a resumed visit replays them.
+                let journal = self.journal_ctx(&state.execution_id, node);
+                let (node_id, step) = (p.plan.id(cur), state.steps);
+                let execute = self.execute_node(
                     p,
                     cur,
                     node,
@@ -462,7 +477,13 @@ impl Exec<'_> {
                     flow,
                     nested_decision.take(),
                     &mut prompt,
-                ));
+                );
+                let execute = pin!(async move {
+                    match journal {
+                        Some(j) => crate::journal::in_visit(j, node_id, step, execute).await,
+                        None => execute.await,
+                    }
+                });
                 let timeout = node_timeout(p, cur, node);
                 let node_sleep = pin!(timeout.map(tokio::time::sleep));
                 let raced = race_node(
@@ -489,6 +510,13 @@ impl Exec<'_> {
             };
             if result.status == NodeStatus::Pending {
                 pause_pending(p, cur, state, result);
+                return Ok(RunOutcome::Paused);
+            }
+            if held_call(&result) {
+                // An interrupted `unsafe` call holds the run before this node: resuming it
+                // runs the node again and issues the call (docs/security.md, *Call journal*).
+                state.steps = state.steps.saturating_sub(1);
+                state.phase = ExecutionPhase::Initial;
                 return Ok(RunOutcome::Paused);
             }
             let mut pc = guards.post_ctx(cur, result, node_started);

@@ -319,8 +319,10 @@ impl InProcessExecutor {
             let resumed = resume.as_ref().map(|(state, _)| state);
             launch::telemetry::attach(t, durable.store().as_ref(), &run_id, resumed).await;
         }
+        let journal = durable.journal();
         let ctx = hensu_runtime::RunCtx::new(&cancel)
             .checkpointer(&hook)
+            .journal(Some(&journal))
             .run_id(&run_id);
         let ctx = match &trace {
             Some(t) => ctx.listener(t.as_ref()),
