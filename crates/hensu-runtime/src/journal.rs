@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -191,6 +191,11 @@ struct Visit {
     visit: Arc<str>,
     next: AtomicU32,
     replay: Mutex<HashMap<u32, Recorded>>,
+    /// A visit of the main flow (not a branch, not a sub-workflow child): only there can an
+    /// interrupted call hold the run (elsewhere it fails its node).
+    root: bool,
+    /// An interrupted `unsafe` call of this visit holds the run ([`OnInterrupted::Pause`]).
+    held: AtomicBool,
 }
 
 /// What the journal says about one call of the visit.
@@ -206,7 +211,7 @@ tokio::task_local! {
 }
 
 impl Visit {
-    async fn new(ctx: JournalCtx, node_id: &str, visit: String) -> Visit {
+    async fn new(ctx: JournalCtx, node_id: &str, visit: String, root: bool) -> Visit {
         let mut replay: HashMap<u32, Recorded> = HashMap::new();
         if let Some(j) = &ctx.journal {
             for e in j.recorded(&visit).await {
@@ -224,19 +229,29 @@ impl Visit {
             visit: Arc::from(visit),
             next: AtomicU32::new(0),
             replay: Mutex::new(replay),
+            root,
+            held: AtomicBool::new(false),
         }
     }
 }
 
 /// Runs `node` (one visit of node `node_id`, the run's `step`-th) as a journal scope. Inside a
-/// visit (a sub-workflow child, a fork branch's flow) the id nests: `7/3`.
-pub async fn in_visit<F: Future>(ctx: JournalCtx, node_id: &str, step: u64, node: F) -> F::Output {
-    let visit = match VISIT.try_with(|v| v.visit.clone()) {
-        Ok(outer) => format!("{outer}/{step}"),
-        Err(_) => step.to_string(),
+/// visit (a sub-workflow child, a fork branch's flow) the id nests: `7/3`. Also returns
+/// whether an interrupted call of a main-flow visit holds the run: the run then pauses
+/// before the node, and resuming it issues the call again.
+pub async fn in_visit<F: Future>(
+    ctx: JournalCtx,
+    node_id: &str,
+    step: u64,
+    node: F,
+) -> (F::Output, bool) {
+    let (visit, root) = match VISIT.try_with(|v| v.visit.clone()) {
+        Ok(outer) => (format!("{outer}/{step}"), false),
+        Err(_) => (step.to_string(), true),
     };
-    let scope = Arc::new(Visit::new(ctx, node_id, visit).await);
-    Box::pin(VISIT.scope(scope, node)).await
+    let scope = Arc::new(Visit::new(ctx, node_id, visit, root).await);
+    let out = Box::pin(VISIT.scope(scope.clone(), node)).await;
+    (out, scope.held.load(Ordering::SeqCst))
 }
 
 /// Runs `flow` (a parallel branch, a fork branch) as a visit of its own inside the current
@@ -248,7 +263,7 @@ pub async fn in_nested<F: Future>(segment: &str, flow: F) -> F::Output {
     });
     match outer {
         Ok((ctx, node_id, visit)) => {
-            let scope = Arc::new(Visit::new(ctx, &node_id, visit).await);
+            let scope = Arc::new(Visit::new(ctx, &node_id, visit, false).await);
             Box::pin(VISIT.scope(scope, flow)).await
         }
         Err(_) => flow.await,
@@ -420,15 +435,19 @@ where
     }
     if recorded.started && !recorded.held && spec.declared.policy == CallPolicy::Unsafe {
         let (name, node) = (spec.name.to_string(), visit.node_id.to_string());
-        let err = match spec.declared.on_interrupted {
-            OnInterrupted::Fail => CallError::Interrupted {
+        // Only a main-flow visit can hold the run; elsewhere (a branch, a child) the call
+        // fails its node.
+        let hold = spec.declared.on_interrupted == OnInterrupted::Pause && visit.root;
+        let err = match hold {
+            false => CallError::Interrupted {
                 kind: spec.kind,
                 name,
                 node,
                 index: slot.index,
             },
-            OnInterrupted::Pause => {
+            true => {
                 visit.write(&entry(CallPhase::Held)).await?;
+                visit.held.store(true, Ordering::SeqCst);
                 CallError::Held {
                     kind: spec.kind,
                     name,

@@ -360,17 +360,6 @@ fn continue_nested(
 /// Node `cur` answered PENDING: the run pauses there. Stopped inside its nested flows, the
 /// node runs again on resume and continues them (the phase shows what the innermost one waits
 /// for); else resuming enters the post pipeline with the cached result.
-/// Whether a node failed because an interrupted `unsafe` call holds the run
-/// ([`crate::journal::CallError::Held`]).
-fn held_call(result: &NodeResult) -> bool {
-    result.status == NodeStatus::Failure
-        && result
-            .metadata
-            .get("errorType")
-            .and_then(serde_json::Value::as_str)
-            == Some(crate::journal::HELD_KIND)
-}
-
 fn pause_pending(p: &Prepared, cur: usize, state: &mut RunState, result: NodeResult) {
     if let Some(nested) = &state.nested {
         state.steps = state.steps.saturating_sub(1);
@@ -462,6 +451,7 @@ impl Exec<'_> {
             }
             // A cancellation abandons the node in flight and takes no transition: its failure
             // ("request cancelled") is not the node's (docs/language.md, *Runtime semantics*).
+            let held_call = std::sync::atomic::AtomicBool::new(false);
             let raced = {
                 // The node's calls are journaled under this visit (docs/security.md, *Call
                 // journal*): a resumed visit replays them.
@@ -478,9 +468,14 @@ impl Exec<'_> {
                     nested_decision.take(),
                     &mut prompt,
                 );
+                let held = &held_call;
                 let execute = pin!(async move {
                     match journal {
-                        Some(j) => crate::journal::in_visit(j, node_id, step, execute).await,
+                        Some(j) => {
+                            let (r, h) = crate::journal::in_visit(j, node_id, step, execute).await;
+                            held.store(h, std::sync::atomic::Ordering::SeqCst);
+                            r
+                        }
                         None => execute.await,
                     }
                 });
@@ -512,7 +507,7 @@ impl Exec<'_> {
                 pause_pending(p, cur, state, result);
                 return Ok(RunOutcome::Paused);
             }
-            if held_call(&result) {
+            if held_call.load(std::sync::atomic::Ordering::SeqCst) {
                 // An interrupted `unsafe` call holds the run before this node: resuming it
                 // runs the node again and issues the call (docs/security.md, *Call journal*).
                 state.steps = state.steps.saturating_sub(1);
