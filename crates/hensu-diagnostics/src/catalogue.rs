@@ -442,6 +442,16 @@ static CODES: &[CodeInfo] = &[
         "invalid `commands.yaml`",
         include_str!("../../../docs/diagnostics/E0510.md"),
     ),
+    e(
+        "E0511",
+        "interrupted unsafe call",
+        include_str!("../../../docs/diagnostics/E0511.md"),
+    ),
+    e(
+        "E0512",
+        "call journal does not match the node",
+        include_str!("../../../docs/diagnostics/E0512.md"),
+    ),
     // driver and loader: E09xx
     e(
         "E0901",
@@ -630,6 +640,11 @@ static CODES: &[CodeInfo] = &[
         "W0326",
         "node timeout exceeds the run limit",
         include_str!("../../../docs/diagnostics/W0326.md"),
+    ),
+    w(
+        "W0332",
+        "tool without a declared call policy",
+        include_str!("../../../docs/diagnostics/W0332.md"),
     ),
     // tools: W06xx (need the configured MCP servers; `hensuc check` without `--offline`)
     w(

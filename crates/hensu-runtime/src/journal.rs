@@ -311,7 +311,7 @@ pub enum CallError {
     /// E0511: an `unsafe` call was started by an earlier run of the node and has no
     /// recorded result; its policy forbids issuing it again.
     #[error(
-        "E0511: {kind} call '{name}' (call {index} of node '{node}') was started before the run stopped and has no recorded result; its policy is `unsafe`, so it is not issued again (it may have taken effect). Check the outside system, then declare it `idempotent` or redrive the run (docs/diagnostics/E0511.md)",
+        "error[E0511]: {kind} call '{name}' (call {index} of node '{node}') was started before the run stopped and has no recorded result; its policy is `unsafe`, so it is not issued again (it may have taken effect). Check the outside system, then declare it `idempotent` or redrive the run (docs/diagnostics/E0511.md)",
         kind = .kind.as_str()
     )]
     Interrupted {
@@ -322,7 +322,7 @@ pub enum CallError {
     },
     /// The same, with `on_interrupted = "pause"`: the run pauses before the node.
     #[error(
-        "E0511: {kind} call '{name}' (call {index} of node '{node}') was started before the run stopped and has no recorded result; the run pauses for a human (resume it to issue the call again)",
+        "error[E0511]: {kind} call '{name}' (call {index} of node '{node}') was started before the run stopped and has no recorded result; the run pauses for a human (resume it to issue the call again)",
         kind = .kind.as_str()
     )]
     Held {
@@ -333,7 +333,7 @@ pub enum CallError {
     },
     /// E0512: the node asked for another call than the one recorded at this place.
     #[error(
-        "E0512: call {index} of node '{node}' is {kind} '{name}' now but was {was} before the run stopped: the node no longer makes the calls its journal recorded (docs/diagnostics/E0512.md)",
+        "error[E0512]: call {index} of node '{node}' is {kind} '{name}' now but was {was} before the run stopped: the node no longer makes the calls its journal recorded (docs/diagnostics/E0512.md)",
         kind = .kind.as_str()
     )]
     Diverged {

@@ -399,3 +399,36 @@ fn a_webhook_receives_the_calls_idempotency_key() {
     assert!(keys[0].starts_with(&format!("hensu:{id}:")), "{keys:?}");
     assert!(keys[0].ends_with(":0") && keys[1].ends_with(":1"), "{keys:?}");
 }
+
+#[test]
+fn check_warns_about_tools_without_a_declared_call_policy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::write(dir.join("workflows/define.hwf"), TOOL_WORKFLOW).unwrap();
+    let check = |toml: &str| {
+        std::fs::write(dir.join("hensu.toml"), toml).unwrap();
+        let out = hensuc()
+            .args(["check", "-d", ".", "--format", "json"])
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        stdout(&out)
+    };
+    let server = "[mcp.servers.glossary]\ncommand = \"glossary-server\"\n";
+    let out = check(server);
+    assert!(out.contains("W0332"), "{out}");
+    assert!(out.contains("lookup_glossary"), "{out}");
+    let human = hensuc()
+        .args(["check", "-d", "."])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    insta::assert_snapshot!(stderr(&human));
+    let out = check(&format!(
+        "{server}tool_policy = {{ lookup_glossary = \"idempotent\" }}\n"
+    ));
+    assert!(!out.contains("W0332"), "{out}");
+    let out = check(&format!("{server}policy = \"unsafe\"\n"));
+    assert!(!out.contains("W0332"), "{out}");
+}
