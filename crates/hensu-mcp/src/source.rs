@@ -400,9 +400,10 @@ impl ActionHandler for McpActionHandler {
                     .collect(),
             ),
         };
-        // Journaled like a tool of the tool loop: a node run again replays the result.
+        // Journaled (an action, whose span is its action's): a node run again replays the
+        // result.
         let spec = CallSpec {
-            kind: CallKind::Tool,
+            kind: CallKind::Action,
             name: tool,
             declared: self.declared(source.as_ref(), tool),
         };
