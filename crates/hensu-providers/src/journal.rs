@@ -81,7 +81,10 @@ struct RecordedTool {
 }
 
 /// One model request of the tool loop through the journal.
-pub(crate) async fn model_call<Fut>(model: &str, request: Fut) -> Result<ChatResponse, ProviderError>
+pub(crate) async fn model_call<Fut>(
+    model: &str,
+    request: Fut,
+) -> Result<ChatResponse, ProviderError>
 where
     Fut: Future<Output = Result<ChatResponse, ProviderError>>,
 {

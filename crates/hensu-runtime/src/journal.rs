@@ -390,7 +390,10 @@ where
     Fut: Future<Output = Result<(T, bool), E>>,
 {
     let Ok(visit) = VISIT.try_with(Clone::clone) else {
-        return effect(None).await.map(|(t, _)| t).map_err(Journaled::Effect);
+        return effect(None)
+            .await
+            .map(|(t, _)| t)
+            .map_err(Journaled::Effect);
     };
     let slot = slot(&visit);
     let recorded = visit
@@ -463,7 +466,9 @@ where
     }
     visit.observe(&slot, &spec, None);
     let started = Instant::now();
-    let (result, ok) = effect(Some(slot.clone())).await.map_err(Journaled::Effect)?;
+    let (result, ok) = effect(Some(slot.clone()))
+        .await
+        .map_err(Journaled::Effect)?;
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     if visit.ctx.journal.is_some() {
         let value = serde_json::to_value(&result)

@@ -38,7 +38,10 @@ impl DurableRun {
             .shadow
             .lock()
             .ok()
-            .and_then(|s| s.as_ref().and_then(|s| s.current_node().map(str::to_string)))
+            .and_then(|s| {
+                s.as_ref()
+                    .and_then(|s| s.current_node().map(str::to_string))
+            })
             .or_else(|| entry.node.clone())
             .unwrap_or_default();
         let row = StepEntry {
@@ -91,10 +94,7 @@ async fn read_replay(store: &dyn StateStore, run_id: &str, first: &str) -> Repla
     };
     let mut entries = Vec::new();
     for meta in history.iter().rev().filter(|m| m.kind == LogKind::Journal) {
-        let Ok(rows) = store
-            .read_log(run_id, meta.step.saturating_sub(1), 1)
-            .await
-        else {
+        let Ok(rows) = store.read_log(run_id, meta.step.saturating_sub(1), 1).await else {
             break;
         };
         let Some(entry) = rows

@@ -123,7 +123,11 @@ fn fixture(declared: Declared) -> Fixture {
     let effects = Arc::new(AtomicUsize::new(0));
     let keys = Arc::new(Mutex::new(Vec::new()));
     let engine = Engine::builder()
-        .provider(Arc::new(ToolProvider(declared, effects.clone(), keys.clone())))
+        .provider(Arc::new(ToolProvider(
+            declared,
+            effects.clone(),
+            keys.clone(),
+        )))
         .build();
     Fixture {
         engine,
@@ -150,7 +154,12 @@ fn one_node() -> Workflow {
     workflow(
         "n",
         vec![
-            node("n", "go", &[], vec![success("done"), failure(Some("failed"))]),
+            node(
+                "n",
+                "go",
+                &[],
+                vec![success("done"), failure(Some("failed"))],
+            ),
             end("done", ExitStatus::Success),
             end("failed", ExitStatus::Failure),
         ],

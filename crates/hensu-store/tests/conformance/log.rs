@@ -109,7 +109,9 @@ pub fn journal_rows_are_steps_that_change_no_state(f: &dyn Factory) {
         ..StepEntry::default()
     };
     let update = RecordUpdate::running("node2");
-    let c = s.append_journal(&lease, 1, &update, &entry).expect("journal");
+    let c = s
+        .append_journal(&lease, 1, &update, &entry)
+        .expect("journal");
     assert_eq!(c.step, 2);
     assert!(!c.snapshot_written, "{}", f.name());
     // A stale step is refused as for any append.
@@ -135,7 +137,12 @@ pub fn journal_rows_are_steps_that_change_no_state(f: &dyn Factory) {
     let kinds: Vec<LogKind> = history.iter().map(|h| h.kind).collect();
     assert_eq!(
         kinds,
-        [LogKind::Created, LogKind::Step, LogKind::Journal, LogKind::Step],
+        [
+            LogKind::Created,
+            LogKind::Step,
+            LogKind::Journal,
+            LogKind::Step
+        ],
         "{}",
         f.name()
     );

@@ -93,7 +93,12 @@ pub fn tool_policy_diagnostics(project: &Project, workdir: &Path) -> Vec<Diagnos
                     continue;
                 }
                 let span = origin
-                    .and_then(|o| o.tools.get(i).copied().or_else(|| o.props.get("tools").copied()))
+                    .and_then(|o| {
+                        o.tools
+                            .get(i)
+                            .copied()
+                            .or_else(|| o.props.get("tools").copied())
+                    })
                     .or(origin.map(|o| o.decl))
                     .unwrap_or(origins.fallback);
                 let d = Diagnostic::new(

@@ -142,7 +142,10 @@ fn lines(file: &Path) -> Vec<String> {
 fn wait_until(mut ready: impl FnMut() -> bool, what: &str) {
     let start = Instant::now();
     while !ready() {
-        assert!(start.elapsed() < Duration::from_secs(60), "timed out: {what}");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "timed out: {what}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -190,7 +193,11 @@ fn a_tool_result_journaled_before_a_kill_is_replayed_not_called_again() {
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let run_log = std::fs::read_to_string(dir.join("run.log")).unwrap();
-    assert_eq!(lines(&calls), ["lookup_glossary"], "the tool ran once: {run_log}");
+    assert_eq!(
+        lines(&calls),
+        ["lookup_glossary"],
+        "the tool ran once: {run_log}"
+    );
     let id = newest_run(dir);
     let shown = run_status(dir, &id);
     let kinds: Vec<&str> = shown["history"]
@@ -223,7 +230,11 @@ fn a_tool_result_journaled_before_a_kill_is_replayed_not_called_again() {
     });
     let out = command(&["resume", &id, "-d", "."]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(lines(&calls), ["lookup_glossary"], "the tool was not called again");
+    assert_eq!(
+        lines(&calls),
+        ["lookup_glossary"],
+        "the tool was not called again"
+    );
     let asked = requests();
     assert_eq!(asked.len(), 1, "only the model's second turn was asked");
     assert!(String::from_utf8_lossy(&asked[0].body).contains(TOOL_RESULT));
@@ -297,7 +308,11 @@ fn an_unsafe_command_started_without_a_result_fails_its_node_with_e0511() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("E0511"), "{err}");
-    assert!(stdout(&out).contains("workflow ended at `failed`"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("workflow ended at `failed`"),
+        "{}",
+        stdout(&out)
+    );
     assert_eq!(lines(&dir.join("keys.log")).len(), 1, "not run again");
 }
 
@@ -397,7 +412,10 @@ fn a_webhook_receives_the_calls_idempotency_key() {
         .collect();
     assert_eq!(keys.len(), 2);
     assert!(keys[0].starts_with(&format!("hensu:{id}:")), "{keys:?}");
-    assert!(keys[0].ends_with(":0") && keys[1].ends_with(":1"), "{keys:?}");
+    assert!(
+        keys[0].ends_with(":0") && keys[1].ends_with(":1"),
+        "{keys:?}"
+    );
 }
 
 #[test]

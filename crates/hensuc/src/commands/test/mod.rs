@@ -7,6 +7,7 @@ mod coverage;
 mod report;
 mod run;
 pub mod spec;
+mod tools;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
