@@ -16,8 +16,8 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::*;
 
-/// The example MCP server's binary, (re)built once per test run: `cargo test -p hensuc`
-/// does not build another crate's examples.
+/// The example MCP server's binary, built when it is missing or older than its source:
+/// `cargo test -p hensuc` does not build another crate's examples.
 fn example_server() -> PathBuf {
     static BUILT: std::sync::Once = std::sync::Once::new();
     let target = Path::new(env!("CARGO_BIN_EXE_hensuc"))
@@ -25,7 +25,13 @@ fn example_server() -> PathBuf {
         .unwrap()
         .to_path_buf();
     let exe = target.join("examples").join("glossary-server");
+    let source = repo().join("crates/hensu-mcp/examples/glossary_server.rs");
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let fresh = matches!((modified(&exe), modified(&source)), (Some(e), Some(s)) if e >= s);
     BUILT.call_once(|| {
+        if fresh {
+            return;
+        }
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = std::process::Command::new(cargo)
             .args([
@@ -241,6 +247,10 @@ fn a_tool_result_journaled_before_a_kill_is_replayed_not_called_again() {
     let shown = run_status(dir, &id);
     assert_eq!(shown["record"]["status"], "completed", "{shown}");
     assert_eq!(shown["path"], json!(["explain"]), "{shown}");
+    // `runs show --json` with journal rows still matches its schema.
+    let schemas = crate::json_schemas::Schemas::load();
+    let validator = schemas.validator("runs-show.schema.json");
+    crate::json_schemas::assert_valid(&validator, "runs-show.schema.json", "runs show", &shown);
 }
 
 const COMMAND_WORKFLOW: &str = r#"workflow("book") {
