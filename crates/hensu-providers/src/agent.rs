@@ -149,6 +149,33 @@ impl ModelAgent {
             .collect())
     }
 
+    /// Runs one tool call through the run's call journal (docs/security.md, *Call journal*):
+    /// the tool's output or error message, and whether it succeeded.
+    async fn call_tool(
+        &self,
+        call: &crate::wire::ToolCall,
+    ) -> Result<(String, bool), ProviderError> {
+        let rt = &self.runtime;
+        let result = match &rt.tools {
+            Some(exec) => {
+                let run = or_cancel(
+                    rt.resilience.cancel.as_ref(),
+                    exec.call(&call.name, call.arguments.clone()),
+                );
+                crate::journal::tool_call(&call.name, exec.declared(&call.name), run).await?
+            }
+            None => ToolRun::Done(Err(format!("unknown tool '{}'", call.name))),
+        };
+        match result {
+            ToolRun::Cancelled => Err(ProviderError::new(
+                ErrorKind::Cancelled,
+                format!("tool '{}' cancelled", call.name),
+            )),
+            ToolRun::Done(Ok(out)) => Ok((out, true)),
+            ToolRun::Done(Err(err)) => Ok((err, false)),
+        }
+    }
+
     async fn run(
         &self,
         request: &AgentRequest<'_>,
@@ -259,27 +286,7 @@ impl ModelAgent {
                     )
                 } else {
                     used += 1;
-                    let result = match &rt.tools {
-                        Some(exec) => {
-                            let run = or_cancel(
-                                rt.resilience.cancel.as_ref(),
-                                exec.call(&call.name, call.arguments.clone()),
-                            );
-                            crate::journal::tool_call(&call.name, exec.declared(&call.name), run)
-                                .await?
-                        }
-                        None => ToolRun::Done(Err(format!("unknown tool '{}'", call.name))),
-                    };
-                    match result {
-                        ToolRun::Cancelled => {
-                            return Err(ProviderError::new(
-                                ErrorKind::Cancelled,
-                                format!("tool '{}' cancelled", call.name),
-                            ));
-                        }
-                        ToolRun::Done(Ok(out)) => (out, true),
-                        ToolRun::Done(Err(err)) => (err, false),
-                    }
+                    self.call_tool(&call).await?
                 };
                 st.tool_log.push(json!({"name": call.name, "ok": ok}));
                 outcomes.push(ToolOutcome {

@@ -460,3 +460,130 @@ fn check_warns_about_tools_without_a_declared_call_policy() {
     let out = check(&format!("{server}policy = \"unsafe\"\n"));
     assert!(!out.contains("W0332"), "{out}");
 }
+
+/// The same on PostgreSQL after a takeover: a worker is killed (SIGKILL) between the tool's
+/// result and the model's next turn, another worker takes the run over once the lease
+/// expired, and the tool server saw the call once.
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn a_taken_over_run_replays_the_tool_result_on_postgresql() {
+    use hensu_store::{ClaimNote, LogKind, PgStore, StateStore, StoreOptions};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let model = runtime.block_on(async {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .and(body_string_contains(TOOL_RESULT))
+            .respond_with(final_answer().set_delay(Duration::from_secs(120)))
+            .with_priority(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(tool_call_answer())
+            .mount(&server)
+            .await;
+        server
+    });
+    let requests = || runtime.block_on(model.received_requests()).unwrap();
+    let tmp = tool_project(&model.uri());
+    let dir = tmp.path();
+    let calls = dir.join("calls.log");
+    let base = std::env::var("HENSU_TEST_DATABASE_URL")
+        .expect("HENSU_TEST_DATABASE_URL is not set: run under scripts/pg-test.sh");
+    let schema = format!("j_{:x}{:x}", std::process::id(), hensu_store::now_ms());
+    let store = crate::wait(PgStore::open_in_schema(
+        &base,
+        Some(&schema),
+        StoreOptions::default(),
+    ))
+    .expect("a PostgreSQL (scripts/pg-test.sh)");
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
+    let command = |args: &[&str]| {
+        let mut c = hensuc();
+        c.args(args)
+            .current_dir(dir)
+            .env("LOCAL_API_KEY", "sk-local")
+            .env("GLOSSARY_CALL_LOG", &calls)
+            .env("HENSU_DATABASE_URL", &url)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        c
+    };
+    let worker = || {
+        command(&[
+            "worker",
+            "--lease-ttl",
+            "2s",
+            "--heartbeat",
+            "300ms",
+            "--poll",
+            "100ms",
+            "-d",
+            ".",
+            "--store",
+            &url,
+        ])
+        .spawn()
+        .unwrap()
+    };
+    let queued = command(&[
+        "run",
+        "define",
+        "--detach",
+        "-d",
+        ".",
+        "-c",
+        r#"{"term": "mcp"}"#,
+    ])
+    .status()
+    .unwrap();
+    assert!(queued.success());
+    let mut first = worker();
+    wait_until(|| requests().len() >= 2, "the model's second turn");
+    first.kill().unwrap(); // SIGKILL
+    first.wait().unwrap();
+    assert_eq!(lines(&calls), ["lookup_glossary"]);
+    runtime.block_on(async {
+        model.reset().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .and(body_string_contains(TOOL_RESULT))
+            .respond_with(final_answer())
+            .with_priority(1)
+            .mount(&model)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(tool_call_answer())
+            .mount(&model)
+            .await;
+    });
+    let mut second = worker();
+    let run = || crate::wait(store.list()).unwrap().remove(0);
+    wait_until(|| run().status.is_terminal(), "the taken-over run's end");
+    second.kill().unwrap();
+    second.wait().unwrap();
+    let record = run();
+    assert_eq!(
+        record.status,
+        hensu_store::RunStatus::Completed,
+        "{record:?}"
+    );
+    assert_eq!(
+        lines(&calls),
+        ["lookup_glossary"],
+        "the tool was not called again"
+    );
+    let asked = requests();
+    assert_eq!(asked.len(), 1, "only the model's second turn was asked");
+    let log = crate::wait(store.read_log(&record.run_id, 0, 1_000)).unwrap();
+    let took_over = log
+        .iter()
+        .filter(|e| e.meta.kind == LogKind::Claimed)
+        .filter_map(|e| serde_json::from_value::<ClaimNote>(e.output.clone()?).ok())
+        .any(|n| n.taken_over_from.is_some());
+    assert!(took_over, "a takeover was logged");
+    assert!(log.iter().any(|e| e.meta.kind == LogKind::Journal));
+}
