@@ -2,7 +2,8 @@
 //! `journal` row of the run's log ([`StateStore::append_journal`]), written under the run's
 //! lease at the next step, redacted like the run's snapshots. A node that runs again (a
 //! resume, a takeover) reads the entries of its visit back: the log's `journal` rows from the
-//! newest backwards, as long as they belong to the visit in flight or a later one.
+//! newest backwards, as long as they belong to the visit in flight or a later one — its own
+//! rows only: a fork's first node runs afresh, without its parent's journal.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -92,8 +93,17 @@ async fn read_replay(store: &dyn StateStore, run_id: &str, first: &str) -> Repla
     let Ok(history) = store.history(run_id).await else {
         return out;
     };
+    // A fork runs its first node afresh: the journal of its parent's prefix is not its own.
+    let own_from = match store.record(run_id).await {
+        Ok(r) => r.parent.map_or(0, |p| p.step.saturating_add(1)),
+        Err(_) => return out,
+    };
     let mut entries = Vec::new();
-    for meta in history.iter().rev().filter(|m| m.kind == LogKind::Journal) {
+    let own = history
+        .iter()
+        .rev()
+        .filter(|m| m.kind == LogKind::Journal && m.step >= own_from);
+    for meta in own {
         let Ok(rows) = store.read_log(run_id, meta.step.saturating_sub(1), 1).await else {
             break;
         };

@@ -587,3 +587,30 @@ fn a_taken_over_run_replays_the_tool_result_on_postgresql() {
     assert!(took_over, "a takeover was logged");
     assert!(log.iter().any(|e| e.meta.kind == LogKind::Journal));
 }
+
+/// `hensuc redrive` is the way on after E0511: the fork starts before the failed node, without
+/// the calls its failed visit journaled, so the command runs again (under the fork's key).
+#[test]
+fn a_redrive_after_e0511_runs_the_command_again() {
+    let tmp = command_project("");
+    let dir = tmp.path();
+    // Without an `onFailure` route the node's failure fails the run.
+    let wf = COMMAND_WORKFLOW.replace("            onFailure goto \"failed\"\n", "");
+    std::fs::write(dir.join("workflows/book.hwf"), wf).unwrap();
+    let id = kill_during_command(dir);
+    let out = resume(dir, &id);
+    assert!(stderr(&out).contains("E0511"), "{}", stderr(&out));
+    assert_eq!(run_status(dir, &id)["record"]["status"], "failed");
+    let out = hensuc()
+        .args(["redrive", &id, "-d", "."])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let child = newest_run(dir);
+    assert_ne!(child, id);
+    assert_eq!(run_status(dir, &child)["record"]["status"], "completed");
+    let keys = lines(&dir.join("keys.log"));
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    assert!(keys[1].starts_with(&format!("hensu:{child}:")), "{keys:?}");
+}
