@@ -45,8 +45,9 @@ impl DurableRun {
             })
             .or_else(|| entry.node.clone())
             .unwrap_or_default();
+        // Not an execution: the row's executed node stays empty (the entry names its node).
         let row = StepEntry {
-            node: entry.node.clone(),
+            node: None,
             node_status: None,
             output: Some(output),
             delta: Default::default(),

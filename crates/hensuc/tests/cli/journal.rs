@@ -247,6 +247,14 @@ fn a_tool_result_journaled_before_a_kill_is_replayed_not_called_again() {
     let shown = run_status(dir, &id);
     assert_eq!(shown["record"]["status"], "completed", "{shown}");
     assert_eq!(shown["path"], json!(["explain"]), "{shown}");
+    // `hensuc attach` names each journaled call, never its result.
+    let attached = command(&["attach", &id, "-d", "."]).output().unwrap();
+    let text = stdout(&attached);
+    assert!(
+        text.contains("explain call 1: tool `lookup_glossary` finished"),
+        "{text}"
+    );
+    assert!(!text.contains(TOOL_RESULT), "{text}");
     // `runs show --json` with journal rows still matches its schema.
     let schemas = crate::json_schemas::Schemas::load();
     let validator = schemas.validator("runs-show.schema.json");
