@@ -151,6 +151,35 @@ pub struct CallEvent<'a> {
     pub finished: Option<CallOutcome>,
 }
 
+impl CallEvent<'_> {
+    /// The `tool_call` line of a tool-loop call in an `--events` stream (docs/schemas/
+    /// events.schema.json): node, branch, call number, tool and phase; when finished, its
+    /// outcome, whether it was replayed from the journal, and its duration. `None` for calls
+    /// that are not tools (commands and webhooks are `action_executed` events).
+    pub fn to_json(&self) -> Option<Value> {
+        if self.kind != CallKind::Tool {
+            return None;
+        }
+        let mut v = serde_json::json!({
+            "event": "tool_call",
+            "node_id": self.node_id,
+            "tool": self.name,
+            "index": self.index,
+            "phase": if self.finished.is_some() { "finished" } else { "started" },
+        });
+        if let Some((_, branch)) = self.visit.split_once('#') {
+            let branch = branch.split_once('/').map_or(branch, |(b, _)| b);
+            v["branch_id"] = Value::from(branch);
+        }
+        if let Some(done) = self.finished {
+            v["ok"] = Value::from(done.ok);
+            v["replayed"] = Value::from(done.replayed);
+            v["duration_ms"] = Value::from(done.duration_ms);
+        }
+        Some(v)
+    }
+}
+
 /// How a call ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CallOutcome {

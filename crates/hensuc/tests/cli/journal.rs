@@ -234,13 +234,32 @@ fn a_tool_result_journaled_before_a_kill_is_replayed_not_called_again() {
             .mount(&model)
             .await;
     });
-    let out = command(&["resume", &id, "-d", "."]).output().unwrap();
+    let events = dir.join("events.jsonl");
+    let events_arg = events.to_str().unwrap();
+    let out = command(&["resume", &id, "-d", ".", "--events", events_arg])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         lines(&calls),
         ["lookup_glossary"],
         "the tool was not called again"
     );
+    // The replayed call is a `tool_call` event of the resumed run, started and finished.
+    let schemas = crate::json_schemas::Schemas::load();
+    let events_schema = schemas.validator("events.schema.json");
+    let mut tool_events = Vec::new();
+    for line in lines(&events) {
+        let e: Value = serde_json::from_str(&line).unwrap();
+        crate::json_schemas::assert_valid(&events_schema, "events.schema.json", "--events", &e);
+        if e["event"] == "tool_call" {
+            tool_events.push(e);
+        }
+    }
+    assert_eq!(tool_events.len(), 2, "{tool_events:?}");
+    assert_eq!(tool_events[1]["phase"], "finished");
+    assert_eq!(tool_events[1]["replayed"], true);
+    assert_eq!(tool_events[1]["tool"], "lookup_glossary");
     let asked = requests();
     assert_eq!(asked.len(), 1, "only the model's second turn was asked");
     assert!(String::from_utf8_lossy(&asked[0].body).contains(TOOL_RESULT));
@@ -256,7 +275,6 @@ fn a_tool_result_journaled_before_a_kill_is_replayed_not_called_again() {
     );
     assert!(!text.contains(TOOL_RESULT), "{text}");
     // `runs show --json` with journal rows still matches its schema.
-    let schemas = crate::json_schemas::Schemas::load();
     let validator = schemas.validator("runs-show.schema.json");
     crate::json_schemas::assert_valid(&validator, "runs-show.schema.json", "runs show", &shown);
 }

@@ -13,7 +13,7 @@ use hensu_runtime::journal::{
     CallEvent, CallKind, CallObserver, CallSpec, Declared, Journaled, journaled,
 };
 use hensu_runtime::{Agent, AgentError, AgentProvider, AgentRequest, AgentResponse};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::spec::{TestSpec, ToolResultScript};
 
@@ -162,26 +162,20 @@ impl Agent for ToolLoopAgent {
 }
 
 /// The `tool_call` events of a test's trace: tool, node, branch, call number and outcome (no
-/// arguments, results or times).
+/// arguments, results or times), as `--events` writes them when the call finished.
 pub struct ToolEvents(pub Arc<Mutex<Vec<Value>>>);
 
 impl CallObserver for ToolEvents {
     fn on_call(&self, event: &CallEvent<'_>) {
-        let Some(done) = event.finished else {
-            return;
-        };
-        if event.kind != CallKind::Tool {
+        // The `--events` line of the finished call, without its duration (it varies).
+        if event.finished.is_none() {
             return;
         }
-        let mut v = json!({
-            "event": "tool_call",
-            "node_id": event.node_id,
-            "tool": event.name,
-            "index": event.index,
-            "ok": done.ok,
-        });
-        if let Some((_, branch)) = event.visit.split_once('#') {
-            v["branch_id"] = json!(branch);
+        let Some(mut v) = event.to_json() else {
+            return;
+        };
+        if let Some(obj) = v.as_object_mut() {
+            obj.remove("duration_ms");
         }
         self.0.lock().unwrap_or_else(|e| e.into_inner()).push(v);
     }
