@@ -246,7 +246,12 @@ impl Visit {
             for e in j.recorded(&visit).await {
                 let r = replay.entry(e.index).or_default();
                 match e.phase {
-                    CallPhase::Started => r.started = true,
+                    // A start after a hold is the human's go-ahead being used: should it be
+                    // interrupted too, the run holds again.
+                    CallPhase::Started => {
+                        r.started = true;
+                        r.held = false;
+                    }
                     CallPhase::Held => r.held = true,
                     CallPhase::Finished => r.finished = Some(e),
                 }

@@ -260,6 +260,18 @@ async fn an_unsafe_call_declared_pause_holds_the_run_before_its_node() {
     };
     assert_eq!(completed(&resumed).1, "done");
     assert_eq!(f.effects(), 3);
+    // Interrupted again while the go-ahead was used (its start recorded, no result): the run
+    // holds again instead of issuing the call a third time.
+    let started_again = f
+        .journal
+        .entries()
+        .iter()
+        .rposition(|e| e.phase == CallPhase::Started)
+        .unwrap();
+    f.journal.truncate(started_again + 1);
+    let r = f.run(&one_node()).await;
+    assert!(matches!(r.outcome, RunOutcome::Paused), "{:?}", r.outcome);
+    assert_eq!(f.effects(), 3);
 }
 
 #[tokio::test]
