@@ -443,6 +443,16 @@ static CODES: &[CodeInfo] = &[
         include_str!("../../../docs/diagnostics/E0510.md"),
     ),
     e(
+        "E0511",
+        "interrupted unsafe call",
+        include_str!("../../../docs/diagnostics/E0511.md"),
+    ),
+    e(
+        "E0512",
+        "call journal does not match the node",
+        include_str!("../../../docs/diagnostics/E0512.md"),
+    ),
+    e(
         "E0515",
         "schedule over the daily budget",
         include_str!("../../../docs/diagnostics/E0515.md"),
@@ -675,6 +685,11 @@ static CODES: &[CodeInfo] = &[
         "W0326",
         "node timeout exceeds the run limit",
         include_str!("../../../docs/diagnostics/W0326.md"),
+    ),
+    w(
+        "W0332",
+        "tool without a declared call policy",
+        include_str!("../../../docs/diagnostics/W0332.md"),
     ),
     // tools: W06xx (need the configured MCP servers; `hensuc check` without `--offline`)
     w(

@@ -43,8 +43,8 @@ pub use network::NetworkAccess;
 pub use review::{DeferredReview, InteractiveReview, PendingReview, TerminalPause};
 pub use shell::{
     BASE_ENV, COMMAND_KEYS, CommandRegistry, CommandSpec, DEFAULT_COMMAND_TIMEOUT_MS,
-    MAX_VALUE_BYTES, UnsafeCommand, audit_commands, command_env, read_commands_yaml, run_command,
-    run_command_with,
+    IDEMPOTENCY_KEY_VAR, MAX_VALUE_BYTES, UnsafeCommand, audit_commands, command_env,
+    read_commands_yaml, run_command, run_command_with,
 };
 pub use stub_files::FsStubFiles;
 

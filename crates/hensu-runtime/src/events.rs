@@ -311,6 +311,11 @@ pub trait ExecutionListener: Send + Sync {
     fn trace_source(&self) -> Option<std::sync::Arc<dyn crate::trace_context::TraceSource>> {
         None
     }
+    /// Who receives the run's call events (a tool of the tool loop, a command, a webhook:
+    /// [`crate::journal::CallEvent`]), asked once per run.
+    fn call_observer(&self) -> Option<std::sync::Arc<dyn crate::journal::CallObserver>> {
+        None
+    }
 }
 
 /// Ignores everything.
@@ -405,5 +410,18 @@ impl ExecutionListener for MultiListener {
 
     fn trace_source(&self) -> Option<std::sync::Arc<dyn crate::trace_context::TraceSource>> {
         self.listeners.iter().find_map(|l| l.trace_source())
+    }
+
+    fn call_observer(&self) -> Option<std::sync::Arc<dyn crate::journal::CallObserver>> {
+        let all: Vec<_> = self
+            .listeners
+            .iter()
+            .filter_map(|l| l.call_observer())
+            .collect();
+        match all.len() {
+            0 => None,
+            1 => all.into_iter().next(),
+            _ => Some(std::sync::Arc::new(crate::journal::Fanout(all))),
+        }
     }
 }

@@ -34,6 +34,7 @@ mod events;
 mod extract;
 mod generic;
 pub mod inputs;
+pub mod journal;
 mod plan;
 mod repository;
 mod review;

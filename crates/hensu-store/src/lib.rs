@@ -362,6 +362,17 @@ pub trait StateStore: Send + Sync {
         entry: &StepEntry,
     ) -> Result<Checkpointed>;
 
+    /// [`StateStore::append`] of a [`LogKind::Journal`] row: one entry of the call journal of
+    /// the node in flight (its output the entry, its delta normally empty), checked and
+    /// counted like a step, so a journal entry and the node boundaries share one order.
+    async fn append_journal(
+        &self,
+        lease: &Lease,
+        expected_step: u64,
+        update: &RecordUpdate,
+        entry: &StepEntry,
+    ) -> Result<Checkpointed>;
+
     /// Changes the record without a new snapshot (e.g. marking a crashed run failed, a paused
     /// run cancelled): bumps the step and appends a history row. With `lease`, it must be the
     /// current one; without, no other live owner may hold the run. A terminal status

@@ -111,6 +111,17 @@ impl crate::StateStore for MemoryStore {
     ) -> Result<crate::Checkpointed> {
         self.inner.append(lease, expected_step, update, entry).await
     }
+    async fn append_journal(
+        &self,
+        lease: &crate::Lease,
+        expected_step: u64,
+        update: &crate::RecordUpdate,
+        entry: &crate::StepEntry,
+    ) -> Result<crate::Checkpointed> {
+        self.inner
+            .append_journal(lease, expected_step, update, entry)
+            .await
+    }
     async fn set_status(
         &self,
         run_id: &str,

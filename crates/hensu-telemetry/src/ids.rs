@@ -28,6 +28,9 @@ pub enum SpanKey {
     Review { step: u64, round: u32 },
     /// The compensation of the visit at `visit_step`.
     Compensation { visit_step: u64, id: String },
+    /// The `index`-th call of journal visit `visit` (`7`, `7#branch`) that is a tool of an
+    /// agent's tool loop (docs/security.md, *Call journal*).
+    Tool { visit: String, index: u32 },
 }
 
 /// Whether a span belongs to a node visit or to the compensation that undoes it.
@@ -62,6 +65,7 @@ impl std::fmt::Display for SpanKey {
             SpanKey::Compensation { visit_step, id } => {
                 write!(f, "compensation/{visit_step}/{id}")
             }
+            SpanKey::Tool { visit, index } => write!(f, "tool/{visit}/{index}"),
         }
     }
 }

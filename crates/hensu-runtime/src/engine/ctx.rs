@@ -35,6 +35,9 @@ pub struct RunCtx<'r> {
     /// The id of a new run (the durable run's id, so events, records and `runs` name it the
     /// same); `None`: a fresh UUID.
     pub run_id: Option<&'r str>,
+    /// Where the calls of the node in flight are journaled (a durable run; docs/security.md,
+    /// *Call journal*); `None`: calls are numbered and keyed, not recorded.
+    pub journal: Option<&'r std::sync::Arc<dyn crate::journal::CallJournal>>,
 }
 
 impl std::fmt::Debug for RunCtx<'_> {
@@ -44,6 +47,7 @@ impl std::fmt::Debug for RunCtx<'_> {
             .field("checkpointer", &self.checkpointer.is_some())
             .field("controls", &self.controls.len())
             .field("run_id", &self.run_id)
+            .field("journal", &self.journal.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -57,7 +61,17 @@ impl<'r> RunCtx<'r> {
             checkpointer: None,
             controls: &[],
             run_id: None,
+            journal: None,
         }
+    }
+
+    /// Journals the calls of the node in flight in `journal`.
+    pub fn journal(
+        mut self,
+        journal: Option<&'r std::sync::Arc<dyn crate::journal::CallJournal>>,
+    ) -> RunCtx<'r> {
+        self.journal = journal;
+        self
     }
 
     /// The id a new run gets (ignored by a resume, whose state has its id).
@@ -100,6 +114,10 @@ pub(crate) struct Exec<'r> {
     controls: &'r [&'r dyn RunControlHook],
     /// The listener's trace, which outgoing calls carry (`None`: no trace exported).
     trace: Option<std::sync::Arc<dyn crate::trace_context::TraceSource>>,
+    /// The run's call journal and call observer; the run id is filled at the first visit.
+    journal: Option<std::sync::Arc<dyn crate::journal::CallJournal>>,
+    observer: Option<std::sync::Arc<dyn crate::journal::CallObserver>>,
+    journal_ctx: std::sync::OnceLock<crate::journal::JournalCtx>,
 }
 
 impl Deref for Exec<'_> {
@@ -118,7 +136,32 @@ impl<'r> Exec<'r> {
             checkpointer: ctx.checkpointer,
             controls: ctx.controls,
             trace: ctx.listener.trace_source(),
+            journal: ctx.journal.cloned(),
+            observer: ctx.listener.call_observer(),
+            journal_ctx: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The journal scope of a visit of a node of kind `node` in run `run_id`: always for a
+    /// run with a journal or a call observer, else only for the nodes that call outside
+    /// (actions, generic nodes: their commands and requests get idempotency keys).
+    pub(crate) fn journal_ctx(
+        &self,
+        run_id: &str,
+        node: &hensu_ir::Node,
+    ) -> Option<crate::journal::JournalCtx> {
+        let wanted = self.journal.is_some()
+            || self.observer.is_some()
+            || matches!(node, hensu_ir::Node::Action(_) | hensu_ir::Node::Generic(_));
+        wanted.then(|| {
+            self.journal_ctx
+                .get_or_init(|| crate::journal::JournalCtx {
+                    run_id: std::sync::Arc::from(run_id),
+                    journal: self.journal.clone(),
+                    observer: self.observer.clone(),
+                })
+                .clone()
+        })
     }
 
     /// The scope of a call node `node_id` makes (`None` when no trace is exported).

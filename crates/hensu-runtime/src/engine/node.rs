@@ -201,9 +201,16 @@ impl Exec<'_> {
             context: ctx,
         };
         let call = crate::trace_context::in_call(self.call_scope(node_id), async {
-            match (&self.structured, required_keys.is_empty()) {
-                (Some(s), false) => s.call(agent, request, required_keys, self.listener).await,
-                _ => agent.execute(request).await,
+            let call = async {
+                match (&self.structured, required_keys.is_empty()) {
+                    (Some(s), false) => s.call(agent, request, required_keys, self.listener).await,
+                    _ => agent.execute(request).await,
+                }
+            };
+            // A parallel branch numbers its calls apart from its siblings'.
+            match branch_id {
+                Some(b) => crate::journal::in_nested(b, call).await,
+                None => call.await,
             }
         });
         let response = match timeout {

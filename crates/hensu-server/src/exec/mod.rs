@@ -340,8 +340,10 @@ impl InProcessExecutor {
             ])) as Arc<dyn hensu_runtime::ExecutionListener>,
             None => model_metrics,
         };
+        let journal = durable.journal();
         let ctx = hensu_runtime::RunCtx::new(&cancel)
             .checkpointer(&hook)
+            .journal(Some(&journal))
             .run_id(&run_id)
             .listener(listener.as_ref());
         let run = async {

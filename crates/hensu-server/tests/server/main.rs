@@ -155,6 +155,11 @@ mod ssrf {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn journaled_calls_are_events_and_carry_idempotency_keys() {
+        crate::egress::journaled_calls_are_events_and_carry_idempotency_keys().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_stub_server_run_sends_nothing() {
         crate::egress::a_stub_server_run_sends_nothing().await;
     }

@@ -263,6 +263,31 @@ impl StateStore for PgStore {
         .await
     }
 
+    async fn append_journal(
+        &self,
+        lease: &Lease,
+        expected_step: u64,
+        update: &RecordUpdate,
+        entry: &StepEntry,
+    ) -> Result<Checkpointed> {
+        let entry = EncodedStep::new(entry, self.options().snapshot_version)?.journal();
+        let (lease, update) = (lease.clone(), update.clone());
+        self.with(move |inner| async move {
+            in_tx!(inner, b, false, {
+                logic::append(
+                    &mut b,
+                    &inner.opts,
+                    &lease,
+                    expected_step,
+                    &update,
+                    &entry,
+                    now_ms(),
+                )
+            })
+        })
+        .await
+    }
+
     async fn set_status(
         &self,
         run_id: &str,

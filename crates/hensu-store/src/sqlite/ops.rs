@@ -192,6 +192,29 @@ impl StateStore for SqliteStore {
         .await
     }
 
+    async fn append_journal(
+        &self,
+        lease: &Lease,
+        expected_step: u64,
+        update: &RecordUpdate,
+        entry: &StepEntry,
+    ) -> Result<Checkpointed> {
+        let entry = EncodedStep::new(entry, self.opts.snapshot_version)?.journal();
+        let (lease, update) = (lease.clone(), update.clone());
+        self.write(move |b, opts| {
+            run_ready(logic::append(
+                b,
+                opts,
+                &lease,
+                expected_step,
+                &update,
+                &entry,
+                now_ms(),
+            ))
+        })
+        .await
+    }
+
     async fn set_status(
         &self,
         run_id: &str,

@@ -160,6 +160,15 @@ pub trait SyncStore {
     ) -> Result<Checkpointed> {
         block(self.store().append(l, step, u, e))
     }
+    fn append_journal(
+        &self,
+        l: &Lease,
+        step: u64,
+        u: &RecordUpdate,
+        e: &StepEntry,
+    ) -> Result<Checkpointed> {
+        block(self.store().append_journal(l, step, u, e))
+    }
     fn set_status(
         &self,
         run_id: &str,

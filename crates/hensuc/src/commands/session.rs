@@ -298,6 +298,9 @@ impl Session {
                 .as_deref()
                 .map(|d| d as &dyn hensu_runtime::Checkpointer),
         );
+        // The calls of the node in flight are journaled in the run's log.
+        let journal = self.durable.as_ref().map(|d| d.journal());
+        let ctx = ctx.journal(journal.as_ref());
         let result = match self.resume {
             None => engine.run(workflow, input, ctx).await,
             Some((state, decision)) => match engine.prepare(Arc::new(workflow.clone())) {

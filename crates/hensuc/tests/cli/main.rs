@@ -18,6 +18,8 @@ mod extends;
 mod fmt;
 mod graph;
 mod handlers;
+#[cfg(unix)]
+mod journal;
 mod json_schemas;
 mod logs;
 mod lsp_stdio;

@@ -7,6 +7,7 @@ mod coverage;
 pub(crate) mod report;
 mod run;
 pub mod spec;
+mod tools;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -58,9 +58,10 @@ impl ReviewHandler for ScriptedReview {
     }
 }
 
-/// Keeps every event as JSON, without what changes from run to run.
+/// Keeps every event as JSON, without what changes from run to run (and the `tool_call`
+/// events of the run's tool loops, `super::tools::ToolEvents`).
 #[derive(Default)]
-struct EventLog(Mutex<Vec<Value>>);
+struct EventLog(Arc<Mutex<Vec<Value>>>);
 
 /// Fields left out of the trace: times, ids, and prompt/response text (outputs are in
 /// `node_completed`).
@@ -75,6 +76,10 @@ impl ExecutionListener for EventLog {
             }
         }
         self.0.lock().unwrap_or_else(|e| e.into_inner()).push(v);
+    }
+
+    fn call_observer(&self) -> Option<Arc<dyn hensu_runtime::journal::CallObserver>> {
+        Some(Arc::new(super::tools::ToolEvents(self.0.clone())))
     }
 }
 
@@ -153,6 +158,7 @@ pub async fn run(
         };
         hensu_host::register_declared(&mut actions, &project.handlers, &offline);
     }
+    let stubs = super::tools::ToolLoopStubs::new(Arc::new(stubs), spec);
     let engine = Engine::builder()
         .provider(Arc::new(stubs))
         .action_handlers(actions)

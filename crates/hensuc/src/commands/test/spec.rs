@@ -28,6 +28,12 @@ pub struct TestSpec {
     /// Scripted review decisions; a review with no matching entry is approved.
     #[serde(default)]
     pub reviews: Vec<ReviewScript>,
+    /// Tools the stub agent of a node (or agent) calls before it answers, in order.
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCallScript>,
+    /// What the tool calls return, by tool name and call order.
+    #[serde(default)]
+    pub tool_results: Vec<ToolResultScript>,
     #[serde(default)]
     pub expect: Expect,
     /// Compare the trace with `tests/snapshots/<name>.trace` (written by `--update`).
@@ -56,6 +62,28 @@ pub struct ReviewScript {
     /// Context values an approval or backtrack merges in.
     #[serde(default)]
     pub edits: Option<BTreeMap<String, serde_json::Value>>,
+}
+
+/// `[[tool_calls]]`: the stub agent of `node` (a node or agent id) calls `tool` (in file
+/// order, before it answers).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCallScript {
+    pub node: Spanned<String>,
+    pub tool: String,
+}
+
+/// `[[tool_results]]`: what the `call`-th call of `tool` in the run returns (every call when
+/// absent); `error = true` makes it a tool error with `result` as its message.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolResultScript {
+    pub tool: String,
+    #[serde(default)]
+    pub call: Option<Spanned<u32>>,
+    pub result: String,
+    #[serde(default)]
+    pub error: bool,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -204,6 +232,23 @@ pub fn validate(
     };
     for id in spec.stubs.keys() {
         out.extend(unknown_node(id, "node or agent", true));
+    }
+    for c in &spec.tool_calls {
+        out.extend(unknown_node(&c.node, "node or agent", true));
+    }
+    for r in &spec.tool_results {
+        if let Some(c) = r.call.as_ref().filter(|c| *c.get_ref() == 0) {
+            out.push(
+                Diagnostic::new(
+                    codes::E0904,
+                    "invalid test file",
+                    span_of(c),
+                    "calls count from 1; `call = 0` never matches",
+                )
+                .with_help("the first call of the tool is `call = 1`")
+                .in_file(file),
+            );
+        }
     }
     for r in &spec.reviews {
         out.extend(unknown_node(&r.node, "node", false));

@@ -32,6 +32,11 @@
 //!   network), so a boundary's write never stalls the executor's threads.
 //! * Any store failure (lease lost, stale write) ends the run with [`RuntimeError::Store`]
 //!   and the run writes nothing more.
+//! * The calls of the node in flight are journaled in the same log (`journal` rows,
+//!   [`DurableRun::journal`], docs/security.md, *Call journal*), one write at a time with
+//!   the boundaries, so a node that runs again replays them.
+
+mod journal;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -89,6 +94,11 @@ pub struct DurableRun {
     snapshot_wanted: AtomicBool,
     /// The last checkpoint's write, for benchmarks and tests.
     last_write: Mutex<Option<Duration>>,
+    /// One write at a time: journal entries of parallel branches and the boundaries share
+    /// the run's step counter.
+    order: tokio::sync::Mutex<()>,
+    /// The journal entries of an earlier run of the node in flight, by visit (read once).
+    replay: tokio::sync::OnceCell<journal::Replay>,
 }
 
 impl std::fmt::Debug for DurableRun {
@@ -221,6 +231,8 @@ impl DurableRun {
             snapshot_wanted: AtomicBool::new(false),
             external_heartbeat: false,
             last_write: Mutex::new(None),
+            order: tokio::sync::Mutex::new(()),
+            replay: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -300,6 +312,7 @@ impl DurableRun {
         let t = std::time::Instant::now();
         let snap = snapshot(state, self.redact.as_ref())?;
         let shadow = Shadow::of(state).map_err(StoreError::Invalid)?;
+        let _one_at_a_time = self.order.lock().await;
         let r = self
             .store
             .checkpoint(&self.lease, self.step(), update, &snap)
@@ -390,6 +403,7 @@ impl DurableRun {
         update: &RecordUpdate,
         t: std::time::Instant,
     ) -> Result<Checkpointed, StoreError> {
+        let _one_at_a_time = self.order.lock().await;
         let step = self.step();
         let r = match write {
             Write::Step(entry) => self.store.append(&self.lease, step, update, &entry).await,
