@@ -23,6 +23,7 @@ mod dag;
 mod engine_variables;
 mod events;
 mod generic_handlers;
+mod map;
 mod parallel_consensus;
 mod run_guards;
 mod stubs;

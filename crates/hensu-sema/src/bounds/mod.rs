@@ -243,6 +243,17 @@ fn analyze_at<'a>(
                     add_calls(&mut agent_calls, judge, runs.scaled(per_call));
                 }
             }
+            Node::Map(m) => {
+                // One call per item, at most `maxItems` items a visit; without it the list's
+                // length is only known at run time (W0336; docs/bounds.md).
+                if let Some(agent) = &m.agent_id {
+                    let items = match m.max_items {
+                        Some(n) => Count::Finite(n.max(0) as u64),
+                        None => Count::Unbounded,
+                    };
+                    add_calls(&mut agent_calls, agent, runs.times(items));
+                }
+            }
             Node::SubWorkflow(sub) if runs != Count::Finite(0) => {
                 // The runtime refuses a call at MAX_SUBWORKFLOW_DEPTH: nothing runs below it.
                 if depth >= MAX_SUBWORKFLOW_DEPTH {

@@ -304,6 +304,7 @@ fn nodes_writing(wf: &Workflow) -> HashSet<&str> {
             Node::Standard(n) => set.extend(n.writes.iter().map(String::as_str)),
             Node::Action(a) => set.extend(a.writes.iter().map(String::as_str)),
             Node::Join(j) => set.extend(j.writes.iter().map(String::as_str)),
+            Node::Map(m) => set.extend(m.writes.iter().map(String::as_str)),
             _ => {}
         }
     }
