@@ -168,7 +168,7 @@ fn build_writes_a_map_node_and_warns_that_it_needs_hensus_engine() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let map = &v["nodes"]["summarize"];
+    let map = &v["nodes"]["summarize-papers"];
     assert_eq!(map["nodeType"], "MAP");
     assert_eq!(map["over"], "papers");
     assert_eq!(map["agentId"], "summarizer");
