@@ -163,6 +163,10 @@ impl<'a, 'r> ItemRuns<'a, 'r> {
         set_current_node(&mut ctx, &node.id);
         ctx.insert("item".into(), Value::String(self.items[i].clone()));
         ctx.insert("index".into(), Value::from(i as u64));
+        ctx.insert(
+            crate::stub::CURRENT_BRANCH_KEY.into(),
+            Value::String(format!("{}[{i}]", node.id)),
+        );
         let prompt = resolve(node.prompt.as_deref().unwrap_or(""), &ctx);
         let agent_id = node.agent_id.clone().unwrap_or_default();
         let agent = self.p.agents.get_with_system_prompt(&agent_id);
