@@ -331,15 +331,12 @@ pub fn node_details(node: &Node) -> Vec<(String, String)> {
             if let Some(a) = &m.agent_id {
                 lines.push(("agent".into(), a.clone()));
             }
-            lines.push(("max parallel".into(), m.max_parallel.to_string()));
+            lines.push(("parallel".into(), m.max_parallel.to_string()));
             lines.push((
                 "max items".into(),
                 m.max_items.map_or("unbounded".into(), |n| n.to_string()),
             ));
-            lines.push((
-                "on item failure".into(),
-                m.on_item_failure.as_str().to_string(),
-            ));
+            lines.push(("if failed".into(), m.on_item_failure.as_str().to_string()));
             if !m.writes.is_empty() {
                 lines.push(("writes".into(), m.writes.join(", ")));
             }
