@@ -233,6 +233,11 @@ static CODES: &[CodeInfo] = &[
         "map limit below 1",
         include_str!("../../../docs/diagnostics/E0122.md"),
     ),
+    e(
+        "E0123",
+        "map node with two bodies",
+        include_str!("../../../docs/diagnostics/E0123.md"),
+    ),
     // names and references: E02xx
     e(
         "E0201",
@@ -415,6 +420,11 @@ static CODES: &[CodeInfo] = &[
         "E0413",
         "map `writes` names no list variable",
         include_str!("../../../docs/diagnostics/E0413.md"),
+    ),
+    e(
+        "E0414",
+        "map body workflow lacks `item` or `result`",
+        include_str!("../../../docs/diagnostics/E0414.md"),
     ),
     // sub-workflows and projects: E05xx
     e(

@@ -314,11 +314,11 @@ fn catalogue_covers_the_spec() {
     range("E", 1, 6);
     range("E", 10, 16);
     range("E", 101, 114);
-    range("E", 120, 122);
+    range("E", 120, 123);
     range("E", 201, 213);
     range("E", 301, 313);
     range("E", 401, 408);
-    range("E", 412, 413);
+    range("E", 412, 414);
     range("E", 501, 510);
     range("E", 901, 909);
     range("W", 1, 1);

@@ -331,6 +331,9 @@ pub fn node_details(node: &Node) -> Vec<(String, String)> {
             if let Some(a) = &m.agent_id {
                 lines.push(("agent".into(), a.clone()));
             }
+            if let Some(t) = &m.target {
+                lines.push(("workflow".into(), t.clone()));
+            }
             lines.push(("parallel".into(), m.max_parallel.to_string()));
             lines.push((
                 "max items".into(),

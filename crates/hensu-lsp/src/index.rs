@@ -569,7 +569,7 @@ impl Walker<'_> {
                 "compensation",
             ) => self.occ(SymKind::Compensation, value, Role::Compensates, stmt),
             (BlockKind::Consensus, "judge") => self.occ(SymKind::Agent, value, Role::Judge, stmt),
-            (BlockKind::SubWorkflowNode, "target") => {
+            (BlockKind::SubWorkflowNode | BlockKind::MapNode, "target") => {
                 if let Some((v, span, quoted)) = string_of(value) {
                     self.index.occs.push(Occ {
                         kind: SymKind::Workflow,

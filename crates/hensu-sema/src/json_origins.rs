@@ -114,6 +114,7 @@ fn node_origin(m: &Map<'_>, id: &str, node: &Node, fallback: Span) -> NodeOrigin
         ("nodeTimeoutMs", "timeout"),
         ("retryBackoffMs", "backoff"),
         ("over", "over"),
+        ("result", "result"),
         ("maxParallel", "maxParallel"),
         ("maxItems", "maxItems"),
         ("onItemFailure", "onItemFailure"),

@@ -453,6 +453,8 @@ fn a_map_visit_rebuilds_one_agent_call_per_gathered_item() {
             over: "papers".into(),
             agent_id: Some("summarizer".into()),
             prompt: Some("Summarize {item}".into()),
+            target: None,
+            result: None,
             max_parallel: 2,
             max_items: Some(5),
             on_item_failure: ItemFailure::Collect,

@@ -104,6 +104,16 @@ impl Node {
         }
     }
 
+    /// The workflow this node runs as a child: a sub-workflow node's target, or a map node's
+    /// sub-workflow body (docs/language.md, *Map over a list*).
+    pub fn called_workflow(&self) -> Option<&str> {
+        match self {
+            Node::SubWorkflow(s) => Some(s.workflow_id.as_str()),
+            Node::Map(m) => m.target.as_deref(),
+            _ => None,
+        }
+    }
+
     /// Whether this is an end node.
     pub fn is_end(&self) -> bool {
         matches!(self, Node::End(_))
@@ -309,6 +319,11 @@ pub struct MapNode {
     pub agent_id: Option<String>,
     /// The prompt of each item; `{item}` and `{index}` are the item and its 0-based position.
     pub prompt: Option<String>,
+    /// The body as a sub-workflow instead of an agent: the child workflow run once per item,
+    /// on the inputs `item` and `index`.
+    pub target: Option<String>,
+    /// With `target`: the child's variable whose value is the item's answer.
+    pub result: Option<String>,
     /// How many items run at a time (at least 1: E0122).
     pub max_parallel: i64,
     /// The most items a run may hold (a longer list fails the node); the static bound
@@ -327,6 +342,8 @@ impl Default for MapNode {
             over: String::new(),
             agent_id: None,
             prompt: None,
+            target: None,
+            result: None,
             max_parallel: 1,
             max_items: None,
             on_item_failure: ItemFailure::Fail,

@@ -431,6 +431,10 @@ struct MapDto<'a> {
     agent_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    workflow_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a str>,
     max_parallel: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_items: Option<i64>,
@@ -521,6 +525,8 @@ impl<'a> From<&'a Node> for NodeDto<'a> {
                 over: &n.over,
                 agent_id: non_empty(&n.agent_id),
                 prompt: non_empty(&n.prompt),
+                workflow_id: non_empty(&n.target),
+                result: non_empty(&n.result),
                 max_parallel: n.max_parallel,
                 max_items: n.max_items,
                 on_item_failure: n.on_item_failure.as_str(),

@@ -318,6 +318,7 @@ fn node() -> impl Strategy<Value = Node> {
             ident(),
             prop::option::of(ident()),
             prop::option::of(text()),
+            prop::option::of((ident(), ident())),
         ),
         (
             -2..20i64,
@@ -328,12 +329,18 @@ fn node() -> impl Strategy<Value = Node> {
         rules(),
     )
         .prop_map(
-            |((id, over, agent_id, prompt), (max_parallel, max_items, policy, writes), rules)| {
+            |(
+                (id, over, agent_id, prompt, child),
+                (max_parallel, max_items, policy, writes),
+                rules,
+            )| {
                 Node::Map(MapNode {
                     id,
                     over,
                     agent_id,
                     prompt,
+                    target: child.as_ref().map(|(t, _)| t.clone()),
+                    result: child.map(|(_, r)| r),
                     max_parallel,
                     max_items,
                     on_item_failure: policy,

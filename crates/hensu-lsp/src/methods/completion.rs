@@ -487,7 +487,7 @@ impl Engine {
                     | BlockKind::SubWorkflowNode,
                     "compensation",
                 ) => return b.compensations(quote),
-                (BlockKind::SubWorkflowNode, "target") => {
+                (BlockKind::SubWorkflowNode | BlockKind::MapNode, "target") => {
                     return self.workflow_ids(b, quote, uri);
                 }
                 _ => {}

@@ -27,10 +27,11 @@ impl Agent for ItemAgent {
         &self.config
     }
     async fn execute(&self, req: AgentRequest<'_>) -> Result<AgentResponse, AgentError> {
-        let item = req
-            .prompt
+        // The first line: a child's standard node appends its output requirement.
+        let first = req.prompt.lines().next().unwrap_or("");
+        let item = first
             .strip_prefix("Summarize ")
-            .unwrap_or(req.prompt)
+            .unwrap_or(first)
             .to_string();
         self.items.asked.lock().unwrap().push(item.clone());
         {
@@ -95,6 +96,8 @@ fn map_wf(max_parallel: i64, max_items: Option<i64>, policy: ItemFailure) -> Wor
                 over: "papers".into(),
                 agent_id: Some("summarizer".into()),
                 prompt: Some("Summarize {item} #{index}".into()),
+                target: None,
+                result: None,
                 max_parallel,
                 max_items,
                 on_item_failure: policy,
@@ -325,4 +328,60 @@ async fn settled_items_are_recorded_and_a_resumed_node_runs_only_the_rest() {
         r.state.context["summaries"],
         clean.state.context["summaries"]
     );
+}
+
+/// A sub-workflow body: the child runs once per item on `item` and `index`, its `result`
+/// variable is the item's answer, gathered in order; a child that fails fails its item.
+#[tokio::test(start_paused = true)]
+async fn a_sub_workflow_body_runs_the_child_per_item_and_gathers_its_result() {
+    let mut child = workflow(
+        "work",
+        vec![
+            node(
+                "work",
+                "Summarize {item} #{index}",
+                &["summary"],
+                vec![success("done")],
+            ),
+            end("done", ExitStatus::Success),
+        ],
+    );
+    child.id = "one".into();
+    let mut wf = map_wf(2, Some(10), ItemFailure::Collect);
+    if let Some(Node::Map(m)) = wf.nodes.get_mut("summarize") {
+        m.agent_id = None;
+        m.prompt = None;
+        m.target = Some("one".into());
+        m.result = Some("summary".into());
+    }
+    let items = Arc::new(Items::default());
+    let provider = Arc::new(ItemProvider(items.clone()));
+    let repo: MapRepository = [child].into_iter().collect();
+    let h = harness_with(&Script::new(), |b| {
+        b.provider(provider).workflows(Arc::new(repo))
+    });
+    let r = h.run(&wf, json!({"papers": ["a:2", "bad", "c:1"]})).await;
+    assert_eq!(completed(&r), (ExitStatus::Success, "done".into()));
+    assert_eq!(
+        r.state.context["summaries"],
+        json!(["S(a:2 #0)", null, "S(c:1 #2)"]),
+        "in order; the failed child keeps its place under COLLECT"
+    );
+    assert_eq!(*items.asked.lock().unwrap(), ["a:2 #0", "bad #1", "c:1 #2"]);
+    // The child's failed node has no failure route: its run fails, and with it the item.
+    assert_eq!(r.state.context["failed_items"][0]["index"], 1);
+    let error = r.state.context["failed_items"][0]["error"]
+        .as_str()
+        .unwrap();
+    assert!(error.contains("No valid transition from work"), "{error}");
+
+    // An unknown child fails every item, naming it.
+    let h = harness_with(&Script::new(), |b| {
+        b.workflows(Arc::new(MapRepository::new()))
+    });
+    let r = h.run(&wf, json!({"papers": ["x"]})).await;
+    let error = r.state.context["failed_items"][0]["error"]
+        .as_str()
+        .unwrap();
+    assert!(error.contains("Sub-workflow not found: one"), "{error}");
 }

@@ -1,14 +1,18 @@
 //! Map nodes (docs/language.md, *Map over a list*): E0120 (a blank `over`; a missing one is the
-//! lowering's), E0121 (no agent or no prompt), E0122 (`maxParallel` or `maxItems` below 1),
+//! lowering's), E0121 (no agent or no prompt; a sub-workflow body without `result`), E0123
+//! (an agent body and a sub-workflow body at once), E0122 (`maxParallel` or `maxItems` below 1),
 //! E0412 (`over` names no LIST_STRING variable), E0413 (`writes` names no LIST_STRING
-//! variable, or more than one) and W0336 (no `maxItems`: the static bound is unbounded).
+//! variable, or more than one) and W0336 (no `maxItems`: the static bound is unbounded); for a
+//! sub-workflow body, from the project check, E0501 (unknown child) and E0414 (the child
+//! declares no `item` or no `result` variable).
 //! An undeclared `writes` name is E0402 and the prompt's placeholders E0403, as for a standard
 //! node (`check/state.rs`, where `{item}` and `{index}` are the map's own).
 
 use hensu_diagnostics::{Diagnostic, Span, codes};
-use hensu_ir::{MapNode, Node, VarType};
+use hensu_ir::{MapNode, Node, VarType, Workflow};
 
 use super::Ctx;
+use crate::origins::Origins;
 use crate::suggest::help_and_fix;
 
 pub(super) fn check(cx: &mut Ctx<'_>) {
@@ -81,8 +85,39 @@ fn over(cx: &mut Ctx<'_>, id: &str, m: &MapNode) {
     cx.emit(d);
 }
 
-/// E0121: the body (an agent and its prompt) is missing.
+/// E0121: the body (an agent and its prompt, or a sub-workflow and its result) is missing;
+/// E0123: both are given.
 fn body(cx: &mut Ctx<'_>, id: &str, m: &MapNode) {
+    let given = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.trim().is_empty());
+    if given(&m.target) {
+        let mixed: Vec<&str> = [("agent", &m.agent_id), ("prompt", &m.prompt)]
+            .into_iter()
+            .filter(|(_, v)| v.is_some())
+            .map(|(k, _)| k)
+            .collect();
+        if let Some(first) = mixed.first() {
+            let d = Diagnostic::new(
+                codes::E0123,
+                format!("map node `{id}` has both a sub-workflow body and `{first}`"),
+                cx.prop_span(id, first),
+                "the items run the `target` workflow, not an agent",
+            )
+            .with_label(cx.prop_span(id, "target"), "the sub-workflow body")
+            .with_help("keep either `target` (with `result`) or `agent` and `prompt`");
+            cx.emit(d);
+        }
+        if !given(&m.result) {
+            let d = Diagnostic::new(
+                codes::E0121,
+                format!("map node `{id}` has no `result`"),
+                cx.prop_span(id, "target"),
+                "which of the child's variables is the item's answer?",
+            )
+            .with_help("add `result = \"variable\"`, naming a variable the child workflow writes");
+            cx.emit(d);
+        }
+        return;
+    }
     let missing: Vec<&str> = [
         ("agent", m.agent_id.as_deref()),
         ("prompt", m.prompt.as_deref()),
@@ -183,4 +218,78 @@ fn writes(cx: &mut Ctx<'_>, id: &str, m: &MapNode) {
         "declare `{name}` with `VarType.LIST_STRING`: the answers are gathered into a list, in the order of the items"
     ));
     cx.emit(d);
+}
+
+/// The project check of a map node's sub-workflow body (`target`, with `child` the workflow
+/// compiled with this one under that id): E0501 when there is none, E0414 when it declares no
+/// `item` or no `result` variable. `names` are the project's workflow ids.
+pub(super) fn child(
+    origins: &Origins,
+    m: &MapNode,
+    target: &str,
+    child: Option<&Workflow>,
+    names: &[&str],
+) -> Vec<Diagnostic> {
+    let span = origins
+        .nodes
+        .get(&m.id)
+        .and_then(|n| n.props.get("target").copied())
+        .unwrap_or_else(|| origins.node_id(&m.id));
+    let Some(child) = child else {
+        let d = Diagnostic::new(
+            codes::E0501,
+            format!("unknown sub-workflow `{target}`"),
+            span,
+            "no workflow with this id is compiled with this one",
+        );
+        let (d, suggested) = help_and_fix(d, target, span, names.iter().copied());
+        let d = if suggested {
+            d
+        } else {
+            d.with_help("compile the child workflow together with this one (pass its file, or put it in `workflows/`)")
+        };
+        return vec![d];
+    };
+    let Some(schema) = child.state_schema.as_ref() else {
+        return Vec::new(); // no schema: variables are not checked
+    };
+    let mut out = Vec::new();
+    if schema.variable("item").is_none() {
+        out.push(
+            Diagnostic::new(
+                codes::E0414,
+                format!("the map body `{target}` declares no `item`"),
+                span,
+                "each item is passed to this workflow as `item`",
+            )
+            .with_help(format!(
+                "declare `input(\"item\", VarType.STRING)` in `{target}` (and `index` to see the position)"
+            )),
+        );
+    }
+    if let Some(result) = m.result.as_deref().filter(|r| !r.trim().is_empty())
+        && schema.variable(result).is_none()
+    {
+        let at = origins
+            .nodes
+            .get(&m.id)
+            .and_then(|n| n.props.get("result").copied())
+            .unwrap_or(span);
+        let d = Diagnostic::new(
+            codes::E0414,
+            format!("the map body `{target}` declares no variable `{result}`"),
+            at,
+            "the item's answer is read from this variable of the child",
+        );
+        let names = schema.variables.iter().map(|v| v.name.as_str());
+        let (d, suggested) = help_and_fix(d, result, at, names);
+        out.push(if suggested {
+            d
+        } else {
+            d.with_help(format!(
+                "declare `variable(\"{result}\", VarType.STRING)` in `{target}` and write it there"
+            ))
+        });
+    }
+    out
 }

@@ -81,6 +81,16 @@ pub fn check_project(units: &[ProjectUnit<'_>]) -> Vec<Diagnostic> {
     let mut unit_diags: Vec<Vec<Diagnostic>> = vec![Vec::new(); units.len()];
     for (u, unit) in units.iter().enumerate() {
         for node in unit.workflow.nodes.values() {
+            if let Node::Map(m) = node {
+                let child = m.target.as_deref().map(|t| (t, resolve(t)));
+                if let Some((target, child)) = child {
+                    let names: Vec<&str> = by_id.keys().copied().collect();
+                    let child = child.map(|c| units[c].workflow);
+                    let diags = super::map::child(unit.origins, m, target, child, &names);
+                    unit_diags[u].extend(diags.into_iter().map(|d| d.in_file(unit.file)));
+                }
+                continue;
+            }
             let Node::SubWorkflow(s) = node else { continue };
             if s.workflow_id.is_empty() {
                 continue; // E0105 (the lowering's)

@@ -17,7 +17,7 @@ pub(super) const MAP: &[StatementSpec] = &[
         V::String,
         false,
         "agent = \"agentId\"",
-        "The agent run once per item (required).",
+        "The agent run once per item (or a sub-workflow: `target`).",
     ),
     prop(
         "prompt",
@@ -25,6 +25,20 @@ pub(super) const MAP: &[StatementSpec] = &[
         false,
         "prompt = \"… {item} …\" | \"file.md\"",
         "The prompt of each item: `{item}` is the item, `{index}` its position (from 0); other `{name}` placeholders are filled from the state.",
+    ),
+    prop(
+        "target",
+        V::String,
+        false,
+        "target = \"workflow-id\"",
+        "The body as a sub-workflow instead of an agent: the child workflow run once per item, on its inputs `item` and `index`.",
+    ),
+    prop(
+        "result",
+        V::String,
+        false,
+        "result = \"variable\"",
+        "With `target`: the child's variable whose value is the item's answer.",
     ),
     prop(
         "maxParallel",

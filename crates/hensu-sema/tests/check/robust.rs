@@ -201,6 +201,8 @@ fn node() -> impl Strategy<Value = Node> {
                 over: xs.first().cloned().unwrap_or_default(),
                 agent_id: ys.first().cloned(),
                 prompt: flag.then(|| "{item} {index} {a} {".into()),
+                target: None,
+                result: None,
                 max_parallel: rules.len() as i64 - 1,
                 max_items: flag.then_some(xs.len() as i64 - 1),
                 on_item_failure: ItemFailure::Collect,

@@ -233,13 +233,20 @@ pub fn render_mermaid(workflow: &Workflow, inherited: &Inherited) -> String {
             Node::Generic(g) => format!("{id}{{{{\"{raw}\\n[{}]\"}}}}", g.executor_type),
             Node::Action(a) => format!("{id}[/\"{raw}\\n(action: {})\"/]", a.actions.len()),
             Node::SubWorkflow(s) => format!("{id}[(\"{raw}\\n[sub: {}]\")]", s.workflow_id),
-            Node::Map(m) => format!(
-                "{id}[[\"{raw}\\n(map over {}: {})\\n[{}]\"]]",
-                m.over,
-                m.max_items
-                    .map_or("unbounded".to_string(), |n| format!("≤ {n} items")),
-                m.agent_id.as_deref().unwrap_or("")
-            ),
+            Node::Map(m) => {
+                let body = match (&m.target, &m.agent_id) {
+                    (Some(t), _) => format!("sub: {t}"),
+                    (None, Some(a)) => a.clone(),
+                    (None, None) => String::new(),
+                };
+                let items = m
+                    .max_items
+                    .map_or("unbounded".to_string(), |n| format!("≤ {n} items"));
+                format!(
+                    "{id}[[\"{raw}\\n(map over {}: {items})\\n[{body}]\"]]",
+                    m.over
+                )
+            }
         };
         let _ = writeln!(out, "    {shape}");
         styles.push(id);

@@ -166,6 +166,8 @@ impl Reader<'_> {
                 over: self.req_str(m, path, "over")?,
                 agent_id: self.opt_str(m, path, "agentId")?,
                 prompt: self.opt_str(m, path, "prompt")?,
+                target: self.opt_str(m, path, "workflowId")?,
+                result: self.opt_str(m, path, "result")?,
                 max_parallel: self.i64_or(m, path, "maxParallel", 1)?,
                 max_items: self.opt_i64(m, path, "maxItems")?,
                 on_item_failure: self.enum_value(

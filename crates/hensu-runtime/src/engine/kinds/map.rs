@@ -17,7 +17,7 @@ use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::task::Poll;
 
-use hensu_ir::{ItemFailure, MapNode};
+use hensu_ir::{ItemFailure, MapNode, SubWorkflowNode};
 use indexmap::IndexMap;
 use serde_json::Value;
 
@@ -25,6 +25,7 @@ use crate::engine::branches::BoxFuture;
 use crate::engine::{Exec, Flow, Prepared};
 use crate::error::RuntimeError;
 use crate::events::Event;
+use crate::run_types::CancelToken;
 use crate::state::{BranchOutcome, FinishedBranch, Nested, NodeResult, NodeStatus, RunState};
 use crate::template::resolve;
 use crate::validate::validate_output;
@@ -93,6 +94,7 @@ pub(crate) async fn execute_map(
     p: &Prepared,
     node: &MapNode,
     state: &mut RunState,
+    cancel: &CancelToken,
     flow: Flow<'_>,
 ) -> Result<NodeResult, RuntimeError> {
     state.context.shift_remove("_prompt_override");
@@ -124,6 +126,7 @@ pub(crate) async fn execute_map(
         node,
         items: &items,
         base: &state.context,
+        cancel,
     };
     let node_id = node.id.as_str();
     let outcomes = schedule(
@@ -153,11 +156,12 @@ struct ItemRuns<'a, 'r> {
     node: &'a MapNode,
     items: &'a [String],
     base: &'a Context,
+    cancel: &'a CancelToken,
 }
 
 impl<'a, 'r> ItemRuns<'a, 'r> {
     /// The future of item `i` on its own copy of the context (`item`, `index` set).
-    fn start(&self, i: usize) -> impl Future<Output = BranchOutcome> + use<'a, 'r> {
+    fn start(&self, i: usize) -> BoxFuture<'a, BranchOutcome> {
         let (engine, node) = (self.engine, self.node);
         let mut ctx = self.base.clone();
         set_current_node(&mut ctx, &node.id);
@@ -167,11 +171,14 @@ impl<'a, 'r> ItemRuns<'a, 'r> {
             crate::stub::CURRENT_BRANCH_KEY.into(),
             Value::String(format!("{}[{i}]", node.id)),
         );
+        let id = i.to_string();
+        if let Some(target) = &node.target {
+            return Box::pin(child_item(engine, node, target, ctx, self.cancel, id));
+        }
         let prompt = resolve(node.prompt.as_deref().unwrap_or(""), &ctx);
         let agent_id = node.agent_id.clone().unwrap_or_default();
         let agent = self.p.agents.get_with_system_prompt(&agent_id);
-        let id = i.to_string();
-        async move {
+        Box::pin(async move {
             let Some((agent, system_prompt)) = agent else {
                 return failed(id, format!("Agent not found: {agent_id}"));
             };
@@ -205,7 +212,62 @@ impl<'a, 'r> ItemRuns<'a, 'r> {
                 error: None,
                 yields: IndexMap::new(),
             }
+        })
+    }
+}
+
+/// One item run by a sub-workflow body: the child `target` on the inputs `item` and `index`
+/// (as a sub-workflow node would run it, without checkpoints of its own: a resumed node runs
+/// an unrecorded item's child again from its start), its `result` variable the answer.
+async fn child_item(
+    engine: &Exec<'_>,
+    node: &MapNode,
+    target: &str,
+    ctx: Context,
+    cancel: &CancelToken,
+    id: String,
+) -> BranchOutcome {
+    let call = SubWorkflowNode {
+        id: node.id.clone(),
+        workflow_id: target.to_string(),
+        target_version: None,
+        input_mapping: [("item", "item"), ("index", "index")]
+            .into_iter()
+            .map(|(c, p)| (c.to_string(), p.to_string()))
+            .collect(),
+        output_mapping: Default::default(),
+        transition_rules: Vec::new(),
+    };
+    let mut item_state = RunState::new(String::new(), String::new(), node.id.clone(), ctx);
+    let ran = super::subworkflow::execute_subworkflow(
+        engine,
+        &call,
+        &mut item_state,
+        cancel,
+        Flow::Detached,
+        None,
+    )
+    .await;
+    let result = node.result.as_deref().unwrap_or("");
+    match ran {
+        Ok(r) if r.status == NodeStatus::Success => {
+            match r.output.as_ref().and_then(|o| o.get(result)) {
+                Some(v) if !v.is_null() => BranchOutcome {
+                    id,
+                    success: true,
+                    output: Some(render(v).into_owned()),
+                    error: None,
+                    yields: IndexMap::new(),
+                },
+                _ => failed(id, format!("the sub-workflow '{target}' set no `{result}`")),
+            }
         }
+        Ok(r) if r.status == NodeStatus::Pending => failed(
+            id,
+            format!("the sub-workflow '{target}' paused (a map item cannot wait for a review)"),
+        ),
+        Ok(r) => failed(id, r.error.unwrap_or_else(|| "failed".into())),
+        Err(e) => failed(id, e.to_string()),
     }
 }
 

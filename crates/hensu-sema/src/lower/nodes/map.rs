@@ -44,6 +44,18 @@ impl Lowerer<'_> {
                     o.props.insert("prompt", value.span);
                     this.assign_prompt(value, &what, &mut n.prompt, &mut o.placeholders);
                 }
+                ("target", Shape::Assign { value, .. }) => {
+                    o.props.insert("target", value.span);
+                    if let Ok(v) = this.opt_string(value, &what) {
+                        n.target = v;
+                    }
+                }
+                ("result", Shape::Assign { value, .. }) => {
+                    o.props.insert("result", value.span);
+                    if let Ok(v) = this.opt_string(value, &what) {
+                        n.result = v;
+                    }
+                }
                 ("maxParallel", Shape::Assign { value, .. }) => {
                     o.props.insert("maxParallel", value.span);
                     if let Some(v) = this.int(value, &what) {
