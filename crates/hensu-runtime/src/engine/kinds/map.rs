@@ -1,5 +1,5 @@
-//! Map nodes: an agent run once per item of a list variable (docs/language.md, *Map over a
-//! list*).
+//! Map nodes: an agent, or a sub-workflow, run once per item of a list variable
+//! (docs/language.md, *Map over a list*).
 //!
 //! The items start in list order, at most `maxParallel` at a time, each on its own copy of the
 //! context with `item` and `index` set. Every settled item is an `item_settled` event and,
