@@ -11,7 +11,7 @@
 use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::{MapNode, Node, VarType, Workflow};
 
-use super::Ctx;
+use super::{Ctx, InputKind};
 use crate::origins::Origins;
 use crate::suggest::help_and_fix;
 
@@ -28,12 +28,13 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
 
 /// E0120 for a blank `over`, E0412 for one that names no LIST_STRING variable.
 fn over(cx: &mut Ctx<'_>, id: &str, m: &MapNode) {
-    let Some(origin) = cx.node_origin(id) else {
-        return;
-    };
-    let Some(span) = origin.props.get("over").copied() else {
+    let written = cx
+        .node_origin(id)
+        .is_some_and(|o| o.props.contains_key("over"));
+    if !written && cx.input != InputKind::Json {
         return; // E0120, the lowering's
-    };
+    }
+    let span = cx.prop_span(id, "over");
     let name = m.over.as_str();
     if name.trim().is_empty() {
         let d = Diagnostic::new(
