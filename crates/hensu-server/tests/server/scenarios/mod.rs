@@ -400,6 +400,15 @@ pub async fn map_items_are_recorded_and_gathered_in_order(s: Server) {
     let done = evs.last().expect("last");
     assert_eq!(done.kind(), "execution.completed", "{evs:?}");
     assert_eq!(done.data["success"], true);
+    // The stream shows each settled item as a step of the map node (its run-log row).
+    let item_steps = evs
+        .iter()
+        .filter(|e| e.kind() == "execution.step" && e.data["nodeId"] == "summarize")
+        .count();
+    assert_eq!(
+        item_steps, 4,
+        "the boundary before the node and one per item: {evs:?}"
+    );
     let log = s.store().read_log(&id, 0, 1_000).await.expect("log");
     let item_rows: Vec<String> = log
         .iter()
