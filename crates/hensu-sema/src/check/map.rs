@@ -3,8 +3,9 @@
 //! (an agent body and a sub-workflow body at once), E0122 (`maxParallel` or `maxItems` below 1),
 //! E0412 (`over` names no LIST_STRING variable), E0413 (`writes` names no LIST_STRING
 //! variable, or more than one) and W0336 (no `maxItems`: the static bound is unbounded); for a
-//! sub-workflow body, from the project check, E0501 (unknown child) and E0414 (the child
-//! declares no `item` or no `result` variable).
+//! sub-workflow body, from the project check, E0501 (unknown child), E0502 (a reference cycle,
+//! the project check's graph) and E0414 (the child declares no `item` or no `result`
+//! variable).
 //! An undeclared `writes` name is E0402 and the prompt's placeholders E0403, as for a standard
 //! node (`check/state.rs`, where `{item}` and `{index}` are the map's own).
 
