@@ -218,6 +218,26 @@ static CODES: &[CodeInfo] = &[
         "dependencies in a consensus parallel node",
         include_str!("../../../docs/diagnostics/E0114.md"),
     ),
+    e(
+        "E0120",
+        "map node without a list",
+        include_str!("../../../docs/diagnostics/E0120.md"),
+    ),
+    e(
+        "E0121",
+        "map node without a body",
+        include_str!("../../../docs/diagnostics/E0121.md"),
+    ),
+    e(
+        "E0122",
+        "map limit below 1",
+        include_str!("../../../docs/diagnostics/E0122.md"),
+    ),
+    e(
+        "E0123",
+        "map node with two bodies",
+        include_str!("../../../docs/diagnostics/E0123.md"),
+    ),
     // names and references: E02xx
     e(
         "E0201",
@@ -390,6 +410,21 @@ static CODES: &[CodeInfo] = &[
         "E0408",
         "`runIf` names no Boolean variable",
         include_str!("../../../docs/diagnostics/E0408.md"),
+    ),
+    e(
+        "E0412",
+        "map `over` names no list variable",
+        include_str!("../../../docs/diagnostics/E0412.md"),
+    ),
+    e(
+        "E0413",
+        "map `writes` names no list variable",
+        include_str!("../../../docs/diagnostics/E0413.md"),
+    ),
+    e(
+        "E0414",
+        "map body workflow lacks `item` or `result`",
+        include_str!("../../../docs/diagnostics/E0414.md"),
     ),
     // sub-workflows and projects: E05xx
     e(
@@ -690,6 +725,11 @@ static CODES: &[CodeInfo] = &[
         "W0332",
         "tool without a declared call policy",
         include_str!("../../../docs/diagnostics/W0332.md"),
+    ),
+    w(
+        "W0336",
+        "map node without `maxItems`",
+        include_str!("../../../docs/diagnostics/W0336.md"),
     ),
     // tools: W06xx (need the configured MCP servers; `hensuc check` without `--offline`)
     w(

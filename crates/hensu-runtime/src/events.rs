@@ -196,6 +196,15 @@ pub enum Event<'a> {
         success: bool,
         reason: &'a str,
     },
+    /// One item of a map node settled (docs/language.md, *Map over a list*): its answer was
+    /// gathered (`success`), or it failed with `error`.
+    ItemSettled {
+        node_id: &'a str,
+        index: u64,
+        success: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'a str>,
+    },
     ActionExecuted {
         node_id: &'a str,
         /// `send:<handler>` or `execute:<command>`.

@@ -306,6 +306,13 @@ fn agent_calls(
                 .filter(|b| !p.is_dag() || dag_branch_ran(output, &b.id))
                 .map(|b| (Some(b.id.clone()), b.agent_id.clone())),
         ),
+        // A map's items by position (docs/language.md, *Map over a list*): one call per place
+        // of the gathered list; an item left out (SKIP, or a failed node) has no place in it.
+        Some(Node::Map(m)) => {
+            let places = output.and_then(|o| o.as_array()).map_or(0, Vec::len);
+            let agent = m.agent_id.clone().unwrap_or_default();
+            calls.extend((0..places).map(|i| (Some(i.to_string()), agent.clone())));
+        }
         _ => {}
     }
     let single = calls.len() == 1;

@@ -505,6 +505,55 @@ fn tool_loop_calls_are_execute_tool_spans_live_and_rebuilt() {
     );
     let (wf, rec) = (workflow(), record());
     let rebuilt = rebuild(&RunLog {
+/// A map over a list (docs/language.md, *Map over a list*): the rebuilt visit has a chat span
+/// for each place of the gathered list (the item's position as its branch), with the map's
+/// agent; the visit's span names the map kind.
+#[test]
+fn a_map_visit_rebuilds_one_agent_call_per_gathered_item() {
+    let mut wf = workflow();
+    wf.agents.insert(
+        "summarizer".into(),
+        AgentConfig::new("summarizer", "Worker", "gpt-4o"),
+    );
+    wf.nodes.insert(
+        "write".into(),
+        Node::Map(MapNode {
+            id: "write".into(),
+            over: "papers".into(),
+            agent_id: Some("summarizer".into()),
+            prompt: Some("Summarize {item}".into()),
+            target: None,
+            result: None,
+            max_parallel: 2,
+            max_items: Some(5),
+            on_item_failure: ItemFailure::Collect,
+            writes: vec!["summaries".into()],
+            transition_rules: vec![TransitionRule::Success {
+                target_node: "done".into(),
+                with_feedback: false,
+            }],
+        }),
+    );
+    let mut visit = history();
+    visit.usage = None;
+    visit.output = Some(json!(["S0", null, "S2"]));
+    let step = StateDelta::new().push(&["history"], serde_json::to_value(visit).unwrap());
+    let entries = vec![
+        LogEntry {
+            meta: meta(1, LogKind::Step, RunStatus::Running, 1_002),
+            output: None,
+            delta: Some(StateDelta::new()),
+            started_at: None,
+        },
+        LogEntry {
+            meta: meta(2, LogKind::Step, RunStatus::Completed, 1_008),
+            output: None,
+            delta: Some(step),
+            started_at: None,
+        },
+    ];
+    let rec = record();
+    let log = RunLog {
         run: run_info(),
         record: &rec,
         workflow: &wf,
@@ -531,4 +580,17 @@ fn tool_loop_calls_are_execute_tool_spans_live_and_rebuilt() {
         Attr::Str("execute_tool".into())
     );
     assert_eq!(tool.attributes["hensu.tool.call_index"], Attr::Int(1));
+    };
+    let trace = rebuild(&log);
+    let chats = trace
+        .spans
+        .iter()
+        .filter(|s| s.name.starts_with("chat"))
+        .count();
+    assert_eq!(chats, 3, "one call per place of the gathered list");
+    assert!(
+        trace.spans.iter().any(|s| s.name == "map write"),
+        "{:?}",
+        trace.spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+    );
 }

@@ -294,12 +294,8 @@ fn pull_references(
             .iter()
             .filter(|_| wanted.sub_workflows)
             .flat_map(|w| w.nodes.values())
-            .filter_map(|n| match n {
-                hensu_ir::Node::SubWorkflow(s) if !s.workflow_id.is_empty() => {
-                    Some(s.workflow_id.clone())
-                }
-                _ => None,
-            })
+            .filter_map(|n| n.called_workflow().filter(|id| !id.is_empty()))
+            .map(str::to_string)
             .chain(
                 units[next]
                     .extension

@@ -306,10 +306,8 @@ fn network_access(
 
 /// The workflow ids a workflow's sub-workflow nodes name.
 fn children(workflow: &Workflow) -> impl Iterator<Item = &str> {
-    workflow.nodes.values().filter_map(|n| match n {
-        Node::SubWorkflow(s) => Some(s.workflow_id.as_str()),
-        _ => None,
-    })
+    // A map node's sub-workflow body too (docs/language.md, *Map over a list*).
+    workflow.nodes.values().filter_map(Node::called_workflow)
 }
 
 /// The workflows `main`'s sub-workflow nodes can call: those of `candidates` reachable from

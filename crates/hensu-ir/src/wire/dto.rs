@@ -294,6 +294,7 @@ enum NodePayload<'a> {
     Fork(ForkDto<'a>),
     Join(JoinDto<'a>),
     SubWorkflow(SubWorkflowDto<'a>),
+    Map(MapDto<'a>),
 }
 
 #[derive(Serialize)]
@@ -421,6 +422,28 @@ struct SubWorkflowDto<'a> {
     transition_rules: Vec<RuleDto<'a>>,
 }
 
+/// hensu extension `MAP` (docs/language.md, *Map over a list*); upstream has no such node.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MapDto<'a> {
+    over: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    workflow_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a str>,
+    max_parallel: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_items: Option<i64>,
+    on_item_failure: &'static str,
+    #[serde(skip_serializing_if = "is_empty")]
+    writes: &'a [String],
+    transition_rules: Vec<RuleDto<'a>>,
+}
+
 fn rules(rules: &[TransitionRule]) -> Vec<RuleDto<'_>> {
     rules.iter().map(RuleDto::from).collect()
 }
@@ -496,6 +519,18 @@ impl<'a> From<&'a Node> for NodeDto<'a> {
                 target_version: non_empty(&n.target_version),
                 input_mapping: &n.input_mapping,
                 output_mapping: &n.output_mapping,
+                transition_rules: rules(&n.transition_rules),
+            }),
+            Node::Map(n) => NodePayload::Map(MapDto {
+                over: &n.over,
+                agent_id: non_empty(&n.agent_id),
+                prompt: non_empty(&n.prompt),
+                workflow_id: non_empty(&n.target),
+                result: non_empty(&n.result),
+                max_parallel: n.max_parallel,
+                max_items: n.max_items,
+                on_item_failure: n.on_item_failure.as_str(),
+                writes: &n.writes,
                 transition_rules: rules(&n.transition_rules),
             }),
         };

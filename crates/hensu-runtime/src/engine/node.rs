@@ -65,6 +65,12 @@ impl Exec<'_> {
                 .await
             }
             Node::Join(j) => Ok(super::kinds::join::execute_join(j, state)),
+            Node::Map(m) => {
+                Box::pin(super::kinds::map::execute_map(
+                    self, p, m, state, cancel, flow,
+                ))
+                .await
+            }
             Node::SubWorkflow(s) => {
                 super::kinds::subworkflow::execute_subworkflow(self, s, state, cancel, flow, resume)
                     .await

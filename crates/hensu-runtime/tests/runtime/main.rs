@@ -24,6 +24,7 @@ mod engine_variables;
 mod events;
 mod generic_handlers;
 mod journal;
+mod map;
 mod parallel_consensus;
 mod run_guards;
 mod stubs;

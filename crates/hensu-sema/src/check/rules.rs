@@ -509,5 +509,6 @@ fn kind_phrase(node: &Node) -> &'static str {
         Node::Action(_) => "an action node",
         Node::SubWorkflow(_) => "a sub-workflow node",
         Node::End(_) => "an end node",
+        Node::Map(_) => "a map node",
     }
 }

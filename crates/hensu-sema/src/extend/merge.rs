@@ -324,6 +324,7 @@ fn block_kind(node: &Node) -> Option<BlockKind> {
         Node::Generic(_) => BlockKind::GenericNode,
         Node::Action(_) => BlockKind::ActionNode,
         Node::SubWorkflow(_) => BlockKind::SubWorkflowNode,
+        Node::Map(_) => BlockKind::MapNode,
         Node::End(_) => return None,
     })
 }

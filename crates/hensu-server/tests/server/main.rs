@@ -44,6 +44,7 @@ on_both!(
     start_stream_result,
     parallel_branches_are_recorded,
     dag_branches_are_recorded_as_they_settle,
+    map_items_are_recorded_and_gathered_in_order,
     sse_replays_after_last_event_id,
     review_pause_and_resume,
     resume_body_rules,

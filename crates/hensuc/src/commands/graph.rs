@@ -233,6 +233,20 @@ pub fn render_mermaid(workflow: &Workflow, inherited: &Inherited) -> String {
             Node::Generic(g) => format!("{id}{{{{\"{raw}\\n[{}]\"}}}}", g.executor_type),
             Node::Action(a) => format!("{id}[/\"{raw}\\n(action: {})\"/]", a.actions.len()),
             Node::SubWorkflow(s) => format!("{id}[(\"{raw}\\n[sub: {}]\")]", s.workflow_id),
+            Node::Map(m) => {
+                let body = match (&m.target, &m.agent_id) {
+                    (Some(t), _) => format!("sub: {t}"),
+                    (None, Some(a)) => a.clone(),
+                    (None, None) => String::new(),
+                };
+                let items = m
+                    .max_items
+                    .map_or("unbounded".to_string(), |n| format!("≤ {n} items"));
+                format!(
+                    "{id}[[\"{raw}\\n(map over {}: {items})\\n[{body}]\"]]",
+                    m.over
+                )
+            }
         };
         let _ = writeln!(out, "    {shape}");
         styles.push(id);
@@ -339,6 +353,7 @@ pub fn render_dot(workflow: &Workflow, inherited: &Inherited) -> String {
             Node::Generic(_) => "hexagon",
             Node::Action(_) => "parallelogram",
             Node::SubWorkflow(_) => "box3d",
+            Node::Map(_) => "box",
         };
         let label = format!("{}\n({})", node.id(), node.kind_name());
         let start = if node.id() == workflow.start_node {

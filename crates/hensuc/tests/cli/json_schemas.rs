@@ -192,6 +192,8 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
             r#"{"topic": "schemas", "translate": false}"#,
             "default",
         ),
+        // A map over a list: one `item_settled` per paper.
+        ("paper-digest", r#"{"papers": ["a", "b"]}"#, "default"),
     ] {
         let file = tmp.path().join(format!("{workflow}.jsonl"));
         let run = hensuc()
@@ -230,6 +232,7 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
         "compensation_started",
         "compensation_finished",
         "branch_skipped",
+        "item_settled",
         "run_finished",
     ] {
         assert!(
@@ -246,7 +249,7 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
         .unwrap();
     let runs_json = json_of(&runs);
     let listed = runs_json["runs"].as_array().unwrap();
-    assert_eq!(listed.len(), 5, "{runs_json:#}");
+    assert_eq!(listed.len(), 6, "{runs_json:#}");
     // One run id: the events' `execution_id` is the id `runs` lists.
     let run_ids: std::collections::BTreeSet<String> = listed
         .iter()

@@ -44,6 +44,7 @@ mod tooling;
 #[cfg(unix)]
 mod workers;
 mod workflow_tests;
+mod workflow_tests_stubs;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -6,6 +6,7 @@ mod action;
 mod fork;
 mod generic;
 mod join;
+mod map;
 mod parallel;
 mod standard;
 mod sub_workflow;
@@ -41,6 +42,7 @@ fn node_kind(name: &str) -> Option<BlockKind> {
         "generic" => BlockKind::GenericNode,
         "action" => BlockKind::ActionNode,
         "subWorkflow" => BlockKind::SubWorkflowNode,
+        "map" => BlockKind::MapNode,
         "end" => BlockKind::EndNode,
         _ => return None,
     })
@@ -261,6 +263,7 @@ impl Lowerer<'_> {
             BlockKind::JoinNode => self.join(&id, body, &mut o, &mut sink),
             BlockKind::GenericNode => self.generic(&id, body, &mut o, &mut sink),
             BlockKind::ActionNode => self.action(&id, body, &mut o, &mut sink),
+            BlockKind::MapNode => self.map(&id, body, &mut o, &mut sink),
             _ => self.sub_workflow(&id, body, &mut o, &mut sink),
         };
         let mut node = node;

@@ -211,7 +211,9 @@ pub fn validate(
     };
     let unknown_node = |name: &Spanned<String>, what: &str, allow_agents: bool| {
         let n = name.get_ref();
-        if wf.nodes.contains_key(n) || (allow_agents && wf.agents.contains_key(n)) {
+        if wf.nodes.contains_key(n)
+            || (allow_agents && (wf.agents.contains_key(n) || is_branch_or_item(wf, n)))
+        {
             return None;
         }
         let mut d = Diagnostic::new(
@@ -231,7 +233,7 @@ pub fn validate(
         Some(d)
     };
     for id in spec.stubs.keys() {
-        out.extend(unknown_node(id, "node or agent", true));
+        out.extend(unknown_node(id, "node, branch or agent", true));
     }
     for c in &spec.tool_calls {
         out.extend(unknown_node(&c.node, "node or agent", true));
@@ -322,4 +324,18 @@ pub fn validate(
         }
     }
     out
+}
+
+/// Whether `name` is a branch id of a parallel node or `<map node>[<index>]` (a map item),
+/// which `[stubs]` may name too (docs/testing.md, *Stubs*).
+fn is_branch_or_item(wf: &Workflow, name: &str) -> bool {
+    let item = name
+        .strip_suffix(']')
+        .and_then(|n| n.split_once('['))
+        .filter(|(_, i)| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()));
+    wf.nodes.values().any(|node| match (node, item) {
+        (hensu_ir::Node::Parallel(p), _) => p.branches.iter().any(|b| b.id == name),
+        (hensu_ir::Node::Map(m), Some((id, _))) => m.id == id,
+        _ => false,
+    })
 }
