@@ -505,6 +505,34 @@ fn tool_loop_calls_are_execute_tool_spans_live_and_rebuilt() {
     );
     let (wf, rec) = (workflow(), record());
     let rebuilt = rebuild(&RunLog {
+        run: run_info(),
+        record: &rec,
+        workflow: &wf,
+        entries: &entries,
+        state: None,
+    });
+    let tool = rebuilt
+        .spans
+        .iter()
+        .find(|s| s.name == "execute_tool lookup")
+        .expect("the rebuilt tool span");
+    assert_eq!(tool.span_id, live[0].span_id);
+    assert_eq!(tool.parent_span_id, live[0].parent_span_id);
+    let visit = rebuilt
+        .spans
+        .iter()
+        .find(|s| s.name == "invoke_agent writer")
+        .unwrap();
+    assert_eq!(tool.parent_span_id, Some(visit.span_id));
+    assert_eq!(tool.start_unix_nano, 1_002_000_000);
+    assert_eq!(tool.end_unix_nano, 1_006_000_000);
+    assert_eq!(
+        tool.attributes["gen_ai.operation.name"],
+        Attr::Str("execute_tool".into())
+    );
+    assert_eq!(tool.attributes["hensu.tool.call_index"], Attr::Int(1));
+}
+
 /// A map over a list (docs/language.md, *Map over a list*): the rebuilt visit has a chat span
 /// for each place of the gathered list (the item's position as its branch), with the map's
 /// agent; the visit's span names the map kind.
@@ -559,27 +587,6 @@ fn a_map_visit_rebuilds_one_agent_call_per_gathered_item() {
         workflow: &wf,
         entries: &entries,
         state: None,
-    });
-    let tool = rebuilt
-        .spans
-        .iter()
-        .find(|s| s.name == "execute_tool lookup")
-        .expect("the rebuilt tool span");
-    assert_eq!(tool.span_id, live[0].span_id);
-    assert_eq!(tool.parent_span_id, live[0].parent_span_id);
-    let visit = rebuilt
-        .spans
-        .iter()
-        .find(|s| s.name == "invoke_agent writer")
-        .unwrap();
-    assert_eq!(tool.parent_span_id, Some(visit.span_id));
-    assert_eq!(tool.start_unix_nano, 1_002_000_000);
-    assert_eq!(tool.end_unix_nano, 1_006_000_000);
-    assert_eq!(
-        tool.attributes["gen_ai.operation.name"],
-        Attr::Str("execute_tool".into())
-    );
-    assert_eq!(tool.attributes["hensu.tool.call_index"], Attr::Int(1));
     };
     let trace = rebuild(&log);
     let chats = trace
