@@ -105,6 +105,8 @@ pub struct RecordedAnswers {
     /// Every review is approved (the run was recorded under `auto-approve`).
     auto_approve: bool,
     parallel: HashMap<String, ParallelShape>,
+    /// Map nodes with an agent body: an item's call is keyed by its position (`index`).
+    maps: std::collections::HashSet<String>,
     cursors: Mutex<HashMap<String, u32>>,
     misses: Mutex<Vec<Miss>>,
 }
@@ -114,8 +116,12 @@ impl RecordedAnswers {
     /// parallel nodes).
     pub fn new<'a>(workflows: impl IntoIterator<Item = &'a Workflow>) -> RecordedAnswers {
         let mut parallel = HashMap::new();
+        let mut maps = std::collections::HashSet::new();
         for wf in workflows {
             for node in wf.nodes.values() {
+                if let Node::Map(m) = node {
+                    maps.insert(m.id.clone());
+                }
                 if let Node::Parallel(p) = node {
                     parallel.insert(
                         p.id.clone(),
@@ -141,6 +147,7 @@ impl RecordedAnswers {
         }
         RecordedAnswers {
             parallel,
+            maps,
             ..RecordedAnswers::default()
         }
     }
@@ -230,7 +237,8 @@ impl RecordedAnswers {
     /// its instructions); among those, the one answered least often in this visit, in
     /// declaration order (answers come at once, so that is the engine's order). A call of the
     /// judge's agent that no branch's prompt begins, made once every branch of the visit was
-    /// answered, is the judge's. `None` outside parallel nodes and for the judge.
+    /// answered, is the judge's. `None` outside parallel nodes and for the judge. An item of
+    /// a map node is its position in the list (the item's `index`, as its record names it).
     fn branch_for(
         &self,
         node: &str,
@@ -238,6 +246,12 @@ impl RecordedAnswers {
         prompt: &str,
         context: &Context,
     ) -> Option<String> {
+        if self.maps.contains(node) {
+            return context
+                .get("index")
+                .and_then(serde_json::Value::as_u64)
+                .map(|i| i.to_string());
+        }
         let shape = self.parallel.get(node)?;
         let by_agent: Vec<&BranchShape> =
             shape.branches.iter().filter(|b| b.agent == agent).collect();

@@ -358,6 +358,18 @@ impl<'a> Walk<'a> {
                         .push_agent(&entry.node_id, None, agent_answer(entry));
                 }
             }
+            // Each settled item is recorded like a parallel branch, its position as its id.
+            Some(Node::Map(m)) if m.target.is_none() => {
+                let recorded = self.branches.remove(&key).unwrap_or_default();
+                for o in &recorded {
+                    if self.kept.remove(&(entry.node_id.clone(), o.id.clone())) {
+                        continue;
+                    }
+                    if let Some(answer) = branch_answer(o) {
+                        self.answers.push_agent(&entry.node_id, Some(&o.id), answer);
+                    }
+                }
+            }
             Some(Node::Action(a)) => self.actions(&a.actions, entry, true),
             Some(Node::Generic(g)) if g.executor_type == "api-caller" => {
                 self.answers.push_generic(
