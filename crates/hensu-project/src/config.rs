@@ -71,12 +71,24 @@ pub struct ProjectConfig {
 pub struct TelemetrySection {
     /// Export traces (default: when `endpoint` is set).
     pub enabled: Option<bool>,
-    /// The OTLP/HTTP base URL (`/v1/traces` is appended), e.g. `http://127.0.0.1:4318`.
+    /// The OTLP/HTTP base URL (`/v1/traces` is appended), e.g. `http://127.0.0.1:4318`, or
+    /// the gRPC endpoint (`protocol = "grpc"`), e.g. `http://127.0.0.1:4317`.
     pub endpoint: Option<String>,
     /// `service.name` of the exported resource (default `hensu`).
     pub service_name: Option<String>,
     /// Export prompts and responses (redacted) as span attributes. Default off.
     pub capture_content: Option<bool>,
+    /// `"http/protobuf"` (the default) or `"grpc"`.
+    pub protocol: Option<OtlpProtocol>,
+}
+
+/// `[telemetry] protocol`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum OtlpProtocol {
+    #[serde(rename = "http/protobuf")]
+    HttpProtobuf,
+    #[serde(rename = "grpc")]
+    Grpc,
 }
 
 /// `[network]`.

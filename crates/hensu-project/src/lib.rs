@@ -25,8 +25,8 @@ mod spans;
 mod workspace;
 
 pub use config::{
-    BoundsSection, EgressSection, NetworkConfig, PriceEntry, ProjectConfig, SecretInFile,
-    ServerSection, StoreSection, TelemetrySection,
+    BoundsSection, EgressSection, NetworkConfig, OtlpProtocol, PriceEntry, ProjectConfig,
+    SecretInFile, ServerSection, StoreSection, TelemetrySection,
 };
 pub use handlers::{BUILT_IN_HANDLERS, HandlerEntry, HandlerKind, McpForward, is_env_name};
 pub use limits::{Limits, parse_duration};

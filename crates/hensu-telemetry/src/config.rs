@@ -1,6 +1,7 @@
 //! Export settings: `[telemetry]` of hensu.toml, overridden by the standard OpenTelemetry
 //! environment variables (`OTEL_TRACES_EXPORTER`, `OTEL_EXPORTER_OTLP_ENDPOINT`,
-//! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_SERVICE_NAME`, `OTEL_SDK_DISABLED`).
+//! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_EXPORTER_OTLP_PROTOCOL`,
+//! `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, `OTEL_SERVICE_NAME`, `OTEL_SDK_DISABLED`).
 
 /// The settings of `[telemetry]` in hensu.toml (docs/observability.md), as hensu-project
 /// reads them (its `TelemetrySection` maps onto this one field for field).
@@ -8,19 +9,53 @@
 pub struct TelemetrySection {
     /// Export traces of runs (default: when an endpoint is set).
     pub enabled: Option<bool>,
-    /// The OTLP/HTTP base URL (`/v1/traces` is appended), e.g. `http://127.0.0.1:4318`.
+    /// The OTLP/HTTP base URL (`/v1/traces` is appended), e.g. `http://127.0.0.1:4318`, or
+    /// the gRPC endpoint, e.g. `http://127.0.0.1:4317`.
     pub endpoint: Option<String>,
     /// `service.name` of the exported resource (default `hensu`).
     pub service_name: Option<String>,
     /// Export prompts and responses (redacted) as span attributes. Default off.
     pub capture_content: Option<bool>,
+    /// The transport (default OTLP/HTTP with protobuf bodies).
+    pub protocol: Option<Protocol>,
+}
+
+/// How spans travel to the collector (`OTEL_EXPORTER_OTLP_PROTOCOL`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// `http/protobuf`: `POST <endpoint>/v1/traces` (port 4318 by convention).
+    #[default]
+    HttpProtobuf,
+    /// `grpc`: the OTLP trace service over HTTP/2 (port 4317 by convention).
+    Grpc,
+}
+
+impl Protocol {
+    /// The value of the `OTEL_EXPORTER_OTLP_PROTOCOL` variable; `None` for another
+    /// (`http/json` is not built in).
+    pub fn parse(value: &str) -> Option<Protocol> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "http/protobuf" => Some(Protocol::HttpProtobuf),
+            "grpc" => Some(Protocol::Grpc),
+            _ => None,
+        }
+    }
+
+    /// The endpoint of the specification for this transport.
+    pub fn default_endpoint(self) -> &'static str {
+        match self {
+            Protocol::HttpProtobuf => DEFAULT_ENDPOINT,
+            Protocol::Grpc => DEFAULT_GRPC_ENDPOINT,
+        }
+    }
 }
 
 /// The resolved settings of an enabled export.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TelemetryConfig {
-    /// OTLP/HTTP base URL, without `/v1/traces`.
+    /// OTLP/HTTP base URL, without `/v1/traces`; the gRPC endpoint as it is.
     pub endpoint: String,
+    pub protocol: Protocol,
     /// A full traces URL that wins over `endpoint` (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`).
     pub traces_endpoint: Option<String>,
     pub service_name: String,
@@ -33,11 +68,15 @@ pub struct TelemetryConfig {
 /// The default OTLP/HTTP endpoint of the specification.
 pub const DEFAULT_ENDPOINT: &str = "http://localhost:4318";
 
+/// The default OTLP/gRPC endpoint of the specification.
+pub const DEFAULT_GRPC_ENDPOINT: &str = "http://localhost:4317";
+
 impl TelemetryConfig {
     /// Settings for `endpoint` with the defaults.
     pub fn for_endpoint(endpoint: &str) -> TelemetryConfig {
         TelemetryConfig {
             endpoint: endpoint.trim_end_matches('/').to_string(),
+            protocol: Protocol::HttpProtobuf,
             traces_endpoint: None,
             service_name: "hensu".into(),
             capture_content: false,
@@ -47,10 +86,11 @@ impl TelemetryConfig {
         }
     }
 
-    /// The URL spans are posted to.
+    /// The URL spans are posted to (for gRPC, the endpoint itself).
     pub fn traces_endpoint(&self) -> String {
         match &self.traces_endpoint {
             Some(t) => t.clone(),
+            None if self.protocol == Protocol::Grpc => self.endpoint.clone(),
             None if self.endpoint.ends_with("/v1/traces") => self.endpoint.clone(),
             None => format!("{}/v1/traces", self.endpoint),
         }
@@ -81,10 +121,25 @@ impl TelemetryConfig {
         if !asked {
             return None;
         }
+        // The traces variable wins over the general one; a value neither transport knows
+        // leaves the default, as the specification asks (a note says so).
+        let protocol = match env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+            .or_else(|| env("OTEL_EXPORTER_OTLP_PROTOCOL"))
+        {
+            Some(v) => Protocol::parse(&v).unwrap_or_else(|| {
+                eprintln!(
+                    "note: OTEL_EXPORTER_OTLP_PROTOCOL={v}: not `grpc` or `http/protobuf`; \
+                     traces go over http/protobuf"
+                );
+                Protocol::HttpProtobuf
+            }),
+            None => section.protocol.unwrap_or_default(),
+        };
         let endpoint = env_endpoint
             .or(section.endpoint)
-            .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+            .unwrap_or_else(|| protocol.default_endpoint().to_string());
         let mut config = TelemetryConfig::for_endpoint(&endpoint);
+        config.protocol = protocol;
         config.traces_endpoint = env_traces;
         if let Some(name) = env("OTEL_SERVICE_NAME").or(section.service_name) {
             config.service_name = name;
@@ -126,6 +181,7 @@ mod tests {
             endpoint: Some("http://collector:4318".into()),
             service_name: Some("from-toml".into()),
             capture_content: Some(true),
+            protocol: None,
         };
         let c = TelemetryConfig::resolve(Some(&section), env(&[("OTEL_SERVICE_NAME", "svc")]))
             .expect("on");
@@ -135,5 +191,40 @@ mod tests {
         let off =
             TelemetryConfig::resolve(Some(&section), env(&[("OTEL_TRACES_EXPORTER", "none")]));
         assert_eq!(off, None);
+    }
+
+    #[test]
+    fn the_protocol_comes_from_the_environment_or_the_section() {
+        let c = TelemetryConfig::resolve(
+            None,
+            env(&[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"),
+                ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ]),
+        )
+        .expect("on");
+        assert_eq!(c.protocol, Protocol::Grpc);
+        assert_eq!(c.traces_endpoint(), "http://127.0.0.1:4317");
+        let section = TelemetrySection {
+            enabled: Some(true),
+            protocol: Some(Protocol::Grpc),
+            ..TelemetrySection::default()
+        };
+        let c = TelemetryConfig::resolve(Some(&section), env(&[])).expect("on");
+        assert_eq!(c.traces_endpoint(), DEFAULT_GRPC_ENDPOINT);
+        // The traces variable wins; an unknown value keeps http/protobuf.
+        let c = TelemetryConfig::resolve(
+            Some(&section),
+            env(&[("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf")]),
+        )
+        .expect("on");
+        assert_eq!(c.protocol, Protocol::HttpProtobuf);
+        assert_eq!(c.traces_endpoint(), "http://localhost:4318/v1/traces");
+        let c = TelemetryConfig::resolve(
+            Some(&section),
+            env(&[("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")]),
+        )
+        .expect("on");
+        assert_eq!(c.protocol, Protocol::HttpProtobuf);
     }
 }

@@ -1,4 +1,4 @@
-//! Export over OTLP (HTTP/protobuf) through the official SDK: a batching span processor on its
+//! Export over OTLP (HTTP/protobuf or gRPC) through the official SDK: a batching span processor on its
 //! own thread (a full queue drops spans, it never blocks the caller) and the OTLP exporter.
 //! hensu builds its spans itself ([`SpanRecord`], with their deterministic ids and times) and
 //! hands each finished one to the SDK with those ids.
@@ -24,6 +24,18 @@ use crate::span::{Attr, Attrs, Kind, SpanRecord, Status, Trace};
 pub struct Exporter {
     provider: SdkTracerProvider,
     tracer: SdkTracer,
+    /// The gRPC transport's runtime (tonic's channel lives on it; one worker thread), kept
+    /// as long as the exporter; `None` over HTTP, whose client needs none.
+    grpc_runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        // Not a blocking shutdown: an exporter may be dropped on an async task.
+        if let Some(rt) = self.grpc_runtime.take() {
+            rt.shutdown_background();
+        }
+    }
 }
 
 impl std::fmt::Debug for Exporter {
@@ -36,13 +48,38 @@ impl Exporter {
     /// An exporter to `config`'s traces endpoint. Builds an HTTP client on a thread of its own
     /// (no network I/O yet).
     pub fn new(config: &TelemetryConfig) -> Result<Exporter, String> {
-        let exporter = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_protocol(Protocol::HttpBinary)
-            .with_endpoint(config.traces_endpoint())
-            .with_timeout(Duration::from_millis(config.timeout_ms))
-            .build()
-            .map_err(|e| format!("OTLP exporter: {e}"))?;
+        let timeout = Duration::from_millis(config.timeout_ms);
+        let (exporter, grpc_runtime) = match config.protocol {
+            crate::config::Protocol::HttpProtobuf => {
+                let e = opentelemetry_otlp::SpanExporter::builder()
+                    .with_http()
+                    .with_protocol(Protocol::HttpBinary)
+                    .with_endpoint(config.traces_endpoint())
+                    .with_timeout(timeout)
+                    .build();
+                (e, None)
+            }
+            crate::config::Protocol::Grpc => {
+                // tonic's channel needs a Tokio runtime that runs while the batch thread
+                // exports (hensuc run drives its own only inside block_on): one of its own.
+                let rt = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(1)
+                    .thread_name("hensu-otlp-grpc")
+                    .enable_all()
+                    .build()
+                    .map_err(|e| format!("OTLP exporter: {e}"))?;
+                let e = {
+                    let _in_rt = rt.enter();
+                    opentelemetry_otlp::SpanExporter::builder()
+                        .with_tonic()
+                        .with_endpoint(config.traces_endpoint())
+                        .with_timeout(timeout)
+                        .build()
+                };
+                (e, Some(rt))
+            }
+        };
+        let exporter = exporter.map_err(|e| format!("OTLP exporter: {e}"))?;
         let batch = BatchConfigBuilder::default()
             .with_max_queue_size(config.max_queue_size)
             .with_scheduled_delay(Duration::from_millis(config.scheduled_delay_ms))
@@ -60,7 +97,11 @@ impl Exporter {
             )
             .build();
         let tracer = opentelemetry::trace::TracerProvider::tracer(&provider, "hensu");
-        Ok(Exporter { provider, tracer })
+        Ok(Exporter {
+            provider,
+            tracer,
+            grpc_runtime,
+        })
     }
 
     /// Queues one finished span of the trace `trace_id`.

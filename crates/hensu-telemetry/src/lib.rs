@@ -16,7 +16,7 @@ pub mod rebuild;
 pub mod semconv;
 pub mod span;
 
-pub use config::{TelemetryConfig, TelemetrySection};
+pub use config::{Protocol, TelemetryConfig, TelemetrySection};
 pub use export::Exporter;
 pub use ids::{Scope, SpanKey};
 pub use live::{CollectingSink, SpanSink, TraceListener};

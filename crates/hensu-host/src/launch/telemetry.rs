@@ -19,6 +19,10 @@ pub fn resolve(section: &hensu_project::TelemetrySection) -> Option<TelemetryCon
         endpoint: section.endpoint.clone(),
         service_name: section.service_name.clone(),
         capture_content: section.capture_content,
+        protocol: section.protocol.map(|p| match p {
+            hensu_project::OtlpProtocol::HttpProtobuf => hensu_telemetry::Protocol::HttpProtobuf,
+            hensu_project::OtlpProtocol::Grpc => hensu_telemetry::Protocol::Grpc,
+        }),
     };
     TelemetryConfig::resolve(Some(&section), |k| std::env::var(k).ok())
 }

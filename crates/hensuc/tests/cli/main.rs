@@ -39,6 +39,7 @@ mod serve_schedules;
 mod serve_shutdown;
 mod serve_takeover;
 mod telemetry;
+mod telemetry_grpc;
 mod time_travel;
 mod tooling;
 #[cfg(unix)]

@@ -27,7 +27,7 @@ pub(super) struct Received {
     pub(super) parent: Option<String>,
     pub(super) name: String,
     attributes: BTreeMap<String, String>,
-    service: String,
+    pub(super) service: String,
 }
 
 /// A span as the comparison sees it: (span id, parent id, name).
@@ -50,7 +50,7 @@ fn text(v: Option<&AnyValue>) -> String {
 /// The OTLP/HTTP receiver, on a thread of its own.
 pub(super) struct Receiver {
     addr: SocketAddr,
-    spans: Arc<Mutex<Vec<Received>>>,
+    pub(super) spans: Arc<Mutex<Vec<Received>>>,
 }
 
 impl Receiver {
@@ -102,7 +102,7 @@ impl Receiver {
     }
 }
 
-fn record(sink: &Mutex<Vec<Received>>, request: ExportTraceServiceRequest) {
+pub(super) fn record(sink: &Mutex<Vec<Received>>, request: ExportTraceServiceRequest) {
     let mut out = sink.lock().unwrap();
     for rs in request.resource_spans {
         let service = rs
@@ -141,7 +141,7 @@ fn traced(project: &Path, receiver: &Receiver, args: &[&str]) -> std::process::O
         .unwrap()
 }
 
-fn last_run_id(project: &Path) -> String {
+pub(super) fn last_run_id(project: &Path) -> String {
     let out = hensuc()
         .current_dir(project)
         .args(["runs", "-d", ".", "--json"])
