@@ -177,6 +177,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/executions/{executionId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay: 200 with the comparison of the execution replayed from its recorded outputs
+         *     with the recording (docs/server.md, *Replay*); nothing is written, no model is called.
+         */
+        post: operations["replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/executions/{executionId}/result": {
         parameters: {
             query?: never;
@@ -205,6 +225,100 @@ export interface paths {
         put?: never;
         /** Resume: 202 at once; the run continues in the background. An empty body is a plain resume. */
         post: operations["resume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's schedules, by id. */
+        get: operations["list_schedules"];
+        put?: never;
+        /**
+         * Create: 201 with the schedule; the budget check refuses one that could overspend
+         *     `[budget] per_day` (422 with the diagnostic).
+         */
+        post: operations["create_schedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules/{scheduleId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One schedule with its latest firings, newest first. */
+        get: operations["get_schedule"];
+        /** Update: the whole definition, checked as a creation. */
+        put: operations["update_schedule"];
+        post?: never;
+        /** Delete a schedule and its firings (204); its runs stay. */
+        delete: operations["delete_schedule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules/{scheduleId}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause: no tick fires until it is resumed. */
+        post: operations["pause_schedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules/{scheduleId}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume: it fires from its next occurrence after now (ticks of the pause are not fired). */
+        post: operations["resume_schedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules/{scheduleId}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run now: one firing at this instant under the overlap policy (202 with the firing: its
+         *     execution when one started, or why it was skipped or queued).
+         */
+        post: operations["run_schedule_now"];
         delete?: never;
         options?: never;
         head?: never;
@@ -478,6 +592,27 @@ export interface components {
             /** @enum {string} */
             type: "execution.error";
         } | {
+            /**
+             * Format: int32
+             * @description The call's number in its node visit.
+             */
+            callIndex: number;
+            /** Format: int64 */
+            durationMs?: number | null;
+            executionId: string;
+            /** @description `model`, `tool`, `command`, `webhook`, `api_call` or `action`. */
+            kind: string;
+            /** @description The tool, command, handler or model. */
+            name: string;
+            nodeId?: string | null;
+            ok?: boolean | null;
+            /** @description `started`, `finished`, or `held` (an interrupted unsafe call paused the run). */
+            phase: string;
+            timestamp: string;
+            /** @enum {string} */
+            type: "execution.call";
+            workflowId: string;
+        } | {
             executionId: string;
             nodeId?: string | null;
             timestamp: string;
@@ -509,6 +644,36 @@ export interface components {
             parentExecutionId: string;
             /** Format: int64 */
             parentStep: number;
+            workflowId: string;
+        };
+        /** @description A replay's result. */
+        ExecutionReplayed: {
+            divergence?: null | components["schemas"]["ReplayDivergence"];
+            executionId: string;
+            /**
+             * Format: int64
+             * @description The log step the replay started from and the one it was compared with.
+             */
+            fromStep: number;
+            /** @description Path, transitions, outputs, final context and end agree. */
+            identical: boolean;
+            /** @description The calls the recording had no answer for (answered with a failure, never live). */
+            notRecorded: string[];
+            /**
+             * Format: int64
+             * @description Agent answers the recording held.
+             */
+            recordedAnswers: number;
+            recordedStatus: string;
+            replayedStatus: string;
+            /**
+             * Format: int64
+             * @description Steps compared.
+             */
+            steps: number;
+            /** Format: int64 */
+            toStep: number;
+            /** @description The workflow replayed: the execution's, or the one asked for. */
             workflowId: string;
         };
         /** @description The result of an execution: its status and public context. */
@@ -599,6 +764,16 @@ export interface components {
             status: components["schemas"]["Health"];
         };
         /**
+         * @description What happens to the ticks that passed while no server ran the schedule.
+         * @enum {string}
+         */
+        Missed: "skip" | "run_once" | "run_all";
+        /**
+         * @description What a firing does while the schedule's previous run has not ended.
+         * @enum {string}
+         */
+        Overlap: "skip" | "queue" | "cancel_previous";
+        /**
          * @description Why an execution paused.
          * @enum {string}
          */
@@ -620,6 +795,35 @@ export interface components {
                 [key: string]: unknown;
             } | null;
         };
+        /** @description The first difference between the recording and the replay. */
+        ReplayDivergence: {
+            /** @description `E0916`, or `E0917` when a call the recording lacks caused it. */
+            code: string;
+            expected: unknown;
+            got: unknown;
+            /** @description The context key, for `context`. */
+            key?: string | null;
+            /** @description `path`, `status`, `output`, `backtrack`, `context` or `end`. */
+            kind: string;
+            message: string;
+            node: string;
+            /**
+             * Format: int64
+             * @description The step (as the history numbers them) for `path`, `status` and `output`.
+             */
+            step?: number | null;
+        };
+        /** @description `POST /api/v1/executions/{id}/replay`. */
+        ReplayExecution: {
+            /**
+             * Format: int64
+             * @description Replay up to this step of the execution's log (the log's step numbers, as the SSE
+             *     events give them) and compare there; absent: to its end.
+             */
+            until?: number | null;
+            /** @description Replay against this workflow of the tenant instead of the execution's own. */
+            workflowId?: string | null;
+        };
         /**
          * @description `POST /api/v1/executions/{executionId}/resume`: a review decision, or a plain resume with
          *     optional context edits. Unknown fields are refused.
@@ -635,6 +839,72 @@ export interface components {
             reason?: string | null;
             /** @description The node a backtrack goes back to (required for `backtrack`). */
             targetStep?: string | null;
+        };
+        /** @description A schedule. */
+        Schedule: {
+            context: Record<string, unknown>;
+            createdAt: string;
+            cron: string;
+            /** Format: int64 */
+            graceSeconds: number;
+            id: string;
+            missed: components["schemas"]["Missed"];
+            /**
+             * @description When it fires next (RFC 3339, UTC); absent when paused or when the cron has no further
+             *     occurrence.
+             */
+            nextFireAt?: string | null;
+            overlap: components["schemas"]["Overlap"];
+            paused: boolean;
+            /** @description `api`, or `config` for a `[[schedules]]` entry of the server's hensu.toml. */
+            source: string;
+            timeZone: string;
+            updatedAt: string;
+            /**
+             * @description Warnings of the budget check (W0602: the cost could not be priced), as the diagnostics
+             *     report of `hensuc check --format json`; absent when there are none.
+             */
+            warnings?: Record<string, unknown> | null;
+            workflowId: string;
+        };
+        /** @description A schedule with its latest firings (newest first). */
+        ScheduleDetail: components["schemas"]["Schedule"] & {
+            firings: components["schemas"]["ScheduleFiring"][];
+        };
+        /** @description One firing of a schedule. */
+        ScheduleFiring: {
+            /** @description Why it was skipped or failed. */
+            detail?: string | null;
+            executionId?: string | null;
+            /** @description `claimed`, `queued`, `started`, `skipped` or `failed`. */
+            state: string;
+            /** @description The tick (RFC 3339, UTC): its due time, or when a run now was asked for. */
+            tick: string;
+        };
+        /**
+         * @description `POST /api/v1/schedules` (with `id`) and `PUT /api/v1/schedules/{scheduleId}` (without):
+         *     the whole definition. Unknown fields are refused.
+         */
+        ScheduleRequest: {
+            /** @description The initial context of each run. */
+            context?: Record<string, unknown> | null;
+            /** @description Five fields (minute hour day-of-month month day-of-week) or six with seconds first. */
+            cron: string;
+            /**
+             * Format: int64
+             * @description Seconds a tick may be late and still count as on time (default 60).
+             */
+            graceSeconds?: number | null;
+            /** @description The schedule's id (create only; the id rule of workflows). */
+            id?: string | null;
+            missed?: components["schemas"]["Missed"];
+            overlap?: components["schemas"]["Overlap"];
+            /** @description Created (or kept) paused. */
+            paused?: boolean;
+            /** @description An IANA time-zone name (default `UTC`). */
+            timeZone?: string | null;
+            /** @description A workflow the tenant pushed. */
+            workflowId: string;
         };
         /** @description `POST /api/v1/executions`: which workflow to run, and its initial context. */
         StartExecution: {
@@ -1125,6 +1395,59 @@ export interface operations {
             };
         };
     };
+    replay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": null | components["schemas"]["ReplayExecution"];
+            };
+        };
+        responses: {
+            /** @description replayed: identical, or the first divergence (E0916, E0917) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionReplayed"];
+                };
+            };
+            /** @description bad input, or the execution has no such step */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unknown execution or workflow */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the execution or the workflow asked for cannot be replayed (`code` replay_invalid) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     result: {
         parameters: {
             query?: never;
@@ -1199,6 +1522,319 @@ export interface operations {
                 };
             };
             /** @description not resumable now */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_schedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the tenant's schedules */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"][];
+                };
+            };
+        };
+    };
+    create_schedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description bad input (`code` invalid_cron, invalid_time_zone) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the tenant has no such workflow (`code` unknown_workflow) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the tenant has a schedule of that id (`code` schedule_exists) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description refused by the budget check (`code` over_budget, unbounded_cost; `diagnostics` E0515, E0516) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_schedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scheduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the schedule */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleDetail"];
+                };
+            };
+            /** @description unknown (`code` unknown_schedule) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    update_schedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scheduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description updated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description bad input (`code` invalid_cron, invalid_time_zone) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unknown schedule or workflow (`code` unknown_schedule, unknown_workflow) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description declared in hensu.toml (`code` schedule_from_config) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description refused by the budget check (`code` over_budget, unbounded_cost) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_schedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scheduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description unknown (`code` unknown_schedule) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description declared in hensu.toml (`code` schedule_from_config) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    pause_schedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scheduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description paused */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description unknown (`code` unknown_schedule) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    resume_schedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scheduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description resumed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            /** @description unknown (`code` unknown_schedule) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    run_schedule_now: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                scheduleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description fired */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleFiring"];
+                };
+            };
+            /** @description unknown (`code` unknown_schedule) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description a firing at this instant exists (`code` firing_exists) */
             409: {
                 headers: {
                     [name: string]: unknown;

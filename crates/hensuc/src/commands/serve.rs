@@ -150,6 +150,7 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
         },
     };
     crate::logs::init(args.log_format);
+    let json_logs = args.log_format == crate::logs::LogFormat::Json;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -164,9 +165,15 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
         } else {
             "dev tenant (no key)"
         };
-        // Log lines (JSON with `--log-format json`): a supervisor reads the address here.
-        tracing::info!(%addr, auth = mode, "hensu server listening on http://{addr} (auth: {mode})");
-        tracing::info!("web console at http://{addr}/ (docs/console.md)");
+        // A supervisor reads the address here: as the line it always was in text, as a
+        // log line (with `addr`) in JSON.
+        if json_logs {
+            tracing::info!(%addr, auth = mode, "hensu server listening on http://{addr} (auth: {mode})");
+            tracing::info!("web console at http://{addr}/ (docs/console.md)");
+        } else {
+            eprintln!("hensu server listening on http://{addr} (auth: {mode})");
+            eprintln!("web console at http://{addr}/ (docs/console.md)");
+        }
         let console = hensu_console::router(state.clone());
         hensu_server::serve_with(listener, state, console, async {
             shutdown_signal().await;

@@ -22,7 +22,10 @@ from .execution_event_type_6 import ExecutionEventType6
 from .execution_event_type_6_type import ExecutionEventType6Type
 from .execution_event_type_7 import ExecutionEventType7
 from .execution_event_type_7_type import ExecutionEventType7Type
+from .execution_event_type_8 import ExecutionEventType8
+from .execution_event_type_8_type import ExecutionEventType8Type
 from .execution_forked import ExecutionForked
+from .execution_replayed import ExecutionReplayed
 from .execution_result import ExecutionResult
 from .execution_result_output import ExecutionResultOutput
 from .execution_started import ExecutionStarted
@@ -34,14 +37,25 @@ from .gateway_error import GatewayError
 from .gateway_status import GatewayStatus
 from .health import Health
 from .health_status import HealthStatus
+from .missed import Missed
+from .overlap import Overlap
 from .pause_reason import PauseReason
 from .paused_execution import PausedExecution
 from .pull_response_200 import PullResponse200
 from .push_body import PushBody
 from .redrive_execution import RedriveExecution
 from .redrive_execution_context_edits_type_0 import RedriveExecutionContextEditsType0
+from .replay_divergence import ReplayDivergence
+from .replay_execution import ReplayExecution
 from .resume_execution import ResumeExecution
 from .resume_execution_context_edits_type_0 import ResumeExecutionContextEditsType0
+from .schedule import Schedule
+from .schedule_context import ScheduleContext
+from .schedule_detail import ScheduleDetail
+from .schedule_firing import ScheduleFiring
+from .schedule_request import ScheduleRequest
+from .schedule_request_context_type_0 import ScheduleRequestContextType0
+from .schedule_warnings_type_0 import ScheduleWarningsType0
 from .start_execution import StartExecution
 from .start_execution_context_type_0 import StartExecutionContextType0
 from .workflow_entry import WorkflowEntry
@@ -70,7 +84,10 @@ __all__ = (
     "ExecutionEventType6Type",
     "ExecutionEventType7",
     "ExecutionEventType7Type",
+    "ExecutionEventType8",
+    "ExecutionEventType8Type",
     "ExecutionForked",
+    "ExecutionReplayed",
     "ExecutionResult",
     "ExecutionResultOutput",
     "ExecutionStarted",
@@ -82,14 +99,25 @@ __all__ = (
     "GatewayStatus",
     "Health",
     "HealthStatus",
+    "Missed",
+    "Overlap",
     "PausedExecution",
     "PauseReason",
     "PullResponse200",
     "PushBody",
     "RedriveExecution",
     "RedriveExecutionContextEditsType0",
+    "ReplayDivergence",
+    "ReplayExecution",
     "ResumeExecution",
     "ResumeExecutionContextEditsType0",
+    "Schedule",
+    "ScheduleContext",
+    "ScheduleDetail",
+    "ScheduleFiring",
+    "ScheduleRequest",
+    "ScheduleRequestContextType0",
+    "ScheduleWarningsType0",
     "StartExecution",
     "StartExecutionContextType0",
     "WorkflowEntry",
