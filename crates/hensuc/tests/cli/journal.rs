@@ -18,7 +18,7 @@ use crate::*;
 
 /// The example MCP server's binary, built when it is missing or older than its source:
 /// `cargo test -p hensuc` does not build another crate's examples.
-fn example_server() -> PathBuf {
+pub(super) fn example_server() -> PathBuf {
     static BUILT: std::sync::Once = std::sync::Once::new();
     let target = Path::new(env!("CARGO_BIN_EXE_hensuc"))
         .parent()
@@ -49,7 +49,7 @@ fn example_server() -> PathBuf {
     exe
 }
 
-const TOOL_WORKFLOW: &str = r#"workflow("define") {
+pub(super) const TOOL_WORKFLOW: &str = r#"workflow("define") {
     state {
         input("term", VarType.STRING)
         variable("definition", VarType.STRING)
@@ -74,7 +74,7 @@ const TOOL_WORKFLOW: &str = r#"workflow("define") {
 }
 "#;
 
-fn tool_project(model: &str) -> tempfile::TempDir {
+pub(super) fn tool_project(model: &str) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     std::fs::create_dir_all(dir.join("workflows")).unwrap();
@@ -93,7 +93,7 @@ fn tool_project(model: &str) -> tempfile::TempDir {
     tmp
 }
 
-fn tool_call_answer() -> ResponseTemplate {
+pub(super) fn tool_call_answer() -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(json!({
         "id": "c1", "object": "chat.completion", "model": "mock-model",
         "choices": [{"index": 0, "finish_reason": "tool_calls",
@@ -105,7 +105,7 @@ fn tool_call_answer() -> ResponseTemplate {
     }))
 }
 
-fn final_answer() -> ResponseTemplate {
+pub(super) fn final_answer() -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(json!({
         "id": "c2", "object": "chat.completion", "model": "mock-model",
         "choices": [{"index": 0, "finish_reason": "stop",
@@ -115,9 +115,9 @@ fn final_answer() -> ResponseTemplate {
 }
 
 /// What the tool's result says (the model's second turn carries it).
-const TOOL_RESULT: &str = "Model Context Protocol";
+pub(super) const TOOL_RESULT: &str = "Model Context Protocol";
 
-fn newest_run(dir: &Path) -> String {
+pub(super) fn newest_run(dir: &Path) -> String {
     let out = hensuc()
         .args(["runs", "-d", ".", "--json"])
         .current_dir(dir)

@@ -40,6 +40,7 @@ mod serve_shutdown;
 mod serve_takeover;
 mod telemetry;
 mod telemetry_grpc;
+mod telemetry_tool_loop;
 mod time_travel;
 mod tooling;
 #[cfg(unix)]

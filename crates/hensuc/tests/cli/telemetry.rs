@@ -26,7 +26,7 @@ pub(super) struct Received {
     pub(super) span_id: String,
     pub(super) parent: Option<String>,
     pub(super) name: String,
-    attributes: BTreeMap<String, String>,
+    pub(super) attributes: BTreeMap<String, String>,
     pub(super) service: String,
 }
 
