@@ -27,6 +27,7 @@ pub mod launch;
 mod network;
 pub mod recorded;
 mod review;
+pub mod review_notify;
 mod shell;
 mod stub_files;
 pub mod trace;

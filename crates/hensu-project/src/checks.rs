@@ -17,6 +17,7 @@ pub(crate) fn check_config(config: &ProjectConfig, spans: &SpanIndex) -> Vec<Dia
     mcp_servers(&config.mcp, spans, &mut out);
     allow_hosts(&config.network.allow_hosts, spans, &mut out);
     egress_allow(&config.server.egress.allow, spans, &mut out);
+    review_webhook(config.server.review_webhook.as_deref(), spans, &mut out);
     prices(config, spans, &mut out);
     crate::handlers::check(config, spans, &mut out);
     crate::schedules::check(&config.schedules, &config.budget, spans, &mut out);
@@ -142,6 +143,29 @@ fn egress_allow(entries: &[String], spans: &SpanIndex, out: &mut Vec<Diagnostic>
             .with_help(bad.help),
         );
     }
+}
+
+/// E0906: `[server] review_webhook` that is not an `http://` or `https://` URL with a host.
+fn review_webhook(url: Option<&str>, spans: &SpanIndex, out: &mut Vec<Diagnostic>) {
+    let Some(url) = url else {
+        return;
+    };
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"));
+    let host = rest.map(|r| host_of(r.split('/').next().unwrap_or_default()));
+    if host.is_some_and(is_host_name) {
+        return;
+    }
+    out.push(
+        Diagnostic::new(
+            codes::E0906,
+            "invalid `hensu.toml`: `server.review_webhook`",
+            spans.value(&["server", "review_webhook"]),
+            "not an http:// or https:// URL with a host",
+        )
+        .with_help("write the receiver's URL, e.g. `\"https://hooks.example.com/hensu\"`"),
+    );
 }
 
 /// A DNS name or an IP address as a URL's host is written (`[::1]` with brackets).

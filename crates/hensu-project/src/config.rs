@@ -141,6 +141,9 @@ pub struct ServerSection {
     pub limits: Limits,
     /// `[server.egress]`: what tenants' workflows may make the server reach.
     pub egress: EgressSection,
+    /// A URL told (`execution.review_requested`, JSON) when a run pauses for a review
+    /// (docs/server.md, *Review notifications*).
+    pub review_webhook: Option<String>,
     /// A `jwt_secret` key, which `hensuc serve` refuses: secrets are never read from
     /// `hensu.toml`. Its value is never kept.
     pub jwt_secret: Option<SecretInFile>,

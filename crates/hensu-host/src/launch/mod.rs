@@ -74,6 +74,9 @@ pub struct ProjectConfig {
     pub telemetry: Option<hensu_telemetry::TelemetryConfig>,
     /// `[pricing."MODEL"]`: what a server's cost metric counts (docs/observability.md).
     pub pricing: indexmap::IndexMap<String, hensu_project::PriceEntry>,
+    /// `[server] review_webhook`: told when a server run pauses for a review
+    /// ([`crate::review_notify`]).
+    pub review_webhook: Option<String>,
 }
 
 impl ProjectConfig {
@@ -94,6 +97,8 @@ impl ProjectConfig {
             handlers: config.handlers.clone(),
             telemetry: telemetry::resolve(&config.telemetry),
             pricing: config.pricing.clone(),
+            // Checked with the file (E0906): a run refuses a bad URL with its place.
+            review_webhook: config.server.review_webhook.clone(),
             webhook_url: std::env::var(WEBHOOK_URL_ENV)
                 .ok()
                 .filter(|u| !u.trim().is_empty()),

@@ -315,3 +315,18 @@ fn the_telemetry_section_is_typed_and_its_unknown_keys_are_e0907() {
         vec![("E0907", 2)]
     );
 }
+
+#[test]
+fn a_review_webhook_must_be_an_http_url_with_a_host() {
+    assert!(found("[server]\nreview_webhook = \"https://hooks.example.com/hensu\"\n").is_empty());
+    assert!(found("[server]\nreview_webhook = \"http://127.0.0.1:9000/x\"\n").is_empty());
+    for bad in [
+        "ftp://example.com/x",
+        "hooks.example.com",
+        "https:///nohost",
+        "file:///etc/passwd",
+    ] {
+        let text = format!("[server]\nreview_webhook = \"{bad}\"\n");
+        assert_eq!(found(&text), vec![("E0906", 2)], "{bad}");
+    }
+}

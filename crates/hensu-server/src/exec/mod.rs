@@ -385,6 +385,11 @@ impl InProcessExecutor {
             None => true,
             Some(r) => suspended_by_shutdown && matches!(r.outcome, RunOutcome::Paused),
         };
+        // A review the run now waits for (told to `[server] review_webhook` once recorded).
+        let review = result.as_ref().and_then(|r| {
+            hensu_runtime::pending_review(&r.state)
+                .map(|(node, correlation)| (node.to_string(), correlation.to_string()))
+        });
         let finished = match result {
             Some(r) if !handed_back => durable.finish(&r).await,
             // Handed back, not an end and not a pause: the run continues on another server
@@ -400,6 +405,12 @@ impl InProcessExecutor {
             Ok(Some(status)) => {
                 tracing::info!(status = status.as_str(), "execution stopped");
                 metrics::finished(&tenant, status);
+                if status == RunStatus::Paused
+                    && let (Some((node, correlation)), Some(url)) =
+                        (review, self.setup.project.review_webhook.clone())
+                {
+                    review_requested(url, &tenant, &run_id, &workflow.id, &node, &correlation);
+                }
             }
             Ok(None) if handed_back => {
                 tracing::info!(
@@ -477,6 +488,36 @@ impl InProcessExecutor {
         .instrument(span)
         .await;
     }
+}
+
+/// Tells `[server] review_webhook` that run `run_id` waits for a review (docs/server.md,
+/// *Review notifications*), on a task of its own: the run's end is recorded already and is not
+/// held up by the receiver; a failure is logged.
+fn review_requested(
+    url: String,
+    tenant: &str,
+    run_id: &str,
+    workflow_id: &str,
+    node_id: &str,
+    correlation_id: &str,
+) {
+    let message = serde_json::json!({
+        "event": "execution.review_requested",
+        "executionId": run_id,
+        "tenantId": tenant,
+        "workflowId": workflow_id,
+        "nodeId": node_id,
+        "correlationId": correlation_id,
+    });
+    let span = tracing::Span::current();
+    tokio::spawn(
+        async move {
+            if let Err(e) = hensu_host::review_notify::notify(&url, &message).await {
+                tracing::warn!(error = %e, "the review notification was not delivered");
+            }
+        }
+        .instrument(span),
+    );
 }
 
 /// A run ready to go.

@@ -134,6 +134,11 @@ mod project {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_review_pause_is_told_to_the_review_webhook() {
+        crate::project_config::a_review_pause_is_told_to_the_review_webhook().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_stub_run_reaches_only_the_allowed_hosts() {
         crate::project_config::a_stub_run_reaches_only_the_allowed_hosts().await;
     }

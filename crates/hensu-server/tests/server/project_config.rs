@@ -288,3 +288,58 @@ pub async fn model_metrics_count_calls_tokens_and_cost_per_tenant_and_model() {
         "{text}"
     );
 }
+
+/// `[server] review_webhook`: a run that pauses for a review is told to the URL once, as an
+/// `execution.review_requested` message with its ids (and the token of
+/// `HENSU_REVIEW_WEBHOOK_TOKEN` when set — not set here); a run that does not wait for a
+/// review sends nothing.
+pub async fn a_review_pause_is_told_to_the_review_webhook() {
+    let mock = mock(vec![completion("unused")]).await;
+    let toml = format!("[server]\nreview_webhook = \"{}/hook\"\n", mock.base);
+    let s = Server::in_project(Backend::Sqlite, Some(&toml), true).await;
+    let (status, _) = run(&s, "reviewed", json!({"topic": "rust"})).await;
+    assert_eq!(status["status"], "paused", "{status}");
+    let id = status["executionId"].as_str().expect("id").to_string();
+    // Sent after the pause is recorded, on a task of its own: a bounded wait.
+    let mut hooks = Vec::new();
+    for _ in 0..100 {
+        hooks = mock
+            .received
+            .lock()
+            .expect("lock")
+            .iter()
+            .filter(|(p, _)| p == "/hook")
+            .map(|(_, b)| b.clone())
+            .collect::<Vec<Value>>();
+        if !hooks.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let [hook] = hooks.as_slice() else {
+        panic!("one notification: {hooks:?}")
+    };
+    assert_eq!(hook["event"], "execution.review_requested");
+    assert_eq!(hook["executionId"], id.as_str());
+    assert_eq!(hook["tenantId"], TENANT);
+    assert_eq!(hook["workflowId"], "reviewed");
+    assert!(
+        hook["correlationId"]
+            .as_str()
+            .is_some_and(|c| !c.is_empty()),
+        "{hook}"
+    );
+    assert!(hook.get("context").is_none() && hook.get("output").is_none());
+    // A run that needs no review is not told.
+    let (status, _) = run(&s, "linear", json!({"topic": "rust"})).await;
+    assert_eq!(status["status"], "completed", "{status}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let count = mock
+        .received
+        .lock()
+        .expect("lock")
+        .iter()
+        .filter(|(p, _)| p == "/hook")
+        .count();
+    assert_eq!(count, 1);
+}
