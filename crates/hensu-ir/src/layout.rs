@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use indexmap::IndexSet;
 
-use crate::model::{Action, Node, TransitionRule, Workflow};
+use crate::model::{Action, Node, TransitionRule, WaitFor, Workflow};
 
 /// Nodes in breadth-first order from the start node, with the depth of their first visit.
 /// Unreachable nodes are appended at depth 0 so nothing is hidden (upstream drops them).
@@ -327,6 +327,23 @@ pub fn node_details(node: &Node) -> Vec<(String, String)> {
             }
         }
         Node::End(e) => lines.push(("exit".into(), e.status.as_str().to_string())),
+        Node::Wait(w) => {
+            let (key, text) = match &w.wait {
+                WaitFor::Duration { ms } => ("wait", describe_ms(*ms)),
+                WaitFor::Until { template } => ("until", template.clone()),
+                WaitFor::Signal { name, timeout_ms } => (
+                    "signal",
+                    match timeout_ms {
+                        Some(t) => format!("{name} (timeout {})", describe_ms(*t)),
+                        None => name.clone(),
+                    },
+                ),
+            };
+            lines.push((key.into(), text));
+            if !w.writes.is_empty() {
+                lines.push(("writes".into(), w.writes.join(", ")));
+            }
+        }
     }
     lines
 }

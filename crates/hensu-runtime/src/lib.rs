@@ -45,6 +45,7 @@ mod template;
 pub mod trace_context;
 mod validate;
 mod value;
+mod wait;
 
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -57,6 +58,7 @@ pub use agent::{
     select_provider, system_prompt,
 };
 pub use checkpoint::{Boundary, Checkpointer, RunControlHook};
+pub use wait::{ScheduledSignal, SleepingWaiter, VirtualClock, WaitAnswer, WaitRequest, Waiter};
 pub use control::{ControlStatus, RunControl};
 pub use engine::kinds::subworkflow::{DEFAULT_TENANT, MAX_DEPTH};
 pub use engine::{Engine, EngineBuilder, Prepared, RunCtx, plan_compensations};
@@ -83,7 +85,7 @@ pub use state::{
     Backtrack, BacktrackKind, BranchEnd, BranchOutcome, Compensating, CompensationRecord,
     CompensationTask, EndCause, ExecutionPhase, FinishedBranch, ForkBranchState, HistoryStep,
     Nested, NestedFrame, NodeResult, NodeStatus, Redact, ReviewVerdict, RubricEvaluation,
-    RunFailure, RunState, StateShadow, StepChange,
+    RunFailure, RunState, StateShadow, StepChange, Waiting,
 };
 pub use structured::StructuredCaller;
 pub use stub::{

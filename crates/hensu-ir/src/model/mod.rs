@@ -9,11 +9,13 @@ mod node;
 mod saga;
 mod timing;
 mod transition;
+mod wait;
 
 pub use node::{
     Action, ActionNode, Branch, ConsensusConfig, Criterion, EndNode, ForkNode, GenericNode,
     JoinNode, Node, ParallelNode, ReviewConfig, Rubric, StandardNode, SubWorkflowNode,
 };
+pub use wait::{WaitFor, WaitNode};
 pub use saga::{COMPENSATING, COMPENSATING_OUTPUT, Compensation, CompensationBody, Saga};
 pub use timing::{MAX_BACKOFF_MS, NodeTiming, Timing};
 pub use transition::{ConditionPredicate, ScoreCondition, ScoreRange, TransitionRule};
@@ -283,6 +285,7 @@ wire_enum!(
         Fork = "FORK",
         Join = "JOIN",
         Action = "ACTION",
+        Wait = "WAIT",
     }
 );
 wire_enum!(

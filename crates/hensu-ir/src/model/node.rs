@@ -16,6 +16,8 @@ pub enum Node {
     Action(ActionNode),
     SubWorkflow(SubWorkflowNode),
     End(EndNode),
+    /// hensu extension: a durable timer or a signal wait (docs/language.md, *Timers and signals*).
+    Wait(WaitNode),
 }
 
 impl Node {
@@ -30,6 +32,7 @@ impl Node {
             Node::Action(n) => &n.id,
             Node::SubWorkflow(n) => &n.id,
             Node::End(n) => &n.id,
+            Node::Wait(n) => &n.id,
         }
     }
 
@@ -44,6 +47,7 @@ impl Node {
             Node::Action(_) => NodeKind::Action,
             Node::SubWorkflow(_) => NodeKind::SubWorkflow,
             Node::End(_) => NodeKind::End,
+            Node::Wait(_) => NodeKind::Wait,
         }
     }
 
@@ -62,6 +66,7 @@ impl Node {
             Node::Generic(n) => &n.transition_rules,
             Node::Action(n) => &n.transition_rules,
             Node::SubWorkflow(n) => &n.transition_rules,
+            Node::Wait(n) => &n.transition_rules,
             Node::End(_) => &[],
         }
     }
@@ -76,6 +81,7 @@ impl Node {
             Node::Generic(n) => Some(&mut n.transition_rules),
             Node::Action(n) => Some(&mut n.transition_rules),
             Node::SubWorkflow(n) => Some(&mut n.transition_rules),
+            Node::Wait(n) => Some(&mut n.transition_rules),
             Node::End(_) => None,
         }
     }

@@ -294,6 +294,7 @@ enum NodePayload<'a> {
     Fork(ForkDto<'a>),
     Join(JoinDto<'a>),
     SubWorkflow(SubWorkflowDto<'a>),
+    Wait(WaitDto<'a>),
 }
 
 #[derive(Serialize)]
@@ -421,6 +422,46 @@ struct SubWorkflowDto<'a> {
     transition_rules: Vec<RuleDto<'a>>,
 }
 
+/// hensu's `WAIT` node (docs/language.md, *Timers and signals*): exactly one of `durationMs`,
+/// `until` and `signal` (with `timeoutMs` and `writes` when set).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WaitDto<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duration_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    until: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signal: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeout_ms: Option<u64>,
+    #[serde(skip_serializing_if = "is_empty")]
+    writes: &'a [String],
+    transition_rules: Vec<RuleDto<'a>>,
+}
+
+impl<'a> From<&'a WaitNode> for WaitDto<'a> {
+    fn from(n: &'a WaitNode) -> Self {
+        let mut dto = WaitDto {
+            duration_ms: None,
+            until: None,
+            signal: None,
+            timeout_ms: None,
+            writes: &n.writes,
+            transition_rules: rules(&n.transition_rules),
+        };
+        match &n.wait {
+            WaitFor::Duration { ms } => dto.duration_ms = Some(*ms),
+            WaitFor::Until { template } => dto.until = Some(template),
+            WaitFor::Signal { name, timeout_ms } => {
+                dto.signal = Some(name);
+                dto.timeout_ms = *timeout_ms;
+            }
+        }
+        dto
+    }
+}
+
 fn rules(rules: &[TransitionRule]) -> Vec<RuleDto<'_>> {
     rules.iter().map(RuleDto::from).collect()
 }
@@ -498,6 +539,7 @@ impl<'a> From<&'a Node> for NodeDto<'a> {
                 output_mapping: &n.output_mapping,
                 transition_rules: rules(&n.transition_rules),
             }),
+            Node::Wait(n) => NodePayload::Wait(WaitDto::from(n)),
         };
         NodeDto {
             id: node.id(),

@@ -9,6 +9,7 @@ use crate::error::RuntimeError;
 use crate::events::{ExecutionListener, NoopListener};
 use crate::run_types::CancelToken;
 use crate::state::{FinishedBranch, NestedFrame, RunState};
+use crate::wait::{SleepingWaiter, Waiter};
 
 use super::{Engine, Flow};
 
@@ -35,6 +36,8 @@ pub struct RunCtx<'r> {
     /// The id of a new run (the durable run's id, so events, records and `runs` name it the
     /// same); `None`: a fresh UUID.
     pub run_id: Option<&'r str>,
+    /// Decides the run's `wait` and `awaitSignal` nodes (default: [`SleepingWaiter`]).
+    pub waiter: Option<&'r dyn Waiter>,
 }
 
 impl std::fmt::Debug for RunCtx<'_> {
@@ -57,7 +60,15 @@ impl<'r> RunCtx<'r> {
             checkpointer: None,
             controls: &[],
             run_id: None,
+            waiter: None,
         }
+    }
+
+    /// The waiter of the run's `wait` and `awaitSignal` nodes (docs/language.md, *Timers and
+    /// signals*).
+    pub fn waiter(mut self, waiter: &'r dyn Waiter) -> RunCtx<'r> {
+        self.waiter = Some(waiter);
+        self
     }
 
     /// The id a new run gets (ignored by a resume, whose state has its id).
@@ -100,6 +111,7 @@ pub(crate) struct Exec<'r> {
     controls: &'r [&'r dyn RunControlHook],
     /// The listener's trace, which outgoing calls carry (`None`: no trace exported).
     trace: Option<std::sync::Arc<dyn crate::trace_context::TraceSource>>,
+    waiter: Option<&'r dyn Waiter>,
 }
 
 impl Deref for Exec<'_> {
@@ -118,7 +130,13 @@ impl<'r> Exec<'r> {
             checkpointer: ctx.checkpointer,
             controls: ctx.controls,
             trace: ctx.listener.trace_source(),
+            waiter: ctx.waiter,
         }
+    }
+
+    /// The run's waiter (the default sleeps and receives no signal).
+    pub(crate) fn waiter(&self) -> &dyn Waiter {
+        self.waiter.unwrap_or(&SleepingWaiter)
     }
 
     /// The scope of a call node `node_id` makes (`None` when no trace is exported).

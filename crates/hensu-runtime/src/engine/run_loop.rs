@@ -488,7 +488,14 @@ impl Exec<'_> {
                 return Err(guards.cancelled(state));
             };
             if result.status == NodeStatus::Pending {
-                pause_pending(p, cur, state, result);
+                if matches!(node, Node::Wait(_)) {
+                    // A durable wait: the run stops before the node, which runs again (with
+                    // its wake time kept in `state.waiting`) when the run continues.
+                    state.steps = state.steps.saturating_sub(1);
+                    state.phase = ExecutionPhase::Initial;
+                } else {
+                    pause_pending(p, cur, state, result);
+                }
                 return Ok(RunOutcome::Paused);
             }
             let mut pc = guards.post_ctx(cur, result, node_started);

@@ -27,6 +27,7 @@ mod parallel_consensus;
 mod run_guards;
 mod stubs;
 mod timing;
+mod waits;
 mod transition_rules;
 // Fork/join, sub-workflows, review decisions and handlers, rubric and consensus boundaries.
 mod fork_join;

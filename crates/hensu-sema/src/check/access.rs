@@ -53,6 +53,7 @@ pub fn node_writes<'a>(node: &'a Node, schema: Option<&'a StateSchema>) -> Vec<&
                 }
             }
         }
+        Node::Wait(w) => w.writes.iter().for_each(|v| push(&mut out, v)),
         Node::Fork(_) | Node::End(_) => {}
     }
     out
@@ -118,6 +119,11 @@ pub fn node_reads<'a>(node: &'a Node, schema: Option<&'a StateSchema>) -> Vec<&'
             }
         }
         Node::SubWorkflow(s) => s.input_mapping.values().for_each(|v| push(&mut out, v)),
+        Node::Wait(w) => {
+            if let hensu_ir::WaitFor::Until { template } = &w.wait {
+                text(template, &mut out);
+            }
+        }
         Node::Fork(_) | Node::Join(_) | Node::End(_) => {}
     }
     for rule in node.transition_rules() {

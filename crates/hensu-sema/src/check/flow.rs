@@ -142,5 +142,6 @@ fn article_kind(n: &Node) -> &'static str {
         Node::End(_) => "an end",
         Node::Standard(_) => "a standard",
         Node::Parallel(_) => "a parallel",
+        Node::Wait(_) => "a wait",
     }
 }

@@ -28,6 +28,7 @@ mod rules;
 mod state;
 mod text;
 mod timing;
+mod waits;
 mod tools;
 
 use hensu_diagnostics::{Diagnostic, FileId, Span};
@@ -71,6 +72,7 @@ pub fn check_workflow(wf: &Workflow, origins: &Origins, input: InputKind) -> Vec
     dataflow::check(&mut cx, &graph);
     consumed::check(&mut cx, &graph);
     timing::check(&mut cx);
+    waits::check(&mut cx);
     dag::check(&mut cx);
     let diagnostics = crate::cascade::settle_checks(origins, cx.diagnostics);
     // Suppressions are matched in the workflow's own span space (a merged extending workflow's

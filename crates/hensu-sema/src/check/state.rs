@@ -249,6 +249,21 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                 }
             }
             Node::SubWorkflow(s) => sub_workflow(cx, schema, id, origin, s, &mut marks),
+            Node::Wait(w) => {
+                writes(cx, schema, &mut marks, id, &w.writes);
+                if let hensu_ir::WaitFor::Until { template } = &w.wait {
+                    sites.push(PromptSite {
+                        text: template,
+                        spans: origin.map(|o| o.placeholders.as_slice()).unwrap_or(&[]),
+                        exact: true,
+                        whole: origin.and_then(|o| o.props.get("until").copied()),
+                        node: id,
+                        what: "until",
+                        compensation: false,
+                        dependencies: Vec::new(),
+                    });
+                }
+            }
             Node::Fork(_) | Node::End(_) => {}
         }
         for site in &sites {

@@ -9,3 +9,4 @@ pub(crate) mod fork;
 pub(crate) mod join;
 pub(crate) mod parallel;
 pub(crate) mod subworkflow;
+pub(crate) mod wait;

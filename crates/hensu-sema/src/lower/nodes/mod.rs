@@ -9,6 +9,7 @@ mod join;
 mod parallel;
 mod standard;
 mod sub_workflow;
+mod wait;
 
 use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::{EndNode, ExitStatus, Node, Saga, Timing};
@@ -42,6 +43,8 @@ fn node_kind(name: &str) -> Option<BlockKind> {
         "action" => BlockKind::ActionNode,
         "subWorkflow" => BlockKind::SubWorkflowNode,
         "end" => BlockKind::EndNode,
+        "wait" => BlockKind::WaitNode,
+        "awaitSignal" => BlockKind::SignalNode,
         _ => return None,
     })
 }
@@ -261,6 +264,9 @@ impl Lowerer<'_> {
             BlockKind::JoinNode => self.join(&id, body, &mut o, &mut sink),
             BlockKind::GenericNode => self.generic(&id, body, &mut o, &mut sink),
             BlockKind::ActionNode => self.action(&id, body, &mut o, &mut sink),
+            BlockKind::WaitNode | BlockKind::SignalNode => {
+                self.wait(kind, &id, body, &mut o, &mut sink)
+            }
             _ => self.sub_workflow(&id, body, &mut o, &mut sink),
         };
         let mut node = node;
@@ -331,8 +337,9 @@ impl Lowerer<'_> {
             if self.node_transition(kind, spec, shape, stmt, sink) {
                 continue;
             }
-            // A join's `timeout` is upstream's own field, lowered by the join.
-            if spec.name == "timeout" && kind != BlockKind::JoinNode {
+            // A join's `timeout` is upstream's own field, lowered by the join; an awaitSignal's
+            // is how long it waits (docs/language.md, *Timers and signals*).
+            if spec.name == "timeout" && !matches!(kind, BlockKind::JoinNode | BlockKind::SignalNode) {
                 if let Shape::Assign { value, .. } = shape {
                     self.node_timeout(value);
                 }
