@@ -81,6 +81,7 @@ mod page;
 mod postgres;
 mod query;
 mod record;
+mod signals;
 mod sqlite;
 mod time;
 mod url;
@@ -104,8 +105,10 @@ pub use postgres::{PG_SCHEMA_VERSION, PgStore};
 pub use query::{DEFAULT_PAGE_LIMIT, InvalidCursor, MAX_PAGE_LIMIT, RunCursor, RunPage, RunQuery};
 pub use record::{
     CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, LogEntry, LogKind, PauseRequest,
-    RecordUpdate, Renewed, RunParent, RunRecord, RunStatus, StepEntry, StepSnapshot, StoredRun,
+    RecordUpdate, Renewed, RunParent, RunRecord, RunStatus, RunWait, StepEntry, StepSnapshot,
+    StoredRun,
 };
+pub use signals::{SignalReceipt, StoredSignal};
 pub use sqlite::registry::SqliteRegistry;
 pub use sqlite::{SqliteSettings, SqliteStore};
 pub use time::{now_ms, parse_rfc3339, rfc3339};
@@ -113,7 +116,7 @@ pub use url::{StoreUrl, open_store};
 pub use workflows::{StoredWorkflow, WorkflowRegistry, WorkflowSummary};
 
 /// The schema version this build reads and writes.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 /// The hensu version recorded in the store's `meta` table.
 pub const HENSU_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The default lease time-to-live.
@@ -429,6 +432,22 @@ pub trait StateStore: Send + Sync {
     /// runs renewed, with their cancellation flags. A run missing from the answer is no longer
     /// the owner's (taken over after its lease expired, or finished).
     async fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>>;
+
+    // --- Timers and signals (docs/language.md, *Timers and signals*) ----------------------
+    //
+    // A paused run waiting at a `wait` or `awaitSignal` node carries its wait in its record
+    // ([`RunRecord::wait`], written with [`RecordUpdate::wait`]); [`StateStore::claim`] takes
+    // it once its wake time has passed.
+
+    /// Stores signal `name` with `payload` for the run, numbered after its earlier signals, and
+    /// wakes the run when it is paused waiting for that name (its wake time becomes now).
+    /// [`StoreError::NotFound`] without the run, [`StoreError::Finished`] when it has ended.
+    async fn send_signal(&self, run_id: &str, name: &str, payload: &Value)
+    -> Result<SignalReceipt>;
+
+    /// The signals sent to the run, oldest first (taken or not: which ones the run took is
+    /// in its state).
+    async fn signals(&self, run_id: &str) -> Result<Vec<StoredSignal>>;
 }
 
 /// Whose runs a claim may take. A run belongs to a server when it was created with a tenant

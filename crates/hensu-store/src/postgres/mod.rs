@@ -17,6 +17,7 @@
 mod backend;
 mod ops;
 pub(crate) mod registry;
+mod signals;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -29,7 +30,7 @@ use tokio_postgres::NoTls;
 use crate::{HENSU_VERSION, Result, StoreError, StoreOptions};
 
 /// The PostgreSQL schema version this build reads and writes.
-pub const PG_SCHEMA_VERSION: i64 = 3;
+pub const PG_SCHEMA_VERSION: i64 = 4;
 
 mod embedded {
     refinery::embed_migrations!("migrations/postgres");

@@ -6,6 +6,7 @@ mod ops;
 pub(crate) mod registry;
 mod rows;
 mod schema;
+mod signals;
 
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
