@@ -28,6 +28,9 @@ pub struct WaitRequest<'a> {
     pub taken: &'a [u64],
     /// The run may be suspended here (its main flow; a nested flow waits in place).
     pub may_suspend: bool,
+    /// The wake time was fixed by an earlier visit (the run was suspended here and
+    /// continues): a durable run has it recorded, so waiting for it in place is safe.
+    pub resumed: bool,
 }
 
 /// How a wait ended.

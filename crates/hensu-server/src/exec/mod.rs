@@ -319,8 +319,11 @@ impl InProcessExecutor {
             let resumed = resume.as_ref().map(|(state, _)| state);
             launch::telemetry::attach(t, durable.store().as_ref(), &run_id, resumed).await;
         }
+        // The run's waits are durable (docs/language.md, *Timers and signals*): a suspended
+        // run is claimed again by a server's takeover once its time or its signal comes.
         let ctx = hensu_runtime::RunCtx::new(&cancel)
             .checkpointer(&hook)
+            .waiter(durable.as_ref())
             .run_id(&run_id);
         let ctx = match &trace {
             Some(t) => ctx.listener(t.as_ref()),

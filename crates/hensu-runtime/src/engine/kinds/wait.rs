@@ -63,8 +63,9 @@ pub(crate) async fn execute_wait(
     flow: Flow<'_>,
 ) -> Result<NodeResult, RuntimeError> {
     let waiter = exec.waiter();
+    let resumed = state.waiting.as_ref().is_some_and(|w| w.node_id == node.id);
     let wake_at_ms = match &state.waiting {
-        Some(w) if w.node_id == node.id => w.wake_at_ms,
+        Some(w) if resumed => w.wake_at_ms,
         _ => {
             let now = waiter.now_ms();
             let wake = match &node.wait {
@@ -91,6 +92,7 @@ pub(crate) async fn execute_wait(
             signal: node.signal(),
             taken: &state.signals_taken,
             may_suspend: matches!(flow, Flow::Main),
+            resumed,
         })
         .await?;
     Ok(match answer {
