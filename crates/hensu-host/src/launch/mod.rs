@@ -12,6 +12,8 @@
 //! * [`fork_run`] forks a stored run at a step of its log (the fork references the parent's
 //!   log prefix; checked against another workflow first when one is given), paused there for
 //!   the face to resume like any paused run.
+//! * [`send_signal`] sends a signal to a stored run (its payload checked against the
+//!   variables its `awaitSignal` nodes write), for `hensuc signal`, the server and the console.
 //! * [`engine`] builds the engine of one run from the setup plus the [`Extras`] only a face
 //!   adds: the tools when they are not the project's (the server's tenant MCP client), the
 //!   listener that receives provider retries (the face's progress and `--events` listener,
@@ -23,6 +25,7 @@
 
 mod engine;
 mod fork;
+mod signal;
 mod stored;
 pub mod telemetry;
 
@@ -36,6 +39,7 @@ pub use engine::{NO_LOCAL_COMMANDS, callable_workflows, required_reviews};
 pub use fork::{
     ForkError, ForkPlan, Forked, check_fork, failed_step, fork_run, next_node, redrive_run,
 };
+pub use signal::{SignalError, check_payload, send_signal, signal_names};
 pub use stored::{
     NewRun, RunHandle, SourceRef, StoredOptions, StoredWorkflow, WORKFLOW_FORMAT, content_hash,
     create_run, new_run_id,

@@ -30,6 +30,7 @@ mod runs_json;
 #[cfg(feature = "server")]
 pub mod serve;
 pub mod session;
+pub mod signal;
 pub mod test;
 pub mod trace;
 pub mod worker;
