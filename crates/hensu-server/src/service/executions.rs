@@ -176,6 +176,13 @@ pub struct ExecutionStatus {
     /// a hensu addition).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A paused execution waiting at a `wait` or `awaitSignal` node: the signal it waits for
+    /// (docs/language.md, *Timers and signals*; a hensu addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_for: Option<String>,
+    /// When such an execution continues without its signal (RFC 3339, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wake_at: Option<String>,
 }
 
 impl From<&RunRecord> for ExecutionStatus {
@@ -192,6 +199,12 @@ impl From<&RunRecord> for ExecutionStatus {
             exit_status: r.exit_status.clone(),
             cancel_requested: r.cancel_requested,
             error: None,
+            waiting_for: r.wait.as_ref().and_then(|w| w.signal.clone()),
+            wake_at: r
+                .wait
+                .as_ref()
+                .and_then(|w| w.wake_at)
+                .map(hensu_store::rfc3339),
         }
     }
 }

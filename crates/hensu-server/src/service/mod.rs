@@ -15,6 +15,7 @@ pub mod executions;
 pub mod listing;
 pub mod ops;
 pub mod outcome;
+pub mod signals;
 pub mod tenant_stream;
 pub mod time_travel;
 pub mod workflows;

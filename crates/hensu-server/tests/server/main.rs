@@ -63,6 +63,7 @@ on_both!(
     idempotent_starts,
     fork_continues_from_a_step,
     redrive_forks_a_failed_execution,
+    waits_and_signals,
 );
 
 mod outage {

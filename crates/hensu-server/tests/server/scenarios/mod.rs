@@ -9,12 +9,14 @@ mod access;
 mod failures;
 pub(crate) mod idempotency;
 mod paging;
+mod signals;
 mod tenant_stream;
 mod time_travel;
 pub use access::*;
 pub use failures::*;
 pub use idempotency::idempotent_starts;
 pub use paging::*;
+pub use signals::*;
 pub use tenant_stream::*;
 pub use time_travel::*;
 
