@@ -316,8 +316,9 @@ impl Backend for PgTx<'_> {
              log_bytes = log_bytes + $9, \
              pause_requested = CASE WHEN $2 = 'running' THEN pause_requested ELSE FALSE END, \
              wake_at = CASE WHEN $11::TEXT IS NOT NULL AND EXISTS (SELECT 1 FROM run_signals s \
-               WHERE s.run_id = $1 AND s.name = $11 AND s.seq >= $12) THEN $7 ELSE $10 END, \
-             waiting_for = $11 \
+               WHERE s.run_id = $1 AND s.name = $11::TEXT AND s.seq >= $12::BIGINT) \
+               THEN $7::BIGINT ELSE $10::BIGINT END, \
+             waiting_for = $11::TEXT \
              WHERE run_id = $1",
             &[
                 &run_id,
