@@ -311,7 +311,23 @@ fn node() -> impl Strategy<Value = Node> {
         });
     let end = (ident(), prop::sample::select(ExitStatus::ALL))
         .prop_map(|(id, status)| Node::End(EndNode { id, status }));
-    prop_oneof![standard, parallel, fork, join, generic, action, sub, end]
+    // hensu's WAIT node (docs/language.md, *Timers and signals*).
+    let wait_for = prop_oneof![
+        (1u64..=i64::MAX as u64).prop_map(|ms| WaitFor::Duration { ms }),
+        text().prop_map(|template| WaitFor::Until { template }),
+        (ident(), prop::option::of(1u64..=i64::MAX as u64))
+            .prop_map(|(name, timeout_ms)| WaitFor::Signal { name, timeout_ms }),
+    ];
+    let wait = (ident(), wait_for, strings(), rules()).prop_map(|(id, wait, writes, rules)| {
+        // `writes` belong to a signal wait only (the reader keeps them either way).
+        Node::Wait(WaitNode {
+            id,
+            wait,
+            writes,
+            transition_rules: rules,
+        })
+    });
+    prop_oneof![standard, parallel, fork, join, generic, action, sub, end, wait]
 }
 
 fn agent() -> impl Strategy<Value = AgentConfig> {
