@@ -22,13 +22,13 @@ impl Waiter for DurableRun {
 
     async fn wait(&self, request: WaitRequest<'_>) -> Result<WaitAnswer, RuntimeError> {
         if let Some(name) = request.signal {
-            let signals = self
-                .store()
-                .signals(self.run_id())
-                .await
-                .map_err(|e| RuntimeError::Store {
-                    message: e.to_string(),
-                })?;
+            let signals =
+                self.store()
+                    .signals(self.run_id())
+                    .await
+                    .map_err(|e| RuntimeError::Store {
+                        message: e.to_string(),
+                    })?;
             let seen = signals.last().map_or(0, |s| s.seq + 1);
             self.waits.signals_seen.store(seen, Ordering::SeqCst);
             // The oldest of its name not taken, unless it came after the timeout.

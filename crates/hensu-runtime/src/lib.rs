@@ -58,7 +58,6 @@ pub use agent::{
     select_provider, system_prompt,
 };
 pub use checkpoint::{Boundary, Checkpointer, RunControlHook};
-pub use wait::{ScheduledSignal, SleepingWaiter, VirtualClock, WaitAnswer, WaitRequest, Waiter};
 pub use control::{ControlStatus, RunControl};
 pub use engine::kinds::subworkflow::{DEFAULT_TENANT, MAX_DEPTH};
 pub use engine::{Engine, EngineBuilder, Prepared, RunCtx, plan_compensations};
@@ -95,3 +94,4 @@ pub use stub::{
 pub use template::{placeholders, resolve, resolve_with};
 pub use validate::{MAX_OUTPUT_BYTES, OutputViolation, validate_output};
 pub use value::{Context, java_to_string, render};
+pub use wait::{ScheduledSignal, SleepingWaiter, VirtualClock, WaitAnswer, WaitRequest, Waiter};

@@ -74,8 +74,9 @@ pub(crate) async fn send_signal<B: SignalRows>(
             status: record.status,
         });
     }
-    let bytes = serde_json::to_vec(payload)
-        .map_err(|e| StoreError::Invalid(format!("the signal's payload does not serialize: {e}")))?;
+    let bytes = serde_json::to_vec(payload).map_err(|e| {
+        StoreError::Invalid(format!("the signal's payload does not serialize: {e}"))
+    })?;
     let seq = b.insert_signal(run_id, name, &bytes, now).await?;
     let woke = record.status == RunStatus::Paused
         && record

@@ -15,10 +15,10 @@ pub use node::{
     Action, ActionNode, Branch, ConsensusConfig, Criterion, EndNode, ForkNode, GenericNode,
     JoinNode, Node, ParallelNode, ReviewConfig, Rubric, StandardNode, SubWorkflowNode,
 };
-pub use wait::{WaitFor, WaitNode};
 pub use saga::{COMPENSATING, COMPENSATING_OUTPUT, Compensation, CompensationBody, Saga};
 pub use timing::{MAX_BACKOFF_MS, NodeTiming, Timing};
 pub use transition::{ConditionPredicate, ScoreCondition, ScoreRange, TransitionRule};
+pub use wait::{WaitFor, WaitNode};
 
 /// The upstream default workflow version.
 pub const DEFAULT_VERSION: &str = "1.0.0";

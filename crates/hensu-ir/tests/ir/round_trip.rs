@@ -327,7 +327,9 @@ fn node() -> impl Strategy<Value = Node> {
             transition_rules: rules,
         })
     });
-    prop_oneof![standard, parallel, fork, join, generic, action, sub, end, wait]
+    prop_oneof![
+        standard, parallel, fork, join, generic, action, sub, end, wait
+    ]
 }
 
 fn agent() -> impl Strategy<Value = AgentConfig> {

@@ -65,9 +65,7 @@ impl Exec<'_> {
                 .await
             }
             Node::Join(j) => Ok(super::kinds::join::execute_join(j, state)),
-            Node::Wait(w) => {
-                Box::pin(super::kinds::wait::execute_wait(self, w, state, flow)).await
-            }
+            Node::Wait(w) => Box::pin(super::kinds::wait::execute_wait(self, w, state, flow)).await,
             Node::SubWorkflow(s) => {
                 super::kinds::subworkflow::execute_subworkflow(self, s, state, cancel, flow, resume)
                     .await

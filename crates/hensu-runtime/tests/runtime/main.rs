@@ -27,8 +27,8 @@ mod parallel_consensus;
 mod run_guards;
 mod stubs;
 mod timing;
-mod waits;
 mod transition_rules;
+mod waits;
 // Fork/join, sub-workflows, review decisions and handlers, rubric and consensus boundaries.
 mod fork_join;
 mod review;

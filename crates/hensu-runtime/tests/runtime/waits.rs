@@ -18,7 +18,12 @@ fn timer(ms: u64) -> Workflow {
         "a",
         vec![
             node("a", "x", &[], vec![success("pause")]),
-            wait_node("pause", WaitFor::Duration { ms }, &[], vec![success("done")]),
+            wait_node(
+                "pause",
+                WaitFor::Duration { ms },
+                &[],
+                vec![success("done")],
+            ),
             end("done", ExitStatus::Success),
         ],
     )
@@ -51,7 +56,10 @@ async fn a_timer_sleeps_on_the_clock_without_a_store() {
     let started = tokio::time::Instant::now();
     let r = h.run(&timer(90_000), json!({})).await;
     assert_eq!(completed(&r), (ExitStatus::Success, "done".into()));
-    assert!(started.elapsed() >= Duration::from_secs(90), "slept the wait");
+    assert!(
+        started.elapsed() >= Duration::from_secs(90),
+        "slept the wait"
+    );
     assert_eq!(path(&r), ["a", "pause", "done"]);
     assert!(r.state.waiting.is_none());
 }

@@ -28,8 +28,8 @@ mod rules;
 mod state;
 mod text;
 mod timing;
-mod waits;
 mod tools;
+mod waits;
 
 use hensu_diagnostics::{Diagnostic, FileId, Span};
 use hensu_ir::{TransitionRule, Workflow};

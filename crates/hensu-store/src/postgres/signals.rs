@@ -2,9 +2,9 @@
 
 use super::backend::{PgTx, col};
 use super::pg_err;
+use crate::Result;
 use crate::backend::{to_i64, to_u64};
 use crate::signals::{SignalRow, SignalRows};
-use crate::Result;
 
 impl SignalRows for PgTx<'_> {
     async fn insert_signal(

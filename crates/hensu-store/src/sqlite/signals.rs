@@ -27,7 +27,9 @@ impl SignalRows for SqliteTx<'_> {
                 "INSERT INTO run_signals (run_id, seq, name, payload, sent_at) \
                  VALUES (?1, ?2, ?3, ?4, ?5)",
             )
-            .and_then(|mut s| s.execute(rusqlite::params![run_id, next, name, payload, sat_i64(now)]))
+            .and_then(|mut s| {
+                s.execute(rusqlite::params![run_id, next, name, payload, sat_i64(now)])
+            })
             .map_err(sq)?;
         to_u64(next, self.path, "seq")
     }

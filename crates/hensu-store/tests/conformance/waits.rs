@@ -37,11 +37,21 @@ pub fn a_waiting_run_is_claimed_once_its_wake_time_passed(f: &dyn Factory) {
         s.release(&l).expect("release");
         let r = s.record(id).expect("record");
         assert_eq!(r.status, RunStatus::Paused, "{}", f.name());
-        assert_eq!(r.wait, Some(wait), "{}: the wait is on the record", f.name());
+        assert_eq!(
+            r.wait,
+            Some(wait),
+            "{}: the wait is on the record",
+            f.name()
+        );
     }
     let claimed = s.claim(&owner("worker"), 10).expect("claim");
     let ids: Vec<&str> = claimed.iter().map(|c| c.lease.run_id.as_str()).collect();
-    assert_eq!(ids, ["due"], "{}: only the run whose time has come", f.name());
+    assert_eq!(
+        ids,
+        ["due"],
+        "{}: only the run whose time has come",
+        f.name()
+    );
     let due = s.record("due").expect("record");
     assert_eq!(due.status, RunStatus::Running, "{}", f.name());
     assert_eq!(due.wait, None, "{}: a claim clears the wait", f.name());
@@ -64,7 +74,9 @@ pub fn signals_are_stored_in_order_and_wake_a_run_waiting_for_them(f: &dyn Facto
     s.create_run(&record("r", 1_000), &workflow(), &snapshot(0))
         .expect("create");
     // Before the run waits: stored, nobody woken.
-    let early = s.send_signal("r", "approve", &json!({"by": "ann"})).expect("send");
+    let early = s
+        .send_signal("r", "approve", &json!({"by": "ann"}))
+        .expect("send");
     assert_eq!(early.seq, 0, "{}", f.name());
     assert!(!early.woke);
     // The run pauses waiting for `approve` with no wake time: only a signal wakes it.
@@ -77,7 +89,11 @@ pub fn signals_are_stored_in_order_and_wake_a_run_waiting_for_them(f: &dyn Facto
     s.checkpoint(&l, 0, &waiting("gate", wait), &snapshot(1))
         .expect("suspend");
     s.release(&l).expect("release");
-    assert!(s.claim(&owner("w"), 10).expect("claim").is_empty(), "{}", f.name());
+    assert!(
+        s.claim(&owner("w"), 10).expect("claim").is_empty(),
+        "{}",
+        f.name()
+    );
     // Another name does not wake it; its own does.
     let other = s.send_signal("r", "reject", &json!(null)).expect("send");
     assert_eq!((other.seq, other.woke), (1, false), "{}", f.name());
@@ -88,7 +104,12 @@ pub fn signals_are_stored_in_order_and_wake_a_run_waiting_for_them(f: &dyn Facto
     assert_eq!(claimed.len(), 1, "{}: the signal woke it", f.name());
     let all = s.signals("r").expect("signals");
     let seen: Vec<(u64, &str)> = all.iter().map(|g| (g.seq, g.name.as_str())).collect();
-    assert_eq!(seen, [(0, "approve"), (1, "reject"), (2, "approve")], "{}", f.name());
+    assert_eq!(
+        seen,
+        [(0, "approve"), (1, "reject"), (2, "approve")],
+        "{}",
+        f.name()
+    );
     assert_eq!(all[0].payload, json!({"by": "ann"}));
     // A finished run takes no signal; an unknown one is not found.
     s.set_status(

@@ -302,8 +302,13 @@ fn write_v5_database(path: &Path) {
         s.create_run(&record("p", 1_000), &workflow(), &json!({"n": 0}))
             .expect("create p");
         let lease = s.acquire("p", &owner("v5")).expect("acquire");
-        s.checkpoint(&lease, 0, &RecordUpdate::paused("gate", "c-1"), &json!({"n": 1}))
-            .expect("pause");
+        s.checkpoint(
+            &lease,
+            0,
+            &RecordUpdate::paused("gate", "c-1"),
+            &json!({"n": 1}),
+        )
+        .expect("pause");
     }
     let c = rusqlite::Connection::open(path).expect("open");
     c.execute_batch(

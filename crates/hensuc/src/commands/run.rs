@@ -223,7 +223,11 @@ fn refuse_waits_without_store(workflow: &Workflow) -> bool {
             hensu_ir::Node::Wait(w) => Some(format!(
                 "`{}` ({})",
                 w.id,
-                if w.signal().is_some() { "awaitSignal" } else { "wait" }
+                if w.signal().is_some() {
+                    "awaitSignal"
+                } else {
+                    "wait"
+                }
             )),
             _ => None,
         })

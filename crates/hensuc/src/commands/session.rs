@@ -350,13 +350,19 @@ fn waiting_note(run_id: &str, w: &hensu_runtime::Waiting) -> String {
         out.push_str(&format!(" for signal `{signal}`"));
     }
     if let Some(at) = w.wake_at_ms {
-        let word = if w.signal.is_some() { " (timeout" } else { " until" };
+        let word = if w.signal.is_some() {
+            " (timeout"
+        } else {
+            " until"
+        };
         out.push_str(&format!("{word} {}", hensu_store::rfc3339(at)));
         if w.signal.is_some() {
             out.push(')');
         }
     }
-    out.push_str(": no process holds it meanwhile; a worker (`hensuc worker`) or server continues it");
+    out.push_str(
+        ": no process holds it meanwhile; a worker (`hensuc worker`) or server continues it",
+    );
     if let Some(signal) = &w.signal {
         out.push_str(&format!(
             " when `hensuc signal {run_id} {signal} -c JSON` sends the signal"

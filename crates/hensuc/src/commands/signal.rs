@@ -70,7 +70,12 @@ pub fn execute(args: SignalArgs) -> anyhow::Result<ExitCode> {
             ));
         }
         let woke = a.body.get("woke").and_then(Value::as_bool) == Some(true);
-        report(&args.id, &args.name, a.body.get("seq").and_then(Value::as_u64), woke);
+        report(
+            &args.id,
+            &args.name,
+            a.body.get("seq").and_then(Value::as_u64),
+            woke,
+        );
         return Ok(ExitCode::SUCCESS);
     }
     args.store.apply();

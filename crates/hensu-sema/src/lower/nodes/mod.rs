@@ -339,7 +339,9 @@ impl Lowerer<'_> {
             }
             // A join's `timeout` is upstream's own field, lowered by the join; an awaitSignal's
             // is how long it waits (docs/language.md, *Timers and signals*).
-            if spec.name == "timeout" && !matches!(kind, BlockKind::JoinNode | BlockKind::SignalNode) {
+            if spec.name == "timeout"
+                && !matches!(kind, BlockKind::JoinNode | BlockKind::SignalNode)
+            {
                 if let Shape::Assign { value, .. } = shape {
                     self.node_timeout(value);
                 }

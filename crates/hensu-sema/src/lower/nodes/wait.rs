@@ -64,7 +64,12 @@ impl Lowerer<'_> {
                 timeout_ms: timeout,
             }
         } else {
-            match (duration, until, o.props.contains_key("duration"), o.props.contains_key("until")) {
+            match (
+                duration,
+                until,
+                o.props.contains_key("duration"),
+                o.props.contains_key("until"),
+            ) {
                 (Some(ms), None, _, false) => WaitFor::Duration { ms },
                 (None, Some(template), false, _) => WaitFor::Until { template },
                 // The duration was refused already (E0103, E0113): no second diagnostic.
@@ -75,10 +80,14 @@ impl Lowerer<'_> {
                             o.props.get("until").copied().unwrap_or(o.id),
                             format!("wait node `{id}` has both `duration` and `until`"),
                         ),
-                        _ => (o.id, format!("wait node `{id}` has neither `duration` nor `until`")),
+                        _ => (
+                            o.id,
+                            format!("wait node `{id}` has neither `duration` nor `until`"),
+                        ),
                     };
-                    let d = Diagnostic::new(codes::E0115, what, label_span, "here")
-                        .with_help("give exactly one: `duration = 30.minutes` or `until = \"{deadline}\"`");
+                    let d = Diagnostic::new(codes::E0115, what, label_span, "here").with_help(
+                        "give exactly one: `duration = 30.minutes` or `until = \"{deadline}\"`",
+                    );
                     self.emit(d);
                     WaitFor::Duration { ms: 1 }
                 }

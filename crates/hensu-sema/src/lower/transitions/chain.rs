@@ -401,9 +401,11 @@ impl Lowerer<'_> {
                 target_node: target,
                 with_feedback: feedback,
             },
-            ("onFailure" | "onTimeout", ChainAction::Goto { target, .. }) => TransitionRule::Failure {
-                target_node: Some(target),
-            },
+            ("onFailure" | "onTimeout", ChainAction::Goto { target, .. }) => {
+                TransitionRule::Failure {
+                    target_node: Some(target),
+                }
+            }
             (
                 "onFailure",
                 ChainAction::Retry {
