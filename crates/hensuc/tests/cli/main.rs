@@ -34,6 +34,8 @@ mod serve_shutdown;
 mod serve_takeover;
 mod telemetry;
 mod time_travel;
+#[cfg(unix)]
+mod timers;
 mod tooling;
 #[cfg(unix)]
 mod workers;
