@@ -548,16 +548,23 @@ pub fn final_update(result: &RunResult) -> RecordUpdate {
             }),
         },
         RunOutcome::Paused => match &state.phase {
+            // A review with a deadline (docs/language.md, *Review*): a claim takes the run
+            // then, and it is rejected undecided.
             ExecutionPhase::Awaiting {
                 node_id,
                 correlation_id,
+                deadline_at_ms,
                 ..
             } => RecordUpdate {
                 status: RunStatus::Paused,
                 current_node: Some(node_id.clone()),
                 correlation_id: Some(correlation_id.clone()).filter(|c| !c.is_empty()),
                 exit_status: None,
-                wait: None,
+                wait: deadline_at_ms.map(|at| hensu_store::RunWait {
+                    wake_at: Some(at),
+                    signal: None,
+                    signals_seen: 0,
+                }),
             },
             _ => RecordUpdate {
                 status: RunStatus::Paused,

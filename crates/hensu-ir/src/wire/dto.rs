@@ -66,6 +66,7 @@ impl Serialize for NodesDto<'_> {
             let t = self.timing.of(k);
             dto.node_timeout_ms = t.timeout_ms;
             dto.retry_backoff_ms = t.backoff_ms;
+            dto.review_deadline_ms = t.review_deadline_ms;
             (k, dto)
         }))
     }
@@ -249,6 +250,9 @@ pub(super) struct NodeDto<'a> {
     /// hensu extension: the `backoff` of the node's `onFailure retry`.
     #[serde(skip_serializing_if = "Option::is_none")]
     retry_backoff_ms: Option<u64>,
+    /// hensu extension (docs/language.md, *Review*): a review's `deadline`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    review_deadline_ms: Option<u64>,
 }
 
 /// One compensation: `id`, then `agentId` + `prompt` or `actions`.
@@ -548,6 +552,7 @@ impl<'a> From<&'a Node> for NodeDto<'a> {
             compensation: None,
             node_timeout_ms: None,
             retry_backoff_ms: None,
+            review_deadline_ms: None,
         }
     }
 }

@@ -500,6 +500,7 @@ fn workflow() -> impl Strategy<Value = Workflow> {
                             hensu_ir::NodeTiming {
                                 timeout_ms: Some(n * 1000),
                                 backoff_ms: (i % 2 == 0).then_some(n * 250),
+                                review_deadline_ms: (i % 3 == 0).then_some(n * 60_000),
                             },
                         );
                     }

@@ -242,6 +242,7 @@ impl<'h, 's> Guards<'h, 's> {
             human_wait: std::time::Duration::ZERO,
             inherited: self.inherited,
             backoff: None,
+            review_deadline_at: None,
         }
     }
 
@@ -375,6 +376,7 @@ fn pause_pending(p: &Prepared, cur: usize, state: &mut RunState, result: NodeRes
         cached_result: Box::new(result),
         correlation_id: String::new(),
         requested_at_ms: now_ms(),
+        deadline_at_ms: None,
     };
 }
 
@@ -532,6 +534,7 @@ impl Exec<'_> {
             node_id,
             processor_id,
             cached_result,
+            deadline_at_ms,
             ..
         } = std::mem::replace(&mut state.phase, ExecutionPhase::Initial)
         else {
@@ -556,6 +559,7 @@ impl Exec<'_> {
             human_wait: std::time::Duration::ZERO,
             inherited: guards.inherited,
             backoff: None,
+            review_deadline_at: deadline_at_ms,
         };
         let step = self.post_pipeline(p, state, &mut pc, from).await?;
         guards.clock.not_counting(pc.human_wait);

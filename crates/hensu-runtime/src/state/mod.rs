@@ -172,6 +172,10 @@ pub enum ExecutionPhase {
         correlation_id: String,
         /// Milliseconds since the Unix epoch.
         requested_at_ms: u64,
+        /// A review with a `deadline` (docs/language.md, *Review*): when it is rejected
+        /// undecided (unix milliseconds). A durable run is claimed again then.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deadline_at_ms: Option<u64>,
     },
     /// Finished.
     Terminal,

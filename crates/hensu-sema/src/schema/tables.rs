@@ -247,6 +247,13 @@ pub(super) const REVIEW: &[StatementSpec] = &[
         "allowEdit = true",
         "Let the reviewer edit the result.",
     ),
+    prop(
+        "deadline",
+        V::Duration,
+        false,
+        "deadline = 48.hours",
+        "How long the review may take: not decided by then, it is rejected (`onRejection` routes it) — durably, the run waits without a process (docs/language.md, *Review*).",
+    ),
 ];
 
 pub(super) const PARALLEL: &[StatementSpec] = &[

@@ -275,3 +275,19 @@ fn signals_before_during_and_after_the_wait() {
         crate::stderr(&late)
     );
 }
+
+/// `--no-store` leaves nowhere to keep a waiting run: refused before it starts (E0116).
+#[test]
+fn no_store_refuses_durable_waits() {
+    let tmp = tempfile::tempdir().unwrap();
+    project(tmp.path(), "gate.hwf", GATE);
+    let out = crate::hensuc()
+        .args(["run", "--stub", "--no-store", "-d"])
+        .arg(tmp.path())
+        .arg(tmp.path().join("workflows").join("gate.hwf"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!(crate::stderr(&out));
+    assert!(!tmp.path().join(".hensu").exists(), "nothing stored");
+}

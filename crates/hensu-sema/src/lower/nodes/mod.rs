@@ -108,7 +108,7 @@ impl Lowerer<'_> {
                 };
                 // What an earlier statement (a `routes` block) left must not reach this node.
                 self.pending_timing = hensu_ir::NodeTiming::default();
-                self.pending_timing_spans = (None, None);
+                self.pending_timing_spans = (None, None, None);
                 let Some((node, origin)) = self.node(kind, spec, c, stmt) else {
                     self.pending_compensation = None;
                     self.pending_timing = hensu_ir::NodeTiming::default();
@@ -273,9 +273,12 @@ impl Lowerer<'_> {
         if let Some((_, span)) = &self.pending_compensation {
             o.props.insert("compensation", *span);
         }
-        let (timeout, backoff) = std::mem::take(&mut self.pending_timing_spans);
+        let (timeout, backoff, deadline) = std::mem::take(&mut self.pending_timing_spans);
         if let Some(span) = timeout {
             o.props.insert("timeout", span);
+        }
+        if let Some(span) = deadline {
+            o.props.insert("deadline", span);
         }
         if let Some(span) = backoff {
             o.props.insert("backoff", span);
@@ -379,10 +382,17 @@ impl Lowerer<'_> {
             span,
             "must be more than zero",
         )
-        .with_help(if what == "timeout" {
-            "write a positive duration such as `30.seconds`, or leave `timeout` out for no limit"
-        } else {
-            "write a positive duration such as `2.seconds`, or leave `backoff` out to retry at once"
+        .with_help(match what {
+            "backoff" => {
+                "write a positive duration such as `2.seconds`, or leave `backoff` out to retry at once"
+            }
+            "timeout" => {
+                "write a positive duration such as `30.seconds`, or leave `timeout` out for no limit"
+            }
+            "deadline" => {
+                "write a positive duration such as `48.hours`, or leave `deadline` out for no limit"
+            }
+            _ => "write a positive duration such as `30.minutes`",
         });
         self.emit(d);
         None
