@@ -258,3 +258,96 @@ async fn a_resumed_timer_keeps_its_wake_time() {
     assert_eq!(seen[0], seen[1], "the same wake time after the resume");
     assert_eq!(path(&r), ["a", "pause", "done"]);
 }
+
+/// Answers every review later (as a deferred review does).
+struct Later;
+
+#[async_trait]
+impl ReviewHandler for Later {
+    async fn request_review(&self, _request: ReviewRequest<'_>) -> ReviewOutcome {
+        ReviewOutcome::Pending {
+            correlation_id: "c-1".into(),
+        }
+    }
+}
+
+/// `draft` (REQUIRED review, deadline 48 h) → `publish`, rejected → `escalate`.
+fn reviewed_with_deadline() -> Workflow {
+    let mut draft = node(
+        "draft",
+        "x",
+        &[],
+        vec![
+            TransitionRule::Approval {
+                expected: true,
+                target_node: "publish".into(),
+                with_feedback: false,
+            },
+            TransitionRule::Approval {
+                expected: false,
+                target_node: "escalate".into(),
+                with_feedback: false,
+            },
+        ],
+    );
+    if let Node::Standard(n) = &mut draft {
+        n.review_config = Some(ReviewConfig::default());
+    }
+    let mut wf = workflow(
+        "draft",
+        vec![
+            draft,
+            end("publish", ExitStatus::Success),
+            end("escalate", ExitStatus::Failure),
+        ],
+    );
+    wf.timing.nodes.insert(
+        "draft".into(),
+        NodeTiming {
+            review_deadline_ms: Some(48 * 3_600_000),
+            ..NodeTiming::default()
+        },
+    );
+    wf
+}
+
+/// A review not decided by its deadline is rejected, so `onRejection` escalates; before the
+/// deadline a resume without a decision asks again.
+#[tokio::test]
+async fn a_review_past_its_deadline_is_rejected_and_escalates() {
+    let s = Script::new();
+    let h = harness_with(&s, |b| b.review_handler(Arc::new(Later)));
+    let cancel = CancelToken::new();
+    let wf = reviewed_with_deadline();
+    let start = 1_000_000;
+    let clock = VirtualClock::new(start, Vec::new());
+    let r = h
+        .engine
+        .run(&wf, ctx(json!({})), h.ctx(&cancel).waiter(&clock))
+        .await;
+    assert_eq!(r.outcome, RunOutcome::Paused);
+    let ExecutionPhase::Awaiting { deadline_at_ms, .. } = &r.state.phase else {
+        panic!("waits for its review: {:?}", r.state.phase);
+    };
+    assert_eq!(*deadline_at_ms, Some(start + 48 * 3_600_000));
+    let p = h.engine.prepare(Arc::new(wf)).unwrap();
+    // An hour later: still waiting for the reviewer.
+    let early = VirtualClock::new(start + 3_600_000, Vec::new());
+    let again = h
+        .engine
+        .resume(&p, r.state.clone(), None, h.ctx(&cancel).waiter(&early))
+        .await;
+    assert_eq!(again.outcome, RunOutcome::Paused);
+    // Past the deadline: rejected, escalated.
+    let late = VirtualClock::new(start + 48 * 3_600_000, Vec::new());
+    let done = h
+        .engine
+        .resume(&p, r.state, None, h.ctx(&cancel).waiter(&late))
+        .await;
+    assert_eq!(completed(&done), (ExitStatus::Failure, "escalate".into()));
+    // The review verdict routed it (a rejection), not a failure of the node.
+    let taken = h.events_of("transition_taken");
+    let last = taken.last().expect("a transition");
+    assert_eq!(last["to"], "escalate", "{taken:?}");
+    assert_eq!(last["cause"]["from_review"], true, "{last}");
+}

@@ -1,7 +1,8 @@
 //! Durable waits across processes (docs/language.md, *Timers and signals*), on SQLite and on
 //! a real PostgreSQL (`scripts/pg-test.sh`): a run waiting on a 2 s timer survives a SIGKILL of
 //! the worker that suspended it and is woken by another worker, not before its time; signals
-//! sent before, during and after a wait through `hensuc signal`.
+//! sent before, during and after a wait through `hensuc signal`; a review deadline that
+//! escalates.
 
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -58,6 +59,28 @@ const GATE: &str = r#"workflow("gate") {
         }
         end("done")
         end("late", ExitStatus.FAILURE)
+    }
+}
+"#;
+
+const REVIEWED: &str = r#"workflow("reviewed") {
+    agents {
+        agent("a") { role = "W"; model = "stub" }
+    }
+    graph {
+        start at "draft"
+        node("draft") {
+            agent = "a"
+            prompt = "go"
+            review {
+                mode = ReviewMode.REQUIRED
+                deadline = 1.seconds
+            }
+            onApproval goto "done"
+            onRejection goto "escalate"
+        }
+        end("done")
+        end("escalate", ExitStatus.FAILURE)
     }
 }
 "#;
@@ -158,6 +181,47 @@ fn timer_survives_a_killed_worker(dir: &Path, url: &str) {
     );
 }
 
+/// A review not decided by its deadline: the run, paused for it with its deadline as its
+/// wake time, is claimed by a worker then and rejected undecided, so `onRejection` escalates.
+fn review_deadline_escalates(dir: &Path, url: &str) {
+    project(dir, "reviewed.hwf", REVIEWED);
+    let store = crate::wait(hensu_store::open_store(url, StoreOptions::default())).unwrap();
+    let out = crate::hensuc()
+        .args(["run", "--stub", "-d"])
+        .arg(dir)
+        .arg(dir.join("workflows").join("reviewed.hwf"))
+        .arg("--store")
+        .arg(url)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "paused: {}",
+        crate::stderr(&out)
+    );
+    let id = crate::wait(store.list()).unwrap()[0].run_id.clone();
+    let r = record(&store, &id);
+    assert_eq!(r.status, RunStatus::Paused);
+    assert!(r.correlation_id.is_some(), "waits for a review: {r:?}");
+    let deadline = r.wait.and_then(|w| w.wake_at).expect("its deadline");
+    let mut worker = spawn_worker(dir, url);
+    wait_until("the review to escalate", Duration::from_secs(60), || {
+        record(&store, &id).status.is_terminal()
+    });
+    let _ = worker.kill();
+    let _ = worker.wait();
+    let r = record(&store, &id);
+    assert_eq!(r.status, RunStatus::Completed, "{r:?}");
+    assert_eq!(r.current_node.as_deref(), Some("escalate"));
+    let log = crate::wait(store.read_log(&id, 0, 1_000)).unwrap();
+    let claimed = log
+        .iter()
+        .find(|e| e.meta.kind == LogKind::Claimed)
+        .expect("claimed by the worker");
+    assert!(claimed.meta.at >= deadline, "not before the deadline");
+}
+
 #[test]
 fn a_timer_survives_a_killed_worker_on_sqlite() {
     let tmp = tempfile::tempdir().unwrap();
@@ -166,9 +230,14 @@ fn a_timer_survives_a_killed_worker_on_sqlite() {
 }
 
 #[test]
-#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
-fn a_timer_survives_a_killed_worker_on_postgres() {
+fn a_review_deadline_escalates_on_sqlite() {
     let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("state.db");
+    review_deadline_escalates(tmp.path(), db.to_str().unwrap());
+}
+
+/// A fresh schema of the test database; the store URL whose `search_path` is it.
+fn pg_url() -> String {
     let base = std::env::var("HENSU_TEST_DATABASE_URL")
         .expect("HENSU_TEST_DATABASE_URL is not set: run under scripts/pg-test.sh");
     let schema = format!("t_{:x}{:x}", std::process::id(), hensu_store::now_ms());
@@ -182,8 +251,21 @@ fn a_timer_survives_a_killed_worker_on_postgres() {
         .expect("HENSU_TEST_DATABASE_URL must reach a PostgreSQL"),
     );
     let sep = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
-    timer_survives_a_killed_worker(tmp.path(), &url);
+    format!("{base}{sep}options=-c%20search_path%3D{schema}")
+}
+
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn a_review_deadline_escalates_on_postgres() {
+    let tmp = tempfile::tempdir().unwrap();
+    review_deadline_escalates(tmp.path(), &pg_url());
+}
+
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn a_timer_survives_a_killed_worker_on_postgres() {
+    let tmp = tempfile::tempdir().unwrap();
+    timer_survives_a_killed_worker(tmp.path(), &pg_url());
 }
 
 fn signal(dir: &Path, store: &str, id: &str, payload: &str) -> std::process::Output {
