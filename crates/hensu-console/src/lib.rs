@@ -50,6 +50,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/console/executions/{id}/pause", post(controls::pause))
         .route("/console/executions/{id}/redrive", post(controls::redrive))
         .route("/console/executions/{id}/resume", post(controls::resume))
+        .route("/console/executions/{id}/signal", post(controls::signal))
         .route(
             "/console/executions/{id}/row",
             get(executions::row_fragment),

@@ -421,6 +421,9 @@ pub enum PauseRequest {
 
 /// What [`crate::StateStore::request_cancel`] did.
 #[derive(Clone, Debug, PartialEq, Eq)]
+// Returned once per cancel request (not stored or collected): the record's size there costs
+// nothing, and boxing it would change every caller for no gain.
+#[allow(clippy::large_enum_variant)]
 pub enum CancelRequest {
     /// A live owner holds the run: the flag is set, the owner stops at its next node boundary.
     Requested { owner: String },
