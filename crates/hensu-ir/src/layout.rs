@@ -177,6 +177,19 @@ pub fn node_edges(node: &Node) -> Vec<DrawnEdge> {
     for rule in node.transition_rules() {
         edges.extend(rule_edges(rule));
     }
+    // A signal wait's two ways out are its signal and its timeout (docs/language.md, *Timers
+    // and signals*).
+    if let Node::Wait(w) = node
+        && w.signal().is_some()
+    {
+        for e in &mut edges {
+            e.label = match (e.dashed, e.label.as_str()) {
+                (true, "failure") => "timeout".into(),
+                (false, "") => "signal".into(),
+                _ => std::mem::take(&mut e.label),
+            };
+        }
+    }
     edges
 }
 
