@@ -254,6 +254,15 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
     if let Some(c) = &r.correlation_id {
         let _ = writeln!(out, "correlation {c}");
     }
+    // A durable wait (docs/language.md, *Timers and signals*).
+    if let Some(w) = &r.wait {
+        if let Some(signal) = &w.signal {
+            let _ = writeln!(out, "waits for   signal `{signal}`");
+        }
+        if let Some(at) = w.wake_at {
+            let _ = writeln!(out, "wakes at    {}", rfc3339(at));
+        }
+    }
     let _ = writeln!(out, "started     {}", rfc3339(r.started_at));
     let _ = writeln!(out, "updated     {}", rfc3339(r.updated_at));
     if let Some(s) = &state {

@@ -148,6 +148,17 @@ fn timer_survives_a_killed_worker(dir: &Path, url: &str) {
         .wait
         .and_then(|w| w.wake_at)
         .expect("a wake time");
+    // `runs show` says what it waits for.
+    let shown = crate::hensuc()
+        .args(["runs", "show", &id, "--store", url, "-d"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        crate::stdout(&shown).contains(&format!("wakes at    {}", hensu_store::rfc3339(wake_at))),
+        "{}",
+        crate::stdout(&shown)
+    );
     first.kill().unwrap(); // SIGKILL
     first.wait().unwrap();
     // Another worker wakes it on time and finishes it.
