@@ -55,7 +55,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
               (status = 400, description = "bad input (`code` context_too_deep: the context nests too deep; invalid_idempotency_key)", body = ErrorBody),
               (status = 404, description = "unknown workflow", body = ErrorBody),
               (status = 413, description = "body or context too large (`code` body_too_large, context_too_large)", body = ErrorBody),
-              (status = 422, description = "the Idempotency-Key was used for a different request (`code` idempotency_key_reused)", body = ErrorBody),
+              (status = 422, description = "the Idempotency-Key was used for a different request (`code` idempotency_key_reused), or a start signal the workflow does not wait for or whose payload does not fit (`code` unknown_signal, invalid_signal_payload)", body = ErrorBody),
               (status = 503, description = "shutting down, or the store is unreachable (`code` store_unavailable, with `Retry-After`); retry with the same Idempotency-Key", body = ErrorBody,
                headers(("Retry-After" = u32, description = "seconds to wait before retrying")))))]
 pub async fn start(

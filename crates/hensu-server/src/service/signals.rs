@@ -49,6 +49,50 @@ impl SendSignal {
     }
 }
 
+/// One signal of a start (`signals` of `POST /api/v1/executions`).
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StartSignal {
+    pub name: String,
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub payload: Value,
+}
+
+/// Signal-with-start: every signal of a start is checked against the workflow before the
+/// execution is stored (the rules of `POST …/signals/{name}`).
+pub fn check_start_signals(
+    workflow: &hensu_ir::Workflow,
+    signals: &[StartSignal],
+) -> ApiResult<()> {
+    for s in signals {
+        check_name(&s.name)?;
+        hensu_host::launch::check_payload(workflow, &s.name, &s.payload).map_err(api_error)?;
+    }
+    Ok(())
+}
+
+/// Sends the checked signals of a start to its new execution, in order. The execution runs
+/// already: one that waits for a signal by then is woken; one that ended before reaching its
+/// wait takes none (logged).
+pub async fn send_start_signals(app: &AppState, run_id: &str, signals: Vec<StartSignal>) {
+    for s in signals {
+        if let Err(e) = app.store.send_signal(run_id, &s.name, &s.payload).await {
+            tracing::warn!(run_id, signal = s.name, error = %e, "a start's signal was not stored");
+        }
+    }
+}
+
+fn check_name(name: &str) -> ApiResult<()> {
+    if name.is_empty() || name.len() > 200 || name.chars().any(char::is_control) {
+        return Err(ApiError::bad_request(
+            "a signal name is 1 to 200 characters, none a control character",
+        )
+        .with_code("invalid_signal_name"));
+    }
+    Ok(())
+}
+
 fn api_error(e: SignalError) -> ApiError {
     let status = match &e {
         SignalError::NotFound(_) => return ApiError::not_found().with_code(e.code()),
@@ -70,12 +114,7 @@ pub async fn send(
     request: SendSignal,
 ) -> ApiResult<SignalSent> {
     super::executions::owned_record(app, tenant, run_id).await?;
-    if name.is_empty() || name.len() > 200 || name.chars().any(char::is_control) {
-        return Err(ApiError::bad_request(
-            "a signal name is 1 to 200 characters, none a control character",
-        )
-        .with_code("invalid_signal_name"));
-    }
+    check_name(name)?;
     let receipt = send_signal(&app.store, run_id, name, &request.payload)
         .await
         .map_err(api_error)?;

@@ -64,6 +64,7 @@ on_both!(
     fork_continues_from_a_step,
     redrive_forks_a_failed_execution,
     waits_and_signals,
+    signal_with_start,
 );
 
 mod outage {

@@ -79,3 +79,40 @@ pub async fn waits_and_signals(s: Server) {
     let (_, result) = get(&s, A, &format!("/api/v1/executions/{early}/result")).await;
     assert_eq!(result["output"]["decision"], "early", "{result}");
 }
+
+/// Signal-with-start: the start's signals are checked first (a refusal starts nothing) and
+/// delivered to the new execution when it waits for them.
+pub async fn signal_with_start(s: Server) {
+    push_ok(&s, A, "signalled").await;
+    let count = |list: Value| list.as_array().map_or(0, Vec::len);
+    let before = count(get(&s, A, "/api/v1/executions").await.1);
+    let (code, body) = post(
+        &s,
+        A,
+        "/api/v1/executions",
+        json!({"workflowId": "signalled", "context": {"topic": "rust"},
+               "signals": [{"name": "approved", "payload": 7}]}),
+    )
+    .await;
+    assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["code"], "invalid_signal_payload");
+    assert_eq!(
+        count(get(&s, A, "/api/v1/executions").await.1),
+        before,
+        "nothing started"
+    );
+    let (code, body) = post(
+        &s,
+        A,
+        "/api/v1/executions",
+        json!({"workflowId": "signalled", "context": {"topic": "rust"},
+               "signals": [{"name": "approved", "payload": "at start"}]}),
+    )
+    .await;
+    assert_eq!(code, StatusCode::ACCEPTED, "{body}");
+    let id = body["executionId"].as_str().expect("id").to_string();
+    let st = status_when(&s, &id, |st| st["status"] == "completed").await;
+    assert_eq!(st["currentNodeId"], "done", "{st}");
+    let (_, result) = get(&s, A, &format!("/api/v1/executions/{id}/result")).await;
+    assert_eq!(result["output"]["decision"], "at start", "{result}");
+}
