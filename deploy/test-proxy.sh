@@ -65,6 +65,8 @@ base="https://localhost:$port"
 curl_tls() { curl -sS --cacert "$work/cert.pem" "$@"; }
 for _ in $(seq 1 50); do curl_tls -o /dev/null "$base/health" 2>/dev/null && break; sleep 0.2; done
 [ "$(curl_tls "$base/health")" = '{"status":"UP"}' ] || fail "/health through the proxy"
+[ "$(curl_tls -o /dev/null -w '%{http_code}' "$base/metrics")" = 404 ] || fail "/metrics is not public"
+curl -sS "http://$upstream/metrics" | grep -q '^hensu_queue_depth ' || fail "/metrics on the replica"
 
 "$hensuc" push examples/workflows/greeting.hwf --server "http://$upstream" >/dev/null
 id="$(curl_tls -H 'Content-Type: application/json' -d '{"workflowId": "greeting", "context": {"name": "proxy"}}' \

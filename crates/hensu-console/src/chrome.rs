@@ -17,6 +17,7 @@ pub enum Nav {
     Executions,
     Reviews,
     Workflows,
+    Schedules,
 }
 
 /// A full console page.
@@ -47,6 +48,7 @@ pub fn page(viewer: &Viewer, title: &str, nav: Nav, body: Markup) -> Html<String
                                 (item(Nav::Executions, "/console/executions", "Executions"))
                                 (item(Nav::Reviews, "/console/reviews", "Reviews"))
                                 (item(Nav::Workflows, "/console/workflows", "Workflows"))
+                                (item(Nav::Schedules, "/console/schedules", "Schedules"))
                             }
                         }
                         div.who {

@@ -26,7 +26,7 @@ use hensu_server::AppState;
 
 /// The console's routes, to merge beside the API (`hensu_server::router_with`).
 pub fn router(state: AppState) -> Router<AppState> {
-    use pages::{controls, execution, executions, reviews, signin, start, workflows};
+    use pages::{controls, execution, executions, reviews, schedules, signin, start, workflows};
     Router::new()
         .route("/", get(|| async { Redirect::to("/console/executions") }))
         .route(
@@ -49,6 +49,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/console/executions/{id}/cancel", post(controls::cancel))
         .route("/console/executions/{id}/pause", post(controls::pause))
         .route("/console/executions/{id}/redrive", post(controls::redrive))
+        .route("/console/executions/{id}/replay", post(execution::replay))
         .route("/console/executions/{id}/resume", post(controls::resume))
         .route("/console/executions/{id}/signal", post(controls::signal))
         .route(
@@ -61,6 +62,7 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/console/reviews/{id}",
             get(reviews::review).post(reviews::decide),
         )
+        .route("/console/schedules", get(schedules::list))
         .route("/console/workflows", get(workflows::list))
         .route("/console/workflows/{id}", get(workflows::detail))
         .route(

@@ -228,6 +228,26 @@ static CODES: &[CodeInfo] = &[
         "durable wait in a run without a store",
         include_str!("../../../docs/diagnostics/E0116.md"),
     ),
+    e(
+        "E0120",
+        "map node without a list",
+        include_str!("../../../docs/diagnostics/E0120.md"),
+    ),
+    e(
+        "E0121",
+        "map node without a body",
+        include_str!("../../../docs/diagnostics/E0121.md"),
+    ),
+    e(
+        "E0122",
+        "map limit below 1",
+        include_str!("../../../docs/diagnostics/E0122.md"),
+    ),
+    e(
+        "E0123",
+        "map node with two bodies",
+        include_str!("../../../docs/diagnostics/E0123.md"),
+    ),
     // names and references: E02xx
     e(
         "E0201",
@@ -401,6 +421,21 @@ static CODES: &[CodeInfo] = &[
         "`runIf` names no Boolean variable",
         include_str!("../../../docs/diagnostics/E0408.md"),
     ),
+    e(
+        "E0412",
+        "map `over` names no list variable",
+        include_str!("../../../docs/diagnostics/E0412.md"),
+    ),
+    e(
+        "E0413",
+        "map `writes` names no list variable",
+        include_str!("../../../docs/diagnostics/E0413.md"),
+    ),
+    e(
+        "E0414",
+        "map body workflow lacks `item` or `result`",
+        include_str!("../../../docs/diagnostics/E0414.md"),
+    ),
     // sub-workflows and projects: E05xx
     e(
         "E0501",
@@ -452,6 +487,36 @@ static CODES: &[CodeInfo] = &[
         "invalid `commands.yaml`",
         include_str!("../../../docs/diagnostics/E0510.md"),
     ),
+    e(
+        "E0511",
+        "interrupted unsafe call",
+        include_str!("../../../docs/diagnostics/E0511.md"),
+    ),
+    e(
+        "E0512",
+        "call journal does not match the node",
+        include_str!("../../../docs/diagnostics/E0512.md"),
+    ),
+    e(
+        "E0515",
+        "schedule over the daily budget",
+        include_str!("../../../docs/diagnostics/E0515.md"),
+    ),
+    e(
+        "E0516",
+        "schedule cost has no bound under a budget",
+        include_str!("../../../docs/diagnostics/E0516.md"),
+    ),
+    e(
+        "E0517",
+        "schedule names an unknown workflow",
+        include_str!("../../../docs/diagnostics/E0517.md"),
+    ),
+    e(
+        "E0518",
+        "duplicate schedule name",
+        include_str!("../../../docs/diagnostics/E0518.md"),
+    ),
     // driver and loader: E09xx
     e(
         "E0901",
@@ -497,6 +562,31 @@ static CODES: &[CodeInfo] = &[
         "E0909",
         "the fork's state does not fit the node",
         include_str!("../../../docs/diagnostics/E0909.md"),
+    ),
+    e(
+        "E0913",
+        "invalid cron expression",
+        include_str!("../../../docs/diagnostics/E0913.md"),
+    ),
+    e(
+        "E0914",
+        "unknown time zone",
+        include_str!("../../../docs/diagnostics/E0914.md"),
+    ),
+    e(
+        "E0915",
+        "invalid `[retention]`",
+        include_str!("../../../docs/diagnostics/E0915.md"),
+    ),
+    e(
+        "E0916",
+        "the replay diverges from the recorded run",
+        include_str!("../../../docs/diagnostics/E0916.md"),
+    ),
+    e(
+        "E0917",
+        "a replayed call has no recorded answer",
+        include_str!("../../../docs/diagnostics/E0917.md"),
     ),
     // warnings: W00xx
     w(
@@ -646,11 +736,26 @@ static CODES: &[CodeInfo] = &[
         "signal wait without a timeout under a run deadline",
         include_str!("../../../docs/diagnostics/W0327.md"),
     ),
+    w(
+        "W0332",
+        "tool without a declared call policy",
+        include_str!("../../../docs/diagnostics/W0332.md"),
+    ),
+    w(
+        "W0336",
+        "map node without `maxItems`",
+        include_str!("../../../docs/diagnostics/W0336.md"),
+    ),
     // tools: W06xx (need the configured MCP servers; `hensuc check` without `--offline`)
     w(
         "W0601",
         "tool not offered by any MCP server",
         include_str!("../../../docs/diagnostics/W0601.md"),
+    ),
+    w(
+        "W0602",
+        "schedule not checked against the budget",
+        include_str!("../../../docs/diagnostics/W0602.md"),
     ),
     // warnings of the driver: W09xx
     w(

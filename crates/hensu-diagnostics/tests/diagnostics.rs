@@ -314,15 +314,23 @@ fn catalogue_covers_the_spec() {
     range("E", 1, 6);
     range("E", 10, 16);
     range("E", 101, 116);
+    range("E", 120, 123);
     range("E", 201, 213);
     range("E", 301, 313);
     range("E", 401, 408);
-    range("E", 501, 510);
+    range("E", 412, 414);
+    range("E", 501, 512);
+    range("E", 515, 518);
     range("E", 901, 909);
+    range("E", 913, 915);
+    // replay (hensuc replay)
+    range("E", 916, 917);
     range("W", 1, 1);
     range("W", 201, 201);
     range("W", 301, 327);
-    range("W", 601, 601);
+    range("W", 332, 332);
+    range("W", 336, 336);
+    range("W", 601, 602);
     range("W", 901, 905);
     let actual: Vec<&str> = catalogue::all().iter().map(|c| c.code).collect();
     assert_eq!(actual, expected);

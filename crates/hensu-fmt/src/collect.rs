@@ -31,6 +31,7 @@ pub const ENUMS: &[(&str, &[&str])] = &[
     ),
     ("ExitStatus", &["SUCCESS", "FAILURE", "CANCEL"]),
     ("LogLevel", &["TRACE", "DEBUG", "INFO", "WARN", "ERROR"]),
+    ("ItemFailure", &["FAIL", "SKIP", "COLLECT"]),
 ];
 
 pub(crate) struct Info<'a, 's> {
@@ -53,6 +54,7 @@ fn assign_enum(parent: Option<&str>, target: &str) -> Option<&'static str> {
         ("consensus", "strategy") => Some("ConsensusStrategy"),
         ("join", "mergeStrategy") => Some("MergeStrategy"),
         ("observability", "logLevel") => Some("LogLevel"),
+        ("map", "onItemFailure") => Some("ItemFailure"),
         _ => None,
     }
 }

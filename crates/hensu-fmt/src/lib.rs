@@ -19,7 +19,8 @@
 //!   `input`/`variable` 2nd argument → `VarType`, `end` 2nd argument → `ExitStatus`,
 //!   `review(X)` → `ReviewMode`, and the assignments `mode` in `review { }` → `ReviewMode`,
 //!   `strategy` in `consensus { }` → `ConsensusStrategy`, `mergeStrategy` in `join { }` →
-//!   `MergeStrategy`, `logLevel` in `observability { }` → `LogLevel`.
+//!   `MergeStrategy`, `logLevel` in `observability { }` → `LogLevel`, `onItemFailure` in
+//!   `map { }` → `ItemFailure`.
 //! * Comments (line, block, KDoc; own-line or trailing) are all kept, in order. A trailing
 //!   comment is separated from the code by one space; line comments lose trailing whitespace;
 //!   the continuation lines of a multi-line block comment move with the comment's new column.

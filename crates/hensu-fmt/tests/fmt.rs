@@ -383,6 +383,10 @@ fn style_rules() {
             "    graph {\n        end(\"x\", FAILURE)\n        end(\"y\", UNKNOWN)\n    }",
             "    graph {\n        end(\"x\", ExitStatus.FAILURE)\n        end(\"y\", UNKNOWN)\n    }",
         ),
+        (
+            "    graph {\n        map(\"m\") { onItemFailure = SKIP }\n    }",
+            "    graph {\n        map(\"m\") { onItemFailure = ItemFailure.SKIP }\n    }",
+        ),
         // Blank lines: runs collapse, none after `{` or before `}`.
         (
             "\n\n    version = \"1\"\n\n\n\n    description = \"d\"\n\n",

@@ -10,6 +10,10 @@
 //! Every node writes the same context key (a per-node key makes the durable step's diff of the
 //! context grow with the run, which would hide the trace's cost behind the store's).
 //!
+//! The `sqlite_journal_*` variants measure the call journal (docs/security.md, *Call journal*)
+//! of the same durable run: on but idle (no call), and with one journaled tool call a step
+//! (its start and result rows).
+//!
 //! `cargo bench -p hensu-host --bench telemetry`; divide the reported time by 10,000.
 
 #![allow(clippy::unwrap_used)]
@@ -45,7 +49,23 @@ impl Agent for Constant {
         &self.0
     }
     async fn execute(&self, _r: AgentRequest<'_>) -> Result<AgentResponse, AgentError> {
-        Ok(AgentResponse::text("constant answer"))
+        if self.0.tools.is_empty() {
+            return Ok(AgentResponse::text("constant answer"));
+        }
+        // One tool call through the run's call journal (a start and a result row).
+        let spec = journal::CallSpec {
+            kind: journal::CallKind::Tool,
+            name: "lookup",
+            declared: journal::Declared::IDEMPOTENT,
+        };
+        let r = journal::journaled(spec, |_slot| async {
+            Ok::<_, ()>(("a constant result".to_string(), true))
+        })
+        .await;
+        match r {
+            Ok(text) => Ok(AgentResponse::text(text)),
+            Err(_) => Err(AgentError::new("journal", "the journal failed")),
+        }
     }
 }
 
@@ -80,6 +100,11 @@ impl SpanSink for Drop {
 }
 
 fn chain() -> Workflow {
+    chain_with(&[])
+}
+
+/// [`chain`] whose agent declares `tools` (then it makes one journaled tool call a step).
+fn chain_with(tools: &[&str]) -> Workflow {
     let mut nodes = IndexMap::new();
     for i in 0..STEPS {
         let id = format!("n{i}");
@@ -113,7 +138,9 @@ fn chain() -> Workflow {
         }),
     );
     let mut agents = IndexMap::new();
-    agents.insert("a".to_string(), AgentConfig::new("a", "Agent", "gpt-4o"));
+    let mut agent = AgentConfig::new("a", "Agent", "gpt-4o");
+    agent.tools = tools.iter().map(|t| t.to_string()).collect();
+    agents.insert("a".to_string(), agent);
     Workflow {
         id: "chain".into(),
         version: "1".into(),
@@ -145,6 +172,20 @@ enum Store {
 }
 
 fn run(bencher: Bencher, store: Store, listener: Option<Arc<dyn SpanSink>>) {
+    run_with(bencher, store, listener, Journal::Off);
+}
+
+/// Whether the durable run journals its calls (docs/security.md, *Call journal*).
+#[derive(Clone, Copy, PartialEq)]
+enum Journal {
+    Off,
+    /// The journal on, no call made.
+    Idle,
+    /// The journal on, one tool call a step.
+    OneCall,
+}
+
+fn run_with(bencher: Bencher, store: Store, listener: Option<Arc<dyn SpanSink>>, journal: Journal) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -152,7 +193,10 @@ fn run(bencher: Bencher, store: Store, listener: Option<Arc<dyn SpanSink>>) {
     let engine = Engine::builder()
         .provider(Arc::new(ConstantProvider))
         .build();
-    let workflow = Arc::new(chain());
+    let workflow = Arc::new(match journal {
+        Journal::OneCall => chain_with(&["lookup"]),
+        Journal::Off | Journal::Idle => chain(),
+    });
     let workflow_json = serde_json::to_value(&*workflow).expect("workflow");
     let prepared = engine.prepare(workflow.clone()).expect("prepare");
     let cancel = CancelToken::new();
@@ -178,7 +222,7 @@ fn run(bencher: Bencher, store: Store, listener: Option<Arc<dyn SpanSink>>) {
             ))
             .expect("create")
         });
-        (id, durable)
+        (id, durable.map(Arc::new))
     };
     bencher
         .with_inputs(&mut setup)
@@ -197,8 +241,13 @@ fn run(bencher: Bencher, store: Store, listener: Option<Arc<dyn SpanSink>>) {
                 run_ctx = run_ctx.listener(t);
             }
             if let Some(d) = &durable {
-                run_ctx = run_ctx.checkpointer(d);
+                run_ctx = run_ctx.checkpointer(d.as_ref());
             }
+            let calls = durable
+                .as_ref()
+                .filter(|_| journal != Journal::Off)
+                .map(|d| d.journal());
+            run_ctx = run_ctx.journal(calls.as_ref());
             let r = rt.block_on(engine.run_prepared(&prepared, input(), run_ctx));
             assert!(r.outcome.is_success());
             if let Some(d) = &durable {
@@ -245,4 +294,14 @@ fn sqlite_otlp_export(bencher: Bencher) {
     let exporter = otlp();
     run(bencher, Store::Sqlite, Some(exporter.clone()));
     let _ = exporter.shutdown();
+}
+
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn sqlite_journal_idle(bencher: Bencher) {
+    run_with(bencher, Store::Sqlite, None, Journal::Idle);
+}
+
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn sqlite_journal_one_tool_call(bencher: Bencher) {
+    run_with(bencher, Store::Sqlite, None, Journal::OneCall);
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use hensu_ir::GenericNode;
+use hensu_runtime::journal::{CallKind, CallSpec, Declared, Journaled, journaled};
 use hensu_runtime::{
     ActionHandler, ActionResult, Context, GenericNodeHandler, MAX_OUTPUT_BYTES, NodeResult,
     cfg_num, cfg_str, render, resolve_with,
@@ -123,16 +124,51 @@ impl ActionHandler for WebhookHandler {
             Ok(c) => c,
             Err(e) => return ActionResult::failure(format!("Webhook {url} failed: {e}")),
         };
-        let json: serde_json::Map<String, Value> = body.into_iter().collect();
-        post_json(
-            client,
-            &url,
-            &[],
-            &Value::Object(json),
-            self.timeout,
-            &format!("Webhook {url}"),
-        )
-        .await
+        let json = Value::Object(body.into_iter().collect());
+        // Journaled (docs/security.md, *Call journal*): a node run again replays the answer;
+        // a delivery started without a recorded answer is sent again with the same
+        // `Idempotency-Key`, for the receiver to deduplicate.
+        let call = CallSpec {
+            kind: CallKind::Webhook,
+            name: &journal_name(&url),
+            declared: Declared::IDEMPOTENT,
+        };
+        let sent = journaled(call, |slot| async {
+            let headers: Vec<(String, String)> = slot
+                .map(|s| (IDEMPOTENCY_HEADER.to_string(), s.key))
+                .into_iter()
+                .collect();
+            let what = format!("Webhook {url}");
+            let r = post_json(client, &url, &headers, &json, self.timeout, &what).await;
+            let ok = r.success;
+            Ok::<_, std::convert::Infallible>(((r.success, r.output), ok))
+        })
+        .await;
+        journaled_action(sent)
+    }
+}
+
+/// The header carrying a call's idempotency key (docs/security.md, *Call journal*).
+pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
+
+/// What the journal names an HTTP call by: the URL's host (never its path or query, which
+/// may carry tokens).
+fn journal_name(url: &str) -> String {
+    reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_else(|| "url".to_string())
+}
+
+/// A journaled action's result.
+fn journaled_action(
+    r: Result<(bool, String), Journaled<std::convert::Infallible>>,
+) -> ActionResult {
+    match r {
+        Ok((true, output)) => ActionResult::success(output),
+        Ok((false, output)) => ActionResult::failure(output),
+        Err(Journaled::Call(e)) => ActionResult::failure(e.to_string()),
+        Err(Journaled::Effect(never)) => match never {},
     }
 }
 
@@ -311,18 +347,80 @@ impl GenericNodeHandler for ApiCallerHandler {
                 ));
             }
         };
-        let mut req = client
-            .request(method.clone(), &endpoint)
-            .timeout(Duration::from_millis(timeout_ms));
-        if !matches!(
+        let body = (!matches!(
             method,
             reqwest::Method::GET | reqwest::Method::HEAD | reqwest::Method::DELETE
-        ) {
+        ))
+        .then(|| {
             let mut body = serde_json::Map::new();
             if let Some(v) = ctx.get(&input_field) {
                 body.insert(input_field.clone(), v.clone());
             }
-            req = req.json(&Value::Object(body));
+            Value::Object(body)
+        });
+        // Journaled (docs/security.md, *Call journal*), with an `Idempotency-Key`.
+        let call = CallSpec {
+            kind: CallKind::ApiCall,
+            name: &journal_name(&endpoint),
+            declared: Declared::IDEMPOTENT,
+        };
+        let request = ApiRequest {
+            client,
+            method,
+            method_name: &method_name,
+            endpoint: &endpoint,
+            body,
+            timeout_ms,
+        };
+        let answered = journaled(call, |slot| async {
+            let r = request.send(slot.map(|s| s.key)).await;
+            let ok = r.status == hensu_runtime::NodeStatus::Success;
+            Ok::<_, std::convert::Infallible>((r, ok))
+        })
+        .await;
+        let result = match answered {
+            Ok(r) => r,
+            Err(Journaled::Call(e)) => NodeResult::failure(e.to_string()),
+            Err(Journaled::Effect(never)) => match never {},
+        };
+        if result.status == hensu_runtime::NodeStatus::Success
+            && let Some(body) = &result.output
+        {
+            ctx.insert(output_field.clone(), body.clone());
+            return result.with_meta("output_field", Value::String(output_field));
+        }
+        result
+    }
+}
+
+/// One `api-caller` request.
+struct ApiRequest<'a> {
+    client: &'a reqwest::Client,
+    method: reqwest::Method,
+    method_name: &'a str,
+    endpoint: &'a str,
+    body: Option<Value>,
+    timeout_ms: u64,
+}
+
+impl ApiRequest<'_> {
+    /// Sends it (with `key` as its `Idempotency-Key`): the response body on a 2xx.
+    async fn send(&self, key: Option<String>) -> NodeResult {
+        let ApiRequest {
+            client,
+            method_name,
+            endpoint,
+            timeout_ms,
+            ..
+        } = self;
+        let mut req = client
+            .request(self.method.clone(), *endpoint)
+            .timeout(Duration::from_millis(*timeout_ms));
+        if let Some(body) = &self.body {
+            req = req.json(body);
+        }
+        if let Some(key) = key {
+            req = req.header(IDEMPOTENCY_HEADER, key);
         }
         let req = with_traceparent(req, &[]);
         let resp = match req.send().await {
@@ -355,9 +453,6 @@ impl GenericNodeHandler for ApiCallerHandler {
             ))
             .with_meta("status_code", Value::from(status.as_u16()));
         }
-        ctx.insert(output_field.clone(), Value::String(body.clone()));
-        NodeResult::success(body)
-            .with_meta("status_code", Value::from(status.as_u16()))
-            .with_meta("output_field", Value::String(output_field))
+        NodeResult::success(body).with_meta("status_code", Value::from(status.as_u16()))
     }
 }

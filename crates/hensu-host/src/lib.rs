@@ -27,6 +27,7 @@ mod handlers;
 mod http;
 pub mod launch;
 mod network;
+pub mod recorded;
 mod review;
 mod shell;
 mod stub_files;
@@ -45,8 +46,8 @@ pub use network::NetworkAccess;
 pub use review::{DeferredReview, InteractiveReview, PendingReview, TerminalPause};
 pub use shell::{
     BASE_ENV, COMMAND_KEYS, CommandRegistry, CommandSpec, DEFAULT_COMMAND_TIMEOUT_MS,
-    MAX_VALUE_BYTES, UnsafeCommand, audit_commands, command_env, read_commands_yaml, run_command,
-    run_command_with,
+    IDEMPOTENCY_KEY_VAR, MAX_VALUE_BYTES, UnsafeCommand, audit_commands, command_env,
+    read_commands_yaml, run_command, run_command_with,
 };
 pub use stub_files::FsStubFiles;
 

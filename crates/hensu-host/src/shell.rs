@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use hensu_runtime::journal::{
+    CallKind, CallPolicy, CallSpec, Declared, Journaled, OnInterrupted, journaled,
+};
 use hensu_runtime::{ActionResult, CancelToken, CommandRunner, Context, java_to_string, render};
 use indexmap::IndexMap;
 use serde_json::Value;
@@ -32,6 +35,10 @@ pub struct CommandSpec {
     pub env: IndexMap<String, String>,
     /// Variables of hensuc's own environment passed through by name (`pass_env:` list).
     pub pass_env: Vec<String>,
+    /// `policy:` / `on_interrupted:`: whether the command may run again when a run stopped
+    /// after it started and before its result was recorded (docs/security.md, *Call
+    /// journal*); `None`: not declared (`unsafe`, failing the node).
+    pub declared: Option<Declared>,
 }
 
 impl CommandSpec {
@@ -42,12 +49,24 @@ impl CommandSpec {
             timeout_ms: DEFAULT_COMMAND_TIMEOUT_MS,
             env: IndexMap::new(),
             pass_env: Vec::new(),
+            declared: None,
         }
     }
 }
 
+/// The environment variable holding a command's idempotency key (docs/security.md, *Call
+/// journal*): the same when the node runs again after a crash or a takeover.
+pub const IDEMPOTENCY_KEY_VAR: &str = "HENSU_IDEMPOTENCY_KEY";
+
 /// The keys of one `commands.yaml` entry; `hensuc check` reports any other (W0322).
-pub const COMMAND_KEYS: [&str; 4] = ["command", "timeout", "env", "pass_env"];
+pub const COMMAND_KEYS: [&str; 6] = [
+    "command",
+    "timeout",
+    "env",
+    "pass_env",
+    "policy",
+    "on_interrupted",
+];
 
 /// The default command timeout.
 pub const DEFAULT_COMMAND_TIMEOUT_MS: u64 = 30_000;
@@ -172,6 +191,7 @@ impl CommandRegistry {
                 timeout_ms,
                 env,
                 pass_env,
+                declared: declared_policy(id, fields)?,
             };
             rewrite(&spec.command).map_err(|e| format!("command '{id}': {e}"))?;
             commands.insert(id.clone(), spec);
@@ -207,6 +227,38 @@ impl CommandRegistry {
     pub fn ids(&self) -> Vec<&str> {
         self.commands.keys().map(String::as_str).collect()
     }
+}
+
+/// An entry's `policy:` (`idempotent` or `unsafe`) and `on_interrupted:` (`fail` or `pause`).
+fn declared_policy(
+    id: &str,
+    fields: &serde_json::Map<String, Value>,
+) -> Result<Option<Declared>, String> {
+    let word = |key: &str, allowed: &[&str]| -> Result<Option<String>, String> {
+        match fields.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(w)) if allowed.contains(&w.as_str()) => Ok(Some(w.clone())),
+            Some(_) => Err(format!(
+                "command '{id}': {key} must be one of {}",
+                allowed.join(", ")
+            )),
+        }
+    };
+    let policy = word("policy", &["idempotent", "unsafe"])?;
+    let on_interrupted = word("on_interrupted", &["fail", "pause"])?;
+    if policy.is_none() && on_interrupted.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(Declared {
+        policy: match policy.as_deref() {
+            Some("idempotent") => CallPolicy::Idempotent,
+            _ => CallPolicy::Unsafe,
+        },
+        on_interrupted: match on_interrupted.as_deref() {
+            Some("pause") => OnInterrupted::Pause,
+            _ => OnInterrupted::Fail,
+        },
+    }))
 }
 
 /// Why an entry without `command` is dropped, naming its unknown keys (`run:` for `command:`).
@@ -315,7 +367,27 @@ impl CommandRunner for CommandRegistry {
                 ))
             }
             Some(spec) => {
-                run_command_with(spec, ctx, self.working_dir.as_deref(), self.cancel.as_ref()).await
+                // Journaled (docs/security.md, *Call journal*): a node run again replays the
+                // result; the key goes to the command as HENSU_IDEMPOTENCY_KEY.
+                let call = CallSpec {
+                    kind: CallKind::Command,
+                    name: id,
+                    declared: spec.declared.unwrap_or_default(),
+                };
+                let (dir, cancel) = (self.working_dir.as_deref(), self.cancel.as_ref());
+                let run = journaled(call, |slot| async move {
+                    let key = slot.map(|s| s.key);
+                    let r = run_keyed(spec, ctx, dir, cancel, key.as_deref()).await;
+                    let ok = r.success;
+                    Ok::<_, std::convert::Infallible>(((r.success, r.output), ok))
+                })
+                .await;
+                match run {
+                    Ok((true, output)) => ActionResult::success(output),
+                    Ok((false, output)) => ActionResult::failure(output),
+                    Err(Journaled::Call(e)) => ActionResult::failure(e.to_string()),
+                    Err(Journaled::Effect(never)) => match never {},
+                }
             }
         }
     }
@@ -335,14 +407,30 @@ pub async fn run_command_with(
     dir: Option<&Path>,
     cancel: Option<&CancelToken>,
 ) -> ActionResult {
+    run_keyed(spec, ctx, dir, cancel, None).await
+}
+
+/// [`run_command_with`], with the call's idempotency key in [`IDEMPOTENCY_KEY_VAR`] (set in
+/// the environment, never in the script).
+async fn run_keyed(
+    spec: &CommandSpec,
+    ctx: &Context,
+    dir: Option<&Path>,
+    cancel: Option<&CancelToken>,
+    key: Option<&str>,
+) -> ActionResult {
     let script = match rewrite(&spec.command) {
         Ok(s) => s,
         Err(e) => return ActionResult::failure(format!("Command cannot be run: {e}")),
     };
-    let env = match command_env(spec, &script, ctx, std::env::vars_os()) {
+    let mut env = match command_env(spec, &script, ctx, std::env::vars_os()) {
         Ok(env) => env,
         Err(e) => return ActionResult::failure(e),
     };
+    if let Some(key) = key {
+        env.retain(|(k, _)| k != IDEMPOTENCY_KEY_VAR);
+        env.push((OsString::from(IDEMPOTENCY_KEY_VAR), OsString::from(key)));
+    }
     let launch = Launch {
         script: &script.script,
         env,

@@ -339,6 +339,24 @@ pub fn node_details(node: &Node) -> Vec<(String, String)> {
                 lines.push(("version".into(), v.clone()));
             }
         }
+        Node::Map(m) => {
+            lines.push(("over".into(), m.over.clone()));
+            if let Some(a) = &m.agent_id {
+                lines.push(("agent".into(), a.clone()));
+            }
+            if let Some(t) = &m.target {
+                lines.push(("workflow".into(), t.clone()));
+            }
+            lines.push(("parallel".into(), m.max_parallel.to_string()));
+            lines.push((
+                "max items".into(),
+                m.max_items.map_or("unbounded".into(), |n| n.to_string()),
+            ));
+            lines.push(("if failed".into(), m.on_item_failure.as_str().to_string()));
+            if !m.writes.is_empty() {
+                lines.push(("writes".into(), m.writes.join(", ")));
+            }
+        }
         Node::End(e) => lines.push(("exit".into(), e.status.as_str().to_string())),
         Node::Wait(w) => {
             let (key, text) = match &w.wait {

@@ -32,9 +32,9 @@ pub use model::{
     Compensation, CompensationBody, ConditionPredicate, ConsensusConfig, ConsensusStrategy,
     Criterion, DEFAULT_CHECKPOINT_INTERVAL_MS, DEFAULT_MAX_EXECUTION_TIME_MS, DEFAULT_MAX_STEPS,
     DEFAULT_TEMPERATURE, DEFAULT_VERSION, ENGINE_VARIABLES, EndNode, ExitStatus, ForkNode,
-    GenericNode, JoinNode, LogLevel, MAX_BACKOFF_MS, MergeStrategy, Metadata, Namespace, Node,
-    NodeKind, NodeTiming, Observability, ParallelNode, ReviewConfig, ReviewMode, Rubric,
-    RubricType, RuleKind, Saga, ScoreCondition, ScoreRange, StandardNode, StateSchema,
+    GenericNode, ItemFailure, JoinNode, LogLevel, MAX_BACKOFF_MS, MapNode, MergeStrategy, Metadata,
+    Namespace, Node, NodeKind, NodeTiming, Observability, ParallelNode, ReviewConfig, ReviewMode,
+    Rubric, RubricType, RuleKind, Saga, ScoreCondition, ScoreRange, StandardNode, StateSchema,
     StateVariable, SubWorkflowNode, Timing, TransitionRule, VarType, WaitFor, WaitNode, Workflow,
     WorkflowConfig, is_engine_variable,
 };

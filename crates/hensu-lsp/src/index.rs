@@ -537,6 +537,27 @@ impl Walker<'_> {
             (BlockKind::Branch, "agent") => {
                 self.occ(SymKind::Agent, value, Role::BranchAgent, stmt);
             }
+            // A map node (docs/language.md, *Map over a list*): its agent, the list it reads
+            // (a read, like an onCondition variable) and its per-item prompt.
+            (BlockKind::MapNode, "agent") => {
+                self.occ(SymKind::Agent, value, Role::NodeAgent, stmt);
+            }
+            (BlockKind::MapNode, "over") => {
+                self.occ(SymKind::Variable, value, Role::Condition, stmt);
+            }
+            (BlockKind::MapNode, "prompt") => {
+                // `{item}` and `{index}` are the item's own, no state variable.
+                let from = self.index.occs.len();
+                self.placeholders_in(value, stmt);
+                let mut i = from;
+                while i < self.index.occs.len() {
+                    if matches!(self.index.occs[i].name.as_str(), "item" | "index") {
+                        self.index.occs.remove(i);
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
             (BlockKind::Compensation, "agent") => {
                 self.occ(SymKind::Agent, value, Role::NodeAgent, stmt);
             }
@@ -548,7 +569,7 @@ impl Walker<'_> {
                 "compensation",
             ) => self.occ(SymKind::Compensation, value, Role::Compensates, stmt),
             (BlockKind::Consensus, "judge") => self.occ(SymKind::Agent, value, Role::Judge, stmt),
-            (BlockKind::SubWorkflowNode, "target") => {
+            (BlockKind::SubWorkflowNode | BlockKind::MapNode, "target") => {
                 if let Some((v, span, quoted)) = string_of(value) {
                     self.index.occs.push(Occ {
                         kind: SymKind::Workflow,
@@ -677,7 +698,8 @@ impl Walker<'_> {
                 BlockKind::StandardNode
                 | BlockKind::ActionNode
                 | BlockKind::JoinNode
-                | BlockKind::SubWorkflowNode,
+                | BlockKind::SubWorkflowNode
+                | BlockKind::MapNode,
                 "writes",
             ) => self.list(c, SymKind::Variable, Role::Writes, stmt),
             (BlockKind::Branch, "yields") => self.list(c, SymKind::Variable, Role::Yields, stmt),

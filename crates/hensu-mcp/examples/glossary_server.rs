@@ -89,6 +89,7 @@ impl ServerHandler for Glossary {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        log_call(&request.name);
         match request.name.as_ref() {
             "lookup_glossary" => {
                 let term = text_argument(&request, "term").unwrap_or_default();
@@ -119,6 +120,23 @@ impl ServerHandler for Glossary {
                 None,
             )),
         }
+    }
+}
+
+/// With `GLOSSARY_CALL_LOG=FILE` in the environment (pass it with `env = ["GLOSSARY_CALL_LOG"]`
+/// in `[mcp.servers.NAME]`), every call appends the tool's name as a line to FILE: the tests
+/// count how often a tool really ran (docs/security.md, *Call journal*).
+fn log_call(tool: &str) {
+    use std::io::Write;
+    let Some(path) = std::env::var_os("GLOSSARY_CALL_LOG") else {
+        return;
+    };
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = writeln!(f, "{tool}");
     }
 }
 

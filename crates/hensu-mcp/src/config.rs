@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use hensu_runtime::journal::{CallPolicy, Declared, OnInterrupted};
 use indexmap::IndexMap;
 use serde::Deserialize;
 
@@ -44,6 +45,27 @@ pub struct ServerConfig {
     /// the built-in public roots (a private CA, a self-signed server). Relative paths are
     /// relative to the working directory of the run.
     pub ca_file: Option<String>,
+    /// Whether the server's tools may be called again when a call was started before the run
+    /// stopped and has no recorded result (docs/security.md, *Call journal*): `idempotent`
+    /// or `unsafe` (the default when nothing is declared).
+    pub policy: Option<CallPolicy>,
+    /// Per tool, overriding `policy`: `{ search = "idempotent" }`.
+    pub tool_policy: IndexMap<String, CallPolicy>,
+    /// What an interrupted `unsafe` call does: `fail` the node (E0511, the default) or
+    /// `pause` the run for a human.
+    pub on_interrupted: Option<OnInterrupted>,
+}
+
+impl ServerConfig {
+    /// The declared policy of tool `tool` of this server; `None` when neither the tool nor
+    /// the server declares one.
+    pub fn declared(&self, tool: &str) -> Option<Declared> {
+        let policy = self.tool_policy.get(tool).copied().or(self.policy)?;
+        Some(Declared {
+            policy,
+            on_interrupted: self.on_interrupted.unwrap_or_default(),
+        })
+    }
 }
 
 /// How to reach one server.

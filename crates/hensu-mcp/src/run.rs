@@ -13,6 +13,8 @@ use crate::source::{LocalMcp, McpActionHandler, McpToolExecutor, ScriptedTools, 
 /// The tools of one local run.
 pub struct RunTools {
     source: Option<Arc<dyn ToolSource>>,
+    /// The `[mcp]` section: the servers' declared call policies.
+    policies: Arc<McpConfig>,
     /// Lines for the user (`note: …`): connected servers and their tool counts, skipped
     /// servers under stubs.
     pub notes: Vec<String>,
@@ -43,6 +45,7 @@ impl RunTools {
         if !needed {
             return Ok(RunTools {
                 source: None,
+                policies: Arc::new(config.clone()),
                 notes: Vec::new(),
             });
         }
@@ -77,7 +80,11 @@ impl RunTools {
         } else {
             local
         };
-        Ok(RunTools { source, notes })
+        Ok(RunTools {
+            source,
+            policies: Arc::new(config.clone()),
+            notes,
+        })
     }
 
     /// The offered tool names.
@@ -90,13 +97,17 @@ impl RunTools {
 
     /// Adds the `mcp` action handler to `actions`.
     pub fn register_action(&self, actions: &mut ActionHandlerRegistry) {
-        actions.register(Arc::new(McpActionHandler::new(self.source.clone())));
+        actions.register(Arc::new(
+            McpActionHandler::new(self.source.clone()).with_policies(self.policies.clone()),
+        ));
     }
 
     /// The agents' tool executor: the MCP tools, then `fallback` (the action handlers).
     pub fn tool_executor(&self, fallback: Arc<dyn ToolExecutor>) -> Arc<dyn ToolExecutor> {
         match &self.source {
-            Some(source) => McpToolExecutor::new(source.clone(), Some(fallback)).into_arc(),
+            Some(source) => McpToolExecutor::new(source.clone(), Some(fallback))
+                .with_policies(self.policies.clone())
+                .into_arc(),
             None => fallback,
         }
     }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use hensu_providers::{ToolExecutor, ToolSpec};
+use hensu_runtime::journal::{CallKind, CallSpec, Declared, Journaled, journaled};
 use hensu_runtime::{ActionHandler, ActionResult, Context};
 use indexmap::IndexMap;
 use serde_json::Value;
@@ -225,6 +226,8 @@ pub struct McpToolExecutor {
     source: Arc<dyn ToolSource>,
     tools: IndexMap<String, ToolInfo>,
     fallback: Option<Arc<dyn ToolExecutor>>,
+    /// The servers' declared call policies (`[mcp.servers.X] policy`, `tool_policy`).
+    policies: Arc<McpConfig>,
 }
 
 impl McpToolExecutor {
@@ -238,7 +241,20 @@ impl McpToolExecutor {
             source,
             tools,
             fallback,
+            policies: Arc::default(),
         }
+    }
+
+    /// The call policies declared in `config`'s servers (docs/security.md, *Call journal*).
+    pub fn with_policies(mut self, config: Arc<McpConfig>) -> Self {
+        self.policies = config;
+        self
+    }
+
+    /// The declared policy of `name`, by the server offering it.
+    fn declaration(&self, name: &str) -> Option<Declared> {
+        let info = self.tools.get(name)?;
+        self.policies.servers.get(&info.server)?.declared(name)
     }
 
     pub fn into_arc(self) -> Arc<dyn ToolExecutor> {
@@ -282,6 +298,23 @@ impl ToolExecutor for McpToolExecutor {
         }
     }
 
+    fn declared(&self, name: &str) -> Declared {
+        match self.declaration(name) {
+            Some(d) => d,
+            None if !self.tools.contains_key(name) => self
+                .fallback
+                .as_ref()
+                .map_or_else(Declared::default, |f| f.declared(name)),
+            None => Declared::default(),
+        }
+    }
+
+    fn is_declared(&self, name: &str) -> bool {
+        self.declaration(name).is_some()
+            || (!self.tools.contains_key(name)
+                && self.fallback.as_ref().is_some_and(|f| f.is_declared(name)))
+    }
+
     async fn call(&self, name: &str, args: Value) -> Result<String, String> {
         if self.tools.contains_key(name) {
             return self
@@ -307,12 +340,32 @@ impl ToolExecutor for McpToolExecutor {
 /// failed call fails the action (and so the node).
 pub struct McpActionHandler {
     source: Option<Arc<dyn ToolSource>>,
+    policies: Arc<McpConfig>,
 }
 
 impl McpActionHandler {
     /// `None`: no MCP server is configured; every call fails saying so.
     pub fn new(source: Option<Arc<dyn ToolSource>>) -> Self {
-        McpActionHandler { source }
+        McpActionHandler {
+            source,
+            policies: Arc::default(),
+        }
+    }
+
+    /// The call policies declared in `config`'s servers (docs/security.md, *Call journal*).
+    pub fn with_policies(mut self, config: Arc<McpConfig>) -> Self {
+        self.policies = config;
+        self
+    }
+
+    /// The declared policy of `tool` of `source`.
+    fn declared(&self, source: &dyn ToolSource, tool: &str) -> Declared {
+        source
+            .tools()
+            .into_iter()
+            .find(|t| t.name == tool)
+            .and_then(|t| self.policies.servers.get(&t.server)?.declared(tool))
+            .unwrap_or_default()
     }
 }
 
@@ -347,9 +400,25 @@ impl ActionHandler for McpActionHandler {
                     .collect(),
             ),
         };
-        match source.call(tool, arguments).await {
-            Ok(out) => ActionResult::success(out),
-            Err(e) => ActionResult::failure(format!("MCP tool call failed: {e}")),
+        // Journaled (an action, whose span is its action's): a node run again replays the
+        // result.
+        let spec = CallSpec {
+            kind: CallKind::Action,
+            name: tool,
+            declared: self.declared(source.as_ref(), tool),
+        };
+        let call = journaled(spec, |_slot| async {
+            Ok::<_, std::convert::Infallible>(match source.call(tool, arguments).await {
+                Ok(out) => ((true, out), true),
+                Err(e) => ((false, format!("MCP tool call failed: {e}")), false),
+            })
+        })
+        .await;
+        match call {
+            Ok((true, out)) => ActionResult::success(out),
+            Ok((false, message)) => ActionResult::failure(message),
+            Err(Journaled::Call(e)) => ActionResult::failure(e.to_string()),
+            Err(Journaled::Effect(never)) => match never {},
         }
     }
 }

@@ -19,6 +19,8 @@ pub(crate) fn check_config(config: &ProjectConfig, spans: &SpanIndex) -> Vec<Dia
     egress_allow(&config.server.egress.allow, spans, &mut out);
     prices(config, spans, &mut out);
     crate::handlers::check(config, spans, &mut out);
+    crate::schedules::check(&config.schedules, &config.budget, spans, &mut out);
+    crate::schedules::check_retention(&config.retention, spans, &mut out);
     out
 }
 

@@ -55,6 +55,13 @@ pub struct ProjectConfig {
     pub handlers: IndexMap<String, crate::HandlerEntry>,
     /// `[telemetry]`: OpenTelemetry traces of runs (docs/observability.md).
     pub telemetry: TelemetrySection,
+    /// `[[schedules]]`: workflows `hensuc serve` starts on a cron cadence (docs/schedules.md).
+    pub schedules: Vec<crate::schedules::ScheduleEntry>,
+    /// `[budget]`: the most a schedule may cost per day (docs/schedules.md).
+    pub budget: crate::schedules::BudgetSection,
+    /// `[retention]`: which finished runs a purge deletes (docs/retention.md; the type is
+    /// hensu-store's, which applies it).
+    pub retention: hensu_store::retention::RetentionSection,
 }
 
 /// `[telemetry]`: export of run traces over OTLP/HTTP; the `OTEL_*` environment variables win

@@ -20,6 +20,7 @@ mod handlers;
 mod limits;
 mod load;
 mod messages;
+pub mod schedules;
 mod spans;
 mod workspace;
 

@@ -172,6 +172,24 @@ impl ProjectFile {
         self.spans.get(&["server"]).is_some()
     }
 
+    /// The checks of `[[schedules]]` against the project's workflows (docs/schedules.md): E0517
+    /// for a workflow the project lacks (`cost` answers `None`), then the budget check of
+    /// `[budget] per_day` (E0515, E0516, W0602) with the workflow's worst-case `cost` per run.
+    /// `now_ms` starts the days in which the check counts firings.
+    pub fn check_schedules(
+        &self,
+        cost: &dyn Fn(&str) -> Option<hensu_sema::bounds::CostBound>,
+        now_ms: u64,
+    ) -> Vec<Diagnostic> {
+        crate::schedules::check_against(
+            &self.config.schedules,
+            self.config.budget.per_day,
+            &self.spans,
+            cost,
+            now_ms,
+        )
+    }
+
     /// W0905 for each `[pricing."MODEL"]` that no agent of `used` (the models of the project's
     /// agents) names, with the closest used or known model id as help.
     pub fn check_pricing<'a>(&self, used: impl IntoIterator<Item = &'a str>) -> Vec<Diagnostic> {

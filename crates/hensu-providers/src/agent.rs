@@ -12,6 +12,7 @@ use indexmap::IndexMap;
 use serde_json::{Value, json};
 
 use crate::error::{ErrorKind, ProviderError};
+use crate::journal::ToolRun;
 use crate::redact::Redactor;
 use crate::resilience::{AttemptStats, Resilience, or_cancel};
 use crate::tools::ToolExecutor;
@@ -148,6 +149,33 @@ impl ModelAgent {
             .collect())
     }
 
+    /// Runs one tool call through the run's call journal (docs/security.md, *Call journal*):
+    /// the tool's output or error message, and whether it succeeded.
+    async fn call_tool(
+        &self,
+        call: &crate::wire::ToolCall,
+    ) -> Result<(String, bool), ProviderError> {
+        let rt = &self.runtime;
+        let result = match &rt.tools {
+            Some(exec) => {
+                let run = or_cancel(
+                    rt.resilience.cancel.as_ref(),
+                    exec.call(&call.name, call.arguments.clone()),
+                );
+                crate::journal::tool_call(&call.name, exec.declared(&call.name), run).await?
+            }
+            None => ToolRun::Done(Err(format!("unknown tool '{}'", call.name))),
+        };
+        match result {
+            ToolRun::Cancelled => Err(ProviderError::new(
+                ErrorKind::Cancelled,
+                format!("tool '{}' cancelled", call.name),
+            )),
+            ToolRun::Done(Ok(out)) => Ok((out, true)),
+            ToolRun::Done(Err(err)) => Ok((err, false)),
+        }
+    }
+
     async fn run(
         &self,
         request: &AgentRequest<'_>,
@@ -182,10 +210,14 @@ impl ModelAgent {
         let mut exhausted = false;
         loop {
             let mut stats = AttemptStats::default();
-            let result = rt
-                .resilience
-                .call(rt.backend.as_ref(), &chat, timeout, &mut stats)
-                .await;
+            // Journaled before it is used; a node run again replays it (docs/security.md,
+            // *Call journal*).
+            let result = crate::journal::model_call(
+                &self.config.model,
+                rt.resilience
+                    .call(rt.backend.as_ref(), &chat, timeout, &mut stats),
+            )
+            .await;
             st.requests += stats.attempts;
             st.retries += stats.retries;
             let resp = result?;
@@ -254,26 +286,7 @@ impl ModelAgent {
                     )
                 } else {
                     used += 1;
-                    let result = match &rt.tools {
-                        Some(exec) => {
-                            or_cancel(
-                                rt.resilience.cancel.as_ref(),
-                                exec.call(&call.name, call.arguments.clone()),
-                            )
-                            .await
-                        }
-                        None => Some(Err(format!("unknown tool '{}'", call.name))),
-                    };
-                    match result {
-                        None => {
-                            return Err(ProviderError::new(
-                                ErrorKind::Cancelled,
-                                format!("tool '{}' cancelled", call.name),
-                            ));
-                        }
-                        Some(Ok(out)) => (out, true),
-                        Some(Err(err)) => (err, false),
-                    }
+                    self.call_tool(&call).await?
                 };
                 st.tool_log.push(json!({"name": call.name, "ok": ok}));
                 outcomes.push(ToolOutcome {

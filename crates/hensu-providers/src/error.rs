@@ -36,6 +36,14 @@ pub enum ErrorKind {
     ToolBudget,
     /// The answer lacked the expected JSON after every corrective re-prompt.
     StructuredOutput,
+    /// An `unsafe` tool call started before the run stopped has no recorded result (E0511).
+    InterruptedCall,
+    /// The same, declared `on_interrupted = "pause"`: the run pauses before the node.
+    CallHeld,
+    /// The node no longer makes the calls its journal recorded (E0512).
+    JournalDiverged,
+    /// The call journal could not be written.
+    Journal,
 }
 
 impl ErrorKind {
@@ -55,6 +63,10 @@ impl ErrorKind {
             ErrorKind::Config => "config",
             ErrorKind::ToolBudget => "tool_budget",
             ErrorKind::StructuredOutput => "structured_output",
+            ErrorKind::InterruptedCall => "interrupted_call",
+            ErrorKind::CallHeld => hensu_runtime::journal::HELD_KIND,
+            ErrorKind::JournalDiverged => "journal_diverged",
+            ErrorKind::Journal => "journal",
         }
     }
 
@@ -105,6 +117,19 @@ impl ProviderError {
     /// The runtime error (message redacted).
     pub fn into_agent_error(self, redactor: &Redactor) -> AgentError {
         AgentError::new(self.kind.as_str(), redactor.redact_string(self.message))
+    }
+}
+
+impl From<hensu_runtime::journal::CallError> for ProviderError {
+    fn from(e: hensu_runtime::journal::CallError) -> ProviderError {
+        use hensu_runtime::journal::CallError;
+        let kind = match &e {
+            CallError::Interrupted { .. } => ErrorKind::InterruptedCall,
+            CallError::Held { .. } => ErrorKind::CallHeld,
+            CallError::Diverged { .. } => ErrorKind::JournalDiverged,
+            CallError::Journal(_) => ErrorKind::Journal,
+        };
+        ProviderError::new(kind, e.to_string())
     }
 }
 

@@ -21,6 +21,7 @@
 mod agent;
 mod config;
 mod error;
+mod journal;
 mod listener;
 mod protocol;
 mod provider;

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use hensu_runtime::journal::Declared;
 use hensu_runtime::{ActionHandlerRegistry, Context};
 use indexmap::IndexMap;
 use serde_json::Value;
@@ -25,6 +26,16 @@ pub trait ToolExecutor: Send + Sync {
     }
     /// Runs one call: `Ok(output)` or `Err(message)` (both go back to the model).
     async fn call(&self, name: &str, args: Value) -> Result<String, String>;
+    /// The declared policy of `name` when a call of it was started and has no recorded
+    /// result (docs/security.md, *Call journal*); undeclared: `unsafe`, failing the node.
+    fn declared(&self, _name: &str) -> Declared {
+        Declared::default()
+    }
+    /// Whether `name`'s policy was declared (`hensuc check` warns about tool loops whose
+    /// tools have none, W0332).
+    fn is_declared(&self, _name: &str) -> bool {
+        false
+    }
 }
 
 /// Tools served by the runtime's `send` action handlers: the arguments object becomes the

@@ -196,6 +196,15 @@ pub enum Event<'a> {
         success: bool,
         reason: &'a str,
     },
+    /// One item of a map node settled (docs/language.md, *Map over a list*): its answer was
+    /// gathered (`success`), or it failed with `error`.
+    ItemSettled {
+        node_id: &'a str,
+        index: u64,
+        success: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'a str>,
+    },
     ActionExecuted {
         node_id: &'a str,
         /// `send:<handler>` or `execute:<command>`.
@@ -311,6 +320,11 @@ pub trait ExecutionListener: Send + Sync {
     fn trace_source(&self) -> Option<std::sync::Arc<dyn crate::trace_context::TraceSource>> {
         None
     }
+    /// Who receives the run's call events (a tool of the tool loop, a command, a webhook:
+    /// [`crate::journal::CallEvent`]), asked once per run.
+    fn call_observer(&self) -> Option<std::sync::Arc<dyn crate::journal::CallObserver>> {
+        None
+    }
 }
 
 /// Ignores everything.
@@ -405,5 +419,18 @@ impl ExecutionListener for MultiListener {
 
     fn trace_source(&self) -> Option<std::sync::Arc<dyn crate::trace_context::TraceSource>> {
         self.listeners.iter().find_map(|l| l.trace_source())
+    }
+
+    fn call_observer(&self) -> Option<std::sync::Arc<dyn crate::journal::CallObserver>> {
+        let all: Vec<_> = self
+            .listeners
+            .iter()
+            .filter_map(|l| l.call_observer())
+            .collect();
+        match all.len() {
+            0 => None,
+            1 => all.into_iter().next(),
+            _ => Some(std::sync::Arc::new(crate::journal::Fanout(all))),
+        }
     }
 }

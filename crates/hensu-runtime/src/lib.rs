@@ -34,6 +34,7 @@ mod events;
 mod extract;
 mod generic;
 pub mod inputs;
+pub mod journal;
 mod plan;
 mod repository;
 mod review;
@@ -88,8 +89,8 @@ pub use state::{
 };
 pub use structured::StructuredCaller;
 pub use stub::{
-    DEFAULT_JSON_STUB, DEFAULT_SCENARIO, MemoryStubFiles, STUB_SCENARIO_KEY, StubFiles,
-    StubProvider, StubResponseRegistry, generate_fallback, substitute_double_braces,
+    CURRENT_BRANCH_KEY, DEFAULT_JSON_STUB, DEFAULT_SCENARIO, MemoryStubFiles, STUB_SCENARIO_KEY,
+    StubFiles, StubProvider, StubResponseRegistry, generate_fallback, substitute_double_braces,
 };
 pub use template::{placeholders, resolve, resolve_with};
 pub use validate::{MAX_OUTPUT_BYTES, OutputViolation, validate_output};

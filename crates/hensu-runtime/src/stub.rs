@@ -5,7 +5,10 @@
 //!   `default`. A scenario other than `default` must exist — a directory of the stub files or a
 //!   programmatic registration — else the call fails naming the known scenarios
 //!   (docs/security.md, *Stub scenarios*).
-//! * Identifiers: `[context.current_node, agentId]` (node first).
+//! * Identifiers: `[context.current_node, agentId]` (node first). A parallel branch or map
+//!   item (context `current_branch`: the branch id, or `<node>[<index>]`) is first looked up
+//!   among the programmatic registrations (a `hensuc test` file's `[stubs]`), never in files,
+//!   so stub files keep upstream's ladder.
 //! * Ladder for the scenario: programmatic (node, agent) → files
 //!   `<stubsDir>/<scenario>/<id>.txt` (node, agent); if nothing and the scenario is not
 //!   `default`: files `default/` (node, agent). Programmatic `default` registrations are not
@@ -28,6 +31,9 @@ use crate::value::{Context, java_to_string};
 pub const STUB_SCENARIO_KEY: &str = "stub_scenario";
 /// The default scenario.
 pub const DEFAULT_SCENARIO: &str = "default";
+/// The context key naming the parallel branch (its id) or map item (`<node>[<index>]`) a call
+/// belongs to; set on the branch's or item's own copy of the context only.
+pub const CURRENT_BRANCH_KEY: &str = "current_branch";
 
 /// Read access to stub files `<scenario>/<id>.txt` (the host reads them from disk:
 /// `hensu-host`'s `FsStubFiles`).
@@ -222,6 +228,11 @@ impl StubResponseRegistry {
     ) -> Result<(String, String), String> {
         let scenario = self.scenario(ctx);
         self.check_scenario(&scenario).await?;
+        if let Some(Value::String(branch)) = ctx.get(CURRENT_BRANCH_KEY)
+            && let Some(text) = self.programmatic(&scenario, branch)
+        {
+            return Ok((substitute_double_braces(&text, ctx), scenario));
+        }
         let mut ids: Vec<&str> = Vec::with_capacity(2);
         if let Some(n) = node_id {
             ids.push(n);

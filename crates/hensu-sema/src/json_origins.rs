@@ -113,6 +113,11 @@ fn node_origin(m: &Map<'_>, id: &str, node: &Node, fallback: Span) -> NodeOrigin
         ("timeoutMs", "timeout"),
         ("nodeTimeoutMs", "timeout"),
         ("retryBackoffMs", "backoff"),
+        ("over", "over"),
+        ("result", "result"),
+        ("maxParallel", "maxParallel"),
+        ("maxItems", "maxItems"),
+        ("onItemFailure", "onItemFailure"),
     ] {
         if let Some(span) = m.value(&format!("{base}.{field}")) {
             o.props.insert(prop, span);
@@ -131,6 +136,7 @@ fn node_origin(m: &Map<'_>, id: &str, node: &Node, fallback: Span) -> NodeOrigin
     }
     match node {
         Node::Standard(n) => o.writes = m.list(&format!("{base}.writes"), n.writes.len()),
+        Node::Map(n) => o.writes = m.list(&format!("{base}.writes"), n.writes.len()),
         Node::Join(j) => {
             o.writes = m.list(&format!("{base}.writes"), j.writes.len());
             o.exports = m.list(&format!("{base}.exports"), j.exports.len());

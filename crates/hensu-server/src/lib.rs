@@ -21,6 +21,7 @@ pub mod listen;
 pub mod metrics;
 pub mod openapi;
 pub mod routes;
+pub mod scheduler;
 pub mod service;
 pub mod streams;
 pub mod stubs;
@@ -68,6 +69,8 @@ pub struct AppState {
     pub pushes: Arc<Semaphore>,
     /// Cancelled when the server shuts down (event streams end).
     pub closing: CancelToken,
+    /// Schedules: their store, `[[schedules]]` and `[budget]` (docs/schedules.md).
+    pub scheduling: Arc<service::firing::Scheduling>,
 }
 
 impl AppState {
@@ -90,6 +93,7 @@ pub fn api_routes(state: &AppState) -> utoipa_axum::router::OpenApiRouter<AppSta
         .merge(routes::executions::routes())
         .merge(routes::mcp::routes(state))
         .merge(routes::ops::routes())
+        .merge(routes::schedules::routes())
         .merge(openapi::routes())
 }
 
@@ -238,6 +242,10 @@ pub fn state_with_options(
     options: ExecutorOptions,
 ) -> AppState {
     let limits = Limits::default();
+    let scheduling = Arc::new(service::firing::Scheduling::from_project_dir(
+        store.schedules(),
+        &project.dir,
+    ));
     let (events, _) = broadcast::channel(1024);
     let gateway = hensu_mcp::gateway::Gateway::default();
     let executor = Arc::new(InProcessExecutor::new(
@@ -268,6 +276,7 @@ pub fn state_with_options(
         pushes: Arc::new(Semaphore::new(limits.push_concurrency())),
         limits: Arc::new(limits),
         closing: CancelToken::new(),
+        scheduling,
     }
 }
 
@@ -293,6 +302,22 @@ pub async fn serve_with(
     let executor = state.executor.clone();
     executor.start_background();
     let (limits, closing) = (state.limits.clone(), state.closing.clone());
+    // The schedules (docs/schedules.md): stopped with the rest when the server closes.
+    let scheduler = tokio::spawn(scheduler::run(state.clone(), closing.clone()));
+    // `[retention]` (docs/retention.md): purged now and then, stopped with the server.
+    let purger = tokio::spawn(hensu_store::retention::purge_periodically(
+        state.store.clone(),
+        state.scheduling.retention.clone(),
+        |done| match done {
+            Ok(r) if r.deleted.is_empty() => {}
+            Ok(r) => tracing::info!(
+                deleted = r.deleted.len(),
+                kept_for_forks = r.kept_for_forks.len(),
+                "purged finished runs"
+            ),
+            Err(e) => tracing::warn!(error = %e, "purge failed"),
+        },
+    ));
     let signalled = CancelToken::new();
     let app = router_with(state, extra);
     let connections = listen::serve_connections(listener, app, &limits, {
@@ -307,5 +332,7 @@ pub async fn serve_with(
         executor.shutdown().await;
     };
     tokio::join!(connections, hand_back);
+    purger.abort();
+    let _ = scheduler.await;
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use hensu_ir::{Node, Workflow};
+use hensu_ir::Workflow;
 use hensu_runtime::MapRepository;
 use hensu_store::WorkflowRegistry;
 
@@ -13,10 +13,7 @@ use crate::error::{ApiError, ApiResult};
 pub fn children(wf: &Workflow) -> BTreeSet<String> {
     wf.nodes
         .values()
-        .filter_map(|n| match n {
-            Node::SubWorkflow(s) => Some(s.workflow_id.clone()),
-            _ => None,
-        })
+        .filter_map(|n| n.called_workflow().map(str::to_string))
         .collect()
 }
 

@@ -247,6 +247,10 @@ pub(crate) trait Backend {
         limit: usize,
     ) -> Result<Vec<ClaimedLease>>;
 
+    /// How many runs are claimable at `now` (what [`claim_leases`](Self::claim_leases) could
+    /// take, of any scope).
+    async fn claimable_count(&mut self, now: u64) -> Result<u64>;
+
     /// Pushes every lease of `owner` to `expires_at` in one statement; returns each run
     /// renewed with its cancellation flag.
     async fn renew_owner(&mut self, owner: &str, expires_at: u64) -> Result<Vec<(String, bool)>>;

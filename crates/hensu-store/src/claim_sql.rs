@@ -56,6 +56,11 @@ macro_rules! pg_claim {
     };
 }
 
+/// How many runs a claim could take at `now` (parameter 1), of any scope: the queue depth.
+pub(crate) const CLAIMABLE_COUNT: &str = "SELECT count(*) FROM runs r \
+     LEFT JOIN leases l ON l.run_id = r.run_id \
+     WHERE r.status IN ('queued', 'running') AND (l.run_id IS NULL OR l.expires_at <= ";
+
 /// SQLite's claim statement for `scope` (parameters: owner, host, pid, now, expires, limit).
 pub(crate) fn sqlite(scope: ClaimScope) -> &'static str {
     match scope {

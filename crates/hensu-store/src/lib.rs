@@ -82,6 +82,8 @@ mod postgres;
 mod query;
 mod record;
 mod signals;
+pub mod retention;
+mod schedules;
 mod sqlite;
 mod time;
 mod url;
@@ -109,6 +111,7 @@ pub use record::{
     StoredRun,
 };
 pub use signals::{SignalReceipt, StoredSignal};
+pub use schedules::{Firing, FiringState, NewFiring, ScheduleRow, ScheduleStore, TickClaim};
 pub use sqlite::registry::SqliteRegistry;
 pub use sqlite::{SqliteSettings, SqliteStore};
 pub use time::{now_ms, parse_rfc3339, rfc3339};
@@ -116,7 +119,7 @@ pub use url::{StoreUrl, open_store};
 pub use workflows::{StoredWorkflow, WorkflowRegistry, WorkflowSummary};
 
 /// The schema version this build reads and writes.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 /// The hensu version recorded in the store's `meta` table.
 pub const HENSU_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The default lease time-to-live.
@@ -362,6 +365,17 @@ pub trait StateStore: Send + Sync {
         entry: &StepEntry,
     ) -> Result<Checkpointed>;
 
+    /// [`StateStore::append`] of a [`LogKind::Journal`] row: one entry of the call journal of
+    /// the node in flight (its output the entry, its delta normally empty), checked and
+    /// counted like a step, so a journal entry and the node boundaries share one order.
+    async fn append_journal(
+        &self,
+        lease: &Lease,
+        expected_step: u64,
+        update: &RecordUpdate,
+        entry: &StepEntry,
+    ) -> Result<Checkpointed>;
+
     /// Changes the record without a new snapshot (e.g. marking a crashed run failed, a paused
     /// run cancelled): bumps the step and appends a history row. With `lease`, it must be the
     /// current one; without, no other live owner may hold the run. A terminal status
@@ -428,6 +442,10 @@ pub trait StateStore: Send + Sync {
     async fn claim(&self, owner: &OwnerId, scope: ClaimScope, limit: usize)
     -> Result<Vec<Claimed>>;
 
+    /// How many runs are waiting to be claimed now — `queued`, or `running` with no lease or
+    /// an expired one — whoever may claim them (a server's `hensu_queue_depth` gauge).
+    async fn queue_depth(&self) -> Result<u64>;
+
     /// Renews every lease `owner` holds, in one statement (a worker's heartbeat); returns the
     /// runs renewed, with their cancellation flags. A run missing from the answer is no longer
     /// the owner's (taken over after its lease expired, or finished).
@@ -448,6 +466,22 @@ pub trait StateStore: Send + Sync {
     /// The signals sent to the run, oldest first (taken or not: which ones the run took is
     /// in its state).
     async fn signals(&self, run_id: &str) -> Result<Vec<StoredSignal>>;
+
+    /// The schedules and their firings in the same database (docs/schedules.md).
+    fn schedules(&self) -> std::sync::Arc<dyn ScheduleStore>;
+
+    /// Every run as a purge sees it: status, end time, parent, tenant (docs/retention.md).
+    async fn purge_rows(&self) -> Result<Vec<retention::PurgeRow>>;
+
+    /// Deletes the runs of `ids` that are finished and that no run names as its parent, in
+    /// one transaction, with their log, snapshots, workflow, lease, tenant tag and idempotency
+    /// keys; answers the ids deleted. Children listed before their parents go first.
+    async fn delete_runs(&self, ids: &[String]) -> Result<Vec<String>>;
+
+    /// Gives the space of deleted rows back where the backend can (SQLite: incremental
+    /// vacuum; `rewrite`: a full `VACUUM` first, which also turns incremental vacuum on for a
+    /// file created before it). PostgreSQL: nothing (autovacuum; docs/retention.md, *Space*).
+    async fn reclaim_space(&self, rewrite: bool) -> Result<retention::Reclaimed>;
 }
 
 /// Whose runs a claim may take. A run belongs to a server when it was created with a tenant

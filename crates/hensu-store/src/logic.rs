@@ -54,6 +54,8 @@ pub(crate) struct EncodedStep {
     pub offered: Option<Vec<u8>>,
     /// [`StepSnapshot::ByStore`]: the store compacts when a snapshot is due.
     pub by_store: bool,
+    /// The row's kind: [`LogKind::Step`], or [`LogKind::Journal`] for a call-journal entry.
+    pub kind: LogKind,
 }
 
 impl EncodedStep {
@@ -75,7 +77,14 @@ impl EncodedStep {
                 StepSnapshot::ByStore | StepSnapshot::OnRequest => None,
             },
             by_store: entry.snapshot == StepSnapshot::ByStore,
+            kind: LogKind::Step,
         })
+    }
+
+    /// The same entry written as a [`LogKind::Journal`] row.
+    pub(crate) fn journal(mut self) -> EncodedStep {
+        self.kind = LogKind::Journal;
+        self
     }
 }
 
@@ -458,7 +467,7 @@ pub(crate) async fn append<B: Backend>(
     };
     let (control, log, held_until) = match fast {
         Some(done) => {
-            b.insert_log(run_id, step, LogKind::Step, update, now, &row)
+            b.insert_log(run_id, step, entry.kind, update, now, &row)
                 .await?;
             // Neither cancelled nor pausing: the in-place step's condition says so.
             ((false, false), done.log, done.lease_expires_at)
@@ -469,7 +478,7 @@ pub(crate) async fn append<B: Backend>(
                 b,
                 run_id,
                 step,
-                LogKind::Step,
+                entry.kind,
                 update,
                 now,
                 &row,

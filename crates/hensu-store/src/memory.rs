@@ -57,6 +57,18 @@ impl Deref for MemoryStore {
 /// Every operation is the SQLite store's.
 #[async_trait::async_trait]
 impl crate::StateStore for MemoryStore {
+    fn schedules(&self) -> std::sync::Arc<dyn crate::ScheduleStore> {
+        self.inner.schedules()
+    }
+    async fn purge_rows(&self) -> Result<Vec<crate::retention::PurgeRow>> {
+        self.inner.purge_rows().await
+    }
+    async fn delete_runs(&self, ids: &[String]) -> Result<Vec<String>> {
+        self.inner.delete_runs(ids).await
+    }
+    async fn reclaim_space(&self, rewrite: bool) -> Result<crate::retention::Reclaimed> {
+        self.inner.reclaim_space(rewrite).await
+    }
     async fn registry(&self) -> Result<std::sync::Arc<dyn crate::WorkflowRegistry>> {
         self.inner.registry().await
     }
@@ -98,6 +110,17 @@ impl crate::StateStore for MemoryStore {
         entry: &crate::StepEntry,
     ) -> Result<crate::Checkpointed> {
         self.inner.append(lease, expected_step, update, entry).await
+    }
+    async fn append_journal(
+        &self,
+        lease: &crate::Lease,
+        expected_step: u64,
+        update: &crate::RecordUpdate,
+        entry: &crate::StepEntry,
+    ) -> Result<crate::Checkpointed> {
+        self.inner
+            .append_journal(lease, expected_step, update, entry)
+            .await
     }
     async fn set_status(
         &self,
@@ -163,6 +186,9 @@ impl crate::StateStore for MemoryStore {
         limit: usize,
     ) -> Result<Vec<crate::Claimed>> {
         self.inner.claim(owner, scope, limit).await
+    }
+    async fn queue_depth(&self) -> Result<u64> {
+        self.inner.queue_depth().await
     }
     async fn heartbeat_owner(
         &self,

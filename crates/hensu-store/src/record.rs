@@ -240,6 +240,11 @@ pub enum LogKind {
     /// prefix; its delta is the fork's edits of the parent's state, its output a
     /// [`RunParent`].
     Forked,
+    /// [`crate::StateStore::append_journal`]: one entry of the call journal of the node in
+    /// flight (a model request or response, a tool call or its result; docs/security.md,
+    /// *Call journal*); its delta is empty, its output the (redacted) journal entry, opaque
+    /// to the store.
+    Journal,
 }
 
 impl LogKind {
@@ -251,6 +256,7 @@ impl LogKind {
             LogKind::Status => "status",
             LogKind::Claimed => "claimed",
             LogKind::Forked => "forked",
+            LogKind::Journal => "journal",
         }
     }
 
@@ -262,6 +268,7 @@ impl LogKind {
             LogKind::Status,
             LogKind::Claimed,
             LogKind::Forked,
+            LogKind::Journal,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)

@@ -144,10 +144,11 @@ fn version_1_schemas_get_the_fork_and_pause_columns() {
         .expect("create");
     drop(s);
     // Back to what version 1 left: no fork columns (version 2), no pause request (version 3),
-    // no durable waits (version 4), one migration applied.
+    // no durable waits (version 4), no schedules (version 5), one migration applied.
     sql(
         &schema,
-        "DROP INDEX runs_by_parent;
+        "DROP TABLE schedules, schedule_firings;
+         DROP INDEX runs_by_parent;
          DROP INDEX runs_by_wake;
          DROP TABLE run_signals;
          ALTER TABLE runs DROP COLUMN parent_run, DROP COLUMN parent_step,
@@ -184,6 +185,11 @@ fn version_1_schemas_get_the_fork_and_pause_columns() {
     let receipt = s.send_signal("a", "go", &json!(1)).expect("signal");
     assert_eq!((receipt.seq, receipt.woke), (0, false));
     assert_eq!(s.record("a").expect("record").wait, None);
+    // Version 5: the schedules tables are back.
+    assert_eq!(
+        sql(&schema, "SELECT count(*) FROM schedules"),
+        ["0"]
+    );
 }
 
 #[test]
@@ -343,6 +349,36 @@ fn registry_conformance() {
     assert_eq!(
         again.run_tenant("r1").expect("tenant").as_deref(),
         Some("t1")
+    );
+}
+
+/// Schedules and firings, and claimers on two pools (two servers) racing for each tick.
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn schedule_conformance() {
+    let schema = fresh_schema();
+    let one = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("store");
+    let two = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("store");
+    let s = hensu_store::StateStore::schedules(&one);
+    registry::schedules_are_rows_per_tenant(&s);
+    registry::a_tick_is_claimed_once(&s);
+    registry::open_firings_are_taken_over_once(&s);
+    registry::config_schedules_keep_their_state(&s);
+    registry::racing_claimers_fire_each_tick_once(&[
+        hensu_store::StateStore::schedules(&one),
+        hensu_store::StateStore::schedules(&two),
+    ]);
+}
+
+/// Retention on PostgreSQL.
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn retention_conformance() {
+    let schema = fresh_schema();
+    let store = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("store");
+    registry::purge_keeps_what_rules_and_forks_need(
+        &Blocking::new(store.clone()),
+        &store.registry().expect("registry"),
     );
 }
 

@@ -583,3 +583,101 @@ fn registry_conformance_on_a_file_and_in_memory() {
             .is_none()
     );
 }
+
+/// Schedules and firings on a file (two stores on it, as two servers) and in memory.
+#[test]
+fn schedule_conformance_on_a_file_and_in_memory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join(".hensu/state.db");
+    let one = SqliteStore::open_file(&db, opts()).expect("store");
+    let two = SqliteStore::open_file(&db, opts()).expect("store");
+    for s in [
+        hensu_store::StateStore::schedules(&one),
+        hensu_store::StateStore::schedules(&MemoryStore::new()),
+    ] {
+        registry::schedules_are_rows_per_tenant(&s);
+        registry::a_tick_is_claimed_once(&s);
+        registry::open_firings_are_taken_over_once(&s);
+        registry::config_schedules_keep_their_state(&s);
+    }
+    registry::racing_claimers_fire_each_tick_once(&[
+        hensu_store::StateStore::schedules(&one),
+        hensu_store::StateStore::schedules(&two),
+    ]);
+}
+
+/// Retention on a file and in memory.
+#[test]
+fn retention_conformance_on_a_file_and_in_memory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SqliteStore::open_file(dir.path().join("state.db"), opts()).expect("store");
+    registry::purge_keeps_what_rules_and_forks_need(
+        &Blocking::new(store.clone()),
+        &store.registry().expect("registry"),
+    );
+    let mem = MemoryStore::new();
+    registry::purge_keeps_what_rules_and_forks_need(
+        &Blocking::new(mem.clone()),
+        &mem.registry().expect("registry"),
+    );
+}
+
+/// A purge gives the space back: a file made since schema 6 (incremental auto-vacuum) shrinks
+/// at once; a file without it keeps its free pages until a purge with `rewrite` (a `VACUUM`
+/// that turns incremental vacuum on).
+#[test]
+fn purge_gives_the_space_back() {
+    use hensu_store::retention::{PurgeOptions, RetentionSection, purge};
+    let fill = |s: &SqliteStore| {
+        let big = json!({"context": {"blob": "x".repeat(100_000)}});
+        for i in 0..40 {
+            let id = format!("r{i}");
+            s.create_run(&record(&id, 1_000), &workflow(), &big)
+                .expect("create");
+            s.set_status(
+                &id,
+                None,
+                0,
+                &hensu_store::RecordUpdate::finished(hensu_store::RunStatus::Completed, None, None),
+            )
+            .expect("finish");
+        }
+    };
+    let all = RetentionSection {
+        max_age_days: Some(0.0),
+        ..RetentionSection::default()
+    };
+    let later = hensu_store::now_ms() + 60_000;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fresh = SqliteStore::open_file(dir.path().join("fresh.db"), opts()).expect("store");
+    fill(&fresh);
+    let report = block(purge(&fresh, &all, later, PurgeOptions::default())).expect("purge");
+    assert_eq!(report.deleted.len(), 40);
+    let space = report.reclaimed.expect("reclaimed");
+    let (before, after) = (
+        space.bytes_before.expect("before"),
+        space.bytes_after.expect("after"),
+    );
+    assert!(after * 4 < before, "{before} → {after}");
+    // A file from before schema 6: no incremental vacuum.
+    let old_path = dir.path().join("old.db");
+    drop(SqliteStore::open_file(&old_path, opts()).expect("create"));
+    let conn = rusqlite::Connection::open(&old_path).expect("open");
+    conn.execute_batch("PRAGMA auto_vacuum = NONE; VACUUM;")
+        .expect("no auto-vacuum");
+    drop(conn);
+    let old = SqliteStore::open_file(&old_path, opts()).expect("store");
+    fill(&old);
+    let report = block(purge(&old, &all, later, PurgeOptions::default())).expect("purge");
+    let space = report.reclaimed.expect("reclaimed");
+    assert!(space.free_pages.expect("free") > 100, "{space:?}");
+    assert!(space.note.contains("--vacuum"), "{}", space.note);
+    let rewrite = PurgeOptions {
+        dry_run: false,
+        rewrite: true,
+    };
+    let report = block(purge(&old, &all, later, rewrite)).expect("purge --vacuum");
+    let space = report.reclaimed.expect("reclaimed");
+    assert!(space.bytes_after.expect("after") * 4 < before, "{space:?}");
+    assert_eq!(space.free_pages, Some(0));
+}

@@ -28,6 +28,9 @@ pub enum SpanKey {
     Review { step: u64, round: u32 },
     /// The compensation of the visit at `visit_step`.
     Compensation { visit_step: u64, id: String },
+    /// The `index`-th call of journal visit `visit` (`7`, `7#branch`) that is a tool of an
+    /// agent's tool loop (docs/security.md, *Call journal*).
+    Tool { visit: String, index: u32 },
 }
 
 /// Whether a span belongs to a node visit or to the compensation that undoes it.
@@ -62,6 +65,7 @@ impl std::fmt::Display for SpanKey {
             SpanKey::Compensation { visit_step, id } => {
                 write!(f, "compensation/{visit_step}/{id}")
             }
+            SpanKey::Tool { visit, index } => write!(f, "tool/{visit}/{index}"),
         }
     }
 }
@@ -183,6 +187,17 @@ fn unhex(text: &str, out: &mut [u8]) -> Option<()> {
     Some(())
 }
 
+/// The trace id and the root (`invoke_workflow`) span id of run `run_id`, in hex, as its
+/// exported spans and its rebuilt trace carry them: the caller's trace when the run was
+/// started under a valid `traceparent`, else the run id's hash. The server's and workers'
+/// log lines about a run carry these two (docs/observability.md, *Logs*).
+pub fn run_log_ids(run_id: &str, traceparent: Option<&str>) -> (String, String) {
+    let trace = traceparent
+        .and_then(parse_traceparent)
+        .map_or_else(|| trace_id(run_id), |(t, _)| t);
+    (hex(&trace), hex(&span_id(run_id, &SpanKey::Run)))
+}
+
 /// Lower-case hex, as OTLP/JSON and W3C `traceparent` write ids.
 pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
@@ -239,5 +254,18 @@ mod tests {
         ] {
             assert_eq!(parse_traceparent(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn log_ids_follow_the_callers_trace_or_the_run_id() {
+        let (t, s) = run_log_ids("r1", None);
+        assert_eq!(t, hex(&trace_id("r1")));
+        assert_eq!(s, hex(&span_id("r1", &SpanKey::Run)));
+        let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let (t, s2) = run_log_ids("r1", Some(parent));
+        assert_eq!(t, "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(s2, s, "the root span keeps its id under a parent");
+        // A malformed header is ignored, as the exporter ignores it.
+        assert_eq!(run_log_ids("r1", Some("junk")).0, hex(&trace_id("r1")));
     }
 }

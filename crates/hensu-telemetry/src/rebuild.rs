@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 
 use hensu_ir::{CompensationBody, Node, Workflow};
+use hensu_runtime::journal::{CallKind, CallPhase, JournalEntry};
 use hensu_runtime::{Backtrack, CompensationRecord, ExecutionPhase, HistoryStep, RunState};
 use hensu_store::{ClaimNote, LogEntry, LogKind, RunRecord, RunStatus};
 use serde_json::Value;
@@ -112,6 +113,7 @@ pub fn rebuild(log: &RunLog<'_>) -> Trace {
         }
         match entry.meta.kind {
             LogKind::Claimed => root.events.push(claim_event(entry)),
+            LogKind::Journal => spans.extend(tool_call(run_id, entry)),
             LogKind::Step | LogKind::Snapshot => {
                 let add = &adds[i];
                 let from_snapshot: Vec<&HistoryStep> = match (entry.delta.is_none(), log.state) {
@@ -165,6 +167,22 @@ pub fn rebuild(log: &RunLog<'_>) -> Trace {
     }
     spans.push(root);
     Trace::new(run_id, log.run.trace_id(), spans)
+}
+
+/// The `execute_tool` span of a journal row that records a tool-loop call's result (its end
+/// is the row's write, its start that less the call's duration); `None` for other rows.
+fn tool_call(run_id: &str, entry: &LogEntry) -> Option<SpanRecord> {
+    let call: JournalEntry = serde_json::from_value(entry.output.clone()?).ok()?;
+    if call.kind != CallKind::Tool || call.phase != CallPhase::Finished {
+        return None;
+    }
+    let step = semconv::tool_visit_step(&call.visit)?;
+    let node = call.node.as_deref()?;
+    let ok = call.ok.unwrap_or(true);
+    let mut s = semconv::tool_span(run_id, step, node, &call.visit, call.index, &call.name, ok);
+    let end = entry.meta.at;
+    s.times_ms(end.saturating_sub(call.duration_ms.unwrap_or(0)), end);
+    Some(s)
 }
 
 /// What the walk over the log found.
@@ -288,6 +306,13 @@ fn agent_calls(
                 .filter(|b| !p.is_dag() || dag_branch_ran(output, &b.id))
                 .map(|b| (Some(b.id.clone()), b.agent_id.clone())),
         ),
+        // A map's items by position (docs/language.md, *Map over a list*): one call per place
+        // of the gathered list; an item left out (SKIP, or a failed node) has no place in it.
+        Some(Node::Map(m)) => {
+            let places = output.and_then(|o| o.as_array()).map_or(0, Vec::len);
+            let agent = m.agent_id.clone().unwrap_or_default();
+            calls.extend((0..places).map(|i| (Some(i.to_string()), agent.clone())));
+        }
         _ => {}
     }
     let single = calls.len() == 1;

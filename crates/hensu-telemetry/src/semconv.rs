@@ -96,6 +96,7 @@ fn kind_word(node: &Node) -> &'static str {
         Node::SubWorkflow(_) => "sub_workflow",
         Node::End(_) => "end",
         Node::Wait(_) => "wait",
+        Node::Map(_) => "map",
     }
 }
 
@@ -169,6 +170,55 @@ pub fn action_span(
         .attr("gen_ai.tool.type", "extension")
         .attr("hensu.action", label)
         .attr("hensu.run.id", run_id);
+    s
+}
+
+/// The main-flow step of a journal visit (`7`, or `7#branch` for a parallel branch); `None`
+/// for a visit inside a sub-workflow child or a fork branch's flow (`7/3`, `7#target/3`),
+/// whose visits the rebuild does not have.
+pub fn tool_visit_step(visit: &str) -> Option<u64> {
+    if visit.contains('/') {
+        return None;
+    }
+    let end = visit.find('#').unwrap_or(visit.len());
+    visit[..end].parse().ok()
+}
+
+/// The span of one tool call of an agent's tool loop: `execute_tool <tool>` (client), a
+/// child of the visit at `step` of `node_id`; its `visit` and `index` are the call's in the
+/// journal (docs/security.md, *Call journal*), so the live and the rebuilt span agree.
+pub fn tool_span(
+    run_id: &str,
+    step: u64,
+    node_id: &str,
+    visit: &str,
+    index: u32,
+    tool: &str,
+    ok: bool,
+) -> SpanRecord {
+    let parent = SpanKey::Node {
+        step,
+        node: node_id.to_string(),
+    };
+    let key = SpanKey::Tool {
+        visit: visit.to_string(),
+        index,
+    };
+    let mut s = SpanRecord::new(run_id, key, Some(&parent), format!("execute_tool {tool}"));
+    s.kind = Kind::Client;
+    s.attr("gen_ai.operation.name", "execute_tool")
+        .attr("gen_ai.tool.name", tool)
+        .attr("gen_ai.tool.type", "function")
+        .attr("hensu.tool.call_index", u64::from(index))
+        .attr("hensu.run.id", run_id);
+    if let Some((_, branch)) = visit.split_once('#') {
+        s.attr("hensu.branch.id", branch);
+    }
+    s.status = if ok {
+        Status::Ok
+    } else {
+        Status::Error("the tool call failed".into())
+    };
     s
 }
 

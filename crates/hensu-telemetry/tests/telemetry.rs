@@ -435,3 +435,169 @@ fn a_dag_visit_rebuilds_only_the_branches_that_ran() {
         "web and papers called their agents; merge and translate did not"
     );
 }
+
+/// A tool call of the tool loop: the live span (from the run's call observer) and the span
+/// rebuilt from its journal row have the same id and parent (the visit), and a call replayed
+/// from the journal after a resume adds no second span.
+#[test]
+fn tool_loop_calls_are_execute_tool_spans_live_and_rebuilt() {
+    use hensu_runtime::journal::{CallEvent, CallKind, CallOutcome, CallPhase, JournalEntry};
+    let sink = Arc::new(CollectingSink::default());
+    let l = listener(sink.clone(), false);
+    let observer = l.call_observer().expect("a call observer");
+    let call = |finished: Option<CallOutcome>| CallEvent {
+        run_id: RUN,
+        node_id: "write",
+        visit: "1",
+        index: 1,
+        kind: CallKind::Tool,
+        name: "lookup",
+        finished,
+    };
+    l.on_event(&Event::RunStarted {
+        format_version: 1,
+        execution_id: RUN,
+        workflow_id: "pipeline",
+        start_node: "write",
+    });
+    l.on_event(&Event::NodeStarted {
+        node_id: "write",
+        kind: NodeKind::Standard,
+        step: 1,
+    });
+    observer.on_call(&call(None));
+    let done = CallOutcome {
+        ok: true,
+        replayed: false,
+        duration_ms: 4,
+    };
+    observer.on_call(&call(Some(done)));
+    observer.on_call(&call(Some(CallOutcome {
+        replayed: true,
+        ..done
+    })));
+    let live: Vec<SpanRecord> = sink
+        .spans()
+        .into_iter()
+        .filter(|s| s.name == "execute_tool lookup")
+        .collect();
+    assert_eq!(live.len(), 1, "{live:?}");
+    let entry = JournalEntry {
+        visit: "1".into(),
+        index: 1,
+        kind: CallKind::Tool,
+        name: "lookup".into(),
+        phase: CallPhase::Finished,
+        node: Some("write".into()),
+        result: Some(json!({"ok": true, "content": "x"})),
+        ok: Some(true),
+        duration_ms: Some(4),
+    };
+    let mut entries = log_entries();
+    entries.insert(
+        1,
+        LogEntry {
+            meta: meta(2, LogKind::Journal, RunStatus::Running, 1_006),
+            output: Some(serde_json::to_value(&entry).unwrap()),
+            delta: Some(StateDelta::new()),
+            started_at: None,
+        },
+    );
+    let (wf, rec) = (workflow(), record());
+    let rebuilt = rebuild(&RunLog {
+        run: run_info(),
+        record: &rec,
+        workflow: &wf,
+        entries: &entries,
+        state: None,
+    });
+    let tool = rebuilt
+        .spans
+        .iter()
+        .find(|s| s.name == "execute_tool lookup")
+        .expect("the rebuilt tool span");
+    assert_eq!(tool.span_id, live[0].span_id);
+    assert_eq!(tool.parent_span_id, live[0].parent_span_id);
+    let visit = rebuilt
+        .spans
+        .iter()
+        .find(|s| s.name == "invoke_agent writer")
+        .unwrap();
+    assert_eq!(tool.parent_span_id, Some(visit.span_id));
+    assert_eq!(tool.start_unix_nano, 1_002_000_000);
+    assert_eq!(tool.end_unix_nano, 1_006_000_000);
+    assert_eq!(
+        tool.attributes["gen_ai.operation.name"],
+        Attr::Str("execute_tool".into())
+    );
+    assert_eq!(tool.attributes["hensu.tool.call_index"], Attr::Int(1));
+}
+
+/// A map over a list (docs/language.md, *Map over a list*): the rebuilt visit has a chat span
+/// for each place of the gathered list (the item's position as its branch), with the map's
+/// agent; the visit's span names the map kind.
+#[test]
+fn a_map_visit_rebuilds_one_agent_call_per_gathered_item() {
+    let mut wf = workflow();
+    wf.agents.insert(
+        "summarizer".into(),
+        AgentConfig::new("summarizer", "Worker", "gpt-4o"),
+    );
+    wf.nodes.insert(
+        "write".into(),
+        Node::Map(MapNode {
+            id: "write".into(),
+            over: "papers".into(),
+            agent_id: Some("summarizer".into()),
+            prompt: Some("Summarize {item}".into()),
+            target: None,
+            result: None,
+            max_parallel: 2,
+            max_items: Some(5),
+            on_item_failure: ItemFailure::Collect,
+            writes: vec!["summaries".into()],
+            transition_rules: vec![TransitionRule::Success {
+                target_node: "done".into(),
+                with_feedback: false,
+            }],
+        }),
+    );
+    let mut visit = history();
+    visit.usage = None;
+    visit.output = Some(json!(["S0", null, "S2"]));
+    let step = StateDelta::new().push(&["history"], serde_json::to_value(visit).unwrap());
+    let entries = vec![
+        LogEntry {
+            meta: meta(1, LogKind::Step, RunStatus::Running, 1_002),
+            output: None,
+            delta: Some(StateDelta::new()),
+            started_at: None,
+        },
+        LogEntry {
+            meta: meta(2, LogKind::Step, RunStatus::Completed, 1_008),
+            output: None,
+            delta: Some(step),
+            started_at: None,
+        },
+    ];
+    let rec = record();
+    let log = RunLog {
+        run: run_info(),
+        record: &rec,
+        workflow: &wf,
+        entries: &entries,
+        state: None,
+    };
+    let trace = rebuild(&log);
+    let chats = trace
+        .spans
+        .iter()
+        .filter(|s| s.name.starts_with("chat"))
+        .count();
+    assert_eq!(chats, 3, "one call per place of the gathered list");
+    assert!(
+        trace.spans.iter().any(|s| s.name == "map write"),
+        "{:?}",
+        trace.spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+    );
+}

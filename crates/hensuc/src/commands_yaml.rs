@@ -8,7 +8,7 @@ use hensu_ir::{Action, CompensationBody, Node, Workflow};
 use serde_json::Value;
 
 /// The keys of one command entry: the run's loader's (`CommandRegistry::parse`).
-const ENTRY_KEYS: [&str; 4] = hensu_host::COMMAND_KEYS;
+const ENTRY_KEYS: [&str; 6] = hensu_host::COMMAND_KEYS;
 
 /// One command with its `{name}` placeholders and where each stands in the file.
 #[derive(Clone, Debug)]

@@ -12,6 +12,7 @@ pub mod atomic_write;
 pub mod commands;
 pub mod commands_yaml;
 pub mod fs_files;
+pub mod logs;
 pub mod output;
 pub mod project;
 mod project_files;

@@ -56,6 +56,9 @@ enum Command {
     /// Redrive a failed run: a fork at the step before its failure; only failed branches of a
     /// parallel or fork node run again.
     Redrive(commands::fork::RedriveArgs),
+    /// Replay a stored run (or every ended run: `--all`) from its recorded outputs — no model
+    /// call, no side effect — and report the first step where it diverges.
+    Replay(commands::replay::ReplayArgs),
     /// Cancel a run (a running one stops at its next node boundary).
     Cancel(commands::cancel::ControlArgs),
     /// Pause a running run after its current node (continue with `resume`).
@@ -121,6 +124,7 @@ fn main() -> ExitCode {
         Command::Resume(args) => commands::resume::execute(args),
         Command::Fork(args) => commands::fork::execute(args),
         Command::Redrive(args) => commands::fork::redrive(args),
+        Command::Replay(args) => commands::replay::execute(args),
         Command::Cancel(args) => commands::cancel::cancel(args),
         Command::Pause(args) => commands::cancel::pause(args),
         Command::Signal(args) => commands::signal::execute(args),

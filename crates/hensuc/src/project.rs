@@ -294,12 +294,8 @@ fn pull_references(
             .iter()
             .filter(|_| wanted.sub_workflows)
             .flat_map(|w| w.nodes.values())
-            .filter_map(|n| match n {
-                hensu_ir::Node::SubWorkflow(s) if !s.workflow_id.is_empty() => {
-                    Some(s.workflow_id.clone())
-                }
-                _ => None,
-            })
+            .filter_map(|n| n.called_workflow().filter(|id| !id.is_empty()))
+            .map(str::to_string)
             .chain(
                 units[next]
                     .extension
@@ -578,6 +574,7 @@ fn finish(
             .filter_map(|u| Some((u.root.as_path(), u.workflow.as_ref()?)))
             .collect();
         diagnostics.extend(lints.pricing_problems(&loaded, &mut files));
+        diagnostics.extend(lints.schedule_problems(&loaded, &mut files, hensu_store::now_ms()));
     }
     hensu_diagnostics::sort_diagnostics(&mut diagnostics);
     dedup_inherited(&mut diagnostics);

@@ -143,6 +143,46 @@ impl ProjectLints {
     }
 }
 
+impl ProjectLints {
+    /// The schedule checks of each project (`[[schedules]]` against its loaded workflows,
+    /// each with its project's root): E0517, and the budget check E0515, E0516, W0602
+    /// (docs/schedules.md). `now_ms` starts the days the budget check counts.
+    pub(crate) fn schedule_problems(
+        &self,
+        loaded: &[(&Path, &Workflow)],
+        files: &mut Files,
+        now_ms: u64,
+    ) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        for (root, (workspace, file)) in &self.by_root {
+            let config = &workspace.file.config;
+            if config.schedules.is_empty() {
+                continue;
+            }
+            let ours: Vec<&Workflow> = loaded
+                .iter()
+                .filter(|(r, _)| *r == root.as_path())
+                .map(|(_, w)| *w)
+                .collect();
+            let lookup = |id: &str| ours.iter().find(|w| w.id == id).copied();
+            let options = config.bounds_options();
+            let cost = |id: &str| {
+                lookup(id).map(|w| hensu_sema::bounds::analyze(w, &lookup, &options).cost(&options))
+            };
+            let problems = workspace.file.check_schedules(&cost, now_ms);
+            if problems.is_empty() {
+                continue;
+            }
+            let file = file.unwrap_or_else(|| {
+                let path = workspace.project_file_path();
+                files.add(path.display().to_string(), workspace.file.text.clone())
+            });
+            out.extend(problems.into_iter().map(|d| d.in_file(file)));
+        }
+        out
+    }
+}
+
 /// E0211: a command of `commands.yaml` with a placeholder where no value can be passed safely
 /// (docs/security.md, *Action commands*), at the placeholder when the command is written
 /// verbatim in the YAML, else at its id.

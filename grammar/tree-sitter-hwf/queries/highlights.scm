@@ -71,7 +71,7 @@
 ; node kinds: node("id") { … }, end("id", ExitStatus.X)
 (call_expression
   function: (identifier) @keyword.type
-  (#any-of? @keyword.type "action" "awaitSignal" "end" "fork" "generic" "join" "node" "parallel" "subWorkflow" "wait"))
+  (#any-of? @keyword.type "action" "awaitSignal" "end" "fork" "generic" "join" "map" "node" "parallel" "subWorkflow" "wait"))
 
 ; builder blocks: workflow("x") { … }, state { … }, agent("id") { … }
 (call_expression
@@ -85,7 +85,7 @@
 
 (call_expression
   function: (identifier) @function.call
-  (#not-any-of? @function.call "action" "awaitSignal" "end" "fork" "generic" "join" "node" "parallel" "subWorkflow" "wait" "agent" "agents" "branch" "compensation" "config" "consensus" "graph" "observability" "onCondition" "onScore" "review" "routes" "state" "workflow" "after" "await" "execute" "exports" "extends" "imports" "input" "listOf" "mapOf" "runIf" "send" "targets" "variable" "writes" "yields"))
+  (#not-any-of? @function.call "action" "awaitSignal" "end" "fork" "generic" "join" "map" "node" "parallel" "subWorkflow" "wait" "agent" "agents" "branch" "compensation" "config" "consensus" "graph" "observability" "onCondition" "onScore" "review" "routes" "state" "workflow" "after" "await" "execute" "exports" "extends" "imports" "input" "listOf" "mapOf" "runIf" "send" "targets" "variable" "writes" "yields"))
 
 ; """…""".trimIndent()
 (method_call
@@ -141,16 +141,16 @@
 ; VarType.STRING, Models.GPT_4O, ExitStatus.FAILURE
 (navigation_expression
   receiver: (identifier) @type
-  (#any-of? @type "ConsensusStrategy" "ExitStatus" "LogLevel" "MergeStrategy" "Models" "ReviewMode" "VarType"))
+  (#any-of? @type "ConsensusStrategy" "ExitStatus" "ItemFailure" "LogLevel" "MergeStrategy" "Models" "ReviewMode" "VarType"))
 
 ; enum constants, qualified or bare (`variable("x", STRING)`)
 ((identifier) @constant.builtin
-  (#any-of? @constant.builtin "BOOLEAN" "CANCEL" "CLAUDE_HAIKU_4_5" "CLAUDE_OPUS_4_5" "CLAUDE_OPUS_4_6" "CLAUDE_SONNET_4_5" "CLAUDE_SONNET_4_6" "COLLECT_ALL" "CONCATENATE" "DEBUG" "DEEPSEEK_V4_FLASH" "DEEPSEEK_V4_PRO" "DISABLED" "ERROR" "FAILURE" "FIRST_SUCCESSFUL" "GEMINI_2_5_FLASH" "GEMINI_2_5_PRO" "GEMINI_3_1_FLASH_LITE" "GEMINI_3_1_PRO" "GPT_4" "GPT_4O" "GPT_4_TURBO" "INFO" "JUDGE_DECIDES" "LIST_STRING" "MAJORITY_VOTE" "MERGE_MAPS" "NUMBER" "OPTIONAL" "REQUIRED" "STRING" "SUCCESS" "TRACE" "UNANIMOUS" "WARN" "WEIGHTED_VOTE"))
+  (#any-of? @constant.builtin "BOOLEAN" "CANCEL" "CLAUDE_HAIKU_4_5" "CLAUDE_OPUS_4_5" "CLAUDE_OPUS_4_6" "CLAUDE_SONNET_4_5" "CLAUDE_SONNET_4_6" "COLLECT" "COLLECT_ALL" "CONCATENATE" "DEBUG" "DEEPSEEK_V4_FLASH" "DEEPSEEK_V4_PRO" "DISABLED" "ERROR" "FAIL" "FAILURE" "FIRST_SUCCESSFUL" "GEMINI_2_5_FLASH" "GEMINI_2_5_PRO" "GEMINI_3_1_FLASH_LITE" "GEMINI_3_1_PRO" "GPT_4" "GPT_4O" "GPT_4_TURBO" "INFO" "JUDGE_DECIDES" "LIST_STRING" "MAJORITY_VOTE" "MERGE_MAPS" "NUMBER" "OPTIONAL" "REQUIRED" "SKIP" "STRING" "SUCCESS" "TRACE" "UNANIMOUS" "WARN" "WEIGHTED_VOTE"))
 
 (navigation_expression
   name: (identifier) @constant
   (#match? @constant "^[A-Z][A-Z0-9_]*$")
-  (#not-any-of? @constant "BOOLEAN" "CANCEL" "CLAUDE_HAIKU_4_5" "CLAUDE_OPUS_4_5" "CLAUDE_OPUS_4_6" "CLAUDE_SONNET_4_5" "CLAUDE_SONNET_4_6" "COLLECT_ALL" "CONCATENATE" "DEBUG" "DEEPSEEK_V4_FLASH" "DEEPSEEK_V4_PRO" "DISABLED" "ERROR" "FAILURE" "FIRST_SUCCESSFUL" "GEMINI_2_5_FLASH" "GEMINI_2_5_PRO" "GEMINI_3_1_FLASH_LITE" "GEMINI_3_1_PRO" "GPT_4" "GPT_4O" "GPT_4_TURBO" "INFO" "JUDGE_DECIDES" "LIST_STRING" "MAJORITY_VOTE" "MERGE_MAPS" "NUMBER" "OPTIONAL" "REQUIRED" "STRING" "SUCCESS" "TRACE" "UNANIMOUS" "WARN" "WEIGHTED_VOTE"))
+  (#not-any-of? @constant "BOOLEAN" "CANCEL" "CLAUDE_HAIKU_4_5" "CLAUDE_OPUS_4_5" "CLAUDE_OPUS_4_6" "CLAUDE_SONNET_4_5" "CLAUDE_SONNET_4_6" "COLLECT" "COLLECT_ALL" "CONCATENATE" "DEBUG" "DEEPSEEK_V4_FLASH" "DEEPSEEK_V4_PRO" "DISABLED" "ERROR" "FAIL" "FAILURE" "FIRST_SUCCESSFUL" "GEMINI_2_5_FLASH" "GEMINI_2_5_PRO" "GEMINI_3_1_FLASH_LITE" "GEMINI_3_1_PRO" "GPT_4" "GPT_4O" "GPT_4_TURBO" "INFO" "JUDGE_DECIDES" "LIST_STRING" "MAJORITY_VOTE" "MERGE_MAPS" "NUMBER" "OPTIONAL" "REQUIRED" "SKIP" "STRING" "SUCCESS" "TRACE" "UNANIMOUS" "WARN" "WEIGHTED_VOTE"))
 
 ; ---------------------------------------------------------------- operators and punctuation
 

@@ -4,9 +4,11 @@
 //! the console obeys exactly the API's rules; a refusal (the run ended meanwhile, it runs on
 //! another server) is shown on the execution's page with the API's message. A failed run has
 //! *Redrive* (the service's `time_travel::redrive`, the API's `POST …/redrive`): the new run's
-//! page opens. A run that is not finished has a *Signal* form (name and JSON payload: the
-//! service's `signals::send`, the API's `POST …/signals/{name}`; docs/language.md, *Timers and
-//! signals*), its name filled in when the run waits for a signal.
+//! page opens. An ended run has *Replay* (the service's `replay`, the API's `POST …/replay`;
+//! its handler is [`super::execution::replay`], which renders the page with the result). A run
+//! that is not finished has a *Signal* form (name and JSON payload: the service's
+//! `signals::send`, the API's `POST …/signals/{name}`; docs/language.md, *Timers and signals*),
+//! its name filled in when the run waits for a signal.
 
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
@@ -37,6 +39,10 @@ pub fn forms(viewer: &Viewer, record: &RunRecord) -> Markup {
         }
     };
     let waiting_for = record.wait.as_ref().and_then(|w| w.signal.clone());
+    let ended = matches!(
+        record.status,
+        RunStatus::Completed | RunStatus::Failed | RunStatus::Rejected
+    );
     html! {
         @if running || paused || record.status == RunStatus::Queued {
             form.signal-form method="post" action={ (base) "/signal" } aria-label="Send a signal" {
@@ -46,9 +52,10 @@ pub fn forms(viewer: &Viewer, record: &RunRecord) -> Markup {
                 button type="submit" { "Signal" }
             }
         }
-        @if record.status == RunStatus::Failed {
+        @if ended {
             div.run-controls role="group" aria-label="Run controls" {
-                (form("redrive", "primary", "Redrive"))
+                @if record.status == RunStatus::Failed { (form("redrive", "primary", "Redrive")) }
+                (form("replay", "", "Replay"))
             }
         }
         @if running || paused {
@@ -64,7 +71,7 @@ pub fn forms(viewer: &Viewer, record: &RunRecord) -> Markup {
 #[derive(Deserialize)]
 pub struct ControlForm {
     #[serde(rename = "_csrf")]
-    csrf: Option<String>,
+    pub(super) csrf: Option<String>,
 }
 
 fn back(id: &str, notice: &str) -> Response {

@@ -4,12 +4,15 @@
 //! on each event of the execution's stream.
 
 use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use hensu_runtime::{Backtrack, BacktrackKind, ExecutionPhase, HistoryStep, RunState};
 use hensu_server::AppState;
 use hensu_server::service::events::{self, ExecutionEvent};
+use hensu_server::service::listing;
 use hensu_server::service::outcome::{shown_status, succeeded};
-use hensu_store::RunStatus;
+use hensu_server::service::replay::ExecutionReplayed;
+use hensu_store::{RunQuery, RunRecord, RunStatus};
 use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::Value;
@@ -17,7 +20,7 @@ use serde_json::Value;
 use super::{RunView, api_error, load_run, output_block};
 use crate::chrome::{self, Nav, duration, status_badge, time};
 use crate::graph::{self, Marks};
-use crate::session::{Page, Viewer};
+use crate::session::{Page, Viewer, check_post};
 
 #[derive(Deserialize)]
 pub struct DetailQuery {
@@ -31,9 +34,25 @@ pub async fn detail(
     Path(id): Path<String>,
     Query(q): Query<DetailQuery>,
 ) -> Response {
-    let run = match load_run(&app, &viewer, &id).await {
+    page(&app, &viewer, &id, q.notice.as_deref(), None).await
+}
+
+/// The execution's page, with the result of a replay when one was asked for (the *Replay*
+/// button, [`replay`]).
+pub async fn page(
+    app: &AppState,
+    viewer: &Viewer,
+    id: &str,
+    notice: Option<&str>,
+    replayed: Option<&ExecutionReplayed>,
+) -> Response {
+    let run = match load_run(app, viewer, id).await {
         Ok(r) => r,
-        Err(e) => return api_error(&viewer, Nav::Executions, e),
+        Err(e) => return api_error(viewer, Nav::Executions, e),
+    };
+    let forks = match forks_of(app, viewer, &run.record).await {
+        Ok(f) => f,
+        Err(e) => return api_error(viewer, Nav::Executions, e),
     };
     let live = !run.record.status.is_terminal();
     let title = format!("Execution {}", chrome::short_id(&run.record.run_id));
@@ -41,8 +60,10 @@ pub async fn detail(
         div data-live-source=[live.then(|| format!("/console/executions/{}/events", run.record.run_id))]
             data-live-ends="true" {
             h1 { "Execution " code { (run.record.run_id) } }
-            (chrome::notice(q.notice.as_deref()))
-            (summary(&viewer, &run))
+            (chrome::notice(notice))
+            @if let Some(r) = replayed { (replay_section(r)) }
+            (summary(viewer, &run))
+            (forks_section(&forks))
             (path_section(&run))
             (steps_section(&run))
             (events_section(&run))
@@ -52,7 +73,74 @@ pub async fn detail(
             }
         }
     };
-    chrome::page(&viewer, &title, Nav::Executions, body).into_response()
+    chrome::page(viewer, &title, Nav::Executions, body).into_response()
+}
+
+/// The tenant's executions forked from `record` (forks and redrives), newest first: its runs
+/// started since it, whose record names it as parent.
+async fn forks_of(
+    app: &AppState,
+    viewer: &Viewer,
+    record: &RunRecord,
+) -> Result<Vec<RunRecord>, hensu_server::error::ApiError> {
+    let query = RunQuery {
+        since: Some(record.started_at),
+        ..RunQuery::default()
+    };
+    let runs = listing::all_records(app, &viewer.tenant, query).await?;
+    Ok(runs
+        .into_iter()
+        .filter(|r| r.parent.as_ref().is_some_and(|p| p.run_id == record.run_id))
+        .collect())
+}
+
+/// The forks of this execution (its children), each linked with its fork point and status.
+fn forks_section(forks: &[RunRecord]) -> Markup {
+    if forks.is_empty() {
+        return html! {};
+    }
+    html! {
+        section id="run-forks" aria-labelledby="forks-h" {
+            h2 id="forks-h" { "Forks" }
+            ul.lineage {
+                @for f in forks {
+                    li {
+                        a href={ "/console/executions/" (f.run_id) } { code { (f.run_id) } }
+                        " " span.muted { "from step " (f.parent.as_ref().map_or(0, |p| p.step)) }
+                        " " (status_badge(shown_status(f)))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The result of a replay from the recorded outputs: identical, or the first divergence.
+fn replay_section(r: &ExecutionReplayed) -> Markup {
+    html! {
+        section id="run-replay" aria-labelledby="replay-h" {
+            h2 id="replay-h" { "Replay" }
+            p.muted {
+                "Replayed from its recorded outputs (steps " (r.from_step) " to " (r.to_step)
+                ", " (r.recorded_answers) " recorded answers): no model call, no side effect."
+            }
+            @match &r.divergence {
+                None => p.notice role="status" data-replay="identical" {
+                    "Identical: the same path, transitions, outputs, context and end ("
+                    (r.replayed_status) ")."
+                },
+                Some(d) => div.notice.error role="alert" data-replay="diverged" {
+                    p { strong { (d.code) } ": " (d.message) }
+                    dl.facts {
+                        dt { "Node" } dd { code { (d.node) } }
+                        @if let Some(k) = &d.key { dt { "Key" } dd { code { (k) } } }
+                        dt { "Expected" } dd { code { (d.expected) } }
+                        dt { "Got" } dd { code { (d.got) } }
+                    }
+                },
+            }
+        }
+    }
 }
 
 fn tokens(state: Option<&RunState>) -> Option<(u64, u64)> {
@@ -334,5 +422,24 @@ fn events_section(run: &RunView) -> Markup {
                 }
             }
         }
+    }
+}
+
+/// `POST /console/executions/{id}/replay`: the service's replay of an execution from its
+/// recorded outputs; the execution's page shows the result.
+pub async fn replay(
+    State(app): State<AppState>,
+    Page(viewer): Page,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    axum::Form(form): axum::Form<super::controls::ControlForm>,
+) -> Response {
+    if let Err(r) = check_post(&headers, &viewer.csrf, form.csrf.as_deref()) {
+        return r.into_response();
+    }
+    let request = hensu_server::service::replay::ReplayExecution::default();
+    match hensu_server::service::replay::replay(&app, &viewer.tenant, &id, request).await {
+        Ok(report) => page(&app, &viewer, &id, None, Some(&report)).await,
+        Err(e) => api_error(&viewer, Nav::Executions, e),
     }
 }

@@ -6,6 +6,7 @@ pub mod controls;
 pub mod execution;
 pub mod executions;
 pub mod reviews;
+pub mod schedules;
 pub mod signin;
 pub mod start;
 pub mod workflows;

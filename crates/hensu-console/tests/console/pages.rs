@@ -184,6 +184,58 @@ async fn execution_page_of_a_fork_names_its_parent() {
     );
     let (_, parent) = me.get(&s, &format!("/console/executions/{id}")).await;
     assert!(!parent.contains("Forked from"));
+    // The parent lists its fork (its children), linked, with the fork point.
+    assert!(parent.contains("id=\"run-forks\""), "{parent}");
+    assert!(parent.contains(&format!("href=\"/console/executions/{fork}\"")));
+    assert!(parent.contains("from step 1"));
+    assert!(
+        !html.contains("id=\"run-forks\""),
+        "the fork has no fork of its own"
+    );
+}
+
+/// An ended run's page has *Replay*; it replays the run from its recorded outputs (the
+/// service's replay) and shows the result on the page. Nothing is written.
+#[tokio::test]
+async fn an_ended_run_is_replayed_from_its_page() {
+    let s = Server::start(true, &[]).await;
+    s.push("acme", LINEAR).await;
+    let id = s.run("acme", "linear", json!({"topic": "rivers"})).await;
+    s.wait_for("acme", &id, "completed").await;
+    let me = s.session("acme").await;
+    let (_, html) = me.get(&s, &format!("/console/executions/{id}")).await;
+    let action = format!("action=\"/console/executions/{id}/replay\"");
+    assert!(html.contains(&action), "{html}");
+    let (code, _, page) = me
+        .post(
+            &s,
+            &format!("/console/executions/{id}/replay"),
+            &[("_csrf", &me.csrf)],
+        )
+        .await;
+    assert_eq!(code, 200, "{page}");
+    assert!(page.contains("data-replay=\"identical\""), "{page}");
+    assert!(page.contains("no model call"));
+    // Without the form's CSRF token nothing is replayed.
+    let (code, _, page) = me
+        .post(
+            &s,
+            &format!("/console/executions/{id}/replay"),
+            &[("_csrf", "x")],
+        )
+        .await;
+    assert_ne!(code, 200);
+    assert!(!page.contains("data-replay"));
+    // Another tenant cannot replay it.
+    let other = s.session("other").await;
+    let (code, _, _) = other
+        .post(
+            &s,
+            &format!("/console/executions/{id}/replay"),
+            &[("_csrf", &other.csrf)],
+        )
+        .await;
+    assert_eq!(code, 404);
 }
 
 /// A failed run's page has *Redrive*; it makes a fork of the run (the service's redrive) and
@@ -285,4 +337,47 @@ async fn page_weight_is_reported() {
         );
         assert!(total < 100 * 1024, "{path} weighs {total} bytes");
     }
+}
+
+#[tokio::test]
+async fn schedules_page_lists_the_tenants_schedules_with_their_latest_firing() {
+    let s = Server::start(true, &[]).await;
+    s.push("acme", REVIEWED).await;
+    let me = s.session("acme").await;
+    let (code, empty) = me.get(&s, "/console/schedules").await;
+    assert_eq!(code, 200);
+    assert!(empty.contains("No schedules yet"));
+    let created = s
+        .http
+        .post(s.url("/api/v1/schedules"))
+        .bearer_auth(token("acme"))
+        .json(
+            &json!({"id": "nightly", "workflowId": "reviewed", "cron": "0 2 * * *",
+                      "timeZone": "Europe/Berlin", "overlap": "queue", "context": {"topic": "x"}}),
+        )
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(created.status(), 201);
+    let fired = s
+        .http
+        .post(s.url("/api/v1/schedules/nightly/run"))
+        .bearer_auth(token("acme"))
+        .send()
+        .await
+        .expect("run now");
+    let fired: serde_json::Value = fired.json().await.expect("json");
+    let run = fired["executionId"].as_str().expect("started").to_string();
+    let (code, html) = me.get(&s, "/console/schedules").await;
+    assert_eq!(code, 200);
+    assert!(html.contains("<code>nightly</code>"), "{html}");
+    assert!(html.contains("<code>0 2 * * *</code>"));
+    assert!(html.contains("Europe/Berlin"));
+    assert!(html.contains("overlap queue, missed run_once"));
+    assert!(html.contains(&format!("href=\"/console/executions/{run}\"")));
+    assert!(html.contains("aria-current=\"page\">Schedules"));
+    // Another tenant sees none of them.
+    let other = s.session("globex").await;
+    let (_, theirs) = other.get(&s, "/console/schedules").await;
+    assert!(!theirs.contains("nightly"));
 }

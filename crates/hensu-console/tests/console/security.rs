@@ -125,6 +125,7 @@ async fn another_tenant_sees_nothing() {
         "/console/executions",
         "/console/reviews",
         "/console/workflows",
+        "/console/schedules",
     ] {
         let (code, html) = other.get(&s, page).await;
         assert_eq!(code, 200, "{page}");

@@ -77,6 +77,10 @@ pub struct Extras {
     pub terminal_pause: Option<Arc<dyn TerminalPause>>,
     /// The run's cancellation token (in-flight model requests and backoff waits stop on it).
     pub cancel: CancelToken,
+    /// A replay (docs/cli.md, *Replay*): every agent call, action, command, `api-caller`
+    /// node and review is answered from these recorded answers; no provider, tool, command
+    /// or HTTP client of the setup is built.
+    pub recorded: Option<Arc<crate::recorded::RecordedAnswers>>,
 }
 
 /// The engine of one run and what its face reports about it.
@@ -88,18 +92,19 @@ pub struct RunEngine {
     pub network: NetworkAccess,
     /// Lines for the user (providers skipped, MCP servers connected). Never secrets.
     pub notes: Vec<String>,
-    providers: BuiltProviders,
+    /// `None` for a replay (its one provider is the recording).
+    providers: Option<BuiltProviders>,
 }
 
 impl RunEngine {
     /// Whether stubs serve every model (forced).
     pub fn stubs_forced(&self) -> bool {
-        self.providers.stubs_forced
+        self.providers.as_ref().is_some_and(|p| p.stubs_forced)
     }
 
     /// The provider `model` routes to (and why stubs, when they serve it as a fallback).
     pub fn route(&self, model: &str) -> Option<hensu_providers::Route> {
-        self.providers.route(model)
+        self.providers.as_ref().and_then(|p| p.route(model))
     }
 }
 
@@ -122,7 +127,11 @@ pub fn engine(
         listener,
         terminal_pause,
         cancel,
+        recorded,
     } = extras;
+    if let Some(answers) = recorded {
+        return Ok(replay_engine(workflow, repository, answers));
+    }
     let tools: Box<dyn RunToolSet> = match tools {
         ToolSupply::Given(t) => t,
         ToolSupply::Project => Box::new(hensu_mcp::RunTools::start(
@@ -232,8 +241,46 @@ pub fn engine(
             .cloned()
             .chain(tools.notes())
             .collect(),
-        providers,
+        providers: Some(providers),
     })
+}
+
+/// The engine of a replay: the recording answers every model, `send` handler (but the pure
+/// `log`), command, `api-caller` node and review; the engine's pure generic handlers run as
+/// they are. No provider with credentials, no MCP server, no process, no HTTP client.
+fn replay_engine(
+    workflow: &Workflow,
+    repository: MapRepository,
+    answers: Arc<crate::recorded::RecordedAnswers>,
+) -> RunEngine {
+    use crate::recorded::{
+        RecordedActions, RecordedApiCaller, RecordedCommands, RecordedReview, ReplayProvider,
+    };
+    let mut actions = ActionHandlerRegistry::with_defaults();
+    for id in answers.send_handlers(std::iter::once(workflow).chain(repository.workflows())) {
+        actions.register(Arc::new(RecordedActions::new(&id, answers.clone())));
+    }
+    let mut generic = hensu_runtime::GenericHandlerRegistry::with_defaults();
+    generic.register(Arc::new(RecordedApiCaller::new(answers.clone())));
+    let engine = Engine::builder()
+        .provider(Arc::new(ReplayProvider::new(answers.clone())))
+        .action_handlers(actions)
+        .generic_handlers(generic)
+        .commands(RecordedCommands::new(answers.clone()))
+        .review_handler(Arc::new(RecordedReview::new(answers)))
+        .workflows(Arc::new(repository))
+        .options(RunOptions::default())
+        .build();
+    RunEngine {
+        engine,
+        redactor: Arc::new(Redactor::empty()),
+        usage: Arc::new(UsageTotals::default()),
+        network: NetworkAccess::Offline {
+            allow_hosts: Vec::new(),
+        },
+        notes: Vec::new(),
+        providers: None,
+    }
 }
 
 /// A run whose every agent is served by stubs (forced, or no credentials) is offline: its
@@ -259,10 +306,8 @@ fn network_access(
 
 /// The workflow ids a workflow's sub-workflow nodes name.
 fn children(workflow: &Workflow) -> impl Iterator<Item = &str> {
-    workflow.nodes.values().filter_map(|n| match n {
-        Node::SubWorkflow(s) => Some(s.workflow_id.as_str()),
-        _ => None,
-    })
+    // A map node's sub-workflow body too (docs/language.md, *Map over a list*).
+    workflow.nodes.values().filter_map(Node::called_workflow)
 }
 
 /// The workflows `main`'s sub-workflow nodes can call: those of `candidates` reachable from

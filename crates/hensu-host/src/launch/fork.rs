@@ -200,10 +200,12 @@ pub async fn failed_step(store: &Arc<dyn StateStore>, run_id: &str) -> Result<u6
         .iter()
         .rposition(|h| h.status == RunStatus::Failed)
         .unwrap_or(history.len());
+    // Not a `journal` row: the redrive runs the failed node afresh, without the calls its
+    // failed visit journaled (docs/security.md, *Call journal*).
     history[..failed]
         .iter()
         .rev()
-        .find(|h| !h.status.is_terminal())
+        .find(|h| !h.status.is_terminal() && h.kind != hensu_store::LogKind::Journal)
         .map(|h| h.step)
         .ok_or_else(|| ForkError::Invalid(format!("run `{run_id}` failed before its first step")))
 }

@@ -14,6 +14,9 @@
 //!   the face to resume like any paused run.
 //! * [`send_signal`] sends a signal to a stored run (its payload checked against the
 //!   variables its `awaitSignal` nodes write), for `hensuc signal`, the server and the console.
+//! * [`replay_run`] replays a stored run with every outside call answered from its run log
+//!   (the engine gets the recorded answers through [`Extras::recorded`]) and compares it
+//!   with the recording.
 //! * [`engine`] builds the engine of one run from the setup plus the [`Extras`] only a face
 //!   adds: the tools when they are not the project's (the server's tenant MCP client), the
 //!   listener that receives provider retries (the face's progress and `--events` listener,
@@ -26,6 +29,7 @@
 mod engine;
 mod fork;
 mod signal;
+pub mod replay;
 mod stored;
 pub mod telemetry;
 
@@ -40,6 +44,7 @@ pub use fork::{
     ForkError, ForkPlan, Forked, check_fork, failed_step, fork_run, next_node, redrive_run,
 };
 pub use signal::{SignalError, check_payload, send_signal, signal_names};
+pub use replay::{ReplayError, ReplayPlan, ReplayReport, replay_run};
 pub use stored::{
     NewRun, RunHandle, SourceRef, StoredOptions, StoredWorkflow, WORKFLOW_FORMAT, content_hash,
     create_run, new_run_id,
@@ -71,6 +76,8 @@ pub struct ProjectConfig {
     /// `[telemetry]` with the `OTEL_*` environment: the live export of run traces (`None`:
     /// off), see [`telemetry`].
     pub telemetry: Option<hensu_telemetry::TelemetryConfig>,
+    /// `[pricing."MODEL"]`: what a server's cost metric counts (docs/observability.md).
+    pub pricing: indexmap::IndexMap<String, hensu_project::PriceEntry>,
 }
 
 impl ProjectConfig {
@@ -90,6 +97,7 @@ impl ProjectConfig {
             egress: config.server.egress.policy()?,
             handlers: config.handlers.clone(),
             telemetry: telemetry::resolve(&config.telemetry),
+            pricing: config.pricing.clone(),
             webhook_url: std::env::var(WEBHOOK_URL_ENV)
                 .ok()
                 .filter(|u| !u.trim().is_empty()),

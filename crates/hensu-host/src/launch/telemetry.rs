@@ -94,3 +94,22 @@ pub async fn attach(
         trace.resuming(run_id, stored.record.started_at, state);
     }
 }
+
+/// The log span of everything a server or worker logs about run `run_id`: its id, tenant,
+/// and the trace and root span ids its spans carry (`hensu_telemetry::ids::run_log_ids`), so a
+/// JSON log line leads to the run's trace (docs/observability.md, *Logs*). Built whether or
+/// not traces are exported: the ids are a hash, nothing is sent.
+pub fn log_span(run_id: &str, tenant: Option<&str>, traceparent: Option<&str>) -> tracing::Span {
+    let (trace_id, span_id) = hensu_telemetry::ids::run_log_ids(run_id, traceparent);
+    let span = tracing::info_span!(
+        "run",
+        run_id,
+        tenant = tracing::field::Empty,
+        trace_id,
+        span_id
+    );
+    if let Some(t) = tenant {
+        span.record("tenant", t);
+    }
+    span
+}

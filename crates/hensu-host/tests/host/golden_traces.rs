@@ -138,3 +138,4 @@ golden!(golden_fork_join_default, "fork-join.hwf", "default", {"company": "Acme"
 golden!(golden_trip_booking_default, "trip-booking.hwf", "default", {"trip": "Lisbon to Tokyo, 3-10 May"});
 golden!(golden_trip_booking_declined, "trip-booking.hwf", "declined", {"trip": "Lisbon to Tokyo, 3-10 May"});
 golden!(golden_market_report_default, "market-report.hwf", "default", {"topic": "solid-state batteries", "translate": false});
+golden!(golden_paper_digest_default, "paper-digest.hwf", "default", {"papers": ["Solid electrolytes at scale", "Sodium-ion cathodes", "Thermal runaway in pouch cells"]});

@@ -65,6 +65,7 @@ mod durable_runs;
 mod egress;
 mod golden_traces;
 mod launch;
+mod recorded;
 mod review;
 mod stub_files;
 mod stub_scenarios;

@@ -18,6 +18,8 @@ pub enum Node {
     End(EndNode),
     /// hensu extension: a durable timer or a signal wait (docs/language.md, *Timers and signals*).
     Wait(WaitNode),
+    /// hensu extension: `map("id") { over = "list"; … }`.
+    Map(MapNode),
 }
 
 impl Node {
@@ -33,6 +35,7 @@ impl Node {
             Node::SubWorkflow(n) => &n.id,
             Node::End(n) => &n.id,
             Node::Wait(n) => &n.id,
+            Node::Map(n) => &n.id,
         }
     }
 
@@ -48,6 +51,7 @@ impl Node {
             Node::SubWorkflow(_) => NodeKind::SubWorkflow,
             Node::End(_) => NodeKind::End,
             Node::Wait(_) => NodeKind::Wait,
+            Node::Map(_) => NodeKind::Map,
         }
     }
 
@@ -67,6 +71,7 @@ impl Node {
             Node::Action(n) => &n.transition_rules,
             Node::SubWorkflow(n) => &n.transition_rules,
             Node::Wait(n) => &n.transition_rules,
+            Node::Map(n) => &n.transition_rules,
             Node::End(_) => &[],
         }
     }
@@ -82,6 +87,7 @@ impl Node {
             Node::Action(n) => Some(&mut n.transition_rules),
             Node::SubWorkflow(n) => Some(&mut n.transition_rules),
             Node::Wait(n) => Some(&mut n.transition_rules),
+            Node::Map(n) => Some(&mut n.transition_rules),
             Node::End(_) => None,
         }
     }
@@ -90,6 +96,7 @@ impl Node {
     pub fn agent_id(&self) -> Option<&str> {
         match self {
             Node::Standard(n) => n.agent_id.as_deref(),
+            Node::Map(n) => n.agent_id.as_deref(),
             _ => None,
         }
     }
@@ -99,6 +106,16 @@ impl Node {
         match self {
             Node::Standard(n) => n.rubric.as_ref(),
             Node::Generic(n) => n.rubric.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// The workflow this node runs as a child: a sub-workflow node's target, or a map node's
+    /// sub-workflow body (docs/language.md, *Map over a list*).
+    pub fn called_workflow(&self) -> Option<&str> {
+        match self {
+            Node::SubWorkflow(s) => Some(s.workflow_id.as_str()),
+            Node::Map(m) => m.target.as_deref(),
             _ => None,
         }
     }
@@ -295,6 +312,51 @@ pub struct SubWorkflowNode {
     /// parent key → child key.
     pub output_mapping: IndexMap<String, String>,
     pub transition_rules: Vec<TransitionRule>,
+}
+
+/// `map("id") { … }` (hensu extension; docs/language.md, *Map over a list*): the body (an
+/// agent and its prompt) run once per item of the list variable `over`, at most
+/// `max_parallel` items at a time, the answers gathered in the list's order into `writes`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MapNode {
+    pub id: String,
+    /// The `LIST_STRING` state variable whose items the body runs over.
+    pub over: String,
+    pub agent_id: Option<String>,
+    /// The prompt of each item; `{item}` and `{index}` are the item and its 0-based position.
+    pub prompt: Option<String>,
+    /// The body as a sub-workflow instead of an agent: the child workflow run once per item,
+    /// on the inputs `item` and `index`.
+    pub target: Option<String>,
+    /// With `target`: the child's variable whose value is the item's answer.
+    pub result: Option<String>,
+    /// How many items run at a time (at least 1: E0122).
+    pub max_parallel: i64,
+    /// The most items a run may hold (a longer list fails the node); the static bound
+    /// multiplies the body's calls by it. `None`: unbounded (W0336).
+    pub max_items: Option<i64>,
+    pub on_item_failure: ItemFailure,
+    /// The `LIST_STRING` variable the answers are gathered into (at most one).
+    pub writes: Vec<String>,
+    pub transition_rules: Vec<TransitionRule>,
+}
+
+impl Default for MapNode {
+    fn default() -> Self {
+        MapNode {
+            id: String::new(),
+            over: String::new(),
+            agent_id: None,
+            prompt: None,
+            target: None,
+            result: None,
+            max_parallel: 1,
+            max_items: None,
+            on_item_failure: ItemFailure::Fail,
+            writes: Vec::new(),
+            transition_rules: Vec::new(),
+        }
+    }
 }
 
 /// `end("id"[, status])`.

@@ -299,6 +299,7 @@ enum NodePayload<'a> {
     Join(JoinDto<'a>),
     SubWorkflow(SubWorkflowDto<'a>),
     Wait(WaitDto<'a>),
+    Map(MapDto<'a>),
 }
 
 #[derive(Serialize)]
@@ -444,6 +445,28 @@ struct WaitDto<'a> {
     transition_rules: Vec<RuleDto<'a>>,
 }
 
+/// hensu extension `MAP` (docs/language.md, *Map over a list*); upstream has no such node.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MapDto<'a> {
+    over: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    workflow_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a str>,
+    max_parallel: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_items: Option<i64>,
+    on_item_failure: &'static str,
+    #[serde(skip_serializing_if = "is_empty")]
+    writes: &'a [String],
+    transition_rules: Vec<RuleDto<'a>>,
+}
+
 impl<'a> From<&'a WaitNode> for WaitDto<'a> {
     fn from(n: &'a WaitNode) -> Self {
         let mut dto = WaitDto {
@@ -544,6 +567,18 @@ impl<'a> From<&'a Node> for NodeDto<'a> {
                 transition_rules: rules(&n.transition_rules),
             }),
             Node::Wait(n) => NodePayload::Wait(WaitDto::from(n)),
+            Node::Map(n) => NodePayload::Map(MapDto {
+                over: &n.over,
+                agent_id: non_empty(&n.agent_id),
+                prompt: non_empty(&n.prompt),
+                workflow_id: non_empty(&n.target),
+                result: non_empty(&n.result),
+                max_parallel: n.max_parallel,
+                max_items: n.max_items,
+                on_item_failure: n.on_item_failure.as_str(),
+                writes: &n.writes,
+                transition_rules: rules(&n.transition_rules),
+            }),
         };
         NodeDto {
             id: node.id(),

@@ -327,8 +327,46 @@ fn node() -> impl Strategy<Value = Node> {
             transition_rules: rules,
         })
     });
+    // hensu extension (docs/language.md, *Map over a list*).
+    let map = (
+        (
+            ident(),
+            ident(),
+            prop::option::of(ident()),
+            prop::option::of(text()),
+            prop::option::of((ident(), ident())),
+        ),
+        (
+            -2..20i64,
+            prop::option::of(-2..50i64),
+            prop::sample::select(ItemFailure::ALL),
+            prop::collection::vec(ident(), 0..2),
+        ),
+        rules(),
+    )
+        .prop_map(
+            |(
+                (id, over, agent_id, prompt, child),
+                (max_parallel, max_items, policy, writes),
+                rules,
+            )| {
+                Node::Map(MapNode {
+                    id,
+                    over,
+                    agent_id,
+                    prompt,
+                    target: child.as_ref().map(|(t, _)| t.clone()),
+                    result: child.map(|(_, r)| r),
+                    max_parallel,
+                    max_items,
+                    on_item_failure: policy,
+                    writes,
+                    transition_rules: rules,
+                })
+            },
+        );
     prop_oneof![
-        standard, parallel, fork, join, generic, action, sub, end, wait
+        standard, parallel, fork, join, generic, action, sub, end, wait, map
     ]
 }
 

@@ -470,12 +470,16 @@ impl Engine {
             };
             match (kind, prop) {
                 (
-                    BlockKind::StandardNode | BlockKind::Branch | BlockKind::Compensation,
+                    BlockKind::StandardNode
+                    | BlockKind::Branch
+                    | BlockKind::Compensation
+                    | BlockKind::MapNode,
                     "agent",
                 )
                 | (BlockKind::Consensus, "judge") => {
                     return b.agents(quote);
                 }
+                (BlockKind::MapNode, "over") => return b.variables(quote, false),
                 (
                     BlockKind::StandardNode
                     | BlockKind::ActionNode
@@ -483,7 +487,7 @@ impl Engine {
                     | BlockKind::SubWorkflowNode,
                     "compensation",
                 ) => return b.compensations(quote),
-                (BlockKind::SubWorkflowNode, "target") => {
+                (BlockKind::SubWorkflowNode | BlockKind::MapNode, "target") => {
                     return self.workflow_ids(b, quote, uri);
                 }
                 _ => {}

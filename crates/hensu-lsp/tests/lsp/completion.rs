@@ -311,3 +311,36 @@ fn complete_and_hover_signal_wait_statements() {
     let text = format!("{:?}", h.map(|h| h.contents));
     assert!(text.contains("onTimeout goto"), "{text}");
 }
+
+/// A map node offers its statements, `over = "` the variables, `agent = "` the agents and
+/// `onItemFailure = ` the ItemFailure constants (docs/language.md, *Map over a list*).
+#[test]
+fn complete_map_statements_and_values() {
+    let map = |body: &str| {
+        DOC.replace(
+            "        subWorkflow(\"summarize\") {",
+            &format!(
+                "        map(\"each\") {{\n            {body}\n            onSuccess goto \"done\"\n        }}\n\n        subWorkflow(\"summarize\") {{"
+            ),
+        )
+    };
+    let statements = completion(&map("$0"));
+    for word in [
+        "over ",
+        "maxParallel ",
+        "maxItems ",
+        "onItemFailure ",
+        "writes (",
+    ] {
+        assert!(
+            statements.lines().any(|l| l.starts_with(word)),
+            "{word} missing: {statements}"
+        );
+    }
+    let over = completion(&map("over = \"$0\""));
+    assert!(over.starts_with("topic (Variable)"), "{over}");
+    let agent = completion(&map("agent = \"$0\""));
+    assert!(agent.starts_with("writer ("), "{agent}");
+    let policy = completion(&map("onItemFailure = $0"));
+    assert!(policy.contains("ItemFailure.SKIP"), "{policy}");
+}

@@ -168,3 +168,38 @@ async fn a_tool_call_carries_the_traceparent_of_the_call_in_flight() {
         (None, None)
     );
 }
+
+/// The call policies of `[mcp.servers.X]` (docs/security.md, *Call journal*): `tool_policy`
+/// over `policy`, `on_interrupted` for the server; a tool nobody declares is `unsafe` and
+/// fails its node; a bad value is a coded error.
+#[tokio::test]
+async fn declared_call_policies_follow_the_server_of_each_tool() {
+    use hensu_mcp::{McpToolExecutor, ToolSource};
+    use hensu_providers::ToolExecutor;
+    use hensu_runtime::journal::{CallPolicy, Declared, OnInterrupted};
+    let url = http_server().await;
+    let config = config(&format!(
+        "[mcp.servers.t]\nurl = \"{url}\"\npolicy = \"idempotent\"\n\
+         tool_policy = {{ boom = \"unsafe\" }}\non_interrupted = \"pause\"\n"
+    ));
+    let dir = tempfile::tempdir().expect("dir");
+    let clients = McpClients::connect(&config, dir.path())
+        .await
+        .expect("connect");
+    let source: std::sync::Arc<dyn ToolSource> = std::sync::Arc::new(clients);
+    let tools = McpToolExecutor::new(source.clone(), None)
+        .with_policies(std::sync::Arc::new(config.clone()));
+    let declared = |policy| Declared {
+        policy,
+        on_interrupted: OnInterrupted::Pause,
+    };
+    assert_eq!(tools.declared("echo"), declared(CallPolicy::Idempotent));
+    assert_eq!(tools.declared("boom"), declared(CallPolicy::Unsafe));
+    assert!(tools.is_declared("echo"));
+    // Without declarations: unsafe, failing the node.
+    let bare = McpToolExecutor::new(source, None);
+    assert_eq!(bare.declared("echo"), Declared::default());
+    assert!(!bare.is_declared("echo"));
+    let e = parse("[mcp.servers.a]\ncommand = \"x\"\npolicy = \"sometimes\"\n").expect_err("value");
+    assert!(e.contains("E0906"), "{e}");
+}

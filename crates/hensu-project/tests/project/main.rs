@@ -2,4 +2,5 @@
 
 mod config_file;
 mod handlers;
+mod schedules;
 mod workspace;

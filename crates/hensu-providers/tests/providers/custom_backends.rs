@@ -154,7 +154,7 @@ fn redacting_listeners() {
     };
     let jsonl = RedactingJsonlListener::new(redactor.clone(), Vec::<u8>::new());
     jsonl.on_event(&event);
-    let text = String::from_utf8(jsonl.into_inner()).expect("utf8");
+    let text = String::from_utf8(jsonl.into_inner().expect("the writer")).expect("utf8");
     assert_no_key("jsonl", &text);
     assert!(text.contains("<redacted:ANTHROPIC_API_KEY>"));
     assert!(text.ends_with('\n'));

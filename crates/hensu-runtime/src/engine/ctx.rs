@@ -38,6 +38,9 @@ pub struct RunCtx<'r> {
     pub run_id: Option<&'r str>,
     /// Decides the run's `wait` and `awaitSignal` nodes (default: [`SleepingWaiter`]).
     pub waiter: Option<&'r dyn Waiter>,
+    /// Where the calls of the node in flight are journaled (a durable run; docs/security.md,
+    /// *Call journal*); `None`: calls are numbered and keyed, not recorded.
+    pub journal: Option<&'r std::sync::Arc<dyn crate::journal::CallJournal>>,
 }
 
 impl std::fmt::Debug for RunCtx<'_> {
@@ -47,6 +50,7 @@ impl std::fmt::Debug for RunCtx<'_> {
             .field("checkpointer", &self.checkpointer.is_some())
             .field("controls", &self.controls.len())
             .field("run_id", &self.run_id)
+            .field("journal", &self.journal.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -61,6 +65,7 @@ impl<'r> RunCtx<'r> {
             controls: &[],
             run_id: None,
             waiter: None,
+            journal: None,
         }
     }
 
@@ -68,6 +73,15 @@ impl<'r> RunCtx<'r> {
     /// signals*).
     pub fn waiter(mut self, waiter: &'r dyn Waiter) -> RunCtx<'r> {
         self.waiter = Some(waiter);
+        self
+    }
+
+    /// Journals the calls of the node in flight in `journal`.
+    pub fn journal(
+        mut self,
+        journal: Option<&'r std::sync::Arc<dyn crate::journal::CallJournal>>,
+    ) -> RunCtx<'r> {
+        self.journal = journal;
         self
     }
 
@@ -112,6 +126,10 @@ pub(crate) struct Exec<'r> {
     /// The listener's trace, which outgoing calls carry (`None`: no trace exported).
     trace: Option<std::sync::Arc<dyn crate::trace_context::TraceSource>>,
     waiter: Option<&'r dyn Waiter>,
+    /// The run's call journal and call observer; the run id is filled at the first visit.
+    journal: Option<std::sync::Arc<dyn crate::journal::CallJournal>>,
+    observer: Option<std::sync::Arc<dyn crate::journal::CallObserver>>,
+    journal_ctx: std::sync::OnceLock<crate::journal::JournalCtx>,
 }
 
 impl Deref for Exec<'_> {
@@ -131,12 +149,37 @@ impl<'r> Exec<'r> {
             controls: ctx.controls,
             trace: ctx.listener.trace_source(),
             waiter: ctx.waiter,
+            journal: ctx.journal.cloned(),
+            observer: ctx.listener.call_observer(),
+            journal_ctx: std::sync::OnceLock::new(),
         }
     }
 
     /// The run's waiter (the default sleeps and receives no signal).
     pub(crate) fn waiter(&self) -> &dyn Waiter {
         self.waiter.unwrap_or(&SleepingWaiter)
+    }
+
+    /// The journal scope of a visit of a node of kind `node` in run `run_id`: always for a
+    /// run with a journal or a call observer, else only for the nodes that call outside
+    /// (actions, generic nodes: their commands and requests get idempotency keys).
+    pub(crate) fn journal_ctx(
+        &self,
+        run_id: &str,
+        node: &hensu_ir::Node,
+    ) -> Option<crate::journal::JournalCtx> {
+        let wanted = self.journal.is_some()
+            || self.observer.is_some()
+            || matches!(node, hensu_ir::Node::Action(_) | hensu_ir::Node::Generic(_));
+        wanted.then(|| {
+            self.journal_ctx
+                .get_or_init(|| crate::journal::JournalCtx {
+                    run_id: std::sync::Arc::from(run_id),
+                    journal: self.journal.clone(),
+                    observer: self.observer.clone(),
+                })
+                .clone()
+        })
     }
 
     /// The scope of a call node `node_id` makes (`None` when no trace is exported).

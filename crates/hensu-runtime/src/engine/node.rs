@@ -66,6 +66,12 @@ impl Exec<'_> {
             }
             Node::Join(j) => Ok(super::kinds::join::execute_join(j, state)),
             Node::Wait(w) => Box::pin(super::kinds::wait::execute_wait(self, w, state, flow)).await,
+            Node::Map(m) => {
+                Box::pin(super::kinds::map::execute_map(
+                    self, p, m, state, cancel, flow,
+                ))
+                .await
+            }
             Node::SubWorkflow(s) => {
                 super::kinds::subworkflow::execute_subworkflow(self, s, state, cancel, flow, resume)
                     .await
@@ -202,9 +208,16 @@ impl Exec<'_> {
             context: ctx,
         };
         let call = crate::trace_context::in_call(self.call_scope(node_id), async {
-            match (&self.structured, required_keys.is_empty()) {
-                (Some(s), false) => s.call(agent, request, required_keys, self.listener).await,
-                _ => agent.execute(request).await,
+            let call = async {
+                match (&self.structured, required_keys.is_empty()) {
+                    (Some(s), false) => s.call(agent, request, required_keys, self.listener).await,
+                    _ => agent.execute(request).await,
+                }
+            };
+            // A parallel branch numbers its calls apart from its siblings'.
+            match branch_id {
+                Some(b) => crate::journal::in_nested(b, call).await,
+                None => call.await,
             }
         });
         let response = match timeout {

@@ -5,6 +5,7 @@
 use std::future::{Future, poll_fn};
 use std::ops::ControlFlow;
 use std::pin::{Pin, pin};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
@@ -361,6 +362,33 @@ fn continue_nested(
 /// Node `cur` answered PENDING: the run pauses there. Stopped inside its nested flows, the
 /// node runs again on resume and continues them (the phase shows what the innermost one waits
 /// for); else resuming enters the post pipeline with the cached result.
+/// Runs `node` (the visit of `node_id` at `step`) as a visit of the run's call journal
+/// (docs/security.md, *Call journal*: a visit run again replays its calls); `held` is set
+/// when an interrupted `unsafe` call holds the run.
+async fn journal_visit<F: Future>(
+    journal: Option<crate::journal::JournalCtx>,
+    (node_id, step): (&str, u64),
+    held: &AtomicBool,
+    node: F,
+) -> F::Output {
+    match journal {
+        Some(j) => {
+            let (out, h) = crate::journal::in_visit(j, node_id, step, node).await;
+            held.store(h, Ordering::SeqCst);
+            out
+        }
+        None => node.await,
+    }
+}
+
+/// The run pauses before the node in flight (an interrupted `unsafe` call holds it): resuming
+/// it runs the node again and issues the call.
+fn hold_before_node(state: &mut RunState) -> RunOutcome {
+    state.steps = state.steps.saturating_sub(1);
+    state.phase = ExecutionPhase::Initial;
+    RunOutcome::Paused
+}
+
 fn pause_pending(p: &Prepared, cur: usize, state: &mut RunState, result: NodeResult) {
     if let Some(nested) = &state.nested {
         state.steps = state.steps.saturating_sub(1);
@@ -453,17 +481,23 @@ impl Exec<'_> {
             }
             // A cancellation abandons the node in flight and takes no transition: its failure
             // ("request cancelled") is not the node's (docs/language.md, *Runtime semantics*).
+            let held_call = AtomicBool::new(false);
             let raced = {
-                let execute = pin!(self.execute_node(
-                    p,
-                    cur,
-                    node,
-                    state,
-                    cancel,
-                    guards.clock.started,
-                    flow,
-                    nested_decision.take(),
-                    &mut prompt,
+                let execute = pin!(journal_visit(
+                    self.journal_ctx(&state.execution_id, node),
+                    (p.plan.id(cur), state.steps),
+                    &held_call,
+                    self.execute_node(
+                        p,
+                        cur,
+                        node,
+                        state,
+                        cancel,
+                        guards.clock.started,
+                        flow,
+                        nested_decision.take(),
+                        &mut prompt,
+                    ),
                 ));
                 let timeout = node_timeout(p, cur, node);
                 let node_sleep = pin!(timeout.map(tokio::time::sleep));
@@ -499,6 +533,9 @@ impl Exec<'_> {
                     pause_pending(p, cur, state, result);
                 }
                 return Ok(RunOutcome::Paused);
+            }
+            if held_call.load(Ordering::SeqCst) {
+                return Ok(hold_before_node(state));
             }
             let mut pc = guards.post_ctx(cur, result, node_started);
             let step = self.post_pipeline(p, state, &mut pc, 0).await?;

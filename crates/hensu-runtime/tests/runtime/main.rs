@@ -23,6 +23,8 @@ mod dag;
 mod engine_variables;
 mod events;
 mod generic_handlers;
+mod journal;
+mod map;
 mod parallel_consensus;
 mod run_guards;
 mod stubs;

@@ -225,6 +225,14 @@ pub fn analyze<'a>(
     b
 }
 
+/// The most items a map node's list may hold: `maxItems`, else unbounded.
+fn map_items(m: &hensu_ir::MapNode) -> Count {
+    match m.max_items {
+        Some(n) => Count::Finite(n.max(0) as u64),
+        None => Count::Unbounded,
+    }
+}
+
 fn analyze_at<'a>(
     workflow: &'a Workflow,
     lookup: &dyn Fn(&str) -> Option<&'a Workflow>,
@@ -302,33 +310,49 @@ fn analyze_at<'a>(
                     add_calls(&mut agent_calls, judge, runs.scaled(per_call));
                 }
             }
-            Node::SubWorkflow(sub) if runs != Count::Finite(0) => {
-                // The runtime refuses a call at MAX_SUBWORKFLOW_DEPTH: nothing runs below it.
-                if depth >= MAX_SUBWORKFLOW_DEPTH {
-                    continue;
-                }
-                let Some(child) = lookup(&sub.workflow_id) else {
-                    missing.push(sub.workflow_id.clone());
-                    continue;
-                };
-                let inner = analyze_at(child, lookup, options, depth + 1, missing);
-                node_executions = node_executions.plus(inner.node_executions.times(runs));
-                waits = waits.plus(inner.waits.times(runs));
-                for (agent, calls) in inner.agent_calls {
-                    let key = if agent.contains('/') {
-                        agent
-                    } else {
-                        format!("{}/{agent}", child.id)
-                    };
-                    let entry = agent_calls.entry(key).or_insert(AgentCalls {
-                        calls: Count::Finite(0),
-                        ..calls.clone()
-                    });
-                    entry.calls = entry.calls.plus(calls.calls.times(runs));
+            Node::Map(m) => {
+                // One call per item, at most `maxItems` items a visit; without it the list's
+                // length is only known at run time (W0336; docs/bounds.md).
+                if let Some(agent) = &m.agent_id {
+                    add_calls(&mut agent_calls, agent, runs.times(map_items(m)));
                 }
             }
             Node::Wait(w) if runs != Count::Finite(0) => waits = waits.plus(Waits::of(w, runs)),
             _ => {}
+        }
+        // A sub-workflow node runs its child once per run, a map node's sub-workflow body once
+        // per item.
+        let called = match node {
+            Node::SubWorkflow(sub) => Some((sub.workflow_id.as_str(), runs)),
+            Node::Map(m) => m.target.as_deref().map(|t| (t, runs.times(map_items(m)))),
+            _ => None,
+        };
+        if let Some((child_id, times)) = called
+            && times != Count::Finite(0)
+        {
+            // The runtime refuses a call at MAX_SUBWORKFLOW_DEPTH: nothing runs below it.
+            if depth >= MAX_SUBWORKFLOW_DEPTH {
+                continue;
+            }
+            let Some(child) = lookup(child_id) else {
+                missing.push(child_id.to_string());
+                continue;
+            };
+            let inner = analyze_at(child, lookup, options, depth + 1, missing);
+            node_executions = node_executions.plus(inner.node_executions.times(times));
+            waits = waits.plus(inner.waits.times(times));
+            for (agent, calls) in inner.agent_calls {
+                let key = if agent.contains('/') {
+                    agent
+                } else {
+                    format!("{}/{agent}", child.id)
+                };
+                let entry = agent_calls.entry(key).or_insert(AgentCalls {
+                    calls: Count::Finite(0),
+                    ..calls.clone()
+                });
+                entry.calls = entry.calls.plus(calls.calls.times(times));
+            }
         }
     }
     node_executions = node_executions.plus(ends);

@@ -42,6 +42,7 @@ pub fn node_writes<'a>(node: &'a Node, schema: Option<&'a StateSchema>) -> Vec<&
             .flat_map(|b| &b.yields)
             .for_each(|w| push(&mut out, w)),
         Node::SubWorkflow(s) => s.output_mapping.keys().for_each(|w| push(&mut out, w)),
+        Node::Map(m) => m.writes.iter().for_each(|w| push(&mut out, w)),
         Node::Generic(g) => {
             let mut strings = Vec::new();
             g.config
@@ -123,6 +124,17 @@ pub fn node_reads<'a>(node: &'a Node, schema: Option<&'a StateSchema>) -> Vec<&'
             if let hensu_ir::WaitFor::Until { template } = &w.wait {
                 text(template, &mut out);
             }
+        }
+        Node::Map(m) => {
+            push(&mut out, &m.over);
+            // `{item}` and `{index}` are the item's own (docs/language.md, *Map over a list*).
+            let mut own = Vec::new();
+            if let Some(p) = &m.prompt {
+                text(p, &mut own);
+            }
+            own.into_iter()
+                .filter(|n| !matches!(*n, "item" | "index"))
+                .for_each(|n| push(&mut out, n));
         }
         Node::Fork(_) | Node::Join(_) | Node::End(_) => {}
     }

@@ -147,6 +147,7 @@ fn writes_variable(node: &Node, variable: &str) -> bool {
             .iter()
             .any(|b| b.yields.iter().any(|y| y == variable)),
         Node::SubWorkflow(s) => s.output_mapping.contains_key(variable),
+        Node::Map(m) => m.writes.iter().any(|w| w == variable),
         _ => false,
     }
 }

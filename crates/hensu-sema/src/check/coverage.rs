@@ -141,6 +141,7 @@ fn unused_agents(cx: &mut Ctx<'_>) {
     for node in wf.nodes.values() {
         match node {
             Node::Standard(n) => used.extend(n.agent_id.as_deref()),
+            Node::Map(m) => used.extend(m.agent_id.as_deref()),
             Node::Parallel(p) => {
                 used.extend(p.branches.iter().map(|b| b.agent_id.as_str()));
                 used.extend(

@@ -143,5 +143,6 @@ fn article_kind(n: &Node) -> &'static str {
         Node::Standard(_) => "a standard",
         Node::Parallel(_) => "a parallel",
         Node::Wait(_) => "a wait",
+        Node::Map(_) => "a map",
     }
 }

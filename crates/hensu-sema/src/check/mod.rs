@@ -22,6 +22,7 @@ mod dag;
 mod dataflow;
 mod flow;
 mod fxhash;
+mod map;
 mod project;
 mod refs;
 mod rules;
@@ -74,6 +75,7 @@ pub fn check_workflow(wf: &Workflow, origins: &Origins, input: InputKind) -> Vec
     timing::check(&mut cx);
     waits::check(&mut cx);
     dag::check(&mut cx);
+    map::check(&mut cx);
     let diagnostics = crate::cascade::settle_checks(origins, cx.diagnostics);
     // Suppressions are matched in the workflow's own span space (a merged extending workflow's
     // base spans included), before the diagnostics are placed into their real files.

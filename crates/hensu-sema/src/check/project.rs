@@ -19,11 +19,13 @@ use crate::suggest::help_and_fix;
 /// At most this many "the cycle continues here" labels per E0502.
 const MAX_CYCLE_LABELS: usize = 8;
 
-/// A sub-workflow reference: unit `unit`, node `node`.
+/// A sub-workflow reference: unit `unit`'s node `node_id` runs the workflow `target` (a
+/// sub-workflow node, or a map node's sub-workflow body).
 #[derive(Clone, Copy, Debug)]
 struct Reference<'a> {
     unit: usize,
-    node: &'a SubWorkflowNode,
+    node_id: &'a str,
+    target: &'a str,
 }
 
 fn workflow_span(o: &Origins) -> Span {
@@ -81,6 +83,25 @@ pub fn check_project(units: &[ProjectUnit<'_>]) -> Vec<Diagnostic> {
     let mut unit_diags: Vec<Vec<Diagnostic>> = vec![Vec::new(); units.len()];
     for (u, unit) in units.iter().enumerate() {
         for node in unit.workflow.nodes.values() {
+            if let Node::Map(m) = node {
+                let child = m.target.as_deref().map(|t| (t, resolve(t)));
+                if let Some((target, child)) = child {
+                    let names: Vec<&str> = by_id.keys().copied().collect();
+                    if let Some(c) = child {
+                        // A child running its own map body is a cycle too (E0502).
+                        let r = Reference {
+                            unit: u,
+                            node_id: &m.id,
+                            target,
+                        };
+                        graph.add_edge(NodeIndex::new(u), NodeIndex::new(c), r);
+                    }
+                    let child = child.map(|c| units[c].workflow);
+                    let diags = super::map::child(unit.origins, m, target, child, &names);
+                    unit_diags[u].extend(diags.into_iter().map(|d| d.in_file(unit.file)));
+                }
+                continue;
+            }
             let Node::SubWorkflow(s) = node else { continue };
             if s.workflow_id.is_empty() {
                 continue; // E0105 (the lowering's)
@@ -108,7 +129,11 @@ pub fn check_project(units: &[ProjectUnit<'_>]) -> Vec<Diagnostic> {
                     graph.add_edge(
                         NodeIndex::new(u),
                         NodeIndex::new(c),
-                        Reference { unit: u, node: s },
+                        Reference {
+                            unit: u,
+                            node_id: &s.id,
+                            target: &s.workflow_id,
+                        },
                     );
                     let child = &units[c];
                     version_pin(unit, s, child, &mut unit_diags[u]);
@@ -304,6 +329,7 @@ fn nodes_writing(wf: &Workflow) -> HashSet<&str> {
             Node::Standard(n) => set.extend(n.writes.iter().map(String::as_str)),
             Node::Action(a) => set.extend(a.writes.iter().map(String::as_str)),
             Node::Join(j) => set.extend(j.writes.iter().map(String::as_str)),
+            Node::Map(m) => set.extend(m.writes.iter().map(String::as_str)),
             _ => {}
         }
     }
@@ -385,7 +411,7 @@ fn cycle_diagnostic(
         .map(|r| units[r.unit].workflow.id.as_str())
         .collect();
     let path = render_cycle_path(&names);
-    let span_of = |r: &Reference<'_>| prop_span(units[r.unit].origins, &r.node.id, "target");
+    let span_of = |r: &Reference<'_>| prop_span(units[r.unit].origins, r.node_id, "target");
     let Some(first) = refs.first() else {
         return Diagnostic::new(
             codes::E0502,
@@ -400,7 +426,7 @@ fn cycle_diagnostic(
     } else {
         format!(
             "`{}` runs `{}` here",
-            units[first.unit].workflow.id, first.node.workflow_id
+            units[first.unit].workflow.id, first.target
         )
     };
     let mut d = Diagnostic::new(

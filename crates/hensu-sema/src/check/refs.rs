@@ -1,7 +1,7 @@
 //! E0204 unknown node (E0311 when it names a compensation) and E0205 unknown agent.
 
 use hensu_diagnostics::{Diagnostic, Span, codes};
-use hensu_ir::Node;
+use hensu_ir::{MapNode, Node, StandardNode as Standard};
 
 use super::graph::{EdgeSource, NodeGraph};
 use super::{Ctx, TargetSlot};
@@ -42,8 +42,8 @@ pub(super) fn check(cx: &mut Ctx<'_>, graph: &NodeGraph<'_>) {
                     }
                 }
             }
-            Node::Standard(n) => {
-                if let Some(agent) = &n.agent_id {
+            Node::Standard(Standard { agent_id, .. }) | Node::Map(MapNode { agent_id, .. }) => {
+                if let Some(agent) = agent_id {
                     let span = cx.prop_span(id, "agent");
                     check_agent(cx, agent, span, "no agent with this id");
                 }

@@ -511,5 +511,6 @@ fn kind_phrase(node: &Node) -> &'static str {
         Node::End(_) => "an end node",
         Node::Wait(w) if w.signal().is_some() => "an awaitSignal node",
         Node::Wait(_) => "a wait node",
+        Node::Map(_) => "a map node",
     }
 }

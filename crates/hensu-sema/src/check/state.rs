@@ -264,6 +264,21 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                     });
                 }
             }
+            Node::Map(m) => {
+                // docs/language.md, *Map over a list*: `{item}` and `{index}` are the item's.
+                writes(cx, schema, &mut marks, id, &m.writes);
+                marks.read(schema, &m.over);
+                sites.extend(m.prompt.as_deref().map(|text| PromptSite {
+                    text,
+                    spans: origin.map(|o| o.placeholders.as_slice()).unwrap_or(&[]),
+                    exact: true,
+                    whole: None,
+                    node: id,
+                    what: "prompt",
+                    compensation: false,
+                    dependencies: vec!["item", "index"],
+                }));
+            }
             Node::Fork(_) | Node::End(_) => {}
         }
         for site in &sites {

@@ -326,6 +326,7 @@ fn block_kind(node: &Node) -> Option<BlockKind> {
         Node::SubWorkflow(_) => BlockKind::SubWorkflowNode,
         Node::Wait(w) if w.signal().is_some() => BlockKind::SignalNode,
         Node::Wait(_) => BlockKind::WaitNode,
+        Node::Map(_) => BlockKind::MapNode,
         Node::End(_) => return None,
     })
 }

@@ -4,6 +4,7 @@
 //! E0102) and the LSP completes and hovers from it. The types and lookups are here; the
 //! per-block statement tables are in `schema/tables.rs`.
 
+mod map_table;
 mod routes;
 mod tables;
 mod wait_tables;
@@ -57,6 +58,8 @@ pub enum BlockKind {
     SubWorkflowNode,
     /// `end("id")` — no body; listed so every node kind has an entry
     EndNode,
+    /// `map("id") { … }` (docs/language.md, *Map over a list*)
+    MapNode,
     /// `routes("node") { … }` of an extending workflow: the transitions that replace an
     /// inherited node's (docs/language.md, *Workflow extension*).
     Routes,
@@ -96,6 +99,7 @@ impl BlockKind {
         BlockKind::ActionNode,
         BlockKind::SubWorkflowNode,
         BlockKind::EndNode,
+        BlockKind::MapNode,
         BlockKind::OnScore,
         BlockKind::OnCondition,
         BlockKind::Compensation,
@@ -125,6 +129,7 @@ impl BlockKind {
             BlockKind::ActionNode => "an action node",
             BlockKind::SubWorkflowNode => "a subWorkflow node",
             BlockKind::EndNode => "an end node",
+            BlockKind::MapNode => "a map node",
             BlockKind::Routes => "a `routes { }` block",
             BlockKind::OnScore => "an `onScore { }` block",
             BlockKind::OnCondition => "an `onCondition { }` block",
@@ -148,6 +153,7 @@ impl BlockKind {
                 | BlockKind::EndNode
                 | BlockKind::WaitNode
                 | BlockKind::SignalNode
+                | BlockKind::MapNode
         )
     }
 }
@@ -161,6 +167,7 @@ pub enum EnumType {
     MergeStrategy,
     ExitStatus,
     LogLevel,
+    ItemFailure,
 }
 
 impl EnumType {
@@ -173,6 +180,7 @@ impl EnumType {
             EnumType::MergeStrategy => "MergeStrategy",
             EnumType::ExitStatus => "ExitStatus",
             EnumType::LogLevel => "LogLevel",
+            EnumType::ItemFailure => "ItemFailure",
         }
     }
 
@@ -189,6 +197,7 @@ impl EnumType {
             EnumType::MergeStrategy => ir::MergeStrategy::ALL.iter().map(|v| v.as_str()).collect(),
             EnumType::ExitStatus => ir::ExitStatus::ALL.iter().map(|v| v.as_str()).collect(),
             EnumType::LogLevel => ir::LogLevel::ALL.iter().map(|v| v.as_str()).collect(),
+            EnumType::ItemFailure => ir::ItemFailure::ALL.iter().map(|v| v.as_str()).collect(),
         }
     }
 
@@ -200,6 +209,7 @@ impl EnumType {
         EnumType::MergeStrategy,
         EnumType::ExitStatus,
         EnumType::LogLevel,
+        EnumType::ItemFailure,
     ];
 }
 
@@ -484,6 +494,7 @@ pub fn block_schema(kind: BlockKind) -> &'static [StatementSpec] {
         BlockKind::ActionNode => ACTION,
         BlockKind::SubWorkflowNode => SUB_WORKFLOW,
         BlockKind::EndNode => &[],
+        BlockKind::MapNode => map_table::MAP,
         BlockKind::Routes => routes::ROUTES,
         BlockKind::OnScore => ON_SCORE_ARMS,
         BlockKind::OnCondition => ON_CONDITION_ARMS,

@@ -7,7 +7,7 @@ use super::{
     StatementKind, StatementSpec, ValueType as V, arm, block, call, decl, prop, trans,
 };
 
-const ON_SUCCESS: StatementSpec = trans(
+pub(super) const ON_SUCCESS: StatementSpec = trans(
     "onSuccess",
     GOTO_FB,
     "onSuccess goto \"node\" [withFeedback]",
@@ -19,7 +19,7 @@ const ON_FAILURE_GOTO: StatementSpec = trans(
     "onFailure goto \"node\"",
     "On a failed result, go to the node.",
 );
-const ON_FAILURE_ANY: StatementSpec = trans(
+pub(super) const ON_FAILURE_ANY: StatementSpec = trans(
     "onFailure",
     FAILURE_ANY,
     "onFailure goto \"node\" | onFailure retry N [backoff D] otherwise \"node\"",
@@ -39,7 +39,7 @@ const COMPENSATION_REF: StatementSpec = prop(
     "compensation = \"compensation-id\"",
     "The compensation that undoes this node's work when the run ends unsuccessfully (saga).",
 );
-const NODE_TIMEOUT: StatementSpec = prop(
+pub(super) const NODE_TIMEOUT: StatementSpec = prop(
     "timeout",
     V::Duration,
     false,
@@ -127,6 +127,14 @@ pub(super) const GRAPH: &[StatementSpec] = &[
         BlockKind::SignalNode,
         "awaitSignal(\"id\") { timeout = 48.hours; writes(\"v\"); onSignal goto \"x\"; onTimeout goto \"y\" }",
         "Wait durably for a named signal sent to the run (docs/language.md, *Timers and signals*).",
+    ),
+    decl(
+        "map",
+        1,
+        1,
+        BlockKind::MapNode,
+        "map(\"id\") { over = \"list\"; agent = …; prompt = \"… {item} …\" }",
+        "Run an agent once per item of a list variable, gathering the answers in order.",
     ),
     decl(
         "routes",

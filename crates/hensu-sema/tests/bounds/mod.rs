@@ -531,3 +531,78 @@ fn approval_gate_counts_its_waits() {
     // A workflow without waits has none.
     assert_eq!(bound("greeting").waits, bounds::Waits::default());
 }
+
+/// A map node (docs/language.md, *Map over a list*): `maxItems` calls of its agent per visit;
+/// without `maxItems` the calls (and so the cost) are unbounded though the node runs once; a
+/// sub-workflow body counts the child's calls `maxItems` times.
+#[test]
+fn map_nodes_count_max_items_calls() {
+    assert_bound(
+        "paper-digest",
+        3,
+        &[
+            ("summarize-papers", 1),
+            ("digest", 1),
+            ("done", 1),
+            ("failed", 1),
+        ],
+        // The digest writes a variable: one structured-output correction allowed.
+        &[("summarizer", 20), ("editor", 2)],
+    );
+    let lower = |src: &str| {
+        let files = hensu_sema::files::MemoryFiles::default();
+        hensu_sema::lower_source(src, hensu_diagnostics::FileId::default(), &files)
+            .workflow
+            .unwrap()
+    };
+    let unbounded = lower(
+        r#"
+fun wf() = workflow("each") {
+    state { input("xs", VarType.LIST_STRING) }
+    agents { agent("a") { role = "r"; model = "stub" } }
+    graph {
+        start at "m"
+        map("m") { over = "xs"; agent = "a"; prompt = "{item}"; onSuccess goto "e" }
+        end("e")
+    }
+}
+"#,
+    );
+    let b = bounds::analyze(&unbounded, &|_| None, &BoundsOptions::default());
+    assert_eq!(b.node_executions, Count::Finite(2), "the node runs once");
+    assert_eq!(b.agent_calls["a"].calls, Count::Unbounded);
+
+    let child = lower(
+        r#"
+fun wf() = workflow("one") {
+    state { input("item", VarType.STRING) }
+    agents { agent("c") { role = "r"; model = "stub" } }
+    graph {
+        start at "w"
+        node("w") { agent = "c"; prompt = "{item}"; onSuccess goto "e" }
+        end("e")
+    }
+}
+"#,
+    );
+    let parent = lower(
+        r#"
+fun wf() = workflow("all") {
+    state { input("xs", VarType.LIST_STRING) }
+    graph {
+        start at "m"
+        map("m") { over = "xs"; target = "one"; result = "item"; maxItems = 7; onSuccess goto "e" }
+        end("e")
+    }
+}
+"#,
+    );
+    let lookup = |id: &str| (id == "one").then_some(&child);
+    let b = bounds::analyze(&parent, &lookup, &BoundsOptions::default());
+    assert_eq!(b.agent_calls["one/c"].calls, Count::Finite(7));
+    assert_eq!(
+        b.node_executions,
+        Count::Finite(2 + 7 * 2),
+        "the child's two nodes per item"
+    );
+}

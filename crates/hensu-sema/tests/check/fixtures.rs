@@ -277,7 +277,8 @@ fn examples_check_without_errors() {
 }
 
 /// Origins for a `.json` workflow, as precise as the test needs: the whole file as fallback, node
-/// ids, standard-node `writes` entries and branch `dependsOn` entries from the JSON source map.
+/// ids, standard-node `writes` entries, branch `dependsOn` entries and a map's `over` from the
+/// JSON source map.
 fn json_origins(wf: &hensu_ir::Workflow, text: &str, file: FileId) -> hensu_sema::origins::Origins {
     use hensu_diagnostics::Span;
     use hensu_sema::origins::{NodeOrigin, Origins};
@@ -304,6 +305,12 @@ fn json_origins(wf: &hensu_ir::Workflow, text: &str, file: FileId) -> hensu_sema
                         .unwrap_or(fallback)
                 })
                 .collect();
+        }
+        if let hensu_ir::Node::Map(_) = node
+            && let Some(s) = map.value_span(&format!("{path}.over"))
+        {
+            // A map's list (docs/language.md, *Map over a list*).
+            o.props.insert("over", span(s));
         }
         if let hensu_ir::Node::Parallel(p) = node {
             // A dependency DAG's `dependsOn` entries (docs/language.md, *Dependency DAGs*).

@@ -104,7 +104,7 @@ fn names() -> impl Strategy<Value = Vec<String>> {
 
 fn node() -> impl Strategy<Value = Node> {
     (
-        0..8usize,
+        0..9usize,
         name(),
         proptest::collection::vec(rule(), 0..4),
         names(),
@@ -193,6 +193,21 @@ fn node() -> impl Strategy<Value = Node> {
                 config: [("f".to_string(), json!("a"))].into_iter().collect(),
                 transition_rules: rules,
                 rubric: None,
+            }),
+            // A map over a list (docs/language.md, *Map over a list*): any list name, limits
+            // below 1, no maxItems, several writes.
+            7 => Node::Map(MapNode {
+                id,
+                over: xs.first().cloned().unwrap_or_default(),
+                agent_id: ys.first().cloned(),
+                prompt: flag.then(|| "{item} {index} {a} {".into()),
+                target: None,
+                result: None,
+                max_parallel: rules.len() as i64 - 1,
+                max_items: flag.then_some(xs.len() as i64 - 1),
+                on_item_failure: ItemFailure::Collect,
+                writes: ys,
+                transition_rules: rules,
             }),
             _ => Node::End(EndNode {
                 id,

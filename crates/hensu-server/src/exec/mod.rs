@@ -34,6 +34,7 @@ use hensu_runtime::{
 use hensu_store::{CancelRequest, OwnerId, PauseRequest, RunStatus, StateStore, WorkflowRegistry};
 use serde_json::Value;
 use tokio::sync::broadcast;
+use tracing::Instrument as _;
 
 use crate::error::ApiError;
 use crate::metrics;
@@ -255,6 +256,7 @@ impl InProcessExecutor {
             listener: None,
             terminal_pause: None,
             cancel: cancel.clone(),
+            recorded: None,
         };
         let mut setup = self.setup.clone();
         setup.stubs.files = self.stubs.root_for(tenant);
@@ -273,9 +275,11 @@ impl InProcessExecutor {
         let run_id = run.durable.run_id().to_string();
         let cancel = run.cancel.clone();
         let this = Arc::clone(self);
+        let span =
+            launch::telemetry::log_span(&run_id, Some(&run.tenant), run.traceparent.as_deref());
         // Spawned under the lock: the task's own removal cannot come before this insert.
         if let Ok(mut t) = self.tasks.lock() {
-            let handle = tokio::spawn(this.execute(run));
+            let handle = tokio::spawn(this.execute(run).instrument(span));
             t.insert(run_id, (cancel, Some(handle)));
         }
     }
@@ -292,6 +296,7 @@ impl InProcessExecutor {
             input,
             repository,
             cancel,
+            traceparent: _,
         } = run;
         let run_id = durable.run_id().to_string();
         let durable = Arc::new(durable.with_cancel(cancel.clone()));
@@ -307,6 +312,11 @@ impl InProcessExecutor {
             tracing::warn!(run_id, error = %e, "heartbeat did not start");
         }
         metrics::running_delta(1.0);
+        tracing::info!(
+            workflow = %workflow.id,
+            resumed = resume.is_some(),
+            "execution running"
+        );
         let engine = self.engine(&tenant, &workflow, repository, &cancel).await;
         // The live trace (docs/observability.md), as for a local run; none when it is off.
         let trace = launch::telemetry::trace_listener(
@@ -319,16 +329,26 @@ impl InProcessExecutor {
             let resumed = resume.as_ref().map(|(state, _)| state);
             launch::telemetry::attach(t, durable.store().as_ref(), &run_id, resumed).await;
         }
+        // The run's model metrics (per tenant and model) and its live trace, if any.
+        let model_metrics: Arc<dyn hensu_runtime::ExecutionListener> = Arc::new(
+            metrics::ModelMetrics::new(&tenant, self.setup.project.pricing.clone()),
+        );
+        let listener = match &trace {
+            Some(t) => Arc::new(hensu_runtime::MultiListener::new(vec![
+                model_metrics,
+                t.clone() as Arc<dyn hensu_runtime::ExecutionListener>,
+            ])) as Arc<dyn hensu_runtime::ExecutionListener>,
+            None => model_metrics,
+        };
+        let journal = durable.journal();
         // The run's waits are durable (docs/language.md, *Timers and signals*): a suspended
         // run is claimed again by a server's takeover once its time or its signal comes.
         let ctx = hensu_runtime::RunCtx::new(&cancel)
             .checkpointer(&hook)
+            .journal(Some(&journal))
             .waiter(durable.as_ref())
-            .run_id(&run_id);
-        let ctx = match &trace {
-            Some(t) => ctx.listener(t.as_ref()),
-            None => ctx,
-        };
+            .run_id(&run_id)
+            .listener(listener.as_ref());
         let run = async {
             match (&engine, resume) {
                 (Ok(engine), None) => engine.run(&workflow, input, ctx).await,
@@ -380,7 +400,10 @@ impl InProcessExecutor {
         };
         let id = run_id.as_str();
         match finished {
-            Ok(Some(status)) => metrics::finished(status),
+            Ok(Some(status)) => {
+                tracing::info!(status = status.as_str(), "execution stopped");
+                metrics::finished(&tenant, status);
+            }
             Ok(None) if handed_back => {
                 tracing::info!(
                     run_id = id,
@@ -420,10 +443,11 @@ impl InProcessExecutor {
             Ok(s) => s,
             Err(e) => return give_back(&e).await,
         };
-        let workflow = match stored_workflow(&run_id, &stored.workflow) {
-            Ok(w) => Arc::new(w),
+        let (workflow, traceparent) = match StoredWorkflow::decode(&run_id, &stored.workflow) {
+            Ok(s) => (Arc::new(s.workflow), s.options.traceparent),
             Err(e) => return give_back(&e).await,
         };
+        let span = launch::telemetry::log_span(&run_id, Some(&tenant), traceparent.as_deref());
         let repository =
             match crate::subflows::repository(self.registry.as_ref(), &tenant, &workflow).await {
                 Ok(r) => r,
@@ -431,13 +455,14 @@ impl InProcessExecutor {
             };
         if taken_over {
             metrics::takeover();
-            tracing::info!(
-                run_id,
-                node = stored.record.current_node.as_deref().unwrap_or("-"),
-                "took over a run whose server stopped; the node in flight runs again"
-            );
+            span.in_scope(|| {
+                tracing::info!(
+                    node = stored.record.current_node.as_deref().unwrap_or("-"),
+                    "took over a run whose server stopped; the node in flight runs again"
+                );
+            });
         }
-        metrics::resumed();
+        metrics::resumed(&tenant);
         if let Ok(mut t) = self.tasks.lock() {
             t.insert(run_id.clone(), (cancel.clone(), None));
         }
@@ -450,7 +475,9 @@ impl InProcessExecutor {
             input: Context::default(),
             repository,
             cancel,
+            traceparent: None,
         })
+        .instrument(span)
         .await;
     }
 }
@@ -466,6 +493,8 @@ struct ReadyRun {
     repository: MapRepository,
     /// The run's token (a claimed run's is also cancelled by the worker).
     cancel: CancelToken,
+    /// The `traceparent` it was started under: its log lines carry that trace's id.
+    traceparent: Option<String>,
 }
 
 /// The executor as the takeover worker's [`RunExecutor`].

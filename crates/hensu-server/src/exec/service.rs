@@ -13,7 +13,7 @@ use hensu_store::{CancelRequest, RunStatus, StoreError};
 
 use super::{
     Claims, ExecutionService, InProcessExecutor, PauseRequest, ReadyRun, ResumeInput, StartRequest,
-    Started, stored_workflow,
+    Started,
 };
 use crate::error::ApiError;
 use crate::metrics;
@@ -60,7 +60,7 @@ impl ExecutionService for Arc<InProcessExecutor> {
                 replayed: true,
             });
         }
-        metrics::started();
+        metrics::started(&req.tenant);
         self.notify(&req.tenant, &run_id);
         // `Elsewhere`: between its creation and its lease the run looked claimable, and a
         // takeover worker (of this server or another) claimed it: it runs there.
@@ -73,6 +73,7 @@ impl ExecutionService for Arc<InProcessExecutor> {
                 input: req.context,
                 repository: req.repository,
                 cancel: CancelToken::new(),
+                traceparent: req.traceparent,
             });
         }
         Ok(Started {
@@ -127,8 +128,8 @@ impl ExecutionService for Arc<InProcessExecutor> {
             Ok(s) => s,
             Err(e) => return refuse(ApiError::internal(e)).await,
         };
-        let workflow = match stored_workflow(run_id, &stored.workflow) {
-            Ok(w) => Arc::new(w),
+        let (workflow, traceparent) = match StoredWorkflow::decode(run_id, &stored.workflow) {
+            Ok(s) => (Arc::new(s.workflow), s.options.traceparent),
             Err(e) => return refuse(ApiError::internal(e)).await,
         };
         match (&state.phase, &input.decision) {
@@ -172,7 +173,7 @@ impl ExecutionService for Arc<InProcessExecutor> {
             metrics::takeover();
             tracing::info!(run_id, "took over a run whose owner stopped");
         }
-        metrics::resumed();
+        metrics::resumed(&tenant);
         self.spawn_run(ReadyRun {
             tenant,
             workflow,
@@ -181,6 +182,7 @@ impl ExecutionService for Arc<InProcessExecutor> {
             input: Context::default(),
             repository,
             cancel: CancelToken::new(),
+            traceparent,
         });
         Ok(())
     }
@@ -194,8 +196,9 @@ impl ExecutionService for Arc<InProcessExecutor> {
             c.cancel();
         }
         if let CancelRequest::Cancelled(rec) = &r {
-            metrics::finished(rec.status);
-            if let Some(tenant) = self.registry.run_tenant(run_id).await? {
+            let tenant = self.registry.run_tenant(run_id).await?;
+            metrics::finished(tenant.as_deref().unwrap_or(""), rec.status);
+            if let Some(tenant) = tenant {
                 self.notify(&tenant, run_id);
             }
         }

@@ -23,6 +23,7 @@ use crate::service::executions::{
     ExecutionStatus, PausedExecution, ResumeExecution, StartExecution,
 };
 use crate::service::listing::{self, ListParams};
+use crate::service::replay::{self as replay_service, ExecutionReplayed, ReplayExecution};
 use crate::service::time_travel::{self, ExecutionForked, ForkExecution, RedriveExecution};
 
 /// The routes of this file, documented.
@@ -37,6 +38,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(resume))
         .routes(routes!(fork))
         .routes(routes!(redrive))
+        .routes(routes!(replay))
         .routes(routes!(cancel))
         .routes(routes!(pause))
         .routes(routes!(signal))
@@ -218,6 +220,28 @@ pub async fn redrive(
     let request = RedriveExecution::from_body(&body)?;
     let forked = time_travel::redrive(&app, &tenant, &id, request).await?;
     Ok((StatusCode::ACCEPTED, Json(forked)))
+}
+
+/// Replay: 200 with the comparison of the execution replayed from its recorded outputs
+/// with the recording (docs/server.md, *Replay*); nothing is written, no model is called.
+#[utoipa::path(post, path = "/api/v1/executions/{executionId}/replay", tag = "executions",
+    params(("executionId" = String, Path)),
+    request_body(content = Option<ReplayExecution>),
+    responses((status = 200, description = "replayed: identical, or the first divergence (E0916, E0917)", body = ExecutionReplayed),
+              (status = 400, description = "bad input, or the execution has no such step", body = ErrorBody),
+              (status = 404, description = "unknown execution or workflow", body = ErrorBody),
+              (status = 422, description = "the execution or the workflow asked for cannot be replayed (`code` replay_invalid)", body = ErrorBody)))]
+pub async fn replay(
+    State(app): State<AppState>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<ExecutionReplayed>> {
+    crate::validate::check_id("executionId", &id)?;
+    let request = ReplayExecution::from_body(&body)?;
+    Ok(Json(
+        replay_service::replay(&app, &tenant, &id, request).await?,
+    ))
 }
 
 /// Cancel: 200 when cancelled at once, 202 when the running owner will stop at its next

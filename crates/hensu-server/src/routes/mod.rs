@@ -5,6 +5,7 @@
 pub mod executions;
 pub mod mcp;
 pub mod ops;
+pub mod schedules;
 pub mod workflows;
 
 use axum::http::{HeaderMap, StatusCode, header};

@@ -44,6 +44,6 @@ pub async fn ready(State(app): State<AppState>) -> (StatusCode, Json<HealthStatu
 pub async fn metrics(State(app): State<AppState>) -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        service::metrics(&app),
+        service::metrics(&app).await,
     )
 }

@@ -93,6 +93,28 @@ pub enum ExecutionEvent {
         node_id: Option<String>,
         timestamp: String,
     },
+    /// A call of the node in flight was journaled (docs/security.md, *Call journal*): a tool
+    /// of the tool loop, a command, a webhook or api-caller request, a model response. Never
+    /// its arguments or result.
+    #[serde(rename = "execution.call", rename_all = "camelCase")]
+    Call {
+        execution_id: String,
+        workflow_id: String,
+        node_id: Option<String>,
+        /// `model`, `tool`, `command`, `webhook`, `api_call` or `action`.
+        kind: String,
+        /// The tool, command, handler or model.
+        name: String,
+        /// The call's number in its node visit.
+        call_index: u32,
+        /// `started`, `finished`, or `held` (an interrupted unsafe call paused the run).
+        phase: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ok: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
+        timestamp: String,
+    },
     #[serde(rename = "execution.cancelled", rename_all = "camelCase")]
     Cancelled {
         execution_id: String,
@@ -130,6 +152,7 @@ impl ExecutionEvent {
             ExecutionEvent::Completed { .. } => "execution.completed",
             ExecutionEvent::Error { .. } => "execution.error",
             ExecutionEvent::Cancelled { .. } => "execution.cancelled",
+            ExecutionEvent::Call { .. } => "execution.call",
             ExecutionEvent::Forked { .. } => "execution.forked",
             ExecutionEvent::Reset { .. } => "stream.reset",
         }
@@ -143,6 +166,7 @@ impl ExecutionEvent {
             | ExecutionEvent::Paused { node_id, .. }
             | ExecutionEvent::Error { node_id, .. }
             | ExecutionEvent::Cancelled { node_id, .. }
+            | ExecutionEvent::Call { node_id, .. }
             | ExecutionEvent::Forked { node_id, .. } => node_id.as_deref(),
             ExecutionEvent::Completed { final_node_id, .. } => final_node_id.as_deref(),
         }
@@ -156,6 +180,7 @@ impl ExecutionEvent {
             | ExecutionEvent::Completed { timestamp, .. }
             | ExecutionEvent::Error { timestamp, .. }
             | ExecutionEvent::Cancelled { timestamp, .. }
+            | ExecutionEvent::Call { timestamp, .. }
             | ExecutionEvent::Forked { timestamp, .. }
             | ExecutionEvent::Reset { timestamp, .. } => timestamp,
         }
@@ -175,6 +200,36 @@ pub fn started_event(record: &RunRecord, tenant: &str) -> ExecutionEvent {
         tenant_id: tenant.to_string(),
         timestamp: ts(record.started_at),
     }
+}
+
+/// The `execution.call` event of a `journal` row (its kind, name, number, phase and outcome;
+/// never its result).
+fn call_event(
+    execution_id: String,
+    workflow_id: String,
+    node_id: Option<String>,
+    timestamp: String,
+    e: &LogEntry,
+) -> Option<ExecutionEvent> {
+    let entry: hensu_runtime::journal::JournalEntry =
+        serde_json::from_value(e.output.clone()?).ok()?;
+    let phase = match entry.phase {
+        hensu_runtime::journal::CallPhase::Started => "started",
+        hensu_runtime::journal::CallPhase::Finished => "finished",
+        hensu_runtime::journal::CallPhase::Held => "held",
+    };
+    Some(ExecutionEvent::Call {
+        execution_id,
+        workflow_id,
+        node_id: entry.node.or(node_id),
+        kind: entry.kind.as_str().to_string(),
+        name: entry.name,
+        call_index: entry.index,
+        phase: phase.to_string(),
+        ok: entry.ok,
+        duration_ms: entry.duration_ms,
+        timestamp,
+    })
 }
 
 /// The upstream event of one log row (None for rows that are not events).
@@ -214,6 +269,7 @@ pub fn log_event(
                 timestamp,
             }
         }
+        (LogKind::Journal, _) => call_event(execution_id, workflow_id, node_id, timestamp, e)?,
         // A worker's claim is bookkeeping, not an upstream event; a queued run has none yet.
         (LogKind::Claimed, _) | (_, RunStatus::Queued) => return None,
         (_, RunStatus::Running) => ExecutionEvent::Step {

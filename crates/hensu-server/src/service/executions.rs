@@ -484,6 +484,10 @@ pub async fn start(
     refuse_bad_inputs(&workflow, &context)?;
     crate::service::signals::check_start_signals(&workflow, &request.signals)?;
     let signals = request.signals;
+    // A malformed header is ignored, as the W3C trace context asks of a receiver.
+    let traceparent = request
+        .traceparent
+        .filter(|t| hensu_telemetry::ids::parse_traceparent(t).is_some());
     let started = app
         .executor
         .start(StartRequest {
@@ -492,19 +496,22 @@ pub async fn start(
             context,
             repository,
             idempotency,
-            // A malformed header is ignored, as the W3C trace context asks of a receiver.
-            traceparent: request
-                .traceparent
-                .filter(|t| hensu_telemetry::ids::parse_traceparent(t).is_some()),
+            traceparent: traceparent.clone(),
         })
         .await?;
-    tracing::info!(
-        tenant = tenant.tenant_id,
-        run_id = started.run_id,
-        workflow = workflow_id,
-        replayed = started.replayed,
-        "execution started"
-    );
+    // In the run's log span: the line carries the run's trace ids (docs/observability.md).
+    hensu_host::launch::telemetry::log_span(
+        &started.run_id,
+        Some(&tenant.tenant_id),
+        traceparent.as_deref(),
+    )
+    .in_scope(|| {
+        tracing::info!(
+            workflow = workflow_id,
+            replayed = started.replayed,
+            "execution started"
+        );
+    });
     // A replayed start sent its signals the first time.
     if !started.replayed {
         crate::service::signals::send_start_signals(app, &started.run_id, signals).await;

@@ -12,9 +12,12 @@
 pub mod control;
 pub mod events;
 pub mod executions;
+pub mod firing;
 pub mod listing;
 pub mod ops;
 pub mod outcome;
+pub mod replay;
+pub mod schedules;
 pub mod signals;
 pub mod tenant_stream;
 pub mod time_travel;

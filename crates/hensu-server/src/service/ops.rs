@@ -36,9 +36,13 @@ pub async fn ready(app: &AppState) -> HealthStatus {
     }
 }
 
-/// The Prometheus text exposition, the running-executions gauge updated first.
-pub fn metrics(app: &AppState) -> String {
+/// The Prometheus text exposition, the gauges read first: running executions, and the
+/// store's queue depth (kept at its last value when the store does not answer).
+pub async fn metrics(app: &AppState) -> String {
     let running = app.executor.running();
     metrics::gauge!(crate::metrics::RUNNING).set(running as f64);
+    if let Ok(depth) = app.store.queue_depth().await {
+        crate::metrics::queue_depth(depth);
+    }
     app.metrics.render()
 }

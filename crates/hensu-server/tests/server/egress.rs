@@ -27,19 +27,26 @@ const SECRET: &str = "ADMIN-TOKEN-0xDEADBEEF";
 struct Internal {
     port: u16,
     received: Arc<Mutex<Vec<String>>>,
+    /// The `Idempotency-Key` of every request that had one.
+    keys: Arc<Mutex<Vec<String>>>,
 }
 
 impl Internal {
     async fn start(redirect: Option<String>) -> Internal {
         let received: Arc<Mutex<Vec<String>>> = Arc::default();
-        let log = received.clone();
+        let keys: Arc<Mutex<Vec<String>>> = Arc::default();
+        let (log, key_log) = (received.clone(), keys.clone());
         let app = Router::new().fallback(move |req: axum::extract::Request| {
-            let log = log.clone();
+            let (log, key_log) = (log.clone(), key_log.clone());
             let redirect = redirect.clone();
             async move {
                 log.lock()
                     .expect("lock")
                     .push(format!("{} {}", req.method(), req.uri().path()));
+                if let Some(k) = req.headers().get("idempotency-key") {
+                    let k = k.to_str().unwrap_or_default().to_string();
+                    key_log.lock().expect("lock").push(k);
+                }
                 match redirect {
                     Some(to) => (AxumStatus::FOUND, [(header::LOCATION, to)]).into_response(),
                     None => axum::Json(json!({"internal_admin_secret": SECRET})).into_response(),
@@ -51,7 +58,11 @@ impl Internal {
             .expect("bind");
         let port = listener.local_addr().expect("addr").port();
         tokio::spawn(async move { axum::serve(listener, app).await });
-        Internal { port, received }
+        Internal {
+            port,
+            received,
+            keys,
+        }
     }
 
     fn received(&self) -> Vec<String> {
@@ -267,6 +278,55 @@ pub async fn an_allowed_range_lets_the_requests_through() {
             "POST /internal/admin/delete-all".to_string()
         ]
     );
+}
+
+/// The call journal in a server run (docs/security.md, *Call journal*): the `api-caller`
+/// request and the webhook carry their `Idempotency-Key`, and each journaled call is an
+/// `execution.call` event of the execution's stream (started, then finished; no result).
+pub async fn journaled_calls_are_events_and_carry_idempotency_keys() {
+    let internal = Internal::start(None).await;
+    let (s, _provider) = live_server("[server.egress]\nallow = [\"127.0.0.1/32\"]\n").await;
+    let base = format!("http://127.0.0.1:{}", internal.port);
+    let wf = ssrf_workflow(
+        "journaled",
+        &format!("{base}/internal/admin/secret"),
+        &format!("{base}/internal/admin/delete-all"),
+    );
+    let (status, _, log) = run(&s, wf).await;
+    assert_eq!(status["exitStatus"], "SUCCESS", "{status}\n{log}");
+    let id = status["executionId"].as_str().expect("id").to_string();
+    let keys = internal.keys.lock().expect("lock").clone();
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    assert!(
+        keys.iter().all(|k| k.starts_with(&format!("hensu:{id}:"))),
+        "{keys:?}"
+    );
+    assert_ne!(keys[0], keys[1]);
+    let events = crate::scenarios::events(&s, TENANT, &id, None).await;
+    let calls: Vec<(String, String, String)> = events
+        .iter()
+        .filter(|e| e.kind() == "execution.call")
+        .map(|e| {
+            let d = &e.data;
+            let text = |k: &str| d[k].as_str().unwrap_or_default().to_string();
+            (text("kind"), text("phase"), text("nodeId"))
+        })
+        .collect();
+    let expected = [
+        ("api_call", "started", "fetch"),
+        ("api_call", "finished", "fetch"),
+        ("webhook", "started", "hook"),
+        ("webhook", "finished", "hook"),
+    ]
+    .map(|(k, p, n)| (k.to_string(), p.to_string(), n.to_string()));
+    assert_eq!(calls, expected, "{events:?}");
+    for e in events.iter().filter(|e| e.kind() == "execution.call") {
+        let text = e.data.to_string();
+        assert!(
+            !text.contains(SECRET),
+            "a call event carries no result: {text}"
+        );
+    }
 }
 
 /// `hensuc serve --stub`: every agent is a stub, so the run is offline and sends nothing (its

@@ -10,6 +10,7 @@ mod mcp_gateway;
 mod mcp_tenant;
 mod project_config;
 mod scenarios;
+mod schedules;
 mod store_outage;
 
 use harness::Backend;
@@ -43,6 +44,7 @@ on_both!(
     start_stream_result,
     parallel_branches_are_recorded,
     dag_branches_are_recorded_as_they_settle,
+    map_items_are_recorded_and_gathered_in_order,
     sse_replays_after_last_event_id,
     review_pause_and_resume,
     resume_body_rules,
@@ -65,7 +67,42 @@ on_both!(
     redrive_forks_a_failed_execution,
     waits_and_signals,
     signal_with_start,
+    replay_compares_with_the_recording,
+    schedules_crud,
+    schedules_fire_ticks_and_run_now,
+    schedule_overlap_policies,
 );
+
+mod schedules_in_project {
+    use crate::harness::Backend;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_schedule_over_the_budget_is_refused() {
+        crate::schedules::a_schedule_over_the_budget_is_refused(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn missed_ticks_after_a_downtime_follow_the_policy() {
+        crate::schedules::missed_ticks_after_a_downtime_follow_the_policy(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_server_purges_expired_runs() {
+        crate::schedules::a_server_purges_expired_runs(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+    async fn a_server_purges_expired_runs_on_postgres() {
+        crate::schedules::a_server_purges_expired_runs(Backend::Postgres).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+    async fn missed_ticks_after_a_downtime_follow_the_policy_on_postgres() {
+        crate::schedules::missed_ticks_after_a_downtime_follow_the_policy(Backend::Postgres).await;
+    }
+}
 
 mod outage {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -93,6 +130,12 @@ mod project {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn model_metrics_count_calls_tokens_and_cost_per_tenant_and_model() {
+        crate::project_config::model_metrics_count_calls_tokens_and_cost_per_tenant_and_model()
+            .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_stub_run_reaches_only_the_allowed_hosts() {
         crate::project_config::a_stub_run_reaches_only_the_allowed_hosts().await;
     }
@@ -112,6 +155,11 @@ mod ssrf {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_allowed_range_lets_the_requests_through() {
         crate::egress::an_allowed_range_lets_the_requests_through().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn journaled_calls_are_events_and_carry_idempotency_keys() {
+        crate::egress::journaled_calls_are_events_and_carry_idempotency_keys().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

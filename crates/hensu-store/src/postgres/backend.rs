@@ -548,6 +548,21 @@ impl Backend for PgTx<'_> {
             .collect()
     }
 
+    async fn claimable_count(&mut self, now: u64) -> Result<u64> {
+        let now = to_i64(now)?;
+        let rows = self
+            .query(
+                &format!("{}$1)", crate::claim_sql::CLAIMABLE_COUNT),
+                &[&now],
+            )
+            .await?;
+        let p = self.path;
+        match rows.first() {
+            Some(r) => to_u64(col(r, 0, p)?, p, "count"),
+            None => Ok(0),
+        }
+    }
+
     async fn claim_leases(
         &mut self,
         owner: &OwnerId,

@@ -171,6 +171,22 @@ impl StateStore for PgStore {
         .await
     }
 
+    fn schedules(&self) -> Arc<dyn crate::ScheduleStore> {
+        Arc::new(super::schedules::PgSchedules::new(self))
+    }
+
+    async fn purge_rows(&self) -> Result<Vec<crate::retention::PurgeRow>> {
+        self.purge_rows_pg().await
+    }
+
+    async fn delete_runs(&self, ids: &[String]) -> Result<Vec<String>> {
+        self.delete_runs_pg(ids).await
+    }
+
+    async fn reclaim_space(&self, _rewrite: bool) -> Result<crate::retention::Reclaimed> {
+        Ok(self.reclaim_pg())
+    }
+
     async fn registry(&self) -> Result<Arc<dyn WorkflowRegistry>> {
         Ok(Arc::new(PgRegistry::open(self)))
     }
@@ -253,6 +269,31 @@ impl StateStore for PgStore {
         entry: &StepEntry,
     ) -> Result<Checkpointed> {
         let entry = EncodedStep::new(entry, self.options().snapshot_version)?;
+        let (lease, update) = (lease.clone(), update.clone());
+        self.with(move |inner| async move {
+            in_tx!(inner, b, false, {
+                logic::append(
+                    &mut b,
+                    &inner.opts,
+                    &lease,
+                    expected_step,
+                    &update,
+                    &entry,
+                    now_ms(),
+                )
+            })
+        })
+        .await
+    }
+
+    async fn append_journal(
+        &self,
+        lease: &Lease,
+        expected_step: u64,
+        update: &RecordUpdate,
+        entry: &StepEntry,
+    ) -> Result<Checkpointed> {
+        let entry = EncodedStep::new(entry, self.options().snapshot_version)?.journal();
         let (lease, update) = (lease.clone(), update.clone());
         self.with(move |inner| async move {
             in_tx!(inner, b, false, {
@@ -377,6 +418,15 @@ impl StateStore for PgStore {
         self.with(move |inner| async move {
             in_tx!(inner, b, true, {
                 logic::read_log(&mut b, &run_id, after, limit)
+            })
+        })
+        .await
+    }
+
+    async fn queue_depth(&self) -> Result<u64> {
+        self.with(move |inner| async move {
+            in_tx!(inner, b, true, {
+                crate::backend::Backend::claimable_count(&mut b, now_ms())
             })
         })
         .await

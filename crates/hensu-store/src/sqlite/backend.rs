@@ -615,6 +615,16 @@ impl Backend for SqliteTx<'_> {
             .collect()
     }
 
+    async fn claimable_count(&mut self, now: u64) -> Result<u64> {
+        let now = to_i64(now)?;
+        let n: i64 = self
+            .conn
+            .prepare_cached(&format!("{}?1)", crate::claim_sql::CLAIMABLE_COUNT))
+            .and_then(|mut s| s.query_row([now], |r| r.get(0)))
+            .map_err(self.sq())?;
+        to_u64(n, self.location(), "count")
+    }
+
     async fn claim_leases(
         &mut self,
         owner: &OwnerId,

@@ -4,7 +4,9 @@
 mod backend;
 mod ops;
 pub(crate) mod registry;
+mod retention;
 mod rows;
+mod schedules;
 mod schema;
 mod signals;
 
@@ -137,7 +139,8 @@ impl SqliteStore {
         }
         // The version check comes before any write (the journal mode is one). Older
         // versions are migrated by `init_schema`.
-        if let Some((found, written_by)) = read_meta(&conn, &path)?
+        let meta = read_meta(&conn, &path)?;
+        if let Some((found, written_by)) = meta.clone()
             && !(1..=SCHEMA_VERSION).contains(&found)
         {
             return Err(StoreError::IncompatibleVersion {
@@ -146,6 +149,12 @@ impl SqliteStore {
                 written_by,
                 supported: SCHEMA_VERSION,
             });
+        }
+        if meta.is_none() {
+            // A new file: pages a purge frees go back to the file system (docs/retention.md,
+            // *Space*). Only possible before the first table is created.
+            conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")
+                .map_err(sq)?;
         }
         let _mode: String = conn
             .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))

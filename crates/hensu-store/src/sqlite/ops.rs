@@ -121,6 +121,22 @@ impl StateStore for SqliteStore {
             .await
     }
 
+    fn schedules(&self) -> Arc<dyn crate::ScheduleStore> {
+        Arc::new(super::schedules::SqliteSchedules::new(self))
+    }
+
+    async fn purge_rows(&self) -> Result<Vec<crate::retention::PurgeRow>> {
+        self.purge_rows_sqlite().await
+    }
+
+    async fn delete_runs(&self, ids: &[String]) -> Result<Vec<String>> {
+        self.delete_runs_sqlite(ids).await
+    }
+
+    async fn reclaim_space(&self, rewrite: bool) -> Result<crate::retention::Reclaimed> {
+        self.reclaim_sqlite(rewrite).await
+    }
+
     async fn registry(&self) -> Result<Arc<dyn WorkflowRegistry>> {
         Ok(Arc::new(SqliteRegistry::open(self).await?))
     }
@@ -186,6 +202,29 @@ impl StateStore for SqliteStore {
         entry: &StepEntry,
     ) -> Result<Checkpointed> {
         let entry = EncodedStep::new(entry, self.opts.snapshot_version)?;
+        let (lease, update) = (lease.clone(), update.clone());
+        self.write(move |b, opts| {
+            run_ready(logic::append(
+                b,
+                opts,
+                &lease,
+                expected_step,
+                &update,
+                &entry,
+                now_ms(),
+            ))
+        })
+        .await
+    }
+
+    async fn append_journal(
+        &self,
+        lease: &Lease,
+        expected_step: u64,
+        update: &RecordUpdate,
+        entry: &StepEntry,
+    ) -> Result<Checkpointed> {
+        let entry = EncodedStep::new(entry, self.opts.snapshot_version)?.journal();
         let (lease, update) = (lease.clone(), update.clone());
         self.write(move |b, opts| {
             run_ready(logic::append(
@@ -288,6 +327,11 @@ impl StateStore for SqliteStore {
     ) -> Result<Vec<Claimed>> {
         let owner = owner.clone();
         self.write(move |b, opts| run_ready(logic::claim(b, opts, &owner, scope, limit, now_ms())))
+            .await
+    }
+
+    async fn queue_depth(&self) -> Result<u64> {
+        self.read(|b, _| run_ready(crate::backend::Backend::claimable_count(b, now_ms())))
             .await
     }
 

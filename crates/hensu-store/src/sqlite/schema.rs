@@ -11,7 +11,7 @@ use crate::{HENSU_VERSION, SCHEMA_VERSION, StoreError};
 
 type Result<T> = crate::Result<T>;
 
-/// The current schema (version 6), created on an empty database.
+/// The current schema (version 7), created on an empty database.
 ///
 /// - `runs`: the record, plus where the latest snapshot is (`snapshot_step`, its size), how
 ///   much log has accumulated since (`log_rows`, `log_bytes`: the snapshot policy's input),
@@ -28,6 +28,7 @@ type Result<T> = crate::Result<T>;
 /// - `run_signals`: the signals sent to each run, numbered per run (`seq`), kept after they
 ///   were taken (docs/language.md, *Timers and signals*); a paused run's `wake_at` and
 ///   `waiting_for` say when a claim may take it and which signal wakes it.
+/// - `schedules`, `schedule_firings` (version 7): `super::schedules::TABLES`, created beside.
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
@@ -231,6 +232,8 @@ const MIGRATIONS: &[&str] = &[
     MIGRATE_3_TO_4,
     MIGRATE_4_TO_5,
     MIGRATE_5_TO_6,
+    // Version 6 had no schedules (docs/schedules.md).
+    super::schedules::TABLES,
 ];
 
 /// Rejects what SQLite would misread: a non-SQLite file, a header cut short, a file shorter
@@ -403,7 +406,10 @@ pub(crate) fn init_schema(conn: &mut Connection, path: &Path) -> Result<()> {
             )
             .map_err(sq)?;
         }
-        _ => tx.execute_batch(SCHEMA).map_err(sq)?,
+        _ => tx
+            .execute_batch(SCHEMA)
+            .and_then(|()| tx.execute_batch(super::schedules::TABLES))
+            .map_err(sq)?,
     }
     let now = now_ms().to_string();
     tx.execute(

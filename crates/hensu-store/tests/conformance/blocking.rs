@@ -160,6 +160,15 @@ pub trait SyncStore {
     ) -> Result<Checkpointed> {
         block(self.store().append(l, step, u, e))
     }
+    fn append_journal(
+        &self,
+        l: &Lease,
+        step: u64,
+        u: &RecordUpdate,
+        e: &StepEntry,
+    ) -> Result<Checkpointed> {
+        block(self.store().append_journal(l, step, u, e))
+    }
     fn set_status(
         &self,
         run_id: &str,
@@ -220,6 +229,9 @@ pub trait SyncStore {
         limit: usize,
     ) -> Result<Vec<Claimed>> {
         block(self.store().claim(owner, scope, limit))
+    }
+    fn queue_depth(&self) -> Result<u64> {
+        block(self.store().queue_depth())
     }
     fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>> {
         block(self.store().heartbeat_owner(owner))

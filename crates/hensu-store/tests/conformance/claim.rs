@@ -219,3 +219,20 @@ pub fn claims_take_only_their_scope(f: &dyn Factory) {
         .expect("claim");
     assert_eq!(ids(&again), ["t1"], "{}", f.name());
 }
+
+pub fn queue_depth_counts_what_a_claim_could_take(f: &dyn Factory) {
+    let s = f.handle(opts());
+    assert_eq!(s.queue_depth().expect("depth"), 0, "{}", f.name());
+    queue(&s, 3);
+    // A paused run waits for a person, not for a claimer: not counted.
+    s.create_run(&record("paused", 10), &workflow(), &snapshot(0))
+        .expect("create");
+    let update = RecordUpdate::finished(RunStatus::Paused, Some("start".into()), None);
+    s.set_status("paused", None, 0, &update).expect("status");
+    assert_eq!(s.queue_depth().expect("depth"), 3, "{}", f.name());
+    let a = s.claim(&owner("a"), 2).expect("claim");
+    assert_eq!(s.queue_depth().expect("depth"), 1, "{}", f.name());
+    // A released run waits again.
+    s.release(&a[0].lease).expect("release");
+    assert_eq!(s.queue_depth().expect("depth"), 2, "{}", f.name());
+}

@@ -96,6 +96,59 @@ pub fn append_steps(s: &Blocking, lease: &Lease, from: u64, to: u64) {
     }
 }
 
+/// A journal row (the call journal of the node in flight) is written, checked and counted like
+/// a step, keeps the record's node, changes no state, and reads back with its kind and output.
+pub fn journal_rows_are_steps_that_change_no_state(f: &dyn Factory) {
+    let s = f.handle(with_policy(SnapshotPolicy::every(2)));
+    let lease = start_run(&s, "j1");
+    append_steps(&s, &lease, 1, 1);
+    let entry = StepEntry {
+        node: Some("node2".into()),
+        output: Some(json!({"visit": "2", "index": 0, "kind": "tool", "phase": "started"})),
+        snapshot: StepSnapshot::OnRequest,
+        ..StepEntry::default()
+    };
+    let update = RecordUpdate::running("node2");
+    let c = s
+        .append_journal(&lease, 1, &update, &entry)
+        .expect("journal");
+    assert_eq!(c.step, 2);
+    assert!(!c.snapshot_written, "{}", f.name());
+    // A stale step is refused as for any append.
+    assert!(s.append_journal(&lease, 1, &update, &entry).is_err());
+    let run = s.load("j1").expect("load");
+    assert_eq!(run.snapshot, expected_state(1), "{}", f.name());
+    assert_eq!(run.record.step, 2);
+    assert_eq!(run.record.current_node.as_deref(), Some("node2"));
+    let log = s.read_log("j1", 1, 10).expect("log");
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0].meta.kind, LogKind::Journal, "{}", f.name());
+    assert_eq!(log[0].output, entry.output);
+    // The run goes on from the journal row's step.
+    let next = StepEntry {
+        delta: step_delta(2),
+        ..step_entry(2)
+    };
+    let c = s
+        .append(&lease, 2, &RecordUpdate::running("node3"), &next)
+        .expect("step after the journal");
+    assert_eq!(c.step, 3);
+    let history = s.history("j1").expect("history");
+    let kinds: Vec<LogKind> = history.iter().map(|h| h.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            LogKind::Created,
+            LogKind::Step,
+            LogKind::Journal,
+            LogKind::Step
+        ],
+        "{}",
+        f.name()
+    );
+    assert_eq!(s.load("j1").expect("load").snapshot, expected_state(2));
+}
+
 pub fn append_log_replays_to_the_same_state(f: &dyn Factory) {
     let policies = [
         ("never", SnapshotPolicy::NEVER),

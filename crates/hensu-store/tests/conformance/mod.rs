@@ -44,7 +44,7 @@ macro_rules! conformance_suite {
             compaction_failure_loses_nothing, checkpoint_and_append_mix,
             caller_sends_the_snapshot_when_asked, appends_see_a_cancel_requested_elsewhere,
             history_and_log_read_from_the_log, appends_are_checked_like_checkpoints,
-            undecodable_delta_is_corrupt,
+            undecodable_delta_is_corrupt, journal_rows_are_steps_that_change_no_state,
             claim_takes_queued_runs_once_oldest_first_never_paused_or_finished,
             expired_leases_are_taken_over_and_the_old_owner_loses_them,
             cancel_requests_reach_the_bulk_heartbeat, concurrent_claimers_never_share_a_run,
@@ -56,6 +56,7 @@ macro_rules! conformance_suite {
             a_waiting_run_is_claimed_once_its_wake_time_passed,
             signals_are_stored_in_order_and_wake_a_run_waiting_for_them,
             a_signal_sent_while_the_run_decides_to_wait_wakes_it,
+            queue_depth_counts_what_a_claim_could_take,
         );
     };
     ($make:expr) => {
@@ -70,7 +71,7 @@ macro_rules! conformance_suite {
             compaction_failure_loses_nothing, checkpoint_and_append_mix,
             caller_sends_the_snapshot_when_asked, appends_see_a_cancel_requested_elsewhere,
             history_and_log_read_from_the_log, appends_are_checked_like_checkpoints,
-            undecodable_delta_is_corrupt,
+            undecodable_delta_is_corrupt, journal_rows_are_steps_that_change_no_state,
             claim_takes_queued_runs_once_oldest_first_never_paused_or_finished,
             expired_leases_are_taken_over_and_the_old_owner_loses_them,
             cancel_requests_reach_the_bulk_heartbeat, concurrent_claimers_never_share_a_run,
@@ -82,6 +83,7 @@ macro_rules! conformance_suite {
             a_waiting_run_is_claimed_once_its_wake_time_passed,
             signals_are_stored_in_order_and_wake_a_run_waiting_for_them,
             a_signal_sent_while_the_run_decides_to_wait_wakes_it,
+            queue_depth_counts_what_a_claim_could_take,
         );
     };
     (@each $attrs:tt $make:expr; $name:ident, $($rest:ident,)*) => {

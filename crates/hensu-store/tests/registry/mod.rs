@@ -4,9 +4,16 @@
 mod events;
 mod idempotency;
 mod pages;
+mod retention;
+mod schedules;
 pub use events::{tenant_events_are_trimmed_oldest_first, tenant_events_follow_one_sequence};
 pub use idempotency::a_key_starts_one_run_per_tenant;
 pub use pages::a_tenants_runs_are_paged_newest_first;
+pub use retention::purge_keeps_what_rules_and_forks_need;
+pub use schedules::{
+    a_tick_is_claimed_once, config_schedules_keep_their_state, open_firings_are_taken_over_once,
+    racing_claimers_fire_each_tick_once, schedules_are_rows_per_tenant,
+};
 
 use crate::conformance::{Blocking, BlockingRegistry, SyncStore};
 use hensu_store::{RunRecord, StoreError, WorkflowSummary};

@@ -292,6 +292,13 @@ fn version_3_databases_are_migrated_and_fork() {
     assert_eq!(forked.step, 3);
     assert_eq!(s.load("c").expect("load").snapshot, json!({"n": 2}));
     assert_eq!(s.history("c").expect("history").len(), 4);
+    // Version 6: the schedule tables are there.
+    let schedules = hensu_store::StateStore::schedules(&s);
+    assert!(
+        block(schedules.list_schedules(None))
+            .expect("schedules")
+            .is_empty()
+    );
 }
 
 /// A database as hensu's schema version 5 wrote it: the current schema without the durable

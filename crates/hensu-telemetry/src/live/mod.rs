@@ -17,6 +17,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use hensu_ir::Workflow;
 use hensu_providers::Redactor;
+use hensu_runtime::journal::{CallEvent, CallKind, CallObserver};
 use hensu_runtime::{
     BacktrackKind, Event, ExecutionListener, ExecutionPhase, FinishKind, NodeStatus, RunState,
     Usage,
@@ -124,6 +125,15 @@ pub(crate) enum Rec {
         from: Name,
         to: Name,
         kind: BacktrackKind,
+    },
+    /// A tool call of an agent's tool loop finished (from the run's call observer).
+    Tool {
+        node: Name,
+        visit: Box<str>,
+        index: u32,
+        tool: Box<str>,
+        ok: bool,
+        duration_ms: u64,
     },
     Finished(Finish),
 }
@@ -461,5 +471,40 @@ impl ExecutionListener for TraceListener {
 
     fn trace_source(&self) -> Option<Arc<dyn hensu_runtime::trace_context::TraceSource>> {
         Some(self.run.clone())
+    }
+
+    fn call_observer(&self) -> Option<Arc<dyn CallObserver>> {
+        Some(Arc::new(ToolCalls(self.run.clone())))
+    }
+}
+
+/// The run's call observer: each tool call of a tool loop that really ran (not replayed from
+/// the journal: its span was the first run's) becomes a record of its `execute_tool` span.
+struct ToolCalls(Arc<RunTrace>);
+
+impl CallObserver for ToolCalls {
+    fn on_call(&self, event: &CallEvent<'_>) {
+        let Some(done) = event.finished else {
+            return;
+        };
+        if event.kind != CallKind::Tool
+            || done.replayed
+            || crate::semconv::tool_visit_step(event.visit).is_none()
+        {
+            return;
+        }
+        let node = match self.0.workflow.nodes.get_index_of(event.node_id) {
+            Some(i) => Name::Node(i),
+            None => Name::Owned(owned(event.node_id)),
+        };
+        let rec = Rec::Tool {
+            node,
+            visit: owned(event.visit),
+            index: event.index,
+            tool: owned(event.name),
+            ok: done.ok,
+            duration_ms: done.duration_ms,
+        };
+        queue::push(&self.0, now_ns(), rec);
     }
 }

@@ -141,6 +141,23 @@ fn on(run: &RunTrace, live: &mut Live, t: u64, rec: Rec) {
             };
             emit(run, live, span);
         }
+        Rec::Tool {
+            node,
+            visit,
+            index,
+            tool,
+            ok,
+            duration_ms,
+        } => {
+            let Some(step) = semconv::tool_visit_step(&visit) else {
+                return;
+            };
+            let node_id = run.name(&node);
+            let mut span = semconv::tool_span(&run_id, step, node_id, &visit, index, &tool, ok);
+            span.end_unix_nano = t;
+            span.start_unix_nano = t.saturating_sub(duration_ms.saturating_mul(1_000_000));
+            emit(run, live, span);
+        }
         Rec::Rubric {
             node,
             score,

@@ -103,6 +103,7 @@ fn print_row(r: &hensu_store::LogEntry, as_json: bool) {
     }
     let what = match (m.kind, &m.executed_node) {
         (LogKind::Claimed, _) => claim_text(r),
+        (LogKind::Journal, _) => journal_text(r),
         (LogKind::Step, Some(node)) => format!(
             "{node} {} → {}",
             m.node_status.as_deref().unwrap_or("?"),
@@ -117,6 +118,32 @@ fn print_row(r: &hensu_store::LogEntry, as_json: bool) {
         ),
     };
     println!("{:>6}  {}  {what}", m.step, hensu_store::rfc3339(m.at));
+}
+
+/// A journal row (docs/security.md, *Call journal*): the call's node, number, kind, name and
+/// phase, never its result.
+fn journal_text(r: &hensu_store::LogEntry) -> String {
+    use hensu_runtime::journal::{CallPhase, JournalEntry};
+    let entry = r
+        .output
+        .clone()
+        .and_then(|o| serde_json::from_value::<JournalEntry>(o).ok());
+    let Some(e) = entry else {
+        return "journal".into();
+    };
+    let phase = match (e.phase, e.ok) {
+        (CallPhase::Started, _) => "started",
+        (CallPhase::Held, _) => "held for a human",
+        (CallPhase::Finished, Some(false)) => "failed",
+        (CallPhase::Finished, _) => "finished",
+    };
+    format!(
+        "{} call {}: {} `{}` {phase}",
+        e.node.as_deref().unwrap_or("-"),
+        e.index,
+        e.kind.as_str(),
+        e.name
+    )
 }
 
 /// A claim row: which worker took the run and, after a takeover, from whom and which node runs

@@ -95,7 +95,7 @@ fn needs_hensu_engine(unit: &project::Unit) -> Option<Diagnostic> {
             )
             .with_note("the JSON carries `compensations` and a node's `compensation`, hensu extensions of the upstream wire format; an upstream Hensu engine ignores them and never compensates")
         }
-        _ => dependency_dag(unit, wf)?,
+        _ => dependency_dag(unit, wf).or_else(|| map_node(unit, wf))?,
     };
     Some(
         d.with_help("run the artifact with `hensuc run` or a hensu server")
@@ -127,6 +127,23 @@ fn dependency_dag(unit: &project::Unit, wf: &hensu_ir::Workflow) -> Option<Diagn
             format!("branch `{}` of `{node}` waits or runs under a condition", branch.id),
         )
         .with_note("the JSON carries a branch's `dependsOn` and `runIf`, hensu extensions of the upstream wire format; an upstream Hensu engine ignores them and starts every branch at once"),
+    )
+}
+
+/// The W0901 of a workflow with a map node (docs/language.md, *Map over a list*), at its id.
+fn map_node(unit: &project::Unit, wf: &hensu_ir::Workflow) -> Option<Diagnostic> {
+    let node = wf.nodes.values().find_map(|n| match n {
+        hensu_ir::Node::Map(m) => Some(m.id.as_str()),
+        _ => None,
+    })?;
+    Some(
+        Diagnostic::new(
+            codes::W0901,
+            "this artifact needs hensu's engine: it uses a map node",
+            unit.origins.node_id(node),
+            format!("`{node}` runs its agent once per item of a list"),
+        )
+        .with_note("the JSON carries a node of type `MAP`, a hensu extension of the upstream wire format; an upstream Hensu engine cannot read it"),
     )
 }
 

@@ -67,6 +67,8 @@ pub fn execute(mut args: CheckArgs) -> anyhow::Result<ExitCode> {
     let tool_diagnostics =
         super::check_tools::offered_tools_diagnostics(&project, &workdir, !args.tools);
     project.diagnostics.extend(tool_diagnostics);
+    let policy_diagnostics = super::check_tools::tool_policy_diagnostics(&project, &workdir);
+    project.diagnostics.extend(policy_diagnostics);
     if args.bounds && args.format == DiagnosticFormat::Json {
         crate::commands::bounds::emit_json_with_bounds(&project, &args)?;
     } else {

@@ -60,3 +60,61 @@ pub fn offered_tools_diagnostics(
         .flat_map(|(wf, origins)| hensu_sema::check::check_offered_tools(wf, origins, &offered))
         .collect()
 }
+
+/// W0332: an agent's tool loop may call a tool of an MCP server whose call policy is not
+/// declared (docs/security.md, *Call journal*): a run stopped during such a call fails the
+/// node when it resumes (`unsafe`, the default). A tool is declared when a server's
+/// `tool_policy` names it or when every server declares a `policy` (whichever serves it has
+/// one); `send` handler ids agents may call are not MCP tools. No server is started.
+pub fn tool_policy_diagnostics(project: &Project, workdir: &Path) -> Vec<Diagnostic> {
+    let config = match crate::project::settings(workdir) {
+        Ok(c) if !c.mcp.servers.is_empty() => c.mcp,
+        _ => return Vec::new(),
+    };
+    let every_server = config.servers.values().all(|s| s.policy.is_some());
+    let handlers = hensu_host::action_handlers(None);
+    let declared = |tool: &str| {
+        every_server
+            || tool == "mcp"
+            || handlers.get(tool).is_some()
+            || config
+                .servers
+                .values()
+                .any(|s| s.tool_policy.contains_key(tool))
+    };
+    let mut out = Vec::new();
+    for unit in &project.units {
+        let Some(wf) = &unit.workflow else { continue };
+        let origins = &unit.origins;
+        for (id, agent) in &wf.agents {
+            let origin = origins.agents.get(id);
+            for (i, tool) in agent.tools.iter().enumerate() {
+                if declared(tool) {
+                    continue;
+                }
+                let span = origin
+                    .and_then(|o| {
+                        o.tools
+                            .get(i)
+                            .copied()
+                            .or_else(|| o.props.get("tools").copied())
+                    })
+                    .or(origin.map(|o| o.decl))
+                    .unwrap_or(origins.fallback);
+                let d = Diagnostic::new(
+                    hensu_diagnostics::codes::W0332,
+                    format!(
+                        "agent `{id}` may call tool `{tool}`, whose call policy is not declared"
+                    ),
+                    span,
+                    "a run stopped during this call fails the node when it resumes",
+                )
+                .with_help(format!(
+                    "declare it in hensu.toml: `tool_policy = {{ {tool} = \"idempotent\" }}` (or \"unsafe\") under the `[mcp.servers.NAME]` that serves it, or `policy = …` for the whole server"
+                ));
+                out.push(origins.place(d.in_file(origins.file)));
+            }
+        }
+    }
+    out
+}

@@ -241,6 +241,20 @@ pub fn render_mermaid(workflow: &Workflow, inherited: &Inherited) -> String {
                 };
                 format!("{id}((\"{raw}\\n({})\"))", mermaid_label(&what))
             }
+            Node::Map(m) => {
+                let body = match (&m.target, &m.agent_id) {
+                    (Some(t), _) => format!("sub: {t}"),
+                    (None, Some(a)) => a.clone(),
+                    (None, None) => String::new(),
+                };
+                let items = m
+                    .max_items
+                    .map_or("unbounded".to_string(), |n| format!("≤ {n} items"));
+                format!(
+                    "{id}[[\"{raw}\\n(map over {}: {items})\\n[{body}]\"]]",
+                    m.over
+                )
+            }
         };
         let _ = writeln!(out, "    {shape}");
         styles.push(id);
@@ -348,6 +362,7 @@ pub fn render_dot(workflow: &Workflow, inherited: &Inherited) -> String {
             Node::Action(_) => "parallelogram",
             Node::SubWorkflow(_) => "box3d",
             Node::Wait(_) => "circle",
+            Node::Map(_) => "box",
         };
         let label = format!("{}\n({})", node.id(), node.kind_name());
         let start = if node.id() == workflow.start_node {

@@ -21,12 +21,14 @@ pub mod pull;
 pub mod push;
 pub mod remote;
 pub mod remote_runs;
+pub mod replay;
 pub mod resume;
 pub mod run;
 mod run_summary;
 pub mod runs;
 mod runs_diff;
 mod runs_json;
+mod runs_purge;
 #[cfg(feature = "server")]
 pub mod serve;
 pub mod session;

@@ -77,6 +77,21 @@ impl Progress {
         }
     }
 
+    /// A map item that settled (docs/language.md, *Map over a list*): shown with `--verbose`,
+    /// and a failed one always.
+    fn item_settled(&self, node: &str, index: u64, success: bool, error: Option<&str>) {
+        match (success, error) {
+            (false, e) => self.say(&format!(
+                "  ✗ {node} item {index}: {}",
+                e.unwrap_or("failed")
+            )),
+            (true, _) if self.verbose && !self.quiet => {
+                self.say(&format!("  ✓ {node} item {index}"))
+            }
+            (true, _) => {}
+        }
+    }
+
     /// Prints a line (above the status line on a terminal).
     fn say(&self, text: &str) {
         let text = self.redactor.redact(text);
@@ -178,6 +193,12 @@ impl ExecutionListener for Progress {
                 reason,
                 ..
             } => self.branch_not_run(branch_id, *success, reason),
+            Event::ItemSettled {
+                node_id,
+                index,
+                success,
+                error,
+            } => self.item_settled(node_id, *index, *success, *error),
             Event::ActionExecuted {
                 action,
                 success,

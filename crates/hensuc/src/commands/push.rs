@@ -106,8 +106,8 @@ fn push_order(wfs: &[hensu_ir::Workflow]) -> Vec<usize> {
             return;
         }
         for n in wfs[i].nodes.values() {
-            if let hensu_ir::Node::SubWorkflow(s) = n
-                && let Some(&c) = ids.get(s.workflow_id.as_str())
+            if let Some(child) = n.called_workflow()
+                && let Some(&c) = ids.get(child)
             {
                 visit(c, wfs, ids, done, order, stack);
             }

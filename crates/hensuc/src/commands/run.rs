@@ -333,6 +333,12 @@ fn load_run_project_with(
 /// `<workdir>/workflows/` that compile without errors and that `main` reaches, plus `main`
 /// — the set a direct run of `main` in this project gets ([`launch::callable_workflows`]).
 pub fn project_workflows(workdir: &Path, main: &Workflow) -> MapRepository {
+    launch::callable_workflows(main, &project_units(workdir))
+}
+
+/// Every workflow of the project in `workdir` that compiles without errors (none without a
+/// `workflows/` directory).
+pub fn project_units(workdir: &Path) -> Vec<Workflow> {
     let mut compiled: Vec<Workflow> = Vec::new();
     if workdir.join("workflows").is_dir()
         && let Ok(project) = project::load(&[], Some(workdir))
@@ -347,7 +353,7 @@ pub fn project_workflows(workdir: &Path, main: &Workflow) -> MapRepository {
             }
         }
     }
-    launch::callable_workflows(main, &compiled)
+    compiled
 }
 
 /// `-c '{"k": …}'` or `-c @file.json` → an ordered context. Anything but a JSON object is a
@@ -379,6 +385,9 @@ pub(crate) struct Face {
     pub events: Option<(Box<dyn Write + Send>, PathBuf)>,
     /// `--max-cost`: the run is cancelled once its measured spend reaches it.
     pub max_cost: Option<f64>,
+    /// Nothing on stderr: no header, progress or usage (a worker writing JSON log lines,
+    /// whose runs are in its logs and events; notes become log lines).
+    pub silent: bool,
 }
 
 impl Face {
@@ -401,6 +410,7 @@ impl Face {
             verbosity: settings.verbosity,
             events,
             max_cost: settings.max_cost,
+            silent: false,
         })
     }
 }
@@ -486,12 +496,17 @@ pub(crate) fn run_workflow(
 ) -> anyhow::Result<RunEnd> {
     let cancel = CancelToken::new();
     let redactor = Arc::new(setup.project.secrets());
-    let progress = Arc::new(Progress::new(
-        std::io::stderr().is_terminal(),
-        face.verbosity,
-        redactor.clone(),
-    ));
-    let mut listeners: Vec<Arc<dyn ExecutionListener>> = vec![progress.clone()];
+    let progress = (!face.silent).then(|| {
+        Arc::new(Progress::new(
+            std::io::stderr().is_terminal(),
+            face.verbosity,
+            redactor.clone(),
+        ))
+    });
+    let mut listeners: Vec<Arc<dyn ExecutionListener>> = Vec::new();
+    if let Some(p) = &progress {
+        listeners.push(p.clone());
+    }
     if let Some(limit) = face.max_cost {
         listeners.push(crate::commands::bounds::spend_guard(
             &setup.project.dir,
@@ -536,13 +551,18 @@ pub(crate) fn run_workflow(
         Extras {
             tools: ToolSupply::Project,
             listener: Some(listener.clone()),
-            terminal_pause: Some(progress.clone()),
+            terminal_pause: progress.clone().map(|p| p as _),
             cancel: cancel.clone(),
+            recorded: None,
         },
     )
     .map_err(anyhow::Error::msg)?;
     for note in &run.notes {
-        eprintln!("note: {note}");
+        if face.silent {
+            tracing::info!("note: {note}");
+        } else {
+            eprintln!("note: {note}");
+        }
     }
     let session = start.open(workflow, &input, setup, &run.redactor, &cancel)?;
     // A worker runs each claimed run on a blocking thread of its own runtime: the run uses
@@ -557,7 +577,7 @@ pub(crate) fn run_workflow(
                 .build()?,
         ),
     };
-    if !face.verbosity.quiet {
+    if !face.verbosity.quiet && !face.silent {
         eprintln!(
             "running {} ({} node{}), stub scenario `{}`, reviews {}",
             workflow.metadata.name,
@@ -592,7 +612,14 @@ pub(crate) fn run_workflow(
         // Let the signal task register its handler before the first node starts.
         tokio::task::yield_now().await;
         let r = session
-            .run(&run.engine, workflow, input, &cancel, listener.as_ref())
+            .run(
+                &run.engine,
+                workflow,
+                input,
+                &cancel,
+                listener.as_ref(),
+                face.silent,
+            )
             .await;
         signal.abort();
         r
@@ -602,9 +629,11 @@ pub(crate) fn run_workflow(
         RunRuntime::Own(own) => own.block_on(work),
         RunRuntime::Worker(worker) => worker.block_on(work),
     };
-    progress.clear();
+    if let Some(p) = &progress {
+        p.clear();
+        print_usage(&run.usage.snapshot());
+    }
     launch::telemetry::flush();
-    print_usage(&run.usage.snapshot());
     Ok(RunEnd {
         result,
         redactor: run.redactor,

@@ -52,6 +52,18 @@ pub enum RunsCommand {
     /// The run's OpenTelemetry trace, rebuilt from its run log: a tree, `--format json`
     /// (docs/schemas/trace.schema.json) or `--otlp URL` (docs/observability.md).
     Trace(crate::commands::trace::TraceArgs),
+    /// Delete the finished runs `[retention]` in hensu.toml names (never one a kept fork
+    /// reads) and give the space back (docs/retention.md); `--json`:
+    /// docs/schemas/runs-purge.schema.json.
+    Purge {
+        /// List what would go; delete nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Rewrite an SQLite store file (`VACUUM`): needed once for a file created before
+        /// schema 6 to give space back; needs the store to itself and free disk of its size.
+        #[arg(long, conflicts_with = "dry_run")]
+        vacuum: bool,
+    },
 }
 
 pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
@@ -69,6 +81,10 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
             Some(RunsCommand::Trace(_)) => {
                 anyhow::bail!("`runs trace` reads a store (--store or -d DIR), not a server")
             }
+            Some(RunsCommand::Purge { .. }) => anyhow::bail!(
+                "`runs purge` works on a store (--store or -d DIR); a server purges its own \
+                 under its hensu.toml's [retention]"
+            ),
         };
     }
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
@@ -88,6 +104,12 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
                     );
                 }
                 return Ok(ExitCode::from(exit::SUCCESS));
+            }
+            Some(RunsCommand::Purge { .. }) => {
+                anyhow::bail!(
+                    "nothing to purge: {} does not exist",
+                    store_path(&dir).display()
+                )
             }
             Some(
                 RunsCommand::Show { id }
@@ -110,6 +132,15 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
         Some(RunsCommand::Trace(t)) => {
             crate::commands::trace::execute(store.as_ref(), t, args.output.json())
         }
+        Some(RunsCommand::Purge { dry_run, vacuum }) => crate::commands::runs_purge::execute(
+            store.as_ref(),
+            &dir,
+            hensu_store::retention::PurgeOptions {
+                dry_run: *dry_run,
+                rewrite: *vacuum,
+            },
+            args.output.json(),
+        ),
     }
 }
 

@@ -36,6 +36,10 @@ pub struct ServeArgs {
     /// another server sharing the store this long after (e.g. `30s`, `2s`).
     #[arg(long, default_value = "30s", value_parser = crate::commands::worker::parse_duration, value_name = "DURATION")]
     pub lease_ttl: std::time::Duration,
+    /// Log lines on stderr as text, or as JSON objects carrying each run's trace ids
+    /// (docs/observability.md, *Logs*); `RUST_LOG` filters them.
+    #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
+    pub log_format: crate::logs::LogFormat,
 }
 
 /// `[server]` of `<dir>/hensu.toml` (hensu-project's `ServerSection`); the file's first error
@@ -60,9 +64,43 @@ fn pem(value: &str) -> anyhow::Result<String> {
         .with_context(|| format!("cannot read the public key file {value}"))
 }
 
+/// The budget check of the `[[schedules]]` of hensu.toml against the project's workflow files
+/// (docs/schedules.md, *The budget check*): E0515 and E0516 refuse to serve, printed as
+/// `hensuc check` prints them. A schedule whose workflow is not among the files is checked
+/// when it fires (the server runs pushed workflows).
+fn refuse_schedules(dir: &Path) -> anyhow::Result<bool> {
+    if crate::project::settings(dir)?.schedules.is_empty() {
+        return Ok(false);
+    }
+    // A served project need not hold its workflows (they are pushed): nothing to check then.
+    let Ok(project) = crate::project::load(&[], Some(dir)) else {
+        return Ok(false);
+    };
+    let refusals: Vec<_> = project
+        .diagnostics
+        .iter()
+        .filter(|d| matches!(d.code, "E0515" | "E0516"))
+        .cloned()
+        .collect();
+    if refusals.is_empty() {
+        return Ok(false);
+    }
+    crate::output::emit(
+        &project.files,
+        &refusals,
+        crate::output::DiagnosticFormat::Human,
+        crate::output::Color::Auto,
+    );
+    eprintln!("error: refusing to serve: a schedule of hensu.toml is over the budget");
+    Ok(true)
+}
+
 pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let section = read_section(&dir)?;
+    if refuse_schedules(&dir)? {
+        return Ok(ExitCode::from(1));
+    }
     let listen = args
         .listen
         .or(section.listen)
@@ -111,7 +149,7 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
             ..hensu_server::ExecutorOptions::default()
         },
     };
-    init_logs();
+    crate::logs::init(args.log_format);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -126,12 +164,13 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
         } else {
             "dev tenant (no key)"
         };
-        eprintln!("hensu server listening on http://{addr} (auth: {mode})");
-        eprintln!("web console at http://{addr}/ (docs/console.md)");
+        // Log lines (JSON with `--log-format json`): a supervisor reads the address here.
+        tracing::info!(%addr, auth = mode, "hensu server listening on http://{addr} (auth: {mode})");
+        tracing::info!("web console at http://{addr}/ (docs/console.md)");
         let console = hensu_console::router(state.clone());
         hensu_server::serve_with(listener, state, console, async {
             shutdown_signal().await;
-            eprintln!(
+            tracing::info!(
                 "shutting down: no new requests; running executions are handed back at their \
                  next boundary (not cancelled)"
             );
@@ -160,17 +199,4 @@ async fn shutdown_signal() {
         () = ctrl_c => {},
         () = term => {},
     }
-}
-
-/// Logs to stderr (`RUST_LOG`, default `info`). Request spans carry method and path only;
-/// tokens and keys are never logged. Colours only on a terminal and never with `NO_COLOR`: a
-/// log file or journal gets no escape codes.
-fn init_logs() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_ansi(crate::output::Color::Auto.enabled_for_stderr())
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
 }

@@ -287,6 +287,7 @@ impl Session {
         input: Context,
         cancel: &CancelToken,
         listener: &dyn hensu_runtime::ExecutionListener,
+        silent: bool,
     ) -> RunResult {
         let mut ctx = hensu_runtime::RunCtx::new(cancel).listener(listener);
         if let Some(d) = &self.durable {
@@ -298,6 +299,9 @@ impl Session {
                 .as_deref()
                 .map(|d| d as &dyn hensu_runtime::Checkpointer),
         );
+        // The calls of the node in flight are journaled in the run's log.
+        let journal = self.durable.as_ref().map(|d| d.journal());
+        let ctx = ctx.journal(journal.as_ref());
         let result = match self.resume {
             None => engine.run(workflow, input, ctx).await,
             Some((state, decision)) => match engine.prepare(Arc::new(workflow.clone())) {
@@ -310,32 +314,43 @@ impl Session {
             },
         };
         if let Some(d) = &self.durable {
-            match d.finish(&result).await {
+            let id = d.run_id();
+            let (said, problem) = match d.finish(&result).await {
                 Ok(Some(status)) => {
-                    eprintln!("run {} {status} (state saved)", d.run_id());
+                    let mut text = format!("run {id} {status} (state saved)");
                     if status == hensu_store::RunStatus::Paused {
                         if let Some(w) = &result.state.waiting {
                             eprintln!("{}", waiting_note(d.run_id(), w));
                             return result;
                         }
                         match hensu_runtime::pending_review(&result.state) {
-                            Some((node, _)) => eprintln!(
-                                "  node `{node}` waits for review: `hensuc resume {} --approve` \
-                                 (or --reject REASON, --backtrack NODE)",
-                                d.run_id()
-                            ),
-                            None => eprintln!("  continue with `hensuc resume {}`", d.run_id()),
+                            Some((node, _)) => text.push_str(&format!(
+                                "\n  node `{node}` waits for review: `hensuc resume {id} --approve` \
+                                 (or --reject REASON, --backtrack NODE)"
+                            )),
+                            None => text.push_str(&format!(
+                                "\n  continue with `hensuc resume {id}`"
+                            )),
                         }
                     }
+                    (text, false)
                 }
-                Ok(None) => eprintln!(
-                    "run {}: the state store lost this run's lease; its last checkpoint stands",
-                    d.run_id()
+                Ok(None) => (
+                    format!(
+                        "run {id}: the state store lost this run's lease; its last checkpoint stands"
+                    ),
+                    true,
                 ),
-                Err(e) => eprintln!(
-                    "warning: run {}: the final state was not saved: {e}",
-                    d.run_id()
+                Err(e) => (
+                    format!("warning: run {id}: the final state was not saved: {e}"),
+                    true,
                 ),
+            };
+            // A silent face (a worker logging JSON lines) says it in a log line.
+            match (silent, problem) {
+                (false, _) => eprintln!("{said}"),
+                (true, false) => tracing::info!("{said}"),
+                (true, true) => tracing::warn!("{said}"),
             }
         }
         result

@@ -51,6 +51,10 @@ pub struct WorkerArgs {
     /// to this file.
     #[arg(long, value_name = "FILE.jsonl")]
     pub events: Option<PathBuf>,
+    /// Log lines on stderr as text, or as JSON objects carrying each run's trace ids
+    /// (docs/observability.md, *Logs*); `RUST_LOG` filters them.
+    #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
+    pub log_format: crate::logs::LogFormat,
 }
 
 /// `90s`, `500ms`, `2m` or plain seconds: the one duration rule of flags and hensu.toml.
@@ -59,25 +63,33 @@ pub use hensu_project::parse_duration;
 /// Runs a claimed run the way `hensuc resume` does, in this worker's project directory.
 struct CliExecutor {
     project: Arc<ProjectConfig>,
+    /// The runs print nothing on stderr (`--log-format json`: every line is a log line).
+    silent: bool,
 }
 
 #[async_trait]
 impl RunExecutor for CliExecutor {
     async fn execute(&self, run: ClaimedRun) {
         let project = self.project.clone();
+        let silent = self.silent;
         let run_id = run.durable.run_id().to_string();
-        let r = tokio::task::spawn_blocking(move || execute_claimed(project, run)).await;
-        match r {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => eprintln!("worker: run {run_id}: {e}"),
-            Err(e) => eprintln!("worker: run {run_id}: {e}"),
-        }
+        let r = tokio::task::spawn_blocking(move || execute_claimed(project, run, silent)).await;
+        let error = match r {
+            Ok(Ok(())) => return,
+            Ok(Err(e)) => e.to_string(),
+            Err(e) => e.to_string(),
+        };
+        log_span(&run_id).in_scope(|| tracing::error!(error, "worker: run {run_id}: {error}"));
     }
 }
 
 /// A claimed run under the options stored with it; a worker has no terminal, so an
 /// interactive run defers its reviews instead.
-fn execute_claimed(project: Arc<ProjectConfig>, run: ClaimedRun) -> anyhow::Result<()> {
+fn execute_claimed(
+    project: Arc<ProjectConfig>,
+    run: ClaimedRun,
+    silent: bool,
+) -> anyhow::Result<()> {
     let ClaimedRun {
         durable, stored, ..
     } = run;
@@ -109,12 +121,19 @@ fn execute_claimed(project: Arc<ProjectConfig>, run: ClaimedRun) -> anyhow::Resu
         egress: None,
         project,
     };
+    let span = hensu_host::launch::telemetry::log_span(
+        &run_id,
+        None,
+        envelope.options.traceparent.as_deref(),
+    );
+    let _in_run = span.enter();
     let workflow = envelope.workflow;
     let repository = crate::commands::run::project_workflows(&setup.project.dir, &workflow);
     let face = Face {
         verbosity: crate::args::Verbosity::default(),
         events: None,
         max_cost: None,
+        silent,
     };
     let start = Start::Resume(Box::new(Resumed {
         durable,
@@ -154,9 +173,13 @@ pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     // The project is read once: every claimed run uses this configuration.
     let project = Arc::new(ProjectConfig::from_project_dir(&workdir).map_err(anyhow::Error::msg)?);
     let owner = OwnerId::current();
-    eprintln!(
-        "worker {owner} on {} (concurrency {}, lease {:?}, heartbeat {:?})",
-        session::store_label(&location),
+    crate::logs::init(args.log_format);
+    let label = session::store_label(&location);
+    tracing::info!(
+        worker = %owner,
+        store = %label,
+        concurrency = args.concurrency,
+        "worker {owner} on {label} (concurrency {}, lease {:?}, heartbeat {:?})",
         args.concurrency,
         args.lease_ttl,
         args.heartbeat
@@ -164,21 +187,32 @@ pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     let worker_id = owner.to_string();
     let on_event = Arc::new(move |e: WorkerEvent| {
         let line = match &e {
-            WorkerEvent::Claimed { run_id } => json!({"event": "claimed", "run_id": run_id}),
+            WorkerEvent::Claimed { run_id } => {
+                log_span(run_id).in_scope(|| tracing::info!("worker: claimed run {run_id}"));
+                json!({"event": "claimed", "run_id": run_id})
+            }
             WorkerEvent::TakenOver { run_id, node } => {
-                eprintln!(
-                    "worker: run {run_id} taken over at `{}` (its previous worker stopped; the node in flight runs again)",
-                    node.as_deref().unwrap_or("-")
-                );
+                let at = node.as_deref().unwrap_or("-");
+                log_span(run_id).in_scope(|| {
+                    tracing::warn!(
+                        node = at,
+                        "worker: run {run_id} taken over at `{at}` (its previous worker stopped; the node in flight runs again)"
+                    );
+                });
                 json!({"event": "taken_over", "run_id": run_id, "node": node})
             }
-            WorkerEvent::Finished { run_id } => json!({"event": "finished", "run_id": run_id}),
+            WorkerEvent::Finished { run_id } => {
+                log_span(run_id).in_scope(|| tracing::info!("worker: run {run_id} stopped"));
+                json!({"event": "finished", "run_id": run_id})
+            }
             WorkerEvent::LeaseLost { run_id } => {
-                eprintln!("worker: run {run_id}: lease lost (another worker has it)");
+                log_span(run_id).in_scope(|| {
+                    tracing::warn!("worker: run {run_id}: lease lost (another worker has it)");
+                });
                 json!({"event": "lease_lost", "run_id": run_id})
             }
             WorkerEvent::StoreError { message } => {
-                eprintln!("worker: store: {message}");
+                tracing::warn!("worker: store: {message}");
                 json!({"event": "store_error", "message": message})
             }
         };
@@ -203,7 +237,17 @@ pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         // Never a server's run: it needs the server's rules (docs/cli.md, *Workers*).
         scope: hensu_store::ClaimScope::Local,
     };
-    let executor = Arc::new(CliExecutor { project });
+    let executor = Arc::new(CliExecutor {
+        project,
+        silent: args.log_format == crate::logs::LogFormat::Json,
+    });
+    // `[retention]`: the worker purges its store now and then (docs/retention.md).
+    let retention = crate::project::settings(&workdir)?.retention;
+    let purger = runtime.spawn(hensu_store::retention::purge_periodically(
+        store.clone(),
+        retention,
+        |done| log_purge("worker", done),
+    ));
     let stats = runtime.block_on(hensu_host::worker::run_worker(
         store,
         owner,
@@ -212,9 +256,36 @@ pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         CancelToken::new(),
         on_event,
     ));
-    eprintln!(
+    purger.abort();
+    tracing::info!(
+        claimed = stats.claimed,
+        taken_over = stats.taken_over,
+        finished = stats.finished,
         "worker done: {} runs claimed ({} taken over), {} finished",
-        stats.claimed, stats.taken_over, stats.finished
+        stats.claimed,
+        stats.taken_over,
+        stats.finished
     );
     Ok(ExitCode::from(exit::SUCCESS))
+}
+
+/// The log span of a local run (a worker claims local runs only: none has a caller's
+/// `traceparent` or a tenant).
+fn log_span(run_id: &str) -> tracing::Span {
+    hensu_host::launch::telemetry::log_span(run_id, None, None)
+}
+
+/// One log line per purge that deleted something, or failed.
+pub(crate) fn log_purge(who: &str, done: hensu_store::Result<hensu_store::retention::PurgeReport>) {
+    match done {
+        Ok(r) if r.deleted.is_empty() => {}
+        Ok(r) => tracing::info!(
+            deleted = r.deleted.len(),
+            kept_for_forks = r.kept_for_forks.len(),
+            "{who}: purged {} finished runs ([retention]; {} kept for their forks)",
+            r.deleted.len(),
+            r.kept_for_forks.len()
+        ),
+        Err(e) => tracing::warn!("{who}: purge failed: {e}"),
+    }
 }

@@ -153,3 +153,39 @@ fn build_warns_that_a_dag_artifact_needs_hensus_engine() {
         "{err}"
     );
 }
+
+/// A map node's artifact is a `MAP` node with its keys, which a JSON check reads back the same,
+/// and W0901 says an upstream engine cannot run it (docs/language.md, *Map over a list*).
+#[test]
+fn build_writes_a_map_node_and_warns_that_it_needs_hensus_engine() {
+    let out = run_hensuc(&[
+        "build",
+        "examples/workflows/paper-digest.hwf",
+        "-d",
+        "examples",
+        "-o",
+        "-",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let map = &v["nodes"]["summarize-papers"];
+    assert_eq!(map["nodeType"], "MAP");
+    assert_eq!(map["over"], "papers");
+    assert_eq!(map["agentId"], "summarizer");
+    assert_eq!(map["maxParallel"], 3);
+    assert_eq!(map["maxItems"], 20);
+    assert_eq!(map["onItemFailure"], "SKIP");
+    assert_eq!(map["writes"], serde_json::json!(["summaries"]));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning[W0901]: this artifact needs hensu's engine: it uses a map node"),
+        "{err}"
+    );
+
+    // The artifact checks clean as JSON input (the same checks as the .hwf).
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("paper-digest.json");
+    std::fs::write(&json, &out.stdout).unwrap();
+    let check = run_hensuc(&["check", "--deny-warnings", json.to_str().unwrap()]);
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+}

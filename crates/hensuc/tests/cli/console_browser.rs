@@ -3,7 +3,8 @@
 //! pasting a token, watches a run appear and finish on the executions list without a reload,
 //! approves a pending review and sees the execution page turn `completed` live, rejects one
 //! and sees it end *failed* (a FAILURE end, red on the list and the page), approves one with
-//! an edited context (`allowEdit = true`), pauses, resumes and cancels a running execution
+//! an edited context (`allowEdit = true`), replays the approved one from its recorded outputs
+//! with the page's *Replay* button and sees it identical, pauses, resumes and cancels a running execution
 //! with the page's buttons, checks the list at phone width, checks that a second tenant's
 //! token sees nothing, writes screenshots of the main pages to `docs/console/`,
 //! and prints the time to first render of the list with 1,000 executions (not asserted).
@@ -395,6 +396,14 @@ async fn console_in_a_real_browser() {
     b.wait_for("#run-summary .status-completed").await;
     api.wait_status("acme", &review, "completed").await;
     b.screenshot("execution").await;
+
+    // Replay it from its recorded outputs (the review decided as it was): identical.
+    b.goto(&format!("{base}/console/executions/{review}")).await;
+    b.click(&format!(
+        "form[action='/console/executions/{review}/replay'] button"
+    ))
+    .await;
+    b.wait_for("#run-replay [data-replay=identical]").await;
 
     // A second decision from a stale tab is refused clearly.
     b.goto(&format!("{base}/console/reviews/{review}")).await;

@@ -613,3 +613,136 @@ fn a_run_killed_inside_a_dag_resumes_only_the_unsettled_branches() {
     assert_eq!(output["publish"], "SKIPPED", "{output}");
     assert_eq!(output["finish"], "output of g");
 }
+
+/// A map over a list (docs/language.md, *Map over a list*): six items, two at a time, each
+/// call slow. Killed while the third pair runs, the run resumes the node with the four
+/// settled items recorded (never asked again) and asks only the two in flight; the gathered
+/// list equals an uninterrupted run's, in the items' order.
+#[test]
+fn a_run_killed_inside_a_map_resumes_only_the_unfinished_items() {
+    let text = r#"fun mapCrash() = workflow("map-crash") {
+    version = "1.0.0"
+
+    state {
+        variable("papers", VarType.LIST_STRING)
+        variable("summaries", VarType.LIST_STRING)
+    }
+
+    agents {
+        agent("lister") { role = "Lister"; model = Models.GPT_4O }
+        agent("summarizer") { role = "Summarizer"; model = Models.GPT_4O }
+    }
+
+    graph {
+        start at "list"
+
+        node("list") {
+            agent = "lister"
+            prompt = "List the papers"
+            writes("papers")
+            onSuccess goto "summarize"
+        }
+
+        map("summarize") {
+            over = "papers"
+            agent = "summarizer"
+            prompt = "Summarize {item}"
+            maxParallel = 2
+            maxItems = 10
+            writes("summaries")
+            onSuccess goto "done"
+        }
+
+        end("done")
+    }
+}
+"#;
+    let setup = |dir: &Path| {
+        let stubs = dir.join("stubs").join("default");
+        std::fs::create_dir_all(&stubs).unwrap();
+        let papers = r#"{"papers": ["p0", "p1", "p2", "p3", "p4", "p5"]}"#;
+        std::fs::write(stubs.join("list.txt"), papers).unwrap();
+        std::fs::write(stubs.join("summarize.txt"), "summary of {{item}}").unwrap();
+        let wf = dir.join("map.hwf");
+        std::fs::write(&wf, text).unwrap();
+        wf
+    };
+    let delay = 300;
+    let settled = |events: &Path| -> Vec<u64> {
+        let text = std::fs::read_to_string(events).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| e["event"] == "item_settled")
+            .filter_map(|e| e["index"].as_u64())
+            .collect()
+    };
+
+    // The reference run, uninterrupted.
+    let clean = tempfile::tempdir().unwrap();
+    let wf = setup(clean.path());
+    let (base_ctx, base_path, _) = uninterrupted(clean.path(), &wf);
+    assert_eq!(
+        base_ctx["summaries"],
+        serde_json::json!([
+            "summary of p0",
+            "summary of p1",
+            "summary of p2",
+            "summary of p3",
+            "summary of p4",
+            "summary of p5"
+        ])
+    );
+    assert_eq!(branch_calls(&clean.path().join("events.jsonl")).len(), 6);
+
+    // Killed (SIGKILL) while items 4 and 5 run: 0–3 have settled.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let wf = setup(dir);
+    let first = dir.join("events-0.jsonl");
+    let mut child = spawn(dir, &wf, None, &first, delay);
+    let t0 = Instant::now();
+    loop {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before the kill"
+        );
+        if settled(&first).len() >= 4 {
+            // Well inside the last pair's calls (300 ms), after 2 and 3 are recorded.
+            std::thread::sleep(Duration::from_millis(100));
+            child.kill().unwrap();
+            let _ = child.wait();
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "four items never settled"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let before = settled(&first);
+    assert_eq!(
+        before.len(),
+        4,
+        "killed before the last pair settled: {before:?}"
+    );
+    let id = only_run(dir).unwrap();
+    let second = dir.join("events-1.jsonl");
+    let out = spawn(dir, &wf, Some(&id), &second, delay)
+        .wait_with_output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut calls = branch_calls(&second);
+    calls.sort();
+    assert_eq!(
+        calls,
+        ["4", "5"],
+        "the items settled before the kill are not asked again"
+    );
+    let (ctx, path, _) = final_state(dir, &id);
+    assert_eq!(ctx, base_ctx, "final context differs");
+    assert_eq!(path, base_path, "path differs");
+}

@@ -138,3 +138,41 @@ fn graph_shows_a_dependency_dag() {
         "web, papers and report are the DAG's own"
     );
 }
+
+/// A map node (docs/language.md, *Map over a list*): its list, agent and limits in the text
+/// details, a map shape in mermaid naming the bound, and in JSON the list as a read and the
+/// gathered list as a write, `{item}`/`{index}` no reads.
+#[test]
+fn graph_shows_a_map_node() {
+    let out = |format: &str| {
+        let o = run_hensuc(&[
+            "graph",
+            "examples/workflows/paper-digest.hwf",
+            "-d",
+            "examples",
+            "--format",
+            format,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let text = out("text");
+    for line in [
+        "summarize-papers (MAP)",
+        "over      papers",
+        "parallel  3",
+        "max items 20",
+        "if failed SKIP",
+    ] {
+        assert!(text.contains(line), "{line} missing: {text}");
+    }
+    let mermaid = out("mermaid");
+    assert!(
+        mermaid.contains("(map over papers: ≤ 20 items)"),
+        "{mermaid}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&out("json")).unwrap();
+    let map = &json["nodes"][0];
+    assert_eq!(map["requires"], serde_json::json!(["papers"]));
+    assert_eq!(map["provides"], serde_json::json!(["summaries"]));
+}

@@ -192,6 +192,8 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
             r#"{"topic": "schemas", "translate": false}"#,
             "default",
         ),
+        // A map over a list: one `item_settled` per paper.
+        ("paper-digest", r#"{"papers": ["a", "b"]}"#, "default"),
     ] {
         let file = tmp.path().join(format!("{workflow}.jsonl"));
         let run = hensuc()
@@ -230,6 +232,7 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
         "compensation_started",
         "compensation_finished",
         "branch_skipped",
+        "item_settled",
         "run_finished",
     ] {
         assert!(
@@ -246,7 +249,7 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
         .unwrap();
     let runs_json = json_of(&runs);
     let listed = runs_json["runs"].as_array().unwrap();
-    assert_eq!(listed.len(), 5, "{runs_json:#}");
+    assert_eq!(listed.len(), 6, "{runs_json:#}");
     // One run id: the events' `execution_id` is the id `runs` lists.
     let run_ids: std::collections::BTreeSet<String> = listed
         .iter()
@@ -312,6 +315,30 @@ fn run_events_runs_show_attach_and_test_outputs_match_their_schemas() {
         );
     }
 
+    // Each of those runs replayed from its recorded outputs, and all of them at once.
+    let replay = schemas.validator("replay.schema.json");
+    for id in &ids {
+        let replayed = hensuc()
+            .current_dir(&project)
+            .args(["replay", id, "-d", ".", "--json"])
+            .output()
+            .unwrap();
+        let report = json_of(&replayed);
+        assert_eq!(report["identical"], true, "{report:#}");
+        assert_valid(&replay, "replay.schema.json", "replay --json", &report);
+    }
+    let all = hensuc()
+        .current_dir(&project)
+        .args(["replay", "--all", "-d", ".", "--json"])
+        .output()
+        .unwrap();
+    assert_valid(
+        &schemas.validator("replay-all.schema.json"),
+        "replay-all.schema.json",
+        "replay --all --json",
+        &json_of(&all),
+    );
+
     // A workflow test run, with coverage (a sub-workflow child and a saga among them).
     let test = hensuc()
         .current_dir(&project)
@@ -346,6 +373,53 @@ fn every_schema_is_validated_against_real_output() {
         assert!(
             source.matches(&format!("\"{name}\"")).count() >= 2,
             "docs/schemas/{name} is not validated by a test in json_schemas.rs"
+        );
+    }
+}
+
+/// `runs purge --json`, dry and real, on a project whose runs expire at once.
+#[test]
+fn runs_purge_json_validates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::copy(
+        repo().join("crates/hensu-server/tests/server/fixtures/linear.hwf"),
+        dir.join("workflows/linear.hwf"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("hensu.toml"), "[retention]\nmax_age_days = 0\n").unwrap();
+    let ran = hensuc()
+        .current_dir(dir)
+        .args([
+            "run",
+            "linear",
+            "-d",
+            ".",
+            "--stub",
+            "-c",
+            r#"{"topic": "x"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", stderr(&ran));
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let schemas = Schemas::load();
+    let purge = schemas.validator("runs-purge.schema.json");
+    for args in [&["--dry-run", "--json"][..], &["--json"][..]] {
+        let out = hensuc()
+            .current_dir(dir)
+            .args(["runs", "purge", "-d", "."])
+            .args(args)
+            .output()
+            .unwrap();
+        let report = json_of(&out);
+        assert_eq!(report["deleted"].as_array().unwrap().len(), 1, "{report:#}");
+        assert_valid(
+            &purge,
+            "runs-purge.schema.json",
+            "runs purge --json",
+            &report,
         );
     }
 }

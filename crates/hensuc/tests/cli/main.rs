@@ -18,18 +18,24 @@ mod extends;
 mod fmt;
 mod graph;
 mod handlers;
+#[cfg(unix)]
+mod journal;
 mod json_schemas;
+mod logs;
 mod lsp_stdio;
 mod mcp;
 mod outcomes;
 mod process;
 mod project_file;
+mod replay;
+mod retention;
 mod review;
 #[cfg(unix)]
 mod review_terminal;
 mod run;
 mod security;
 mod serve;
+mod serve_schedules;
 mod serve_shutdown;
 mod serve_takeover;
 mod telemetry;
@@ -40,6 +46,7 @@ mod tooling;
 #[cfg(unix)]
 mod workers;
 mod workflow_tests;
+mod workflow_tests_stubs;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

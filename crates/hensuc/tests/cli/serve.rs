@@ -367,6 +367,33 @@ fn a_failed_server_run_gives_its_reason_and_exit_code() {
         .output()
         .expect("runs");
     assert_eq!(json_out(&listed)["runs"].as_array().map(Vec::len), Some(3));
+    // `replay --server`: the server replays the failed execution from its recorded outputs
+    // (nothing new is written) and the CLI prints the report as for a local replay.
+    let replayed = hensuc()
+        .args(["replay", id, "--server", url, "--json"])
+        .output()
+        .expect("replay");
+    assert_eq!(replayed.status.code(), Some(0), "{}", stderr(&replayed));
+    let report = json_out(&replayed);
+    assert_eq!(report["format_version"], 1, "{report}");
+    assert_eq!(report["run_id"], id);
+    assert_eq!(report["identical"], true, "{report}");
+    assert_eq!(report["recorded_status"], "failed");
+    let human = hensuc()
+        .args(["replay", id, "--server", url])
+        .output()
+        .expect("replay");
+    assert!(stdout(&human).contains("identical"), "{}", stdout(&human));
+    let refused = hensuc()
+        .args(["replay", "--all", "--server", url])
+        .output()
+        .expect("replay --all");
+    assert_ne!(refused.status.code(), Some(0));
+    let listed = hensuc()
+        .args(["runs", "--server", url, "--json"])
+        .output()
+        .expect("runs");
+    assert_eq!(json_out(&listed)["runs"].as_array().map(Vec::len), Some(3));
 }
 
 #[test]

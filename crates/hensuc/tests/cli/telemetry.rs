@@ -21,17 +21,17 @@ use super::{hensuc, stderr, stdout};
 /// One received span: ids in hex, its name, its attributes as text, and the service name of
 /// its resource.
 #[derive(Clone, Debug)]
-struct Received {
-    trace_id: String,
-    span_id: String,
-    parent: Option<String>,
-    name: String,
+pub(super) struct Received {
+    pub(super) trace_id: String,
+    pub(super) span_id: String,
+    pub(super) parent: Option<String>,
+    pub(super) name: String,
     attributes: BTreeMap<String, String>,
     service: String,
 }
 
 /// A span as the comparison sees it: (span id, parent id, name).
-type Edge = (String, Option<String>, String);
+pub(super) type Edge = (String, Option<String>, String);
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -48,13 +48,13 @@ fn text(v: Option<&AnyValue>) -> String {
 }
 
 /// The OTLP/HTTP receiver, on a thread of its own.
-struct Receiver {
+pub(super) struct Receiver {
     addr: SocketAddr,
     spans: Arc<Mutex<Vec<Received>>>,
 }
 
 impl Receiver {
-    fn start() -> Receiver {
+    pub(super) fn start() -> Receiver {
         let spans: Arc<Mutex<Vec<Received>>> = Arc::default();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
@@ -84,11 +84,11 @@ impl Receiver {
         Receiver { addr, spans }
     }
 
-    fn endpoint(&self) -> String {
+    pub(super) fn endpoint(&self) -> String {
         format!("http://{}", self.addr)
     }
 
-    fn trace(&self, trace_id: &str) -> Vec<Received> {
+    pub(super) fn trace(&self, trace_id: &str) -> Vec<Received> {
         let mut spans: Vec<Received> = self
             .spans
             .lock()
@@ -157,7 +157,7 @@ fn rebuilt(project: &Path, id: &str) -> (String, Vec<Edge>) {
 }
 
 /// [`rebuilt`] of the store of project directory `dir`.
-fn rebuilt_in(dir: &Path, id: &str) -> (String, Vec<Edge>) {
+pub(super) fn rebuilt_in(dir: &Path, id: &str) -> (String, Vec<Edge>) {
     let out = hensuc()
         .args(["runs", "-d"])
         .arg(dir)
@@ -182,7 +182,7 @@ fn rebuilt_in(dir: &Path, id: &str) -> (String, Vec<Edge>) {
     (v["trace_id"].as_str().unwrap().to_string(), spans)
 }
 
-fn tree(spans: &[Received]) -> Vec<Edge> {
+pub(super) fn tree(spans: &[Received]) -> Vec<Edge> {
     spans
         .iter()
         .map(|s| (s.span_id.clone(), s.parent.clone(), s.name.clone()))
@@ -558,7 +558,7 @@ fn a_run_claimed_by_a_worker_is_one_trace() {
 }
 
 /// The trace id `runs trace` gives a run without a `traceparent`.
-fn ids_hex_trace(run_id: &str) -> String {
+pub(super) fn ids_hex_trace(run_id: &str) -> String {
     hensu_telemetry::ids::hex(&hensu_telemetry::ids::trace_id(run_id))
 }
 

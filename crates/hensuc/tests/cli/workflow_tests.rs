@@ -409,3 +409,90 @@ fn coverage_is_the_union_of_the_tests_in_text_json_and_lcov() {
     }
     assert!(info.contains("SF:./workflows/gate.hwf"), "{info}");
 }
+
+/// Tool loops in tests (docs/testing.md, *Tool calls*): the stub agent calls its scripted
+/// tools before answering, each call's result comes from `[[tool_results]]` by tool name and
+/// call order, `{{tool.NAME}}` in the answer is the last result, and every call is a
+/// `tool_call` event of the trace, numbered in its node visit.
+#[test]
+fn scripted_tool_results_drive_a_stub_tool_loop() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::write(
+        dir.join("workflows/define.hwf"),
+        r#"workflow("define") {
+    state {
+        input("term", VarType.STRING)
+        variable("definition", VarType.STRING)
+    }
+    agents {
+        agent("explainer") {
+            role = "Explainer"
+            model = "stub"
+            tools = listOf("lookup_glossary", "word_count")
+        }
+    }
+    graph {
+        start at "explain"
+        node("explain") {
+            agent = "explainer"
+            prompt = "Explain {term}."
+            writes("definition")
+            onSuccess goto "done"
+        }
+        end("done")
+    }
+}
+"#,
+    )
+    .unwrap();
+    let test = r#"workflow = "define"
+snapshot = false
+[context]
+term = "mcp"
+[stubs]
+explain = "Definition: {{tool.lookup_glossary}} ({{tool.word_count}})"
+
+[[tool_calls]]
+node = "explain"
+tool = "lookup_glossary"
+[[tool_calls]]
+node = "explain"
+tool = "lookup_glossary"
+[[tool_calls]]
+node = "explain"
+tool = "word_count"
+
+[[tool_results]]
+tool = "lookup_glossary"
+call = 1
+result = "not found"
+error = true
+[[tool_results]]
+tool = "lookup_glossary"
+result = "the Model Context Protocol"
+
+[expect]
+outputs.definition = { equals = "Definition: the Model Context Protocol (no scripted result for tool `word_count` (call 1) in the test's [[tool_results]])" }
+events = [
+    { event = "tool_call", tool = "lookup_glossary", index = 0, ok = false },
+    { event = "tool_call", tool = "lookup_glossary", index = 1, ok = true },
+    { event = "tool_call", node_id = "explain", tool = "word_count", index = 2, ok = false },
+]
+"#;
+    std::fs::write(dir.join("tests/define-tools.test.toml"), test).unwrap();
+    let o = run_hensuc(&["test", "-d", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    // A node the workflow does not have is E0905 in the test file.
+    std::fs::write(
+        dir.join("tests/define-tools.test.toml"),
+        test.replacen("node = \"explain\"", "node = \"explian\"", 1),
+    )
+    .unwrap();
+    let o = run_hensuc(&["test", "-d", dir.to_str().unwrap()]);
+    let out = format!("{}{}", stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("E0905") && out.contains("explian"), "{out}");
+}

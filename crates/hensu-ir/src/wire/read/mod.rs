@@ -641,5 +641,6 @@ impl_wire_name!(
     RubricType,
     Namespace,
     NodeKind,
-    RuleKind
+    RuleKind,
+    ItemFailure
 );

@@ -168,6 +168,26 @@ impl Reader<'_> {
                 transition_rules: self.rules(m, path)?,
                 id,
             }),
+            NodeKind::Map => Node::Map(MapNode {
+                over: self.req_str(m, path, "over")?,
+                agent_id: self.opt_str(m, path, "agentId")?,
+                prompt: self.opt_str(m, path, "prompt")?,
+                target: self.opt_str(m, path, "workflowId")?,
+                result: self.opt_str(m, path, "result")?,
+                max_parallel: self.i64_or(m, path, "maxParallel", 1)?,
+                max_items: self.opt_i64(m, path, "maxItems")?,
+                on_item_failure: self.enum_value(
+                    m,
+                    path,
+                    "onItemFailure",
+                    Some(ItemFailure::Fail),
+                    ItemFailure::parse,
+                    &names(ItemFailure::ALL),
+                )?,
+                writes: self.str_list(m, path, "writes")?,
+                transition_rules: self.rules(m, path)?,
+                id,
+            }),
         };
         Ok(node)
     }

@@ -356,16 +356,15 @@ impl ForkRun<'_, '_> {
                 Err(end) => Box::pin(std::future::ready(BranchRun::Saved(end))) as BoxFuture<'_, _>,
                 Ok(decision) => {
                     let inherited = if own { shared } else { &legacy };
+                    // Each branch's calls are journaled apart, under its target.
+                    let segment = branch.current_node.clone();
                     Box::pin(async move {
                         let flow = Flow::Branch {
                             join: join_idx,
                             inherited,
                         };
-                        BranchRun::Ran(
-                            engine
-                                .drive(p, branch, cancel, started, decision, flow)
-                                .await,
-                        )
+                        let run = engine.drive(p, branch, cancel, started, decision, flow);
+                        BranchRun::Ran(crate::journal::in_nested(&segment, run).await)
                     })
                 }
             })
@@ -409,10 +408,9 @@ impl ForkRun<'_, '_> {
                             join: join_idx,
                             inherited,
                         };
-                        let r = engine
-                            .drive(p, branch, cancel, started, decision, flow)
-                            .await;
                         let target = p.plan.id(target);
+                        let run = engine.drive(p, branch, cancel, started, decision, flow);
+                        let r = crate::journal::in_nested(target, run).await;
                         let record = ended_record(target, branch, own, &r, parent_context);
                         BranchRun::Recorded(r, record)
                     })

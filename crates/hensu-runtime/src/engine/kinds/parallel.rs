@@ -187,6 +187,10 @@ impl<'a, 'r> BranchRuns<'a, 'r> {
         let (self_scoring, timeout) = (self.self_scoring, self.timeout);
         let schema = p.workflow().state_schema.as_ref();
         set_current_node(&mut ctx, &node.id);
+        ctx.insert(
+            crate::stub::CURRENT_BRANCH_KEY.into(),
+            Value::String(branch.id.clone()),
+        );
         let mut prompt = resolve(branch.prompt.as_deref().unwrap_or(""), &ctx);
         for y in &branch.yields {
             ctx.shift_remove(y.as_str());

@@ -6,6 +6,7 @@ mod action;
 mod fork;
 mod generic;
 mod join;
+mod map;
 mod parallel;
 mod standard;
 mod sub_workflow;
@@ -42,6 +43,7 @@ fn node_kind(name: &str) -> Option<BlockKind> {
         "generic" => BlockKind::GenericNode,
         "action" => BlockKind::ActionNode,
         "subWorkflow" => BlockKind::SubWorkflowNode,
+        "map" => BlockKind::MapNode,
         "end" => BlockKind::EndNode,
         "wait" => BlockKind::WaitNode,
         "awaitSignal" => BlockKind::SignalNode,
@@ -267,6 +269,7 @@ impl Lowerer<'_> {
             BlockKind::WaitNode | BlockKind::SignalNode => {
                 self.wait(kind, &id, body, &mut o, &mut sink)
             }
+            BlockKind::MapNode => self.map(&id, body, &mut o, &mut sink),
             _ => self.sub_workflow(&id, body, &mut o, &mut sink),
         };
         let mut node = node;

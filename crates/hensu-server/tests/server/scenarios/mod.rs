@@ -9,6 +9,8 @@ mod access;
 mod failures;
 pub(crate) mod idempotency;
 mod paging;
+mod replay;
+pub(crate) mod schedules;
 mod signals;
 mod tenant_stream;
 mod time_travel;
@@ -16,6 +18,8 @@ pub use access::*;
 pub use failures::*;
 pub use idempotency::idempotent_starts;
 pub use paging::*;
+pub use replay::*;
+pub use schedules::{schedule_overlap_policies, schedules_crud, schedules_fire_ticks_and_run_now};
 pub use signals::*;
 pub use tenant_stream::*;
 pub use time_travel::*;
@@ -379,6 +383,57 @@ pub async fn dag_branches_are_recorded_as_they_settle(s: Server) {
         branch_rows.iter().any(|d| d.contains("SKIPPED")),
         "{branch_rows:?}"
     );
+}
+
+/// A map over a list run by the server (docs/language.md, *Map over a list*), through the same
+/// engine as `hensuc run`: each settled item is a row of the run log (its position as id), the
+/// run completes, and the gathered list has one answer per item, in order.
+pub async fn map_items_are_recorded_and_gathered_in_order(s: Server) {
+    push_ok(&s, A, "map").await;
+    let (st, body) = post(
+        &s,
+        A,
+        "/api/v1/executions",
+        json!({"workflowId": "map", "context": {"papers": ["p0", "p1", "p2"]}}),
+    )
+    .await;
+    assert_eq!(st, StatusCode::ACCEPTED, "{body}");
+    let id = body["executionId"]
+        .as_str()
+        .expect("executionId")
+        .to_string();
+    let evs = events(&s, A, &id, None).await;
+    let done = evs.last().expect("last");
+    assert_eq!(done.kind(), "execution.completed", "{evs:?}");
+    assert_eq!(done.data["success"], true);
+    // The stream shows each settled item as a step of the map node (its run-log row).
+    let item_steps = evs
+        .iter()
+        .filter(|e| e.kind() == "execution.step" && e.data["nodeId"] == "summarize")
+        .count();
+    assert_eq!(
+        item_steps, 4,
+        "the boundary before the node and one per item: {evs:?}"
+    );
+    let log = s.store().read_log(&id, 0, 1_000).await.expect("log");
+    let item_rows: Vec<String> = log
+        .iter()
+        .filter_map(|e| e.delta.as_ref())
+        .map(|d| serde_json::to_string(d).expect("delta json"))
+        .filter(|d| d.contains("/nested"))
+        .collect();
+    for item in ["\"id\":\"0\"", "\"id\":\"1\"", "\"id\":\"2\""] {
+        assert!(
+            item_rows.iter().any(|d| d.contains(item)),
+            "{item}: {item_rows:?}"
+        );
+    }
+    let (st, result) = get(&s, A, &format!("/api/v1/executions/{id}/result")).await;
+    assert_eq!(st, StatusCode::OK, "{result}");
+    let summaries = result["output"]["summaries"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{result}"));
+    assert_eq!(summaries.len(), 3, "{result}");
 }
 
 pub async fn sse_replays_after_last_event_id(s: Server) {

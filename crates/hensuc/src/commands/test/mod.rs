@@ -4,9 +4,10 @@
 //! Exit code: 0 when every test passes, 1 otherwise (or when a test file has errors).
 
 mod coverage;
-mod report;
+pub(crate) mod report;
 mod run;
 pub mod spec;
+mod tools;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

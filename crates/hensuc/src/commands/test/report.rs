@@ -86,7 +86,7 @@ pub fn json(results: &[TestResult], invalid: usize, coverage: Option<serde_json:
     serde_json::to_string_pretty(&report).unwrap_or_default()
 }
 
-fn xml_escape(s: &str) -> String {
+pub(crate) fn xml_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

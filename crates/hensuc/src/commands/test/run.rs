@@ -59,9 +59,10 @@ impl ReviewHandler for ScriptedReview {
     }
 }
 
-/// Keeps every event as JSON, without what changes from run to run.
+/// Keeps every event as JSON, without what changes from run to run (and the `tool_call`
+/// events of the run's tool loops, `super::tools::ToolEvents`).
 #[derive(Default)]
-struct EventLog(Mutex<Vec<Value>>);
+struct EventLog(Arc<Mutex<Vec<Value>>>);
 
 /// Fields left out of the trace: times, ids, and prompt/response text (outputs are in
 /// `node_completed`).
@@ -76,6 +77,10 @@ impl ExecutionListener for EventLog {
             }
         }
         self.0.lock().unwrap_or_else(|e| e.into_inner()).push(v);
+    }
+
+    fn call_observer(&self) -> Option<Arc<dyn hensu_runtime::journal::CallObserver>> {
+        Some(Arc::new(super::tools::ToolEvents(self.0.clone())))
     }
 }
 
@@ -156,6 +161,7 @@ pub async fn run(
         };
         hensu_host::register_declared(&mut actions, &project.handlers, &offline);
     }
+    let stubs = super::tools::ToolLoopStubs::new(Arc::new(stubs), spec);
     let engine = Engine::builder()
         .provider(Arc::new(stubs))
         .action_handlers(actions)
@@ -248,16 +254,17 @@ fn virtual_clock(spec: &TestSpec) -> anyhow::Result<VirtualClock> {
     Ok(VirtualClock::new(start, signals))
 }
 
-/// Parallel branches and fork targets run concurrently, so their events interleave in any
-/// order. Between a fork or parallel node's `node_started` and its `node_completed`, events are
-/// stably sorted by the node they concern, then the branch: each node keeps its own order, and
-/// the trace is the same on every run.
+/// Parallel branches, fork targets and map items run concurrently, so their events interleave
+/// in any order. Between a fork, parallel or map node's `node_started` and its
+/// `node_completed`, events are stably sorted by the node they concern, then the branch (a map
+/// item's position, in number order): each node keeps its own order, and the trace is the same
+/// on every run.
 fn canonical_order(events: &mut [Value]) {
     let mut i = 0;
     while i < events.len() {
         let e = &events[i];
-        let concurrent =
-            e["event"] == "node_started" && matches!(e["kind"].as_str(), Some("FORK" | "PARALLEL"));
+        let concurrent = e["event"] == "node_started"
+            && matches!(e["kind"].as_str(), Some("FORK" | "PARALLEL" | "MAP"));
         if !concurrent {
             i += 1;
             continue;
@@ -271,8 +278,13 @@ fn canonical_order(events: &mut [Value]) {
         let key = |e: &Value| {
             let node = e["node_id"].as_str().or(e["from"].as_str()).unwrap_or("");
             // Calls without a branch (the judge) come after the branches.
-            let branch = e["branch_id"].as_str().unwrap_or("\u{10FFFF}");
-            (node.to_string(), branch.to_string())
+            let branch = match (e["branch_id"].as_str(), e["index"].as_u64()) {
+                (_, Some(item)) => format!("{item:020}"),
+                (Some(b), _) if b.bytes().all(|c| c.is_ascii_digit()) => format!("{b:0>20}"),
+                (Some(b), _) => b.to_string(),
+                (None, None) => "\u{10FFFF}".to_string(),
+            };
+            (node.to_string(), branch)
         };
         events[i + 1..end].sort_by_key(key);
         i = end + 1;

@@ -36,6 +36,12 @@ pub struct TestSpec {
     /// Signals sent to the run on the virtual clock.
     #[serde(default)]
     pub signals: Vec<SignalScript>,
+    /// Tools the stub agent of a node (or agent) calls before it answers, in order.
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCallScript>,
+    /// What the tool calls return, by tool name and call order.
+    #[serde(default)]
+    pub tool_results: Vec<ToolResultScript>,
     #[serde(default)]
     pub expect: Expect,
     /// Compare the trace with `tests/snapshots/<name>.trace` (written by `--update`).
@@ -97,6 +103,28 @@ pub fn virtual_duration_ms(s: &str) -> Result<u64, String> {
         _ => return Err(format!("`{s}`: unknown unit `{unit}` (ms, s, m, h or d)")),
     };
     Ok(n.saturating_mul(unit_ms))
+}
+
+/// `[[tool_calls]]`: the stub agent of `node` (a node or agent id) calls `tool` (in file
+/// order, before it answers).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCallScript {
+    pub node: Spanned<String>,
+    pub tool: String,
+}
+
+/// `[[tool_results]]`: what the `call`-th call of `tool` in the run returns (every call when
+/// absent); `error = true` makes it a tool error with `result` as its message.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolResultScript {
+    pub tool: String,
+    #[serde(default)]
+    pub call: Option<Spanned<u32>>,
+    pub result: String,
+    #[serde(default)]
+    pub error: bool,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -227,7 +255,9 @@ pub fn validate(
     };
     let unknown_node = |name: &Spanned<String>, what: &str, allow_agents: bool| {
         let n = name.get_ref();
-        if wf.nodes.contains_key(n) || (allow_agents && wf.agents.contains_key(n)) {
+        if wf.nodes.contains_key(n)
+            || (allow_agents && (wf.agents.contains_key(n) || is_branch_or_item(wf, n)))
+        {
             return None;
         }
         let mut d = Diagnostic::new(
@@ -247,7 +277,24 @@ pub fn validate(
         Some(d)
     };
     for id in spec.stubs.keys() {
-        out.extend(unknown_node(id, "node or agent", true));
+        out.extend(unknown_node(id, "node, branch or agent", true));
+    }
+    for c in &spec.tool_calls {
+        out.extend(unknown_node(&c.node, "node or agent", true));
+    }
+    for r in &spec.tool_results {
+        if let Some(c) = r.call.as_ref().filter(|c| *c.get_ref() == 0) {
+            out.push(
+                Diagnostic::new(
+                    codes::E0904,
+                    "invalid test file",
+                    span_of(c),
+                    "calls count from 1; `call = 0` never matches",
+                )
+                .with_help("the first call of the tool is `call = 1`")
+                .in_file(file),
+            );
+        }
     }
     for r in &spec.reviews {
         out.extend(unknown_node(&r.node, "node", false));
@@ -321,4 +368,18 @@ pub fn validate(
         }
     }
     out
+}
+
+/// Whether `name` is a branch id of a parallel node or `<map node>[<index>]` (a map item),
+/// which `[stubs]` may name too (docs/testing.md, *Stubs*).
+fn is_branch_or_item(wf: &Workflow, name: &str) -> bool {
+    let item = name
+        .strip_suffix(']')
+        .and_then(|n| n.split_once('['))
+        .filter(|(_, i)| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()));
+    wf.nodes.values().any(|node| match (node, item) {
+        (hensu_ir::Node::Parallel(p), _) => p.branches.iter().any(|b| b.id == name),
+        (hensu_ir::Node::Map(m), Some((id, _))) => m.id == id,
+        _ => false,
+    })
 }

@@ -32,6 +32,11 @@
 //!   network), so a boundary's write never stalls the executor's threads.
 //! * Any store failure (lease lost, stale write) ends the run with [`RuntimeError::Store`]
 //!   and the run writes nothing more.
+//! * The calls of the node in flight are journaled in the same log (`journal` rows,
+//!   [`DurableRun::journal`], docs/security.md, *Call journal*), one write at a time with
+//!   the boundaries, so a node that runs again replays them.
+
+mod journal;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -101,6 +106,11 @@ pub(crate) struct WaitState {
     pub signals_seen: AtomicU64,
     /// A timer whose wake time is recorded is waited for in place instead of suspending.
     pub in_place: AtomicBool,
+    /// One write at a time: journal entries of parallel branches and the boundaries share
+    /// the run's step counter.
+    order: tokio::sync::Mutex<()>,
+    /// The journal entries of an earlier run of the node in flight, by visit (read once).
+    replay: tokio::sync::OnceCell<journal::Replay>,
 }
 
 impl std::fmt::Debug for DurableRun {
@@ -234,6 +244,8 @@ impl DurableRun {
             external_heartbeat: false,
             last_write: Mutex::new(None),
             waits: WaitState::default(),
+            order: tokio::sync::Mutex::new(()),
+            replay: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -320,6 +332,7 @@ impl DurableRun {
         let t = std::time::Instant::now();
         let snap = snapshot(state, self.redact.as_ref())?;
         let shadow = Shadow::of(state).map_err(StoreError::Invalid)?;
+        let _one_at_a_time = self.order.lock().await;
         let r = self
             .store
             .checkpoint(&self.lease, self.step(), update, &snap)
@@ -410,6 +423,7 @@ impl DurableRun {
         update: &RecordUpdate,
         t: std::time::Instant,
     ) -> Result<Checkpointed, StoreError> {
+        let _one_at_a_time = self.order.lock().await;
         let step = self.step();
         let r = match write {
             Write::Step(entry) => self.store.append(&self.lease, step, update, &entry).await,
