@@ -56,10 +56,28 @@ macro_rules! pg_claim {
     };
 }
 
-/// How many runs a claim could take at `now` (parameter 1), of any scope: the queue depth.
-pub(crate) const CLAIMABLE_COUNT: &str = "SELECT count(*) FROM runs r \
-     LEFT JOIN leases l ON l.run_id = r.run_id \
-     WHERE r.status IN ('queued', 'running') AND (l.run_id IS NULL OR l.expires_at <= ";
+/// How many runs a claim could take at `now` (parameter 1), of any scope: the queue depth. The
+/// same predicate as the claim's: a paused run whose wake time has passed counts too.
+macro_rules! claimable_count {
+    ($now:literal) => {
+        concat!(
+            "SELECT count(*) FROM runs r \
+             LEFT JOIN leases l ON l.run_id = r.run_id \
+             WHERE (r.status IN ('queued', 'running') \
+             OR (r.status = 'paused' AND r.wake_at <= ",
+            $now,
+            ")) AND (l.run_id IS NULL OR l.expires_at <= ",
+            $now,
+            ")"
+        )
+    };
+}
+
+/// SQLite's queue-depth count (parameter: now).
+pub(crate) const SQLITE_CLAIMABLE_COUNT: &str = claimable_count!("?1");
+
+/// PostgreSQL's queue-depth count (parameter: now).
+pub(crate) const PG_CLAIMABLE_COUNT: &str = claimable_count!("$1");
 
 /// SQLite's claim statement for `scope` (parameters: owner, host, pid, now, expires, limit).
 pub(crate) fn sqlite(scope: ClaimScope) -> &'static str {

@@ -81,9 +81,9 @@ mod page;
 mod postgres;
 mod query;
 mod record;
-mod signals;
 pub mod retention;
 mod schedules;
+mod signals;
 mod sqlite;
 mod time;
 mod url;
@@ -110,8 +110,8 @@ pub use record::{
     RecordUpdate, Renewed, RunParent, RunRecord, RunStatus, RunWait, StepEntry, StepSnapshot,
     StoredRun,
 };
-pub use signals::{SignalReceipt, StoredSignal};
 pub use schedules::{Firing, FiringState, NewFiring, ScheduleRow, ScheduleStore, TickClaim};
+pub use signals::{SignalReceipt, StoredSignal};
 pub use sqlite::registry::SqliteRegistry;
 pub use sqlite::{SqliteSettings, SqliteStore};
 pub use time::{now_ms, parse_rfc3339, rfc3339};
@@ -436,14 +436,16 @@ pub trait StateStore: Send + Sync {
     /// `queued`, or `running` with no lease or a lease that expired (orphaned) — oldest
     /// first, in one statement (see *Claiming* in the crate docs), and records each claim in
     /// the run's log ([`LogKind::Claimed`], the run's status becomes `running`, its step
-    /// moves on by one). Paused and finished runs are never claimed. Each returned lease says
+    /// moves on by one). Finished runs are never claimed, nor paused ones but a run paused at a
+    /// durable wait whose wake time has passed ([`RunRecord::wait`]). Each returned lease says
     /// whether the run had been held before ([`Claimed::taken_over`]). Only runs of `scope`
     /// are candidates: a claimer never sees (nor spins on) runs it may not take.
     async fn claim(&self, owner: &OwnerId, scope: ClaimScope, limit: usize)
     -> Result<Vec<Claimed>>;
 
-    /// How many runs are waiting to be claimed now — `queued`, or `running` with no lease or
-    /// an expired one — whoever may claim them (a server's `hensu_queue_depth` gauge).
+    /// How many runs are waiting to be claimed now — `queued`, `running` with no lease or an
+    /// expired one, or `paused` at a durable wait whose wake time has passed (the claim's
+    /// predicate) — whoever may claim them (a server's `hensu_queue_depth` gauge).
     async fn queue_depth(&self) -> Result<u64>;
 
     /// Renews every lease `owner` holds, in one statement (a worker's heartbeat); returns the

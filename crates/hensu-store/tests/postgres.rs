@@ -186,10 +186,7 @@ fn version_1_schemas_get_the_fork_and_pause_columns() {
     assert_eq!((receipt.seq, receipt.woke), (0, false));
     assert_eq!(s.record("a").expect("record").wait, None);
     // Version 5: the schedules tables are back.
-    assert_eq!(
-        sql(&schema, "SELECT count(*) FROM schedules"),
-        ["0"]
-    );
+    assert_eq!(sql(&schema, "SELECT count(*) FROM schedules"), ["0"]);
 }
 
 #[test]

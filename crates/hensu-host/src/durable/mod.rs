@@ -96,6 +96,11 @@ pub struct DurableRun {
     last_write: Mutex<Option<Duration>>,
     /// What its waits need (`waits.rs`).
     pub(crate) waits: WaitState,
+    /// One write at a time: journal entries of parallel branches and the boundaries share
+    /// the run's step counter.
+    order: tokio::sync::Mutex<()>,
+    /// The journal entries of an earlier run of the node in flight, by visit (read once).
+    replay: tokio::sync::OnceCell<journal::Replay>,
 }
 
 /// A durable run's wait bookkeeping (docs/language.md, *Timers and signals*).
@@ -106,11 +111,6 @@ pub(crate) struct WaitState {
     pub signals_seen: AtomicU64,
     /// A timer whose wake time is recorded is waited for in place instead of suspending.
     pub in_place: AtomicBool,
-    /// One write at a time: journal entries of parallel branches and the boundaries share
-    /// the run's step counter.
-    order: tokio::sync::Mutex<()>,
-    /// The journal entries of an earlier run of the node in flight, by visit (read once).
-    replay: tokio::sync::OnceCell<journal::Replay>,
 }
 
 impl std::fmt::Debug for DurableRun {

@@ -28,8 +28,8 @@
 
 mod engine;
 mod fork;
-mod signal;
 pub mod replay;
+mod signal;
 mod stored;
 pub mod telemetry;
 
@@ -43,8 +43,8 @@ pub use engine::{NO_LOCAL_COMMANDS, callable_workflows, required_reviews};
 pub use fork::{
     ForkError, ForkPlan, Forked, check_fork, failed_step, fork_run, next_node, redrive_run,
 };
-pub use signal::{SignalError, check_payload, send_signal, signal_names};
 pub use replay::{ReplayError, ReplayPlan, ReplayReport, replay_run};
+pub use signal::{SignalError, check_payload, send_signal, signal_names};
 pub use stored::{
     NewRun, RunHandle, SourceRef, StoredOptions, StoredWorkflow, WORKFLOW_FORMAT, content_hash,
     create_run, new_run_id,

@@ -551,10 +551,7 @@ impl Backend for PgTx<'_> {
     async fn claimable_count(&mut self, now: u64) -> Result<u64> {
         let now = to_i64(now)?;
         let rows = self
-            .query(
-                &format!("{}$1)", crate::claim_sql::CLAIMABLE_COUNT),
-                &[&now],
-            )
+            .query(crate::claim_sql::PG_CLAIMABLE_COUNT, &[&now])
             .await?;
         let p = self.path;
         match rows.first() {

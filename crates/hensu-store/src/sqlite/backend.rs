@@ -619,7 +619,7 @@ impl Backend for SqliteTx<'_> {
         let now = to_i64(now)?;
         let n: i64 = self
             .conn
-            .prepare_cached(&format!("{}?1)", crate::claim_sql::CLAIMABLE_COUNT))
+            .prepare_cached(crate::claim_sql::SQLITE_CLAIMABLE_COUNT)
             .and_then(|mut s| s.query_row([now], |r| r.get(0)))
             .map_err(self.sq())?;
         to_u64(n, self.location(), "count")

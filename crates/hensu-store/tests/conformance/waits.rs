@@ -7,7 +7,7 @@ use serde_json::json;
 use super::{Factory, SyncStore, opts, owner, record, snapshot, workflow};
 
 /// The update that leaves a run paused at `node`, waiting as `wait` says.
-fn waiting(node: &str, wait: RunWait) -> RecordUpdate {
+pub(super) fn waiting(node: &str, wait: RunWait) -> RecordUpdate {
     RecordUpdate {
         status: RunStatus::Paused,
         current_node: Some(node.into()),

@@ -60,7 +60,7 @@ pub enum RunsCommand {
         #[arg(long)]
         dry_run: bool,
         /// Rewrite an SQLite store file (`VACUUM`): needed once for a file created before
-        /// schema 6 to give space back; needs the store to itself and free disk of its size.
+        /// schema 7 to give space back; needs the store to itself and free disk of its size.
         #[arg(long, conflicts_with = "dry_run")]
         vacuum: bool,
     },
