@@ -51,6 +51,13 @@ pub trait Waiter: Send + Sync {
     /// Now, in unix milliseconds.
     fn now_ms(&self) -> u64;
 
+    /// The instant a wait at `node_id` starts from, the first time the run reaches it (a
+    /// duration counts from it): now, except for a replay, whose waiter answers the time the
+    /// recorded run arrived (docs/cli.md, *Replay*).
+    fn arrival_ms(&self, _node_id: &str) -> u64 {
+        self.now_ms()
+    }
+
     async fn wait(&self, request: WaitRequest<'_>) -> Result<WaitAnswer, RuntimeError>;
 }
 

@@ -133,6 +133,21 @@ fn record(s: &Arc<dyn StateStore>, id: &str) -> hensu_store::RunRecord {
     crate::wait(s.record(id)).unwrap()
 }
 
+/// `hensuc replay` of a finished run (docs/cli.md, *Replay*): its waits are answered from the
+/// recording at once — a timer's wake time, a signal's payload — and the replay is identical.
+fn replays_identically(dir: &Path, store: &str, id: &str) {
+    let out = crate::hensuc()
+        .args(["replay", id, "--json", "--store", store, "-d"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_str(crate::stdout(&out).trim())
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", crate::stdout(&out), crate::stderr(&out)));
+    assert_eq!(out.status.code(), Some(0), "{report:#}");
+    assert_eq!(report["identical"], true, "{report:#}");
+    assert_eq!(report["recorded_status"], "completed", "{report:#}");
+}
+
 /// The scenario on one store (`url`: a SQLite path or a PostgreSQL URL).
 fn timer_survives_a_killed_worker(dir: &Path, url: &str) {
     project(dir, "timer.hwf", TIMER);
@@ -189,7 +204,8 @@ fn timer_survives_a_killed_worker(dir: &Path, url: &str) {
         claims[1] >= wake_at,
         "woken at {} before {wake_at}",
         claims[1]
-    );
+    ); // The replay answers the timer from its recorded step: the same wake time, no sleep.
+    replays_identically(dir, url, &id);
 }
 
 /// A review not decided by its deadline: the run, paused for it with its deadline as its
@@ -358,6 +374,10 @@ fn signals_before_during_and_after_the_wait() {
         .collect();
     assert_eq!(deliveries.len(), 1, "{log:?}");
     assert_eq!(deliveries[0].output, Some(serde_json::json!("ship")));
+    // Both deliveries replay from the record (the signal sent before the wait and the one
+    // that woke it).
+    replays_identically(dir, url, &early);
+    replays_identically(dir, url, &during);
 
     // After: the run ended.
     let late = signal(dir, url, &during, r#""again""#);

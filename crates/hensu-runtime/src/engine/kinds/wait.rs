@@ -67,7 +67,7 @@ pub(crate) async fn execute_wait(
     let wake_at_ms = match &state.waiting {
         Some(w) if resumed => w.wake_at_ms,
         _ => {
-            let now = waiter.now_ms();
+            let now = waiter.arrival_ms(&node.id);
             let wake = match &node.wait {
                 WaitFor::Duration { ms } => Some(now.saturating_add(*ms)),
                 WaitFor::Until { template } => match until_ms(template, state) {
