@@ -66,7 +66,7 @@ pub struct StartExecution {
     /// sent to the new execution as it starts, each checked like `POST …/signals/{name}`
     /// before anything is stored.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub signals: Vec<crate::service::signals::StartSignal>,
+    pub signals: Vec<crate::service::signal_rules::StartSignal>,
 }
 
 /// The rule of an `Idempotency-Key`: 1 to 255 visible ASCII characters, else 400
@@ -105,7 +105,7 @@ fn canonical(v: &Value) -> Value {
 fn request_hash(
     workflow_id: &str,
     context: &Option<Map<String, Value>>,
-    signals: &[crate::service::signals::StartSignal],
+    signals: &[crate::service::signal_rules::StartSignal],
 ) -> String {
     let context = context.clone().map(Value::Object).unwrap_or(Value::Null);
     let mut body = serde_json::json!({"workflowId": workflow_id, "context": canonical(&context)});
@@ -482,7 +482,7 @@ pub async fn start(
         .transpose()?;
     let context: Context = request.context.unwrap_or_default().into_iter().collect();
     refuse_bad_inputs(&workflow, &context)?;
-    crate::service::signals::check_start_signals(&workflow, &request.signals)?;
+    crate::service::signal_rules::check_start_signals(&workflow, &request.signals)?;
     let signals = request.signals;
     // A malformed header is ignored, as the W3C trace context asks of a receiver.
     let traceparent = request
@@ -514,7 +514,7 @@ pub async fn start(
     });
     // A replayed start sent its signals the first time.
     if !started.replayed {
-        crate::service::signals::send_start_signals(app, &started.run_id, signals).await;
+        crate::service::signal_rules::send_start_signals(app, &started.run_id, signals).await;
     }
     Ok(ExecutionStarted {
         execution_id: started.run_id,
