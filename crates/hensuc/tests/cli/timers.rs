@@ -1,8 +1,9 @@
 //! Durable waits across processes (docs/language.md, *Timers and signals*), on SQLite and on
 //! a real PostgreSQL (`scripts/pg-test.sh`): a run waiting on a 2 s timer survives a SIGKILL of
 //! the worker that suspended it and is woken by another worker, not before its time; signals
-//! sent before, during and after a wait through `hensuc signal`; a review deadline that
-//! escalates.
+//! sent before, during and after a wait through `hensuc signal`; a signal wait that times
+//! out; a review deadline that escalates. Each finished run replays identically (`hensuc
+//! replay`: its waits answered from the recording).
 
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -387,6 +388,32 @@ fn signals_before_during_and_after_the_wait() {
         "{}",
         crate::stderr(&late)
     );
+}
+
+/// A signal wait that times out takes `onTimeout` once a worker claims it after its wake time,
+/// and its replay answers the timeout from the record at once.
+#[test]
+fn a_signal_timeout_escalates_and_replays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let db = dir.join("state.db");
+    let url = db.to_str().unwrap();
+    project(
+        dir,
+        "gate.hwf",
+        &GATE.replace("timeout = 1.hours", "timeout = 1.seconds"),
+    );
+    let store = crate::wait(hensu_store::open_store(url, StoreOptions::default())).unwrap();
+    let id = queue(dir, url, "gate.hwf");
+    let mut worker = spawn_worker(dir, url);
+    wait_until("the wait to time out", Duration::from_secs(60), || {
+        record(&store, &id).status.is_terminal()
+    });
+    let _ = worker.kill();
+    let _ = worker.wait();
+    let r = record(&store, &id);
+    assert_eq!(r.current_node.as_deref(), Some("late"), "{r:?}");
+    replays_identically(dir, url, &id);
 }
 
 /// `--no-store` leaves nowhere to keep a waiting run: refused before it starts (E0116).
