@@ -13,7 +13,7 @@ trap cleanup EXIT
 pid=$!
 url=
 for _ in $(seq 100); do
-    url=$(sed -n 's/^hensu server listening on \(http:[^ ]*\).*/\1/p' "$tmp/log")
+    url=$(sed -n "s|.*hensu server listening on \(http:[^ ]*\).*|\1|p" "$tmp/log" | head -1)
     [ -n "$url" ] && break
     kill -0 "$pid" 2>/dev/null || { cat "$tmp/log" >&2; exit 1; }
     sleep 0.1

@@ -175,6 +175,10 @@ pub fn notice(code: Option<&str>) -> Markup {
         Some("pausing") => "Pause requested: the execution stops after the node it runs now.",
         Some("paused") => "The execution was paused already.",
         Some("resumed") => "Execution resumed.",
+        Some("signalled") => "Signal sent: the execution waited for it and continues.",
+        Some("signal-kept") => {
+            "Signal sent: it is kept and delivered when the execution waits for it."
+        }
         Some("redriven") => {
             "Redriven: this execution re-runs the failed one from the step before its failure."
         }

@@ -51,6 +51,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/console/executions/{id}/redrive", post(controls::redrive))
         .route("/console/executions/{id}/replay", post(execution::replay))
         .route("/console/executions/{id}/resume", post(controls::resume))
+        .route("/console/executions/{id}/signal", post(controls::signal))
         .route(
             "/console/executions/{id}/row",
             get(executions::row_fragment),

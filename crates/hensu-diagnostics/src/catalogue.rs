@@ -219,6 +219,16 @@ static CODES: &[CodeInfo] = &[
         include_str!("../../../docs/diagnostics/E0114.md"),
     ),
     e(
+        "E0115",
+        "wait node needs exactly one of `duration` and `until`",
+        include_str!("../../../docs/diagnostics/E0115.md"),
+    ),
+    e(
+        "E0116",
+        "durable wait in a run without a store",
+        include_str!("../../../docs/diagnostics/E0116.md"),
+    ),
+    e(
         "E0120",
         "map node without a list",
         include_str!("../../../docs/diagnostics/E0120.md"),
@@ -720,6 +730,11 @@ static CODES: &[CodeInfo] = &[
         "W0326",
         "node timeout exceeds the run limit",
         include_str!("../../../docs/diagnostics/W0326.md"),
+    ),
+    w(
+        "W0327",
+        "signal wait without a timeout under a run deadline",
+        include_str!("../../../docs/diagnostics/W0327.md"),
     ),
     w(
         "W0332",

@@ -11,7 +11,9 @@
 //! * files: stub responses on disk ([`FsStubFiles`], read with `tokio::fs`),
 //! * durable runs: [`DurableRun`] records every node boundary in a `hensu_store::StateStore`'s
 //!   run log; [`worker::run_worker`] claims queued and orphaned runs from a shared store and
-//!   executes them.
+//!   executes them; a durable run is also the [`hensu_runtime::Waiter`] of its `wait` and
+//!   `awaitSignal` nodes (`waits.rs`: signals from the store, a suspended run's wake time on
+//!   its record).
 //!
 //! [`launch`] is the one run recipe every face uses: a run's configuration ([`launch::RunSetup`]),
 //! its creation in the store ([`launch::create_run`]) and its engine ([`launch::engine`]).
@@ -31,6 +33,7 @@ pub mod review_notify;
 mod shell;
 mod stub_files;
 pub mod trace;
+mod waits;
 pub mod worker;
 
 use std::sync::Arc;

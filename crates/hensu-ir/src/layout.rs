@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use indexmap::IndexSet;
 
-use crate::model::{Action, Node, TransitionRule, Workflow};
+use crate::model::{Action, Node, TransitionRule, WaitFor, Workflow};
 
 /// Nodes in breadth-first order from the start node, with the depth of their first visit.
 /// Unreachable nodes are appended at depth 0 so nothing is hidden (upstream drops them).
@@ -177,6 +177,19 @@ pub fn node_edges(node: &Node) -> Vec<DrawnEdge> {
     for rule in node.transition_rules() {
         edges.extend(rule_edges(rule));
     }
+    // A signal wait's two ways out are its signal and its timeout (docs/language.md, *Timers
+    // and signals*).
+    if let Node::Wait(w) = node
+        && w.signal().is_some()
+    {
+        for e in &mut edges {
+            e.label = match (e.dashed, e.label.as_str()) {
+                (true, "failure") => "timeout".into(),
+                (false, "") => "signal".into(),
+                _ => std::mem::take(&mut e.label),
+            };
+        }
+    }
     edges
 }
 
@@ -345,6 +358,23 @@ pub fn node_details(node: &Node) -> Vec<(String, String)> {
             }
         }
         Node::End(e) => lines.push(("exit".into(), e.status.as_str().to_string())),
+        Node::Wait(w) => {
+            let (key, text) = match &w.wait {
+                WaitFor::Duration { ms } => ("wait", describe_ms(*ms)),
+                WaitFor::Until { template } => ("until", template.clone()),
+                WaitFor::Signal { name, timeout_ms } => (
+                    "signal",
+                    match timeout_ms {
+                        Some(t) => format!("{name} (timeout {})", describe_ms(*t)),
+                        None => name.clone(),
+                    },
+                ),
+            };
+            lines.push((key.into(), text));
+            if !w.writes.is_empty() {
+                lines.push(("writes".into(), w.writes.join(", ")));
+            }
+        }
     }
     lines
 }

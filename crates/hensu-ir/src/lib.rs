@@ -35,8 +35,8 @@ pub use model::{
     GenericNode, ItemFailure, JoinNode, LogLevel, MAX_BACKOFF_MS, MapNode, MergeStrategy, Metadata,
     Namespace, Node, NodeKind, NodeTiming, Observability, ParallelNode, ReviewConfig, ReviewMode,
     Rubric, RubricType, RuleKind, Saga, ScoreCondition, ScoreRange, StandardNode, StateSchema,
-    StateVariable, SubWorkflowNode, Timing, TransitionRule, VarType, Workflow, WorkflowConfig,
-    is_engine_variable,
+    StateVariable, SubWorkflowNode, Timing, TransitionRule, VarType, WaitFor, WaitNode, Workflow,
+    WorkflowConfig, is_engine_variable,
 };
 pub use number::{canonical_int, canonical_number, java_double_to_string};
 /// Graph node index ([`ExecGraph`] indices are dense declaration positions).

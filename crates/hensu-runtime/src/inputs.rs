@@ -71,8 +71,8 @@ pub fn unknown_inputs(schema: &StateSchema, input: &Context) -> Vec<(String, Opt
         .collect()
 }
 
-/// Inputs come as JSON: the JSON type must be the declared one.
-fn input_fits(ty: VarType, v: &Value) -> bool {
+/// Inputs come as JSON: the JSON type must be the declared one (an input, a signal's payload).
+pub fn input_fits(ty: VarType, v: &Value) -> bool {
     match ty {
         VarType::String => v.is_string(),
         VarType::Number => v.is_number(),

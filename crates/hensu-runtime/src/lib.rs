@@ -46,6 +46,7 @@ mod template;
 pub mod trace_context;
 mod validate;
 mod value;
+mod wait;
 
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -84,7 +85,7 @@ pub use state::{
     Backtrack, BacktrackKind, BranchEnd, BranchOutcome, Compensating, CompensationRecord,
     CompensationTask, EndCause, ExecutionPhase, FinishedBranch, ForkBranchState, HistoryStep,
     Nested, NestedFrame, NodeResult, NodeStatus, Redact, ReviewVerdict, RubricEvaluation,
-    RunFailure, RunState, StateShadow, StepChange,
+    RunFailure, RunState, StateShadow, StepChange, Waiting,
 };
 pub use structured::StructuredCaller;
 pub use stub::{
@@ -94,3 +95,4 @@ pub use stub::{
 pub use template::{placeholders, resolve, resolve_with};
 pub use validate::{MAX_OUTPUT_BYTES, OutputViolation, validate_output};
 pub use value::{Context, java_to_string, render};
+pub use wait::{ScheduledSignal, SleepingWaiter, VirtualClock, WaitAnswer, WaitRequest, Waiter};

@@ -173,6 +173,19 @@ fn node_origin(m: &Map<'_>, id: &str, node: &Node, fallback: Span) -> NodeOrigin
                 .map(|k| field("outputMapping", k, false))
                 .collect();
         }
+        Node::Wait(w) => {
+            o.writes = m.list(&format!("{base}.writes"), w.writes.len());
+            for (field, prop) in [
+                ("durationMs", "duration"),
+                ("until", "until"),
+                ("signal", "signal"),
+                ("timeoutMs", "timeout"),
+            ] {
+                if let Some(span) = m.value(&format!("{base}.{field}")) {
+                    o.props.insert(prop, span);
+                }
+            }
+        }
         Node::Action(a) => {
             o.actions = m.list(&format!("{base}.actions"), a.actions.len());
             o.writes = m.list(&format!("{base}.writes"), a.writes.len());

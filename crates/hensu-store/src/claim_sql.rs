@@ -1,6 +1,8 @@
 //! The claim statements of both dialects, one per [`ClaimScope`]: a claimer's candidates are
 //! only the runs it may take, told apart by their tenant tag (`run_tenants`), so a server
-//! never claims (and releases, and claims again) a local run, nor a worker a server's.
+//! never claims (and releases, and claims again) a local run, nor a worker a server's. A
+//! paused run whose wake time has passed (a durable wait, docs/language.md, *Timers and
+//! signals*) is a candidate too.
 
 use crate::ClaimScope;
 
@@ -11,7 +13,8 @@ macro_rules! sqlite_claim {
             "INSERT INTO leases (run_id, owner, host, pid, acquired_at, expires_at) \
              SELECT r.run_id, ?1, ?2, ?3, ?4, ?5 FROM runs r \
              LEFT JOIN leases l ON l.run_id = r.run_id \
-             WHERE r.status IN ('queued', 'running') \
+             WHERE (r.status IN ('queued', 'running') \
+             OR (r.status = 'paused' AND r.wake_at <= ?4)) \
              AND (l.run_id IS NULL OR l.expires_at <= ?4) AND ",
             $tagged,
             " (SELECT 1 FROM run_tenants t WHERE t.run_id = r.run_id) \
@@ -32,7 +35,8 @@ macro_rules! pg_claim {
             "WITH c AS ( \
                SELECT r.run_id, l.owner AS prior FROM runs r \
                LEFT JOIN leases l ON l.run_id = r.run_id \
-               WHERE r.status IN ('queued', 'running') \
+               WHERE (r.status IN ('queued', 'running') \
+               OR (r.status = 'paused' AND r.wake_at <= $4)) \
                AND (l.run_id IS NULL OR l.expires_at <= $4) AND ",
             $tagged,
             " (SELECT 1 FROM run_tenants t WHERE t.run_id = r.run_id) \
@@ -52,10 +56,28 @@ macro_rules! pg_claim {
     };
 }
 
-/// How many runs a claim could take at `now` (parameter 1), of any scope: the queue depth.
-pub(crate) const CLAIMABLE_COUNT: &str = "SELECT count(*) FROM runs r \
-     LEFT JOIN leases l ON l.run_id = r.run_id \
-     WHERE r.status IN ('queued', 'running') AND (l.run_id IS NULL OR l.expires_at <= ";
+/// How many runs a claim could take at `now` (parameter 1), of any scope: the queue depth. The
+/// same predicate as the claim's: a paused run whose wake time has passed counts too.
+macro_rules! claimable_count {
+    ($now:literal) => {
+        concat!(
+            "SELECT count(*) FROM runs r \
+             LEFT JOIN leases l ON l.run_id = r.run_id \
+             WHERE (r.status IN ('queued', 'running') \
+             OR (r.status = 'paused' AND r.wake_at <= ",
+            $now,
+            ")) AND (l.run_id IS NULL OR l.expires_at <= ",
+            $now,
+            ")"
+        )
+    };
+}
+
+/// SQLite's queue-depth count (parameter: now).
+pub(crate) const SQLITE_CLAIMABLE_COUNT: &str = claimable_count!("?1");
+
+/// PostgreSQL's queue-depth count (parameter: now).
+pub(crate) const PG_CLAIMABLE_COUNT: &str = claimable_count!("$1");
 
 /// SQLite's claim statement for `scope` (parameters: owner, host, pid, now, expires, limit).
 pub(crate) fn sqlite(scope: ClaimScope) -> &'static str {

@@ -83,6 +83,7 @@ mod query;
 mod record;
 pub mod retention;
 mod schedules;
+mod signals;
 mod sqlite;
 mod time;
 mod url;
@@ -106,9 +107,11 @@ pub use postgres::{PG_SCHEMA_VERSION, PgStore};
 pub use query::{DEFAULT_PAGE_LIMIT, InvalidCursor, MAX_PAGE_LIMIT, RunCursor, RunPage, RunQuery};
 pub use record::{
     CancelRequest, CheckpointMeta, Checkpointed, ClaimNote, LogEntry, LogKind, PauseRequest,
-    RecordUpdate, Renewed, RunParent, RunRecord, RunStatus, StepEntry, StepSnapshot, StoredRun,
+    RecordUpdate, Renewed, RunParent, RunRecord, RunStatus, RunWait, StepEntry, StepSnapshot,
+    StoredRun,
 };
 pub use schedules::{Firing, FiringState, NewFiring, ScheduleRow, ScheduleStore, TickClaim};
+pub use signals::{SignalReceipt, StoredSignal};
 pub use sqlite::registry::SqliteRegistry;
 pub use sqlite::{SqliteSettings, SqliteStore};
 pub use time::{now_ms, parse_rfc3339, rfc3339};
@@ -116,7 +119,7 @@ pub use url::{StoreUrl, open_store};
 pub use workflows::{StoredWorkflow, WorkflowRegistry, WorkflowSummary};
 
 /// The schema version this build reads and writes.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 /// The hensu version recorded in the store's `meta` table.
 pub const HENSU_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The default lease time-to-live.
@@ -433,20 +436,38 @@ pub trait StateStore: Send + Sync {
     /// `queued`, or `running` with no lease or a lease that expired (orphaned) — oldest
     /// first, in one statement (see *Claiming* in the crate docs), and records each claim in
     /// the run's log ([`LogKind::Claimed`], the run's status becomes `running`, its step
-    /// moves on by one). Paused and finished runs are never claimed. Each returned lease says
+    /// moves on by one). Finished runs are never claimed, nor paused ones but a run paused at a
+    /// durable wait whose wake time has passed ([`RunRecord::wait`]). Each returned lease says
     /// whether the run had been held before ([`Claimed::taken_over`]). Only runs of `scope`
     /// are candidates: a claimer never sees (nor spins on) runs it may not take.
     async fn claim(&self, owner: &OwnerId, scope: ClaimScope, limit: usize)
     -> Result<Vec<Claimed>>;
 
-    /// How many runs are waiting to be claimed now — `queued`, or `running` with no lease or
-    /// an expired one — whoever may claim them (a server's `hensu_queue_depth` gauge).
+    /// How many runs are waiting to be claimed now — `queued`, `running` with no lease or an
+    /// expired one, or `paused` at a durable wait whose wake time has passed (the claim's
+    /// predicate) — whoever may claim them (a server's `hensu_queue_depth` gauge).
     async fn queue_depth(&self) -> Result<u64>;
 
     /// Renews every lease `owner` holds, in one statement (a worker's heartbeat); returns the
     /// runs renewed, with their cancellation flags. A run missing from the answer is no longer
     /// the owner's (taken over after its lease expired, or finished).
     async fn heartbeat_owner(&self, owner: &OwnerId) -> Result<Vec<(String, Renewed)>>;
+
+    // --- Timers and signals (docs/language.md, *Timers and signals*) ----------------------
+    //
+    // A paused run waiting at a `wait` or `awaitSignal` node carries its wait in its record
+    // ([`RunRecord::wait`], written with [`RecordUpdate::wait`]); [`StateStore::claim`] takes
+    // it once its wake time has passed.
+
+    /// Stores signal `name` with `payload` for the run, numbered after its earlier signals, and
+    /// wakes the run when it is paused waiting for that name (its wake time becomes now).
+    /// [`StoreError::NotFound`] without the run, [`StoreError::Finished`] when it has ended.
+    async fn send_signal(&self, run_id: &str, name: &str, payload: &Value)
+    -> Result<SignalReceipt>;
+
+    /// The signals sent to the run, oldest first (taken or not: which ones the run took is
+    /// in its state).
+    async fn signals(&self, run_id: &str) -> Result<Vec<StoredSignal>>;
 
     /// The schedules and their firings in the same database (docs/schedules.md).
     fn schedules(&self) -> std::sync::Arc<dyn ScheduleStore>;

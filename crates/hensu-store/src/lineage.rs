@@ -309,6 +309,7 @@ pub(crate) async fn fork<B: Backend>(
         current_node: record.current_node.clone(),
         correlation_id: record.correlation_id.clone(),
         exit_status: record.exit_status.clone(),
+        wait: None,
     };
     let row = NewLogRow {
         output: Some(&note),

@@ -287,6 +287,7 @@ pub(crate) async fn create_run<B: Backend>(
         current_node: record.current_node.clone(),
         correlation_id: record.correlation_id.clone(),
         exit_status: record.exit_status.clone(),
+        wait: None,
     };
     let row = NewLogRow {
         snapshot_bytes: Some(snap_len),

@@ -139,6 +139,17 @@ impl crate::StateStore for MemoryStore {
     async fn request_pause(&self, run_id: &str) -> Result<crate::PauseRequest> {
         self.inner.request_pause(run_id).await
     }
+    async fn send_signal(
+        &self,
+        run_id: &str,
+        name: &str,
+        payload: &serde_json::Value,
+    ) -> Result<crate::SignalReceipt> {
+        self.inner.send_signal(run_id, name, payload).await
+    }
+    async fn signals(&self, run_id: &str) -> Result<Vec<crate::StoredSignal>> {
+        self.inner.signals(run_id).await
+    }
     async fn load(&self, run_id: &str) -> Result<crate::StoredRun> {
         self.inner.load(run_id).await
     }

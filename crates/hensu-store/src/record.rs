@@ -95,6 +95,31 @@ pub struct RunRecord {
     /// ([`crate::StateStore::fork`]); `None` for every other run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<RunParent>,
+    /// A paused run waiting at a `wait` or `awaitSignal` node: when a claim may take it, and
+    /// the signal that wakes it earlier ([`RunWait`]); `None` for every other run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<RunWait>,
+}
+
+/// What a paused run waits for (docs/language.md, *Timers and signals*): a claim takes it
+/// once `wake_at` has passed, and a signal named `signal` sets `wake_at` to the time it was
+/// sent. Cleared by every record update that does not set it again.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RunWait {
+    /// Unix milliseconds; `None`: only the signal wakes the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wake_at: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
+    /// Written only: how many of the run's signals the run had looked at when it decided to
+    /// wait. A signal of its name numbered at or after it (sent while the run was deciding)
+    /// wakes the run at once, in the same transaction as the wait (read back as 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub signals_seen: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Where a forked run's history starts: its parent's log up to and including `step` (the
@@ -128,6 +153,7 @@ impl RunRecord {
             cancel_requested: false,
             pause_requested: false,
             parent: None,
+            wait: None,
         }
     }
 }
@@ -139,6 +165,9 @@ pub struct RecordUpdate {
     pub current_node: Option<String>,
     pub correlation_id: Option<String>,
     pub exit_status: Option<String>,
+    /// A paused run's wait (docs/language.md, *Timers and signals*); `None` clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<RunWait>,
 }
 
 impl RecordUpdate {
@@ -149,6 +178,7 @@ impl RecordUpdate {
             current_node: Some(node.into()),
             correlation_id: None,
             exit_status: None,
+            wait: None,
         }
     }
 
@@ -159,6 +189,7 @@ impl RecordUpdate {
             current_node: Some(node.into()),
             correlation_id: Some(correlation_id.into()),
             exit_status: None,
+            wait: None,
         }
     }
 
@@ -173,6 +204,7 @@ impl RecordUpdate {
             current_node: node,
             correlation_id: None,
             exit_status,
+            wait: None,
         }
     }
 }
@@ -279,6 +311,7 @@ impl ClaimNote {
             current_node: record.current_node,
             correlation_id: None,
             exit_status: None,
+            wait: None,
         };
         (update, serde_json::to_vec(&note).unwrap_or_default())
     }
@@ -395,6 +428,9 @@ pub enum PauseRequest {
 
 /// What [`crate::StateStore::request_cancel`] did.
 #[derive(Clone, Debug, PartialEq, Eq)]
+// Returned once per cancel request (not stored or collected): the record's size there costs
+// nothing, and boxing it would change every caller for no gain.
+#[allow(clippy::large_enum_variant)]
 pub enum CancelRequest {
     /// A live owner holds the run: the flag is set, the owner stops at its next node boundary.
     Requested { owner: String },

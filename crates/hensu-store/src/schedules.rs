@@ -1,5 +1,5 @@
 //! Schedules and their firings (docs/schedules.md): the rows `hensuc serve` fires from, in
-//! the store's database (SQLite schema 6, PostgreSQL migration `V4__schedules.sql`), reached
+//! the store's database (SQLite schema 7, PostgreSQL migration `V5__schedules.sql`), reached
 //! through [`crate::StateStore::schedules`].
 //!
 //! The store knows no cron: a schedule row carries the next time it is due

@@ -144,13 +144,15 @@ fn version_1_schemas_get_the_fork_and_pause_columns() {
         .expect("create");
     drop(s);
     // Back to what version 1 left: no fork columns (version 2), no pause request (version 3),
-    // no schedules (version 4), one migration applied.
+    // no durable waits (version 4), no schedules (version 5), one migration applied.
     sql(
         &schema,
         "DROP TABLE schedules, schedule_firings;
          DROP INDEX runs_by_parent;
+         DROP INDEX runs_by_wake;
+         DROP TABLE run_signals;
          ALTER TABLE runs DROP COLUMN parent_run, DROP COLUMN parent_step,
-             DROP COLUMN pause_requested;
+             DROP COLUMN pause_requested, DROP COLUMN wake_at, DROP COLUMN waiting_for;
          DELETE FROM refinery_schema_history WHERE version >= 2;
          UPDATE meta SET value = '1' WHERE key = 'schema_version';",
     );
@@ -179,6 +181,12 @@ fn version_1_schemas_get_the_fork_and_pause_columns() {
     assert_eq!(forked.step, 1);
     assert_eq!(s.load("c").expect("load").snapshot, json!({"k": 2}));
     assert_eq!(s.load("a").expect("load").snapshot, json!({"k": 1}));
+    // Version 4: signals and waits work on the migrated schema.
+    let receipt = s.send_signal("a", "go", &json!(1)).expect("signal");
+    assert_eq!((receipt.seq, receipt.woke), (0, false));
+    assert_eq!(s.record("a").expect("record").wait, None);
+    // Version 5: the schedules tables are back.
+    assert_eq!(sql(&schema, "SELECT count(*) FROM schedules"), ["0"]);
 }
 
 #[test]

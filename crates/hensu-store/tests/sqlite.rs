@@ -622,7 +622,7 @@ fn retention_conformance_on_a_file_and_in_memory() {
     );
 }
 
-/// A purge gives the space back: a file made since schema 6 (incremental auto-vacuum) shrinks
+/// A purge gives the space back: a file made since schema 7 (incremental auto-vacuum) shrinks
 /// at once; a file without it keeps its free pages until a purge with `rewrite` (a `VACUUM`
 /// that turns incremental vacuum on).
 #[test]
@@ -659,7 +659,7 @@ fn purge_gives_the_space_back() {
         space.bytes_after.expect("after"),
     );
     assert!(after * 4 < before, "{before} → {after}");
-    // A file from before schema 6: no incremental vacuum.
+    // A file from before schema 7: no incremental vacuum.
     let old_path = dir.path().join("old.db");
     drop(SqliteStore::open_file(&old_path, opts()).expect("create"));
     let conn = rusqlite::Connection::open(&old_path).expect("open");

@@ -95,6 +95,7 @@ fn kind_word(node: &Node) -> &'static str {
         Node::Action(_) => "action",
         Node::SubWorkflow(_) => "sub_workflow",
         Node::End(_) => "end",
+        Node::Wait(_) => "wait",
         Node::Map(_) => "map",
     }
 }

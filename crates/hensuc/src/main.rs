@@ -63,6 +63,9 @@ enum Command {
     Cancel(commands::cancel::ControlArgs),
     /// Pause a running run after its current node (continue with `resume`).
     Pause(commands::cancel::ControlArgs),
+    /// Send a signal to a run (an `awaitSignal` node takes it; docs/language.md, *Timers and
+    /// signals*).
+    Signal(commands::signal::SignalArgs),
     /// Run the workflow tests `tests/*.test.toml` (stub agents, scripted reviews, snapshots).
     Test(commands::test::TestArgs),
     /// Execute queued and orphaned runs of the store (`run --detach` queues them); many
@@ -124,6 +127,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => commands::replay::execute(args),
         Command::Cancel(args) => commands::cancel::cancel(args),
         Command::Pause(args) => commands::cancel::pause(args),
+        Command::Signal(args) => commands::signal::execute(args),
         Command::Test(args) => commands::test::execute(args),
         Command::Worker(args) => commands::worker::execute(args),
         Command::Attach(args) => commands::attach::execute(args),

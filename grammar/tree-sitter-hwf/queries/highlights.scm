@@ -71,7 +71,7 @@
 ; node kinds: node("id") { … }, end("id", ExitStatus.X)
 (call_expression
   function: (identifier) @keyword.type
-  (#any-of? @keyword.type "action" "end" "fork" "generic" "join" "map" "node" "parallel" "subWorkflow"))
+  (#any-of? @keyword.type "action" "awaitSignal" "end" "fork" "generic" "join" "map" "node" "parallel" "subWorkflow" "wait"))
 
 ; builder blocks: workflow("x") { … }, state { … }, agent("id") { … }
 (call_expression
@@ -85,7 +85,7 @@
 
 (call_expression
   function: (identifier) @function.call
-  (#not-any-of? @function.call "action" "end" "fork" "generic" "join" "map" "node" "parallel" "subWorkflow" "agent" "agents" "branch" "compensation" "config" "consensus" "graph" "observability" "onCondition" "onScore" "review" "routes" "state" "workflow" "after" "await" "execute" "exports" "extends" "imports" "input" "listOf" "mapOf" "runIf" "send" "targets" "variable" "writes" "yields"))
+  (#not-any-of? @function.call "action" "awaitSignal" "end" "fork" "generic" "join" "map" "node" "parallel" "subWorkflow" "wait" "agent" "agents" "branch" "compensation" "config" "consensus" "graph" "observability" "onCondition" "onScore" "review" "routes" "state" "workflow" "after" "await" "execute" "exports" "extends" "imports" "input" "listOf" "mapOf" "runIf" "send" "targets" "variable" "writes" "yields"))
 
 ; """…""".trimIndent()
 (method_call
@@ -112,7 +112,7 @@
 ; onSuccess goto "x", whenScore lessThan 60.0 goto "y", start at "a"
 (infix_chain
   head: (identifier) @keyword.conditional
-  (#any-of? @keyword.conditional "onApproval" "onComplete" "onConsensus" "onFailure" "onNoConsensus" "onRejection" "onSuccess" "start" "whenScore" "whenValue"))
+  (#any-of? @keyword.conditional "onApproval" "onComplete" "onConsensus" "onFailure" "onNoConsensus" "onRejection" "onSignal" "onSuccess" "onTimeout" "start" "whenScore" "whenValue"))
 
 ; otherwise revise "p" retry 2 otherwise "x"
 (infix_chain

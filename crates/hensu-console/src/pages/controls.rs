@@ -5,7 +5,10 @@
 //! another server) is shown on the execution's page with the API's message. A failed run has
 //! *Redrive* (the service's `time_travel::redrive`, the API's `POST …/redrive`): the new run's
 //! page opens. An ended run has *Replay* (the service's `replay`, the API's `POST …/replay`;
-//! its handler is [`super::execution::replay`], which renders the page with the result).
+//! its handler is [`super::execution::replay`], which renders the page with the result). A run
+//! that is not finished has a *Signal* form (name and JSON payload: the service's
+//! `signals::send`, the API's `POST …/signals/{name}`; docs/language.md, *Timers and signals*),
+//! its name filled in when the run waits for a signal.
 
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
@@ -35,11 +38,20 @@ pub fn forms(viewer: &Viewer, record: &RunRecord) -> Markup {
             }
         }
     };
+    let waiting_for = record.wait.as_ref().and_then(|w| w.signal.clone());
     let ended = matches!(
         record.status,
         RunStatus::Completed | RunStatus::Failed | RunStatus::Rejected
     );
     html! {
+        @if running || paused || record.status == RunStatus::Queued {
+            form.signal-form method="post" action={ (base) "/signal" } aria-label="Send a signal" {
+                input type="hidden" name="_csrf" value=(viewer.csrf);
+                label { "Signal " input type="text" name="name" required value=[waiting_for.as_deref()]; }
+                label { " payload (JSON) " input type="text" name="payload" placeholder="null"; }
+                button type="submit" { "Signal" }
+            }
+        }
         @if ended {
             div.run-controls role="group" aria-label="Run controls" {
                 @if record.status == RunStatus::Failed { (form("redrive", "primary", "Redrive")) }
@@ -135,6 +147,50 @@ pub async fn redrive(
     let request = hensu_server::service::time_travel::RedriveExecution::default();
     match hensu_server::service::time_travel::redrive(&app, &viewer.tenant, &id, request).await {
         Ok(forked) => back(&forked.execution_id, "redriven"),
+        Err(e) => api_error(&viewer, Nav::Executions, e),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct SignalForm {
+    #[serde(rename = "_csrf")]
+    csrf: Option<String>,
+    name: String,
+    #[serde(default)]
+    payload: String,
+}
+
+/// `POST /console/executions/{id}/signal`: the service's signal send (a blank payload is
+/// `null`; text that is not JSON is refused as the API refuses a bad body).
+pub async fn signal(
+    State(app): State<AppState>,
+    Page(viewer): Page,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    axum::Form(form): axum::Form<SignalForm>,
+) -> Response {
+    if let Err(r) = check_post(&headers, &viewer.csrf, form.csrf.as_deref()) {
+        return r.into_response();
+    }
+    let payload = if form.payload.trim().is_empty() {
+        serde_json::Value::Null
+    } else {
+        match serde_json::from_str(&form.payload) {
+            Ok(v) => v,
+            Err(e) => {
+                let e = hensu_server::error::ApiError::bad_request(format!(
+                    "the signal's payload is not JSON: {e}"
+                ))
+                .with_code("invalid_body");
+                return api_error(&viewer, Nav::Executions, e);
+            }
+        }
+    };
+    let request = hensu_server::service::signals::SendSignal { payload };
+    match hensu_server::service::signals::send(&app, &viewer.tenant, &id, &form.name, request).await
+    {
+        Ok(sent) if sent.woke => back(&id, "signalled"),
+        Ok(_) => back(&id, "signal-kept"),
         Err(e) => api_error(&viewer, Nav::Executions, e),
     }
 }

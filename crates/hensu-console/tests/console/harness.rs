@@ -11,6 +11,7 @@ pub const SECRET: &str = "console-test-secret-console-test!!";
 
 pub const LINEAR: &str = include_str!("fixtures/linear.json");
 pub const REVIEWED: &str = include_str!("fixtures/reviewed.json");
+pub const SIGNALLED: &str = include_str!("fixtures/signalled.json");
 pub const TYPED: &str = include_str!("fixtures/typed.json");
 /// A workflow whose run fails on a server (its `deploy` node runs a local command).
 pub const STRICT: &str = include_str!("fixtures/strict.json");

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::harness::{REVIEWED, Server, TYPED};
+use crate::harness::{REVIEWED, SIGNALLED, Server, TYPED};
 
 async fn paused_review(s: &Server) -> (String, String) {
     let id = s.run("acme", "reviewed", json!({"topic": "tides"})).await;
@@ -346,4 +346,48 @@ async fn an_approval_carries_the_edited_values_when_the_review_allows_edits() {
         .expect("result json");
     assert_eq!(result["output"]["topic"], "tides, edited", "{result}");
     assert!(result["output"].get("_engine").is_none());
+}
+
+/// The Signal form of a waiting execution (docs/language.md, *Timers and signals*): the name it
+/// waits for filled in; a payload that does not fit its variable refused with the API's message;
+/// a fitting one wakes it and it completes with the payload.
+#[tokio::test]
+async fn the_signal_form_wakes_a_waiting_execution() {
+    let s = Server::start(true, &[]).await;
+    s.push("acme", SIGNALLED).await;
+    let id = s.run("acme", "signalled", json!({"topic": "tides"})).await;
+    let status = s.wait_for("acme", &id, "paused").await;
+    assert_eq!(status["waitingFor"], "approved", "{status}");
+    let me = s.session("acme").await;
+    let page_path = format!("/console/executions/{id}");
+    let (_, page) = me.get(&s, &page_path).await;
+    assert!(
+        page.contains(&format!("action=\"/console/executions/{id}/signal\"")),
+        "a Signal form"
+    );
+    assert!(page.contains("value=\"approved\""), "its name filled in");
+    let path = format!("/console/executions/{id}/signal");
+    let (code, _, body) = me
+        .post(
+            &s,
+            &path,
+            &[("_csrf", &me.csrf), ("name", "approved"), ("payload", "42")],
+        )
+        .await;
+    assert_eq!(code, 422, "{body}");
+    assert!(body.contains("does not fit"), "{body}");
+    assert_eq!(s.status("acme", &id).await["status"], "paused");
+    let (code, _, _) = me
+        .post(
+            &s,
+            &path,
+            &[
+                ("_csrf", &me.csrf),
+                ("name", "approved"),
+                ("payload", "\"ship\""),
+            ],
+        )
+        .await;
+    assert_eq!(code, 303);
+    s.wait_for("acme", &id, "completed").await;
 }

@@ -94,11 +94,23 @@ pub struct DurableRun {
     snapshot_wanted: AtomicBool,
     /// The last checkpoint's write, for benchmarks and tests.
     last_write: Mutex<Option<Duration>>,
+    /// What its waits need (`waits.rs`).
+    pub(crate) waits: WaitState,
     /// One write at a time: journal entries of parallel branches and the boundaries share
     /// the run's step counter.
     order: tokio::sync::Mutex<()>,
     /// The journal entries of an earlier run of the node in flight, by visit (read once).
     replay: tokio::sync::OnceCell<journal::Replay>,
+}
+
+/// A durable run's wait bookkeeping (docs/language.md, *Timers and signals*).
+#[derive(Debug, Default)]
+pub(crate) struct WaitState {
+    /// How many of the run's signals its last signal wait looked at (written with the wait,
+    /// so a signal sent meanwhile wakes the run at once).
+    pub signals_seen: AtomicU64,
+    /// A timer whose wake time is recorded is waited for in place instead of suspending.
+    pub in_place: AtomicBool,
 }
 
 impl std::fmt::Debug for DurableRun {
@@ -231,9 +243,17 @@ impl DurableRun {
             snapshot_wanted: AtomicBool::new(false),
             external_heartbeat: false,
             last_write: Mutex::new(None),
+            waits: WaitState::default(),
             order: tokio::sync::Mutex::new(()),
             replay: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// A recorded timer (the run was suspended at it and is continued now) is waited for in
+    /// place, holding the run, instead of suspending it again (`hensuc resume`).
+    pub fn with_waiting_in_place(self) -> DurableRun {
+        self.waits.in_place.store(true, Ordering::SeqCst);
+        self
     }
 
     /// Adds a token cancelled when the store reports a cancellation request (a worker's and
@@ -494,7 +514,10 @@ impl DurableRun {
             return Ok(None);
         }
         let state = &result.state;
-        let update = final_update(result);
+        let mut update = final_update(result);
+        if let Some(w) = update.wait.as_mut() {
+            w.signals_seen = self.waits.signals_seen.load(Ordering::SeqCst);
+        }
         let status = update.status;
         let cp = self.write_state(state, update.clone()).await;
         if !status.is_terminal() || cp.is_err() {
@@ -525,22 +548,44 @@ pub fn final_update(result: &RunResult) -> RecordUpdate {
         RunOutcome::Failed(_) => {
             RecordUpdate::finished(RunStatus::Failed, Some(state.current_node.clone()), None)
         }
+        // A durable wait (docs/language.md, *Timers and signals*): a claim takes the run when
+        // its wake time passes or its signal comes.
+        RunOutcome::Paused if state.waiting.is_some() => RecordUpdate {
+            status: RunStatus::Paused,
+            current_node: Some(state.current_node.clone()),
+            correlation_id: None,
+            exit_status: None,
+            wait: state.waiting.as_ref().map(|w| hensu_store::RunWait {
+                wake_at: w.wake_at_ms,
+                signal: w.signal.clone(),
+                signals_seen: 0,
+            }),
+        },
         RunOutcome::Paused => match &state.phase {
+            // A review with a deadline (docs/language.md, *Review*): a claim takes the run
+            // then, and it is rejected undecided.
             ExecutionPhase::Awaiting {
                 node_id,
                 correlation_id,
+                deadline_at_ms,
                 ..
             } => RecordUpdate {
                 status: RunStatus::Paused,
                 current_node: Some(node_id.clone()),
                 correlation_id: Some(correlation_id.clone()).filter(|c| !c.is_empty()),
                 exit_status: None,
+                wait: deadline_at_ms.map(|at| hensu_store::RunWait {
+                    wake_at: Some(at),
+                    signal: None,
+                    signals_seen: 0,
+                }),
             },
             _ => RecordUpdate {
                 status: RunStatus::Paused,
                 current_node: Some(state.current_node.clone()),
                 correlation_id: None,
                 exit_status: None,
+                wait: None,
             },
         },
     }

@@ -12,6 +12,8 @@
 //! * [`fork_run`] forks a stored run at a step of its log (the fork references the parent's
 //!   log prefix; checked against another workflow first when one is given), paused there for
 //!   the face to resume like any paused run.
+//! * [`send_signal`] sends a signal to a stored run (its payload checked against the
+//!   variables its `awaitSignal` nodes write), for `hensuc signal`, the server and the console.
 //! * [`replay_run`] replays a stored run with every outside call answered from its run log
 //!   (the engine gets the recorded answers through [`Extras::recorded`]) and compares it
 //!   with the recording.
@@ -27,6 +29,7 @@
 mod engine;
 mod fork;
 pub mod replay;
+mod signal;
 mod stored;
 pub mod telemetry;
 
@@ -41,6 +44,7 @@ pub use fork::{
     ForkError, ForkPlan, Forked, check_fork, failed_step, fork_run, next_node, redrive_run,
 };
 pub use replay::{ReplayError, ReplayPlan, ReplayReport, replay_run};
+pub use signal::{SignalError, check_payload, send_signal, signal_names};
 pub use stored::{
     NewRun, RunHandle, SourceRef, StoredOptions, StoredWorkflow, WORKFLOW_FORMAT, content_hash,
     create_run, new_run_id,

@@ -4,7 +4,8 @@
 //! and visit; the engine receives them through the run recipe
 //! ([`crate::launch::Extras::recorded`]) as one provider ([`ReplayProvider`]) and a set of
 //! handlers, so nothing else of the engine changes: a replayed run spawns no process, sends no
-//! request and asks no human.
+//! request and asks no human. Its `wait` and `awaitSignal` nodes are answered by
+//! [`RecordedWaits`], the replay's waiter: nothing sleeps, no signal is read.
 //!
 //! A call the recording does not have is never made live: it is answered with a failure and
 //! noted as a [`Miss`], which the replay reports as a divergence.
@@ -18,6 +19,7 @@
 pub mod recording;
 
 mod handlers;
+mod waits;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -30,6 +32,7 @@ pub use handlers::{
     RecordedActions, RecordedApiCaller, RecordedCommands, RecordedReview, ReplayAgent,
     ReplayProvider,
 };
+pub use waits::RecordedWaits;
 
 /// What an agent answered once: its text, or its failure.
 #[derive(Clone, Debug, PartialEq)]

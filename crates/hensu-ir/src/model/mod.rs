@@ -9,6 +9,7 @@ mod node;
 mod saga;
 mod timing;
 mod transition;
+mod wait;
 
 pub use node::{
     Action, ActionNode, Branch, ConsensusConfig, Criterion, EndNode, ForkNode, GenericNode,
@@ -17,6 +18,7 @@ pub use node::{
 pub use saga::{COMPENSATING, COMPENSATING_OUTPUT, Compensation, CompensationBody, Saga};
 pub use timing::{MAX_BACKOFF_MS, NodeTiming, Timing};
 pub use transition::{ConditionPredicate, ScoreCondition, ScoreRange, TransitionRule};
+pub use wait::{WaitFor, WaitNode};
 
 /// The upstream default workflow version.
 pub const DEFAULT_VERSION: &str = "1.0.0";
@@ -283,6 +285,7 @@ wire_enum!(
         Fork = "FORK",
         Join = "JOIN",
         Action = "ACTION",
+        Wait = "WAIT",
         /// hensu extension (docs/language.md, *Map over a list*).
         Map = "MAP",
     }

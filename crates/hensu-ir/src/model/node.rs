@@ -16,6 +16,8 @@ pub enum Node {
     Action(ActionNode),
     SubWorkflow(SubWorkflowNode),
     End(EndNode),
+    /// hensu extension: a durable timer or a signal wait (docs/language.md, *Timers and signals*).
+    Wait(WaitNode),
     /// hensu extension: `map("id") { over = "list"; … }`.
     Map(MapNode),
 }
@@ -32,6 +34,7 @@ impl Node {
             Node::Action(n) => &n.id,
             Node::SubWorkflow(n) => &n.id,
             Node::End(n) => &n.id,
+            Node::Wait(n) => &n.id,
             Node::Map(n) => &n.id,
         }
     }
@@ -47,6 +50,7 @@ impl Node {
             Node::Action(_) => NodeKind::Action,
             Node::SubWorkflow(_) => NodeKind::SubWorkflow,
             Node::End(_) => NodeKind::End,
+            Node::Wait(_) => NodeKind::Wait,
             Node::Map(_) => NodeKind::Map,
         }
     }
@@ -66,6 +70,7 @@ impl Node {
             Node::Generic(n) => &n.transition_rules,
             Node::Action(n) => &n.transition_rules,
             Node::SubWorkflow(n) => &n.transition_rules,
+            Node::Wait(n) => &n.transition_rules,
             Node::Map(n) => &n.transition_rules,
             Node::End(_) => &[],
         }
@@ -81,6 +86,7 @@ impl Node {
             Node::Generic(n) => Some(&mut n.transition_rules),
             Node::Action(n) => Some(&mut n.transition_rules),
             Node::SubWorkflow(n) => Some(&mut n.transition_rules),
+            Node::Wait(n) => Some(&mut n.transition_rules),
             Node::Map(n) => Some(&mut n.transition_rules),
             Node::End(_) => None,
         }

@@ -1,7 +1,8 @@
 //! Node timeouts and retry backoff, a hensu extension of the upstream model (docs/language.md,
 //! *Timeouts and backoff*): `timeout = 30.seconds` on a node and `onFailure retry N backoff
 //! 2.seconds otherwise "x"`. An upstream engine does not know them; the JSON artifact carries
-//! them only on the nodes that set them, so a workflow without any is exactly upstream's.
+//! them only on the nodes that set them, so a workflow without any is exactly upstream's. A
+//! review's `deadline` (docs/language.md, *Review*) is kept here too.
 
 use indexmap::IndexMap;
 
@@ -17,11 +18,14 @@ pub struct NodeTiming {
     /// The wait before the first retry of `onFailure retry` (milliseconds, > 0); it doubles
     /// with each further attempt up to [`MAX_BACKOFF_MS`].
     pub backoff_ms: Option<u64>,
+    /// How long a human review of the node may take (milliseconds, > 0): a review not decided
+    /// by then is rejected, so the node's `onRejection` routes it (docs/language.md, *Review*).
+    pub review_deadline_ms: Option<u64>,
 }
 
 impl NodeTiming {
     pub fn is_empty(&self) -> bool {
-        self.timeout_ms.is_none() && self.backoff_ms.is_none()
+        self.timeout_ms.is_none() && self.backoff_ms.is_none() && self.review_deadline_ms.is_none()
     }
 
     /// The wait before retry `attempt` (1-based) without jitter: `backoff · 2^(attempt-1)`,

@@ -66,6 +66,7 @@ impl Serialize for NodesDto<'_> {
             let t = self.timing.of(k);
             dto.node_timeout_ms = t.timeout_ms;
             dto.retry_backoff_ms = t.backoff_ms;
+            dto.review_deadline_ms = t.review_deadline_ms;
             (k, dto)
         }))
     }
@@ -249,6 +250,9 @@ pub(super) struct NodeDto<'a> {
     /// hensu extension: the `backoff` of the node's `onFailure retry`.
     #[serde(skip_serializing_if = "Option::is_none")]
     retry_backoff_ms: Option<u64>,
+    /// hensu extension (docs/language.md, *Review*): a review's `deadline`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    review_deadline_ms: Option<u64>,
 }
 
 /// One compensation: `id`, then `agentId` + `prompt` or `actions`.
@@ -294,6 +298,7 @@ enum NodePayload<'a> {
     Fork(ForkDto<'a>),
     Join(JoinDto<'a>),
     SubWorkflow(SubWorkflowDto<'a>),
+    Wait(WaitDto<'a>),
     Map(MapDto<'a>),
 }
 
@@ -422,6 +427,24 @@ struct SubWorkflowDto<'a> {
     transition_rules: Vec<RuleDto<'a>>,
 }
 
+/// hensu's `WAIT` node (docs/language.md, *Timers and signals*): exactly one of `durationMs`,
+/// `until` and `signal` (with `timeoutMs` and `writes` when set).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WaitDto<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duration_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    until: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signal: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeout_ms: Option<u64>,
+    #[serde(skip_serializing_if = "is_empty")]
+    writes: &'a [String],
+    transition_rules: Vec<RuleDto<'a>>,
+}
+
 /// hensu extension `MAP` (docs/language.md, *Map over a list*); upstream has no such node.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -442,6 +465,28 @@ struct MapDto<'a> {
     #[serde(skip_serializing_if = "is_empty")]
     writes: &'a [String],
     transition_rules: Vec<RuleDto<'a>>,
+}
+
+impl<'a> From<&'a WaitNode> for WaitDto<'a> {
+    fn from(n: &'a WaitNode) -> Self {
+        let mut dto = WaitDto {
+            duration_ms: None,
+            until: None,
+            signal: None,
+            timeout_ms: None,
+            writes: &n.writes,
+            transition_rules: rules(&n.transition_rules),
+        };
+        match &n.wait {
+            WaitFor::Duration { ms } => dto.duration_ms = Some(*ms),
+            WaitFor::Until { template } => dto.until = Some(template),
+            WaitFor::Signal { name, timeout_ms } => {
+                dto.signal = Some(name);
+                dto.timeout_ms = *timeout_ms;
+            }
+        }
+        dto
+    }
 }
 
 fn rules(rules: &[TransitionRule]) -> Vec<RuleDto<'_>> {
@@ -521,6 +566,7 @@ impl<'a> From<&'a Node> for NodeDto<'a> {
                 output_mapping: &n.output_mapping,
                 transition_rules: rules(&n.transition_rules),
             }),
+            Node::Wait(n) => NodePayload::Wait(WaitDto::from(n)),
             Node::Map(n) => NodePayload::Map(MapDto {
                 over: &n.over,
                 agent_id: non_empty(&n.agent_id),
@@ -541,6 +587,7 @@ impl<'a> From<&'a Node> for NodeDto<'a> {
             compensation: None,
             node_timeout_ms: None,
             retry_backoff_ms: None,
+            review_deadline_ms: None,
         }
     }
 }

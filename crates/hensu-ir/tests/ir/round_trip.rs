@@ -311,6 +311,22 @@ fn node() -> impl Strategy<Value = Node> {
         });
     let end = (ident(), prop::sample::select(ExitStatus::ALL))
         .prop_map(|(id, status)| Node::End(EndNode { id, status }));
+    // hensu's WAIT node (docs/language.md, *Timers and signals*).
+    let wait_for = prop_oneof![
+        (1u64..=i64::MAX as u64).prop_map(|ms| WaitFor::Duration { ms }),
+        text().prop_map(|template| WaitFor::Until { template }),
+        (ident(), prop::option::of(1u64..=i64::MAX as u64))
+            .prop_map(|(name, timeout_ms)| WaitFor::Signal { name, timeout_ms }),
+    ];
+    let wait = (ident(), wait_for, strings(), rules()).prop_map(|(id, wait, writes, rules)| {
+        // `writes` belong to a signal wait only (the reader keeps them either way).
+        Node::Wait(WaitNode {
+            id,
+            wait,
+            writes,
+            transition_rules: rules,
+        })
+    });
     // hensu extension (docs/language.md, *Map over a list*).
     let map = (
         (
@@ -350,7 +366,7 @@ fn node() -> impl Strategy<Value = Node> {
             },
         );
     prop_oneof![
-        standard, parallel, fork, join, generic, action, sub, end, map
+        standard, parallel, fork, join, generic, action, sub, end, wait, map
     ]
 }
 
@@ -522,6 +538,7 @@ fn workflow() -> impl Strategy<Value = Workflow> {
                             hensu_ir::NodeTiming {
                                 timeout_ms: Some(n * 1000),
                                 backoff_ms: (i % 2 == 0).then_some(n * 250),
+                                review_deadline_ms: (i % 3 == 0).then_some(n * 60_000),
                             },
                         );
                     }

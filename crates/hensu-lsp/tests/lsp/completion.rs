@@ -272,6 +272,46 @@ fn complete_dependency_dag_statements_and_the_run_if_variable() {
     );
 }
 
+/// An `awaitSignal` body offers its own statements, and hover explains them (docs/language.md,
+/// *Timers and signals*).
+#[test]
+fn complete_and_hover_signal_wait_statements() {
+    let with = |body: &str| {
+        DOC.replace(
+            "        subWorkflow(\"summarize\") {",
+            &format!(
+                "        awaitSignal(\"gate\") {{\n            {body}\n            onSignal goto \"done\"\n        }}\n\n        subWorkflow(\"summarize\") {{"
+            ),
+        )
+    };
+    let statements = completion(&with("$0"));
+    for word in [
+        "signal (",
+        "timeout (",
+        "writes (",
+        "onSignal (",
+        "onTimeout (",
+    ] {
+        assert!(
+            statements.lines().any(|l| l.starts_with(word)),
+            "{word} missing: {statements}"
+        );
+    }
+    assert!(
+        !statements.lines().any(|l| l.starts_with("agent (")),
+        "no agent in a signal wait: {statements}"
+    );
+    let (engine, u, pos, _) = open(&with(
+        "timeout = 48.hours\n            onTime$0out goto \"done\"",
+    ));
+    let h = engine.hover(HoverParams {
+        text_document_position_params: tdp(&u, pos),
+        work_done_progress_params: Default::default(),
+    });
+    let text = format!("{:?}", h.map(|h| h.contents));
+    assert!(text.contains("onTimeout goto"), "{text}");
+}
+
 /// A map node offers its statements, `over = "` the variables, `agent = "` the agents and
 /// `onItemFailure = ` the ItemFailure constants (docs/language.md, *Map over a list*).
 #[test]

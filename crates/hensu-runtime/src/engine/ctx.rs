@@ -9,6 +9,7 @@ use crate::error::RuntimeError;
 use crate::events::{ExecutionListener, NoopListener};
 use crate::run_types::CancelToken;
 use crate::state::{FinishedBranch, NestedFrame, RunState};
+use crate::wait::{SleepingWaiter, Waiter};
 
 use super::{Engine, Flow};
 
@@ -35,6 +36,8 @@ pub struct RunCtx<'r> {
     /// The id of a new run (the durable run's id, so events, records and `runs` name it the
     /// same); `None`: a fresh UUID.
     pub run_id: Option<&'r str>,
+    /// Decides the run's `wait` and `awaitSignal` nodes (default: [`SleepingWaiter`]).
+    pub waiter: Option<&'r dyn Waiter>,
     /// Where the calls of the node in flight are journaled (a durable run; docs/security.md,
     /// *Call journal*); `None`: calls are numbered and keyed, not recorded.
     pub journal: Option<&'r std::sync::Arc<dyn crate::journal::CallJournal>>,
@@ -61,8 +64,16 @@ impl<'r> RunCtx<'r> {
             checkpointer: None,
             controls: &[],
             run_id: None,
+            waiter: None,
             journal: None,
         }
+    }
+
+    /// The waiter of the run's `wait` and `awaitSignal` nodes (docs/language.md, *Timers and
+    /// signals*).
+    pub fn waiter(mut self, waiter: &'r dyn Waiter) -> RunCtx<'r> {
+        self.waiter = Some(waiter);
+        self
     }
 
     /// Journals the calls of the node in flight in `journal`.
@@ -114,6 +125,7 @@ pub(crate) struct Exec<'r> {
     controls: &'r [&'r dyn RunControlHook],
     /// The listener's trace, which outgoing calls carry (`None`: no trace exported).
     trace: Option<std::sync::Arc<dyn crate::trace_context::TraceSource>>,
+    waiter: Option<&'r dyn Waiter>,
     /// The run's call journal and call observer; the run id is filled at the first visit.
     journal: Option<std::sync::Arc<dyn crate::journal::CallJournal>>,
     observer: Option<std::sync::Arc<dyn crate::journal::CallObserver>>,
@@ -136,10 +148,16 @@ impl<'r> Exec<'r> {
             checkpointer: ctx.checkpointer,
             controls: ctx.controls,
             trace: ctx.listener.trace_source(),
+            waiter: ctx.waiter,
             journal: ctx.journal.cloned(),
             observer: ctx.listener.call_observer(),
             journal_ctx: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The run's waiter (the default sleeps and receives no signal).
+    pub(crate) fn waiter(&self) -> &dyn Waiter {
+        self.waiter.unwrap_or(&SleepingWaiter)
     }
 
     /// The journal scope of a visit of a node of kind `node` in run `run_id`: always for a

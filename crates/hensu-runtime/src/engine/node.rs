@@ -65,6 +65,7 @@ impl Exec<'_> {
                 .await
             }
             Node::Join(j) => Ok(super::kinds::join::execute_join(j, state)),
+            Node::Wait(w) => Box::pin(super::kinds::wait::execute_wait(self, w, state, flow)).await,
             Node::Map(m) => {
                 Box::pin(super::kinds::map::execute_map(
                     self, p, m, state, cancel, flow,

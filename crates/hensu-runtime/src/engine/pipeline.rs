@@ -50,6 +50,8 @@ pub(super) struct PostCtx<'a> {
     /// Set by the transition processor when the node failed into a retry with `backoff`:
     /// the wait before it runs again.
     pub(super) backoff: Option<std::time::Duration>,
+    /// The deadline of the review this resumed pipeline waited for (unix milliseconds).
+    pub(super) review_deadline_at: Option<u64>,
 }
 
 /// What the loop does after one node.
@@ -127,12 +129,21 @@ impl Exec<'_> {
                 ProcessorOutcome::Continue => {}
                 ProcessorOutcome::Terminal(o) => return Ok(Step::Stop(o)),
                 ProcessorOutcome::Suspend { correlation_id } => {
+                    // A review's deadline counts on the run's clock (virtual in tests).
+                    let requested_at_ms = self.waiter().now_ms();
+                    let deadline_at_ms = p
+                        .workflow()
+                        .timing
+                        .of(p.plan.id(pc.idx))
+                        .review_deadline_ms
+                        .map(|d| requested_at_ms.saturating_add(d));
                     state.phase = ExecutionPhase::Awaiting {
                         node_id: p.plan.id(pc.idx).to_string(),
                         processor_id: PostProcessor::PIPELINE[i].id().to_string(),
                         cached_result: Box::new(pc.result.clone()),
                         correlation_id,
-                        requested_at_ms: now_ms(),
+                        requested_at_ms,
+                        deadline_at_ms,
                     };
                     return Ok(Step::Stop(RunOutcome::Paused));
                 }
@@ -361,6 +372,19 @@ impl Exec<'_> {
         }
         let decision = match pc.resume_decision.take() {
             Some(d) => d,
+            // Not decided by its deadline: rejected (docs/language.md, *Review*).
+            None if pc
+                .review_deadline_at
+                .is_some_and(|at| self.waiter().now_ms() >= at) =>
+            {
+                let deadline = p.workflow().timing.of(&node.id).review_deadline_ms;
+                ReviewDecision::Reject {
+                    reason: format!(
+                        "no review decision within {}",
+                        super::describe_ms(deadline.unwrap_or(0))
+                    ),
+                }
+            }
             None => {
                 // Tokio's clock: the one the run's time limit sleeps on.
                 let asked = tokio::time::Instant::now();

@@ -243,6 +243,7 @@ impl<'h, 's> Guards<'h, 's> {
             human_wait: std::time::Duration::ZERO,
             inherited: self.inherited,
             backoff: None,
+            review_deadline_at: None,
         }
     }
 
@@ -403,6 +404,7 @@ fn pause_pending(p: &Prepared, cur: usize, state: &mut RunState, result: NodeRes
         cached_result: Box::new(result),
         correlation_id: String::new(),
         requested_at_ms: now_ms(),
+        deadline_at_ms: None,
     };
 }
 
@@ -522,7 +524,14 @@ impl Exec<'_> {
                 return Err(guards.cancelled(state));
             };
             if result.status == NodeStatus::Pending {
-                pause_pending(p, cur, state, result);
+                if matches!(node, Node::Wait(_)) {
+                    // A durable wait: the run stops before the node, which runs again (with
+                    // its wake time kept in `state.waiting`) when the run continues.
+                    state.steps = state.steps.saturating_sub(1);
+                    state.phase = ExecutionPhase::Initial;
+                } else {
+                    pause_pending(p, cur, state, result);
+                }
                 return Ok(RunOutcome::Paused);
             }
             if held_call.load(Ordering::SeqCst) {
@@ -562,6 +571,7 @@ impl Exec<'_> {
             node_id,
             processor_id,
             cached_result,
+            deadline_at_ms,
             ..
         } = std::mem::replace(&mut state.phase, ExecutionPhase::Initial)
         else {
@@ -586,6 +596,7 @@ impl Exec<'_> {
             human_wait: std::time::Duration::ZERO,
             inherited: guards.inherited,
             backoff: None,
+            review_deadline_at: deadline_at_ms,
         };
         let step = self.post_pipeline(p, state, &mut pc, from).await?;
         guards.clock.not_counting(pc.human_wait);

@@ -86,6 +86,13 @@ fn small_fields(state: &RunState) -> Result<SmallFields, String> {
     if let Some(f) = &state.failure {
         put("failure", serde_json::to_value(f))?;
     }
+    // A durable wait (docs/language.md, *Timers and signals*).
+    if let Some(w) = &state.waiting {
+        put("waiting", serde_json::to_value(w))?;
+    }
+    if !state.signals_taken.is_empty() {
+        put("signals_taken", serde_json::to_value(&state.signals_taken))?;
+    }
     Ok(m)
 }
 
@@ -523,6 +530,12 @@ mod tests {
             node: None,
             cause: None,
         });
+        s.waiting = Some(crate::Waiting {
+            node_id: "a".into(),
+            wake_at_ms: Some(1),
+            signal: Some("go".into()),
+        });
+        s.signals_taken = vec![0];
         s
     }
 

@@ -172,6 +172,10 @@ pub enum ExecutionPhase {
         correlation_id: String,
         /// Milliseconds since the Unix epoch.
         requested_at_ms: u64,
+        /// A review with a `deadline` (docs/language.md, *Review*): when it is rejected
+        /// undecided (unix milliseconds). A durable run is claimed again then.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deadline_at_ms: Option<u64>,
     },
     /// Finished.
     Terminal,
@@ -220,6 +224,28 @@ pub struct RunState {
     /// result and `execution.error` event, the console) gives the same reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<RunFailure>,
+    /// The wait node the run is waiting at (docs/language.md, *Timers and signals*): its wake
+    /// time is fixed at the first arrival and kept while the run is suspended, so a resumed
+    /// run wakes at the same time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<Waiting>,
+    /// The sequence numbers of the signals the run has taken, so a resumed run never takes
+    /// one twice.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals_taken: Vec<u64>,
+}
+
+/// A run waiting at a `wait` or `awaitSignal` node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Waiting {
+    pub node_id: String,
+    /// When the wait ends without a signal (unix milliseconds); `None`: a signal wait without
+    /// a timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wake_at_ms: Option<u64>,
+    /// The signal waited for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
 }
 
 /// Why a run failed: the error it ended with, as `hensuc run` prints it.
@@ -472,6 +498,8 @@ impl RunState {
             compensations: Vec::new(),
             nested: None,
             failure: None,
+            waiting: None,
+            signals_taken: Vec::new(),
         }
     }
 

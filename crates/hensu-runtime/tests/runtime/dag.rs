@@ -31,6 +31,7 @@ fn dag(branches: Vec<Branch>, timeout_ms: Option<u64>) -> Workflow {
             NodeTiming {
                 timeout_ms: Some(t),
                 backoff_ms: None,
+                review_deadline_ms: None,
             },
         );
     }

@@ -30,6 +30,7 @@ mod run_guards;
 mod stubs;
 mod timing;
 mod transition_rules;
+mod waits;
 // Fork/join, sub-workflows, review decisions and handlers, rubric and consensus boundaries.
 mod fork_join;
 mod review;

@@ -14,6 +14,7 @@ fn timed(
         NodeTiming {
             timeout_ms,
             backoff_ms,
+            review_deadline_ms: None,
         },
     );
     wf

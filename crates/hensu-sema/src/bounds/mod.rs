@@ -141,6 +141,64 @@ pub struct WorkflowBounds {
     pub max_steps: i64,
     /// Sub-workflows not found (counted as zero).
     pub missing_workflows: Vec<String>,
+    /// Durable waits (docs/language.md, *Timers and signals*), sub-workflows included.
+    pub waits: Waits,
+}
+
+/// The durable waits of a run at worst: how many timer and signal waits, and how long they
+/// keep it waiting in all (unbounded with an `until`, or a signal wait without a timeout).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Waits {
+    pub timers: Count,
+    pub signals: Count,
+    pub wait_ms: Count,
+}
+
+impl Default for Waits {
+    fn default() -> Self {
+        Waits {
+            timers: Count::Finite(0),
+            signals: Count::Finite(0),
+            wait_ms: Count::Finite(0),
+        }
+    }
+}
+
+impl Waits {
+    fn is_none(&self) -> bool {
+        *self == Waits::default()
+    }
+
+    fn plus(self, other: Waits) -> Waits {
+        Waits {
+            timers: self.timers.plus(other.timers),
+            signals: self.signals.plus(other.signals),
+            wait_ms: self.wait_ms.plus(other.wait_ms),
+        }
+    }
+
+    fn times(self, runs: Count) -> Waits {
+        Waits {
+            timers: self.timers.times(runs),
+            signals: self.signals.times(runs),
+            wait_ms: self.wait_ms.times(runs),
+        }
+    }
+
+    /// A wait node that runs `runs` times.
+    fn of(node: &hensu_ir::WaitNode, runs: Count) -> Waits {
+        let once = node.max_wait_ms().map_or(Count::Unbounded, Count::Finite);
+        let (timers, signals) = if node.signal().is_some() {
+            (Count::Finite(0), runs)
+        } else {
+            (runs, Count::Finite(0))
+        };
+        Waits {
+            timers,
+            signals,
+            wait_ms: once.times(runs),
+        }
+    }
 }
 
 /// Worst-case cost in money.
@@ -205,6 +263,7 @@ fn analyze_at<'a>(
     };
     // A run ends at its first end node: all end nodes together run at most once.
     let mut ends = Count::Finite(0);
+    let mut waits = Waits::default();
     for (i, node) in workflow.nodes.values().enumerate() {
         let mut runs = counts.per_node[i];
         if node.is_end() {
@@ -258,6 +317,7 @@ fn analyze_at<'a>(
                     add_calls(&mut agent_calls, agent, runs.times(map_items(m)));
                 }
             }
+            Node::Wait(w) if runs != Count::Finite(0) => waits = waits.plus(Waits::of(w, runs)),
             _ => {}
         }
         // A sub-workflow node runs its child once per run, a map node's sub-workflow body once
@@ -280,6 +340,7 @@ fn analyze_at<'a>(
             };
             let inner = analyze_at(child, lookup, options, depth + 1, missing);
             node_executions = node_executions.plus(inner.node_executions.times(times));
+            waits = waits.plus(inner.waits.times(times));
             for (agent, calls) in inner.agent_calls {
                 let key = if agent.contains('/') {
                     agent
@@ -319,6 +380,7 @@ fn analyze_at<'a>(
             |c| c.max_steps,
         ),
         missing_workflows: Vec::new(),
+        waits,
     }
 }
 
@@ -383,7 +445,7 @@ impl WorkflowBounds {
             CostBound::Unbounded => json!("unbounded"),
             CostBound::Unpriced(models) => json!({"unpriced_models": models}),
         };
-        json!({
+        let mut out = json!({
             "workflow": self.workflow_id,
             "node_executions": self.node_executions.to_json(),
             "nodes": nodes,
@@ -393,7 +455,21 @@ impl WorkflowBounds {
             "max_steps": self.max_steps,
             "missing_workflows": self.missing_workflows,
             "worst_case_cost": cost,
-        })
+        });
+        // Only a workflow with durable waits has the key (docs/bounds.md).
+        if !self.waits.is_none()
+            && let Some(o) = out.as_object_mut()
+        {
+            o.insert(
+                "waits".into(),
+                json!({
+                    "timers": self.waits.timers.to_json(),
+                    "signals": self.waits.signals.to_json(),
+                    "wait_ms": self.waits.wait_ms.to_json(),
+                }),
+            );
+        }
+        out
     }
 }
 

@@ -54,6 +54,7 @@ pub fn node_writes<'a>(node: &'a Node, schema: Option<&'a StateSchema>) -> Vec<&
                 }
             }
         }
+        Node::Wait(w) => w.writes.iter().for_each(|v| push(&mut out, v)),
         Node::Fork(_) | Node::End(_) => {}
     }
     out
@@ -119,6 +120,11 @@ pub fn node_reads<'a>(node: &'a Node, schema: Option<&'a StateSchema>) -> Vec<&'
             }
         }
         Node::SubWorkflow(s) => s.input_mapping.values().for_each(|v| push(&mut out, v)),
+        Node::Wait(w) => {
+            if let hensu_ir::WaitFor::Until { template } = &w.wait {
+                text(template, &mut out);
+            }
+        }
         Node::Map(m) => {
             push(&mut out, &m.over);
             // `{item}` and `{index}` are the item's own (docs/language.md, *Map over a list*).

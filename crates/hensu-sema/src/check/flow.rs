@@ -142,6 +142,7 @@ fn article_kind(n: &Node) -> &'static str {
         Node::End(_) => "an end",
         Node::Standard(_) => "a standard",
         Node::Parallel(_) => "a parallel",
+        Node::Wait(_) => "a wait",
         Node::Map(_) => "a map",
     }
 }

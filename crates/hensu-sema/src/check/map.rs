@@ -7,7 +7,7 @@
 //! the project check's graph) and E0414 (the child declares no `item` or no `result`
 //! variable).
 //! An undeclared `writes` name is E0402 and the prompt's placeholders E0403, as for a standard
-//! node (`check/state.rs`, where `{item}` and `{index}` are the map's own).
+//! node (`check/state/`, where `{item}` and `{index}` are the map's own).
 
 use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::{MapNode, Node, VarType, Workflow};

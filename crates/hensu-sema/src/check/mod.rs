@@ -30,6 +30,7 @@ mod state;
 mod text;
 mod timing;
 mod tools;
+mod waits;
 
 use hensu_diagnostics::{Diagnostic, FileId, Span};
 use hensu_ir::{TransitionRule, Workflow};
@@ -72,6 +73,7 @@ pub fn check_workflow(wf: &Workflow, origins: &Origins, input: InputKind) -> Vec
     dataflow::check(&mut cx, &graph);
     consumed::check(&mut cx, &graph);
     timing::check(&mut cx);
+    waits::check(&mut cx);
     dag::check(&mut cx);
     map::check(&mut cx);
     let diagnostics = crate::cascade::settle_checks(origins, cx.diagnostics);

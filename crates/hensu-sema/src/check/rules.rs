@@ -509,6 +509,8 @@ fn kind_phrase(node: &Node) -> &'static str {
         Node::Action(_) => "an action node",
         Node::SubWorkflow(_) => "a sub-workflow node",
         Node::End(_) => "an end node",
+        Node::Wait(w) if w.signal().is_some() => "an awaitSignal node",
+        Node::Wait(_) => "a wait node",
         Node::Map(_) => "a map node",
     }
 }

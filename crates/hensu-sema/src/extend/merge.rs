@@ -324,6 +324,8 @@ fn block_kind(node: &Node) -> Option<BlockKind> {
         Node::Generic(_) => BlockKind::GenericNode,
         Node::Action(_) => BlockKind::ActionNode,
         Node::SubWorkflow(_) => BlockKind::SubWorkflowNode,
+        Node::Wait(w) if w.signal().is_some() => BlockKind::SignalNode,
+        Node::Wait(_) => BlockKind::WaitNode,
         Node::Map(_) => BlockKind::MapNode,
         Node::End(_) => return None,
     })

@@ -54,7 +54,8 @@ pub(crate) struct Lowerer<'f> {
     /// (docs/language.md, *Timeouts and backoff*), moved into the graph's timing with it.
     pub(crate) pending_timing: hensu_ir::NodeTiming,
     /// The spans of those two values, for the node's origins.
-    pub(crate) pending_timing_spans: (Option<Span>, Option<Span>),
+    /// The spans of the node's `timeout`, `backoff` and review `deadline`.
+    pub(crate) pending_timing_spans: (Option<Span>, Option<Span>, Option<Span>),
 }
 
 /// The shape of a statement, independent of its meaning.
@@ -174,7 +175,7 @@ impl<'f> Lowerer<'f> {
             extension: Extension::default(),
             pending_compensation: None,
             pending_timing: hensu_ir::NodeTiming::default(),
-            pending_timing_spans: (None, None),
+            pending_timing_spans: (None, None, None),
         }
     }
 

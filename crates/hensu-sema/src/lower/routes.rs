@@ -53,7 +53,7 @@ impl Lowerer<'_> {
         routes.rules = sink.rules.drain(..).collect();
         // An `onFailure retry … backoff D` of the block belongs to the routed node.
         routes.backoff_ms = std::mem::take(&mut self.pending_timing).backoff_ms;
-        self.pending_timing_spans = (None, None);
+        self.pending_timing_spans = (None, None, None);
         routes.origins = sink.origins.drain(..).collect();
         self.rule_sink = sink;
         self.extension.routes.push(routes);

@@ -7,12 +7,14 @@
 mod map_table;
 mod routes;
 mod tables;
+mod wait_tables;
 mod workflow_tables;
 
 use tables::{
     ACTION, BRANCH, COMPENSATION, CONSENSUS, FORK, GENERIC, GENERIC_CONFIG, GRAPH, JOIN,
     ON_CONDITION_ARMS, ON_SCORE_ARMS, PARALLEL, REVIEW, STANDARD, SUB_WORKFLOW,
 };
+use wait_tables::{SIGNAL, WAIT};
 use workflow_tables::{AGENT, AGENTS, CONFIG, OBSERVABILITY, STATE, WORKFLOW};
 
 /// A kind of block (or statement context) of a `.hwf` file.
@@ -67,6 +69,10 @@ pub enum BlockKind {
     OnCondition,
     /// `compensation("id") { … }` in the graph (docs/language.md, *Saga compensation*)
     Compensation,
+    /// `wait("id") { … }`, a durable timer (docs/language.md, *Timers and signals*)
+    WaitNode,
+    /// `awaitSignal("id") { … }`, a durable signal wait (docs/language.md, *Timers and signals*)
+    SignalNode,
 }
 
 impl BlockKind {
@@ -97,6 +103,8 @@ impl BlockKind {
         BlockKind::OnScore,
         BlockKind::OnCondition,
         BlockKind::Compensation,
+        BlockKind::WaitNode,
+        BlockKind::SignalNode,
     ];
 
     /// How the block is named in messages (`a standard node`, `the graph block`, …).
@@ -126,6 +134,8 @@ impl BlockKind {
             BlockKind::OnScore => "an `onScore { }` block",
             BlockKind::OnCondition => "an `onCondition { }` block",
             BlockKind::Compensation => "a `compensation { }` block",
+            BlockKind::WaitNode => "a wait node",
+            BlockKind::SignalNode => "an awaitSignal node",
         }
     }
 
@@ -141,6 +151,8 @@ impl BlockKind {
                 | BlockKind::ActionNode
                 | BlockKind::SubWorkflowNode
                 | BlockKind::EndNode
+                | BlockKind::WaitNode
+                | BlockKind::SignalNode
                 | BlockKind::MapNode
         )
     }
@@ -487,6 +499,8 @@ pub fn block_schema(kind: BlockKind) -> &'static [StatementSpec] {
         BlockKind::OnScore => ON_SCORE_ARMS,
         BlockKind::OnCondition => ON_CONDITION_ARMS,
         BlockKind::Compensation => COMPENSATION,
+        BlockKind::WaitNode => WAIT,
+        BlockKind::SignalNode => SIGNAL,
     }
 }
 

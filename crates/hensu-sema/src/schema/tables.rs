@@ -113,6 +113,22 @@ pub(super) const GRAPH: &[StatementSpec] = &[
         "Run another workflow as a node.",
     ),
     decl(
+        "wait",
+        1,
+        1,
+        BlockKind::WaitNode,
+        "wait(\"id\") { duration = 30.minutes; onSuccess goto \"next\" }",
+        "Wait durably for a time or until an instant (docs/language.md, *Timers and signals*).",
+    ),
+    decl(
+        "awaitSignal",
+        1,
+        1,
+        BlockKind::SignalNode,
+        "awaitSignal(\"id\") { timeout = 48.hours; writes(\"v\"); onSignal goto \"x\"; onTimeout goto \"y\" }",
+        "Wait durably for a named signal sent to the run (docs/language.md, *Timers and signals*).",
+    ),
+    decl(
         "map",
         1,
         1,
@@ -238,6 +254,13 @@ pub(super) const REVIEW: &[StatementSpec] = &[
         false,
         "allowEdit = true",
         "Let the reviewer edit the result.",
+    ),
+    prop(
+        "deadline",
+        V::Duration,
+        false,
+        "deadline = 48.hours",
+        "How long the review may take: not decided by then, it is rejected (`onRejection` routes it) — durably, the run waits without a process (docs/language.md, *Review*).",
     ),
 ];
 

@@ -508,6 +508,30 @@ fn trip_booking() {
     );
 }
 
+/// draft → cool-off (1 h timer) → approval (signal, 48 h timeout) → published | escalated:
+/// one timer and one signal wait, 49 hours of waiting at most (docs/bounds.md, *Waits*).
+#[test]
+fn approval_gate_counts_its_waits() {
+    assert_bound(
+        "approval-gate",
+        4,
+        &[
+            ("draft", 1),
+            ("cool-off", 1),
+            ("approval", 1),
+            ("published", 1),
+            ("escalated", 1),
+        ],
+        &[("writer", 2)],
+    );
+    let w = bound("approval-gate").waits;
+    assert_eq!(w.timers, Count::Finite(1));
+    assert_eq!(w.signals, Count::Finite(1));
+    assert_eq!(w.wait_ms, Count::Finite(49 * 3_600_000));
+    // A workflow without waits has none.
+    assert_eq!(bound("greeting").waits, bounds::Waits::default());
+}
+
 /// A map node (docs/language.md, *Map over a list*): `maxItems` calls of its agent per visit;
 /// without `maxItems` the calls (and so the cost) are unbounded though the node runs once; a
 /// sub-workflow body counts the child's calls `maxItems` times.

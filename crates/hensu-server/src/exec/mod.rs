@@ -341,9 +341,12 @@ impl InProcessExecutor {
             None => model_metrics,
         };
         let journal = durable.journal();
+        // The run's waits are durable (docs/language.md, *Timers and signals*): a suspended
+        // run is claimed again by a server's takeover once its time or its signal comes.
         let ctx = hensu_runtime::RunCtx::new(&cancel)
             .checkpointer(&hook)
             .journal(Some(&journal))
+            .waiter(durable.as_ref())
             .run_id(&run_id)
             .listener(listener.as_ref());
         let run = async {

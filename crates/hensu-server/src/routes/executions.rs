@@ -1,4 +1,4 @@
-//! `/api/v1/executions`: start, status, list, paused, result, resume, cancel, pause, and the SSE
+//! `/api/v1/executions`: start, status, list, paused, result, resume, cancel, pause, signals, and the SSE
 //! streams — adapters of [`crate::service::executions`] and [`crate::service::events`].
 
 use std::convert::Infallible;
@@ -41,6 +41,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(replay))
         .routes(routes!(cancel))
         .routes(routes!(pause))
+        .routes(routes!(signal))
         .routes(routes!(execution_events))
 }
 
@@ -56,7 +57,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
               (status = 400, description = "bad input (`code` context_too_deep: the context nests too deep; invalid_idempotency_key)", body = ErrorBody),
               (status = 404, description = "unknown workflow", body = ErrorBody),
               (status = 413, description = "body or context too large (`code` body_too_large, context_too_large)", body = ErrorBody),
-              (status = 422, description = "the Idempotency-Key was used for a different request (`code` idempotency_key_reused)", body = ErrorBody),
+              (status = 422, description = "the Idempotency-Key was used for a different request (`code` idempotency_key_reused), or a start signal the workflow does not wait for or whose payload does not fit (`code` unknown_signal, invalid_signal_payload)", body = ErrorBody),
               (status = 503, description = "shutting down, or the store is unreachable (`code` store_unavailable, with `Retry-After`); retry with the same Idempotency-Key", body = ErrorBody,
                headers(("Retry-After" = u32, description = "seconds to wait before retrying")))))]
 pub async fn start(
@@ -275,6 +276,34 @@ pub async fn pause(
 ) -> ApiResult<(StatusCode, Json<ExecutionAck>)> {
     let ack = crate::service::control::pause(&app, &tenant, &id).await?;
     Ok((ack_code(ack.status), Json(ack)))
+}
+
+/// Signal (docs/language.md, *Timers and signals*): 202 when the execution was waiting for it
+/// and continues, 200 when it is kept for the execution's next wait for that name.
+#[utoipa::path(post, path = "/api/v1/executions/{executionId}/signals/{name}", tag = "executions",
+    params(("executionId" = String, Path), ("name" = String, Path)),
+    request_body(content = Option<crate::service::signals::SendSignal>),
+    responses((status = 202, description = "the execution waited for it and continues", body = crate::service::signals::SignalSent),
+              (status = 200, description = "kept: delivered when the execution waits for this signal", body = crate::service::signals::SignalSent),
+              (status = 400, description = "bad body or name (`code` invalid_body, invalid_signal_name)", body = ErrorBody),
+              (status = 404, description = "unknown execution (`code` run_not_found)", body = ErrorBody),
+              (status = 409, description = "the execution has ended (`code` run_finished)", body = ErrorBody),
+              (status = 422, description = "no awaitSignal of this name, or the payload does not fit the variables it writes (`code` unknown_signal, invalid_signal_payload)", body = ErrorBody)))]
+pub async fn signal(
+    State(app): State<AppState>,
+    tenant: Tenant,
+    Path((id, name)): Path<(String, String)>,
+    body: axum::body::Bytes,
+) -> ApiResult<(StatusCode, Json<crate::service::signals::SignalSent>)> {
+    crate::validate::check_id("executionId", &id)?;
+    let request = crate::service::signals::SendSignal::from_body(&body)?;
+    let sent = crate::service::signals::send(&app, &tenant, &id, &name, request).await?;
+    let code = if sent.woke {
+        StatusCode::ACCEPTED
+    } else {
+        StatusCode::OK
+    };
+    Ok((code, Json(sent)))
 }
 
 /// 202 for what happens later (in the background, or at a running owner's next boundary),

@@ -62,6 +62,11 @@ pub struct StartExecution {
     #[serde(skip)]
     #[schema(ignore)]
     pub traceparent: Option<String>,
+    /// Signal-with-start (a hensu addition; docs/language.md, *Timers and signals*): signals
+    /// sent to the new execution as it starts, each checked like `POST …/signals/{name}`
+    /// before anything is stored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<crate::service::signal_rules::StartSignal>,
 }
 
 /// The rule of an `Idempotency-Key`: 1 to 255 visible ASCII characters, else 400
@@ -97,9 +102,19 @@ fn canonical(v: &Value) -> Value {
 
 /// The digest that tells a retried start from another request under the same key: the
 /// workflow id and the context, key order aside.
-fn request_hash(workflow_id: &str, context: &Option<Map<String, Value>>) -> String {
+fn request_hash(
+    workflow_id: &str,
+    context: &Option<Map<String, Value>>,
+    signals: &[crate::service::signal_rules::StartSignal],
+) -> String {
     let context = context.clone().map(Value::Object).unwrap_or(Value::Null);
-    let body = serde_json::json!({"workflowId": workflow_id, "context": canonical(&context)});
+    let mut body = serde_json::json!({"workflowId": workflow_id, "context": canonical(&context)});
+    // Only a start with signals hashes them: every other start keeps its hash.
+    if !signals.is_empty()
+        && let (Some(o), Ok(s)) = (body.as_object_mut(), serde_json::to_value(signals))
+    {
+        o.insert("signals".into(), canonical(&s));
+    }
     hensu_host::launch::content_hash(body.to_string().as_bytes())
 }
 
@@ -111,6 +126,7 @@ impl StartExecution {
             context: Some(context.into_iter().collect()),
             idempotency_key: None,
             traceparent: None,
+            signals: Vec::new(),
         }
     }
 
@@ -176,6 +192,13 @@ pub struct ExecutionStatus {
     /// a hensu addition).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A paused execution waiting at a `wait` or `awaitSignal` node: the signal it waits for
+    /// (docs/language.md, *Timers and signals*; a hensu addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_for: Option<String>,
+    /// When such an execution continues without its signal (RFC 3339, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wake_at: Option<String>,
 }
 
 impl From<&RunRecord> for ExecutionStatus {
@@ -192,6 +215,12 @@ impl From<&RunRecord> for ExecutionStatus {
             exit_status: r.exit_status.clone(),
             cancel_requested: r.cancel_requested,
             error: None,
+            waiting_for: r.wait.as_ref().and_then(|w| w.signal.clone()),
+            wake_at: r
+                .wait
+                .as_ref()
+                .and_then(|w| w.wake_at)
+                .map(hensu_store::rfc3339),
         }
     }
 }
@@ -447,12 +476,14 @@ pub async fn start(
         .map(|k| -> ApiResult<hensu_store::IdempotencyKey> {
             Ok(hensu_store::IdempotencyKey {
                 key: check_idempotency_key(k.as_bytes())?,
-                request_hash: request_hash(&workflow_id, &request.context),
+                request_hash: request_hash(&workflow_id, &request.context, &request.signals),
             })
         })
         .transpose()?;
     let context: Context = request.context.unwrap_or_default().into_iter().collect();
     refuse_bad_inputs(&workflow, &context)?;
+    crate::service::signal_rules::check_start_signals(&workflow, &request.signals)?;
+    let signals = request.signals;
     // A malformed header is ignored, as the W3C trace context asks of a receiver.
     let traceparent = request
         .traceparent
@@ -481,6 +512,10 @@ pub async fn start(
             "execution started"
         );
     });
+    // A replayed start sent its signals the first time.
+    if !started.replayed {
+        crate::service::signal_rules::send_start_signals(app, &started.run_id, signals).await;
+    }
     Ok(ExecutionStarted {
         execution_id: started.run_id,
         workflow_id,

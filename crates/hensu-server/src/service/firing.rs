@@ -252,6 +252,8 @@ pub async fn start_firing(
         context: Some(context),
         idempotency_key: Some(firing_key(row, tick)),
         traceparent: None,
+        // A schedule starts a run without signals: its idempotency hash stays the plain one.
+        signals: Vec::new(),
     };
     let who = Tenant {
         tenant_id: row.tenant_id.clone(),

@@ -18,6 +18,8 @@ pub mod ops;
 pub mod outcome;
 pub mod replay;
 pub mod schedules;
+mod signal_rules;
+pub mod signals;
 pub mod tenant_stream;
 pub mod time_travel;
 pub mod workflows;

@@ -65,6 +65,8 @@ on_both!(
     idempotent_starts,
     fork_continues_from_a_step,
     redrive_forks_a_failed_execution,
+    waits_and_signals,
+    signal_with_start,
     replay_compares_with_the_recording,
     schedules_crud,
     schedules_fire_ticks_and_run_now,

@@ -19,15 +19,16 @@ use crate::page::{PageParam, page_sql};
 use crate::query::RunQuery;
 use crate::{
     CheckpointMeta, ClaimScope, LogKind, OwnerId, RecordUpdate, Result, RunParent, RunRecord,
+    RunWait,
 };
 
 pub(crate) const RECORD_COLS: &str = "run_id, workflow_id, workflow_version, status, \
      current_node, started_at, updated_at, correlation_id, exit_status, step, cancel_requested, \
      snapshot_step, snapshot_bytes, log_rows, log_bytes, parent_run, parent_step, \
-     pause_requested";
+     pause_requested, wake_at, waiting_for";
 
 /// The column after [`RECORD_COLS`] in a statement that appends one (a page's `created_at`).
-const AFTER_RECORD: usize = 18;
+const AFTER_RECORD: usize = 20;
 
 const META_COLS: &str =
     "step, node, status, at, snapshot_bytes, kind, executed_node, node_status, duration_ms";
@@ -45,7 +46,7 @@ fn opt_i64(v: Option<u64>) -> Result<Option<i64>> {
 }
 
 /// A column that must decode: a type mismatch means someone else's table.
-fn col<'r, T: tokio_postgres::types::FromSql<'r>>(
+pub(super) fn col<'r, T: tokio_postgres::types::FromSql<'r>>(
     row: &'r Row,
     i: usize,
     path: &Path,
@@ -79,6 +80,17 @@ fn record_from_row(row: &Row, path: &Path) -> Result<(RunRecord, LogState)> {
             _ => None,
         },
         pause_requested: col(row, 17, path)?,
+        wait: match (
+            col::<Option<i64>>(row, 18, path)?,
+            col::<Option<String>>(row, 19, path)?,
+        ) {
+            (None, None) => None,
+            (wake_at, signal) => Some(RunWait {
+                wake_at: wake_at.map(|w| to_u64(w, path, "wake_at")).transpose()?,
+                signal,
+                signals_seen: 0,
+            }),
+        },
     };
     let log = LogState {
         snapshot_step: to_u64(col(row, 11, path)?, path, "snapshot_step")?,
@@ -167,7 +179,7 @@ impl Backend for PgTx<'_> {
             .execute(
                 &format!(
                     "INSERT INTO runs ({RECORD_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, \
-                     $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) \
+                     $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) \
                      ON CONFLICT (run_id) DO NOTHING"
                 ),
                 &[
@@ -189,6 +201,8 @@ impl Backend for PgTx<'_> {
                     &parent_run,
                     &parent_step,
                     &record.pause_requested,
+                    &record.wait.as_ref().and_then(|w| w.wake_at).map(sat_i64),
+                    &record.wait.as_ref().and_then(|w| w.signal.as_deref()),
                 ],
             )
             .await?;
@@ -300,7 +314,11 @@ impl Backend for PgTx<'_> {
             "UPDATE runs SET status = $2, current_node = $3, correlation_id = $4, \
              exit_status = $5, step = $6, updated_at = $7, log_rows = log_rows + $8, \
              log_bytes = log_bytes + $9, \
-             pause_requested = CASE WHEN $2 = 'running' THEN pause_requested ELSE FALSE END \
+             pause_requested = CASE WHEN $2 = 'running' THEN pause_requested ELSE FALSE END, \
+             wake_at = CASE WHEN $11::TEXT IS NOT NULL AND EXISTS (SELECT 1 FROM run_signals s \
+               WHERE s.run_id = $1 AND s.name = $11::TEXT AND s.seq >= $12::BIGINT) \
+               THEN $7::BIGINT ELSE $10::BIGINT END, \
+             waiting_for = $11::TEXT \
              WHERE run_id = $1",
             &[
                 &run_id,
@@ -312,6 +330,9 @@ impl Backend for PgTx<'_> {
                 &to_i64(now)?,
                 &i64::from(delta_bytes.is_some()),
                 &to_i64(delta_bytes.unwrap_or(0))?,
+                &update.wait.as_ref().and_then(|w| w.wake_at).map(sat_i64),
+                &update.wait.as_ref().and_then(|w| w.signal.as_deref()),
+                &update.wait.as_ref().map_or(0, |w| sat_i64(w.signals_seen)),
             ],
         )
         .await
@@ -530,10 +551,7 @@ impl Backend for PgTx<'_> {
     async fn claimable_count(&mut self, now: u64) -> Result<u64> {
         let now = to_i64(now)?;
         let rows = self
-            .query(
-                &format!("{}$1)", crate::claim_sql::CLAIMABLE_COUNT),
-                &[&now],
-            )
+            .query(crate::claim_sql::PG_CLAIMABLE_COUNT, &[&now])
             .await?;
         let p = self.path;
         match rows.first() {

@@ -19,6 +19,7 @@ mod ops;
 pub(crate) mod registry;
 mod retention;
 mod schedules;
+mod signals;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -31,7 +32,7 @@ use tokio_postgres::NoTls;
 use crate::{HENSU_VERSION, Result, StoreError, StoreOptions};
 
 /// The PostgreSQL schema version this build reads and writes.
-pub const PG_SCHEMA_VERSION: i64 = 4;
+pub const PG_SCHEMA_VERSION: i64 = 5;
 
 mod embedded {
     refinery::embed_migrations!("migrations/postgres");

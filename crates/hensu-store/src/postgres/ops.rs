@@ -148,6 +148,29 @@ impl PgStore {
 
 #[async_trait::async_trait]
 impl StateStore for PgStore {
+    async fn send_signal(
+        &self,
+        run_id: &str,
+        name: &str,
+        payload: &Value,
+    ) -> Result<crate::SignalReceipt> {
+        let (run_id, name, payload) = (run_id.to_string(), name.to_string(), payload.clone());
+        self.with(move |inner| async move {
+            in_tx!(inner, b, false, {
+                crate::signals::send_signal(&mut b, &run_id, &name, &payload, now_ms())
+            })
+        })
+        .await
+    }
+
+    async fn signals(&self, run_id: &str) -> Result<Vec<crate::StoredSignal>> {
+        let run_id = run_id.to_string();
+        self.with(move |inner| async move {
+            in_tx!(inner, b, true, { crate::signals::signals(&mut b, &run_id) })
+        })
+        .await
+    }
+
     fn schedules(&self) -> Arc<dyn crate::ScheduleStore> {
         Arc::new(super::schedules::PgSchedules::new(self))
     }

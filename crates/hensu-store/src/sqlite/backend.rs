@@ -24,10 +24,10 @@ use crate::{
 pub(crate) const RECORD_COLS: &str = "run_id, workflow_id, workflow_version, status, \
      current_node, started_at, updated_at, correlation_id, exit_status, step, cancel_requested, \
      snapshot_step, snapshot_bytes, log_rows, log_bytes, parent_run, parent_step, \
-     pause_requested";
+     pause_requested, wake_at, waiting_for";
 
 /// The column after [`RECORD_COLS`] in a statement that appends one (a page's `created_at`).
-pub(crate) const AFTER_RECORD: usize = 18;
+pub(crate) const AFTER_RECORD: usize = 20;
 
 /// The key of run `?1`'s log row at step 0: `run_no * 2^32`. A run's rows are
 /// `LOG_KEY + step`, one contiguous range of `run_log`'s integer key (its one b-tree), ordered
@@ -127,7 +127,7 @@ impl Backend for SqliteTx<'_> {
         let inserted = self.exec(
             &format!(
                 "INSERT OR IGNORE INTO runs ({RECORD_COLS}, run_no) VALUES (?1, ?2, ?3, ?4, ?5, \
-                 ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
+                 ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, \
                  (SELECT coalesce(max(run_no), 0) + 1 FROM runs))"
             ),
             rusqlite::params![
@@ -149,6 +149,8 @@ impl Backend for SqliteTx<'_> {
                 parent_run,
                 parent_step,
                 i64::from(record.pause_requested),
+                record.wait.as_ref().and_then(|w| w.wake_at).map(sat_i64),
+                record.wait.as_ref().and_then(|w| w.signal.as_deref()),
             ],
         )?;
         if inserted == 0 {
@@ -281,7 +283,10 @@ impl Backend for SqliteTx<'_> {
             "UPDATE runs SET status = ?2, current_node = ?3, correlation_id = ?4, \
              exit_status = ?5, step = ?6, updated_at = ?7, log_rows = log_rows + ?8, \
              log_bytes = log_bytes + ?9, \
-             pause_requested = CASE WHEN ?2 = 'running' THEN pause_requested ELSE 0 END \
+             pause_requested = CASE WHEN ?2 = 'running' THEN pause_requested ELSE 0 END, \
+             wake_at = CASE WHEN ?11 IS NOT NULL AND EXISTS (SELECT 1 FROM run_signals s \
+               WHERE s.run_id = ?1 AND s.name = ?11 AND s.seq >= ?12) THEN ?7 ELSE ?10 END, \
+             waiting_for = ?11 \
              WHERE run_id = ?1",
             rusqlite::params![
                 run_id,
@@ -293,6 +298,9 @@ impl Backend for SqliteTx<'_> {
                 sat_i64(now),
                 rows,
                 bytes,
+                update.wait.as_ref().and_then(|w| w.wake_at).map(sat_i64),
+                update.wait.as_ref().and_then(|w| w.signal.as_deref()),
+                update.wait.as_ref().map_or(0, |w| sat_i64(w.signals_seen)),
             ],
         )
         .map(|_| ())
@@ -344,6 +352,10 @@ impl Backend for SqliteTx<'_> {
         now: u64,
         delta_bytes: u64,
     ) -> Result<Option<SteppedInPlace>> {
+        // A step that sets a wait takes the checked path (a running run has none to keep).
+        if update.wait.is_some() {
+            return Ok(None);
+        }
         // Two plain statements: the same update with a RETURNING clause cost SQLite ~20,000
         // instructions more per step (its results go through an ephemeral table).
         let changed = self.exec(
@@ -607,7 +619,7 @@ impl Backend for SqliteTx<'_> {
         let now = to_i64(now)?;
         let n: i64 = self
             .conn
-            .prepare_cached(&format!("{}?1)", crate::claim_sql::CLAIMABLE_COUNT))
+            .prepare_cached(crate::claim_sql::SQLITE_CLAIMABLE_COUNT)
             .and_then(|mut s| s.query_row([now], |r| r.get(0)))
             .map_err(self.sq())?;
         to_u64(n, self.location(), "count")

@@ -8,6 +8,7 @@ mod retention;
 mod rows;
 mod schedules;
 mod schema;
+mod signals;
 
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};

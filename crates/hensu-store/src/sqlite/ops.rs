@@ -96,6 +96,31 @@ impl SqliteStore {
 
 #[async_trait::async_trait]
 impl StateStore for SqliteStore {
+    async fn send_signal(
+        &self,
+        run_id: &str,
+        name: &str,
+        payload: &Value,
+    ) -> Result<crate::SignalReceipt> {
+        let (run_id, name, payload) = (run_id.to_owned(), name.to_owned(), payload.clone());
+        self.write(move |b, _| {
+            run_ready(crate::signals::send_signal(
+                b,
+                &run_id,
+                &name,
+                &payload,
+                now_ms(),
+            ))
+        })
+        .await
+    }
+
+    async fn signals(&self, run_id: &str) -> Result<Vec<crate::StoredSignal>> {
+        let run_id = run_id.to_owned();
+        self.read(move |b, _| run_ready(crate::signals::signals(b, &run_id)))
+            .await
+    }
+
     fn schedules(&self) -> Arc<dyn crate::ScheduleStore> {
         Arc::new(super::schedules::SqliteSchedules::new(self))
     }

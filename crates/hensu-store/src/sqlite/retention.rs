@@ -103,7 +103,7 @@ impl SqliteStore {
         .await
     }
 
-    /// Incremental vacuum when the file was created with it (every store since schema 6),
+    /// Incremental vacuum when the file was created with it (every store since schema 7),
     /// then a WAL checkpoint that truncates the log, so the file shrinks; without it, the free
     /// pages are reported (SQLite reuses them for new rows; `VACUUM` gives them back).
     pub(crate) async fn reclaim_sqlite(&self, rewrite: bool) -> Result<Reclaimed> {
@@ -137,7 +137,7 @@ impl SqliteStore {
                 note: if incremental {
                     "SQLite: incremental vacuum gave the freed pages back to the file system".into()
                 } else {
-                    "SQLite: this file was created without incremental vacuum (before schema 6): \
+                    "SQLite: this file was created without incremental vacuum (before schema 7): \
                      freed pages are reused by new rows; `hensuc runs purge --vacuum` rewrites \
                      the file with it"
                         .into()

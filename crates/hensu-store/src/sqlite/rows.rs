@@ -6,7 +6,7 @@ use std::path::Path;
 use rusqlite::Row;
 
 use crate::backend::{LogState, parse_kind, parse_status, to_u64};
-use crate::{CheckpointMeta, Result, RunParent, RunRecord};
+use crate::{CheckpointMeta, Result, RunParent, RunRecord, RunWait};
 
 pub(crate) struct RawRecord {
     run_id: String,
@@ -24,6 +24,8 @@ pub(crate) struct RawRecord {
     parent_run: Option<String>,
     parent_step: Option<i64>,
     pause_requested: i64,
+    wake_at: Option<i64>,
+    waiting_for: Option<String>,
 }
 
 impl RawRecord {
@@ -44,6 +46,8 @@ impl RawRecord {
             parent_run: r.get(15)?,
             parent_step: r.get(16)?,
             pause_requested: r.get(17)?,
+            wake_at: r.get(18)?,
+            waiting_for: r.get(19)?,
         })
     }
 
@@ -56,7 +60,16 @@ impl RawRecord {
             }),
             _ => None,
         };
+        let wait = match (self.wake_at, self.waiting_for) {
+            (None, None) => None,
+            (wake_at, signal) => Some(RunWait {
+                wake_at: wake_at.map(|w| to_u64(w, path, "wake_at")).transpose()?,
+                signal,
+                signals_seen: 0,
+            }),
+        };
         let record = RunRecord {
+            wait,
             parent,
             status: parse_status(&self.status, path)?,
             started_at: to_u64(self.started_at, path, "started_at")?,

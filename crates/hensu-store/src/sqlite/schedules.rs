@@ -11,7 +11,7 @@ use crate::schedules::{
 use crate::workflows::ms;
 use crate::{Result, SqliteStore, StoreError};
 
-/// The tables (schema 6; `SCHEMA` and the migration from 5 both run it).
+/// The tables (schema 7; `SCHEMA` and the migration from 6 both run it).
 pub(crate) const TABLES: &str = "
 CREATE TABLE IF NOT EXISTS schedules (
     tenant_id     TEXT NOT NULL,

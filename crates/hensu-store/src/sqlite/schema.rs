@@ -11,7 +11,7 @@ use crate::{HENSU_VERSION, SCHEMA_VERSION, StoreError};
 
 type Result<T> = crate::Result<T>;
 
-/// The current schema (version 6), created on an empty database.
+/// The current schema (version 7), created on an empty database.
 ///
 /// - `runs`: the record, plus where the latest snapshot is (`snapshot_step`, its size), how
 ///   much log has accumulated since (`log_rows`, `log_bytes`: the snapshot policy's input),
@@ -25,7 +25,10 @@ type Result<T> = crate::Result<T>;
 ///   one b-tree, not a table and an index; step rows carry the
 ///   state `delta` (RFC 6902 JSON Patch) replayed on load, plus the node's output and timing;
 /// - `leases`: one writer per run;
-/// - `schedules`, `schedule_firings` (version 6): `super::schedules::TABLES`, created beside.
+/// - `run_signals`: the signals sent to each run, numbered per run (`seq`), kept after they
+///   were taken (docs/language.md, *Timers and signals*); a paused run's `wake_at` and
+///   `waiting_for` say when a claim may take it and which signal wakes it.
+/// - `schedules`, `schedule_firings` (version 7): `super::schedules::TABLES`, created beside.
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
@@ -50,8 +53,19 @@ CREATE TABLE IF NOT EXISTS runs (
     run_no           INTEGER NOT NULL DEFAULT 0,
     parent_run       TEXT,
     parent_step      INTEGER,
-    pause_requested  INTEGER NOT NULL DEFAULT 0
+    pause_requested  INTEGER NOT NULL DEFAULT 0,
+    wake_at          INTEGER,
+    waiting_for      TEXT
 );
+CREATE INDEX IF NOT EXISTS runs_by_wake ON runs (wake_at) WHERE wake_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS run_signals (
+    run_id  TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+    seq     INTEGER NOT NULL,
+    name    TEXT NOT NULL,
+    payload BLOB NOT NULL,
+    sent_at INTEGER NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
 CREATE UNIQUE INDEX IF NOT EXISTS runs_by_no ON runs (run_no);
 CREATE INDEX IF NOT EXISTS runs_by_parent ON runs (parent_run) WHERE parent_run IS NOT NULL;
 CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at DESC, run_id DESC);
@@ -193,6 +207,23 @@ const MIGRATE_4_TO_5: &str = "
 ALTER TABLE runs ADD COLUMN pause_requested INTEGER NOT NULL DEFAULT 0;
 ";
 
+/// Version 5 had no durable waits: a paused run waited only for a human. Version 6 adds the
+/// wake time and awaited signal of a paused run and the signals sent to runs (docs/language.md,
+/// *Timers and signals*).
+const MIGRATE_5_TO_6: &str = "
+ALTER TABLE runs ADD COLUMN wake_at INTEGER;
+ALTER TABLE runs ADD COLUMN waiting_for TEXT;
+CREATE INDEX runs_by_wake ON runs (wake_at) WHERE wake_at IS NOT NULL;
+CREATE TABLE run_signals (
+    run_id  TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+    seq     INTEGER NOT NULL,
+    name    TEXT NOT NULL,
+    payload BLOB NOT NULL,
+    sent_at INTEGER NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+";
+
 /// Migrations from each older version to the next, in order: `MIGRATIONS[v - 1]` takes a
 /// version-`v` database to `v + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -200,7 +231,8 @@ const MIGRATIONS: &[&str] = &[
     MIGRATE_2_TO_3,
     MIGRATE_3_TO_4,
     MIGRATE_4_TO_5,
-    // Version 5 had no schedules (docs/schedules.md).
+    MIGRATE_5_TO_6,
+    // Version 6 had no schedules (docs/schedules.md).
     super::schedules::TABLES,
 ];
 

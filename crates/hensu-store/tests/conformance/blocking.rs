@@ -184,6 +184,17 @@ pub trait SyncStore {
     fn request_pause(&self, run_id: &str) -> Result<PauseRequest> {
         block(self.store().request_pause(run_id))
     }
+    fn send_signal(
+        &self,
+        run_id: &str,
+        name: &str,
+        payload: &Value,
+    ) -> Result<hensu_store::SignalReceipt> {
+        block(self.store().send_signal(run_id, name, payload))
+    }
+    fn signals(&self, run_id: &str) -> Result<Vec<hensu_store::StoredSignal>> {
+        block(self.store().signals(run_id))
+    }
     fn load(&self, run_id: &str) -> Result<StoredRun> {
         block(self.store().load(run_id))
     }

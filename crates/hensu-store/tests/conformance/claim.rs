@@ -230,9 +230,31 @@ pub fn queue_depth_counts_what_a_claim_could_take(f: &dyn Factory) {
     let update = RecordUpdate::finished(RunStatus::Paused, Some("start".into()), None);
     s.set_status("paused", None, 0, &update).expect("status");
     assert_eq!(s.queue_depth().expect("depth"), 3, "{}", f.name());
+    // A paused run at a durable wait counts once its wake time has passed, as a claim takes
+    // it then (docs/language.md, *Timers and signals*); one still waiting does not.
+    let now = hensu_store::now_ms();
+    for (id, wake_at) in [("due", now - 1), ("later", now + 3_600_000)] {
+        s.create_run(&record(id, 2_000), &workflow(), &snapshot(0))
+            .expect("create");
+        let l = s.acquire(id, &owner("runner")).expect("acquire");
+        let wait = hensu_store::RunWait {
+            wake_at: Some(wake_at),
+            signal: None,
+            signals_seen: 0,
+        };
+        s.checkpoint(&l, 0, &super::waits::waiting("pause", wait), &snapshot(1))
+            .expect("suspend");
+        s.release(&l).expect("release");
+    }
+    assert_eq!(s.queue_depth().expect("depth"), 4, "{}", f.name());
     let a = s.claim(&owner("a"), 2).expect("claim");
-    assert_eq!(s.queue_depth().expect("depth"), 1, "{}", f.name());
+    assert_eq!(s.queue_depth().expect("depth"), 2, "{}", f.name());
     // A released run waits again.
     s.release(&a[0].lease).expect("release");
-    assert_eq!(s.queue_depth().expect("depth"), 2, "{}", f.name());
+    assert_eq!(s.queue_depth().expect("depth"), 3, "{}", f.name());
+    // The claim takes exactly what was counted: the queued runs and the due one.
+    let rest = s.claim(&owner("b"), 10).expect("claim");
+    assert_eq!(rest.len(), 3, "{}", f.name());
+    assert!(ids(&rest).contains(&"due".to_string()), "{}", f.name());
+    assert_eq!(s.queue_depth().expect("depth"), 0, "{}", f.name());
 }

@@ -40,6 +40,7 @@ pub fn pause_requests_reach_the_owner_until_the_run_pauses(f: &dyn Factory) {
         current_node: Some("node3".into()),
         correlation_id: None,
         exit_status: None,
+        wait: None,
     };
     let c = s
         .checkpoint(&l, c.step, &paused, &json!({}))

@@ -20,11 +20,13 @@ mod claim;
 mod control;
 mod fork;
 mod log;
+mod waits;
 pub use blocking::*;
 pub use claim::*;
 pub use control::*;
 pub use fork::*;
 pub use log::*;
+pub use waits::*;
 
 /// Instantiates every conformance test for one backend: `conformance_suite!(make_factory)`,
 /// or `conformance_suite!(#[ignore = "reason"] => make_factory)`.
@@ -51,6 +53,9 @@ macro_rules! conformance_suite {
             forks_of_forks_and_fork_points_in_a_prefix, compaction_keeps_forks_readable,
             fork_refusals_write_nothing, fork_failure_writes_nothing,
             pause_requests_reach_the_owner_until_the_run_pauses, a_pause_request_outlives_its_owner,
+            a_waiting_run_is_claimed_once_its_wake_time_passed,
+            signals_are_stored_in_order_and_wake_a_run_waiting_for_them,
+            a_signal_sent_while_the_run_decides_to_wait_wakes_it,
             queue_depth_counts_what_a_claim_could_take,
         );
     };
@@ -75,6 +80,9 @@ macro_rules! conformance_suite {
             forks_of_forks_and_fork_points_in_a_prefix, compaction_keeps_forks_readable,
             fork_refusals_write_nothing, fork_failure_writes_nothing,
             pause_requests_reach_the_owner_until_the_run_pauses, a_pause_request_outlives_its_owner,
+            a_waiting_run_is_claimed_once_its_wake_time_passed,
+            signals_are_stored_in_order_and_wake_a_run_waiting_for_them,
+            a_signal_sent_while_the_run_decides_to_wait_wakes_it,
             queue_depth_counts_what_a_claim_could_take,
         );
     };

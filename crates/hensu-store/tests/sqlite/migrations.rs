@@ -238,7 +238,8 @@ fn version_2_databases_are_migrated() {
 }
 
 /// A database as hensu's schema version 3 wrote it: the current schema without the fork
-/// columns (version 4) and the pause request (version 5), one run with three steps.
+/// columns (version 4), the pause request (version 5), the durable waits (version 6) and the
+/// schedules (version 7), one run with three steps.
 fn write_v3_database(path: &Path) {
     {
         let s = SqliteStore::open_file(path, opts()).expect("create");
@@ -256,7 +257,13 @@ fn write_v3_database(path: &Path) {
     }
     let c = rusqlite::Connection::open(path).expect("open");
     c.execute_batch(
-        "DROP INDEX runs_by_parent;
+        "DROP TABLE schedules;
+         DROP TABLE schedule_firings;
+         DROP INDEX runs_by_parent;
+         DROP INDEX runs_by_wake;
+         DROP TABLE run_signals;
+         ALTER TABLE runs DROP COLUMN waiting_for;
+         ALTER TABLE runs DROP COLUMN wake_at;
          ALTER TABLE runs DROP COLUMN pause_requested;
          ALTER TABLE runs DROP COLUMN parent_step;
          ALTER TABLE runs DROP COLUMN parent_run;
@@ -287,7 +294,87 @@ fn version_3_databases_are_migrated_and_fork() {
     assert_eq!(forked.step, 3);
     assert_eq!(s.load("c").expect("load").snapshot, json!({"n": 2}));
     assert_eq!(s.history("c").expect("history").len(), 4);
-    // Version 6: the schedule tables are there.
+    // Version 7: the schedule tables are there.
+    let schedules = hensu_store::StateStore::schedules(&s);
+    assert!(
+        block(schedules.list_schedules(None))
+            .expect("schedules")
+            .is_empty()
+    );
+}
+
+/// A database as hensu's schema version 5 wrote it: the current schema without the durable
+/// waits (version 6) and the schedules (version 7), one paused run.
+fn write_v5_database(path: &Path) {
+    {
+        let s = SqliteStore::open_file(path, opts()).expect("create");
+        s.create_run(&record("p", 1_000), &workflow(), &json!({"n": 0}))
+            .expect("create p");
+        let lease = s.acquire("p", &owner("v5")).expect("acquire");
+        s.checkpoint(
+            &lease,
+            0,
+            &RecordUpdate::paused("gate", "c-1"),
+            &json!({"n": 1}),
+        )
+        .expect("pause");
+    }
+    let c = rusqlite::Connection::open(path).expect("open");
+    c.execute_batch(
+        "DROP TABLE schedules;
+         DROP TABLE schedule_firings;
+         DROP INDEX runs_by_wake;
+         DROP TABLE run_signals;
+         ALTER TABLE runs DROP COLUMN waiting_for;
+         ALTER TABLE runs DROP COLUMN wake_at;
+         UPDATE meta SET value = '5' WHERE key = 'schema_version';",
+    )
+    .expect("back to version 5");
+}
+
+/// A database as hensu's schema version 6 wrote it: the durable waits, no schedules (version
+/// 7), one run waiting for a signal.
+fn write_v6_database(path: &Path) {
+    {
+        let s = SqliteStore::open_file(path, opts()).expect("create");
+        s.create_run(&record("p", 1_000), &workflow(), &json!({"n": 0}))
+            .expect("create p");
+        s.send_signal("p", "go", &json!(1)).expect("signal");
+    }
+    let c = rusqlite::Connection::open(path).expect("open");
+    c.execute_batch(
+        "DROP TABLE schedules;
+         DROP TABLE schedule_firings;
+         UPDATE meta SET value = '6' WHERE key = 'schema_version';",
+    )
+    .expect("back to version 6");
+}
+
+#[test]
+fn version_6_databases_are_migrated_and_keep_their_signals() {
+    let (_dir, s) = migrated(write_v6_database);
+    assert_eq!(s.signals("p").expect("signals").len(), 1, "kept");
+    let schedules = hensu_store::StateStore::schedules(&s);
+    assert!(
+        block(schedules.list_schedules(None))
+            .expect("schedules")
+            .is_empty()
+    );
+}
+
+#[test]
+fn version_5_databases_are_migrated_and_take_waits_and_signals() {
+    let (_dir, s) = migrated(write_v5_database);
+    let r = s.record("p").expect("record");
+    assert_eq!(r.wait, None);
+    assert_eq!(r.correlation_id.as_deref(), Some("c-1"));
+    let receipt = s
+        .send_signal("p", "go", &json!({"ok": true}))
+        .expect("a signal after the migration");
+    assert_eq!(receipt.seq, 0);
+    assert_eq!(s.signals("p").expect("signals").len(), 1);
+    assert_eq!(s.load("p").expect("load").snapshot, json!({"n": 1}));
+    // Version 7: the schedule tables are there.
     let schedules = hensu_store::StateStore::schedules(&s);
     assert!(
         block(schedules.list_schedules(None))

@@ -92,6 +92,19 @@ pub fn render_human(project: &Project, all: &[WorkflowBounds], options: &BoundsO
         for (model, calls) in &b.model_calls {
             let _ = writeln!(out, "  model {model:<20} {:>10} calls", calls.to_string());
         }
+        // Durable waits (docs/bounds.md, *Waits*): only a workflow that has them.
+        if b.waits.timers != bounds::Count::Finite(0) || b.waits.signals != bounds::Count::Finite(0)
+        {
+            let waited = match b.waits.wait_ms {
+                bounds::Count::Finite(ms) => format!("{ms} ms"),
+                bounds::Count::Unbounded => "unbounded".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "  waits            {} timers, {} signals, waiting {waited} in all",
+                b.waits.timers, b.waits.signals
+            );
+        }
         match b.cost(options) {
             CostBound::Finite(c) => {
                 let _ = writeln!(out, "  worst-case cost  {:.4}", bounds::round_cents(c));

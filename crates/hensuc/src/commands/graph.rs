@@ -233,6 +233,14 @@ pub fn render_mermaid(workflow: &Workflow, inherited: &Inherited) -> String {
             Node::Generic(g) => format!("{id}{{{{\"{raw}\\n[{}]\"}}}}", g.executor_type),
             Node::Action(a) => format!("{id}[/\"{raw}\\n(action: {})\"/]", a.actions.len()),
             Node::SubWorkflow(s) => format!("{id}[(\"{raw}\\n[sub: {}]\")]", s.workflow_id),
+            // A durable wait (docs/language.md, *Timers and signals*): a circle like a clock.
+            Node::Wait(w) => {
+                let what = match w.signal() {
+                    Some(name) => format!("signal: {name}"),
+                    None => "wait".to_string(),
+                };
+                format!("{id}((\"{raw}\\n({})\"))", mermaid_label(&what))
+            }
             Node::Map(m) => {
                 let body = match (&m.target, &m.agent_id) {
                     (Some(t), _) => format!("sub: {t}"),
@@ -353,6 +361,7 @@ pub fn render_dot(workflow: &Workflow, inherited: &Inherited) -> String {
             Node::Generic(_) => "hexagon",
             Node::Action(_) => "parallelogram",
             Node::SubWorkflow(_) => "box3d",
+            Node::Wait(_) => "circle",
             Node::Map(_) => "box",
         };
         let label = format!("{}\n({})", node.id(), node.kind_name());

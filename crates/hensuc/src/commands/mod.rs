@@ -32,6 +32,7 @@ mod runs_purge;
 #[cfg(feature = "server")]
 pub mod serve;
 pub mod session;
+pub mod signal;
 pub mod test;
 pub mod trace;
 pub mod worker;

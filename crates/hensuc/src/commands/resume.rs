@@ -145,6 +145,9 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         None,
     ))?
     .map_err(store_err)?;
+    // A run waiting at a timer waits for its recorded wake time here (docs/language.md,
+    // *Timers and signals*).
+    let durable = durable.with_waiting_in_place();
     let release = |d: &DurableRun| {
         let _ = session::block(d.store().release(d.lease()));
     };

@@ -177,6 +177,9 @@ pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     {
         return Ok(ExitCode::from(exit::FAILURE));
     }
+    if args.no_store && !refuse_waits_without_store(&workflow) {
+        return Ok(ExitCode::from(exit::FAILURE));
+    }
     let review = review_mode(&args, &workflow, &repository)?;
     let store = if args.no_store {
         None
@@ -207,6 +210,42 @@ pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(
         end.summarize(&workflow, args.settings.verbosity.verbose),
     ))
+}
+
+/// E0116: a `wait` or `awaitSignal` node suspends its run durably, and `--no-store` leaves
+/// nowhere to keep it (docs/language.md, *Timers and signals*). `false` (reported) when the
+/// workflow has one.
+fn refuse_waits_without_store(workflow: &Workflow) -> bool {
+    let waits: Vec<String> = workflow
+        .nodes
+        .values()
+        .filter_map(|n| match n {
+            hensu_ir::Node::Wait(w) => Some(format!(
+                "`{}` ({})",
+                w.id,
+                if w.signal().is_some() {
+                    "awaitSignal"
+                } else {
+                    "wait"
+                }
+            )),
+            _ => None,
+        })
+        .collect();
+    if waits.is_empty() {
+        return true;
+    }
+    eprintln!(
+        "error[{}]: durable wait in a run without a store\n  = node{} {} suspend{} the run \
+         until a time or a signal, and --no-store leaves nowhere to keep it\n  = help: drop \
+         --no-store (or give --store URL); `hensuc test` runs waits on a virtual clock \
+         (`hensuc explain E0116`)",
+        hensu_diagnostics::codes::E0116.as_str(),
+        if waits.len() == 1 { "" } else { "s" },
+        waits.join(", "),
+        if waits.len() == 1 { "s" } else { "" },
+    );
+    false
 }
 
 /// The review mode the flags ask for; without one, a stored run defers and a `--no-store` run

@@ -60,7 +60,7 @@ pub enum RunsCommand {
         #[arg(long)]
         dry_run: bool,
         /// Rewrite an SQLite store file (`VACUUM`): needed once for a file created before
-        /// schema 6 to give space back; needs the store to itself and free disk of its size.
+        /// schema 7 to give space back; needs the store to itself and free disk of its size.
         #[arg(long, conflicts_with = "dry_run")]
         vacuum: bool,
     },
@@ -284,6 +284,15 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
     }
     if let Some(c) = &r.correlation_id {
         let _ = writeln!(out, "correlation {c}");
+    }
+    // A durable wait (docs/language.md, *Timers and signals*).
+    if let Some(w) = &r.wait {
+        if let Some(signal) = &w.signal {
+            let _ = writeln!(out, "waits for   signal `{signal}`");
+        }
+        if let Some(at) = w.wake_at {
+            let _ = writeln!(out, "wakes at    {}", rfc3339(at));
+        }
     }
     let _ = writeln!(out, "started     {}", rfc3339(r.started_at));
     let _ = writeln!(out, "updated     {}", rfc3339(r.updated_at));

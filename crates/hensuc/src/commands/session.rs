@@ -291,7 +291,8 @@ impl Session {
     ) -> RunResult {
         let mut ctx = hensu_runtime::RunCtx::new(cancel).listener(listener);
         if let Some(d) = &self.durable {
-            ctx = ctx.run_id(d.run_id());
+            // The run's waits are durable (docs/language.md, *Timers and signals*).
+            ctx = ctx.run_id(d.run_id()).waiter(d.as_ref());
         }
         let ctx = ctx.checkpointer_opt(
             self.durable
@@ -318,6 +319,10 @@ impl Session {
                 Ok(Some(status)) => {
                     let mut text = format!("run {id} {status} (state saved)");
                     if status == hensu_store::RunStatus::Paused {
+                        if let Some(w) = &result.state.waiting {
+                            eprintln!("{}", waiting_note(d.run_id(), w));
+                            return result;
+                        }
                         match hensu_runtime::pending_review(&result.state) {
                             Some((node, _)) => text.push_str(&format!(
                                 "\n  node `{node}` waits for review: `hensuc resume {id} --approve` \
@@ -350,4 +355,37 @@ impl Session {
         }
         result
     }
+}
+
+/// How a run suspended at a `wait` or `awaitSignal` node continues (docs/language.md,
+/// *Timers and signals*).
+fn waiting_note(run_id: &str, w: &hensu_runtime::Waiting) -> String {
+    let mut out = format!("  node `{}` waits", w.node_id);
+    if let Some(signal) = &w.signal {
+        out.push_str(&format!(" for signal `{signal}`"));
+    }
+    if let Some(at) = w.wake_at_ms {
+        let word = if w.signal.is_some() {
+            " (timeout"
+        } else {
+            " until"
+        };
+        out.push_str(&format!("{word} {}", hensu_store::rfc3339(at)));
+        if w.signal.is_some() {
+            out.push(')');
+        }
+    }
+    out.push_str(
+        ": no process holds it meanwhile; a worker (`hensuc worker`) or server continues it",
+    );
+    if let Some(signal) = &w.signal {
+        out.push_str(&format!(
+            " when `hensuc signal {run_id} {signal} -c JSON` sends the signal"
+        ));
+    } else {
+        out.push_str(&format!(
+            " on time, or `hensuc resume {run_id}` waits for it here"
+        ));
+    }
+    out
 }

@@ -42,6 +42,8 @@ mod telemetry;
 mod telemetry_grpc;
 mod telemetry_tool_loop;
 mod time_travel;
+#[cfg(unix)]
+mod timers;
 mod tooling;
 #[cfg(unix)]
 mod workers;

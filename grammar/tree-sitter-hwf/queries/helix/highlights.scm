@@ -72,7 +72,7 @@
 ; node kinds: node("id") { … }, end("id", ExitStatus.X)
 (call_expression
   function: (identifier) @keyword.storage.type
-  (#any-of? @keyword.storage.type "action" "end" "fork" "generic" "join" "map" "node" "parallel" "subWorkflow"))
+  (#any-of? @keyword.storage.type "action" "awaitSignal" "end" "fork" "generic" "join" "map" "node" "parallel" "subWorkflow" "wait"))
 
 ; builder blocks: workflow("x") { … }, state { … }, agent("id") { … }
 (call_expression
@@ -86,7 +86,7 @@
 
 (call_expression
   function: (identifier) @function
-  (#not-any-of? @function "action" "end" "fork" "generic" "join" "map" "node" "parallel" "subWorkflow" "agent" "agents" "branch" "compensation" "config" "consensus" "graph" "observability" "onCondition" "onScore" "review" "routes" "state" "workflow" "after" "await" "execute" "exports" "extends" "imports" "input" "listOf" "mapOf" "runIf" "send" "targets" "variable" "writes" "yields"))
+  (#not-any-of? @function "action" "awaitSignal" "end" "fork" "generic" "join" "map" "node" "parallel" "subWorkflow" "wait" "agent" "agents" "branch" "compensation" "config" "consensus" "graph" "observability" "onCondition" "onScore" "review" "routes" "state" "workflow" "after" "await" "execute" "exports" "extends" "imports" "input" "listOf" "mapOf" "runIf" "send" "targets" "variable" "writes" "yields"))
 
 ; """…""".trimIndent()
 (method_call
@@ -113,7 +113,7 @@
 ; onSuccess goto "x", whenScore lessThan 60.0 goto "y", start at "a"
 (infix_chain
   head: (identifier) @keyword.control.conditional
-  (#any-of? @keyword.control.conditional "onApproval" "onComplete" "onConsensus" "onFailure" "onNoConsensus" "onRejection" "onSuccess" "start" "whenScore" "whenValue"))
+  (#any-of? @keyword.control.conditional "onApproval" "onComplete" "onConsensus" "onFailure" "onNoConsensus" "onRejection" "onSignal" "onSuccess" "onTimeout" "start" "whenScore" "whenValue"))
 
 ; otherwise revise "p" retry 2 otherwise "x"
 (infix_chain

@@ -1,7 +1,8 @@
 //! Replaying a stored run (docs/cli.md, *Replay*): the run is executed again with every
 //! outside call answered from its run log ([`crate::recorded`]) — no model call, no command,
 //! no HTTP request, no human — and the path, transitions, outputs and final context are
-//! compared with the recorded ones; the first difference is the divergence (E0916), a call the
+//! compared with the recorded ones (a `wait` or `awaitSignal` node answered from its recorded
+//! step: [`crate::recorded::RecordedWaits`]); the first difference is the divergence (E0916), a call the
 //! recording lacks is named (E0917). The one function every face calls (`hensuc replay`,
 //! `POST /api/v1/executions/{id}/replay`, `hensuc replay --all`): [`replay_run`]. Nothing is
 //! written: the replay has no store.
@@ -166,7 +167,9 @@ pub async fn replay_run(
     };
     let controls: [&dyn RunControlHook; 1] = [&until];
     let limited = plan.until.is_some();
-    let ctx = RunCtx::new(&cancel).run_id(plan.run_id);
+    // Waits and signals are answered from the recording at once (nothing sleeps).
+    let waits = crate::recorded::RecordedWaits::new(&workflow, &recorded.start, &recorded.end);
+    let ctx = RunCtx::new(&cancel).run_id(plan.run_id).waiter(&waits);
     let ctx = if limited {
         ctx.controls(&controls)
     } else {

@@ -162,6 +162,12 @@ impl Reader<'_> {
                 transition_rules: self.rules(m, path)?,
                 id,
             }),
+            NodeKind::Wait => Node::Wait(WaitNode {
+                wait: self.wait_for(m, path)?,
+                writes: self.str_list(m, path, "writes")?,
+                transition_rules: self.rules(m, path)?,
+                id,
+            }),
             NodeKind::Map => Node::Map(MapNode {
                 over: self.req_str(m, path, "over")?,
                 agent_id: self.opt_str(m, path, "agentId")?,
@@ -184,6 +190,32 @@ impl Reader<'_> {
             }),
         };
         Ok(node)
+    }
+
+    /// What a `WAIT` node waits for (docs/language.md, *Timers and signals*): exactly one of
+    /// `durationMs` (positive), `until` and `signal` (with an optional positive `timeoutMs`).
+    fn wait_for(&self, m: &Obj, path: &str) -> R<WaitFor> {
+        let positive = |key: &str| -> R<Option<u64>> {
+            match self.opt_i64(m, path, key)? {
+                None => Ok(None),
+                Some(n) if n > 0 => Ok(u64::try_from(n).ok()),
+                Some(_) => Err(self.wrong_type(
+                    &child_path(path, key),
+                    "a positive number of milliseconds",
+                    Self::field(m, key).unwrap_or(&Value::Null),
+                )),
+            }
+        };
+        let duration = positive("durationMs")?;
+        let until = self.opt_str(m, path, "until")?;
+        let signal = self.opt_str(m, path, "signal")?;
+        let timeout_ms = positive("timeoutMs")?;
+        match (duration, until, signal) {
+            (Some(ms), None, None) => Ok(WaitFor::Duration { ms }),
+            (None, Some(template), None) => Ok(WaitFor::Until { template }),
+            (None, None, Some(name)) => Ok(WaitFor::Signal { name, timeout_ms }),
+            _ => Err(self.missing(&child_path(path, "durationMs"))),
+        }
     }
 
     fn branch(&self, v: &Value, path: &str) -> R<Branch> {

@@ -76,6 +76,7 @@ impl Reader<'_> {
         Ok(NodeTiming {
             timeout_ms: positive("nodeTimeoutMs")?,
             backoff_ms: positive("retryBackoffMs")?,
+            review_deadline_ms: positive("reviewDeadlineMs")?,
         })
     }
 }

@@ -309,6 +309,8 @@ fn fresh_branch(p: &Prepared, state: &RunState, target: usize) -> RunState {
         compensations: Vec::new(),
         nested: None,
         failure: None,
+        waiting: None,
+        signals_taken: state.signals_taken.clone(),
     }
 }
 
@@ -624,6 +626,8 @@ fn ended_record(
         compensations: Vec::new(),
         nested: None,
         failure: None,
+        waiting: None,
+        signals_taken: branch.signals_taken.clone(),
     };
     Some(Box::new(ForkBranchState {
         target: target.to_string(),

@@ -10,3 +10,4 @@ pub(crate) mod join;
 pub(crate) mod map;
 pub(crate) mod parallel;
 pub(crate) mod subworkflow;
+pub(crate) mod wait;

@@ -10,6 +10,7 @@ mod map;
 mod parallel;
 mod standard;
 mod sub_workflow;
+mod wait;
 
 use hensu_diagnostics::{Diagnostic, Span, codes};
 use hensu_ir::{EndNode, ExitStatus, Node, Saga, Timing};
@@ -44,6 +45,8 @@ fn node_kind(name: &str) -> Option<BlockKind> {
         "subWorkflow" => BlockKind::SubWorkflowNode,
         "map" => BlockKind::MapNode,
         "end" => BlockKind::EndNode,
+        "wait" => BlockKind::WaitNode,
+        "awaitSignal" => BlockKind::SignalNode,
         _ => return None,
     })
 }
@@ -107,7 +110,7 @@ impl Lowerer<'_> {
                 };
                 // What an earlier statement (a `routes` block) left must not reach this node.
                 self.pending_timing = hensu_ir::NodeTiming::default();
-                self.pending_timing_spans = (None, None);
+                self.pending_timing_spans = (None, None, None);
                 let Some((node, origin)) = self.node(kind, spec, c, stmt) else {
                     self.pending_compensation = None;
                     self.pending_timing = hensu_ir::NodeTiming::default();
@@ -263,6 +266,9 @@ impl Lowerer<'_> {
             BlockKind::JoinNode => self.join(&id, body, &mut o, &mut sink),
             BlockKind::GenericNode => self.generic(&id, body, &mut o, &mut sink),
             BlockKind::ActionNode => self.action(&id, body, &mut o, &mut sink),
+            BlockKind::WaitNode | BlockKind::SignalNode => {
+                self.wait(kind, &id, body, &mut o, &mut sink)
+            }
             BlockKind::MapNode => self.map(&id, body, &mut o, &mut sink),
             _ => self.sub_workflow(&id, body, &mut o, &mut sink),
         };
@@ -270,9 +276,12 @@ impl Lowerer<'_> {
         if let Some((_, span)) = &self.pending_compensation {
             o.props.insert("compensation", *span);
         }
-        let (timeout, backoff) = std::mem::take(&mut self.pending_timing_spans);
+        let (timeout, backoff, deadline) = std::mem::take(&mut self.pending_timing_spans);
         if let Some(span) = timeout {
             o.props.insert("timeout", span);
+        }
+        if let Some(span) = deadline {
+            o.props.insert("deadline", span);
         }
         if let Some(span) = backoff {
             o.props.insert("backoff", span);
@@ -334,8 +343,11 @@ impl Lowerer<'_> {
             if self.node_transition(kind, spec, shape, stmt, sink) {
                 continue;
             }
-            // A join's `timeout` is upstream's own field, lowered by the join.
-            if spec.name == "timeout" && kind != BlockKind::JoinNode {
+            // A join's `timeout` is upstream's own field, lowered by the join; an awaitSignal's
+            // is how long it waits (docs/language.md, *Timers and signals*).
+            if spec.name == "timeout"
+                && !matches!(kind, BlockKind::JoinNode | BlockKind::SignalNode)
+            {
                 if let Shape::Assign { value, .. } = shape {
                     self.node_timeout(value);
                 }
@@ -373,10 +385,17 @@ impl Lowerer<'_> {
             span,
             "must be more than zero",
         )
-        .with_help(if what == "timeout" {
-            "write a positive duration such as `30.seconds`, or leave `timeout` out for no limit"
-        } else {
-            "write a positive duration such as `2.seconds`, or leave `backoff` out to retry at once"
+        .with_help(match what {
+            "backoff" => {
+                "write a positive duration such as `2.seconds`, or leave `backoff` out to retry at once"
+            }
+            "timeout" => {
+                "write a positive duration such as `30.seconds`, or leave `timeout` out for no limit"
+            }
+            "deadline" => {
+                "write a positive duration such as `48.hours`, or leave `deadline` out for no limit"
+            }
+            _ => "write a positive duration such as `30.minutes`",
         });
         self.emit(d);
         None

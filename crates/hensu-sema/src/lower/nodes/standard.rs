@@ -95,6 +95,15 @@ impl Lowerer<'_> {
                             r.allow_edit =
                                 self.boolean(value, &"`allowEdit`").unwrap_or(r.allow_edit)
                         }
+                        // A hensu extension kept with the node's timing (docs/language.md,
+                        // *Review*).
+                        "deadline" => {
+                            self.pending_timing_spans.2 = Some(value.span);
+                            if let Some(ms) = self.duration(value, &"`deadline`") {
+                                self.pending_timing.review_deadline_ms =
+                                    self.positive_duration(ms, value.span, "deadline");
+                            }
+                        }
                         _ => {}
                     }
                 }

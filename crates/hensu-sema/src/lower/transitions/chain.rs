@@ -393,7 +393,7 @@ impl Lowerer<'_> {
         action.fill(&mut origin);
         let rule = match (head.name, action) {
             (
-                "onSuccess" | "onConsensus" | "onComplete",
+                "onSuccess" | "onConsensus" | "onComplete" | "onSignal",
                 ChainAction::Goto {
                     target, feedback, ..
                 },
@@ -401,9 +401,11 @@ impl Lowerer<'_> {
                 target_node: target,
                 with_feedback: feedback,
             },
-            ("onFailure", ChainAction::Goto { target, .. }) => TransitionRule::Failure {
-                target_node: Some(target),
-            },
+            ("onFailure" | "onTimeout", ChainAction::Goto { target, .. }) => {
+                TransitionRule::Failure {
+                    target_node: Some(target),
+                }
+            }
             (
                 "onFailure",
                 ChainAction::Retry {

@@ -11,6 +11,7 @@ pub(crate) mod idempotency;
 mod paging;
 mod replay;
 pub(crate) mod schedules;
+mod signals;
 mod tenant_stream;
 mod time_travel;
 pub use access::*;
@@ -19,6 +20,7 @@ pub use idempotency::idempotent_starts;
 pub use paging::*;
 pub use replay::*;
 pub use schedules::{schedule_overlap_policies, schedules_crud, schedules_fire_ticks_and_run_now};
+pub use signals::*;
 pub use tenant_stream::*;
 pub use time_travel::*;
 

@@ -11,11 +11,12 @@ use hensu_host::{CommandRegistry, FsStubFiles};
 use hensu_ir::Workflow;
 use hensu_runtime::{
     CancelToken, Context, Engine, Event, ExecutionListener, MapRepository, ReviewDecision,
-    ReviewHandler, ReviewOutcome, ReviewRequest, RunOutcome, StubProvider,
+    ReviewHandler, ReviewOutcome, ReviewRequest, RunOutcome, ScheduledSignal, StubProvider,
+    VirtualClock,
 };
 use serde_json::Value;
 
-use super::spec::{Decision, TestSpec};
+use super::spec::{Decision, TestSpec, virtual_duration_ms};
 
 /// Replays `[[reviews]]`: the entry for this node and visit, else the entry for this node
 /// without a visit, else approve. Every decision is logged for the trace.
@@ -95,6 +96,8 @@ pub struct Observed {
     pub backtracks: Vec<String>,
     pub events: Vec<Value>,
     pub outcome_message: Option<String>,
+    /// How far the virtual clock moved (milliseconds).
+    pub elapsed_ms: u64,
 }
 
 fn to_context(map: &BTreeMap<String, Value>) -> Context {
@@ -167,8 +170,11 @@ pub async fn run(
         .workflows(Arc::new(repository))
         .review_handler(review.clone())
         .build();
+    let clock = virtual_clock(spec)?;
     let cancel = CancelToken::new();
-    let run = hensu_runtime::RunCtx::new(&cancel).listener(events.as_ref());
+    let run = hensu_runtime::RunCtx::new(&cancel)
+        .listener(events.as_ref())
+        .waiter(&clock);
     let result = engine.run(workflow, to_context(&spec.context), run).await;
     let (status, end, message) = match &result.outcome {
         RunOutcome::Completed {
@@ -215,7 +221,37 @@ pub async fn run(
         backtracks,
         events,
         outcome_message: message,
+        elapsed_ms: clock.elapsed_ms(),
     })
+}
+
+/// 2026-01-01T00:00:00Z, where a test's clock starts unless it says otherwise.
+const DEFAULT_START_MS: u64 = 1_767_225_600_000;
+
+/// The test's virtual clock (docs/testing.md, *Waits and signals*): its start and signals.
+fn virtual_clock(spec: &TestSpec) -> anyhow::Result<VirtualClock> {
+    let start = match &spec.start {
+        Some(s) => hensu_store::parse_rfc3339(s)
+            .ok_or_else(|| anyhow::anyhow!("start: `{s}` is not an RFC 3339 instant"))?,
+        None => DEFAULT_START_MS,
+    };
+    let signals = spec
+        .signals
+        .iter()
+        .map(|s| {
+            let at_ms = match &s.after {
+                Some(a) => virtual_duration_ms(a)
+                    .map_err(|e| anyhow::anyhow!("signal `{}`: after: {e}", s.name))?,
+                None => 0,
+            };
+            Ok(ScheduledSignal {
+                name: s.name.clone(),
+                at_ms,
+                payload: s.payload.clone(),
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(VirtualClock::new(start, signals))
 }
 
 /// Parallel branches, fork targets and map items run concurrently, so their events interleave
@@ -274,6 +310,9 @@ pub fn trace(spec: &TestSpec, o: &Observed) -> String {
     }
     let _ = writeln!(out, "path: {}", o.path.join(" → "));
     let _ = writeln!(out, "steps: {}", o.steps);
+    if o.elapsed_ms > 0 {
+        let _ = writeln!(out, "elapsed: {}ms (virtual)", o.elapsed_ms);
+    }
     let _ = writeln!(out, "reviews:");
     for r in &o.reviews {
         let _ = writeln!(out, "  {r}");
@@ -365,6 +404,16 @@ pub fn failures(spec: &TestSpec, o: &Observed) -> Vec<String> {
         && steps != o.steps
     {
         out.push(format!("steps: expected {steps}, got {}", o.steps));
+    }
+    if let Some(elapsed) = &e.elapsed {
+        match virtual_duration_ms(elapsed) {
+            Ok(want) if want != o.elapsed_ms => out.push(format!(
+                "elapsed: expected {want}ms on the virtual clock, got {}ms",
+                o.elapsed_ms
+            )),
+            Ok(_) => {}
+            Err(msg) => out.push(format!("elapsed: {msg}")),
+        }
     }
     for (key, want) in &e.outputs {
         let got = o.context.get(key);

@@ -28,6 +28,14 @@ pub struct TestSpec {
     /// Scripted review decisions; a review with no matching entry is approved.
     #[serde(default)]
     pub reviews: Vec<ReviewScript>,
+    /// The instant the test's virtual clock starts at (RFC 3339; default
+    /// `2026-01-01T00:00:00Z`): `wait` and `awaitSignal` nodes move it, nothing sleeps
+    /// (docs/testing.md, *Waits and signals*).
+    #[serde(default)]
+    pub start: Option<String>,
+    /// Signals sent to the run on the virtual clock.
+    #[serde(default)]
+    pub signals: Vec<SignalScript>,
     /// Tools the stub agent of a node (or agent) calls before it answers, in order.
     #[serde(default)]
     pub tool_calls: Vec<ToolCallScript>,
@@ -62,6 +70,39 @@ pub struct ReviewScript {
     /// Context values an approval or backtrack merges in.
     #[serde(default)]
     pub edits: Option<BTreeMap<String, serde_json::Value>>,
+}
+
+/// `[[signals]]`: signal `name` with `payload`, sent `after` the clock's start (`90s`, `10m`,
+/// `2h`, `1d`, `500ms`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignalScript {
+    pub name: String,
+    #[serde(default)]
+    pub after: Option<String>,
+    #[serde(default)]
+    pub payload: serde_json::Value,
+}
+
+/// `500ms`, `90s`, `10m`, `2h`, `1d` (a bare number is seconds) in milliseconds.
+pub fn virtual_duration_ms(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (num, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (e.g. 90s, 10m, 2h)"))?;
+    let unit_ms: u64 = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return Err(format!("`{s}`: unknown unit `{unit}` (ms, s, m, h or d)")),
+    };
+    Ok(n.saturating_mul(unit_ms))
 }
 
 /// `[[tool_calls]]`: the stub agent of `node` (a node or agent id) calls `tool` (in file
@@ -115,6 +156,9 @@ pub struct Expect {
     pub visits: BTreeMap<Spanned<String>, u64>,
     #[serde(default)]
     pub steps: Option<u64>,
+    /// How far the virtual clock moved (`2h`, `90s`): the time the run's waits took.
+    #[serde(default)]
+    pub elapsed: Option<String>,
     /// Context values at the end: `key = { equals = …, contains = "…", matches = "regex" }`.
     #[serde(default)]
     pub outputs: BTreeMap<String, OutputExpect>,

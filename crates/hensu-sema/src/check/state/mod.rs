@@ -14,6 +14,8 @@ use super::{Ctx, InputKind};
 use crate::origins::NodeOrigin;
 use crate::suggest::help_and_fix;
 
+mod unused;
+
 /// The state schema with a by-name index (checks look names up once per use, so a large
 /// schema stays linear).
 struct Schema<'a> {
@@ -249,6 +251,21 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
                 }
             }
             Node::SubWorkflow(s) => sub_workflow(cx, schema, id, origin, s, &mut marks),
+            Node::Wait(w) => {
+                writes(cx, schema, &mut marks, id, &w.writes);
+                if let hensu_ir::WaitFor::Until { template } = &w.wait {
+                    sites.push(PromptSite {
+                        text: template,
+                        spans: origin.map(|o| o.placeholders.as_slice()).unwrap_or(&[]),
+                        exact: true,
+                        whole: origin.and_then(|o| o.props.get("until").copied()),
+                        node: id,
+                        what: "until",
+                        compensation: false,
+                        dependencies: Vec::new(),
+                    });
+                }
+            }
             Node::Map(m) => {
                 // docs/language.md, *Map over a list*: `{item}` and `{index}` are the item's.
                 writes(cx, schema, &mut marks, id, &m.writes);
@@ -324,7 +341,7 @@ pub(super) fn check(cx: &mut Ctx<'_>) {
     }
 
     if let Some(schema) = schema {
-        unused_variables(cx, schema, &marks, opaque_reader);
+        unused::unused_variables(cx, schema, &marks, opaque_reader);
     }
 }
 
@@ -750,43 +767,4 @@ fn not_in_parent(cx: &mut Ctx<'_>, schema: &Schema<'_>, name: &str, span: Span, 
         });
     }
     cx.emit(d);
-}
-
-/// W0308: a declared variable never written (and not an input), or an input never read.
-fn unused_variables(cx: &mut Ctx<'_>, schema: &Schema<'_>, marks: &Marks, opaque_reader: bool) {
-    for (i, var) in schema.variables.iter().enumerate() {
-        let name = var.name.as_str();
-        let span = || {
-            cx.origins
-                .variables
-                .get(name)
-                .map(|v| v.name)
-                .or(cx.origins.state)
-                .unwrap_or_else(|| cx.fallback())
-        };
-        let is = |set: &Vec<bool>| set.get(i).copied().unwrap_or(true);
-        if var.is_input {
-            if !opaque_reader && !is(&marks.read) {
-                let d = Diagnostic::new(
-                    codes::W0308,
-                    format!("input `{name}` is never read"),
-                    span(),
-                    "no prompt, payload, condition or sub-workflow import uses it",
-                )
-                .with_help(format!("use `{{{name}}}` in a prompt, or remove the input"));
-                cx.emit(d);
-            }
-        } else if !is(&marks.written) {
-            let d = Diagnostic::new(
-                codes::W0308,
-                format!("variable `{name}` is never written"),
-                span(),
-                "no node writes, yields or exports it",
-            )
-            .with_help(format!(
-                "add `writes(\"{name}\")` to the node that produces it, make it an `input`, or remove it"
-            ));
-            cx.emit(d);
-        }
-    }
 }

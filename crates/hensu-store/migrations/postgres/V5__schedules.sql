@@ -1,4 +1,4 @@
--- Version 4: schedules (docs/schedules.md). A schedule row carries the next time it is due;
+-- Version 5: schedules (docs/schedules.md). A schedule row carries the next time it is due;
 -- a firing is keyed by (tenant, schedule, tick), so one tick is fired once however many servers
 -- share the database (the claim also compares-and-sets `next_fire_at`).
 CREATE TABLE schedules (
