@@ -231,6 +231,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/executions/{executionId}/signals/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Signal (docs/language.md, *Timers and signals*): 202 when the execution was waiting for it
+         *     and continues, 200 when it is kept for the execution's next wait for that name.
+         */
+        post: operations["signal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/schedules": {
         parameters: {
             query?: never;
@@ -721,6 +741,13 @@ export interface components {
              */
             step: number;
             updatedAt: string;
+            /**
+             * @description A paused execution waiting at a `wait` or `awaitSignal` node: the signal it waits for
+             *     (docs/language.md, *Timers and signals*; a hensu addition).
+             */
+            waitingFor?: string | null;
+            /** @description When such an execution continues without its signal (RFC 3339, UTC). */
+            wakeAt?: string | null;
             workflowId: string;
         };
         /** @description `POST /api/v1/executions/{id}/fork`. */
@@ -906,12 +933,43 @@ export interface components {
             /** @description A workflow the tenant pushed. */
             workflowId: string;
         };
+        /** @description `POST /api/v1/executions/{id}/signals/{name}`'s body. */
+        SendSignal: {
+            /** @description The signal's payload (any JSON; `null` when absent). */
+            payload?: Record<string, unknown>;
+        };
+        /** @description What a send did. */
+        SignalSent: {
+            executionId: string;
+            /**
+             * Format: int64
+             * @description Its number among the execution's signals (0, 1, … in the order they were sent).
+             */
+            seq: number;
+            signal: string;
+            /**
+             * @description The execution was waiting for it and continues now; otherwise the signal is kept and
+             *     delivered when the execution waits for its name.
+             */
+            woke: boolean;
+        };
         /** @description `POST /api/v1/executions`: which workflow to run, and its initial context. */
         StartExecution: {
             /** @description The initial context (the workflow's inputs and anything else). */
             context?: Record<string, unknown> | null;
+            /**
+             * @description Signal-with-start (a hensu addition; docs/language.md, *Timers and signals*): signals
+             *     sent to the new execution as it starts, each checked like `POST …/signals/{name}`
+             *     before anything is stored.
+             */
+            signals?: components["schemas"]["StartSignal"][];
             /** @description A workflow the tenant pushed (required). */
             workflowId?: string | null;
+        };
+        /** @description One signal of a start (`signals` of `POST /api/v1/executions`). */
+        StartSignal: {
+            name: string;
+            payload?: Record<string, unknown>;
         };
         /** @description One line of the tenant's workflow list. */
         WorkflowEntry: {
@@ -1043,7 +1101,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description the Idempotency-Key was used for a different request (`code` idempotency_key_reused) */
+            /** @description the Idempotency-Key was used for a different request (`code` idempotency_key_reused), or a start signal the workflow does not wait for or whose payload does not fit (`code` unknown_signal, invalid_signal_payload) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1523,6 +1581,78 @@ export interface operations {
             };
             /** @description not resumable now */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    signal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                executionId: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": null | components["schemas"]["SendSignal"];
+            };
+        };
+        responses: {
+            /** @description kept: delivered when the execution waits for this signal */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignalSent"];
+                };
+            };
+            /** @description the execution waited for it and continues */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignalSent"];
+                };
+            };
+            /** @description bad body or name (`code` invalid_body, invalid_signal_name) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unknown execution (`code` run_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the execution has ended (`code` run_finished) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description no awaitSignal of this name, or the payload does not fit the variables it writes (`code` unknown_signal, invalid_signal_payload) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -56,8 +56,13 @@ from .schedule_firing import ScheduleFiring
 from .schedule_request import ScheduleRequest
 from .schedule_request_context_type_0 import ScheduleRequestContextType0
 from .schedule_warnings_type_0 import ScheduleWarningsType0
+from .send_signal import SendSignal
+from .send_signal_payload import SendSignalPayload
+from .signal_sent import SignalSent
 from .start_execution import StartExecution
 from .start_execution_context_type_0 import StartExecutionContextType0
+from .start_signal import StartSignal
+from .start_signal_payload import StartSignalPayload
 from .workflow_entry import WorkflowEntry
 from .workflow_saved import WorkflowSaved
 
@@ -118,8 +123,13 @@ __all__ = (
     "ScheduleRequest",
     "ScheduleRequestContextType0",
     "ScheduleWarningsType0",
+    "SendSignal",
+    "SendSignalPayload",
+    "SignalSent",
     "StartExecution",
     "StartExecutionContextType0",
+    "StartSignal",
+    "StartSignalPayload",
     "WorkflowEntry",
     "WorkflowSaved",
 )

@@ -40,6 +40,10 @@ class ExecutionStatus:
                 execution;
                 a hensu addition).
             exit_status (None | str | Unset): The end node's exit status (`SUCCESS` / `FAILURE`).
+            waiting_for (None | str | Unset): A paused execution waiting at a `wait` or `awaitSignal` node: the signal it
+                waits for
+                (docs/language.md, *Timers and signals*; a hensu addition).
+            wake_at (None | str | Unset): When such an execution continues without its signal (RFC 3339, UTC).
      """
 
     execution_id: str
@@ -53,6 +57,8 @@ class ExecutionStatus:
     current_node_id: None | str | Unset = UNSET
     error: None | str | Unset = UNSET
     exit_status: None | str | Unset = UNSET
+    waiting_for: None | str | Unset = UNSET
+    wake_at: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -98,6 +104,18 @@ class ExecutionStatus:
         else:
             exit_status = self.exit_status
 
+        waiting_for: None | str | Unset
+        if isinstance(self.waiting_for, Unset):
+            waiting_for = UNSET
+        else:
+            waiting_for = self.waiting_for
+
+        wake_at: None | str | Unset
+        if isinstance(self.wake_at, Unset):
+            wake_at = UNSET
+        else:
+            wake_at = self.wake_at
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -119,6 +137,10 @@ class ExecutionStatus:
             field_dict["error"] = error
         if exit_status is not UNSET:
             field_dict["exitStatus"] = exit_status
+        if waiting_for is not UNSET:
+            field_dict["waitingFor"] = waiting_for
+        if wake_at is not UNSET:
+            field_dict["wakeAt"] = wake_at
 
         return field_dict
 
@@ -184,6 +206,26 @@ class ExecutionStatus:
         exit_status = _parse_exit_status(d.pop("exitStatus", UNSET))
 
 
+        def _parse_waiting_for(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        waiting_for = _parse_waiting_for(d.pop("waitingFor", UNSET))
+
+
+        def _parse_wake_at(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        wake_at = _parse_wake_at(d.pop("wakeAt", UNSET))
+
+
         execution_status = cls(
             execution_id=execution_id,
             started_at=started_at,
@@ -196,6 +238,8 @@ class ExecutionStatus:
             current_node_id=current_node_id,
             error=error,
             exit_status=exit_status,
+            waiting_for=waiting_for,
+            wake_at=wake_at,
         )
 
 

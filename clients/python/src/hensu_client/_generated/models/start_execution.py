@@ -13,6 +13,7 @@ from typing import cast
 
 if TYPE_CHECKING:
   from ..models.start_execution_context_type_0 import StartExecutionContextType0
+  from ..models.start_signal import StartSignal
 
 
 
@@ -29,10 +30,15 @@ class StartExecution:
         Attributes:
             context (None | StartExecutionContextType0 | Unset): The initial context (the workflow's inputs and anything
                 else).
+            signals (list[StartSignal] | Unset): Signal-with-start (a hensu addition; docs/language.md, *Timers and
+                signals*): signals
+                sent to the new execution as it starts, each checked like `POST …/signals/{name}`
+                before anything is stored.
             workflow_id (None | str | Unset): A workflow the tenant pushed (required).
      """
 
     context: None | StartExecutionContextType0 | Unset = UNSET
+    signals: list[StartSignal] | Unset = UNSET
     workflow_id: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -42,6 +48,7 @@ class StartExecution:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.start_execution_context_type_0 import StartExecutionContextType0 # noqa: PLC0415
+        from ..models.start_signal import StartSignal # noqa: PLC0415
         context: dict[str, Any] | None | Unset
         if isinstance(self.context, Unset):
             context = UNSET
@@ -49,6 +56,15 @@ class StartExecution:
             context = self.context.to_dict()
         else:
             context = self.context
+
+        signals: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.signals, Unset):
+            signals = []
+            for signals_item_data in self.signals:
+                signals_item = signals_item_data.to_dict()
+                signals.append(signals_item)
+
+
 
         workflow_id: None | str | Unset
         if isinstance(self.workflow_id, Unset):
@@ -63,6 +79,8 @@ class StartExecution:
         })
         if context is not UNSET:
             field_dict["context"] = context
+        if signals is not UNSET:
+            field_dict["signals"] = signals
         if workflow_id is not UNSET:
             field_dict["workflowId"] = workflow_id
 
@@ -73,6 +91,7 @@ class StartExecution:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.start_execution_context_type_0 import StartExecutionContextType0 # noqa: PLC0415
+        from ..models.start_signal import StartSignal # noqa: PLC0415
         d = dict(src_dict)
         def _parse_context(data: object) -> None | StartExecutionContextType0 | Unset:
             if data is None:
@@ -94,6 +113,18 @@ class StartExecution:
         context = _parse_context(d.pop("context", UNSET))
 
 
+        _signals = d.pop("signals", UNSET)
+        signals: list[StartSignal] | Unset = UNSET
+        if _signals is not UNSET:
+            signals = []
+            for signals_item_data in _signals:
+                signals_item = StartSignal.from_dict(signals_item_data)
+
+
+
+                signals.append(signals_item)
+
+
         def _parse_workflow_id(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -106,6 +137,7 @@ class StartExecution:
 
         start_execution = cls(
             context=context,
+            signals=signals,
             workflow_id=workflow_id,
         )
 
