@@ -93,7 +93,7 @@ pub(super) fn tool_project(model: &str) -> tempfile::TempDir {
     tmp
 }
 
-pub(super) fn tool_call_answer() -> ResponseTemplate {
+fn tool_call_answer() -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(json!({
         "id": "c1", "object": "chat.completion", "model": "mock-model",
         "choices": [{"index": 0, "finish_reason": "tool_calls",
@@ -105,7 +105,7 @@ pub(super) fn tool_call_answer() -> ResponseTemplate {
     }))
 }
 
-pub(super) fn final_answer() -> ResponseTemplate {
+fn final_answer() -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(json!({
         "id": "c2", "object": "chat.completion", "model": "mock-model",
         "choices": [{"index": 0, "finish_reason": "stop",
@@ -115,7 +115,25 @@ pub(super) fn final_answer() -> ResponseTemplate {
 }
 
 /// What the tool's result says (the model's second turn carries it).
-pub(super) const TOOL_RESULT: &str = "Model Context Protocol";
+const TOOL_RESULT: &str = "Model Context Protocol";
+
+/// Mounts the tool loop's script on `model`: a turn that carries the tool's result gets the
+/// final answer (after `second_turn_delay`: a hanging turn lets a test kill the run there),
+/// any other turn asks for the tool.
+pub(super) async fn mount_tool_loop(model: &MockServer, second_turn_delay: Duration) {
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .and(body_string_contains(TOOL_RESULT))
+        .respond_with(final_answer().set_delay(second_turn_delay))
+        .with_priority(1)
+        .mount(model)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(tool_call_answer())
+        .mount(model)
+        .await;
+}
 
 pub(super) fn newest_run(dir: &Path) -> String {
     let out = hensuc()
@@ -162,18 +180,7 @@ fn a_tool_result_journaled_before_a_kill_is_replayed_not_called_again() {
     let model = runtime.block_on(async {
         let server = MockServer::start().await;
         // The second turn (it carries the tool's result) hangs: the kill lands there.
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .and(body_string_contains(TOOL_RESULT))
-            .respond_with(final_answer().set_delay(Duration::from_secs(120)))
-            .with_priority(1)
-            .mount(&server)
-            .await;
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .respond_with(tool_call_answer())
-            .mount(&server)
-            .await;
+        mount_tool_loop(&server, Duration::from_secs(120)).await;
         server
     });
     let requests = || runtime.block_on(model.received_requests()).unwrap();
@@ -221,18 +228,7 @@ fn a_tool_result_journaled_before_a_kill_is_replayed_not_called_again() {
     // The model now answers the second turn at once.
     runtime.block_on(async {
         model.reset().await;
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .and(body_string_contains(TOOL_RESULT))
-            .respond_with(final_answer())
-            .with_priority(1)
-            .mount(&model)
-            .await;
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .respond_with(tool_call_answer())
-            .mount(&model)
-            .await;
+        mount_tool_loop(&model, Duration::ZERO).await;
     });
     let events = dir.join("events.jsonl");
     let events_arg = events.to_str().unwrap();
@@ -497,18 +493,7 @@ fn a_taken_over_run_replays_the_tool_result_on_postgresql() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let model = runtime.block_on(async {
         let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .and(body_string_contains(TOOL_RESULT))
-            .respond_with(final_answer().set_delay(Duration::from_secs(120)))
-            .with_priority(1)
-            .mount(&server)
-            .await;
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .respond_with(tool_call_answer())
-            .mount(&server)
-            .await;
+        mount_tool_loop(&server, Duration::from_secs(120)).await;
         server
     });
     let requests = || runtime.block_on(model.received_requests()).unwrap();
@@ -573,18 +558,7 @@ fn a_taken_over_run_replays_the_tool_result_on_postgresql() {
     assert_eq!(lines(&calls), ["lookup_glossary"]);
     runtime.block_on(async {
         model.reset().await;
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .and(body_string_contains(TOOL_RESULT))
-            .respond_with(final_answer())
-            .with_priority(1)
-            .mount(&model)
-            .await;
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .respond_with(tool_call_answer())
-            .mount(&model)
-            .await;
+        mount_tool_loop(&model, Duration::ZERO).await;
     });
     let mut second = worker();
     let run = || crate::wait(store.list()).unwrap().remove(0);

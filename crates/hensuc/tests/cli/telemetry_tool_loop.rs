@@ -5,10 +5,9 @@
 //! under the visit — the same tree `runs trace` rebuilds from the run log and its journal.
 
 use serde_json::Value;
-use wiremock::matchers::{body_string_contains, method, path};
-use wiremock::{Mock, MockServer};
+use wiremock::MockServer;
 
-use super::journal::{TOOL_RESULT, final_answer, newest_run, tool_call_answer, tool_project};
+use super::journal::{mount_tool_loop, newest_run, tool_project};
 use super::telemetry::{Receiver, rebuilt_in, tree};
 use super::{hensuc, stderr};
 
@@ -18,18 +17,7 @@ fn a_tool_loop_exports_chat_and_execute_tool_spans() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let model = runtime.block_on(async {
         let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .and(body_string_contains(TOOL_RESULT))
-            .respond_with(final_answer())
-            .with_priority(1)
-            .mount(&server)
-            .await;
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .respond_with(tool_call_answer())
-            .mount(&server)
-            .await;
+        mount_tool_loop(&server, std::time::Duration::ZERO).await;
         server
     });
     let tmp = tool_project(&model.uri());
