@@ -36,7 +36,8 @@ echo "== clients: type checks (mypy --strict, tsc --noEmit)"
 (cd "$here/typescript" && npx tsc -p tsconfig.json --noEmit)
 
 echo "== clients: Python tests (pytest; contract tests with schemathesis)"
-(cd "$here/python" && "$venv/bin/python" -m pytest -q -p no:cacheprovider)
+# Bounded: a generated request that never ends (a stream) must fail the gate, not stall CI.
+(cd "$here/python" && timeout 900 "$venv/bin/python" -m pytest -q -p no:cacheprovider)
 
 echo "== clients: TypeScript tests (node --test)"
-(cd "$here/typescript" && npm test --silent)
+(cd "$here/typescript" && timeout 600 npm test --silent)

@@ -32,9 +32,7 @@ CHECKS = [not_a_server_error, response_schema_conformance, content_type_conforma
 
 @pytest.fixture(scope="session")
 def api_schema(server: Server) -> Any:
-    return schemathesis.openapi.from_url(f"{server.url}/openapi.json").exclude(
-        path_regex=r"/events$|^/mcp/connect$"
-    )
+    return schemathesis.openapi.from_url(f"{server.url}/openapi.json")
 
 
 @pytest.fixture(scope="session")
@@ -43,7 +41,9 @@ def contract_headers(server: Server) -> dict[str, str]:
     return {"Authorization": f"Bearer {server.token('contract')}"}
 
 
-schema = schemathesis.pytest.from_fixture("api_schema")
+# The filter goes on the lazy schema: one set on the fixture's schema is not applied by
+# `from_fixture` (schemathesis 4.32 generated the streams' cases anyway, and one never ended).
+schema = schemathesis.pytest.from_fixture("api_schema").exclude(path_regex=r"/events$|^/mcp/connect$")
 
 
 @schema.parametrize()
