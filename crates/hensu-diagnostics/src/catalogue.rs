@@ -248,6 +248,11 @@ static CODES: &[CodeInfo] = &[
         "map node with two bodies",
         include_str!("../../../docs/diagnostics/E0123.md"),
     ),
+    e(
+        "E0124",
+        "review timeout without a deadline",
+        include_str!("../../../docs/diagnostics/E0124.md"),
+    ),
     // names and references: E02xx
     e(
         "E0201",

@@ -115,6 +115,9 @@ pub enum CompiledRule {
         inner: Box<CompiledRule>,
     },
     RubricFail,
+    ReviewTimeout {
+        target: Target,
+    },
 }
 
 impl CompiledRule {
@@ -130,6 +133,7 @@ impl CompiledRule {
             CompiledRule::Always { .. } => RuleKind::Always,
             CompiledRule::Bounded { .. } => RuleKind::Bounded,
             CompiledRule::RubricFail => RuleKind::RubricFail,
+            CompiledRule::ReviewTimeout { .. } => RuleKind::ReviewTimeout,
         }
     }
 
@@ -163,7 +167,9 @@ impl CompiledRule {
                 escalation_with_feedback,
                 ..
             } => *escalation_with_feedback,
-            CompiledRule::Failure { .. } | CompiledRule::RubricFail => false,
+            CompiledRule::Failure { .. }
+            | CompiledRule::RubricFail
+            | CompiledRule::ReviewTimeout { .. } => false,
         }
     }
 
@@ -242,6 +248,9 @@ impl CompiledRule {
                 inner: Box::new(CompiledRule::compile(inner, resolve)),
             },
             TransitionRule::RubricFail => CompiledRule::RubricFail,
+            TransitionRule::ReviewTimeout { target_node } => CompiledRule::ReviewTimeout {
+                target: resolve(target_node),
+            },
         }
     }
 }
@@ -405,6 +414,9 @@ fn rule_edges(rule: &TransitionRule) -> Vec<(Option<&str>, String, bool)> {
         )],
         TransitionRule::Bounded { inner, .. } => rule_edges(inner),
         TransitionRule::RubricFail => Vec::new(),
+        TransitionRule::ReviewTimeout { target_node } => {
+            vec![(Some(target_node), "on review timeout".into(), false)]
+        }
     }
 }
 

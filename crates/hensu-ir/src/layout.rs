@@ -162,6 +162,11 @@ fn rule_edges(rule: &TransitionRule) -> Vec<DrawnEdge> {
             edges
         }
         TransitionRule::RubricFail => Vec::new(),
+        TransitionRule::ReviewTimeout { target_node } => vec![DrawnEdge {
+            target: Some(target_node.clone()),
+            label: "review timeout".into(),
+            dashed: true,
+        }],
     }
 }
 

@@ -39,6 +39,8 @@ pub enum TransitionCause<'a> {
     },
     /// A rubric or review backtrack already chose the next node.
     Redirected,
+    /// The review's `deadline` passed without a decision and its `onTimeout` arm routed it.
+    ReviewTimeout,
 }
 
 impl std::fmt::Display for TransitionCause<'_> {
@@ -78,6 +80,7 @@ impl std::fmt::Display for TransitionCause<'_> {
                 predicate,
             } => write!(f, "{variable} {predicate}"),
             TransitionCause::Redirected => f.write_str("redirected by rubric or review backtrack"),
+            TransitionCause::ReviewTimeout => f.write_str("on review timeout (deadline passed)"),
         }
     }
 }

@@ -86,6 +86,7 @@ pub fn evaluate<'p>(
             expected, target, ..
         } => {
             let decided = match verdict {
+                Some(v) if v.timed_out => None,
                 Some(v) => Some((v.approved, true)),
                 None => ctx.get("approved").and_then(as_bool).map(|b| (b, false)),
             };
@@ -147,6 +148,9 @@ pub fn evaluate<'p>(
             }
         }
         CompiledRule::Bounded { inner, .. } => evaluate(inner, extra, result, ctx, verdict),
+        CompiledRule::ReviewTimeout { target } if verdict.is_some_and(|v| v.timed_out) => {
+            hit(target, TransitionCause::ReviewTimeout)
+        }
         _ => RuleEval::NoMatch(None),
     }
 }
@@ -179,6 +183,8 @@ pub struct PlanNode {
     pub needs_recommendation: bool,
     /// The node has an `onRejection` arm (bare or bounded).
     pub has_rejection_arm: bool,
+    /// The node's review has an `onTimeout` arm (docs/language.md, *Review*).
+    pub has_review_timeout_arm: bool,
     /// `":<id>"`, the suffix of every retry counter owned by this node.
     pub counter_suffix: String,
 }
@@ -261,6 +267,10 @@ impl ExecPlan {
                     }
                 )
             });
+            let has_review_timeout_arm = node
+                .transition_rules()
+                .iter()
+                .any(|r| matches!(r, TransitionRule::ReviewTimeout { .. }));
             nodes.push(PlanNode {
                 rule_extras: gn.rules.iter().map(|r| RuleExtra::new(r, id)).collect(),
                 has_engine_vars: !engine_vars.is_empty(),
@@ -269,6 +279,7 @@ impl ExecPlan {
                 needs_approved: needs.1,
                 needs_recommendation: needs.2,
                 has_rejection_arm,
+                has_review_timeout_arm,
                 counter_suffix: format!(":{id}"),
             });
         }
@@ -384,6 +395,9 @@ pub fn explain_no_match(
                 "onRejection"
             };
             match verdict {
+                Some(v) if v.timed_out => {
+                    format!("{arm}: the review's deadline passed (its onTimeout arm routes it)")
+                }
                 Some(v) => format!("{arm}: the review decided approved = {}", v.approved),
                 None => format!("{arm}: `approved` is {}", shown(ctx.get("approved"))),
             }
@@ -411,6 +425,9 @@ pub fn explain_no_match(
         }
         CompiledRule::Bounded { inner, .. } => explain_no_match(inner, extra, result, ctx, verdict),
         CompiledRule::RubricFail => "onRubricFail: handled by the rubric step".to_string(),
+        CompiledRule::ReviewTimeout { .. } => {
+            "review onTimeout: the review's deadline did not pass".to_string()
+        }
     }
 }
 

@@ -302,6 +302,8 @@ wire_enum!(
         Always = "always",
         Bounded = "bounded",
         RubricFail = "rubricFail",
+        /// hensu extension (docs/language.md, *Review*): a review's `onTimeout` arm.
+        ReviewTimeout = "reviewTimeout",
     }
 );
 

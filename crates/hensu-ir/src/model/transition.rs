@@ -53,6 +53,9 @@ pub enum TransitionRule {
     },
     /// Java-API-only rule; reads back as a rule that never matches.
     RubricFail,
+    /// hensu extension: `review { deadline = 48.hours; onTimeout goto "x" }` — where a review
+    /// not decided by its deadline goes (docs/language.md, *Review*).
+    ReviewTimeout { target_node: String },
 }
 
 impl TransitionRule {
@@ -68,6 +71,7 @@ impl TransitionRule {
             TransitionRule::Always { .. } => RuleKind::Always,
             TransitionRule::Bounded { .. } => RuleKind::Bounded,
             TransitionRule::RubricFail => RuleKind::RubricFail,
+            TransitionRule::ReviewTimeout { .. } => RuleKind::ReviewTimeout,
         }
     }
 
@@ -99,7 +103,8 @@ impl TransitionRule {
             | TransitionRule::NoConsensus { target_node, .. }
             | TransitionRule::Approval { target_node, .. }
             | TransitionRule::Condition { target_node, .. }
-            | TransitionRule::Always { target_node, .. } => out.push(target_node),
+            | TransitionRule::Always { target_node, .. }
+            | TransitionRule::ReviewTimeout { target_node } => out.push(target_node),
             TransitionRule::Failure { target_node } => {
                 if let Some(t) = target_node {
                     out.push(t);
@@ -144,7 +149,9 @@ impl TransitionRule {
                 escalation_with_feedback,
                 ..
             } => *escalation_with_feedback,
-            TransitionRule::Failure { .. } | TransitionRule::RubricFail => false,
+            TransitionRule::Failure { .. }
+            | TransitionRule::RubricFail
+            | TransitionRule::ReviewTimeout { .. } => false,
         }
     }
 

@@ -781,6 +781,10 @@ impl<'a> From<&'a TransitionRule> for RuleDto<'a> {
                 inner: Box::new(RuleDto::from(inner.as_ref())),
             },
             TransitionRule::RubricFail => RulePayload::RubricFail {},
+            TransitionRule::ReviewTimeout { target_node } => RulePayload::Target {
+                target_node,
+                with_feedback: false,
+            },
         };
         RuleDto {
             kind: rule.kind().as_str(),

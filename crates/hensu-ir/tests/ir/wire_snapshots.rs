@@ -331,6 +331,12 @@ fn snapshot_rule_kinds() {
             },
         ),
         ("rule_rubric_fail", TransitionRule::RubricFail),
+        (
+            "rule_review_timeout",
+            TransitionRule::ReviewTimeout {
+                target_node: "escalate".into(),
+            },
+        ),
     ];
     for (name, rule) in rules {
         insta::assert_snapshot!(name, pretty(&rule_to_value(&rule)));

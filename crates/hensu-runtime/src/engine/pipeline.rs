@@ -370,6 +370,7 @@ impl Exec<'_> {
         {
             return Ok(ProcessorOutcome::Continue);
         }
+        let mut timed_out = false;
         let decision = match pc.resume_decision.take() {
             Some(d) => d,
             // Not decided by its deadline: rejected (docs/language.md, *Review*).
@@ -378,6 +379,7 @@ impl Exec<'_> {
                 .is_some_and(|at| self.waiter().now_ms() >= at) =>
             {
                 let deadline = p.workflow().timing.of(&node.id).review_deadline_ms;
+                timed_out = true;
                 ReviewDecision::Reject {
                     reason: format!(
                         "no review decision within {}",
@@ -423,6 +425,15 @@ impl Exec<'_> {
                 state.review_verdict = Some(ReviewVerdict {
                     approved: true,
                     reason: None,
+                    timed_out: false,
+                });
+            }
+            // Not decided in time, and the review's `onTimeout` arm routes it.
+            ReviewDecision::Reject { reason } if timed_out && pn.has_review_timeout_arm => {
+                state.review_verdict = Some(ReviewVerdict {
+                    approved: false,
+                    reason: Some(reason),
+                    timed_out: true,
                 });
             }
             ReviewDecision::Reject { reason } => {
@@ -432,6 +443,7 @@ impl Exec<'_> {
                 state.review_verdict = Some(ReviewVerdict {
                     approved: false,
                     reason: Some(reason),
+                    timed_out: false,
                 });
             }
             ReviewDecision::Backtrack {
@@ -463,6 +475,7 @@ impl Exec<'_> {
                 state.review_verdict = Some(ReviewVerdict {
                     approved: false,
                     reason: Some(reason),
+                    timed_out: false,
                 });
                 state.current_node = target;
                 state.node_redirected = true;

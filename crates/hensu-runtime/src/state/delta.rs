@@ -518,6 +518,7 @@ mod tests {
         s.review_verdict = Some(ReviewVerdict {
             approved: true,
             reason: None,
+            timed_out: false,
         });
         s.compensating = Some(Compensating {
             cause: EndCause::Rejected {

@@ -156,6 +156,10 @@ pub struct ReviewVerdict {
     pub approved: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Not decided by the review's deadline, and the review's `onTimeout` arm routes it (no
+    /// approval arm matches then; docs/language.md, *Review*).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
 }
 
 /// Where inside a node's lifecycle the execution is (upstream `ExecutionPhase`).

@@ -351,3 +351,55 @@ async fn a_review_past_its_deadline_is_rejected_and_escalates() {
     assert_eq!(last["to"], "escalate", "{taken:?}");
     assert_eq!(last["cause"]["from_review"], true, "{last}");
 }
+
+/// The review's own `onTimeout` arm routes a review past its deadline (no rejection); a
+/// rejection given in time still takes `onRejection`.
+#[tokio::test]
+async fn a_review_past_its_deadline_takes_its_timeout_arm() {
+    let mut wf = reviewed_with_deadline();
+    wf.nodes
+        .insert("late".into(), end("late", ExitStatus::Failure));
+    if let Some(Node::Standard(n)) = wf.nodes.get_mut("draft") {
+        n.transition_rules.push(TransitionRule::ReviewTimeout {
+            target_node: "late".into(),
+        });
+    }
+    let s = Script::new();
+    let h = harness_with(&s, |b| b.review_handler(Arc::new(Later)));
+    let cancel = CancelToken::new();
+    let start = 1_000_000;
+    let clock = VirtualClock::new(start, Vec::new());
+    let r = h
+        .engine
+        .run(&wf, ctx(json!({})), h.ctx(&cancel).waiter(&clock))
+        .await;
+    assert_eq!(r.outcome, RunOutcome::Paused);
+    let p = h.engine.prepare(Arc::new(wf)).unwrap();
+    let late = VirtualClock::new(start + 48 * 3_600_000, Vec::new());
+    let done = h
+        .engine
+        .resume(&p, r.state.clone(), None, h.ctx(&cancel).waiter(&late))
+        .await;
+    assert_eq!(completed(&done), (ExitStatus::Failure, "late".into()));
+    let taken = h.events_of("transition_taken");
+    let last = taken.last().expect("a transition");
+    assert_eq!(last["to"], "late", "{taken:?}");
+    assert_eq!(last["cause"]["rule"], "review_timeout", "{last}");
+    // Decided (rejected) before the deadline: the rejection arm, not the timeout arm.
+    let early = VirtualClock::new(start + 3_600_000, Vec::new());
+    let rejected = h
+        .engine
+        .resume(
+            &p,
+            r.state,
+            Some(ReviewDecision::Reject {
+                reason: "no".into(),
+            }),
+            h.ctx(&cancel).waiter(&early),
+        )
+        .await;
+    assert_eq!(
+        completed(&rejected),
+        (ExitStatus::Failure, "escalate".into())
+    );
+}

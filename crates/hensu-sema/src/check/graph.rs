@@ -66,7 +66,10 @@ fn visit<'w>(rule: &'w TransitionRule, bounded: bool, f: &mut impl FnMut(RuleTar
         | TransitionRule::NoConsensus { target_node, .. }
         | TransitionRule::Approval { target_node, .. }
         | TransitionRule::Condition { target_node, .. }
-        | TransitionRule::Always { target_node, .. } => push(TargetSlot::Target, Some(target_node)),
+        | TransitionRule::Always { target_node, .. }
+        | TransitionRule::ReviewTimeout { target_node } => {
+            push(TargetSlot::Target, Some(target_node))
+        }
         TransitionRule::Failure { target_node } => match target_node {
             Some(t) => push(TargetSlot::Target, Some(t)),
             None => push(TargetSlot::SelfRetry, None),

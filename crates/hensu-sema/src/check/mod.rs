@@ -231,6 +231,9 @@ pub(crate) fn describe_rule(rule: &TransitionRule) -> String {
             ..
         } => format!("onCondition(\"{variable}\") {}", predicate.describe()),
         TransitionRule::Always { target_node, .. } => format!("otherwise goto \"{target_node}\""),
+        TransitionRule::ReviewTimeout { target_node } => {
+            format!("review {{ onTimeout goto \"{target_node}\" }}")
+        }
         TransitionRule::Bounded {
             budget,
             otherwise,

@@ -53,6 +53,9 @@ pub(crate) struct Lowerer<'f> {
     /// The `timeout = …` and `onFailure retry … backoff …` of the node being lowered
     /// (docs/language.md, *Timeouts and backoff*), moved into the graph's timing with it.
     pub(crate) pending_timing: hensu_ir::NodeTiming,
+    /// The `onTimeout` arm of the node's `review { … }` block, appended to the node's rules
+    /// after its body (docs/language.md, *Review*).
+    pub(crate) pending_review_rules: transitions::RuleSink,
     /// The spans of those two values, for the node's origins.
     /// The spans of the node's `timeout`, `backoff` and review `deadline`.
     pub(crate) pending_timing_spans: (Option<Span>, Option<Span>, Option<Span>),
@@ -175,6 +178,7 @@ impl<'f> Lowerer<'f> {
             extension: Extension::default(),
             pending_compensation: None,
             pending_timing: hensu_ir::NodeTiming::default(),
+            pending_review_rules: transitions::RuleSink::default(),
             pending_timing_spans: (None, None, None),
         }
     }

@@ -260,7 +260,13 @@ pub(super) const REVIEW: &[StatementSpec] = &[
         V::Duration,
         false,
         "deadline = 48.hours",
-        "How long the review may take: not decided by then, it is rejected (`onRejection` routes it) — durably, the run waits without a process (docs/language.md, *Review*).",
+        "How long the review may take: not decided by then, `onTimeout` routes it (without one it is rejected and `onRejection` routes it) — durably, the run waits without a process (docs/language.md, *Review*).",
+    ),
+    trans(
+        "onTimeout",
+        FAILURE_GOTO,
+        "onTimeout goto \"node\"",
+        "Where a review not decided by its `deadline` goes (instead of a rejection).",
     ),
 ];
 

@@ -76,11 +76,13 @@ const REVIEWED: &str = r#"workflow("reviewed") {
             review {
                 mode = ReviewMode.REQUIRED
                 deadline = 1.seconds
+                onTimeout goto "escalate"
             }
             onApproval goto "done"
-            onRejection goto "escalate"
+            onRejection goto "rejected"
         }
         end("done")
+        end("rejected", ExitStatus.FAILURE)
         end("escalate", ExitStatus.FAILURE)
     }
 }
@@ -210,7 +212,8 @@ fn timer_survives_a_killed_worker(dir: &Path, url: &str) {
 }
 
 /// A review not decided by its deadline: the run, paused for it with its deadline as its
-/// wake time, is claimed by a worker then and rejected undecided, so `onRejection` escalates.
+/// wake time, is claimed by a worker then, and the review's `onTimeout` arm escalates (without
+/// the arm a rejection routes it: the runtime's `waits` tests).
 fn review_deadline_escalates(dir: &Path, url: &str) {
     project(dir, "reviewed.hwf", REVIEWED);
     let store = crate::wait(hensu_store::open_store(url, StoreOptions::default())).unwrap();

@@ -342,6 +342,9 @@ impl Reader<'_> {
                 }
             }
             RuleKind::RubricFail => TransitionRule::RubricFail,
+            RuleKind::ReviewTimeout => TransitionRule::ReviewTimeout {
+                target_node: self.req_str(m, path, "targetNode")?,
+            },
         })
     }
 

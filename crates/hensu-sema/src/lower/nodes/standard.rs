@@ -8,7 +8,7 @@ use crate::lower::transitions::RuleSink;
 use crate::lower::values::Quoted;
 use crate::lower::{Lowerer, Seen, Shape};
 use crate::origins::NodeOrigin;
-use crate::schema::{BlockKind, EnumType, StatementSpec};
+use crate::schema::{BlockKind, EnumType, StatementKind, StatementSpec};
 
 impl Lowerer<'_> {
     pub(super) fn standard(
@@ -58,6 +58,10 @@ impl Lowerer<'_> {
                 }
             },
         );
+        let review_rules = std::mem::take(&mut self.pending_review_rules);
+        for (rule, origin) in review_rules.rules.into_iter().zip(review_rules.origins) {
+            sink.push(rule, origin);
+        }
         Node::Standard(n)
     }
 
@@ -71,11 +75,32 @@ impl Lowerer<'_> {
                     allow_edit: false,
                 };
                 let mut seen = Seen::new();
+                let mut deadline = false;
+                let mut on_timeout = None;
                 for s in &b.stmts {
-                    let Some((spec, Shape::Assign { value, .. })) =
-                        self.accept(BlockKind::Review, s, &mut seen)
-                    else {
+                    let Some((spec, shape)) = self.accept(BlockKind::Review, s, &mut seen) else {
                         continue;
+                    };
+                    let value = match shape {
+                        Shape::Assign { value, .. } => value,
+                        Shape::Chain { head, links } => {
+                            // `onTimeout goto "x"`: kept aside, it joins the node's rules.
+                            if let StatementKind::Transition(forms) = spec.kind {
+                                on_timeout = Some(s.span);
+                                let mut sink = std::mem::take(&mut self.pending_review_rules);
+                                self.transition(
+                                    forms,
+                                    head,
+                                    links,
+                                    s.span,
+                                    BlockKind::Review,
+                                    &mut sink,
+                                );
+                                self.pending_review_rules = sink;
+                            }
+                            continue;
+                        }
+                        _ => continue,
                     };
                     match spec.name {
                         "mode" => {
@@ -98,6 +123,7 @@ impl Lowerer<'_> {
                         // A hensu extension kept with the node's timing (docs/language.md,
                         // *Review*).
                         "deadline" => {
+                            deadline = true;
                             self.pending_timing_spans.2 = Some(value.span);
                             if let Some(ms) = self.duration(value, &"`deadline`") {
                                 self.pending_timing.review_deadline_ms =
@@ -106,6 +132,16 @@ impl Lowerer<'_> {
                         }
                         _ => {}
                     }
+                }
+                if let (Some(span), false) = (on_timeout, deadline) {
+                    let d = Diagnostic::new(
+                        codes::E0124,
+                        "`onTimeout` in a review without a `deadline` never fires",
+                        span,
+                        "no deadline to pass",
+                    )
+                    .with_help("add `deadline = 48.hours` (any positive duration) to the review block, or remove `onTimeout`");
+                    self.emit(d);
                 }
                 Some(r)
             }

@@ -401,6 +401,11 @@ impl Lowerer<'_> {
                 target_node: target,
                 with_feedback: feedback,
             },
+            ("onTimeout", ChainAction::Goto { target, .. }) if ctx.block == BlockKind::Review => {
+                TransitionRule::ReviewTimeout {
+                    target_node: target,
+                }
+            }
             ("onFailure" | "onTimeout", ChainAction::Goto { target, .. }) => {
                 TransitionRule::Failure {
                     target_node: Some(target),
