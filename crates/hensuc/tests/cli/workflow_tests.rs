@@ -496,3 +496,25 @@ events = [
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("E0905") && out.contains("explian"), "{out}");
 }
+
+/// A `[[signals]]` entry no `awaitSignal` waits for is E0905 with a did-you-mean, not a test
+/// that passes without the signal ever being delivered.
+#[test]
+fn a_scripted_signal_no_node_waits_for_is_e0905() {
+    let dir = examples_copy("hensuc-test-unwaited-signal");
+    let test = dir.join("tests/approval-gate-early.test.toml");
+    let text = std::fs::read_to_string(&test).unwrap();
+    std::fs::write(
+        &test,
+        text.replacen("name = \"approved\"", "name = \"aproved\"", 1),
+    )
+    .unwrap();
+    let o = run_hensuc(&["test", "-d", dir.to_str().unwrap()]);
+    let out = format!("{}{}", stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("E0905") && out.contains("waits for signal `aproved`"),
+        "{out}"
+    );
+    assert!(out.contains("did you mean `approved`?"), "{out}");
+}

@@ -241,11 +241,11 @@ fn virtual_clock(spec: &TestSpec) -> anyhow::Result<VirtualClock> {
         .map(|s| {
             let at_ms = match &s.after {
                 Some(a) => virtual_duration_ms(a)
-                    .map_err(|e| anyhow::anyhow!("signal `{}`: after: {e}", s.name))?,
+                    .map_err(|e| anyhow::anyhow!("signal `{}`: after: {e}", s.name.get_ref()))?,
                 None => 0,
             };
             Ok(ScheduledSignal {
-                name: s.name.clone(),
+                name: s.name.get_ref().clone(),
                 at_ms,
                 payload: s.payload.clone(),
             })

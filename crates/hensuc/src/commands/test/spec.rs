@@ -77,7 +77,7 @@ pub struct ReviewScript {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SignalScript {
-    pub name: String,
+    pub name: Spanned<String>,
     #[serde(default)]
     pub after: Option<String>,
     #[serde(default)]
@@ -186,6 +186,60 @@ pub const STATUSES: [&str; 6] = [
     "SUCCESS", "FAILURE", "CANCEL", "REJECTED", "FAILED", "PAUSED",
 ];
 
+/// E0905 for a `[[signals]]` entry no `awaitSignal` of the workflow (or of a workflow it runs as
+/// a child) waits for: the test would pass without it ever being delivered.
+fn unwaited_signals(
+    spec: &TestSpec,
+    wf: &Workflow,
+    workflows: &[(String, Workflow)],
+    file: FileId,
+) -> Vec<Diagnostic> {
+    if spec.signals.is_empty() {
+        return Vec::new();
+    }
+    let mut names = std::collections::BTreeSet::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut todo = vec![wf];
+    while let Some(w) = todo.pop() {
+        if !seen.insert(w.id.as_str()) {
+            continue;
+        }
+        for node in w.nodes.values() {
+            if let hensu_ir::Node::Wait(n) = node
+                && let Some(name) = n.signal()
+            {
+                names.insert(name);
+            }
+            if let Some(child) = node.called_workflow()
+                && let Some((_, c)) = workflows.iter().find(|(_, c)| c.id == child)
+            {
+                todo.push(c);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for s in &spec.signals {
+        let name = s.name.get_ref();
+        if names.contains(name.as_str()) {
+            continue;
+        }
+        let mut d = Diagnostic::new(
+            codes::E0905,
+            format!("no node of workflow `{}` waits for signal `{name}`", wf.id),
+            span_of(&s.name),
+            "never delivered",
+        )
+        .in_file(file);
+        if let Some(n) = hensu_sema::did_you_mean(name, names.iter().copied()) {
+            d = suggest(d, span_of(&s.name), n);
+        } else if names.is_empty() {
+            d = d.with_help("the workflow has no `awaitSignal` node; remove the entry");
+        }
+        out.push(d);
+    }
+    out
+}
+
 /// The did-you-mean help plus the structured fix (the span covers the quoted string).
 fn suggest(d: Diagnostic, span: Span, name: &str) -> Diagnostic {
     d.with_help(format!("did you mean `{name}`?"))
@@ -282,6 +336,7 @@ pub fn validate(
     for c in &spec.tool_calls {
         out.extend(unknown_node(&c.node, "node or agent", true));
     }
+    out.extend(unwaited_signals(spec, wf, workflows, file));
     for r in &spec.tool_results {
         if let Some(c) = r.call.as_ref().filter(|c| *c.get_ref() == 0) {
             out.push(
