@@ -179,6 +179,13 @@ pub fn notice(code: Option<&str>) -> Markup {
         Some("signal-kept") => {
             "Signal sent: it is kept and delivered when the execution waits for it."
         }
+        Some("schedule-paused") => "Schedule paused: it fires no tick until it is resumed.",
+        Some("schedule-resumed") => {
+            "Schedule resumed: it fires from its next tick; ticks passed while paused are not fired."
+        }
+        Some("schedule-fired") => {
+            "Schedule fired: its overlap policy kept the firing (see its latest firing)."
+        }
         Some("redriven") => {
             "Redriven: this execution re-runs the failed one from the step before its failure."
         }

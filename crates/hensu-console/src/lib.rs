@@ -63,6 +63,9 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(reviews::review).post(reviews::decide),
         )
         .route("/console/schedules", get(schedules::list))
+        .route("/console/schedules/{id}/pause", post(schedules::pause))
+        .route("/console/schedules/{id}/resume", post(schedules::resume))
+        .route("/console/schedules/{id}/run", post(schedules::run_now))
         .route("/console/workflows", get(workflows::list))
         .route("/console/workflows/{id}", get(workflows::detail))
         .route(

@@ -380,4 +380,97 @@ async fn schedules_page_lists_the_tenants_schedules_with_their_latest_firing() {
     let other = s.session("globex").await;
     let (_, theirs) = other.get(&s, "/console/schedules").await;
     assert!(!theirs.contains("nightly"));
+    // …nor can it control them.
+    let (code, _, _) = other
+        .post(
+            &s,
+            "/console/schedules/nightly/pause",
+            &[("_csrf", &other.csrf)],
+        )
+        .await;
+    assert_eq!(code, 404);
+}
+
+/// *Pause*, *Resume* and *Run now* on the schedules page act through the service, like the
+/// API's routes; a form without the session's CSRF token changes nothing.
+#[tokio::test]
+async fn schedules_page_pauses_resumes_and_runs_a_schedule_now() {
+    let s = Server::start(true, &[]).await;
+    s.push("acme", REVIEWED).await;
+    let created = s
+        .http
+        .post(s.url("/api/v1/schedules"))
+        .bearer_auth(token("acme"))
+        .json(
+            &json!({"id": "nightly", "workflowId": "reviewed", "cron": "0 2 * * *",
+                      "context": {"topic": "x"}}),
+        )
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(created.status(), 201);
+    let me = s.session("acme").await;
+    let (_, html) = me.get(&s, "/console/schedules").await;
+    assert!(
+        html.contains("action=\"/console/schedules/nightly/pause\""),
+        "{html}"
+    );
+    assert!(html.contains("action=\"/console/schedules/nightly/run\""));
+    let (code, _, _) = me
+        .post(
+            &s,
+            "/console/schedules/nightly/pause",
+            &[("_csrf", "forged")],
+        )
+        .await;
+    assert_eq!(code, 403, "a forged token is refused");
+    let schedule = |s: &Server| {
+        let http = s.http.clone();
+        let url = s.url("/api/v1/schedules/nightly");
+        async move {
+            let r = http.get(url).bearer_auth(token("acme")).send().await;
+            r.expect("get")
+                .json::<serde_json::Value>()
+                .await
+                .expect("json")
+        }
+    };
+    assert_eq!(schedule(&s).await["paused"], false);
+    let (code, location, _) = me
+        .post(
+            &s,
+            "/console/schedules/nightly/pause",
+            &[("_csrf", &me.csrf)],
+        )
+        .await;
+    assert_eq!(
+        (code, location.as_str()),
+        (303, "/console/schedules?notice=schedule-paused")
+    );
+    assert_eq!(schedule(&s).await["paused"], true);
+    let (_, html) = me
+        .get(&s, "/console/schedules?notice=schedule-paused")
+        .await;
+    assert!(html.contains("Schedule paused"), "{html}");
+    assert!(html.contains("action=\"/console/schedules/nightly/resume\""));
+    let (code, _, _) = me
+        .post(
+            &s,
+            "/console/schedules/nightly/resume",
+            &[("_csrf", &me.csrf)],
+        )
+        .await;
+    assert_eq!(code, 303);
+    assert_eq!(schedule(&s).await["paused"], false);
+    // Run now opens the execution it started.
+    let (code, location, _) = me
+        .post(&s, "/console/schedules/nightly/run", &[("_csrf", &me.csrf)])
+        .await;
+    assert_eq!(code, 303);
+    let run = location
+        .strip_prefix("/console/executions/")
+        .and_then(|l| l.strip_suffix("?notice=started"))
+        .expect("the execution's page");
+    let status = s.status("acme", run).await;
+    assert_eq!(status["workflowId"], "reviewed", "{status}");
 }
