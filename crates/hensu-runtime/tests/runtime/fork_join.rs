@@ -452,3 +452,87 @@ async fn branches_share_the_history_before_the_fork_and_save_only_their_own_step
     }
     assert_eq!(resumed[0], resumed[1]);
 }
+
+/// A reviewer that always defers, with one correlation id per node (`review-<node>`), and
+/// counts how often it was asked.
+#[derive(Default)]
+struct DeferPerNode(Mutex<Vec<String>>);
+
+#[async_trait]
+impl ReviewHandler for DeferPerNode {
+    async fn request_review(&self, r: ReviewRequest<'_>) -> ReviewOutcome {
+        self.0.lock().unwrap().push(r.node_id.to_string());
+        ReviewOutcome::Pending {
+            correlation_id: format!("review-{}", r.node_id),
+        }
+    }
+}
+
+#[tokio::test]
+async fn three_branch_reviews_are_decided_independently_in_reverse_order() {
+    let mut wf = fork_wf(&["a", "b", "c"], MergeStrategy::CollectAll, &["all"], &[], true);
+    for id in ["a", "b", "c"] {
+        if let Some(Node::Standard(s)) = wf.nodes.get_mut(id) {
+            s.review_config = Some(ReviewConfig {
+                mode: ReviewMode::Required,
+                allow_backtrack: false,
+                allow_edit: false,
+            });
+        }
+    }
+    let script = Script::new()
+        .on("a", &["alpha"])
+        .on("b", &["beta"])
+        .on("c", &["gamma"]);
+    let asked = Arc::new(DeferPerNode::default());
+    let h = harness_with(&script, |b| b.review_handler(asked.clone()));
+    let r = h.run(&wf, json!({"topic": "T"})).await;
+    assert!(matches!(r.outcome, RunOutcome::Paused), "{:?}", r.outcome);
+    let ids = |s: &RunState| -> Vec<(String, Option<String>)> {
+        waiting_reviews(s)
+            .into_iter()
+            .map(|w| (w.correlation_id, w.branch))
+            .collect()
+    };
+    let all = |ids: &[&str]| -> Vec<(String, Option<String>)> {
+        ids.iter()
+            .map(|b| (format!("review-{b}"), Some(b.to_string())))
+            .collect()
+    };
+    assert_eq!(ids(&r.state), all(&["a", "b", "c"]));
+    assert!(waiting_reviews(&r.state).iter().all(|w| w.within == ["f"]));
+    let p = h.engine.prepare(Arc::new(wf.clone())).unwrap();
+    let mut state = r.state;
+    // Decided last first: each decision reaches its own branch; the others wait on with the
+    // same correlation ids, and no reviewer is asked again.
+    for (decided, left) in [("c", vec!["a", "b"]), ("b", vec!["a"])] {
+        let mut saved: RunState =
+            serde_json::from_value(serde_json::to_value(&state).unwrap()).unwrap();
+        assert!(route_review(&mut saved, &format!("review-{decided}")));
+        assert_eq!(
+            pending_review(&saved).map(|(_, c)| c.to_string()),
+            Some(format!("review-{decided}"))
+        );
+        let approve = ReviewDecision::Approve { edits: None };
+        let r = h
+            .engine
+            .resume(&p, saved, Some(approve), RunCtx::new(&CancelToken::new()))
+            .await;
+        assert!(matches!(r.outcome, RunOutcome::Paused), "{:?}", r.outcome);
+        assert_eq!(ids(&r.state), all(&left));
+        state = r.state;
+    }
+    assert!(!route_review(&mut state.clone(), "review-c"), "c was decided");
+    assert!(route_review(&mut state, "review-a"));
+    let approve = ReviewDecision::Approve { edits: None };
+    let r = h
+        .engine
+        .resume(&p, state, Some(approve), RunCtx::new(&CancelToken::new()))
+        .await;
+    assert_eq!(completed(&r), (ExitStatus::Success, "done".into()));
+    assert_eq!(
+        r.state.context["all"],
+        json!({"a": {"a": "alpha"}, "b": {"b": "beta"}, "c": {"c": "gamma"}})
+    );
+    assert_eq!(*asked.0.lock().unwrap(), ["a", "b", "c"]);
+}
