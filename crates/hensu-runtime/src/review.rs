@@ -98,6 +98,9 @@ pub struct WaitingReview {
     pub requested_at_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_at_ms: Option<u64>,
+    /// The reviewed node's output as text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
 }
 
 /// Every review `state` waits for, in the order the run's flows hold them (the main flow's
@@ -121,7 +124,7 @@ fn collect_waiting(
             correlation_id,
             requested_at_ms,
             deadline_at_ms,
-            ..
+            cached_result,
         } = &state.phase
             && processor_id == PostProcessor::Review.id()
             && !correlation_id.is_empty()
@@ -133,6 +136,7 @@ fn collect_waiting(
                 within: within.clone(),
                 requested_at_ms: *requested_at_ms,
                 deadline_at_ms: *deadline_at_ms,
+                output: cached_result.output_text().map(|c| c.into_owned()),
             });
         }
         return;
