@@ -156,6 +156,11 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
             hensu_host::restore(&run_id, &stored.snapshot).map_err(|e| anyhow::anyhow!(e))?;
         let envelope =
             StoredWorkflow::decode(&run_id, &stored.workflow).map_err(anyhow::Error::msg)?;
+        // Any review the run waits for (docs/server.md, *Pending reviews*): the decision goes
+        // to that one, the others wait on.
+        if let Some(c) = args.correlation.as_deref().or(via_correlation.as_deref()) {
+            hensu_runtime::route_review(&mut state, c);
+        }
         let decision = decide(
             &args,
             &run_id,
@@ -256,9 +261,13 @@ fn decide(
             if let Some(c) = &given_correlation
                 && c != correlation_id
             {
+                let waiting: Vec<String> = hensu_runtime::waiting_reviews(state)
+                    .into_iter()
+                    .map(|w| format!("`{}` (node `{}`)", w.correlation_id, w.node_id))
+                    .collect();
                 anyhow::bail!(
-                    "run `{run_id}` waits for review `{correlation_id}` of node `{node_id}`, \
-                     not `{c}`; nothing was changed"
+                    "run `{run_id}` waits for review {}, not `{c}`; nothing was changed",
+                    waiting.join(", ")
                 );
             }
             if !wants_decision {

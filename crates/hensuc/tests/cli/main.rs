@@ -30,6 +30,7 @@ mod project_file;
 mod replay;
 mod retention;
 mod review;
+mod reviews_pending;
 #[cfg(unix)]
 mod review_terminal;
 mod run;
