@@ -47,6 +47,22 @@ pub struct ReviewRequest<'a> {
     pub result: &'a NodeResult,
     pub context: &'a Context,
     pub history: &'a [HistoryStep],
+    /// The fork target whose branch the node runs in (the innermost), `None` in the main flow.
+    pub branch: Option<&'a str>,
+}
+
+tokio::task_local! {
+    static BRANCH: String;
+}
+
+/// Runs `flow` as the branch of fork target `target` (what [`ReviewRequest::branch`] says).
+pub(crate) async fn in_branch<F: std::future::Future>(target: &str, flow: F) -> F::Output {
+    BRANCH.scope(target.to_string(), flow).await
+}
+
+/// The fork target whose branch the current task runs, if any.
+pub(crate) fn current_branch() -> Option<String> {
+    BRANCH.try_with(Clone::clone).ok()
 }
 
 /// Decides reviews.

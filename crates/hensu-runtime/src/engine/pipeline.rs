@@ -406,6 +406,7 @@ impl Exec<'_> {
                 } else {
                     pc.inherited.with(&state.history).cloned().collect()
                 };
+                let branch = crate::review::current_branch();
                 let outcome = self
                     .review
                     .request_review(ReviewRequest {
@@ -414,6 +415,7 @@ impl Exec<'_> {
                         result: &pc.result,
                         context: &state.context,
                         history: &history,
+                        branch: branch.as_deref(),
                     })
                     .await;
                 pc.human_wait += asked.elapsed();

@@ -1,7 +1,7 @@
 //! Independent pending reviews on the command line (docs/server.md, *Pending reviews*):
 //! `hensuc runs show` lists every review a paused run waits for, and `hensuc resume RUN
 //! --correlation ID` decides any one of them; three fork branches decided in reverse order
-//! all proceed.
+//! all proceed. `hensuc test` scripts a review by fork branch (`[[reviews]] branch =`).
 
 use hensu_store::{RunStatus, SqliteStore, StateStore};
 use serde_json::Value;
@@ -86,4 +86,88 @@ fn three_branch_reviews_resume_in_reverse_order() {
         crate::wait(store.record(&id)).unwrap().status,
         RunStatus::Completed
     );
+}
+
+const FAN_REVIEW: &str = r#"workflow("fanreview") {
+    agents {
+        agent("writer") { role = "Writer"; model = "stub" }
+    }
+    graph {
+        start at "fan"
+        fork("fan") {
+            targets("a", "b")
+            waitAll = true
+            onComplete goto "gather"
+        }
+        node("a") {
+            agent = "writer"
+            prompt = "Part a."
+            onSuccess goto "check"
+        }
+        node("b") {
+            agent = "writer"
+            prompt = "Part b."
+            onSuccess goto "check"
+        }
+        node("check") {
+            agent = "writer"
+            prompt = "Check the part."
+            review { mode = ReviewMode.REQUIRED; allowBacktrack = true }
+            onApproval goto "gather"
+            onRejection goto "gather"
+        }
+        join("gather") {
+            await("fan")
+            mergeStrategy = MergeStrategy.COLLECT_ALL
+            writes("parts")
+            onSuccess goto "done"
+            onFailure goto "failed"
+        }
+        end("done")
+        end("failed", ExitStatus.FAILURE)
+    }
+}
+"#;
+
+/// `[[reviews]]` with `branch`: the decision reaches the review of that fork branch only (the
+/// same node reviewed in the other branch is approved); without `branch` it reaches both.
+#[test]
+fn hensuc_test_scripts_a_review_by_branch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::write(dir.join("workflows/fanreview.hwf"), FAN_REVIEW).unwrap();
+    let test = r#"workflow = "fanreview"
+snapshot = false
+
+[[reviews]]
+node = "check"
+branch = "b"
+visit = 1
+decision = "backtrack"
+target = "b"
+feedback = "Redo part b."
+
+[expect]
+status = "SUCCESS"
+end = "done"
+visits = { a = 1, b = 2, check = 3 }
+"#;
+    let file = dir.join("tests/fan.test.toml");
+    std::fs::write(&file, test).unwrap();
+    let d = dir.to_str().unwrap();
+    let o = run_hensuc(&["test", "-d", d]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
+    // Without `branch` the backtrack reaches both branches' reviews.
+    std::fs::write(&file, test.replace("branch = \"b\"\n", "")).unwrap();
+    let o = run_hensuc(&["test", "-d", d]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", out(&o), err(&o));
+    assert!(out(&o).contains("visits of `b`: expected 2"), "{}", out(&o));
+    // A branch the workflow does not have is E0905 in the test file.
+    std::fs::write(&file, test.replace("branch = \"b\"", "branch = \"bb\"")).unwrap();
+    let o = run_hensuc(&["test", "-d", d]);
+    let all = format!("{}{}", out(&o), err(&o));
+    assert_eq!(o.status.code(), Some(1), "{all}");
+    assert!(all.contains("E0905") && all.contains("unknown branch `bb`"), "{all}");
 }
