@@ -342,7 +342,13 @@ async fn approval_edits(
     };
     let node = run.workflow.as_ref().and_then(|w| w.node(&node_id));
     let refuse = |why: &str| {
-        review_page(viewer, &run, Some(correlation), Some(why), StatusCode::BAD_REQUEST)
+        review_page(
+            viewer,
+            &run,
+            Some(correlation),
+            Some(why),
+            StatusCode::BAD_REQUEST,
+        )
     };
     if !allows_edit(node) {
         return Err(refuse(

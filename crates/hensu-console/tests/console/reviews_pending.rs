@@ -28,7 +28,10 @@ async fn the_inbox_lists_each_branch_review_and_each_is_decided_on_its_own() {
         let path = format!("/console/reviews/{id}?review={corr}");
         let (code, page) = me.get(&s, &path).await;
         assert_eq!(code, 200);
-        assert!(page.contains(&format!("node <code>{branch}</code>")), "{page}");
+        assert!(
+            page.contains(&format!("node <code>{branch}</code>")),
+            "{page}"
+        );
         assert!(page.contains(&format!("name=\"correlationId\" value=\"{corr}\"")));
         let form = [
             ("_csrf", me.csrf.as_str()),

@@ -582,10 +582,10 @@ pub fn final_update(result: &RunResult) -> RecordUpdate {
                     .chain(*deadline_at_ms)
                     .min()
                     .map(|at| hensu_store::RunWait {
-                    wake_at: Some(at),
-                    signal: None,
-                    signals_seen: 0,
-                }),
+                        wake_at: Some(at),
+                        signal: None,
+                        signals_seen: 0,
+                    }),
             },
             _ => RecordUpdate {
                 status: RunStatus::Paused,

@@ -139,7 +139,10 @@ impl Exec<'_> {
                             // A review's deadline counts on the run's clock (virtual in tests).
                             let at = self.waiter().now_ms();
                             let deadline = p.workflow().timing.of(p.plan.id(pc.idx));
-                            (at, deadline.review_deadline_ms.map(|d| at.saturating_add(d)))
+                            (
+                                at,
+                                deadline.review_deadline_ms.map(|d| at.saturating_add(d)),
+                            )
                         }
                     };
                     state.phase = ExecutionPhase::Awaiting {

@@ -599,8 +599,9 @@ impl Exec<'_> {
             inherited: guards.inherited,
             backoff: None,
             review_deadline_at: deadline_at_ms,
-            still_waiting: (processor_id == PostProcessor::Review.id() && !correlation_id.is_empty())
-                .then_some((correlation_id, requested_at_ms)),
+            still_waiting: (processor_id == PostProcessor::Review.id()
+                && !correlation_id.is_empty())
+            .then_some((correlation_id, requested_at_ms)),
         };
         let step = self.post_pipeline(p, state, &mut pc, from).await?;
         guards.clock.not_counting(pc.human_wait);

@@ -470,7 +470,13 @@ impl ReviewHandler for DeferPerNode {
 
 #[tokio::test]
 async fn three_branch_reviews_are_decided_independently_in_reverse_order() {
-    let mut wf = fork_wf(&["a", "b", "c"], MergeStrategy::CollectAll, &["all"], &[], true);
+    let mut wf = fork_wf(
+        &["a", "b", "c"],
+        MergeStrategy::CollectAll,
+        &["all"],
+        &[],
+        true,
+    );
     for id in ["a", "b", "c"] {
         if let Some(Node::Standard(s)) = wf.nodes.get_mut(id) {
             s.review_config = Some(ReviewConfig {
@@ -522,7 +528,10 @@ async fn three_branch_reviews_are_decided_independently_in_reverse_order() {
         assert_eq!(ids(&r.state), all(&left));
         state = r.state;
     }
-    assert!(!route_review(&mut state.clone(), "review-c"), "c was decided");
+    assert!(
+        !route_review(&mut state.clone(), "review-c"),
+        "c was decided"
+    );
     assert!(route_review(&mut state, "review-a"));
     let approve = ReviewDecision::Approve { edits: None };
     let r = h

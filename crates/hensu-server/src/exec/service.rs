@@ -145,8 +145,8 @@ impl ExecutionService for Arc<InProcessExecutor> {
                 // Any review the run waits for (docs/server.md, *Pending reviews*): the
                 // decision goes to that one; the others wait on.
                 let given = input.correlation_id.as_deref().unwrap_or_default();
-                let routed = given == correlation_id
-                    || hensu_runtime::route_review(&mut state, given);
+                let routed =
+                    given == correlation_id || hensu_runtime::route_review(&mut state, given);
                 if !routed {
                     let waiting: Vec<String> = hensu_runtime::waiting_reviews(&state)
                         .into_iter()

@@ -442,7 +442,13 @@ async fn read_events(
                 *message = reason;
             }
             let review = latest
-                && matches!(&ev, ExecutionEvent::Paused { reason: PauseReason::Review, .. });
+                && matches!(
+                    &ev,
+                    ExecutionEvent::Paused {
+                        reason: PauseReason::Review,
+                        ..
+                    }
+                );
             // The reviews of the pause the run is in, under the pause's id and before it
             // (the pause stays the last event of the segment).
             if review {

@@ -30,9 +30,9 @@ mod project_file;
 mod replay;
 mod retention;
 mod review;
-mod reviews_pending;
 #[cfg(unix)]
 mod review_terminal;
+mod reviews_pending;
 mod run;
 mod security;
 mod serve;

@@ -8,14 +8,12 @@ use serde_json::Value;
 
 use crate::{run_hensuc, stderr as err, stdout as out};
 
-const REVIEWS3: &str =
-    include_str!("../../../hensu-server/tests/server/fixtures/reviews3.hwf");
+const REVIEWS3: &str = include_str!("../../../hensu-server/tests/server/fixtures/reviews3.hwf");
 
 /// The `(branch, correlation id)` of every review `run` waits for, from `runs show --json`.
 fn waiting(d: &str, run: &str) -> Vec<(String, String)> {
     let shown: Value =
-        serde_json::from_str(&out(&run_hensuc(&["runs", "show", run, "-d", d, "--json"])))
-            .unwrap();
+        serde_json::from_str(&out(&run_hensuc(&["runs", "show", run, "-d", d, "--json"]))).unwrap();
     shown["reviews"]
         .as_array()
         .cloned()
@@ -75,7 +73,12 @@ fn three_branch_reviews_resume_in_reverse_order() {
         let r = run_hensuc(&["resume", &id, "-d", d, "--correlation", corr, "--approve"]);
         let code = r.status.code();
         if n > 0 {
-            assert_eq!(code, Some(i32::from(hensuc::exit::PAUSED)), "{branch}: {}", err(&r));
+            assert_eq!(
+                code,
+                Some(i32::from(hensuc::exit::PAUSED)),
+                "{branch}: {}",
+                err(&r)
+            );
             assert_eq!(waiting(d, &id), ids[..n], "after deciding {branch}");
         } else {
             assert_eq!(code, Some(0), "{}", err(&r));
@@ -169,5 +172,8 @@ visits = { a = 1, b = 2, check = 3 }
     let o = run_hensuc(&["test", "-d", d]);
     let all = format!("{}{}", out(&o), err(&o));
     assert_eq!(o.status.code(), Some(1), "{all}");
-    assert!(all.contains("E0905") && all.contains("unknown branch `bb`"), "{all}");
+    assert!(
+        all.contains("E0905") && all.contains("unknown branch `bb`"),
+        "{all}"
+    );
 }
