@@ -58,7 +58,10 @@ async fn pending_review_pauses_and_resumes_from_a_serialized_state() {
         .await;
     assert_eq!(again.outcome, RunOutcome::Paused);
     assert_eq!(pending_review(&again.state).unwrap(), ("plan", corr));
-    assert_eq!(again.state.phase, state.phase, "same request time and deadline");
+    assert_eq!(
+        again.state.phase, state.phase,
+        "same request time and deadline"
+    );
 
     let ok = h
         .engine

@@ -70,7 +70,11 @@ fn three_branch_reviews_resume_in_reverse_order() {
     assert_eq!(waiting(d, &id), ids);
     for n in (0..3).rev() {
         let (branch, corr) = &ids[n];
-        let r = run_hensuc(&["resume", &id, "-d", d, "--correlation", corr, "--approve"]);
+        // By the run id and `--correlation`, or by the review's correlation id alone.
+        let r = match n {
+            1 => run_hensuc(&["resume", corr, "-d", d, "--approve"]),
+            _ => run_hensuc(&["resume", &id, "-d", d, "--correlation", corr, "--approve"]),
+        };
         let code = r.status.code();
         if n > 0 {
             assert_eq!(
