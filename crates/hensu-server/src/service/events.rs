@@ -493,19 +493,23 @@ fn latest_from_record(ev: &mut ExecutionEvent, record: &RunRecord) {
     }
 }
 
-/// The event of one row of the tenant event log (`None` for rows that are not events: a
-/// queued run's rows). A pause or an end reads the run's record (its review, its exit
-/// status) and its public context; every other row needs nothing but itself.
-pub(crate) async fn tenant_row_event(
+/// The events of one row of the tenant event log, in order (none for rows that are not
+/// events: a queued run's rows). A pause or an end reads the run's record (its review, its
+/// exit status) and its public context; every other row needs nothing but itself. The pause
+/// the run is in now is preceded by its `execution.review_requested` events (one per pending
+/// review, docs/server.md, *Pending reviews*), all under the row's id.
+pub(crate) async fn tenant_row_events(
     store: &dyn StateStore,
     row: &TenantEvent,
-) -> Option<ExecutionEvent> {
+) -> Vec<ExecutionEvent> {
     let e = &row.entry;
     let (run_id, workflow_id, tenant) = (&row.run_id, &row.workflow_id, &row.tenant_id);
     let plain = e.meta.kind == LogKind::Created
         || matches!(e.meta.status, RunStatus::Running | RunStatus::Queued);
     if plain {
-        return log_event(run_id, workflow_id, tenant, e, &|| Value::Null);
+        return log_event(run_id, workflow_id, tenant, e, &|| Value::Null)
+            .into_iter()
+            .collect();
     }
     let record = store.record(run_id).await.ok();
     let state = store
@@ -513,8 +517,11 @@ pub(crate) async fn tenant_row_event(
         .await
         .map(|s| s.snapshot)
         .unwrap_or(Value::Null);
-    let mut ev = log_event(run_id, workflow_id, tenant, e, &|| public_context(&state))?;
-    if let Some(record) = record.as_ref().filter(|r| r.step == e.meta.step) {
+    let Some(mut ev) = log_event(run_id, workflow_id, tenant, e, &|| public_context(&state)) else {
+        return Vec::new();
+    };
+    let latest = record.as_ref().filter(|r| r.step == e.meta.step);
+    if let Some(record) = latest {
         latest_from_record(&mut ev, record);
     }
     if let ExecutionEvent::Error { message, .. } = &mut ev
@@ -522,7 +529,20 @@ pub(crate) async fn tenant_row_event(
     {
         *message = reason;
     }
-    Some(ev)
+    let mut events = Vec::new();
+    if latest.is_some()
+        && matches!(
+            &ev,
+            ExecutionEvent::Paused {
+                reason: PauseReason::Review,
+                ..
+            }
+        )
+    {
+        events = review_events(run_id, workflow_id, &state);
+    }
+    events.push(ev);
+    events
 }
 
 /// One message of a stream: the event and its id (what a reconnect sends as

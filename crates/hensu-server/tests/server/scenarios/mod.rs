@@ -13,7 +13,7 @@ mod replay;
 mod reviews;
 pub(crate) mod schedules;
 mod signals;
-mod tenant_stream;
+pub(crate) mod tenant_stream;
 mod time_travel;
 pub use access::*;
 pub use failures::*;

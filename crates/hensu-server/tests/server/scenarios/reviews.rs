@@ -37,8 +37,26 @@ fn branches(reviews: &[Value]) -> Vec<&str> {
 
 pub async fn branch_reviews_are_decided_independently(s: Server) {
     push_ok(&s, A, "reviews3").await;
+    let mut tenant_stream = super::tenant_stream::open(&s, A, None).await;
     let id = start(&s, A, "reviews3").await;
     let evs = events(&s, A, &id, None).await;
+    // The tenant stream announces them the same way, under the pause row's sequence number.
+    let paused = |e: &crate::harness::Sse| e.kind() == "execution.paused";
+    let live =
+        super::tenant_stream::read_until(&mut tenant_stream, |evs| evs.iter().any(paused)).await;
+    let at = live.iter().position(paused).expect("paused");
+    assert!(at >= 3, "{live:?}");
+    let asked = &live[at - 3..at];
+    assert!(
+        asked
+            .iter()
+            .all(|e| e.kind() == "execution.review_requested" && e.id == live[at].id),
+        "{live:?}"
+    );
+    let tenant_ids: Vec<&str> = asked
+        .iter()
+        .map(|e| e.data["correlationId"].as_str().expect("c"))
+        .collect();
     // One announcement per waiting review, then the pause, all under the pause's id.
     let kinds: Vec<&str> = evs.iter().map(|e| e.kind()).collect();
     assert_eq!(
@@ -78,6 +96,8 @@ pub async fn branch_reviews_are_decided_independently(s: Server) {
         })
         .collect();
     assert_eq!(announced, ids);
+    let corrs: Vec<&str> = ids.iter().map(|(_, c)| c.as_str()).collect();
+    assert_eq!(tenant_ids, corrs);
     // Another tenant sees no such execution.
     let (st, _) = get(&s, B, &format!("/api/v1/executions/{id}/reviews")).await;
     assert_eq!(st, StatusCode::NOT_FOUND);
