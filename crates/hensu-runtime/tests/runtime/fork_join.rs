@@ -545,3 +545,81 @@ async fn three_branch_reviews_are_decided_independently_in_reverse_order() {
     );
     assert_eq!(*asked.0.lock().unwrap(), ["a", "b", "c"]);
 }
+
+/// A flow of `node` waiting for review `corr` (requested at `at`).
+fn waiting_at(node: &str, corr: &str, at: u64) -> RunState {
+    let mut s = RunState::new("r".into(), "w".into(), node.into(), Context::default());
+    s.phase = ExecutionPhase::Awaiting {
+        node_id: node.into(),
+        processor_id: PostProcessor::Review.id().into(),
+        cached_result: Box::new(NodeResult::success(format!("out of {node}"))),
+        correlation_id: corr.into(),
+        requested_at_ms: at,
+        deadline_at_ms: None,
+    };
+    s
+}
+
+/// Reviews nested in a sub-workflow child's fork: each listed with its branch and the nodes
+/// around it; routing a decision to the second branch moves it first inside the child and
+/// every flow's phase shows it; an unknown id changes nothing.
+#[test]
+fn reviews_nested_in_a_child_fork_are_listed_and_routed() {
+    let branch = |target: &str, state: RunState, ended: Option<BranchEnd>| ForkBranchState {
+        target: target.into(),
+        state,
+        own_history: true,
+        ended,
+    };
+    let mut child = RunState::new("c".into(), "child".into(), "f".into(), Context::default());
+    child.nested = Some(Box::new(Nested::Fork {
+        node_id: "f".into(),
+        branches: vec![
+            branch("x", waiting_at("x", "rx", 1), None),
+            branch("y", waiting_at("y", "ry", 2), Some(BranchEnd::Completed)),
+            branch("z", waiting_at("z", "rz", 3), None),
+        ],
+    }));
+    child.phase = waiting_at("x", "rx", 1).phase;
+    let mut state = RunState::new("r".into(), "w".into(), "sub".into(), Context::default());
+    state.phase = child.phase.clone();
+    state.nested = Some(Box::new(Nested::Child {
+        node_id: "sub".into(),
+        state: Box::new(child),
+    }));
+    let listed: Vec<(String, Option<String>, Vec<String>, Option<String>)> =
+        waiting_reviews(&state)
+            .into_iter()
+            .map(|w| (w.correlation_id, w.branch, w.within, w.output))
+            .collect();
+    let within = vec!["sub".to_string(), "f".to_string()];
+    assert_eq!(
+        listed,
+        [
+            (
+                "rx".into(),
+                Some("x".into()),
+                within.clone(),
+                Some("out of x".into())
+            ),
+            (
+                "rz".into(),
+                Some("z".into()),
+                within,
+                Some("out of z".into())
+            ),
+        ],
+        "an ended branch waits for nothing"
+    );
+    let before = state.clone();
+    assert!(!route_review(&mut state, "ry"), "y ended");
+    assert!(!route_review(&mut state, "nope"));
+    assert_eq!(state, before);
+    assert!(route_review(&mut state, "rz"));
+    assert_eq!(pending_review(&state), Some(("z", "rz")));
+    let ids: Vec<String> = waiting_reviews(&state)
+        .into_iter()
+        .map(|w| w.correlation_id)
+        .collect();
+    assert_eq!(ids, ["rz", "rx"], "the routed one first");
+}
