@@ -587,28 +587,20 @@ fn reviews_nested_in_a_child_fork_are_listed_and_routed() {
         node_id: "sub".into(),
         state: Box::new(child),
     }));
-    let listed: Vec<(String, Option<String>, Vec<String>, Option<String>)> =
-        waiting_reviews(&state)
-            .into_iter()
-            .map(|w| (w.correlation_id, w.branch, w.within, w.output))
-            .collect();
+    let listed = waiting_reviews(&state);
     let within = vec!["sub".to_string(), "f".to_string()];
+    let expect = |corr: &str, b: &str, at: u64| WaitingReview {
+        correlation_id: corr.into(),
+        node_id: b.into(),
+        branch: Some(b.into()),
+        within: within.clone(),
+        requested_at_ms: at,
+        deadline_at_ms: None,
+        output: Some(format!("out of {b}")),
+    };
     assert_eq!(
         listed,
-        [
-            (
-                "rx".into(),
-                Some("x".into()),
-                within.clone(),
-                Some("out of x".into())
-            ),
-            (
-                "rz".into(),
-                Some("z".into()),
-                within,
-                Some("out of z".into())
-            ),
-        ],
+        [expect("rx", "x", 1), expect("rz", "z", 3)],
         "an ended branch waits for nothing"
     );
     let before = state.clone();
