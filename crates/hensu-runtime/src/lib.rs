@@ -76,7 +76,8 @@ pub use generic::{
 pub use plan::ExecPlan;
 pub use repository::{MapRepository, WorkflowRepository};
 pub use review::{
-    AutoApprove, ReviewDecision, ReviewHandler, ReviewOutcome, ReviewRequest, pending_review,
+    AutoApprove, ReviewDecision, ReviewHandler, ReviewOutcome, ReviewRequest, WaitingReview,
+    pending_review, route_review, waiting_reviews,
 };
 pub use run_types::{
     CancelToken, DEFAULT_RUBRIC_BACKTRACK_LIMIT, PostProcessor, RunOptions, RunOutcome, RunResult,

@@ -7,7 +7,7 @@ use hensu_ir::ReviewConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::run_types::PostProcessor;
-use crate::state::{ExecutionPhase, HistoryStep, NodeResult, RunState};
+use crate::state::{ExecutionPhase, HistoryStep, Nested, NodeResult, RunState};
 use crate::value::Context;
 
 /// A reviewer's decision.
@@ -47,6 +47,22 @@ pub struct ReviewRequest<'a> {
     pub result: &'a NodeResult,
     pub context: &'a Context,
     pub history: &'a [HistoryStep],
+    /// The fork target whose branch the node runs in (the innermost), `None` in the main flow.
+    pub branch: Option<&'a str>,
+}
+
+tokio::task_local! {
+    static BRANCH: String;
+}
+
+/// Runs `flow` as the branch of fork target `target` (what [`ReviewRequest::branch`] says).
+pub(crate) async fn in_branch<F: std::future::Future>(target: &str, flow: F) -> F::Output {
+    BRANCH.scope(target.to_string(), flow).await
+}
+
+/// The fork target whose branch the current task runs, if any.
+pub(crate) fn current_branch() -> Option<String> {
+    BRANCH.try_with(Clone::clone).ok()
 }
 
 /// Decides reviews.
@@ -78,4 +94,108 @@ pub fn pending_review(state: &RunState) -> Option<(&str, &str)> {
         }
         _ => None,
     }
+}
+
+/// One review a paused run waits for (docs/server.md, *Pending reviews*): the main flow's,
+/// a fork branch's or a sub-workflow child's, each with its own correlation id, so several
+/// reviewers can decide them independently and in any order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitingReview {
+    pub correlation_id: String,
+    /// The node under review.
+    pub node_id: String,
+    /// The fork target whose branch waits (innermost), `None` in the main flow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The fork and sub-workflow nodes the review is nested in, outermost first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub within: Vec<String>,
+    /// Milliseconds since the Unix epoch.
+    pub requested_at_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_at_ms: Option<u64>,
+    /// The reviewed node's output as text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+}
+
+/// Every review `state` waits for, in the order the run's flows hold them (the main flow's
+/// first, then fork branches in target order, depth first).
+pub fn waiting_reviews(state: &RunState) -> Vec<WaitingReview> {
+    let mut out = Vec::new();
+    collect_waiting(state, &mut Vec::new(), None, &mut out);
+    out
+}
+
+fn collect_waiting(
+    state: &RunState,
+    within: &mut Vec<String>,
+    branch: Option<&str>,
+    out: &mut Vec<WaitingReview>,
+) {
+    let Some(nested) = state.nested.as_deref() else {
+        if let ExecutionPhase::Awaiting {
+            node_id,
+            processor_id,
+            correlation_id,
+            requested_at_ms,
+            deadline_at_ms,
+            cached_result,
+        } = &state.phase
+            && processor_id == PostProcessor::Review.id()
+            && !correlation_id.is_empty()
+        {
+            out.push(WaitingReview {
+                correlation_id: correlation_id.clone(),
+                node_id: node_id.clone(),
+                branch: branch.map(str::to_string),
+                within: within.clone(),
+                requested_at_ms: *requested_at_ms,
+                deadline_at_ms: *deadline_at_ms,
+                output: cached_result.output_text().map(|c| c.into_owned()),
+            });
+        }
+        return;
+    };
+    within.push(nested.node_id().to_string());
+    match nested {
+        Nested::Child { state, .. } => collect_waiting(state, within, None, out),
+        Nested::Fork { branches, .. } => {
+            for b in branches.iter().filter(|b| b.ended.is_none()) {
+                collect_waiting(&b.state, within, Some(&b.target), out);
+            }
+        }
+        Nested::Parallel { .. } => {}
+    }
+    within.pop();
+}
+
+/// Directs the next review decision to the review `correlation_id` of `state` (any of
+/// [`waiting_reviews`]): the waiting fork branch that holds it is moved ahead of the other
+/// waiting branches (a resumed fork gives the decision to its first waiting branch; the
+/// others wait on with their own correlation ids), and each flow's phase shows it. `false`
+/// (nothing changed) when `state` does not wait for that review.
+pub fn route_review(state: &mut RunState, correlation_id: &str) -> bool {
+    let Some(nested) = state.nested.as_deref_mut() else {
+        return matches!(&state.phase, ExecutionPhase::Awaiting { correlation_id: c, .. } if c == correlation_id);
+    };
+    let routed = match nested {
+        Nested::Child { state, .. } => route_review(state, correlation_id),
+        Nested::Fork { branches, .. } => {
+            let first = branches.iter().position(|b| b.ended.is_none());
+            let hit = branches
+                .iter_mut()
+                .position(|b| b.ended.is_none() && route_review(&mut b.state, correlation_id));
+            if let (Some(first), Some(hit)) = (first, hit) {
+                let b = branches.remove(hit);
+                branches.insert(first, b);
+            }
+            hit.is_some()
+        }
+        Nested::Parallel { .. } => false,
+    };
+    if routed && let Some(phase) = nested.awaiting().cloned() {
+        state.phase = phase;
+    }
+    routed
 }

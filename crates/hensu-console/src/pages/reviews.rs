@@ -3,9 +3,11 @@
 //! backtrack to a node) goes through the service's resume (the API's rules) with the review's
 //! correlation id,
 //! so a second decision for the same review (two tabs, two reviewers) is refused by the same
-//! correlation check and shown as "already decided".
+//! correlation check and shown as "already decided". A run waiting for several reviews (fork
+//! branches) has one inbox row and one page (`?review=CORRELATION`) per review, each decided
+//! on its own (docs/server.md, *Pending reviews*).
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use hensu_ir::Node;
@@ -35,8 +37,17 @@ pub async fn inbox(State(app): State<AppState>, Page(viewer): Page) -> Response 
             Err(e) => return api_error(&viewer, Nav::Reviews, e),
         };
     records.reverse();
-    let (reviews, waiting): (Vec<_>, Vec<_>) =
+    let (reviewed, waiting): (Vec<_>, Vec<_>) =
         records.iter().partition(|r| r.correlation_id.is_some());
+    // Every review each run waits for, decided on its own (docs/server.md, *Pending
+    // reviews*): one read of the run's state per paused run.
+    let mut reviews = Vec::new();
+    for r in reviewed {
+        match hensu_server::service::reviews::list(&app, &viewer.tenant, &r.run_id).await {
+            Ok(list) => reviews.extend(list.reviews.into_iter().map(|p| (r, p))),
+            Err(e) => return api_error(&viewer, Nav::Reviews, e),
+        }
+    }
     let body = html! {
         div data-live-source="/console/events" {
             h1 { "Reviews" }
@@ -46,14 +57,15 @@ pub async fn inbox(State(app): State<AppState>, Page(viewer): Page) -> Response 
                     p.muted { "Nothing to review." }
                 } @else {
                     table {
-                        thead { tr { th scope="col" { "Execution" } th scope="col" { "Workflow" } th scope="col" { "Node" } th scope="col" { "Waiting since" } } }
+                        thead { tr { th scope="col" { "Execution" } th scope="col" { "Workflow" } th scope="col" { "Node" } th scope="col" { "Branch" } th scope="col" { "Waiting since" } } }
                         tbody {
-                            @for r in &reviews {
+                            @for (r, p) in &reviews {
                                 tr {
-                                    td { a href={ "/console/reviews/" (r.run_id) } aria-label={ "Review execution " (r.run_id) } { "Review " code { (chrome::short_id(&r.run_id)) } } }
+                                    td { a href={ "/console/reviews/" (r.run_id) "?review=" (p.correlation_id) } aria-label={ "Review execution " (r.run_id) " node " (p.node_id) } { "Review " code { (chrome::short_id(&r.run_id)) } } }
                                     td { (r.workflow_id) }
-                                    td { code { (r.current_node.as_deref().unwrap_or("?")) } }
-                                    td { (time(r.updated_at)) }
+                                    td { code { (p.node_id) } }
+                                    td { @if let Some(b) = &p.branch { code { (b) } } @else { span.muted { "—" } } }
+                                    td { (p.requested_at) }
                                 }
                             }
                         }
@@ -73,36 +85,59 @@ pub async fn inbox(State(app): State<AppState>, Page(viewer): Page) -> Response 
     chrome::page(&viewer, "Reviews", Nav::Reviews, body).into_response()
 }
 
+/// Which pending review a review page shows (`?review=CORRELATION`; the first without).
+#[derive(Deserialize)]
+pub struct WhichReview {
+    review: Option<String>,
+}
+
 /// `GET /console/reviews/{id}`.
 pub async fn review(
     State(app): State<AppState>,
     Page(viewer): Page,
     Path(id): Path<String>,
+    Query(which): Query<WhichReview>,
 ) -> Response {
     match load_run(&app, &viewer, &id).await {
-        Ok(run) => review_page(&viewer, &run, None, StatusCode::OK),
+        Ok(run) => review_page(&viewer, &run, which.review.as_deref(), None, StatusCode::OK),
         Err(e) => api_error(&viewer, Nav::Reviews, e),
     }
+}
+
+/// The phase of review `correlation` of the run (the first pending review when `None`): the
+/// run's state with the decision routed to it shows it (docs/server.md, *Pending reviews*).
+fn chosen_review(run: &RunView, correlation: Option<&str>) -> Option<ExecutionPhase> {
+    let mut state = run.state.clone()?;
+    if run.record.status != RunStatus::Paused {
+        return None;
+    }
+    if let Some(c) = correlation
+        && !hensu_runtime::route_review(&mut state, c)
+    {
+        return None;
+    }
+    hensu_runtime::pending_review(&state)?;
+    Some(state.phase)
 }
 
 fn review_page(
     viewer: &Viewer,
     run: &RunView,
+    which: Option<&str>,
     problem: Option<&str>,
     status: StatusCode,
 ) -> Response {
     let r = &run.record;
-    let pending = run.state.as_ref().and_then(|s| match &s.phase {
-        ExecutionPhase::Awaiting {
+    let chosen = chosen_review(run, which);
+    let pending = match &chosen {
+        Some(ExecutionPhase::Awaiting {
             node_id,
             cached_result,
             correlation_id,
             ..
-        } if r.correlation_id.as_deref() == Some(correlation_id.as_str()) => {
-            Some((node_id.as_str(), cached_result, correlation_id.as_str()))
-        }
+        }) => Some((node_id.as_str(), cached_result, correlation_id.as_str())),
         _ => None,
-    });
+    };
     let title = format!("Review {}", chrome::short_id(&r.run_id));
     let body = html! {
         h1 { "Review of execution " code { (r.run_id) } }
@@ -266,7 +301,7 @@ pub async fn decide(
     let backtrack = form.decision == "backtrack";
     let context_edits = match form.context_edits.as_deref() {
         Some(text) if form.decision == "approve" => {
-            match approval_edits(&app, &viewer, &id, text).await {
+            match approval_edits(&app, &viewer, &id, &form.correlation_id, text).await {
                 Ok(edits) => edits,
                 Err(r) => return r,
             }
@@ -294,17 +329,27 @@ async fn approval_edits(
     app: &AppState,
     viewer: &Viewer,
     id: &str,
+    correlation: &str,
     text: &str,
 ) -> Result<Option<Map<String, Value>>, Response> {
     let run = load_run(app, viewer, id)
         .await
         .map_err(|e| api_error(viewer, Nav::Reviews, e))?;
-    let Some(reviewed) = run.state.as_ref().and_then(hensu_runtime::pending_review) else {
+    let Some(ExecutionPhase::Awaiting { node_id, .. }) = chosen_review(&run, Some(correlation))
+    else {
         // Not waiting any more: the resume refuses the decision as already decided.
         return Ok(None);
     };
-    let node = run.workflow.as_ref().and_then(|w| w.node(reviewed.0));
-    let refuse = |why: &str| review_page(viewer, &run, Some(why), StatusCode::BAD_REQUEST);
+    let node = run.workflow.as_ref().and_then(|w| w.node(&node_id));
+    let refuse = |why: &str| {
+        review_page(
+            viewer,
+            &run,
+            Some(correlation),
+            Some(why),
+            StatusCode::BAD_REQUEST,
+        )
+    };
     if !allows_edit(node) {
         return Err(refuse(
             "This review does not allow edits (the workflow does not set allowEdit = true).",
@@ -343,17 +388,16 @@ async fn refusal(
         Err(e2) => return api_error(viewer, Nav::Reviews, e2),
     };
     // 409: another decision holds the run right now (it is being resumed).
-    let still_waiting = e.status != StatusCode::CONFLICT
-        && run.record.status == RunStatus::Paused
-        && run.record.correlation_id.as_deref() == Some(correlation);
+    let still_waiting =
+        e.status != StatusCode::CONFLICT && chosen_review(&run, Some(correlation)).is_some();
     if still_waiting {
         let text = format!("The decision was refused: {}", e.message);
-        review_page(viewer, &run, Some(&text), e.status)
+        review_page(viewer, &run, Some(correlation), Some(&text), e.status)
     } else {
         let text = format!(
             "This review was already decided (the execution is now {}). Your decision was not applied.",
             run.record.status.as_str()
         );
-        review_page(viewer, &run, Some(&text), StatusCode::CONFLICT)
+        review_page(viewer, &run, None, Some(&text), StatusCode::CONFLICT)
     }
 }

@@ -11,6 +11,9 @@ pub const SECRET: &str = "console-test-secret-console-test!!";
 
 pub const LINEAR: &str = include_str!("fixtures/linear.json");
 pub const REVIEWED: &str = include_str!("fixtures/reviewed.json");
+/// Three fork branches, each reviewed (the server tests' fixture).
+pub const REVIEWS3: &str =
+    include_str!("../../../hensu-server/tests/server/fixtures/reviews3.json");
 pub const SIGNALLED: &str = include_str!("fixtures/signalled.json");
 pub const TYPED: &str = include_str!("fixtures/typed.json");
 /// A workflow whose run fails on a server (its `deploy` node runs a local command).

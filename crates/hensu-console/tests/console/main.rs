@@ -4,5 +4,6 @@
 
 mod harness;
 mod pages;
+mod reviews_pending;
 mod security;
 mod workflow_actions;

@@ -23,7 +23,7 @@ async fn approve_completes_and_a_second_decision_is_refused() {
 
     let (_, inbox) = me.get(&s, "/console/reviews").await;
     assert!(
-        inbox.contains(&format!("href=\"/console/reviews/{id}\"")),
+        inbox.contains(&format!("href=\"/console/reviews/{id}?review={corr}\"")),
         "listed in the inbox"
     );
     let (code, page) = me.get(&s, &format!("/console/reviews/{id}")).await;

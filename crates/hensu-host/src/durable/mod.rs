@@ -574,11 +574,18 @@ pub fn final_update(result: &RunResult) -> RecordUpdate {
                 current_node: Some(node_id.clone()),
                 correlation_id: Some(correlation_id.clone()).filter(|c| !c.is_empty()),
                 exit_status: None,
-                wait: deadline_at_ms.map(|at| hensu_store::RunWait {
-                    wake_at: Some(at),
-                    signal: None,
-                    signals_seen: 0,
-                }),
+                // The earliest deadline of every review the run waits for (docs/server.md,
+                // *Pending reviews*): each branch's review keeps its own.
+                wait: hensu_runtime::waiting_reviews(state)
+                    .iter()
+                    .filter_map(|w| w.deadline_at_ms)
+                    .chain(*deadline_at_ms)
+                    .min()
+                    .map(|at| hensu_store::RunWait {
+                        wake_at: Some(at),
+                        signal: None,
+                        signals_seen: 0,
+                    }),
             },
             _ => RecordUpdate {
                 status: RunStatus::Paused,

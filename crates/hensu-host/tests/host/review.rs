@@ -50,13 +50,18 @@ async fn pending_review_pauses_and_resumes_from_a_serialized_state() {
     let saved = serde_json::to_string(&r.state).unwrap();
     let state: RunState = serde_json::from_str(&saved).unwrap();
 
-    // Resume without a decision: the handler is asked again and the run pauses again.
+    // Resume without a decision: the review waits on with the same correlation id (the
+    // handler is not asked again; docs/server.md, *Pending reviews*).
     let again = h
         .engine
         .resume(&prepared, state.clone(), None, RunCtx::new(&cancel))
         .await;
     assert_eq!(again.outcome, RunOutcome::Paused);
-    assert_ne!(pending_review(&again.state).unwrap().1, corr);
+    assert_eq!(pending_review(&again.state).unwrap(), ("plan", corr));
+    assert_eq!(
+        again.state.phase, state.phase,
+        "same request time and deadline"
+    );
 
     let ok = h
         .engine

@@ -52,6 +52,10 @@ pub(super) struct PostCtx<'a> {
     pub(super) backoff: Option<std::time::Duration>,
     /// The deadline of the review this resumed pipeline waited for (unix milliseconds).
     pub(super) review_deadline_at: Option<u64>,
+    /// The review this resumed pipeline waited for (correlation id, requested at): resumed
+    /// without a decision (another review of the run was answered), it waits on with the
+    /// same correlation id, request time and deadline (docs/server.md, *Pending reviews*).
+    pub(super) still_waiting: Option<(String, u64)>,
 }
 
 /// What the loop does after one node.
@@ -129,14 +133,18 @@ impl Exec<'_> {
                 ProcessorOutcome::Continue => {}
                 ProcessorOutcome::Terminal(o) => return Ok(Step::Stop(o)),
                 ProcessorOutcome::Suspend { correlation_id } => {
-                    // A review's deadline counts on the run's clock (virtual in tests).
-                    let requested_at_ms = self.waiter().now_ms();
-                    let deadline_at_ms = p
-                        .workflow()
-                        .timing
-                        .of(p.plan.id(pc.idx))
-                        .review_deadline_ms
-                        .map(|d| requested_at_ms.saturating_add(d));
+                    let (requested_at_ms, deadline_at_ms) = match &pc.still_waiting {
+                        Some((c, at)) if *c == correlation_id => (*at, pc.review_deadline_at),
+                        _ => {
+                            // A review's deadline counts on the run's clock (virtual in tests).
+                            let at = self.waiter().now_ms();
+                            let deadline = p.workflow().timing.of(p.plan.id(pc.idx));
+                            (
+                                at,
+                                deadline.review_deadline_ms.map(|d| at.saturating_add(d)),
+                            )
+                        }
+                    };
                     state.phase = ExecutionPhase::Awaiting {
                         node_id: p.plan.id(pc.idx).to_string(),
                         processor_id: PostProcessor::PIPELINE[i].id().to_string(),
@@ -371,13 +379,20 @@ impl Exec<'_> {
             return Ok(ProcessorOutcome::Continue);
         }
         let mut timed_out = false;
+        let overdue = pc
+            .review_deadline_at
+            .is_some_and(|at| self.waiter().now_ms() >= at);
+        if pc.resume_decision.is_none()
+            && !overdue
+            && let Some((correlation_id, _)) = &pc.still_waiting
+        {
+            let correlation_id = correlation_id.clone();
+            return Ok(ProcessorOutcome::Suspend { correlation_id });
+        }
         let decision = match pc.resume_decision.take() {
             Some(d) => d,
             // Not decided by its deadline: rejected (docs/language.md, *Review*).
-            None if pc
-                .review_deadline_at
-                .is_some_and(|at| self.waiter().now_ms() >= at) =>
-            {
+            None if overdue => {
                 let deadline = p.workflow().timing.of(&node.id).review_deadline_ms;
                 timed_out = true;
                 ReviewDecision::Reject {
@@ -396,6 +411,7 @@ impl Exec<'_> {
                 } else {
                     pc.inherited.with(&state.history).cloned().collect()
                 };
+                let branch = crate::review::current_branch();
                 let outcome = self
                     .review
                     .request_review(ReviewRequest {
@@ -404,6 +420,7 @@ impl Exec<'_> {
                         result: &pc.result,
                         context: &state.context,
                         history: &history,
+                        branch: branch.as_deref(),
                     })
                     .await;
                 pc.human_wait += asked.elapsed();

@@ -244,6 +244,7 @@ impl<'h, 's> Guards<'h, 's> {
             inherited: self.inherited,
             backoff: None,
             review_deadline_at: None,
+            still_waiting: None,
         }
     }
 
@@ -572,7 +573,8 @@ impl Exec<'_> {
             processor_id,
             cached_result,
             deadline_at_ms,
-            ..
+            correlation_id,
+            requested_at_ms,
         } = std::mem::replace(&mut state.phase, ExecutionPhase::Initial)
         else {
             return Ok(ControlFlow::Continue((cur, nested_decision)));
@@ -597,6 +599,9 @@ impl Exec<'_> {
             inherited: guards.inherited,
             backoff: None,
             review_deadline_at: deadline_at_ms,
+            still_waiting: (processor_id == PostProcessor::Review.id()
+                && !correlation_id.is_empty())
+            .then_some((correlation_id, requested_at_ms)),
         };
         let step = self.post_pipeline(p, state, &mut pc, from).await?;
         guards.clock.not_counting(pc.human_wait);

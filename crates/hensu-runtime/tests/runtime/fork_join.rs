@@ -452,3 +452,166 @@ async fn branches_share_the_history_before_the_fork_and_save_only_their_own_step
     }
     assert_eq!(resumed[0], resumed[1]);
 }
+
+/// A reviewer that always defers, with one correlation id per node (`review-<node>`), and
+/// counts how often it was asked.
+#[derive(Default)]
+struct DeferPerNode(Mutex<Vec<String>>);
+
+#[async_trait]
+impl ReviewHandler for DeferPerNode {
+    async fn request_review(&self, r: ReviewRequest<'_>) -> ReviewOutcome {
+        self.0.lock().unwrap().push(r.node_id.to_string());
+        ReviewOutcome::Pending {
+            correlation_id: format!("review-{}", r.node_id),
+        }
+    }
+}
+
+#[tokio::test]
+async fn three_branch_reviews_are_decided_independently_in_reverse_order() {
+    let mut wf = fork_wf(
+        &["a", "b", "c"],
+        MergeStrategy::CollectAll,
+        &["all"],
+        &[],
+        true,
+    );
+    for id in ["a", "b", "c"] {
+        if let Some(Node::Standard(s)) = wf.nodes.get_mut(id) {
+            s.review_config = Some(ReviewConfig {
+                mode: ReviewMode::Required,
+                allow_backtrack: false,
+                allow_edit: false,
+            });
+        }
+    }
+    let script = Script::new()
+        .on("a", &["alpha"])
+        .on("b", &["beta"])
+        .on("c", &["gamma"]);
+    let asked = Arc::new(DeferPerNode::default());
+    let h = harness_with(&script, |b| b.review_handler(asked.clone()));
+    let r = h.run(&wf, json!({"topic": "T"})).await;
+    assert!(matches!(r.outcome, RunOutcome::Paused), "{:?}", r.outcome);
+    let ids = |s: &RunState| -> Vec<(String, Option<String>)> {
+        waiting_reviews(s)
+            .into_iter()
+            .map(|w| (w.correlation_id, w.branch))
+            .collect()
+    };
+    let all = |ids: &[&str]| -> Vec<(String, Option<String>)> {
+        ids.iter()
+            .map(|b| (format!("review-{b}"), Some(b.to_string())))
+            .collect()
+    };
+    assert_eq!(ids(&r.state), all(&["a", "b", "c"]));
+    assert!(waiting_reviews(&r.state).iter().all(|w| w.within == ["f"]));
+    let p = h.engine.prepare(Arc::new(wf.clone())).unwrap();
+    let mut state = r.state;
+    // Decided last first: each decision reaches its own branch; the others wait on with the
+    // same correlation ids, and no reviewer is asked again.
+    for (decided, left) in [("c", vec!["a", "b"]), ("b", vec!["a"])] {
+        let mut saved: RunState =
+            serde_json::from_value(serde_json::to_value(&state).unwrap()).unwrap();
+        assert!(route_review(&mut saved, &format!("review-{decided}")));
+        assert_eq!(
+            pending_review(&saved).map(|(_, c)| c.to_string()),
+            Some(format!("review-{decided}"))
+        );
+        let approve = ReviewDecision::Approve { edits: None };
+        let r = h
+            .engine
+            .resume(&p, saved, Some(approve), RunCtx::new(&CancelToken::new()))
+            .await;
+        assert!(matches!(r.outcome, RunOutcome::Paused), "{:?}", r.outcome);
+        assert_eq!(ids(&r.state), all(&left));
+        state = r.state;
+    }
+    assert!(
+        !route_review(&mut state.clone(), "review-c"),
+        "c was decided"
+    );
+    assert!(route_review(&mut state, "review-a"));
+    let approve = ReviewDecision::Approve { edits: None };
+    let r = h
+        .engine
+        .resume(&p, state, Some(approve), RunCtx::new(&CancelToken::new()))
+        .await;
+    assert_eq!(completed(&r), (ExitStatus::Success, "done".into()));
+    assert_eq!(
+        r.state.context["all"],
+        json!({"a": {"a": "alpha"}, "b": {"b": "beta"}, "c": {"c": "gamma"}})
+    );
+    assert_eq!(*asked.0.lock().unwrap(), ["a", "b", "c"]);
+}
+
+/// A flow of `node` waiting for review `corr` (requested at `at`).
+fn waiting_at(node: &str, corr: &str, at: u64) -> RunState {
+    let mut s = RunState::new("r".into(), "w".into(), node.into(), Context::default());
+    s.phase = ExecutionPhase::Awaiting {
+        node_id: node.into(),
+        processor_id: PostProcessor::Review.id().into(),
+        cached_result: Box::new(NodeResult::success(format!("out of {node}"))),
+        correlation_id: corr.into(),
+        requested_at_ms: at,
+        deadline_at_ms: None,
+    };
+    s
+}
+
+/// Reviews nested in a sub-workflow child's fork: each listed with its branch and the nodes
+/// around it; routing a decision to the second branch moves it first inside the child and
+/// every flow's phase shows it; an unknown id changes nothing.
+#[test]
+fn reviews_nested_in_a_child_fork_are_listed_and_routed() {
+    let branch = |target: &str, state: RunState, ended: Option<BranchEnd>| ForkBranchState {
+        target: target.into(),
+        state,
+        own_history: true,
+        ended,
+    };
+    let mut child = RunState::new("c".into(), "child".into(), "f".into(), Context::default());
+    child.nested = Some(Box::new(Nested::Fork {
+        node_id: "f".into(),
+        branches: vec![
+            branch("x", waiting_at("x", "rx", 1), None),
+            branch("y", waiting_at("y", "ry", 2), Some(BranchEnd::Completed)),
+            branch("z", waiting_at("z", "rz", 3), None),
+        ],
+    }));
+    child.phase = waiting_at("x", "rx", 1).phase;
+    let mut state = RunState::new("r".into(), "w".into(), "sub".into(), Context::default());
+    state.phase = child.phase.clone();
+    state.nested = Some(Box::new(Nested::Child {
+        node_id: "sub".into(),
+        state: Box::new(child),
+    }));
+    let listed = waiting_reviews(&state);
+    let within = vec!["sub".to_string(), "f".to_string()];
+    let expect = |corr: &str, b: &str, at: u64| WaitingReview {
+        correlation_id: corr.into(),
+        node_id: b.into(),
+        branch: Some(b.into()),
+        within: within.clone(),
+        requested_at_ms: at,
+        deadline_at_ms: None,
+        output: Some(format!("out of {b}")),
+    };
+    assert_eq!(
+        listed,
+        [expect("rx", "x", 1), expect("rz", "z", 3)],
+        "an ended branch waits for nothing"
+    );
+    let before = state.clone();
+    assert!(!route_review(&mut state, "ry"), "y ended");
+    assert!(!route_review(&mut state, "nope"));
+    assert_eq!(state, before);
+    assert!(route_review(&mut state, "rz"));
+    assert_eq!(pending_review(&state), Some(("z", "rz")));
+    let ids: Vec<String> = waiting_reviews(&state)
+        .into_iter()
+        .map(|w| w.correlation_id)
+        .collect();
+    assert_eq!(ids, ["rz", "rx"], "the routed one first");
+}

@@ -349,6 +349,7 @@ impl InProcessExecutor {
             .waiter(durable.as_ref())
             .run_id(&run_id)
             .listener(listener.as_ref());
+        let asked_before = asked(resume.as_ref().map(|(s, _)| s));
         let run = async {
             match (&engine, resume) {
                 (Ok(engine), None) => engine.run(&workflow, input, ctx).await,
@@ -388,10 +389,14 @@ impl InProcessExecutor {
             None => true,
             Some(r) => suspended_by_shutdown && matches!(r.outcome, RunOutcome::Paused),
         };
-        // A review the run now waits for (told to `[server] review_webhook` once recorded).
-        let review = result.as_ref().and_then(|r| {
-            hensu_runtime::pending_review(&r.state)
-                .map(|(node, correlation)| (node.to_string(), correlation.to_string()))
+        // The reviews the run started waiting for in this segment (told to `[server]
+        // review_webhook` once recorded; one still waiting from before is not told again).
+        let review = result.as_ref().map(|r| {
+            hensu_runtime::waiting_reviews(&r.state)
+                .into_iter()
+                .filter(|w| !asked_before.contains(&w.correlation_id))
+                .map(|w| (w.node_id, w.correlation_id))
+                .collect::<Vec<_>>()
         });
         let finished = match result {
             Some(r) if !handed_back => durable.finish(&r).await,
@@ -409,10 +414,13 @@ impl InProcessExecutor {
                 tracing::info!(status = status.as_str(), "execution stopped");
                 metrics::finished(&tenant, status);
                 if status == RunStatus::Paused
-                    && let (Some((node, correlation)), Some(url)) =
-                        (review, self.setup.project.review_webhook.clone())
+                    && let (Some(reviews), Some(url)) =
+                        (review, self.setup.project.review_webhook.as_ref())
                 {
-                    review_requested(url, &tenant, &run_id, &workflow.id, &node, &correlation);
+                    for (node, correlation) in reviews {
+                        let url = url.clone();
+                        review_requested(url, &tenant, &run_id, &workflow.id, &node, &correlation);
+                    }
                 }
             }
             Ok(None) if handed_back => {
@@ -491,6 +499,16 @@ impl InProcessExecutor {
         .instrument(span)
         .await;
     }
+}
+
+/// The correlation ids of the reviews `state` (a run resumed) waited for.
+fn asked(state: Option<&RunState>) -> std::collections::HashSet<String> {
+    state
+        .map(hensu_runtime::waiting_reviews)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|w| w.correlation_id)
+        .collect()
 }
 
 /// Tells `[server] review_webhook` that run `run_id` waits for a review (docs/server.md,

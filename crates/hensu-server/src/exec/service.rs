@@ -142,10 +142,19 @@ impl ExecutionService for Arc<InProcessExecutor> {
                 .await;
             }
             (ExecutionPhase::Awaiting { correlation_id, .. }, Some(_)) => {
+                // Any review the run waits for (docs/server.md, *Pending reviews*): the
+                // decision goes to that one; the others wait on.
                 let given = input.correlation_id.as_deref().unwrap_or_default();
-                if given != correlation_id {
+                let routed =
+                    given == correlation_id || hensu_runtime::route_review(&mut state, given);
+                if !routed {
+                    let waiting: Vec<String> = hensu_runtime::waiting_reviews(&state)
+                        .into_iter()
+                        .map(|w| format!("'{}'", w.correlation_id))
+                        .collect();
                     return refuse(ApiError::bad_request(format!(
-                        "Correlation id mismatch: expected '{correlation_id}', got '{given}'"
+                        "Correlation id mismatch: expected one of {}, got '{given}'",
+                        waiting.join(", ")
                     )))
                     .await;
                 }

@@ -1,4 +1,4 @@
-//! `/api/v1/executions`: start, status, list, paused, result, resume, cancel, pause, signals, and the SSE
+//! `/api/v1/executions`: start, status, list, paused, result, resume, cancel, pause, signals, pending reviews, and the SSE
 //! streams — adapters of [`crate::service::executions`] and [`crate::service::events`].
 
 use std::convert::Infallible;
@@ -42,6 +42,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(cancel))
         .routes(routes!(pause))
         .routes(routes!(signal))
+        .routes(routes!(reviews))
         .routes(routes!(execution_events))
 }
 
@@ -304,6 +305,24 @@ pub async fn signal(
         StatusCode::OK
     };
     Ok((code, Json(sent)))
+}
+
+/// The reviews a paused execution waits for, each with its own correlation id
+/// (docs/server.md, *Pending reviews*): decide any of them, in any order, with `POST
+/// …/resume` and its `correlationId`.
+#[utoipa::path(get, path = "/api/v1/executions/{executionId}/reviews", tag = "executions",
+    params(("executionId" = String, Path)),
+    responses((status = 200, description = "the pending reviews (empty unless paused for review)", body = crate::service::reviews::PendingReviews),
+              (status = 404, description = "unknown", body = ErrorBody)))]
+pub async fn reviews(
+    State(app): State<AppState>,
+    tenant: Tenant,
+    Path(id): Path<String>,
+) -> ApiResult<Json<crate::service::reviews::PendingReviews>> {
+    crate::validate::check_id("executionId", &id)?;
+    crate::service::reviews::list(&app, &tenant, &id)
+        .await
+        .map(Json)
 }
 
 /// 202 for what happens later (in the background, or at a running owner's next boundary),

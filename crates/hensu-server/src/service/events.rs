@@ -134,6 +134,30 @@ pub enum ExecutionEvent {
         node_id: Option<String>,
         timestamp: String,
     },
+    /// A review the paused execution waits for (docs/server.md, *Pending reviews*): before
+    /// the `execution.paused` of the pause the execution is in, one per waiting review (the
+    /// main flow's, each fork branch's, each child's), under the pause's id. A review still
+    /// waiting after another was decided is announced again with the same `correlationId`.
+    #[serde(rename = "execution.review_requested", rename_all = "camelCase")]
+    ReviewRequested {
+        execution_id: String,
+        workflow_id: String,
+        /// The resume's `correlationId` for this review.
+        correlation_id: String,
+        kind: super::reviews::ReviewKind,
+        node_id: Option<String>,
+        /// The fork target whose branch waits (innermost).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        branch: Option<String>,
+        /// The fork and sub-workflow nodes it is nested in, outermost first.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        within: Vec<String>,
+        /// When it is rejected undecided (RFC 3339, UTC).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deadline_at: Option<String>,
+        /// When the review was requested.
+        timestamp: String,
+    },
     /// Tenant stream only: the events after the `Last-Event-ID` sent are no longer all held
     /// (older than the retention window, or an id this store never gave), so the stream
     /// continues from now and the client should re-read what it shows (docs/server.md,
@@ -154,6 +178,7 @@ impl ExecutionEvent {
             ExecutionEvent::Cancelled { .. } => "execution.cancelled",
             ExecutionEvent::Call { .. } => "execution.call",
             ExecutionEvent::Forked { .. } => "execution.forked",
+            ExecutionEvent::ReviewRequested { .. } => "execution.review_requested",
             ExecutionEvent::Reset { .. } => "stream.reset",
         }
     }
@@ -167,7 +192,8 @@ impl ExecutionEvent {
             | ExecutionEvent::Error { node_id, .. }
             | ExecutionEvent::Cancelled { node_id, .. }
             | ExecutionEvent::Call { node_id, .. }
-            | ExecutionEvent::Forked { node_id, .. } => node_id.as_deref(),
+            | ExecutionEvent::Forked { node_id, .. }
+            | ExecutionEvent::ReviewRequested { node_id, .. } => node_id.as_deref(),
             ExecutionEvent::Completed { final_node_id, .. } => final_node_id.as_deref(),
         }
     }
@@ -182,6 +208,7 @@ impl ExecutionEvent {
             | ExecutionEvent::Cancelled { timestamp, .. }
             | ExecutionEvent::Call { timestamp, .. }
             | ExecutionEvent::Forked { timestamp, .. }
+            | ExecutionEvent::ReviewRequested { timestamp, .. }
             | ExecutionEvent::Reset { timestamp, .. } => timestamp,
         }
     }
@@ -333,6 +360,31 @@ fn correlation(e: &LogEntry) -> Option<String> {
         .map(str::to_string)
 }
 
+/// The `execution.review_requested` events of the pause `state` (a run's snapshot) is in:
+/// one per review it waits for, in the order of [`hensu_runtime::waiting_reviews`].
+pub(crate) fn review_events(run_id: &str, workflow_id: &str, state: &Value) -> Vec<ExecutionEvent> {
+    let Ok(state) = hensu_host::restore(run_id, state) else {
+        return Vec::new();
+    };
+    hensu_runtime::waiting_reviews(&state)
+        .into_iter()
+        .map(|w| {
+            let r = super::reviews::PendingReview::from(w);
+            ExecutionEvent::ReviewRequested {
+                execution_id: run_id.to_string(),
+                workflow_id: workflow_id.to_string(),
+                correlation_id: r.correlation_id,
+                kind: r.kind,
+                node_id: Some(r.node_id),
+                branch: r.branch,
+                within: r.within,
+                deadline_at: r.deadline_at,
+                timestamp: r.requested_at,
+            }
+        })
+        .collect()
+}
+
 /// What one read of a run's log found.
 struct EventsRead {
     /// (step, event), oldest first.
@@ -380,13 +432,28 @@ async fn read_events(
             continue;
         }
         if let Some(mut ev) = log_event(run_id, &record.workflow_id, tenant, r, &output) {
-            if r.meta.step == record.step {
+            let latest = r.meta.step == record.step;
+            if latest {
                 latest_from_record(&mut ev, &record);
             }
             if let ExecutionEvent::Error { message, .. } = &mut ev
                 && let Some(reason) = super::executions::failure_message(&state)
             {
                 *message = reason;
+            }
+            let review = latest
+                && matches!(
+                    &ev,
+                    ExecutionEvent::Paused {
+                        reason: PauseReason::Review,
+                        ..
+                    }
+                );
+            // The reviews of the pause the run is in, under the pause's id and before it
+            // (the pause stays the last event of the segment).
+            if review {
+                let announced = review_events(run_id, &record.workflow_id, &state);
+                events.extend(announced.into_iter().map(|e| (r.meta.step, e)));
             }
             events.push((r.meta.step, ev));
         }
@@ -426,19 +493,23 @@ fn latest_from_record(ev: &mut ExecutionEvent, record: &RunRecord) {
     }
 }
 
-/// The event of one row of the tenant event log (`None` for rows that are not events: a
-/// queued run's rows). A pause or an end reads the run's record (its review, its exit
-/// status) and its public context; every other row needs nothing but itself.
-pub(crate) async fn tenant_row_event(
+/// The events of one row of the tenant event log, in order (none for rows that are not
+/// events: a queued run's rows). A pause or an end reads the run's record (its review, its
+/// exit status) and its public context; every other row needs nothing but itself. The pause
+/// the run is in now is preceded by its `execution.review_requested` events (one per pending
+/// review, docs/server.md, *Pending reviews*), all under the row's id.
+pub(crate) async fn tenant_row_events(
     store: &dyn StateStore,
     row: &TenantEvent,
-) -> Option<ExecutionEvent> {
+) -> Vec<ExecutionEvent> {
     let e = &row.entry;
     let (run_id, workflow_id, tenant) = (&row.run_id, &row.workflow_id, &row.tenant_id);
     let plain = e.meta.kind == LogKind::Created
         || matches!(e.meta.status, RunStatus::Running | RunStatus::Queued);
     if plain {
-        return log_event(run_id, workflow_id, tenant, e, &|| Value::Null);
+        return log_event(run_id, workflow_id, tenant, e, &|| Value::Null)
+            .into_iter()
+            .collect();
     }
     let record = store.record(run_id).await.ok();
     let state = store
@@ -446,8 +517,11 @@ pub(crate) async fn tenant_row_event(
         .await
         .map(|s| s.snapshot)
         .unwrap_or(Value::Null);
-    let mut ev = log_event(run_id, workflow_id, tenant, e, &|| public_context(&state))?;
-    if let Some(record) = record.as_ref().filter(|r| r.step == e.meta.step) {
+    let Some(mut ev) = log_event(run_id, workflow_id, tenant, e, &|| public_context(&state)) else {
+        return Vec::new();
+    };
+    let latest = record.as_ref().filter(|r| r.step == e.meta.step);
+    if let Some(record) = latest {
         latest_from_record(&mut ev, record);
     }
     if let ExecutionEvent::Error { message, .. } = &mut ev
@@ -455,7 +529,20 @@ pub(crate) async fn tenant_row_event(
     {
         *message = reason;
     }
-    Some(ev)
+    let mut events = Vec::new();
+    if latest.is_some()
+        && matches!(
+            &ev,
+            ExecutionEvent::Paused {
+                reason: PauseReason::Review,
+                ..
+            }
+        )
+    {
+        events = review_events(run_id, workflow_id, &state);
+    }
+    events.push(ev);
+    events
 }
 
 /// One message of a stream: the event and its id (what a reconnect sends as

@@ -17,6 +17,7 @@ pub mod listing;
 pub mod ops;
 pub mod outcome;
 pub mod replay;
+pub mod reviews;
 pub mod schedules;
 mod signal_rules;
 pub mod signals;

@@ -28,7 +28,7 @@ use hensu_store::{EVENT_RETENTION_MS, EventWakeups, StateStore, WorkflowRegistry
 use tokio::sync::{OnceCell, broadcast, mpsc};
 
 use super::events::{
-    ExecutionEvent, StreamedEvent, async_stream, bad_last_event_id, given, sse, tenant_row_event,
+    ExecutionEvent, StreamedEvent, async_stream, bad_last_event_id, given, sse, tenant_row_events,
 };
 use crate::AppState;
 use crate::auth::Tenant;
@@ -53,7 +53,8 @@ const TRIM_BATCH: usize = 10_000;
 #[derive(Debug)]
 struct Live {
     seq: u64,
-    event: ExecutionEvent,
+    /// The row's events (a pause the run is in: its reviews first), all under `seq`.
+    events: Vec<ExecutionEvent>,
 }
 
 /// The server's one reader of the tenant event log and the open tenant streams it feeds.
@@ -144,15 +145,15 @@ impl EventHub {
             return;
         };
         hub.cursor = hub.cursor.max(seq);
-        let event = match row {
-            Row::Event(event) => event,
+        let events = match row {
+            Row::Event(events) => events,
             Row::NoEvent => return,
             Row::Unbuilt => {
                 hub.streams.retain(|_, f| f.tenant != tenant);
                 return;
             }
         };
-        let live = Arc::new(Live { seq, event });
+        let live = Arc::new(Live { seq, events });
         hub.streams
             .retain(|_, f| f.tenant != tenant || f.tx.try_send(Arc::clone(&live)).is_ok());
     }
@@ -213,7 +214,7 @@ impl Wakes {
 /// A row of the log as the tail publishes it.
 #[derive(Debug)]
 enum Row {
-    Event(ExecutionEvent),
+    Event(Vec<ExecutionEvent>),
     /// Not an event (a queued run's row).
     NoEvent,
     /// Not read into an event: no stream of its tenant was open.
@@ -269,9 +270,10 @@ async fn tail(
             let full = rows.len() == PAGE;
             for row in rows {
                 let event = if hub.listened(&row.tenant_id) {
-                    match tenant_row_event(store.as_ref(), &row).await {
-                        Some(event) => Row::Event(event),
-                        None => Row::NoEvent,
+                    let events = tenant_row_events(store.as_ref(), &row).await;
+                    match events.is_empty() {
+                        false => Row::Event(events),
+                        true => Row::NoEvent,
                     }
                 } else {
                     Row::Unbuilt
@@ -390,10 +392,10 @@ fn follow_tenant(
                     break;
                 };
                 for row in rows {
-                    if let Some(ev) = tenant_row_event(store.as_ref(), &row).await
-                        && tx.send(sse(row.seq.to_string(), &ev)).await.is_err()
-                    {
-                        return;
+                    for ev in tenant_row_events(store.as_ref(), &row).await {
+                        if tx.send(sse(row.seq.to_string(), &ev)).await.is_err() {
+                            return;
+                        }
                     }
                 }
                 last = end;
@@ -402,12 +404,10 @@ fn follow_tenant(
                 if item.seq <= last {
                     continue;
                 }
-                if tx
-                    .send(sse(item.seq.to_string(), &item.event))
-                    .await
-                    .is_err()
-                {
-                    return;
+                for ev in &item.events {
+                    if tx.send(sse(item.seq.to_string(), ev)).await.is_err() {
+                        return;
+                    }
                 }
                 last = item.seq;
             }
@@ -443,7 +443,7 @@ mod tests {
         assert_eq!((at, hub.followers()), (0, 3));
         let total = LIVE_BUFFER as u64 * 2;
         for seq in 1..=total {
-            hub.publish(seq, "t", Row::Event(step(seq)));
+            hub.publish(seq, "t", Row::Event(vec![step(seq)]));
             assert_eq!(reader.try_recv().map(|l| l.seq).ok(), Some(seq));
         }
         assert_eq!(hub.followers(), 2, "the stalled follower is gone");

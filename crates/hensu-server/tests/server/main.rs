@@ -47,6 +47,7 @@ on_both!(
     map_items_are_recorded_and_gathered_in_order,
     sse_replays_after_last_event_id,
     review_pause_and_resume,
+    branch_reviews_are_decided_independently,
     resume_body_rules,
     cancel_paused_execution,
     tenant_isolation_per_endpoint,

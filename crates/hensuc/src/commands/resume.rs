@@ -15,7 +15,7 @@ use clap::Args;
 use hensu_host::DurableRun;
 use hensu_host::launch::{self, ProjectConfig, RunSetup, SourceRef, StoredWorkflow, Stubs};
 use hensu_runtime::{Context, ExecutionPhase, ReviewDecision};
-use hensu_store::{OwnerId, StateStore, StoreError};
+use hensu_store::{OwnerId, RunStatus, StateStore, StoreError};
 use serde_json::Value;
 
 use crate::commands::run::{Face, RunSettings, run_workflow};
@@ -119,6 +119,11 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         Err(StoreError::NotFound { .. }) => {
             match session::block(store.find_by_correlation(&args.id))? {
                 Ok(Some(r)) => (r.run_id, Some(args.id.clone())),
+                // Not the review a run shows first: another pending review of a paused run
+                // (a fork branch's; docs/server.md, *Pending reviews*).
+                Ok(None) if let Some(run_id) = waiting_run(store.as_ref(), &args.id)? => {
+                    (run_id, Some(args.id.clone()))
+                }
                 Ok(None) => anyhow::bail!(
                     "no run `{}` in {}",
                     args.id,
@@ -156,6 +161,11 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
             hensu_host::restore(&run_id, &stored.snapshot).map_err(|e| anyhow::anyhow!(e))?;
         let envelope =
             StoredWorkflow::decode(&run_id, &stored.workflow).map_err(anyhow::Error::msg)?;
+        // Any review the run waits for (docs/server.md, *Pending reviews*): the decision goes
+        // to that one, the others wait on.
+        if let Some(c) = args.correlation.as_deref().or(via_correlation.as_deref()) {
+            hensu_runtime::route_review(&mut state, c);
+        }
         let decision = decide(
             &args,
             &run_id,
@@ -232,6 +242,25 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     ))
 }
 
+/// The paused run one of whose pending reviews is `correlation_id`, if any (every paused
+/// run's state is read: a local store's few).
+fn waiting_run(store: &dyn StateStore, correlation_id: &str) -> anyhow::Result<Option<String>> {
+    let runs = session::block(store.list())?.map_err(store_err)?;
+    for r in runs.iter().filter(|r| r.status == RunStatus::Paused) {
+        let Ok(stored) = session::block(store.load(&r.run_id))? else {
+            continue;
+        };
+        let Ok(state) = hensu_host::restore(&r.run_id, &stored.snapshot) else {
+            continue;
+        };
+        let waiting = hensu_runtime::waiting_reviews(&state);
+        if waiting.iter().any(|w| w.correlation_id == correlation_id) {
+            return Ok(Some(r.run_id.clone()));
+        }
+    }
+    Ok(None)
+}
+
 /// The review decision of this resume, checked against the stored state.
 fn decide(
     args: &ResumeArgs,
@@ -256,9 +285,13 @@ fn decide(
             if let Some(c) = &given_correlation
                 && c != correlation_id
             {
+                let waiting: Vec<String> = hensu_runtime::waiting_reviews(state)
+                    .into_iter()
+                    .map(|w| format!("`{}` (node `{}`)", w.correlation_id, w.node_id))
+                    .collect();
                 anyhow::bail!(
-                    "run `{run_id}` waits for review `{correlation_id}` of node `{node_id}`, \
-                     not `{c}`; nothing was changed"
+                    "run `{run_id}` waits for review {}, not `{c}`; nothing was changed",
+                    waiting.join(", ")
                 );
             }
             if !wants_decision {

@@ -260,6 +260,22 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
         if let Some(p) = &r.parent {
             v["parent"] = json!({"run_id": p.run_id, "step": p.step});
         }
+        // Every review a paused run waits for (docs/server.md, *Pending reviews*).
+        let reviews = state.as_ref().map(hensu_runtime::waiting_reviews);
+        if let Some(reviews) = reviews.filter(|r| !r.is_empty()) {
+            v["reviews"] = json!(
+                reviews
+                    .iter()
+                    .map(|w| json!({
+                        "correlation_id": w.correlation_id,
+                        "node": w.node_id,
+                        "branch": w.branch,
+                        "within": w.within,
+                        "requested_at": rfc3339(w.requested_at_ms),
+                    }))
+                    .collect::<Vec<_>>()
+            );
+        }
         let _ = writeln!(out, "{v}");
         return Ok(ExitCode::from(exit::SUCCESS));
     }
@@ -284,6 +300,20 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
     }
     if let Some(c) = &r.correlation_id {
         let _ = writeln!(out, "correlation {c}");
+    }
+    // Each review a paused run waits for, decided on its own with `hensuc resume RUN
+    // --correlation ID` (docs/server.md, *Pending reviews*).
+    for w in state.iter().flat_map(hensu_runtime::waiting_reviews) {
+        let at = w
+            .branch
+            .as_deref()
+            .map(|b| format!(" in branch `{b}`"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "review      {} (node `{}`{at})",
+            w.correlation_id, w.node_id
+        );
     }
     // A durable wait (docs/language.md, *Timers and signals*).
     if let Some(w) = &r.wait {

@@ -388,7 +388,7 @@ async fn console_in_a_real_browser() {
 
     // Approve the pending review through the page; the execution page turns completed live.
     b.goto(&format!("{base}/console/reviews")).await;
-    b.click(&format!("a[href='/console/reviews/{review}']"))
+    b.click(&format!("a[href^='/console/reviews/{review}?review=']"))
         .await;
     b.wait_for("button.primary").await;
     b.screenshot("review").await;

@@ -32,6 +32,7 @@ mod retention;
 mod review;
 #[cfg(unix)]
 mod review_terminal;
+mod reviews_pending;
 mod run;
 mod security;
 mod serve;

@@ -364,6 +364,7 @@ impl ForkRun<'_, '_> {
                             inherited,
                         };
                         let run = engine.drive(p, branch, cancel, started, decision, flow);
+                        let run = crate::review::in_branch(&segment, run);
                         BranchRun::Ran(crate::journal::in_nested(&segment, run).await)
                     })
                 }
@@ -410,6 +411,7 @@ impl ForkRun<'_, '_> {
                         };
                         let target = p.plan.id(target);
                         let run = engine.drive(p, branch, cancel, started, decision, flow);
+                        let run = crate::review::in_branch(target, run);
                         let r = crate::journal::in_nested(target, run).await;
                         let record = ended_record(target, branch, own, &r, parent_context);
                         BranchRun::Recorded(r, record)

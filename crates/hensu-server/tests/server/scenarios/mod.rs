@@ -10,15 +10,17 @@ mod failures;
 pub(crate) mod idempotency;
 mod paging;
 mod replay;
+mod reviews;
 pub(crate) mod schedules;
 mod signals;
-mod tenant_stream;
+pub(crate) mod tenant_stream;
 mod time_travel;
 pub use access::*;
 pub use failures::*;
 pub use idempotency::idempotent_starts;
 pub use paging::*;
 pub use replay::*;
+pub use reviews::*;
 pub use schedules::{schedule_overlap_policies, schedules_crud, schedules_fire_ticks_and_run_now};
 pub use signals::*;
 pub use tenant_stream::*;
@@ -471,6 +473,12 @@ pub async fn review_pause_and_resume(s: Server) {
         .expect("correlation")
         .to_string();
     assert_eq!(paused.data["nodeId"], "draft");
+    // Announced just before the pause, under its id (docs/server.md, *Pending reviews*).
+    let asked = &evs[evs.len() - 2];
+    assert_eq!(asked.kind(), "execution.review_requested", "{evs:?}");
+    assert_eq!(asked.id, paused.id);
+    assert_eq!(asked.data["correlationId"], corr.as_str());
+    assert_eq!(asked.data["kind"], "node");
     let (_, status) = get(&s, A, &format!("/api/v1/executions/{id}")).await;
     assert_eq!(status["status"], "paused");
     assert_eq!(status["correlationId"], corr.as_str());

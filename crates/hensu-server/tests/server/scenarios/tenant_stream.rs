@@ -12,7 +12,7 @@ use super::{A, B, get, post, push_ok, start};
 use crate::harness::{Server, Sse, fixture, parse_sse, token};
 
 /// Opens the tenant stream of `tenant` (with `last` as `Last-Event-ID`).
-async fn open(s: &Server, tenant: &str, last: Option<&str>) -> reqwest::Response {
+pub(super) async fn open(s: &Server, tenant: &str, last: Option<&str>) -> reqwest::Response {
     let mut req = s
         .http
         .get(s.url("/api/v1/executions/events"))
@@ -26,7 +26,10 @@ async fn open(s: &Server, tenant: &str, last: Option<&str>) -> reqwest::Response
 }
 
 /// Reads `resp` until `done` holds for the messages read so far; returns them.
-async fn read_until(resp: &mut reqwest::Response, done: impl Fn(&[Sse]) -> bool) -> Vec<Sse> {
+pub(super) async fn read_until(
+    resp: &mut reqwest::Response,
+    done: impl Fn(&[Sse]) -> bool,
+) -> Vec<Sse> {
     let mut text = String::new();
     loop {
         // Whole messages only: a chunk may end inside one.

@@ -18,31 +18,45 @@ use serde_json::Value;
 
 use super::spec::{Decision, TestSpec, virtual_duration_ms};
 
-/// Replays `[[reviews]]`: the entry for this node and visit, else the entry for this node
-/// without a visit, else approve. Every decision is logged for the trace.
+/// One `[[reviews]]` entry: node, fork branch (any when `None`), visit (every when `None`).
+type Scripted = (String, Option<String>, Option<u32>, ReviewDecision);
+
+/// Replays `[[reviews]]`: the entry for this node (in this fork branch, else in any) and
+/// visit, else the entry for this node without a visit, else approve. Visits count per node
+/// and branch. Every decision is logged for the trace.
 struct ScriptedReview {
-    script: Vec<(String, Option<u32>, ReviewDecision)>,
-    visits: Mutex<BTreeMap<String, u32>>,
+    script: Vec<Scripted>,
+    visits: Mutex<BTreeMap<(String, Option<String>), u32>>,
     log: Mutex<Vec<String>>,
 }
 
 #[async_trait]
 impl ReviewHandler for ScriptedReview {
     async fn request_review(&self, request: ReviewRequest<'_>) -> ReviewOutcome {
+        let branch = request.branch.map(str::to_string);
         let visit = {
             let mut visits = self.visits.lock().unwrap_or_else(|e| e.into_inner());
-            let v = visits.entry(request.node_id.to_string()).or_insert(0);
+            let key = (request.node_id.to_string(), branch.clone());
+            let v = visits.entry(key).or_insert(0);
             *v += 1;
             *v
         };
-        let find = |want: Option<u32>| {
+        let find = |in_branch: bool, want: Option<u32>| {
             self.script
                 .iter()
-                .find(|(node, v, _)| node == request.node_id && *v == want)
-                .map(|(_, _, d)| d.clone())
+                .find(|(node, b, v, _)| {
+                    let branch_ok = match b {
+                        Some(b) => in_branch && branch.as_ref() == Some(b),
+                        None => !in_branch,
+                    };
+                    node == request.node_id && branch_ok && *v == want
+                })
+                .map(|(_, _, _, d)| d.clone())
         };
-        let decision = find(Some(visit))
-            .or_else(|| find(None))
+        let decision = find(true, Some(visit))
+            .or_else(|| find(true, None))
+            .or_else(|| find(false, Some(visit)))
+            .or_else(|| find(false, None))
             .unwrap_or(ReviewDecision::Approve { edits: None });
         let shown = match &decision {
             ReviewDecision::Approve { .. } => "approve".to_string(),
@@ -54,7 +68,10 @@ impl ReviewHandler for ScriptedReview {
         self.log
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(format!("{}#{visit}: {shown}", request.node_id));
+            .push(match &branch {
+                Some(b) => format!("{}@{b}#{visit}: {shown}", request.node_id),
+                None => format!("{}#{visit}: {shown}", request.node_id),
+            });
         ReviewOutcome::Decided(decision)
     }
 }
@@ -141,6 +158,7 @@ pub async fn run(
             };
             (
                 r.node.get_ref().clone(),
+                r.branch.as_ref().map(|b| b.get_ref().clone()),
                 r.visit.as_ref().map(|v| *v.get_ref()),
                 decision,
             )

@@ -53,11 +53,15 @@ fn yes() -> bool {
     true
 }
 
-/// `[[reviews]]`: the decision for the `visit`-th review of `node` (every visit when absent).
+/// `[[reviews]]`: the decision for the `visit`-th review of `node` (every visit when absent),
+/// in fork branch `branch` (any when absent).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReviewScript {
     pub node: Spanned<String>,
+    /// Only the review in the branch of this fork target (docs/testing.md).
+    #[serde(default)]
+    pub branch: Option<Spanned<String>>,
     #[serde(default)]
     pub visit: Option<Spanned<u32>>,
     pub decision: Decision,
@@ -353,6 +357,9 @@ pub fn validate(
     }
     for r in &spec.reviews {
         out.extend(unknown_node(&r.node, "node", false));
+        if let Some(b) = &r.branch {
+            out.extend(unknown_node(b, "branch", false));
+        }
         if let Some(t) = &r.target {
             out.extend(unknown_node(t, "node", false));
         }
