@@ -215,10 +215,14 @@ impl Exec<'_> {
                 }
             };
             // A parallel branch numbers its calls apart from its siblings'.
-            match branch_id {
-                Some(b) => crate::journal::in_nested(b, call).await,
-                None => call.await,
-            }
+            let call = async {
+                match branch_id {
+                    Some(b) => crate::journal::in_nested(b, call).await,
+                    None => call.await,
+                }
+            };
+            // The text as it is written (docs/server.md, *Token events*).
+            crate::tokens::in_call(self.token_scope(node_id, branch_id), call).await
         });
         let response = match timeout {
             None => call.await,
