@@ -144,7 +144,10 @@ mod tests {
     use super::*;
 
     #[derive(Default)]
-    struct Keep(Mutex<Vec<(String, Option<String>, u64, String)>>, Mutex<u32>);
+    struct Keep(
+        Mutex<Vec<(String, Option<String>, u64, String)>>,
+        Mutex<u32>,
+    );
 
     impl TokenSink for Keep {
         fn on_token(&self, t: &Token<'_>) {
@@ -177,7 +180,10 @@ mod tests {
         assert_eq!(text, "héllo wörld, streamed");
         assert!(got.len() >= 3);
         for (i, t) in got.iter().enumerate() {
-            assert_eq!((t.0.as_str(), t.1.as_deref(), t.2), ("write", Some("b1"), i as u64));
+            assert_eq!(
+                (t.0.as_str(), t.1.as_deref(), t.2),
+                ("write", Some("b1"), i as u64)
+            );
         }
         assert_eq!(*keep.1.lock().unwrap(), 1);
     }
