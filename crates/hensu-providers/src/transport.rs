@@ -18,6 +18,13 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 /// How much of an error body is quoted in an error message.
 const ERROR_BODY_CHARS: usize = 500;
 
+/// What a streamed request got: the answer assembled from its events, or the start of a
+/// plain answer (a server that does not stream).
+enum Streamed {
+    Answer(ChatResponse),
+    Plain(Vec<u8>),
+}
+
 /// Sends one model request (no retry). Dropping the future aborts the request.
 #[async_trait]
 pub trait ChatBackend: Send + Sync {
@@ -140,10 +147,14 @@ impl HttpBackend {
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| parse_retry_after(v, SystemTime::now()));
-        if streamed && status.is_success() {
-            return self.read_stream(resp).await;
-        }
         let mut bytes: Vec<u8> = Vec::new();
+        if streamed && status.is_success() {
+            match self.read_stream(&mut resp).await? {
+                Streamed::Answer(answer) => return Ok(answer),
+                // A server that ignored `stream` answered plain JSON: read on as plain.
+                Streamed::Plain(head) => bytes = head,
+            }
+        }
         loop {
             match resp.chunk().await {
                 Ok(Some(chunk)) => {
@@ -199,16 +210,19 @@ impl HttpBackend {
 
     /// A streamed answer: each event's text goes to the token listener as it arrives; the
     /// events fold into the answer the plain API gives, decoded by the same decoder.
-    async fn read_stream(
-        &self,
-        mut resp: reqwest::Response,
-    ) -> Result<ChatResponse, ProviderError> {
+    async fn read_stream(&self, resp: &mut reqwest::Response) -> Result<Streamed, ProviderError> {
         let mut reader = protocol::stream::SseReader::default();
         let mut answer = protocol::stream::Assembler::new(self.kind);
         let mut total = 0usize;
         loop {
             match resp.chunk().await {
                 Ok(Some(chunk)) => {
+                    // Server-sent events start with a field or a comment; a JSON object is a
+                    // plain answer.
+                    if total == 0 && chunk.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+                    {
+                        return Ok(Streamed::Plain(chunk.to_vec()));
+                    }
                     total += chunk.len();
                     if total > MAX_BODY_BYTES {
                         return Err(ProviderError::new(
@@ -230,10 +244,12 @@ impl HttpBackend {
         for data in reader.finish() {
             self.stream_event(&mut answer, &data)?;
         }
-        protocol::decode(self.kind, &answer.finish()).map_err(|mut e| {
-            e.message = format!("{}: {}", self.name, e.message);
-            e
-        })
+        protocol::decode(self.kind, &answer.finish())
+            .map(Streamed::Answer)
+            .map_err(|mut e| {
+                e.message = format!("{}: {}", self.name, e.message);
+                e
+            })
     }
 
     fn stream_event(

@@ -307,3 +307,19 @@ async fn gemini_streams_through_stream_generate_content() {
         e.message
     );
 }
+
+#[tokio::test]
+async fn a_server_that_ignores_stream_is_read_as_a_plain_answer() {
+    let server = MockServer::start(vec![openai_text("Not streamed")]).await;
+    let h = harness("openai", &server.url(), "", None);
+    let agent = h.agent(agent_config("gpt-4o"));
+    let pieces = Arc::new(Pieces::default());
+    let scope = TokenScope::new(pieces.clone(), "draft", None);
+    let r = in_call(Some(scope), call(agent.as_ref(), "hi"))
+        .await
+        .expect("answer");
+    assert_eq!(r.text, "Not streamed");
+    assert_eq!(r.usage.map(|u| u.output_tokens), Some(4));
+    assert_eq!(server.requests()[0].json()["stream"], true);
+    assert!(pieces.0.lock().expect("lock").is_empty());
+}

@@ -277,11 +277,8 @@ pub async fn start_stream_result(s: Server) {
     assert_eq!(kinds.first(), Some(&"execution.started"), "{kinds:?}");
     assert_eq!(kinds.last(), Some(&"execution.completed"), "{kinds:?}");
     assert!(kinds.contains(&"execution.step"));
-    // Log events have step ids; the stub's tokens between them `<step>.<token>` ids
-    // (docs/server.md, *Token events*).
     let ids: Vec<u64> = evs
         .iter()
-        .filter(|e| e.kind() != "execution.token")
         .map(|e| e.id.as_deref().expect("id").parse().expect("num"))
         .collect();
     assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
