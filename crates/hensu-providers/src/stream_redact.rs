@@ -92,9 +92,12 @@ impl StreamRedactor<'_> {
 pub struct RedactingTokenSink {
     redactor: Arc<Redactor>,
     inner: Arc<dyn TokenSink>,
-    /// Per (node, branch): the held text and the next sequence number.
-    calls: Mutex<HashMap<(String, Option<String>), (String, u64)>>,
+    /// Per call: the held text and the next sequence number.
+    calls: Mutex<HashMap<CallKey, (String, u64)>>,
 }
+
+/// An agent call's node and branch.
+type CallKey = (String, Option<String>);
 
 impl RedactingTokenSink {
     pub fn new(redactor: Arc<Redactor>, inner: Arc<dyn TokenSink>) -> RedactingTokenSink {
@@ -219,7 +222,7 @@ mod tests {
             fn on_token(&self, t: &Token<'_>) {
                 self.0
                     .lock()
-                    .unwrap()
+                    .expect("lock")
                     .push((t.node_id.into(), t.sequence, t.text.into()));
             }
         }
@@ -237,7 +240,7 @@ mod tests {
             });
         }
         sink.on_end("n", None);
-        let got = keep.0.lock().unwrap().clone();
+        let got = keep.0.lock().expect("lock").clone();
         let text: String = got.iter().map(|t| t.2.as_str()).collect();
         assert_eq!(text, "key <redacted:K> then sk");
         let seqs: Vec<u64> = got.iter().map(|t| t.1).collect();

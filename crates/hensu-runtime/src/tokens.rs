@@ -143,15 +143,16 @@ mod tests {
 
     use super::*;
 
+    /// A kept token: node, branch, sequence, text.
+    type Kept = (String, Option<String>, u64, String);
+
+    /// The tokens received and the ends told.
     #[derive(Default)]
-    struct Keep(
-        Mutex<Vec<(String, Option<String>, u64, String)>>,
-        Mutex<u32>,
-    );
+    struct Keep(Mutex<Vec<Kept>>, Mutex<u32>);
 
     impl TokenSink for Keep {
         fn on_token(&self, t: &Token<'_>) {
-            self.0.lock().unwrap().push((
+            self.0.lock().expect("lock").push((
                 t.node_id.into(),
                 t.branch_id.map(str::to_string),
                 t.sequence,
@@ -159,7 +160,7 @@ mod tests {
             ));
         }
         fn on_end(&self, _: &str, _: Option<&str>) {
-            *self.1.lock().unwrap() += 1;
+            *self.1.lock().expect("lock") += 1;
         }
     }
 
@@ -175,7 +176,7 @@ mod tests {
             emit("");
         })
         .await;
-        let got = keep.0.lock().unwrap().clone();
+        let got = keep.0.lock().expect("lock").clone();
         let text: String = got.iter().map(|t| t.3.as_str()).collect();
         assert_eq!(text, "héllo wörld, streamed");
         assert!(got.len() >= 3);
@@ -185,6 +186,6 @@ mod tests {
                 ("write", Some("b1"), i as u64)
             );
         }
-        assert_eq!(*keep.1.lock().unwrap(), 1);
+        assert_eq!(*keep.1.lock().expect("lock"), 1);
     }
 }

@@ -343,28 +343,27 @@ pub async fn tenant_events(
         .and_then(crate::tokens::split_id)
         .map_or(0, |(_, t)| t);
     let stream = follow_tenant(
-        Arc::clone(&app.tenant_events),
-        (app.tokens.clone(), token),
+        (Arc::clone(&app.tenant_events), app.tokens.clone()),
         app.store.clone(),
         app.registry.clone(),
         app.closing.clone(),
         tenant.tenant_id.clone(),
-        after,
+        (after, token),
         reset,
     )?;
     Ok(crate::streams::guarded(stream, slot, app.closing.clone()))
 }
 
 /// One tenant stream: after `after` (from the hub's cursor when `None`, with a reset event
-/// first when `reset` says why), caught up from the store, then live from the hub.
+/// first when `reset` says why), caught up from the store, then live from the hub; the
+/// tokens of the tenant's runs executing here after `token` between them.
 fn follow_tenant(
-    hub: Arc<EventHub>,
-    (tokens, token): (Arc<crate::tokens::TokenHub>, u64),
+    (hub, tokens): (Arc<EventHub>, Arc<crate::tokens::TokenHub>),
     store: Arc<dyn StateStore>,
     registry: Arc<dyn WorkflowRegistry>,
     closing: CancelToken,
     tenant: String,
-    after: Option<u64>,
+    (after, token): (Option<u64>, u64),
     reset: Option<&'static str>,
 ) -> ApiResult<impl Stream<Item = StreamedEvent> + use<>> {
     // Joined before the response starts: every event after `start` reaches this stream.
