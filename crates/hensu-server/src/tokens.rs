@@ -4,7 +4,7 @@
 //!
 //! * every token gets the next number of this server ([`TokenMsg::index`], increasing across
 //!   all runs), so a stream's `Last-Event-ID` `<row id>.<index>` says which it saw last;
-//! * each run keeps the tokens of its node in flight ([`TokenHub::backlog`]) until the node's
+//! * each run keeps the tokens of its node in flight ([`TokenHub::subscribe`]) until the node's
 //!   boundary is recorded (its output is in the log from then on), so a reconnect mid-node
 //!   gets every token after the one it saw, and a subscriber that comes after the node
 //!   finished reads the output from the log instead;
@@ -196,5 +196,64 @@ impl Follow {
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token(run: &str, text: &str) -> TokenMsg {
+        TokenMsg {
+            index: 0,
+            tenant: "t".into(),
+            run_id: run.into(),
+            workflow_id: "wf".into(),
+            node_id: "n".into(),
+            branch_id: None,
+            sequence: 0,
+            text: text.into(),
+            at_ms: 0,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_reconnect_gets_the_kept_tokens_after_its_id_until_the_node_is_done() {
+        let hub = TokenHub::default();
+        for t in ["a", "b", "c"] {
+            hub.publish(token("r1", t));
+        }
+        hub.publish(token("r2", "other run"));
+        let of_r1 = |t: &TokenMsg| t.run_id == "r1";
+        let (kept, _) = hub.subscribe(&of_r1, 1);
+        let texts: Vec<&str> = kept.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(texts, ["b", "c"]);
+        hub.node_done("r1");
+        let (kept, _) = hub.subscribe(&of_r1, 0);
+        assert!(kept.is_empty(), "the node's output is in the log now");
+        assert_eq!(split_id("12.7"), Some(("12", 7)));
+        assert_eq!(split_id("12"), None);
+    }
+
+    #[tokio::test]
+    async fn a_slow_subscriber_loses_tokens_and_counts_them() {
+        let hub = TokenHub::default();
+        let any = |_: &TokenMsg| true;
+        let (_, rx) = hub.subscribe(&any, 0);
+        let mut follow = Follow {
+            rx,
+            dropped: 0,
+            last: 0,
+        };
+        let extra = 10;
+        for i in 0..LIVE_TOKENS + extra {
+            hub.publish(token("r", &i.to_string()));
+        }
+        let first = follow.next(&any).await.expect("a token");
+        assert_eq!(follow.dropped, extra as u64);
+        assert_eq!(first.text, extra.to_string(), "the oldest still held");
+        // The rest comes in order, none twice.
+        let second = follow.next(&any).await.expect("a token");
+        assert_eq!(second.index, first.index + 1);
     }
 }
