@@ -10,7 +10,7 @@
 
   // One EventSource; named events (the server sets `event:`) are dispatched by type. When the
   // server closes a stream at a pause, EventSource reconnects with Last-Event-ID by itself.
-  function listen(url, onEvent, closeOn) {
+  function listen(url, onEvent, closeOn, onToken) {
     const source = new EventSource(url);
     source.onopen = () => say("Live updates on");
     source.onerror = () => say(source.readyState === EventSource.CLOSED ? "Live updates off" : "Reconnecting…");
@@ -23,6 +23,13 @@
         try { event = JSON.parse(message.data); } catch { return; }
         onEvent(event);
         if (closeOn && closeOn(event)) { source.close(); say("Finished"); }
+      });
+    }
+    // The text of the node in flight (docs/server.md, *Token events*): not a log event, so
+    // it re-renders nothing; the page's writing region shows it.
+    if (onToken) {
+      source.addEventListener("execution.token", (message) => {
+        try { onToken(JSON.parse(message.data)); } catch { /* a malformed token is skipped */ }
       });
     }
     return source;
@@ -100,6 +107,28 @@
       }
     };
     const endsOn = live.dataset.liveEnds === "true" ? (event) => ENDS.has(event.type) : null;
-    listen(live.dataset.liveSource, swap, endsOn);
+    // The node being written: its text grows with each token; the node's step (its output is
+    // in the page then) or the run's end hides it.
+    const writing = document.querySelector("[data-writing]");
+    const writingText = writing?.querySelector("[data-writing-text]");
+    const writingNode = writing?.querySelector("[data-writing-node]");
+    const onToken = writing ? (token) => {
+      const who = token.branchId ? `${token.nodeId} (${token.branchId})` : token.nodeId;
+      if (writing.dataset.who !== who) {
+        writing.dataset.who = who;
+        writingNode.textContent = who;
+        writingText.textContent = "";
+      }
+      writingText.textContent += token.text;
+      writing.hidden = false;
+    } : null;
+    const onEvent = (event) => {
+      if (writing && (event.type !== "execution.step" || event.executedNodeId === writing.dataset.who?.split(" (")[0])) {
+        writing.hidden = true;
+        delete writing.dataset.who;
+      }
+      swap();
+    };
+    listen(live.dataset.liveSource, onEvent, endsOn, onToken);
   }
 })();

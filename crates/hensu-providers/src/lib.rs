@@ -27,6 +27,7 @@ mod protocol;
 mod provider;
 mod redact;
 mod resilience;
+mod stream_redact;
 mod structured;
 mod tools;
 mod transport;
@@ -49,6 +50,7 @@ pub use resilience::{
     AttemptStats, BreakerState, CircuitBreaker, Clock, Resilience, RetryNotice, RetryObserver,
     RetryPolicy, Sleeper, SystemClock, TokioSleeper,
 };
+pub use stream_redact::{RedactingTokenSink, StreamRedactor};
 pub use structured::{
     Correction, StructuredError, StructuredOutcome, StructuredOutput, StructuredProblem,
     check_structured, with_structured_output, with_structured_output_observed,

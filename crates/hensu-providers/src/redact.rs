@@ -84,6 +84,11 @@ impl Redactor {
         self.secrets.iter().map(|(n, _)| n.as_str()).collect()
     }
 
+    /// The registered secret values (for the streaming redaction).
+    pub(crate) fn secret_values(&self) -> impl Iterator<Item = &str> {
+        self.secrets.iter().map(|(_, v)| v.as_str())
+    }
+
     /// Whether nothing is registered.
     pub fn is_empty(&self) -> bool {
         self.secrets.is_empty()

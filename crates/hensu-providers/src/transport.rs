@@ -18,6 +18,13 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 /// How much of an error body is quoted in an error message.
 const ERROR_BODY_CHARS: usize = 500;
 
+/// What a streamed request got: the answer assembled from its events, or the start of a
+/// plain answer (a server that does not stream).
+enum Streamed {
+    Answer(ChatResponse),
+    Plain(Vec<u8>),
+}
+
 /// Sends one model request (no retry). Dropping the future aborts the request.
 #[async_trait]
 pub trait ChatBackend: Send + Sync {
@@ -108,8 +115,20 @@ impl HttpBackend {
     }
 
     async fn attempt(&self, request: &ChatRequest) -> Result<ChatResponse, ProviderError> {
-        let url = protocol::endpoint(self.kind, &self.base_url, &request.model);
-        let body = protocol::encode(self.kind, request);
+        // Someone watches the text being written: the protocol's streaming API
+        // (docs/providers.md, *Streaming*).
+        let streamed = hensu_runtime::tokens::streaming();
+        let (url, body) = if streamed {
+            (
+                protocol::stream_endpoint(self.kind, &self.base_url, &request.model),
+                protocol::encode_streamed(self.kind, request),
+            )
+        } else {
+            (
+                protocol::endpoint(self.kind, &self.base_url, &request.model),
+                protocol::encode(self.kind, request),
+            )
+        };
         let mut rb = self.client.post(&url).json(&body);
         for (name, value) in protocol::headers(self.kind, self.key.as_ref()) {
             rb = rb.header(name, value);
@@ -129,6 +148,13 @@ impl HttpBackend {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| parse_retry_after(v, SystemTime::now()));
         let mut bytes: Vec<u8> = Vec::new();
+        if streamed && status.is_success() {
+            match self.read_stream(&mut resp).await? {
+                Streamed::Answer(answer) => return Ok(answer),
+                // A server that ignored `stream` answered plain JSON: read on as plain.
+                Streamed::Plain(head) => bytes = head,
+            }
+        }
         loop {
             match resp.chunk().await {
                 Ok(Some(chunk)) => {
@@ -180,6 +206,91 @@ impl HttpBackend {
             e.message = format!("{}: {}", self.name, e.message);
             e
         })
+    }
+
+    /// A streamed answer: each event's text goes to the token listener as it arrives; the
+    /// events fold into the answer the plain API gives, decoded by the same decoder.
+    async fn read_stream(&self, resp: &mut reqwest::Response) -> Result<Streamed, ProviderError> {
+        let mut reader = protocol::stream::SseReader::default();
+        let mut answer = protocol::stream::Assembler::new(self.kind);
+        let mut total = 0usize;
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => {
+                    // Server-sent events start with a field or a comment; a JSON object is a
+                    // plain answer.
+                    if total == 0 && chunk.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+                    {
+                        return Ok(Streamed::Plain(chunk.to_vec()));
+                    }
+                    total += chunk.len();
+                    if total > MAX_BODY_BYTES {
+                        return Err(ProviderError::new(
+                            ErrorKind::MalformedResponse,
+                            format!(
+                                "{} answer is larger than {} bytes",
+                                self.name, MAX_BODY_BYTES
+                            ),
+                        ));
+                    }
+                    for data in reader.feed(&chunk) {
+                        self.stream_event(&mut answer, &data)?;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => return Err(self.transport_error(e)),
+            }
+        }
+        for data in reader.finish() {
+            self.stream_event(&mut answer, &data)?;
+        }
+        protocol::decode(self.kind, &answer.finish())
+            .map(Streamed::Answer)
+            .map_err(|mut e| {
+                e.message = format!("{}: {}", self.name, e.message);
+                e
+            })
+    }
+
+    fn stream_event(
+        &self,
+        answer: &mut protocol::stream::Assembler,
+        data: &str,
+    ) -> Result<(), ProviderError> {
+        match answer.event(data) {
+            Ok(Some(piece)) => {
+                hensu_runtime::tokens::emit(&piece);
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(protocol::stream::StreamError::Provider(body)) => {
+                let text = body.to_string();
+                let detail = protocol::error_message(&text).unwrap_or(text);
+                // An error in the middle of a stream: overload and rate limits are retried as
+                // their HTTP statuses would be, anything else as a server error.
+                let kind = if detail.contains("rate_limit") {
+                    ErrorKind::RateLimited
+                } else {
+                    ErrorKind::ServerError
+                };
+                Err(ProviderError::new(
+                    kind,
+                    format!(
+                        "{} failed while streaming: {}",
+                        self.name,
+                        truncate(&self.redactor.redact(&detail), ERROR_BODY_CHARS)
+                    ),
+                ))
+            }
+            Err(protocol::stream::StreamError::NotJson(data)) => Err(ProviderError::new(
+                ErrorKind::MalformedResponse,
+                format!(
+                    "{} streamed an event that is not JSON: {}",
+                    self.name,
+                    truncate(&self.redactor.redact(&data), 200)
+                ),
+            )),
+        }
     }
 
     /// A 3xx answer: never followed; the message names the new location so the user can

@@ -328,6 +328,11 @@ pub trait ExecutionListener: Send + Sync {
     fn call_observer(&self) -> Option<std::sync::Arc<dyn crate::journal::CallObserver>> {
         None
     }
+    /// Who receives the text of the run's agent calls as the models write it
+    /// ([`crate::tokens`]), asked once per run; `None` (the default): providers do not stream.
+    fn token_sink(&self) -> Option<std::sync::Arc<dyn crate::tokens::TokenSink>> {
+        None
+    }
 }
 
 /// Ignores everything.
@@ -434,6 +439,19 @@ impl ExecutionListener for MultiListener {
             0 => None,
             1 => all.into_iter().next(),
             _ => Some(std::sync::Arc::new(crate::journal::Fanout(all))),
+        }
+    }
+
+    fn token_sink(&self) -> Option<std::sync::Arc<dyn crate::tokens::TokenSink>> {
+        let all: Vec<_> = self
+            .listeners
+            .iter()
+            .filter_map(|l| l.token_sink())
+            .collect();
+        match all.len() {
+            0 => None,
+            1 => all.into_iter().next(),
+            _ => Some(std::sync::Arc::new(crate::tokens::Fanout(all))),
         }
     }
 }

@@ -43,6 +43,7 @@ mod state;
 mod structured;
 mod stub;
 mod template;
+pub mod tokens;
 pub mod trace_context;
 mod validate;
 mod value;

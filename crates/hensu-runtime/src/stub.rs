@@ -426,6 +426,8 @@ impl Agent for StubAgent {
             Value::from(request.prompt.encode_utf16().count() as u64),
         );
         metadata.insert("scenario".to_string(), Value::String(scenario));
+        // A streamed call gets the answer in a few pieces, as a model would write it.
+        crate::tokens::emit_in_pieces(&text);
         Ok(AgentResponse {
             text,
             metadata,

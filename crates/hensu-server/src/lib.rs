@@ -26,6 +26,7 @@ pub mod service;
 pub mod streams;
 pub mod stubs;
 pub mod subflows;
+pub mod tokens;
 pub mod tools;
 pub mod validate;
 
@@ -65,6 +66,8 @@ pub struct AppState {
     pub streams: Arc<streams::StreamSlots>,
     /// The reader of the tenant event log feeding the tenant streams.
     pub tenant_events: Arc<service::tenant_stream::EventHub>,
+    /// The tokens of the runs executing here (docs/server.md, *Token events*).
+    pub tokens: Arc<tokens::TokenHub>,
     /// Places for push checks running at once on the blocking pool.
     pub pushes: Arc<Semaphore>,
     /// Cancelled when the server shuts down (event streams end).
@@ -248,18 +251,22 @@ pub fn state_with_options(
     ));
     let (events, _) = broadcast::channel(1024);
     let gateway = hensu_mcp::gateway::Gateway::default();
-    let executor = Arc::new(InProcessExecutor::new(
-        store.clone(),
-        registry.clone(),
-        events.clone(),
-        exec::RunConfig {
-            project,
-            stubs,
-            force_stub,
-        },
-        gateway.clone(),
-        options,
-    ));
+    let tokens = Arc::new(tokens::TokenHub::default());
+    let executor = Arc::new(
+        InProcessExecutor::new(
+            store.clone(),
+            registry.clone(),
+            events.clone(),
+            exec::RunConfig {
+                project,
+                stubs,
+                force_stub,
+            },
+            gateway.clone(),
+            options,
+        )
+        .with_tokens(tokens.clone()),
+    );
     AppState {
         store,
         registry,
@@ -273,6 +280,7 @@ pub fn state_with_options(
             limits.max_streams,
         )),
         tenant_events: Arc::default(),
+        tokens,
         pushes: Arc::new(Semaphore::new(limits.push_concurrency())),
         limits: Arc::new(limits),
         closing: CancelToken::new(),

@@ -63,6 +63,14 @@ pub async fn page(
             (chrome::notice(notice))
             @if let Some(r) = replayed { (replay_section(r)) }
             (summary(viewer, &run))
+            // The text of the node in flight as it is written (docs/console.md, *Live
+            // updates*): filled by the script from the stream's `execution.token` events.
+            @if live {
+                section id="run-writing" hidden data-writing aria-labelledby="writing-h" {
+                    h2 id="writing-h" { "Being written: " span data-writing-node {} }
+                    pre.output data-writing-text {}
+                }
+            }
             (forks_section(&forks))
             (path_section(&run))
             (steps_section(&run))

@@ -149,8 +149,9 @@ async fn execution_page_shows_path_steps_events_and_context() {
     assert!(html.contains("execution.started"));
     assert!(html.contains("execution.completed"));
     assert!(html.contains("rivers"));
-    // A finished run opens no event stream.
+    // A finished run opens no event stream and has nothing being written.
     assert!(!html.contains("data-live-source"));
+    assert!(!html.contains("data-writing"));
 }
 
 /// A fork's page names its parent (the lineage), linked, with the fork point.

@@ -86,6 +86,14 @@ async fn reject_with_feedback_and_backtrack() {
 
     // Backtrack to the node itself: it runs again and asks for a new review.
     let (id, corr) = paused_review(&s).await;
+    // A run that goes on follows its stream, with a place for the text being written (the
+    // script fills it from the `execution.token` events).
+    let (_, page) = me.get(&s, &format!("/console/executions/{id}")).await;
+    assert!(page.contains("data-live-source"), "{page}");
+    assert!(
+        page.contains("<section id=\"run-writing\" hidden data-writing"),
+        "{page}"
+    );
     let (code, _, _) = me
         .post(
             &s,

@@ -4,6 +4,7 @@ mod answer;
 pub(crate) mod anthropic;
 pub(crate) mod gemini;
 pub(crate) mod openai;
+pub(crate) mod stream;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -39,6 +40,42 @@ pub(crate) fn endpoint(kind: ProviderKind, base: &str, model: &str) -> String {
             }
         }
     }
+}
+
+/// The request URL of a streamed answer (docs/providers.md, *Streaming*): the same for
+/// Anthropic and OpenAI-compatible servers (the body asks to stream), Gemini's
+/// `streamGenerateContent` with server-sent events.
+pub(crate) fn stream_endpoint(kind: ProviderKind, base: &str, model: &str) -> String {
+    let url = endpoint(kind, base, model);
+    match kind {
+        ProviderKind::Gemini => match url.strip_suffix(":generateContent") {
+            Some(stem) => format!("{stem}:streamGenerateContent?alt=sse"),
+            None => url,
+        },
+        _ => url,
+    }
+}
+
+/// The request body of a streamed answer.
+pub(crate) fn encode_streamed(kind: ProviderKind, request: &ChatRequest) -> Value {
+    let mut body = encode(kind, request);
+    if let Value::Object(m) = &mut body {
+        match kind {
+            ProviderKind::Anthropic => {
+                m.insert("stream".into(), Value::Bool(true));
+            }
+            ProviderKind::OpenAi => {
+                m.insert("stream".into(), Value::Bool(true));
+                // The usage comes in a last chunk only when asked for.
+                m.insert(
+                    "stream_options".into(),
+                    serde_json::json!({"include_usage": true}),
+                );
+            }
+            ProviderKind::Gemini => {}
+        }
+    }
+    body
 }
 
 /// The authentication and protocol headers (the key never goes into the URL).

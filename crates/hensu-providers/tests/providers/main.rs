@@ -12,5 +12,6 @@ mod protocols;
 mod redirects;
 mod routing;
 mod secrets;
+mod streaming;
 mod structured;
 mod tool_loop;

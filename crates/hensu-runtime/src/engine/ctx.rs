@@ -130,6 +130,8 @@ pub(crate) struct Exec<'r> {
     journal: Option<std::sync::Arc<dyn crate::journal::CallJournal>>,
     observer: Option<std::sync::Arc<dyn crate::journal::CallObserver>>,
     journal_ctx: std::sync::OnceLock<crate::journal::JournalCtx>,
+    /// The listener's token sink (`None`: no agent call streams).
+    tokens: Option<std::sync::Arc<dyn crate::tokens::TokenSink>>,
 }
 
 impl Deref for Exec<'_> {
@@ -152,6 +154,7 @@ impl<'r> Exec<'r> {
             journal: ctx.journal.cloned(),
             observer: ctx.listener.call_observer(),
             journal_ctx: std::sync::OnceLock::new(),
+            tokens: ctx.listener.token_sink(),
         }
     }
 
@@ -187,6 +190,17 @@ impl<'r> Exec<'r> {
         self.trace
             .as_ref()
             .map(|t| crate::trace_context::CallScope::new(t.clone(), node_id))
+    }
+
+    /// The token scope of an agent call of `node_id` (`None` when nobody listens).
+    pub(crate) fn token_scope(
+        &self,
+        node_id: &str,
+        branch_id: Option<&str>,
+    ) -> Option<crate::tokens::TokenScope> {
+        self.tokens
+            .as_ref()
+            .map(|t| crate::tokens::TokenScope::new(t.clone(), node_id, branch_id))
     }
 
     /// The boundary of a node of `flow` (main flow or a sub-workflow child of it): the

@@ -214,10 +214,21 @@ impl Exec<'_> {
                     _ => agent.execute(request).await,
                 }
             };
-            // A parallel branch numbers its calls apart from its siblings'.
-            match branch_id {
-                Some(b) => crate::journal::in_nested(b, call).await,
-                None => call.await,
+            // A parallel branch numbers its calls apart from its siblings'. A streamed call
+            // (docs/server.md, *Token events*) is boxed, so the future of a call nobody
+            // watches stays as small as before (deep sub-workflow chains nest it).
+            match (branch_id, self.token_scope(node_id, branch_id)) {
+                (None, None) => call.await,
+                (Some(b), None) => crate::journal::in_nested(b, call).await,
+                (b, scope @ Some(_)) => {
+                    let call = async move {
+                        match b {
+                            Some(b) => crate::journal::in_nested(b, call).await,
+                            None => call.await,
+                        }
+                    };
+                    Box::pin(crate::tokens::in_call(scope, call)).await
+                }
             }
         });
         let response = match timeout {

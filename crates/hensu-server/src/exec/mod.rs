@@ -173,6 +173,8 @@ pub struct InProcessExecutor {
     /// The shutdown grace is over: executions still inside a node stop there.
     hard_stop: CancelToken,
     worker: Mutex<Option<(CancelToken, tokio::task::JoinHandle<()>)>>,
+    /// Where the runs' tokens go (docs/server.md, *Token events*); none: no run streams.
+    tokens: Option<Arc<crate::tokens::TokenHub>>,
 }
 
 /// What configures every run of an [`InProcessExecutor`].
@@ -238,7 +240,14 @@ impl InProcessExecutor {
             closing: Arc::new(AtomicBool::new(false)),
             hard_stop: CancelToken::new(),
             worker: Mutex::new(None),
+            tokens: None,
         }
+    }
+
+    /// The executor with its runs' tokens going to `hub` (their models stream).
+    pub fn with_tokens(mut self, hub: Arc<crate::tokens::TokenHub>) -> InProcessExecutor {
+        self.tokens = Some(hub);
+        self
     }
 
     /// The engine of one run of `tenant`: the one run recipe ([`launch::engine`]) under the
@@ -306,7 +315,8 @@ impl InProcessExecutor {
             &run_id,
             self.events.clone(),
             self.closing.clone(),
-        );
+        )
+        .with_tokens(self.tokens.clone());
         // A claimed run's lease is renewed by the worker; this does nothing for it.
         if let Err(e) = durable.start_heartbeat(self.options.lease_ttl) {
             tracing::warn!(run_id, error = %e, "heartbeat did not start");
@@ -333,13 +343,21 @@ impl InProcessExecutor {
         let model_metrics: Arc<dyn hensu_runtime::ExecutionListener> = Arc::new(
             metrics::ModelMetrics::new(&tenant, self.setup.project.pricing.clone()),
         );
-        let listener = match &trace {
-            Some(t) => Arc::new(hensu_runtime::MultiListener::new(vec![
-                model_metrics,
-                t.clone() as Arc<dyn hensu_runtime::ExecutionListener>,
-            ])) as Arc<dyn hensu_runtime::ExecutionListener>,
-            None => model_metrics,
-        };
+        let mut listeners = vec![model_metrics];
+        if let Some(t) = &trace {
+            listeners.push(t.clone() as Arc<dyn hensu_runtime::ExecutionListener>);
+        }
+        // The text of the node in flight for the SSE streams, redacted as it streams
+        // (docs/security.md, *Streaming redaction*).
+        if let Some(hub) = &self.tokens {
+            let sink = hensu_providers::RedactingTokenSink::new(
+                Arc::new(self.setup.project.secrets()),
+                hub.sink(&tenant, &workflow.id, &durable),
+            );
+            listeners.push(Arc::new(crate::tokens::TokenListener(Arc::new(sink))));
+        }
+        let listener: Arc<dyn hensu_runtime::ExecutionListener> =
+            Arc::new(hensu_runtime::MultiListener::new(listeners));
         let journal = durable.journal();
         // The run's waits are durable (docs/language.md, *Timers and signals*): a suspended
         // run is claimed again by a server's takeover once its time or its signal comes.

@@ -25,6 +25,8 @@ pub struct NotifyingHook {
     closing: Arc<AtomicBool>,
     /// A boundary suspended the run for the shutdown.
     handed_back: AtomicBool,
+    /// The run's tokens: a boundary ends the node whose text they were.
+    tokens: Option<Arc<crate::tokens::TokenHub>>,
 }
 
 impl NotifyingHook {
@@ -43,7 +45,16 @@ impl NotifyingHook {
             last: Mutex::new(None),
             closing,
             handed_back: AtomicBool::new(false),
+            tokens: None,
         }
+    }
+
+    pub(super) fn with_tokens(
+        mut self,
+        tokens: Option<Arc<crate::tokens::TokenHub>>,
+    ) -> NotifyingHook {
+        self.tokens = tokens;
+        self
     }
 
     /// Whether the run stopped because a boundary handed it back for the shutdown.
@@ -87,6 +98,10 @@ impl Checkpointer for NotifyingHook {
             metrics::step_latency(now - prev);
         }
         let r = self.durable.record_step(state).await;
+        // The node's output is in the log now; its tokens are no longer kept.
+        if let Some(t) = &self.tokens {
+            t.node_done(&self.run_id);
+        }
         self.notify();
         self.at_shutdown(r)
     }

@@ -54,6 +54,13 @@ pub enum ExecutionEvent {
         execution_id: String,
         workflow_id: String,
         node_id: Option<String>,
+        /// The node that finished, and its output (redacted): what its `execution.token`
+        /// events wrote, whole (docs/server.md, *Token events*).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        executed_node_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schema(value_type = Option<Object>)]
+        node_output: Option<Value>,
         timestamp: String,
     },
     #[serde(rename = "execution.paused", rename_all = "camelCase")]
@@ -113,6 +120,25 @@ pub enum ExecutionEvent {
         ok: Option<bool>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,
+        timestamp: String,
+    },
+    /// A piece of the text the node in flight is writing (docs/server.md, *Token events*):
+    /// live only, never in the run log (the node's output is, on its `execution.step`). Its
+    /// `id:` is `<id of the last log event>.<token number>`.
+    #[serde(rename = "execution.token", rename_all = "camelCase")]
+    Token {
+        execution_id: String,
+        workflow_id: String,
+        node_id: String,
+        /// The parallel branch or map item writing.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        branch_id: Option<String>,
+        /// 0, 1, … within the node's agent call.
+        sequence: u64,
+        text: String,
+        /// Tokens this stream lost before this one because it read too slowly.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        dropped: u64,
         timestamp: String,
     },
     #[serde(rename = "execution.cancelled", rename_all = "camelCase")]
@@ -177,6 +203,7 @@ impl ExecutionEvent {
             ExecutionEvent::Error { .. } => "execution.error",
             ExecutionEvent::Cancelled { .. } => "execution.cancelled",
             ExecutionEvent::Call { .. } => "execution.call",
+            ExecutionEvent::Token { .. } => "execution.token",
             ExecutionEvent::Forked { .. } => "execution.forked",
             ExecutionEvent::ReviewRequested { .. } => "execution.review_requested",
             ExecutionEvent::Reset { .. } => "stream.reset",
@@ -195,6 +222,7 @@ impl ExecutionEvent {
             | ExecutionEvent::Forked { node_id, .. }
             | ExecutionEvent::ReviewRequested { node_id, .. } => node_id.as_deref(),
             ExecutionEvent::Completed { final_node_id, .. } => final_node_id.as_deref(),
+            ExecutionEvent::Token { node_id, .. } => Some(node_id),
         }
     }
 
@@ -207,10 +235,29 @@ impl ExecutionEvent {
             | ExecutionEvent::Error { timestamp, .. }
             | ExecutionEvent::Cancelled { timestamp, .. }
             | ExecutionEvent::Call { timestamp, .. }
+            | ExecutionEvent::Token { timestamp, .. }
             | ExecutionEvent::Forked { timestamp, .. }
             | ExecutionEvent::ReviewRequested { timestamp, .. }
             | ExecutionEvent::Reset { timestamp, .. } => timestamp,
         }
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The `execution.token` event of a token (`dropped`: what the stream lost before it).
+pub(crate) fn token_event(t: &crate::tokens::TokenMsg, dropped: u64) -> ExecutionEvent {
+    ExecutionEvent::Token {
+        execution_id: t.run_id.clone(),
+        workflow_id: t.workflow_id.clone(),
+        node_id: t.node_id.clone(),
+        branch_id: t.branch_id.clone(),
+        sequence: t.sequence,
+        text: t.text.clone(),
+        dropped,
+        timestamp: ts(t.at_ms),
     }
 }
 
@@ -303,6 +350,8 @@ pub fn log_event(
             execution_id,
             workflow_id,
             node_id,
+            executed_node_id: m.executed_node.clone(),
+            node_output: m.executed_node.as_ref().and(e.output.clone()),
             timestamp,
         },
         (_, RunStatus::Paused) => {
@@ -593,31 +642,50 @@ pub async fn execution_events(
     last_event_id: Option<&str>,
 ) -> ApiResult<impl Stream<Item = StreamedEvent> + use<>> {
     owned_record(app, tenant, run_id).await?;
-    let after = match given(last_event_id) {
-        None => None,
-        Some(s) => Some(s.parse::<u64>().map_err(|_| bad_last_event_id())?),
+    // `<step>`, or `<step>.<token>` (docs/server.md, *Token events*).
+    let (after, token) = match given(last_event_id) {
+        None => (None, 0),
+        Some(s) => {
+            let (step, token) = crate::tokens::split_id(s).unwrap_or((s, 0));
+            (
+                Some(step.parse::<u64>().map_err(|_| bad_last_event_id())?),
+                token,
+            )
+        }
     };
     let slot = app.streams.acquire(&tenant.tenant_id)?;
     let stream = execution_stream(
         app.store.clone(),
         app.events.subscribe(),
+        app.tokens.clone(),
         run_id.to_string(),
         tenant.tenant_id.clone(),
-        after,
+        (after, token),
     );
     Ok(crate::streams::guarded(stream, slot, app.closing.clone()))
 }
 
-/// The stream of one execution after step `after`; it ends when the run pauses or ends.
+/// The stream of one execution after step `after` (and token `token`); it ends when the run
+/// pauses or ends. Between its log events come the tokens of the node in flight, when it
+/// runs on this server.
 fn execution_stream(
     store: Arc<dyn StateStore>,
     mut wake: broadcast::Receiver<RunChanged>,
+    tokens: Arc<crate::tokens::TokenHub>,
     run_id: String,
     tenant: String,
-    after: Option<u64>,
+    (after, token): (Option<u64>, u64),
 ) -> impl Stream<Item = StreamedEvent> {
     async_stream(move |tx| async move {
         let mut after = after;
+        let of_run = |t: &crate::tokens::TokenMsg| t.run_id == run_id;
+        let (kept, rx) = tokens.subscribe(&of_run, token);
+        let mut follow = crate::tokens::Follow {
+            rx,
+            dropped: 0,
+            last: token,
+        };
+        let mut kept = kept.into_iter();
         let mut emitted = false;
         // The latest event shown was a fork's first: the fork waits paused at its fork point
         // only until it is started, not for a human.
@@ -643,7 +711,37 @@ fn execution_stream(
             {
                 return;
             }
-            wait_for(&mut wake, |c| c.run_id == run_id).await;
+            // The kept tokens of the node in flight after the one the client saw, then the
+            // live ones until the log moves.
+            let row = after.unwrap_or(0);
+            for t in kept.by_ref() {
+                follow.last = follow.last.max(t.index);
+                let ev = token_event(&t, 0);
+                if tx
+                    .send(sse(format!("{row}.{}", t.index), &ev))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            let woken = wait_for(&mut wake, |c| c.run_id == run_id);
+            tokio::pin!(woken);
+            loop {
+                tokio::select! {
+                    () = &mut woken => break,
+                    t = follow.next(&of_run) => {
+                        let Some(t) = t else {
+                            (&mut woken).await;
+                            break;
+                        };
+                        let ev = token_event(&t, std::mem::take(&mut follow.dropped));
+                        if tx.send(sse(format!("{row}.{}", t.index), &ev)).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
         }
     })
 }

@@ -29,6 +29,7 @@ use tokio::sync::{OnceCell, broadcast, mpsc};
 
 use super::events::{
     ExecutionEvent, StreamedEvent, async_stream, bad_last_event_id, given, sse, tenant_row_events,
+    token_event,
 };
 use crate::AppState;
 use crate::auth::Tenant;
@@ -300,7 +301,9 @@ enum Resume {
 }
 
 fn parse_last_event_id(last_event_id: Option<&str>) -> ApiResult<Resume> {
-    match given(last_event_id) {
+    // `<seq>.<token>`: after a token (docs/server.md, *Token events*); its seq says where.
+    let plain = given(last_event_id).map(|s| crate::tokens::split_id(s).map_or(s, |(seq, _)| seq));
+    match plain {
         None => Ok(Resume::Now),
         Some(s) => match s.parse::<u64>() {
             Ok(seq) => Ok(Resume::After(seq)),
@@ -338,32 +341,44 @@ pub async fn tenant_events(
         (Resume::After(seq), None) => Some(seq),
         _ => None,
     };
+    let token = given(last_event_id)
+        .and_then(crate::tokens::split_id)
+        .map_or(0, |(_, t)| t);
     let stream = follow_tenant(
-        Arc::clone(&app.tenant_events),
+        (Arc::clone(&app.tenant_events), app.tokens.clone()),
         app.store.clone(),
         app.registry.clone(),
         app.closing.clone(),
         tenant.tenant_id.clone(),
-        after,
+        (after, token),
         reset,
     )?;
     Ok(crate::streams::guarded(stream, slot, app.closing.clone()))
 }
 
 /// One tenant stream: after `after` (from the hub's cursor when `None`, with a reset event
-/// first when `reset` says why), caught up from the store, then live from the hub.
+/// first when `reset` says why), caught up from the store, then live from the hub; the
+/// tokens of the tenant's runs executing here after `token` between them.
 fn follow_tenant(
-    hub: Arc<EventHub>,
+    (hub, tokens): (Arc<EventHub>, Arc<crate::tokens::TokenHub>),
     store: Arc<dyn StateStore>,
     registry: Arc<dyn WorkflowRegistry>,
     closing: CancelToken,
     tenant: String,
-    after: Option<u64>,
+    (after, token): (Option<u64>, u64),
     reset: Option<&'static str>,
 ) -> ApiResult<impl Stream<Item = StreamedEvent> + use<>> {
     // Joined before the response starts: every event after `start` reaches this stream.
     let (first, start) = hub.follow(&tenant)?;
     Ok(async_stream(move |tx| async move {
+        let of_tenant = |t: &crate::tokens::TokenMsg| t.tenant == tenant;
+        let (kept, rx) = tokens.subscribe(&of_tenant, token);
+        let mut kept = Some(kept);
+        let mut follow = crate::tokens::Follow {
+            rx,
+            dropped: 0,
+            last: token,
+        };
         let mut last = after.unwrap_or(start);
         if let Some(reason) = reset {
             let event = ExecutionEvent::Reset {
@@ -400,7 +415,30 @@ fn follow_tenant(
                 }
                 last = end;
             }
-            while let Some(item) = live.recv().await {
+            // The kept tokens of the nodes in flight after the one the client saw.
+            for t in kept.take().into_iter().flatten() {
+                follow.last = follow.last.max(t.index);
+                let ev = token_event(&t, 0);
+                if tx
+                    .send(sse(format!("{last}.{}", t.index), &ev))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            loop {
+                let item = tokio::select! {
+                    item = live.recv() => item,
+                    Some(t) = follow.next(&of_tenant) => {
+                        let ev = token_event(&t, std::mem::take(&mut follow.dropped));
+                        if tx.send(sse(format!("{last}.{}", t.index), &ev)).await.is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                };
+                let Some(item) = item else { break };
                 if item.seq <= last {
                     continue;
                 }
@@ -428,6 +466,8 @@ mod tests {
             execution_id: "run".into(),
             workflow_id: "wf".into(),
             node_id: Some(format!("n{seq}")),
+            executed_node_id: None,
+            node_output: None,
             timestamp: String::new(),
         }
     }

@@ -239,8 +239,18 @@ impl Sse {
     }
 }
 
-/// Parses an event-stream body (comments skipped).
+/// Parses an event-stream body (comments skipped), without the `execution.token` events: the
+/// stub agents' text pieces, live only and not log events (their ids are `<row>.<token>`;
+/// docs/server.md, *Token events*, tested in hensuc's `serve_tokens`).
 pub fn parse_sse(text: &str) -> Vec<Sse> {
+    parse_sse_all(text)
+        .into_iter()
+        .filter(|e| e.kind() != "execution.token")
+        .collect()
+}
+
+/// Parses an event-stream body (comments skipped), every event.
+fn parse_sse_all(text: &str) -> Vec<Sse> {
     text.split("\n\n")
         .filter_map(|block| {
             let mut id = None;

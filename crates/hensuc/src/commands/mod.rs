@@ -15,6 +15,7 @@ pub mod graph;
 mod graph_saga;
 pub mod health;
 pub mod init;
+mod live_text;
 pub mod lsp;
 mod progress;
 pub mod pull;

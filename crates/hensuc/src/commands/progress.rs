@@ -22,6 +22,8 @@ pub(crate) struct Progress {
     /// Hidden until the first node starts (and always when stderr is not a terminal).
     bar: ProgressBar,
     shown: Once,
+    /// The text being written, when it is shown live (a terminal, not quiet).
+    live: Option<Arc<dyn hensu_runtime::tokens::TokenSink>>,
 }
 
 impl Progress {
@@ -40,15 +42,30 @@ impl Progress {
             );
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
         bar.set_style(style);
+        let terminal = terminal && !verbosity.quiet;
+        let live = terminal.then(|| {
+            let shown = Arc::new(super::live_text::LiveText::new(bar.clone()));
+            Arc::new(hensu_providers::RedactingTokenSink::new(
+                redactor.clone(),
+                shown,
+            )) as Arc<dyn hensu_runtime::tokens::TokenSink>
+        });
         Progress {
             // A quiet run never draws the status line.
-            terminal: terminal && !verbosity.quiet,
+            terminal,
             verbose: verbosity.verbose,
             quiet: verbosity.quiet,
             redactor,
             bar,
             shown: Once::new(),
+            live,
         }
+    }
+
+    /// No live text (its terminal shows the run's JSON events: `--events -`).
+    pub(crate) fn without_live_text(mut self) -> Self {
+        self.live = None;
+        self
     }
 
     /// Removes the status line (the run is over).
@@ -127,6 +144,10 @@ fn indent(text: &str) -> String {
 }
 
 impl ExecutionListener for Progress {
+    fn token_sink(&self) -> Option<Arc<dyn hensu_runtime::tokens::TokenSink>> {
+        self.live.clone()
+    }
+
     fn on_event(&self, event: &Event<'_>) {
         match event {
             Event::NodeStarted {

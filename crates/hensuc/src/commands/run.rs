@@ -496,12 +496,22 @@ pub(crate) fn run_workflow(
 ) -> anyhow::Result<RunEnd> {
     let cancel = CancelToken::new();
     let redactor = Arc::new(setup.project.secrets());
+    let events_on_stdout = face
+        .events
+        .as_ref()
+        .is_some_and(|(_, p)| p == Path::new("-"));
     let progress = (!face.silent).then(|| {
-        Arc::new(Progress::new(
+        let p = Progress::new(
             std::io::stderr().is_terminal(),
             face.verbosity,
             redactor.clone(),
-        ))
+        );
+        // The model's text as it is written, on a terminal (docs/cli.md, *Live output*).
+        Arc::new(if events_on_stdout || !std::io::stdout().is_terminal() {
+            p.without_live_text()
+        } else {
+            p
+        })
     });
     let mut listeners: Vec<Arc<dyn ExecutionListener>> = Vec::new();
     if let Some(p) = &progress {
@@ -515,10 +525,6 @@ pub(crate) fn run_workflow(
         )?);
     }
     let events_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let events_on_stdout = face
-        .events
-        .as_ref()
-        .is_some_and(|(_, p)| p == Path::new("-"));
     if let Some((file, path)) = face.events {
         listeners.push(Arc::new(hensu_providers::RedactingJsonlListener::new(
             redactor.clone(),

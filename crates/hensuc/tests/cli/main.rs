@@ -34,11 +34,14 @@ mod review;
 mod review_terminal;
 mod reviews_pending;
 mod run;
+#[cfg(unix)]
+mod run_live_text;
 mod security;
 mod serve;
 mod serve_schedules;
 mod serve_shutdown;
 mod serve_takeover;
+mod serve_tokens;
 mod telemetry;
 mod telemetry_grpc;
 mod telemetry_tool_loop;

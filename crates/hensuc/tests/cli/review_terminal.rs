@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 use super::repo;
 
 /// One tmux server of the test's own (its own socket), killed when the test ends.
-struct Tmux {
+pub(crate) struct Tmux {
     socket: String,
 }
 
 impl Tmux {
-    fn start(name: &str, command: &str) -> Tmux {
+    pub(crate) fn start(name: &str, command: &str) -> Tmux {
         let tmux = Tmux {
             socket: format!("hensu-test-{name}-{}", std::process::id()),
         };
@@ -44,7 +44,7 @@ impl Tmux {
     }
 
     /// The visible screen, trailing blank lines removed.
-    fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         let out = self
             .cmd()
             .args(["capture-pane", "-p", "-t", "t"])
@@ -53,7 +53,7 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).trim_end().to_string()
     }
 
-    fn wait_for(&self, text: &str) -> String {
+    pub(crate) fn wait_for(&self, text: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             let screen = self.screen();
