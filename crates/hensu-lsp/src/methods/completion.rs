@@ -40,7 +40,7 @@ struct Builder<'a> {
     labels: std::collections::HashSet<String>,
 }
 
-impl Builder<'_> {
+impl<'a> Builder<'a> {
     fn push(
         &mut self,
         label: &str,
@@ -49,14 +49,7 @@ impl Builder<'_> {
         detail: Option<String>,
         doc: Option<String>,
     ) {
-        // What is typed of the name: from the start of the replaced range to the cursor.
-        let typed_end = self.offset.min(self.replace.end).max(self.replace.start);
-        let typed = self
-            .analysis
-            .text
-            .get(self.replace.start as usize..typed_end as usize)
-            .unwrap_or("")
-            .trim_start_matches('"');
+        let typed = self.typed();
         let Some(m) = self.items.wants(label, typed) else {
             return;
         };
@@ -92,6 +85,22 @@ impl Builder<'_> {
         self.items.add(item, m);
     }
 
+    /// What is typed of the name: from the start of the replaced range to the cursor.
+    fn typed(&self) -> &'a str {
+        let a = self.analysis;
+        let typed_end = self.offset.min(self.replace.end).max(self.replace.start);
+        a.text
+            .get(self.replace.start as usize..typed_end as usize)
+            .unwrap_or("")
+            .trim_start_matches('"')
+    }
+
+    /// Whether an item labelled `label` would be kept (so the caller can skip building it).
+    fn admits(&mut self, label: &str) -> bool {
+        let typed = self.typed();
+        self.items.wants(label, typed).is_some() && !self.labels.contains(label)
+    }
+
     fn name(&mut self, name: &str, quote: Quote, kind: CompletionItemKind, detail: Option<String>) {
         let insert = match quote {
             Quote::Inside => name.to_string(),
@@ -103,6 +112,9 @@ impl Builder<'_> {
     fn nodes(&mut self, quote: Quote) {
         let a = self.analysis;
         for n in &a.index.nodes {
+            if !self.admits(&n.id) {
+                continue;
+            }
             self.name(
                 &n.id,
                 quote,
