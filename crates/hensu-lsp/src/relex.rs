@@ -97,12 +97,12 @@ fn window(old: &Lexed, new_text: &str, edit: ByteEdit) -> Option<Lexed> {
     let mut comments = Vec::with_capacity(oc.len() + lexed.comments.len());
     comments.extend_from_slice(oc.get(..oc.partition_point(|c| c.span.end <= ws))?);
     for c in &lexed.comments {
-        let mut c = c.clone();
+        let mut c = *c;
         c.span = moved(c.span, at)?;
         comments.push(c);
     }
     for c in oc.get(oc.partition_point(|c| c.span.start < old_we)..)? {
-        let mut c = c.clone();
+        let mut c = *c;
         c.span = moved(c.span, delta)?;
         comments.push(c);
     }
