@@ -33,7 +33,9 @@ pub struct Analysis {
     /// `extends("…")` and `routes` of an extending workflow: its checks run on the workflow
     /// merged with its base, by the engine (which knows the project; see `crate::extends`).
     pub(crate) extension: Option<Arc<hensu_sema::extend::Extension>>,
-    lexed: OnceLock<Lexed>,
+    /// The tokens of `text`: lexed on first use, or handed over by the engine, which keeps them
+    /// up to date through edits (`crate::relex`).
+    lexed: OnceLock<Arc<Lexed>>,
 }
 
 /// A prompt file of a document (`prompt = "write.md"` → `prompts/write.md`).
@@ -156,7 +158,18 @@ impl Analysis {
 
     /// The tokens and comments of the text (lexed on first use).
     pub fn lexed(&self) -> &Lexed {
-        self.lexed.get_or_init(|| hensu_syntax::lex(&self.text))
+        self.lexed
+            .get_or_init(|| Arc::new(hensu_syntax::lex(&self.text)))
+    }
+
+    /// The tokens, if they were lexed (or handed over) already.
+    pub(crate) fn lexed_if_known(&self) -> Option<Arc<Lexed>> {
+        self.lexed.get().cloned()
+    }
+
+    /// Hands over the tokens of `self.text`, lexed elsewhere (no effect once they are known).
+    pub(crate) fn seed_lexed(&self, lexed: Arc<Lexed>) {
+        let _ = self.lexed.set(lexed);
     }
 
     pub fn offset(&self, pos: lsp_types::Position) -> u32 {

@@ -36,6 +36,9 @@ pub(crate) struct Doc {
     dirty: bool,
     /// `analysis` moved onto `text`, made on the first request after an edit.
     provisional: RefCell<Option<Arc<Analysis>>>,
+    /// The tokens of `text` once some request lexed it, kept up to date through edits
+    /// (`crate::relex`) and handed to the analyses of the same text.
+    lexed: RefCell<Option<Arc<hensu_syntax::Lexed>>>,
 }
 
 /// A workflow of a project: an open document or a file of the project folder.
@@ -229,6 +232,7 @@ impl Engine {
                 opening,
                 dirty: true,
                 provisional: RefCell::new(None),
+                lexed: RefCell::new(None),
             },
         );
     }
@@ -270,6 +274,15 @@ impl Engine {
         let Some(doc) = self.docs.get_mut(uri) else {
             return;
         };
+        // The tokens of the text before these changes, if any request needed them.
+        let mut lexed = doc.lexed.take().or_else(|| {
+            let current = doc.provisional.borrow().clone();
+            match current {
+                Some(p) => p.lexed_if_known(),
+                None if doc.shift.is_empty() => doc.analysis.lexed_if_known(),
+                None => None,
+            }
+        });
         for change in changes {
             match change.range {
                 None => {
@@ -280,6 +293,7 @@ impl Engine {
                     });
                     doc.text = change.text;
                     doc.lines = LineIndex::new(&doc.text);
+                    lexed = None;
                 }
                 Some(range) => {
                     let span = doc.lines.span(&doc.text, range);
@@ -289,12 +303,14 @@ impl Engine {
                         && doc.text.is_char_boundary(a)
                         && doc.text.is_char_boundary(b)
                     {
-                        doc.shift.push(ByteEdit {
+                        let edit = ByteEdit {
                             start: span.start,
                             old_end: span.end,
                             new_len: to_u32(change.text.len()),
-                        });
+                        };
+                        doc.shift.push(edit);
                         doc.text.replace_range(a..b, &change.text);
+                        lexed = lexed.map(|l| Arc::new(crate::relex::relex(&l, &doc.text, edit)));
                         let new_end = to_u32(a + change.text.len());
                         doc.lines.edit(&doc.text, span.start, span.end, new_end);
                     }
@@ -305,6 +321,7 @@ impl Engine {
         doc.generation += 1;
         doc.dirty = true;
         doc.provisional.replace(None);
+        doc.lexed.replace(lexed);
     }
 
     /// The analysis job of a dirty document (`None` when it is up to date or not open).
@@ -334,6 +351,10 @@ impl Engine {
             || done.edits > doc.shift.len()
         {
             return false;
+        }
+        let up_to_date = done.edits == doc.shift.len();
+        if up_to_date && let Some(l) = doc.lexed.borrow().as_ref() {
+            done.analysis.seed_lexed(Arc::clone(l));
         }
         let old = std::mem::replace(&mut doc.analysis, Arc::new(done.analysis));
         doc.shift.drain_front(done.edits);
@@ -443,10 +464,13 @@ impl Engine {
         }
         let mut cached = doc.provisional.borrow_mut();
         let a = cached.get_or_insert_with(|| {
-            Arc::new(
-                doc.analysis
-                    .provisional(doc.text.clone(), doc.lines.clone(), &doc.shift),
-            )
+            let a = doc
+                .analysis
+                .provisional(doc.text.clone(), doc.lines.clone(), &doc.shift);
+            if let Some(l) = doc.lexed.borrow().as_ref() {
+                a.seed_lexed(Arc::clone(l));
+            }
+            Arc::new(a)
         });
         Some(Arc::clone(a))
     }

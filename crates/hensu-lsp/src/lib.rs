@@ -22,6 +22,7 @@ mod host;
 mod index;
 mod line_index;
 mod methods;
+mod relex;
 mod server;
 mod shift;
 

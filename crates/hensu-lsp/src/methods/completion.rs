@@ -17,6 +17,7 @@ use crate::analysis::Analysis;
 use crate::context::{CursorContext, Scope, cursor_context};
 use crate::engine::Engine;
 use crate::index::{Role, SymKind};
+use crate::methods::completion_list::Bounded;
 
 /// What to insert for a name.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -29,13 +30,17 @@ enum Quote {
 
 struct Builder<'a> {
     analysis: &'a Analysis,
+    /// The cursor.
+    offset: u32,
     /// The range the items replace.
     replace: Span,
-    items: Vec<CompletionItem>,
+    /// `replace` and its LSP range, computed once per replace span.
+    range: Option<(Span, lsp_types::Range)>,
+    items: Bounded,
     labels: std::collections::HashSet<String>,
 }
 
-impl Builder<'_> {
+impl<'a> Builder<'a> {
     fn push(
         &mut self,
         label: &str,
@@ -44,10 +49,22 @@ impl Builder<'_> {
         detail: Option<String>,
         doc: Option<String>,
     ) {
+        let typed = self.typed();
+        let Some(m) = self.items.wants(label, typed) else {
+            return;
+        };
         if !self.labels.insert(label.to_string()) {
             return;
         }
-        self.items.push(CompletionItem {
+        let range = match self.range {
+            Some((span, range)) if span == self.replace => range,
+            _ => {
+                let range = self.analysis.range(self.replace);
+                self.range = Some((self.replace, range));
+                range
+            }
+        };
+        let item = CompletionItem {
             label: label.to_string(),
             kind: Some(kind),
             detail,
@@ -60,11 +77,28 @@ impl Builder<'_> {
             filter_text: Some(insert.clone()),
             sort_text: Some(format!("{:04}", self.items.len())),
             text_edit: Some(CompletionTextEdit::Edit(TextEdit {
-                range: self.analysis.range(self.replace),
+                range,
                 new_text: insert,
             })),
             ..CompletionItem::default()
-        });
+        };
+        self.items.add(item, m);
+    }
+
+    /// What is typed of the name: from the start of the replaced range to the cursor.
+    fn typed(&self) -> &'a str {
+        let a = self.analysis;
+        let typed_end = self.offset.min(self.replace.end).max(self.replace.start);
+        a.text
+            .get(self.replace.start as usize..typed_end as usize)
+            .unwrap_or("")
+            .trim_start_matches('"')
+    }
+
+    /// Whether an item labelled `label` would be kept (so the caller can skip building it).
+    fn admits(&mut self, label: &str) -> bool {
+        let typed = self.typed();
+        self.items.wants(label, typed).is_some() && !self.labels.contains(label)
     }
 
     fn name(&mut self, name: &str, quote: Quote, kind: CompletionItemKind, detail: Option<String>) {
@@ -78,6 +112,9 @@ impl Builder<'_> {
     fn nodes(&mut self, quote: Quote) {
         let a = self.analysis;
         for n in &a.index.nodes {
+            if !self.admits(&n.id) {
+                continue;
+            }
             self.name(
                 &n.id,
                 quote,
@@ -265,15 +302,14 @@ impl Engine {
         let cx = cursor_context(&a.text, &a.lexed().tokens, offset);
         let mut b = Builder {
             analysis: &a,
+            offset,
             replace: Span::new(offset, offset),
-            items: Vec::new(),
+            range: None,
+            items: Bounded::default(),
             labels: std::collections::HashSet::new(),
         };
         self.complete(&mut b, &cx, offset, uri);
-        if b.items.is_empty() {
-            return None;
-        }
-        Some(CompletionResponse::Array(b.items))
+        b.items.finish()
     }
 
     fn complete(&self, b: &mut Builder<'_>, cx: &CursorContext, offset: u32, uri: &lsp_types::Uri) {

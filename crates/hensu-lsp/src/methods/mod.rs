@@ -2,6 +2,7 @@
 
 pub mod code_action;
 pub mod completion;
+mod completion_list;
 pub mod definition;
 pub mod diagnostics;
 pub mod document_highlight;

@@ -14,6 +14,7 @@ mod extends;
 mod folding_range;
 mod formatting;
 mod hover;
+mod incremental;
 mod inlay_hint;
 mod pending;
 mod references;

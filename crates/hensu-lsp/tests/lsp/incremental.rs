@@ -1,0 +1,205 @@
+//! What the engine keeps up to date through edits (the tokens, re-lexed around each edit; the
+//! analysis, moved through the edits while a new one is pending; analyses of older texts
+//! installed late, as the server's worker thread delivers them) equals a from-scratch answer
+//! for the final text, over random edit sequences: seeded, so a failure names its seed.
+
+use hensu_lsp::{Engine, MemoryHost};
+use hensu_workload::Rng;
+use lsp_types::*;
+
+use crate::{MAIN, uri};
+
+/// Pieces typed into the document: the ones that change how the rest lexes (quotes, raw-string
+/// and comment openers and closers, newlines) and ordinary text.
+const PIECES: &[&str] = &[
+    "\"",
+    "\"\"\"",
+    "/*",
+    "*/",
+    "//",
+    "\n",
+    "\r\n",
+    "{",
+    "}",
+    "(",
+    ")",
+    "x",
+    "n3",
+    " ",
+    "\t",
+    "goto \"n1\"",
+    "node(\"q\") {\n",
+    "é",
+    "1.5",
+    ".",
+    "0x",
+    "`in`",
+    "\\",
+    "{topic}",
+    "/**",
+    "\"\"\".trimIndent()",
+    "=",
+    "retry 2",
+    "",
+];
+
+/// The LSP position (UTF-16 columns) of a byte offset.
+fn position(text: &str, offset: usize) -> Position {
+    let before = &text[..offset];
+    let line = before.matches('\n').count();
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    let col: usize = before[start..].chars().map(char::len_utf16).sum();
+    Position::new(line as u32, col as u32)
+}
+
+/// A char boundary near `at`.
+fn boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// One random edit of `text`: the LSP change, applied to `text` too. Mostly single keystrokes
+/// and short deletions, sometimes a longer replacement.
+fn random_edit(rng: &mut Rng, text: &mut String) -> TextDocumentContentChangeEvent {
+    let a = boundary(text, rng.below(text.len() + 1));
+    let len = match rng.below(4) {
+        0 => rng.below(40),
+        _ => rng.below(3),
+    };
+    let b = boundary(text, a + len).max(a);
+    let new = (*rng.pick(PIECES)).to_string();
+    let range = Range::new(position(text, a), position(text, b));
+    text.replace_range(a..b, &new);
+    TextDocumentContentChangeEvent {
+        range: Some(range),
+        range_length: None,
+        text: new,
+    }
+}
+
+fn completion_at(engine: &Engine, u: &Uri, text: &str, at: usize) -> Option<CompletionResponse> {
+    engine.completion(CompletionParams {
+        text_document_position: TextDocumentPositionParams {
+            text_document: TextDocumentIdentifier { uri: u.clone() },
+            position: position(text, boundary(text, at)),
+        },
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+        context: None,
+    })
+}
+
+fn assert_tokens_fresh(engine: &Engine, u: &Uri, text: &str, seed: u64, step: usize) {
+    let a = engine.analysis(u).unwrap();
+    assert_eq!(a.text, text, "seed {seed} step {step}: the text");
+    let fresh = hensu_syntax::lex(text);
+    let kept = a.lexed();
+    assert_eq!(
+        kept.tokens, fresh.tokens,
+        "seed {seed} step {step}: the tokens"
+    );
+    assert_eq!(
+        format!("{:?}", kept.comments),
+        format!("{:?}", fresh.comments),
+        "seed {seed} step {step}: the comments"
+    );
+    assert_eq!(
+        format!("{:?}", kept.diagnostics),
+        format!("{:?}", fresh.diagnostics),
+        "seed {seed} step {step}: the lexical diagnostics"
+    );
+}
+
+fn source(seed: u64) -> String {
+    match seed % 3 {
+        0 => crate::DOC.to_string(),
+        _ => hensu_workload::generate(6_000 + (seed as usize % 5) * 1_000, seed),
+    }
+}
+
+#[test]
+fn tokens_kept_through_random_edits_equal_a_full_lexing() {
+    for seed in 0..60u64 {
+        let mut rng = Rng::new(seed);
+        let mut text = source(seed);
+        let u = uri(MAIN);
+        let mut engine = Engine::new(MemoryHost::new());
+        engine.open(u.clone(), 1, text.clone());
+        // A request lexes the text once; from then on the engine re-lexes around each edit.
+        let _ = completion_at(&engine, &u, &text, text.len() / 2);
+        for step in 0..40 {
+            let change = random_edit(&mut rng, &mut text);
+            engine.edit(&u, step as i32 + 2, vec![change]);
+            assert_tokens_fresh(&engine, &u, &text, seed, step);
+            if rng.below(8) == 0 {
+                engine.analyze_now(&u);
+                assert_tokens_fresh(&engine, &u, &text, seed, step);
+            }
+        }
+    }
+}
+
+/// The diagnostics a fresh engine publishes for `text`.
+fn fresh_diagnostics(text: &str) -> String {
+    let u = uri(MAIN);
+    let mut engine = Engine::new(MemoryHost::new());
+    engine.open(u.clone(), 1, text.to_string());
+    format!("{:?}", engine.publish_diagnostics(&u)[0].diagnostics)
+}
+
+#[test]
+fn diagnostics_after_random_edit_sequences_equal_a_fresh_analysis() {
+    for seed in 0..24u64 {
+        let mut rng = Rng::new(1_000 + seed);
+        let mut text = source(seed);
+        let u = uri(MAIN);
+        let mut engine = Engine::new(MemoryHost::new());
+        engine.open(u.clone(), 1, text.clone());
+        let mut version = 1;
+        // A job taken before some of the edits, installed after them (the worker thread's
+        // analysis arriving late).
+        let mut late = None;
+        for _ in 0..12 {
+            for _ in 0..=rng.below(3) {
+                version += 1;
+                let change = random_edit(&mut rng, &mut text);
+                let range = change.range.unwrap();
+                engine.edit(&u, version, vec![change]);
+                // Requests between edits use the moved analysis and the kept tokens.
+                let at = rng.below(text.len() + 1);
+                let _ = completion_at(&engine, &u, &text, at);
+                let _ = engine.hover(HoverParams {
+                    text_document_position_params: TextDocumentPositionParams {
+                        text_document: TextDocumentIdentifier { uri: u.clone() },
+                        position: range.start,
+                    },
+                    work_done_progress_params: Default::default(),
+                });
+            }
+            match rng.below(3) {
+                0 => engine.analyze_now(&u),
+                1 => late = late.or_else(|| engine.job(&u)),
+                _ => {
+                    if let Some(job) = late.take() {
+                        engine.install(job.run());
+                    }
+                }
+            }
+        }
+        if let Some(job) = late.take() {
+            engine.install(job.run());
+        }
+        engine.analyze_now(&u);
+        assert!(!engine.is_dirty(&u), "seed {seed}: still dirty");
+        let published = engine.publish_diagnostics(&u);
+        assert_eq!(
+            format!("{:?}", published[0].diagnostics),
+            fresh_diagnostics(&text),
+            "seed {seed}: the diagnostics after the edits"
+        );
+        assert_tokens_fresh(&engine, &u, &text, seed, usize::MAX);
+    }
+}
