@@ -20,6 +20,7 @@ pub(crate) mod registry;
 mod retention;
 mod schedules;
 mod signals;
+mod step;
 
 use std::future::Future;
 use std::path::PathBuf;
