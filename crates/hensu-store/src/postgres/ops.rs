@@ -468,6 +468,13 @@ impl StateStore for PgStore {
         .await
     }
 
+    async fn work_wakeups(&self) -> Result<Option<crate::EventWakeups>> {
+        let inner = &self.inner;
+        crate::events::pg::listen_on(&inner.config, &inner.target, "hensu_work")
+            .await
+            .map(Some)
+    }
+
     async fn queue_depth(&self) -> Result<u64> {
         self.with(move |inner| async move {
             in_tx!(inner, b, true, {
