@@ -450,7 +450,7 @@ pub trait StateStore: Send + Sync {
 
     /// Wake-ups when a run may have become claimable (PostgreSQL: a connection of its own
     /// `LISTEN`ing to `hensu_work`, notified when a run is queued or a signal sent); `None` when
-    /// the backend has none (a worker then polls only). docs/store.md, *PostgreSQL*.
+    /// the backend has none (a worker then polls only). ARCHITECTURE.md, *hensu-store*.
     async fn work_wakeups(&self) -> Result<Option<EventWakeups>> {
         Ok(None)
     }

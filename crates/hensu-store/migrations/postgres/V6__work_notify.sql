@@ -1,4 +1,4 @@
--- Version 6: idle workers wait on LISTEN instead of polling (docs/store.md, *PostgreSQL*). A run
+-- Version 6: idle workers wait on LISTEN instead of polling (ARCHITECTURE.md, *hensu-store*). A run
 -- that becomes queued (created, or put back in the queue) and a signal sent to a run (which may
 -- wake a run waiting for it) notify `hensu_work`; a worker LISTENing claims at once. NOTIFY is
 -- sent at commit and once per transaction, so a batch of runs queued in one transaction is one

@@ -1,4 +1,4 @@
-//! A running run's step on PostgreSQL in one round trip (docs/store.md, *PostgreSQL*): one
+//! A running run's step on PostgreSQL in one round trip (ARCHITECTURE.md, *hensu-store*): one
 //! statement, committed on its own, that moves the record from the expected step, appends the
 //! log row and renews the lease when less than half of it is left — each only if the
 //! lease's owner holds the run, no cancellation or pause was requested and the record's
