@@ -80,7 +80,7 @@ def bench(hensuc, base_url, runs, workers, kill_every, queue_first=False):
     while True:
         listed = json.loads(subprocess.run([hensuc, "runs", "--json", "-d", d], env=env,
                                            capture_output=True, check=True).stdout)["runs"]
-        if all(r["status"] not in ("running", "paused") for r in listed):
+        if all(r["status"] not in ("queued", "running", "paused") for r in listed):
             break
         if time.time() - last_kill >= kill_every:
             i = random.randrange(workers)

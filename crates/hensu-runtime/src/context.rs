@@ -1,7 +1,7 @@
 //! The workflow context: variable name → JSON value, in insertion order, with a bounded log of
 //! the keys written since a point, so the durable store can record a step's change to the
 //! context from what the step wrote instead of comparing the whole context
-//! (docs/performance.md, *Store cost independent of state size*).
+//! (docs/performance.md, *Performance round 3: the run and the store*).
 //!
 //! Reads go through `Deref` to the [`IndexMap`]; every mutation goes through a method of
 //! [`Context`] (there is no `DerefMut`), so none can bypass the log. The log is off until
