@@ -9,6 +9,11 @@ For each size, `scripts/stub-chain.sh N shared` is run with `hensuc run --stub -
 the SQLite store and with `--no-store`, once per round and binary, binaries alternating. Prints
 the store run minus the `--no-store` run per step: CPU time of the process (user + system) as
 the minimum and the median of the rounds, and wall time as the median.
+
+Environment: SHAPE=per-node runs `stub-chain.sh N per-node` (every node's output under its own
+id, so the context grows to N entries) instead of `shared`; STORE_URL=postgres://… runs the
+store runs on that PostgreSQL (each in a fresh schema, `psql` creates it) instead of SQLite —
+on PostgreSQL the server's CPU is not in the CPU figures, so read the wall figures there.
 """
 
 import os
@@ -21,13 +26,28 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+SHAPE = os.environ.get("SHAPE", "shared")
+STORE_URL = os.environ.get("STORE_URL")
 
 
-def timed(argv):
+def store_env():
+    """The environment of a store run: HENSU_DATABASE_URL on a fresh schema with STORE_URL."""
+    if not STORE_URL:
+        return None
+    import uuid
+
+    schema = "bench_" + uuid.uuid4().hex[:12]
+    subprocess.run(["psql", STORE_URL, "-qc", f"CREATE SCHEMA {schema}"], check=True)
+    sep = "&" if "?" in STORE_URL else "?"
+    url = f"{STORE_URL}{sep}options=-c%20search_path%3D{schema}"
+    return dict(os.environ, HENSU_DATABASE_URL=url)
+
+
+def timed(argv, env=None):
     """(CPU seconds, wall seconds) of one child process."""
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     t1 = time.perf_counter()
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
@@ -44,13 +64,13 @@ def main():
     bins = dict(a.split("=", 1) for a in sys.argv[3:])
     work = tempfile.mkdtemp()
     try:
-        print("load average", os.getloadavg())
+        print("load average", os.getloadavg(), "shape", SHAPE, "store", "PostgreSQL" if STORE_URL else "SQLite")
         for n in sizes:
             chain = f"{work}/chain{n}.hwf"
             with open(chain, "w") as f:
                 f.write(
                     subprocess.run(
-                        [f"{HERE}/stub-chain.sh", str(n), "shared"],
+                        [f"{HERE}/stub-chain.sh", str(n), SHAPE],
                         capture_output=True,
                         text=True,
                         check=True,
@@ -64,7 +84,7 @@ def main():
                     os.makedirs(d)
                     base = [hensuc, "run", chain, "--stub", "--quiet", "-d", d]
                     runs[name]["none"].append(timed(base + ["--no-store"]))
-                    runs[name]["store"].append(timed(base))
+                    runs[name]["store"].append(timed(base, store_env()))
             for name in bins:
                 store, none = runs[name]["store"], runs[name]["none"]
                 per = lambda a, b: (a - b) * 1e6 / n  # noqa: E731

@@ -3,7 +3,7 @@
 PostgreSQL, one worker SIGKILLed (and restarted) every K seconds (docs/performance.md, *Durable-run figures*).
 
     scripts/pg-test.sh python3 scripts/bench-workers.py HENSUC [--runs 1000] [--workers 2 4]
-                                                              [--kill-every 3]
+                                                              [--kill-every 3] [--queue-first]
 
 Prints per worker count: wall time, runs/s, steps/s, p50/p99 queue->start (a run's creation to
 its first claim), takeover time after a kill (the kill to the `taken_over` event of each run the
@@ -32,7 +32,7 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(len(xs) * p / 100))] if xs else float("nan")
 
 
-def bench(hensuc, base_url, runs, workers, kill_every):
+def bench(hensuc, base_url, runs, workers, kill_every, queue_first=False):
     schema = "b_" + uuid.uuid4().hex[:12]
     sep = "&" if "?" in base_url else "?"
     url = f"{base_url}{sep}options=-c%20search_path%3D{schema}"
@@ -56,11 +56,19 @@ def bench(hensuc, base_url, runs, workers, kill_every):
              "--heartbeat", "500ms", "--poll", "100ms", "--events", f],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
+    queued_rate = None
+    if queue_first:
+        # The whole queue first (its rate printed), then the workers: the throughput of the
+        # workers alone.
+        q0 = time.time()
+        for _ in range(runs - 1):
+            enqueue()
+        queued_rate = (runs - 1) / (time.time() - q0)
     t0 = time.time()
     for i in range(workers):
         start(i)
     last_kill = time.time()
-    for _ in range(runs - 1):
+    for _ in range(0 if queue_first else runs - 1):
         enqueue()
         if time.time() - last_kill >= kill_every:
             i = random.randrange(workers)
@@ -72,7 +80,7 @@ def bench(hensuc, base_url, runs, workers, kill_every):
     while True:
         listed = json.loads(subprocess.run([hensuc, "runs", "--json", "-d", d], env=env,
                                            capture_output=True, check=True).stdout)["runs"]
-        if all(r["status"] not in ("running", "paused") for r in listed):
+        if all(r["status"] not in ("queued", "running", "paused") for r in listed):
             break
         if time.time() - last_kill >= kill_every:
             i = random.randrange(workers)
@@ -112,7 +120,8 @@ def bench(hensuc, base_url, runs, workers, kill_every):
           f"steps/s={runs * NODES / wall:.0f} queue->start p50={pct(waits, 50) / 1000:.2f}s "
           f"p99={pct(waits, 99) / 1000:.2f}s kills={len(kills)} takeover p50="
           f"{pct(takeovers, 50) / 1000:.2f}s max={max(takeovers or [float('nan')]) / 1000:.2f}s "
-          f"lost={lost} duplicated_steps={dup}", flush=True)
+          f"lost={lost} duplicated_steps={dup}"
+          + (f" queued_first={queued_rate:.1f} runs/s" if queued_rate else ""), flush=True)
 
 
 def main():
@@ -121,10 +130,12 @@ def main():
     a.add_argument("--runs", type=int, default=1000)
     a.add_argument("--workers", type=int, nargs="+", default=[2, 4])
     a.add_argument("--kill-every", type=float, default=3.0)
+    a.add_argument("--queue-first", action="store_true",
+                   help="queue every run before the workers start (their throughput alone)")
     o = a.parse_args()
     base = os.environ.get("HENSU_TEST_DATABASE_URL") or sys.exit("run under scripts/pg-test.sh")
     for w in o.workers:
-        bench(o.hensuc, base, o.runs, w, o.kill_every)
+        bench(o.hensuc, base, o.runs, w, o.kill_every, o.queue_first)
 
 
 if __name__ == "__main__":

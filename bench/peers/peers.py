@@ -10,6 +10,9 @@ Workloads:
       compiled StateGraph without a checkpointer;
   chain N, durable: `hensuc run --stub` (SQLite store `.hensu/state.db`) vs `invoke()` with
       `SqliteSaver` on a file;
+  chain N, durable on PostgreSQL (with --pg-url URL): `hensuc run --stub` with
+      HENSU_DATABASE_URL=URL vs `invoke()` with `PostgresSaver` on the same database (each run
+      in a schema of its own);
   fan-out: one parallel node with 1,000 branches vs 1,000 nodes started from START and joined;
   build/validate a 2,000-node chain: `hensuc check` vs `StateGraph(...)` + `compile()`.
 Every hensu node is a stub agent writing the context key `out` (the LangGraph node returns
@@ -146,6 +149,40 @@ def langgraph_chain(n, durable, work):
         conn.close()
 
 
+def pg_schema(url):
+    """A fresh schema on `url`, and `url` with it as the search path (hensu's and psycopg's
+    `options`)."""
+    import uuid
+
+    schema = "peers_" + uuid.uuid4().hex[:12]
+    subprocess.run(["psql", url, "-qc", "CREATE SCHEMA %s" % schema], check=True)
+    sep = "&" if "?" in url else "?"
+    return "%s%soptions=-c%%20search_path%%3D%s" % (url, sep, schema)
+
+
+def langgraph_chain_pg(n, url):
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    graph = chain_graph(n)
+    config = {"recursion_limit": n + 10, "configurable": {"thread_id": "bench"}}
+    with PostgresSaver.from_conn_string(pg_schema(url)) as saver:
+        saver.setup()
+        app = graph.compile(checkpointer=saver)
+        t0 = time.perf_counter()
+        app.invoke({"out": ""}, config)
+        return time.perf_counter() - t0
+
+
+def hensu_chain_pg(hensuc, path, work, url):
+    env = dict(os.environ, HENSU_DATABASE_URL=pg_schema(url))
+    t0 = time.perf_counter()
+    p = subprocess.run([hensuc, "run", path, "--stub", "--quiet", "-d", work], env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        sys.exit("hensuc run on PostgreSQL failed: %s" % p.stderr)
+    return time.perf_counter() - t0
+
+
 def langgraph_fanout(branches):
     app = fanout_graph(branches).compile()
     t0 = time.perf_counter()
@@ -191,6 +228,8 @@ def main():
     ap.add_argument("--durable-reps", type=int, default=1, help="runs per durable figure; default 1")
     ap.add_argument("--branches", type=int, default=1000)
     ap.add_argument("--build-nodes", type=int, default=2000)
+    ap.add_argument("--pg-url", help="also the durable chains on this PostgreSQL database "
+                    "(needs langgraph-checkpoint-postgres and psql)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     hensuc = os.path.abspath(args.hensuc)
@@ -224,6 +263,10 @@ def main():
                 h = median(lambda: timed_process(argv), reps)
                 lg = median(lambda: langgraph_chain(n, durable, work), reps)
                 rows.append(("chain %d, %s" % (n, "durable (SQLite)" if durable else "in memory"), h, lg, n))
+            if args.pg_url:
+                h = median(lambda: hensu_chain_pg(hensuc, path, work, args.pg_url), args.durable_reps)
+                lg = median(lambda: langgraph_chain_pg(n, args.pg_url), args.durable_reps)
+                rows.append(("chain %d, durable (PostgreSQL)" % n, h, lg, n))
         path = os.path.join(work, "fan.hwf")
         with open(path, "w") as f:
             f.write(fanout_hwf(args.branches))

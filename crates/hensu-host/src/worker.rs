@@ -1,6 +1,8 @@
 //! Workers: a loop that claims runs from a shared [`StateStore`] and executes them, so any
 //! machine continues any run (`hensuc worker`, and servers embedding [`run_worker`]).
 //!
+//! * On PostgreSQL the worker `LISTEN`s for queued runs and claims at once when notified; the
+//!   poll (then four times `poll`) is the fallback for runs that become claimable with time.
 //! * Every `poll` interval, while it has free slots, the worker claims up to that many
 //!   claimable runs ([`StateStore::claim`]: queued, or orphaned — their lease expired because
 //!   their owner stopped heartbeating). Paused runs wait for a human and are never claimed.
@@ -123,12 +125,29 @@ pub async fn run_worker(
     let mut stats = WorkerStats::default();
     let mut heartbeat = tokio::time::interval(opts.heartbeat);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut poll = tokio::time::interval(opts.poll);
+    // Wake-ups when a run is queued (PostgreSQL's LISTEN): then the poll is only the fallback
+    // for runs that become claimable with time (timers, expired leases), four times as long.
+    let mut wakeups = store.work_wakeups().await.ok().flatten();
+    let every = if wakeups.is_some() {
+        opts.poll.saturating_mul(4)
+    } else {
+        opts.poll
+    };
+    let mut poll = tokio::time::interval(every);
     poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let concurrency = opts.concurrency.max(1);
     loop {
         tokio::select! {
             biased;
+            woke = next_wakeup(&mut wakeups) => {
+                if woke.is_none() {
+                    // The LISTEN connection is gone: poll at the configured interval.
+                    wakeups = None;
+                    poll = tokio::time::interval(opts.poll);
+                    poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                }
+                poll.reset_immediately();
+            }
             Some(done) = tasks.join_next() => {
                 if let Ok(run_id) = done {
                     if let Ok(mut r) = running.lock() {
@@ -186,6 +205,15 @@ pub async fn run_worker(
         }
     }
     stats
+}
+
+/// The next wake-up of `wakeups` (`None`: the connection is gone); pending forever without
+/// them.
+async fn next_wakeup(wakeups: &mut Option<hensu_store::EventWakeups>) -> Option<()> {
+    match wakeups {
+        Some(w) => w.next().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Loads a claimed run and wraps its lease; `None` (lease released) when it cannot start.

@@ -26,6 +26,7 @@
 mod action;
 mod agent;
 mod checkpoint;
+mod context;
 mod control;
 mod engine;
 mod enrich;
@@ -60,6 +61,7 @@ pub use agent::{
     select_provider, system_prompt,
 };
 pub use checkpoint::{Boundary, Checkpointer, RunControlHook};
+pub use context::{Changes, ContextMap, ContextMark};
 pub use control::{ControlStatus, RunControl};
 pub use engine::kinds::subworkflow::{DEFAULT_TENANT, MAX_DEPTH};
 pub use engine::{Engine, EngineBuilder, Prepared, RunCtx, plan_compensations};

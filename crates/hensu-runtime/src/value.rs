@@ -5,13 +5,9 @@
 use std::borrow::Cow;
 
 use hensu_ir::{canonical_number, java_double_to_string};
-use indexmap::IndexMap;
 use serde_json::{Number, Value};
 
-/// The workflow context: variable name → JSON value, in insertion order. Hashed with
-/// [`FxBuildHasher`] (context keys are workflow identifiers and declared variables, and the
-/// engine looks several of them up per node step).
-pub type Context = IndexMap<String, Value, FxBuildHasher>;
+pub use crate::context::Context;
 
 /// A fast, deterministic hasher for short string keys (rustc's Fx hash).
 pub use rustc_hash::FxBuildHasher;

@@ -279,6 +279,15 @@ pub(crate) mod pg {
         config: &tokio_postgres::Config,
         target: &str,
     ) -> Result<EventWakeups> {
+        listen_on(config, target, CHANNEL).await
+    }
+
+    /// A connection of its own `LISTEN`ing to `channel`'s notifications.
+    pub(crate) async fn listen_on(
+        config: &tokio_postgres::Config,
+        target: &str,
+        channel: &str,
+    ) -> Result<EventWakeups> {
         let (client, mut conn) = config.connect(NoTls).await.map_err(|e| pg_err(target, e))?;
         let (tx, rx) = tokio::sync::mpsc::channel(1);
         // Drives the connection: every notification is a wake-up (a full channel already
@@ -294,7 +303,7 @@ pub(crate) mod pg {
             }
         });
         client
-            .batch_execute(&format!("LISTEN {CHANNEL}"))
+            .batch_execute(&format!("LISTEN {channel}"))
             .await
             .map_err(|e| pg_err(target, e))?;
         Ok(EventWakeups {

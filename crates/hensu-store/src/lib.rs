@@ -448,6 +448,13 @@ pub trait StateStore: Send + Sync {
     /// predicate) — whoever may claim them (a server's `hensu_queue_depth` gauge).
     async fn queue_depth(&self) -> Result<u64>;
 
+    /// Wake-ups when a run may have become claimable (PostgreSQL: a connection of its own
+    /// `LISTEN`ing to `hensu_work`, notified when a run is queued or a signal sent); `None` when
+    /// the backend has none (a worker then polls only). ARCHITECTURE.md, *hensu-store*.
+    async fn work_wakeups(&self) -> Result<Option<EventWakeups>> {
+        Ok(None)
+    }
+
     /// Renews every lease `owner` holds, in one statement (a worker's heartbeat); returns the
     /// runs renewed, with their cancellation flags. A run missing from the answer is no longer
     /// the owner's (taken over after its lease expired, or finished).

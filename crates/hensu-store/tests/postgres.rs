@@ -144,10 +144,12 @@ fn version_1_schemas_get_the_fork_and_pause_columns() {
         .expect("create");
     drop(s);
     // Back to what version 1 left: no fork columns (version 2), no pause request (version 3),
-    // no durable waits (version 4), no schedules (version 5), one migration applied.
+    // no durable waits (version 4), no schedules (version 5), no work notifications (version
+    // 6), one migration applied.
     sql(
         &schema,
-        "DROP TABLE schedules, schedule_firings;
+        "DROP FUNCTION hensu_work_notify() CASCADE;
+         DROP TABLE schedules, schedule_firings;
          DROP INDEX runs_by_parent;
          DROP INDEX runs_by_wake;
          DROP TABLE run_signals;
@@ -507,5 +509,47 @@ fn tenant_events_commit_in_order_under_concurrent_writers() {
             .await
             .expect("a wake-up")
             .expect("listening");
+    });
+}
+
+/// Idle workers wait on `LISTEN hensu_work` (`V6__work_notify.sql`): a run created queued and
+/// a signal sent wake a listener; a run created running does not.
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn queued_runs_and_signals_wake_listening_workers() {
+    use hensu_store::StateStore;
+    use std::time::Duration;
+
+    let schema = fresh_schema();
+    let store = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("store");
+    block(async {
+        let mut wakeups = store.work_wakeups().await.expect("listen").expect("some");
+        StateStore::create_run(&store, &record("running", 1), &workflow(), &json!({}))
+            .await
+            .expect("create running");
+        assert!(
+            tokio::time::timeout(Duration::from_millis(300), wakeups.next())
+                .await
+                .is_err(),
+            "a running run is not queued work"
+        );
+        let mut queued = record("queued", 2);
+        queued.status = hensu_store::RunStatus::Queued;
+        StateStore::create_run(&store, &queued, &workflow(), &json!({}))
+            .await
+            .expect("create queued");
+        assert_eq!(
+            tokio::time::timeout(Duration::from_secs(20), wakeups.next()).await,
+            Ok(Some(())),
+            "a queued run wakes the listener"
+        );
+        StateStore::send_signal(&store, "running", "go", &json!(1))
+            .await
+            .expect("signal");
+        assert_eq!(
+            tokio::time::timeout(Duration::from_secs(20), wakeups.next()).await,
+            Ok(Some(())),
+            "a signal wakes the listener"
+        );
     });
 }

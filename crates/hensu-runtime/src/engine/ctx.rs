@@ -209,10 +209,14 @@ impl<'r> Exec<'r> {
     pub(crate) async fn at_boundary(
         &self,
         flow: Flow<'_>,
-        state: &RunState,
+        state: &mut RunState,
     ) -> Result<Boundary, RuntimeError> {
         let mut waited = std::time::Duration::ZERO;
         if let Some(c) = self.checkpointer {
+            // The checkpointer's delta reads the keys written since its last step from the
+            // context's change log (a no-op after the first boundary).
+            state.context.track_changes();
+            let state = &*state;
             let decided = match flow {
                 Flow::Child(frames) => c.record_nested(frames, state).await?,
                 _ => c.record_step(state).await?,
@@ -225,7 +229,7 @@ impl<'r> Exec<'r> {
         }
         if let Flow::Main = flow {
             for control in self.controls {
-                match control.at_boundary(state).await? {
+                match control.at_boundary(&*state).await? {
                     Boundary::Continue => {}
                     Boundary::ContinueAfterPause(w) => waited += w,
                     stop => return Ok(stop),

@@ -17,8 +17,10 @@
 //!   `/nested/finished` or `/nested/branches` (appended, or set in place when the stored
 //!   list already holds that branch), the list created with the first one.
 //!
-//! The cost is O(context entries + the step's changes): independent of the run's length,
-//! except through the context itself. Values are redacted before they enter the delta; the
+//! The context's entries compared are the keys its change log lists as written since the
+//! shadow's last step (`crate::context`; the whole context when the log cannot tell: the
+//! first step after a full write, a bulk mutation, more than 64 writes in a step), so the cost
+//! is O(the step's changes), independent of the run's length and of the context's size. Values are redacted before they enter the delta; the
 //! comparison is against the unredacted state.
 
 use std::time::Instant;
@@ -26,6 +28,7 @@ use std::time::Instant;
 use hensu_delta::StateDelta;
 use serde_json::{Map, Value};
 
+use crate::context::{Changes, ContextMark};
 use crate::{
     Backtrack, CompensationRecord, Context, FinishedBranch, HistoryStep, Nested, NestedFrame,
     RunState,
@@ -120,6 +123,9 @@ fn small_field<'a>(fields: &'a SmallFields, name: &str) -> Option<&'a Value> {
 #[derive(Debug)]
 pub struct StateShadow {
     context: Context,
+    /// The state's context log position this shadow is at: the next step's context delta
+    /// reads the keys written since (the whole context is compared when the log cannot tell).
+    mark: ContextMark,
     history_len: usize,
     history_last: Option<HistoryStep>,
     backtracks_len: usize,
@@ -184,6 +190,7 @@ impl StateShadow {
     pub fn of(state: &RunState) -> Result<StateShadow, String> {
         Ok(StateShadow {
             context: state.context.clone(),
+            mark: state.context.mark(),
             history_len: state.history.len(),
             history_last: state.history.last().cloned(),
             backtracks_len: state.backtracks.len(),
@@ -367,25 +374,7 @@ impl StateShadow {
             Value::String(s) => s,
             _ => k.to_string(),
         };
-        let context = &mut self.context;
-        // Context: changed or new entries, then removed ones.
-        for (k, v) in &state.context {
-            if context.get(k) != Some(v) {
-                let k2 = key(k);
-                delta = delta.set(&segs(prefix, &["context", &k2]), redacted(v.clone()));
-                context.insert(k.clone(), v.clone());
-            }
-        }
-        if context.len() != state.context.len() {
-            context.retain(|k, _| {
-                let keep = state.context.contains_key(k);
-                if !keep {
-                    let k2 = key(k);
-                    delta = std::mem::take(&mut delta).remove(&segs(prefix, &["context", &k2]));
-                }
-                keep
-            });
-        }
+        delta = self.context_delta(prefix, &state.context, delta, &redacted, &key);
         // History and backtracks: appended elements (or the whole list if a stored one changed).
         delta = list_delta(
             delta,
@@ -472,6 +461,67 @@ impl StateShadow {
         self.small = small;
         self.at = now;
         Ok(entry)
+    }
+}
+
+impl StateShadow {
+    /// The context's part of a step: one `add` per entry that changed or appeared, one
+    /// `remove` per entry that went. Only the keys the context's change log lists since the
+    /// shadow's mark are looked at when it can tell (the cost of a step is then independent of
+    /// the context's size); else the whole context is compared.
+    fn context_delta(
+        &mut self,
+        prefix: &[&str],
+        now: &Context,
+        mut delta: StateDelta,
+        redacted: &dyn Fn(Value) -> Value,
+        key: &dyn Fn(&str) -> String,
+    ) -> StateDelta {
+        let context = &mut self.context;
+        match now.changed_since(self.mark) {
+            Changes::Keys(mut written) => {
+                // Each key once, in the order of its first write.
+                let mut seen = rustc_hash::FxHashSet::default();
+                written.retain(|k| seen.insert(*k));
+                for k in written {
+                    match now.get(k) {
+                        Some(v) if context.get(k) != Some(v) => {
+                            delta = delta
+                                .set(&segs(prefix, &["context", &key(k)]), redacted(v.clone()));
+                            context.insert(k.to_string(), v.clone());
+                        }
+                        Some(_) => {}
+                        None => {
+                            if context.shift_remove(k).is_some() {
+                                delta = delta.remove(&segs(prefix, &["context", &key(k)]));
+                            }
+                        }
+                    }
+                }
+            }
+            Changes::Unknown => {
+                // Changed or new entries, then removed ones.
+                for (k, v) in now {
+                    if context.get(k) != Some(v) {
+                        delta =
+                            delta.set(&segs(prefix, &["context", &key(k)]), redacted(v.clone()));
+                        context.insert(k.clone(), v.clone());
+                    }
+                }
+                if context.len() != now.len() {
+                    context.retain(|k, _| {
+                        let keep = now.contains_key(k);
+                        if !keep {
+                            delta = std::mem::take(&mut delta)
+                                .remove(&segs(prefix, &["context", &key(k)]));
+                        }
+                        keep
+                    });
+                }
+            }
+        }
+        self.mark = now.mark();
+        delta
     }
 }
 
@@ -577,5 +627,54 @@ mod tests {
         assert_eq!(stored, serde_json::to_value(&after).expect("serializes"));
         // Nothing changed since: an empty delta.
         assert!(shadow.step(&after, None).expect("step").delta.is_empty());
+    }
+
+    /// Applies each step's delta to the stored JSON and checks it against the state: the
+    /// context's change log (tracked) must give the same result as a whole comparison, through
+    /// overwrites with the same value, removals, re-insertions, `get_mut`, a bulk `retain` and
+    /// a step writing more keys than the log keeps.
+    #[test]
+    fn the_change_log_s_delta_takes_the_stored_context_to_the_new_one() {
+        let mut state = RunState::new("r1".into(), "w".into(), "a".into(), Context::default());
+        for i in 0..1_000 {
+            state.context.insert(format!("k{i}"), Value::from(i));
+        }
+        state.context.track_changes();
+        let mut shadow = StateShadow::of(&state).expect("shadow");
+        let mut stored = serde_json::to_value(&state).expect("serializes");
+        let mut step = |state: &RunState, ops: Option<usize>| {
+            let change = shadow.step(state, None).expect("step");
+            if let Some(n) = ops {
+                assert_eq!(change.delta.len(), n, "{:?}", change.delta);
+            }
+            change.delta.apply(&mut stored).expect("applies");
+            assert_eq!(stored, serde_json::to_value(state).expect("serializes"));
+        };
+        // The first step after the full write compares the whole context.
+        state.context.insert("k1".into(), Value::from("one"));
+        step(&state, Some(1));
+        state.context.insert("new".into(), Value::from(true));
+        state.context.insert("k2".into(), Value::from(2));
+        step(&state, Some(1));
+        state.context.shift_remove("k3");
+        state.context.shift_remove("k4");
+        state.context.insert("k4".into(), Value::from(4));
+        state.context.shift_remove("not there");
+        step(&state, Some(1));
+        if let Some(v) = state.context.get_mut("k5") {
+            *v = Value::from("five");
+        }
+        if let Some(v) = state.context.get_mut("k6") {
+            *v = Value::from(6);
+        }
+        step(&state, Some(1));
+        state.context.insert("k3".into(), Value::from(3));
+        state.context.retain(|k, _| k != "k7");
+        step(&state, Some(2));
+        for i in 0..100 {
+            state.context.insert(format!("k{i}"), Value::from(-i));
+        }
+        step(&state, Some(99));
+        step(&state, Some(0));
     }
 }

@@ -20,6 +20,7 @@ pub(crate) mod registry;
 mod retention;
 mod schedules;
 mod signals;
+mod step;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -32,7 +33,7 @@ use tokio_postgres::NoTls;
 use crate::{HENSU_VERSION, Result, StoreError, StoreOptions};
 
 /// The PostgreSQL schema version this build reads and writes.
-pub const PG_SCHEMA_VERSION: i64 = 5;
+pub const PG_SCHEMA_VERSION: i64 = 6;
 
 mod embedded {
     refinery::embed_migrations!("migrations/postgres");

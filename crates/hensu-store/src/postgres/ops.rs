@@ -52,6 +52,41 @@ macro_rules! in_tx {
     }};
 }
 
+/// A running run's step in one statement ([`super::step`]). `None`: not eligible, a
+/// compaction is due, or a condition failed — the caller takes the checked path, which
+/// compacts in the step's transaction or names the failure.
+async fn one_statement_step(
+    inner: &Arc<super::Inner>,
+    lease: &Lease,
+    expected_step: u64,
+    update: &RecordUpdate,
+    entry: &EncodedStep,
+) -> Result<Option<Checkpointed>> {
+    if !super::step::eligible(update, entry) {
+        return Ok(None);
+    }
+    let now = now_ms();
+    let Some(stepped) = super::step::step(inner, lease, expected_step, update, entry, now).await?
+    else {
+        return Ok(None);
+    };
+    let step = expected_step.saturating_add(1);
+    let log = &stepped.log;
+    let due = inner.opts.snapshot_policy.due(
+        log.log_rows.saturating_add(1),
+        log.log_bytes.saturating_add(entry.delta.len() as u64),
+        log.snapshot_bytes,
+    );
+    // A due compaction the store makes is excluded by the statement: here `due` is one the
+    // caller is asked to send.
+    Ok(Some(super::step::checkpointed(
+        step,
+        now,
+        &stepped,
+        due && !entry.by_store,
+    )))
+}
+
 impl PgStore {
     /// Tags a run with its tenant (the registry's [`crate::WorkflowRegistry::tag_run`]).
     pub(crate) async fn tag_run(
@@ -271,6 +306,11 @@ impl StateStore for PgStore {
         let entry = EncodedStep::new(entry, self.options().snapshot_version)?;
         let (lease, update) = (lease.clone(), update.clone());
         self.with(move |inner| async move {
+            if let Some(done) =
+                one_statement_step(&inner, &lease, expected_step, &update, &entry).await?
+            {
+                return Ok(done);
+            }
             in_tx!(inner, b, false, {
                 logic::append(
                     &mut b,
@@ -296,6 +336,11 @@ impl StateStore for PgStore {
         let entry = EncodedStep::new(entry, self.options().snapshot_version)?.journal();
         let (lease, update) = (lease.clone(), update.clone());
         self.with(move |inner| async move {
+            if let Some(done) =
+                one_statement_step(&inner, &lease, expected_step, &update, &entry).await?
+            {
+                return Ok(done);
+            }
             in_tx!(inner, b, false, {
                 logic::append(
                     &mut b,
@@ -421,6 +466,13 @@ impl StateStore for PgStore {
             })
         })
         .await
+    }
+
+    async fn work_wakeups(&self) -> Result<Option<crate::EventWakeups>> {
+        let inner = &self.inner;
+        crate::events::pg::listen_on(&inner.config, &inner.target, "hensu_work")
+            .await
+            .map(Some)
     }
 
     async fn queue_depth(&self) -> Result<u64> {

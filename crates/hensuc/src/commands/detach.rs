@@ -11,11 +11,12 @@ use hensu_store::OwnerId;
 use crate::commands::session;
 use crate::exit;
 
-/// `hensuc run --detach`: stores the run queued (no lease) and prints its id; a worker runs it.
-/// On the default SQLite store a local `hensuc worker --drain` is started for it.
-pub fn queue_run(
+/// `hensuc run --detach`: stores each run queued (no lease; one per context of `inputs`, in
+/// order) and prints its id; a worker runs them. On the default SQLite store a local `hensuc
+/// worker --drain` is started for them.
+pub fn queue_runs(
     workflow: &Workflow,
-    input: Context,
+    inputs: Vec<Context>,
     setup: &RunSetup,
     source: &Path,
 ) -> anyhow::Result<ExitCode> {
@@ -28,24 +29,35 @@ pub fn queue_run(
         source: Some(SourceRef::of(source)),
         options: setup.stored_options(),
     };
-    let queued = session::wait(launch::create_run(
-        store,
-        NewRun {
-            stored: &stored,
-            input: &input,
-            queued: true,
-            owner: &OwnerId::current(),
-            redact: None,
-            tenant: None,
-            idempotency: None,
-        },
-    ))?;
-    let run_id = queued.run_id();
+    let owner = OwnerId::current();
+    let mut ids = Vec::with_capacity(inputs.len());
+    for input in &inputs {
+        let queued = session::wait(launch::create_run(
+            store,
+            NewRun {
+                stored: &stored,
+                input,
+                queued: true,
+                owner: &owner,
+                redact: None,
+                tenant: None,
+                idempotency: None,
+            },
+        ))?;
+        let run_id = queued.run_id().to_string();
+        println!("{run_id}");
+        ids.push(run_id);
+    }
     if session::configured_store_url(workdir)?.is_none() {
         spawn_local_worker(workdir);
     }
-    println!("{run_id}");
-    eprintln!("run {run_id} queued; follow it with `hensuc attach {run_id}`");
+    match ids.as_slice() {
+        [run_id] => eprintln!("run {run_id} queued; follow it with `hensuc attach {run_id}`"),
+        _ => eprintln!(
+            "{} runs queued; follow one with `hensuc attach ID`",
+            ids.len()
+        ),
+    }
     Ok(ExitCode::from(exit::SUCCESS))
 }
 

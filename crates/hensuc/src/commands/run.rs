@@ -84,6 +84,15 @@ pub struct RunArgs {
     /// ID` follows it.
     #[arg(long, conflicts_with_all = ["no_store", "interactive"])]
     pub detach: bool,
+    /// With `--detach`: queue one run per line of FILE (JSON Lines, each line a context
+    /// object as `-c` takes), all in this one process, and print their ids in order.
+    #[arg(
+        long,
+        value_name = "FILE.jsonl",
+        requires = "detach",
+        conflicts_with = "context"
+    )]
+    pub contexts: Option<PathBuf>,
     #[command(flatten)]
     pub review: ReviewFlags,
 }
@@ -154,6 +163,11 @@ pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     args.store.apply();
     if let Some(remote) = crate::commands::remote::Remote::from_args(&args.settings.remote)? {
+        if args.contexts.is_some() {
+            anyhow::bail!(
+                "`--contexts` queues runs in a local or configured store, not on `--server`"
+            );
+        }
         return crate::commands::remote_runs::run(
             &remote,
             &args.workflow,
@@ -163,6 +177,7 @@ pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     args.workflow = project::resolve_workflow_name(&args.workflow, args.project.dir.as_deref());
     let input = parse_context(args.context.as_deref())?;
+    let batch = args.contexts.as_deref().map(read_contexts).transpose()?;
     let workdir = project::working_dir_for(&args.workflow, args.project.dir.as_deref());
     let Some((workflow, repository)) = load_run_project_with(
         &args.workflow,
@@ -200,7 +215,8 @@ pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
         egress: None,
     };
     if args.detach {
-        return crate::commands::detach::queue_run(&workflow, input, &setup, &args.workflow);
+        let inputs = batch.unwrap_or_else(|| vec![input]);
+        return crate::commands::detach::queue_runs(&workflow, inputs, &setup, &args.workflow);
     }
     let face = Face::new(&args.settings)?;
     let start = session::Start::Fresh {
@@ -376,6 +392,29 @@ pub fn parse_context(arg: Option<&str>) -> anyhow::Result<Context> {
         }
         Err(e) => anyhow::bail!("-c: invalid JSON: {e}"),
     }
+}
+
+/// `--contexts FILE.jsonl`: one context per non-blank line, each read as `-c` reads one.
+fn read_contexts(path: &std::path::Path) -> anyhow::Result<Vec<Context>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read contexts file `{}`: {e}", path.display()))?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let contexts = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            parse_context(Some(line))
+                .map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), i + 1))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if contexts.is_empty() {
+        anyhow::bail!(
+            "`{}` holds no context (one JSON object a line)",
+            path.display()
+        );
+    }
+    Ok(contexts)
 }
 
 /// What the command line adds to a run: its display and its own listeners.

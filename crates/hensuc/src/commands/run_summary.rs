@@ -38,6 +38,70 @@ pub fn abbreviate_path(path: &[&str]) -> String {
     )
 }
 
+/// Groups of repeated backtracks shown in full by [`backtrack_lines`] (unless `--verbose`); more
+/// show the first and last ones around a count of those left out.
+const BACKTRACKS_SHOWN_HEAD: usize = 5;
+const BACKTRACKS_SHOWN_TAIL: usize = 5;
+
+/// `n` with a comma between thousands (`9,999`).
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The summary's backtrack lines: consecutive backtracks of the same edge and kind are one line
+/// (`write → write Revise(…) ↺ 9,999×`, with the reason of the last one), so a loop of 10,000
+/// iterations is not 10,000 lines; more than ten such groups show the first and last five
+/// around a count (all of them with `--verbose`). The JSON output keeps every backtrack.
+pub(crate) fn backtrack_lines(
+    backtracks: &[hensu_runtime::Backtrack],
+    verbose: bool,
+) -> Vec<String> {
+    let mut groups: Vec<(&hensu_runtime::Backtrack, usize)> = Vec::new();
+    for b in backtracks {
+        match groups.last_mut() {
+            Some((last, n)) if last.from == b.from && last.to == b.to && last.kind == b.kind => {
+                *last = b;
+                *n += 1;
+            }
+            _ => groups.push((b, 1)),
+        }
+    }
+    let line = |(b, n): &(&hensu_runtime::Backtrack, usize)| {
+        let one = format!(
+            "{} → {} {:?}({})",
+            b.from,
+            b.to,
+            b.kind,
+            truncate(&b.reason, 100)
+        );
+        if *n == 1 {
+            one
+        } else {
+            format!("{one} ↺ {}×", thousands(*n))
+        }
+    };
+    if verbose || groups.len() <= BACKTRACKS_SHOWN_HEAD + BACKTRACKS_SHOWN_TAIL + 1 {
+        return groups.iter().map(line).collect();
+    }
+    let left_out = groups.len() - BACKTRACKS_SHOWN_HEAD - BACKTRACKS_SHOWN_TAIL;
+    let mut lines: Vec<String> = groups[..BACKTRACKS_SHOWN_HEAD].iter().map(line).collect();
+    lines.push(format!("… ({} more) …", thousands(left_out)));
+    lines.extend(
+        groups[groups.len() - BACKTRACKS_SHOWN_TAIL..]
+            .iter()
+            .map(line),
+    );
+    lines
+}
+
 /// Prints the summary to stdout (to stderr when `--events -` has stdout) and returns the
 /// exit code.
 pub(crate) fn summarize(
@@ -114,8 +178,8 @@ pub(crate) fn summarize(
     let _ = writeln!(out, "  steps       {}", state.steps);
     if !state.backtracks.is_empty() {
         let _ = writeln!(out, "  backtracks  {}", state.backtracks.len());
-        for b in &state.backtracks {
-            let _ = writeln!(out, "    {} → {} {:?}({})", b.from, b.to, b.kind, b.reason);
+        for line in backtrack_lines(&state.backtracks, verbose) {
+            let _ = writeln!(out, "    {line}");
         }
     }
     if !state.compensations.is_empty() {
@@ -178,4 +242,51 @@ pub(crate) fn summarize(
         let _ = stdout.flush();
     }
     code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hensu_runtime::{Backtrack, BacktrackKind};
+
+    fn bt(from: &str, to: &str, kind: BacktrackKind, reason: &str) -> Backtrack {
+        Backtrack {
+            from: from.into(),
+            to: to.into(),
+            kind,
+            reason: reason.into(),
+        }
+    }
+
+    #[test]
+    fn repeated_backtracks_are_one_line_with_a_count() {
+        let mut all: Vec<Backtrack> = (0..9_999)
+            .map(|i| bt("write", "write", BacktrackKind::Revise, &format!("try {i}")))
+            .collect();
+        all.push(bt("review", "write", BacktrackKind::Manual, "too long"));
+        all.push(bt("write", "write", BacktrackKind::Revise, "again"));
+        assert_eq!(
+            backtrack_lines(&all, false),
+            [
+                "write → write Revise(try 9998) ↺ 9,999×",
+                "review → write Manual(too long)",
+                "write → write Revise(again)",
+            ]
+        );
+    }
+
+    #[test]
+    fn many_groups_show_the_first_and_last_around_a_count() {
+        let all: Vec<Backtrack> = (0..1_000)
+            .map(|i| bt(&format!("n{i}"), "n0", BacktrackKind::Automatic, "low"))
+            .collect();
+        let lines = backtrack_lines(&all, false);
+        assert_eq!(lines.len(), 11);
+        assert_eq!(lines[0], "n0 → n0 Automatic(low)");
+        assert_eq!(lines[5], "… (990 more) …");
+        assert_eq!(lines[10], "n999 → n0 Automatic(low)");
+        assert_eq!(backtrack_lines(&all, true).len(), 1_000);
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(999), "999");
+    }
 }

@@ -738,3 +738,63 @@ fn a_node_slower_than_its_timeout_takes_its_failure_route() {
     assert_eq!(last["event"], "run_finished");
     assert_eq!(last["end_node"], "late", "{last}");
 }
+
+/// `run --detach --contexts FILE.jsonl` queues one run per line in one process, ids printed in
+/// order, each stored queued with its line's context; a bad line names its line number and
+/// queues nothing.
+#[test]
+fn detach_with_a_contexts_file_queues_one_run_per_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    research_project(dir);
+    let d = dir.to_str().unwrap();
+    let db = dir.join(".hensu/state.db").display().to_string();
+    let lines = dir.join("contexts.jsonl");
+    std::fs::write(
+        &lines,
+        "{\"topic\": \"Rust\"}\n\n{\"topic\": \"Go\"}\n{\"topic\": \"Zig\"}\n",
+    )
+    .unwrap();
+    // A configured store: `--detach` only queues (no local worker).
+    let queued = hensuc()
+        .env("HENSU_DATABASE_URL", &db)
+        .args(["run", "main-research", "-d", d, "--stub", "--detach"])
+        .arg("--contexts")
+        .arg(&lines)
+        .output()
+        .unwrap();
+    assert_eq!(queued.status.code(), Some(0), "{}", stderr(&queued));
+    let ids: Vec<String> = stdout(&queued).lines().map(str::to_string).collect();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert!(
+        stderr(&queued).contains("3 runs queued"),
+        "{}",
+        stderr(&queued)
+    );
+    let store = hensu_store::SqliteStore::open(dir).unwrap();
+    for (id, topic) in ids.iter().zip(["Rust", "Go", "Zig"]) {
+        let run = crate::wait(hensu_store::StateStore::load(&store, id)).unwrap();
+        assert_eq!(run.record.status, hensu_store::RunStatus::Queued);
+        assert_eq!(run.snapshot["context"]["topic"], topic);
+    }
+    std::fs::write(&lines, "{\"topic\": \"Rust\"}\n[1, 2]\n").unwrap();
+    let bad = hensuc()
+        .env("HENSU_DATABASE_URL", &db)
+        .args(["run", "main-research", "-d", d, "--stub", "--detach"])
+        .arg("--contexts")
+        .arg(&lines)
+        .output()
+        .unwrap();
+    assert_ne!(bad.status.code(), Some(0));
+    assert!(
+        stderr(&bad).contains("contexts.jsonl:2:"),
+        "{}",
+        stderr(&bad)
+    );
+    assert_eq!(
+        crate::wait(hensu_store::StateStore::list(&store))
+            .unwrap()
+            .len(),
+        3
+    );
+}

@@ -557,7 +557,7 @@ fn fold_branches(
 /// A branch's copy of the parent context, with room for what a branch step adds to it
 /// (`current_node` and the node's output) so those inserts do not grow it.
 fn branch_context(parent: &Context) -> Context {
-    let mut context = Context::with_capacity_and_hasher(parent.len() + 2, Default::default());
+    let mut context = Context::with_capacity(parent.len() + 2);
     context.extend(parent.iter().map(|(k, v)| (k.clone(), v.clone())));
     context
 }
