@@ -451,9 +451,7 @@ pub trait StateStore: Send + Sync {
     /// Wake-ups when a run may have become claimable (PostgreSQL: a connection of its own
     /// `LISTEN`ing to `hensu_work`, notified when a run is queued or a signal sent); `None` when
     /// the backend has none (a worker then polls only). ARCHITECTURE.md, *hensu-store*.
-    async fn work_wakeups(&self) -> Result<Option<EventWakeups>> {
-        Ok(None)
-    }
+    async fn work_wakeups(&self) -> Result<Option<EventWakeups>>;
 
     /// Renews every lease `owner` holds, in one statement (a worker's heartbeat); returns the
     /// runs renewed, with their cancellation flags. A run missing from the answer is no longer

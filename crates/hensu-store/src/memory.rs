@@ -187,6 +187,11 @@ impl crate::StateStore for MemoryStore {
     ) -> Result<Vec<crate::Claimed>> {
         self.inner.claim(owner, scope, limit).await
     }
+    async fn work_wakeups(&self) -> Result<Option<crate::EventWakeups>> {
+        // No notifications here: a worker polls (ARCHITECTURE.md, *hensu-store*).
+        Ok(None)
+    }
+
     async fn queue_depth(&self) -> Result<u64> {
         self.inner.queue_depth().await
     }

@@ -330,6 +330,11 @@ impl StateStore for SqliteStore {
             .await
     }
 
+    async fn work_wakeups(&self) -> Result<Option<crate::EventWakeups>> {
+        // No notifications here: a worker polls (ARCHITECTURE.md, *hensu-store*).
+        Ok(None)
+    }
+
     async fn queue_depth(&self) -> Result<u64> {
         self.read(|b, _| run_ready(crate::backend::Backend::claimable_count(b, now_ms())))
             .await
