@@ -231,6 +231,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/executions/{executionId}/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The reviews a paused execution waits for, each with its own correlation id
+         *     (docs/server.md, *Pending reviews*): decide any of them, in any order, with `POST
+         *     …/resume` and its `correlationId`.
+         */
+        get: operations["reviews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/executions/{executionId}/signals/{name}": {
         parameters: {
             query?: never;
@@ -573,8 +594,14 @@ export interface components {
             type: "execution.started";
             workflowId: string;
         } | {
+            /**
+             * @description The node that finished, and its output (redacted): what its `execution.token`
+             *     events wrote, whole (docs/server.md, *Token events*).
+             */
+            executedNodeId?: string | null;
             executionId: string;
             nodeId?: string | null;
+            nodeOutput?: Record<string, unknown> | null;
             timestamp: string;
             /** @enum {string} */
             type: "execution.step";
@@ -633,6 +660,26 @@ export interface components {
             type: "execution.call";
             workflowId: string;
         } | {
+            /** @description The parallel branch or map item writing. */
+            branchId?: string | null;
+            /**
+             * Format: int64
+             * @description Tokens this stream lost before this one because it read too slowly.
+             */
+            dropped?: number;
+            executionId: string;
+            nodeId: string;
+            /**
+             * Format: int64
+             * @description 0, 1, … within the node's agent call.
+             */
+            sequence: number;
+            text: string;
+            timestamp: string;
+            /** @enum {string} */
+            type: "execution.token";
+            workflowId: string;
+        } | {
             executionId: string;
             nodeId?: string | null;
             timestamp: string;
@@ -649,6 +696,23 @@ export interface components {
             timestamp: string;
             /** @enum {string} */
             type: "execution.forked";
+            workflowId: string;
+        } | {
+            /** @description The fork target whose branch waits (innermost). */
+            branch?: string | null;
+            /** @description The resume's `correlationId` for this review. */
+            correlationId: string;
+            /** @description When it is rejected undecided (RFC 3339, UTC). */
+            deadlineAt?: string | null;
+            executionId: string;
+            kind: components["schemas"]["ReviewKind"];
+            nodeId?: string | null;
+            /** @description When the review was requested. */
+            timestamp: string;
+            /** @enum {string} */
+            type: "execution.review_requested";
+            /** @description The fork and sub-workflow nodes it is nested in, outermost first. */
+            within?: string[];
             workflowId: string;
         } | {
             reason: string;
@@ -815,6 +879,33 @@ export interface components {
             executionId: string;
             workflowId: string;
         };
+        /** @description One review a paused execution waits for. */
+        PendingReview: {
+            /** @description The fork target whose branch waits (innermost). */
+            branch?: string | null;
+            /** @description The resume's `correlationId` for this review. */
+            correlationId: string;
+            /** @description When the review is rejected undecided (RFC 3339, UTC). */
+            deadlineAt?: string | null;
+            kind: components["schemas"]["ReviewKind"];
+            /** @description The node under review. */
+            nodeId: string;
+            /** @description The node's output as text (what the reviewer decides on), redacted as the run's state. */
+            output?: string | null;
+            /** @description RFC 3339, UTC. */
+            requestedAt: string;
+            /** @description The fork and sub-workflow nodes the review is nested in, outermost first. */
+            within?: string[];
+        };
+        /** @description `GET /api/v1/executions/{id}/reviews`. */
+        PendingReviews: {
+            executionId: string;
+            /**
+             * @description In the order the execution's flows hold them (main flow first, then fork branches in
+             *     target order, depth first); empty unless the execution is paused for review.
+             */
+            reviews: components["schemas"]["PendingReview"][];
+        };
         /** @description `POST /api/v1/executions/{id}/redrive`. */
         RedriveExecution: {
             /** @description Merged into the context at the fork point. */
@@ -867,6 +958,11 @@ export interface components {
             /** @description The node a backtrack goes back to (required for `backtrack`). */
             targetStep?: string | null;
         };
+        /**
+         * @description What waits for a reviewer.
+         * @enum {string}
+         */
+        ReviewKind: "node" | "branch" | "child";
         /** @description A schedule. */
         Schedule: {
             context: Record<string, unknown>;
@@ -1581,6 +1677,37 @@ export interface operations {
             };
             /** @description not resumable now */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    reviews: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the pending reviews (empty unless paused for review) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingReviews"];
+                };
+            };
+            /** @description unknown */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

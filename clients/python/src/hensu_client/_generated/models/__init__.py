@@ -8,7 +8,9 @@ from .error_body_diagnostics_type_0 import ErrorBodyDiagnosticsType0
 from .execution_ack import ExecutionAck
 from .execution_event_type_0 import ExecutionEventType0
 from .execution_event_type_0_type import ExecutionEventType0Type
-from .execution_event_type_1 import ExecutionEventType1
+from .execution_event_type_10 import ExecutionEventType10
+from .execution_event_type_10_type import ExecutionEventType10Type
+from .execution_event_type_1_node_output_type_0 import ExecutionEventType1NodeOutputType0
 from .execution_event_type_1_type import ExecutionEventType1Type
 from .execution_event_type_2_output import ExecutionEventType2Output
 from .execution_event_type_2_type import ExecutionEventType2Type
@@ -24,6 +26,8 @@ from .execution_event_type_7 import ExecutionEventType7
 from .execution_event_type_7_type import ExecutionEventType7Type
 from .execution_event_type_8 import ExecutionEventType8
 from .execution_event_type_8_type import ExecutionEventType8Type
+from .execution_event_type_9 import ExecutionEventType9
+from .execution_event_type_9_type import ExecutionEventType9Type
 from .execution_forked import ExecutionForked
 from .execution_replayed import ExecutionReplayed
 from .execution_result import ExecutionResult
@@ -41,6 +45,8 @@ from .missed import Missed
 from .overlap import Overlap
 from .pause_reason import PauseReason
 from .paused_execution import PausedExecution
+from .pending_review import PendingReview
+from .pending_reviews import PendingReviews
 from .pull_response_200 import PullResponse200
 from .push_body import PushBody
 from .redrive_execution import RedriveExecution
@@ -49,6 +55,7 @@ from .replay_divergence import ReplayDivergence
 from .replay_execution import ReplayExecution
 from .resume_execution import ResumeExecution
 from .resume_execution_context_edits_type_0 import ResumeExecutionContextEditsType0
+from .review_kind import ReviewKind
 from .schedule import Schedule
 from .schedule_context import ScheduleContext
 from .schedule_detail import ScheduleDetail
@@ -75,7 +82,9 @@ __all__ = (
     "ExecutionAck",
     "ExecutionEventType0",
     "ExecutionEventType0Type",
-    "ExecutionEventType1",
+    "ExecutionEventType10",
+    "ExecutionEventType10Type",
+    "ExecutionEventType1NodeOutputType0",
     "ExecutionEventType1Type",
     "ExecutionEventType2Output",
     "ExecutionEventType2Type",
@@ -91,6 +100,8 @@ __all__ = (
     "ExecutionEventType7Type",
     "ExecutionEventType8",
     "ExecutionEventType8Type",
+    "ExecutionEventType9",
+    "ExecutionEventType9Type",
     "ExecutionForked",
     "ExecutionReplayed",
     "ExecutionResult",
@@ -108,6 +119,8 @@ __all__ = (
     "Overlap",
     "PausedExecution",
     "PauseReason",
+    "PendingReview",
+    "PendingReviews",
     "PullResponse200",
     "PushBody",
     "RedriveExecution",
@@ -116,6 +129,7 @@ __all__ = (
     "ReplayExecution",
     "ResumeExecution",
     "ResumeExecutionContextEditsType0",
+    "ReviewKind",
     "Schedule",
     "ScheduleContext",
     "ScheduleDetail",

@@ -1,7 +1,7 @@
 from enum import StrEnum
 
 class ExecutionEventType6Type(StrEnum):
-    EXECUTION_CANCELLED = "execution.cancelled"
+    EXECUTION_TOKEN = "execution.token"
 
     def __str__(self) -> str:
         return str(self.value)

@@ -23,22 +23,16 @@ T = TypeVar("T", bound="ExecutionEventType7")
 
 @_attrs_define
 class ExecutionEventType7:
-    """ The execution was forked from another at a step of that one's log (docs/server.md,
-    *Time travel*): its first own event; the events before it are its parent's.
-
+    """ 
         Attributes:
             execution_id (str):
-            parent_execution_id (str):
-            parent_step (int):
             timestamp (str):
             type_ (ExecutionEventType7Type):
             workflow_id (str):
-            node_id (None | str | Unset): The node the fork continues with.
+            node_id (None | str | Unset):
      """
 
     execution_id: str
-    parent_execution_id: str
-    parent_step: int
     timestamp: str
     type_: ExecutionEventType7Type
     workflow_id: str
@@ -51,10 +45,6 @@ class ExecutionEventType7:
 
     def to_dict(self) -> dict[str, Any]:
         execution_id = self.execution_id
-
-        parent_execution_id = self.parent_execution_id
-
-        parent_step = self.parent_step
 
         timestamp = self.timestamp
 
@@ -73,8 +63,6 @@ class ExecutionEventType7:
         field_dict.update(self.additional_properties)
         field_dict.update({
             "executionId": execution_id,
-            "parentExecutionId": parent_execution_id,
-            "parentStep": parent_step,
             "timestamp": timestamp,
             "type": type_,
             "workflowId": workflow_id,
@@ -90,10 +78,6 @@ class ExecutionEventType7:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
         execution_id = d.pop("executionId")
-
-        parent_execution_id = d.pop("parentExecutionId")
-
-        parent_step = d.pop("parentStep")
 
         timestamp = d.pop("timestamp")
 
@@ -116,8 +100,6 @@ class ExecutionEventType7:
 
         execution_event_type_7 = cls(
             execution_id=execution_id,
-            parent_execution_id=parent_execution_id,
-            parent_step=parent_step,
             timestamp=timestamp,
             type_=type_,
             workflow_id=workflow_id,

@@ -9,6 +9,8 @@ from attrs import field as _attrs_field
 from ..types import UNSET, Unset
 
 from ..models.execution_event_type_8_type import ExecutionEventType8Type
+from ..types import UNSET, Unset
+from typing import cast
 
 
 
@@ -21,20 +23,26 @@ T = TypeVar("T", bound="ExecutionEventType8")
 
 @_attrs_define
 class ExecutionEventType8:
-    """ Tenant stream only: the events after the `Last-Event-ID` sent are no longer all held
-    (older than the retention window, or an id this store never gave), so the stream
-    continues from now and the client should re-read what it shows (docs/server.md,
-    *Events*). Its `id:` is where the stream continues from.
+    """ The execution was forked from another at a step of that one's log (docs/server.md,
+    *Time travel*): its first own event; the events before it are its parent's.
 
         Attributes:
-            reason (str):
+            execution_id (str):
+            parent_execution_id (str):
+            parent_step (int):
             timestamp (str):
             type_ (ExecutionEventType8Type):
+            workflow_id (str):
+            node_id (None | str | Unset): The node the fork continues with.
      """
 
-    reason: str
+    execution_id: str
+    parent_execution_id: str
+    parent_step: int
     timestamp: str
     type_: ExecutionEventType8Type
+    workflow_id: str
+    node_id: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -42,20 +50,37 @@ class ExecutionEventType8:
 
 
     def to_dict(self) -> dict[str, Any]:
-        reason = self.reason
+        execution_id = self.execution_id
+
+        parent_execution_id = self.parent_execution_id
+
+        parent_step = self.parent_step
 
         timestamp = self.timestamp
 
         type_ = self.type_.value
 
+        workflow_id = self.workflow_id
+
+        node_id: None | str | Unset
+        if isinstance(self.node_id, Unset):
+            node_id = UNSET
+        else:
+            node_id = self.node_id
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
-            "reason": reason,
+            "executionId": execution_id,
+            "parentExecutionId": parent_execution_id,
+            "parentStep": parent_step,
             "timestamp": timestamp,
             "type": type_,
+            "workflowId": workflow_id,
         })
+        if node_id is not UNSET:
+            field_dict["nodeId"] = node_id
 
         return field_dict
 
@@ -64,7 +89,11 @@ class ExecutionEventType8:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        reason = d.pop("reason")
+        execution_id = d.pop("executionId")
+
+        parent_execution_id = d.pop("parentExecutionId")
+
+        parent_step = d.pop("parentStep")
 
         timestamp = d.pop("timestamp")
 
@@ -73,10 +102,26 @@ class ExecutionEventType8:
 
 
 
+        workflow_id = d.pop("workflowId")
+
+        def _parse_node_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        node_id = _parse_node_id(d.pop("nodeId", UNSET))
+
+
         execution_event_type_8 = cls(
-            reason=reason,
+            execution_id=execution_id,
+            parent_execution_id=parent_execution_id,
+            parent_step=parent_step,
             timestamp=timestamp,
             type_=type_,
+            workflow_id=workflow_id,
+            node_id=node_id,
         )
 
 

@@ -1,7 +1,7 @@
 from enum import StrEnum
 
 class ExecutionEventType8Type(StrEnum):
-    STREAM_RESET = "stream.reset"
+    EXECUTION_FORKED = "execution.forked"
 
     def __str__(self) -> str:
         return str(self.value)

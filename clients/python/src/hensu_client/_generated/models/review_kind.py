@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+class ReviewKind(StrEnum):
+    BRANCH = "branch"
+    CHILD = "child"
+    NODE = "node"
+
+    def __str__(self) -> str:
+        return str(self.value)
