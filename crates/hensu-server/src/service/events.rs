@@ -604,11 +604,17 @@ pub struct StreamedEvent {
 }
 
 impl StreamedEvent {
-    /// The SSE message: `id:`, `event:` (the type) and the event as JSON `data:`.
+    /// The SSE message: `id:`, `event:` (the type) and the event as JSON `data:`. A review
+    /// announcement goes without an `id:`: it precedes its pause's row, so a client that drops
+    /// between the two reconnects from the row before and gets both again instead of losing
+    /// the pause (docs/server.md, *Pending reviews*).
     pub fn to_sse(&self) -> SseEvent {
-        SseEvent::default()
-            .id(self.id.clone())
-            .event(self.event.kind())
+        let sse = SseEvent::default();
+        let sse = match self.event {
+            ExecutionEvent::ReviewRequested { .. } => sse,
+            _ => sse.id(self.id.clone()),
+        };
+        sse.event(self.event.kind())
             .json_data(&self.event)
             .unwrap_or_else(|e| {
                 tracing::error!(error = %e, "an event did not encode");

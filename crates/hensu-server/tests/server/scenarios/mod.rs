@@ -473,10 +473,10 @@ pub async fn review_pause_and_resume(s: Server) {
         .expect("correlation")
         .to_string();
     assert_eq!(paused.data["nodeId"], "draft");
-    // Announced just before the pause, under its id (docs/server.md, *Pending reviews*).
+    // Announced just before the pause, without an id of its own (docs/server.md, *Pending reviews*).
     let asked = &evs[evs.len() - 2];
     assert_eq!(asked.kind(), "execution.review_requested", "{evs:?}");
-    assert_eq!(asked.id, paused.id);
+    assert_eq!(asked.id, None, "an announcement carries no id of its own");
     assert_eq!(asked.data["correlationId"], corr.as_str());
     assert_eq!(asked.data["kind"], "node");
     let (_, status) = get(&s, A, &format!("/api/v1/executions/{id}")).await;
