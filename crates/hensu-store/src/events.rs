@@ -279,22 +279,29 @@ pub(crate) mod pg {
         config: &tokio_postgres::Config,
         target: &str,
     ) -> Result<EventWakeups> {
-        listen_on(config, target, CHANNEL).await
+        listen_on(config, target, CHANNEL, false).await
     }
 
-    /// A connection of its own `LISTEN`ing to `channel`'s notifications.
+    /// A connection of its own `LISTEN`ing to `channel`'s notifications. With `own_schema`,
+    /// only notifications whose payload is this connection's schema wake (a channel is
+    /// database-wide; `V6__work_notify.sql` sends the writer's schema).
     pub(crate) async fn listen_on(
         config: &tokio_postgres::Config,
         target: &str,
         channel: &str,
+        own_schema: bool,
     ) -> Result<EventWakeups> {
         let (client, mut conn) = config.connect(NoTls).await.map_err(|e| pg_err(target, e))?;
         let (tx, rx) = tokio::sync::mpsc::channel(1);
+        let schema = std::sync::Arc::new(std::sync::OnceLock::<String>::new());
+        let wanted = schema.clone();
         // Drives the connection: every notification is a wake-up (a full channel already
         // holds one); an error or the end of the connection ends the wake-ups.
         tokio::spawn(async move {
             while let Some(Ok(message)) = std::future::poll_fn(|cx| conn.poll_message(cx)).await {
-                if let AsyncMessage::Notification(_) = message {
+                if let AsyncMessage::Notification(n) = message
+                    && (!own_schema || wanted.get().is_some_and(|s| s == n.payload()))
+                {
                     let _ = tx.try_send(());
                 }
                 if tx.is_closed() {
@@ -302,6 +309,14 @@ pub(crate) mod pg {
                 }
             }
         });
+        if own_schema {
+            let row = client
+                .query_one("SELECT current_schema()", &[])
+                .await
+                .map_err(|e| pg_err(target, e))?;
+            let name: Option<String> = row.try_get(0).map_err(|e| pg_err(target, e))?;
+            let _ = schema.set(name.unwrap_or_default());
+        }
         client
             .batch_execute(&format!("LISTEN {channel}"))
             .await

@@ -3,10 +3,11 @@
 -- wake a run waiting for it) notify `hensu_work`; a worker LISTENing claims at once. NOTIFY is
 -- sent at commit and once per transaction, so a batch of runs queued in one transaction is one
 -- wake-up. Runs that become claimable with time (a timer, an expired lease) are still found by
--- the workers' bounded poll.
+-- the workers' bounded poll. The payload is the schema of the writer's tables: a channel is
+-- database-wide, so listeners of another schema (another deployment, a test) ignore it.
 CREATE FUNCTION hensu_work_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM pg_notify('hensu_work', '');
+    PERFORM pg_notify('hensu_work', current_schema());
     RETURN NULL;
 END
 $$;

@@ -470,7 +470,7 @@ impl StateStore for PgStore {
 
     async fn work_wakeups(&self) -> Result<Option<crate::EventWakeups>> {
         let inner = &self.inner;
-        crate::events::pg::listen_on(&inner.config, &inner.target, "hensu_work")
+        crate::events::pg::listen_on(&inner.config, &inner.target, "hensu_work", true)
             .await
             .map(Some)
     }
