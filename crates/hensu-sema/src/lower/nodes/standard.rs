@@ -81,56 +81,22 @@ impl Lowerer<'_> {
                     let Some((spec, shape)) = self.accept(BlockKind::Review, s, &mut seen) else {
                         continue;
                     };
-                    let value = match shape {
-                        Shape::Assign { value, .. } => value,
-                        Shape::Chain { head, links } => {
-                            // `onTimeout goto "x"`: kept aside, it joins the node's rules.
-                            if let StatementKind::Transition(forms) = spec.kind {
-                                on_timeout = Some(s.span);
-                                let mut sink = std::mem::take(&mut self.pending_review_rules);
-                                self.transition(
-                                    forms,
-                                    head,
-                                    links,
-                                    s.span,
-                                    BlockKind::Review,
-                                    &mut sink,
-                                );
-                                self.pending_review_rules = sink;
-                            }
+                    let (head, links) = match shape {
+                        Shape::Assign { value, .. } => {
+                            self.review_prop(spec.name, value, &mut r, &mut deadline);
                             continue;
                         }
+                        Shape::Chain { head, links } => (head, links),
+                        // A bare `onTimeout`: the chain lowering says what is missing.
+                        Shape::Name(head) => (head, &[][..]),
                         _ => continue,
                     };
-                    match spec.name {
-                        "mode" => {
-                            if let Some(m) = self
-                                .enum_constant(value, EnumType::ReviewMode, &"`mode`")
-                                .and_then(ReviewMode::parse)
-                            {
-                                r.mode = m;
-                            }
-                        }
-                        "allowBacktrack" => {
-                            r.allow_backtrack = self
-                                .boolean(value, &"`allowBacktrack`")
-                                .unwrap_or(r.allow_backtrack)
-                        }
-                        "allowEdit" => {
-                            r.allow_edit =
-                                self.boolean(value, &"`allowEdit`").unwrap_or(r.allow_edit)
-                        }
-                        // A hensu extension kept with the node's timing (docs/language.md,
-                        // *Review*).
-                        "deadline" => {
-                            deadline = true;
-                            self.pending_timing_spans.2 = Some(value.span);
-                            if let Some(ms) = self.duration(value, &"`deadline`") {
-                                self.pending_timing.review_deadline_ms =
-                                    self.positive_duration(ms, value.span, "deadline");
-                            }
-                        }
-                        _ => {}
+                    // `onTimeout goto "x"`: kept aside, it joins the node's rules.
+                    if let StatementKind::Transition(forms) = spec.kind {
+                        on_timeout = Some(s.span);
+                        let mut sink = std::mem::take(&mut self.pending_review_rules);
+                        self.transition(forms, head, links, s.span, BlockKind::Review, &mut sink);
+                        self.pending_review_rules = sink;
                     }
                 }
                 if let (Some(span), false) = (on_timeout, deadline) {
@@ -162,6 +128,44 @@ impl Lowerer<'_> {
                     allow_edit: false,
                 })
             }
+        }
+    }
+
+    /// One `name = value` of a review block.
+    fn review_prop(
+        &mut self,
+        name: &str,
+        value: &hensu_syntax::ast::Expr<'_>,
+        r: &mut ReviewConfig,
+        deadline: &mut bool,
+    ) {
+        match name {
+            "mode" => {
+                if let Some(m) = self
+                    .enum_constant(value, EnumType::ReviewMode, &"`mode`")
+                    .and_then(ReviewMode::parse)
+                {
+                    r.mode = m;
+                }
+            }
+            "allowBacktrack" => {
+                r.allow_backtrack = self
+                    .boolean(value, &"`allowBacktrack`")
+                    .unwrap_or(r.allow_backtrack)
+            }
+            "allowEdit" => {
+                r.allow_edit = self.boolean(value, &"`allowEdit`").unwrap_or(r.allow_edit)
+            }
+            // A hensu extension kept with the node's timing (docs/language.md, *Review*).
+            "deadline" => {
+                *deadline = true;
+                self.pending_timing_spans.2 = Some(value.span);
+                if let Some(ms) = self.duration(value, &"`deadline`") {
+                    self.pending_timing.review_deadline_ms =
+                        self.positive_duration(ms, value.span, "deadline");
+                }
+            }
+            _ => {}
         }
     }
 }
