@@ -480,31 +480,10 @@ async fn read_events(
         if r.meta.kind == LogKind::Created {
             continue;
         }
-        if let Some(mut ev) = log_event(run_id, &record.workflow_id, tenant, r, &output) {
-            let latest = r.meta.step == record.step;
-            if latest {
-                latest_from_record(&mut ev, &record);
-            }
-            if let ExecutionEvent::Error { message, .. } = &mut ev
-                && let Some(reason) = super::executions::failure_message(&state)
-            {
-                *message = reason;
-            }
-            let review = latest
-                && matches!(
-                    &ev,
-                    ExecutionEvent::Paused {
-                        reason: PauseReason::Review,
-                        ..
-                    }
-                );
-            // The reviews of the pause the run is in, under the pause's id and before it
-            // (the pause stays the last event of the segment).
-            if review {
-                let announced = review_events(run_id, &record.workflow_id, &state);
-                events.extend(announced.into_iter().map(|e| (r.meta.step, e)));
-            }
-            events.push((r.meta.step, ev));
+        if let Some(ev) = log_event(run_id, &record.workflow_id, tenant, r, &output) {
+            let latest = (r.meta.step == record.step).then_some(&record);
+            let completed = complete_row_event(run_id, &record.workflow_id, ev, latest, &state);
+            events.extend(completed.into_iter().map(|e| (r.meta.step, e)));
         }
     }
     Ok(EventsRead {
@@ -566,30 +545,44 @@ pub(crate) async fn tenant_row_events(
         .await
         .map(|s| s.snapshot)
         .unwrap_or(Value::Null);
-    let Some(mut ev) = log_event(run_id, workflow_id, tenant, e, &|| public_context(&state)) else {
+    let Some(ev) = log_event(run_id, workflow_id, tenant, e, &|| public_context(&state)) else {
         return Vec::new();
     };
     let latest = record.as_ref().filter(|r| r.step == e.meta.step);
+    complete_row_event(run_id, workflow_id, ev, latest, &state)
+}
+
+/// A row's event completed from its run, for both streams: the record's fields when the row
+/// is the run's latest step (`latest`), a failure's message from the state, and — for the
+/// review pause the run is in now — its `execution.review_requested` announcements before it
+/// (the pause stays the last event of the row; docs/server.md, *Pending reviews*).
+fn complete_row_event(
+    run_id: &str,
+    workflow_id: &str,
+    mut ev: ExecutionEvent,
+    latest: Option<&RunRecord>,
+    state: &Value,
+) -> Vec<ExecutionEvent> {
     if let Some(record) = latest {
         latest_from_record(&mut ev, record);
     }
     if let ExecutionEvent::Error { message, .. } = &mut ev
-        && let Some(reason) = super::executions::failure_message(&state)
+        && let Some(reason) = super::executions::failure_message(state)
     {
         *message = reason;
     }
-    let mut events = Vec::new();
-    if latest.is_some()
-        && matches!(
-            &ev,
-            ExecutionEvent::Paused {
-                reason: PauseReason::Review,
-                ..
-            }
-        )
-    {
-        events = review_events(run_id, workflow_id, &state);
-    }
+    let review_pause = matches!(
+        &ev,
+        ExecutionEvent::Paused {
+            reason: PauseReason::Review,
+            ..
+        }
+    );
+    let mut events = if latest.is_some() && review_pause {
+        review_events(run_id, workflow_id, state)
+    } else {
+        Vec::new()
+    };
     events.push(ev);
     events
 }
