@@ -165,11 +165,14 @@ def test_follow_through_pause_reconnects_after_the_pause(client: HensuClient) ->
 
 class DroppingProxy:
     """A loopback TCP proxy whose first connection is cut right after the first SSE message,
-    as a load balancer or a flaky network would; later connections pass through."""
+    as a load balancer or a flaky network would, or with ``stall`` goes silent there and stays
+    open, as a dead peer behind a NAT does; later connections pass through."""
 
-    def __init__(self, upstream: str) -> None:
+    def __init__(self, upstream: str, *, stall: bool = False) -> None:
         host, port = upstream.removeprefix("http://").split(":")
         self.upstream = (host, int(port))
+        self.stall = stall
+        self.closed = threading.Event()
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
         self.requests: list[bytes] = []
@@ -181,45 +184,52 @@ class DroppingProxy:
                 downstream, _ = self.listener.accept()
             except OSError:
                 return
-            threading.Thread(target=self._serve, args=(downstream, len(self.requests) == 0), daemon=True).start()
+            # The slot exists before the thread that fills it starts (a thread started first can
+            # reach `self.requests[index]` before the append).
+            index = len(self.requests)
             self.requests.append(b"")
+            threading.Thread(target=self._serve, args=(downstream, index), daemon=True).start()
 
-    def _serve(self, downstream: socket.socket, cut: bool) -> None:
-        upstream = socket.create_connection(self.upstream)
-        request = downstream.recv(65536)
-        self.requests[-1] = request
-        upstream.sendall(request)
-        received = b""
-        while True:
-            chunk = upstream.recv(65536)
-            if not chunk:
-                break
-            if cut:
+    def _serve(self, downstream: socket.socket, index: int) -> None:
+        cut = index == 0
+        # Both sockets close however this ends, so a proxy failure reaches the client as a
+        # dropped connection, never as a silent one.
+        with downstream, socket.create_connection(self.upstream) as upstream:
+            request = downstream.recv(65536)
+            self.requests[index] = request
+            upstream.sendall(request)
+            received = b""
+            while chunk := upstream.recv(65536):
+                if not cut:
+                    downstream.sendall(chunk)
+                    continue
                 received += chunk
-                end = received.find(b"\n\n", received.find(b"id:"))
-                if received.find(b"id:") >= 0 and end >= 0:
+                first_id = received.find(b"id:")
+                end = received.find(b"\n\n", first_id)
+                if first_id >= 0 and end >= 0:
                     downstream.sendall(received[: end + 2])
-                    break
-                continue
-            downstream.sendall(chunk)
-        downstream.close()
-        upstream.close()
+                    if self.stall:
+                        self.closed.wait()
+                    return
 
     def close(self) -> None:
+        self.closed.set()
         self.listener.close()
 
 
-def test_dropped_stream_reconnects_with_last_event_id(server: Server, client: HensuClient) -> None:
+@pytest.mark.parametrize("stall", [False, True], ids=["cut", "silent"])
+def test_dropped_stream_reconnects_with_last_event_id(server: Server, client: HensuClient, stall: bool) -> None:
     started = client.start("client_quick", {"topic": "drop"})
     wait_status(client, started.execution_id, "completed")
     direct = [(e.id, e.type) for e in client.events(started.execution_id)]
     assert direct[-1][1] == "execution.completed"
 
-    proxy = DroppingProxy(server.url)
+    proxy = DroppingProxy(server.url, stall=stall)
     token = client.api.token  # type: ignore[union-attr]
     try:
         with HensuClient(proxy.url, token) as via_proxy:
-            through = [(e.id, e.type) for e in via_proxy.events(started.execution_id, backoff=0.05)]
+            events = via_proxy.events(started.execution_id, backoff=0.05, silence_timeout=1.0)
+            through = [(e.id, e.type) for e in events]
     finally:
         proxy.close()
     assert through == direct

@@ -24,6 +24,9 @@ export const TERMINAL_EVENTS: ReadonlySet<string> = new Set([
 ]);
 /** The event after which an execution's stream closes until the run is resumed. */
 export const PAUSED_EVENT = "execution.paused";
+/** Milliseconds a stream may stay silent before it counts as dropped and is reopened after the
+ * last event id: four of the server's 15-second keep-alive comments. */
+export const STREAM_SILENCE_TIMEOUT_MS = 60_000;
 
 export interface FollowOptions {
   /** Continue right after this event (a previous stream's last `id`). */
@@ -34,6 +37,9 @@ export interface FollowOptions {
   maxReconnects?: number;
   /** Wait before the n-th consecutive reconnect: n times this (milliseconds). */
   backoffMs?: number;
+  /** A stream silent this long (no event, no keep-alive comment) counts as dropped
+   * (milliseconds; default STREAM_SILENCE_TIMEOUT_MS). */
+  silenceTimeoutMs?: number;
   signal?: AbortSignal;
 }
 
@@ -62,9 +68,30 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     }, { once: true });
   });
 
+/** Raised inside `follow` when a read waits longer than the silence timeout; handled there as
+ * a dropped connection. */
+class StreamSilent extends Error {}
+
+/** The reader's next chunk, or StreamSilent after `ms` without one. */
+async function readWithin(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  ms: number,
+): Promise<ReadableStreamReadResult<Uint8Array>> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const silent = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StreamSilent(`no data for ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([reader.read(), silent]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export async function* follow(target: StreamTarget, options: FollowOptions = {}): AsyncGenerator<HensuEvent> {
   const maxReconnects = options.maxReconnects ?? 5;
   const backoffMs = options.backoffMs ?? 500;
+  const silenceMs = options.silenceTimeoutMs ?? STREAM_SILENCE_TIMEOUT_MS;
   let last = options.lastEventId;
   let failures = 0;
   for (;;) {
@@ -95,7 +122,7 @@ export async function* follow(target: StreamTarget, options: FollowOptions = {})
       const reader = response.body.getReader();
       try {
         for (;;) {
-          const { done, value } = await reader.read();
+          const { done, value } = await readWithin(reader, silenceMs);
           if (done) break;
           parser.feed(decoder.decode(value, { stream: true }));
           while (queue.length > 0) {
@@ -113,7 +140,8 @@ export async function* follow(target: StreamTarget, options: FollowOptions = {})
       }
     } catch (error) {
       // An answer of the server (HensuError), a malformed event or the caller's abort is
-      // final; anything else is a dropped connection (undici's "terminated", a reset), retried.
+      // final; anything else is a dropped connection (undici's "terminated", a reset, a
+      // silence longer than the keep-alive interval), retried.
       if (error instanceof HensuError || error instanceof SyntaxError || options.signal?.aborted) throw error;
     }
     if (target.oneExecution && paused) {

@@ -154,9 +154,14 @@ test("following through a pause reconnects after it", async () => {
 });
 
 /** A loopback TCP proxy whose first connection is cut right after the first SSE message, as
- * a load balancer or a flaky network would; later connections pass through. */
-function droppingProxy(upstream: URL): Promise<{ url: string; requests: string[]; server: NetServer }> {
+ * a load balancer or a flaky network would, or with `stall` goes silent there and stays open,
+ * as a dead peer behind a NAT does; later connections pass through. */
+function droppingProxy(
+  upstream: URL,
+  stall = false,
+): Promise<{ url: string; requests: string[]; server: NetServer; close: () => void }> {
   const requests: string[] = [];
+  const stalled: Socket[] = [];
   const proxy = createServer((down: Socket) => {
     const cut = requests.length === 0;
     const index = requests.push("") - 1;
@@ -172,11 +177,15 @@ function droppingProxy(upstream: URL): Promise<{ url: string; requests: string[]
       const id = received.indexOf("id:");
       const end = id >= 0 ? received.indexOf("\n\n", id) : -1;
       if (end >= 0) {
-        down.end(received.slice(0, end + 2));
         up.destroy();
+        if (!stall) return void down.end(received.slice(0, end + 2));
+        down.write(received.slice(0, end + 2));
+        stalled.push(down);
       }
     });
-    up.on("end", () => down.end());
+    up.on("end", () => {
+      if (!stalled.includes(down)) down.end();
+    });
     up.on("error", () => down.destroy());
     down.on("error", () => up.destroy());
   });
@@ -184,30 +193,37 @@ function droppingProxy(upstream: URL): Promise<{ url: string; requests: string[]
     proxy.listen(0, "127.0.0.1", () => {
       const address = proxy.address();
       const port = typeof address === "object" && address !== null ? address.port : 0;
-      done({ url: `http://127.0.0.1:${port}`, requests, server: proxy });
+      const close = () => {
+        for (const socket of stalled) socket.destroy();
+        proxy.close();
+      };
+      done({ url: `http://127.0.0.1:${port}`, requests, server: proxy, close });
     }),
   );
 }
 
-test("a dropped stream is resumed with Last-Event-ID", async () => {
-  const tenant = `ts-${randomUUID().slice(0, 12)}`;
-  const client = await server.newTenant(tenant);
-  const { executionId } = await client.start("client_quick", { topic: "drop" });
-  await waitStatus(client, executionId, "completed");
-  const direct = (await collect(client.events(executionId))).map((e) => [e.id, e.type]);
-  assert.equal(direct.at(-1)![1], "execution.completed");
+for (const stall of [false, true]) {
+  test(`a ${stall ? "silent" : "dropped"} stream is resumed with Last-Event-ID`, async () => {
+    const tenant = `ts-${randomUUID().slice(0, 12)}`;
+    const client = await server.newTenant(tenant);
+    const { executionId } = await client.start("client_quick", { topic: "drop" });
+    await waitStatus(client, executionId, "completed");
+    const direct = (await collect(client.events(executionId))).map((e) => [e.id, e.type]);
+    assert.equal(direct.at(-1)![1], "execution.completed");
 
-  const proxy = await droppingProxy(new URL(server.url));
-  try {
-    const viaProxy = new HensuClient({ baseUrl: proxy.url, token: server.token(tenant) });
-    const through = (await collect(viaProxy.events(executionId, { backoffMs: 50 }))).map((e) => [e.id, e.type]);
-    assert.deepEqual(through, direct);
-    assert.equal(proxy.requests.length, 2);
-    assert.match(proxy.requests[1]!, /^last-event-id: 0\r$/im);
-  } finally {
-    proxy.server.close();
-  }
-});
+    const proxy = await droppingProxy(new URL(server.url), stall);
+    try {
+      const viaProxy = new HensuClient({ baseUrl: proxy.url, token: server.token(tenant) });
+      const options = { backoffMs: 50, silenceTimeoutMs: 1000 };
+      const through = (await collect(viaProxy.events(executionId, options))).map((e) => [e.id, e.type]);
+      assert.deepEqual(through, direct);
+      assert.equal(proxy.requests.length, 2);
+      assert.match(proxy.requests[1]!, /^last-event-id: 0\r$/im);
+    } finally {
+      proxy.close();
+    }
+  });
+}
 
 test("paging follows the cursor", async () => {
   const client = await server.newTenant();

@@ -7,7 +7,7 @@ paging iterators and one exception class per error.
 """
 
 from ._async import AsyncHensuClient
-from ._common import PAUSED_EVENT, TERMINAL_EVENTS, Event, Page, StreamEnded
+from ._common import PAUSED_EVENT, STREAM_SILENCE_TIMEOUT, TERMINAL_EVENTS, Event, Page, StreamEnded
 from ._generated.models.execution_ack import ExecutionAck
 from ._generated.models.execution_result import ExecutionResult
 from ._generated.models.execution_started import ExecutionStarted
@@ -32,6 +32,7 @@ __all__ = [
     "PAUSED_EVENT",
     "Page",
     "PausedExecution",
+    "STREAM_SILENCE_TIMEOUT",
     "StreamEnded",
     "TERMINAL_EVENTS",
     "WorkflowEntry",

@@ -20,6 +20,9 @@ T = TypeVar("T")
 TERMINAL_EVENTS = frozenset({"execution.completed", "execution.error", "execution.cancelled"})
 #: The event after which an execution's stream closes until the run is resumed.
 PAUSED_EVENT = "execution.paused"
+#: Seconds an event stream may stay silent before it counts as dropped and is reopened after the
+#: last event id: four of the server's 15-second keep-alive comments.
+STREAM_SILENCE_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True)

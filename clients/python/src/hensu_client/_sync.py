@@ -200,20 +200,29 @@ class HensuClient:
         through_pauses: bool = False,
         max_reconnects: int = 5,
         backoff: float = 0.5,
+        silence_timeout: float = c.STREAM_SILENCE_TIMEOUT,
     ) -> Iterator[Event]:
         """One execution's events until it ends (or pauses, unless ``through_pauses``).
 
         A dropped connection is reopened with ``Last-Event-ID`` of the last event seen, so no
         event is lost or repeated; ``through_pauses`` reopens after a pause too, and the
-        server holds that stream until the run is resumed.
+        server holds that stream until the run is resumed. A stream silent for
+        ``silence_timeout`` seconds (no event, no keep-alive comment) counts as dropped.
         """
-        return self._follow(c.events_path(execution_id), last_event_id, True, through_pauses, max_reconnects, backoff)
+        return self._follow(
+            c.events_path(execution_id), last_event_id, True, through_pauses, max_reconnects, backoff, silence_timeout
+        )
 
     def tenant_events(
-        self, *, last_event_id: str | None = None, max_reconnects: int = 5, backoff: float = 0.5
+        self,
+        *,
+        last_event_id: str | None = None,
+        max_reconnects: int = 5,
+        backoff: float = 0.5,
+        silence_timeout: float = c.STREAM_SILENCE_TIMEOUT,
     ) -> Iterator[Event]:
         """Every execution's events of the tenant, from now on; never ends by itself."""
-        return self._follow(c.events_path(None), last_event_id, False, True, max_reconnects, backoff)
+        return self._follow(c.events_path(None), last_event_id, False, True, max_reconnects, backoff, silence_timeout)
 
     def _follow(
         self,
@@ -223,6 +232,7 @@ class HensuClient:
         through_pauses: bool,
         max_reconnects: int,
         backoff: float,
+        silence_timeout: float,
     ) -> Iterator[Event]:
         http = self.api.get_httpx_client()
         last = last_event_id
@@ -231,9 +241,9 @@ class HensuClient:
             headers = {"Last-Event-ID": last} if last is not None else {}
             paused = False
             try:
-                # No read timeout: a paused run's stream is silent until it is resumed
-                # (the server's keep-alive comments are not events).
-                timeout = httpx.Timeout(self._timeout, read=None)
+                # The server sends a keep-alive comment every 15 s, even on a paused run's
+                # stream: a longer silence is a dead connection, reopened below.
+                timeout = httpx.Timeout(self._timeout, read=silence_timeout)
                 with connect_sse(http, "GET", path, headers=headers, timeout=timeout) as source:
                     response = source.response
                     if response.status_code >= 300:

@@ -345,9 +345,13 @@ pub fn last_event_id(headers: &HeaderMap) -> Option<&str> {
 pub fn sse_response(stream: impl Stream<Item = StreamedEvent> + Send + 'static) -> Response {
     let messages = stream.map(|m| Ok::<_, Infallible>(m.to_sse()));
     Sse::new(messages)
-        .keep_alive(KeepAlive::default())
+        .keep_alive(KeepAlive::new().interval(SSE_KEEP_ALIVE))
         .into_response()
 }
+
+/// A comment on every otherwise silent stream this often: the clients treat a longer silence
+/// (four of these) as a dead connection and reopen it (docs/clients.md, *Events*).
+pub const SSE_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// SSE of one execution: replay after `Last-Event-ID`, then live until it pauses or ends.
 #[utoipa::path(get, path = "/api/v1/executions/{executionId}/events", tag = "events",
