@@ -594,14 +594,15 @@ export interface components {
             type: "execution.started";
             workflowId: string;
         } | {
-            /**
-             * @description The node that finished, and its output (redacted): what its `execution.token`
-             *     events wrote, whole (docs/server.md, *Token events*).
-             */
+            /** @description The node that finished. */
             executedNodeId?: string | null;
             executionId: string;
             nodeId?: string | null;
-            nodeOutput?: Record<string, unknown> | null;
+            /**
+             * @description Its output (redacted), any JSON value — an agent's text is a string: what its
+             *     `execution.token` events wrote, whole (docs/server.md, *Token events*).
+             */
+            nodeOutput?: unknown;
             timestamp: string;
             /** @enum {string} */
             type: "execution.step";

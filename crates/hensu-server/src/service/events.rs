@@ -54,12 +54,13 @@ pub enum ExecutionEvent {
         execution_id: String,
         workflow_id: String,
         node_id: Option<String>,
-        /// The node that finished, and its output (redacted): what its `execution.token`
-        /// events wrote, whole (docs/server.md, *Token events*).
+        /// The node that finished.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         executed_node_id: Option<String>,
+        /// Its output (redacted), any JSON value — an agent's text is a string: what its
+        /// `execution.token` events wrote, whole (docs/server.md, *Token events*).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[schema(value_type = Option<Object>)]
+        #[schema(value_type = Option<serde_json::Value>)]
         node_output: Option<Value>,
         timestamp: String,
     },

@@ -8,9 +8,9 @@ from .error_body_diagnostics_type_0 import ErrorBodyDiagnosticsType0
 from .execution_ack import ExecutionAck
 from .execution_event_type_0 import ExecutionEventType0
 from .execution_event_type_0_type import ExecutionEventType0Type
+from .execution_event_type_1 import ExecutionEventType1
 from .execution_event_type_10 import ExecutionEventType10
 from .execution_event_type_10_type import ExecutionEventType10Type
-from .execution_event_type_1_node_output_type_0 import ExecutionEventType1NodeOutputType0
 from .execution_event_type_1_type import ExecutionEventType1Type
 from .execution_event_type_2_output import ExecutionEventType2Output
 from .execution_event_type_2_type import ExecutionEventType2Type
@@ -82,9 +82,9 @@ __all__ = (
     "ExecutionAck",
     "ExecutionEventType0",
     "ExecutionEventType0Type",
+    "ExecutionEventType1",
     "ExecutionEventType10",
     "ExecutionEventType10Type",
-    "ExecutionEventType1NodeOutputType0",
     "ExecutionEventType1Type",
     "ExecutionEventType2Output",
     "ExecutionEventType2Type",
