@@ -38,6 +38,10 @@ async def test_async_idempotent_start_and_errors(server: Server) -> None:
             await client.start("client_quick", {"topic": "a"}, idempotency_key="")
         with pytest.raises(h.NotFoundError):
             await client.result("missing")
+        queued = await client.start_batch("client_quick", [{"topic": "x"}, {"topic": "y"}])
+        assert [e.workflow_id for e in queued] == ["client_quick", "client_quick"]
+        with pytest.raises(h.NotFoundError):
+            await client.start_batch("missing", [{}])
 
 
 async def test_async_review_through_pause(server: Server) -> None:

@@ -63,6 +63,20 @@ def test_idempotent_start(client: HensuClient) -> None:
     assert first.execution_id in caught.value.message
 
 
+def test_batch_start_queues_one_run_per_context_in_order(client: HensuClient) -> None:
+    topics = ["alpha", "beta", "gamma"]
+    key = f"batch-{uuid.uuid4()}"
+    queued = client.start_batch("client_quick", [{"topic": t} for t in topics], idempotency_key=key)
+    assert len({e.execution_id for e in queued}) == 3
+    again = client.start_batch("client_quick", [{"topic": t} for t in topics], idempotency_key=key)
+    assert [e.execution_id for e in again] == [e.execution_id for e in queued]
+    for started, topic in zip(queued, topics, strict=True):
+        wait_status(client, started.execution_id, "completed")
+        assert client.result(started.execution_id).output.to_dict()["topic"] == topic
+    with pytest.raises(h.InvalidParameterError):
+        client.start_batch("client_quick", [])
+
+
 def test_bad_idempotency_key_is_typed(client: HensuClient) -> None:
     with pytest.raises(h.InvalidIdempotencyKeyError) as caught:
         client.start("client_quick", {"topic": "x"}, idempotency_key="has spaces")

@@ -104,6 +104,18 @@ export class HensuClient {
     return unwrap(await this.api.POST("/api/v1/executions", { body, params: { header } }));
   }
 
+  /** Queues one execution per context in one request (the server's workers run them) and
+   * returns them in order; with `idempotencyKey` a retried batch queues nothing twice. */
+  async startBatch(
+    workflowId: string,
+    contexts: Context[],
+    options: { idempotencyKey?: string } = {},
+  ): Promise<ExecutionStarted[]> {
+    const header = options.idempotencyKey !== undefined ? { "Idempotency-Key": options.idempotencyKey } : {};
+    const body = { workflowId, contexts };
+    return unwrap(await this.api.POST("/api/v1/executions/batch", { body, params: { header } })).executions;
+  }
+
   async status(executionId: string): Promise<ExecutionStatus> {
     return unwrap(await this.api.GET("/api/v1/executions/{executionId}", { params: { path: { executionId } } }));
   }

@@ -26,6 +26,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/executions/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Batch start (a hensu addition): one run per context, stored `queued` for the workers
+         *     (this server's and any other's on the same store) to claim within their concurrency.
+         *     Every context is checked first; one bad context refuses the batch and queues nothing
+         *     (docs/server.md, *Batch starts*).
+         */
+        post: operations["start_batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/executions/events": {
         parameters: {
             query?: never;
@@ -550,6 +572,20 @@ export interface components {
          * @enum {string}
          */
         Acknowledged: "resumed" | "cancelled" | "cancelling" | "pausing" | "paused";
+        /** @description `POST /api/v1/executions/batch`: one workflow, a context per run. */
+        BatchStart: {
+            /**
+             * @description One initial context per run, in order: at least one, at most the server's
+             *     `batch_max_starts` (1,000 by default).
+             */
+            contexts: Record<string, unknown>[];
+            /** @description A workflow the tenant pushed. */
+            workflowId: string;
+        };
+        /** @description The queued executions, in the order of the contexts. */
+        BatchStarted: {
+            executions: components["schemas"]["ExecutionStarted"][];
+        };
         /** @description Whether one client is connected, and for how long. */
         ClientStatus: {
             clientId: string;
@@ -1199,6 +1235,89 @@ export interface operations {
                 };
             };
             /** @description the Idempotency-Key was used for a different request (`code` idempotency_key_reused), or a start signal the workflow does not wait for or whose payload does not fit (`code` unknown_signal, invalid_signal_payload) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description shutting down, or the store is unreachable (`code` store_unavailable, with `Retry-After`); retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    start_batch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description the run of `contexts[i]` is started under `<key>#<i>`: a retried batch queues nothing twice */
+                "Idempotency-Key"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchStart"];
+            };
+        };
+        responses: {
+            /** @description the Idempotency-Key had queued every run already; nothing new queued */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchStarted"];
+                };
+            };
+            /** @description queued, in the order of the contexts */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchStarted"];
+                };
+            };
+            /** @description bad input: malformed, 0 or too many contexts (`code` invalid_parameter), a context the workflow refuses, context_too_deep, invalid_idempotency_key */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unknown workflow */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description body or a context too large (`code` body_too_large, context_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description the Idempotency-Key was used for a different request (`code` idempotency_key_reused) */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -81,6 +81,21 @@ test("the same Idempotency-Key twice gives the same execution", async () => {
   });
 });
 
+test("a batch start queues one execution per context, in order", async () => {
+  const client = await server.newTenant();
+  const topics = ["alpha", "beta", "gamma"];
+  const key = `batch-${randomUUID()}`;
+  const queued = await client.startBatch("client_quick", topics.map((topic) => ({ topic })), { idempotencyKey: key });
+  assert.equal(new Set(queued.map((e) => e.executionId)).size, 3);
+  const again = await client.startBatch("client_quick", topics.map((topic) => ({ topic })), { idempotencyKey: key });
+  assert.deepEqual(again.map((e) => e.executionId), queued.map((e) => e.executionId));
+  for (const [i, started] of queued.entries()) {
+    await waitStatus(client, started.executionId, "completed");
+    assert.equal((await client.result(started.executionId)).output["topic"], topics[i]);
+  }
+  await assert.rejects(client.startBatch("client_quick", []), InvalidParameterError);
+});
+
 test("a bad Idempotency-Key is a typed 400", async () => {
   const client = await server.newTenant();
   await assert.rejects(client.start("client_quick", { topic: "x" }, { idempotencyKey: "has spaces" }), (error: unknown) => {

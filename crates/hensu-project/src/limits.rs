@@ -54,6 +54,9 @@ pub struct Limits {
     pub context_max_entries: usize,
     /// A start's `context`: nesting depth at most (400).
     pub context_max_depth: usize,
+    /// Runs one batch start (`POST /api/v1/executions/batch`) may queue at most (400); its
+    /// whole body is bounded by `context_max_bytes`.
+    pub batch_max_starts: usize,
     /// On SIGTERM/SIGINT, how long running executions get to reach their next node boundary
     /// (and open connections to finish); after it, a run still inside a node is handed back
     /// at its last recorded boundary (the node in flight runs again on the next owner).
@@ -77,6 +80,7 @@ impl Default for Limits {
             context_max_bytes: 1024 * 1024,
             context_max_entries: 10_000,
             context_max_depth: 32,
+            batch_max_starts: 1000,
             shutdown_grace: Duration::from_secs(20),
         }
     }
@@ -104,6 +108,7 @@ impl Limits {
             ("context_max_bytes", self.context_max_bytes == 0),
             ("context_max_entries", self.context_max_entries == 0),
             ("context_max_depth", self.context_max_depth == 0),
+            ("batch_max_starts", self.batch_max_starts == 0),
         ];
         if let Some((name, _)) = nonzero.iter().find(|(_, zero)| *zero) {
             return Err(format!("[server.limits] {name} must be greater than 0"));

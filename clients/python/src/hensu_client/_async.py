@@ -19,6 +19,7 @@ from ._generated.api.executions import paused as _paused
 from ._generated.api.executions import result as _result
 from ._generated.api.executions import resume as _resume
 from ._generated.api.executions import start as _start
+from ._generated.api.executions import start_batch as _start_batch
 from ._generated.api.executions import execution_status as _status
 from ._generated.api.operations import health as _health
 from ._generated.api.workflows import delete as _delete
@@ -26,6 +27,7 @@ from ._generated.api.workflows import list_workflows as _workflows
 from ._generated.api.workflows import pull as _pull
 from ._generated.api.workflows import push as _push
 from ._generated.client import AuthenticatedClient, Client
+from ._generated.models.batch_started import BatchStarted
 from ._generated.models.execution_ack import ExecutionAck
 from ._generated.models.execution_result import ExecutionResult
 from ._generated.models.execution_started import ExecutionStarted
@@ -99,6 +101,22 @@ class AsyncHensuClient:
             idempotency_key=idempotency_key if idempotency_key is not None else UNSET,
         )
         return cast(ExecutionStarted, c.unwrap(response))
+
+    async def start_batch(
+        self,
+        workflow_id: str,
+        contexts: Sequence[Mapping[str, Any]],
+        *,
+        idempotency_key: str | None = None,
+    ) -> list[ExecutionStarted]:
+        """Queues one execution per context (one request; the server's workers run them) and
+        returns them in order. With ``idempotency_key`` a retried batch queues nothing twice."""
+        response = await _start_batch.asyncio_detailed(
+            client=self.api,
+            body=c.batch_body(workflow_id, contexts),
+            idempotency_key=idempotency_key if idempotency_key is not None else UNSET,
+        )
+        return cast(BatchStarted, c.unwrap(response)).executions
 
     async def status(self, execution_id: str) -> ExecutionStatus:
         return cast(ExecutionStatus, c.unwrap(await _status.asyncio_detailed(execution_id, client=self.api)))

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from typing import Any, Generic, TypedDict, TypeVar
 from urllib.parse import quote
 
+from ._generated.models.batch_start import BatchStart
 from ._generated.models.resume_execution import ResumeExecution
 from ._generated.models.start_execution import StartExecution
 from ._generated.types import UNSET, Response, Unset
@@ -81,6 +82,10 @@ def start_body(workflow_id: str, context: Mapping[str, Any] | None) -> StartExec
     if context is not None:
         body["context"] = dict(context)
     return StartExecution.from_dict(body)
+
+
+def batch_body(workflow_id: str, contexts: Sequence[Mapping[str, Any]]) -> BatchStart:
+    return BatchStart.from_dict({"workflowId": workflow_id, "contexts": [dict(c) for c in contexts]})
 
 
 def resume_body(

@@ -88,6 +88,9 @@ pub trait ExecutionService: Send + Sync {
     /// Stores the run and starts it in the background; returns its id (or, for a key that
     /// started one already, that execution's).
     async fn start(&self, req: StartRequest) -> Result<Started, ApiError>;
+    /// Stores the run queued, for a worker to claim (this server's takeover worker or any
+    /// other on the same store, within their concurrency); returns its id, as `start`.
+    async fn queue(&self, req: StartRequest) -> Result<Started, ApiError>;
     /// Checks the input against the stored run, then continues it in the background. Nothing
     /// is written when the input is refused.
     async fn resume(

@@ -25,49 +25,19 @@ impl ExecutionService for Arc<InProcessExecutor> {
     }
 
     async fn start(&self, req: StartRequest) -> Result<Started, ApiError> {
-        if self.closing.load(Ordering::SeqCst) {
-            return Err(ApiError::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                "the server is shutting down",
-            ));
-        }
-        let wf = req.workflow.clone();
-        let stored = StoredWorkflow {
-            workflow: (*wf).clone(),
-            source: None,
-            options: launch::StoredOptions {
-                traceparent: req.traceparent.clone(),
-                ..self.setup.stored_options()
-            },
-        };
-        let created = launch::create_run(
-            &self.store,
-            NewRun {
-                stored: &stored,
-                input: &req.context,
-                queued: false,
-                owner: &self.owner,
-                redact: self.redact.clone(),
-                tenant: Some((self.registry.as_ref(), &req.tenant)),
-                idempotency: req.idempotency.as_ref(),
-            },
-        )
-        .await?;
-        let run_id = created.run_id().to_string();
+        let (created, run_id) = self.create(&req, false).await?;
         if let RunHandle::Replayed(_) = created {
             return Ok(Started {
                 run_id,
                 replayed: true,
             });
         }
-        metrics::started(&req.tenant);
-        self.notify(&req.tenant, &run_id);
         // `Elsewhere`: between its creation and its lease the run looked claimable, and a
         // takeover worker (of this server or another) claimed it: it runs there.
         if let RunHandle::Leased(durable) = created {
             self.spawn_run(ReadyRun {
                 tenant: req.tenant,
-                workflow: wf,
+                workflow: req.workflow,
                 durable: *durable,
                 resume: None,
                 input: req.context,
@@ -79,6 +49,14 @@ impl ExecutionService for Arc<InProcessExecutor> {
         Ok(Started {
             run_id,
             replayed: false,
+        })
+    }
+
+    async fn queue(&self, req: StartRequest) -> Result<Started, ApiError> {
+        let (created, run_id) = self.create(&req, true).await?;
+        Ok(Started {
+            run_id,
+            replayed: matches!(created, RunHandle::Replayed(_)),
         })
     }
 
@@ -299,5 +277,49 @@ impl ExecutionService for Arc<InProcessExecutor> {
         );
         self.hard_stop.cancel();
         all_stopped.await;
+    }
+}
+
+impl InProcessExecutor {
+    /// Stores a new run of `req` (leased to this server, or `queued` for any worker) and
+    /// announces it; a replayed idempotent start stores and announces nothing.
+    async fn create(
+        &self,
+        req: &StartRequest,
+        queued: bool,
+    ) -> Result<(RunHandle, String), ApiError> {
+        if self.closing.load(Ordering::SeqCst) {
+            return Err(ApiError::new(
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                "the server is shutting down",
+            ));
+        }
+        let stored = StoredWorkflow {
+            workflow: (*req.workflow).clone(),
+            source: None,
+            options: launch::StoredOptions {
+                traceparent: req.traceparent.clone(),
+                ..self.setup.stored_options()
+            },
+        };
+        let created = launch::create_run(
+            &self.store,
+            NewRun {
+                stored: &stored,
+                input: &req.context,
+                queued,
+                owner: &self.owner,
+                redact: self.redact.clone(),
+                tenant: Some((self.registry.as_ref(), &req.tenant)),
+                idempotency: req.idempotency.as_ref(),
+            },
+        )
+        .await?;
+        let run_id = created.run_id().to_string();
+        if !matches!(created, RunHandle::Replayed(_)) {
+            metrics::started(&req.tenant);
+            self.notify(&req.tenant, &run_id);
+        }
+        Ok((created, run_id))
     }
 }

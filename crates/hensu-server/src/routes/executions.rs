@@ -1,4 +1,4 @@
-//! `/api/v1/executions`: start, status, list, paused, result, resume, cancel, pause, signals, pending reviews, and the SSE
+//! `/api/v1/executions`: start, batch start, status, list, paused, result, resume, cancel, pause, signals, pending reviews, and the SSE
 //! streams — adapters of [`crate::service::executions`] and [`crate::service::events`].
 
 use std::convert::Infallible;
@@ -17,6 +17,7 @@ use utoipa_axum::routes;
 use crate::AppState;
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::service::batch::{self, BatchStart, BatchStarted};
 use crate::service::events::{self, ExecutionEvent, StreamedEvent};
 use crate::service::executions::{
     self as service, Acknowledged, ExecutionAck, ExecutionResult, ExecutionStarted,
@@ -30,6 +31,7 @@ use crate::service::time_travel::{self, ExecutionForked, ForkExecution, RedriveE
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list, start))
+        .routes(routes!(start_batch))
         // Literal segments win over `{executionId}` (axum matches static routes first).
         .routes(routes!(paused))
         .routes(routes!(tenant_events))
@@ -85,6 +87,44 @@ pub async fn start(
         StatusCode::ACCEPTED
     };
     Ok((status, Json(started)))
+}
+
+/// Batch start (a hensu addition): one run per context, stored `queued` for the workers
+/// (this server's and any other's on the same store) to claim within their concurrency.
+/// Every context is checked first; one bad context refuses the batch and queues nothing
+/// (docs/server.md, *Batch starts*).
+#[utoipa::path(post, path = "/api/v1/executions/batch", tag = "executions",
+    request_body = BatchStart,
+    params(("Idempotency-Key" = Option<String>, Header,
+            description = "the run of `contexts[i]` is started under `<key>#<i>`: a retried batch queues nothing twice")),
+    responses((status = 202, description = "queued, in the order of the contexts", body = BatchStarted),
+              (status = 200, description = "the Idempotency-Key had queued every run already; nothing new queued", body = BatchStarted),
+              (status = 400, description = "bad input: malformed, 0 or too many contexts (`code` invalid_parameter), a context the workflow refuses, context_too_deep, invalid_idempotency_key", body = ErrorBody),
+              (status = 404, description = "unknown workflow", body = ErrorBody),
+              (status = 413, description = "body or a context too large (`code` body_too_large, context_too_large)", body = ErrorBody),
+              (status = 422, description = "the Idempotency-Key was used for a different request (`code` idempotency_key_reused)", body = ErrorBody),
+              (status = 503, description = "shutting down, or the store is unreachable (`code` store_unavailable, with `Retry-After`); retry with the same Idempotency-Key", body = ErrorBody,
+               headers(("Retry-After" = u32, description = "seconds to wait before retrying")))))]
+pub async fn start_batch(
+    State(app): State<AppState>,
+    tenant: Tenant,
+    headers: HeaderMap,
+    body: Result<axum::body::Bytes, BytesRejection>,
+) -> ApiResult<(StatusCode, Json<BatchStarted>)> {
+    crate::routes::require_json(&headers)?;
+    let bounds = crate::validate::ContextBounds::from(app.limits.as_ref());
+    let request = BatchStart::from_body(&body?, bounds, app.limits.batch_max_starts)?;
+    let key = headers
+        .get("idempotency-key")
+        .map(|k| service::check_idempotency_key(k.as_bytes()))
+        .transpose()?;
+    let (queued, all_replayed) = batch::start_batch(&app, &tenant, request, key.as_deref()).await?;
+    let status = if all_replayed {
+        StatusCode::OK
+    } else {
+        StatusCode::ACCEPTED
+    };
+    Ok((status, Json(queued)))
 }
 
 /// Status: the real status (running, paused, completed, failed, rejected, cancelled).

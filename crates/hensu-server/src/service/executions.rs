@@ -102,7 +102,7 @@ fn canonical(v: &Value) -> Value {
 
 /// The digest that tells a retried start from another request under the same key: the
 /// workflow id and the context, key order aside.
-fn request_hash(
+pub(crate) fn request_hash(
     workflow_id: &str,
     context: &Option<Map<String, Value>>,
     signals: &[crate::service::signal_rules::StartSignal],
@@ -526,7 +526,7 @@ pub async fn start(
 /// A start whose inputs the workflow's state schema refuses is a 400 with the error
 /// `hensuc run` fails with (the same rule, `hensu_runtime::inputs::input_error`), plus how to
 /// give the missing ones; nothing is stored.
-fn refuse_bad_inputs(workflow: &hensu_ir::Workflow, context: &Context) -> ApiResult<()> {
+pub(crate) fn refuse_bad_inputs(workflow: &hensu_ir::Workflow, context: &Context) -> ApiResult<()> {
     let Some(schema) = &workflow.state_schema else {
         return Ok(());
     };

@@ -9,6 +9,7 @@
 //! Store calls are async (`hensu_store::StateStore`); only CPU-bound work (a push's checks)
 //! goes to the blocking pool.
 
+pub mod batch;
 pub mod control;
 pub mod events;
 pub mod executions;

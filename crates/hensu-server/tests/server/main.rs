@@ -64,6 +64,7 @@ on_both!(
     a_failed_run_carries_its_reason,
     executions_are_paged,
     idempotent_starts,
+    batch_starts_queue_runs_for_the_workers,
     fork_continues_from_a_step,
     redrive_forks_a_failed_execution,
     waits_and_signals,

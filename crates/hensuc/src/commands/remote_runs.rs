@@ -86,6 +86,61 @@ pub fn run(
     follow_and_report(remote, &exec, None)
 }
 
+/// Contexts per batch request of [`queue`]: well under the server's default caps (1,000
+/// runs and 1 MiB a batch; docs/server.md, *Batch starts*).
+const BATCH_RUNS: usize = 500;
+const BATCH_BYTES: usize = 512 * 1024;
+
+/// `hensuc run WORKFLOW --server URL --detach [--contexts FILE]`: pushes the file (when it
+/// is one) and queues one execution per context through the batch route, in requests of at
+/// most [`BATCH_RUNS`] contexts or [`BATCH_BYTES`]; prints each id as its request answers
+/// (what is printed is queued, even when a later request fails).
+pub fn queue(
+    remote: &Remote,
+    workflow: &Path,
+    dir: Option<&Path>,
+    contexts: Vec<serde_json::Map<String, Value>>,
+) -> anyhow::Result<ExitCode> {
+    let id = if workflow.is_file() {
+        super::push::push_file(remote, workflow, dir)?
+    } else {
+        workflow.display().to_string()
+    };
+    let mut queued = 0usize;
+    let mut rest = contexts.as_slice();
+    while !rest.is_empty() {
+        let mut take = 0;
+        let mut bytes = 0;
+        while take < rest.len() && take < BATCH_RUNS {
+            bytes += serde_json::to_string(&rest[take])?.len() + 1;
+            if take > 0 && bytes > BATCH_BYTES {
+                break;
+            }
+            take += 1;
+        }
+        let (chunk, tail) = rest.split_at(take);
+        let a = remote.post(
+            "/api/v1/executions/batch",
+            &json!({"workflowId": id, "contexts": chunk}),
+        )?;
+        if !a.ok() {
+            return Err(fail(&format!("queue {id}"), &a));
+        }
+        for e in a.body["executions"].as_array().into_iter().flatten() {
+            println!("{}", e["executionId"].as_str().unwrap_or_default());
+            queued += 1;
+        }
+        rest = tail;
+    }
+    let noun = if queued == 1 {
+        "execution"
+    } else {
+        "executions"
+    };
+    eprintln!("{queued} {noun} queued on the server; list them with `hensuc runs --server …`");
+    Ok(ExitCode::from(exit::SUCCESS))
+}
+
 /// `hensuc runs --server URL`: every execution of the tenant, newest first, read page by page
 /// (500 a page, following `X-Next-Cursor`; docs/server.md, *Paging*).
 pub fn runs(remote: &Remote, as_json: bool) -> anyhow::Result<ExitCode> {

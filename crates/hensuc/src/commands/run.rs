@@ -81,7 +81,7 @@ pub struct RunArgs {
     pub no_store: bool,
     /// Queue the run in the store, print its id and return: a worker (`hensuc worker`)
     /// executes it — on the default SQLite store a local one is started — and `hensuc attach
-    /// ID` follows it.
+    /// ID` follows it. With `--server`: queued on the server, for its workers.
     #[arg(long, conflicts_with_all = ["no_store", "interactive"])]
     pub detach: bool,
     /// With `--detach`: queue one run per line of FILE (JSON Lines, each line a context
@@ -163,9 +163,19 @@ pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     args.store.apply();
     if let Some(remote) = crate::commands::remote::Remote::from_args(&args.settings.remote)? {
-        if args.contexts.is_some() {
-            anyhow::bail!(
-                "`--contexts` queues runs in a local or configured store, not on `--server`"
+        if args.detach {
+            let contexts = match args.contexts.as_deref() {
+                Some(file) => read_contexts(file)?,
+                None => vec![parse_context(args.context.as_deref())?],
+            };
+            return crate::commands::remote_runs::queue(
+                &remote,
+                &args.workflow,
+                args.project.dir.as_deref(),
+                contexts
+                    .into_iter()
+                    .map(|c| c.into_iter().collect())
+                    .collect(),
             );
         }
         return crate::commands::remote_runs::run(

@@ -499,3 +499,58 @@ fn health_probes_a_running_server_and_fails_without_one() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("/health"), "{}", stderr(&out));
 }
+
+/// `run --server --detach --contexts FILE`: one queued execution per line through the batch
+/// route, ids printed in order; the server's worker runs each with its own context.
+#[test]
+fn detached_server_runs_are_queued_in_one_batch() {
+    let dir = project();
+    let server = serve(dir.path());
+    let url = server.url.as_str();
+    let lines = "{\"topic\": \"one\"}\n\n{\"topic\": \"two\"}\n{\"topic\": \"three\"}\n";
+    std::fs::write(dir.path().join("topics.jsonl"), lines).expect("write");
+    let queued = hensuc()
+        .args(["run"])
+        .arg(dir.path().join("workflows/linear.hwf"))
+        .args(["-d"])
+        .arg(dir.path())
+        .args(["--server", url, "--detach", "--contexts"])
+        .arg(dir.path().join("topics.jsonl"))
+        .output()
+        .expect("run");
+    assert!(queued.status.success(), "{}", stderr(&queued));
+    assert!(
+        stderr(&queued).contains("3 executions queued on the server"),
+        "{}",
+        stderr(&queued)
+    );
+    let ids: Vec<String> = stdout(&queued).lines().map(str::to_string).collect();
+    assert_eq!(ids.len(), 3, "{}", stdout(&queued));
+    // (The contexts' order is checked through the API in hensu-server's `batch` scenario.)
+    assert!(ids[0] != ids[1] && ids[1] != ids[2], "{ids:?}");
+    for id in &ids {
+        let mut shown = serde_json::Value::Null;
+        for _ in 0..200 {
+            let show = hensuc()
+                .args(["runs", "show", id, "--server", url, "--json"])
+                .output()
+                .expect("show");
+            shown = json_out(&show);
+            if shown["record"]["status"] == "completed" {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        assert_eq!(shown["record"]["status"], "completed", "{shown}");
+        assert_eq!(shown["record"]["workflow"], "linear", "{shown}");
+    }
+    // A bad line refuses the file before anything is sent.
+    std::fs::write(dir.path().join("bad.jsonl"), "{\"topic\": 1}\n[2]\n").expect("write");
+    let bad = hensuc()
+        .args(["run", "linear", "--server", url, "--detach", "--contexts"])
+        .arg(dir.path().join("bad.jsonl"))
+        .output()
+        .expect("run");
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("bad.jsonl:2"), "{}", stderr(&bad));
+}

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use crate::harness::{Server, Sse, fixture, parse_sse, send, token};
 
 mod access;
+mod batch;
 mod failures;
 pub(crate) mod idempotency;
 mod paging;
@@ -16,6 +17,7 @@ mod signals;
 pub(crate) mod tenant_stream;
 mod time_travel;
 pub use access::*;
+pub use batch::*;
 pub use failures::*;
 pub use idempotency::idempotent_starts;
 pub use paging::*;

@@ -1,6 +1,9 @@
 """ Contains all the data models used in inputs/outputs """
 
 from .acknowledged import Acknowledged
+from .batch_start import BatchStart
+from .batch_start_contexts_item import BatchStartContextsItem
+from .batch_started import BatchStarted
 from .client_status import ClientStatus
 from .document_response_200 import DocumentResponse200
 from .error_body import ErrorBody
@@ -75,6 +78,9 @@ from .workflow_saved import WorkflowSaved
 
 __all__ = (
     "Acknowledged",
+    "BatchStart",
+    "BatchStartContextsItem",
+    "BatchStarted",
     "ClientStatus",
     "DocumentResponse200",
     "ErrorBody",
