@@ -72,6 +72,15 @@ pub trait WorkflowRegistry: Send + Sync {
         snapshot: &Value,
     ) -> Result<()>;
 
+    /// [`WorkflowRegistry::create_tenant_run`] for several runs of one workflow in one
+    /// transaction (a batch start): every run and its tag are written, or none.
+    async fn create_tenant_runs(
+        &self,
+        tenant: &str,
+        runs: &[(RunRecord, Value)],
+        workflow_json: &[u8],
+    ) -> Result<()>;
+
     /// [`WorkflowRegistry::create_tenant_run`] under an idempotency key, in the same one
     /// transaction: when the key started a run within [`crate::IDEMPOTENCY_WINDOW_MS`], the
     /// same request gets [`KeyedStart::Existing`] (nothing written) and another request

@@ -47,7 +47,7 @@ pub use replay::{ReplayError, ReplayPlan, ReplayReport, replay_run};
 pub use signal::{SignalError, check_payload, send_signal, signal_names};
 pub use stored::{
     NewRun, RunHandle, SourceRef, StoredOptions, StoredWorkflow, WORKFLOW_FORMAT, content_hash,
-    create_run, new_run_id,
+    create_queued_tenant_runs, create_run, new_run_id,
 };
 
 /// The environment variable naming the default `webhook` URL (a `send("webhook", …)` whose

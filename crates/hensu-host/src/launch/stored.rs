@@ -265,3 +265,39 @@ pub async fn create_run(
         Err(e) => Err(e),
     }
 }
+
+/// Stores one queued run of `stored` per context of `inputs` for `tenant`, all in one
+/// transaction ([`WorkflowRegistry::create_tenant_runs`]: every run or none), for workers to
+/// claim; returns their ids in order. A batch start (docs/server.md, *Batch starts*).
+pub async fn create_queued_tenant_runs(
+    registry: &dyn WorkflowRegistry,
+    tenant: &str,
+    stored: &StoredWorkflow,
+    inputs: &[Context],
+    redact: Option<&SnapshotRedactor>,
+) -> Result<Vec<String>, StoreError> {
+    let workflow = &stored.workflow;
+    let envelope = stored.encode().map_err(StoreError::Invalid)?;
+    let mut runs = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let run_id = new_run_id();
+        let mut record = RunRecord::new(
+            run_id.clone(),
+            workflow.id.clone(),
+            workflow.version.clone(),
+            Some(workflow.start_node.clone()),
+        );
+        record.status = RunStatus::Queued;
+        let initial = RunState::new(
+            run_id,
+            workflow.id.clone(),
+            workflow.start_node.clone(),
+            input.clone(),
+        );
+        runs.push((record, snapshot(&initial, redact)?));
+    }
+    registry
+        .create_tenant_runs(tenant, &runs, &envelope)
+        .await?;
+    Ok(runs.into_iter().map(|(r, _)| r.run_id).collect())
+}

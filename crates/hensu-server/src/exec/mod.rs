@@ -91,6 +91,14 @@ pub trait ExecutionService: Send + Sync {
     /// Stores the run queued, for a worker to claim (this server's takeover worker or any
     /// other on the same store, within their concurrency); returns its id, as `start`.
     async fn queue(&self, req: StartRequest) -> Result<Started, ApiError>;
+    /// Stores one queued run of `workflow` per context, all in one transaction (every run or
+    /// none); returns their ids in order.
+    async fn queue_many(
+        &self,
+        tenant: &str,
+        workflow: &Workflow,
+        contexts: &[Context],
+    ) -> Result<Vec<String>, ApiError>;
     /// Checks the input against the stored run, then continues it in the background. Nothing
     /// is written when the input is refused.
     async fn resume(

@@ -60,6 +60,33 @@ impl ExecutionService for Arc<InProcessExecutor> {
         })
     }
 
+    async fn queue_many(
+        &self,
+        tenant: &str,
+        workflow: &hensu_ir::Workflow,
+        contexts: &[Context],
+    ) -> Result<Vec<String>, ApiError> {
+        self.refuse_when_closing()?;
+        let stored = StoredWorkflow {
+            workflow: workflow.clone(),
+            source: None,
+            options: self.setup.stored_options(),
+        };
+        let ids = launch::create_queued_tenant_runs(
+            self.registry.as_ref(),
+            tenant,
+            &stored,
+            contexts,
+            self.redact.as_ref(),
+        )
+        .await?;
+        for run_id in &ids {
+            metrics::started(tenant);
+            self.notify(tenant, run_id);
+        }
+        Ok(ids)
+    }
+
     async fn resume(
         &self,
         run_id: &str,
@@ -281,6 +308,17 @@ impl ExecutionService for Arc<InProcessExecutor> {
 }
 
 impl InProcessExecutor {
+    /// 503 once the server is shutting down: nothing new is stored.
+    fn refuse_when_closing(&self) -> Result<(), ApiError> {
+        if self.closing.load(Ordering::SeqCst) {
+            return Err(ApiError::new(
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                "the server is shutting down",
+            ));
+        }
+        Ok(())
+    }
+
     /// Stores a new run of `req` (leased to this server, or `queued` for any worker) and
     /// announces it; a replayed idempotent start stores and announces nothing.
     async fn create(
@@ -288,12 +326,7 @@ impl InProcessExecutor {
         req: &StartRequest,
         queued: bool,
     ) -> Result<(RunHandle, String), ApiError> {
-        if self.closing.load(Ordering::SeqCst) {
-            return Err(ApiError::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                "the server is shutting down",
-            ));
-        }
+        self.refuse_when_closing()?;
         let stored = StoredWorkflow {
             workflow: (*req.workflow).clone(),
             source: None,

@@ -91,41 +91,53 @@ pub async fn start_batch(
         .map_err(|e| ApiError::internal(format!("stored workflow does not load: {e:?}")))?;
     let repository = crate::subflows::repository(reg, &tenant.tenant_id, &workflow).await?;
     // Everything is checked before the first run is stored.
-    let mut requests = Vec::with_capacity(batch.contexts.len());
+    let mut contexts = Vec::with_capacity(batch.contexts.len());
+    let mut keyed = Vec::new();
     let workflow = Arc::new(workflow);
     for (index, map) in batch.contexts.into_iter().enumerate() {
-        let idempotency = match idempotency_key {
-            Some(key) => Some(hensu_store::IdempotencyKey {
+        if let Some(key) = idempotency_key {
+            keyed.push(hensu_store::IdempotencyKey {
                 key: check_idempotency_key(format!("{key}#{index}").as_bytes())?,
                 request_hash: request_hash(&batch.workflow_id, &Some(map.clone()), &[]),
-            }),
-            None => None,
-        };
+            });
+        }
         let context: Context = map.into_iter().collect();
         refuse_bad_inputs(&workflow, &context).map_err(|mut e| {
             e.message = format!("contexts[{index}]: {}", e.message);
             e
         })?;
-        requests.push(StartRequest {
-            tenant: tenant.tenant_id.clone(),
-            workflow: workflow.clone(),
-            context,
-            repository: repository.clone(),
-            idempotency,
-            traceparent: None,
-        });
+        contexts.push(context);
     }
-    let mut executions = Vec::with_capacity(requests.len());
-    let mut all_replayed = true;
-    for request in requests {
-        let started = app.executor.queue(request).await?;
-        all_replayed &= started.replayed;
-        executions.push(ExecutionStarted {
-            execution_id: started.run_id,
-            workflow_id: batch.workflow_id.clone(),
-            replayed: started.replayed,
-        });
-    }
+    let started = |execution_id: String, replayed: bool| ExecutionStarted {
+        execution_id,
+        workflow_id: batch.workflow_id.clone(),
+        replayed,
+    };
+    let executions: Vec<ExecutionStarted> = if keyed.is_empty() {
+        // One transaction for the whole batch: every run is queued, or none.
+        let ids = app
+            .executor
+            .queue_many(&tenant.tenant_id, &workflow, &contexts)
+            .await?;
+        ids.into_iter().map(|id| started(id, false)).collect()
+    } else {
+        // Each item under its own key, one transaction each (a retry queues only the rest).
+        let mut out = Vec::with_capacity(contexts.len());
+        for (context, key) in contexts.into_iter().zip(keyed) {
+            let request = StartRequest {
+                tenant: tenant.tenant_id.clone(),
+                workflow: workflow.clone(),
+                context,
+                repository: repository.clone(),
+                idempotency: Some(key),
+                traceparent: None,
+            };
+            let s = app.executor.queue(request).await?;
+            out.push(started(s.run_id, s.replayed));
+        }
+        out
+    };
+    let all_replayed = executions.iter().all(|e| e.replayed);
     tracing::info!(
         workflow = batch.workflow_id,
         count = executions.len(),

@@ -181,6 +181,44 @@ impl PgStore {
     }
 }
 
+impl PgStore {
+    /// Runs of one workflow and their tenant tags in one transaction (a batch start).
+    pub(crate) async fn create_tenant_runs(
+        &self,
+        tenant: &str,
+        runs: &[(RunRecord, Value)],
+        workflow_json: &[u8],
+    ) -> Result<()> {
+        let version = self.options().snapshot_version;
+        let runs = runs
+            .iter()
+            .map(|(record, snapshot)| Ok((record.clone(), encode_snapshot(version, snapshot)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let (tenant, wf) = (tenant.to_string(), workflow_json.to_vec());
+        self.with(move |inner| async move {
+            in_tx!(inner, b, false, {
+                async {
+                    let now = now_ms();
+                    for (record, snap) in &runs {
+                        logic::create_tenant_run(
+                            &mut b,
+                            &inner.opts,
+                            &tenant,
+                            record,
+                            &wf,
+                            snap,
+                            now,
+                        )
+                        .await?;
+                    }
+                    Ok::<(), crate::StoreError>(())
+                }
+            })
+        })
+        .await
+    }
+}
+
 #[async_trait::async_trait]
 impl StateStore for PgStore {
     async fn send_signal(

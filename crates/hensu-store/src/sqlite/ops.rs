@@ -94,6 +94,33 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// Runs of one workflow and their tenant tags in one transaction (a batch start).
+    pub(crate) async fn create_tenant_runs(
+        &self,
+        tenant: &str,
+        runs: &[(RunRecord, Value)],
+        wf: &[u8],
+    ) -> Result<()> {
+        let version = self.opts.snapshot_version;
+        let runs = runs
+            .iter()
+            .map(|(record, snapshot)| Ok((record.clone(), encode_snapshot(version, snapshot)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let (tenant, wf) = (tenant.to_owned(), wf.to_vec());
+        self.write(move |b, opts| {
+            let now = now_ms();
+            for (record, snap) in &runs {
+                run_ready(logic::create_tenant_run(
+                    b, opts, &tenant, record, &wf, snap, now,
+                ))?;
+            }
+            Ok(())
+        })
+        .await
+    }
+}
+
 #[async_trait::async_trait]
 impl StateStore for SqliteStore {
     async fn send_signal(

@@ -213,6 +213,17 @@ impl WorkflowRegistry for SqliteRegistry {
             .await
     }
 
+    async fn create_tenant_runs(
+        &self,
+        tenant: &str,
+        runs: &[(RunRecord, Value)],
+        workflow_json: &[u8],
+    ) -> Result<()> {
+        self.store
+            .create_tenant_runs(tenant, runs, workflow_json)
+            .await
+    }
+
     async fn create_keyed_tenant_run(
         &self,
         tenant: &str,

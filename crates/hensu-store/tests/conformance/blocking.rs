@@ -95,6 +95,15 @@ impl BlockingRegistry {
         )
     }
 
+    pub fn create_tenant_runs(
+        &self,
+        tenant: &str,
+        runs: &[(RunRecord, Value)],
+        workflow_json: &[u8],
+    ) -> Result<()> {
+        block(self.inner.create_tenant_runs(tenant, runs, workflow_json))
+    }
+
     pub fn create_keyed_tenant_run(
         &self,
         tenant: &str,

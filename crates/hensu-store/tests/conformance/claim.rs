@@ -220,6 +220,45 @@ pub fn claims_take_only_their_scope(f: &dyn Factory) {
     assert_eq!(ids(&again), ["t1"], "{}", f.name());
 }
 
+/// A batch start's runs are written in one transaction: all of them with their tags, queued
+/// for a server's claim; a batch that fails part-way (here a run id taken already) writes none.
+pub fn a_batch_of_tenant_runs_is_written_whole_or_not_at_all(f: &dyn Factory) {
+    use hensu_store::ClaimScope;
+    let s = f.handle(opts());
+    let reg = s.registry().expect("registry");
+    let wf = serde_json::to_vec(&workflow()).expect("workflow");
+    let queued = |id: &str, at: u64| {
+        let mut r = record(id, at);
+        r.status = RunStatus::Queued;
+        (r, snapshot(0))
+    };
+    let batch: Vec<_> = (0..3)
+        .map(|i| queued(&format!("b{i}"), 2_000 + i))
+        .collect();
+    reg.create_tenant_runs("acme", &batch, &wf).expect("batch");
+    let mut tagged = reg.tenant_runs("acme").expect("runs");
+    tagged.sort();
+    assert_eq!(tagged, ["b0", "b1", "b2"], "{}", f.name());
+    let claimed = s
+        .claim_in(&owner("srv"), ClaimScope::Tenants, 10)
+        .expect("claim");
+    let mut claimed = ids(&claimed);
+    claimed.sort();
+    assert_eq!(claimed, ["b0", "b1", "b2"], "{}", f.name());
+
+    let clash = vec![queued("c0", 3_000), queued("b1", 3_001)];
+    assert!(reg.create_tenant_runs("acme", &clash, &wf).is_err());
+    assert!(
+        matches!(
+            s.record("c0"),
+            Err(hensu_store::StoreError::NotFound { .. })
+        ),
+        "the run before the failure is rolled back too ({})",
+        f.name()
+    );
+    assert_eq!(reg.tenant_runs("acme").expect("runs").len(), 3);
+}
+
 pub fn queue_depth_counts_what_a_claim_could_take(f: &dyn Factory) {
     let s = f.handle(opts());
     assert_eq!(s.queue_depth().expect("depth"), 0, "{}", f.name());
