@@ -13,6 +13,9 @@ Workloads:
   chain N, durable on PostgreSQL (with --pg-url URL): `hensuc run --stub` with
       HENSU_DATABASE_URL=URL vs `invoke()` with `PostgresSaver` on the same database (each run
       in a schema of its own);
+  loop N (10,000 iterations): one node revised N - 1 times (`onCondition { otherwise revise
+      "write" retry N-1 }`) vs one node with a conditional edge back to itself, counting to N;
+      in memory, durable on SQLite, and on PostgreSQL with --pg-url;
   fan-out: one parallel node with 1,000 branches vs 1,000 nodes started from START and joined;
   build/validate a 2,000-node chain: `hensuc check` vs `StateGraph(...)` + `compile()`.
 Every hensu node is a stub agent writing the context key `out` (the LangGraph node returns
@@ -59,6 +62,34 @@ def chain_hwf(n):
     return "\n".join(lines) + "\n"
 
 
+def loop_hwf(n):
+    """One node revised N - 1 times: N steps of the same node (a review or rubric loop's shape)."""
+    return """fun loop() = workflow("loop") {
+    state {
+        variable("status", VarType.STRING, "anything")
+    }
+    agents {
+        agent("a") { role = "W"; model = "stub" }
+    }
+    config {
+        maxSteps = %d
+    }
+    graph {
+        start at "write"
+        node("write") {
+            agent = "a"
+            prompt = "again"
+            writes("status")
+            onCondition("status") {
+                otherwise revise "write" retry %d otherwise "done"
+            }
+        }
+        end("done")
+    }
+}
+""" % (n + 10, n - 1)
+
+
 def fanout_hwf(branches):
     lines = [
         'fun fan() = workflow("fan") {',
@@ -96,6 +127,11 @@ class ChainState(TypedDict):
     out: str
 
 
+class LoopState(TypedDict):
+    status: str
+    n: int
+
+
 class FanState(TypedDict):
     results: Annotated[list, operator.add]
 
@@ -113,6 +149,16 @@ def chain_graph(n):
     return g
 
 
+def loop_graph(n):
+    from langgraph.graph import END, START, StateGraph
+
+    g = StateGraph(LoopState)
+    g.add_node("write", lambda state: {"status": "success", "n": state["n"] + 1})
+    g.add_edge(START, "write")
+    g.add_conditional_edges("write", lambda state: "write" if state["n"] < n else END)
+    return g
+
+
 def fanout_graph(branches):
     from langgraph.graph import END, START, StateGraph
 
@@ -127,26 +173,34 @@ def fanout_graph(branches):
     return g
 
 
-def langgraph_chain(n, durable, work):
-    graph = chain_graph(n)
-    config = {"recursion_limit": n + 10}
+def langgraph_run(graph, steps, first, durable, work):
+    """`invoke()` of `graph` from the state `first`; durable: with `SqliteSaver` on a file."""
+    config = {"recursion_limit": steps + 10}
     if not durable:
         app = graph.compile()
         t0 = time.perf_counter()
-        app.invoke({"out": ""}, config)
+        app.invoke(first, config)
         return time.perf_counter() - t0
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    path = os.path.join(work, "lg-%d-%d.sqlite" % (n, time.monotonic_ns()))
+    path = os.path.join(work, "lg-%d-%d.sqlite" % (steps, time.monotonic_ns()))
     conn = sqlite3.connect(path, check_same_thread=False)
     try:
         app = graph.compile(checkpointer=SqliteSaver(conn))
         config["configurable"] = {"thread_id": "bench"}
         t0 = time.perf_counter()
-        app.invoke({"out": ""}, config)
+        app.invoke(first, config)
         return time.perf_counter() - t0
     finally:
         conn.close()
+
+
+def langgraph_chain(n, durable, work):
+    return langgraph_run(chain_graph(n), n, {"out": ""}, durable, work)
+
+
+def langgraph_loop(n, durable, work):
+    return langgraph_run(loop_graph(n), n, {"status": "", "n": 0}, durable, work)
 
 
 def pg_schema(url):
@@ -160,20 +214,19 @@ def pg_schema(url):
     return "%s%soptions=-c%%20search_path%%3D%s" % (url, sep, schema)
 
 
-def langgraph_chain_pg(n, url):
+def langgraph_pg(graph, steps, first, url):
     from langgraph.checkpoint.postgres import PostgresSaver
 
-    graph = chain_graph(n)
-    config = {"recursion_limit": n + 10, "configurable": {"thread_id": "bench"}}
+    config = {"recursion_limit": steps + 10, "configurable": {"thread_id": "bench"}}
     with PostgresSaver.from_conn_string(pg_schema(url)) as saver:
         saver.setup()
         app = graph.compile(checkpointer=saver)
         t0 = time.perf_counter()
-        app.invoke({"out": ""}, config)
+        app.invoke(first, config)
         return time.perf_counter() - t0
 
 
-def hensu_chain_pg(hensuc, path, work, url):
+def hensu_run_pg(hensuc, path, work, url):
     env = dict(os.environ, HENSU_DATABASE_URL=pg_schema(url))
     t0 = time.perf_counter()
     p = subprocess.run([hensuc, "run", path, "--stub", "--quiet", "-d", work], env=env,
@@ -230,8 +283,10 @@ def main():
     ap.add_argument("--build-nodes", type=int, default=2000)
     ap.add_argument("--pg-url", help="also the durable chains on this PostgreSQL database "
                     "(needs langgraph-checkpoint-postgres and psql)")
+    ap.add_argument("--loops", default="10000", help="loop iterations (one node revised); default 10000")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
+    loops = [int(s) for s in args.loops.split(",") if s]
     hensuc = os.path.abspath(args.hensuc)
 
     import langgraph
@@ -264,9 +319,26 @@ def main():
                 lg = median(lambda: langgraph_chain(n, durable, work), reps)
                 rows.append(("chain %d, %s" % (n, "durable (SQLite)" if durable else "in memory"), h, lg, n))
             if args.pg_url:
-                h = median(lambda: hensu_chain_pg(hensuc, path, work, args.pg_url), args.durable_reps)
-                lg = median(lambda: langgraph_chain_pg(n, args.pg_url), args.durable_reps)
+                h = median(lambda: hensu_run_pg(hensuc, path, work, args.pg_url), args.durable_reps)
+                lg = median(lambda: langgraph_pg(chain_graph(n), n, {"out": ""}, args.pg_url), args.durable_reps)
                 rows.append(("chain %d, durable (PostgreSQL)" % n, h, lg, n))
+        for n in loops:
+            path = os.path.join(work, "loop%d.hwf" % n)
+            with open(path, "w") as f:
+                f.write(loop_hwf(n))
+            for durable in (False, True):
+                reps = args.durable_reps if durable else args.reps
+                argv = [hensuc, "run", path, "--stub", "--quiet", "-d", work]
+                if not durable:
+                    argv.append("--no-store")
+                h = median(lambda: timed_process(argv), reps)
+                lg = median(lambda: langgraph_loop(n, durable, work), reps)
+                rows.append(("loop %d, %s" % (n, "durable (SQLite)" if durable else "in memory"), h, lg, n))
+            if args.pg_url:
+                h = median(lambda: hensu_run_pg(hensuc, path, work, args.pg_url), args.durable_reps)
+                lg = median(lambda: langgraph_pg(loop_graph(n), n, {"status": "", "n": 0}, args.pg_url),
+                            args.durable_reps)
+                rows.append(("loop %d, durable (PostgreSQL)" % n, h, lg, n))
         path = os.path.join(work, "fan.hwf")
         with open(path, "w") as f:
             f.write(fanout_hwf(args.branches))
