@@ -10,6 +10,7 @@
 //! goes to the blocking pool.
 
 pub mod control;
+pub mod diff;
 pub mod events;
 pub mod executions;
 pub mod firing;

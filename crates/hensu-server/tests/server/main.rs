@@ -66,6 +66,7 @@ on_both!(
     idempotent_starts,
     fork_continues_from_a_step,
     redrive_forks_a_failed_execution,
+    diff_compares_two_executions,
     waits_and_signals,
     signal_with_start,
     replay_compares_with_the_recording,
