@@ -186,6 +186,9 @@ pub fn notice(code: Option<&str>) -> Markup {
         Some("schedule-fired") => {
             "Schedule fired: its overlap policy kept the firing (see its latest firing)."
         }
+        Some("forked") => {
+            "Forked: this execution continues the one it was forked from after the chosen step."
+        }
         Some("redriven") => {
             "Redriven: this execution re-runs the failed one from the step before its failure."
         }

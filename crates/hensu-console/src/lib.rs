@@ -26,7 +26,9 @@ use hensu_server::AppState;
 
 /// The console's routes, to merge beside the API (`hensu_server::router_with`).
 pub fn router(state: AppState) -> Router<AppState> {
-    use pages::{controls, execution, executions, reviews, schedules, signin, start, workflows};
+    use pages::{
+        controls, diff, execution, executions, fork, reviews, schedules, signin, start, workflows,
+    };
     Router::new()
         .route("/", get(|| async { Redirect::to("/console/executions") }))
         .route(
@@ -47,6 +49,9 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/console/executions", get(executions::list))
         .route("/console/executions/{id}", get(execution::detail))
         .route("/console/executions/{id}/cancel", post(controls::cancel))
+        .route("/console/executions/{id}/diff", get(diff::with))
+        .route("/console/executions/{id}/diff/{other}", get(diff::page))
+        .route("/console/executions/{id}/fork", post(fork::submit))
         .route("/console/executions/{id}/pause", post(controls::pause))
         .route("/console/executions/{id}/redrive", post(controls::redrive))
         .route("/console/executions/{id}/replay", post(execution::replay))

@@ -30,6 +30,7 @@ mod network;
 pub mod recorded;
 mod review;
 pub mod review_notify;
+pub mod runs_diff;
 mod shell;
 mod stub_files;
 pub mod trace;

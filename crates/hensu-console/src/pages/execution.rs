@@ -3,6 +3,8 @@
 //! usage and the public context. While it runs, the script re-renders the `data-live` regions
 //! on each event of the execution's stream.
 
+use std::collections::BTreeMap;
+
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
@@ -54,6 +56,7 @@ pub async fn page(
         Ok(f) => f,
         Err(e) => return api_error(viewer, Nav::Executions, e),
     };
+    let points = super::fork::of_run(app, &run.record.run_id, &run.log).await;
     let live = !run.record.status.is_terminal();
     let title = format!("Execution {}", chrome::short_id(&run.record.run_id));
     let body = html! {
@@ -71,9 +74,10 @@ pub async fn page(
                     pre.output data-writing-text {}
                 }
             }
-            (forks_section(&forks))
+            (forks_section(&run.record.run_id, &forks))
             (path_section(&run))
-            (steps_section(&run))
+            (steps_section(viewer, &run, &points))
+            (super::diff::compare_form(&run.record.run_id))
             (events_section(&run))
             section id="run-context" data-live {
                 h2 { "Context" }
@@ -103,7 +107,7 @@ async fn forks_of(
 }
 
 /// The forks of this execution (its children), each linked with its fork point and status.
-fn forks_section(forks: &[RunRecord]) -> Markup {
+fn forks_section(record_id: &str, forks: &[RunRecord]) -> Markup {
     if forks.is_empty() {
         return html! {};
     }
@@ -116,6 +120,7 @@ fn forks_section(forks: &[RunRecord]) -> Markup {
                         a href={ "/console/executions/" (f.run_id) } { code { (f.run_id) } }
                         " " span.muted { "from step " (f.parent.as_ref().map_or(0, |p| p.step)) }
                         " " (status_badge(shown_status(f)))
+                        " · " a href={ "/console/executions/" (f.run_id) "/diff/" (record_id) } { "compare with this one" }
                     }
                 }
             }
@@ -187,6 +192,7 @@ fn summary(viewer: &Viewer, run: &RunView) -> Markup {
                     dt { "Forked from" } dd.lineage {
                         a href={ "/console/executions/" (p.run_id) } { code { (p.run_id) } }
                         " " span.muted { "at step " (p.step) }
+                        " · " a href={ "/console/executions/" (r.run_id) "/diff/" (p.run_id) } { "compare with it" }
                     }
                 }
                 dt { "Duration" } dd { (duration(super::executions::elapsed(r, chrome::now_ms()))) }
@@ -289,7 +295,11 @@ fn path_section(run: &RunView) -> Markup {
     }
 }
 
-fn steps_section(run: &RunView) -> Markup {
+fn steps_section(
+    viewer: &Viewer,
+    run: &RunView,
+    points: &BTreeMap<u64, super::fork::ForkPoint>,
+) -> Markup {
     let Some(state) = &run.state else {
         return html! { section id="run-steps" data-live { h2 { "Steps" } p.muted { "The stored state could not be read." } } };
     };
@@ -334,6 +344,7 @@ fn steps_section(run: &RunView) -> Markup {
                         }
                         @if let Some(e) = &h.error { p.notice.error { "Error: " (e) } }
                         @if let Some(o) = &h.output { (output_block(&format!("step-{}-{}", h.step, h.node_id), "Output", o)) }
+                        @if let Some(p) = points.get(&h.step) { (super::fork::form(viewer, &run.record.run_id, h.step, p)) }
                     }
                 }
                 @if let Some((node, result)) = awaiting {

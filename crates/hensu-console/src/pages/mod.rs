@@ -3,8 +3,10 @@
 //! data: a foreign execution or workflow is "not found", as in the API.
 
 pub mod controls;
+pub mod diff;
 pub mod execution;
 pub mod executions;
+pub mod fork;
 pub mod reviews;
 pub mod schedules;
 pub mod signin;

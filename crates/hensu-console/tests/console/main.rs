@@ -6,4 +6,5 @@ mod harness;
 mod pages;
 mod reviews_pending;
 mod security;
+mod time_travel;
 mod workflow_actions;

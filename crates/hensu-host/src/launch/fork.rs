@@ -173,14 +173,17 @@ fn delta(parent: &Value, child: &Value) -> StateDelta {
 }
 
 /// Drops the failed branches from the record of the parallel or fork node the state is at
-/// (docs/cli.md, *Time travel*): a resumed run then runs them, and only them, again.
+/// (docs/cli.md, *Time travel*): a resumed run then runs them, and only them, again. When
+/// the state is inside a sub-workflow child (at any depth), the child's own parallel or fork
+/// node is meant: the child resumes there.
 fn drop_failed_branches(state: &mut RunState) {
     match state.nested.as_deref_mut() {
         Some(Nested::Parallel { finished, .. }) => finished.retain(|b| b.success),
         Some(Nested::Fork { branches, .. }) => {
             branches.retain(|b| !matches!(b.ended, Some(BranchEnd::Failed { .. })))
         }
-        Some(Nested::Child { .. }) | None => {}
+        Some(Nested::Child { state, .. }) => drop_failed_branches(state),
+        None => {}
     }
 }
 

@@ -66,6 +66,7 @@ mod egress;
 mod golden_traces;
 mod launch;
 mod recorded;
+mod redrive;
 mod review;
 mod stub_files;
 mod stub_scenarios;

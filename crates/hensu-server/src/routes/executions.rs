@@ -1,5 +1,6 @@
-//! `/api/v1/executions`: start, batch start, status, list, paused, result, resume, cancel, pause, signals, pending reviews, and the SSE
-//! streams — adapters of [`crate::service::executions`] and [`crate::service::events`].
+//! `/api/v1/executions`: start, batch start, status, list, paused, result, resume, fork,
+//! redrive, replay, diff, cancel, pause, signals, pending reviews, and the SSE streams —
+//! adapters of [`crate::service::executions`] and [`crate::service::events`].
 
 use std::convert::Infallible;
 
@@ -41,6 +42,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(fork))
         .routes(routes!(redrive))
         .routes(routes!(replay))
+        .routes(routes!(diff))
         .routes(routes!(cancel))
         .routes(routes!(pause))
         .routes(routes!(signal))
@@ -282,6 +284,26 @@ pub async fn replay(
     let request = ReplayExecution::from_body(&body)?;
     Ok(Json(
         replay_service::replay(&app, &tenant, &id, request).await?,
+    ))
+}
+
+/// Diff: the two executions compared step by step — path, outputs, errors, final context and
+/// status, with the first step where they part (docs/server.md, *Time travel*): the document
+/// `hensuc runs diff A B --json` prints (docs/schemas/runs-diff.schema.json).
+#[utoipa::path(get, path = "/api/v1/executions/{executionId}/diff/{otherExecutionId}", tag = "executions",
+    operation_id = "diff_executions",
+    params(("executionId" = String, Path, description = "run A"),
+           ("otherExecutionId" = String, Path, description = "run B")),
+    responses((status = 200, description = "the comparison (`same`: no difference)", body = hensu_host::runs_diff::RunsDiff),
+              (status = 400, description = "a malformed id", body = ErrorBody),
+              (status = 404, description = "either execution unknown (or another tenant's)", body = ErrorBody)))]
+pub async fn diff(
+    State(app): State<AppState>,
+    tenant: Tenant,
+    Path((id, other)): Path<(String, String)>,
+) -> ApiResult<Json<hensu_host::runs_diff::RunsDiff>> {
+    Ok(Json(
+        crate::service::diff::diff(&app, &tenant, &id, &other).await?,
     ))
 }
 

@@ -11,6 +11,7 @@
 
 pub mod batch;
 pub mod control;
+pub mod diff;
 pub mod events;
 pub mod executions;
 pub mod firing;

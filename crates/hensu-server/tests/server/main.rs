@@ -67,6 +67,7 @@ on_both!(
     batch_starts_queue_runs_for_the_workers,
     fork_continues_from_a_step,
     redrive_forks_a_failed_execution,
+    diff_compares_two_executions,
     waits_and_signals,
     signal_with_start,
     replay_compares_with_the_recording,

@@ -74,10 +74,9 @@ pub fn execute(args: RunsArgs) -> anyhow::Result<ExitCode> {
             Some(RunsCommand::Show { id }) => {
                 crate::commands::remote_runs::show(&remote, id, args.output.json())
             }
-            Some(RunsCommand::Diff { .. }) => anyhow::bail!(
-                "`runs diff` reads the runs' histories from their store, which a server's API \
-                 does not expose: run it with `--store URL` of the server's database"
-            ),
+            Some(RunsCommand::Diff { a, b }) => {
+                crate::commands::runs_diff::remote(&remote, a, b, args.output.json())
+            }
             Some(RunsCommand::Trace(_)) => {
                 anyhow::bail!("`runs trace` reads a store (--store or -d DIR), not a server")
             }

@@ -3,151 +3,72 @@
 //! contexts, with the first step where they part. Exit 0 when they are the same, 1 when they
 //! differ (as `diff` does), 2 for an unknown run.
 //!
-//! Steps are compared by position in each run's history (a backtrack or a retry is a step of
-//! its own), so two runs that take different paths differ at the first step whose node differs.
+//! The comparison is `hensu_host::runs_diff` (the API's and the console's too); this file
+//! prints it. Its JSON is docs/schemas/runs-diff.schema.json.
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use hensu_runtime::{HistoryStep, RunState};
-use hensu_store::{RunRecord, StateStore};
-use serde_json::{Value, json};
+use hensu_host::percent_encode;
+use hensu_host::runs_diff::{
+    ContextDifference, DiffRun, DiffStep, DiffStepSide, Difference, RunsDiff, diff_runs,
+};
+use hensu_store::StateStore;
 
+use crate::commands::remote::{Remote, fail};
 use crate::commands::session::wait;
 use crate::exit;
 
-/// `runs diff --json`: raised when the shape changes (docs/schemas/runs-diff.schema.json).
-pub(crate) const RUNS_DIFF_FORMAT_VERSION: u32 = 1;
-
-/// A run as the diff reads it: its record and its final state.
-struct Side {
-    record: RunRecord,
-    state: RunState,
-}
-
-fn side(store: &dyn StateStore, id: &str) -> anyhow::Result<Side> {
-    let stored = wait(store.load(id))?;
-    let state = hensu_host::restore(id, &stored.snapshot).map_err(anyhow::Error::msg)?;
-    Ok(Side {
-        record: stored.record,
-        state,
-    })
-}
-
-/// Which part of a step differs first.
-fn step_difference(a: Option<&HistoryStep>, b: Option<&HistoryStep>) -> Option<&'static str> {
-    let (a, b) = match (a, b) {
-        (Some(a), Some(b)) => (a, b),
-        (None, None) => return None,
-        _ => return Some("missing"),
-    };
-    if a.node_id != b.node_id {
-        Some("node")
-    } else if a.status != b.status {
-        Some("status")
-    } else if a.output != b.output {
-        Some("output")
-    } else if a.error != b.error {
-        Some("error")
-    } else {
-        None
-    }
-}
-
-/// The public keys (not `_`-prefixed) whose final values differ, in key order.
-fn context_differences(a: &RunState, b: &RunState) -> Vec<(String, Option<Value>, Option<Value>)> {
-    let mut keys: Vec<&String> = a.context.keys().chain(b.context.keys()).collect();
-    keys.sort();
-    keys.dedup();
-    keys.into_iter()
-        .filter(|k| !k.starts_with('_'))
-        .filter_map(|k| {
-            let (va, vb) = (a.context.get(k.as_str()), b.context.get(k.as_str()));
-            (va != vb).then(|| (k.clone(), va.cloned(), vb.cloned()))
-        })
-        .collect()
-}
-
-fn step_json(s: Option<&HistoryStep>) -> Value {
-    s.map_or(Value::Null, |s| {
-        json!({
-            "node": s.node_id,
-            "status": s.status.as_str(),
-            "output": s.output,
-            "error": s.error,
-        })
-    })
-}
-
-fn run_json(s: &Side) -> Value {
-    json!({
-        "run_id": s.record.run_id,
-        "workflow": s.record.workflow_id,
-        "workflow_version": s.record.workflow_version,
-        "status": s.record.status.as_str(),
-        "exit_status": s.record.exit_status,
-        "path": s.state.path(),
-    })
-}
-
 pub fn diff(store: &dyn StateStore, a: &str, b: &str, as_json: bool) -> anyhow::Result<ExitCode> {
-    let (a, b) = (side(store, a)?, side(store, b)?);
-    let (ha, hb) = (&a.state.history, &b.state.history);
-    let rows: Vec<Row<'_>> = (0..ha.len().max(hb.len()))
-        .map(|i| {
-            let (sa, sb) = (ha.get(i), hb.get(i));
-            (i + 1, sa, sb, step_difference(sa, sb))
-        })
-        .collect();
-    let context = context_differences(&a.state, &b.state);
-    let first = rows.iter().find(|r| r.3.is_some());
-    let same = first.is_none() && context.is_empty() && a.record.status == b.record.status;
+    print(&wait(diff_runs(store, a, b))?, as_json)
+}
+
+/// `runs diff A B --server URL`: the server's `GET /api/v1/executions/{A}/diff/{B}` (the same
+/// comparison, the same document), printed as from a store.
+pub fn remote(remote: &Remote, a: &str, b: &str, as_json: bool) -> anyhow::Result<ExitCode> {
+    let path = format!(
+        "/api/v1/executions/{}/diff/{}",
+        percent_encode(a),
+        percent_encode(b)
+    );
+    let answer = remote.get(&path)?;
+    if !answer.ok() {
+        return Err(fail(&format!("runs diff {a} {b}"), &answer));
+    }
+    let d: RunsDiff = serde_json::from_value(answer.body).map_err(|e| {
+        anyhow::anyhow!("runs diff {a} {b}: the server's answer does not read: {e}")
+    })?;
+    print(&d, as_json)
+}
+
+fn print(d: &RunsDiff, as_json: bool) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     if as_json {
-        let v = json!({
-            "format_version": RUNS_DIFF_FORMAT_VERSION,
-            "a": run_json(&a),
-            "b": run_json(&b),
-            "same": same,
-            "first_difference": first.map(|(step, sa, sb, what)| json!({
-                "step": step,
-                "node_a": sa.map(|s| &s.node_id),
-                "node_b": sb.map(|s| &s.node_id),
-                "differs_in": what,
-            })),
-            "steps": rows.iter().map(|(step, sa, sb, what)| json!({
-                "step": step,
-                "a": step_json(*sa),
-                "b": step_json(*sb),
-                "differs_in": what,
-            })).collect::<Vec<_>>(),
-            "context": context.iter().map(|(k, va, vb)| json!({"key": k, "a": va, "b": vb})).collect::<Vec<_>>(),
-        });
+        let v = serde_json::to_string(d)?;
         let _ = writeln!(out, "{v}");
     } else {
-        print_human(&mut out, &a, &b, &rows, &context);
+        print_human(&mut out, d);
     }
-    Ok(ExitCode::from(if same {
+    Ok(ExitCode::from(if d.same {
         exit::SUCCESS
     } else {
         exit::FAILURE
     }))
 }
 
-fn headline(s: &Side) -> String {
-    let r = &s.record;
-    let mut status = r.status.to_string();
+fn headline(r: &DiffRun) -> String {
+    let mut status = r.status.clone();
     if let Some(e) = &r.exit_status {
         status.push_str(&format!(" ({e})"));
     }
     format!(
         "{} {} v{}  {status}",
-        r.run_id, r.workflow_id, r.workflow_version
+        r.run_id, r.workflow, r.workflow_version
     )
 }
 
 /// A step's cell: node, status mark and output, cut to `width` characters.
-fn cell(s: Option<&HistoryStep>, width: usize) -> String {
+fn cell(s: Option<&DiffStepSide>, width: usize) -> String {
     let Some(s) = s else {
         return "—".to_string();
     };
@@ -161,7 +82,7 @@ fn cell(s: Option<&HistoryStep>, width: usize) -> String {
         (Some(o), None) => hensu_runtime::render(o).into_owned(),
         (None, None) => String::new(),
     };
-    let text = format!("{} {mark} {}", s.node_id, shown.replace('\n', " "));
+    let text = format!("{} {mark} {}", s.node, shown.replace('\n', " "));
     shorten(&text, width)
 }
 
@@ -174,55 +95,52 @@ fn shorten(text: &str, width: usize) -> String {
     cut
 }
 
-type Row<'a> = (
-    usize,
-    Option<&'a HistoryStep>,
-    Option<&'a HistoryStep>,
-    Option<&'a str>,
-);
-
-fn print_human(
-    out: &mut impl Write,
-    a: &Side,
-    b: &Side,
-    rows: &[Row<'_>],
-    context: &[(String, Option<Value>, Option<Value>)],
-) {
+fn print_human(out: &mut impl Write, d: &RunsDiff) {
     const W: usize = 36;
-    let _ = writeln!(out, "A  {}", headline(a));
-    let _ = writeln!(out, "B  {}", headline(b));
+    let _ = writeln!(out, "A  {}", headline(&d.a));
+    let _ = writeln!(out, "B  {}", headline(&d.b));
     let _ = writeln!(out, "step  {:<W$}  {:<W$}", "A", "B");
-    for (step, sa, sb, what) in rows {
-        let mark = what.map_or(String::new(), |w| format!("  ≠ {w}"));
-        let (ca, cb) = (cell(*sa, W), cell(*sb, W));
+    for DiffStep {
+        step,
+        a,
+        b,
+        differs_in,
+    } in &d.steps
+    {
+        let mark = differs_in.map_or(String::new(), |w| format!("  ≠ {}", w.as_str()));
+        let (ca, cb) = (cell(a.as_ref(), W), cell(b.as_ref(), W));
         let _ = writeln!(out, "{step:>4}  {ca:<W$}  {cb:<W$}{mark}");
     }
-    if !context.is_empty() {
+    if !d.context.is_empty() {
         let _ = writeln!(out, "context");
-        let shown = |v: &Option<Value>| {
+        let shown = |v: &Option<serde_json::Value>| {
             v.as_ref()
                 .map_or("(absent)".to_string(), |v| shorten(&v.to_string(), W))
         };
-        for (k, va, vb) in context {
-            let _ = writeln!(out, "  {k}  {}  |  {}", shown(va), shown(vb));
+        for ContextDifference { key, a, b } in &d.context {
+            let _ = writeln!(out, "  {key}  {}  |  {}", shown(a), shown(b));
         }
     }
-    match rows.iter().find(|r| r.3.is_some()) {
-        Some((step, sa, sb, what)) => {
-            let node = sa.or(*sb).map_or("", |s| s.node_id.as_str());
-            let why = match *what {
-                Some("node") => format!(
-                    "A ran `{}`, B ran `{}`",
-                    sa.map_or("", |s| s.node_id.as_str()),
-                    sb.map_or("", |s| s.node_id.as_str())
-                ),
-                Some("missing") => "one run ended before it".to_string(),
-                Some(w) => format!("the {w}s differ"),
+    match d.steps.iter().find(|r| r.differs_in.is_some()) {
+        Some(DiffStep {
+            step,
+            a,
+            b,
+            differs_in,
+        }) => {
+            fn node(s: &Option<DiffStepSide>) -> &str {
+                s.as_ref().map_or("", |s| s.node.as_str())
+            }
+            let at = a.as_ref().or(b.as_ref()).map_or("", |s| s.node.as_str());
+            let why = match differs_in {
+                Some(Difference::Node) => format!("A ran `{}`, B ran `{}`", node(a), node(b)),
+                Some(Difference::Missing) => "one run ended before it".to_string(),
+                Some(w) => format!("the {}s differ", w.as_str()),
                 None => String::new(),
             };
-            let _ = writeln!(out, "first difference: step {step} at `{node}`: {why}");
+            let _ = writeln!(out, "first difference: step {step} at `{at}`: {why}");
         }
-        None if context.is_empty() && a.record.status == b.record.status => {
+        None if d.same => {
             let _ = writeln!(out, "same path, outputs and context");
         }
         None => {

@@ -380,3 +380,233 @@ fn redrive_reruns_only_the_failed_branch() {
     assert_ne!(out.status.code(), Some(0));
     assert!(stderr(&out).contains("not failed"), "{}", stderr(&out));
 }
+
+/// `prep`, then the sub-workflow `inner` (`c1` → `c2` → `c3`), then `after`.
+const OUTER: &str = r#"workflow("outer") {
+    state {
+        input("topic", VarType.STRING)
+        variable("prep", VarType.STRING)
+        variable("result", VarType.STRING)
+        variable("after", VarType.STRING)
+    }
+    agents {
+        agent("writer") { role = "Writer"; model = "mock-model" }
+    }
+    graph {
+        start at "prep"
+        node("prep") {
+            agent = "writer"
+            prompt = "PREP about {topic}."
+            writes("prep")
+            onSuccess goto "delegate"
+        }
+        subWorkflow("delegate") {
+            target = "inner"
+            imports("topic")
+            writes("result")
+            onSuccess goto "after"
+        }
+        node("after") {
+            agent = "writer"
+            prompt = "AFTER with {result}."
+            writes("after")
+            onSuccess goto "done"
+        }
+        end("done")
+    }
+}
+"#;
+
+const INNER: &str = r#"workflow("inner") {
+    state {
+        input("topic", VarType.STRING)
+        variable("c1", VarType.STRING)
+        variable("c2", VarType.STRING)
+        variable("result", VarType.STRING)
+    }
+    agents {
+        agent("writer") { role = "Writer"; model = "mock-model" }
+    }
+    graph {
+        start at "c1"
+        node("c1") {
+            agent = "writer"
+            prompt = "CHILD-ONE on {topic}."
+            writes("c1")
+            onSuccess goto "c2"
+        }
+        node("c2") {
+            agent = "writer"
+            prompt = "CHILD-TWO after {c1}."
+            writes("c2")
+            onSuccess goto "c3"
+        }
+        node("c3") {
+            agent = "writer"
+            prompt = "CHILD-THREE after {c2}."
+            writes("result")
+            onSuccess goto "end"
+        }
+        end("end")
+    }
+}
+"#;
+
+/// A failure inside a sub-workflow child is redriven inside the child: its failed node runs
+/// again and the rest of the child after it; neither the parent's nodes before the child nor
+/// the child's nodes before the failure run again.
+#[test]
+fn redrive_restarts_inside_the_failed_sub_workflow_child() {
+    use wiremock::matchers::body_string_contains;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let ok = serde_json::json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "model": "mock-model",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": "text"}}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+    });
+    let server = runtime.block_on(async {
+        let server = MockServer::start().await;
+        // The child's second node fails once; every later call succeeds.
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .and(body_string_contains("CHILD-TWO"))
+            .respond_with(ResponseTemplate::new(400).set_body_json(
+                serde_json::json!({"error": {"message": "bad request", "type": "invalid_request_error"}}),
+            ))
+            .up_to_n_times(1)
+            .with_priority(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(ok))
+            .with_priority(2)
+            .mount(&server)
+            .await;
+        server
+    });
+    let calls = |marker: &str| -> usize {
+        runtime
+            .block_on(server.received_requests())
+            .unwrap()
+            .iter()
+            .filter(|r| String::from_utf8_lossy(&r.body).contains(marker))
+            .count()
+    };
+    let tmp = project("mock-model", Some(&format!("{}/v1", server.uri())));
+    let dir = tmp.path();
+    std::fs::write(dir.join("workflows/outer.hwf"), OUTER).unwrap();
+    std::fs::write(dir.join("workflows/inner.hwf"), INNER).unwrap();
+    let cmd = |args: &[&str]| {
+        hensuc()
+            .args(args)
+            .current_dir(dir)
+            .env("LOCAL_API_KEY", "sk-local")
+            .output()
+            .unwrap()
+    };
+    let out = cmd(&["run", "outer", "-d", ".", "-c", r#"{"topic": "rust"}"#]);
+    assert_ne!(out.status.code(), Some(0), "c2 fails the run");
+    let (parent, shown) = newest(dir);
+    assert_eq!(shown["record"]["status"], "failed", "{shown}");
+    let counts = || ["PREP", "CHILD-ONE", "CHILD-TWO", "CHILD-THREE", "AFTER"].map(calls);
+    assert_eq!(counts(), [1, 1, 1, 0, 0]);
+    let out = cmd(&["redrive", &parent, "-d", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        counts(),
+        [1, 1, 2, 1, 1],
+        "only c2, c3 and `after` ran again: {}",
+        stderr(&out)
+    );
+    let (child, shown) = newest(dir);
+    assert_ne!(child, parent);
+    assert_eq!(shown["record"]["status"], "completed", "{shown}");
+    assert_eq!(
+        shown["path"],
+        serde_json::json!(["prep", "delegate", "after"])
+    );
+}
+
+/// A parallel node inside a sub-workflow child whose branch failed: the redrive resumes the
+/// child at that node and runs the failed branch only.
+#[test]
+fn redrive_reruns_only_the_failed_branch_inside_a_child() {
+    use wiremock::matchers::body_string_contains;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let ok = serde_json::json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "model": "mock-model",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant",
+                                 "content": "{\"facts\": \"f\", \"style\": \"s\"}"}}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+    });
+    let server = runtime.block_on(async {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .and(body_string_contains("STYLE"))
+            .respond_with(ResponseTemplate::new(400).set_body_json(
+                serde_json::json!({"error": {"message": "bad request", "type": "invalid_request_error"}}),
+            ))
+            .up_to_n_times(1)
+            .with_priority(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(ok))
+            .with_priority(2)
+            .mount(&server)
+            .await;
+        server
+    });
+    let calls = |marker: &str| -> usize {
+        runtime
+            .block_on(server.received_requests())
+            .unwrap()
+            .iter()
+            .filter(|r| String::from_utf8_lossy(&r.body).contains(marker))
+            .count()
+    };
+    let tmp = project("mock-model", Some(&format!("{}/v1", server.uri())));
+    let dir = tmp.path();
+    // `outer` delegates to the parallel `panel` instead of `inner`.
+    std::fs::write(
+        dir.join("workflows/outer.hwf"),
+        OUTER
+            .replace("target = \"inner\"", "target = \"panel\"")
+            .replace(
+                "writes(\"result\")\n            onSuccess goto \"after\"",
+                "onSuccess goto \"after\"",
+            )
+            .replace("AFTER with {result}.", "AFTER with {prep}."),
+    )
+    .unwrap();
+    std::fs::write(dir.join("workflows/panel.hwf"), PARALLEL).unwrap();
+    let cmd = |args: &[&str]| {
+        hensuc()
+            .args(args)
+            .current_dir(dir)
+            .env("LOCAL_API_KEY", "sk-local")
+            .output()
+            .unwrap()
+    };
+    let out = cmd(&["run", "outer", "-d", ".", "-c", r#"{"topic": "rust"}"#]);
+    assert_ne!(out.status.code(), Some(0), "the style branch fails the run");
+    let (parent, shown) = newest(dir);
+    assert_eq!(shown["record"]["status"], "failed", "{shown}");
+    let counts = || ["PREP", "FACTS", "STYLE", "SUM", "AFTER"].map(calls);
+    assert_eq!(counts(), [1, 1, 1, 0, 0]);
+    let out = cmd(&["redrive", &parent, "-d", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        counts(),
+        [1, 1, 2, 1, 1],
+        "only the style branch, `sum` and `after` ran again: {}",
+        stderr(&out)
+    );
+    let (_, shown) = newest(dir);
+    assert_eq!(shown["record"]["status"], "completed", "{shown}");
+}

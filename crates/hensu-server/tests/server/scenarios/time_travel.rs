@@ -125,3 +125,80 @@ pub async fn redrive_forks_a_failed_execution(s: Server) {
         .collect();
     assert!(ran.iter().all(|n| *n == "deploy"), "{ran:?}");
 }
+
+/// `GET …/{id}/diff/{other}`: a fork compared with its parent, step by step, as the document
+/// `hensuc runs diff --json` prints (it validates against docs/schemas/runs-diff.schema.json);
+/// both executions must be the tenant's.
+pub async fn diff_compares_two_executions(s: Server) {
+    push_ok(&s, A, "linear").await;
+    let id = start(&s, A, "linear").await;
+    let evs = events(&s, A, &id, None).await;
+    assert_eq!(evs.last().map(Sse::kind), Some("execution.completed"));
+    let at = step_before(&s, &id, "polish").await;
+    let (st, forked) = post(
+        &s,
+        A,
+        &format!("/api/v1/executions/{id}/fork"),
+        json!({"step": at, "contextEdits": {"topic": "go"}}),
+    )
+    .await;
+    assert_eq!(st, StatusCode::ACCEPTED, "{forked}");
+    let fork = forked["executionId"].as_str().expect("id").to_string();
+    let evs = events(&s, A, &fork, None).await;
+    assert_eq!(evs.last().map(Sse::kind), Some("execution.completed"));
+
+    let (st, d) = get(&s, A, &format!("/api/v1/executions/{fork}/diff/{id}")).await;
+    assert_eq!(st, StatusCode::OK, "{d}");
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/schemas/runs-diff.schema.json"
+        ))
+        .expect("schema"),
+    )
+    .expect("schema json");
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let errors: Vec<String> = validator.iter_errors(&d).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}\n{d:#}");
+    assert_eq!(d["format_version"], 1);
+    assert_eq!(d["a"]["run_id"], fork.as_str());
+    assert_eq!(d["b"]["run_id"], id.as_str());
+    assert_eq!(d["a"]["path"], d["b"]["path"]);
+    // The fork shares the parent's first step (its prefix), then ran `polish` on the edit.
+    assert_eq!(
+        d["steps"][0]["differs_in"],
+        serde_json::Value::Null,
+        "{d:#}"
+    );
+    assert_eq!(d["steps"][0]["a"], d["steps"][0]["b"]);
+    assert_eq!(d["same"], false);
+    let context = d["context"].as_array().expect("context");
+    assert!(
+        context
+            .iter()
+            .any(|c| c["key"] == "topic" && c["a"] == "go" && c["b"] == "rust"),
+        "{d:#}"
+    );
+    // A run compared with itself is the same.
+    let (st, d) = get(&s, A, &format!("/api/v1/executions/{id}/diff/{id}")).await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(d["same"], true, "{d:#}");
+    assert_eq!(d["first_difference"], serde_json::Value::Null);
+    // Either side unknown or another tenant's: 404; a malformed id: 400.
+    for (tenant, path) in [
+        (B, format!("/api/v1/executions/{fork}/diff/{id}")),
+        (A, format!("/api/v1/executions/{id}/diff/nope")),
+        (A, format!("/api/v1/executions/nope/diff/{id}")),
+    ] {
+        let (st, body) = get(&s, tenant, &path).await;
+        assert_eq!(st, StatusCode::NOT_FOUND, "{path}: {body}");
+    }
+    push_ok(&s, B, "linear").await;
+    let theirs = start(&s, B, "linear").await;
+    let (st, _) = get(&s, A, &format!("/api/v1/executions/{id}/diff/{theirs}")).await;
+    assert_eq!(st, StatusCode::NOT_FOUND, "another tenant's run as B");
+    let (st, _) = get(&s, B, &format!("/api/v1/executions/{theirs}/diff/{id}")).await;
+    assert_eq!(st, StatusCode::NOT_FOUND, "another tenant's run as A");
+    let (st, _) = get(&s, A, &format!("/api/v1/executions/{id}/diff/a%20b")).await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+}
