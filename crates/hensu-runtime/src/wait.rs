@@ -26,8 +26,11 @@ pub struct WaitRequest<'a> {
     pub signal: Option<&'a str>,
     /// The sequence numbers of the signals this run has taken already: never delivered again.
     pub taken: &'a [u64],
-    /// The run may be suspended here (its main flow; a nested flow waits in place).
+    /// The run may be suspended here: every flow but a map item's child, which waits in
+    /// place (docs/language.md, *Map over a list*).
     pub may_suspend: bool,
+    /// The wait is in a nested flow (a sub-workflow child, a fork branch), not the main flow.
+    pub nested: bool,
     /// The wake time was fixed by an earlier visit (the run was suspended here and
     /// continues): a durable run has it recorded, so waiting for it in place is safe.
     pub resumed: bool,
