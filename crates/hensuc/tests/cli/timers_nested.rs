@@ -182,6 +182,7 @@ fn branches_wait_across_a_killed_worker(dir: &Path, url: &str) {
     for node in ["cool", "after", "gate"] {
         assert_eq!(visits(&state, node), 1, "{node} ran once: {state:#}");
     }
+    super::timers::replays_identically(dir, url, &id);
 }
 
 fn a_child_waits_across_a_killed_worker(dir: &Path, url: &str) {
@@ -206,6 +207,7 @@ fn a_child_waits_across_a_killed_worker(dir: &Path, url: &str) {
     assert_eq!(steps, ["first", "call/nap", "call"], "each node once");
     assert_eq!(claims.len(), 2, "{claims:?}");
     assert!(claims[1] >= wake_at, "woken at {} before {wake_at}", claims[1]);
+    super::timers::replays_identically(dir, url, &id);
 }
 
 #[test]
