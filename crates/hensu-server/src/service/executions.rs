@@ -482,7 +482,7 @@ pub async fn start(
         .transpose()?;
     let context: Context = request.context.unwrap_or_default().into_iter().collect();
     refuse_bad_inputs(&workflow, &context)?;
-    crate::service::signal_rules::check_start_signals(&workflow, &request.signals)?;
+    crate::service::signal_rules::check_start_signals(&workflow, &repository, &request.signals)?;
     let signals = request.signals;
     // A malformed header is ignored, as the W3C trace context asks of a receiver.
     let traceparent = request

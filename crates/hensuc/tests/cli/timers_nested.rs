@@ -94,6 +94,41 @@ const NAPPER: &str = r#"workflow("napper") {
 }
 "#;
 
+const ASKER: &str = r#"workflow("asker") {
+    agents {
+        agent("a") { role = "W"; model = "stub" }
+    }
+    state {
+        variable("answer", VarType.STRING)
+    }
+    graph {
+        start at "call"
+        subWorkflow("call") {
+            target = "approver"
+            writes("answer")
+            onSuccess goto "done"
+        }
+        end("done")
+    }
+}
+"#;
+
+const APPROVER: &str = r#"workflow("approver") {
+    state {
+        variable("answer", VarType.STRING)
+    }
+    graph {
+        start at "gate"
+        awaitSignal("gate") {
+            signal = "approved"
+            writes("answer")
+            onSignal goto "end"
+        }
+        end("end")
+    }
+}
+"#;
+
 fn open(url: &str) -> Arc<dyn StateStore> {
     crate::wait(hensu_store::open_store(url, StoreOptions::default())).unwrap()
 }
@@ -139,7 +174,11 @@ fn branches_wait_across_a_killed_worker(dir: &Path, url: &str) {
     let id = queue(dir, url, "forked.hwf");
     suspend_and_kill(dir, url, &store, &id);
     let r = record(&store, &id);
-    assert_eq!(r.current_node.as_deref(), Some("split"), "paused at the fork");
+    assert_eq!(
+        r.current_node.as_deref(),
+        Some("split"),
+        "paused at the fork"
+    );
     let wait = r.wait.expect("a wait");
     let wake_at = wait.wake_at.expect("the timer's wake time");
     assert_eq!(wait.signal.as_deref(), Some("approved"), "{wait:?}");
@@ -171,7 +210,11 @@ fn branches_wait_across_a_killed_worker(dir: &Path, url: &str) {
     assert_eq!(r.status, RunStatus::Completed, "{r:?}");
     assert_eq!(r.current_node.as_deref(), Some("done"));
     let (claims, steps) = claims_and_steps(&store, &id);
-    assert_eq!(steps, ["split", "merge"], "the fork and its join, once each");
+    assert_eq!(
+        steps,
+        ["split", "merge"],
+        "the fork and its join, once each"
+    );
     assert!(claims.len() >= 2, "{claims:?}");
     assert!(
         *claims.last().unwrap() >= wake_at,
@@ -192,8 +235,15 @@ fn a_child_waits_across_a_killed_worker(dir: &Path, url: &str) {
     let id = queue(dir, url, "parent.hwf");
     suspend_and_kill(dir, url, &store, &id);
     let r = record(&store, &id);
-    assert_eq!(r.current_node.as_deref(), Some("call"), "paused at the child");
-    let wake_at = r.wait.and_then(|w| w.wake_at).expect("the child's wake time");
+    assert_eq!(
+        r.current_node.as_deref(),
+        Some("call"),
+        "paused at the child"
+    );
+    let wake_at = r
+        .wait
+        .and_then(|w| w.wake_at)
+        .expect("the child's wake time");
     let mut second = spawn_worker(dir, url);
     wait_until("the run to complete", Duration::from_secs(60), || {
         record(&store, &id).status.is_terminal()
@@ -206,7 +256,11 @@ fn a_child_waits_across_a_killed_worker(dir: &Path, url: &str) {
     // The child's nodes are recorded at its own boundaries (`call/…`): the wait once.
     assert_eq!(steps, ["first", "call/nap", "call"], "each node once");
     assert_eq!(claims.len(), 2, "{claims:?}");
-    assert!(claims[1] >= wake_at, "woken at {} before {wake_at}", claims[1]);
+    assert!(
+        claims[1] >= wake_at,
+        "woken at {} before {wake_at}",
+        claims[1]
+    );
     super::timers::replays_identically(dir, url, &id);
 }
 
@@ -236,4 +290,64 @@ fn fork_branches_wait_across_a_killed_worker_on_postgres() {
 fn a_child_waits_across_a_killed_worker_on_postgres() {
     let tmp = tempfile::tempdir().unwrap();
     a_child_waits_across_a_killed_worker(tmp.path(), &pg_url());
+}
+
+/// A signal for an `awaitSignal` of a sub-workflow child: checked against the child's
+/// variables (a wrong type is refused, nothing stored), delivered to the waiting child, whose
+/// result the parent takes.
+#[test]
+fn a_signal_reaches_a_waiting_child() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let db = dir.join("state.db");
+    let url = db.to_str().unwrap();
+    project(dir, "asker.hwf", ASKER);
+    project(dir, "approver.hwf", APPROVER);
+    let store = open(url);
+    let drain = || {
+        let out = crate::hensuc()
+            .args(["worker", "--drain", "-d"])
+            .arg(dir)
+            .arg("--store")
+            .arg(url)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", crate::stderr(&out));
+    };
+    let id = queue(dir, url, "asker.hwf");
+    drain();
+    let r = record(&store, &id);
+    assert_eq!(r.status, RunStatus::Paused, "{r:?}");
+    assert_eq!(r.current_node.as_deref(), Some("call"));
+    assert_eq!(r.wait.and_then(|w| w.signal).as_deref(), Some("approved"));
+    let send = |payload: &str| {
+        crate::hensuc()
+            .args(["signal", &id, "approved", "-c", payload, "-d"])
+            .arg(dir)
+            .arg("--store")
+            .arg(url)
+            .output()
+            .unwrap()
+    };
+    let bad = send("42");
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        crate::stderr(&bad).contains("invalid_signal_payload"),
+        "{}",
+        crate::stderr(&bad)
+    );
+    assert!(crate::wait(store.signals(&id)).unwrap().is_empty());
+    let out = send(r#""granted""#);
+    assert!(out.status.success(), "{}", crate::stderr(&out));
+    assert!(
+        crate::stdout(&out).contains("was waiting"),
+        "{}",
+        crate::stdout(&out)
+    );
+    drain();
+    let r = record(&store, &id);
+    assert_eq!(r.status, RunStatus::Completed, "{r:?}");
+    let state = crate::wait(store.load(&id)).unwrap().snapshot;
+    assert_eq!(state["context"]["answer"], "granted", "{state:#}");
+    assert_eq!(state["signals_taken"], serde_json::json!([0]), "{state:#}");
 }
