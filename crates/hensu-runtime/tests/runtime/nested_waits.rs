@@ -462,3 +462,55 @@ async fn a_virtual_clock_runs_waits_in_branches_without_suspending() {
     assert_eq!(r.state.context["all"]["sb"], json!({"said": "yes"}));
     assert_eq!(clock.elapsed_ms(), 3 * HOUR);
 }
+
+/// On the virtual clock a branch's waits count from when the branch reaches them: a second
+/// timer after a first one ends at their sum, and the other branch's timeout counts from the
+/// fork, however the branches interleave.
+#[tokio::test]
+async fn a_virtual_clock_keeps_each_branch_on_its_own_time() {
+    let wf = forked(
+        vec![
+            vec![Node::Wait(WaitNode {
+                id: "sb".into(),
+                wait: WaitFor::Signal {
+                    name: "go".into(),
+                    timeout_ms: Some(4 * HOUR),
+                },
+                writes: vec!["said".into()],
+                transition_rules: vec![success("j"), failure(Some("j"))],
+            })],
+            vec![timer("t1", 2 * HOUR, "t2"), timer("t2", HOUR, "j")],
+        ],
+        &["said"],
+    );
+    // 2026-01-01T00:00:00Z
+    let start = 1_767_225_600_000;
+    let clock = VirtualClock::new(start, Vec::new());
+    let s = Script::new();
+    let h = harness(&s);
+    let cancel = CancelToken::new();
+    let r = h
+        .engine
+        .run(&wf, ctx(json!({})), h.ctx(&cancel).waiter(&clock))
+        .await;
+    assert!(
+        matches!(r.outcome, RunOutcome::Completed { .. }),
+        "{:?}",
+        r.outcome
+    );
+    let output = |id: &str| {
+        r.state
+            .history
+            .iter()
+            .find(|h| h.node_id == id)
+            .map(|h| (h.output.clone(), h.error.clone()))
+            .unwrap()
+    };
+    assert_eq!(output("t1").0, Some(json!("2026-01-01T02:00:00.000Z")));
+    assert_eq!(output("t2").0, Some(json!("2026-01-01T03:00:00.000Z")));
+    assert_eq!(
+        output("sb").1.as_deref(),
+        Some("signal `go` did not come within 14400s")
+    );
+    assert_eq!(clock.elapsed_ms(), 4 * HOUR);
+}
