@@ -193,10 +193,12 @@ pub struct ExecutionStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// A paused execution waiting at a `wait` or `awaitSignal` node: the signal it waits for
-    /// (docs/language.md, *Timers and signals*; a hensu addition).
+    /// (the first, when its fork branches or sub-workflow children wait for several;
+    /// docs/language.md, *Timers and signals*; a hensu addition).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting_for: Option<String>,
-    /// When such an execution continues without its signal (RFC 3339, UTC).
+    /// When such an execution continues without its signal (RFC 3339, UTC): the earliest wake
+    /// time of its waits and review deadlines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wake_at: Option<String>,
 }
