@@ -30,7 +30,7 @@ impl Waiter for DurableRun {
                         message: e.to_string(),
                     })?;
             let seen = signals.last().map_or(0, |s| s.seq + 1);
-            self.waits.signals_seen.store(seen, Ordering::SeqCst);
+            self.waits.signals_seen.fetch_min(seen, Ordering::SeqCst);
             // The oldest of its name not taken, unless it came after the timeout.
             let next = signals.into_iter().find(|s| {
                 s.name == name
@@ -51,8 +51,9 @@ impl Waiter for DurableRun {
         if left == 0 {
             return Ok(WaitAnswer::Elapsed);
         }
-        // In place: a nested flow (it cannot be suspended alone), or a timer whose wake time
-        // is recorded when its run is continued by hand.
+        // In place: a map item's child (it cannot be suspended alone), or a timer whose wake
+        // time is recorded when its run is continued by hand. A fork branch or a sub-workflow
+        // child suspends: the run pauses once every branch has stopped.
         let in_place = !request.may_suspend
             || (request.resumed
                 && request.signal.is_none()

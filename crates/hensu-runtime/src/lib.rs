@@ -49,6 +49,7 @@ pub mod trace_context;
 mod validate;
 mod value;
 mod wait;
+mod waiting;
 
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -100,3 +101,4 @@ pub use template::{placeholders, resolve, resolve_with};
 pub use validate::{MAX_OUTPUT_BYTES, OutputViolation, validate_output};
 pub use value::{Context, java_to_string, render};
 pub use wait::{ScheduledSignal, SleepingWaiter, VirtualClock, WaitAnswer, WaitRequest, Waiter};
+pub use waiting::{WaitingWait, waiting_waits};

@@ -26,8 +26,11 @@ pub struct WaitRequest<'a> {
     pub signal: Option<&'a str>,
     /// The sequence numbers of the signals this run has taken already: never delivered again.
     pub taken: &'a [u64],
-    /// The run may be suspended here (its main flow; a nested flow waits in place).
+    /// The run may be suspended here: every flow but a map item's child, which waits in
+    /// place (docs/language.md, *Map over a list*).
     pub may_suspend: bool,
+    /// The wait is in a nested flow (a sub-workflow child, a fork branch), not the main flow.
+    pub nested: bool,
     /// The wake time was fixed by an earlier visit (the run was suspended here and
     /// continues): a durable run has it recorded, so waiting for it in place is safe.
     pub resumed: bool,
@@ -106,11 +109,37 @@ pub struct ScheduledSignal {
 /// sleeps. A signal is delivered to the first wait for its name that is still waiting when it
 /// is sent (a signal sent before the wait began is stored and delivered then, as in a durable
 /// run); its sequence number is its position in the schedule.
+///
+/// Waits of concurrent flows (fork branches, and the children inside them) end in time order:
+/// a wait ends only when it is the earliest of the waits pending and the other flows have had
+/// their turn since the last wait began or ended (every flow that can go on without the clock
+/// has reached a wait or its end), so a branch's wait starts at the instant the branch reaches
+/// it, not at the time another branch's wait moved the clock to.
 #[derive(Debug)]
 pub struct VirtualClock {
     start_ms: u64,
     now: AtomicU64,
     signals: Mutex<Vec<ScheduledSignal>>,
+    /// The waits pending, as `(ends at, id)`.
+    pending: Mutex<Vec<(u64, u64)>>,
+    /// Moves whenever a wait begins or ends.
+    epoch: AtomicU64,
+    next_id: AtomicU64,
+}
+
+/// Removes a pending wait of a [`VirtualClock`] when it ends or is abandoned.
+struct PendingWait<'c> {
+    clock: &'c VirtualClock,
+    key: (u64, u64),
+}
+
+impl Drop for PendingWait<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.clock.pending.lock() {
+            p.retain(|k| *k != self.key);
+        }
+        self.clock.epoch.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 impl VirtualClock {
@@ -120,7 +149,39 @@ impl VirtualClock {
             start_ms,
             now: AtomicU64::new(start_ms),
             signals: Mutex::new(signals),
+            pending: Mutex::new(Vec::new()),
+            epoch: AtomicU64::new(0),
+            next_id: AtomicU64::new(0),
         }
+    }
+
+    /// Waits until the wait ending `at` is the earliest pending one and the other flows had
+    /// their turn since the last change, then moves the clock to `at`.
+    async fn in_turn(&self, at: u64) {
+        let key = (at, self.next_id.fetch_add(1, Ordering::SeqCst));
+        if let Ok(mut p) = self.pending.lock() {
+            p.push(key);
+        }
+        let guard = PendingWait { clock: self, key };
+        let mut seen = self.epoch.fetch_add(1, Ordering::SeqCst) + 1;
+        loop {
+            tokio::task::yield_now().await;
+            let epoch = self.epoch.load(Ordering::SeqCst);
+            if epoch != seen {
+                seen = epoch;
+                continue;
+            }
+            let earliest = self
+                .pending
+                .lock()
+                .map(|p| p.iter().min() == Some(&key))
+                .unwrap_or(true);
+            if earliest {
+                break;
+            }
+        }
+        self.advance_to(at);
+        drop(guard);
     }
 
     /// How far the clock moved since its start.
@@ -155,13 +216,13 @@ impl Waiter for VirtualClock {
                     .map(|(i, at, s)| (i, at, s.payload.clone()))
             };
             if let Some((seq, at, payload)) = next {
-                self.advance_to(at);
+                self.in_turn(at).await;
                 return Ok(WaitAnswer::Signal { seq, payload });
             }
         }
         match request.wake_at_ms {
             Some(wake) => {
-                self.advance_to(wake);
+                self.in_turn(wake).await;
                 Ok(WaitAnswer::Elapsed)
             }
             None => Ok(WaitAnswer::Suspend),

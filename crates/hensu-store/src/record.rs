@@ -102,20 +102,79 @@ pub struct RunRecord {
 }
 
 /// What a paused run waits for (docs/language.md, *Timers and signals*): a claim takes it
-/// once `wake_at` has passed, and a signal named `signal` sets `wake_at` to the time it was
-/// sent. Cleared by every record update that does not set it again.
+/// once `wake_at` has passed, and a signal named `signal` (or one of `more_signals`) sets
+/// `wake_at` to the time it was sent. Cleared by every record update that does not set it
+/// again.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct RunWait {
-    /// Unix milliseconds; `None`: only the signal wakes the run.
+    /// Unix milliseconds; `None`: only a signal wakes the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wake_at: Option<u64>,
+    /// The signal that wakes it (the first, when flows of the run wait for several).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<String>,
+    /// The other signals that wake it: fork branches or sub-workflow children of the run
+    /// waiting for different names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_signals: Vec<String>,
     /// Written only: how many of the run's signals the run had looked at when it decided to
     /// wait. A signal of its name numbered at or after it (sent while the run was deciding)
     /// wakes the run at once, in the same transaction as the wait (read back as 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub signals_seen: u64,
+}
+
+impl RunWait {
+    /// A wait until `wake_at` or any of `signals` (the first is [`RunWait::signal`]).
+    pub fn new(wake_at: Option<u64>, mut signals: Vec<String>) -> RunWait {
+        let signal = (!signals.is_empty()).then(|| signals.remove(0));
+        RunWait {
+            wake_at,
+            signal,
+            more_signals: signals,
+            signals_seen: 0,
+        }
+    }
+
+    /// Every signal that wakes the run, `signal` first.
+    pub fn signals(&self) -> impl Iterator<Item = &str> {
+        self.signal
+            .iter()
+            .chain(&self.more_signals)
+            .map(String::as_str)
+    }
+
+    /// The stored `waiting_for` column: the one signal's name, or a JSON array of them all
+    /// when there are several.
+    pub(crate) fn waiting_for(&self) -> Option<String> {
+        if self.more_signals.is_empty() {
+            return self.signal.clone();
+        }
+        serde_json::to_string(&self.signals().collect::<Vec<_>>()).ok()
+    }
+
+    /// Every name as a JSON array (the statement that wakes a run at once reads it), `None`
+    /// without a signal.
+    pub(crate) fn signals_json(&self) -> Option<String> {
+        self.signal.as_ref()?;
+        serde_json::to_string(&self.signals().collect::<Vec<_>>()).ok()
+    }
+
+    /// Read back from the `wake_at` and `waiting_for` columns (`None` when both are empty).
+    /// A `waiting_for` holding a JSON array of two or more names is several signals.
+    pub(crate) fn from_columns(wake_at: Option<u64>, waiting_for: Option<String>) -> Option<Self> {
+        if wake_at.is_none() && waiting_for.is_none() {
+            return None;
+        }
+        let names = match waiting_for {
+            Some(text) => match serde_json::from_str::<Vec<String>>(&text) {
+                Ok(list) if text.starts_with('[') && list.len() >= 2 => list,
+                _ => vec![text],
+            },
+            None => Vec::new(),
+        };
+        Some(RunWait::new(wake_at, names))
+    }
 }
 
 fn is_zero(n: &u64) -> bool {

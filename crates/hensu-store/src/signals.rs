@@ -82,7 +82,7 @@ pub(crate) async fn send_signal<B: SignalRows>(
         && record
             .wait
             .as_ref()
-            .is_some_and(|w| w.signal.as_deref() == Some(name));
+            .is_some_and(|w| w.signals().any(|s| s == name));
     if woke {
         b.wake_now(run_id, now).await?;
     }

@@ -104,13 +104,23 @@ pub struct DurableRun {
 }
 
 /// A durable run's wait bookkeeping (docs/language.md, *Timers and signals*).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct WaitState {
-    /// How many of the run's signals its last signal wait looked at (written with the wait,
-    /// so a signal sent meanwhile wakes the run at once).
+    /// The fewest of the run's signals any of its signal waits looked at (`u64::MAX`: none
+    /// looked), written with the wait, so a signal sent meanwhile — while one flow decided to
+    /// wait and another still ran — wakes the run at once.
     pub signals_seen: AtomicU64,
     /// A timer whose wake time is recorded is waited for in place instead of suspending.
     pub in_place: AtomicBool,
+}
+
+impl Default for WaitState {
+    fn default() -> Self {
+        WaitState {
+            signals_seen: AtomicU64::new(u64::MAX),
+            in_place: AtomicBool::new(false),
+        }
+    }
 }
 
 impl std::fmt::Debug for DurableRun {
@@ -516,7 +526,11 @@ impl DurableRun {
         let state = &result.state;
         let mut update = final_update(result);
         if let Some(w) = update.wait.as_mut() {
-            w.signals_seen = self.waits.signals_seen.load(Ordering::SeqCst);
+            // No wait looked at the signals in this process: any signal of a waited name wakes it.
+            w.signals_seen = match self.waits.signals_seen.load(Ordering::SeqCst) {
+                u64::MAX => 0,
+                seen => seen,
+            };
         }
         let status = update.status;
         let cp = self.write_state(state, update.clone()).await;
@@ -548,53 +562,54 @@ pub fn final_update(result: &RunResult) -> RecordUpdate {
         RunOutcome::Failed(_) => {
             RecordUpdate::finished(RunStatus::Failed, Some(state.current_node.clone()), None)
         }
-        // A durable wait (docs/language.md, *Timers and signals*): a claim takes the run when
-        // its wake time passes or its signal comes.
-        RunOutcome::Paused if state.waiting.is_some() => RecordUpdate {
-            status: RunStatus::Paused,
-            current_node: Some(state.current_node.clone()),
-            correlation_id: None,
-            exit_status: None,
-            wait: state.waiting.as_ref().map(|w| hensu_store::RunWait {
-                wake_at: w.wake_at_ms,
-                signal: w.signal.clone(),
-                signals_seen: 0,
-            }),
-        },
-        RunOutcome::Paused => match &state.phase {
-            // A review with a deadline (docs/language.md, *Review*): a claim takes the run
-            // then, and it is rejected undecided.
-            ExecutionPhase::Awaiting {
-                node_id,
-                correlation_id,
-                deadline_at_ms,
-                ..
-            } => RecordUpdate {
-                status: RunStatus::Paused,
-                current_node: Some(node_id.clone()),
-                correlation_id: Some(correlation_id.clone()).filter(|c| !c.is_empty()),
-                exit_status: None,
-                // The earliest deadline of every review the run waits for (docs/server.md,
-                // *Pending reviews*): each branch's review keeps its own.
-                wait: hensu_runtime::waiting_reviews(state)
-                    .iter()
-                    .filter_map(|w| w.deadline_at_ms)
-                    .chain(*deadline_at_ms)
-                    .min()
-                    .map(|at| hensu_store::RunWait {
-                        wake_at: Some(at),
-                        signal: None,
-                        signals_seen: 0,
-                    }),
-            },
-            _ => RecordUpdate {
-                status: RunStatus::Paused,
-                current_node: Some(state.current_node.clone()),
-                correlation_id: None,
-                exit_status: None,
-                wait: None,
-            },
-        },
+        RunOutcome::Paused => paused_update(state),
+    }
+}
+
+/// The record of a paused run: where it stopped, the review it shows, and when a claim may
+/// take it — the earliest wake time of every wait of its flows (docs/language.md, *Timers and
+/// signals*: the main flow's, a fork branch's, a sub-workflow child's) and of every review
+/// deadline (docs/server.md, *Pending reviews*), woken earlier by a signal any of its waits
+/// waits for. A run paused by hand with nothing of that waits for a resume.
+fn paused_update(state: &RunState) -> RecordUpdate {
+    let waits = hensu_runtime::waiting_waits(state);
+    let (node, correlation_id, deadline) = match &state.phase {
+        ExecutionPhase::Awaiting {
+            node_id,
+            correlation_id,
+            deadline_at_ms,
+            ..
+        } => (
+            node_id.clone(),
+            Some(correlation_id.clone()).filter(|c| !c.is_empty()),
+            *deadline_at_ms,
+        ),
+        _ => (state.current_node.clone(), None, None),
+    };
+    let wake_at = waits
+        .iter()
+        .filter_map(|w| w.wake_at_ms)
+        .chain(
+            hensu_runtime::waiting_reviews(state)
+                .iter()
+                .filter_map(|w| w.deadline_at_ms),
+        )
+        .chain(deadline)
+        .min();
+    let mut signals: Vec<String> = Vec::new();
+    for name in waits.into_iter().filter_map(|w| w.signal) {
+        if !signals.contains(&name) {
+            signals.push(name);
+        }
+    }
+    let wait = (wake_at.is_some() || !signals.is_empty())
+        .then(|| hensu_store::RunWait::new(wake_at, signals));
+    RecordUpdate {
+        status: RunStatus::Paused,
+        current_node: Some(node),
+        correlation_id,
+        exit_status: None,
+        wait,
     }
 }
 

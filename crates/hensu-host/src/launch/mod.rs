@@ -44,7 +44,10 @@ pub use fork::{
     ForkError, ForkPlan, Forked, check_fork, failed_step, fork_run, next_node, redrive_run,
 };
 pub use replay::{ReplayError, ReplayPlan, ReplayReport, replay_run};
-pub use signal::{SignalError, check_payload, send_signal, signal_names};
+pub use signal::{
+    SignalError, check_payload, check_payload_in, deliver_signal, send_signal, signal_names,
+    signal_workflow,
+};
 pub use stored::{
     NewRun, RunHandle, SourceRef, StoredOptions, StoredWorkflow, WORKFLOW_FORMAT, content_hash,
     create_queued_tenant_runs, create_run, new_run_id,

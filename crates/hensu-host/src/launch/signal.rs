@@ -1,12 +1,14 @@
 //! Sending a signal to a stored run (docs/language.md, *Timers and signals*): the one
 //! operation behind `hensuc signal`, the server's `POST /api/v1/executions/{id}/signals/{name}`
-//! and the console's form. The payload is checked against the variables the run's
-//! `awaitSignal` nodes of that name write, then stored ([`StateStore::send_signal`]): delivered
+//! and the console's form ([`signal_workflow`], then [`deliver_signal`]). The payload is
+//! checked against the variables the `awaitSignal` nodes of that name write — of the run's
+//! workflow and of the workflows it calls, whose children wait too —, then stored ([`StateStore::send_signal`]): delivered
 //! now when the run waits for it, when it reaches such a node otherwise.
 
 use std::sync::Arc;
 
 use hensu_ir::{Node, Workflow};
+use hensu_runtime::MapRepository;
 use hensu_runtime::inputs::{describe, input_fits};
 use hensu_store::{RunStatus, SignalReceipt, StateStore, StoreError};
 use serde_json::Value;
@@ -82,59 +84,92 @@ pub fn signal_names(workflow: &Workflow) -> Vec<String> {
 /// variable takes the whole payload, several an object's keys (each present key must fit its
 /// variable's declared type).
 pub fn check_payload(workflow: &Workflow, name: &str, payload: &Value) -> Result<(), SignalError> {
-    let nodes: Vec<_> = workflow
-        .nodes
-        .values()
-        .filter_map(|n| match n {
-            Node::Wait(w) if w.signal() == Some(name) => Some(w),
-            _ => None,
-        })
-        .collect();
-    if nodes.is_empty() {
+    check_payload_in(workflow, &MapRepository::new(), name, payload)
+}
+
+/// [`check_payload`] over `workflow` and the workflows it can call (`callable`, as
+/// [`callable_workflows`](super::callable_workflows) gives them): a wait inside a sub-workflow
+/// child takes the run's signals too (docs/language.md, *Timers and signals*), each node
+/// checked against its own workflow's variables.
+pub fn check_payload_in(
+    workflow: &Workflow,
+    callable: &MapRepository,
+    name: &str,
+    payload: &Value,
+) -> Result<(), SignalError> {
+    let workflows = || {
+        std::iter::once(workflow).chain(callable.workflows().filter(move |w| w.id != workflow.id))
+    };
+    let mut found = false;
+    for wf in workflows() {
+        for node in wf.nodes.values() {
+            if let Node::Wait(w) = node
+                && w.signal() == Some(name)
+            {
+                found = true;
+                check_node(wf, w, name, payload)?;
+            }
+        }
+    }
+    if !found {
+        let mut known: Vec<String> = Vec::new();
+        for n in workflows().flat_map(signal_names) {
+            if !known.contains(&n) {
+                known.push(n);
+            }
+        }
         return Err(SignalError::UnknownSignal {
             workflow: workflow.id.clone(),
             name: name.to_string(),
-            known: signal_names(workflow),
+            known,
         });
     }
+    Ok(())
+}
+
+/// `payload` against what one `awaitSignal` node of `workflow` writes.
+fn check_node(
+    workflow: &Workflow,
+    node: &hensu_ir::WaitNode,
+    name: &str,
+    payload: &Value,
+) -> Result<(), SignalError> {
     let bad = |message: String| SignalError::Payload {
         name: name.to_string(),
         message,
     };
     let schema = workflow.state_schema.as_ref();
     let var_type = |v: &str| schema.and_then(|s| s.variable(v)).map(|v| v.var_type);
-    for node in nodes {
-        match node.writes.as_slice() {
-            [] => {}
-            [one] => {
-                if let Some(ty) = var_type(one)
-                    && !input_fits(ty, payload)
+    match node.writes.as_slice() {
+        [] => {}
+        [one] => {
+            if let Some(ty) = var_type(one)
+                && !input_fits(ty, payload)
+            {
+                return Err(bad(format!(
+                    "`{one}` is {}, the payload is {}",
+                    ty.as_str(),
+                    describe(payload)
+                )));
+            }
+        }
+        many => {
+            let Some(obj) = payload.as_object() else {
+                return Err(bad(format!(
+                    "it writes {}: the payload must be an object with those keys, not {}",
+                    many.join(", "),
+                    describe(payload)
+                )));
+            };
+            for v in many {
+                if let (Some(ty), Some(value)) = (var_type(v), obj.get(v))
+                    && !input_fits(ty, value)
                 {
                     return Err(bad(format!(
-                        "`{one}` is {}, the payload is {}",
+                        "`{v}` is {}, the payload's `{v}` is {}",
                         ty.as_str(),
-                        describe(payload)
+                        describe(value)
                     )));
-                }
-            }
-            many => {
-                let Some(obj) = payload.as_object() else {
-                    return Err(bad(format!(
-                        "it writes {}: the payload must be an object with those keys, not {}",
-                        many.join(", "),
-                        describe(payload)
-                    )));
-                };
-                for v in many {
-                    if let (Some(ty), Some(value)) = (var_type(v), obj.get(v))
-                        && !input_fits(ty, value)
-                    {
-                        return Err(bad(format!(
-                            "`{v}` is {}, the payload's `{v}` is {}",
-                            ty.as_str(),
-                            describe(value)
-                        )));
-                    }
                 }
             }
         }
@@ -142,14 +177,13 @@ pub fn check_payload(workflow: &Workflow, name: &str, payload: &Value) -> Result
     Ok(())
 }
 
-/// Sends signal `name` with `payload` to run `run_id`: checked against the run's stored
-/// workflow, then stored (and the run woken when it waits for it).
-pub async fn send_signal(
+/// The workflow stored with run `run_id`, which must not have ended (a signal to an ended run
+/// is refused): what a signal's payload is checked against, with the workflows it can call
+/// ([`deliver_signal`]).
+pub async fn signal_workflow(
     store: &Arc<dyn StateStore>,
     run_id: &str,
-    name: &str,
-    payload: &Value,
-) -> Result<SignalReceipt, SignalError> {
+) -> Result<Workflow, SignalError> {
     let stored = store
         .load(run_id)
         .await
@@ -162,9 +196,35 @@ pub async fn send_signal(
     }
     let envelope = StoredWorkflow::decode(run_id, &stored.workflow)
         .map_err(|e| SignalError::Store(StoreError::Invalid(e)))?;
-    check_payload(&envelope.workflow, name, payload)?;
+    Ok(envelope.workflow)
+}
+
+/// Checks signal `name`'s `payload` against `workflow` (run `run_id`'s, [`signal_workflow`])
+/// and the workflows its sub-workflow nodes call (`callable`), then stores it (and wakes the
+/// run when one of its flows waits for it).
+pub async fn deliver_signal(
+    store: &Arc<dyn StateStore>,
+    run_id: &str,
+    (workflow, callable): (&Workflow, &MapRepository),
+    name: &str,
+    payload: &Value,
+) -> Result<SignalReceipt, SignalError> {
+    check_payload_in(workflow, callable, name, payload)?;
     store
         .send_signal(run_id, name, payload)
         .await
         .map_err(|e| store_error(run_id, e))
+}
+
+/// Sends signal `name` with `payload` to run `run_id`, checked against the run's stored
+/// workflow only ([`deliver_signal`] checks the workflows it calls too).
+pub async fn send_signal(
+    store: &Arc<dyn StateStore>,
+    run_id: &str,
+    name: &str,
+    payload: &Value,
+) -> Result<SignalReceipt, SignalError> {
+    let workflow = signal_workflow(store, run_id).await?;
+    let none = MapRepository::new();
+    deliver_signal(store, run_id, (&workflow, &none), name, payload).await
 }

@@ -122,7 +122,7 @@ impl Waiter for RecordedWaits {
             }
             // The recorded run is still waiting here; a wait inside a child or a branch,
             // which the main history does not hold, had ended (the run went on past it).
-            None if request.may_suspend => WaitAnswer::Suspend,
+            None if request.may_suspend && !request.nested => WaitAnswer::Suspend,
             None => WaitAnswer::Elapsed,
         })
     }

@@ -132,6 +132,8 @@ pub(crate) struct Exec<'r> {
     journal_ctx: std::sync::OnceLock<crate::journal::JournalCtx>,
     /// The listener's token sink (`None`: no agent call streams).
     tokens: Option<std::sync::Arc<dyn crate::tokens::TokenSink>>,
+    /// The signals any flow of the run took (docs/language.md, *Timers and signals*).
+    pub(crate) signals: crate::waiting::SignalLedger,
 }
 
 impl Deref for Exec<'_> {
@@ -155,6 +157,7 @@ impl<'r> Exec<'r> {
             observer: ctx.listener.call_observer(),
             journal_ctx: std::sync::OnceLock::new(),
             tokens: ctx.listener.token_sink(),
+            signals: crate::waiting::SignalLedger::default(),
         }
     }
 
@@ -251,7 +254,7 @@ impl<'r> Exec<'r> {
         match flow {
             Flow::Main => Some(&[]),
             Flow::Child(frames) => Some(frames),
-            Flow::Branch { .. } | Flow::Detached => None,
+            Flow::Branch { .. } | Flow::Detached | Flow::Item => None,
         }
     }
 

@@ -267,6 +267,8 @@ impl Exec<'_> {
         started: Instant,
         decision: Option<ReviewDecision>,
     ) -> RunOutcome {
+        // The signals its flows took before (a resumed run's saved branches and children too).
+        self.signals.seed(state);
         let outcome = match self
             .drive(p, state, ctx.cancel, started, decision, Flow::Main)
             .await

@@ -40,6 +40,9 @@ pub(crate) enum Flow<'a> {
     },
     /// A sub-workflow child inside a fork branch: no hooks.
     Detached,
+    /// A map item's sub-workflow child (and the children inside it): no hooks, and its
+    /// waits wait in place (an item cannot be suspended; docs/language.md, *Map over a list*).
+    Item,
 }
 
 /// `deadline` on tokio's clock (the time limit sleeps on it; under tokio's paused test

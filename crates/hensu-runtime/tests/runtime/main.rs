@@ -25,6 +25,7 @@ mod events;
 mod generic_handlers;
 mod journal;
 mod map;
+mod nested_waits;
 mod parallel_consensus;
 mod run_guards;
 mod stubs;

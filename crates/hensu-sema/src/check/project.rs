@@ -321,7 +321,7 @@ fn child_schema(
     }
 }
 
-/// The variables written by a workflow's standard, action and join nodes.
+/// The variables written by a workflow's standard, action, join, map and `awaitSignal` nodes.
 fn nodes_writing(wf: &Workflow) -> HashSet<&str> {
     let mut set = HashSet::default();
     for node in wf.nodes.values() {
@@ -330,6 +330,7 @@ fn nodes_writing(wf: &Workflow) -> HashSet<&str> {
             Node::Action(a) => set.extend(a.writes.iter().map(String::as_str)),
             Node::Join(j) => set.extend(j.writes.iter().map(String::as_str)),
             Node::Map(m) => set.extend(m.writes.iter().map(String::as_str)),
+            Node::Wait(w) => set.extend(w.writes.iter().map(String::as_str)),
             _ => {}
         }
     }

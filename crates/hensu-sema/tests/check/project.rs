@@ -125,6 +125,37 @@ fn child_schema() {
     );
 }
 
+/// A child's `awaitSignal` writes its payload: the parent may take it (docs/language.md,
+/// *Timers and signals*), no E0503.
+#[test]
+fn a_child_signal_wait_writes_what_the_parent_takes() {
+    let parent = workflow(
+        "main",
+        "call",
+        vec![sub("call", "child", &[], &["decision"]), end("done")],
+    );
+    let child = with_state(
+        workflow(
+            "child",
+            "gate",
+            vec![
+                Node::Wait(WaitNode {
+                    id: "gate".into(),
+                    wait: WaitFor::Signal {
+                        name: "approved".into(),
+                        timeout_ms: None,
+                    },
+                    writes: vec!["decision".into()],
+                    transition_rules: vec![success("done")],
+                }),
+                end("done"),
+            ],
+        ),
+        &[("decision", VarType::String, false)],
+    );
+    assert_eq!(run(&[parent, child]), Vec::<String>::new());
+}
+
 #[test]
 fn duplicate_workflow_ids() {
     let wfs = [

@@ -193,10 +193,12 @@ pub struct ExecutionStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// A paused execution waiting at a `wait` or `awaitSignal` node: the signal it waits for
-    /// (docs/language.md, *Timers and signals*; a hensu addition).
+    /// (the first, when its fork branches or sub-workflow children wait for several;
+    /// docs/language.md, *Timers and signals*; a hensu addition).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting_for: Option<String>,
-    /// When such an execution continues without its signal (RFC 3339, UTC).
+    /// When such an execution continues without its signal (RFC 3339, UTC): the earliest wake
+    /// time of its waits and review deadlines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wake_at: Option<String>,
 }
@@ -482,7 +484,7 @@ pub async fn start(
         .transpose()?;
     let context: Context = request.context.unwrap_or_default().into_iter().collect();
     refuse_bad_inputs(&workflow, &context)?;
-    crate::service::signal_rules::check_start_signals(&workflow, &request.signals)?;
+    crate::service::signal_rules::check_start_signals(&workflow, &repository, &request.signals)?;
     let signals = request.signals;
     // A malformed header is ignored, as the W3C trace context asks of a receiver.
     let traceparent = request

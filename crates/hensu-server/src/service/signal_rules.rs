@@ -22,15 +22,17 @@ pub struct StartSignal {
     pub payload: Value,
 }
 
-/// Signal-with-start: every signal of a start is checked against the workflow before the
-/// execution is stored (the rules of `POST …/signals/{name}`).
+/// Signal-with-start: every signal of a start is checked against the workflow and the
+/// workflows it calls before the execution is stored (the rules of `POST …/signals/{name}`).
 pub fn check_start_signals(
     workflow: &hensu_ir::Workflow,
+    callable: &hensu_runtime::MapRepository,
     signals: &[StartSignal],
 ) -> ApiResult<()> {
     for s in signals {
         check_name(&s.name)?;
-        hensu_host::launch::check_payload(workflow, &s.name, &s.payload).map_err(api_error)?;
+        hensu_host::launch::check_payload_in(workflow, callable, &s.name, &s.payload)
+            .map_err(api_error)?;
     }
     Ok(())
 }

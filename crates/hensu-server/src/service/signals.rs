@@ -1,10 +1,10 @@
 //! Signals to executions (docs/language.md, *Timers and signals*; docs/server.md): the
-//! tenant check, then `hensu_host::launch::send_signal` — the operation `hensuc signal` runs —
+//! tenant check, then `hensu_host::launch::deliver_signal` — the operation `hensuc signal` runs —
 //! which checks the payload against the variables the execution's `awaitSignal` nodes of that
-//! name write and stores the signal. A paused execution waiting for it is woken: the server's
+//! name write (its workflow's and those of the workflows it calls) and stores the signal. A paused execution waiting for it is woken: the server's
 //! takeover (or any server on the same store) claims and continues it.
 
-use hensu_host::launch::send_signal;
+use hensu_host::launch::{deliver_signal, signal_workflow};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -61,9 +61,22 @@ pub async fn send(
 ) -> ApiResult<SignalSent> {
     super::executions::owned_record(app, tenant, run_id).await?;
     check_name(name)?;
-    let receipt = send_signal(&app.store, run_id, name, &request.payload)
+    // A wait inside a sub-workflow child takes the run's signals too: its workflow's nodes
+    // are checked as well (docs/language.md, *Timers and signals*).
+    let workflow = signal_workflow(&app.store, run_id)
         .await
         .map_err(api_error)?;
+    let callable =
+        crate::subflows::repository(app.registry.as_ref(), &tenant.tenant_id, &workflow).await?;
+    let receipt = deliver_signal(
+        &app.store,
+        run_id,
+        (&workflow, &callable),
+        name,
+        &request.payload,
+    )
+    .await
+    .map_err(api_error)?;
     Ok(SignalSent {
         execution_id: run_id.to_string(),
         signal: name.to_string(),

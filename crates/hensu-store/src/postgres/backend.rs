@@ -80,17 +80,12 @@ fn record_from_row(row: &Row, path: &Path) -> Result<(RunRecord, LogState)> {
             _ => None,
         },
         pause_requested: col(row, 17, path)?,
-        wait: match (
-            col::<Option<i64>>(row, 18, path)?,
+        wait: RunWait::from_columns(
+            col::<Option<i64>>(row, 18, path)?
+                .map(|w| to_u64(w, path, "wake_at"))
+                .transpose()?,
             col::<Option<String>>(row, 19, path)?,
-        ) {
-            (None, None) => None,
-            (wake_at, signal) => Some(RunWait {
-                wake_at: wake_at.map(|w| to_u64(w, path, "wake_at")).transpose()?,
-                signal,
-                signals_seen: 0,
-            }),
-        },
+        ),
     };
     let log = LogState {
         snapshot_step: to_u64(col(row, 11, path)?, path, "snapshot_step")?,
@@ -202,7 +197,7 @@ impl Backend for PgTx<'_> {
                     &parent_step,
                     &record.pause_requested,
                     &record.wait.as_ref().and_then(|w| w.wake_at).map(sat_i64),
-                    &record.wait.as_ref().and_then(|w| w.signal.as_deref()),
+                    &record.wait.as_ref().and_then(RunWait::waiting_for),
                 ],
             )
             .await?;
@@ -315,8 +310,9 @@ impl Backend for PgTx<'_> {
              exit_status = $5, step = $6, updated_at = $7, log_rows = log_rows + $8, \
              log_bytes = log_bytes + $9, \
              pause_requested = CASE WHEN $2 = 'running' THEN pause_requested ELSE FALSE END, \
-             wake_at = CASE WHEN $11::TEXT IS NOT NULL AND EXISTS (SELECT 1 FROM run_signals s \
-               WHERE s.run_id = $1 AND s.name = $11::TEXT AND s.seq >= $12::BIGINT) \
+             wake_at = CASE WHEN $13::TEXT IS NOT NULL AND EXISTS (SELECT 1 FROM run_signals s \
+               WHERE s.run_id = $1 AND s.seq >= $12::BIGINT AND s.name IN \
+               (SELECT jsonb_array_elements_text($13::TEXT::jsonb))) \
                THEN $7::BIGINT ELSE $10::BIGINT END, \
              waiting_for = $11::TEXT \
              WHERE run_id = $1",
@@ -331,8 +327,9 @@ impl Backend for PgTx<'_> {
                 &i64::from(delta_bytes.is_some()),
                 &to_i64(delta_bytes.unwrap_or(0))?,
                 &update.wait.as_ref().and_then(|w| w.wake_at).map(sat_i64),
-                &update.wait.as_ref().and_then(|w| w.signal.as_deref()),
+                &update.wait.as_ref().and_then(RunWait::waiting_for),
                 &update.wait.as_ref().map_or(0, |w| sat_i64(w.signals_seen)),
+                &update.wait.as_ref().and_then(RunWait::signals_json),
             ],
         )
         .await

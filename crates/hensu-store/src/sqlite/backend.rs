@@ -7,6 +7,7 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension};
 
 use super::rows::{RawRecord, into_meta, log_state, raw_meta};
+use crate::RunWait;
 use crate::backend::KeyRow;
 use crate::backend::{
     Backend, ClaimedLease, DeltaVisitor, LastStep, LogState, NewLogRow, RawLogRow, Records,
@@ -150,7 +151,7 @@ impl Backend for SqliteTx<'_> {
                 parent_step,
                 i64::from(record.pause_requested),
                 record.wait.as_ref().and_then(|w| w.wake_at).map(sat_i64),
-                record.wait.as_ref().and_then(|w| w.signal.as_deref()),
+                record.wait.as_ref().and_then(RunWait::waiting_for),
             ],
         )?;
         if inserted == 0 {
@@ -284,8 +285,9 @@ impl Backend for SqliteTx<'_> {
              exit_status = ?5, step = ?6, updated_at = ?7, log_rows = log_rows + ?8, \
              log_bytes = log_bytes + ?9, \
              pause_requested = CASE WHEN ?2 = 'running' THEN pause_requested ELSE 0 END, \
-             wake_at = CASE WHEN ?11 IS NOT NULL AND EXISTS (SELECT 1 FROM run_signals s \
-               WHERE s.run_id = ?1 AND s.name = ?11 AND s.seq >= ?12) THEN ?7 ELSE ?10 END, \
+             wake_at = CASE WHEN ?13 IS NOT NULL AND EXISTS (SELECT 1 FROM run_signals s \
+               WHERE s.run_id = ?1 AND s.seq >= ?12 \
+               AND s.name IN (SELECT value FROM json_each(?13))) THEN ?7 ELSE ?10 END, \
              waiting_for = ?11 \
              WHERE run_id = ?1",
             rusqlite::params![
@@ -299,8 +301,9 @@ impl Backend for SqliteTx<'_> {
                 rows,
                 bytes,
                 update.wait.as_ref().and_then(|w| w.wake_at).map(sat_i64),
-                update.wait.as_ref().and_then(|w| w.signal.as_deref()),
+                update.wait.as_ref().and_then(RunWait::waiting_for),
                 update.wait.as_ref().map_or(0, |w| sat_i64(w.signals_seen)),
+                update.wait.as_ref().and_then(RunWait::signals_json),
             ],
         )
         .map(|_| ())

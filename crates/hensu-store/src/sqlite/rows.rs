@@ -60,14 +60,11 @@ impl RawRecord {
             }),
             _ => None,
         };
-        let wait = match (self.wake_at, self.waiting_for) {
-            (None, None) => None,
-            (wake_at, signal) => Some(RunWait {
-                wake_at: wake_at.map(|w| to_u64(w, path, "wake_at")).transpose()?,
-                signal,
-                signals_seen: 0,
-            }),
-        };
+        let wake_at = self
+            .wake_at
+            .map(|w| to_u64(w, path, "wake_at"))
+            .transpose()?;
+        let wait = RunWait::from_columns(wake_at, self.waiting_for);
         let record = RunRecord {
             wait,
             parent,

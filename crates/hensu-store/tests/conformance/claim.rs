@@ -279,6 +279,7 @@ pub fn queue_depth_counts_what_a_claim_could_take(f: &dyn Factory) {
         let wait = hensu_store::RunWait {
             wake_at: Some(wake_at),
             signal: None,
+            more_signals: Vec::new(),
             signals_seen: 0,
         };
         s.checkpoint(&l, 0, &super::waits::waiting("pause", wait), &snapshot(1))

@@ -57,6 +57,7 @@ macro_rules! conformance_suite {
             a_waiting_run_is_claimed_once_its_wake_time_passed,
             signals_are_stored_in_order_and_wake_a_run_waiting_for_them,
             a_signal_sent_while_the_run_decides_to_wait_wakes_it,
+            a_run_waiting_for_several_signals_wakes_on_any,
             queue_depth_counts_what_a_claim_could_take,
         );
     };
@@ -85,6 +86,7 @@ macro_rules! conformance_suite {
             a_waiting_run_is_claimed_once_its_wake_time_passed,
             signals_are_stored_in_order_and_wake_a_run_waiting_for_them,
             a_signal_sent_while_the_run_decides_to_wait_wakes_it,
+            a_run_waiting_for_several_signals_wakes_on_any,
             queue_depth_counts_what_a_claim_could_take,
         );
     };

@@ -30,6 +30,7 @@ pub fn a_waiting_run_is_claimed_once_its_wake_time_passed(f: &dyn Factory) {
         let wait = RunWait {
             wake_at: Some(wake_at),
             signal: None,
+            more_signals: Vec::new(),
             signals_seen: 0,
         };
         s.checkpoint(&l, 0, &waiting("pause", wait.clone()), &snapshot(1))
@@ -84,6 +85,7 @@ pub fn signals_are_stored_in_order_and_wake_a_run_waiting_for_them(f: &dyn Facto
     let wait = RunWait {
         wake_at: None,
         signal: Some("approve".into()),
+        more_signals: Vec::new(),
         signals_seen: 1,
     };
     s.checkpoint(&l, 0, &waiting("gate", wait), &snapshot(1))
@@ -143,6 +145,7 @@ pub fn a_signal_sent_while_the_run_decides_to_wait_wakes_it(f: &dyn Factory) {
     let wait = RunWait {
         wake_at: None,
         signal: Some("approve".into()),
+        more_signals: Vec::new(),
         signals_seen: 0,
     };
     s.checkpoint(&l, 0, &waiting("gate", wait), &snapshot(1))
@@ -152,6 +155,56 @@ pub fn a_signal_sent_while_the_run_decides_to_wait_wakes_it(f: &dyn Factory) {
     assert!(
         r.wait.as_ref().and_then(|w| w.wake_at).is_some(),
         "{}: woken at once",
+        f.name()
+    );
+    assert_eq!(s.claim(&owner("w"), 10).expect("claim").len(), 1);
+}
+
+/// Flows of one run waiting for different signals (fork branches, a sub-workflow child): the
+/// record keeps every name, and a signal of any of them wakes the run — one sent while it
+/// decided to wait too.
+pub fn a_run_waiting_for_several_signals_wakes_on_any(f: &dyn Factory) {
+    let s = f.handle(opts());
+    s.create_run(&record("a", 1_000), &workflow(), &snapshot(0))
+        .expect("create");
+    let names = || vec!["left".to_string(), "right".to_string(), "[x]".to_string()];
+    let l = s.acquire("a", &owner("runner")).expect("acquire");
+    let wait = RunWait {
+        signals_seen: 0,
+        ..RunWait::new(Some(now_ms() + 3_600_000), names())
+    };
+    s.checkpoint(&l, 0, &waiting("fork", wait.clone()), &snapshot(1))
+        .expect("suspend");
+    s.release(&l).expect("release");
+    let r = s.record("a").expect("record");
+    let stored = r.wait.clone().expect("a wait");
+    assert_eq!(
+        stored.signals().collect::<Vec<_>>(),
+        ["left", "right", "[x]"],
+        "{}: every name read back",
+        f.name()
+    );
+    assert_eq!(stored.wake_at, wait.wake_at, "{}", f.name());
+    assert!(s.claim(&owner("w"), 10).expect("claim").is_empty());
+    let other = s.send_signal("a", "middle", &json!(1)).expect("send");
+    assert!(!other.woke, "{}: not a waited name", f.name());
+    let right = s.send_signal("a", "right", &json!(2)).expect("send");
+    assert!(right.woke, "{}: the second name wakes it", f.name());
+    assert_eq!(s.claim(&owner("w"), 10).expect("claim").len(), 1);
+    // Sent while `b` decided to wait (it had looked at none): woken in the wait's write.
+    s.create_run(&record("b", 1_000), &workflow(), &snapshot(0))
+        .expect("create");
+    let l = s.acquire("b", &owner("runner")).expect("acquire");
+    let sent = s.send_signal("b", "[x]", &json!(3)).expect("send");
+    assert!(!sent.woke);
+    let wait = RunWait::new(Some(now_ms() + 3_600_000), names());
+    s.checkpoint(&l, 0, &waiting("fork", wait.clone()), &snapshot(1))
+        .expect("suspend");
+    s.release(&l).expect("release");
+    let woke_at = s.record("b").expect("record").wait.and_then(|w| w.wake_at);
+    assert!(
+        woke_at < wait.wake_at,
+        "{}: woken at once, not at its timer",
         f.name()
     );
     assert_eq!(s.claim(&owner("w"), 10).expect("claim").len(), 1);

@@ -316,8 +316,15 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
     }
     // A durable wait (docs/language.md, *Timers and signals*).
     if let Some(w) = &r.wait {
-        if let Some(signal) = &w.signal {
-            let _ = writeln!(out, "waits for   signal `{signal}`");
+        // Fork branches or children of the run may wait for several.
+        let signals: Vec<String> = w.signals().map(|s| format!("`{s}`")).collect();
+        if !signals.is_empty() {
+            let noun = if signals.len() == 1 {
+                "signal"
+            } else {
+                "signals"
+            };
+            let _ = writeln!(out, "waits for   {noun} {}", signals.join(", "));
         }
         if let Some(at) = w.wake_at {
             let _ = writeln!(out, "wakes at    {}", rfc3339(at));

@@ -1,5 +1,5 @@
 //! `hensuc signal RUN NAME -c JSON`: sends a signal to a run (docs/language.md, *Timers and
-//! signals*) through `hensu_host::launch::send_signal` — the operation the server's `POST
+//! signals*) through `hensu_host::launch::deliver_signal` — the operation the server's `POST
 //! /api/v1/executions/{id}/signals/{name}` runs too. With `--server URL`, that route is called.
 
 use std::path::PathBuf;
@@ -85,9 +85,21 @@ pub fn execute(args: SignalArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("."));
     let store = session::open_for_run(&dir, &args.id)?;
-    match session::block(hensu_host::launch::send_signal(
-        &store, &args.id, &args.name, &payload,
-    ))? {
+    // A wait inside a sub-workflow child takes the run's signals too: the project's workflows
+    // the run can call are checked as well (docs/language.md, *Timers and signals*).
+    let sent = session::block(async {
+        let workflow = hensu_host::launch::signal_workflow(&store, &args.id).await?;
+        let callable = crate::commands::run::project_workflows(&dir, &workflow);
+        hensu_host::launch::deliver_signal(
+            &store,
+            &args.id,
+            (&workflow, &callable),
+            &args.name,
+            &payload,
+        )
+        .await
+    })?;
+    match sent {
         Ok(r) => {
             report(&args.id, &args.name, Some(r.seq), r.woke);
             Ok(ExitCode::SUCCESS)

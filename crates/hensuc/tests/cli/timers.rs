@@ -88,12 +88,12 @@ const REVIEWED: &str = r#"workflow("reviewed") {
 }
 "#;
 
-fn project(dir: &Path, name: &str, source: &str) {
+pub(crate) fn project(dir: &Path, name: &str, source: &str) {
     std::fs::create_dir_all(dir.join("workflows")).unwrap();
     std::fs::write(dir.join("workflows").join(name), source).unwrap();
 }
 
-fn spawn_worker(dir: &Path, store: &str) -> Child {
+pub(crate) fn spawn_worker(dir: &Path, store: &str) -> Child {
     crate::hensuc()
         .args(["worker", "--lease-ttl", "2s", "--heartbeat", "300ms"])
         .args(["--poll", "100ms", "-d"])
@@ -106,7 +106,7 @@ fn spawn_worker(dir: &Path, store: &str) -> Child {
         .unwrap()
 }
 
-fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+pub(crate) fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
     let t = Instant::now();
     while !f() {
         assert!(t.elapsed() < limit, "timed out waiting for {what}");
@@ -115,7 +115,7 @@ fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
 }
 
 /// Queues a run of `workflow` (a file of `dir/workflows/`) in `store`; its id.
-fn queue(dir: &Path, store: &str, workflow: &str) -> String {
+pub(crate) fn queue(dir: &Path, store: &str, workflow: &str) -> String {
     let out = crate::hensuc()
         .args(["run", "--stub", "--detach", "-d"])
         .arg(dir)
@@ -132,13 +132,13 @@ fn queue(dir: &Path, store: &str, workflow: &str) -> String {
         .to_string()
 }
 
-fn record(s: &Arc<dyn StateStore>, id: &str) -> hensu_store::RunRecord {
+pub(crate) fn record(s: &Arc<dyn StateStore>, id: &str) -> hensu_store::RunRecord {
     crate::wait(s.record(id)).unwrap()
 }
 
 /// `hensuc replay` of a finished run (docs/cli.md, *Replay*): its waits are answered from the
 /// recording at once — a timer's wake time, a signal's payload — and the replay is identical.
-fn replays_identically(dir: &Path, store: &str, id: &str) {
+pub(crate) fn replays_identically(dir: &Path, store: &str, id: &str) {
     let out = crate::hensuc()
         .args(["replay", id, "--json", "--store", store, "-d"])
         .arg(dir)
@@ -268,7 +268,7 @@ fn a_review_deadline_escalates_on_sqlite() {
 }
 
 /// A fresh schema of the test database; the store URL whose `search_path` is it.
-fn pg_url() -> String {
+pub(crate) fn pg_url() -> String {
     let base = std::env::var("HENSU_TEST_DATABASE_URL")
         .expect("HENSU_TEST_DATABASE_URL is not set: run under scripts/pg-test.sh");
     let schema = format!("t_{:x}{:x}", std::process::id(), hensu_store::now_ms());

@@ -518,3 +518,145 @@ fn a_scripted_signal_no_node_waits_for_is_e0905() {
     );
     assert!(out.contains("did you mean `approved`?"), "{out}");
 }
+
+/// Waits inside a fork branch and inside a sub-workflow child run on the test's virtual clock
+/// as the main flow's do (docs/testing.md, *Waits and signals*): nothing sleeps, a scheduled
+/// signal reaches the branch that waits for it, the clock ends at the latest wait.
+#[test]
+fn waits_in_branches_and_children_run_on_the_virtual_clock() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let write = |path: &str, text: &str| std::fs::write(dir.join(path), text).unwrap();
+    write(
+        "workflows/forked.hwf",
+        r#"workflow("forked") {
+    agents {
+        agent("a") { role = "W"; model = "stub" }
+    }
+    state {
+        variable("decision", VarType.STRING)
+    }
+    graph {
+        start at "split"
+        fork("split") {
+            targets("cool", "gate")
+            onComplete goto "merge"
+        }
+        wait("cool") {
+            duration = 2.hours
+            onSuccess goto "after"
+        }
+        node("after") {
+            agent = "a"
+            prompt = "after the timer"
+            onSuccess goto "merge"
+        }
+        awaitSignal("gate") {
+            signal = "approved"
+            timeout = 48.hours
+            writes("decision")
+            onSignal goto "merge"
+            onTimeout goto "merge"
+        }
+        join("merge") {
+            await("split")
+            mergeStrategy = MergeStrategy.MERGE_MAPS
+            writes("decision")
+            onSuccess goto "done"
+            onFailure goto "failed"
+        }
+        end("done")
+        end("failed", ExitStatus.FAILURE)
+    }
+}
+"#,
+    );
+    write(
+        "workflows/parent.hwf",
+        r#"workflow("parent") {
+    agents {
+        agent("a") { role = "W"; model = "stub" }
+    }
+    graph {
+        start at "first"
+        node("first") {
+            agent = "a"
+            prompt = "go"
+            onSuccess goto "call"
+        }
+        subWorkflow("call") {
+            target = "napper"
+            onSuccess goto "done"
+        }
+        end("done")
+    }
+}
+"#,
+    );
+    write(
+        "workflows/napper.hwf",
+        r#"workflow("napper") {
+    graph {
+        start at "nap"
+        wait("nap") {
+            duration = 3.hours
+            onSuccess goto "end"
+        }
+        end("end")
+    }
+}
+"#,
+    );
+    write(
+        "tests/forked-signal.test.toml",
+        r#"workflow = "forked"
+snapshot = false
+[[signals]]
+name = "approved"
+after = "5h"
+payload = "yes"
+[expect]
+status = "SUCCESS"
+end = "done"
+elapsed = "5h"
+outputs.decision = { equals = "yes" }
+"#,
+    );
+    write(
+        "tests/forked-timeout.test.toml",
+        // No signal: the gate times out at 48 h (counted from the fork, not from the other
+        // branch's 2 h timer), and the join misses its `decision`.
+        r#"workflow = "forked"
+snapshot = false
+[expect]
+status = "FAILURE"
+end = "failed"
+elapsed = "48h"
+outputs.decision = { present = false }
+"#,
+    );
+    write(
+        "tests/parent-nap.test.toml",
+        r#"workflow = "parent"
+snapshot = false
+[expect]
+status = "SUCCESS"
+end = "done"
+elapsed = "3h"
+"#,
+    );
+    let o = run_hensuc(&["test", "-d", dir.to_str().unwrap()]);
+    let out = format!("{}{}", stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("3 passed, 0 failed"), "{out}");
+    // A wrong expectation fails: the clocks really moved.
+    write(
+        "tests/parent-nap.test.toml",
+        "workflow = \"parent\"\nsnapshot = false\n[expect]\nelapsed = \"2h\"\n",
+    );
+    let o = run_hensuc(&["test", "-d", dir.to_str().unwrap()]);
+    let out = format!("{}{}", stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{out}");
+}

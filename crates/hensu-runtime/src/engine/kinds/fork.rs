@@ -543,6 +543,8 @@ fn fold_branches(
         }
         executed += branch.steps.saturating_sub(base_steps);
         state.backtracks.extend(branch.backtracks);
+        // The signals a branch took are the run's: a later wait never takes them again.
+        crate::waiting::merge_taken(&mut state.signals_taken, &branch.signals_taken);
         branches.push(ForkBranch {
             target: p.plan.id(target).to_string(),
             success,

@@ -244,7 +244,7 @@ async fn child_item(
         &call,
         &mut item_state,
         cancel,
-        Flow::Detached,
+        Flow::Item,
         None,
     )
     .await;

@@ -75,10 +75,14 @@ async fn run_subworkflow(
     resume: Option<ReviewDecision>,
 ) -> Result<NodeResult, RuntimeError> {
     let (prepared, mut child_state) = load_child(engine, node, state)?;
+    // The child takes only signals the run has not taken (docs/language.md, *Timers and
+    // signals*); what it takes is handed back when it ends.
+    crate::waiting::merge_taken(&mut child_state.signals_taken, &state.signals_taken);
     let frames = child_frames(flow, node, &child_state);
-    let child_flow = match &frames {
-        Some(frames) => Flow::Child(frames),
-        None => Flow::Detached,
+    let child_flow = match (&frames, flow) {
+        (Some(frames), _) => Flow::Child(frames),
+        (None, Flow::Item) => Flow::Item,
+        (None, _) => Flow::Detached,
     };
     let outcome = run_child(
         engine,
@@ -145,7 +149,7 @@ fn child_frames(
     let outer: &[NestedFrame] = match flow {
         Flow::Main => &[],
         Flow::Child(outer) => outer,
-        Flow::Branch { .. } | Flow::Detached => return None,
+        Flow::Branch { .. } | Flow::Detached | Flow::Item => return None,
     };
     let frames = outer
         .iter()
@@ -206,6 +210,9 @@ fn child_result(
     child_state: RunState,
     outcome: RunOutcome,
 ) -> Result<NodeResult, RuntimeError> {
+    if !matches!(outcome, RunOutcome::Paused) {
+        crate::waiting::merge_taken(&mut state.signals_taken, &child_state.signals_taken);
+    }
     match outcome {
         RunOutcome::Completed { exit_status, .. } => {
             for (parent_key, child_key) in &node.output_mapping {

@@ -84,17 +84,30 @@ pub(crate) async fn execute_wait(
             wake
         }
     };
-    let answer = waiter
-        .wait(WaitRequest {
-            run_id: &state.execution_id,
-            node_id: &node.id,
-            wake_at_ms,
-            signal: node.signal(),
-            taken: &state.signals_taken,
-            may_suspend: matches!(flow, Flow::Main),
-            resumed,
-        })
-        .await?;
+    let answer = loop {
+        // Signals another flow of the run took are not this wait's to take.
+        let taken = exec.signals.with(&state.signals_taken);
+        let answer = waiter
+            .wait(WaitRequest {
+                run_id: &state.execution_id,
+                node_id: &node.id,
+                wake_at_ms,
+                signal: node.signal(),
+                taken: &taken,
+                may_suspend: !matches!(flow, Flow::Item),
+                nested: !matches!(flow, Flow::Main),
+                resumed,
+            })
+            .await?;
+        match &answer {
+            // Taken by a flow that waited for the same name meanwhile: ask again (a waiter
+            // that answers a signal it was told is taken, as a replay does, is believed).
+            WaitAnswer::Signal { seq, .. } if !taken.contains(seq) && !exec.signals.take(*seq) => {
+                continue;
+            }
+            _ => break answer,
+        }
+    };
     Ok(match answer {
         WaitAnswer::Suspend => NodeResult {
             status: NodeStatus::Pending,
