@@ -27,6 +27,11 @@ pub struct Analysis {
     pub(crate) origins: Arc<Origins>,
     /// Lexical, syntax, lowering and single-workflow check diagnostics, in source order.
     pub diagnostics: Vec<Diagnostic>,
+    /// The lexical, syntax and lowering diagnostics of `diagnostics` (those of the checks are
+    /// made again from the spliced IR when one node is re-analysed: `crate::incremental`).
+    pub(crate) front: Vec<Diagnostic>,
+    /// No lexical or syntax diagnostic: the whole file took the parser's fast path.
+    pub(crate) syntax_clean: bool,
     /// The `.md` prompt files the document names, with their `{placeholders}` (read when the
     /// document is analysed, so references and rename reach into them).
     pub(crate) prompt_files: Arc<Vec<PromptFile>>,
@@ -35,7 +40,7 @@ pub struct Analysis {
     pub(crate) extension: Option<Arc<hensu_sema::extend::Extension>>,
     /// The tokens of `text`: lexed on first use, or handed over by the engine, which keeps them
     /// up to date through edits (`crate::relex`).
-    lexed: OnceLock<Arc<Lexed>>,
+    pub(crate) lexed: OnceLock<Arc<Lexed>>,
 }
 
 /// A prompt file of a document (`prompt = "write.md"` → `prompts/write.md`).
@@ -67,6 +72,39 @@ impl PromptFile {
     }
 }
 
+/// The diagnostics of a file from its front-end ones and those of the checks, in source order.
+pub(crate) fn own_diagnostics(
+    file: FileId,
+    front: &[Diagnostic],
+    checked: Vec<Diagnostic>,
+) -> Vec<Diagnostic> {
+    let mut diagnostics: Vec<Diagnostic> = front
+        .iter()
+        .cloned()
+        .chain(checked)
+        .map(|d| d.in_file(file))
+        .collect();
+    hensu_diagnostics::sort_diagnostics(&mut diagnostics);
+    diagnostics
+}
+
+/// A diagnostic of `file` with its spans in that file moved by `f`.
+pub(crate) fn moved_diagnostic(
+    d: &Diagnostic,
+    file: FileId,
+    f: &dyn Fn(hensu_diagnostics::Span) -> hensu_diagnostics::Span,
+) -> Diagnostic {
+    let mut d = d.clone();
+    d.primary.span = f(d.primary.span);
+    for l in d.secondary.iter_mut().filter(|l| l.file == file) {
+        l.span = f(l.span);
+    }
+    for s in d.suggestions.iter_mut().filter(|s| s.file == file) {
+        s.span = f(s.span);
+    }
+    d
+}
+
 impl Analysis {
     pub fn new(file: FileId, text: String, files: &dyn FileProvider) -> Analysis {
         let parsed = hensu_syntax::parse(&text);
@@ -87,16 +125,16 @@ impl Analysis {
                 .unwrap_or_else(|_| (Index::default(), LineIndex::new(&text)));
             (index, lines, lowered, checked)
         });
-        let mut diagnostics: Vec<Diagnostic> = parsed
+        let syntax_clean = parsed.diagnostics.is_empty();
+        let mut front: Vec<Diagnostic> = parsed
             .diagnostics
             .into_iter()
             .map(|d| d.in_file(file))
             .collect();
-        diagnostics.extend(lowered.diagnostics);
-        diagnostics.extend(checked);
-        let mut diagnostics: Vec<Diagnostic> =
-            diagnostics.into_iter().map(|d| d.in_file(file)).collect();
-        hensu_diagnostics::sort_diagnostics(&mut diagnostics);
+        front.extend(lowered.diagnostics.into_iter().map(|d| d.in_file(file)));
+        // In source order, as `crate::incremental` keeps them when it replaces a node's.
+        hensu_diagnostics::sort_diagnostics(&mut front);
+        let diagnostics = own_diagnostics(file, &front, checked);
         drop(parsed.file);
         let mut prompt_files: Vec<PromptFile> = Vec::new();
         for (_, dir, relative) in &index.resources {
@@ -116,6 +154,8 @@ impl Analysis {
             workflow: lowered.workflow.map(Arc::new),
             origins: Arc::new(lowered.origins),
             diagnostics,
+            front,
+            syntax_clean,
             prompt_files: Arc::new(prompt_files),
             extension: lowered.extension.map(Arc::new),
             lexed: OnceLock::new(),
@@ -127,33 +167,43 @@ impl Analysis {
     /// full analysis (no parse, no lowering), for requests while the full one is pending.
     pub(crate) fn provisional(&self, text: String, lines: LineIndex, shift: &Shift) -> Analysis {
         let f = |s: hensu_diagnostics::Span| shift.span(s);
-        let diagnostics = self
-            .diagnostics
-            .iter()
-            .map(|d| {
-                let mut d = d.clone();
-                d.primary.span = f(d.primary.span);
-                for l in d.secondary.iter_mut().filter(|l| l.file == self.file) {
-                    l.span = f(l.span);
-                }
-                for s in d.suggestions.iter_mut().filter(|s| s.file == self.file) {
-                    s.span = f(s.span);
-                }
-                d
-            })
-            .collect();
+        let moved = |d: &Diagnostic| moved_diagnostic(d, self.file, &f);
         Analysis {
             file: self.file,
             text,
             lines,
-            index: self.index.shifted(&f),
+            index: crate::incremental::shifted_index(&self.index, &f),
             workflow: self.workflow.clone(),
             origins: Arc::clone(&self.origins),
-            diagnostics,
+            diagnostics: self.diagnostics.iter().map(moved).collect(),
+            front: self.front.iter().map(moved).collect(),
+            syntax_clean: self.syntax_clean,
             prompt_files: Arc::clone(&self.prompt_files),
             extension: self.extension.clone(),
             lexed: OnceLock::new(),
         }
+    }
+
+    /// Everything the analysis computed, printed (the text, line index, symbol index, IR,
+    /// origins and diagnostics; not the tokens, which are lexed on demand), so a test can check
+    /// an analysis made node by node against a full one.
+    #[doc(hidden)]
+    pub fn fingerprint(&self) -> String {
+        format!(
+            "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{}\n{:?}",
+            self.text,
+            self.lines,
+            self.index,
+            self.workflow,
+            self.origins,
+            self.diagnostics,
+            self.front,
+            self.syntax_clean,
+            self.prompt_files
+                .iter()
+                .map(|p| &p.relative)
+                .collect::<Vec<_>>(),
+        )
     }
 
     /// The tokens and comments of the text (lexed on first use).

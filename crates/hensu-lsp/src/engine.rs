@@ -34,6 +34,10 @@ pub(crate) struct Doc {
     opening: u64,
     /// `analysis` is out of date (edited text, or a prompt/rubric/project file changed).
     dirty: bool,
+    /// The generation of `analysis`, and the generation a file it may read last changed at: an
+    /// analysis older than that change is not re-analysed node by node.
+    analysed: u64,
+    files_changed: u64,
     /// `analysis` moved onto `text`, made on the first request after an edit.
     provisional: RefCell<Option<Arc<Analysis>>>,
     /// The tokens of `text` once some request lexed it, kept up to date through edits
@@ -102,6 +106,10 @@ pub struct AnalysisJob {
     opening: u64,
     /// How many pending edits the job's text includes.
     edits: usize,
+    /// The analysis the job's text was edited from, those edits as one, and the text's line
+    /// index: when the edits fall inside one graph node, only that node is analysed again
+    /// (`crate::incremental`).
+    base: Option<(Arc<Analysis>, ByteEdit, LineIndex)>,
 }
 
 /// A finished [`AnalysisJob`].
@@ -111,22 +119,61 @@ pub struct AnalysisDone {
     generation: u64,
     opening: u64,
     edits: usize,
+    incremental: bool,
+}
+
+impl AnalysisDone {
+    /// Whether the analysis was made by re-analysing one graph node (`crate::incremental`).
+    pub fn incremental(&self) -> bool {
+        self.incremental
+    }
 }
 
 impl AnalysisJob {
     pub fn run(self) -> AnalysisDone {
-        let analysis = analyze(
-            self.host.as_ref(),
-            self.file,
-            self.root.as_deref(),
-            self.text,
-        );
+        let host = self.host.as_ref();
+        let text = match self.base {
+            Some((base, edit, lines)) => {
+                let done = match self.root.as_deref() {
+                    Some(root) => crate::incremental::reanalyse(
+                        &base,
+                        self.text,
+                        lines,
+                        edit,
+                        &RootFiles { host, root },
+                    ),
+                    None => crate::incremental::reanalyse(
+                        &base,
+                        self.text,
+                        lines,
+                        edit,
+                        &hensu_sema::files::NoFiles,
+                    ),
+                };
+                match done {
+                    Ok(analysis) => {
+                        return AnalysisDone {
+                            uri: self.uri,
+                            analysis,
+                            generation: self.generation,
+                            opening: self.opening,
+                            edits: self.edits,
+                            incremental: true,
+                        };
+                    }
+                    Err(text) => text,
+                }
+            }
+            None => self.text,
+        };
+        let analysis = analyze(host, self.file, self.root.as_deref(), text);
         AnalysisDone {
             uri: self.uri,
             analysis,
             generation: self.generation,
             opening: self.opening,
             edits: self.edits,
+            incremental: false,
         }
     }
 }
@@ -231,6 +278,8 @@ impl Engine {
                 generation,
                 opening,
                 dirty: true,
+                analysed: generation,
+                files_changed: generation,
                 provisional: RefCell::new(None),
                 lexed: RefCell::new(None),
             },
@@ -327,6 +376,11 @@ impl Engine {
     /// The analysis job of a dirty document (`None` when it is up to date or not open).
     pub fn job(&self, uri: &Uri) -> Option<AnalysisJob> {
         let doc = self.docs.get(uri).filter(|d| d.dirty)?;
+        let base = doc
+            .shift
+            .envelope()
+            .filter(|_| doc.files_changed <= doc.analysed && doc.analysis.workflow.is_some())
+            .map(|edit| (Arc::clone(&doc.analysis), edit, doc.lines.clone()));
         Some(AnalysisJob {
             uri: uri.clone(),
             file: doc.analysis.file,
@@ -336,6 +390,7 @@ impl Engine {
             generation: doc.generation,
             opening: doc.opening,
             edits: doc.shift.len(),
+            base,
         })
     }
 
@@ -358,6 +413,7 @@ impl Engine {
         }
         let old = std::mem::replace(&mut doc.analysis, Arc::new(done.analysis));
         doc.shift.drain_front(done.edits);
+        doc.analysed = done.generation;
         doc.dirty = done.generation != doc.generation;
         doc.provisional.replace(None);
         // Freeing the previous analysis of a large file takes milliseconds: do it off the
@@ -402,6 +458,7 @@ impl Engine {
                 .any(|p| inside(root, p) && *p != doc_key(&doc.uri))
             {
                 doc.generation += 1;
+                doc.files_changed = doc.generation;
                 doc.dirty = true;
                 doc.provisional.replace(None);
                 out.push(doc.uri.clone());

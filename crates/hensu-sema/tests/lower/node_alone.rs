@@ -63,13 +63,21 @@ fn check_file(path: &Path, root: &Path) -> usize {
             continue;
         }
         assert_eq!(wf.nodes.get(&alone.id), Some(&alone.node), "{name}");
-        assert_eq!(format!("{origin:?}"), format!("{:?}", alone.origin), "{name}");
+        assert_eq!(
+            format!("{origin:?}"),
+            format!("{:?}", alone.origin),
+            "{name}"
+        );
         assert_eq!(
             wf.saga.node_compensations.get(&alone.id),
             alone.compensation.as_ref(),
             "{name}"
         );
-        assert_eq!(wf.timing.nodes.get(&alone.id), alone.timing.as_ref(), "{name}");
+        assert_eq!(
+            wf.timing.nodes.get(&alone.id),
+            alone.timing.as_ref(),
+            "{name}"
+        );
         let expected: Vec<String> = full
             .diagnostics
             .iter()

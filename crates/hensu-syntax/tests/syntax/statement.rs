@@ -51,7 +51,9 @@ fn every_graph_statement_of_the_examples_parses_alone_to_the_same_tree() {
                 continue;
             }
             let (alone, comments) = parse_statement(&src, stmt.span.start..stmt.span.end, 2)
-                .unwrap_or_else(|| panic!("{}: {:?} did not parse alone", path.display(), stmt.span));
+                .unwrap_or_else(|| {
+                    panic!("{}: {:?} did not parse alone", path.display(), stmt.span)
+                });
             assert_eq!(&alone, stmt, "{}", path.display());
             let inside: Vec<Comment> = parsed
                 .file
