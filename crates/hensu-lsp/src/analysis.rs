@@ -19,7 +19,9 @@ use crate::shift::Shift;
 #[derive(Debug)]
 pub struct Analysis {
     pub file: FileId,
-    pub text: String,
+    /// Shared with the document while it is not edited, and with the analyses of the same text
+    /// (the provisional one, the job's): a 13 MB document is held once, not three times.
+    pub text: Arc<String>,
     pub(crate) lines: LineIndex,
     pub(crate) index: Index,
     /// Shared, so a provisional analysis (see the `shift` module) reuses it without a copy.
@@ -106,7 +108,7 @@ pub(crate) fn moved_diagnostic(
 }
 
 impl Analysis {
-    pub fn new(file: FileId, text: String, files: &dyn FileProvider) -> Analysis {
+    pub fn new(file: FileId, text: Arc<String>, files: &dyn FileProvider) -> Analysis {
         let parsed = hensu_syntax::parse(&text);
         // The symbol index and the line index are built on a second thread while the compiler
         // lowers and checks (they only read the syntax tree).
@@ -165,7 +167,12 @@ impl Analysis {
     /// This analysis moved onto `text`, the analysed text after the edits of `shift`: the
     /// symbol index and the diagnostics' spans are shifted, the IR is shared. Cheap next to a
     /// full analysis (no parse, no lowering), for requests while the full one is pending.
-    pub(crate) fn provisional(&self, text: String, lines: LineIndex, shift: &Shift) -> Analysis {
+    pub(crate) fn provisional(
+        &self,
+        text: Arc<String>,
+        lines: LineIndex,
+        shift: &Shift,
+    ) -> Analysis {
         let f = |s: hensu_diagnostics::Span| shift.span(s);
         let moved = |d: &Diagnostic| moved_diagnostic(d, self.file, &f);
         Analysis {

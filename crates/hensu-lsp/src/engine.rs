@@ -20,8 +20,9 @@ pub(crate) struct Doc {
     pub uri: Uri,
     pub root: Option<String>,
     pub version: i32,
-    /// The current text and its line index; ahead of `analysis` while edits are pending.
-    text: String,
+    /// The current text and its line index; ahead of `analysis` while edits are pending. Shared
+    /// with the analyses of the same text; an edit copies it only while one of them holds it.
+    text: Arc<String>,
     lines: LineIndex,
     /// The last full analysis (of `analysis.text`, which `shift` turns into `text`).
     pub analysis: Arc<Analysis>,
@@ -59,7 +60,7 @@ pub struct Engine {
     /// Interior mutability: the table only grows, also while answering a request.
     files: RefCell<FileTable>,
     /// Analyses of unopened project files, by path, with the text they were made from.
-    disk: RefCell<HashMap<String, (String, Arc<Analysis>)>>,
+    disk: RefCell<HashMap<String, Arc<Analysis>>>,
     /// Open `.md` prompt files (`<root>/prompts/…`): not analysed, but their `{placeholders}`
     /// answer definition, references and rename (`crate::methods::prompt_file`).
     pub(crate) prompts: HashMap<Uri, PromptDoc>,
@@ -100,7 +101,7 @@ pub struct AnalysisJob {
     pub uri: Uri,
     file: FileId,
     root: Option<String>,
-    text: String,
+    text: Arc<String>,
     host: Arc<dyn Host>,
     generation: u64,
     opening: u64,
@@ -188,7 +189,7 @@ fn doc_key(uri: &Uri) -> String {
     uri_to_path(uri).unwrap_or_else(|| uri.as_str().to_string())
 }
 
-fn analyze(host: &dyn Host, file: FileId, root: Option<&str>, text: String) -> Analysis {
+fn analyze(host: &dyn Host, file: FileId, root: Option<&str>, text: Arc<String>) -> Analysis {
     match root {
         Some(root) => Analysis::new(file, text, &RootFiles { host, root }),
         None => Analysis::new(file, text, &hensu_sema::files::NoFiles),
@@ -223,7 +224,7 @@ impl Engine {
         id
     }
 
-    fn analyze(&self, file: FileId, root: Option<&str>, text: String) -> Analysis {
+    fn analyze(&self, file: FileId, root: Option<&str>, text: Arc<String>) -> Analysis {
         analyze(self.host.as_ref(), file, root, text)
     }
 
@@ -253,7 +254,7 @@ impl Engine {
         let root = uri_to_path(&uri).map(|p| project_root(&p));
         let empty = Arc::new(Analysis::new(
             file,
-            String::new(),
+            Arc::default(),
             &hensu_sema::files::NoFiles,
         ));
         let mut shift = Shift::default();
@@ -272,7 +273,7 @@ impl Engine {
                 root,
                 version,
                 lines: LineIndex::new(&text),
-                text,
+                text: Arc::new(text),
                 analysis: empty,
                 shift,
                 generation,
@@ -340,7 +341,7 @@ impl Engine {
                         old_end: to_u32(doc.text.len()),
                         new_len: to_u32(change.text.len()),
                     });
-                    doc.text = change.text;
+                    doc.text = Arc::new(change.text);
                     doc.lines = LineIndex::new(&doc.text);
                     lexed = None;
                 }
@@ -358,7 +359,9 @@ impl Engine {
                             new_len: to_u32(change.text.len()),
                         };
                         doc.shift.push(edit);
-                        doc.text.replace_range(a..b, &change.text);
+                        // Dropped first, so the text is copied only when an analysis holds it.
+                        doc.provisional.replace(None);
+                        Arc::make_mut(&mut doc.text).replace_range(a..b, &change.text);
                         lexed = lexed.map(|l| Arc::new(crate::relex::relex(&l, &doc.text, edit)));
                         let new_end = to_u32(a + change.text.len());
                         doc.lines.edit(&doc.text, span.start, span.end, new_end);
@@ -385,7 +388,7 @@ impl Engine {
             uri: uri.clone(),
             file: doc.analysis.file,
             root: doc.root.clone(),
-            text: doc.text.clone(),
+            text: Arc::clone(&doc.text),
             host: Arc::clone(&self.host),
             generation: doc.generation,
             opening: doc.opening,
@@ -523,7 +526,7 @@ impl Engine {
         let a = cached.get_or_insert_with(|| {
             let a = doc
                 .analysis
-                .provisional(doc.text.clone(), doc.lines.clone(), &doc.shift);
+                .provisional(Arc::clone(&doc.text), doc.lines.clone(), &doc.shift);
             if let Some(l) = doc.lexed.borrow().as_ref() {
                 a.seed_lexed(Arc::clone(l));
             }
@@ -615,16 +618,16 @@ impl Engine {
         root: &str,
         text: String,
     ) -> Option<Arc<Analysis>> {
-        if let Some((t, a)) = self.disk.borrow().get(path)
-            && *t == text
+        if let Some(a) = self.disk.borrow().get(path)
+            && *a.text == text
         {
             return Some(Arc::clone(a));
         }
         let file = self.file_id(uri);
-        let a = Arc::new(self.analyze(file, Some(root), text.clone()));
+        let a = Arc::new(self.analyze(file, Some(root), Arc::new(text)));
         self.disk
             .borrow_mut()
-            .insert(path.to_string(), (text, Arc::clone(&a)));
+            .insert(path.to_string(), Arc::clone(&a));
         Some(a)
     }
 

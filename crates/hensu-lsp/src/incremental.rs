@@ -32,11 +32,11 @@ fn inside(outer: Span, s: Span) -> bool {
 /// one graph node the edit falls in; the text back when that is not possible.
 pub(crate) fn reanalyse(
     old: &Analysis,
-    text: String,
+    text: Arc<String>,
     lines: LineIndex,
     edit: ByteEdit,
     files: &dyn FileProvider,
-) -> Result<Analysis, String> {
+) -> Result<Analysis, Arc<String>> {
     match splice(old, &text, edit, files) {
         Some(parts) => Ok(parts.into_analysis(old, text, lines)),
         None => Err(text),
@@ -53,7 +53,7 @@ struct Parts {
 }
 
 impl Parts {
-    fn into_analysis(self, old: &Analysis, text: String, lines: LineIndex) -> Analysis {
+    fn into_analysis(self, old: &Analysis, text: Arc<String>, lines: LineIndex) -> Analysis {
         Analysis {
             file: old.file,
             text,

@@ -94,7 +94,7 @@ fn completion_at(engine: &Engine, u: &Uri, text: &str, at: usize) -> Option<Comp
 
 fn assert_tokens_fresh(engine: &Engine, u: &Uri, text: &str, seed: u64, step: usize) {
     let a = engine.analysis(u).unwrap();
-    assert_eq!(a.text, text, "seed {seed} step {step}: the text");
+    assert_eq!(*a.text, text, "seed {seed} step {step}: the text");
     let fresh = hensu_syntax::lex(text);
     let kept = a.lexed();
     assert_eq!(
