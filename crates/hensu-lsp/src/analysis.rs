@@ -34,6 +34,10 @@ pub struct Analysis {
     pub(crate) front: Vec<Diagnostic>,
     /// No lexical or syntax diagnostic: the whole file took the parser's fast path.
     pub(crate) syntax_clean: bool,
+    /// The text before this offset is free of syntax errors and laid out as the index says, so
+    /// the cursor context may start at a graph node's block (`crate::context`): `u32::MAX` for
+    /// an analysis of a clean text, the first edited byte for one moved through edits.
+    pub(crate) clean_until: u32,
     /// The `.md` prompt files the document names, with their `{placeholders}` (read when the
     /// document is analysed, so references and rename reach into them).
     pub(crate) prompt_files: Arc<Vec<PromptFile>>,
@@ -158,6 +162,7 @@ impl Analysis {
             diagnostics,
             front,
             syntax_clean,
+            clean_until: if syntax_clean { u32::MAX } else { 0 },
             prompt_files: Arc::new(prompt_files),
             extension: lowered.extension.map(Arc::new),
             lexed: OnceLock::new(),
@@ -175,6 +180,11 @@ impl Analysis {
     ) -> Analysis {
         let f = |s: hensu_diagnostics::Span| shift.span(s);
         let moved = |d: &Diagnostic| moved_diagnostic(d, self.file, &f);
+        let clean_until = if self.syntax_clean {
+            crate::incremental::clean_until(&self.index, &text, shift)
+        } else {
+            0
+        };
         Analysis {
             file: self.file,
             text,
@@ -185,6 +195,7 @@ impl Analysis {
             diagnostics: self.diagnostics.iter().map(moved).collect(),
             front: self.front.iter().map(moved).collect(),
             syntax_clean: self.syntax_clean,
+            clean_until,
             prompt_files: Arc::clone(&self.prompt_files),
             extension: self.extension.clone(),
             lexed: OnceLock::new(),

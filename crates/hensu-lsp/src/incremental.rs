@@ -64,11 +64,33 @@ impl Parts {
             diagnostics: own_diagnostics(old.file, &self.front, self.checked),
             front: self.front,
             syntax_clean: true,
+            clean_until: u32::MAX,
             prompt_files: Arc::clone(&old.prompt_files),
             extension: None,
             lexed: OnceLock::new(),
         }
     }
+}
+
+/// For an analysis of a clean text moved through the edits of `shift` onto `text`: how much of
+/// `text` is still clean. All of it when the edits fall inside one graph node statement that
+/// still parses alone (the rest of the text is unchanged), else up to the first edited byte.
+pub(crate) fn clean_until(index: &Index, text: &str, shift: &crate::shift::Shift) -> u32 {
+    let Some(edit) = shift.envelope() else {
+        return u32::MAX;
+    };
+    let nodes = &index.nodes;
+    let inside_one = nodes
+        .partition_point(|n| n.decl.start < edit.start)
+        .checked_sub(1)
+        .and_then(|i| nodes.get(i))
+        .map(|n| n.decl)
+        .filter(|d| d.start < edit.start && edit.old_end < d.end)
+        .is_some_and(|d| {
+            let d = edit.span(d);
+            hensu_syntax::parse_statement(text, d.start..d.end, GRAPH_DEPTH).is_some()
+        });
+    if inside_one { u32::MAX } else { edit.start }
 }
 
 fn splice(old: &Analysis, text: &str, edit: ByteEdit, files: &dyn FileProvider) -> Option<Parts> {
