@@ -180,11 +180,7 @@ impl Analysis {
     ) -> Analysis {
         let f = |s: hensu_diagnostics::Span| shift.span(s);
         let moved = |d: &Diagnostic| moved_diagnostic(d, self.file, &f);
-        let clean_until = if self.syntax_clean {
-            crate::incremental::clean_until(&self.index, &text, shift)
-        } else {
-            0
-        };
+        let clean_until = self.clean_until_after(&text, shift);
         Analysis {
             file: self.file,
             text,
@@ -202,13 +198,52 @@ impl Analysis {
         }
     }
 
+    /// How much of `text`, this analysis's text after the edits of `shift`, is clean (see
+    /// `clean_until`).
+    pub(crate) fn clean_until_after(&self, text: &str, shift: &Shift) -> u32 {
+        if self.syntax_clean {
+            crate::incremental::clean_until(&self.index, text, shift)
+        } else {
+            0
+        }
+    }
+
+    /// A provisional analysis lets go of its text (the document edits it in place meanwhile);
+    /// [`Analysis::move_on`] gives it the new one.
+    pub(crate) fn release_text(&mut self) {
+        self.text = Arc::default();
+        self.lexed = OnceLock::new();
+    }
+
+    /// A provisional analysis moved on in place through the later edits of `shift` onto `text`
+    /// (the same result as [`Analysis::provisional`] from its base through all the edits, as
+    /// spans move through edits one after the other), without copying the symbol index.
+    pub(crate) fn move_on(
+        &mut self,
+        text: Arc<String>,
+        lines: LineIndex,
+        shift: &Shift,
+        clean_until: u32,
+    ) {
+        let f = |s: hensu_diagnostics::Span| shift.span(s);
+        crate::incremental::shift_index(&mut self.index, &f);
+        let file = self.file;
+        for d in self.diagnostics.iter_mut().chain(self.front.iter_mut()) {
+            *d = moved_diagnostic(d, file, &f);
+        }
+        self.text = text;
+        self.lines = lines;
+        self.clean_until = clean_until;
+        self.lexed = OnceLock::new();
+    }
+
     /// Everything the analysis computed, printed (the text, line index, symbol index, IR,
     /// origins and diagnostics; not the tokens, which are lexed on demand), so a test can check
     /// an analysis made node by node against a full one.
     #[doc(hidden)]
     pub fn fingerprint(&self) -> String {
         format!(
-            "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{}\n{:?}",
+            "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{} {}\n{:?}",
             self.text,
             self.lines,
             self.index,
@@ -217,6 +252,7 @@ impl Analysis {
             self.diagnostics,
             self.front,
             self.syntax_clean,
+            self.clean_until,
             self.prompt_files
                 .iter()
                 .map(|p| &p.relative)

@@ -40,7 +40,9 @@ pub(crate) struct Doc {
     analysed: u64,
     files_changed: u64,
     /// `analysis` moved onto `text`, made on the first request after an edit.
-    provisional: RefCell<Option<Arc<Analysis>>>,
+    /// With the number of edits of `shift` it includes: an older one is moved on in place
+    /// through the later edits when nothing else holds it.
+    provisional: RefCell<Option<(Arc<Analysis>, usize)>>,
     /// The tokens of `text` once some request lexed it, kept up to date through edits
     /// (`crate::relex`) and handed to the analyses of the same text.
     lexed: RefCell<Option<Arc<hensu_syntax::Lexed>>>,
@@ -326,13 +328,29 @@ impl Engine {
         };
         // The tokens of the text before these changes, if any request needed them.
         let mut lexed = doc.lexed.take().or_else(|| {
-            let current = doc.provisional.borrow().clone();
+            let current = doc
+                .provisional
+                .borrow()
+                .as_ref()
+                .filter(|(_, n)| *n == doc.shift.len())
+                .map(|(p, _)| Arc::clone(p));
             match current {
                 Some(p) => p.lexed_if_known(),
                 None if doc.shift.is_empty() => doc.analysis.lexed_if_known(),
                 None => None,
             }
         });
+        // The provisional analysis lets go of the text (so the edit does not copy it) and is
+        // kept to be moved on; one held elsewhere is dropped.
+        let edits_before = doc.shift.len();
+        {
+            let mut cached = doc.provisional.borrow_mut();
+            match cached.as_mut().map(|(p, _)| Arc::get_mut(p)) {
+                Some(Some(p)) => p.release_text(),
+                Some(None) => *cached = None,
+                None => {}
+            }
+        }
         for change in changes {
             match change.range {
                 None => {
@@ -359,8 +377,7 @@ impl Engine {
                             new_len: to_u32(change.text.len()),
                         };
                         doc.shift.push(edit);
-                        // Dropped first, so the text is copied only when an analysis holds it.
-                        doc.provisional.replace(None);
+                        // Copied only when an analysis holds it.
                         Arc::make_mut(&mut doc.text).replace_range(a..b, &change.text);
                         lexed = lexed.map(|l| Arc::new(crate::relex::relex(&l, &doc.text, edit)));
                         let new_end = to_u32(a + change.text.len());
@@ -369,10 +386,13 @@ impl Engine {
                 }
             }
         }
+        if doc.shift.len() == edits_before {
+            // No change applied: the provisional analysis let go of its text for nothing.
+            doc.provisional.replace(None);
+        }
         doc.version = version;
         doc.generation += 1;
         doc.dirty = true;
-        doc.provisional.replace(None);
         doc.lexed.replace(lexed);
     }
 
@@ -523,16 +543,37 @@ impl Engine {
             return Some(Arc::clone(&doc.analysis));
         }
         let mut cached = doc.provisional.borrow_mut();
-        let a = cached.get_or_insert_with(|| {
-            let a = doc
-                .analysis
-                .provisional(Arc::clone(&doc.text), doc.lines.clone(), &doc.shift);
-            if let Some(l) = doc.lexed.borrow().as_ref() {
-                a.seed_lexed(Arc::clone(l));
+        let edits = doc.shift.len();
+        match cached.as_mut() {
+            Some((p, n)) if *n == edits => return Some(Arc::clone(p)),
+            // Moved on in place through the edits typed since it was made.
+            Some((p, n)) if *n < edits => {
+                let clean_until = doc.analysis.clean_until_after(&doc.text, &doc.shift);
+                if let Some(pm) = Arc::get_mut(p) {
+                    pm.move_on(
+                        Arc::clone(&doc.text),
+                        doc.lines.clone(),
+                        &doc.shift.since(*n),
+                        clean_until,
+                    );
+                    if let Some(l) = doc.lexed.borrow().as_ref() {
+                        pm.seed_lexed(Arc::clone(l));
+                    }
+                    *n = edits;
+                    return Some(Arc::clone(p));
+                }
             }
-            Arc::new(a)
-        });
-        Some(Arc::clone(a))
+            _ => {}
+        }
+        let a = doc
+            .analysis
+            .provisional(Arc::clone(&doc.text), doc.lines.clone(), &doc.shift);
+        if let Some(l) = doc.lexed.borrow().as_ref() {
+            a.seed_lexed(Arc::clone(l));
+        }
+        let a = Arc::new(a);
+        *cached = Some((Arc::clone(&a), edits));
+        Some(a)
     }
 
     pub fn version(&self, uri: &Uri) -> Option<i32> {

@@ -232,6 +232,12 @@ fn replace_run<T>(
 /// The index with every span moved by `f` (a pending edit's [`crate::shift::Shift`]).
 pub(crate) fn shifted_index(index: &Index, f: &dyn Fn(Span) -> Span) -> Index {
     let mut ix = index.clone();
+    shift_index(&mut ix, f);
+    ix
+}
+
+/// Moves every span of the index by `f`, in place.
+pub(crate) fn shift_index(ix: &mut Index, f: &dyn Fn(Span) -> Span) {
     if let Some(w) = &mut ix.workflow {
         w.name_span = f(w.name_span);
         w.decl = f(w.decl);
@@ -265,5 +271,4 @@ pub(crate) fn shifted_index(index: &Index, f: &dyn Fn(Span) -> Span) -> Index {
     for r in &mut ix.resources {
         r.0 = f(r.0);
     }
-    ix
 }

@@ -54,6 +54,13 @@ impl Shift {
         self.edits.len()
     }
 
+    /// The edits after the first `n`.
+    pub fn since(&self, n: usize) -> Shift {
+        Shift {
+            edits: self.edits.get(n..).unwrap_or(&[]).to_vec(),
+        }
+    }
+
     /// Forgets the first `n` edits (an analysis including them was installed).
     pub fn drain_front(&mut self, n: usize) {
         self.edits.drain(..n.min(self.edits.len()));

@@ -130,13 +130,28 @@ fn tokens_kept_through_random_edits_equal_a_full_lexing() {
         engine.open(u.clone(), 1, text.clone());
         // A request lexes the text once; from then on the engine re-lexes around each edit.
         let _ = completion_at(&engine, &u, &text, text.len() / 2);
+        // The text last analysed and the edits since, to make the analysis moved through them
+        // afresh (the engine moves its own on in place, edit by edit).
+        let (mut base, mut pending) = (text.clone(), Vec::new());
         for step in 0..40 {
             let change = random_edit(&mut rng, &mut text);
+            pending.push(change.clone());
             engine.edit(&u, step as i32 + 2, vec![change]);
             assert_tokens_fresh(&engine, &u, &text, seed, step);
+            if step % 5 == 4 {
+                let mut mirror = Engine::new(MemoryHost::new());
+                mirror.open(u.clone(), 1, base.clone());
+                mirror.edit(&u, 2, pending.clone());
+                assert_eq!(
+                    engine.analysis(&u).unwrap().fingerprint(),
+                    mirror.analysis(&u).unwrap().fingerprint(),
+                    "seed {seed} step {step}: the analysis moved on in place"
+                );
+            }
             if rng.below(8) == 0 {
                 engine.analyze_now(&u);
                 assert_tokens_fresh(&engine, &u, &text, seed, step);
+                (base, pending) = (text.clone(), Vec::new());
             }
         }
     }
