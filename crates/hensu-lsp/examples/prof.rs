@@ -1,12 +1,18 @@
-//! Times the phases behind a diagnostics refresh on the 2,000-node benchmark workflow (parse,
-//! symbol index, lowering, checks), best of 20: `cargo run --release -p hensu-lsp --example prof`.
+//! Times the phases behind a diagnostics refresh on the benchmark workflow (parse, symbol index,
+//! lowering, checks, and copying the IR and its origins), best of 20:
+//! `cargo run --profile bench -p hensu-lsp --example prof [NODES]` (2,000 nodes by default).
 #![allow(clippy::unwrap_used)]
 use std::time::{Duration, Instant};
 fn main() {
-    let src = hensu_workload::generate(2000 * 560, 7);
+    let nodes: usize = std::env::args()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(2_000);
+    let rounds = if nodes > 5_000 { 5 } else { 20 };
+    let src = hensu_workload::generate(nodes * 560, 7);
     let parsed = hensu_syntax::parse(&src);
-    let mut best = [Duration::MAX; 4];
-    for _ in 0..20 {
+    let mut best = [Duration::MAX; 6];
+    for _ in 0..rounds {
         let t = Instant::now();
         let idx = hensu_lsp::Index::build(&src, &parsed.file);
         best[0] = best[0].min(t.elapsed());
@@ -27,10 +33,16 @@ fn main() {
             hensu_sema::check::InputKind::Source,
         );
         best[3] = best[3].min(t.elapsed());
-        drop((idx, d));
+        let t = Instant::now();
+        let wf = lowered.workflow.clone();
+        best[4] = best[4].min(t.elapsed());
+        let t = Instant::now();
+        let origins = lowered.origins.clone();
+        best[5] = best[5].min(t.elapsed());
+        drop((idx, d, wf, origins));
     }
     println!(
-        "min: index {:?} parse {:?} lower {:?} check {:?}",
-        best[0], best[1], best[2], best[3]
+        "{nodes} nodes, min: index {:?} parse {:?} lower {:?} check {:?} clone IR {:?} clone origins {:?}",
+        best[0], best[1], best[2], best[3], best[4], best[5]
     );
 }

@@ -19,7 +19,9 @@ use crate::shift::Shift;
 #[derive(Debug)]
 pub struct Analysis {
     pub file: FileId,
-    pub text: String,
+    /// Shared with the document while it is not edited, and with the analyses of the same text
+    /// (the provisional one, the job's): a 13 MB document is held once, not three times.
+    pub text: Arc<String>,
     pub(crate) lines: LineIndex,
     pub(crate) index: Index,
     /// Shared, so a provisional analysis (see the `shift` module) reuses it without a copy.
@@ -27,6 +29,15 @@ pub struct Analysis {
     pub(crate) origins: Arc<Origins>,
     /// Lexical, syntax, lowering and single-workflow check diagnostics, in source order.
     pub diagnostics: Vec<Diagnostic>,
+    /// The lexical, syntax and lowering diagnostics of `diagnostics` (those of the checks are
+    /// made again from the spliced IR when one node is re-analysed: `crate::incremental`).
+    pub(crate) front: Vec<Diagnostic>,
+    /// No lexical or syntax diagnostic: the whole file took the parser's fast path.
+    pub(crate) syntax_clean: bool,
+    /// The text before this offset is free of syntax errors and laid out as the index says, so
+    /// the cursor context may start at a graph node's block (`crate::context`): `u32::MAX` for
+    /// an analysis of a clean text, the first edited byte for one moved through edits.
+    pub(crate) clean_until: u32,
     /// The `.md` prompt files the document names, with their `{placeholders}` (read when the
     /// document is analysed, so references and rename reach into them).
     pub(crate) prompt_files: Arc<Vec<PromptFile>>,
@@ -35,7 +46,7 @@ pub struct Analysis {
     pub(crate) extension: Option<Arc<hensu_sema::extend::Extension>>,
     /// The tokens of `text`: lexed on first use, or handed over by the engine, which keeps them
     /// up to date through edits (`crate::relex`).
-    lexed: OnceLock<Arc<Lexed>>,
+    pub(crate) lexed: OnceLock<Arc<Lexed>>,
 }
 
 /// A prompt file of a document (`prompt = "write.md"` → `prompts/write.md`).
@@ -67,8 +78,41 @@ impl PromptFile {
     }
 }
 
+/// The diagnostics of a file from its front-end ones and those of the checks, in source order.
+pub(crate) fn own_diagnostics(
+    file: FileId,
+    front: &[Diagnostic],
+    checked: Vec<Diagnostic>,
+) -> Vec<Diagnostic> {
+    let mut diagnostics: Vec<Diagnostic> = front
+        .iter()
+        .cloned()
+        .chain(checked)
+        .map(|d| d.in_file(file))
+        .collect();
+    hensu_diagnostics::sort_diagnostics(&mut diagnostics);
+    diagnostics
+}
+
+/// A diagnostic of `file` with its spans in that file moved by `f`.
+pub(crate) fn moved_diagnostic(
+    d: &Diagnostic,
+    file: FileId,
+    f: &dyn Fn(hensu_diagnostics::Span) -> hensu_diagnostics::Span,
+) -> Diagnostic {
+    let mut d = d.clone();
+    d.primary.span = f(d.primary.span);
+    for l in d.secondary.iter_mut().filter(|l| l.file == file) {
+        l.span = f(l.span);
+    }
+    for s in d.suggestions.iter_mut().filter(|s| s.file == file) {
+        s.span = f(s.span);
+    }
+    d
+}
+
 impl Analysis {
-    pub fn new(file: FileId, text: String, files: &dyn FileProvider) -> Analysis {
+    pub fn new(file: FileId, text: Arc<String>, files: &dyn FileProvider) -> Analysis {
         let parsed = hensu_syntax::parse(&text);
         // The symbol index and the line index are built on a second thread while the compiler
         // lowers and checks (they only read the syntax tree).
@@ -87,16 +131,16 @@ impl Analysis {
                 .unwrap_or_else(|_| (Index::default(), LineIndex::new(&text)));
             (index, lines, lowered, checked)
         });
-        let mut diagnostics: Vec<Diagnostic> = parsed
+        let syntax_clean = parsed.diagnostics.is_empty();
+        let mut front: Vec<Diagnostic> = parsed
             .diagnostics
             .into_iter()
             .map(|d| d.in_file(file))
             .collect();
-        diagnostics.extend(lowered.diagnostics);
-        diagnostics.extend(checked);
-        let mut diagnostics: Vec<Diagnostic> =
-            diagnostics.into_iter().map(|d| d.in_file(file)).collect();
-        hensu_diagnostics::sort_diagnostics(&mut diagnostics);
+        front.extend(lowered.diagnostics.into_iter().map(|d| d.in_file(file)));
+        // In source order, as `crate::incremental` keeps them when it replaces a node's.
+        hensu_diagnostics::sort_diagnostics(&mut front);
+        let diagnostics = own_diagnostics(file, &front, checked);
         drop(parsed.file);
         let mut prompt_files: Vec<PromptFile> = Vec::new();
         for (_, dir, relative) in &index.resources {
@@ -116,6 +160,9 @@ impl Analysis {
             workflow: lowered.workflow.map(Arc::new),
             origins: Arc::new(lowered.origins),
             diagnostics,
+            front,
+            syntax_clean,
+            clean_until: if syntax_clean { u32::MAX } else { 0 },
             prompt_files: Arc::new(prompt_files),
             extension: lowered.extension.map(Arc::new),
             lexed: OnceLock::new(),
@@ -125,35 +172,92 @@ impl Analysis {
     /// This analysis moved onto `text`, the analysed text after the edits of `shift`: the
     /// symbol index and the diagnostics' spans are shifted, the IR is shared. Cheap next to a
     /// full analysis (no parse, no lowering), for requests while the full one is pending.
-    pub(crate) fn provisional(&self, text: String, lines: LineIndex, shift: &Shift) -> Analysis {
+    pub(crate) fn provisional(
+        &self,
+        text: Arc<String>,
+        lines: LineIndex,
+        shift: &Shift,
+    ) -> Analysis {
         let f = |s: hensu_diagnostics::Span| shift.span(s);
-        let diagnostics = self
-            .diagnostics
-            .iter()
-            .map(|d| {
-                let mut d = d.clone();
-                d.primary.span = f(d.primary.span);
-                for l in d.secondary.iter_mut().filter(|l| l.file == self.file) {
-                    l.span = f(l.span);
-                }
-                for s in d.suggestions.iter_mut().filter(|s| s.file == self.file) {
-                    s.span = f(s.span);
-                }
-                d
-            })
-            .collect();
+        let moved = |d: &Diagnostic| moved_diagnostic(d, self.file, &f);
+        let clean_until = self.clean_until_after(&text, shift);
         Analysis {
             file: self.file,
             text,
             lines,
-            index: self.index.shifted(&f),
+            index: crate::incremental::shifted_index(&self.index, &f),
             workflow: self.workflow.clone(),
             origins: Arc::clone(&self.origins),
-            diagnostics,
+            diagnostics: self.diagnostics.iter().map(moved).collect(),
+            front: self.front.iter().map(moved).collect(),
+            syntax_clean: self.syntax_clean,
+            clean_until,
             prompt_files: Arc::clone(&self.prompt_files),
             extension: self.extension.clone(),
             lexed: OnceLock::new(),
         }
+    }
+
+    /// How much of `text`, this analysis's text after the edits of `shift`, is clean (see
+    /// `clean_until`).
+    pub(crate) fn clean_until_after(&self, text: &str, shift: &Shift) -> u32 {
+        if self.syntax_clean {
+            crate::incremental::clean_until(&self.index, text, shift)
+        } else {
+            0
+        }
+    }
+
+    /// A provisional analysis lets go of its text (the document edits it in place meanwhile);
+    /// [`Analysis::move_on`] gives it the new one.
+    pub(crate) fn release_text(&mut self) {
+        self.text = Arc::default();
+        self.lexed = OnceLock::new();
+    }
+
+    /// A provisional analysis moved on in place through the later edits of `shift` onto `text`
+    /// (the same result as [`Analysis::provisional`] from its base through all the edits, as
+    /// spans move through edits one after the other), without copying the symbol index.
+    pub(crate) fn move_on(
+        &mut self,
+        text: Arc<String>,
+        lines: LineIndex,
+        shift: &Shift,
+        clean_until: u32,
+    ) {
+        let f = |s: hensu_diagnostics::Span| shift.span(s);
+        crate::incremental::shift_index(&mut self.index, &f);
+        let file = self.file;
+        for d in self.diagnostics.iter_mut().chain(self.front.iter_mut()) {
+            *d = moved_diagnostic(d, file, &f);
+        }
+        self.text = text;
+        self.lines = lines;
+        self.clean_until = clean_until;
+        self.lexed = OnceLock::new();
+    }
+
+    /// Everything the analysis computed, printed (the text, line index, symbol index, IR,
+    /// origins and diagnostics; not the tokens, which are lexed on demand), so a test can check
+    /// an analysis made node by node against a full one.
+    #[doc(hidden)]
+    pub fn fingerprint(&self) -> String {
+        format!(
+            "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{} {}\n{:?}",
+            self.text,
+            self.lines,
+            self.index,
+            self.workflow,
+            self.origins,
+            self.diagnostics,
+            self.front,
+            self.syntax_clean,
+            self.clean_until,
+            self.prompt_files
+                .iter()
+                .map(|p| &p.relative)
+                .collect::<Vec<_>>(),
+        )
     }
 
     /// The tokens and comments of the text (lexed on first use).

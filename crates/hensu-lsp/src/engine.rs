@@ -20,8 +20,9 @@ pub(crate) struct Doc {
     pub uri: Uri,
     pub root: Option<String>,
     pub version: i32,
-    /// The current text and its line index; ahead of `analysis` while edits are pending.
-    text: String,
+    /// The current text and its line index; ahead of `analysis` while edits are pending. Shared
+    /// with the analyses of the same text; an edit copies it only while one of them holds it.
+    text: Arc<String>,
     lines: LineIndex,
     /// The last full analysis (of `analysis.text`, which `shift` turns into `text`).
     pub analysis: Arc<Analysis>,
@@ -34,8 +35,14 @@ pub(crate) struct Doc {
     opening: u64,
     /// `analysis` is out of date (edited text, or a prompt/rubric/project file changed).
     dirty: bool,
+    /// The generation of `analysis`, and the generation a file it may read last changed at: an
+    /// analysis older than that change is not re-analysed node by node.
+    analysed: u64,
+    files_changed: u64,
     /// `analysis` moved onto `text`, made on the first request after an edit.
-    provisional: RefCell<Option<Arc<Analysis>>>,
+    /// With the number of edits of `shift` it includes: an older one is moved on in place
+    /// through the later edits when nothing else holds it.
+    provisional: RefCell<Option<(Arc<Analysis>, usize)>>,
     /// The tokens of `text` once some request lexed it, kept up to date through edits
     /// (`crate::relex`) and handed to the analyses of the same text.
     lexed: RefCell<Option<Arc<hensu_syntax::Lexed>>>,
@@ -55,7 +62,7 @@ pub struct Engine {
     /// Interior mutability: the table only grows, also while answering a request.
     files: RefCell<FileTable>,
     /// Analyses of unopened project files, by path, with the text they were made from.
-    disk: RefCell<HashMap<String, (String, Arc<Analysis>)>>,
+    disk: RefCell<HashMap<String, Arc<Analysis>>>,
     /// Open `.md` prompt files (`<root>/prompts/…`): not analysed, but their `{placeholders}`
     /// answer definition, references and rename (`crate::methods::prompt_file`).
     pub(crate) prompts: HashMap<Uri, PromptDoc>,
@@ -96,12 +103,16 @@ pub struct AnalysisJob {
     pub uri: Uri,
     file: FileId,
     root: Option<String>,
-    text: String,
+    text: Arc<String>,
     host: Arc<dyn Host>,
     generation: u64,
     opening: u64,
     /// How many pending edits the job's text includes.
     edits: usize,
+    /// The analysis the job's text was edited from, those edits as one, and the text's line
+    /// index: when the edits fall inside one graph node, only that node is analysed again
+    /// (`crate::incremental`).
+    base: Option<(Arc<Analysis>, ByteEdit, LineIndex)>,
 }
 
 /// A finished [`AnalysisJob`].
@@ -111,22 +122,61 @@ pub struct AnalysisDone {
     generation: u64,
     opening: u64,
     edits: usize,
+    incremental: bool,
+}
+
+impl AnalysisDone {
+    /// Whether the analysis was made by re-analysing one graph node (`crate::incremental`).
+    pub fn incremental(&self) -> bool {
+        self.incremental
+    }
 }
 
 impl AnalysisJob {
     pub fn run(self) -> AnalysisDone {
-        let analysis = analyze(
-            self.host.as_ref(),
-            self.file,
-            self.root.as_deref(),
-            self.text,
-        );
+        let host = self.host.as_ref();
+        let text = match self.base {
+            Some((base, edit, lines)) => {
+                let done = match self.root.as_deref() {
+                    Some(root) => crate::incremental::reanalyse(
+                        &base,
+                        self.text,
+                        lines,
+                        edit,
+                        &RootFiles { host, root },
+                    ),
+                    None => crate::incremental::reanalyse(
+                        &base,
+                        self.text,
+                        lines,
+                        edit,
+                        &hensu_sema::files::NoFiles,
+                    ),
+                };
+                match done {
+                    Ok(analysis) => {
+                        return AnalysisDone {
+                            uri: self.uri,
+                            analysis,
+                            generation: self.generation,
+                            opening: self.opening,
+                            edits: self.edits,
+                            incremental: true,
+                        };
+                    }
+                    Err(text) => text,
+                }
+            }
+            None => self.text,
+        };
+        let analysis = analyze(host, self.file, self.root.as_deref(), text);
         AnalysisDone {
             uri: self.uri,
             analysis,
             generation: self.generation,
             opening: self.opening,
             edits: self.edits,
+            incremental: false,
         }
     }
 }
@@ -141,7 +191,7 @@ fn doc_key(uri: &Uri) -> String {
     uri_to_path(uri).unwrap_or_else(|| uri.as_str().to_string())
 }
 
-fn analyze(host: &dyn Host, file: FileId, root: Option<&str>, text: String) -> Analysis {
+fn analyze(host: &dyn Host, file: FileId, root: Option<&str>, text: Arc<String>) -> Analysis {
     match root {
         Some(root) => Analysis::new(file, text, &RootFiles { host, root }),
         None => Analysis::new(file, text, &hensu_sema::files::NoFiles),
@@ -176,7 +226,7 @@ impl Engine {
         id
     }
 
-    fn analyze(&self, file: FileId, root: Option<&str>, text: String) -> Analysis {
+    fn analyze(&self, file: FileId, root: Option<&str>, text: Arc<String>) -> Analysis {
         analyze(self.host.as_ref(), file, root, text)
     }
 
@@ -206,7 +256,7 @@ impl Engine {
         let root = uri_to_path(&uri).map(|p| project_root(&p));
         let empty = Arc::new(Analysis::new(
             file,
-            String::new(),
+            Arc::default(),
             &hensu_sema::files::NoFiles,
         ));
         let mut shift = Shift::default();
@@ -225,12 +275,14 @@ impl Engine {
                 root,
                 version,
                 lines: LineIndex::new(&text),
-                text,
+                text: Arc::new(text),
                 analysis: empty,
                 shift,
                 generation,
                 opening,
                 dirty: true,
+                analysed: generation,
+                files_changed: generation,
                 provisional: RefCell::new(None),
                 lexed: RefCell::new(None),
             },
@@ -276,13 +328,29 @@ impl Engine {
         };
         // The tokens of the text before these changes, if any request needed them.
         let mut lexed = doc.lexed.take().or_else(|| {
-            let current = doc.provisional.borrow().clone();
+            let current = doc
+                .provisional
+                .borrow()
+                .as_ref()
+                .filter(|(_, n)| *n == doc.shift.len())
+                .map(|(p, _)| Arc::clone(p));
             match current {
                 Some(p) => p.lexed_if_known(),
                 None if doc.shift.is_empty() => doc.analysis.lexed_if_known(),
                 None => None,
             }
         });
+        // The provisional analysis lets go of the text (so the edit does not copy it) and is
+        // kept to be moved on; one held elsewhere is dropped.
+        let edits_before = doc.shift.len();
+        {
+            let mut cached = doc.provisional.borrow_mut();
+            match cached.as_mut().map(|(p, _)| Arc::get_mut(p)) {
+                Some(Some(p)) => p.release_text(),
+                Some(None) => *cached = None,
+                None => {}
+            }
+        }
         for change in changes {
             match change.range {
                 None => {
@@ -291,7 +359,7 @@ impl Engine {
                         old_end: to_u32(doc.text.len()),
                         new_len: to_u32(change.text.len()),
                     });
-                    doc.text = change.text;
+                    doc.text = Arc::new(change.text);
                     doc.lines = LineIndex::new(&doc.text);
                     lexed = None;
                 }
@@ -309,7 +377,8 @@ impl Engine {
                             new_len: to_u32(change.text.len()),
                         };
                         doc.shift.push(edit);
-                        doc.text.replace_range(a..b, &change.text);
+                        // Copied only when an analysis holds it.
+                        Arc::make_mut(&mut doc.text).replace_range(a..b, &change.text);
                         lexed = lexed.map(|l| Arc::new(crate::relex::relex(&l, &doc.text, edit)));
                         let new_end = to_u32(a + change.text.len());
                         doc.lines.edit(&doc.text, span.start, span.end, new_end);
@@ -317,25 +386,34 @@ impl Engine {
                 }
             }
         }
+        if doc.shift.len() == edits_before {
+            // No change applied: the provisional analysis let go of its text for nothing.
+            doc.provisional.replace(None);
+        }
         doc.version = version;
         doc.generation += 1;
         doc.dirty = true;
-        doc.provisional.replace(None);
         doc.lexed.replace(lexed);
     }
 
     /// The analysis job of a dirty document (`None` when it is up to date or not open).
     pub fn job(&self, uri: &Uri) -> Option<AnalysisJob> {
         let doc = self.docs.get(uri).filter(|d| d.dirty)?;
+        let base = doc
+            .shift
+            .envelope()
+            .filter(|_| doc.files_changed <= doc.analysed && doc.analysis.workflow.is_some())
+            .map(|edit| (Arc::clone(&doc.analysis), edit, doc.lines.clone()));
         Some(AnalysisJob {
             uri: uri.clone(),
             file: doc.analysis.file,
             root: doc.root.clone(),
-            text: doc.text.clone(),
+            text: Arc::clone(&doc.text),
             host: Arc::clone(&self.host),
             generation: doc.generation,
             opening: doc.opening,
             edits: doc.shift.len(),
+            base,
         })
     }
 
@@ -358,6 +436,7 @@ impl Engine {
         }
         let old = std::mem::replace(&mut doc.analysis, Arc::new(done.analysis));
         doc.shift.drain_front(done.edits);
+        doc.analysed = done.generation;
         doc.dirty = done.generation != doc.generation;
         doc.provisional.replace(None);
         // Freeing the previous analysis of a large file takes milliseconds: do it off the
@@ -402,6 +481,7 @@ impl Engine {
                 .any(|p| inside(root, p) && *p != doc_key(&doc.uri))
             {
                 doc.generation += 1;
+                doc.files_changed = doc.generation;
                 doc.dirty = true;
                 doc.provisional.replace(None);
                 out.push(doc.uri.clone());
@@ -463,16 +543,37 @@ impl Engine {
             return Some(Arc::clone(&doc.analysis));
         }
         let mut cached = doc.provisional.borrow_mut();
-        let a = cached.get_or_insert_with(|| {
-            let a = doc
-                .analysis
-                .provisional(doc.text.clone(), doc.lines.clone(), &doc.shift);
-            if let Some(l) = doc.lexed.borrow().as_ref() {
-                a.seed_lexed(Arc::clone(l));
+        let edits = doc.shift.len();
+        match cached.as_mut() {
+            Some((p, n)) if *n == edits => return Some(Arc::clone(p)),
+            // Moved on in place through the edits typed since it was made.
+            Some((p, n)) if *n < edits => {
+                let clean_until = doc.analysis.clean_until_after(&doc.text, &doc.shift);
+                if let Some(pm) = Arc::get_mut(p) {
+                    pm.move_on(
+                        Arc::clone(&doc.text),
+                        doc.lines.clone(),
+                        &doc.shift.since(*n),
+                        clean_until,
+                    );
+                    if let Some(l) = doc.lexed.borrow().as_ref() {
+                        pm.seed_lexed(Arc::clone(l));
+                    }
+                    *n = edits;
+                    return Some(Arc::clone(p));
+                }
             }
-            Arc::new(a)
-        });
-        Some(Arc::clone(a))
+            _ => {}
+        }
+        let a = doc
+            .analysis
+            .provisional(Arc::clone(&doc.text), doc.lines.clone(), &doc.shift);
+        if let Some(l) = doc.lexed.borrow().as_ref() {
+            a.seed_lexed(Arc::clone(l));
+        }
+        let a = Arc::new(a);
+        *cached = Some((Arc::clone(&a), edits));
+        Some(a)
     }
 
     pub fn version(&self, uri: &Uri) -> Option<i32> {
@@ -558,16 +659,16 @@ impl Engine {
         root: &str,
         text: String,
     ) -> Option<Arc<Analysis>> {
-        if let Some((t, a)) = self.disk.borrow().get(path)
-            && *t == text
+        if let Some(a) = self.disk.borrow().get(path)
+            && *a.text == text
         {
             return Some(Arc::clone(a));
         }
         let file = self.file_id(uri);
-        let a = Arc::new(self.analyze(file, Some(root), text.clone()));
+        let a = Arc::new(self.analyze(file, Some(root), Arc::new(text)));
         self.disk
             .borrow_mut()
-            .insert(path.to_string(), (text, Arc::clone(&a)));
+            .insert(path.to_string(), Arc::clone(&a));
         Some(a)
     }
 

@@ -197,43 +197,22 @@ impl Index {
         index
     }
 
-    /// The index with every span moved by `f` (a pending edit's [`crate::shift::Shift`]).
-    pub fn shifted(&self, f: &dyn Fn(Span) -> Span) -> Index {
-        let mut ix = self.clone();
-        if let Some(w) = &mut ix.workflow {
-            w.name_span = f(w.name_span);
-            w.decl = f(w.decl);
+    /// The entries of one statement of a `graph { }` block, as [`Index::build`] makes them in
+    /// the whole file, with `node` as the index of its first node (`crate::incremental`).
+    pub(crate) fn build_graph_stmt(src: &str, stmt: &Stmt<'_>, node: usize) -> Index {
+        let mut w = Walker {
+            src,
+            index: Index::default(),
+            node: None,
+        };
+        w.stmt(BlockKind::Graph, stmt);
+        let mut index = w.index;
+        for o in &mut index.occs {
+            o.node = o.node.map(|n| n + node);
         }
-        for n in &mut ix.nodes {
-            n.id_span = f(n.id_span);
-            n.decl = f(n.decl);
-        }
-        for a in &mut ix.agents {
-            a.id_span = f(a.id_span);
-            a.decl = f(a.decl);
-        }
-        for v in &mut ix.variables {
-            v.name_span = f(v.name_span);
-            v.decl = f(v.decl);
-        }
-        for o in &mut ix.occs {
-            o.span = f(o.span);
-            o.stmt = f(o.stmt);
-        }
-        for k in &mut ix.keywords {
-            k.span = f(k.span);
-        }
-        for s in &mut ix.sections {
-            s.span = f(s.span);
-            s.name_span = f(s.name_span);
-        }
-        for c in &mut ix.comments {
-            c.span = f(c.span);
-        }
-        for r in &mut ix.resources {
-            r.0 = f(r.0);
-        }
-        ix
+        index.occs.sort_by_key(|o| (o.span.start, o.span.end));
+        index.keywords.sort_by_key(|k| k.span.start);
+        index
     }
 
     /// The occurrence whose span contains `offset` (ends inclusive, so a cursor right after a

@@ -19,6 +19,7 @@ mod context;
 mod engine;
 mod extends;
 mod host;
+mod incremental;
 mod index;
 mod line_index;
 mod methods;

@@ -31,6 +31,14 @@ impl ByteEdit {
     }
 }
 
+impl ByteEdit {
+    /// A span of the text before this edit in the text after it (see `forward`).
+    pub fn span(self, s: Span) -> Span {
+        let a = self.forward(s.start, false);
+        Span::new(a, self.forward(s.end, true).max(a))
+    }
+}
+
 /// The edits made to an analysed text, in the order they were applied.
 #[derive(Clone, Debug, Default)]
 pub struct Shift {
@@ -46,6 +54,13 @@ impl Shift {
         self.edits.len()
     }
 
+    /// The edits after the first `n`.
+    pub fn since(&self, n: usize) -> Shift {
+        Shift {
+            edits: self.edits.get(n..).unwrap_or(&[]).to_vec(),
+        }
+    }
+
     /// Forgets the first `n` edits (an analysis including them was installed).
     pub fn drain_front(&mut self, n: usize) {
         self.edits.drain(..n.min(self.edits.len()));
@@ -53,6 +68,38 @@ impl Shift {
 
     pub fn push(&mut self, edit: ByteEdit) {
         self.edits.push(edit);
+    }
+
+    /// The edits as one replacement of the analysed text: the smallest range of it outside of
+    /// which no byte changed (only moved), and its length now. `None` without edits.
+    pub fn envelope(&self) -> Option<ByteEdit> {
+        let mut edits = self.edits.iter();
+        let first = edits.next()?;
+        // `lo..hi` in the current text; `delta`: how much longer it is than the analysed one.
+        let (mut lo, mut hi) = (
+            i64::from(first.start),
+            i64::from(first.start + first.new_len),
+        );
+        let mut delta = i64::from(first.new_len) - i64::from(first.old_end - first.start);
+        for e in edits {
+            let (start, old_end, new_len) = (
+                i64::from(e.start),
+                i64::from(e.old_end),
+                i64::from(e.new_len),
+            );
+            hi = if hi >= old_end {
+                hi - (old_end - start) + new_len
+            } else {
+                start + new_len
+            };
+            lo = lo.min(start);
+            delta += new_len - (old_end - start);
+        }
+        Some(ByteEdit {
+            start: u32::try_from(lo).ok()?,
+            old_end: u32::try_from(hi - delta).ok()?,
+            new_len: u32::try_from(hi - lo).ok()?,
+        })
     }
 
     /// A span of the analysed text in the current text.
@@ -69,6 +116,39 @@ impl Shift {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_envelope_of_random_edits_turns_the_old_text_into_the_new() {
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n.max(1) as u64) as usize
+        };
+        for _ in 0..500 {
+            let old: String = (0..40).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            let mut text = old.clone();
+            let mut shift = Shift::default();
+            for _ in 0..1 + next(5) {
+                let a = next(text.len() + 1);
+                let b = a + next(text.len() + 1 - a).min(6);
+                let insert = "XYZ"[..next(4)].to_string();
+                text.replace_range(a..b, &insert);
+                shift.push(ByteEdit {
+                    start: a as u32,
+                    old_end: b as u32,
+                    new_len: insert.len() as u32,
+                });
+            }
+            let e = shift.envelope().unwrap();
+            let (a, b) = (e.start as usize, e.old_end as usize);
+            assert!(a <= b && b <= old.len(), "{e:?}");
+            let mut rebuilt = old.clone();
+            rebuilt.replace_range(a..b, &text[a..a + e.new_len as usize]);
+            assert_eq!(rebuilt, text, "{e:?}");
+        }
+    }
 
     #[test]
     fn spans_move_through_edits() {

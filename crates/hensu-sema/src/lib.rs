@@ -23,7 +23,7 @@ use hensu_diagnostics::FileId;
 use hensu_syntax::ast::SourceFile;
 
 pub use json_origins::origins_from_json;
-pub use lower::{Lowered, is_valid_identifier};
+pub use lower::{Lowered, LoweredNode, is_valid_identifier, lower_graph_node};
 pub use suggest::did_you_mean;
 
 /// Lowers a parsed file to the IR and its span side table. The IR is produced whenever the

@@ -80,6 +80,30 @@ pub(crate) fn parse<'s>(src: &'s str, toks: &[Token]) -> Option<Vec<Stmt<'s>>> {
     Some(items)
 }
 
+/// One statement of a block from the raw tokens of exactly its text (spans are offsets into
+/// `src`), parsed as [`parse`] parses it inside `depth` open braces; `None` when the tokens hold
+/// anything else than one error-free statement (see [`crate::parse_statement`]).
+pub(crate) fn statement<'s>(src: &'s str, toks: &[Token], depth: u32) -> Option<Stmt<'s>> {
+    if depth as usize >= MAX_DEPTH || toks.first()?.kind == T::Newline {
+        return None;
+    }
+    let mut p = P {
+        toks,
+        at: Cursor {
+            pos: 0,
+            depth,
+            parens: 0,
+            prev_end: 0,
+        },
+        src,
+        stmts: Vec::with_capacity(16),
+        args: Vec::with_capacity(16),
+        links: Vec::with_capacity(16),
+    };
+    let stmt = p.stmt()?;
+    (p.at.pos == toks.len() && p.at.depth == depth).then_some(stmt)
+}
+
 #[inline]
 fn cspan(s: Span) -> CSpan {
     CSpan::from(s.start..s.end)

@@ -146,6 +146,42 @@ pub fn parse(src: &str) -> Parsed<'_> {
     Parsed { file, diagnostics }
 }
 
+/// One statement of a block, parsed alone: `src[range]` is the text of a statement that sits
+/// inside `depth` open braces (`{`) of `src`. Returns the statement and its comments with spans
+/// in `src`, the tree [`parse`] builds for it in the whole file, when the text lexes without a
+/// diagnostic and is exactly one statement the fast path accepts; otherwise `None` (parse the
+/// whole file). Used by the language server to re-parse one graph node after an edit inside it
+/// (docs/performance.md, *Language server, round 3*): the caller keeps the statement's first
+/// and last bytes unchanged, so the tokens around it lex and lay out as before.
+pub fn parse_statement(
+    src: &str,
+    range: std::ops::Range<u32>,
+    depth: u32,
+) -> Option<(ast::Stmt<'_>, Vec<ast::Comment>)> {
+    // Offset 0 is where a byte-order mark is skipped: never a statement of a block.
+    if range.start == 0 {
+        return None;
+    }
+    let piece = src.get(range.start as usize..range.end as usize)?;
+    let Lexed {
+        mut tokens,
+        mut comments,
+        diagnostics,
+    } = lexer::lex_source(piece);
+    if !diagnostics.is_empty() {
+        return None;
+    }
+    let at = |s: Span| Span::new(s.start + range.start, s.end + range.start);
+    for t in &mut tokens {
+        t.span = at(t.span);
+    }
+    for c in &mut comments {
+        c.span = at(c.span);
+    }
+    let stmt = fast::statement(src, &tokens, depth)?;
+    (stmt.span == Span::new(range.start, range.end)).then_some((stmt, comments))
+}
+
 /// Parse with the chumsky parser only (no fast path); for differential tests of the two parsers.
 #[doc(hidden)]
 pub fn parse_with_chumsky(src: &str) -> Parsed<'_> {

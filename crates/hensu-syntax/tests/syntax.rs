@@ -12,5 +12,7 @@ mod lexing;
 mod parsing;
 #[path = "syntax/robustness.rs"]
 mod robustness;
+#[path = "syntax/statement.rs"]
+mod statement;
 #[path = "syntax/strings.rs"]
 mod strings;

@@ -14,7 +14,7 @@ use lsp_types::{
 };
 
 use crate::analysis::Analysis;
-use crate::context::{CursorContext, Scope, cursor_context};
+use crate::context::{CursorContext, Scope, cursor_context_in, node_block_start};
 use crate::engine::Engine;
 use crate::index::{Role, SymKind};
 use crate::methods::completion_list::Bounded;
@@ -299,7 +299,9 @@ impl Engine {
         {
             return None;
         }
-        let cx = cursor_context(&a.text, &a.lexed().tokens, offset);
+        let tokens = &a.lexed().tokens;
+        let start = node_block_start(&a, tokens, offset);
+        let cx = cursor_context_in(&a.text, tokens, offset, start);
         let mut b = Builder {
             analysis: &a,
             offset,

@@ -16,7 +16,7 @@ impl Engine {
             return Ok(None);
         };
         let formatted = hensu_fmt::format(&a.text).map_err(|e| format!("not formatted: {e}"))?;
-        if formatted == a.text {
+        if formatted == *a.text {
             return Ok(Some(Vec::new()));
         }
         let all = Span::new(0, u32::try_from(a.text.len()).unwrap_or(u32::MAX));

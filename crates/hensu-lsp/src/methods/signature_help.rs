@@ -9,7 +9,7 @@ use lsp_types::{
     SignatureHelpParams, SignatureInformation,
 };
 
-use crate::context::{Scope, cursor_context};
+use crate::context::{Scope, cursor_context_in, node_block_start};
 use crate::engine::Engine;
 
 impl Engine {
@@ -17,7 +17,9 @@ impl Engine {
         let pos = params.text_document_position_params;
         let a = self.analysis(&pos.text_document.uri)?;
         let offset = a.offset(pos.position);
-        let cx = cursor_context(&a.text, &a.lexed().tokens, offset);
+        let tokens = &a.lexed().tokens;
+        let start = node_block_start(&a, tokens, offset);
+        let cx = cursor_context_in(&a.text, tokens, offset, start);
         let paren = cx.paren?;
         let callee = paren.callee.as_deref()?;
         let spec = match cx.scope {

@@ -79,7 +79,7 @@ fn diagnostics_follow_incremental_changes() {
             text: "x".to_string(),
         }],
     );
-    let text = engine.analysis(&u).unwrap().text.clone();
+    let text = engine.analysis(&u).unwrap().text.to_string();
     let published = engine.publish_diagnostics(&u);
     assert_eq!(published.len(), 1);
     assert_eq!(published[0].version, Some(2));

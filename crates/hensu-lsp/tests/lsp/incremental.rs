@@ -94,7 +94,7 @@ fn completion_at(engine: &Engine, u: &Uri, text: &str, at: usize) -> Option<Comp
 
 fn assert_tokens_fresh(engine: &Engine, u: &Uri, text: &str, seed: u64, step: usize) {
     let a = engine.analysis(u).unwrap();
-    assert_eq!(a.text, text, "seed {seed} step {step}: the text");
+    assert_eq!(*a.text, text, "seed {seed} step {step}: the text");
     let fresh = hensu_syntax::lex(text);
     let kept = a.lexed();
     assert_eq!(
@@ -130,13 +130,28 @@ fn tokens_kept_through_random_edits_equal_a_full_lexing() {
         engine.open(u.clone(), 1, text.clone());
         // A request lexes the text once; from then on the engine re-lexes around each edit.
         let _ = completion_at(&engine, &u, &text, text.len() / 2);
+        // The text last analysed and the edits since, to make the analysis moved through them
+        // afresh (the engine moves its own on in place, edit by edit).
+        let (mut base, mut pending) = (text.clone(), Vec::new());
         for step in 0..40 {
             let change = random_edit(&mut rng, &mut text);
+            pending.push(change.clone());
             engine.edit(&u, step as i32 + 2, vec![change]);
             assert_tokens_fresh(&engine, &u, &text, seed, step);
+            if step % 5 == 4 {
+                let mut mirror = Engine::new(MemoryHost::new());
+                mirror.open(u.clone(), 1, base.clone());
+                mirror.edit(&u, 2, pending.clone());
+                assert_eq!(
+                    engine.analysis(&u).unwrap().fingerprint(),
+                    mirror.analysis(&u).unwrap().fingerprint(),
+                    "seed {seed} step {step}: the analysis moved on in place"
+                );
+            }
             if rng.below(8) == 0 {
                 engine.analyze_now(&u);
                 assert_tokens_fresh(&engine, &u, &text, seed, step);
+                (base, pending) = (text.clone(), Vec::new());
             }
         }
     }
@@ -202,4 +217,222 @@ fn diagnostics_after_random_edit_sequences_equal_a_fresh_analysis() {
         );
         assert_tokens_fresh(&engine, &u, &text, seed, usize::MAX);
     }
+}
+
+/// Pieces typed inside nodes that mostly keep the text parseable: names, numbers, spaces, line
+/// breaks, placeholders and whole statements (some valid in the node, some not).
+const NODE_PIECES: &[&str] = &[
+    "x",
+    "n3",
+    "_",
+    "7",
+    " ",
+    "\n",
+    "{topic}",
+    "{article}",
+    "\nonSuccess goto \"n1\"\n",
+    "\nonFailure retry 2 otherwise \"n2\"\n",
+    "\nwrites(\"article\")\n",
+    "\nwrites(\"nope\")\n",
+    "\nagent = \"writer\"\n",
+    "\nprompt = \"write.md\"\n",
+    "\nprompt = \"missing.md\"\n",
+    "\ntimeout = 5.seconds\n",
+    "\ncompensation = \"undo\"\n",
+    "\nrubric = \"r.md\"\n",
+    "\nunknownThing = 1\n",
+    "\n/* note */\n",
+    "// c\n",
+];
+
+/// One edit of `text`, mostly somewhere in the first few hundred bytes of a node statement,
+/// else anywhere: mostly a piece of [`NODE_PIECES`] typed, sometimes a deletion of a few letters.
+fn node_edit(rng: &mut Rng, text: &mut String) -> TextDocumentContentChangeEvent {
+    let starts: Vec<usize> = text.match_indices("node(\"").map(|(i, _)| i).collect();
+    let a = match starts.len() {
+        n if n > 0 && rng.below(3) > 0 => starts[rng.below(n)] + rng.below(300),
+        _ => rng.below(text.len() + 1),
+    };
+    let a = boundary(text, a);
+    let letters = text[a..]
+        .bytes()
+        .take(3)
+        .take_while(u8::is_ascii_alphanumeric)
+        .count();
+    let (a, b, new) = if rng.below(6) == 0 && letters > 0 {
+        (a, a + 1 + rng.below(letters), String::new())
+    } else {
+        let piece = *rng.pick(NODE_PIECES);
+        // A statement goes at the end of a line.
+        let a = match piece.starts_with('\n') {
+            true => text[a..].find('\n').map_or(a, |i| a + i),
+            false => a,
+        };
+        (a, a, piece.to_string())
+    };
+    let range = Range::new(position(text, a), position(text, b));
+    text.replace_range(a..b, &new);
+    TextDocumentContentChangeEvent {
+        range: Some(range),
+        range_length: None,
+        text: new,
+    }
+}
+
+/// The project of the node-edit test: a prompt and a rubric file, and a saga workflow.
+fn project_host() -> MemoryHost {
+    MemoryHost::new()
+        .with("/p/prompts/write.md", "Write about {topic}.\n")
+        .with("/p/rubrics/r.md", "# Rubric\nScore it.\n")
+}
+
+/// A workflow with a compensation, timeouts and resource files, for the node-edit test.
+const SAGA: &str = r#"fun trip() = workflow("trip") {
+    state {
+        input("topic", VarType.STRING)
+        variable("article", VarType.STRING)
+    }
+    agents {
+        agent("writer") { role = "Writer"; model = "stub" }
+    }
+    graph {
+        start at "n1"
+        compensation("undo") {
+            agent = "writer"
+            prompt = "Undo {topic}"
+        }
+        node("n1") {
+            agent = "writer"
+            prompt = "write.md"
+            writes("article")
+            compensation = "undo"
+            timeout = 30.seconds
+            onSuccess goto "n2"
+        }
+        node("n2") {
+            agent = "writer"
+            prompt = "Check {article}"
+            rubric = "r.md"
+            onSuccess goto "n3"
+            onFailure retry 2 otherwise "n3"
+        }
+        node("n3") {
+            agent = "writer"
+            prompt = "Finish {article}"
+            onSuccess goto "done"
+        }
+        end("done")
+    }
+}
+"#;
+
+fn node_edit_source(seed: u64) -> String {
+    match seed % 4 {
+        0 => crate::DOC.to_string(),
+        1 => SAGA.to_string(),
+        _ => hensu_workload::generate(5_000 + (seed as usize % 5) * 1_000, seed),
+    }
+}
+
+/// Where two printed analyses part (a little of each from there), for a readable failure.
+fn first_difference(a: &str, b: &str) -> String {
+    let at = a
+        .bytes()
+        .zip(b.bytes())
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()));
+    let from = a.floor_char_boundary(at.saturating_sub(300));
+    let end = |s: &str| s.floor_char_boundary((at + 300).min(s.len()));
+    format!(
+        "at byte {at}\n  got: {}\n want: {}",
+        &a[from..end(a)],
+        &b[from.min(b.len())..end(b)]
+    )
+}
+
+/// A fresh engine's analysis of `text` and the diagnostics it publishes.
+fn fresh(text: &str) -> (String, String) {
+    let u = uri(MAIN);
+    let mut engine = Engine::new(project_host());
+    engine.open(u.clone(), 1, text.to_string());
+    let a = engine.analysis(&u).unwrap();
+    let published = engine.publish_diagnostics(&u);
+    (a.fingerprint(), format!("{:?}", published[0].diagnostics))
+}
+
+#[test]
+fn analyses_made_node_by_node_equal_a_fresh_analysis() {
+    let (mut steps, mut incremental) = (0, 0);
+    for seed in 0..24u64 {
+        let mut rng = Rng::new(7_000 + seed);
+        let mut text = node_edit_source(seed);
+        let u = uri(MAIN);
+        let mut engine = Engine::new(project_host());
+        engine.open(u.clone(), 1, text.clone());
+        let mut version = 1;
+        let mut clean = text.clone();
+        let mut late = None;
+        for step in 0..30 {
+            for _ in 0..=rng.below(2) {
+                version += 1;
+                // Now and then an edit that may break the syntax or span several nodes.
+                let change = if rng.below(16) == 0 {
+                    random_edit(&mut rng, &mut text)
+                } else {
+                    node_edit(&mut rng, &mut text)
+                };
+                engine.edit(&u, version, vec![change]);
+            }
+            // An analysis taken before later edits and installed after them, sometimes.
+            if rng.below(6) == 0 && late.is_none() {
+                late = engine.job(&u);
+                continue;
+            }
+            if let Some(job) = late.take() {
+                engine.install(job.run());
+            }
+            if let Some(job) = engine.job(&u) {
+                let done = job.run();
+                steps += 1;
+                incremental += usize::from(done.incremental());
+                assert!(
+                    engine.install(done),
+                    "seed {seed} step {step}: not installed"
+                );
+            }
+            let a = engine.analysis(&u).unwrap();
+            let published = engine.publish_diagnostics(&u);
+            let (want, want_published) = fresh(&text);
+            let got = a.fingerprint();
+            assert!(
+                got == want,
+                "seed {seed} step {step}: the analysis differs: {}",
+                first_difference(&got, &want)
+            );
+            assert_eq!(
+                format!("{:?}", published[0].diagnostics),
+                want_published,
+                "seed {seed} step {step}: the diagnostics"
+            );
+            // Back to the last text without a syntax error, so the edits keep reaching nodes.
+            if want.contains("code: \"E00") {
+                version += 1;
+                let change = TextDocumentContentChangeEvent {
+                    range: None,
+                    range_length: None,
+                    text: clean.clone(),
+                };
+                text = clean.clone();
+                engine.edit(&u, version, vec![change]);
+            } else {
+                clean = text.clone();
+            }
+        }
+    }
+    // The shortcut is taken for a good part of the steps (not for edits outside a node or
+    // across nodes, a changed node id, or after a syntax error: about 30 % here).
+    assert!(
+        incremental * 4 > steps,
+        "{incremental} of {steps} analyses were made node by node"
+    );
 }

@@ -142,5 +142,5 @@ fn a_job_from_before_a_reopen_is_dropped() {
     assert!(!engine.install(stale.run()));
     assert!(engine.is_dirty(&u));
     engine.analyze_now(&u);
-    assert_eq!(engine.analysis(&u).unwrap().text, SUMMARIZER);
+    assert_eq!(*engine.analysis(&u).unwrap().text, SUMMARIZER);
 }

@@ -66,7 +66,7 @@ fn every_method_everywhere_on_the_examples() {
             ],
         );
         assert!(engine.is_dirty(&u));
-        let pending = engine.analysis(&u).unwrap().text.clone();
+        let pending = engine.analysis(&u).unwrap().text.to_string();
         sweep(&engine, &u, &pending);
         engine.close(&u);
     }

@@ -14,6 +14,8 @@
 mod merge;
 mod shift;
 
+pub use shift::map_origin_spans;
+
 use hensu_diagnostics::{Diagnostic, FileId, Span, codes};
 use hensu_ir::{TransitionRule, Workflow};
 

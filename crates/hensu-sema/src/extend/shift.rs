@@ -1,24 +1,27 @@
-//! Moving every span of an [`Origins`] by a fixed offset: the base's origins are moved past the
-//! extending file's text so that one span space holds both (see [`super::Derivation`]). The
-//! structs are destructured exhaustively, so a new origin field is a build error here until it
-//! is moved too.
+//! Moving every span of an [`Origins`]: by a fixed offset, so the base's origins are moved past
+//! the extending file's text and one span space holds both (see [`super::Derivation`]); or
+//! through any map ([`map_origin_spans`]: the language server moves the spans after an edited
+//! node). The structs are destructured exhaustively, so a new origin field is a build error here
+//! until it is moved too.
 
 use hensu_diagnostics::Span;
 
 use crate::origins::{AgentOrigin, BranchOrigin, NodeOrigin, Origins, RuleOrigin, VariableOrigin};
 
-fn s(span: &mut Span, by: u32) {
-    span.start = span.start.saturating_add(by);
-    span.end = span.end.saturating_add(by);
+/// A span map: `&|s| …` gives the span's new place.
+type By<'a> = &'a dyn Fn(Span) -> Span;
+
+fn s(span: &mut Span, by: By<'_>) {
+    *span = by(*span);
 }
 
-fn opt(span: &mut Option<Span>, by: u32) {
+fn opt(span: &mut Option<Span>, by: By<'_>) {
     if let Some(span) = span {
         s(span, by);
     }
 }
 
-fn all<'a>(spans: impl IntoIterator<Item = &'a mut Span>, by: u32) {
+fn all<'a>(spans: impl IntoIterator<Item = &'a mut Span>, by: By<'_>) {
     for span in spans {
         s(span, by);
     }
@@ -27,6 +30,13 @@ fn all<'a>(spans: impl IntoIterator<Item = &'a mut Span>, by: u32) {
 /// Moves every span of `o` by `by` bytes (the derivation's segments excepted: the merge
 /// rebuilds them).
 pub(super) fn shift_origins(o: &mut Origins, by: u32) {
+    map_origin_spans(o, &|s| {
+        Span::new(s.start.saturating_add(by), s.end.saturating_add(by))
+    });
+}
+
+/// Replaces every span of `o` by `by` of it (the derivation's segments excepted).
+pub fn map_origin_spans(o: &mut Origins, by: By<'_>) {
     let Origins {
         file: _,
         fallback,
@@ -88,7 +98,7 @@ pub(super) fn shift_origins(o: &mut Origins, by: u32) {
     all(error_spans.iter_mut(), by);
 }
 
-fn shift_node(n: &mut NodeOrigin, by: u32) {
+fn shift_node(n: &mut NodeOrigin, by: By<'_>) {
     let NodeOrigin {
         id,
         decl,
@@ -154,7 +164,7 @@ fn shift_node(n: &mut NodeOrigin, by: u32) {
     all(repeated_names.iter_mut().map(|(_, _, span)| span), by);
 }
 
-pub(super) fn shift_rules(rules: &mut [RuleOrigin], by: u32) {
+fn shift_rules(rules: &mut [RuleOrigin], by: By<'_>) {
     for r in rules {
         let RuleOrigin {
             stmt,

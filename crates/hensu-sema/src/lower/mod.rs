@@ -414,6 +414,63 @@ fn declared_in(word: &str) -> Option<&'static str> {
     }
 }
 
+/// One node statement of a `graph { }` block lowered alone ([`lower_graph_node`]): what the
+/// lowering of the whole file adds to the IR and its origins for it, and the diagnostics it
+/// reports while lowering it.
+#[derive(Clone, Debug)]
+pub struct LoweredNode {
+    pub id: String,
+    pub node: hensu_ir::Node,
+    pub origin: crate::origins::NodeOrigin,
+    /// Its entry of the IR's `saga.node_compensations` (`compensation = "…"`).
+    pub compensation: Option<String>,
+    /// Its entry of the IR's `timing.nodes` (`timeout`, `backoff`, a review deadline).
+    pub timing: Option<hensu_ir::NodeTiming>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Lowers one statement of a workflow's `graph { }` block on its own: a node declaration
+/// (`node("id") { … }`, `end(…)`, `fork(…) { … }`, …) without annotations. `fallback` is the
+/// span the whole file's lowering uses when nothing more precise is known (the `workflow` call's
+/// name). A node's lowering reads nothing of the rest of the file except whether its id is
+/// already taken, which the caller knows (the language server re-lowers an edited node whose id
+/// did not change: docs/performance.md, *Language server, round 3*). `None` when the statement
+/// is not a node the lowering accepts (a `start at`, `routes`, `compensation`, or a node the
+/// lowering rejects): lower the whole file then.
+pub fn lower_graph_node(
+    stmt: &Stmt<'_>,
+    file_id: FileId,
+    fallback: Span,
+    files: &dyn FileProvider,
+) -> Option<LoweredNode> {
+    if !stmt.annotations.is_empty() {
+        return None;
+    }
+    let mut l = Lowerer::new(files, file_id);
+    l.origins.fallback = fallback;
+    let mut graph = nodes::Graph::default();
+    l.graph_stmt(&mut graph, &mut Seen::new(), stmt);
+    if graph.nodes.len() != 1
+        || graph.start.is_some()
+        || !graph.saga.compensations.is_empty()
+        || !l.origins.compensations.is_empty()
+        || l.extension.base.is_some()
+        || !l.extension.routes.is_empty()
+    {
+        return None;
+    }
+    let (id, node) = graph.nodes.pop()?;
+    let (_, origin) = l.origins.nodes.pop()?;
+    Some(LoweredNode {
+        compensation: graph.saga.node_compensations.swap_remove(&id),
+        timing: graph.timing.nodes.swap_remove(&id),
+        diagnostics: l.diags.into_iter().map(|d| d.in_file(file_id)).collect(),
+        id,
+        node,
+        origin,
+    })
+}
+
 /// Graph blocks taken out of the tree by [`lower_owned`], by the span of the block.
 pub(crate) type Detached<'s> = Vec<(Span, Vec<Stmt<'s>>)>;
 

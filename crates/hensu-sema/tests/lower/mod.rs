@@ -1,6 +1,7 @@
 //! Lowering tests: fixture snapshots (IR JSON for `ok/`, rendered diagnostics for `err/`), the
 //! Kotlin DSL's worked example (see `worked_example.rs`), the shipped examples, rule order.
 
+mod node_alone;
 mod rules;
 mod worked_example;
 

@@ -209,7 +209,7 @@ mod tests {
                 let edit = edits.remove(0);
                 let a = engine.analysis(uri).unwrap();
                 let span = a.lines.span(&a.text, edit.range);
-                let mut fixed = text.clone();
+                let mut fixed = text.to_string();
                 fixed.replace_range(span.range(), &edit.new_text);
                 let line = fixed.lines().nth(edit.range.start.line as usize).unwrap();
                 let _ = writeln!(

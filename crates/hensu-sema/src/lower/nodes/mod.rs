@@ -86,7 +86,7 @@ impl Lowerer<'_> {
         graph
     }
 
-    fn graph_stmt(&mut self, graph: &mut Graph, seen: &mut Seen, stmt: &Stmt<'_>) {
+    pub(super) fn graph_stmt(&mut self, graph: &mut Graph, seen: &mut Seen, stmt: &Stmt<'_>) {
         let Some((spec, shape)) = self.accept(BlockKind::Graph, stmt, seen) else {
             return;
         };

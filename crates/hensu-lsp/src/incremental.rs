@@ -1,0 +1,274 @@
+//! Re-analysing one graph node (docs/performance.md, *Language server, round 3*): when every
+//! edit since the last analysis falls strictly inside one node statement of the `graph { }`
+//! block (its first and last bytes unchanged), only that statement is parsed
+//! ([`hensu_syntax::parse_statement`]), lowered ([`hensu_sema::lower_graph_node`]) and indexed;
+//! its IR node, origins, diagnostics and index entries replace the old ones, the spans after it
+//! move, and the workflow-wide checks run on the spliced IR. The result is the analysis a full
+//! one would give (checked against it over random edit sequences, `tests/lsp/incremental.rs`);
+//! anything the shortcut cannot vouch for (a syntax error anywhere, a changed node id, an
+//! `@Suppress`, an extending workflow, a new prompt file, …) takes the full analysis instead.
+
+use std::sync::{Arc, OnceLock};
+
+use hensu_diagnostics::{Diagnostic, Span};
+use hensu_sema::check::{InputKind, check_workflow};
+use hensu_sema::files::FileProvider;
+
+use crate::analysis::{Analysis, moved_diagnostic, own_diagnostics};
+use crate::index::Index;
+use crate::line_index::LineIndex;
+use crate::shift::ByteEdit;
+
+/// Open braces around a statement of `graph { }` at most (a wrapper function's block, the
+/// workflow's, the graph's): a statement that parses within the nesting limit this deep does
+/// so in place too.
+const GRAPH_DEPTH: u32 = 3;
+
+fn inside(outer: Span, s: Span) -> bool {
+    outer.start <= s.start && s.end <= outer.end
+}
+
+/// The analysis of `text`, which is `old.text` with `edit` applied, made by re-analysing the
+/// one graph node the edit falls in; the text back when that is not possible.
+pub(crate) fn reanalyse(
+    old: &Analysis,
+    text: Arc<String>,
+    lines: LineIndex,
+    edit: ByteEdit,
+    files: &dyn FileProvider,
+) -> Result<Analysis, Arc<String>> {
+    match splice(old, &text, edit, files) {
+        Some(parts) => Ok(parts.into_analysis(old, text, lines)),
+        None => Err(text),
+    }
+}
+
+/// What a re-analysed node changes in an analysis.
+struct Parts {
+    workflow: hensu_ir::Workflow,
+    origins: hensu_sema::origins::Origins,
+    index: Index,
+    front: Vec<Diagnostic>,
+    checked: Vec<Diagnostic>,
+}
+
+impl Parts {
+    fn into_analysis(self, old: &Analysis, text: Arc<String>, lines: LineIndex) -> Analysis {
+        Analysis {
+            file: old.file,
+            text,
+            lines,
+            index: self.index,
+            workflow: Some(Arc::new(self.workflow)),
+            origins: Arc::new(self.origins),
+            diagnostics: own_diagnostics(old.file, &self.front, self.checked),
+            front: self.front,
+            syntax_clean: true,
+            clean_until: u32::MAX,
+            prompt_files: Arc::clone(&old.prompt_files),
+            extension: None,
+            lexed: OnceLock::new(),
+        }
+    }
+}
+
+/// For an analysis of a clean text moved through the edits of `shift` onto `text`: how much of
+/// `text` is still clean. All of it when the edits fall inside one graph node statement that
+/// still parses alone (the rest of the text is unchanged), else up to the first edited byte.
+pub(crate) fn clean_until(index: &Index, text: &str, shift: &crate::shift::Shift) -> u32 {
+    let Some(edit) = shift.envelope() else {
+        return u32::MAX;
+    };
+    let nodes = &index.nodes;
+    let inside_one = nodes
+        .partition_point(|n| n.decl.start < edit.start)
+        .checked_sub(1)
+        .and_then(|i| nodes.get(i))
+        .map(|n| n.decl)
+        .filter(|d| d.start < edit.start && edit.old_end < d.end)
+        .is_some_and(|d| {
+            let d = edit.span(d);
+            hensu_syntax::parse_statement(text, d.start..d.end, GRAPH_DEPTH).is_some()
+        });
+    if inside_one { u32::MAX } else { edit.start }
+}
+
+fn splice(old: &Analysis, text: &str, edit: ByteEdit, files: &dyn FileProvider) -> Option<Parts> {
+    let wf = old.workflow.as_deref()?;
+    if old.extension.is_some() || !old.origins.suppressions.is_empty() || !old.syntax_clean {
+        return None;
+    }
+    // The node statement the edit is strictly inside of.
+    let nodes = &old.index.nodes;
+    let i = nodes
+        .partition_point(|n| n.decl.start < edit.start)
+        .checked_sub(1)?;
+    let decl = nodes.get(i)?.decl;
+    if !(decl.start < edit.start && edit.old_end < decl.end) {
+        return None;
+    }
+    let id = nodes[i].id.as_str();
+    let (at, _, origin) = old.origins.nodes.get_full(id)?;
+    if origin.decl != decl {
+        return None;
+    }
+    let map = |s: Span| edit.span(s);
+    let new_decl = map(decl);
+    let (stmt, comments) =
+        hensu_syntax::parse_statement(text, new_decl.start..new_decl.end, GRAPH_DEPTH)?;
+    let node = hensu_sema::lower_graph_node(&stmt, old.file, map(old.origins.fallback), files)?;
+    // The same id at the same place: E0201 and the labels pointing at it stay as they are.
+    if node.id != id || node.origin.id != map(origin.id) {
+        return None;
+    }
+    let has_comp = wf.saga.node_compensations.contains_key(id);
+    let has_timing = wf.timing.nodes.contains_key(id);
+    if node.compensation.is_some() != has_comp || node.timing.is_some() != has_timing {
+        return None;
+    }
+    let mut piece = Index::build_graph_stmt(text, &stmt, i);
+    piece.comments = comments;
+    drop(stmt);
+    let index = spliced_index(&old.index, i, decl, piece, &map)?;
+
+    let mut workflow = wf.clone();
+    let (_, slot) = workflow.nodes.get_index_mut(at)?;
+    *slot = node.node;
+    if let (Some(c), Some(slot)) = (
+        node.compensation,
+        workflow.saga.node_compensations.get_mut(id),
+    ) {
+        *slot = c;
+    }
+    if let (Some(t), Some(slot)) = (node.timing, workflow.timing.nodes.get_mut(id)) {
+        *slot = t;
+    }
+    let mut origins = (*old.origins).clone();
+    hensu_sema::extend::map_origin_spans(&mut origins, &map);
+    let (_, slot) = origins.nodes.get_index_mut(at)?;
+    *slot = node.origin;
+
+    let mut front: Vec<Diagnostic> = old
+        .front
+        .iter()
+        .filter(|d| !(d.primary.file == old.file && inside(decl, d.primary.span)))
+        .map(|d| moved_diagnostic(d, old.file, &map))
+        .collect();
+    front.extend(node.diagnostics);
+    hensu_diagnostics::sort_diagnostics(&mut front);
+    let checked = check_workflow(&workflow, &origins, InputKind::Source);
+    Some(Parts {
+        workflow,
+        origins,
+        index,
+        front,
+        checked,
+    })
+}
+
+/// `index` with the entries of node `i` (its statement `decl`) replaced by `piece` (built from
+/// the new text) and every other span moved by `map`; `None` when the node's prompt or rubric
+/// files changed (the analysis reads them).
+fn spliced_index(
+    index: &Index,
+    i: usize,
+    decl: Span,
+    piece: Index,
+    map: &dyn Fn(Span) -> Span,
+) -> Option<Index> {
+    let [node] = <[_; 1]>::try_from(piece.nodes).ok()?;
+    let old_resources: Vec<_> = index
+        .resources
+        .iter()
+        .filter(|r| inside(decl, r.0))
+        .map(|r| (r.1, &r.2))
+        .collect();
+    let new_resources: Vec<_> = piece.resources.iter().map(|r| (r.1, &r.2)).collect();
+    if old_resources != new_resources {
+        return None;
+    }
+    let mut ix = shifted_index(index, map);
+    ix.nodes[i] = node;
+    // Each list is in source order, so the node's entries are one run of it.
+    replace_run(&mut ix.occs, &index.occs, decl, |o| o.span, piece.occs);
+    replace_run(
+        &mut ix.keywords,
+        &index.keywords,
+        decl,
+        |k| k.span,
+        piece.keywords,
+    );
+    replace_run(
+        &mut ix.comments,
+        &index.comments,
+        decl,
+        |c| c.span,
+        piece.comments,
+    );
+    replace_run(
+        &mut ix.resources,
+        &index.resources,
+        decl,
+        |r| r.0,
+        piece.resources,
+    );
+    Some(ix)
+}
+
+/// Replaces the entries of `list` that start inside `decl` in `before` (the same list before
+/// its spans moved; both in source order) by `new`.
+fn replace_run<T>(
+    list: &mut Vec<T>,
+    before: &[T],
+    decl: Span,
+    span: impl Fn(&T) -> Span,
+    new: Vec<T>,
+) {
+    let a = before.partition_point(|t| span(t).start < decl.start);
+    let b = before.partition_point(|t| span(t).start < decl.end);
+    list.splice(a..b, new);
+}
+
+/// The index with every span moved by `f` (a pending edit's [`crate::shift::Shift`]).
+pub(crate) fn shifted_index(index: &Index, f: &dyn Fn(Span) -> Span) -> Index {
+    let mut ix = index.clone();
+    shift_index(&mut ix, f);
+    ix
+}
+
+/// Moves every span of the index by `f`, in place.
+pub(crate) fn shift_index(ix: &mut Index, f: &dyn Fn(Span) -> Span) {
+    if let Some(w) = &mut ix.workflow {
+        w.name_span = f(w.name_span);
+        w.decl = f(w.decl);
+    }
+    for n in &mut ix.nodes {
+        n.id_span = f(n.id_span);
+        n.decl = f(n.decl);
+    }
+    for a in &mut ix.agents {
+        a.id_span = f(a.id_span);
+        a.decl = f(a.decl);
+    }
+    for v in &mut ix.variables {
+        v.name_span = f(v.name_span);
+        v.decl = f(v.decl);
+    }
+    for o in &mut ix.occs {
+        o.span = f(o.span);
+        o.stmt = f(o.stmt);
+    }
+    for k in &mut ix.keywords {
+        k.span = f(k.span);
+    }
+    for s in &mut ix.sections {
+        s.span = f(s.span);
+        s.name_span = f(s.name_span);
+    }
+    for c in &mut ix.comments {
+        c.span = f(c.span);
+    }
+    for r in &mut ix.resources {
+        r.0 = f(r.0);
+    }
+}
