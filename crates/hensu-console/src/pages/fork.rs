@@ -192,3 +192,96 @@ pub async fn submit(
         Err(e) => api_error(&viewer, Nav::Executions, e),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hensu_store::{CheckpointMeta, RunStatus, StateDelta};
+    use serde_json::json;
+
+    fn row(step: u64, kind: LogKind, next: &str, delta: Option<StateDelta>) -> LogEntry {
+        LogEntry {
+            meta: CheckpointMeta {
+                step,
+                node: Some(next.to_string()),
+                status: RunStatus::Running,
+                at: step,
+                snapshot_bytes: None,
+                kind,
+                executed_node: None,
+                node_status: None,
+                duration_ms: None,
+            },
+            output: None,
+            delta,
+            started_at: None,
+        }
+    }
+
+    fn visit(step: u64, node: &str) -> Value {
+        json!({"step": step, "node_id": node, "status": "SUCCESS", "at_ms": 0})
+    }
+
+    fn state_with(visits: &[(u64, &str)]) -> RunState {
+        let mut s = RunState::new("r".into(), "w".into(), "x".into(), Default::default());
+        s.history = visits
+            .iter()
+            .map(|(n, id)| serde_json::from_value(visit(*n, id)).expect("a history step"))
+            .collect();
+        s
+    }
+
+    /// Only the rows that put a visit into the main flow's history are fork points: a child's
+    /// boundary (below `/nested`), a journal row, a claim, a compensation entry are not; a
+    /// full-snapshot row holds the visits its state has that no earlier row carried.
+    #[tokio::test]
+    async fn each_visit_maps_to_the_row_that_recorded_it() {
+        let undo = json!({"step": 1, "node_id": "undo-a", "status": "SUCCESS", "at_ms": 0,
+                          "compensates": "a"});
+        let log = vec![
+            row(0, LogKind::Created, "a", None),
+            row(1, LogKind::Journal, "a", Some(StateDelta::new())),
+            row(
+                2,
+                LogKind::Step,
+                "sub",
+                Some(StateDelta::new().push(&["history"], visit(1, "a"))),
+            ),
+            row(
+                3,
+                LogKind::Step,
+                "sub",
+                Some(StateDelta::new().push(&["nested", "state", "history"], visit(1, "c0"))),
+            ),
+            row(4, LogKind::Claimed, "sub", None),
+            row(5, LogKind::Snapshot, "b", None),
+            row(
+                6,
+                LogKind::Step,
+                "end",
+                Some(StateDelta::new().push(&["history"], visit(3, "b"))),
+            ),
+            row(
+                7,
+                LogKind::Step,
+                "end",
+                Some(StateDelta::new().push(&["history"], undo)),
+            ),
+        ];
+        let mut reads = Vec::new();
+        let points = fork_points(&log, |step| {
+            reads.push(step);
+            async move { (step == 5).then(|| state_with(&[(1, "a"), (2, "sub")])) }
+        })
+        .await;
+        assert_eq!(reads, [5], "only the full-snapshot row is read back");
+        let got: Vec<(u64, u64, Option<&str>)> = points
+            .iter()
+            .map(|(v, p)| (*v, p.log_step, p.next.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [(1, 2, Some("sub")), (2, 5, Some("b")), (3, 6, Some("end"))]
+        );
+    }
+}

@@ -4,8 +4,9 @@
 //! approves a pending review and sees the execution page turn `completed` live, rejects one
 //! and sees it end *failed* (a FAILURE end, red on the list and the page), approves one with
 //! an edited context (`allowEdit = true`), replays the approved one from its recorded outputs
-//! with the page's *Replay* button and sees it identical, pauses, resumes and cancels a running execution
-//! with the page's buttons, checks the list at phone width, checks that a second tenant's
+//! with the page's *Replay* button and sees it identical, forks a run from a step with *Fork
+//! from here* and opens its comparison with its parent, pauses, resumes and cancels a running
+//! execution with the page's buttons, checks the list at phone width, checks that a second tenant's
 //! token sees nothing, writes screenshots of the main pages to `docs/console/`,
 //! and prints the time to first render of the list with 1,000 executions (not asserted).
 //!
@@ -404,6 +405,23 @@ async fn console_in_a_real_browser() {
     ))
     .await;
     b.wait_for("#run-replay [data-replay=identical]").await;
+
+    // Fork the first run from its first step with an edit; the fork's page opens, runs to its
+    // end live and links to its comparison with the parent.
+    b.goto(&format!("{base}/console/executions/{first}")).await;
+    b.click("#run-steps details.fork-step > summary").await;
+    b.type_into("#fork-1-context", r#"{"topic": "lakes"}"#)
+        .await;
+    b.click(&format!(
+        "form[action='/console/executions/{first}/fork'] button"
+    ))
+    .await;
+    b.wait_for("#run-summary dd.lineage").await;
+    b.wait_for("#run-summary .status-completed").await;
+    b.click_live(&format!("#run-summary a[href$='/diff/{first}']"))
+        .await;
+    b.wait_for("#diff-steps").await;
+    b.wait_for("[data-diff]").await;
 
     // A second decision from a stale tab is refused clearly.
     b.goto(&format!("{base}/console/reviews/{review}")).await;

@@ -1,6 +1,7 @@
 //! `hensuc serve` as a process, driven by the client commands over HTTP on 127.0.0.1:
 //! push (children first), workflows, pull, run --server (review pause), resume --server,
-//! runs --server, pause --server, cancel --server, delete, and the refusal to listen openly without keys.
+//! runs --server, runs diff --server, pause --server, cancel --server, delete, and the refusal to
+//! listen openly without keys.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -553,4 +554,60 @@ fn detached_server_runs_are_queued_in_one_batch() {
         .expect("run");
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
     assert!(stderr(&bad).contains("bad.jsonl:2"), "{}", stderr(&bad));
+}
+
+/// `runs diff A B --server URL` asks the server's `GET …/{A}/diff/{B}` and prints exactly what
+/// `runs diff` prints from the server's store: one comparison (`hensu_host::runs_diff`).
+#[test]
+fn runs_diff_over_the_server_prints_what_the_store_gives() {
+    let dir = project();
+    let server = serve(dir.path());
+    let url = server.url.as_str();
+    let push = hensuc()
+        .args(["push"])
+        .arg(dir.path())
+        .args(["--server", url])
+        .output()
+        .expect("push");
+    assert!(push.status.success(), "{}", stderr(&push));
+    let run = |topic: &str| {
+        let out = hensuc()
+            .args(["run", "linear", "--server", url, "-c"])
+            .arg(format!(r#"{{"topic": "{topic}"}}"#))
+            .output()
+            .expect("run");
+        assert!(out.status.success(), "{}", stderr(&out));
+        json_out(&out)["executionId"]
+            .as_str()
+            .expect("id")
+            .to_string()
+    };
+    let (a, b) = (run("rivers"), run("lakes"));
+    for json in [false, true] {
+        let diff = |remote: bool| {
+            let mut cmd = hensuc();
+            cmd.arg("runs");
+            if remote {
+                cmd.args(["--server", url]);
+            } else {
+                cmd.arg("-d").arg(dir.path());
+            }
+            if json {
+                cmd.arg("--json");
+            }
+            cmd.args(["diff", &a, &b]).output().expect("runs diff")
+        };
+        let (local, remote) = (diff(false), diff(true));
+        assert_eq!(local.status.code(), Some(1), "{}", stderr(&local));
+        assert_eq!(remote.status.code(), Some(1), "{}", stderr(&remote));
+        assert_eq!(stdout(&remote), stdout(&local), "json: {json}");
+        assert!(stdout(&local).contains("topic"), "{}", stdout(&local));
+    }
+    // An unknown run: exit 2, as from a store.
+    let out = hensuc()
+        .args(["runs", "--server", url, "diff", &a, "nope"])
+        .output()
+        .expect("runs diff");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("404"), "{}", stderr(&out));
 }
