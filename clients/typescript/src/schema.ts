@@ -122,6 +122,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/executions/{executionId}/diff/{otherExecutionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Diff: the two executions compared step by step — path, outputs, errors, final context and
+         *     status, with the first step where they part (docs/server.md, *Time travel*): the document
+         *     `hensuc runs diff A B --json` prints (docs/schemas/runs-diff.schema.json).
+         */
+        get: operations["diff_executions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/executions/{executionId}/events": {
         parameters: {
             query?: never;
@@ -593,6 +614,48 @@ export interface components {
             /** Format: int64 */
             connectedDurationMs?: number | null;
         };
+        /**
+         * @description A public context key (not `_`-prefixed) whose final values differ; an absent value is
+         *     `null`.
+         */
+        ContextDifference: {
+            a?: unknown;
+            b?: unknown;
+            key: string;
+        };
+        /** @description One run's summary in a diff. */
+        DiffRun: {
+            exit_status?: string | null;
+            /** @description The nodes the run executed, in order (end node excluded). */
+            path: string[];
+            run_id: string;
+            /** @description The stored status (`completed`, `failed`, …). */
+            status: string;
+            workflow: string;
+            workflow_version: string;
+        };
+        /** @description The steps of both runs at one position (1-based); `None`: the run has no step there. */
+        DiffStep: {
+            a?: null | components["schemas"]["DiffStepSide"];
+            b?: null | components["schemas"]["DiffStepSide"];
+            differs_in?: null | components["schemas"]["Difference"];
+            /** Format: int64 */
+            step: number;
+        };
+        /** @description One step of one run. */
+        DiffStepSide: {
+            error?: string | null;
+            node: string;
+            /** @description The node's output (redacted as in the store). */
+            output?: unknown;
+            /** @description `SUCCESS`, `FAILURE`, `PENDING` or `END`. */
+            status: string;
+        };
+        /**
+         * @description Which part of a step differs first.
+         * @enum {string}
+         */
+        Difference: "node" | "status" | "output" | "error" | "missing";
         /** @description The body of every error response. */
         ErrorBody: {
             /**
@@ -844,12 +907,24 @@ export interface components {
             updatedAt: string;
             /**
              * @description A paused execution waiting at a `wait` or `awaitSignal` node: the signal it waits for
-             *     (docs/language.md, *Timers and signals*; a hensu addition).
+             *     (the first, when its fork branches or sub-workflow children wait for several;
+             *     docs/language.md, *Timers and signals*; a hensu addition).
              */
             waitingFor?: string | null;
-            /** @description When such an execution continues without its signal (RFC 3339, UTC). */
+            /**
+             * @description When such an execution continues without its signal (RFC 3339, UTC): the earliest wake
+             *     time of its waits and review deadlines.
+             */
             wakeAt?: string | null;
             workflowId: string;
+        };
+        /** @description Where the runs part first. */
+        FirstDifference: {
+            differs_in?: null | components["schemas"]["Difference"];
+            node_a?: string | null;
+            node_b?: string | null;
+            /** Format: int64 */
+            step: number;
         };
         /** @description `POST /api/v1/executions/{id}/fork`. */
         ForkExecution: {
@@ -1000,6 +1075,22 @@ export interface components {
          * @enum {string}
          */
         ReviewKind: "node" | "branch" | "child";
+        /** @description Two runs compared (docs/schemas/runs-diff.schema.json). */
+        RunsDiff: {
+            a: components["schemas"]["DiffRun"];
+            b: components["schemas"]["DiffRun"];
+            /** @description The public context keys whose final values differ, in key order. */
+            context: components["schemas"]["ContextDifference"][];
+            first_difference?: null | components["schemas"]["FirstDifference"];
+            /**
+             * Format: int32
+             * @description 1.
+             */
+            format_version: number;
+            /** @description Same steps, same final public context and same status. */
+            same: boolean;
+            steps: components["schemas"]["DiffStep"][];
+        };
         /** @description A schedule. */
         Schedule: {
             context: Record<string, unknown>;
@@ -1462,6 +1553,49 @@ export interface operations {
             };
             /** @description already ended */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    diff_executions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description run A */
+                executionId: string;
+                /** @description run B */
+                otherExecutionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the comparison (`same`: no difference) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunsDiff"];
+                };
+            };
+            /** @description a malformed id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description either execution unknown (or another tenant's) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -5,6 +5,11 @@ from .batch_start import BatchStart
 from .batch_start_contexts_item import BatchStartContextsItem
 from .batch_started import BatchStarted
 from .client_status import ClientStatus
+from .context_difference import ContextDifference
+from .diff_run import DiffRun
+from .diff_step import DiffStep
+from .diff_step_side import DiffStepSide
+from .difference import Difference
 from .document_response_200 import DocumentResponse200
 from .error_body import ErrorBody
 from .error_body_diagnostics_type_0 import ErrorBodyDiagnosticsType0
@@ -38,6 +43,7 @@ from .execution_result_output import ExecutionResultOutput
 from .execution_started import ExecutionStarted
 from .execution_state import ExecutionState
 from .execution_status import ExecutionStatus
+from .first_difference import FirstDifference
 from .fork_execution import ForkExecution
 from .fork_execution_context_edits_type_0 import ForkExecutionContextEditsType0
 from .gateway_error import GatewayError
@@ -59,6 +65,7 @@ from .replay_execution import ReplayExecution
 from .resume_execution import ResumeExecution
 from .resume_execution_context_edits_type_0 import ResumeExecutionContextEditsType0
 from .review_kind import ReviewKind
+from .runs_diff import RunsDiff
 from .schedule import Schedule
 from .schedule_context import ScheduleContext
 from .schedule_detail import ScheduleDetail
@@ -82,6 +89,11 @@ __all__ = (
     "BatchStartContextsItem",
     "BatchStarted",
     "ClientStatus",
+    "ContextDifference",
+    "Difference",
+    "DiffRun",
+    "DiffStep",
+    "DiffStepSide",
     "DocumentResponse200",
     "ErrorBody",
     "ErrorBodyDiagnosticsType0",
@@ -115,6 +127,7 @@ __all__ = (
     "ExecutionStarted",
     "ExecutionState",
     "ExecutionStatus",
+    "FirstDifference",
     "ForkExecution",
     "ForkExecutionContextEditsType0",
     "GatewayError",
@@ -136,6 +149,7 @@ __all__ = (
     "ResumeExecution",
     "ResumeExecutionContextEditsType0",
     "ReviewKind",
+    "RunsDiff",
     "Schedule",
     "ScheduleContext",
     "ScheduleDetail",

@@ -42,8 +42,11 @@ class ExecutionStatus:
             exit_status (None | str | Unset): The end node's exit status (`SUCCESS` / `FAILURE`).
             waiting_for (None | str | Unset): A paused execution waiting at a `wait` or `awaitSignal` node: the signal it
                 waits for
-                (docs/language.md, *Timers and signals*; a hensu addition).
-            wake_at (None | str | Unset): When such an execution continues without its signal (RFC 3339, UTC).
+                (the first, when its fork branches or sub-workflow children wait for several;
+                docs/language.md, *Timers and signals*; a hensu addition).
+            wake_at (None | str | Unset): When such an execution continues without its signal (RFC 3339, UTC): the earliest
+                wake
+                time of its waits and review deadlines.
      """
 
     execution_id: str
