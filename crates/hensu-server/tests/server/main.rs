@@ -68,6 +68,7 @@ on_both!(
     redrive_forks_a_failed_execution,
     waits_and_signals,
     signal_with_start,
+    a_signal_reaches_a_waiting_child,
     replay_compares_with_the_recording,
     schedules_crud,
     schedules_fire_ticks_and_run_now,
