@@ -361,7 +361,11 @@ fn a_paused_run_names_its_nested_waits() {
     let db = dir.join("state.db");
     let url = db.to_str().unwrap();
     project(dir, "parent.hwf", PARENT);
-    project(dir, "napper.hwf", NAPPER);
+    project(
+        dir,
+        "napper.hwf",
+        &NAPPER.replace("duration = 2.seconds", "duration = 2.hours"),
+    );
     project(
         dir,
         "forked.hwf",
@@ -389,6 +393,34 @@ fn a_paused_run_names_its_nested_waits() {
         "{}",
         crate::stderr(&out)
     );
+    // Resumed by hand before its time: a child's timer is not waited for in place (only the
+    // main flow's is); the run pauses again, its wake time unchanged.
+    let store = open(url);
+    let parent = crate::wait(store.list()).unwrap()[0].run_id.clone();
+    let wake_at = record(&store, &parent).wait.and_then(|w| w.wake_at);
+    let out = crate::hensuc()
+        .args(["resume", &parent, "--store", url, "-d"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "paused: {}",
+        crate::stderr(&out)
+    );
+    assert!(
+        crate::stderr(&out).contains("node `nap` (inside `call`) waits until"),
+        "{}",
+        crate::stderr(&out)
+    );
+    let r = record(&store, &parent);
+    assert_eq!(r.status, RunStatus::Paused);
+    assert_eq!(
+        r.wait.and_then(|w| w.wake_at),
+        wake_at,
+        "the same wake time"
+    );
     let out = run("forked.hwf");
     assert_eq!(
         out.status.code(),
@@ -405,7 +437,6 @@ fn a_paused_run_names_its_nested_waits() {
         err.contains("node `gate` (inside `split`) waits for signal `approved` (timeout"),
         "{err}"
     );
-    let store = open(url);
     let id = crate::wait(store.list())
         .unwrap()
         .into_iter()
