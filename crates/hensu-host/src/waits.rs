@@ -51,12 +51,14 @@ impl Waiter for DurableRun {
         if left == 0 {
             return Ok(WaitAnswer::Elapsed);
         }
-        // In place: a map item's child (it cannot be suspended alone), or a timer whose wake
-        // time is recorded when its run is continued by hand. A fork branch or a sub-workflow
-        // child suspends: the run pauses once every branch has stopped.
+        // In place: a map item's child (it cannot be suspended alone), or the main flow's
+        // timer whose wake time is recorded when its run is continued by hand. A fork branch or
+        // a sub-workflow child suspends (again): the run pauses once every branch has stopped,
+        // so a review answered by hand in one branch never holds the run for another's timer.
         let in_place = !request.may_suspend
             || (request.resumed
                 && request.signal.is_none()
+                && !request.nested
                 && self.waits.in_place.load(Ordering::SeqCst));
         if in_place {
             tokio::time::sleep(Duration::from_millis(left)).await;

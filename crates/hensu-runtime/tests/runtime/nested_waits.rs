@@ -514,3 +514,121 @@ async fn a_virtual_clock_keeps_each_branch_on_its_own_time() {
     );
     assert_eq!(clock.elapsed_ms(), 4 * HOUR);
 }
+
+/// A child inside a fork branch that waits: the branch stops with the child saved in it, the
+/// run pauses at the fork, and the child continues at its time.
+#[tokio::test]
+async fn a_child_waiting_inside_a_fork_branch_suspends_the_run() {
+    let mut child = workflow(
+        "nap",
+        vec![
+            timer("nap", HOUR, "woke"),
+            node("woke", "woke", &[], vec![success("end")]),
+            end("end", ExitStatus::Success),
+        ],
+    );
+    child.id = "napper".into();
+    let wf = forked(
+        vec![
+            vec![Node::SubWorkflow(SubWorkflowNode {
+                id: "call".into(),
+                workflow_id: "napper".into(),
+                transition_rules: vec![success("j")],
+                ..SubWorkflowNode::default()
+            })],
+            vec![node("c", "c", &[], vec![success("j")])],
+        ],
+        &[],
+    );
+    let repo: MapRepository = [child].into_iter().collect();
+    let s = Script::new().on("woke", &["W"]).on("c", &["C"]);
+    let h = harness_with(&s, |b| b.workflows(Arc::new(repo)));
+    let clock = Durable::at(T0);
+    let cancel = CancelToken::new();
+    let r = h
+        .engine
+        .run(&wf, ctx(json!({})), h.ctx(&cancel).waiter(&clock))
+        .await;
+    assert_eq!(r.outcome, RunOutcome::Paused);
+    let all = waiting_waits(&r.state);
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(all[0].node_id, "nap");
+    assert_eq!(all[0].within, ["f", "call"]);
+    assert_eq!(all[0].branch.as_deref(), Some("call"));
+    assert_eq!(all[0].wake_at_ms, Some(T0 + HOUR));
+    let p = h.engine.prepare(Arc::new(wf)).unwrap();
+    clock.set(T0 + HOUR);
+    let r = h
+        .engine
+        .resume(&p, stored(&r.state), None, h.ctx(&cancel).waiter(&clock))
+        .await;
+    assert_eq!(completed(&r), (ExitStatus::Success, "done".into()));
+    assert_eq!(s.prompts_of("woke").len(), 1);
+    assert_eq!(
+        s.prompts_of("c").len(),
+        1,
+        "the ended branch is not run again"
+    );
+}
+
+/// The signal a child took is the run's: after the child ended and the run was stored and
+/// resumed, the parent's wait for the same name does not take it again.
+#[tokio::test]
+async fn a_signal_a_child_took_is_never_taken_again_by_its_parent() {
+    let mut child = workflow(
+        "gate",
+        vec![
+            signal("gate", "go", "said", "end"),
+            end("end", ExitStatus::Success),
+        ],
+    );
+    child.id = "approver".into();
+    let parent = workflow(
+        "call",
+        vec![
+            Node::SubWorkflow(SubWorkflowNode {
+                id: "call".into(),
+                workflow_id: "approver".into(),
+                transition_rules: vec![success("again")],
+                ..SubWorkflowNode::default()
+            }),
+            signal("again", "go", "again_said", "done"),
+            end("done", ExitStatus::Success),
+        ],
+    );
+    let repo: MapRepository = [child].into_iter().collect();
+    let s = Script::new();
+    let h = harness_with(&s, |b| b.workflows(Arc::new(repo)));
+    let clock = Durable::at(T0);
+    clock.send("go", json!("once"));
+    let cancel = CancelToken::new();
+    let r = h
+        .engine
+        .run(&parent, ctx(json!({})), h.ctx(&cancel).waiter(&clock))
+        .await;
+    assert_eq!(r.outcome, RunOutcome::Paused);
+    assert_eq!(r.state.current_node, "again");
+    assert_eq!(
+        r.state.signals_taken,
+        [0],
+        "the child's signal, handed back"
+    );
+    let p = h.engine.prepare(Arc::new(parent)).unwrap();
+    // A new process: nothing but the stored state knows the signal was taken.
+    let r = h
+        .engine
+        .resume(&p, stored(&r.state), None, h.ctx(&cancel).waiter(&clock))
+        .await;
+    assert_eq!(
+        r.outcome,
+        RunOutcome::Paused,
+        "still waiting for a second `go`"
+    );
+    clock.send("go", json!("twice"));
+    let r = h
+        .engine
+        .resume(&p, stored(&r.state), None, h.ctx(&cancel).waiter(&clock))
+        .await;
+    assert_eq!(completed(&r), (ExitStatus::Success, "done".into()));
+    assert_eq!(r.state.context["again_said"], json!("twice"));
+}

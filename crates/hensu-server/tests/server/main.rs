@@ -70,6 +70,7 @@ on_both!(
     diff_compares_two_executions,
     waits_and_signals,
     signal_with_start,
+    a_signal_reaches_a_waiting_child,
     replay_compares_with_the_recording,
     schedules_crud,
     schedules_fire_ticks_and_run_now,

@@ -319,8 +319,14 @@ impl Session {
                 Ok(Some(status)) => {
                     let mut text = format!("run {id} {status} (state saved)");
                     if status == hensu_store::RunStatus::Paused {
-                        if let Some(w) = &result.state.waiting {
+                        // Every wait of its flows: the main flow's, a child's, a branch's.
+                        let waits = hensu_runtime::waiting_waits(&result.state);
+                        for w in &waits {
                             eprintln!("{}", waiting_note(d.run_id(), w));
+                        }
+                        if !waits.is_empty()
+                            && hensu_runtime::pending_review(&result.state).is_none()
+                        {
                             return result;
                         }
                         match hensu_runtime::pending_review(&result.state) {
@@ -359,8 +365,13 @@ impl Session {
 
 /// How a run suspended at a `wait` or `awaitSignal` node continues (docs/language.md,
 /// *Timers and signals*).
-fn waiting_note(run_id: &str, w: &hensu_runtime::Waiting) -> String {
-    let mut out = format!("  node `{}` waits", w.node_id);
+fn waiting_note(run_id: &str, w: &hensu_runtime::WaitingWait) -> String {
+    let mut out = format!("  node `{}`", w.node_id);
+    if !w.within.is_empty() {
+        let within: Vec<String> = w.within.iter().map(|n| format!("`{n}`")).collect();
+        out.push_str(&format!(" (inside {})", within.join(" › ")));
+    }
+    out.push_str(" waits");
     if let Some(signal) = &w.signal {
         out.push_str(&format!(" for signal `{signal}`"));
     }

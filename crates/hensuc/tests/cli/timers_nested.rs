@@ -351,3 +351,104 @@ fn a_signal_reaches_a_waiting_child() {
     assert_eq!(state["context"]["answer"], "granted", "{state:#}");
     assert_eq!(state["signals_taken"], serde_json::json!([0]), "{state:#}");
 }
+
+/// `hensuc run` says which nested wait holds the run it leaves paused, and `runs show` every
+/// signal its branches wait for.
+#[test]
+fn a_paused_run_names_its_nested_waits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let db = dir.join("state.db");
+    let url = db.to_str().unwrap();
+    project(dir, "parent.hwf", PARENT);
+    project(
+        dir,
+        "napper.hwf",
+        &NAPPER.replace("duration = 2.seconds", "duration = 2.hours"),
+    );
+    project(
+        dir,
+        "forked.hwf",
+        &FORKED.replace("duration = 2.seconds", "duration = 2.hours"),
+    );
+    let run = |name: &str| {
+        crate::hensuc()
+            .args(["run", "--stub", "-d"])
+            .arg(dir)
+            .arg(dir.join("workflows").join(name))
+            .arg("--store")
+            .arg(url)
+            .output()
+            .unwrap()
+    };
+    let out = run("parent.hwf");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "paused: {}",
+        crate::stderr(&out)
+    );
+    assert!(
+        crate::stderr(&out).contains("node `nap` (inside `call`) waits until"),
+        "{}",
+        crate::stderr(&out)
+    );
+    // Resumed by hand before its time: a child's timer is not waited for in place (only the
+    // main flow's is); the run pauses again, its wake time unchanged.
+    let store = open(url);
+    let parent = crate::wait(store.list()).unwrap()[0].run_id.clone();
+    let wake_at = record(&store, &parent).wait.and_then(|w| w.wake_at);
+    let out = crate::hensuc()
+        .args(["resume", &parent, "--store", url, "-d"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "paused: {}",
+        crate::stderr(&out)
+    );
+    assert!(
+        crate::stderr(&out).contains("node `nap` (inside `call`) waits until"),
+        "{}",
+        crate::stderr(&out)
+    );
+    let r = record(&store, &parent);
+    assert_eq!(r.status, RunStatus::Paused);
+    assert_eq!(
+        r.wait.and_then(|w| w.wake_at),
+        wake_at,
+        "the same wake time"
+    );
+    let out = run("forked.hwf");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "paused: {}",
+        crate::stderr(&out)
+    );
+    let err = crate::stderr(&out);
+    assert!(
+        err.contains("node `cool` (inside `split`) waits until"),
+        "{err}"
+    );
+    assert!(
+        err.contains("node `gate` (inside `split`) waits for signal `approved` (timeout"),
+        "{err}"
+    );
+    let id = crate::wait(store.list())
+        .unwrap()
+        .into_iter()
+        .find(|r| r.workflow_id == "forked")
+        .expect("the forked run")
+        .run_id;
+    let shown = crate::hensuc()
+        .args(["runs", "show", &id, "--store", url, "-d"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let text = crate::stdout(&shown);
+    assert!(text.contains("waits for   signal `approved`"), "{text}");
+    assert!(text.contains("wakes at"), "{text}");
+}

@@ -116,3 +116,27 @@ pub async fn signal_with_start(s: Server) {
     let (_, result) = get(&s, A, &format!("/api/v1/executions/{id}/result")).await;
     assert_eq!(result["output"]["decision"], "at start", "{result}");
 }
+
+/// A signal for an `awaitSignal` of a sub-workflow child: checked against the child's
+/// variables, and it wakes the execution, paused at the sub-workflow node while the child
+/// waits (docs/language.md, *Timers and signals*).
+pub async fn a_signal_reaches_a_waiting_child(s: Server) {
+    push_ok(&s, A, "approver").await;
+    push_ok(&s, A, "asker").await;
+    let id = start(&s, A, "asker").await;
+    let st = status_when(&s, &id, |st| st["status"] == "paused").await;
+    assert_eq!(st["currentNodeId"], "call", "paused at the child: {st}");
+    assert_eq!(st["waitingFor"], "granted", "{st}");
+    assert!(st["wakeAt"].is_string(), "the child's timeout: {st}");
+    let url = format!("/api/v1/executions/{id}/signals/granted");
+    let (code, body) = post(&s, A, &url, json!({"payload": 3})).await;
+    assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["code"], "invalid_signal_payload");
+    let (code, body) = post(&s, A, &url, json!({"payload": "yes"})).await;
+    assert_eq!(code, StatusCode::ACCEPTED, "{body}");
+    assert_eq!(body["woke"], true, "{body}");
+    let st = status_when(&s, &id, |st| st["status"] == "completed").await;
+    assert_eq!(st["currentNodeId"], "done", "{st}");
+    let (_, result) = get(&s, A, &format!("/api/v1/executions/{id}/result")).await;
+    assert_eq!(result["output"]["decision"], "yes", "{result}");
+}
