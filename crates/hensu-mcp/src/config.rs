@@ -25,6 +25,10 @@ pub struct McpConfig {
     pub connect_timeout_ms: Option<u64>,
     /// Largest accepted tool result in bytes (default 256 KiB).
     pub max_result_bytes: Option<usize>,
+    /// Glob patterns over the names of every server's tools — in server mode, the tenants'
+    /// tools reached through the gateway — whose calls by an agent wait for approval
+    /// (docs/mcp.md, *Tool approval*).
+    pub require_approval: Vec<String>,
 }
 
 /// One MCP server: a command spoken to over stdio, or a streamable-HTTP `url`.
@@ -54,9 +58,18 @@ pub struct ServerConfig {
     /// What an interrupted `unsafe` call does: `fail` the node (E0511, the default) or
     /// `pause` the run for a human.
     pub on_interrupted: Option<OnInterrupted>,
+    /// Glob patterns (`*`, `?`) over the server's tool names whose calls by an agent wait for
+    /// a reviewer's approval before they run (docs/mcp.md, *Tool approval*).
+    pub require_approval: Vec<String>,
 }
 
 impl ServerConfig {
+    /// Whether a call of `tool` of this server waits for approval (a `require_approval`
+    /// pattern matches its name).
+    pub fn requires_approval(&self, tool: &str) -> bool {
+        self.require_approval.iter().any(|p| glob_matches(p, tool))
+    }
+
     /// The declared policy of tool `tool` of this server; `None` when neither the tool nor
     /// the server declares one.
     pub fn declared(&self, tool: &str) -> Option<Declared> {
@@ -92,6 +105,19 @@ impl McpConfig {
         self.connect_timeout_ms
             .map(Duration::from_millis)
             .unwrap_or_else(|| self.call_timeout())
+    }
+
+    /// Whether an agent's call of `tool`, served by server `server` (`None`: by no server of
+    /// this section — a scripted stand-in, a tenant's tool), waits for approval: a pattern
+    /// of the section matches it, or one of that server's (of any server's, for `None`).
+    pub fn requires_approval(&self, server: Option<&str>, tool: &str) -> bool {
+        if self.require_approval.iter().any(|p| glob_matches(p, tool)) {
+            return true;
+        }
+        match server.and_then(|s| self.servers.get(s)) {
+            Some(s) => s.requires_approval(tool),
+            None => self.servers.values().any(|s| s.requires_approval(tool)),
+        }
     }
 
     pub fn max_result_bytes(&self) -> usize {
@@ -150,6 +176,38 @@ impl ServerConfig {
             )),
         }
     }
+}
+
+/// Whether glob `pattern` matches all of `name`: `*` any run of characters (none included),
+/// `?` one character, anything else itself.
+pub fn glob_matches(pattern: &str, name: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    // Iterative matching with one backtrack point (the last `*`): linear in practice, never
+    // exponential.
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while j < n.len() {
+        match p.get(i) {
+            Some('*') => {
+                star = Some((i, j));
+                i += 1;
+            }
+            Some(&c) if c == '?' || c == n[j] => {
+                i += 1;
+                j += 1;
+            }
+            _ => match star {
+                Some((si, sj)) => {
+                    i = si + 1;
+                    j = sj + 1;
+                    star = Some((si, sj + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[i..].iter().all(|c| *c == '*')
 }
 
 /// Whether `name` can be an environment variable's name (`CARGO_HOME`).

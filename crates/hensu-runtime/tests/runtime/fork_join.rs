@@ -556,6 +556,7 @@ fn waiting_at(node: &str, corr: &str, at: u64) -> RunState {
         correlation_id: corr.into(),
         requested_at_ms: at,
         deadline_at_ms: None,
+        tool_call: None,
     };
     s
 }

@@ -259,7 +259,9 @@ impl InProcessExecutor {
         repository: MapRepository,
         cancel: &CancelToken,
     ) -> Result<Engine, String> {
-        let tools = crate::tools::for_run(&self.gateway, tenant, workflow, &repository).await;
+        let tools = crate::tools::for_run(&self.gateway, tenant, workflow, &repository)
+            .await
+            .with_policies(&self.setup.project.mcp);
         let extras = Extras {
             tools: ToolSupply::Given(Box::new(tools)),
             listener: None,
