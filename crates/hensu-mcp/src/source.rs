@@ -312,7 +312,8 @@ impl ToolExecutor for McpToolExecutor {
     fn requires_approval(&self, name: &str) -> bool {
         match self.tools.get(name) {
             Some(info) => {
-                let server = Some(info.server.as_str()).filter(|s| self.policies.servers.contains_key(*s));
+                let server =
+                    Some(info.server.as_str()).filter(|s| self.policies.servers.contains_key(*s));
                 self.policies.requires_approval(server, name)
             }
             None => self

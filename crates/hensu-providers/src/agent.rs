@@ -33,7 +33,9 @@ pub fn budget_exhausted_prompt(max: u32) -> String {
 
 /// The tool error a model gets for a call the reviewer rejected.
 pub fn rejected_message(tool: &str, reason: &str) -> String {
-    format!("The reviewer rejected this call of '{tool}', so it was not run. Reviewer's reason: {reason}")
+    format!(
+        "The reviewer rejected this call of '{tool}', so it was not run. Reviewer's reason: {reason}"
+    )
 }
 
 /// Everything the agents of one provider share.

@@ -79,9 +79,9 @@ pub use generic::{
 pub use plan::ExecPlan;
 pub use repository::{MapRepository, WorkflowRepository};
 pub use review::{
-    ArgumentChange, AutoApprove, argument_changes, ReviewDecision, ReviewHandler, ReviewOutcome, ReviewRequest, ToolApprovalRequest,
-    ToolDecision, WaitingReview, pending_review, reviewed_tool_call, route_review,
-    tool_decision_problem, waiting_reviews,
+    ArgumentChange, AutoApprove, ReviewDecision, ReviewHandler, ReviewOutcome, ReviewRequest,
+    ToolApprovalRequest, ToolDecision, WaitingReview, argument_changes, pending_review,
+    reviewed_tool_call, route_review, tool_decision_problem, waiting_reviews,
 };
 pub use run_types::{
     CancelToken, DEFAULT_RUBRIC_BACKTRACK_LIMIT, PostProcessor, RunOptions, RunOutcome, RunResult,

@@ -8,9 +8,7 @@
 
 use serde_json::Value;
 
-use super::{
-    CallError, CallKind, CallPhase, JournalEntry, PendingApproval, VISIT, Visit, slot,
-};
+use super::{CallError, CallKind, CallPhase, JournalEntry, PendingApproval, VISIT, Visit, slot};
 use crate::review::{ToolApprovalRequest, ToolDecision};
 
 /// What a reviewer decided on a gated tool call.
@@ -102,7 +100,11 @@ pub async fn approve_tool_call(tool: &str, arguments: &Value) -> Result<Approval
     if let Some(d) = decision {
         let approved = matches!(d, ToolDecision::Approve { .. });
         let value = serde_json::to_value(&d).map_err(|e| CallError::Journal(e.to_string()))?;
-        write(&visit, &entry(CallPhase::Finished, Some(value), Some(approved))).await?;
+        write(
+            &visit,
+            &entry(CallPhase::Finished, Some(value), Some(approved)),
+        )
+        .await?;
         return Ok(Approval::of(d, arguments));
     }
     let unavailable = |why| CallError::ApprovalUnavailable {

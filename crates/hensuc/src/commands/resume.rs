@@ -57,7 +57,12 @@ pub struct ResumeArgs {
     pub set: Vec<String>,
     /// The edited arguments of a gated tool call being approved (a JSON object, replacing
     /// the model's; docs/mcp.md, *Tool approval*).
-    #[arg(long, value_name = "JSON", requires = "approve", conflicts_with = "set")]
+    #[arg(
+        long,
+        value_name = "JSON",
+        requires = "approve",
+        conflicts_with = "set"
+    )]
     pub arguments: Option<String>,
     #[command(flatten)]
     pub settings: RunSettings,
@@ -382,6 +387,14 @@ fn decide(
         }
     }
     if let Some(target) = &args.backtrack {
+        let back = ReviewDecision::Backtrack {
+            target: target.clone(),
+            edits: None,
+            reason: String::new(),
+        };
+        if let Some(problem) = hensu_runtime::tool_decision_problem(state, &back, false) {
+            anyhow::bail!("run `{run_id}`: {problem}; nothing was changed");
+        }
         if workflow.node(target).is_none() {
             anyhow::bail!(
                 "--backtrack `{target}`: workflow `{}` has no such node; nothing was changed",

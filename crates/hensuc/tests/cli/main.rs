@@ -48,6 +48,7 @@ mod telemetry_tool_loop;
 mod time_travel;
 #[cfg(unix)]
 mod timers;
+mod tool_approval;
 mod tooling;
 #[cfg(unix)]
 mod workers;
