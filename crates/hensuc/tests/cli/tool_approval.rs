@@ -356,3 +356,99 @@ fn a_run_killed_after_the_approval_neither_asks_again_nor_calls_twice() {
     assert_eq!(shown["record"]["status"], "completed", "{shown}");
     assert!(shown.get("reviews").is_none(), "not asked again: {shown}");
 }
+
+/// `hensuc test` scripts tool approvals (docs/testing.md, *Tool approvals*): `[[reviews]]`
+/// with `tool =` approves (with edited arguments) or rejects the gated calls of a node's
+/// stub agent; a rejected call is never made and the agent reads the reason.
+#[test]
+fn hensuc_test_scripts_tool_approvals() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("workflows")).unwrap();
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    std::fs::write(
+        dir.join("workflows/define.hwf"),
+        TOOL_WORKFLOW.replace("mock-model", "stub"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("hensu.toml"),
+        "[mcp]\nrequire_approval = [\"lookup_*\"]\n",
+    )
+    .unwrap();
+    let common = r#"workflow = "define"
+[context]
+term = "mcp"
+[stubs]
+explain = "Definition: {{tool.lookup_glossary}}"
+
+[[tool_calls]]
+node = "explain"
+tool = "lookup_glossary"
+arguments = { term = "mcp" }
+
+[[tool_results]]
+tool = "lookup_glossary"
+result = "the Model Context Protocol"
+"#;
+    let approved = format!(
+        r#"{common}
+[[reviews]]
+node = "explain"
+tool = "lookup_glossary"
+decision = "approve"
+arguments = {{ term = "rubric" }}
+
+[expect]
+outputs.definition = {{ equals = "Definition: the Model Context Protocol" }}
+events = [{{ event = "tool_call", tool = "lookup_glossary", index = 1, ok = true }}]
+"#
+    );
+    let rejected = format!(
+        r#"{common}
+[[reviews]]
+node = "explain"
+tool = "lookup_glossary"
+decision = "reject"
+feedback = "no lookups today"
+
+[expect]
+outputs.definition = {{ contains = "Reviewer's reason: no lookups today" }}
+"#
+    );
+    std::fs::write(dir.join("tests/approved.test.toml"), approved).unwrap();
+    std::fs::write(dir.join("tests/rejected.test.toml"), &rejected).unwrap();
+    let o = run_hensuc(&["test", "-d", dir.to_str().unwrap(), "--update"]);
+    let shown = format!("{}{}", stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{shown}");
+    let approved_trace =
+        std::fs::read_to_string(dir.join("tests/snapshots/approved.trace")).unwrap();
+    assert!(
+        approved_trace
+            .contains(r#"explain tool lookup_glossary: approve with {"term":"rubric"} (edited)"#),
+        "{approved_trace}"
+    );
+    let rejected_trace =
+        std::fs::read_to_string(dir.join("tests/snapshots/rejected.trace")).unwrap();
+    assert!(
+        rejected_trace.contains("explain tool lookup_glossary: reject (no lookups today)"),
+        "{rejected_trace}"
+    );
+    assert!(
+        !rejected_trace.contains("tool_call"),
+        "never called: {rejected_trace}"
+    );
+    // A tool call is not sent back.
+    std::fs::write(
+        dir.join("tests/rejected.test.toml"),
+        rejected.replace(
+            "decision = \"reject\"",
+            "decision = \"backtrack\"\ntarget = \"explain\"",
+        ),
+    )
+    .unwrap();
+    let o = run_hensuc(&["test", "-d", dir.to_str().unwrap()]);
+    let shown = format!("{}{}", stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("never sent back"), "{shown}");
+}
