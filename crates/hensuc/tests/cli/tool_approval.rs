@@ -452,3 +452,33 @@ outputs.definition = {{ contains = "Reviewer's reason: no lookups today" }}
     assert_eq!(o.status.code(), Some(1), "{shown}");
     assert!(shown.contains("never sent back"), "{shown}");
 }
+
+/// E0521: `--no-store` leaves nowhere to pause for a gated call, so the run is refused before
+/// it starts (the model is never asked), unless `--auto-approve` decides every call.
+#[test]
+fn a_gated_tool_in_a_run_without_a_store_is_refused_with_e0521() {
+    let s = Setup::new(Duration::ZERO);
+    let out = s
+        .command(&[
+            "run",
+            "define",
+            "-d",
+            ".",
+            "--no-store",
+            "-c",
+            r#"{"term": "mcp"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("error[E0521]") && err.contains("`lookup_glossary`"),
+        "{err}"
+    );
+    assert!(
+        s.requests().is_empty(),
+        "refused before the model was asked"
+    );
+    assert_eq!(s.calls(), Vec::<String>::new());
+}
