@@ -12,6 +12,7 @@ mod project_config;
 mod scenarios;
 mod schedules;
 mod store_outage;
+mod tool_approval;
 
 use harness::Backend;
 
@@ -144,6 +145,19 @@ mod project {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_stub_run_reaches_only_the_allowed_hosts() {
         crate::project_config::a_stub_run_reaches_only_the_allowed_hosts().await;
+    }
+}
+
+mod tool_calls {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_gated_tool_call_is_reviewed_and_approved_with_edited_arguments() {
+        crate::tool_approval::a_gated_tool_call_is_reviewed_and_approved_with_edited_arguments()
+            .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_rejected_tool_call_never_reaches_the_tenants_client() {
+        crate::tool_approval::a_rejected_tool_call_never_reaches_the_tenants_client().await;
     }
 }
 
