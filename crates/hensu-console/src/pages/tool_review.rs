@@ -98,3 +98,81 @@ fn diff(call: &ToolCallReview, edited: &Map<String, Value>) -> Markup {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use hensu_runtime::ToolCallReview;
+    use hensu_server::auth::Tenant;
+    use serde_json::json;
+
+    use super::{edited_arguments, section};
+    use crate::session::Viewer;
+
+    fn call() -> ToolCallReview {
+        ToolCallReview {
+            tool: "delete_file".into(),
+            arguments: json!({"path": "/tmp/a", "force": true}),
+        }
+    }
+
+    fn viewer() -> Viewer {
+        Viewer {
+            tenant: Tenant {
+                tenant_id: "acme".into(),
+                subject: "ann".into(),
+            },
+            csrf: "tok".into(),
+            dev: false,
+        }
+    }
+
+    #[test]
+    fn edited_arguments_must_be_an_object_and_unchanged_ones_are_none() {
+        let c = call();
+        assert_eq!(
+            edited_arguments(&c, r#"{"force": true, "path": "/tmp/a"}"#),
+            Ok(None)
+        );
+        let edited = edited_arguments(&c, r#"{"path": "/tmp/b"}"#)
+            .unwrap()
+            .unwrap();
+        assert_eq!(json!(edited), json!({"path": "/tmp/b"}));
+        assert!(
+            edited_arguments(&c, "[1]")
+                .unwrap_err()
+                .contains("JSON object")
+        );
+        assert!(
+            edited_arguments(&c, "{")
+                .unwrap_err()
+                .contains("not valid JSON")
+        );
+    }
+
+    #[test]
+    fn the_section_shows_the_arguments_and_after_an_edit_its_diff() {
+        let c = call();
+        let plain = section(&viewer(), "r1", &c, "tool-1", None).into_string();
+        assert!(plain.contains("<code>delete_file</code>"), "{plain}");
+        assert!(
+            plain.contains("&quot;path&quot;: &quot;/tmp/a&quot;"),
+            "{plain}"
+        );
+        assert!(
+            plain.contains(r#"name="correlationId" value="tool-1""#),
+            "{plain}"
+        );
+        assert!(!plain.contains("tool-diff"), "no diff before an edit");
+        assert!(!plain.contains("backtrack"), "a tool call is not sent back");
+        let edited = json!({"path": "/tmp/b", "dry_run": true});
+        let edited = edited.as_object().unwrap();
+        let page = section(&viewer(), "r1", &c, "tool-1", Some(edited)).into_string();
+        let diff = &page[page.find("tool-diff").expect("a diff")..];
+        // Changed, removed and added arguments, each with the model's value and the edit's.
+        assert!(diff.contains("<code>path</code></td><td class=\"removed\"><code>&quot;/tmp/a&quot;</code></td><td class=\"added\"><code>&quot;/tmp/b&quot;</code>"), "{diff}");
+        assert!(diff.contains("<code>force</code></td><td class=\"removed\"><code>true</code></td><td class=\"added\"><span class=\"muted\">(absent)</span>"), "{diff}");
+        assert!(diff.contains("<code>dry_run</code></td><td class=\"removed\"><span class=\"muted\">(absent)</span>"), "{diff}");
+        // The form carries the edit.
+        assert!(page.contains("&quot;dry_run&quot;: true"), "{page}");
+    }
+}
