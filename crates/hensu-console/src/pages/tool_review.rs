@@ -134,17 +134,17 @@ mod tests {
             Ok(None)
         );
         let edited = edited_arguments(&c, r#"{"path": "/tmp/b"}"#)
-            .unwrap()
-            .unwrap();
+            .expect("valid")
+            .expect("edited");
         assert_eq!(json!(edited), json!({"path": "/tmp/b"}));
         assert!(
             edited_arguments(&c, "[1]")
-                .unwrap_err()
+                .expect_err("refused")
                 .contains("JSON object")
         );
         assert!(
             edited_arguments(&c, "{")
-                .unwrap_err()
+                .expect_err("refused")
                 .contains("not valid JSON")
         );
     }
@@ -165,7 +165,7 @@ mod tests {
         assert!(!plain.contains("tool-diff"), "no diff before an edit");
         assert!(!plain.contains("backtrack"), "a tool call is not sent back");
         let edited = json!({"path": "/tmp/b", "dry_run": true});
-        let edited = edited.as_object().unwrap();
+        let edited = edited.as_object().expect("an object");
         let page = section(&viewer(), "r1", &c, "tool-1", Some(edited)).into_string();
         let diff = &page[page.find("tool-diff").expect("a diff")..];
         // Changed, removed and added arguments, each with the model's value and the edit's.

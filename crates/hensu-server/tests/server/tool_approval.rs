@@ -60,7 +60,10 @@ async fn paused_at_the_gate() -> (Server, TenantClient, Mock, String, Value) {
     )
     .await;
     assert_eq!(st, StatusCode::ACCEPTED, "{started}");
-    let id = started["executionId"].as_str().unwrap().to_string();
+    let id = started["executionId"]
+        .as_str()
+        .expect("present")
+        .to_string();
     let status = wait_while_running(&s, &id).await;
     assert_eq!(status["status"], "paused", "{status}");
     assert!(client.calls().is_empty(), "not called before approval");
@@ -73,7 +76,7 @@ async fn paused_at_the_gate() -> (Server, TenantClient, Mock, String, Value) {
     )
     .await;
     assert_eq!(st, StatusCode::OK, "{reviews}");
-    let list = reviews["reviews"].as_array().unwrap().clone();
+    let list = reviews["reviews"].as_array().expect("present").clone();
     assert_eq!(list.len(), 1, "{reviews}");
     assert_eq!(list[0]["kind"], "tool", "{reviews}");
     assert_eq!(list[0]["tool"], "echo");
@@ -122,7 +125,7 @@ fn chats(model: &Mock) -> Vec<Value> {
     model
         .received
         .lock()
-        .unwrap()
+        .expect("present")
         .iter()
         .filter(|(p, _)| p == "/v1/chat/completions")
         .map(|(_, b)| b.clone())
@@ -131,7 +134,7 @@ fn chats(model: &Mock) -> Vec<Value> {
 
 pub async fn a_gated_tool_call_is_reviewed_and_approved_with_edited_arguments() {
     let (s, client, model, id, review) = paused_at_the_gate().await;
-    let corr = review["correlationId"].as_str().unwrap();
+    let corr = review["correlationId"].as_str().expect("present");
     // Refused, changing nothing: arguments that are not an object, a backtrack, context
     // edits instead of arguments.
     for (body, says) in [
@@ -178,7 +181,7 @@ pub async fn a_gated_tool_call_is_reviewed_and_approved_with_edited_arguments() 
 
 pub async fn a_rejected_tool_call_never_reaches_the_tenants_client() {
     let (s, client, model, id, review) = paused_at_the_gate().await;
-    let corr = review["correlationId"].as_str().unwrap();
+    let corr = review["correlationId"].as_str().expect("present");
     let (st, answer) = resume(
         &s,
         &id,
