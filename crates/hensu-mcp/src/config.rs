@@ -222,3 +222,58 @@ fn is_env_name(name: &str) -> bool {
 fn is_https(url: &str) -> bool {
     url.starts_with("https://")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{McpConfig, ServerConfig, glob_matches};
+
+    #[test]
+    fn glob_patterns_match_whole_names() {
+        for (p, n) in [
+            ("delete_*", "delete_file"),
+            ("delete_*", "delete_"),
+            ("*", "anything"),
+            ("d?lete", "delete"),
+            ("*_file", "move_file"),
+            ("a*b*c", "a-b-b-c"),
+            ("exact", "exact"),
+        ] {
+            assert!(glob_matches(p, n), "{p} ~ {n}");
+        }
+        for (p, n) in [
+            ("delete_*", "undelete_file"),
+            ("delete", "delete_file"),
+            ("d?lete", "dlete"),
+            ("a*b*c", "a-b-b-"),
+            ("", "x"),
+        ] {
+            assert!(!glob_matches(p, n), "{p} !~ {n}");
+        }
+        // Long runs of stars stay linear.
+        assert!(!glob_matches(&"*a".repeat(50), &"a".repeat(40)));
+    }
+
+    #[test]
+    fn approval_follows_the_section_then_the_serving_server() {
+        let mut config = McpConfig {
+            require_approval: vec!["drop_*".into()],
+            ..McpConfig::default()
+        };
+        config.servers.insert(
+            "files".into(),
+            ServerConfig {
+                require_approval: vec!["delete_*".into()],
+                ..ServerConfig::default()
+            },
+        );
+        config
+            .servers
+            .insert("search".into(), ServerConfig::default());
+        assert!(config.requires_approval(Some("search"), "drop_index"));
+        assert!(config.requires_approval(Some("files"), "delete_file"));
+        assert!(!config.requires_approval(Some("search"), "delete_file"));
+        // Served by no server of the section (a stub script, a tenant's tool): any server's.
+        assert!(config.requires_approval(None, "delete_file"));
+        assert!(!config.requires_approval(None, "lookup"));
+    }
+}
