@@ -33,14 +33,14 @@ fn tool_call(text: &str) -> (u16, Value) {
 
 /// A server gating `echo`, the tenant's client connected, and an execution of `gated` paused
 /// at the call: the server, the client, the model, the execution id and its one review.
-async fn paused_at_the_gate() -> (Server, TenantClient, Mock, String, Value) {
+async fn paused_at_the_gate(backend: Backend) -> (Server, TenantClient, Mock, String, Value) {
     let model = mock(vec![tool_call("hello"), completion("echoed")]).await;
     let toml = format!(
         "[providers.local]\nkind = \"openai\"\nbase_url = \"{}/v1\"\nmodels = [\"mock-*\"]\n\n\
          [mcp]\nrequire_approval = [\"ech*\"]\n",
         model.base
     );
-    let s = Server::in_project(Backend::Sqlite, Some(&toml), false).await;
+    let s = Server::in_project(backend, Some(&toml), false).await;
     let client = TenantClient::connect(&s.base, &token(TENANT), TENANT).await;
     let (st, body) = send(
         &s,
@@ -132,8 +132,8 @@ fn chats(model: &Mock) -> Vec<Value> {
         .collect()
 }
 
-pub async fn a_gated_tool_call_is_reviewed_and_approved_with_edited_arguments() {
-    let (s, client, model, id, review) = paused_at_the_gate().await;
+pub async fn a_gated_tool_call_is_reviewed_and_approved_with_edited_arguments(backend: Backend) {
+    let (s, client, model, id, review) = paused_at_the_gate(backend).await;
     let corr = review["correlationId"].as_str().expect("present");
     // Refused, changing nothing: arguments that are not an object, a backtrack, context
     // edits instead of arguments.
@@ -179,8 +179,8 @@ pub async fn a_gated_tool_call_is_reviewed_and_approved_with_edited_arguments() 
     assert!(asked[1].to_string().contains("edited"), "{}", asked[1]);
 }
 
-pub async fn a_rejected_tool_call_never_reaches_the_tenants_client() {
-    let (s, client, model, id, review) = paused_at_the_gate().await;
+pub async fn a_rejected_tool_call_never_reaches_the_tenants_client(backend: Backend) {
+    let (s, client, model, id, review) = paused_at_the_gate(backend).await;
     let corr = review["correlationId"].as_str().expect("present");
     let (st, answer) = resume(
         &s,

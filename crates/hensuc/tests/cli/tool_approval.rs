@@ -472,10 +472,9 @@ fn a_gated_tool_in_a_run_without_a_store_is_refused_with_e0521() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains("error[E0521]") && err.contains("`lookup_glossary`"),
-        "{err}"
-    );
+    let refusal = &err[err.find("error[E0521]").expect("E0521")..];
+    assert!(refusal.contains("`lookup_glossary`"), "{err}");
+    insta::assert_snapshot!(refusal);
     assert!(
         s.requests().is_empty(),
         "refused before the model was asked"
