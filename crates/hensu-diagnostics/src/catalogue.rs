@@ -524,6 +524,16 @@ static CODES: &[CodeInfo] = &[
     ),
     // driver and loader: E09xx
     e(
+        "E0520",
+        "gated tool call where the run cannot pause",
+        include_str!("../../../docs/diagnostics/E0520.md"),
+    ),
+    e(
+        "E0521",
+        "gated tool in a run without a store",
+        include_str!("../../../docs/diagnostics/E0521.md"),
+    ),
+    e(
         "E0901",
         "cannot read file",
         include_str!("../../../docs/diagnostics/E0901.md"),
@@ -752,6 +762,11 @@ static CODES: &[CodeInfo] = &[
         include_str!("../../../docs/diagnostics/W0336.md"),
     ),
     // tools: W06xx (need the configured MCP servers; `hensuc check` without `--offline`)
+    w(
+        "W0340",
+        "approval pattern matches no agent's tool",
+        include_str!("../../../docs/diagnostics/W0340.md"),
+    ),
     w(
         "W0601",
         "tool not offered by any MCP server",

@@ -25,6 +25,10 @@ pub struct McpConfig {
     pub connect_timeout_ms: Option<u64>,
     /// Largest accepted tool result in bytes (default 256 KiB).
     pub max_result_bytes: Option<usize>,
+    /// Glob patterns over the names of every server's tools — in server mode, the tenants'
+    /// tools reached through the gateway — whose calls by an agent wait for approval
+    /// (docs/mcp.md, *Tool approval*).
+    pub require_approval: Vec<String>,
 }
 
 /// One MCP server: a command spoken to over stdio, or a streamable-HTTP `url`.
@@ -54,9 +58,18 @@ pub struct ServerConfig {
     /// What an interrupted `unsafe` call does: `fail` the node (E0511, the default) or
     /// `pause` the run for a human.
     pub on_interrupted: Option<OnInterrupted>,
+    /// Glob patterns (`*`, `?`) over the server's tool names whose calls by an agent wait for
+    /// a reviewer's approval before they run (docs/mcp.md, *Tool approval*).
+    pub require_approval: Vec<String>,
 }
 
 impl ServerConfig {
+    /// Whether a call of `tool` of this server waits for approval (a `require_approval`
+    /// pattern matches its name).
+    pub fn requires_approval(&self, tool: &str) -> bool {
+        self.require_approval.iter().any(|p| glob_matches(p, tool))
+    }
+
     /// The declared policy of tool `tool` of this server; `None` when neither the tool nor
     /// the server declares one.
     pub fn declared(&self, tool: &str) -> Option<Declared> {
@@ -92,6 +105,19 @@ impl McpConfig {
         self.connect_timeout_ms
             .map(Duration::from_millis)
             .unwrap_or_else(|| self.call_timeout())
+    }
+
+    /// Whether an agent's call of `tool`, served by server `server` (`None`: by no server of
+    /// this section — a scripted stand-in, a tenant's tool), waits for approval: a pattern
+    /// of the section matches it, or one of that server's (of any server's, for `None`).
+    pub fn requires_approval(&self, server: Option<&str>, tool: &str) -> bool {
+        if self.require_approval.iter().any(|p| glob_matches(p, tool)) {
+            return true;
+        }
+        match server.and_then(|s| self.servers.get(s)) {
+            Some(s) => s.requires_approval(tool),
+            None => self.servers.values().any(|s| s.requires_approval(tool)),
+        }
     }
 
     pub fn max_result_bytes(&self) -> usize {
@@ -152,6 +178,38 @@ impl ServerConfig {
     }
 }
 
+/// Whether glob `pattern` matches all of `name`: `*` any run of characters (none included),
+/// `?` one character, anything else itself.
+pub fn glob_matches(pattern: &str, name: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    // Iterative matching with one backtrack point (the last `*`): linear in practice, never
+    // exponential.
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while j < n.len() {
+        match p.get(i) {
+            Some('*') => {
+                star = Some((i, j));
+                i += 1;
+            }
+            Some(&c) if c == '?' || c == n[j] => {
+                i += 1;
+                j += 1;
+            }
+            _ => match star {
+                Some((si, sj)) => {
+                    i = si + 1;
+                    j = sj + 1;
+                    star = Some((si, sj + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[i..].iter().all(|c| *c == '*')
+}
+
 /// Whether `name` can be an environment variable's name (`CARGO_HOME`).
 fn is_env_name(name: &str) -> bool {
     let mut bytes = name.bytes();
@@ -163,4 +221,59 @@ fn is_env_name(name: &str) -> bool {
 
 fn is_https(url: &str) -> bool {
     url.starts_with("https://")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{McpConfig, ServerConfig, glob_matches};
+
+    #[test]
+    fn glob_patterns_match_whole_names() {
+        for (p, n) in [
+            ("delete_*", "delete_file"),
+            ("delete_*", "delete_"),
+            ("*", "anything"),
+            ("d?lete", "delete"),
+            ("*_file", "move_file"),
+            ("a*b*c", "a-b-b-c"),
+            ("exact", "exact"),
+        ] {
+            assert!(glob_matches(p, n), "{p} ~ {n}");
+        }
+        for (p, n) in [
+            ("delete_*", "undelete_file"),
+            ("delete", "delete_file"),
+            ("d?lete", "dlete"),
+            ("a*b*c", "a-b-b-"),
+            ("", "x"),
+        ] {
+            assert!(!glob_matches(p, n), "{p} !~ {n}");
+        }
+        // Long runs of stars stay linear.
+        assert!(!glob_matches(&"*a".repeat(50), &"a".repeat(40)));
+    }
+
+    #[test]
+    fn approval_follows_the_section_then_the_serving_server() {
+        let mut config = McpConfig {
+            require_approval: vec!["drop_*".into()],
+            ..McpConfig::default()
+        };
+        config.servers.insert(
+            "files".into(),
+            ServerConfig {
+                require_approval: vec!["delete_*".into()],
+                ..ServerConfig::default()
+            },
+        );
+        config
+            .servers
+            .insert("search".into(), ServerConfig::default());
+        assert!(config.requires_approval(Some("search"), "drop_index"));
+        assert!(config.requires_approval(Some("files"), "delete_file"));
+        assert!(!config.requires_approval(Some("search"), "delete_file"));
+        // Served by no server of the section (a stub script, a tenant's tool): any server's.
+        assert!(config.requires_approval(None, "delete_file"));
+        assert!(!config.requires_approval(None, "lookup"));
+    }
 }

@@ -24,6 +24,7 @@ mod source;
 pub use client::{ConnectError, McpClients, ToolInfo};
 pub use config::{
     DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MAX_RESULT_BYTES, Endpoint, McpConfig, ServerConfig,
+    glob_matches,
 };
 pub use result::{ToolFailure, render_result};
 pub use run::{RunTools, uses_tools};

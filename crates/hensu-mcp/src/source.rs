@@ -309,6 +309,20 @@ impl ToolExecutor for McpToolExecutor {
         }
     }
 
+    fn requires_approval(&self, name: &str) -> bool {
+        match self.tools.get(name) {
+            Some(info) => {
+                let server =
+                    Some(info.server.as_str()).filter(|s| self.policies.servers.contains_key(*s));
+                self.policies.requires_approval(server, name)
+            }
+            None => self
+                .fallback
+                .as_ref()
+                .is_some_and(|f| f.requires_approval(name)),
+        }
+    }
+
     fn is_declared(&self, name: &str) -> bool {
         self.declaration(name).is_some()
             || (!self.tools.contains_key(name)

@@ -245,6 +245,50 @@ pub(crate) fn unused_prices(
         .collect()
 }
 
+/// W0340 for each `require_approval` pattern of `[mcp]` or `[mcp.servers.NAME]` that matches
+/// none of `tools`.
+pub(crate) fn unmatched_approvals(
+    config: &ProjectConfig,
+    spans: &SpanIndex,
+    tools: Vec<&str>,
+) -> Vec<Diagnostic> {
+    let mcp = &config.mcp;
+    let top = mcp.require_approval.iter().enumerate().map(|(i, p)| {
+        (
+            vec!["mcp".to_string(), "require_approval".into(), i.to_string()],
+            p,
+        )
+    });
+    let servers = mcp.servers.iter().flat_map(|(name, s)| {
+        s.require_approval.iter().enumerate().map(move |(i, p)| {
+            let path = ["mcp", "servers", name, "require_approval"];
+            (
+                path.iter()
+                    .map(|s| s.to_string())
+                    .chain([i.to_string()])
+                    .collect(),
+                p,
+            )
+        })
+    });
+    top.chain(servers)
+        .filter(|(_, p)| !tools.iter().any(|t| hensu_mcp::glob_matches(p, t)))
+        .map(|(path, pattern): (Vec<String>, _)| {
+            let path: Vec<&str> = path.iter().map(String::as_str).collect();
+            let mut d = Diagnostic::new(
+                codes::W0340,
+                format!("`require_approval` pattern `{pattern}` matches no tool an agent declares"),
+                spans.value(&path),
+                "it gates nothing: agents call only the tools they declare",
+            );
+            if let Some(help) = hensu_sema::suggest::help_for(pattern, tools.iter().copied()) {
+                d = d.with_help(help);
+            }
+            d
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::host_of;

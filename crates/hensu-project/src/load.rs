@@ -195,6 +195,12 @@ impl ProjectFile {
     pub fn check_pricing<'a>(&self, used: impl IntoIterator<Item = &'a str>) -> Vec<Diagnostic> {
         crate::checks::unused_prices(&self.config, &self.spans, used.into_iter().collect())
     }
+
+    /// W0340 for each `require_approval` pattern (docs/mcp.md, *Tool approval*) that matches
+    /// none of `tools` (the tools the project's agents declare).
+    pub fn check_approvals<'a>(&self, tools: impl IntoIterator<Item = &'a str>) -> Vec<Diagnostic> {
+        crate::checks::unmatched_approvals(&self.config, &self.spans, tools.into_iter().collect())
+    }
 }
 
 /// Removes the entry at `path` (relative to `value`); whether there was one.

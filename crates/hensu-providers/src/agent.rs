@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use hensu_ir::AgentConfig;
+use hensu_runtime::journal::Approval;
 use hensu_runtime::{Agent, AgentError, AgentRequest, AgentResponse, Usage};
 use indexmap::IndexMap;
 use serde_json::{Value, json};
@@ -27,6 +28,13 @@ pub const DEFAULT_MAX_TOOL_CALLS: u32 = 10;
 pub fn budget_exhausted_prompt(max: u32) -> String {
     format!(
         "The tool-call budget of this task ({max} calls) is exhausted. Give your final answer now, without calling any tool."
+    )
+}
+
+/// The tool error a model gets for a call the reviewer rejected.
+pub fn rejected_message(tool: &str, reason: &str) -> String {
+    format!(
+        "The reviewer rejected this call of '{tool}', so it was not run. Reviewer's reason: {reason}"
     )
 }
 
@@ -158,9 +166,20 @@ impl ModelAgent {
         let rt = &self.runtime;
         let result = match &rt.tools {
             Some(exec) => {
+                // A gated tool (docs/mcp.md, *Tool approval*): a reviewer decides first; a
+                // rejection never calls it and tells the model why.
+                let mut arguments = call.arguments.clone();
+                if exec.requires_approval(&call.name) {
+                    match hensu_runtime::journal::approve_tool_call(&call.name, &arguments).await? {
+                        Approval::Approved(a) => arguments = a,
+                        Approval::Rejected(reason) => {
+                            return Ok((rejected_message(&call.name, &reason), false));
+                        }
+                    }
+                }
                 let run = or_cancel(
                     rt.resilience.cancel.as_ref(),
-                    exec.call(&call.name, call.arguments.clone()),
+                    exec.call(&call.name, arguments),
                 );
                 crate::journal::tool_call(&call.name, exec.declared(&call.name), run).await?
             }

@@ -44,6 +44,11 @@ pub enum ErrorKind {
     JournalDiverged,
     /// The call journal could not be written.
     Journal,
+    /// A gated tool call waits for a reviewer: the run pauses at it (docs/mcp.md, *Tool
+    /// approval*).
+    ApprovalPending,
+    /// A gated tool call where the run cannot pause for a reviewer (E0520).
+    ApprovalUnavailable,
 }
 
 impl ErrorKind {
@@ -67,6 +72,8 @@ impl ErrorKind {
             ErrorKind::CallHeld => hensu_runtime::journal::HELD_KIND,
             ErrorKind::JournalDiverged => "journal_diverged",
             ErrorKind::Journal => "journal",
+            ErrorKind::ApprovalPending => hensu_runtime::journal::APPROVAL_KIND,
+            ErrorKind::ApprovalUnavailable => "tool_approval_unavailable",
         }
     }
 
@@ -128,6 +135,8 @@ impl From<hensu_runtime::journal::CallError> for ProviderError {
             CallError::Held { .. } => ErrorKind::CallHeld,
             CallError::Diverged { .. } => ErrorKind::JournalDiverged,
             CallError::Journal(_) => ErrorKind::Journal,
+            CallError::AwaitingApproval { .. } => ErrorKind::ApprovalPending,
+            CallError::ApprovalUnavailable { .. } => ErrorKind::ApprovalUnavailable,
         };
         ProviderError::new(kind, e.to_string())
     }

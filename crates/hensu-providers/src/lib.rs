@@ -34,7 +34,7 @@ mod transport;
 mod usage;
 mod wire;
 
-pub use agent::{DEFAULT_MAX_TOOL_CALLS, ModelAgent, ProviderRuntime};
+pub use agent::{DEFAULT_MAX_TOOL_CALLS, ModelAgent, ProviderRuntime, rejected_message};
 pub use config::{
     CircuitBreakerConfig, ConfigError, ProviderEntry, ProviderKind, ProvidersConfig, RetryConfig,
     StructuredOutputConfig, TimeoutConfig, validate,

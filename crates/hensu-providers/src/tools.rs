@@ -36,6 +36,11 @@ pub trait ToolExecutor: Send + Sync {
     fn is_declared(&self, _name: &str) -> bool {
         false
     }
+    /// Whether a call of `name` waits for a reviewer's approval before it runs
+    /// (`require_approval` in hensu.toml; docs/mcp.md, *Tool approval*).
+    fn requires_approval(&self, _name: &str) -> bool {
+        false
+    }
 }
 
 /// Tools served by the runtime's `send` action handlers: the arguments object becomes the

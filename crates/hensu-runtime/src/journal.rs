@@ -25,6 +25,11 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::review::{ReviewHandler, ToolDecision};
+
+mod approval;
+pub use approval::{Approval, approve_tool_call};
+
 /// What kind of call an entry records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -41,6 +46,9 @@ pub enum CallKind {
     ApiCall,
     /// Another `send` handler.
     Action,
+    /// A reviewer's decision on a gated tool call (docs/mcp.md, *Tool approval*): held while
+    /// it waits, finished with the decision.
+    Approval,
 }
 
 impl CallKind {
@@ -52,6 +60,7 @@ impl CallKind {
             CallKind::Webhook => "webhook",
             CallKind::ApiCall => "api_call",
             CallKind::Action => "action",
+            CallKind::Approval => "approval",
         }
     }
 }
@@ -211,6 +220,9 @@ pub struct JournalCtx {
     pub run_id: Arc<str>,
     pub journal: Option<Arc<dyn CallJournal>>,
     pub observer: Option<Arc<dyn CallObserver>>,
+    /// The run's review handler, asked first to decide a gated tool call
+    /// ([`approve_tool_call`]).
+    pub approver: Option<Arc<dyn ReviewHandler>>,
 }
 
 /// One node visit: its id, its counter and what an earlier run recorded for it.
@@ -225,6 +237,26 @@ struct Visit {
     root: bool,
     /// An interrupted `unsafe` call of this visit holds the run ([`OnInterrupted::Pause`]).
     held: AtomicBool,
+    /// The decision a resume brought for the tool call this visit held for approval.
+    answer: Mutex<Option<ToolDecision>>,
+    /// A gated tool call of this visit waits for approval: the run pauses at it.
+    approval: Mutex<Option<PendingApproval>>,
+}
+
+/// A gated tool call a visit holds for a reviewer (docs/mcp.md, *Tool approval*).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingApproval {
+    pub correlation_id: String,
+    pub tool: String,
+    pub arguments: Value,
+}
+
+/// How a visit ended for the run: whether an interrupted call holds the run, or a gated tool
+/// call waits for approval (the run then pauses before the node either way).
+#[derive(Debug, Default)]
+pub struct VisitEnd {
+    pub held: bool,
+    pub approval: Option<PendingApproval>,
 }
 
 /// What the journal says about one call of the visit.
@@ -232,6 +264,8 @@ struct Visit {
 struct Recorded {
     started: bool,
     held: bool,
+    /// What the hold recorded (a gated tool call: its correlation id and arguments).
+    held_result: Option<Value>,
     finished: Option<JournalEntry>,
 }
 
@@ -240,7 +274,13 @@ tokio::task_local! {
 }
 
 impl Visit {
-    async fn new(ctx: JournalCtx, node_id: &str, visit: String, root: bool) -> Visit {
+    async fn new(
+        ctx: JournalCtx,
+        node_id: &str,
+        visit: String,
+        root: bool,
+        answer: Option<ToolDecision>,
+    ) -> Visit {
         let mut replay: HashMap<u32, Recorded> = HashMap::new();
         if let Some(j) = &ctx.journal {
             for e in j.recorded(&visit).await {
@@ -252,7 +292,10 @@ impl Visit {
                         r.started = true;
                         r.held = false;
                     }
-                    CallPhase::Held => r.held = true,
+                    CallPhase::Held => {
+                        r.held = true;
+                        r.held_result = e.result;
+                    }
                     CallPhase::Finished => r.finished = Some(e),
                 }
             }
@@ -265,27 +308,35 @@ impl Visit {
             replay: Mutex::new(replay),
             root,
             held: AtomicBool::new(false),
+            answer: Mutex::new(answer),
+            approval: Mutex::new(None),
         }
     }
 }
 
 /// Runs `node` (one visit of node `node_id`, the run's `step`-th) as a journal scope. Inside a
-/// visit (a sub-workflow child, a fork branch's flow) the id nests: `7/3`. Also returns
-/// whether an interrupted call of a main-flow visit holds the run: the run then pauses
-/// before the node, and resuming it issues the call again.
+/// visit (a sub-workflow child, a fork branch's flow) the id nests: `7/3`. `answer` is a
+/// resume's decision for the tool call the visit held for approval. Also returns whether an
+/// interrupted call of a main-flow visit holds the run, or a gated tool call waits for
+/// approval: the run then pauses before the node, and resuming it runs the node again.
 pub async fn in_visit<F: Future>(
     ctx: JournalCtx,
     node_id: &str,
     step: u64,
+    answer: Option<ToolDecision>,
     node: F,
-) -> (F::Output, bool) {
+) -> (F::Output, VisitEnd) {
     let (visit, root) = match VISIT.try_with(|v| v.visit.clone()) {
         Ok(outer) => (format!("{outer}/{step}"), false),
         Err(_) => (step.to_string(), true),
     };
-    let scope = Arc::new(Visit::new(ctx, node_id, visit, root).await);
+    let scope = Arc::new(Visit::new(ctx, node_id, visit, root, answer).await);
     let out = Box::pin(VISIT.scope(scope.clone(), node)).await;
-    (out, scope.held.load(Ordering::SeqCst))
+    let end = VisitEnd {
+        held: scope.held.load(Ordering::SeqCst),
+        approval: scope.approval.lock().ok().and_then(|mut a| a.take()),
+    };
+    (out, end)
 }
 
 /// Runs `flow` (a parallel branch, a fork branch) as a visit of its own inside the current
@@ -297,7 +348,7 @@ pub async fn in_nested<F: Future>(segment: &str, flow: F) -> F::Output {
     });
     match outer {
         Ok((ctx, node_id, visit)) => {
-            let scope = Arc::new(Visit::new(ctx, &node_id, visit, false).await);
+            let scope = Arc::new(Visit::new(ctx, &node_id, visit, false, None).await);
             Box::pin(VISIT.scope(scope, flow)).await
         }
         Err(_) => flow.await,
@@ -380,6 +431,26 @@ pub enum CallError {
     /// The journal could not be written (the store failed): the effect was not used.
     #[error("the call journal could not be written: {0}")]
     Journal(String),
+    /// A gated tool call waits for a reviewer: the run pauses at it (docs/mcp.md, *Tool
+    /// approval*).
+    #[error(
+        "tool call '{tool}' (call {index} of node '{node}') waits for approval (correlation id `{correlation_id}`)"
+    )]
+    AwaitingApproval {
+        tool: String,
+        node: String,
+        index: u32,
+        correlation_id: String,
+    },
+    /// E0520: a gated tool call where the run cannot pause for a reviewer.
+    #[error(
+        "error[E0520]: tool '{tool}' requires approval (`require_approval` in hensu.toml), but node '{node}' calls it {why}, where the run cannot pause for a reviewer (docs/diagnostics/E0520.md)"
+    )]
+    ApprovalUnavailable {
+        tool: String,
+        node: String,
+        why: &'static str,
+    },
 }
 
 impl CallError {
@@ -390,12 +461,17 @@ impl CallError {
             CallError::Held { .. } => HELD_KIND,
             CallError::Diverged { .. } => "journal_diverged",
             CallError::Journal(_) => "journal",
+            CallError::AwaitingApproval { .. } => APPROVAL_KIND,
+            CallError::ApprovalUnavailable { .. } => "tool_approval_unavailable",
         }
     }
 }
 
 /// The `errorType` of a node whose interrupted call holds the run (the run loop pauses).
 pub const HELD_KIND: &str = "interrupted_call_held";
+
+/// The `errorType` of a node whose gated tool call waits for approval (the run loop pauses).
+pub const APPROVAL_KIND: &str = "tool_approval_pending";
 
 /// A call to make: its kind, name and declared policy.
 #[derive(Clone, Copy, Debug)]

@@ -80,8 +80,9 @@ pub use generic::{
 pub use plan::ExecPlan;
 pub use repository::{MapRepository, WorkflowRepository};
 pub use review::{
-    AutoApprove, ReviewDecision, ReviewHandler, ReviewOutcome, ReviewRequest, WaitingReview,
-    pending_review, route_review, waiting_reviews,
+    ArgumentChange, AutoApprove, ReviewDecision, ReviewHandler, ReviewOutcome, ReviewRequest,
+    ToolApprovalRequest, ToolDecision, WaitingReview, argument_changes, pending_review,
+    reviewed_tool_call, route_review, tool_decision_problem, waiting_reviews,
 };
 pub use run_types::{
     CancelToken, DEFAULT_RUBRIC_BACKTRACK_LIMIT, PostProcessor, RunOptions, RunOutcome, RunResult,
@@ -90,7 +91,7 @@ pub use state::{
     Backtrack, BacktrackKind, BranchEnd, BranchOutcome, Compensating, CompensationRecord,
     CompensationTask, EndCause, ExecutionPhase, FinishedBranch, ForkBranchState, HistoryStep,
     Nested, NestedFrame, NodeResult, NodeStatus, Redact, ReviewVerdict, RubricEvaluation,
-    RunFailure, RunState, StateShadow, StepChange, Waiting,
+    RunFailure, RunState, StateShadow, StepChange, TOOL_APPROVAL, ToolCallReview, Waiting,
 };
 pub use structured::StructuredCaller;
 pub use stub::{

@@ -27,6 +27,17 @@ pub struct TenantTools {
     source: Option<Arc<dyn ToolSource>>,
     /// `send` handler ids forwarded to the tenant's MCP client.
     forwarded: Vec<String>,
+    /// The `[mcp]` section of the server's project: its `require_approval` patterns gate the
+    /// tenants' tools too (docs/mcp.md, *Tool approval*).
+    policies: Arc<hensu_mcp::McpConfig>,
+}
+
+impl TenantTools {
+    /// The tools under the `[mcp]` section `config` (its approval patterns).
+    pub fn with_policies(mut self, config: &hensu_mcp::McpConfig) -> TenantTools {
+        self.policies = Arc::new(config.clone());
+        self
+    }
 }
 
 impl RunToolSet for TenantTools {
@@ -45,7 +56,9 @@ impl RunToolSet for TenantTools {
 
     fn tool_executor(&self, fallback: Arc<dyn ToolExecutor>) -> Arc<dyn ToolExecutor> {
         match &self.source {
-            Some(source) => McpToolExecutor::new(source.clone(), Some(fallback)).into_arc(),
+            Some(source) => McpToolExecutor::new(source.clone(), Some(fallback))
+                .with_policies(self.policies.clone())
+                .into_arc(),
             None => fallback,
         }
     }
@@ -104,7 +117,11 @@ pub async fn for_run(
     } else {
         None
     };
-    TenantTools { source, forwarded }
+    TenantTools {
+        source,
+        forwarded,
+        policies: Arc::default(),
+    }
 }
 
 /// The tenant's tools when they could not be listed: none offered, every call fails saying why.

@@ -574,6 +574,7 @@ fn finish(
             .filter_map(|u| Some((u.root.as_path(), u.workflow.as_ref()?)))
             .collect();
         diagnostics.extend(lints.pricing_problems(&loaded, &mut files));
+        diagnostics.extend(lints.approval_problems(&loaded, &mut files));
         diagnostics.extend(lints.schedule_problems(&loaded, &mut files, hensu_store::now_ms()));
     }
     hensu_diagnostics::sort_diagnostics(&mut diagnostics);

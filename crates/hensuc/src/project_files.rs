@@ -112,6 +112,40 @@ impl ProjectLints {
         (!file.is_served()).then(|| file.config.handlers.keys().cloned().collect())
     }
 
+    /// W0340 of each project: `require_approval` patterns (docs/mcp.md, *Tool approval*)
+    /// that match no tool an agent of its loaded workflows declares.
+    pub(crate) fn approval_problems(
+        &self,
+        loaded: &[(&Path, &Workflow)],
+        files: &mut Files,
+    ) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        for (root, (workspace, file)) in &self.by_root {
+            let mcp = &workspace.file.config.mcp;
+            let gates = !mcp.require_approval.is_empty()
+                || mcp.servers.values().any(|s| !s.require_approval.is_empty());
+            if !gates {
+                continue;
+            }
+            let tools: Vec<&str> = loaded
+                .iter()
+                .filter(|(r, _)| *r == root.as_path())
+                .flat_map(|(_, w)| w.agents.values().flat_map(|a| a.tools.iter()))
+                .map(String::as_str)
+                .collect();
+            let problems = workspace.file.check_approvals(tools);
+            if problems.is_empty() {
+                continue;
+            }
+            let file = file.unwrap_or_else(|| {
+                let path = workspace.project_file_path();
+                files.add(path.display().to_string(), workspace.file.text.clone())
+            });
+            out.extend(problems.into_iter().map(|d| d.in_file(file)));
+        }
+        out
+    }
+
     /// W0905 of each project: prices for models no agent of its loaded workflows (each with
     /// its project's root) uses.
     pub(crate) fn pricing_problems(

@@ -11,6 +11,7 @@ pub mod reviews;
 pub mod schedules;
 pub mod signin;
 pub mod start;
+pub mod tool_review;
 pub mod workflows;
 
 use axum::http::StatusCode;

@@ -63,7 +63,7 @@ pub async fn inbox(State(app): State<AppState>, Page(viewer): Page) -> Response 
                                 tr {
                                     td { a href={ "/console/reviews/" (r.run_id) "?review=" (p.correlation_id) } aria-label={ "Review execution " (r.run_id) " node " (p.node_id) } { "Review " code { (chrome::short_id(&r.run_id)) } } }
                                     td { (r.workflow_id) }
-                                    td { code { (p.node_id) } }
+                                    td { code { (p.node_id) } @if let Some(t) = &p.tool { " · tool " code { (t) } } }
                                     td { @if let Some(b) = &p.branch { code { (b) } } @else { span.muted { "—" } } }
                                     td { (p.requested_at) }
                                 }
@@ -127,6 +127,19 @@ fn review_page(
     problem: Option<&str>,
     status: StatusCode,
 ) -> Response {
+    review_page_with(viewer, run, which, problem, status, None)
+}
+
+/// The review page; `edited`: the edited arguments of a gated tool call, shown with their
+/// diff ("Show changes").
+fn review_page_with(
+    viewer: &Viewer,
+    run: &RunView,
+    which: Option<&str>,
+    problem: Option<&str>,
+    status: StatusCode,
+    edited: Option<&Map<String, Value>>,
+) -> Response {
     let r = &run.record;
     let chosen = chosen_review(run, which);
     let pending = match &chosen {
@@ -134,8 +147,14 @@ fn review_page(
             node_id,
             cached_result,
             correlation_id,
+            tool_call,
             ..
-        }) => Some((node_id.as_str(), cached_result, correlation_id.as_str())),
+        }) => Some((
+            node_id.as_str(),
+            cached_result,
+            correlation_id.as_str(),
+            tool_call.as_deref(),
+        )),
         _ => None,
     };
     let title = format!("Review {}", chrome::short_id(&r.run_id));
@@ -149,7 +168,12 @@ fn review_page(
                     a href={ "/console/executions/" (r.run_id) } { "See the execution" }
                 }
             }
-            Some((node_id, result, correlation)) => {
+            Some((node_id, _, correlation, Some(call))) => {
+                p { "Workflow " a href={ "/console/workflows/" (r.workflow_id) } { (r.workflow_id) }
+                    ", node " code { (node_id) } ", waiting since " (time(r.updated_at)) "." }
+                (super::tool_review::section(viewer, &r.run_id, call, correlation, edited))
+            }
+            Some((node_id, result, correlation, None)) => {
                 @let node = run.workflow.as_ref().and_then(|w| w.node(node_id));
                 p { "Workflow " a href={ "/console/workflows/" (r.workflow_id) } { (r.workflow_id) }
                     ", node " code { (node_id) } ", waiting since " (time(r.updated_at)) "." }
@@ -285,6 +309,10 @@ pub struct DecisionForm {
     /// The edited context of an approval (`allowEdit = true`), as JSON text.
     #[serde(rename = "contextEdits")]
     context_edits: Option<String>,
+    /// The edited arguments of a gated tool call, as JSON text.
+    arguments: Option<String>,
+    /// `preview`: show the edit's diff instead of deciding.
+    step: Option<String>,
 }
 
 /// `POST /console/reviews/{id}`: the decision, through the service's resume.
@@ -299,6 +327,16 @@ pub async fn decide(
         return r.into_response();
     }
     let backtrack = form.decision == "backtrack";
+    let arguments = match form.arguments.as_deref() {
+        Some(text) if form.decision == "approve" => {
+            let preview = form.step.as_deref() == Some("preview");
+            match tool_arguments(&app, &viewer, &id, &form.correlation_id, text, preview).await {
+                Ok(a) => a,
+                Err(r) => return r,
+            }
+        }
+        _ => None,
+    };
     let context_edits = match form.context_edits.as_deref() {
         Some(text) if form.decision == "approve" => {
             match approval_edits(&app, &viewer, &id, &form.correlation_id, text).await {
@@ -314,11 +352,49 @@ pub async fn decide(
         reason: form.reason.filter(|r| !r.trim().is_empty()),
         target_step: form.target_step.filter(|_| backtrack),
         context_edits,
+        arguments,
     };
     let result = executions::resume(&app, &viewer.tenant, &id, request).await;
     match result {
         Ok(_) => Redirect::to(&format!("/console/executions/{id}?notice=decided")).into_response(),
         Err(e) => refusal(&app, &viewer, &id, &form.correlation_id, e).await,
+    }
+}
+
+/// The edited arguments of a gated tool call's approval (`None`: the model's, unchanged).
+/// The review page again instead (`Err`): with the diff for a preview, with the reason (400)
+/// when the text is not a JSON object.
+async fn tool_arguments(
+    app: &AppState,
+    viewer: &Viewer,
+    id: &str,
+    correlation: &str,
+    text: &str,
+    preview: bool,
+) -> Result<Option<Map<String, Value>>, Response> {
+    let run = load_run(app, viewer, id)
+        .await
+        .map_err(|e| api_error(viewer, Nav::Reviews, e))?;
+    let Some(ExecutionPhase::Awaiting {
+        tool_call: Some(call),
+        ..
+    }) = chosen_review(&run, Some(correlation))
+    else {
+        // Not waiting any more (the resume refuses it as decided) or not a tool call (the
+        // resume refuses arguments for a node's review).
+        return Ok(serde_json::from_str(text).ok());
+    };
+    let page = |problem: Option<&str>, status, edited: Option<&Map<String, Value>>| {
+        review_page_with(viewer, &run, Some(correlation), problem, status, edited)
+    };
+    match super::tool_review::edited_arguments(&call, text) {
+        Err(why) => Err(page(Some(&why), StatusCode::BAD_REQUEST, None)),
+        Ok(edited) if preview => {
+            let shown =
+                edited.unwrap_or_else(|| call.arguments.as_object().cloned().unwrap_or_default());
+            Err(page(None, StatusCode::OK, Some(&shown)))
+        }
+        Ok(edited) => Ok(edited),
     }
 }
 

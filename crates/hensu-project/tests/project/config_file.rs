@@ -245,6 +245,26 @@ fn a_price_for_an_unused_model_is_w0905_with_did_you_mean() {
 }
 
 #[test]
+fn an_approval_pattern_matching_no_declared_tool_is_w0340() {
+    let text = "[mcp]\nrequire_approval = [\"lookup_*\"]\n\n[mcp.servers.files]\ncommand = \"files\"\nrequire_approval = [\"delete_file\", \"move_*\"]\n";
+    let file = ProjectFile::parse(text);
+    assert!(file.diagnostics.is_empty(), "{:#?}", file.diagnostics);
+    let d = file.check_approvals(["lookup_glossary", "delete_files"]);
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert!(d.iter().all(|d| d.code == "W0340"), "{d:?}");
+    assert!(d[0].message.contains("`delete_file`"), "{d:?}");
+    assert!(
+        d[0].help.iter().any(|h| h.contains("`delete_files`")),
+        "{d:?}"
+    );
+    assert!(d[1].message.contains("`move_*`"), "{d:?}");
+    assert!(
+        file.check_approvals(["lookup_glossary", "delete_file", "move_it"])
+            .is_empty()
+    );
+}
+
+#[test]
 fn a_negative_price_is_e0906() {
     let text = "[pricing.\"gpt-4o\"]\ninput_per_mtok = -1\noutput_per_mtok = 1\n";
     assert_eq!(found(text), vec![("E0906", 2)]);

@@ -183,6 +183,7 @@ impl<'r> Exec<'r> {
                     run_id: std::sync::Arc::from(run_id),
                     journal: self.journal.clone(),
                     observer: self.observer.clone(),
+                    approver: Some(self.review.clone()),
                 })
                 .clone()
         })

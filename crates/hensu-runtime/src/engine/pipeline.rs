@@ -152,6 +152,7 @@ impl Exec<'_> {
                         correlation_id,
                         requested_at_ms,
                         deadline_at_ms,
+                        tool_call: None,
                     };
                     return Ok(Step::Stop(RunOutcome::Paused));
                 }

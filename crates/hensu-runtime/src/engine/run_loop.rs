@@ -5,7 +5,6 @@
 use std::future::{Future, poll_fn};
 use std::ops::ControlFlow;
 use std::pin::{Pin, pin};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
@@ -17,11 +16,15 @@ use super::pipeline::{PostCtx, Step, now_ms};
 use crate::checkpoint::Boundary;
 use crate::error::RuntimeError;
 use crate::events::Event;
-use crate::review::ReviewDecision;
+use crate::review::{ReviewDecision, ToolDecision};
 use crate::run_types::{CancelToken, PostProcessor, RunOutcome};
 use crate::state::{
     ExecutionPhase, InheritedHistory, NestedFrame, NodeResult, NodeStatus, RunState,
 };
+
+/// Where a flow starts ([`Exec::enter`]): the node, the review answer for its nested flows,
+/// and the answer for the tool call its visit held for approval.
+type Entry = (usize, Option<ReviewDecision>, Option<ToolDecision>);
 
 /// Which flow a [`Exec::drive`] call runs, and so which boundary hooks it calls.
 #[derive(Clone, Copy, Debug)]
@@ -367,22 +370,54 @@ fn continue_nested(
 /// node runs again on resume and continues them (the phase shows what the innermost one waits
 /// for); else resuming enters the post pipeline with the cached result.
 /// Runs `node` (the visit of `node_id` at `step`) as a visit of the run's call journal
-/// (docs/security.md, *Call journal*: a visit run again replays its calls); `held` is set
-/// when an interrupted `unsafe` call holds the run.
+/// (docs/security.md, *Call journal*: a visit run again replays its calls); `answer` is a
+/// resume's decision for the tool call the visit held for approval. `end` tells whether an
+/// interrupted `unsafe` call holds the run or a gated tool call waits for approval.
 async fn journal_visit<F: Future>(
     journal: Option<crate::journal::JournalCtx>,
     (node_id, step): (&str, u64),
-    held: &AtomicBool,
+    answer: Option<ToolDecision>,
+    end: &mut crate::journal::VisitEnd,
     node: F,
 ) -> F::Output {
     match journal {
         Some(j) => {
-            let (out, h) = crate::journal::in_visit(j, node_id, step, node).await;
-            held.store(h, Ordering::SeqCst);
+            let (out, e) = crate::journal::in_visit(j, node_id, step, answer, node).await;
+            *end = e;
             out
         }
         None => node.await,
     }
+}
+
+/// The run pauses at a gated tool call of node `cur` (docs/mcp.md, *Tool approval*): before
+/// the node (which runs again on resume, replaying its journal), waiting for the review
+/// `approval.correlation_id`.
+fn hold_for_approval(
+    p: &Prepared,
+    cur: usize,
+    state: &mut RunState,
+    approval: crate::journal::PendingApproval,
+) -> RunOutcome {
+    state.steps = state.steps.saturating_sub(1);
+    state.phase = ExecutionPhase::Awaiting {
+        node_id: p.plan.id(cur).to_string(),
+        processor_id: crate::state::TOOL_APPROVAL.to_string(),
+        cached_result: Box::new(NodeResult {
+            status: NodeStatus::Pending,
+            output: None,
+            error: None,
+            metadata: Default::default(),
+        }),
+        correlation_id: approval.correlation_id,
+        requested_at_ms: now_ms(),
+        deadline_at_ms: None,
+        tool_call: Some(Box::new(crate::state::ToolCallReview {
+            tool: approval.tool,
+            arguments: approval.arguments,
+        })),
+    };
+    RunOutcome::Paused
 }
 
 /// The run pauses before the node in flight (an interrupted `unsafe` call holds it): resuming
@@ -409,6 +444,7 @@ fn pause_pending(p: &Prepared, cur: usize, state: &mut RunState, result: NodeRes
         correlation_id: String::new(),
         requested_at_ms: now_ms(),
         deadline_at_ms: None,
+        tool_call: None,
     };
 }
 
@@ -434,7 +470,7 @@ impl Exec<'_> {
         tokio::pin!(sleep);
         let clock = Clock::new(started, deadline, sleep);
         let mut guards = Guards::new(max_steps, time_limit, inherited, clock);
-        let (mut cur, mut nested_decision) =
+        let (mut cur, mut nested_decision, mut tool_answer) =
             match self.enter(p, state, &mut guards, resume_decision).await? {
                 ControlFlow::Continue(at) => at,
                 ControlFlow::Break(outcome) => return Ok(outcome),
@@ -485,12 +521,13 @@ impl Exec<'_> {
             }
             // A cancellation abandons the node in flight and takes no transition: its failure
             // ("request cancelled") is not the node's (docs/language.md, *Runtime semantics*).
-            let held_call = AtomicBool::new(false);
+            let mut visit_end = crate::journal::VisitEnd::default();
             let raced = {
                 let execute = pin!(journal_visit(
                     self.journal_ctx(&state.execution_id, node),
                     (p.plan.id(cur), state.steps),
-                    &held_call,
+                    tool_answer.take(),
+                    &mut visit_end,
                     self.execute_node(
                         p,
                         cur,
@@ -527,6 +564,9 @@ impl Exec<'_> {
             let Some(result) = result.filter(|_| !cancel.is_cancelled()) else {
                 return Err(guards.cancelled(state));
             };
+            if let Some(approval) = visit_end.approval.take() {
+                return Ok(hold_for_approval(p, cur, state, approval));
+            }
             if result.status == NodeStatus::Pending {
                 if matches!(node, Node::Wait(_)) {
                     // A durable wait: the run stops before the node, which runs again (with
@@ -538,7 +578,7 @@ impl Exec<'_> {
                 }
                 return Ok(RunOutcome::Paused);
             }
-            if held_call.load(Ordering::SeqCst) {
+            if visit_end.held {
                 return Ok(hold_before_node(state));
             }
             let mut pc = guards.post_ctx(cur, result, node_started);
@@ -563,7 +603,7 @@ impl Exec<'_> {
         state: &mut RunState,
         guards: &mut Guards<'_, '_>,
         mut resume_decision: Option<ReviewDecision>,
-    ) -> Result<ControlFlow<RunOutcome, (usize, Option<ReviewDecision>)>, RuntimeError> {
+    ) -> Result<ControlFlow<RunOutcome, Entry>, RuntimeError> {
         let cur =
             p.plan
                 .index_of(&state.current_node)
@@ -578,14 +618,24 @@ impl Exec<'_> {
             deadline_at_ms,
             correlation_id,
             requested_at_ms,
+            ..
         } = std::mem::replace(&mut state.phase, ExecutionPhase::Initial)
         else {
-            return Ok(ControlFlow::Continue((cur, nested_decision)));
+            return Ok(ControlFlow::Continue((cur, nested_decision, None)));
         };
         let cur = p
             .plan
             .index_of(&node_id)
             .ok_or(RuntimeError::NodeNotFound { node: node_id })?;
+        // A gated tool call (docs/mcp.md, *Tool approval*): the node runs again and its
+        // journal gives the decision to the call it held.
+        if processor_id == crate::state::TOOL_APPROVAL {
+            return Ok(ControlFlow::Continue((
+                cur,
+                nested_decision,
+                resume_decision.map(ToolDecision::from),
+            )));
+        }
         let from = PostProcessor::PIPELINE
             .iter()
             .position(|pp| pp.id() == processor_id)
@@ -609,7 +659,7 @@ impl Exec<'_> {
         let step = self.post_pipeline(p, state, &mut pc, from).await?;
         guards.clock.not_counting(pc.human_wait);
         Ok(match step {
-            Step::Next(n) => ControlFlow::Continue((n, nested_decision)),
+            Step::Next(n) => ControlFlow::Continue((n, nested_decision, None)),
             Step::Stop(o) => ControlFlow::Break(o),
         })
     }

@@ -180,9 +180,28 @@ pub enum ExecutionPhase {
         /// undecided (unix milliseconds). A durable run is claimed again then.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         deadline_at_ms: Option<u64>,
+        /// A tool call of the node's tool loop waits for approval (processor
+        /// [`TOOL_APPROVAL`]; docs/mcp.md, *Tool approval*): the call under review.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_call: Option<Box<ToolCallReview>>,
     },
     /// Finished.
     Terminal,
+}
+
+/// The `processor_id` of a run paused at a gated tool call (docs/mcp.md, *Tool approval*): the
+/// node runs again on resume, its journal replays the calls before the gated one, and the
+/// decision goes to that call.
+pub const TOOL_APPROVAL: &str = "ToolCallApproval";
+
+/// A tool call an agent's tool loop reached and a reviewer must approve (docs/mcp.md, *Tool
+/// approval*).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallReview {
+    /// The tool's name.
+    pub tool: String,
+    /// The arguments the model gave (a JSON object), redacted as the run's state.
+    pub arguments: Value,
 }
 
 /// The mutable state of one run.

@@ -556,6 +556,7 @@ fn waiting_at(node: &str, corr: &str, at: u64) -> RunState {
         correlation_id: corr.into(),
         requested_at_ms: at,
         deadline_at_ms: None,
+        tool_call: None,
     };
     s
 }
@@ -597,6 +598,7 @@ fn reviews_nested_in_a_child_fork_are_listed_and_routed() {
         requested_at_ms: at,
         deadline_at_ms: None,
         output: Some(format!("out of {b}")),
+        tool_call: None,
     };
     assert_eq!(
         listed,

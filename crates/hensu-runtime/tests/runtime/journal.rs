@@ -15,12 +15,12 @@ use super::*;
 
 /// A journal in memory: what a durable run keeps in its log.
 #[derive(Default)]
-struct MemoryJournal {
+pub(super) struct MemoryJournal {
     entries: Mutex<Vec<JournalEntry>>,
 }
 
 impl MemoryJournal {
-    fn entries(&self) -> Vec<JournalEntry> {
+    pub(super) fn entries(&self) -> Vec<JournalEntry> {
         self.entries.lock().unwrap().clone()
     }
     /// Forgets every result recorded after the `n`th entry (a kill right after it).

@@ -30,6 +30,7 @@ mod parallel_consensus;
 mod run_guards;
 mod stubs;
 mod timing;
+mod tool_approval;
 mod transition_rules;
 mod waits;
 // Fork/join, sub-workflows, review decisions and handlers, rubric and consensus boundaries.

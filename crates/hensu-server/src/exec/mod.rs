@@ -80,6 +80,9 @@ pub struct ResumeInput {
     pub decision: Option<ReviewDecision>,
     /// Merged into the context before a plain resume.
     pub context_edits: Option<Context>,
+    /// The approval's edits are a tool call's edited arguments (docs/mcp.md, *Tool
+    /// approval*), not context edits.
+    pub arguments_given: bool,
 }
 
 /// Starts, resumes and cancels executions. Every method has checked the tenant already.
@@ -270,7 +273,9 @@ impl InProcessExecutor {
         repository: MapRepository,
         cancel: &CancelToken,
     ) -> Result<Engine, String> {
-        let tools = crate::tools::for_run(&self.gateway, tenant, workflow, &repository).await;
+        let tools = crate::tools::for_run(&self.gateway, tenant, workflow, &repository)
+            .await
+            .with_policies(&self.setup.project.mcp);
         let extras = Extras {
             tools: ToolSupply::Given(Box::new(tools)),
             listener: None,

@@ -172,6 +172,13 @@ impl ExecutionService for Arc<InProcessExecutor> {
             }
             (_, None) => {}
         }
+        // A gated tool call is approved (optionally with edited arguments) or rejected.
+        if let Some(d) = &input.decision
+            && let Some(problem) =
+                hensu_runtime::tool_decision_problem(&state, d, input.arguments_given)
+        {
+            return refuse(ApiError::bad_request(problem)).await;
+        }
         if let Some(ReviewDecision::Backtrack { target, .. }) = &input.decision
             && !workflow.nodes.contains_key(target)
         {

@@ -109,13 +109,15 @@ pub enum ExecutionEvent {
         execution_id: String,
         workflow_id: String,
         node_id: Option<String>,
-        /// `model`, `tool`, `command`, `webhook`, `api_call` or `action`.
+        /// `model`, `tool`, `command`, `webhook`, `api_call`, `action` or `approval` (the
+        /// decision on a gated tool call).
         kind: String,
         /// The tool, command, handler or model.
         name: String,
         /// The call's number in its node visit.
         call_index: u32,
-        /// `started`, `finished`, or `held` (an interrupted unsafe call paused the run).
+        /// `started`, `finished`, or `held` (an interrupted unsafe call paused the run, or a
+        /// gated tool call waits for approval).
         phase: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ok: Option<bool>,

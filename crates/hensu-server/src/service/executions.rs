@@ -306,14 +306,20 @@ pub struct ResumeExecution {
     /// Context entries: merged before a plain resume, or given with an approve / backtrack.
     #[schema(value_type = Option<Object>)]
     pub context_edits: Option<Map<String, Value>>,
+    /// The edited arguments of a gated tool call being approved (a JSON object replacing the
+    /// model's; docs/mcp.md, *Tool approval*). Only with `approve` of a tool-call review.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub arguments: Option<Map<String, Value>>,
 }
 
-const RESUME_FIELDS: [&str; 5] = [
+const RESUME_FIELDS: [&str; 6] = [
     "correlationId",
     "decision",
     "reason",
     "targetStep",
     "contextEdits",
+    "arguments",
 ];
 
 impl ResumeExecution {
@@ -367,12 +373,22 @@ impl ResumeExecution {
             Some(Value::Object(m)) => Some(m.clone()),
             Some(_) => return Err(ApiError::bad_request("contextEdits must be an object")),
         };
+        let arguments = match obj.get("arguments") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(m)) => Some(m.clone()),
+            Some(_) => {
+                return Err(ApiError::bad_request(
+                    "arguments must be an object (the edited arguments of a tool call)",
+                ));
+            }
+        };
         Ok(ResumeExecution {
             correlation_id,
             decision: text("decision")?,
             reason,
             target_step,
             context_edits,
+            arguments,
         })
     }
 
@@ -384,20 +400,37 @@ impl ResumeExecution {
             .context_edits
             .map(|m| m.into_iter().collect::<Context>())
             .filter(|e| !e.is_empty());
+        let arguments_given = self.arguments.is_some();
         let Some(decision) = self.decision else {
+            if arguments_given {
+                return Err(ApiError::bad_request(
+                    "arguments answer a tool-call review: give them with decision approve",
+                ));
+            }
             return Ok(ResumeInput {
                 correlation_id,
                 decision: None,
                 context_edits: edits,
+                arguments_given,
             });
         };
+        if arguments_given && (decision != "approve" || edits.is_some()) {
+            return Err(ApiError::bad_request(
+                "arguments go with decision approve of a tool-call review, without contextEdits",
+            ));
+        }
         if correlation_id.is_none() {
             return Err(ApiError::bad_request(
                 "correlationId is required when a review decision is submitted",
             ));
         }
         let decision = match decision.as_str() {
-            "approve" => ReviewDecision::Approve { edits },
+            "approve" => ReviewDecision::Approve {
+                edits: match self.arguments {
+                    Some(a) => Some(a.into_iter().collect()),
+                    None => edits,
+                },
+            },
             "reject" => ReviewDecision::Reject {
                 reason: self.reason.unwrap_or_else(|| "Rejected via API".into()),
             },
@@ -419,6 +452,7 @@ impl ResumeExecution {
             correlation_id,
             decision: Some(decision),
             context_edits: None,
+            arguments_given,
         })
     }
 }

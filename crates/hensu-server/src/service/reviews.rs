@@ -23,6 +23,9 @@ pub enum ReviewKind {
     Branch,
     /// A node of a sub-workflow child run.
     Child,
+    /// A gated tool call of a node's agent (docs/mcp.md, *Tool approval*): approve it
+    /// (optionally with edited `arguments`) or reject it.
+    Tool,
 }
 
 /// One review a paused execution waits for.
@@ -48,14 +51,26 @@ pub struct PendingReview {
     /// The node's output as text (what the reviewer decides on), redacted as the run's state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
+    /// The gated tool (kind `tool`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The arguments the model gave the gated tool (kind `tool`), redacted as the run's state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub arguments: Option<serde_json::Value>,
 }
 
 impl From<WaitingReview> for PendingReview {
     fn from(w: WaitingReview) -> PendingReview {
         let kind = match (&w.branch, w.within.is_empty()) {
+            _ if w.tool_call.is_some() => ReviewKind::Tool,
             (Some(_), _) => ReviewKind::Branch,
             (None, false) => ReviewKind::Child,
             (None, true) => ReviewKind::Node,
+        };
+        let (tool, arguments) = match w.tool_call {
+            Some(c) => (Some(c.tool), Some(c.arguments)),
+            None => (None, None),
         };
         PendingReview {
             correlation_id: w.correlation_id,
@@ -66,6 +81,8 @@ impl From<WaitingReview> for PendingReview {
             requested_at: hensu_store::rfc3339(w.requested_at_ms),
             deadline_at: w.deadline_at_ms.map(hensu_store::rfc3339),
             output: w.output,
+            tool,
+            arguments,
         }
     }
 }

@@ -152,6 +152,7 @@ async fn start_forked(
                 correlation_id: None,
                 decision: None,
                 context_edits: None,
+                arguments_given: false,
             },
             repository,
         )

@@ -12,6 +12,7 @@ mod project_config;
 mod scenarios;
 mod schedules;
 mod store_outage;
+mod tool_approval;
 
 use harness::Backend;
 
@@ -147,6 +148,33 @@ mod project {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_stub_run_reaches_only_the_allowed_hosts() {
         crate::project_config::a_stub_run_reaches_only_the_allowed_hosts().await;
+    }
+}
+
+mod tool_calls {
+    use crate::Backend::{Postgres, Sqlite};
+    use crate::tool_approval::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_gated_tool_call_is_reviewed_and_approved_with_edited_arguments_sqlite() {
+        a_gated_tool_call_is_reviewed_and_approved_with_edited_arguments(Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_rejected_tool_call_never_reaches_the_tenants_client_sqlite() {
+        a_rejected_tool_call_never_reaches_the_tenants_client(Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+    async fn a_gated_tool_call_is_reviewed_and_approved_with_edited_arguments_postgres() {
+        a_gated_tool_call_is_reviewed_and_approved_with_edited_arguments(Postgres).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+    async fn a_rejected_tool_call_never_reaches_the_tenants_client_postgres() {
+        a_rejected_tool_call_never_reaches_the_tenants_client(Postgres).await;
     }
 }
 

@@ -23,7 +23,7 @@ type Received = Arc<Mutex<Vec<(String, Value)>>>;
 /// answer repeats), `POST /hook` answers 200.
 pub(crate) struct Mock {
     pub(crate) base: String,
-    received: Received,
+    pub(crate) received: Received,
 }
 
 #[derive(Clone)]

@@ -175,6 +175,7 @@ fn run_fork(
         reason: None,
         correlation: None,
         set: Vec::new(),
+        arguments: None,
         settings,
         review,
     })

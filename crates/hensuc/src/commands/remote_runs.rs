@@ -248,6 +248,8 @@ pub struct ResumeRequest<'a> {
     pub reason: Option<&'a str>,
     pub correlation: Option<&'a str>,
     pub edits: Option<serde_json::Map<String, Value>>,
+    /// The edited arguments of a gated tool call (docs/mcp.md, *Tool approval*).
+    pub arguments: Option<serde_json::Map<String, Value>>,
 }
 
 /// `hensuc resume ID --server URL [--approve | --reject R | --backtrack N]`.
@@ -285,6 +287,9 @@ pub fn resume(remote: &Remote, r: ResumeRequest<'_>) -> anyhow::Result<ExitCode>
     }
     if let Some(e) = r.edits {
         body.insert("contextEdits".into(), Value::Object(e));
+    }
+    if let Some(a) = r.arguments {
+        body.insert("arguments".into(), Value::Object(a));
     }
     let from = status
         .body

@@ -25,7 +25,9 @@ use crate::commands::session::{self, Resumed, Start};
 #[command(after_help = "Examples:\n  \
     hensuc resume 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 -d examples --approve\n  \
     hensuc resume 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 -d examples --reject \"needs sources\"\n  \
-    hensuc resume 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 -d examples --backtrack write")]
+    hensuc resume 3f2b8c1e-9a47-4d0e-b6c5-2e81f0a9d7c4 -d examples --backtrack write
+  \
+    hensuc resume tool-5d0c… -d examples --approve --arguments '{\"path\": \"/tmp/x\"}'")]
 pub struct ResumeArgs {
     /// The run id (or the correlation id of its pending review).
     pub id: String,
@@ -53,12 +55,45 @@ pub struct ResumeArgs {
     /// Context edits (`key=value`; the value is JSON when it parses, else a string).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// The edited arguments of a gated tool call being approved (a JSON object, replacing
+    /// the model's; docs/mcp.md, *Tool approval*).
+    #[arg(
+        long,
+        value_name = "JSON",
+        requires = "approve",
+        conflicts_with = "set"
+    )]
+    pub arguments: Option<String>,
     #[command(flatten)]
     pub settings: RunSettings,
     /// How the run's next reviews are decided; without a flag, the mode the run was started
     /// with (stored with it).
     #[command(flatten)]
     pub review: crate::commands::run::ReviewFlags,
+}
+
+/// `--arguments JSON`: the edited arguments of a tool call, which must be a JSON object.
+pub(crate) fn parse_arguments(text: Option<&str>) -> anyhow::Result<Option<Context>> {
+    let Some(text) = text else { return Ok(None) };
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) => Ok(Some(m.into_iter().collect())),
+        Ok(other) => anyhow::bail!(
+            "--arguments: the edited arguments must be a JSON object, not {}",
+            json_kind(&other)
+        ),
+        Err(e) => anyhow::bail!("--arguments: not JSON: {e}"),
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 pub(crate) fn parse_sets(sets: &[String]) -> anyhow::Result<Option<Context>> {
@@ -91,6 +126,7 @@ fn store_err(e: StoreError) -> anyhow::Error {
 
 pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     args.store.apply();
+    let arguments = parse_arguments(args.arguments.as_deref())?;
     if let Some(remote) = crate::commands::remote::Remote::from_args(&args.settings.remote)? {
         let edits = parse_sets(&args.set)?.map(|c| c.into_iter().collect());
         return crate::commands::remote_runs::resume(
@@ -103,6 +139,7 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
                 reason: args.reason.as_deref(),
                 correlation: args.correlation.as_deref(),
                 edits,
+                arguments: arguments.map(|a| a.into_iter().collect()),
             },
         );
     }
@@ -172,8 +209,29 @@ pub fn execute(args: ResumeArgs) -> anyhow::Result<ExitCode> {
             &state,
             &envelope.workflow,
             via_correlation,
-            edits.clone(),
+            arguments.clone().or(edits.clone()),
         )?;
+        // A gated tool call (docs/mcp.md, *Tool approval*) is approved, optionally with
+        // edited arguments, or rejected.
+        if let Some(d) = &decision
+            && let Some(problem) =
+                hensu_runtime::tool_decision_problem(&state, d, arguments.is_some())
+        {
+            anyhow::bail!("run `{run_id}`: {problem}; nothing was changed");
+        }
+        if let (Some(call), Some(edited)) = (hensu_runtime::reviewed_tool_call(&state), &arguments)
+        {
+            eprintln!("approving tool `{}` with edited arguments:", call.tool);
+            let edited: serde_json::Map<String, Value> = edited.clone().into_iter().collect();
+            for c in hensu_runtime::argument_changes(&call.arguments, &edited) {
+                if let Some(b) = &c.before {
+                    eprintln!("  - {}: {b}", c.key);
+                }
+                if let Some(a) = &c.after {
+                    eprintln!("  + {}: {a}", c.key);
+                }
+            }
+        }
         if decision.is_none()
             && let Some(e) = edits.clone()
         {
@@ -294,6 +352,15 @@ fn decide(
                     waiting.join(", ")
                 );
             }
+            if !wants_decision && let Some(call) = hensu_runtime::reviewed_tool_call(state) {
+                anyhow::bail!(
+                    "run `{run_id}` is paused for the approval of a call of tool `{}` by node \
+                     `{node_id}` (correlation id `{correlation_id}`) with arguments {}: resume \
+                     it with --approve (optionally --arguments JSON) or --reject REASON",
+                    call.tool,
+                    call.arguments
+                );
+            }
             if !wants_decision {
                 anyhow::bail!(
                     "run `{run_id}` is paused for the review of node `{node_id}` (correlation id \
@@ -320,6 +387,14 @@ fn decide(
         }
     }
     if let Some(target) = &args.backtrack {
+        let back = ReviewDecision::Backtrack {
+            target: target.clone(),
+            edits: None,
+            reason: String::new(),
+        };
+        if let Some(problem) = hensu_runtime::tool_decision_problem(state, &back, false) {
+            anyhow::bail!("run `{run_id}`: {problem}; nothing was changed");
+        }
         if workflow.node(target).is_none() {
             anyhow::bail!(
                 "--backtrack `{target}`: workflow `{}` has no such node; nothing was changed",

@@ -205,6 +205,12 @@ pub fn execute(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.no_store && !refuse_waits_without_store(&workflow) {
         return Ok(ExitCode::from(exit::FAILURE));
     }
+    if args.no_store
+        && !args.review.auto_approve
+        && !refuse_gated_tools_without_store(&workflow, &repository, &workdir)
+    {
+        return Ok(ExitCode::from(exit::FAILURE));
+    }
     let review = review_mode(&args, &workflow, &repository)?;
     let store = if args.no_store {
         None
@@ -270,6 +276,42 @@ fn refuse_waits_without_store(workflow: &Workflow) -> bool {
         if waits.len() == 1 { "" } else { "s" },
         waits.join(", "),
         if waits.len() == 1 { "s" } else { "" },
+    );
+    false
+}
+
+/// E0521: a tool `require_approval` gates pauses its run for a reviewer (docs/mcp.md, *Tool
+/// approval*), and `--no-store` leaves nowhere to keep the pause and nobody to answer it
+/// (unless `--auto-approve` approves every call). `false` (reported) when an agent of the
+/// workflow or of its sub-workflows declares such a tool.
+fn refuse_gated_tools_without_store(
+    workflow: &Workflow,
+    repository: &MapRepository,
+    workdir: &Path,
+) -> bool {
+    let Ok(settings) = crate::project::settings(workdir) else {
+        return true;
+    };
+    let mut gated: Vec<String> = std::iter::once(workflow)
+        .chain(repository.workflows())
+        .flat_map(|w| w.agents.values().flat_map(|a| a.tools.iter()))
+        .filter(|t| settings.mcp.requires_approval(None, t))
+        .map(|t| format!("`{t}`"))
+        .collect();
+    gated.sort();
+    gated.dedup();
+    if gated.is_empty() {
+        return true;
+    }
+    eprintln!(
+        "error[{}]: gated tool in a run without a store\n  = tool{} {} need{} a reviewer's \
+         approval (`require_approval` in hensu.toml), and --no-store leaves nowhere to pause \
+         the run for it\n  = help: drop --no-store, or approve every call with \
+         --auto-approve (`hensuc explain E0521`)",
+        hensu_diagnostics::codes::E0521.as_str(),
+        if gated.len() == 1 { "" } else { "s" },
+        gated.join(", "),
+        if gated.len() == 1 { "s" } else { "" },
     );
     false
 }

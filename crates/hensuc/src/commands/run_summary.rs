@@ -138,6 +138,15 @@ pub(crate) fn summarize(
         }
         RunOutcome::Paused => (
             match (hensu_runtime::pending_review(state), &state.phase) {
+                // A gated tool call (docs/mcp.md, *Tool approval*).
+                (Some((node, _)), _)
+                    if let Some(call) = hensu_runtime::reviewed_tool_call(state) =>
+                {
+                    format!(
+                        "⏸ paused at `{node}`, waiting for the approval of a call of tool `{}`",
+                        call.tool
+                    )
+                }
                 (Some((node, _)), _) => format!("⏸ paused at `{node}`, waiting for review"),
                 (None, hensu_runtime::ExecutionPhase::Awaiting { node_id, .. }) => {
                     format!("⏸ paused at `{node_id}`")

@@ -265,13 +265,21 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
             v["reviews"] = json!(
                 reviews
                     .iter()
-                    .map(|w| json!({
-                        "correlation_id": w.correlation_id,
-                        "node": w.node_id,
-                        "branch": w.branch,
-                        "within": w.within,
-                        "requested_at": rfc3339(w.requested_at_ms),
-                    }))
+                    .map(|w| {
+                        let mut r = json!({
+                            "correlation_id": w.correlation_id,
+                            "node": w.node_id,
+                            "branch": w.branch,
+                            "within": w.within,
+                            "requested_at": rfc3339(w.requested_at_ms),
+                        });
+                        // A gated tool call (docs/mcp.md, *Tool approval*).
+                        if let Some(call) = &w.tool_call {
+                            r["tool"] = json!(call.tool);
+                            r["arguments"] = call.arguments.clone();
+                        }
+                        r
+                    })
                     .collect::<Vec<_>>()
             );
         }
@@ -308,11 +316,22 @@ fn show(store: &dyn StateStore, id: &str, as_json: bool) -> anyhow::Result<ExitC
             .as_deref()
             .map(|b| format!(" in branch `{b}`"))
             .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "review      {} (node `{}`{at})",
-            w.correlation_id, w.node_id
-        );
+        match &w.tool_call {
+            Some(call) => {
+                let _ = writeln!(
+                    out,
+                    "review      {} (node `{}`{at}: call of tool `{}` with {})",
+                    w.correlation_id, w.node_id, call.tool, call.arguments
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "review      {} (node `{}`{at})",
+                    w.correlation_id, w.node_id
+                );
+            }
+        }
     }
     // A durable wait (docs/language.md, *Timers and signals*).
     if let Some(w) = &r.wait {

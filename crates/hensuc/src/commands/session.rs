@@ -329,7 +329,15 @@ impl Session {
                         {
                             return result;
                         }
+                        let call = hensu_runtime::reviewed_tool_call(&result.state);
                         match hensu_runtime::pending_review(&result.state) {
+                            // A gated tool call (docs/mcp.md, *Tool approval*).
+                            Some((node, corr)) if let Some(call) = call => text.push_str(&format!(
+                                "\n  node `{node}` waits for the approval of a call of tool `{}` \
+                                 with {}: `hensuc resume {corr} --approve` (optionally \
+                                 --arguments JSON) or --reject REASON",
+                                call.tool, call.arguments
+                            )),
                             Some((node, _)) => text.push_str(&format!(
                                 "\n  node `{node}` waits for review: `hensuc resume {id} --approve` \
                                  (or --reject REASON, --backtrack NODE)"

@@ -49,6 +49,7 @@ mod time_travel;
 #[cfg(unix)]
 mod timers;
 mod timers_nested;
+mod tool_approval;
 mod tooling;
 #[cfg(unix)]
 mod workers;

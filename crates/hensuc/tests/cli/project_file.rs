@@ -5,7 +5,8 @@ use crate::*;
 
 /// One problem of each kind: an unknown key (E0907), `args` as one string and a server with
 /// both `command` and `url` (E0906), a URL in `allow_hosts` (W0904), a price for a model no
-/// agent uses (W0905), an unknown section (W0903) and a URL in `[server.egress] allow` (E0906).
+/// agent uses (W0905), an unknown section (W0903), a URL in `[server.egress] allow` (E0906)
+/// and a `require_approval` pattern matching no tool an agent declares (W0340).
 #[test]
 fn every_problem_of_hensu_toml_points_into_the_file() {
     let dir = "tests/fixtures/cli/project-file";

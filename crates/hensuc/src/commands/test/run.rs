@@ -12,7 +12,7 @@ use hensu_ir::Workflow;
 use hensu_runtime::{
     CancelToken, Context, Engine, Event, ExecutionListener, MapRepository, ReviewDecision,
     ReviewHandler, ReviewOutcome, ReviewRequest, RunOutcome, ScheduledSignal, StubProvider,
-    VirtualClock,
+    ToolApprovalRequest, ToolDecision, VirtualClock,
 };
 use serde_json::Value;
 
@@ -26,6 +26,9 @@ type Scripted = (String, Option<String>, Option<u32>, ReviewDecision);
 /// and branch. Every decision is logged for the trace.
 struct ScriptedReview {
     script: Vec<Scripted>,
+    /// `[[reviews]]` entries with `tool`: (node, tool, decision) (docs/mcp.md, *Tool
+    /// approval*).
+    tools: Vec<(String, String, ToolDecision)>,
     visits: Mutex<BTreeMap<(String, Option<String>), u32>>,
     log: Mutex<Vec<String>>,
 }
@@ -73,6 +76,33 @@ impl ReviewHandler for ScriptedReview {
                 None => format!("{}#{visit}: {shown}", request.node_id),
             });
         ReviewOutcome::Decided(decision)
+    }
+
+    /// The entry for this node and tool, else approve (as a review without an entry).
+    async fn decide_tool_call(&self, request: ToolApprovalRequest<'_>) -> Option<ToolDecision> {
+        let decision = self
+            .tools
+            .iter()
+            .find(|(node, tool, _)| node == request.node_id && tool == request.tool)
+            .map(|(_, _, d)| d.clone())
+            .unwrap_or(ToolDecision::Approve { arguments: None });
+        let shown = match &decision {
+            ToolDecision::Approve { arguments: None } => {
+                format!("approve with {}", request.arguments)
+            }
+            ToolDecision::Approve { arguments: Some(a) } => {
+                format!("approve with {} (edited)", Value::Object(a.clone()))
+            }
+            ToolDecision::Reject { reason } => format!("reject ({reason})"),
+        };
+        self.log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(format!(
+                "{} tool {}: {shown}",
+                request.node_id, request.tool
+            ));
+        Some(decision)
     }
 }
 
@@ -137,9 +167,26 @@ pub async fn run(
     for (id, text) in &spec.stubs {
         stubs.registry().register(active, id.get_ref(), text);
     }
+    let tools = spec
+        .reviews
+        .iter()
+        .filter_map(|r| {
+            let tool = r.tool.as_ref()?.get_ref().clone();
+            let decision = match r.decision {
+                Decision::Reject => ToolDecision::Reject {
+                    reason: r.feedback.clone().unwrap_or_default(),
+                },
+                _ => ToolDecision::Approve {
+                    arguments: r.arguments.clone(),
+                },
+            };
+            Some((r.node.get_ref().clone(), tool, decision))
+        })
+        .collect();
     let script = spec
         .reviews
         .iter()
+        .filter(|r| r.tool.is_none())
         .map(|r| {
             let reason = r.feedback.clone().unwrap_or_default();
             let edits = r.edits.as_ref().map(to_context);
@@ -166,6 +213,7 @@ pub async fn run(
         .collect();
     let review = Arc::new(ScriptedReview {
         script,
+        tools,
         visits: Mutex::default(),
         log: Mutex::default(),
     });
@@ -173,13 +221,16 @@ pub async fn run(
     // The project's `[handlers.NAME]` (docs/mcp.md, *Declared action handlers*), simulated
     // unless `[network] allow_hosts` lists the host, as in a stub run.
     let mut actions = hensu_host::action_handlers(None);
+    let mut mcp = hensu_mcp::McpConfig::default();
     if let Ok(project) = hensu_host::launch::ProjectConfig::from_project_dir(dir) {
         let offline = hensu_host::NetworkAccess::Offline {
             allow_hosts: project.allow_hosts.clone(),
         };
         hensu_host::register_declared(&mut actions, &project.handlers, &offline);
+        mcp = project.mcp.clone();
     }
-    let stubs = super::tools::ToolLoopStubs::new(Arc::new(stubs), spec);
+    // The tools `require_approval` gates (docs/mcp.md, *Tool approval*).
+    let stubs = super::tools::ToolLoopStubs::new(Arc::new(stubs), spec, mcp);
     let engine = Engine::builder()
         .provider(Arc::new(stubs))
         .action_handlers(actions)

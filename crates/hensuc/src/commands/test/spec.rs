@@ -74,6 +74,13 @@ pub struct ReviewScript {
     /// Context values an approval or backtrack merges in.
     #[serde(default)]
     pub edits: Option<BTreeMap<String, serde_json::Value>>,
+    /// The decision is on the calls of this gated tool by the node's agent (docs/mcp.md,
+    /// *Tool approval*): `approve` or `reject`.
+    #[serde(default)]
+    pub tool: Option<Spanned<String>>,
+    /// A tool approval's edited arguments (the call runs with them).
+    #[serde(default)]
+    pub arguments: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// `[[signals]]`: signal `name` with `payload`, sent `after` the clock's start (`90s`, `10m`,
@@ -116,6 +123,9 @@ pub fn virtual_duration_ms(s: &str) -> Result<u64, String> {
 pub struct ToolCallScript {
     pub node: Spanned<String>,
     pub tool: String,
+    /// The call's arguments (a table; `{}` when absent), what an approval shows.
+    #[serde(default)]
+    pub arguments: serde_json::Map<String, serde_json::Value>,
 }
 
 /// `[[tool_results]]`: what the `call`-th call of `tool` in the run returns (every call when
@@ -374,6 +384,32 @@ pub fn validate(
                     "visits count from 1; `visit = 0` never matches",
                 )
                 .with_help("the first review of the node is `visit = 1`")
+                .in_file(file),
+            );
+        }
+        if let Some(t) = &r.tool
+            && r.decision == Decision::Backtrack
+        {
+            out.push(
+                Diagnostic::new(
+                    codes::E0904,
+                    "invalid test file",
+                    span_of(t),
+                    "a tool call is approved or rejected, never sent back",
+                )
+                .with_help("use `decision = \"approve\"` or `decision = \"reject\"`")
+                .in_file(file),
+            );
+        }
+        if r.arguments.is_some() && r.tool.is_none() {
+            out.push(
+                Diagnostic::new(
+                    codes::E0904,
+                    "invalid test file",
+                    span_of(&r.node),
+                    "`arguments` edit a gated tool call, and this entry names no `tool`",
+                )
+                .with_help("add `tool = \"NAME\"`, or use `edits` for context values")
                 .in_file(file),
             );
         }

@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use hensu_ir::AgentConfig;
 use hensu_runtime::journal::{
-    CallEvent, CallKind, CallObserver, CallSpec, Declared, Journaled, journaled,
+    Approval, CallEvent, CallKind, CallObserver, CallSpec, Declared, Journaled, approve_tool_call,
+    journaled,
 };
 use hensu_runtime::{Agent, AgentError, AgentProvider, AgentRequest, AgentResponse};
 use serde_json::Value;
@@ -51,28 +52,36 @@ impl Results {
     }
 }
 
-/// The tools each node or agent calls, in order.
-type Calls = BTreeMap<String, Vec<String>>;
+/// The tools each node or agent calls, in order, with their arguments.
+type Calls = BTreeMap<String, Vec<(String, Value)>>;
 
 /// Wraps the test's stub provider: its agents run their scripted tool calls first.
 pub struct ToolLoopStubs {
     inner: Arc<dyn AgentProvider>,
     calls: Arc<Calls>,
     results: Arc<Results>,
+    /// The project's `[mcp]` section: the tools `require_approval` gates.
+    mcp: Arc<hensu_mcp::McpConfig>,
 }
 
 impl ToolLoopStubs {
     /// `inner` with the test's `[[tool_calls]]` and `[[tool_results]]`.
-    pub fn new(inner: Arc<dyn AgentProvider>, spec: &TestSpec) -> ToolLoopStubs {
+    /// `inner` with the test's `[[tool_calls]]` and `[[tool_results]]`; `mcp` gates tools.
+    pub fn new(
+        inner: Arc<dyn AgentProvider>,
+        spec: &TestSpec,
+        mcp: hensu_mcp::McpConfig,
+    ) -> ToolLoopStubs {
         let mut calls: Calls = BTreeMap::new();
         for c in &spec.tool_calls {
             calls
                 .entry(c.node.get_ref().clone())
                 .or_default()
-                .push(c.tool.clone());
+                .push((c.tool.clone(), Value::Object(c.arguments.clone())));
         }
         ToolLoopStubs {
             inner,
+            mcp: Arc::new(mcp),
             calls: Arc::new(calls),
             results: Arc::new(Results {
                 script: spec.tool_results.clone(),
@@ -102,6 +111,7 @@ impl AgentProvider for ToolLoopStubs {
             inner,
             calls: self.calls.clone(),
             results: self.results.clone(),
+            mcp: self.mcp.clone(),
         }))
     }
 }
@@ -112,6 +122,7 @@ struct ToolLoopAgent {
     inner: Arc<dyn Agent>,
     calls: Arc<Calls>,
     results: Arc<Results>,
+    mcp: Arc<hensu_mcp::McpConfig>,
 }
 
 #[async_trait]
@@ -131,7 +142,19 @@ impl Agent for ToolLoopAgent {
             .get(request.node_id)
             .or_else(|| self.calls.get(self.inner.id()));
         let mut last: BTreeMap<&str, String> = BTreeMap::new();
-        for tool in script.into_iter().flatten() {
+        for (tool, arguments) in script.into_iter().flatten() {
+            // A gated tool (docs/mcp.md, *Tool approval*): the scripted decision first; a
+            // rejected call is not made, its answer is the rejection the model would read.
+            if self.mcp.requires_approval(None, tool) {
+                match approve_tool_call(tool, arguments).await {
+                    Ok(Approval::Approved(_)) => {}
+                    Ok(Approval::Rejected(reason)) => {
+                        last.insert(tool, hensu_providers::rejected_message(tool, &reason));
+                        continue;
+                    }
+                    Err(e) => return Err(AgentError::new(e.kind(), e.to_string())),
+                }
+            }
             let spec = CallSpec {
                 kind: CallKind::Tool,
                 name: tool,
