@@ -3,6 +3,10 @@
 //! `cargo run --profile bench -p hensu-lsp --example prof [NODES]` (2,000 nodes by default).
 #![allow(clippy::unwrap_used)]
 use std::time::{Duration, Instant};
+/// The allocator of the server as shipped (`hensuc lsp`): mimalloc.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let nodes: usize = std::env::args()
         .nth(1)
