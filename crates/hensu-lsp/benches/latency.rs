@@ -7,7 +7,8 @@
 //! edit of a 20,000-node document; node-id completion in the 20,000-node document, up to date
 //! and right after an edit. Targets: diagnostics ≤ 15 ms after one edit, ≤ 30 ms after a
 //! burst, hover/completion ≤ 5 ms while pending, diagnostics ≤ 60 ms and completion ≤ 20 ms at
-//! 20,000 nodes (docs/performance.md, *Language server, round 3*).
+//! 20,000 nodes (docs/performance.md, *Language server, round 3*). The allocator is hensuc's
+//! (mimalloc), as in the server users run.
 #![allow(clippy::unwrap_used)]
 
 use std::str::FromStr;
@@ -15,6 +16,10 @@ use std::sync::OnceLock;
 
 use hensu_lsp::{Engine, MemoryHost};
 use lsp_types::*;
+
+/// The allocator of the server as shipped (`hensuc lsp`): mimalloc.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const NODES: usize = 2_000;
 

@@ -185,7 +185,7 @@ impl Analysis {
             file: self.file,
             text,
             lines,
-            index: crate::incremental::shifted_index(&self.index, &f),
+            index: crate::index_moves::shifted_index(&self.index, &f),
             workflow: self.workflow.clone(),
             origins: Arc::clone(&self.origins),
             diagnostics: self.diagnostics.iter().map(moved).collect(),
@@ -202,7 +202,7 @@ impl Analysis {
     /// `clean_until`).
     pub(crate) fn clean_until_after(&self, text: &str, shift: &Shift) -> u32 {
         if self.syntax_clean {
-            crate::incremental::clean_until(&self.index, text, shift)
+            crate::index_moves::clean_until(&self.index, text, shift)
         } else {
             0
         }
@@ -226,7 +226,7 @@ impl Analysis {
         clean_until: u32,
     ) {
         let f = |s: hensu_diagnostics::Span| shift.span(s);
-        crate::incremental::shift_index(&mut self.index, &f);
+        crate::index_moves::shift_index(&mut self.index, &f);
         let file = self.file;
         for d in self.diagnostics.iter_mut().chain(self.front.iter_mut()) {
             *d = moved_diagnostic(d, file, &f);

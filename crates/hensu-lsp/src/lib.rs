@@ -21,6 +21,7 @@ mod extends;
 mod host;
 mod incremental;
 mod index;
+mod index_moves;
 mod line_index;
 mod methods;
 mod relex;

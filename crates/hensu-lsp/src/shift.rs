@@ -141,7 +141,7 @@ mod tests {
                     new_len: insert.len() as u32,
                 });
             }
-            let e = shift.envelope().unwrap();
+            let e = shift.envelope().expect("an envelope");
             let (a, b) = (e.start as usize, e.old_end as usize);
             assert!(a <= b && b <= old.len(), "{e:?}");
             let mut rebuilt = old.clone();

@@ -39,7 +39,7 @@ fn inside(outer: Span, s: Span) -> bool {
 
 /// Checks every node of one file; returns how many were lowered alone.
 fn check_file(path: &Path, root: &Path) -> usize {
-    let src = std::fs::read_to_string(path).unwrap();
+    let src = std::fs::read_to_string(path).expect("a readable workflow");
     let files = DirFiles(root.to_path_buf());
     let parsed = hensu_syntax::parse(&src);
     let full = hensu_sema::lower(&parsed.file, FileId(0), &files);
@@ -101,8 +101,8 @@ fn each_node_lowered_alone_is_what_the_whole_file_s_lowering_makes_of_it() {
     let mut count = 0;
     for (dir, root) in dirs {
         let mut paths: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
+            .expect("a readable directory")
+            .map(|e| e.expect("a directory entry").path())
             .filter(|p| p.extension().is_some_and(|e| e == "hwf"))
             .collect();
         paths.sort();
@@ -123,6 +123,6 @@ fn what_is_no_node_is_refused() {
     let fallback = Span::new(0, 8);
     assert!(lower_graph_node(&stmts[0], FileId(0), fallback, &files).is_none());
     assert!(lower_graph_node(&stmts[1], FileId(0), fallback, &files).is_none());
-    let node = lower_graph_node(&stmts[2], FileId(0), fallback, &files).unwrap();
+    let node = lower_graph_node(&stmts[2], FileId(0), fallback, &files).expect("a node");
     assert_eq!(node.id, "a");
 }
