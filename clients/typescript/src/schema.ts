@@ -747,13 +747,19 @@ export interface components {
             /** Format: int64 */
             durationMs?: number | null;
             executionId: string;
-            /** @description `model`, `tool`, `command`, `webhook`, `api_call` or `action`. */
+            /**
+             * @description `model`, `tool`, `command`, `webhook`, `api_call`, `action` or `approval` (the
+             *     decision on a gated tool call).
+             */
             kind: string;
             /** @description The tool, command, handler or model. */
             name: string;
             nodeId?: string | null;
             ok?: boolean | null;
-            /** @description `started`, `finished`, or `held` (an interrupted unsafe call paused the run). */
+            /**
+             * @description `started`, `finished`, or `held` (an interrupted unsafe call paused the run, or a
+             *     gated tool call waits for approval).
+             */
             phase: string;
             timestamp: string;
             /** @enum {string} */
@@ -993,6 +999,8 @@ export interface components {
         };
         /** @description One review a paused execution waits for. */
         PendingReview: {
+            /** @description The arguments the model gave the gated tool (kind `tool`), redacted as the run's state. */
+            arguments?: Record<string, unknown> | null;
             /** @description The fork target whose branch waits (innermost). */
             branch?: string | null;
             /** @description The resume's `correlationId` for this review. */
@@ -1006,6 +1014,8 @@ export interface components {
             output?: string | null;
             /** @description RFC 3339, UTC. */
             requestedAt: string;
+            /** @description The gated tool (kind `tool`). */
+            tool?: string | null;
             /** @description The fork and sub-workflow nodes the review is nested in, outermost first. */
             within?: string[];
         };
@@ -1059,6 +1069,11 @@ export interface components {
          *     optional context edits. Unknown fields are refused.
          */
         ResumeExecution: {
+            /**
+             * @description The edited arguments of a gated tool call being approved (a JSON object replacing the
+             *     model's; docs/mcp.md, *Tool approval*). Only with `approve` of a tool-call review.
+             */
+            arguments?: Record<string, unknown> | null;
             /** @description Context entries: merged before a plain resume, or given with an approve / backtrack. */
             contextEdits?: Record<string, unknown> | null;
             /** @description The review being answered (required with a decision). */
@@ -1074,7 +1089,7 @@ export interface components {
          * @description What waits for a reviewer.
          * @enum {string}
          */
-        ReviewKind: "node" | "branch" | "child";
+        ReviewKind: "node" | "branch" | "child" | "tool";
         /** @description Two runs compared (docs/schemas/runs-diff.schema.json). */
         RunsDiff: {
             a: components["schemas"]["DiffRun"];

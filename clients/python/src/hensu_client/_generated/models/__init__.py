@@ -55,6 +55,7 @@ from .overlap import Overlap
 from .pause_reason import PauseReason
 from .paused_execution import PausedExecution
 from .pending_review import PendingReview
+from .pending_review_arguments_type_0 import PendingReviewArgumentsType0
 from .pending_reviews import PendingReviews
 from .pull_response_200 import PullResponse200
 from .push_body import PushBody
@@ -63,6 +64,7 @@ from .redrive_execution_context_edits_type_0 import RedriveExecutionContextEdits
 from .replay_divergence import ReplayDivergence
 from .replay_execution import ReplayExecution
 from .resume_execution import ResumeExecution
+from .resume_execution_arguments_type_0 import ResumeExecutionArgumentsType0
 from .resume_execution_context_edits_type_0 import ResumeExecutionContextEditsType0
 from .review_kind import ReviewKind
 from .runs_diff import RunsDiff
@@ -139,6 +141,7 @@ __all__ = (
     "PausedExecution",
     "PauseReason",
     "PendingReview",
+    "PendingReviewArgumentsType0",
     "PendingReviews",
     "PullResponse200",
     "PushBody",
@@ -147,6 +150,7 @@ __all__ = (
     "ReplayDivergence",
     "ReplayExecution",
     "ResumeExecution",
+    "ResumeExecutionArgumentsType0",
     "ResumeExecutionContextEditsType0",
     "ReviewKind",
     "RunsDiff",

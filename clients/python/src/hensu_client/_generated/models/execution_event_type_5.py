@@ -30,9 +30,11 @@ class ExecutionEventType5:
         Attributes:
             call_index (int): The call's number in its node visit.
             execution_id (str):
-            kind (str): `model`, `tool`, `command`, `webhook`, `api_call` or `action`.
+            kind (str): `model`, `tool`, `command`, `webhook`, `api_call`, `action` or `approval` (the
+                decision on a gated tool call).
             name (str): The tool, command, handler or model.
-            phase (str): `started`, `finished`, or `held` (an interrupted unsafe call paused the run).
+            phase (str): `started`, `finished`, or `held` (an interrupted unsafe call paused the run, or a
+                gated tool call waits for approval).
             timestamp (str):
             type_ (ExecutionEventType5Type):
             workflow_id (str):

@@ -12,6 +12,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.resume_execution_arguments_type_0 import ResumeExecutionArgumentsType0
   from ..models.resume_execution_context_edits_type_0 import ResumeExecutionContextEditsType0
 
 
@@ -28,6 +29,9 @@ class ResumeExecution:
     optional context edits. Unknown fields are refused.
 
         Attributes:
+            arguments (None | ResumeExecutionArgumentsType0 | Unset): The edited arguments of a gated tool call being
+                approved (a JSON object replacing the
+                model's; docs/mcp.md, *Tool approval*). Only with `approve` of a tool-call review.
             context_edits (None | ResumeExecutionContextEditsType0 | Unset): Context entries: merged before a plain resume,
                 or given with an approve / backtrack.
             correlation_id (None | str | Unset): The review being answered (required with a decision).
@@ -36,6 +40,7 @@ class ResumeExecution:
             target_step (None | str | Unset): The node a backtrack goes back to (required for `backtrack`).
      """
 
+    arguments: None | ResumeExecutionArgumentsType0 | Unset = UNSET
     context_edits: None | ResumeExecutionContextEditsType0 | Unset = UNSET
     correlation_id: None | str | Unset = UNSET
     decision: None | str | Unset = UNSET
@@ -47,7 +52,16 @@ class ResumeExecution:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.resume_execution_arguments_type_0 import ResumeExecutionArgumentsType0 # noqa: PLC0415
         from ..models.resume_execution_context_edits_type_0 import ResumeExecutionContextEditsType0 # noqa: PLC0415
+        arguments: dict[str, Any] | None | Unset
+        if isinstance(self.arguments, Unset):
+            arguments = UNSET
+        elif isinstance(self.arguments, ResumeExecutionArgumentsType0):
+            arguments = self.arguments.to_dict()
+        else:
+            arguments = self.arguments
+
         context_edits: dict[str, Any] | None | Unset
         if isinstance(self.context_edits, Unset):
             context_edits = UNSET
@@ -85,6 +99,8 @@ class ResumeExecution:
 
         field_dict.update({
         })
+        if arguments is not UNSET:
+            field_dict["arguments"] = arguments
         if context_edits is not UNSET:
             field_dict["contextEdits"] = context_edits
         if correlation_id is not UNSET:
@@ -102,8 +118,29 @@ class ResumeExecution:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.resume_execution_arguments_type_0 import ResumeExecutionArgumentsType0 # noqa: PLC0415
         from ..models.resume_execution_context_edits_type_0 import ResumeExecutionContextEditsType0 # noqa: PLC0415
         d = dict(src_dict)
+        def _parse_arguments(data: object) -> None | ResumeExecutionArgumentsType0 | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                arguments_type_0 = ResumeExecutionArgumentsType0.from_dict(data)
+
+
+
+                return arguments_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | ResumeExecutionArgumentsType0 | Unset, data)
+
+        arguments = _parse_arguments(d.pop("arguments", UNSET))
+
+
         def _parse_context_edits(data: object) -> None | ResumeExecutionContextEditsType0 | Unset:
             if data is None:
                 return data
@@ -165,6 +202,7 @@ class ResumeExecution:
 
 
         resume_execution = cls(
+            arguments=arguments,
             context_edits=context_edits,
             correlation_id=correlation_id,
             decision=decision,
