@@ -153,8 +153,13 @@ def test_review_decision_errors_are_typed(client: HensuClient) -> None:
     with pytest.raises(h.BadRequestError) as caught:
         client.resume(started.execution_id)
     assert "awaiting a review decision" in caught.value.message
+    correlation_id = client.status(started.execution_id).correlation_id or ""
     with pytest.raises(h.BadRequestError):
-        client.backtrack(started.execution_id, client.status(started.execution_id).correlation_id or "", "no-node")
+        client.backtrack(started.execution_id, correlation_id, "no-node")
+    # Edited arguments answer a gated tool call's review, not a node's.
+    with pytest.raises(h.BadRequestError) as caught:
+        client.approve(started.execution_id, correlation_id, arguments={"path": "/tmp/x"})
+    assert "this review is a node's" in caught.value.message
     assert client.status(started.execution_id).status.value == "paused"
 
 

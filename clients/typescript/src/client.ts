@@ -149,8 +149,19 @@ export class HensuClient {
     return this.#resume(executionId, { contextEdits: options.contextEdits });
   }
 
-  async approve(executionId: string, correlationId: string, options: { contextEdits?: Context } = {}): Promise<ExecutionAck> {
-    return this.#resume(executionId, { decision: "approve", correlationId, contextEdits: options.contextEdits });
+  /** Approves a pending review; for a gated tool call (a review of kind `tool`), `arguments`
+   * replaces the call's arguments (docs/server.md, *Pending reviews*). */
+  async approve(
+    executionId: string,
+    correlationId: string,
+    options: { contextEdits?: Context; arguments?: Context } = {},
+  ): Promise<ExecutionAck> {
+    return this.#resume(executionId, {
+      decision: "approve",
+      correlationId,
+      contextEdits: options.contextEdits,
+      arguments: options.arguments,
+    });
   }
 
   async reject(executionId: string, correlationId: string, options: { reason?: string } = {}): Promise<ExecutionAck> {

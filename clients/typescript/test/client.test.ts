@@ -146,6 +146,8 @@ test("reject and the decision errors", async () => {
   await assert.rejects(client.approve(executionId, "review-wrong"), /Correlation id mismatch/);
   await assert.rejects(client.resume(executionId), /awaiting a review decision/);
   await assert.rejects(client.backtrack(executionId, correlationId, "no-node"), BadRequestError);
+  // Edited arguments answer a gated tool call's review, not a node's.
+  await assert.rejects(client.approve(executionId, correlationId, { arguments: { path: "/tmp/x" } }), /this review is a node's/);
   await client.reject(executionId, correlationId, { reason: "not today" });
   const end = (await collect(client.events(executionId, { lastEventId: pause.id }))).at(-1)!;
   assert.equal(end.data.type, "execution.completed");

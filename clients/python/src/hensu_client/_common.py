@@ -95,6 +95,7 @@ def resume_body(
     reason: str | None = None,
     target_step: str | None = None,
     context_edits: Mapping[str, Any] | None = None,
+    arguments: Mapping[str, Any] | None = None,
 ) -> ResumeExecution:
     # Only the fields given: the server refuses unknown fields, and treats a missing
     # `decision` as a plain resume.
@@ -105,6 +106,7 @@ def resume_body(
         ("reason", reason),
         ("targetStep", target_step),
         ("contextEdits", dict(context_edits) if context_edits is not None else None),
+        ("arguments", dict(arguments) if arguments is not None else None),
     ):
         if value is not None:
             body[key] = value

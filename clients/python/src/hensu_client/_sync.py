@@ -140,9 +140,18 @@ class HensuClient:
         return self._resume(execution_id, c.resume_body(context_edits=context_edits))
 
     def approve(
-        self, execution_id: str, correlation_id: str, *, context_edits: Mapping[str, Any] | None = None
+        self,
+        execution_id: str,
+        correlation_id: str,
+        *,
+        context_edits: Mapping[str, Any] | None = None,
+        arguments: Mapping[str, Any] | None = None,
     ) -> ExecutionAck:
-        body = c.resume_body(decision="approve", correlation_id=correlation_id, context_edits=context_edits)
+        """Approves a pending review; for a gated tool call (a review of kind ``tool``),
+        ``arguments`` replaces the call's arguments (docs/server.md, *Pending reviews*)."""
+        body = c.resume_body(
+            decision="approve", correlation_id=correlation_id, context_edits=context_edits, arguments=arguments
+        )
         return self._resume(execution_id, body)
 
     def reject(self, execution_id: str, correlation_id: str, *, reason: str | None = None) -> ExecutionAck:
