@@ -93,7 +93,7 @@ const BATCH_BYTES: usize = 512 * 1024;
 
 /// `hensuc run WORKFLOW --server URL --detach [--contexts FILE]`: pushes the file (when it
 /// is one) and queues one execution per context through the batch route, in requests of at
-/// most [`BATCH_RUNS`] contexts or [`BATCH_BYTES`]; prints each id as its request answers
+/// most `BATCH_RUNS` contexts or `BATCH_BYTES`; prints each id as its request answers
 /// (what is printed is queued, even when a later request fails).
 pub fn queue(
     remote: &Remote,
