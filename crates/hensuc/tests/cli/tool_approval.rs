@@ -451,6 +451,24 @@ outputs.definition = {{ contains = "Reviewer's reason: no lookups today" }}
     let shown = format!("{}{}", stdout(&o), stderr(&o));
     assert_eq!(o.status.code(), Some(1), "{shown}");
     assert!(shown.contains("never sent back"), "{shown}");
+    // A decision on a tool no agent declares and no stub calls is E0905, with the name meant.
+    std::fs::write(
+        dir.join("tests/rejected.test.toml"),
+        rejected.replacen(
+            "tool = \"lookup_glossary\"\ndecision",
+            "tool = \"lookup_glosary\"\ndecision",
+            1,
+        ),
+    )
+    .unwrap();
+    let o = run_hensuc(&["test", "-d", dir.to_str().unwrap()]);
+    let shown = format!("{}{}", stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{shown}");
+    assert!(
+        shown.contains("E0905") && shown.contains("calls tool `lookup_glosary`"),
+        "{shown}"
+    );
+    assert!(shown.contains("did you mean `lookup_glossary`?"), "{shown}");
 }
 
 /// E0521: `--no-store` leaves nowhere to pause for a gated call, so the run is refused before

@@ -254,6 +254,35 @@ fn unwaited_signals(
     out
 }
 
+/// E0905 for a `[[reviews]] tool = "…"` no agent of the workflow declares and no
+/// `[[tool_calls]]` entry calls: the decision would never be asked for.
+fn unused_tool_decisions(spec: &TestSpec, wf: &Workflow, file: FileId) -> Vec<Diagnostic> {
+    let mut tools: std::collections::BTreeSet<&str> =
+        spec.tool_calls.iter().map(|c| c.tool.as_str()).collect();
+    for agent in wf.agents.values() {
+        tools.extend(agent.tools.iter().map(String::as_str));
+    }
+    let mut out = Vec::new();
+    for tool in spec.reviews.iter().filter_map(|r| r.tool.as_ref()) {
+        let name = tool.get_ref();
+        if tools.contains(name.as_str()) {
+            continue;
+        }
+        let mut d = Diagnostic::new(
+            codes::E0905,
+            format!("no agent of workflow `{}` calls tool `{name}`", wf.id),
+            span_of(tool),
+            "never asked for",
+        )
+        .in_file(file);
+        if let Some(n) = hensu_sema::did_you_mean(name, tools.iter().copied()) {
+            d = suggest(d, span_of(tool), n);
+        }
+        out.push(d);
+    }
+    out
+}
+
 /// The did-you-mean help plus the structured fix (the span covers the quoted string).
 fn suggest(d: Diagnostic, span: Span, name: &str) -> Diagnostic {
     d.with_help(format!("did you mean `{name}`?"))
@@ -351,6 +380,7 @@ pub fn validate(
         out.extend(unknown_node(&c.node, "node or agent", true));
     }
     out.extend(unwaited_signals(spec, wf, workflows, file));
+    out.extend(unused_tool_decisions(spec, wf, file));
     for r in &spec.tool_results {
         if let Some(c) = r.call.as_ref().filter(|c| *c.get_ref() == 0) {
             out.push(
