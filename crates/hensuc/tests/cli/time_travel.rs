@@ -111,6 +111,42 @@ fn runs_count(dir: &std::path::Path) -> usize {
     json_of(&out)["runs"].as_array().unwrap().len()
 }
 
+/// A mock OpenAI-compatible model on 127.0.0.1: the first request whose body contains
+/// `marker` fails (400), every other request answers `content`.
+fn model_failing_once(
+    runtime: &tokio::runtime::Runtime,
+    marker: &str,
+    content: &str,
+) -> MockServer {
+    use wiremock::matchers::body_string_contains;
+    let ok = serde_json::json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "model": "mock-model",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+    });
+    runtime.block_on(async {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .and(body_string_contains(marker))
+            .respond_with(ResponseTemplate::new(400).set_body_json(
+                serde_json::json!({"error": {"message": "bad request", "type": "invalid_request_error"}}),
+            ))
+            .up_to_n_times(1)
+            .with_priority(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(ok))
+            .with_priority(2)
+            .mount(&server)
+            .await;
+        server
+    })
+}
+
 #[test]
 fn fork_reruns_only_the_nodes_after_the_step() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -299,36 +335,9 @@ const PARALLEL: &str = r#"workflow("panel") {
 
 #[test]
 fn redrive_reruns_only_the_failed_branch() {
-    use wiremock::matchers::body_string_contains;
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let ok = serde_json::json!({
-        "id": "chatcmpl-1", "object": "chat.completion", "model": "mock-model",
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant",
-                                 "content": "{\"facts\": \"f\", \"style\": \"s\"}"}}],
-        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
-    });
-    let server = runtime.block_on(async {
-        let server = MockServer::start().await;
-        // The style branch's first call fails; every later call succeeds.
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .and(body_string_contains("STYLE"))
-            .respond_with(ResponseTemplate::new(400).set_body_json(
-                serde_json::json!({"error": {"message": "bad request", "type": "invalid_request_error"}}),
-            ))
-            .up_to_n_times(1)
-            .with_priority(1)
-            .mount(&server)
-            .await;
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(ok))
-            .with_priority(2)
-            .mount(&server)
-            .await;
-        server
-    });
+    // The style branch's first call fails; every later call succeeds.
+    let server = model_failing_once(&runtime, "STYLE", "{\"facts\": \"f\", \"style\": \"s\"}");
     let bodies = || -> Vec<String> {
         runtime
             .block_on(server.received_requests())
@@ -457,35 +466,9 @@ const INNER: &str = r#"workflow("inner") {
 /// the child's nodes before the failure run again.
 #[test]
 fn redrive_restarts_inside_the_failed_sub_workflow_child() {
-    use wiremock::matchers::body_string_contains;
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let ok = serde_json::json!({
-        "id": "chatcmpl-1", "object": "chat.completion", "model": "mock-model",
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": "text"}}],
-        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
-    });
-    let server = runtime.block_on(async {
-        let server = MockServer::start().await;
-        // The child's second node fails once; every later call succeeds.
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .and(body_string_contains("CHILD-TWO"))
-            .respond_with(ResponseTemplate::new(400).set_body_json(
-                serde_json::json!({"error": {"message": "bad request", "type": "invalid_request_error"}}),
-            ))
-            .up_to_n_times(1)
-            .with_priority(1)
-            .mount(&server)
-            .await;
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(ok))
-            .with_priority(2)
-            .mount(&server)
-            .await;
-        server
-    });
+    // The child's second node fails once; every later call succeeds.
+    let server = model_failing_once(&runtime, "CHILD-TWO", "text");
     let calls = |marker: &str| -> usize {
         runtime
             .block_on(server.received_requests())
@@ -533,35 +516,8 @@ fn redrive_restarts_inside_the_failed_sub_workflow_child() {
 /// child at that node and runs the failed branch only.
 #[test]
 fn redrive_reruns_only_the_failed_branch_inside_a_child() {
-    use wiremock::matchers::body_string_contains;
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let ok = serde_json::json!({
-        "id": "chatcmpl-1", "object": "chat.completion", "model": "mock-model",
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant",
-                                 "content": "{\"facts\": \"f\", \"style\": \"s\"}"}}],
-        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
-    });
-    let server = runtime.block_on(async {
-        let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .and(body_string_contains("STYLE"))
-            .respond_with(ResponseTemplate::new(400).set_body_json(
-                serde_json::json!({"error": {"message": "bad request", "type": "invalid_request_error"}}),
-            ))
-            .up_to_n_times(1)
-            .with_priority(1)
-            .mount(&server)
-            .await;
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(ok))
-            .with_priority(2)
-            .mount(&server)
-            .await;
-        server
-    });
+    let server = model_failing_once(&runtime, "STYLE", "{\"facts\": \"f\", \"style\": \"s\"}");
     let calls = |marker: &str| -> usize {
         runtime
             .block_on(server.received_requests())
