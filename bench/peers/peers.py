@@ -18,6 +18,9 @@ Workloads:
       in memory, durable on SQLite, and on PostgreSQL with --pg-url;
   fan-out: one parallel node with 1,000 branches vs 1,000 nodes started from START and joined;
   build/validate a 2,000-node chain: `hensuc check` vs `StateGraph(...)` + `compile()`.
+Every durable LangGraph figure is measured twice: with LangGraph's default durability ("async":
+a step's checkpoint is written while the next step runs) and with durability="sync" (the
+checkpoint is written before the next step starts, which is what a hensu run promises).
 Every hensu node is a stub agent writing the context key `out` (the LangGraph node returns
 {"out": ...}), so both do one trivial step per node. Each figure is the median of --reps runs.
 """
@@ -173,8 +176,9 @@ def fanout_graph(branches):
     return g
 
 
-def langgraph_run(graph, steps, first, durable, work):
-    """`invoke()` of `graph` from the state `first`; durable: with `SqliteSaver` on a file."""
+def langgraph_run(graph, steps, first, durable, work, durability=None):
+    """`invoke()` of `graph` from the state `first`; durable: with `SqliteSaver` on a file,
+    with `durability` ("sync" / "async"; None: LangGraph's default)."""
     config = {"recursion_limit": steps + 10}
     if not durable:
         app = graph.compile()
@@ -189,18 +193,18 @@ def langgraph_run(graph, steps, first, durable, work):
         app = graph.compile(checkpointer=SqliteSaver(conn))
         config["configurable"] = {"thread_id": "bench"}
         t0 = time.perf_counter()
-        app.invoke(first, config)
+        app.invoke(first, config, durability=durability)
         return time.perf_counter() - t0
     finally:
         conn.close()
 
 
-def langgraph_chain(n, durable, work):
-    return langgraph_run(chain_graph(n), n, {"out": ""}, durable, work)
+def langgraph_chain(n, durable, work, durability=None):
+    return langgraph_run(chain_graph(n), n, {"out": ""}, durable, work, durability)
 
 
-def langgraph_loop(n, durable, work):
-    return langgraph_run(loop_graph(n), n, {"status": "", "n": 0}, durable, work)
+def langgraph_loop(n, durable, work, durability=None):
+    return langgraph_run(loop_graph(n), n, {"status": "", "n": 0}, durable, work, durability)
 
 
 def pg_schema(url):
@@ -214,7 +218,7 @@ def pg_schema(url):
     return "%s%soptions=-c%%20search_path%%3D%s" % (url, sep, schema)
 
 
-def langgraph_pg(graph, steps, first, url):
+def langgraph_pg(graph, steps, first, url, durability=None):
     from langgraph.checkpoint.postgres import PostgresSaver
 
     config = {"recursion_limit": steps + 10, "configurable": {"thread_id": "bench"}}
@@ -222,7 +226,7 @@ def langgraph_pg(graph, steps, first, url):
         saver.setup()
         app = graph.compile(checkpointer=saver)
         t0 = time.perf_counter()
-        app.invoke(first, config)
+        app.invoke(first, config, durability=durability)
         return time.perf_counter() - t0
 
 
@@ -304,7 +308,7 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory(prefix="hensu-peers-") as work:
         startup = median(lambda: timed_process([hensuc, "--version"]), max(args.reps, 5))
-        rows.append(("hensuc --version (start-up floor)", startup, None, None))
+        rows.append(("hensuc --version (start-up floor)", startup, None, None, None))
         for n in sizes:
             path = os.path.join(work, "chain%d.hwf" % n)
             with open(path, "w") as f:
@@ -317,11 +321,14 @@ def main():
                     argv.append("--no-store")
                 h = median(lambda: timed_process(argv), reps)
                 lg = median(lambda: langgraph_chain(n, durable, work), reps)
-                rows.append(("chain %d, %s" % (n, "durable (SQLite)" if durable else "in memory"), h, lg, n))
+                lg_sync = median(lambda: langgraph_chain(n, True, work, "sync"), reps) if durable else None
+                rows.append(("chain %d, %s" % (n, "durable (SQLite)" if durable else "in memory"), h, lg, n, lg_sync))
             if args.pg_url:
                 h = median(lambda: hensu_run_pg(hensuc, path, work, args.pg_url), args.durable_reps)
                 lg = median(lambda: langgraph_pg(chain_graph(n), n, {"out": ""}, args.pg_url), args.durable_reps)
-                rows.append(("chain %d, durable (PostgreSQL)" % n, h, lg, n))
+                lg_sync = median(lambda: langgraph_pg(chain_graph(n), n, {"out": ""}, args.pg_url, "sync"),
+                                 args.durable_reps)
+                rows.append(("chain %d, durable (PostgreSQL)" % n, h, lg, n, lg_sync))
         for n in loops:
             path = os.path.join(work, "loop%d.hwf" % n)
             with open(path, "w") as f:
@@ -333,35 +340,41 @@ def main():
                     argv.append("--no-store")
                 h = median(lambda: timed_process(argv), reps)
                 lg = median(lambda: langgraph_loop(n, durable, work), reps)
-                rows.append(("loop %d, %s" % (n, "durable (SQLite)" if durable else "in memory"), h, lg, n))
+                lg_sync = median(lambda: langgraph_loop(n, True, work, "sync"), reps) if durable else None
+                rows.append(("loop %d, %s" % (n, "durable (SQLite)" if durable else "in memory"), h, lg, n, lg_sync))
             if args.pg_url:
                 h = median(lambda: hensu_run_pg(hensuc, path, work, args.pg_url), args.durable_reps)
                 lg = median(lambda: langgraph_pg(loop_graph(n), n, {"status": "", "n": 0}, args.pg_url),
                             args.durable_reps)
-                rows.append(("loop %d, durable (PostgreSQL)" % n, h, lg, n))
+                lg_sync = median(lambda: langgraph_pg(loop_graph(n), n, {"status": "", "n": 0}, args.pg_url,
+                                                      "sync"), args.durable_reps)
+                rows.append(("loop %d, durable (PostgreSQL)" % n, h, lg, n, lg_sync))
         path = os.path.join(work, "fan.hwf")
         with open(path, "w") as f:
             f.write(fanout_hwf(args.branches))
         h = median(lambda: timed_process([hensuc, "run", path, "--stub", "--quiet", "--no-store", "-d", work]), args.reps)
         lg = median(lambda: langgraph_fanout(args.branches), args.reps)
-        rows.append(("parallel fan-out, %d branches" % args.branches, h, lg, args.branches))
+        rows.append(("parallel fan-out, %d branches" % args.branches, h, lg, args.branches, None))
         path = os.path.join(work, "build%d.hwf" % args.build_nodes)
         with open(path, "w") as f:
             f.write(chain_hwf(args.build_nodes))
         h = median(lambda: timed_process([hensuc, "check", path, "-d", work]), args.reps)
         lg = median(lambda: langgraph_build(args.build_nodes), args.reps)
-        rows.append(("build + validate %d nodes (check / compile())" % args.build_nodes, h, lg, None))
+        rows.append(("build + validate %d nodes (check / compile())" % args.build_nodes, h, lg, None, None))
 
-    print("%-46s %12s %12s %12s %12s %9s" % ("workload", "hensu", "per step", "LangGraph", "per step", "LG/hensu"))
-    for name, h, lg, per in rows:
+    print("%-46s %12s %12s %12s %12s %9s %12s %9s" % (
+        "workload", "hensu", "per step", "LangGraph", "per step", "LG/hensu", "LG sync", "sync/hensu"))
+    for name, h, lg, per, lg_sync in rows:
         if lg is None:
             print("%-46s %12s" % (name, ms(h)))
             continue
-        print("%-46s %12s %12s %12s %12s %8.1f×" % (
-            name, ms(h), us(h / per) if per else "", ms(lg), us(lg / per) if per else "", lg / h))
+        sync = ("%12s %8.1f×" % (ms(lg_sync), lg_sync / h)) if lg_sync is not None else ""
+        print("%-46s %12s %12s %12s %12s %8.1f× %s" % (
+            name, ms(h), us(h / per) if per else "", ms(lg), us(lg / per) if per else "", lg / h, sync))
     print()
     print("hensu: whole process (start-up, parse, check, run; durable: the store too).")
-    print("LangGraph: invoke() only for runs (graph built and compiled before timing); for")
+    print("LangGraph: invoke() only for runs (graph built and compiled before timing); durable rows")
+    print("with its default durability (\"async\") and, under LG sync, with durability=\"sync\"; for")
     print("build + validate, StateGraph construction + compile(). Python start-up and imports excluded.")
     print("load      %s (1/5/15 min, at end)" % load_average())
 
