@@ -10,6 +10,10 @@
 # runs as a non-root user (PostgreSQL refuses root: as root, the user `hensu-ci` is created
 # if missing), and is removed on exit. Needs the server binaries (Debian: `apt-get install
 # postgresql`); PG_BIN overrides where they are.
+#
+# Tests run with fsync off (their durability is not under test; an fsync on a virtual disk can
+# cost milliseconds). Benchmarks of durable runs set PG_FSYNC=on: every figure in
+# docs/performance.md says which it used.
 set -euo pipefail
 
 find_bin() {
@@ -57,7 +61,7 @@ as_pg "$BIN/initdb" -D "$DATA" -U hensu --auth=trust --encoding=UTF8 --no-locale
     cat "$DIR/initdb.log" >&2; exit 1; }
 # Socket in the cluster's own directory: no need for /var/run/postgresql.
 as_pg "$BIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $PORT -k $DIR -c fsync=off -c max_connections=200" start >/dev/null || {
+    -o "-c listen_addresses=127.0.0.1 -p $PORT -k $DIR -c fsync=${PG_FSYNC:-off} -c max_connections=200" start >/dev/null || {
     cat "$LOG" >&2; exit 1; }
 as_pg "$BIN/createdb" -h 127.0.0.1 -p "$PORT" -U hensu hensu_test
 
