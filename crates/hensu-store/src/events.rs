@@ -8,11 +8,14 @@
 //! - SQLite: `AFTER INSERT` on `run_log` (a row of a tagged run) and on `run_tenants` (the
 //!   rows a run logged before its tag, in the tag's transaction). One writer at a time
 //!   (`BEGIN IMMEDIATE`), so `seq` order is commit order.
-//! - PostgreSQL (`migrations/postgres_server/V4__tenant_events.sql`): a deferred constraint
-//!   trigger on `run_log`, which runs at `COMMIT`, takes one transaction-scoped advisory lock
-//!   and only then draws `seq`; the lock is released after the commit is visible. So when a
-//!   row is visible, every smaller `seq` is visible too or was rolled back: a reader of
-//!   `seq > cursor` never passes a row that commits later.
+//! - PostgreSQL (`migrations/postgres_server/V4__tenant_events.sql`, `V5__tenant_event_inbox.sql`):
+//!   a deferred constraint trigger on `run_log` appends the row to `tenant_event_inbox` in the
+//!   writing transaction — no lock, no `NOTIFY`, so tenant runs' commits never wait for each
+//!   other. A reader first moves committed inbox rows into `tenant_events` ([`pg::sequence`]):
+//!   one transaction under a transaction-scoped advisory lock draws `seq` in inbox order, and
+//!   the lock is released after that commit is visible. So when a row is visible, every
+//!   smaller `seq` is visible too: a reader of `seq > cursor` never passes a row that commits
+//!   later.
 //!
 //! Rows older than [`EVENT_RETENTION_MS`] are trimmed ([`crate::WorkflowRegistry::trim_events`],
 //! the newest row always stays so the bounds stay known); a cursor below the oldest row kept
@@ -271,8 +274,55 @@ pub(crate) mod pg {
     use crate::backend::{corrupt, to_i64};
     use crate::postgres::pg_err;
 
-    /// The channel the trigger notifies (`V4__tenant_events.sql`).
+    /// The channel the sequencer notifies once per batch it moved ([`sequence`]).
     const CHANNEL: &str = "hensu_tenant_events";
+    /// The sequencer's transaction-scoped advisory lock ("hensu_ev", as in V4).
+    const SEQUENCE_LOCK: i64 = 0x6865_6e73_755f_6576;
+    /// Inbox rows moved per sequencer transaction at most (a short transaction; a reader
+    /// that finds a full batch moved calls again).
+    pub(crate) const SEQUENCE_BATCH: i64 = 10_000;
+
+    /// Moves the oldest committed inbox rows (at most [`SEQUENCE_BATCH`]) into
+    /// `tenant_events`, drawing their `seq` in inbox order under [`SEQUENCE_LOCK`], and
+    /// notifies [`CHANNEL`] once if it moved any; returns how many it moved. Readers call it
+    /// before they read, so events are sequenced by whichever server reads first; an empty
+    /// inbox costs one indexed probe and no lock.
+    pub(crate) async fn sequence(c: &mut Client, target: &str) -> Result<u64> {
+        let pg = |e| pg_err(target, e);
+        let pending = c
+            .query_opt("SELECT 1 FROM tenant_event_inbox LIMIT 1", &[])
+            .await
+            .map_err(pg)?;
+        if pending.is_none() {
+            return Ok(0);
+        }
+        let tx = c.transaction().await.map_err(pg)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SEQUENCE_LOCK])
+            .await
+            .map_err(pg)?;
+        // `ORDER BY id` in the INSERT's SELECT: identity values are drawn in that order, so a
+        // run's rows (inbox ids increasing with its commits) keep their order.
+        let moved = tx
+            .execute(
+                "WITH batch AS (DELETE FROM tenant_event_inbox WHERE id IN                  (SELECT id FROM tenant_event_inbox ORDER BY id LIMIT $1)                  RETURNING id, tenant_id, run_id, step, at)                  INSERT INTO tenant_events (tenant_id, run_id, step, at)                  SELECT tenant_id, run_id, step, at FROM batch ORDER BY id",
+                &[&SEQUENCE_BATCH],
+            )
+            .await
+            .map_err(pg)?;
+        if moved > 0 {
+            tx.execute("SELECT pg_notify($1, '')", &[&CHANNEL])
+                .await
+                .map_err(pg)?;
+        }
+        tx.commit().await.map_err(pg)?;
+        Ok(moved)
+    }
+
+    /// [`sequence`] until the inbox holds less than a batch.
+    pub(crate) async fn sequence_all(c: &mut Client, target: &str) -> Result<()> {
+        while sequence(c, target).await? == SEQUENCE_BATCH as u64 {}
+        Ok(())
+    }
 
     /// A connection of its own `LISTEN`ing to the event log's notifications.
     pub(crate) async fn listen(
@@ -395,6 +445,18 @@ pub(crate) mod pg {
     }
 
     pub(crate) async fn trim(c: &Client, target: &str, before: u64, limit: usize) -> Result<u64> {
+        // Inbox rows no server sequenced within the retention window (none ran): nobody could
+        // replay them any more, so they are dropped rather than sequenced.
+        c.execute(
+            "DELETE FROM tenant_event_inbox WHERE id IN (SELECT id FROM tenant_event_inbox \
+             WHERE at < $1 ORDER BY id LIMIT $2)",
+            &[
+                &to_i64(before).unwrap_or(i64::MAX),
+                &i64::try_from(limit).unwrap_or(i64::MAX),
+            ],
+        )
+        .await
+        .map_err(|e| pg_err(target, e))?;
         let n = c
             .execute(
                 "DELETE FROM tenant_events WHERE seq < coalesce(\

@@ -512,6 +512,90 @@ fn tenant_events_commit_in_order_under_concurrent_writers() {
     });
 }
 
+/// Tenant runs' commits do not wait for each other (`V5__tenant_event_inbox.sql`): while one
+/// tenant run's commit is held in a slow deferred trigger (after the tenant event trigger has
+/// run), another server's tenant run commits. Under V4 the second waited for the first's
+/// advisory lock, so every tenant run's commit in the cluster waited for the one before it.
+/// Both events are then read, each once.
+#[test]
+#[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
+fn tenant_run_commits_do_not_wait_for_each_other() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let schema = fresh_schema();
+    let store = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("store");
+    // Fired after `run_log_tenant_event` (triggers of one event fire in name order).
+    sql(
+        &schema,
+        "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN PERFORM pg_sleep(5); RETURN NULL; END $$; \
+         CREATE CONSTRAINT TRIGGER zz_slow_commit AFTER INSERT ON run_log \
+         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.run_id = 'slow') \
+         EXECUTE FUNCTION slow_commit();",
+    );
+    block(async {
+        let reg = hensu_store::StateStore::registry(&store)
+            .await
+            .expect("registry");
+        let slow_done = Arc::new(AtomicBool::new(false));
+        let slow = {
+            let (reg, done) = (reg.clone(), slow_done.clone());
+            tokio::spawn(async move {
+                let rec = hensu_store::RunRecord::new("slow", "wf", "v1", None);
+                reg.create_tenant_run("t1", &rec, b"{}", &json!({}))
+                    .await
+                    .expect("create slow");
+                done.store(true, Ordering::SeqCst);
+            })
+        };
+        // Wait until the slow commit sleeps in its trigger.
+        let sleeping = "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'";
+        loop {
+            let schema = schema.clone();
+            let n = tokio::task::spawn_blocking(move || sql(&schema, sleeping))
+                .await
+                .expect("probe");
+            if n == ["1"] {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        // Another server (a pool of its own) commits a tenant run meanwhile.
+        let other = PgStore::open_in_schema(&url(), Some(&schema), opts())
+            .await
+            .expect("other store");
+        let other_reg = hensu_store::StateStore::registry(&other)
+            .await
+            .expect("other registry");
+        let rec = hensu_store::RunRecord::new("fast", "wf", "v1", None);
+        other_reg
+            .create_tenant_run("t2", &rec, b"{}", &json!({}))
+            .await
+            .expect("create fast");
+        assert!(
+            !slow_done.load(Ordering::SeqCst),
+            "the second tenant run's commit waited for the first's"
+        );
+        slow.await.expect("slow writer");
+        let mut runs: Vec<String> = reg
+            .events_after(None, 0, 100)
+            .await
+            .expect("events")
+            .into_iter()
+            .map(|e| e.run_id)
+            .collect();
+        // Across runs, `seq` follows the inbox (the order the commits began); both were
+        // committed when this read sequenced them.
+        runs.sort();
+        assert_eq!(runs, ["fast", "slow"], "each committed event once");
+        assert!(
+            reg.events_after(None, 0, 100).await.expect("again").len() == 2,
+            "a second read sequences nothing twice"
+        );
+    });
+}
+
 /// Idle workers wait on `LISTEN hensu_work` (`V6__work_notify.sql`): a run created queued and
 /// a signal sent wake a listener; a run created running does not.
 #[test]

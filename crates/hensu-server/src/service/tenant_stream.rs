@@ -1,12 +1,13 @@
 //! The tenant stream (`GET /api/v1/executions/events`; docs/server.md, *Events*): every event
 //! of the tenant's executions, wherever they run, in the order of the store's tenant event log
-//! (`hensu_store::TenantEvent`: one global sequence, increasing in commit order). The SSE
+//! (`hensu_store::TenantEvent`: one global sequence; a number becomes visible only after every
+//! smaller one). The SSE
 //! `id:` is the event's `seq`.
 //!
 //! One reader per server, the [`EventHub`]'s tail, reads the log after its cursor (`seq >
 //! cursor`, all tenants, one query per wake-up: this server's writes wake it at once, other
-//! servers' through PostgreSQL's `LISTEN`, and it polls every [`POLL`] in case a wake-up was
-//! lost) and hands each event to the tenant's open streams through bounded channels. So opening a stream costs O(1) (it starts at the
+//! servers' batches through PostgreSQL's `LISTEN`, and it polls every [`POLL`]: standalone
+//! workers' writes wake nobody) and hands each event to the tenant's open streams through bounded channels. So opening a stream costs O(1) (it starts at the
 //! hub's cursor), a wake-up costs O(new events), and no stream reads history.
 //!
 //! A stream that falls behind (its channel of [`LIVE_BUFFER`] events is full: a client that
@@ -36,11 +37,11 @@ use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult};
 use crate::exec::RunChanged;
 
-/// How often the tail reads the log without a wake-up: other servers' writes when the store
-/// has no wake-ups for them (or lost its `LISTEN` connection).
+/// How often the tail reads the log without a wake-up. On PostgreSQL the writes of a run a
+/// standalone worker executes wake nobody (a `NOTIFY` in every commit would make every
+/// tenant run's commit wait for the one before it: docs/server.md, *Events*), so this poll is
+/// what sequences and delivers them; other servers' batches wake the tail at once.
 pub const POLL: Duration = Duration::from_millis(250);
-/// The same while the store's wake-ups arrive (a safety net only).
-const POLL_LISTENING: Duration = Duration::from_secs(2);
 /// Events a stream may have waiting before the hub lets it go.
 pub const LIVE_BUFFER: usize = 256;
 /// Rows per read of the log.
@@ -236,11 +237,6 @@ async fn tail(
     let mut trim = tokio::time::interval(TRIM_EVERY);
     trim.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let poll = if wakes.store.is_some() {
-            POLL_LISTENING
-        } else {
-            POLL
-        };
         tokio::select! {
             () = closing.cancelled() => break,
             open = wakes.next() => {
@@ -248,7 +244,7 @@ async fn tail(
                     break;
                 }
             }
-            () = tokio::time::sleep(poll) => {}
+            () = tokio::time::sleep(POLL) => {}
             _ = trim.tick() => {
                 let before = hensu_store::now_ms().saturating_sub(EVENT_RETENTION_MS);
                 if let Err(e) = registry.trim_events(before, TRIM_BATCH).await {

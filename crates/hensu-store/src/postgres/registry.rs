@@ -285,15 +285,19 @@ impl WorkflowRegistry for PgRegistry {
         limit: usize,
     ) -> Result<Vec<TenantEvent>> {
         let tenant = tenant.map(str::to_owned);
-        self.query(move |c, target| async move {
+        self.query(move |mut c, target| async move {
+            crate::events::pg::sequence_all(&mut c, &target).await?;
             crate::events::pg::after(&c, &target, tenant.as_deref(), after, limit).await
         })
         .await
     }
 
     async fn event_bounds(&self) -> Result<EventBounds> {
-        self.query(|c, target| async move { crate::events::pg::bounds(&c, &target).await })
-            .await
+        self.query(|mut c, target| async move {
+            crate::events::pg::sequence_all(&mut c, &target).await?;
+            crate::events::pg::bounds(&c, &target).await
+        })
+        .await
     }
 
     async fn event_wakeups(&self) -> Result<Option<crate::EventWakeups>> {
