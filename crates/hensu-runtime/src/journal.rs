@@ -235,6 +235,10 @@ struct Visit {
     /// A visit of the main flow (not a branch, not a sub-workflow child): only there can an
     /// interrupted call hold the run (elsewhere it fails its node).
     root: bool,
+    /// A node visit of a flow that can pause at it (the main flow, a sub-workflow child, a
+    /// fork branch: [`in_visit`]), not a parallel branch's or a map item's call scope
+    /// ([`in_nested`]): only there can a gated tool call wait for approval.
+    pausable: bool,
     /// An interrupted `unsafe` call of this visit holds the run ([`OnInterrupted::Pause`]).
     held: AtomicBool,
     /// The decision a resume brought for the tool call this visit held for approval.
@@ -278,7 +282,7 @@ impl Visit {
         ctx: JournalCtx,
         node_id: &str,
         visit: String,
-        root: bool,
+        (root, pausable): (bool, bool),
         answer: Option<ToolDecision>,
     ) -> Visit {
         let mut replay: HashMap<u32, Recorded> = HashMap::new();
@@ -307,6 +311,7 @@ impl Visit {
             next: AtomicU32::new(0),
             replay: Mutex::new(replay),
             root,
+            pausable,
             held: AtomicBool::new(false),
             answer: Mutex::new(answer),
             approval: Mutex::new(None),
@@ -317,8 +322,9 @@ impl Visit {
 /// Runs `node` (one visit of node `node_id`, the run's `step`-th) as a journal scope. Inside a
 /// visit (a sub-workflow child, a fork branch's flow) the id nests: `7/3`. `answer` is a
 /// resume's decision for the tool call the visit held for approval. Also returns whether an
-/// interrupted call of a main-flow visit holds the run, or a gated tool call waits for
-/// approval: the run then pauses before the node, and resuming it runs the node again.
+/// interrupted call of a main-flow visit holds the run, or a gated tool call (of any flow's
+/// node visit) waits for approval: the flow then pauses before the node — a nested flow
+/// suspends the run as a review inside it does — and resuming runs the node again.
 pub async fn in_visit<F: Future>(
     ctx: JournalCtx,
     node_id: &str,
@@ -330,7 +336,7 @@ pub async fn in_visit<F: Future>(
         Ok(outer) => (format!("{outer}/{step}"), false),
         Err(_) => (step.to_string(), true),
     };
-    let scope = Arc::new(Visit::new(ctx, node_id, visit, root, answer).await);
+    let scope = Arc::new(Visit::new(ctx, node_id, visit, (root, true), answer).await);
     let out = Box::pin(VISIT.scope(scope.clone(), node)).await;
     let end = VisitEnd {
         held: scope.held.load(Ordering::SeqCst),
@@ -348,7 +354,7 @@ pub async fn in_nested<F: Future>(segment: &str, flow: F) -> F::Output {
     });
     match outer {
         Ok((ctx, node_id, visit)) => {
-            let scope = Arc::new(Visit::new(ctx, &node_id, visit, false, None).await);
+            let scope = Arc::new(Visit::new(ctx, &node_id, visit, (false, false), None).await);
             Box::pin(VISIT.scope(scope, flow)).await
         }
         Err(_) => flow.await,

@@ -34,8 +34,9 @@ impl Approval {
 /// recorded by an earlier run of the node; else the one a resume brought for the call this
 /// visit held; else the run's review handler's, when it decides at once (`--auto-approve`, a
 /// scripted test). Otherwise the call is held for a reviewer: `Err(AwaitingApproval)` (the
-/// node stops and the run pauses at it), or E0520 where the run cannot pause (outside a
-/// node visit, without a journal, in a fork branch or a sub-workflow child).
+/// node stops and its flow pauses at it: the main flow, a sub-workflow child or a fork
+/// branch), or E0520 where the run cannot pause (outside a node visit, without a journal, in
+/// a parallel branch or a map item).
 pub async fn approve_tool_call(tool: &str, arguments: &Value) -> Result<Approval, CallError> {
     let Ok(visit) = VISIT.try_with(Clone::clone) else {
         return Err(CallError::ApprovalUnavailable {
@@ -115,8 +116,8 @@ pub async fn approve_tool_call(tool: &str, arguments: &Value) -> Result<Approval
     if visit.ctx.journal.is_none() {
         return Err(unavailable("in a run without a state store"));
     }
-    if !visit.root {
-        return Err(unavailable("in a fork branch or a sub-workflow child"));
+    if !visit.pausable {
+        return Err(unavailable("in a parallel branch or a map item"));
     }
     // Asked again (a resume without a decision, a crash during the pause): the same review.
     let held_id = recorded

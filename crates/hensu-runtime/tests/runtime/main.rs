@@ -31,6 +31,7 @@ mod run_guards;
 mod stubs;
 mod timing;
 mod tool_approval;
+mod tool_approval_nested;
 mod transition_rules;
 mod waits;
 // Fork/join, sub-workflows, review decisions and handlers, rubric and consensus boundaries.

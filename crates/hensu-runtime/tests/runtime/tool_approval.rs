@@ -90,7 +90,7 @@ impl AgentProvider for GatedProvider {
 }
 
 /// Defers every review and every gated call (a durable run's reviewer answers later).
-struct Deferring;
+pub(super) struct Deferring;
 
 #[async_trait]
 impl ReviewHandler for Deferring {
@@ -101,20 +101,30 @@ impl ReviewHandler for Deferring {
     }
 }
 
-struct Fixture {
-    engine: Engine,
-    journal: Arc<MemoryJournal>,
+pub(super) struct Fixture {
+    pub(super) engine: Engine,
+    pub(super) journal: Arc<MemoryJournal>,
     turns: Arc<AtomicUsize>,
     ran: Arc<Mutex<Vec<Value>>>,
 }
 
-fn fixture(review: Arc<dyn ReviewHandler>) -> Fixture {
+pub(super) fn fixture(review: Arc<dyn ReviewHandler>) -> Fixture {
+    fixture_with(review, |b| b)
+}
+
+/// [`fixture`] with more of the engine (a workflow repository).
+pub(super) fn fixture_with(
+    review: Arc<dyn ReviewHandler>,
+    more: impl FnOnce(EngineBuilder) -> EngineBuilder,
+) -> Fixture {
     let turns = Arc::new(AtomicUsize::new(0));
     let ran = Arc::new(Mutex::new(Vec::new()));
-    let engine = Engine::builder()
-        .provider(Arc::new(GatedProvider(turns.clone(), ran.clone())))
-        .review_handler(review)
-        .build();
+    let engine = more(
+        Engine::builder()
+            .provider(Arc::new(GatedProvider(turns.clone(), ran.clone())))
+            .review_handler(review),
+    )
+    .build();
     Fixture {
         engine,
         journal: Arc::default(),
@@ -140,7 +150,11 @@ fn one_node() -> Workflow {
 }
 
 impl Fixture {
-    fn ctx<'a>(&self, cancel: &'a CancelToken, j: Option<&'a Arc<dyn CallJournal>>) -> RunCtx<'a> {
+    pub(super) fn ctx<'a>(
+        &self,
+        cancel: &'a CancelToken,
+        j: Option<&'a Arc<dyn CallJournal>>,
+    ) -> RunCtx<'a> {
         RunCtx::new(cancel).run_id("r1").journal(j)
     }
     async fn run(&self) -> RunResult {
@@ -158,10 +172,10 @@ impl Fixture {
             .resume(&p, state, decision, self.ctx(&cancel, Some(&j)))
             .await
     }
-    fn turns(&self) -> usize {
+    pub(super) fn turns(&self) -> usize {
         self.turns.load(Ordering::SeqCst)
     }
-    fn ran(&self) -> Vec<Value> {
+    pub(super) fn ran(&self) -> Vec<Value> {
         self.ran.lock().unwrap().clone()
     }
 }

@@ -499,3 +499,84 @@ fn a_gated_tool_in_a_run_without_a_store_is_refused_with_e0521() {
     );
     assert_eq!(s.calls(), Vec::<String>::new());
 }
+
+/// `lookup`: runs `define` (whose agent calls the gated tool) as a sub-workflow child.
+const PARENT_WORKFLOW: &str = r#"workflow("lookup") {
+    state {
+        input("term", VarType.STRING)
+        variable("definition", VarType.STRING)
+    }
+    graph {
+        start at "delegate"
+        subWorkflow("delegate") {
+            target = "define"
+            imports("term")
+            writes("definition")
+            onSuccess goto "done"
+        }
+        end("done")
+    }
+}
+"#;
+
+/// A gated call inside a sub-workflow child suspends the whole run at it (docs/mcp.md, *Tool
+/// approval*): `runs show` lists the child's call for review, and an approval by its
+/// correlation id runs it once with the edit; the parent then completes with the child's
+/// output.
+#[test]
+fn a_gated_call_in_a_sub_workflow_child_is_reviewed_and_runs_once() {
+    let s = Setup::new(Duration::ZERO);
+    std::fs::write(s.dir().join("workflows/lookup.hwf"), PARENT_WORKFLOW).unwrap();
+    let out = s
+        .command(&["run", "lookup", "-d", ".", "-c", r#"{"term": "mcp"}"#])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(i32::from(hensuc::exit::PAUSED)),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        s.calls(),
+        Vec::<String>::new(),
+        "not called before approval"
+    );
+    let id = newest_run(s.dir());
+    let shown = s.show(&id);
+    assert_eq!(shown["record"]["status"], "paused", "{shown}");
+    let reviews = shown["reviews"].as_array().cloned().unwrap_or_default();
+    assert_eq!(reviews.len(), 1, "{shown}");
+    assert_eq!(reviews[0]["tool"], "lookup_glossary");
+    assert_eq!(reviews[0]["arguments"], json!({"term": "mcp"}));
+    assert_eq!(reviews[0]["node"], "explain", "the child's node: {shown}");
+    let corr = reviews[0]["correlation_id"].as_str().unwrap().to_string();
+    let approved = s
+        .command(&[
+            "resume",
+            &corr,
+            "-d",
+            ".",
+            "--approve",
+            "--arguments",
+            r#"{"term": "rubric"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(approved.status.code(), Some(0), "{}", stderr(&approved));
+    assert_eq!(s.calls(), ["lookup_glossary"], "the tool ran once");
+    let asked = s.requests();
+    assert_eq!(asked.len(), 2, "the child's first turn was replayed");
+    assert!(
+        asked[1].contains(EDITED_RESULT),
+        "ran with the edit: {}",
+        asked[1]
+    );
+    let summary = stdout(&approved);
+    assert!(
+        summary.contains("definition = Rubrics weigh criteria."),
+        "the child's output, written by the parent: {summary}"
+    );
+    let shown = s.show(&id);
+    assert_eq!(shown["record"]["status"], "completed", "{shown}");
+}
