@@ -29,7 +29,7 @@ mod server;
 mod shift;
 
 pub use analysis::Analysis;
-pub use engine::{AnalysisDone, AnalysisJob, Engine};
+pub use engine::{AnalysisDone, AnalysisJob, Engine, Retired};
 pub use host::{Host, MemoryHost};
 pub use methods::semantic_tokens::{
     legend as semantic_tokens_legend, type_name as semantic_token_type_name,

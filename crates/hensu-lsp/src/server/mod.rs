@@ -30,7 +30,7 @@ use serde::de::DeserializeOwned;
 pub use dispatch::{capabilities, handle_request};
 pub use fs_host::FsHost;
 
-use crate::engine::{AnalysisDone, AnalysisJob, Engine};
+use crate::engine::{AnalysisDone, AnalysisJob, Engine, Retired};
 use crate::host::{Host, uri_to_path};
 
 /// How long the server waits after an edit for the next one before analysing.
@@ -65,14 +65,19 @@ pub fn run_stdio() -> anyhow::Result<SessionEnd> {
 
 /// Runs the server on a connection (stdio, or an in-memory one in tests and benches).
 pub fn run(connection: &Connection, host: impl Host + 'static) -> anyhow::Result<SessionEnd> {
-    let (jobs, job_rx) = crossbeam_channel::unbounded::<AnalysisJob>();
+    let (jobs, job_rx) = crossbeam_channel::unbounded::<Work>();
     let (done_tx, done) = crossbeam_channel::unbounded::<AnalysisDone>();
     let worker = std::thread::Builder::new()
         .name("hensu-lsp-analysis".to_string())
         .spawn(move || {
-            for job in job_rx {
-                if done_tx.send(job.run()).is_err() {
-                    return;
+            for work in job_rx {
+                match work {
+                    Work::Analyse(job) => {
+                        if done_tx.send(job.run()).is_err() {
+                            return;
+                        }
+                    }
+                    Work::Free(retired) => drop(retired),
                 }
             }
         })?;
@@ -93,6 +98,13 @@ pub fn run(connection: &Connection, host: impl Host + 'static) -> anyhow::Result
     end
 }
 
+/// What the analysis thread does: an analysis (answered on the `done` channel), or freeing
+/// replaced analyses where the next one will be built (see [`Retired`]).
+enum Work {
+    Analyse(AnalysisJob),
+    Free(Retired),
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
     Uninitialized,
@@ -103,7 +115,7 @@ enum State {
 struct Server<'c> {
     connection: &'c Connection,
     engine: Engine,
-    jobs: Sender<AnalysisJob>,
+    jobs: Sender<Work>,
     /// An analysis is on the worker.
     busy: bool,
     /// Documents waiting for an analysis, in the order they were edited.
@@ -149,6 +161,10 @@ impl Server<'_> {
                         } else if self.engine.is_dirty(&uri) {
                             self.schedule(uri, Duration::ZERO);
                         }
+                        let retired = self.engine.take_retired();
+                        if !retired.is_empty() {
+                            self.jobs.send(Work::Free(retired))?;
+                        }
                     }
                 }
                 recv(crossbeam_channel::after(wait)) -> _ => {}
@@ -168,7 +184,7 @@ impl Server<'_> {
         }
         while let Some(uri) = self.queue.pop_front() {
             if let Some(job) = self.engine.job(&uri) {
-                self.jobs.send(job)?;
+                self.jobs.send(Work::Analyse(job))?;
                 self.busy = true;
                 return Ok(());
             }
