@@ -35,7 +35,8 @@ pub use methods::semantic_tokens::{
     legend as semantic_tokens_legend, type_name as semantic_token_type_name,
 };
 pub use server::{
-    DEBOUNCE, FsHost, SessionEnd, WATCHED_GLOBS, capabilities, handle_request, run, run_stdio,
+    DEBOUNCE, FsHost, IDLE_TRIM, SessionEnd, WATCHED_GLOBS, capabilities, handle_request, run,
+    run_stdio, run_stdio_with_trim, run_with_trim,
 };
 
 /// The syntax-tree symbol index, public only for the profiling example (`examples/prof.rs`).
