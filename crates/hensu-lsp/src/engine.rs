@@ -749,7 +749,7 @@ pub(crate) fn placeholders_in_prompts(root: &str, a: &Analysis, name: &str, out:
                 range: p.lines.range(&p.text, *span),
                 occ: Occ {
                     kind: SymKind::Variable,
-                    name: n.clone(),
+                    name: std::sync::Arc::from(n.as_str()),
                     span: *span,
                     quoted: false,
                     role: Role::Placeholder,
