@@ -279,11 +279,19 @@ mod server {
         pub pos: Position,
     }
 
+    /// `hensuc lsp`'s idle trim (crates/hensuc/src/commands/lsp.rs).
+    #[allow(unsafe_code)]
+    fn trim() {
+        // SAFETY: `mi_collect` takes no pointer and may be called at any time.
+        unsafe { libmimalloc_sys::mi_collect(true) }
+    }
+
     impl Session {
         pub fn start(src: &str) -> Session {
             let (server, client) = Connection::memory();
             let thread = std::thread::spawn(move || {
-                let _ = hensu_lsp::run(&server, MemoryHost::new());
+                // As `hensuc lsp` runs it: with mimalloc's idle trim.
+                let _ = hensu_lsp::run_with_trim(&server, MemoryHost::new(), Some(trim));
             });
             let uri = Uri::from_str("file:///bench/workflows/synthetic.hwf").unwrap();
             let at = src.rfind("goto \"").unwrap() + "goto \"".len();

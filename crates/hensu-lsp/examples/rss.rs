@@ -1,7 +1,8 @@
 //! Memory of the engine holding the 20,000-node benchmark workflow (~13.5 MB): opens it, answers
 //! a completion, makes ten one-character edits each followed by a completion and a fresh
-//! analysis, then prints the process's resident set (`VmRSS`) and its peak (`VmHWM`) from
-//! `/proc/self/status`, and the live heap (bytes allocated and not freed) beside it. The
+//! analysis, then prints the process's resident set (`VmRSS`), again after the server's idle
+//! trim (mimalloc's `mi_collect`), and its peak (`VmHWM`) from `/proc/self/status`, and the
+//! live heap (bytes allocated and not freed) beside it. The
 //! allocator is hensuc's (mimalloc, counted), so the figures are the server's.
 //! `cargo run --profile bench -p hensu-lsp --example rss [NODES] [--parts]`; with `--parts` it
 //! first prints the live heap of each part of one analysis, built alone.
@@ -146,10 +147,13 @@ fn main() {
         engine.analyze_now(&uri);
         let _ = engine.publish_diagnostics(&uri);
     }
-    // The previous analyses are freed on a side thread: give it a moment.
     std::thread::sleep(std::time::Duration::from_millis(300));
+    let busy = status("VmRSS:");
+    // What `hensuc lsp` does once idle for `hensu_lsp::IDLE_TRIM` after an analysis.
+    // SAFETY: `mi_collect` takes no pointer and may be called at any time.
+    unsafe { libmimalloc_sys::mi_collect(true) };
     println!(
-        "{nodes} nodes, {len} bytes: VmRSS {} VmHWM {}; live heap {} (peak {})",
+        "{nodes} nodes, {len} bytes: VmRSS {busy}, after the idle trim {}; VmHWM {}; live heap {} (peak {})",
         status("VmRSS:"),
         status("VmHWM:"),
         mb(LIVE.load(Ordering::Relaxed)),

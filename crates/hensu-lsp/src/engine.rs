@@ -68,6 +68,23 @@ pub struct Engine {
     pub(crate) prompts: HashMap<Uri, PromptDoc>,
     /// Counts `open` calls (see `Doc::opening`).
     openings: u64,
+    /// Replaced analyses of large documents, to be freed on the thread that builds the next
+    /// analysis (see [`Retired`]).
+    retired: RefCell<Vec<Arc<Analysis>>>,
+}
+
+/// Replaced analyses, freed when dropped. The server frees them on its analysis thread, before
+/// the next analysis is built: memory freed by the thread that allocates next is reused by it at
+/// once, while blocks freed from another thread wait in the owning thread's delayed-free list
+/// (with mimalloc, `hensuc lsp`'s allocator) and the next analysis takes fresh pages, which the
+/// kernel must zero (docs/performance.md, *Language server, round 3*, *Third step*).
+#[derive(Default)]
+pub struct Retired(Vec<Arc<Analysis>>);
+
+impl Retired {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// An open prompt file.
@@ -113,6 +130,8 @@ pub struct AnalysisJob {
     /// index: when the edits fall inside one graph node, only that node is analysed again
     /// (`crate::incremental`).
     base: Option<(Arc<Analysis>, ByteEdit, LineIndex)>,
+    /// Freed first, on the thread that runs the job.
+    retired: Retired,
 }
 
 /// A finished [`AnalysisJob`].
@@ -133,7 +152,8 @@ impl AnalysisDone {
 }
 
 impl AnalysisJob {
-    pub fn run(self) -> AnalysisDone {
+    pub fn run(mut self) -> AnalysisDone {
+        drop(std::mem::take(&mut self.retired));
         let host = self.host.as_ref();
         let text = match self.base {
             Some((base, edit, lines)) => {
@@ -211,6 +231,7 @@ impl Engine {
             disk: RefCell::new(HashMap::new()),
             prompts: HashMap::new(),
             openings: 0,
+            retired: RefCell::new(Vec::new()),
         }
     }
 
@@ -414,7 +435,13 @@ impl Engine {
             opening: doc.opening,
             edits: doc.shift.len(),
             base,
+            retired: self.take_retired(),
         })
+    }
+
+    /// The replaced analyses not yet freed: the caller frees them (see [`Retired`]).
+    pub fn take_retired(&self) -> Retired {
+        Retired(std::mem::take(&mut *self.retired.borrow_mut()))
     }
 
     /// Installs a finished analysis. Returns whether the document is now up to date (its
@@ -439,12 +466,10 @@ impl Engine {
         doc.analysed = done.generation;
         doc.dirty = done.generation != doc.generation;
         doc.provisional.replace(None);
-        // Freeing the previous analysis of a large file takes milliseconds: do it off the
-        // request path.
+        // Freeing the previous analysis of a large file takes milliseconds: not on the request
+        // path, but where the next analysis is built (`Retired`).
         if old.text.len() > 64 * 1024 {
-            let _ = std::thread::Builder::new()
-                .name("hensu-lsp-drop".to_string())
-                .spawn(move || drop(old));
+            self.retired.get_mut().push(old);
         }
         !doc.dirty
     }
@@ -454,6 +479,7 @@ impl Engine {
         if let Some(job) = self.job(uri) {
             let done = job.run();
             self.install(done);
+            drop(self.take_retired());
         }
     }
 
@@ -723,7 +749,7 @@ pub(crate) fn placeholders_in_prompts(root: &str, a: &Analysis, name: &str, out:
                 range: p.lines.range(&p.text, *span),
                 occ: Occ {
                     kind: SymKind::Variable,
-                    name: n.clone(),
+                    name: std::sync::Arc::from(n.as_str()),
                     span: *span,
                     quoted: false,
                     role: Role::Placeholder,

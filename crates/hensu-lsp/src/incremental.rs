@@ -104,34 +104,41 @@ fn splice(old: &Analysis, text: &str, edit: ByteEdit, files: &dyn FileProvider) 
     let mut piece = Index::build_graph_stmt(text, &stmt, i);
     piece.comments = comments;
     drop(stmt);
-    let index = spliced_index(&old.index, i, decl, piece, &map)?;
-
-    let mut workflow = wf.clone();
-    let (_, slot) = workflow.nodes.get_index_mut(at)?;
-    *slot = node.node;
-    if let (Some(c), Some(slot)) = (
-        node.compensation,
-        workflow.saga.node_compensations.get_mut(id),
-    ) {
-        *slot = c;
-    }
-    if let (Some(t), Some(slot)) = (node.timing, workflow.timing.nodes.get_mut(id)) {
-        *slot = t;
-    }
-    let mut origins = (*old.origins).clone();
-    hensu_sema::extend::map_origin_spans(&mut origins, &map);
-    let (_, slot) = origins.nodes.get_index_mut(at)?;
-    *slot = node.origin;
-
-    let mut front: Vec<Diagnostic> = old
-        .front
-        .iter()
-        .filter(|d| !(d.primary.file == old.file && inside(decl, d.primary.span)))
-        .map(|d| moved_diagnostic(d, old.file, &map))
-        .collect();
-    front.extend(node.diagnostics);
-    hensu_diagnostics::sort_diagnostics(&mut front);
-    let checked = check_workflow(&workflow, &origins, InputKind::Source);
+    // The symbol index and the front-end diagnostics are spliced on a second thread while the
+    // IR and origins are copied and checked (they share nothing; as in `Analysis::new`).
+    let (index, workflow, origins, front, checked) = std::thread::scope(|scope| {
+        let side = scope.spawn(|| {
+            let index = spliced_index(&old.index, i, decl, piece, &map);
+            let mut front: Vec<Diagnostic> = old
+                .front
+                .iter()
+                .filter(|d| !(d.primary.file == old.file && inside(decl, d.primary.span)))
+                .map(|d| moved_diagnostic(d, old.file, &map))
+                .collect();
+            front.extend(node.diagnostics);
+            hensu_diagnostics::sort_diagnostics(&mut front);
+            (index, front)
+        });
+        let mut workflow = wf.clone();
+        let (_, slot) = workflow.nodes.get_index_mut(at)?;
+        *slot = node.node;
+        if let (Some(c), Some(slot)) = (
+            node.compensation,
+            workflow.saga.node_compensations.get_mut(id),
+        ) {
+            *slot = c;
+        }
+        if let (Some(t), Some(slot)) = (node.timing, workflow.timing.nodes.get_mut(id)) {
+            *slot = t;
+        }
+        let mut origins = (*old.origins).clone();
+        hensu_sema::extend::map_origin_spans(&mut origins, &map);
+        let (_, slot) = origins.nodes.get_index_mut(at)?;
+        *slot = node.origin;
+        let checked = check_workflow(&workflow, &origins, InputKind::Source);
+        let (index, front) = side.join().ok()?;
+        Some((index?, workflow, origins, front, checked))
+    })?;
     Some(Parts {
         workflow,
         origins,

@@ -4,6 +4,9 @@
 //! facts hover and the outline show. The walk follows the lowering schema
 //! ([`hensu_sema::schema`]) to know which block each statement is in.
 
+use std::collections::HashSet;
+use std::sync::Arc;
+
 use hensu_diagnostics::Span;
 use hensu_sema::schema::{self, BlockKind, StatementKind};
 use hensu_syntax::ast::{
@@ -74,7 +77,9 @@ impl Role {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Occ {
     pub kind: SymKind,
-    pub name: String,
+    /// Shared by the occurrences of the same name (interned while the index is built), so
+    /// copying the index for a re-analysed node copies no name.
+    pub name: Arc<str>,
     /// What a rename rewrites: the text between the quotes (or the whole string expression when
     /// `quoted`, e.g. a string with escapes), or the name inside `{…}`.
     pub span: Span,
@@ -173,6 +178,7 @@ impl Index {
                 ..Index::default()
             },
             node: None,
+            names: HashSet::new(),
         };
         for item in &file.items {
             match &item.kind {
@@ -204,6 +210,7 @@ impl Index {
             src,
             index: Index::default(),
             node: None,
+            names: HashSet::new(),
         };
         w.stmt(BlockKind::Graph, stmt);
         let mut index = w.index;
@@ -236,13 +243,13 @@ impl Index {
     pub fn occs_of<'a>(&'a self, kind: SymKind, name: &'a str) -> impl Iterator<Item = &'a Occ> {
         self.occs
             .iter()
-            .filter(move |o| o.kind == kind && o.name == name)
+            .filter(move |o| o.kind == kind && *o.name == *name)
     }
 
     pub fn def_of(&self, kind: SymKind, name: &str) -> Option<&Occ> {
         self.occs
             .iter()
-            .find(|o| o.kind == kind && o.name == name && o.role == Role::Def)
+            .find(|o| o.kind == kind && *o.name == *name && o.role == Role::Def)
     }
 
     pub fn node(&self, id: &str) -> Option<&NodeDecl> {
@@ -353,11 +360,24 @@ struct Walker<'a> {
     src: &'a str,
     index: Index,
     node: Option<usize>,
+    /// The names of the occurrences so far, each held once.
+    names: HashSet<Arc<str>>,
 }
 
 impl Walker<'_> {
+    /// `name`, shared with the earlier occurrences of the same name.
+    fn name(&mut self, name: &str) -> Arc<str> {
+        if let Some(n) = self.names.get(name) {
+            return Arc::clone(n);
+        }
+        let n: Arc<str> = Arc::from(name);
+        self.names.insert(Arc::clone(&n));
+        n
+    }
+
     fn occ(&mut self, kind: SymKind, e: &Expr<'_>, role: Role, stmt: Span) {
         if let Some((name, span, quoted)) = string_of(e) {
+            let name = self.name(&name);
             self.index.occs.push(Occ {
                 kind,
                 name,
@@ -379,6 +399,7 @@ impl Walker<'_> {
             for (name, r) in placeholders(text) {
                 let start = part.content.start as usize + r.start;
                 let end = part.content.start as usize + r.end;
+                let name = self.name(&name);
                 self.index.occs.push(Occ {
                     kind: SymKind::Variable,
                     name,
@@ -432,9 +453,10 @@ impl Walker<'_> {
             && let Some((name, span, _)) = string_of(&arg.value)
         {
             let id = hensu_ir::workflow_id_from_name(&name);
+            let occ_name = self.name(&id);
             self.index.occs.push(Occ {
                 kind: SymKind::Workflow,
-                name: id.clone(),
+                name: occ_name,
                 span,
                 quoted: false,
                 role: Role::Def,
@@ -530,7 +552,7 @@ impl Walker<'_> {
                 self.placeholders_in(value, stmt);
                 let mut i = from;
                 while i < self.index.occs.len() {
-                    if matches!(self.index.occs[i].name.as_str(), "item" | "index") {
+                    if matches!(&*self.index.occs[i].name, "item" | "index") {
                         self.index.occs.remove(i);
                     } else {
                         i += 1;
@@ -550,9 +572,10 @@ impl Walker<'_> {
             (BlockKind::Consensus, "judge") => self.occ(SymKind::Agent, value, Role::Judge, stmt),
             (BlockKind::SubWorkflowNode | BlockKind::MapNode, "target") => {
                 if let Some((v, span, quoted)) = string_of(value) {
+                    let name = self.name(&v);
                     self.index.occs.push(Occ {
                         kind: SymKind::Workflow,
-                        name: v.clone(),
+                        name,
                         span,
                         quoted,
                         role: Role::Target,
@@ -597,9 +620,10 @@ impl Walker<'_> {
                 let mut args = Self::args(c).skip(1);
                 let ty = args.next().map(|e| written(self.src, e));
                 let description = args.next().and_then(|e| e.as_str().map(str::to_string));
+                let occ_name = self.name(&v);
                 self.index.occs.push(Occ {
                     kind: SymKind::Variable,
-                    name: v.clone(),
+                    name: occ_name,
                     span,
                     quoted,
                     role: Role::Def,
@@ -618,9 +642,10 @@ impl Walker<'_> {
             }
             (BlockKind::Agents, "agent") => {
                 if let Some((v, span, quoted)) = first.and_then(string_of) {
+                    let name = self.name(&v);
                     self.index.occs.push(Occ {
                         kind: SymKind::Agent,
-                        name: v.clone(),
+                        name,
                         span,
                         quoted,
                         role: Role::Def,
@@ -658,9 +683,10 @@ impl Walker<'_> {
                 });
                 let idx = self.index.nodes.len() - 1;
                 self.node = Some(idx);
+                let name = self.name(&id);
                 self.index.occs.push(Occ {
                     kind: SymKind::Node,
-                    name: id,
+                    name,
                     span,
                     quoted,
                     role: Role::Def,
@@ -697,9 +723,10 @@ impl Walker<'_> {
             (BlockKind::JoinNode, "await") => self.list(c, SymKind::Node, Role::Await, stmt),
             (BlockKind::Workflow, "extends") => {
                 if let Some((v, span, quoted)) = first.and_then(string_of) {
+                    let name = self.name(&v);
                     self.index.occs.push(Occ {
                         kind: SymKind::Workflow,
-                        name: v,
+                        name,
                         span,
                         quoted,
                         role: Role::Extends,

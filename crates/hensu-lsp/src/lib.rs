@@ -29,13 +29,14 @@ mod server;
 mod shift;
 
 pub use analysis::Analysis;
-pub use engine::{AnalysisDone, AnalysisJob, Engine};
+pub use engine::{AnalysisDone, AnalysisJob, Engine, Retired};
 pub use host::{Host, MemoryHost};
 pub use methods::semantic_tokens::{
     legend as semantic_tokens_legend, type_name as semantic_token_type_name,
 };
 pub use server::{
-    DEBOUNCE, FsHost, SessionEnd, WATCHED_GLOBS, capabilities, handle_request, run, run_stdio,
+    DEBOUNCE, FsHost, IDLE_TRIM, SessionEnd, WATCHED_GLOBS, capabilities, handle_request, run,
+    run_stdio, run_stdio_with_trim, run_with_trim,
 };
 
 /// The syntax-tree symbol index, public only for the profiling example (`examples/prof.rs`).

@@ -47,7 +47,7 @@ impl Engine {
         if occ.kind == SymKind::Workflow {
             for m in self.project(uri) {
                 if let Some(w) = &m.analysis.index.workflow
-                    && w.id == occ.name
+                    && *w.id == *occ.name
                 {
                     return Some(Location::new(m.uri.clone(), m.analysis.range(w.name_span)));
                 }

@@ -123,7 +123,7 @@ impl Engine {
                     .nodes
                     .iter()
                     .enumerate()
-                    .find(|(_, n)| n.id == occ.name)
+                    .find(|(_, n)| *n.id == *occ.name)
                 else {
                     let members = self.project(uri);
                     let inherited = members.first().and_then(|own| {
@@ -343,7 +343,7 @@ impl Engine {
                         .index
                         .workflow
                         .as_ref()
-                        .is_some_and(|w| w.id == occ.name)
+                        .is_some_and(|w| *w.id == *occ.name)
                 });
                 match found {
                     Some(m) => {

@@ -52,7 +52,7 @@ impl Engine {
         }
         Ok(Some(PrepareRenameResponse::RangeWithPlaceholder {
             range: a.range(occ.span),
-            placeholder: occ.name.clone(),
+            placeholder: occ.name.to_string(),
         }))
     }
 
@@ -92,7 +92,7 @@ impl Engine {
                 a.index.def_of(SymKind::Compensation, new).is_some() || a.index.node(new).is_some()
             }
         };
-        if taken && new != occ.name {
+        if taken && *new != *occ.name {
             return Err(format!(
                 "{article} {kind} `{new}` already exists: renaming `{old}` to it would merge the two (rename or remove the other {kind} first)",
                 article = if occ.kind == SymKind::Agent {

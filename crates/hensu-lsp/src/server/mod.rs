@@ -30,11 +30,17 @@ use serde::de::DeserializeOwned;
 pub use dispatch::{capabilities, handle_request};
 pub use fs_host::FsHost;
 
-use crate::engine::{AnalysisDone, AnalysisJob, Engine};
+use crate::engine::{AnalysisDone, AnalysisJob, Engine, Retired};
 use crate::host::{Host, uri_to_path};
 
 /// How long the server waits after an edit for the next one before analysing.
 pub const DEBOUNCE: Duration = Duration::from_millis(2);
+
+/// How long the server is idle (no analysis running or queued) before it asks the allocator to
+/// return its free pages ([`run_stdio_with_trim`]). While the user types, the pages freed by one
+/// analysis are reused by the next one; returned pages would have to be faulted in and zeroed
+/// again (docs/performance.md, *Language server, round 3*, *Third step*).
+pub const IDLE_TRIM: Duration = Duration::from_secs(1);
 
 /// How a session ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,16 +69,46 @@ pub fn run_stdio() -> anyhow::Result<SessionEnd> {
     Ok(end)
 }
 
+/// [`run_stdio`], calling `trim` on the analysis thread once the server has been idle for
+/// [`IDLE_TRIM`] after an analysis: the binary passes its allocator's "return free memory"
+/// (`hensuc lsp`: mimalloc's `mi_collect`).
+pub fn run_stdio_with_trim(trim: fn()) -> anyhow::Result<SessionEnd> {
+    let (connection, threads) = transport::stdio();
+    let end = run_with_trim(&connection, FsHost, Some(trim))?;
+    drop(connection);
+    threads.join_writer()?;
+    Ok(end)
+}
+
 /// Runs the server on a connection (stdio, or an in-memory one in tests and benches).
 pub fn run(connection: &Connection, host: impl Host + 'static) -> anyhow::Result<SessionEnd> {
-    let (jobs, job_rx) = crossbeam_channel::unbounded::<AnalysisJob>();
+    run_with_trim(connection, host, None)
+}
+
+/// [`run`] with the idle trim of [`run_stdio_with_trim`].
+pub fn run_with_trim(
+    connection: &Connection,
+    host: impl Host + 'static,
+    trim: Option<fn()>,
+) -> anyhow::Result<SessionEnd> {
+    let (jobs, job_rx) = crossbeam_channel::unbounded::<Work>();
     let (done_tx, done) = crossbeam_channel::unbounded::<AnalysisDone>();
     let worker = std::thread::Builder::new()
         .name("hensu-lsp-analysis".to_string())
         .spawn(move || {
-            for job in job_rx {
-                if done_tx.send(job.run()).is_err() {
-                    return;
+            for work in job_rx {
+                match work {
+                    Work::Analyse(job) => {
+                        if done_tx.send(job.run()).is_err() {
+                            return;
+                        }
+                    }
+                    Work::Free(retired) => drop(retired),
+                    Work::Trim => {
+                        if let Some(trim) = trim {
+                            trim();
+                        }
+                    }
                 }
             }
         })?;
@@ -86,11 +122,22 @@ pub fn run(connection: &Connection, host: impl Host + 'static) -> anyhow::Result
         state: State::Uninitialized,
         client: ClientCapabilities::default(),
         next_id: 0,
+        trim_at: None,
+        trims: trim.is_some(),
     };
     let end = server.main_loop(&done);
     drop(server);
     let _ = worker.join();
     end
+}
+
+/// What the analysis thread does: an analysis (answered on the `done` channel), or freeing
+/// replaced analyses where the next one will be built (see [`Retired`]).
+enum Work {
+    Analyse(Box<AnalysisJob>),
+    Free(Retired),
+    /// Return the allocator's free pages (the server was idle for [`IDLE_TRIM`]).
+    Trim,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -103,7 +150,7 @@ enum State {
 struct Server<'c> {
     connection: &'c Connection,
     engine: Engine,
-    jobs: Sender<AnalysisJob>,
+    jobs: Sender<Work>,
     /// An analysis is on the worker.
     busy: bool,
     /// Documents waiting for an analysis, in the order they were edited.
@@ -113,6 +160,10 @@ struct Server<'c> {
     state: State,
     client: ClientCapabilities,
     next_id: i32,
+    /// When to trim, if the server stays idle until then (set after each analysis).
+    trim_at: Option<Instant>,
+    /// A trim function was given.
+    trims: bool,
 }
 
 impl Server<'_> {
@@ -122,6 +173,9 @@ impl Server<'_> {
                 (false, Some(d)) if !self.queue.is_empty() => {
                     d.saturating_duration_since(Instant::now())
                 }
+                (false, _) if self.trim_at.is_some() => self.trim_at.map_or(Duration::ZERO, |t| {
+                    t.saturating_duration_since(Instant::now())
+                }),
                 _ => Duration::from_secs(3600),
             };
             select! {
@@ -149,11 +203,19 @@ impl Server<'_> {
                         } else if self.engine.is_dirty(&uri) {
                             self.schedule(uri, Duration::ZERO);
                         }
+                        let retired = self.engine.take_retired();
+                        if !retired.is_empty() {
+                            self.jobs.send(Work::Free(retired))?;
+                        }
+                        if self.trims {
+                            self.trim_at = Some(Instant::now() + IDLE_TRIM);
+                        }
                     }
                 }
                 recv(crossbeam_channel::after(wait)) -> _ => {}
             }
             self.start_analysis()?;
+            self.trim_when_idle()?;
         }
     }
 
@@ -168,12 +230,25 @@ impl Server<'_> {
         }
         while let Some(uri) = self.queue.pop_front() {
             if let Some(job) = self.engine.job(&uri) {
-                self.jobs.send(job)?;
+                self.jobs.send(Work::Analyse(Box::new(job)))?;
                 self.busy = true;
                 return Ok(());
             }
         }
         self.deadline = None;
+        Ok(())
+    }
+
+    /// Sends [`Work::Trim`] once [`IDLE_TRIM`] has passed since the last analysis with none
+    /// running or queued since.
+    fn trim_when_idle(&mut self) -> anyhow::Result<()> {
+        if self.busy || !self.queue.is_empty() {
+            return Ok(());
+        }
+        if self.trim_at.is_some_and(|t| t <= Instant::now()) {
+            self.trim_at = None;
+            self.jobs.send(Work::Trim)?;
+        }
         Ok(())
     }
 

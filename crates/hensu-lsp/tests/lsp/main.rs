@@ -14,6 +14,7 @@ mod extends;
 mod folding_range;
 mod formatting;
 mod hover;
+mod idle_trim;
 mod incremental;
 mod inlay_hint;
 mod pending;

@@ -21,9 +21,18 @@ pub struct LspArgs {
 /// Exit code 0 after `shutdown` + `exit`; 1 when the client exits (or closes stdin) without
 /// `shutdown`, as the protocol asks.
 pub fn execute(_args: LspArgs) -> anyhow::Result<ExitCode> {
-    let code = match hensu_lsp::run_stdio()? {
+    let code = match hensu_lsp::run_stdio_with_trim(return_free_memory)? {
         hensu_lsp::SessionEnd::AfterShutdown => exit::SUCCESS,
         hensu_lsp::SessionEnd::WithoutShutdown => exit::FAILURE,
     };
     Ok(ExitCode::from(code))
+}
+
+/// Returns mimalloc's free pages to the system (hensuc's global allocator, `main.rs`): the
+/// server calls it once idle after an analysis (`hensu_lsp::IDLE_TRIM`), so a large document's
+/// resident set falls back to its live heap between bursts of edits.
+#[allow(unsafe_code)]
+fn return_free_memory() {
+    // SAFETY: `mi_collect` takes no pointer and may be called from any thread at any time.
+    unsafe { libmimalloc_sys::mi_collect(true) }
 }
