@@ -15,6 +15,7 @@
 //! every delimiter it consumes is consumed by the function that also consumes its partner, and
 //! an opener past the depth limit fails, so this parser cannot overflow the stack either.
 
+use crate::DeferredGraph;
 use crate::ast::*;
 use crate::layout::{CSpan, MAX_DEPTH, newline_continues_after, newline_continues_before};
 use crate::lexer::{Token, TokenKind as T};
@@ -49,35 +50,80 @@ struct P<'t, 's> {
     stmts: Vec<Stmt<'s>>,
     args: Vec<Arg<'s>>,
     links: Vec<Link<'s>>,
+    /// Set by [`parse_deferring_graphs`]: which `graph { }` blocks to leave out of the tree.
+    defer: Option<Deferring>,
+    /// Annotations parsed so far (a deferred block with one is not deferred after all).
+    annotations: usize,
+}
+
+/// The state of [`parse_deferring_graphs`].
+#[derive(Default)]
+struct Deferring {
+    /// The depth inside the braces of the innermost `workflow(…) { … }` block being parsed.
+    workflow_depth: Option<u32>,
+    graphs: Vec<DeferredGraph>,
+    /// The parse gave up because a block cannot be deferred: it holds an annotation, or a
+    /// statement whose span does not end at its last token (`override end("x")`: a
+    /// parenthesised argument's span is its inside), which [`crate::parse_statement`] refuses.
+    undeferrable: bool,
 }
 
 /// Parse the lexer's tokens of an error-free file; `None` when anything would need a
 /// diagnostic from the layout pass or the parser.
 pub(crate) fn parse<'s>(src: &'s str, toks: &[Token]) -> Option<Vec<Stmt<'s>>> {
-    let mut p = P {
-        toks,
-        at: Cursor {
-            pos: 0,
-            depth: 0,
-            parens: 0,
-            prev_end: 0,
-        },
-        src,
-        stmts: Vec::with_capacity(64),
-        args: Vec::with_capacity(16),
-        links: Vec::with_capacity(16),
-    };
-    p.at.pos = p.significant(0, p.at);
-    p.skip_seps();
-    let mut items = Vec::new();
-    while p.at.pos < toks.len() {
-        let item = p.item()?;
-        items.push(item);
-        if !p.stmt_end() {
-            return None;
+    P::new(src, toks, None).file()
+}
+
+/// [`parse`], leaving the statements of every `graph { }` block written directly in a
+/// `workflow(…) { … }` block out of the tree: each is parsed (so the file is known to be
+/// error-free) and dropped, and its span is listed in the block's [`DeferredGraph`]
+/// ([`crate::parse_deferring_graphs`]). `Err(true)` when it gave up because a block cannot be
+/// deferred (parse the file again without deferring), `Err(false)` when [`parse`] would give up
+/// too.
+pub(crate) fn parse_deferring_graphs<'s>(
+    src: &'s str,
+    toks: &[Token],
+) -> Result<(Vec<Stmt<'s>>, Vec<DeferredGraph>), bool> {
+    let mut p = P::new(src, toks, Some(Deferring::default()));
+    match p.file() {
+        Some(items) => Ok((items, p.defer.map_or_else(Vec::new, |d| d.graphs))),
+        None => Err(p.defer.is_some_and(|d| d.undeferrable)),
+    }
+}
+
+impl<'t, 's> P<'t, 's> {
+    fn new(src: &'s str, toks: &'t [Token], defer: Option<Deferring>) -> Self {
+        P {
+            toks,
+            at: Cursor {
+                pos: 0,
+                depth: 0,
+                parens: 0,
+                prev_end: 0,
+            },
+            src,
+            stmts: Vec::with_capacity(64),
+            args: Vec::with_capacity(16),
+            links: Vec::with_capacity(16),
+            defer,
+            annotations: 0,
         }
     }
-    Some(items)
+
+    /// The items of the whole file.
+    fn file(&mut self) -> Option<Vec<Stmt<'s>>> {
+        self.at.pos = self.significant(0, self.at);
+        self.skip_seps();
+        let mut items = Vec::new();
+        while self.at.pos < self.toks.len() {
+            let item = self.item()?;
+            items.push(item);
+            if !self.stmt_end() {
+                return None;
+            }
+        }
+        Some(items)
+    }
 }
 
 /// One statement of a block from the raw tokens of exactly its text (spans are offsets into
@@ -87,19 +133,8 @@ pub(crate) fn statement<'s>(src: &'s str, toks: &[Token], depth: u32) -> Option<
     if depth as usize >= MAX_DEPTH || toks.first()?.kind == T::Newline {
         return None;
     }
-    let mut p = P {
-        toks,
-        at: Cursor {
-            pos: 0,
-            depth,
-            parens: 0,
-            prev_end: 0,
-        },
-        src,
-        stmts: Vec::with_capacity(16),
-        args: Vec::with_capacity(16),
-        links: Vec::with_capacity(16),
-    };
+    let mut p = P::new(src, toks, None);
+    p.at.depth = depth;
     let stmt = p.stmt()?;
     (p.at.pos == toks.len() && p.at.depth == depth).then_some(stmt)
 }
@@ -350,7 +385,30 @@ impl<'t, 's> P<'t, 's> {
         })
     }
 
-    fn block(&mut self) -> Option<Block<'s>> {
+    /// The trailing block of a call to `callee` (a name followed by `{`, or a call without a
+    /// block yet): where [`parse_deferring_graphs`] tracks `workflow` blocks and defers `graph`
+    /// blocks directly inside them.
+    fn call_block(&mut self, callee: Option<&str>) -> Option<Block<'s>> {
+        let Some(defer) = &mut self.defer else {
+            return self.block(false);
+        };
+        match callee {
+            Some("workflow") => {
+                let outer = defer.workflow_depth.replace(self.at.depth + 1);
+                let block = self.block(false);
+                if let Some(defer) = &mut self.defer {
+                    defer.workflow_depth = outer;
+                }
+                block
+            }
+            Some("graph") if defer.workflow_depth == Some(self.at.depth) => self.block(true),
+            _ => self.block(false),
+        }
+    }
+
+    /// `{ stmt* }`; with `deferred`, each statement is parsed and dropped, and the block is
+    /// listed as a [`DeferredGraph`] (kept whole if it holds an annotation).
+    fn block(&mut self, deferred: bool) -> Option<Block<'s>> {
         let start = self.at.pos;
         self.eat(T::LBrace)?;
         // `{ a, b -> …}` is a lambda with parameters: the chumsky parser reports it.
@@ -373,19 +431,48 @@ impl<'t, 's> P<'t, 's> {
         }
         self.skip_seps();
         let base = self.stmts.len();
+        let depth = self.at.depth;
+        let annotations = self.annotations;
+        let mut spans = Vec::new();
         while self.peek() != Some(T::RBrace) {
             let s = self.stmt()?;
-            self.stmts.push(s);
+            if deferred {
+                if s.span.end != self.at.prev_end {
+                    return self.undeferrable();
+                }
+                spans.push(s.span);
+            } else {
+                self.stmts.push(s);
+            }
             if !self.stmt_end() {
                 return None;
             }
         }
         self.eat(T::RBrace)?;
         let stmts = self.stmts.drain(base..).collect();
-        Some(Block {
-            stmts,
-            span: self.span_from(start)?,
-        })
+        let span = self.span_from(start)?;
+        if deferred && let Some(defer) = &mut self.defer {
+            if self.annotations != annotations {
+                // Annotations are collected from the tree before lowering (`@Suppress`): the
+                // caller re-parses a file whose graph holds one without deferring.
+                defer.undeferrable = true;
+                return None;
+            }
+            defer.graphs.push(DeferredGraph {
+                block: span,
+                depth,
+                stmts: spans,
+            });
+        }
+        Some(Block { stmts, span })
+    }
+
+    #[cold]
+    fn undeferrable<R>(&mut self) -> Option<R> {
+        if let Some(defer) = &mut self.defer {
+            defer.undeferrable = true;
+        }
+        None
     }
 
     fn stmt(&mut self) -> Option<Stmt<'s>> {
@@ -430,6 +517,7 @@ impl<'t, 's> P<'t, 's> {
     /// `inner` parses; the statement's span grows to cover them.
     fn annotated(&mut self, inner: fn(&mut Self) -> Option<Stmt<'s>>) -> Option<Stmt<'s>> {
         let mut annotations = Vec::new();
+        self.annotations += 1;
         while let Some(&Token {
             kind: T::Annotation,
             span: at,
@@ -606,7 +694,11 @@ impl<'t, 's> P<'t, 's> {
                     continue;
                 }
                 Some(T::LBrace) if matches!(&cur.kind, ExprKind::Call(c) if c.block.is_none()) => {
-                    let block = self.block()?;
+                    let callee = match &cur.kind {
+                        ExprKind::Call(c) => Some(c.callee.name),
+                        _ => None,
+                    };
+                    let block = self.call_block(callee)?;
                     cur.span = cur.span.to(block.span);
                     if let ExprKind::Call(c) = &mut cur.kind {
                         c.block = Some(Box::new(block));
@@ -614,7 +706,10 @@ impl<'t, 's> P<'t, 's> {
                     continue;
                 }
                 Some(T::LParen) => Suffix::Args(self.args()?),
-                Some(T::LBrace) => Suffix::Block(self.block()?),
+                Some(T::LBrace) => {
+                    let callee = cur.as_name().map(|id| id.name);
+                    Suffix::Block(self.call_block(callee)?)
+                }
                 _ => return Some(cur),
             };
             let mut failed = false;

@@ -1,0 +1,106 @@
+//! The graph lowered one deferred statement at a time ([`super::lower_deferred`], the
+//! compiler's path) gives what lowering the whole tree gives ([`super::lower_owned`]).
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+use hensu_diagnostics::FileId;
+
+use crate::files::NoFiles;
+
+/// Lowers `src` both ways; `None` when the parser deferred nothing. Compared by their `Debug`
+/// text, which prints every field of the IR, the origins and the diagnostics.
+fn both_ways(src: &str) -> Option<(String, String)> {
+    let (parsed, deferred) = hensu_syntax::parse_deferring_graphs(src);
+    if deferred.is_empty() {
+        return None;
+    }
+    let lowered = super::lower_deferred(parsed.file, src, deferred, FileId(3), &NoFiles)
+        .unwrap_or_else(|| panic!("the deferred graph did not lower:\n{src}"));
+    let whole = super::lower_owned(hensu_syntax::parse(src).file, FileId(3), &NoFiles);
+    Some((format!("{lowered:#?}"), format!("{whole:#?}")))
+}
+
+fn hwf_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            hwf_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "hwf" || e == "kt") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_workflow_of_the_repository_lowers_deferred_as_whole() {
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    let mut files = Vec::new();
+    for dir in [
+        "examples",
+        "tests/fixtures",
+        "crates/hensu-sema/tests/fixtures",
+    ] {
+        hwf_files(&root.join(dir), &mut files);
+    }
+    files.sort();
+    let mut compared = 0;
+    for path in &files {
+        let src = std::fs::read_to_string(path).unwrap();
+        if let Some((deferred, whole)) = both_ways(&src) {
+            assert!(
+                deferred == whole,
+                "{}: the lowerings differ",
+                path.display()
+            );
+            compared += 1;
+        }
+    }
+    assert!(
+        compared > 100,
+        "{compared} of {} files compared",
+        files.len()
+    );
+}
+
+#[test]
+fn a_graph_with_lowering_errors_lowers_deferred_as_whole() {
+    let src = graph_with_errors();
+    let (deferred, whole) = both_ways(&src).unwrap();
+    assert!(deferred == whole);
+    assert!(deferred.contains("E0"), "{deferred}");
+}
+
+/// A workflow whose graph has lowering errors (a node id given twice, an unknown statement):
+/// they are reported while the deferred statements are lowered, in the same order.
+fn graph_with_errors() -> String {
+    let mut src = String::from(
+        "fun w() = workflow(\"w\") {\n    agents {\n        agent(\"a\") { role = \"R\"; model = \"stub\" }\n    }\n    graph {\n        start at \"n0\"\n",
+    );
+    for i in 0..50 {
+        let next = i + 1;
+        src.push_str(&format!(
+            "        node(\"n{i}\") {{\n            agent = \"a\"\n            prompt = \"step {{x}} {i}\"\n            onSuccess goto \"n{next}\"\n        }}\n"
+        ));
+    }
+    src.push_str(
+        "        node(\"n3\") { agent = \"a\"; prompt = \"again\"; onSuccess goto \"n50\" }\n",
+    );
+    src.push_str("        nod(\"typo\") { }\n        end(\"n50\")\n    }\n}\n");
+    src
+}
+
+#[test]
+fn a_deferred_graph_not_where_the_lowering_takes_graphs_lowers_whole() {
+    // `x = graph { … }` is deferred by the parser (a `graph` call directly in the workflow
+    // block) but is no graph of the lowering: the compiler lowers the whole tree instead.
+    let src = "workflow(\"w\") {\n    x = graph { start at \"a\" }\n    graph {\n        start at \"a\"\n        end(\"a\")\n    }\n}\n";
+    let (parsed, deferred) = hensu_syntax::parse_deferring_graphs(src);
+    assert_eq!(deferred.len(), 2);
+    assert!(super::lower_deferred(parsed.file, src, deferred, FileId(0), &NoFiles).is_none());
+    let lowered = crate::lower_source(src, FileId(0), &NoFiles);
+    let whole = super::lower_owned(hensu_syntax::parse(src).file, FileId(0), &NoFiles);
+    assert_eq!(
+        format!("{:?}", lowered.workflow),
+        format!("{:?}", whole.workflow)
+    );
+    assert!(lowered.workflow.is_some());
+}

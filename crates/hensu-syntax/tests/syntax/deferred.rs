@@ -1,0 +1,189 @@
+//! `parse_deferring_graphs`: the tree of `parse` without the statements of each deferred
+//! `graph { }` block, and each of those statements parses alone (`parse_statement`) to the
+//! tree `parse` gives it (the compiler lowers a graph one statement at a time this way).
+
+use hensu_syntax::ast::*;
+use hensu_syntax::{DeferredGraph, parse, parse_deferring_graphs, parse_statement};
+
+/// The block spanning `span` anywhere in the statements, if any.
+fn find_block<'a, 's>(stmts: &'a mut [Stmt<'s>], span: Span) -> Option<&'a mut Block<'s>> {
+    stmts.iter_mut().find_map(|s| in_stmt(s, span))
+}
+
+fn in_stmt<'a, 's>(stmt: &'a mut Stmt<'s>, span: Span) -> Option<&'a mut Block<'s>> {
+    match &mut stmt.kind {
+        StmtKind::Assign { value: e, .. } | StmtKind::Expr(e) | StmtKind::Return(Some(e)) => {
+            in_expr(e, span)
+        }
+        StmtKind::Fun { body, .. } => match body {
+            FunBody::Expr(e) => in_expr(e, span),
+            FunBody::Block(b) => in_block(b, span),
+        },
+        _ => None,
+    }
+}
+
+fn in_block<'a, 's>(block: &'a mut Block<'s>, span: Span) -> Option<&'a mut Block<'s>> {
+    if block.span == span {
+        return Some(block);
+    }
+    find_block(&mut block.stmts, span)
+}
+
+fn in_expr<'a, 's>(expr: &'a mut Expr<'s>, span: Span) -> Option<&'a mut Block<'s>> {
+    match &mut expr.kind {
+        ExprKind::Call(c) => {
+            let Call { args, block, .. } = &mut **c;
+            if let Some(found) = args
+                .as_mut()
+                .and_then(|a| a.items.iter_mut().find_map(|a| in_expr(&mut a.value, span)))
+            {
+                return Some(found);
+            }
+            block.as_deref_mut().and_then(|b| in_block(b, span))
+        }
+        ExprKind::MethodCall(m) => in_expr(&mut m.receiver, span),
+        ExprKind::Chain { head, links } => in_expr(head, span).or_else(|| {
+            links
+                .iter_mut()
+                .find_map(|l| l.arg.as_mut().and_then(|a| in_expr(a, span)))
+        }),
+        ExprKind::Range { start: a, end: b } | ExprKind::Add { lhs: a, rhs: b } => {
+            in_expr(a, span).or_else(|| in_expr(b, span))
+        }
+        _ => None,
+    }
+}
+
+/// Checks `parse_deferring_graphs(src)` against `parse(src)`; returns how many statements it
+/// deferred.
+fn check_against_parse(name: &str, src: &str) -> usize {
+    let mut full = parse(src);
+    let (deferred, graphs) = parse_deferring_graphs(src);
+    assert_eq!(deferred.diagnostics, full.diagnostics, "{name}");
+    let mut count = 0;
+    for DeferredGraph {
+        block,
+        depth,
+        stmts,
+    } in &graphs
+    {
+        let found = find_block(&mut full.file.items, *block)
+            .unwrap_or_else(|| panic!("{name}: no block at {block:?} in the whole tree"));
+        let spans: Vec<Span> = found.stmts.iter().map(|s| s.span).collect();
+        assert_eq!(&spans, stmts, "{name}: the deferred statements");
+        for stmt in std::mem::take(&mut found.stmts) {
+            let (alone, _) = parse_statement(src, stmt.span.start..stmt.span.end, *depth)
+                .unwrap_or_else(|| panic!("{name}: {:?} did not parse alone", stmt.span));
+            assert_eq!(alone, stmt, "{name}");
+            count += 1;
+        }
+    }
+    assert_eq!(deferred.file, full.file, "{name}: the rest of the tree");
+    count
+}
+
+fn hwf_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            hwf_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "hwf" || e == "kt") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_workflow_of_the_repository_defers_to_the_tree_parse_gives() {
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    let mut files = Vec::new();
+    for dir in [
+        "examples",
+        "tests/fixtures",
+        "crates/hensu-sema/tests/fixtures",
+    ] {
+        hwf_files(&root.join(dir), &mut files);
+    }
+    files.sort();
+    assert!(files.len() > 100, "{} files", files.len());
+    let mut deferred = 0;
+    let mut whole = 0;
+    for path in &files {
+        let src = std::fs::read_to_string(path).unwrap();
+        match check_against_parse(&path.display().to_string(), &src) {
+            0 => whole += 1,
+            n => deferred += n,
+        }
+    }
+    // Most files are error-free workflows with a graph.
+    assert!(
+        deferred > 500 && whole < files.len() / 2,
+        "{deferred} deferred, {whole} whole"
+    );
+}
+
+const WORKFLOW: &str = r#"fun w() = workflow("w") {
+    graph {
+        start at "a"
+        node("a") {
+            prompt = "hi"
+            onSuccess goto "b"
+        }
+        end("b")
+    }
+}
+"#;
+
+#[test]
+fn the_statements_of_a_workflow_graph_are_deferred_at_their_depth() {
+    let (parsed, graphs) = parse_deferring_graphs(WORKFLOW);
+    assert!(parsed.diagnostics.is_empty());
+    let [graph] = graphs.as_slice() else {
+        panic!("one deferred graph expected: {graphs:?}");
+    };
+    assert_eq!(graph.depth, 2);
+    let texts: Vec<&str> = graph
+        .stmts
+        .iter()
+        .map(|s| &WORKFLOW[s.start as usize..s.end as usize])
+        .collect();
+    assert_eq!(texts[0], "start at \"a\"");
+    assert!(texts[1].starts_with("node(\"a\") {") && texts[1].ends_with('}'));
+    assert_eq!(texts[2], "end(\"b\")");
+    assert_eq!(check_against_parse("workflow", WORKFLOW), 3);
+}
+
+#[test]
+fn a_graph_with_an_annotation_or_an_error_is_not_deferred() {
+    let annotated = WORKFLOW.replace("node(\"a\")", "@Suppress(\"W0307\")\n        node(\"a\")");
+    let broken = WORKFLOW.replace("end(\"b\")", "end(\"b\"");
+    for src in [annotated, broken] {
+        let (_, graphs) = parse_deferring_graphs(&src);
+        assert!(graphs.is_empty(), "{src}");
+        assert_eq!(check_against_parse("not deferred", &src), 0);
+    }
+}
+
+#[test]
+fn only_graphs_directly_in_a_workflow_block_are_deferred() {
+    // Inside a node, inside parentheses, outside a workflow: kept in the tree.
+    for src in [
+        "workflow(\"w\") { graph { node(\"a\") { graph { x = 1 } } } }",
+        "workflow(\"w\") { f(graph { x = 1 }) }",
+        "other(\"w\") { graph { x = 1 } }",
+        "graph { x = 1 }",
+    ] {
+        let (_, graphs) = parse_deferring_graphs(src);
+        assert!(graphs.len() <= 1, "{src}");
+        check_against_parse(src, src);
+        for g in &graphs {
+            assert_eq!(g.depth, 2, "{src}: only the outer graph");
+        }
+    }
+    // A nested workflow call's graph is directly in its own block.
+    let nested = "workflow(\"a\") { workflow(\"b\") { graph { x = 1 } }\n graph { y = 2 } }";
+    let (_, graphs) = parse_deferring_graphs(nested);
+    assert_eq!(graphs.len(), 2);
+    assert_eq!(check_against_parse("nested", nested), 2);
+}
