@@ -1,5 +1,6 @@
-//! The graph lowered one deferred statement at a time ([`super::lower_deferred`], the
-//! compiler's path) gives what lowering the whole tree gives ([`super::lower_owned`]).
+//! The graph lowered one deferred statement at a time and the state block freed as it is
+//! lowered ([`super::lower_deferred`], the compiler's path) give what lowering the whole tree
+//! gives ([`super::lower`]).
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use hensu_diagnostics::FileId;
@@ -15,7 +16,8 @@ fn both_ways(src: &str) -> Option<(String, String)> {
     }
     let lowered = super::lower_deferred(parsed.file, src, deferred, FileId(3), &NoFiles)
         .unwrap_or_else(|| panic!("the deferred graph did not lower:\n{src}"));
-    let whole = super::lower_owned(hensu_syntax::parse(src).file, FileId(3), &NoFiles);
+    // The borrowed tree: nothing taken out of it.
+    let whole = super::lower(&hensu_syntax::parse(src).file, FileId(3), &NoFiles);
     Some((format!("{lowered:#?}"), format!("{whole:#?}")))
 }
 

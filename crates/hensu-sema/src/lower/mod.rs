@@ -476,8 +476,8 @@ pub fn lower_graph_node(
     })
 }
 
-/// The statements of a graph block outside the tree.
-pub(crate) enum GraphStmts<'s> {
+/// The statements of a graph or state block outside the tree.
+pub(crate) enum BlockStmts<'s> {
     /// Taken out of the tree by [`lower_owned`].
     Owned(Vec<Stmt<'s>>),
     /// Left unparsed by [`hensu_syntax::parse_deferring_graphs`]: each is parsed when it is
@@ -488,9 +488,20 @@ pub(crate) enum GraphStmts<'s> {
     },
 }
 
-/// Graph blocks taken out of the tree by [`lower_owned`] or deferred by the parser, by the span
-/// of the block.
-pub(crate) type Detached<'s> = Vec<(Span, GraphStmts<'s>)>;
+/// Graph and state blocks taken out of the tree by [`lower_owned`] or deferred by the parser, by
+/// the span of the block.
+pub(crate) type Detached<'s> = Vec<(Span, BlockStmts<'s>)>;
+
+/// The statements of the block spanning `span` if [`lower_owned`] took them out of the tree.
+pub(crate) fn take_owned<'s>(detached: &mut Detached<'s>, span: Span) -> Option<Vec<Stmt<'s>>> {
+    let i = detached
+        .iter()
+        .position(|(s, b)| *s == span && matches!(b, BlockStmts::Owned(_)))?;
+    match detached.swap_remove(i).1 {
+        BlockStmts::Owned(stmts) => Some(stmts),
+        BlockStmts::Deferred { .. } => None,
+    }
+}
 
 /// Lowers a parsed file.
 pub fn lower(file: &SourceFile<'_>, file_id: FileId, files: &dyn FileProvider) -> Lowered {
@@ -499,13 +510,13 @@ pub fn lower(file: &SourceFile<'_>, file_id: FileId, files: &dyn FileProvider) -
 }
 
 /// Lowers a parsed file it owns: the same result as [`lower`], but the statements of each
-/// `graph { }` block are freed one by one as they are lowered, so the tree (the bulk of it is
-/// the graph) does not stay alive beside the whole IR.
+/// `graph { }` and `state { }` block are freed one by one as they are lowered, so the tree (the
+/// bulk of it is the graph) does not stay alive beside the whole IR.
 pub fn lower_owned(mut file: SourceFile<'_>, file_id: FileId, files: &dyn FileProvider) -> Lowered {
     // Before the graphs are detached: annotations may sit on nodes.
     let annotations = crate::suppress::collect(&file);
     let mut detached = Vec::new();
-    detach_graphs(&mut file, &mut detached);
+    detach_blocks(&mut file, &mut detached);
     lower_with(&file, &mut detached, annotations, file_id, files).0
 }
 
@@ -526,12 +537,12 @@ pub(crate) fn lower_deferred<'s>(
     // The parser defers no graph with an annotation in it.
     let annotations = crate::suppress::collect(&file);
     let mut detached = Vec::new();
-    detach_graphs(&mut file, &mut detached);
+    detach_blocks(&mut file, &mut detached);
     for graph in deferred {
         let (_, stmts) = detached.iter_mut().find(|(span, stmts)| {
-            *span == graph.block && matches!(stmts, GraphStmts::Owned(s) if s.is_empty())
+            *span == graph.block && matches!(stmts, BlockStmts::Owned(s) if s.is_empty())
         })?;
-        *stmts = GraphStmts::Deferred { src, graph };
+        *stmts = BlockStmts::Deferred { src, graph };
     }
     let (lowered, complete) = lower_with(&file, &mut detached, annotations, file_id, files);
     complete.then_some(lowered)
@@ -568,9 +579,10 @@ fn lower_with<'s>(
     (lowered, !deferred_failed)
 }
 
-/// Takes the statements of every `graph { … }` block directly inside a `workflow(…) { … }` call
-/// out of the tree (the block keeps its span; the lowering finds the statements by it).
-fn detach_graphs<'s>(file: &mut SourceFile<'s>, detached: &mut Detached<'s>) {
+/// Takes the statements of every `graph { … }` and `state { … }` block directly inside a
+/// `workflow(…) { … }` call out of the tree (the block keeps its span; the lowering finds the
+/// statements by it).
+fn detach_blocks<'s>(file: &mut SourceFile<'s>, detached: &mut Detached<'s>) {
     fn workflow_call<'s>(e: &mut Expr<'s>, detached: &mut Detached<'s>) {
         let ExprKind::Call(c) = &mut e.kind else {
             return;
@@ -584,11 +596,11 @@ fn detach_graphs<'s>(file: &mut SourceFile<'s>, detached: &mut Detached<'s>) {
         for stmt in &mut body.stmts {
             if let StmtKind::Expr(e) = &mut stmt.kind
                 && let ExprKind::Call(g) = &mut e.kind
-                && g.callee.name == "graph"
+                && matches!(g.callee.name, "graph" | "state")
                 && let Some(block) = g.block.as_deref_mut()
             {
                 let stmts = std::mem::take(&mut block.stmts);
-                detached.push((block.span, GraphStmts::Owned(stmts)));
+                detached.push((block.span, BlockStmts::Owned(stmts)));
             }
         }
     }

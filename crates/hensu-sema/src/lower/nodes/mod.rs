@@ -19,7 +19,7 @@ use indexmap::IndexMap;
 
 use crate::lower::transitions::RuleSink;
 use crate::lower::values::Quoted;
-use crate::lower::{GraphStmts, Lowerer, Seen, Shape};
+use crate::lower::{BlockStmts, Lowerer, Seen, Shape};
 use crate::origins::NodeOrigin;
 use crate::schema::{BlockKind, EnumType, StatementKind, StatementSpec};
 
@@ -66,8 +66,8 @@ impl Lowerer<'_> {
             .position(|(span, _)| *span == block.span)
             .map(|i| detached.swap_remove(i).1);
         let count = match &owned {
-            Some(GraphStmts::Owned(stmts)) => stmts.len(),
-            Some(GraphStmts::Deferred { graph, .. }) => graph.stmts.len(),
+            Some(BlockStmts::Owned(stmts)) => stmts.len(),
+            Some(BlockStmts::Deferred { graph, .. }) => graph.stmts.len(),
             None => block.stmts.len(),
         };
         // At most one node per statement: sized once instead of doubling (which leaves up to
@@ -79,13 +79,13 @@ impl Lowerer<'_> {
         self.origins.nodes.reserve_exact(count);
         let mut seen = Seen::new();
         match owned {
-            Some(GraphStmts::Owned(stmts)) => {
+            Some(BlockStmts::Owned(stmts)) => {
                 for stmt in stmts {
                     self.graph_stmt(&mut graph, &mut seen, &stmt);
                 }
             }
             // Parsed one at a time: only one statement's tree is alive.
-            Some(GraphStmts::Deferred {
+            Some(BlockStmts::Deferred {
                 src,
                 graph: deferred,
             }) => {
