@@ -52,8 +52,6 @@ struct P<'t, 's> {
     links: Vec<Link<'s>>,
     /// Set by [`parse_deferring_graphs`]: which `graph { }` blocks to leave out of the tree.
     defer: Option<Deferring>,
-    /// Annotations parsed so far (a deferred block with one is not deferred after all).
-    annotations: usize,
 }
 
 /// The state of [`parse_deferring_graphs`].
@@ -62,9 +60,7 @@ struct Deferring {
     /// The depth inside the braces of the innermost `workflow(…) { … }` block being parsed.
     workflow_depth: Option<u32>,
     graphs: Vec<DeferredGraph>,
-    /// The parse gave up because a block cannot be deferred: it holds an annotation, or a
-    /// statement whose span does not end at its last token (`override end("x")`: a
-    /// parenthesised argument's span is its inside), which [`crate::parse_statement`] refuses.
+    /// The parse gave up because a block to defer holds an annotation.
     undeferrable: bool,
 }
 
@@ -75,11 +71,10 @@ pub(crate) fn parse<'s>(src: &'s str, toks: &[Token]) -> Option<Vec<Stmt<'s>>> {
 }
 
 /// [`parse`], leaving the statements of every `graph { }` block written directly in a
-/// `workflow(…) { … }` block out of the tree: each is parsed (so the file is known to be
-/// error-free) and dropped, and its span is listed in the block's [`DeferredGraph`]
-/// ([`crate::parse_deferring_graphs`]). `Err(true)` when it gave up because a block cannot be
-/// deferred (parse the file again without deferring), `Err(false)` when [`parse`] would give up
-/// too.
+/// `workflow(…) { … }` block out of the tree: each is skipped, and its span is listed in the
+/// block's [`DeferredGraph`] ([`crate::parse_deferring_graphs`]). `Err(true)` when it gave up
+/// because a block to defer holds an annotation (parse the file again without deferring),
+/// `Err(false)` when [`parse`] would give up too.
 pub(crate) fn parse_deferring_graphs<'s>(
     src: &'s str,
     toks: &[Token],
@@ -106,7 +101,6 @@ impl<'t, 's> P<'t, 's> {
             args: Vec::with_capacity(16),
             links: Vec::with_capacity(16),
             defer,
-            annotations: 0,
         }
     }
 
@@ -430,41 +424,59 @@ impl<'t, 's> P<'t, 's> {
             }
         }
         self.skip_seps();
+        if deferred {
+            return self.deferred_block(start);
+        }
         let base = self.stmts.len();
-        let depth = self.at.depth;
-        let annotations = self.annotations;
-        let mut spans = Vec::new();
         while self.peek() != Some(T::RBrace) {
             let s = self.stmt()?;
-            if deferred {
-                if s.span.end != self.at.prev_end {
-                    return self.undeferrable();
-                }
-                spans.push(s.span);
-            } else {
-                self.stmts.push(s);
-            }
+            self.stmts.push(s);
             if !self.stmt_end() {
                 return None;
             }
         }
         self.eat(T::RBrace)?;
         let stmts = self.stmts.drain(base..).collect();
-        let span = self.span_from(start)?;
-        if deferred && let Some(defer) = &mut self.defer {
-            if self.annotations != annotations {
-                // Annotations are collected from the tree before lowering (`@Suppress`): the
-                // caller re-parses a file whose graph holds one without deferring.
-                defer.undeferrable = true;
-                return None;
+        Some(Block {
+            stmts,
+            span: self.span_from(start)?,
+        })
+    }
+
+    /// The statements of a deferred block, skipped without building a tree: each runs to the
+    /// separator (or the `}`) at the block's depth, the layout rules applied by the cursor as
+    /// everywhere, so only its span is kept; [`crate::parse_statement`] parses it when it is
+    /// lowered (and finds any error in it). The block goes into the tree without statements.
+    fn deferred_block(&mut self, start: usize) -> Option<Block<'s>> {
+        let depth = self.at.depth;
+        let mut spans = Vec::new();
+        while self.peek() != Some(T::RBrace) {
+            let first = self.toks.get(self.at.pos)?.span.start;
+            loop {
+                match self.peek()? {
+                    T::Newline | T::Semi | T::RBrace if self.at.depth == depth => break,
+                    // Unbalanced: the layout pass reports it.
+                    T::RParen | T::RBracket if self.at.depth == depth => return None,
+                    // Annotations are collected from the tree before lowering (`@Suppress`):
+                    // the caller parses a file whose graph holds one without deferring.
+                    T::Annotation => return self.undeferrable(),
+                    _ => self.bump()?,
+                }
             }
-            defer.graphs.push(DeferredGraph {
-                block: span,
-                depth,
-                stmts: spans,
-            });
+            spans.push(Span::new(first, self.at.prev_end));
+            self.stmt_end();
         }
-        Some(Block { stmts, span })
+        self.eat(T::RBrace)?;
+        let span = self.span_from(start)?;
+        self.defer.as_mut()?.graphs.push(DeferredGraph {
+            block: span,
+            depth,
+            stmts: spans,
+        });
+        Some(Block {
+            stmts: Vec::new(),
+            span,
+        })
     }
 
     #[cold]
@@ -517,7 +529,6 @@ impl<'t, 's> P<'t, 's> {
     /// `inner` parses; the statement's span grows to cover them.
     fn annotated(&mut self, inner: fn(&mut Self) -> Option<Stmt<'s>>) -> Option<Stmt<'s>> {
         let mut annotations = Vec::new();
-        self.annotations += 1;
         while let Some(&Token {
             kind: T::Annotation,
             span: at,

@@ -125,12 +125,14 @@ pub struct DeferredGraph {
 }
 
 /// [`parse`] for a caller that lowers a workflow's graph one statement at a time (the compiler:
-/// docs/performance.md, *Round 3, fourth sitting: the front end's heap*): when the file is
-/// error-free, the statements of each `graph { }` block directly inside a `workflow(…) { … }`
-/// block are parsed (so the file is known to be error-free) but not kept, and their spans are
-/// returned instead, so the whole graph's tree never exists at once. A file with an error, or
-/// with an annotation inside such a graph, gets the whole tree and no deferred block (the same
-/// result as [`parse`]).
+/// docs/performance.md, *Round 3, fourth sitting: the front end's heap*): the statements of each
+/// `graph { }` block directly inside a `workflow(…) { … }` block are skipped (balanced, with
+/// the layout rules) instead of parsed, and their spans returned, so the graph's tree never
+/// exists whole and its statements are parsed once. The rest of the tree and the diagnostics
+/// are those of [`parse`] when every deferred statement parses alone with
+/// [`parse_statement`]; when one does not (an error in it, or a statement `parse_statement`
+/// refuses), parse the file with [`parse`]. A file with a lexical error, an error outside its
+/// graphs or an annotation inside one gets the whole tree and no deferred block.
 pub fn parse_deferring_graphs(src: &str) -> (Parsed<'_>, Vec<DeferredGraph>) {
     parse_with(src, true)
 }
