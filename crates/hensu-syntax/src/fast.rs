@@ -67,7 +67,7 @@ struct Deferring {
 /// Parse the lexer's tokens of an error-free file; `None` when anything would need a
 /// diagnostic from the layout pass or the parser.
 pub(crate) fn parse<'s>(src: &'s str, toks: &[Token]) -> Option<Vec<Stmt<'s>>> {
-    P::new(src, toks, None).file()
+    P::new(src, toks, None, 64).file()
 }
 
 /// [`parse`], leaving the statements of every `graph { }` block written directly in a
@@ -79,7 +79,7 @@ pub(crate) fn parse_deferring_graphs<'s>(
     src: &'s str,
     toks: &[Token],
 ) -> Result<(Vec<Stmt<'s>>, Vec<DeferredGraph>), bool> {
-    let mut p = P::new(src, toks, Some(Deferring::default()));
+    let mut p = P::new(src, toks, Some(Deferring::default()), 64);
     match p.file() {
         Some(items) => Ok((items, p.defer.map_or_else(Vec::new, |d| d.graphs))),
         None => Err(p.defer.is_some_and(|d| d.undeferrable)),
@@ -87,7 +87,9 @@ pub(crate) fn parse_deferring_graphs<'s>(
 }
 
 impl<'t, 's> P<'t, 's> {
-    fn new(src: &'s str, toks: &'t [Token], defer: Option<Deferring>) -> Self {
+    /// `scratch`: the initial capacity of the statement stack (a whole file's parse nests
+    /// deeper than one statement's).
+    fn new(src: &'s str, toks: &'t [Token], defer: Option<Deferring>, scratch: usize) -> Self {
         P {
             toks,
             at: Cursor {
@@ -97,7 +99,7 @@ impl<'t, 's> P<'t, 's> {
                 prev_end: 0,
             },
             src,
-            stmts: Vec::with_capacity(64),
+            stmts: Vec::with_capacity(scratch),
             args: Vec::with_capacity(16),
             links: Vec::with_capacity(16),
             defer,
@@ -127,7 +129,7 @@ pub(crate) fn statement<'s>(src: &'s str, toks: &[Token], depth: u32) -> Option<
     if depth as usize >= MAX_DEPTH || toks.first()?.kind == T::Newline {
         return None;
     }
-    let mut p = P::new(src, toks, None);
+    let mut p = P::new(src, toks, None, 16);
     p.at.depth = depth;
     let stmt = p.stmt()?;
     (p.at.pos == toks.len() && p.at.depth == depth).then_some(stmt)
