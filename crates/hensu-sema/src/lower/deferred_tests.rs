@@ -111,3 +111,81 @@ fn a_deferred_graph_not_where_the_lowering_takes_graphs_lowers_whole() {
     );
     assert!(lowered.workflow.is_some());
 }
+
+/// Mutants of the examples (a token inserted, a byte range deleted or doubled at a seeded
+/// position): whenever the parser defers and the lowering does not fall back, the two lowerings
+/// agree, and `lower_source` never panics.
+#[test]
+fn mutants_of_the_examples_lower_deferred_as_whole() {
+    const TOKENS: &[&str] = &[
+        "{",
+        "}",
+        "(",
+        ")",
+        "\n",
+        ";",
+        "\"",
+        "@Suppress(\"W0307\")\n",
+        "node(\"z\") { }\n",
+        "graph { }\n",
+        "workflow(\"w\") {",
+        "\"\"\"",
+        ".trimIndent()",
+        "override ",
+    ];
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"));
+    let mut files = Vec::new();
+    hwf_files(root, &mut files);
+    files.sort();
+    let mut seed: u64 = 0x5eed;
+    let mut next = |n: usize| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) as usize % n.max(1)
+    };
+    let (mut compared, mut fell_back) = (0, 0);
+    for path in &files {
+        let src = std::fs::read_to_string(path).unwrap();
+        for _ in 0..40 {
+            let mut m = src.clone().into_bytes();
+            let at = next(m.len());
+            match next(3) {
+                0 => {
+                    let t = TOKENS[next(TOKENS.len())];
+                    m.splice(at..at, t.bytes());
+                }
+                1 => {
+                    let end = (at + 1 + next(40)).min(m.len());
+                    m.drain(at..end);
+                }
+                _ => {
+                    let end = (at + 1 + next(40)).min(m.len());
+                    let piece = m[at..end].to_vec();
+                    m.splice(at..at, piece);
+                }
+            }
+            let Ok(m) = String::from_utf8(m) else {
+                continue;
+            };
+            let _ = crate::lower_source(&m, FileId(0), &NoFiles);
+            let (parsed, deferred) = hensu_syntax::parse_deferring_graphs(&m);
+            if deferred.is_empty() {
+                continue;
+            }
+            match super::lower_deferred(parsed.file, &m, deferred, FileId(0), &NoFiles) {
+                Some(lowered) => {
+                    let whole = super::lower(&hensu_syntax::parse(&m).file, FileId(0), &NoFiles);
+                    assert!(
+                        format!("{lowered:?}") == format!("{whole:?}"),
+                        "{}: a mutant lowers differently:\n{m}",
+                        path.display()
+                    );
+                    compared += 1;
+                }
+                None => fell_back += 1,
+            }
+        }
+    }
+    assert!(compared > 100, "{compared} compared, {fell_back} fell back");
+}

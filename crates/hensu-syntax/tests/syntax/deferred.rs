@@ -221,3 +221,46 @@ fn only_graphs_directly_in_a_workflow_block_are_deferred() {
     assert_eq!(graphs.len(), 2);
     assert_eq!(check_against_parse("nested", nested), Some(2));
 }
+
+/// Line breaks the layout rules drop or keep, semicolons, comments and nested blocks between and
+/// inside deferred statements: the statements found by skipping are those the parser finds.
+#[test]
+fn skipping_a_statement_follows_the_layout_rules() {
+    let src = r#"fun w() = workflow("w") {
+    graph { start at "a"; node("a") { prompt = """
+            one {x}
+        """
+            .trimIndent()
+        onSuccess goto "b" } // after a
+        /* between */ node("b") {
+            writes(
+                "x",
+                "y"
+            )
+            onScore {
+                whenScore greaterThan 0.5 goto "c"
+                whenScore lessThanOrEqual 0.5 revise "a" retry 2 otherwise "c"
+            }
+        }
+
+        end("c"); end(
+            "d"
+        )
+    }
+}
+"#;
+    let (_, graphs) = parse_deferring_graphs(src);
+    assert!(
+        parse(src).diagnostics.is_empty(),
+        "{:?}",
+        parse(src).diagnostics
+    );
+    assert_eq!(graphs.len(), 1);
+    let texts: Vec<&str> = graphs[0]
+        .stmts
+        .iter()
+        .map(|s| &src[s.start as usize..s.end as usize])
+        .collect();
+    assert_eq!(graphs[0].stmts.len(), 5, "{texts:#?}");
+    assert_eq!(check_against_parse("layout", src), Some(5));
+}
