@@ -4,6 +4,7 @@
 use super::P;
 use crate::DeferredGraph;
 use crate::ast::*;
+use crate::layout::MAX_DEPTH;
 use crate::lexer::{Token, TokenKind as T};
 
 /// The state of [`parse_deferring_graphs`].
@@ -55,8 +56,8 @@ impl<'s> P<'_, 's> {
     }
 
     /// The statements of a deferred block, skipped without building a tree: each runs to the
-    /// separator (or the `}`) at the block's depth, the layout rules applied by the cursor as
-    /// everywhere, so only its span is kept; [`crate::parse_statement`] parses it when it is
+    /// separator (or the `}`) at the block's depth, the layout rules applied by the cursor at
+    /// that depth (a delimited part is skipped to its closer), so only its span is kept; [`crate::parse_statement`] parses it when it is
     /// lowered (and finds any error in it). The block goes into the tree without statements.
     pub(super) fn deferred_block(&mut self, start: usize) -> Option<Block<'s>> {
         let depth = self.at.depth;
@@ -65,12 +66,17 @@ impl<'s> P<'_, 's> {
             let first = self.toks.get(self.at.pos)?.span.start;
             loop {
                 match self.peek()? {
-                    T::Newline | T::Semi | T::RBrace if self.at.depth == depth => break,
+                    T::Newline | T::Semi | T::RBrace => break,
                     // Unbalanced: the layout pass reports it.
-                    T::RParen | T::RBracket if self.at.depth == depth => return None,
+                    T::RParen | T::RBracket => return None,
                     // Annotations are collected from the tree before lowering (`@Suppress`):
                     // the caller parses a file whose graph holds one without deferring.
                     T::Annotation => return self.undeferrable(),
+                    T::LParen | T::LBracket | T::LBrace => {
+                        self.bump()?;
+                        self.to_closer()?;
+                        self.bump()?;
+                    }
                     _ => self.bump()?,
                 }
             }
@@ -88,6 +94,32 @@ impl<'s> P<'_, 's> {
             stmts: Vec::new(),
             span,
         })
+    }
+
+    /// From inside a delimiter the cursor just opened to its closer: line breaks mean nothing
+    /// to the balance, so the tokens are scanned without the layout rules (the cursor's newline
+    /// rules apply again from the closer, at the statement's depth). Gives up where the parser
+    /// would: past [`MAX_DEPTH`], at the end of the file, at an annotation (see above).
+    fn to_closer(&mut self) -> Option<()> {
+        let mut nested = 0u32;
+        let mut pos = self.at.pos;
+        loop {
+            match self.toks.get(pos)?.kind {
+                T::LParen | T::LBracket | T::LBrace => {
+                    if (self.at.depth + nested) as usize >= MAX_DEPTH {
+                        return None;
+                    }
+                    nested += 1;
+                }
+                T::RParen | T::RBracket | T::RBrace if nested == 0 => break,
+                T::RParen | T::RBracket | T::RBrace => nested -= 1,
+                T::Annotation => return self.undeferrable(),
+                _ => {}
+            }
+            pos += 1;
+        }
+        self.at.pos = pos;
+        Some(())
     }
 
     #[cold]
