@@ -74,7 +74,7 @@ impl<'s> P<'_, 's> {
                     T::Annotation => return self.undeferrable(),
                     T::LParen | T::LBracket | T::LBrace => {
                         self.bump()?;
-                        self.to_closer()?;
+                        self.skip_to_closer()?;
                         self.bump()?;
                     }
                     _ => self.bump()?,
@@ -100,7 +100,7 @@ impl<'s> P<'_, 's> {
     /// to the balance, so the tokens are scanned without the layout rules (the cursor's newline
     /// rules apply again from the closer, at the statement's depth). Gives up where the parser
     /// would: past [`MAX_DEPTH`], at the end of the file, at an annotation (see above).
-    fn to_closer(&mut self) -> Option<()> {
+    fn skip_to_closer(&mut self) -> Option<()> {
         let mut nested = 0u32;
         let mut pos = self.at.pos;
         loop {
