@@ -6,6 +6,8 @@
 //!   E0010, E0011, E0016, E0101 for a Kotlin modifier before a declaration; E0903 for inputs
 //!   over 4 GiB). Never panics; one run reports all errors;
 //!   recovered statements and expressions are [`ast::StmtKind::Error`] / [`ast::ExprKind::Error`].
+//! * [`parse_deferring_graphs`] + [`parse_statement`] — the compiler's path: a workflow's graph
+//!   statements are left out of the tree and parsed one at a time as they are lowered.
 //! * [`decode_source`] + [`parse_decoded`] — the path for callers that read bytes: each invalid
 //!   UTF-8 byte becomes one U+001A (offsets stay those of the file) plus one E0001 per run.
 //! * [`trim_indent`], [`trim_margin`], [`unescape`] — Kotlin's string semantics.
