@@ -46,10 +46,24 @@ pub fn lower_decoded(
     file_id: FileId,
     files: &dyn files::FileProvider,
 ) -> Lowered {
-    let parsed = hensu_syntax::parse_decoded(src, decode_diagnostics);
-    let mut lowered = lower::lower_owned(parsed.file, file_id, files);
-    let mut diagnostics: Vec<_> = parsed
-        .diagnostics
+    // The graph is parsed one statement at a time as it is lowered (docs/performance.md,
+    // *Round 3, fourth sitting: the front end's heap*); should that fail, the whole tree.
+    let (parsed, deferred) =
+        hensu_syntax::parse_decoded_deferring_graphs(src, decode_diagnostics.clone());
+    let (parse_diagnostics, mut lowered) = if deferred.is_empty() {
+        let lowered = lower::lower_owned(parsed.file, file_id, files);
+        (parsed.diagnostics, lowered)
+    } else {
+        match lower::lower_deferred(parsed.file, src, deferred, file_id, files) {
+            Some(lowered) => (parsed.diagnostics, lowered),
+            None => {
+                let parsed = hensu_syntax::parse_decoded(src, decode_diagnostics);
+                let lowered = lower::lower_owned(parsed.file, file_id, files);
+                (parsed.diagnostics, lowered)
+            }
+        }
+    };
+    let mut diagnostics: Vec<_> = parse_diagnostics
         .into_iter()
         .map(|d| d.in_file(file_id))
         .collect();

@@ -15,6 +15,11 @@
 //! every delimiter it consumes is consumed by the function that also consumes its partner, and
 //! an opener past the depth limit fails, so this parser cannot overflow the stack either.
 
+mod defer;
+
+use defer::Deferring;
+pub(crate) use defer::parse_deferring_graphs;
+
 use crate::ast::*;
 use crate::layout::{CSpan, MAX_DEPTH, newline_continues_after, newline_continues_before};
 use crate::lexer::{Token, TokenKind as T};
@@ -49,35 +54,50 @@ struct P<'t, 's> {
     stmts: Vec<Stmt<'s>>,
     args: Vec<Arg<'s>>,
     links: Vec<Link<'s>>,
+    /// Set by [`parse_deferring_graphs`]: which `graph { }` blocks to leave out of the tree.
+    defer: Option<Deferring>,
 }
 
 /// Parse the lexer's tokens of an error-free file; `None` when anything would need a
 /// diagnostic from the layout pass or the parser.
 pub(crate) fn parse<'s>(src: &'s str, toks: &[Token]) -> Option<Vec<Stmt<'s>>> {
-    let mut p = P {
-        toks,
-        at: Cursor {
-            pos: 0,
-            depth: 0,
-            parens: 0,
-            prev_end: 0,
-        },
-        src,
-        stmts: Vec::with_capacity(64),
-        args: Vec::with_capacity(16),
-        links: Vec::with_capacity(16),
-    };
-    p.at.pos = p.significant(0, p.at);
-    p.skip_seps();
-    let mut items = Vec::new();
-    while p.at.pos < toks.len() {
-        let item = p.item()?;
-        items.push(item);
-        if !p.stmt_end() {
-            return None;
+    P::new(src, toks, None, 64).file()
+}
+
+impl<'t, 's> P<'t, 's> {
+    /// `scratch`: the initial capacity of the statement stack (a whole file's parse nests
+    /// deeper than one statement's).
+    fn new(src: &'s str, toks: &'t [Token], defer: Option<Deferring>, scratch: usize) -> Self {
+        P {
+            toks,
+            at: Cursor {
+                pos: 0,
+                depth: 0,
+                parens: 0,
+                prev_end: 0,
+            },
+            src,
+            stmts: Vec::with_capacity(scratch),
+            args: Vec::with_capacity(16),
+            links: Vec::with_capacity(16),
+            defer,
         }
     }
-    Some(items)
+
+    /// The items of the whole file.
+    fn file(&mut self) -> Option<Vec<Stmt<'s>>> {
+        self.at.pos = self.significant(0, self.at);
+        self.skip_seps();
+        let mut items = Vec::new();
+        while self.at.pos < self.toks.len() {
+            let item = self.item()?;
+            items.push(item);
+            if !self.stmt_end() {
+                return None;
+            }
+        }
+        Some(items)
+    }
 }
 
 /// One statement of a block from the raw tokens of exactly its text (spans are offsets into
@@ -87,19 +107,8 @@ pub(crate) fn statement<'s>(src: &'s str, toks: &[Token], depth: u32) -> Option<
     if depth as usize >= MAX_DEPTH || toks.first()?.kind == T::Newline {
         return None;
     }
-    let mut p = P {
-        toks,
-        at: Cursor {
-            pos: 0,
-            depth,
-            parens: 0,
-            prev_end: 0,
-        },
-        src,
-        stmts: Vec::with_capacity(16),
-        args: Vec::with_capacity(16),
-        links: Vec::with_capacity(16),
-    };
+    let mut p = P::new(src, toks, None, 16);
+    p.at.depth = depth;
     let stmt = p.stmt()?;
     (p.at.pos == toks.len() && p.at.depth == depth).then_some(stmt)
 }
@@ -350,7 +359,9 @@ impl<'t, 's> P<'t, 's> {
         })
     }
 
-    fn block(&mut self) -> Option<Block<'s>> {
+    /// `{ stmt* }`; with `deferred`, each statement is parsed and dropped, and the block is
+    /// listed as a [`DeferredGraph`] (kept whole if it holds an annotation).
+    fn block(&mut self, deferred: bool) -> Option<Block<'s>> {
         let start = self.at.pos;
         self.eat(T::LBrace)?;
         // `{ a, b -> …}` is a lambda with parameters: the chumsky parser reports it.
@@ -372,6 +383,9 @@ impl<'t, 's> P<'t, 's> {
             }
         }
         self.skip_seps();
+        if deferred {
+            return self.deferred_block(start);
+        }
         let base = self.stmts.len();
         while self.peek() != Some(T::RBrace) {
             let s = self.stmt()?;
@@ -606,7 +620,11 @@ impl<'t, 's> P<'t, 's> {
                     continue;
                 }
                 Some(T::LBrace) if matches!(&cur.kind, ExprKind::Call(c) if c.block.is_none()) => {
-                    let block = self.block()?;
+                    let callee = match &cur.kind {
+                        ExprKind::Call(c) => Some(c.callee.name),
+                        _ => None,
+                    };
+                    let block = self.call_block(callee)?;
                     cur.span = cur.span.to(block.span);
                     if let ExprKind::Call(c) = &mut cur.kind {
                         c.block = Some(Box::new(block));
@@ -614,7 +632,10 @@ impl<'t, 's> P<'t, 's> {
                     continue;
                 }
                 Some(T::LParen) => Suffix::Args(self.args()?),
-                Some(T::LBrace) => Suffix::Block(self.block()?),
+                Some(T::LBrace) => {
+                    let callee = cur.as_name().map(|id| id.name);
+                    Suffix::Block(self.call_block(callee)?)
+                }
                 _ => return Some(cur),
             };
             let mut failed = false;

@@ -6,6 +6,8 @@
 //!   E0010, E0011, E0016, E0101 for a Kotlin modifier before a declaration; E0903 for inputs
 //!   over 4 GiB). Never panics; one run reports all errors;
 //!   recovered statements and expressions are [`ast::StmtKind::Error`] / [`ast::ExprKind::Error`].
+//! * [`parse_deferring_graphs`] + [`parse_statement`] — the compiler's path: a workflow's graph
+//!   statements are left out of the tree and parsed one at a time as they are lowered.
 //! * [`decode_source`] + [`parse_decoded`] — the path for callers that read bytes: each invalid
 //!   UTF-8 byte becomes one U+001A (offsets stay those of the file) plus one E0001 per run.
 //! * [`trim_indent`], [`trim_margin`], [`unescape`] — Kotlin's string semantics.
@@ -108,10 +110,49 @@ pub fn lex(src: &str) -> Lexed {
 
 /// Parse a source file into a syntax tree, reporting every lexical and syntax error.
 pub fn parse(src: &str) -> Parsed<'_> {
+    parse_with(src, false).0
+}
+
+/// A `graph { … }` block written directly in a `workflow(…) { … }` block whose statements
+/// [`parse_deferring_graphs`] left out of the tree: the block in the tree has no statements,
+/// and each statement is parsed when it is needed with [`parse_statement`]`(src, span, depth)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeferredGraph {
+    /// The block's span, braces included (the span of the block in the tree).
+    pub block: Span,
+    /// The open braces (`{`) around the statements.
+    pub depth: u32,
+    /// Each statement's span, in order.
+    pub stmts: Vec<Span>,
+}
+
+/// [`parse`] for a caller that lowers a workflow's graph one statement at a time (the compiler:
+/// docs/performance.md, *Round 3, fourth sitting: the front end's heap*): the statements of each
+/// `graph { }` block directly inside a `workflow(…) { … }` block are skipped (balanced, with
+/// the layout rules) instead of parsed, and their spans returned, so the graph's tree never
+/// exists whole and its statements are parsed once. The rest of the tree and the diagnostics
+/// are those of [`parse`] when every deferred statement parses alone with
+/// [`parse_statement`]; when one does not (an error in it, or a statement `parse_statement`
+/// refuses), parse the file with [`parse`]. A file with a lexical error, an error outside its
+/// graphs or an annotation inside one gets the whole tree and no deferred block.
+pub fn parse_deferring_graphs(src: &str) -> (Parsed<'_>, Vec<DeferredGraph>) {
+    parse_with(src, true)
+}
+
+/// [`parse_decoded`] with the graphs deferred as [`parse_deferring_graphs`] defers them.
+pub fn parse_decoded_deferring_graphs<'s>(
+    src: &'s str,
+    decode_diagnostics: Vec<Diagnostic>,
+) -> (Parsed<'s>, Vec<DeferredGraph>) {
+    let (parsed, deferred) = parse_with(src, true);
+    (merge_decoded(parsed, decode_diagnostics), deferred)
+}
+
+fn parse_with(src: &str, defer: bool) -> (Parsed<'_>, Vec<DeferredGraph>) {
     let len = match u32::try_from(src.len()) {
         Ok(len) => len,
         Err(_) => {
-            return Parsed {
+            let parsed = Parsed {
                 file: ast::SourceFile {
                     items: Vec::new(),
                     comments: Vec::new(),
@@ -119,6 +160,7 @@ pub fn parse(src: &str) -> Parsed<'_> {
                 },
                 diagnostics: vec![too_large(src.len())],
             };
+            return (parsed, Vec::new());
         }
     };
     let Lexed {
@@ -128,7 +170,21 @@ pub fn parse(src: &str) -> Parsed<'_> {
     } = lexer::lex_source(src);
     // The fast path reads the raw tokens (the layout pass fused in); only a file it gives up on
     // gets the layout pass's stream and the chumsky parser.
-    let mut file = match fast::parse(src, &tokens) {
+    let mut deferred = Vec::new();
+    // A statement with a lexical diagnostic does not parse alone (`parse_statement`).
+    let items = if defer && diagnostics.is_empty() {
+        match fast::parse_deferring_graphs(src, &tokens) {
+            Ok((items, graphs)) => {
+                deferred = graphs;
+                Some(items)
+            }
+            Err(true) => fast::parse(src, &tokens),
+            Err(false) => None,
+        }
+    } else {
+        fast::parse(src, &tokens)
+    };
+    let mut file = match items {
         Some(items) => ast::SourceFile {
             items,
             comments: Vec::new(),
@@ -143,7 +199,7 @@ pub fn parse(src: &str) -> Parsed<'_> {
     file.comments = comments;
     check_items(&file, &mut diagnostics);
     diagnostics.sort_by_key(|d| (d.primary.span.start, d.primary.span.end));
-    Parsed { file, diagnostics }
+    (Parsed { file, diagnostics }, deferred)
 }
 
 /// One statement of a block, parsed alone: `src[range]` is the text of a statement that sits
@@ -253,7 +309,10 @@ fn chumsky_parse<'s>(
 /// Parse text produced by [`decode_source`], merging its diagnostics (an invalid UTF-8 sequence
 /// outside a string is reported once, not again as an unexpected U+001A character).
 pub fn parse_decoded<'s>(src: &'s str, decode_diagnostics: Vec<Diagnostic>) -> Parsed<'s> {
-    let mut parsed = parse(src);
+    merge_decoded(parse(src), decode_diagnostics)
+}
+
+fn merge_decoded<'s>(mut parsed: Parsed<'s>, decode_diagnostics: Vec<Diagnostic>) -> Parsed<'s> {
     if decode_diagnostics.is_empty() {
         return parsed;
     }

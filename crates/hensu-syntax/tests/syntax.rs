@@ -4,6 +4,8 @@
 
 #[path = "syntax/common.rs"]
 mod common;
+#[path = "syntax/deferred.rs"]
+mod deferred;
 #[path = "syntax/fixtures.rs"]
 mod fixtures;
 #[path = "syntax/lexing.rs"]

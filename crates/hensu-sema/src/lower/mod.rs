@@ -8,6 +8,8 @@
 //! produces an IR whenever the file has a `workflow(…) { … }` with a `graph { }`.
 
 mod compensation;
+#[cfg(test)]
+mod deferred_tests;
 mod nodes;
 mod resources;
 mod routes;
@@ -59,6 +61,8 @@ pub(crate) struct Lowerer<'f> {
     /// The spans of those two values, for the node's origins.
     /// The spans of the node's `timeout`, `backoff` and review `deadline`.
     pub(crate) pending_timing_spans: (Option<Span>, Option<Span>, Option<Span>),
+    /// A deferred graph statement did not parse alone ([`lower_deferred`]).
+    pub(crate) deferred_failed: bool,
 }
 
 /// The shape of a statement, independent of its meaning.
@@ -180,6 +184,7 @@ impl<'f> Lowerer<'f> {
             pending_timing: hensu_ir::NodeTiming::default(),
             pending_review_rules: transitions::RuleSink::default(),
             pending_timing_spans: (None, None, None),
+            deferred_failed: false,
         }
     }
 
@@ -204,11 +209,12 @@ impl<'f> Lowerer<'f> {
             self.not_a_statement(kind, stmt, &shape);
             return None;
         };
-        if self.removed(name, stmt.span) {
-            return None;
-        }
+        // A removed construct's name is in no block's schema (a schema test), so it is looked
+        // for only among the names no schema knows.
         let Some(spec) = schema::lookup(kind, name.name) else {
-            self.unknown_statement(kind, name, stmt.span);
+            if !self.removed(name, stmt.span) {
+                self.unknown_statement(kind, name, stmt.span);
+            }
             return None;
         };
         if !self.shape_fits(spec, &shape, name, stmt.span) {
@@ -471,24 +477,76 @@ pub fn lower_graph_node(
     })
 }
 
-/// Graph blocks taken out of the tree by [`lower_owned`], by the span of the block.
-pub(crate) type Detached<'s> = Vec<(Span, Vec<Stmt<'s>>)>;
+/// The statements of a graph or state block outside the tree.
+pub(crate) enum BlockStmts<'s> {
+    /// Taken out of the tree by [`lower_owned`].
+    Owned(Vec<Stmt<'s>>),
+    /// Left unparsed by [`hensu_syntax::parse_deferring_graphs`]: each is parsed when it is
+    /// lowered.
+    Deferred {
+        src: &'s str,
+        graph: hensu_syntax::DeferredGraph,
+    },
+}
+
+/// Graph and state blocks taken out of the tree by [`lower_owned`] or deferred by the parser, by
+/// the span of the block.
+pub(crate) type Detached<'s> = Vec<(Span, BlockStmts<'s>)>;
+
+/// The statements of the block spanning `span` if [`lower_owned`] took them out of the tree.
+pub(crate) fn take_owned<'s>(detached: &mut Detached<'s>, span: Span) -> Option<Vec<Stmt<'s>>> {
+    let i = detached
+        .iter()
+        .position(|(s, b)| *s == span && matches!(b, BlockStmts::Owned(_)))?;
+    match detached.swap_remove(i).1 {
+        BlockStmts::Owned(stmts) => Some(stmts),
+        BlockStmts::Deferred { .. } => None,
+    }
+}
 
 /// Lowers a parsed file.
 pub fn lower(file: &SourceFile<'_>, file_id: FileId, files: &dyn FileProvider) -> Lowered {
     let annotations = crate::suppress::collect(file);
-    lower_with(file, &mut Vec::new(), annotations, file_id, files)
+    lower_with(file, &mut Vec::new(), annotations, file_id, files).0
 }
 
 /// Lowers a parsed file it owns: the same result as [`lower`], but the statements of each
-/// `graph { }` block are freed one by one as they are lowered, so the tree (the bulk of it is
-/// the graph) does not stay alive beside the whole IR.
+/// `graph { }` and `state { }` block are freed one by one as they are lowered, so the tree (the
+/// bulk of it is the graph) does not stay alive beside the whole IR.
 pub fn lower_owned(mut file: SourceFile<'_>, file_id: FileId, files: &dyn FileProvider) -> Lowered {
     // Before the graphs are detached: annotations may sit on nodes.
     let annotations = crate::suppress::collect(&file);
     let mut detached = Vec::new();
-    detach_graphs(&mut file, &mut detached);
-    lower_with(&file, &mut detached, annotations, file_id, files)
+    detach_blocks(&mut file, &mut detached);
+    lower_with(&file, &mut detached, annotations, file_id, files).0
+}
+
+/// [`lower_owned`] for a tree from [`hensu_syntax::parse_deferring_graphs`] (`src` is its
+/// text): each deferred graph statement is parsed, lowered and dropped in turn, so neither the
+/// graph's tree nor the file's tokens are alive beside the IR (docs/performance.md, *Round 3,
+/// fourth sitting: the front end's heap*). The same result as [`lower_owned`] of the whole tree;
+/// `None` when a deferred block is not where the lowering takes graphs from, or a statement
+/// does not parse alone as it did in the file (neither happens for what the parser defers:
+/// lower the whole tree then).
+pub(crate) fn lower_deferred<'s>(
+    mut file: SourceFile<'s>,
+    src: &'s str,
+    deferred: Vec<hensu_syntax::DeferredGraph>,
+    file_id: FileId,
+    files: &dyn FileProvider,
+) -> Option<Lowered> {
+    // The parser defers no graph with an annotation in it.
+    let annotations = crate::suppress::collect(&file);
+    let mut detached = Vec::new();
+    detach_blocks(&mut file, &mut detached);
+    for graph in deferred {
+        let (_, stmts) = detached.iter_mut().find(|(span, stmts)| {
+            *span == graph.block && matches!(stmts, BlockStmts::Owned(s) if s.is_empty())
+        })?;
+        *stmts = BlockStmts::Deferred { src, graph };
+    }
+    let (lowered, complete) = lower_with(&file, &mut detached, annotations, file_id, files);
+    complete.then_some(lowered)
 }
 
 fn lower_with<'s>(
@@ -497,7 +555,7 @@ fn lower_with<'s>(
     (suppressions, mut annotation_diags): (Vec<Suppression>, Vec<Diagnostic>),
     file_id: FileId,
     files: &dyn FileProvider,
-) -> Lowered {
+) -> (Lowered, bool) {
     let mut l = Lowerer::new(files, file_id);
     l.origins.fallback = file.span;
     let workflow = l.file(file, detached);
@@ -505,6 +563,7 @@ fn lower_with<'s>(
         mut diags,
         mut origins,
         extension,
+        deferred_failed,
         ..
     } = l;
     diags.append(&mut annotation_diags);
@@ -512,17 +571,19 @@ fn lower_with<'s>(
     let diagnostics = crate::suppress::apply(&suppressions, file_id, diagnostics);
     origins.suppressions = suppressions;
     let extension = (extension.base.is_some() || !extension.routes.is_empty()).then_some(extension);
-    Lowered {
+    let lowered = Lowered {
         workflow,
         origins,
         diagnostics,
         extension,
-    }
+    };
+    (lowered, !deferred_failed)
 }
 
-/// Takes the statements of every `graph { … }` block directly inside a `workflow(…) { … }` call
-/// out of the tree (the block keeps its span; the lowering finds the statements by it).
-fn detach_graphs<'s>(file: &mut SourceFile<'s>, detached: &mut Detached<'s>) {
+/// Takes the statements of every `graph { … }` and `state { … }` block directly inside a
+/// `workflow(…) { … }` call out of the tree (the block keeps its span; the lowering finds the
+/// statements by it).
+fn detach_blocks<'s>(file: &mut SourceFile<'s>, detached: &mut Detached<'s>) {
     fn workflow_call<'s>(e: &mut Expr<'s>, detached: &mut Detached<'s>) {
         let ExprKind::Call(c) = &mut e.kind else {
             return;
@@ -536,10 +597,11 @@ fn detach_graphs<'s>(file: &mut SourceFile<'s>, detached: &mut Detached<'s>) {
         for stmt in &mut body.stmts {
             if let StmtKind::Expr(e) = &mut stmt.kind
                 && let ExprKind::Call(g) = &mut e.kind
-                && g.callee.name == "graph"
+                && matches!(g.callee.name, "graph" | "state")
                 && let Some(block) = g.block.as_deref_mut()
             {
-                detached.push((block.span, std::mem::take(&mut block.stmts)));
+                let stmts = std::mem::take(&mut block.stmts);
+                detached.push((block.span, BlockStmts::Owned(stmts)));
             }
         }
     }

@@ -6,7 +6,7 @@ use hensu_ir::{
     AgentConfig, DEFAULT_VERSION, LogLevel, Metadata, StateSchema, StateVariable, VarType,
     Workflow, WorkflowConfig, workflow_id_from_name,
 };
-use hensu_syntax::ast::{Block, Call, Expr, ExprKind, FunBody, SourceFile, StmtKind};
+use hensu_syntax::ast::{Block, Call, Expr, ExprKind, FunBody, SourceFile, Stmt, StmtKind};
 use indexmap::IndexMap;
 
 use super::values::Quoted;
@@ -194,7 +194,7 @@ impl Lowerer<'_> {
                 ("state", Shape::Call(c)) => {
                     self.origins.state = Some(stmt.span);
                     self.origins.variables.clear();
-                    state = Some(self.state(c.block.as_deref()));
+                    state = Some(self.state(c.block.as_deref(), detached));
                 }
                 ("agents", Shape::Call(c)) => {
                     if let Some(b) = &c.block {
@@ -270,68 +270,88 @@ impl Lowerer<'_> {
         })
     }
 
-    fn state(&mut self, block: Option<&Block<'_>>) -> StateSchema {
+    fn state<'s>(
+        &mut self,
+        block: Option<&Block<'s>>,
+        detached: &mut super::Detached<'s>,
+    ) -> StateSchema {
         let mut schema = StateSchema::default();
         let Some(block) = block else { return schema };
-        schema.variables.reserve_exact(block.stmts.len());
-        self.origins.variables.reserve(block.stmts.len());
+        // Taken out of the tree by `lower_owned`: each statement is dropped once lowered, so a
+        // large state block's tree is gone before the graph's IR grows.
+        let owned = super::take_owned(detached, block.span);
+        let count = owned.as_ref().map_or(block.stmts.len(), Vec::len);
+        schema.variables.reserve_exact(count);
+        self.origins.variables.reserve_exact(count);
         let mut seen = Seen::new();
-        for stmt in &block.stmts {
-            let Some((spec, Shape::Call(c))) = self.accept(BlockKind::State, stmt, &mut seen)
-            else {
-                continue;
-            };
-            let StatementKind::Call { min, max } = spec.kind else {
-                continue;
-            };
-            let Some(args) = self.call_args(c, min, max, spec.syntax) else {
-                continue;
-            };
-            let (Some(name_e), Some(type_e)) = (args.first(), args.get(1)) else {
-                continue;
-            };
-            let Some((name, name_span)) = self.id_arg(name_e, &"variable name") else {
-                continue;
-            };
-            let var_type = self
-                .enum_constant(type_e, EnumType::VarType, &"the variable type")
-                .and_then(VarType::parse)
-                .unwrap_or(VarType::String);
-            let description = match args.get(2) {
-                Some(e) => self
-                    .opt_string(e, &"the variable description")
-                    .ok()
-                    .flatten(),
-                None => None,
-            };
-            if let Some(first) = self.origins.variables.get(&name) {
-                let d = Diagnostic::new(
-                    codes::E0203,
-                    format!("state variable `{name}` is declared twice"),
-                    name_span,
-                    "declared again here",
-                )
-                .with_label(first.name, "first declared here")
-                .with_help("remove or rename one declaration; the first one is kept");
-                self.emit(d);
-                continue;
+        match owned {
+            Some(stmts) => {
+                for stmt in stmts {
+                    self.state_stmt(&mut schema, &mut seen, &stmt);
+                }
             }
-            self.origins.variables.insert(
-                name.clone(),
-                VariableOrigin {
-                    name: name_span,
-                    decl: stmt.span,
-                    var_type: Some(type_e.span),
-                },
-            );
-            schema.variables.push(StateVariable {
-                name,
-                var_type,
-                is_input: spec.name == "input",
-                description,
-            });
+            None => {
+                for stmt in &block.stmts {
+                    self.state_stmt(&mut schema, &mut seen, stmt);
+                }
+            }
         }
         schema
+    }
+
+    fn state_stmt(&mut self, schema: &mut StateSchema, seen: &mut Seen, stmt: &Stmt<'_>) {
+        let Some((spec, Shape::Call(c))) = self.accept(BlockKind::State, stmt, seen) else {
+            return;
+        };
+        let StatementKind::Call { min, max } = spec.kind else {
+            return;
+        };
+        let Some(args) = self.call_args(c, min, max, spec.syntax) else {
+            return;
+        };
+        let (Some(name_e), Some(type_e)) = (args.first(), args.get(1)) else {
+            return;
+        };
+        let Some((name, name_span)) = self.id_arg(name_e, &"variable name") else {
+            return;
+        };
+        let var_type = self
+            .enum_constant(type_e, EnumType::VarType, &"the variable type")
+            .and_then(VarType::parse)
+            .unwrap_or(VarType::String);
+        let description = match args.get(2) {
+            Some(e) => self
+                .opt_string(e, &"the variable description")
+                .ok()
+                .flatten(),
+            None => None,
+        };
+        if let Some(first) = self.origins.variables.get(&name) {
+            let d = Diagnostic::new(
+                codes::E0203,
+                format!("state variable `{name}` is declared twice"),
+                name_span,
+                "declared again here",
+            )
+            .with_label(first.name, "first declared here")
+            .with_help("remove or rename one declaration; the first one is kept");
+            self.emit(d);
+            return;
+        }
+        self.origins.variables.insert(
+            name.clone(),
+            VariableOrigin {
+                name: name_span,
+                decl: stmt.span,
+                var_type: Some(type_e.span),
+            },
+        );
+        schema.variables.push(StateVariable {
+            name,
+            var_type,
+            is_input: spec.name == "input",
+            description,
+        });
     }
 
     fn agents(&mut self, block: &Block<'_>, agents: &mut IndexMap<String, AgentConfig>) {

@@ -19,7 +19,7 @@ use indexmap::IndexMap;
 
 use crate::lower::transitions::RuleSink;
 use crate::lower::values::Quoted;
-use crate::lower::{Lowerer, Seen, Shape};
+use crate::lower::{BlockStmts, Lowerer, Seen, Shape};
 use crate::origins::NodeOrigin;
 use crate::schema::{BlockKind, EnumType, StatementKind, StatementSpec};
 
@@ -65,15 +65,37 @@ impl Lowerer<'_> {
             .iter()
             .position(|(span, _)| *span == block.span)
             .map(|i| detached.swap_remove(i).1);
-        let count = owned.as_ref().map_or(block.stmts.len(), Vec::len);
+        let count = match &owned {
+            Some(BlockStmts::Owned(stmts)) => stmts.len(),
+            Some(BlockStmts::Deferred { graph, .. }) => graph.stmts.len(),
+            None => block.stmts.len(),
+        };
         // At most one node per statement: sized once instead of doubling (which leaves up to
-        // half of these large tables unused at the peak).
-        graph.nodes.reserve(count);
-        self.origins.nodes.reserve(count);
+        // half of these large tables unused at the peak), and exactly: `reserve` rounds the
+        // entries up to the hash table's capacity (28,672 entries for 17,858 nodes, 9 MB of
+        // unused `Node`s and `NodeOrigin`s at 10 MB: docs/performance.md, *Round 3, fourth
+        // sitting*).
+        graph.nodes.reserve_exact(count);
+        self.origins.nodes.reserve_exact(count);
         let mut seen = Seen::new();
         match owned {
-            Some(stmts) => {
+            Some(BlockStmts::Owned(stmts)) => {
                 for stmt in stmts {
+                    self.graph_stmt(&mut graph, &mut seen, &stmt);
+                }
+            }
+            // Parsed one at a time: only one statement's tree is alive.
+            Some(BlockStmts::Deferred {
+                src,
+                graph: deferred,
+            }) => {
+                for span in deferred.stmts {
+                    let parsed =
+                        hensu_syntax::parse_statement(src, span.start..span.end, deferred.depth);
+                    let Some((stmt, _comments)) = parsed else {
+                        self.deferred_failed = true;
+                        break;
+                    };
                     self.graph_stmt(&mut graph, &mut seen, &stmt);
                 }
             }
