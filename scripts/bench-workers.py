@@ -7,8 +7,9 @@ PostgreSQL, one worker SIGKILLed (and restarted) every K seconds (docs/performan
 
 Prints per worker count: wall time, runs/s, steps/s, p50/p99 queue->start (a run's creation to
 its first claim), takeover time after a kill (the kill to the `taken_over` event of each run the
-killed worker held), lost runs (not completed) and duplicated steps (a node recorded twice in a
-run's log). Needs HENSU_TEST_DATABASE_URL (set by scripts/pg-test.sh).
+killed worker held), lost runs (not completed), duplicated steps (a node recorded twice in a
+run's log) and the PostgreSQL server's CPU per step (every `postgres` process of the machine,
+while the workers ran). Needs HENSU_TEST_DATABASE_URL (set by scripts/pg-test.sh).
 """
 import argparse, datetime, json, os, random, signal, subprocess, sys, tempfile, time, uuid
 
@@ -58,12 +59,18 @@ def bench(hensuc, base_url, runs, workers, kill_every, queue_first=False):
 
     queued_rate = None
     if queue_first:
-        # The whole queue first (its rate printed), then the workers: the throughput of the
-        # workers alone.
+        # The whole queue first (its rate printed; one process, `--contexts`), then the
+        # workers: the throughput of the workers alone.
+        contexts = os.path.join(d, "contexts.jsonl")
+        with open(contexts, "w") as f:
+            f.write("{}\n" * (runs - 1))
         q0 = time.time()
-        for _ in range(runs - 1):
-            enqueue()
+        subprocess.run(
+            [hensuc, "run", "--stub", "--detach", "--contexts", contexts, "-d", d,
+             os.path.join(d, "w.hwf")],
+            env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         queued_rate = (runs - 1) / (time.time() - q0)
+    pg_cpu0 = postgres_cpu_seconds()
     t0 = time.time()
     for i in range(workers):
         start(i)
@@ -91,6 +98,7 @@ def bench(hensuc, base_url, runs, workers, kill_every, queue_first=False):
             last_kill = time.time()
         time.sleep(0.2)
     wall = time.time() - t0
+    pg_cpu = postgres_cpu_seconds() - pg_cpu0
     for p in procs.values():
         p.send_signal(signal.SIGKILL)
         p.wait()
@@ -121,7 +129,32 @@ def bench(hensuc, base_url, runs, workers, kill_every, queue_first=False):
           f"p99={pct(waits, 99) / 1000:.2f}s kills={len(kills)} takeover p50="
           f"{pct(takeovers, 50) / 1000:.2f}s max={max(takeovers or [float('nan')]) / 1000:.2f}s "
           f"lost={lost} duplicated_steps={dup}"
-          + (f" queued_first={queued_rate:.1f} runs/s" if queued_rate else ""), flush=True)
+          + (f" queued_first={queued_rate:.1f} runs/s" if queued_rate else "")
+          + (f" postgres_cpu_per_step={pg_cpu / (runs * NODES) * 1e6:.0f}us" if pg_cpu >= 0 else ""),
+          flush=True)
+
+
+def postgres_cpu_seconds():
+    """User + system CPU of every `postgres` process on this machine (the throw-away cluster's
+    server and backends), or -1 when /proc cannot tell. The workers' own listing and attach
+    queries count too: read it as an upper bound of the runs' share."""
+    total, tick = 0, os.sysconf("SC_CLK_TCK")
+    try:
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            comm = stat[stat.index("(") + 1:stat.rindex(")")]
+            if comm.startswith("postgres"):
+                fields = stat[stat.rindex(")") + 2:].split()
+                total += int(fields[11]) + int(fields[12])
+    except OSError:
+        return -1
+    return total / tick
 
 
 def main():
