@@ -37,6 +37,7 @@
 //!   the boundaries, so a node that runs again replays them.
 
 mod journal;
+mod pipeline;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -44,8 +45,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use hensu_store::{
-    Checkpointed, Heartbeat, Lease, OwnerId, RecordUpdate, RunRecord, RunStatus, StateStore,
-    StepEntry, StepSnapshot, StoreError, StoredRun,
+    Checkpointed, CommitMode, Heartbeat, Lease, OwnerId, RecordUpdate, RunRecord, RunStatus,
+    StateStore, StepEntry, StepSnapshot, StoreError, StoredRun,
 };
 use serde_json::Value;
 
@@ -101,6 +102,9 @@ pub struct DurableRun {
     order: tokio::sync::Mutex<()>,
     /// The journal entries of an earlier run of the node in flight, by visit (read once).
     replay: tokio::sync::OnceCell<journal::Replay>,
+    /// The store's commit mode is `pipelined`: writes are queued to the run's writer
+    /// (`pipeline.rs`) instead of committed one at a time.
+    pipeline: Option<pipeline::Pipeline>,
 }
 
 /// A durable run's wait bookkeeping (docs/language.md, *Timers and signals*).
@@ -241,7 +245,10 @@ impl DurableRun {
         step: u64,
         redact: Option<SnapshotRedactor>,
     ) -> DurableRun {
+        let pipeline = (store.commit_mode() == CommitMode::Pipelined)
+            .then(|| pipeline::Pipeline::new(store.clone(), lease.clone(), step));
         DurableRun {
+            pipeline,
             store,
             lease,
             step: AtomicU64::new(step),
@@ -293,12 +300,49 @@ impl DurableRun {
 
     /// The run's current write step.
     pub fn step(&self) -> u64 {
-        self.step.load(Ordering::SeqCst)
+        match &self.pipeline {
+            Some(p) => p.booked.step.load(Ordering::SeqCst),
+            None => self.step.load(Ordering::SeqCst),
+        }
     }
 
-    /// How long the last checkpoint took (snapshot, redaction and the store's write).
+    /// How long the last checkpoint took (snapshot, redaction and the store's write; when
+    /// pipelined, the last group's commit).
     pub fn last_write(&self) -> Option<Duration> {
-        self.last_write.lock().ok().and_then(|d| *d)
+        let slot = match &self.pipeline {
+            Some(p) => &p.booked.last_write,
+            None => &self.last_write,
+        };
+        slot.lock().ok().and_then(|d| *d)
+    }
+
+    /// How this run commits its steps (the store's `[store] commit`).
+    pub fn commit_mode(&self) -> CommitMode {
+        match self.pipeline {
+            Some(_) => CommitMode::Pipelined,
+            None => CommitMode::EachStep,
+        }
+    }
+
+    /// The durability barrier: returns once everything this run wrote is committed (at once
+    /// when it commits each step). Call it before an effect others may see.
+    pub async fn flush(&self) -> Result<(), StoreError> {
+        match &self.pipeline {
+            Some(p) => p.flush().await.inspect_err(|_| self.lose()),
+            None => Ok(()),
+        }
+    }
+
+    fn lose(&self) {
+        self.lost.store(true, Ordering::SeqCst);
+    }
+
+    /// The last write asked for a full snapshot with the next step.
+    fn snapshot_wanted(&self) -> bool {
+        match &self.pipeline {
+            Some(p) => p.booked.snapshot_wanted.load(Ordering::SeqCst),
+            None => self.snapshot_wanted.load(Ordering::SeqCst),
+        }
     }
 
     /// Renews the lease every third of `ttl` from a background task (agent calls may outlast
@@ -343,6 +387,16 @@ impl DurableRun {
         let snap = snapshot(state, self.redact.as_ref())?;
         let shadow = Shadow::of(state).map_err(StoreError::Invalid)?;
         let _one_at_a_time = self.order.lock().await;
+        if let Some(p) = &self.pipeline {
+            let queued = pipeline::Queued::Full(update.clone(), snap);
+            let r = self.waited(p.enqueue(queued, true).await).await;
+            if r.is_ok()
+                && let Ok(mut slot) = self.shadow.lock()
+            {
+                *slot = Some(shadow);
+            }
+            return r;
+        }
         let r = self
             .store
             .checkpoint(&self.lease, self.step(), update, &snap)
@@ -357,15 +411,44 @@ impl DurableRun {
 
     /// Records `state` as one step of the log (a delta against what the store holds), or as
     /// a full snapshot when that is not known.
+    /// `wait`: return once it is committed (else, pipelined, once it is queued).
     async fn write_state(
         &self,
         state: &RunState,
         update: RecordUpdate,
+        wait: bool,
     ) -> Result<Checkpointed, StoreError> {
         self.ensure_held()?;
         let t = std::time::Instant::now();
+        if let Some(p) = &self.pipeline {
+            // Prepared and queued in one order: each delta is against the one queued before.
+            let _in_order = self.order.lock().await;
+            let queued = match self.prepare_write(state)? {
+                Write::Step(entry) => pipeline::Queued::Row(hensu_store::StepWrite {
+                    journal: false,
+                    update,
+                    entry,
+                }),
+                Write::Full(snap) => pipeline::Queued::Full(update, snap),
+            };
+            let pending = p.enqueue(queued, wait).await;
+            drop(_in_order);
+            return self.waited(pending).await;
+        }
         let write = self.prepare_write(state)?;
         self.write(write, &update, t).await
+    }
+
+    /// A queued write's answer; a failure loses the run like a failed write.
+    async fn waited(
+        &self,
+        pending: Result<pipeline::Pending, StoreError>,
+    ) -> Result<Checkpointed, StoreError> {
+        let r = match pending {
+            Ok(p) => p.wait().await,
+            Err(e) => Err(e),
+        };
+        r.inspect_err(|_| self.lose())
     }
 
     /// Records the state of a sub-workflow child (reached through `frames`) as one step of
@@ -410,6 +493,10 @@ impl DurableRun {
     ) -> Result<Checkpointed, StoreError> {
         self.ensure_held()?;
         let t = std::time::Instant::now();
+        let _in_order = match &self.pipeline {
+            Some(_) => Some(self.order.lock().await),
+            None => None,
+        };
         let (entry, update) = {
             let mut slot = self
                 .shadow
@@ -424,6 +511,16 @@ impl DurableRun {
             let node = shadow.current_node().unwrap_or_default().to_string();
             (entry, RecordUpdate::running(node.as_str()))
         };
+        if let Some(p) = &self.pipeline {
+            let row = hensu_store::StepWrite {
+                journal: false,
+                update,
+                entry,
+            };
+            let pending = p.enqueue(pipeline::Queued::Row(row), false).await;
+            drop(_in_order);
+            return self.waited(pending).await;
+        }
         self.write(Write::Step(entry), &update, t).await
     }
 
@@ -463,7 +560,7 @@ impl DurableRun {
                     })?;
                 // The snapshot comes from the state at hand when the store asks for one, so
                 // a compaction never decodes and replays the log.
-                entry.snapshot = if self.snapshot_wanted.load(Ordering::SeqCst) {
+                entry.snapshot = if self.snapshot_wanted() {
                     StepSnapshot::State(snapshot(state, self.redact.as_ref())?)
                 } else {
                     StepSnapshot::OnRequest
@@ -520,6 +617,8 @@ impl DurableRun {
             return Ok(None);
         }
         if let RunOutcome::Failed(RuntimeError::Store { .. }) = result.outcome {
+            // What is still queued commits (or fails) before the lease is given up.
+            let _ = self.flush().await;
             let _ = self.store.release(&self.lease).await;
             return Ok(None);
         }
@@ -533,7 +632,8 @@ impl DurableRun {
             };
         }
         let status = update.status;
-        let cp = self.write_state(state, update.clone()).await;
+        // Waited for: the status is reported, the lease given up, only once it is committed.
+        let cp = self.write_state(state, update.clone(), true).await;
         if !status.is_terminal() || cp.is_err() {
             let _ = self.store.release(&self.lease).await;
         }
@@ -629,7 +729,11 @@ fn store_error(e: StoreError) -> RuntimeError {
 impl Checkpointer for DurableRun {
     async fn record_step(&self, state: &RunState) -> Result<Boundary, RuntimeError> {
         let cp = self
-            .write_state(state, RecordUpdate::running(state.current_node.as_str()))
+            .write_state(
+                state,
+                RecordUpdate::running(state.current_node.as_str()),
+                false,
+            )
             .await
             .map_err(store_error)?;
         self.decide(cp).await
