@@ -35,6 +35,12 @@
 //! * The calls of the node in flight are journaled in the same log (`journal` rows,
 //!   [`DurableRun::journal`], docs/security.md, *Call journal*), one write at a time with
 //!   the boundaries, so a node that runs again replays them.
+//! * On a store whose commit mode is pipelined ([`hensu_store::CommitMode`], the default for
+//!   SQLite and PostgreSQL) the writes are queued to the run's writer (`pipeline.rs`), which
+//!   commits them in order, grouped; a boundary does not wait for its commit. A journal entry
+//!   of a call other than a model request, the final status ([`DurableRun::finish`]), a full
+//!   [`DurableRun::checkpoint`] and [`DurableRun::release`] wait for everything written before
+//!   them: nothing outside the process sees a step before it is committed.
 
 mod journal;
 mod pipeline;
@@ -331,6 +337,16 @@ impl DurableRun {
             Some(p) => p.flush().await.inspect_err(|_| self.lose()),
             None => Ok(()),
         }
+    }
+
+    /// Gives the lease up without a final status (a run handed back to be continued
+    /// elsewhere) once everything it wrote is committed, so the next owner continues from
+    /// its last step. A run whose writes failed still gives it up.
+    pub async fn release(&self) -> Result<(), StoreError> {
+        self.stop_heartbeat().await;
+        let flushed = self.flush().await;
+        let released = self.store.release(&self.lease).await;
+        flushed.and(released)
     }
 
     fn lose(&self) {
