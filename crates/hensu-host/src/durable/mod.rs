@@ -353,10 +353,11 @@ impl DurableRun {
         self.lost.store(true, Ordering::SeqCst);
     }
 
-    /// The last write asked for a full snapshot with the next step.
+    /// The last write asked for a full snapshot with the next step. Pipelined, the ask is
+    /// taken: the steps queued behind this one do not carry the state again.
     fn snapshot_wanted(&self) -> bool {
         match &self.pipeline {
-            Some(p) => p.booked.snapshot_wanted.load(Ordering::SeqCst),
+            Some(p) => p.booked.snapshot_wanted.swap(false, Ordering::SeqCst),
             None => self.snapshot_wanted.load(Ordering::SeqCst),
         }
     }

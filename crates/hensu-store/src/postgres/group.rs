@@ -2,8 +2,8 @@
 //! committed on its own, that moves the record over all of them, appends their log rows (from
 //! arrays, `unnest … WITH ORDINALITY`) and renews the lease when less than half of it is left —
 //! under the conditions of the one-statement step ([`super::step`]). A group it cannot take (a
-//! terminal status, a wait, a row carrying a snapshot or asking the store to compact, rows whose
-//! status differs, or a condition that failed) takes the checked path: every row through
+//! terminal status, a wait, a row carrying a snapshot, a compaction the store is to make, rows
+//! whose status differs, or a condition that failed) takes the checked path: every row through
 //! [`crate::logic::append`] in one transaction.
 
 use std::sync::Arc;
@@ -15,13 +15,18 @@ use crate::logic::EncodedStep;
 use crate::{Checkpointed, Lease, RecordUpdate, Result, StoreError};
 
 /// `$10`: the number of rows; the row arrays are `$11…$18`. `up`'s `RETURNING` is the log
-/// state before the group.
+/// state before the group. `$21`: a row leaves a due compaction to the store — then the
+/// group is not done here when the policy (`$22…$24`, [`crate::SnapshotPolicy::due`] in SQL)
+/// makes one due after its last row: the policy only grows more due row by row, so none was
+/// due before either.
 const GROUP: &str = "WITH up AS ( \
       UPDATE runs SET current_node = $3, step = $2 + $10, updated_at = $4, \
         log_rows = log_rows + $10, log_bytes = log_bytes + $5, wake_at = NULL, waiting_for = NULL \
       WHERE run_id = $1 AND step = $2 AND status = $6 \
         AND correlation_id IS NOT DISTINCT FROM $7 AND exit_status IS NOT DISTINCT FROM $8 \
         AND NOT cancel_requested AND NOT pause_requested \
+        AND NOT ($21 AND (log_rows + $10 >= $22 OR log_bytes + $5 >= $23) \
+                 AND (log_bytes + $5)::NUMERIC * 100 >= snapshot_bytes::NUMERIC * $24::BIGINT) \
         AND EXISTS (SELECT 1 FROM leases l WHERE l.run_id = $1 AND l.owner = $9) \
       RETURNING snapshot_step, snapshot_bytes, log_rows - $10 AS log_rows, \
         log_bytes - $5 AS log_bytes \
@@ -46,14 +51,13 @@ const GROUP: &str = "WITH up AS ( \
     FROM up";
 
 /// Whether the group can take the one statement: every row a running step of the same record
-/// status as the last, none carrying a snapshot or leaving a due compaction to the store.
+/// status as the last, none carrying a snapshot.
 fn fits(steps: &[(RecordUpdate, EncodedStep)]) -> bool {
     let Some((last, _)) = steps.last() else {
         return false;
     };
     steps.iter().all(|(u, e)| {
         eligible(u, e)
-            && !e.by_store
             && u.status == last.status
             && u.correlation_id == last.correlation_id
             && u.exit_status == last.exit_status
@@ -109,6 +113,10 @@ pub(crate) async fn group(
         .await
         .map_err(|e| pg_err(&inner.target, e))?;
     let owner = lease.owner.to_string();
+    let by_store = steps.iter().any(|(_, e)| e.by_store);
+    let policy = inner.opts.snapshot_policy;
+    // `u64::MAX` ("never") as the largest BIGINT: no counter reaches either.
+    let sat = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
     let rows = client
         .query(
             &stmt,
@@ -133,6 +141,10 @@ pub(crate) async fn group(
                 &durations,
                 &i64_of(inner.opts.snapshot_version, "snapshot version")?,
                 &i64_of(inner.opts.ttl_ms(), "lease TTL")?,
+                &by_store,
+                &sat(policy.every_steps),
+                &sat(policy.max_log_bytes),
+                &sat(policy.min_log_percent),
             ],
         )
         .await
@@ -157,12 +169,14 @@ pub(crate) async fn group(
         lease_expires_at: col(4, "expires_at")?,
     };
     let log = &stepped.log;
-    // No row asked the store to compact (`fits`): a due snapshot is one the caller sends.
-    let due = inner.opts.snapshot_policy.due(
-        log.log_rows.saturating_add(n),
-        log.log_bytes.saturating_add(delta_bytes),
-        log.snapshot_bytes,
-    );
+    // A compaction the store makes is excluded by the statement: here `due` is one the
+    // caller is asked to send.
+    let due = !by_store
+        && policy.due(
+            log.log_rows.saturating_add(n),
+            log.log_bytes.saturating_add(delta_bytes),
+            log.snapshot_bytes,
+        );
     Ok(Some(super::step::checkpointed(
         expected_step.saturating_add(n),
         now,
