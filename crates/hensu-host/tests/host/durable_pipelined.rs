@@ -260,3 +260,45 @@ async fn a_tool_call_waits_for_the_steps_before_it_postgres() {
     })
     .await;
 }
+
+/// A commit that fails (here: the lease is gone before the first one) stops the pipelined run
+/// at its next boundary or barrier with the store's error: the webhook is never called, no
+/// status is recorded, and `finish` reports nothing as done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_commit_stops_the_pipelined_run_with_its_error() {
+    let path = temp_store_path("lost");
+    let opts = StoreOptions {
+        durability: hensu_store::Durability::Full,
+        ..StoreOptions::default()
+    };
+    let store: Arc<dyn StateStore> =
+        Arc::new(hensu_store::SqliteStore::open_file(&path, opts.clone()).unwrap());
+    let reader: Arc<dyn StateStore> =
+        Arc::new(hensu_store::SqliteStore::open_file(&path, opts).unwrap());
+    assert_eq!(store.commit_mode(), CommitMode::Pipelined);
+    let (url, seen) = probe(reader, "lost");
+    let wf = chain_then_webhook(&url);
+    let durable =
+        super::new_durable_run(&store, "lost", &wf, Context::default(), &OwnerId::current()).await;
+    store.release(durable.lease()).await.unwrap();
+    let engine = Engine::builder()
+        .provider(Arc::new(Echo::default()))
+        .action_handlers(hensu_host::action_handlers(None))
+        .build();
+    let cancel = CancelToken::new();
+    let journal = durable.journal();
+    let ctx = RunCtx::new(&cancel)
+        .run_id("lost")
+        .checkpointer(durable.as_ref())
+        .journal(Some(&journal));
+    let result = engine.run(&wf, Context::default(), ctx).await;
+    let RunOutcome::Failed(e) = &result.outcome else {
+        panic!("the run must fail: {:?}", result.outcome);
+    };
+    assert!(e.to_string().contains("was lost"), "{e}");
+    assert_eq!(durable.finish(&result).await.unwrap(), None);
+    assert!(seen.lock().unwrap().is_empty(), "the webhook was called");
+    let record = store.record("lost").await.unwrap();
+    assert_eq!(record.status, RunStatus::Running);
+    assert_eq!(record.step, 0, "nothing was committed");
+}
