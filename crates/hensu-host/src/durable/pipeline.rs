@@ -268,9 +268,16 @@ async fn commit(store: &dyn StateStore, lease: &Lease, booked: &Booked, items: &
             Queued::Flush => None,
             Queued::Full(update, snap) => Some(store.checkpoint(lease, step, &update, &snap).await),
             Queued::Row(first) => {
+                // A row carrying the full state is a group of its own: the others keep the
+                // store's fast path (PostgreSQL's one statement takes no snapshot).
+                let alone = carries_state(&first);
                 let mut rows = vec![first];
-                while let Some(next) =
-                    rest.next_if(|i| matches!(i.write, Queued::Row(_) | Queued::Flush))
+                while !alone
+                    && let Some(next) = rest.next_if(|i| match &i.write {
+                        Queued::Row(r) => !carries_state(r),
+                        Queued::Flush => true,
+                        Queued::Full(..) => false,
+                    })
                 {
                     waiters.push(next.done);
                     if let Queued::Row(r) = next.write {
@@ -293,6 +300,10 @@ async fn commit(store: &dyn StateStore, lease: &Lease, booked: &Booked, items: &
             let _ = w.send(answer);
         }
     }
+}
+
+fn carries_state(row: &StepWrite) -> bool {
+    matches!(row.entry.snapshot, hensu_store::StepSnapshot::State(_))
 }
 
 fn snapshot_of(b: &Booked) -> Checkpointed {
