@@ -262,8 +262,8 @@ async fn a_tool_call_waits_for_the_steps_before_it_postgres() {
 }
 
 /// A commit that fails (here: the lease is gone before the first one) stops the pipelined run
-/// at its next boundary or barrier with the store's error: the webhook is never called, no
-/// status is recorded, and `finish` reports nothing as done.
+/// at its next boundary (with the store's error) or barrier (the webhook's journal entry): the
+/// webhook is never called, no status is recorded, and `finish` reports nothing as done.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_commit_stops_the_pipelined_run_with_its_error() {
     let path = temp_store_path("lost");
@@ -295,7 +295,11 @@ async fn a_failed_commit_stops_the_pipelined_run_with_its_error() {
     let RunOutcome::Failed(e) = &result.outcome else {
         panic!("the run must fail: {:?}", result.outcome);
     };
-    assert!(e.to_string().contains("was lost"), "{e}");
+    // Stopped at a boundary with the store's error, or at the webhook's barrier (its journal
+    // entry could not be committed: the node fails without calling).
+    let at_boundary = e.to_string().contains("was lost");
+    let at_call = result.state.current_node == "notify";
+    assert!(at_boundary || at_call, "{e}");
     assert_eq!(durable.finish(&result).await.unwrap(), None);
     assert!(seen.lock().unwrap().is_empty(), "the webhook was called");
     let record = store.record("lost").await.unwrap();
