@@ -729,7 +729,13 @@ impl DurableRun {
             }
             return Ok(Boundary::Cancel);
         }
-        Ok(if cp.pause_requested {
+        // Pipelined, the request the commits so far reported is acted on once (a later
+        // commit reports it again until the paused record clears it).
+        let pause = match &self.pipeline {
+            Some(p) => cp.pause_requested && p.booked.pause_requested.swap(false, Ordering::SeqCst),
+            None => cp.pause_requested,
+        };
+        Ok(if pause {
             Boundary::Suspend
         } else {
             Boundary::Continue

@@ -209,7 +209,7 @@ impl Pipeline {
             at: 0,
             lease_expires_at: 0,
             cancel_requested: b.cancel_requested.load(Ordering::SeqCst),
-            pause_requested: b.pause_requested.swap(false, Ordering::SeqCst),
+            pause_requested: b.pause_requested.load(Ordering::SeqCst),
             snapshot_written: false,
             snapshot_wanted: b.snapshot_wanted.load(Ordering::SeqCst),
         }
