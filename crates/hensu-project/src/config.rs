@@ -122,6 +122,9 @@ pub struct BoundsSection {
 pub struct StoreSection {
     /// A `postgres://…` URL or a SQLite path (`HENSU_DATABASE_URL` wins over it).
     pub url: Option<String>,
+    /// `commit = "pipelined" | "each-step"`: how durable runs commit their steps
+    /// (docs/cli.md, *Durable runs on many machines*; unset: pipelined).
+    pub commit: Option<hensu_store::CommitMode>,
 }
 
 /// `[server]`: settings of `hensuc serve`; its flags and environment variables win over them.

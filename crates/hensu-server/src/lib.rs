@@ -189,10 +189,10 @@ pub async fn build_state(config: &ServerConfig) -> anyhow::Result<AppState> {
         ProjectConfig::from_project_dir(&config.project_dir).map_err(anyhow::Error::msg)?;
     let store = hensu_store::open_store(
         &config.store,
-        StoreOptions {
+        project.store_options(StoreOptions {
             lease_ttl: config.executor.lease_ttl,
             ..StoreOptions::default()
-        },
+        }),
     )
     .await?;
     let registry = store.registry().await?;

@@ -71,6 +71,7 @@ mod backend;
 mod claim_sql;
 mod error;
 mod events;
+pub mod group;
 mod heartbeat;
 mod idempotency;
 mod lineage;
@@ -96,6 +97,7 @@ use serde_json::Value;
 
 pub use error::{Result, StoreError};
 pub use events::{EVENT_RETENTION_MS, EventBounds, EventWakeups, TenantEvent};
+pub use group::{CommitMode, StepWrite};
 pub use heartbeat::Heartbeat;
 pub use hensu_delta::StateDelta;
 pub use idempotency::{IDEMPOTENCY_WINDOW_MS, IdempotencyKey, KeyedStart};
@@ -155,6 +157,8 @@ pub struct StoreOptions {
     pub verify_on_open: bool,
     /// When [`StateStore::append`] rewrites the full snapshot.
     pub snapshot_policy: SnapshotPolicy,
+    /// How durable runs commit their steps (`[store] commit`, docs/cli.md, *Durable runs on many machines*).
+    pub commit: CommitMode,
     /// Test hook: fail a compaction between two of its statements.
     #[doc(hidden)]
     pub failpoint: Option<Failpoint>,
@@ -271,6 +275,7 @@ impl Default for StoreOptions {
             busy_timeout: Duration::from_secs(5),
             verify_on_open: true,
             snapshot_policy: SnapshotPolicy::default(),
+            commit: CommitMode::default(),
             failpoint: None,
         }
     }
@@ -375,6 +380,38 @@ pub trait StateStore: Send + Sync {
         update: &RecordUpdate,
         entry: &StepEntry,
     ) -> Result<Checkpointed>;
+
+    /// Group commit ([`group`]): `steps` (steps and journal entries) appended in order from
+    /// `expected_step`, each checked like [`StateStore::append`], as **one** transaction —
+    /// all of them or none. Returns the last one's result (with a cancellation or pause
+    /// request any of them saw). This default appends them one transaction each (a store
+    /// without transactions of its own).
+    async fn append_steps(
+        &self,
+        lease: &Lease,
+        expected_step: u64,
+        steps: &[StepWrite],
+    ) -> Result<Checkpointed> {
+        let mut step = expected_step;
+        let mut last = None;
+        for s in steps {
+            let cp = match s.journal {
+                true => {
+                    self.append_journal(lease, step, &s.update, &s.entry)
+                        .await?
+                }
+                false => self.append(lease, step, &s.update, &s.entry).await?,
+            };
+            step = cp.step;
+            last = Some(group::merge(last, cp));
+        }
+        last.ok_or_else(|| StoreError::Invalid("an empty group of steps".into()))
+    }
+
+    /// How durable runs on this store commit their steps ([`StoreOptions::commit`]).
+    fn commit_mode(&self) -> CommitMode {
+        CommitMode::EachStep
+    }
 
     /// Changes the record without a new snapshot (e.g. marking a crashed run failed, a paused
     /// run cancelled): bumps the step and appends a history row. With `lease`, it must be the

@@ -122,6 +122,14 @@ impl crate::StateStore for MemoryStore {
             .append_journal(lease, expected_step, update, entry)
             .await
     }
+    async fn append_steps(
+        &self,
+        lease: &crate::Lease,
+        expected_step: u64,
+        steps: &[crate::StepWrite],
+    ) -> Result<crate::Checkpointed> {
+        self.inner.append_steps(lease, expected_step, steps).await
+    }
     async fn set_status(
         &self,
         run_id: &str,

@@ -57,6 +57,19 @@ impl DurableRun {
         };
         let update = RecordUpdate::running(node);
         let _one_at_a_time = self.order.lock().await;
+        if let Some(p) = &self.pipeline {
+            // A model call's result only is queued; any other call's entry is the durability
+            // barrier before its effect (or before its result is used).
+            let wait = entry.kind != hensu_runtime::journal::CallKind::Model;
+            let row = hensu_store::StepWrite {
+                journal: true,
+                update,
+                entry: row,
+            };
+            let pending = p.enqueue(super::pipeline::Queued::Row(row), wait).await;
+            drop(_one_at_a_time);
+            return self.waited(pending).await.map(|_| ());
+        }
         let r = self
             .store
             .append_journal(&self.lease, self.step(), &update, &row)

@@ -35,8 +35,18 @@
 //! * The calls of the node in flight are journaled in the same log (`journal` rows,
 //!   [`DurableRun::journal`], docs/security.md, *Call journal*), one write at a time with
 //!   the boundaries, so a node that runs again replays them.
+//! * On a store whose commit mode is pipelined ([`hensu_store::CommitMode`], the default for
+//!   SQLite and PostgreSQL) the writes are queued to the run's writer (`pipeline.rs`), which
+//!   commits them in order, grouped; a boundary does not wait for its commit. A journal entry
+//!   of a call other than a model request, the final status ([`DurableRun::finish`]), a full
+//!   [`DurableRun::checkpoint`] and [`DurableRun::release`] wait for everything written before
+//!   them: nothing outside the process sees a step before it is committed.
 
 mod journal;
+mod pipeline;
+mod status;
+
+pub use status::final_update;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -44,15 +54,15 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use hensu_store::{
-    Checkpointed, Heartbeat, Lease, OwnerId, RecordUpdate, RunRecord, RunStatus, StateStore,
-    StepEntry, StepSnapshot, StoreError, StoredRun,
+    Checkpointed, CommitMode, Heartbeat, Lease, OwnerId, RecordUpdate, RunRecord, RunStatus,
+    StateStore, StepEntry, StepSnapshot, StoreError, StoredRun,
 };
 use serde_json::Value;
 
 use hensu_runtime::StateShadow as Shadow;
 use hensu_runtime::{
-    Boundary, CancelToken, Checkpointer, ExecutionPhase, FinishedBranch, NestedFrame, RunOutcome,
-    RunResult, RunState, RuntimeError,
+    Boundary, CancelToken, Checkpointer, FinishedBranch, NestedFrame, RunOutcome, RunResult,
+    RunState, RuntimeError,
 };
 
 /// Rewrites a snapshot in place before it is stored (e.g. replaces provider keys).
@@ -101,6 +111,9 @@ pub struct DurableRun {
     order: tokio::sync::Mutex<()>,
     /// The journal entries of an earlier run of the node in flight, by visit (read once).
     replay: tokio::sync::OnceCell<journal::Replay>,
+    /// The store's commit mode is `pipelined`: writes are queued to the run's writer
+    /// (`pipeline.rs`) instead of committed one at a time.
+    pipeline: Option<pipeline::Pipeline>,
 }
 
 /// A durable run's wait bookkeeping (docs/language.md, *Timers and signals*).
@@ -241,7 +254,10 @@ impl DurableRun {
         step: u64,
         redact: Option<SnapshotRedactor>,
     ) -> DurableRun {
+        let pipeline = (store.commit_mode() == CommitMode::Pipelined)
+            .then(|| pipeline::Pipeline::new(store.clone(), lease.clone(), step));
         DurableRun {
+            pipeline,
             store,
             lease,
             step: AtomicU64::new(step),
@@ -293,12 +309,60 @@ impl DurableRun {
 
     /// The run's current write step.
     pub fn step(&self) -> u64 {
-        self.step.load(Ordering::SeqCst)
+        match &self.pipeline {
+            Some(p) => p.booked.step.load(Ordering::SeqCst),
+            None => self.step.load(Ordering::SeqCst),
+        }
     }
 
-    /// How long the last checkpoint took (snapshot, redaction and the store's write).
+    /// How long the last checkpoint took (snapshot, redaction and the store's write; when
+    /// pipelined, the last group's commit).
     pub fn last_write(&self) -> Option<Duration> {
-        self.last_write.lock().ok().and_then(|d| *d)
+        let slot = match &self.pipeline {
+            Some(p) => &p.booked.last_write,
+            None => &self.last_write,
+        };
+        slot.lock().ok().and_then(|d| *d)
+    }
+
+    /// How this run commits its steps (the store's `[store] commit`).
+    pub fn commit_mode(&self) -> CommitMode {
+        match self.pipeline {
+            Some(_) => CommitMode::Pipelined,
+            None => CommitMode::EachStep,
+        }
+    }
+
+    /// The durability barrier: returns once everything this run wrote is committed (at once
+    /// when it commits each step). Call it before an effect others may see.
+    pub async fn flush(&self) -> Result<(), StoreError> {
+        match &self.pipeline {
+            Some(p) => p.flush().await.inspect_err(|_| self.lose()),
+            None => Ok(()),
+        }
+    }
+
+    /// Gives the lease up without a final status (a run handed back to be continued
+    /// elsewhere) once everything it wrote is committed, so the next owner continues from
+    /// its last step. A run whose writes failed still gives it up.
+    pub async fn release(&self) -> Result<(), StoreError> {
+        self.stop_heartbeat().await;
+        let flushed = self.flush().await;
+        let released = self.store.release(&self.lease).await;
+        flushed.and(released)
+    }
+
+    fn lose(&self) {
+        self.lost.store(true, Ordering::SeqCst);
+    }
+
+    /// The last write asked for a full snapshot with the next step. Pipelined, the ask is
+    /// taken: the steps queued behind this one do not carry the state again.
+    fn snapshot_wanted(&self) -> bool {
+        match &self.pipeline {
+            Some(p) => p.booked.snapshot_wanted.swap(false, Ordering::SeqCst),
+            None => self.snapshot_wanted.load(Ordering::SeqCst),
+        }
     }
 
     /// Renews the lease every third of `ttl` from a background task (agent calls may outlast
@@ -343,6 +407,16 @@ impl DurableRun {
         let snap = snapshot(state, self.redact.as_ref())?;
         let shadow = Shadow::of(state).map_err(StoreError::Invalid)?;
         let _one_at_a_time = self.order.lock().await;
+        if let Some(p) = &self.pipeline {
+            let queued = pipeline::Queued::Full(update.clone(), snap);
+            let r = self.waited(p.enqueue(queued, true).await).await;
+            if r.is_ok()
+                && let Ok(mut slot) = self.shadow.lock()
+            {
+                *slot = Some(shadow);
+            }
+            return r;
+        }
         let r = self
             .store
             .checkpoint(&self.lease, self.step(), update, &snap)
@@ -357,15 +431,44 @@ impl DurableRun {
 
     /// Records `state` as one step of the log (a delta against what the store holds), or as
     /// a full snapshot when that is not known.
+    /// `wait`: return once it is committed (else, pipelined, once it is queued).
     async fn write_state(
         &self,
         state: &RunState,
         update: RecordUpdate,
+        wait: bool,
     ) -> Result<Checkpointed, StoreError> {
         self.ensure_held()?;
         let t = std::time::Instant::now();
+        if let Some(p) = &self.pipeline {
+            // Prepared and queued in one order: each delta is against the one queued before.
+            let _in_order = self.order.lock().await;
+            let queued = match self.prepare_write(state)? {
+                Write::Step(entry) => pipeline::Queued::Row(hensu_store::StepWrite {
+                    journal: false,
+                    update,
+                    entry,
+                }),
+                Write::Full(snap) => pipeline::Queued::Full(update, snap),
+            };
+            let pending = p.enqueue(queued, wait).await;
+            drop(_in_order);
+            return self.waited(pending).await;
+        }
         let write = self.prepare_write(state)?;
         self.write(write, &update, t).await
+    }
+
+    /// A queued write's answer; a failure loses the run like a failed write.
+    async fn waited(
+        &self,
+        pending: Result<pipeline::Pending, StoreError>,
+    ) -> Result<Checkpointed, StoreError> {
+        let r = match pending {
+            Ok(p) => p.wait().await,
+            Err(e) => Err(e),
+        };
+        r.inspect_err(|_| self.lose())
     }
 
     /// Records the state of a sub-workflow child (reached through `frames`) as one step of
@@ -410,6 +513,10 @@ impl DurableRun {
     ) -> Result<Checkpointed, StoreError> {
         self.ensure_held()?;
         let t = std::time::Instant::now();
+        let _in_order = match &self.pipeline {
+            Some(_) => Some(self.order.lock().await),
+            None => None,
+        };
         let (entry, update) = {
             let mut slot = self
                 .shadow
@@ -424,6 +531,16 @@ impl DurableRun {
             let node = shadow.current_node().unwrap_or_default().to_string();
             (entry, RecordUpdate::running(node.as_str()))
         };
+        if let Some(p) = &self.pipeline {
+            let row = hensu_store::StepWrite {
+                journal: false,
+                update,
+                entry,
+            };
+            let pending = p.enqueue(pipeline::Queued::Row(row), false).await;
+            drop(_in_order);
+            return self.waited(pending).await;
+        }
         self.write(Write::Step(entry), &update, t).await
     }
 
@@ -463,7 +580,7 @@ impl DurableRun {
                     })?;
                 // The snapshot comes from the state at hand when the store asks for one, so
                 // a compaction never decodes and replays the log.
-                entry.snapshot = if self.snapshot_wanted.load(Ordering::SeqCst) {
+                entry.snapshot = if self.snapshot_wanted() {
                     StepSnapshot::State(snapshot(state, self.redact.as_ref())?)
                 } else {
                     StepSnapshot::OnRequest
@@ -520,6 +637,8 @@ impl DurableRun {
             return Ok(None);
         }
         if let RunOutcome::Failed(RuntimeError::Store { .. }) = result.outcome {
+            // What is still queued commits (or fails) before the lease is given up.
+            let _ = self.flush().await;
             let _ = self.store.release(&self.lease).await;
             return Ok(None);
         }
@@ -533,83 +652,12 @@ impl DurableRun {
             };
         }
         let status = update.status;
-        let cp = self.write_state(state, update.clone()).await;
+        // Waited for: the status is reported, the lease given up, only once it is committed.
+        let cp = self.write_state(state, update.clone(), true).await;
         if !status.is_terminal() || cp.is_err() {
             let _ = self.store.release(&self.lease).await;
         }
         cp.map(|_| Some(status))
-    }
-}
-
-/// The record a run's result leaves.
-pub fn final_update(result: &RunResult) -> RecordUpdate {
-    let state = &result.state;
-    match &result.outcome {
-        RunOutcome::Completed {
-            exit_status,
-            end_node,
-        } => RecordUpdate::finished(
-            RunStatus::Completed,
-            Some(end_node.clone()),
-            Some(exit_status.as_str().to_string()),
-        ),
-        RunOutcome::Rejected { .. } => {
-            RecordUpdate::finished(RunStatus::Rejected, Some(state.current_node.clone()), None)
-        }
-        RunOutcome::Failed(RuntimeError::Cancelled { .. }) => {
-            RecordUpdate::finished(RunStatus::Cancelled, Some(state.current_node.clone()), None)
-        }
-        RunOutcome::Failed(_) => {
-            RecordUpdate::finished(RunStatus::Failed, Some(state.current_node.clone()), None)
-        }
-        RunOutcome::Paused => paused_update(state),
-    }
-}
-
-/// The record of a paused run: where it stopped, the review it shows, and when a claim may
-/// take it — the earliest wake time of every wait of its flows (docs/language.md, *Timers and
-/// signals*: the main flow's, a fork branch's, a sub-workflow child's) and of every review
-/// deadline (docs/server.md, *Pending reviews*), woken earlier by a signal any of its waits
-/// waits for. A run paused by hand with nothing of that waits for a resume.
-fn paused_update(state: &RunState) -> RecordUpdate {
-    let waits = hensu_runtime::waiting_waits(state);
-    let (node, correlation_id, deadline) = match &state.phase {
-        ExecutionPhase::Awaiting {
-            node_id,
-            correlation_id,
-            deadline_at_ms,
-            ..
-        } => (
-            node_id.clone(),
-            Some(correlation_id.clone()).filter(|c| !c.is_empty()),
-            *deadline_at_ms,
-        ),
-        _ => (state.current_node.clone(), None, None),
-    };
-    let wake_at = waits
-        .iter()
-        .filter_map(|w| w.wake_at_ms)
-        .chain(
-            hensu_runtime::waiting_reviews(state)
-                .iter()
-                .filter_map(|w| w.deadline_at_ms),
-        )
-        .chain(deadline)
-        .min();
-    let mut signals: Vec<String> = Vec::new();
-    for name in waits.into_iter().filter_map(|w| w.signal) {
-        if !signals.contains(&name) {
-            signals.push(name);
-        }
-    }
-    let wait = (wake_at.is_some() || !signals.is_empty())
-        .then(|| hensu_store::RunWait::new(wake_at, signals));
-    RecordUpdate {
-        status: RunStatus::Paused,
-        current_node: Some(node),
-        correlation_id,
-        exit_status: None,
-        wait,
     }
 }
 
@@ -629,7 +677,11 @@ fn store_error(e: StoreError) -> RuntimeError {
 impl Checkpointer for DurableRun {
     async fn record_step(&self, state: &RunState) -> Result<Boundary, RuntimeError> {
         let cp = self
-            .write_state(state, RecordUpdate::running(state.current_node.as_str()))
+            .write_state(
+                state,
+                RecordUpdate::running(state.current_node.as_str()),
+                false,
+            )
             .await
             .map_err(store_error)?;
         self.decide(cp).await
@@ -677,7 +729,13 @@ impl DurableRun {
             }
             return Ok(Boundary::Cancel);
         }
-        Ok(if cp.pause_requested {
+        // Pipelined, the request the commits so far reported is acted on once (a later
+        // commit reports it again until the paused record clears it).
+        let pause = match &self.pipeline {
+            Some(p) => cp.pause_requested && p.booked.pause_requested.swap(false, Ordering::SeqCst),
+            None => cp.pause_requested,
+        };
+        Ok(if pause {
             Boundary::Suspend
         } else {
             Boundary::Continue

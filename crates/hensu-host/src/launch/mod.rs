@@ -84,9 +84,20 @@ pub struct ProjectConfig {
     /// `[server] review_webhook`: told when a server run pauses for a review
     /// ([`crate::review_notify`]).
     pub review_webhook: Option<String>,
+    /// `[store] commit`: how durable runs commit their steps (a face opens its store with
+    /// it, [`ProjectConfig::store_options`]).
+    pub commit: hensu_store::CommitMode,
 }
 
 impl ProjectConfig {
+    /// `base` with this project's `[store]` settings (the commit mode).
+    pub fn store_options(&self, base: hensu_store::StoreOptions) -> hensu_store::StoreOptions {
+        hensu_store::StoreOptions {
+            commit: self.commit,
+            ..base
+        }
+    }
+
     /// Reads `<dir>/hensu.toml` once — the one place a run's project configuration is read.
     /// No file: the defaults. An unreadable or invalid file is an error naming it (never
     /// silently the defaults).
@@ -106,6 +117,7 @@ impl ProjectConfig {
             pricing: config.pricing.clone(),
             // Checked with the file (E0906): a run refuses a bad URL with its place.
             review_webhook: config.server.review_webhook.clone(),
+            commit: config.store.commit.unwrap_or_default(),
             webhook_url: std::env::var(WEBHOOK_URL_ENV)
                 .ok()
                 .filter(|u| !u.trim().is_empty()),

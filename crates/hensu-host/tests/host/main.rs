@@ -61,6 +61,7 @@ mod command_values;
 mod durable_branches;
 mod durable_compensation;
 mod durable_nested;
+mod durable_pipelined;
 mod durable_runs;
 mod egress;
 mod golden_traces;

@@ -350,3 +350,22 @@ fn a_review_webhook_must_be_an_http_url_with_a_host() {
         assert_eq!(found(&text), vec![("E0906", 2)], "{bad}");
     }
 }
+
+#[test]
+fn store_commit_is_pipelined_or_each_step_and_anything_else_is_e0906() {
+    use hensu_store::CommitMode;
+    for (value, mode) in [
+        ("pipelined", CommitMode::Pipelined),
+        ("each-step", CommitMode::EachStep),
+    ] {
+        let file = ProjectFile::parse(&format!("[store]\ncommit = \"{value}\"\n"));
+        assert!(file.diagnostics.is_empty(), "{:#?}", file.diagnostics);
+        assert_eq!(file.config.store.commit, Some(mode));
+    }
+    let file = ProjectFile::parse("[store]\nurl = \"x.db\"\n");
+    assert_eq!(file.config.store.commit, None, "unset: the store's default");
+    assert_eq!(
+        found("[store]\ncommit = \"sometimes\"\n"),
+        vec![("E0906", 2)]
+    );
+}

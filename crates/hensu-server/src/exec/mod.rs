@@ -436,11 +436,7 @@ impl InProcessExecutor {
             Some(r) if !handed_back => durable.finish(&r).await,
             // Handed back, not an end and not a pause: the run continues on another server
             // (or here, after a restart) from its last recorded boundary.
-            _ => durable
-                .store()
-                .release(durable.lease())
-                .await
-                .map(|()| None),
+            _ => durable.release().await.map(|()| None),
         };
         let id = run_id.as_str();
         match finished {

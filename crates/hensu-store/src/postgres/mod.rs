@@ -15,6 +15,7 @@
 //! of several tables (load) run in one `REPEATABLE READ` transaction.
 
 mod backend;
+mod group;
 mod ops;
 pub(crate) mod registry;
 mod retention;

@@ -394,6 +394,32 @@ impl StateStore for PgStore {
         .await
     }
 
+    async fn append_steps(
+        &self,
+        lease: &Lease,
+        expected_step: u64,
+        steps: &[crate::StepWrite],
+    ) -> Result<Checkpointed> {
+        let steps = crate::group::encode(steps, self.options().snapshot_version)?;
+        let lease = lease.clone();
+        self.with(move |inner| async move {
+            let now = now_ms();
+            if let Some(done) =
+                super::group::group(&inner, &lease, expected_step, &steps, now).await?
+            {
+                return Ok(done);
+            }
+            in_tx!(inner, b, false, {
+                crate::group::append_steps(&mut b, &inner.opts, &lease, expected_step, &steps, now)
+            })
+        })
+        .await
+    }
+
+    fn commit_mode(&self) -> crate::CommitMode {
+        self.options().commit
+    }
+
     async fn set_status(
         &self,
         run_id: &str,

@@ -423,6 +423,8 @@ impl Backend for SqliteTx<'_> {
     }
 
     fn stepped(&mut self, last: LastStep) {
+        // The next step of a group in this transaction need not read the record back.
+        self.last = Some(last.clone());
         self.keep = Some(last);
     }
 

@@ -267,6 +267,31 @@ impl StateStore for SqliteStore {
         .await
     }
 
+    async fn append_steps(
+        &self,
+        lease: &Lease,
+        expected_step: u64,
+        steps: &[crate::StepWrite],
+    ) -> Result<Checkpointed> {
+        let steps = crate::group::encode(steps, self.opts.snapshot_version)?;
+        let lease = lease.clone();
+        self.write(move |b, opts| {
+            run_ready(crate::group::append_steps(
+                b,
+                opts,
+                &lease,
+                expected_step,
+                &steps,
+                now_ms(),
+            ))
+        })
+        .await
+    }
+
+    fn commit_mode(&self) -> crate::CommitMode {
+        self.opts.commit
+    }
+
     async fn set_status(
         &self,
         run_id: &str,

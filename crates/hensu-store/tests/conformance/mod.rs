@@ -19,12 +19,14 @@ mod blocking;
 mod claim;
 mod control;
 mod fork;
+mod group;
 mod log;
 mod waits;
 pub use blocking::*;
 pub use claim::*;
 pub use control::*;
 pub use fork::*;
+pub use group::*;
 pub use log::*;
 pub use waits::*;
 
@@ -59,6 +61,7 @@ macro_rules! conformance_suite {
             a_signal_sent_while_the_run_decides_to_wait_wakes_it,
             a_run_waiting_for_several_signals_wakes_on_any,
             queue_depth_counts_what_a_claim_could_take,
+            a_group_of_steps_commits_whole_or_not_at_all,
         );
     };
     ($make:expr) => {
@@ -88,6 +91,7 @@ macro_rules! conformance_suite {
             a_signal_sent_while_the_run_decides_to_wait_wakes_it,
             a_run_waiting_for_several_signals_wakes_on_any,
             queue_depth_counts_what_a_claim_could_take,
+            a_group_of_steps_commits_whole_or_not_at_all,
         );
     };
     (@each $attrs:tt $make:expr; $name:ident, $($rest:ident,)*) => {

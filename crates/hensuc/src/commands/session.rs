@@ -57,6 +57,14 @@ pub fn configured_store_url(dir: &Path) -> anyhow::Result<Option<String>> {
     Ok(crate::project::settings(dir)?.store.url)
 }
 
+/// `[store] commit` of the project under `dir` (docs/cli.md, *Durable runs on many machines*).
+pub fn store_commit(dir: &Path) -> anyhow::Result<hensu_store::CommitMode> {
+    Ok(crate::project::settings(dir)?
+        .store
+        .commit
+        .unwrap_or_default())
+}
+
 /// The store a command uses: `url` (e.g. `--store`) when given, else the configured one, else
 /// `<dir>/.hensu/state.db`.
 pub fn store_location(dir: &Path, url: Option<&str>) -> anyhow::Result<String> {
@@ -130,8 +138,12 @@ pub fn block<F: std::future::Future>(call: F) -> anyhow::Result<F::Output> {
     Ok(store_runtime()?.block_on(call))
 }
 
-fn open_at(location: &str) -> anyhow::Result<Arc<dyn StateStore>> {
-    wait(hensu_store::open_store(location, store_options())).map_err(|e| {
+fn open_at(location: &str, dir: &Path) -> anyhow::Result<Arc<dyn StateStore>> {
+    let opts = hensu_store::StoreOptions {
+        commit: store_commit(dir)?,
+        ..store_options()
+    };
+    wait(hensu_store::open_store(location, opts)).map_err(|e| {
         anyhow::anyhow!(
             "{}: {e}\n  (nothing was written; `hensuc run --no-store` runs without it)",
             store_label(location)
@@ -142,7 +154,7 @@ fn open_at(location: &str) -> anyhow::Result<Arc<dyn StateStore>> {
 /// Opens the project's store (see [`store_location`]); a clear error for a corrupt or
 /// foreign-version file or an unreachable server.
 pub fn open_store(dir: &Path) -> anyhow::Result<Arc<dyn StateStore>> {
-    open_at(&store_location(dir, None)?)
+    open_at(&store_location(dir, None)?, dir)
 }
 
 /// Opens an existing store (None when the project uses the default SQLite file and has none
@@ -152,7 +164,7 @@ pub fn open_existing(dir: &Path) -> anyhow::Result<Option<Arc<dyn StateStore>>> 
     if configured_store_url(dir)?.is_none() && !store_path(dir).exists() {
         return Ok(None);
     }
-    open_at(&location).map(Some)
+    open_at(&location, dir).map(Some)
 }
 
 /// The store holding run `run_id` under `dir`: an error naming the missing store file when

@@ -158,6 +158,7 @@ pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         &location,
         StoreOptions {
             lease_ttl: args.lease_ttl,
+            commit: session::store_commit(&workdir)?,
             ..StoreOptions::default()
         },
     ))

@@ -67,6 +67,10 @@ fn project(dir: &Path) -> PathBuf {
     }
     let wf = dir.join("crash.hwf");
     std::fs::write(&wf, workflow_text()).unwrap();
+    // Each step committed before the next node starts: the promise checked below (no node
+    // starts twice but the one in flight at a kill). A pipelined run may also run again the
+    // steps whose commit was in flight (tests/cli/pipelined.rs).
+    std::fs::write(dir.join("hensu.toml"), "[store]\ncommit = \"each-step\"\n").unwrap();
     wf
 }
 

@@ -25,6 +25,7 @@ mod logs;
 mod lsp_stdio;
 mod mcp;
 mod outcomes;
+mod pipelined;
 mod process;
 mod project_file;
 mod replay;
