@@ -288,6 +288,8 @@ def main():
     ap.add_argument("--pg-url", help="also the durable chains on this PostgreSQL database "
                     "(needs langgraph-checkpoint-postgres and psql)")
     ap.add_argument("--loops", default="10000", help="loop iterations (one node revised); default 10000")
+    ap.add_argument("--commit", choices=["pipelined", "each-step"],
+                    help="hensu's `[store] commit` for the durable runs (default: hensu's default)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     loops = [int(s) for s in args.loops.split(",") if s]
@@ -300,6 +302,7 @@ def main():
     print("machine   %s, %d CPUs, %s" % (platform.machine(), os.cpu_count() or 0, platform.platform()))
     print("load      %s (1/5/15 min, at start)" % load_average())
     print("hensuc    %s (%s)" % (hensuc, subprocess.run([hensuc, "--version"], capture_output=True, text=True).stdout.strip()))
+    print("commit    %s" % (args.commit or "hensu's default"))
     print("langgraph %s, langgraph-checkpoint-sqlite %s, Python %s" % (
         version("langgraph"), version("langgraph-checkpoint-sqlite"), platform.python_version()))
     del langgraph
@@ -307,6 +310,9 @@ def main():
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="hensu-peers-") as work:
+        if args.commit:
+            with open(os.path.join(work, "hensu.toml"), "w") as f:
+                f.write('[store]\ncommit = "%s"\n' % args.commit)
         startup = median(lambda: timed_process([hensuc, "--version"]), max(args.reps, 5))
         rows.append(("hensuc --version (start-up floor)", startup, None, None, None))
         for n in sizes:
