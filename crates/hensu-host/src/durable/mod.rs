@@ -325,6 +325,19 @@ impl DurableRun {
         slot.lock().ok().and_then(|d| *d)
     }
 
+    /// Has `f` called after each of this run's commits, when it commits in the background
+    /// (pipelined); returns whether it will be. A run that commits each step has committed
+    /// when its boundary returns: its owner acts then instead.
+    pub fn on_commit(&self, f: Arc<dyn Fn() + Send + Sync>) -> bool {
+        match &self.pipeline {
+            Some(p) => {
+                p.on_commit(f);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// How this run commits its steps (the store's `[store] commit`).
     pub fn commit_mode(&self) -> CommitMode {
         match self.pipeline {

@@ -125,7 +125,13 @@ pub(super) struct Pipeline {
     lease: Lease,
     pub booked: Arc<Booked>,
     tx: Mutex<Option<mpsc::Sender<Item>>>,
+    /// Called after each commit that wrote something ([`Pipeline::on_commit`]).
+    on_commit: Arc<Mutex<Option<OnCommit>>>,
 }
+
+/// What a pipelined run's owner wants told after each of its commits (the server wakes the
+/// run's event streams then: a step is readable only once committed).
+pub type OnCommit = Arc<dyn Fn() + Send + Sync>;
 
 impl Pipeline {
     pub fn new(store: Arc<dyn StateStore>, lease: Lease, step: u64) -> Pipeline {
@@ -136,6 +142,14 @@ impl Pipeline {
             lease,
             booked: Arc::new(booked),
             tx: Mutex::new(None),
+            on_commit: Arc::default(),
+        }
+    }
+
+    /// Calls `f` after each commit from now on.
+    pub fn on_commit(&self, f: OnCommit) {
+        if let Ok(mut slot) = self.on_commit.lock() {
+            *slot = Some(f);
         }
     }
 
@@ -157,7 +171,7 @@ impl Pipeline {
         rt.spawn(writer(
             self.store.clone(),
             self.lease.clone(),
-            self.booked.clone(),
+            (self.booked.clone(), self.on_commit.clone()),
             rx,
         ));
         *slot = Some(tx.clone());
@@ -239,7 +253,7 @@ impl Pending {
 async fn writer(
     store: Arc<dyn StateStore>,
     lease: Lease,
-    booked: Arc<Booked>,
+    (booked, on_commit): (Arc<Booked>, Arc<Mutex<Option<OnCommit>>>),
     mut rx: mpsc::Receiver<Item>,
 ) {
     let mut items: Vec<Item> = Vec::new();
@@ -251,13 +265,25 @@ async fn writer(
                 Err(_) => break,
             }
         }
-        commit(store.as_ref(), &lease, &booked, &mut items).await;
+        if commit(store.as_ref(), &lease, &booked, &mut items).await {
+            let told = on_commit.lock().ok().and_then(|f| f.clone());
+            if let Some(f) = told {
+                f();
+            }
+        }
     }
 }
 
 /// Commits `items` (drained): runs of rows as one group each, a full snapshot alone; every
 /// waiter told the result of the commit its write was in (after a failure: the failure).
-async fn commit(store: &dyn StateStore, lease: &Lease, booked: &Booked, items: &mut Vec<Item>) {
+/// Returns whether a commit wrote something.
+async fn commit(
+    store: &dyn StateStore,
+    lease: &Lease,
+    booked: &Booked,
+    items: &mut Vec<Item>,
+) -> bool {
+    let mut wrote = false;
     let mut rest = std::mem::take(items).into_iter().peekable();
     while let Some(item) = rest.next() {
         let mut waiters = vec![item.done];
@@ -288,7 +314,10 @@ async fn commit(store: &dyn StateStore, lease: &Lease, booked: &Booked, items: &
             }
         };
         match outcome {
-            Some(Ok(cp)) => booked.book(&cp, started.elapsed()),
+            Some(Ok(cp)) => {
+                booked.book(&cp, started.elapsed());
+                wrote = true;
+            }
             Some(Err(e)) => booked.fail(e),
             None => {}
         }
@@ -300,6 +329,7 @@ async fn commit(store: &dyn StateStore, lease: &Lease, booked: &Booked, items: &
             let _ = w.send(answer);
         }
     }
+    wrote
 }
 
 fn carries_state(row: &StepWrite) -> bool {

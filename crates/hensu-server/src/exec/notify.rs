@@ -1,5 +1,6 @@
 //! The checkpointer of a server run ([`NotifyingHook`]): each boundary is recorded durably,
-//! then the run's SSE streams are woken; during a shutdown a boundary suspends the run.
+//! and the run's SSE streams are woken once it is committed (after the boundary, or after the
+//! pipelined writer's commit); during a shutdown a boundary suspends the run.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -27,6 +28,9 @@ pub struct NotifyingHook {
     handed_back: AtomicBool,
     /// The run's tokens: a boundary ends the node whose text they were.
     tokens: Option<Arc<crate::tokens::TokenHub>>,
+    /// The durable run wakes the streams after each of its commits (pipelined commit: a
+    /// boundary returns before its step is committed, and streams read committed steps).
+    woken_on_commit: bool,
 }
 
 impl NotifyingHook {
@@ -37,6 +41,14 @@ impl NotifyingHook {
         events: broadcast::Sender<RunChanged>,
         closing: Arc<AtomicBool>,
     ) -> NotifyingHook {
+        let changed = RunChanged {
+            tenant: tenant.into(),
+            run_id: run_id.into(),
+        };
+        let wake = events.clone();
+        let woken_on_commit = durable.on_commit(Arc::new(move || {
+            let _ = wake.send(changed.clone());
+        }));
         NotifyingHook {
             durable,
             tenant: tenant.into(),
@@ -46,6 +58,7 @@ impl NotifyingHook {
             closing,
             handed_back: AtomicBool::new(false),
             tokens: None,
+            woken_on_commit,
         }
     }
 
@@ -80,7 +93,12 @@ impl NotifyingHook {
         }
     }
 
+    /// Wakes the run's streams after a boundary, unless the durable run does after its
+    /// commits.
     fn notify(&self) {
+        if self.woken_on_commit {
+            return;
+        }
         let _ = self.events.send(RunChanged {
             tenant: self.tenant.clone(),
             run_id: self.run_id.clone(),
