@@ -8,9 +8,8 @@
 
 use std::sync::Arc;
 
-use super::step::{Stepped, eligible};
+use super::step::eligible;
 use super::{Inner, pg_err, pool_err};
-use crate::backend::LogState;
 use crate::logic::EncodedStep;
 use crate::{Checkpointed, Lease, RecordUpdate, Result, StoreError};
 
@@ -152,22 +151,7 @@ pub(crate) async fn group(
     let Some(row) = rows.first() else {
         return Ok(None);
     };
-    let col = |i: usize, name: &str| -> Result<u64> {
-        let v: Option<i64> = row.try_get(i).map_err(|e| pg_err(&inner.target, e))?;
-        u64::try_from(v.unwrap_or(0)).map_err(|_| StoreError::Corrupt {
-            path: inner.path.clone(),
-            detail: format!("`{name}` is negative"),
-        })
-    };
-    let stepped = Stepped {
-        log: LogState {
-            snapshot_step: col(0, "snapshot_step")?,
-            snapshot_bytes: col(1, "snapshot_bytes")?,
-            log_rows: col(2, "log_rows")?,
-            log_bytes: col(3, "log_bytes")?,
-        },
-        lease_expires_at: col(4, "expires_at")?,
-    };
+    let stepped = super::step::stepped_of(inner, row)?;
     let log = &stepped.log;
     // A compaction the store makes is excluded by the statement: here `due` is one the
     // caller is asked to send.

@@ -119,14 +119,17 @@ pub(crate) async fn step(
         )
         .await
         .map_err(|e| pg_err(&inner.target, e))?;
-    let Some(row) = rows.first() else {
-        return Ok(None);
-    };
+    rows.first().map(|row| stepped_of(inner, row)).transpose()
+}
+
+/// The log's state and the lease's expiry a one-statement step returns (its five columns;
+/// also those of a group of steps, `group.rs`).
+pub(crate) fn stepped_of(inner: &Inner, row: &tokio_postgres::Row) -> Result<Stepped> {
     let col = |i: usize, name: &str| -> Result<u64> {
         let v: Option<i64> = row.try_get(i).map_err(|e| pg_err(&inner.target, e))?;
         u64_of(inner, v.unwrap_or(0), name)
     };
-    Ok(Some(Stepped {
+    Ok(Stepped {
         log: LogState {
             snapshot_step: col(0, "snapshot_step")?,
             snapshot_bytes: col(1, "snapshot_bytes")?,
@@ -134,7 +137,7 @@ pub(crate) async fn step(
             log_bytes: col(3, "log_bytes")?,
         },
         lease_expires_at: col(4, "expires_at")?,
-    }))
+    })
 }
 
 /// The result of a step done in one statement, as [`crate::logic::append`] makes it (no

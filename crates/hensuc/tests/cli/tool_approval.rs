@@ -141,8 +141,13 @@ impl Setup {
 
     /// Runs the workflow to its pause at the gated call; the run id and its one review.
     fn run_to_the_gate(&self) -> (String, Value) {
+        self.run_to_the_gate_of("define")
+    }
+
+    /// [`Setup::run_to_the_gate`] through `workflow` (one that reaches `define`'s call).
+    fn run_to_the_gate_of(&self, workflow: &str) -> (String, Value) {
         let out = self
-            .command(&["run", "define", "-d", ".", "-c", r#"{"term": "mcp"}"#])
+            .command(&["run", workflow, "-d", ".", "-c", r#"{"term": "mcp"}"#])
             .output()
             .unwrap();
         assert_eq!(
@@ -527,30 +532,11 @@ const PARENT_WORKFLOW: &str = r#"workflow("lookup") {
 fn a_gated_call_in_a_sub_workflow_child_is_reviewed_and_runs_once() {
     let s = Setup::new(Duration::ZERO);
     std::fs::write(s.dir().join("workflows/lookup.hwf"), PARENT_WORKFLOW).unwrap();
-    let out = s
-        .command(&["run", "lookup", "-d", ".", "-c", r#"{"term": "mcp"}"#])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(i32::from(hensuc::exit::PAUSED)),
-        "{}",
-        stderr(&out)
-    );
-    assert_eq!(
-        s.calls(),
-        Vec::<String>::new(),
-        "not called before approval"
-    );
-    let id = newest_run(s.dir());
-    let shown = s.show(&id);
-    assert_eq!(shown["record"]["status"], "paused", "{shown}");
-    let reviews = shown["reviews"].as_array().cloned().unwrap_or_default();
-    assert_eq!(reviews.len(), 1, "{shown}");
-    assert_eq!(reviews[0]["tool"], "lookup_glossary");
-    assert_eq!(reviews[0]["arguments"], json!({"term": "mcp"}));
-    assert_eq!(reviews[0]["node"], "explain", "the child's node: {shown}");
-    let corr = reviews[0]["correlation_id"].as_str().unwrap().to_string();
+    let (id, review) = s.run_to_the_gate_of("lookup");
+    assert_eq!(review["tool"], "lookup_glossary");
+    assert_eq!(review["arguments"], json!({"term": "mcp"}));
+    assert_eq!(review["node"], "explain", "the child's node: {review}");
+    let corr = review["correlation_id"].as_str().unwrap().to_string();
     let approved = s
         .command(&[
             "resume",
