@@ -525,11 +525,14 @@ fn tenant_run_commits_do_not_wait_for_each_other() {
 
     let schema = fresh_schema();
     let store = block(PgStore::open_in_schema(&url(), Some(&schema), opts())).expect("store");
-    // Fired after `run_log_tenant_event` (triggers of one event fire in name order).
+    // Fired after `run_log_tenant_event` (triggers of one event fire in name order). It
+    // draws from a sequence first — not transactional, so the test sees it at once — to say
+    // that the commit has reached it.
     sql(
         &schema,
-        "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS \
-         $$ BEGIN PERFORM pg_sleep(5); RETURN NULL; END $$; \
+        "CREATE SEQUENCE slow_reached; \
+         CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN PERFORM nextval('slow_reached'); PERFORM pg_sleep(5); RETURN NULL; END $$; \
          CREATE CONSTRAINT TRIGGER zz_slow_commit AFTER INSERT ON run_log \
          DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.run_id = 'slow') \
          EXECUTE FUNCTION slow_commit();",
@@ -549,14 +552,16 @@ fn tenant_run_commits_do_not_wait_for_each_other() {
                 done.store(true, Ordering::SeqCst);
             })
         };
-        // Wait until the slow commit sleeps in its trigger.
-        let sleeping = "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'";
+        // Wait until the slow commit is in its trigger (this schema's sequence, so tests
+        // running beside this one do not count).
         loop {
             let schema = schema.clone();
-            let n = tokio::task::spawn_blocking(move || sql(&schema, sleeping))
-                .await
-                .expect("probe");
-            if n == ["1"] {
+            let reached = tokio::task::spawn_blocking(move || {
+                sql(&schema, "SELECT is_called FROM slow_reached")
+            })
+            .await
+            .expect("probe");
+            if reached == ["t"] {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
