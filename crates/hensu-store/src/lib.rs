@@ -384,34 +384,16 @@ pub trait StateStore: Send + Sync {
     /// Group commit ([`group`]): `steps` (steps and journal entries) appended in order from
     /// `expected_step`, each checked like [`StateStore::append`], as **one** transaction —
     /// all of them or none. Returns the last one's result (with a cancellation or pause
-    /// request any of them saw). This default appends them one transaction each (a store
-    /// without transactions of its own).
+    /// request any of them saw).
     async fn append_steps(
         &self,
         lease: &Lease,
         expected_step: u64,
         steps: &[StepWrite],
-    ) -> Result<Checkpointed> {
-        let mut step = expected_step;
-        let mut last = None;
-        for s in steps {
-            let cp = match s.journal {
-                true => {
-                    self.append_journal(lease, step, &s.update, &s.entry)
-                        .await?
-                }
-                false => self.append(lease, step, &s.update, &s.entry).await?,
-            };
-            step = cp.step;
-            last = Some(group::merge(last, cp));
-        }
-        last.ok_or_else(|| StoreError::Invalid("an empty group of steps".into()))
-    }
+    ) -> Result<Checkpointed>;
 
     /// How durable runs on this store commit their steps ([`StoreOptions::commit`]).
-    fn commit_mode(&self) -> CommitMode {
-        CommitMode::EachStep
-    }
+    fn commit_mode(&self) -> CommitMode;
 
     /// Changes the record without a new snapshot (e.g. marking a crashed run failed, a paused
     /// run cancelled): bumps the step and appends a history row. With `lease`, it must be the

@@ -130,6 +130,11 @@ impl crate::StateStore for MemoryStore {
     ) -> Result<crate::Checkpointed> {
         self.inner.append_steps(lease, expected_step, steps).await
     }
+    /// Each step: a commit in memory costs nothing worth overlapping, and nothing outlives
+    /// the process to be made durable.
+    fn commit_mode(&self) -> crate::CommitMode {
+        crate::CommitMode::EachStep
+    }
     async fn set_status(
         &self,
         run_id: &str,

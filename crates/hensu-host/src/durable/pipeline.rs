@@ -65,6 +65,23 @@ struct Failure {
 }
 
 impl Booked {
+    /// The flags of the commits so far, as one checkpoint result (`at`: when, if known).
+    fn so_far(&self, at: u64) -> Checkpointed {
+        Checkpointed {
+            step: self.step.load(Ordering::SeqCst),
+            at,
+            lease_expires_at: 0,
+            cancel_requested: self.cancel_requested.load(Ordering::SeqCst),
+            pause_requested: self.pause_requested.load(Ordering::SeqCst),
+            snapshot_written: false,
+            snapshot_wanted: self.snapshot_wanted.load(Ordering::SeqCst),
+        }
+    }
+
+    fn failure_seen(&self) -> bool {
+        self.failed.load(Ordering::SeqCst)
+    }
+
     fn book(&self, cp: &Checkpointed, took: Duration) {
         self.step.store(cp.step, Ordering::SeqCst);
         if cp.cancel_requested {
@@ -198,7 +215,7 @@ impl Pipeline {
             .map_err(|_| stopped())?;
         Ok(match answer {
             Some(r) => Pending::Waiting(r),
-            None => Pending::Now(self.so_far()),
+            None => Pending::Now(self.booked.so_far(0)),
         })
     }
 
@@ -213,20 +230,6 @@ impl Pipeline {
             .wait()
             .await
             .map(|_| ())
-    }
-
-    /// The flags of the commits so far, as one checkpoint result.
-    fn so_far(&self) -> Checkpointed {
-        let b = &self.booked;
-        Checkpointed {
-            step: b.step.load(Ordering::SeqCst),
-            at: 0,
-            lease_expires_at: 0,
-            cancel_requested: b.cancel_requested.load(Ordering::SeqCst),
-            pause_requested: b.pause_requested.load(Ordering::SeqCst),
-            snapshot_written: false,
-            snapshot_wanted: b.snapshot_wanted.load(Ordering::SeqCst),
-        }
     }
 }
 
@@ -324,7 +327,7 @@ async fn commit(
         for w in waiters.into_iter().flatten() {
             let answer = match booked.failure() {
                 Some(e) => Err(e),
-                None => Ok(snapshot_of(booked)),
+                None => Ok(booked.so_far(hensu_store::now_ms())),
             };
             let _ = w.send(answer);
         }
@@ -334,22 +337,4 @@ async fn commit(
 
 fn carries_state(row: &StepWrite) -> bool {
     matches!(row.entry.snapshot, hensu_store::StepSnapshot::State(_))
-}
-
-fn snapshot_of(b: &Booked) -> Checkpointed {
-    Checkpointed {
-        step: b.step.load(Ordering::SeqCst),
-        at: hensu_store::now_ms(),
-        lease_expires_at: 0,
-        cancel_requested: b.cancel_requested.load(Ordering::SeqCst),
-        pause_requested: b.pause_requested.load(Ordering::SeqCst),
-        snapshot_written: false,
-        snapshot_wanted: b.snapshot_wanted.load(Ordering::SeqCst),
-    }
-}
-
-impl Booked {
-    fn failure_seen(&self) -> bool {
-        self.failed.load(Ordering::SeqCst)
-    }
 }

@@ -8,10 +8,10 @@
 
 use std::sync::Arc;
 
-use super::step::eligible;
+use super::step::{eligible, i64_of, opt_i64};
 use super::{Inner, pg_err, pool_err};
 use crate::logic::EncodedStep;
-use crate::{Checkpointed, Lease, RecordUpdate, Result, StoreError};
+use crate::{Checkpointed, Lease, RecordUpdate, Result};
 
 /// `$10`: the number of rows; the row arrays are `$11…$18`. `up`'s `RETURNING` is the log
 /// state before the group. `$21`: a row leaves a due compaction to the store — then the
@@ -61,14 +61,6 @@ fn fits(steps: &[(RecordUpdate, EncodedStep)]) -> bool {
             && u.correlation_id == last.correlation_id
             && u.exit_status == last.exit_status
     })
-}
-
-fn i64_of(v: u64, what: &str) -> Result<i64> {
-    i64::try_from(v).map_err(|_| StoreError::Invalid(format!("{what} {v} is out of range")))
-}
-
-fn opt_i64(v: Option<u64>, what: &str) -> Result<Option<i64>> {
-    v.map(|v| i64_of(v, what)).transpose()
 }
 
 /// The group in one statement; `None` when it cannot take it or a condition failed (nothing

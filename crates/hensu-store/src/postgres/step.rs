@@ -55,8 +55,13 @@ pub(crate) fn eligible(update: &RecordUpdate, entry: &EncodedStep) -> bool {
     !update.status.is_terminal() && update.wait.is_none() && entry.offered.is_none()
 }
 
-fn i64_of(v: u64, what: &str) -> Result<i64> {
+pub(crate) fn i64_of(v: u64, what: &str) -> Result<i64> {
     i64::try_from(v).map_err(|_| StoreError::Invalid(format!("{what} {v} is out of range")))
+}
+
+/// [`i64_of`] of an optional column.
+pub(crate) fn opt_i64(v: Option<u64>, what: &str) -> Result<Option<i64>> {
+    v.map(|v| i64_of(v, what)).transpose()
 }
 
 fn u64_of(inner: &Inner, v: i64, column: &str) -> Result<u64> {
@@ -88,7 +93,6 @@ pub(crate) async fn step(
     let policy = inner.opts.snapshot_policy;
     // `u64::MAX` ("never") as the largest BIGINT: no counter reaches either.
     let sat = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-    let opt = |v: Option<u64>, what: &str| v.map(|v| i64_of(v, what)).transpose();
     let rows = client
         .query(
             &stmt,
@@ -108,8 +112,8 @@ pub(crate) async fn step(
                 &entry.output,
                 &entry.delta,
                 &i64_of(inner.opts.snapshot_version, "snapshot version")?,
-                &opt(entry.started_at, "started_at")?,
-                &opt(entry.duration_ms, "duration")?,
+                &opt_i64(entry.started_at, "started_at")?,
+                &opt_i64(entry.duration_ms, "duration")?,
                 &i64_of(inner.opts.ttl_ms(), "lease TTL")?,
                 &entry.by_store,
                 &sat(policy.every_steps),

@@ -58,7 +58,7 @@ pub fn configured_store_url(dir: &Path) -> anyhow::Result<Option<String>> {
 }
 
 /// `[store] commit` of the project under `dir` (docs/cli.md, *Durable runs on many machines*).
-pub fn store_commit(dir: &Path) -> anyhow::Result<hensu_store::CommitMode> {
+fn store_commit(dir: &Path) -> anyhow::Result<hensu_store::CommitMode> {
     Ok(crate::project::settings(dir)?
         .store
         .commit

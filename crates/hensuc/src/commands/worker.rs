@@ -154,13 +154,15 @@ fn execute_claimed(
 pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     let workdir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let location = session::store_location(&workdir, args.store.as_deref())?;
+    // The project is read once: every claimed run uses this configuration, and the store is
+    // opened with its `[store]` settings as the server's is.
+    let project = Arc::new(ProjectConfig::from_project_dir(&workdir).map_err(anyhow::Error::msg)?);
     let store = session::wait(hensu_store::open_store(
         &location,
-        StoreOptions {
+        project.store_options(StoreOptions {
             lease_ttl: args.lease_ttl,
-            commit: session::store_commit(&workdir)?,
             ..StoreOptions::default()
-        },
+        }),
     ))
     .map_err(|e| anyhow::anyhow!("{}: {e}", session::store_label(&location)))?;
     let events: Option<Arc<std::sync::Mutex<std::io::LineWriter<std::fs::File>>>> =
@@ -171,8 +173,6 @@ pub fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             )))),
             None => None,
         };
-    // The project is read once: every claimed run uses this configuration.
-    let project = Arc::new(ProjectConfig::from_project_dir(&workdir).map_err(anyhow::Error::msg)?);
     let owner = OwnerId::current();
     crate::logs::init(args.log_format);
     let label = session::store_label(&location);
