@@ -489,7 +489,7 @@ fn check_warns_about_tools_without_a_declared_call_policy() {
 #[test]
 #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
 fn a_taken_over_run_replays_the_tool_result_on_postgresql() {
-    use hensu_store::{ClaimNote, LogKind, PgStore, StateStore, StoreOptions};
+    use hensu_store::{ClaimNote, LogKind, StateStore};
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let model = runtime.block_on(async {
         let server = MockServer::start().await;
@@ -500,17 +500,7 @@ fn a_taken_over_run_replays_the_tool_result_on_postgresql() {
     let tmp = tool_project(&model.uri());
     let dir = tmp.path();
     let calls = dir.join("calls.log");
-    let base = std::env::var("HENSU_TEST_DATABASE_URL")
-        .expect("HENSU_TEST_DATABASE_URL is not set: run under scripts/pg-test.sh");
-    let schema = format!("j_{:x}{:x}", std::process::id(), hensu_store::now_ms());
-    let store = crate::wait(PgStore::open_in_schema(
-        &base,
-        Some(&schema),
-        StoreOptions::default(),
-    ))
-    .expect("a PostgreSQL (scripts/pg-test.sh)");
-    let sep = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
+    let (store, url) = crate::pg_schema();
     let command = |args: &[&str]| {
         let mut c = hensuc();
         c.args(args)

@@ -113,3 +113,27 @@ fn wait<F: std::future::Future>(call: F) -> F::Output {
     })
     .block_on(call)
 }
+
+/// A fresh schema of the test PostgreSQL (`HENSU_TEST_DATABASE_URL`, set by
+/// `scripts/pg-test.sh`) with hensu's tables, and a URL whose `search_path` is that schema.
+/// The name is unique across processes and within this one (process id, time, counter): tests
+/// run side by side, and two that shared a schema saw each other's runs.
+#[allow(dead_code)]
+fn pg_schema() -> (hensu_store::PgStore, String) {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let base = std::env::var("HENSU_TEST_DATABASE_URL")
+        .expect("HENSU_TEST_DATABASE_URL is not set: run under scripts/pg-test.sh");
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let schema = format!("t_{:x}_{:x}_{n}", std::process::id(), hensu_store::now_ms());
+    let store = wait(hensu_store::PgStore::open_in_schema(
+        &base,
+        Some(&schema),
+        hensu_store::StoreOptions::default(),
+    ))
+    .expect("HENSU_TEST_DATABASE_URL must reach a PostgreSQL");
+    let sep = if base.contains('?') { '&' } else { '?' };
+    (
+        store,
+        format!("{base}{sep}options=-c%20search_path%3D{schema}"),
+    )
+}

@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use hensu_store::{FiringState, PgStore, StateStore, StoreOptions};
+use hensu_store::{FiringState, StateStore};
 
 use crate::serve::{ServeProcess as Serve, spawn_serve};
 
@@ -74,17 +74,7 @@ fn two_servers_fire_each_tick_exactly_once() {
     let dir = tmp.path();
     std::fs::write(dir.join("hensu.toml"), SCHEDULED).expect("write");
     std::fs::write(dir.join("tick.hwf"), TICK).expect("write");
-    let base = std::env::var("HENSU_TEST_DATABASE_URL")
-        .expect("HENSU_TEST_DATABASE_URL (run under scripts/pg-test.sh)");
-    let schema = format!("t_{:x}{:x}", std::process::id(), hensu_store::now_ms());
-    let store = crate::wait(PgStore::open_in_schema(
-        &base,
-        Some(&schema),
-        StoreOptions::default(),
-    ))
-    .expect("PostgreSQL at HENSU_TEST_DATABASE_URL");
-    let sep = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
+    let (store, url) = crate::pg_schema();
 
     let a = serve(dir, &url);
     let b = serve(dir, &url);

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use hensu_store::{LogKind, PgStore, RunStatus, StateStore, StoreOptions};
+use hensu_store::{LogKind, RunStatus, StateStore};
 
 use crate::serve::{ServeProcess as Serve, spawn_serve};
 
@@ -97,17 +97,7 @@ fn a_killed_servers_execution_is_finished_by_another() {
     let dir = tmp.path();
     std::fs::write(dir.join("steps.hwf"), workflow()).expect("write");
     std::fs::write(dir.join("reviewed.hwf"), REVIEWED).expect("write");
-    let base = std::env::var("HENSU_TEST_DATABASE_URL")
-        .expect("HENSU_TEST_DATABASE_URL (run under scripts/pg-test.sh)");
-    let schema = format!("t_{:x}{:x}", std::process::id(), hensu_store::now_ms());
-    let store = crate::wait(PgStore::open_in_schema(
-        &base,
-        Some(&schema),
-        StoreOptions::default(),
-    ))
-    .expect("PostgreSQL at HENSU_TEST_DATABASE_URL");
-    let sep = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
+    let (store, url) = crate::pg_schema();
 
     let mut a = serve(dir, &url);
     let b = serve(dir, &url);

@@ -269,20 +269,7 @@ fn a_review_deadline_escalates_on_sqlite() {
 
 /// A fresh schema of the test database; the store URL whose `search_path` is it.
 pub(crate) fn pg_url() -> String {
-    let base = std::env::var("HENSU_TEST_DATABASE_URL")
-        .expect("HENSU_TEST_DATABASE_URL is not set: run under scripts/pg-test.sh");
-    let schema = format!("t_{:x}{:x}", std::process::id(), hensu_store::now_ms());
-    // Creates the schema and its tables.
-    drop(
-        crate::wait(hensu_store::PgStore::open_in_schema(
-            &base,
-            Some(&schema),
-            StoreOptions::default(),
-        ))
-        .expect("HENSU_TEST_DATABASE_URL must reach a PostgreSQL"),
-    );
-    let sep = if base.contains('?') { '&' } else { '?' };
-    format!("{base}{sep}options=-c%20search_path%3D{schema}")
+    crate::pg_schema().1
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use hensu_store::{LogKind, PgStore, RunStatus, StateStore, StoreOptions};
+use hensu_store::{LogKind, PgStore, RunStatus, StateStore};
 use serde_json::Value;
 
 const RUNS: usize = 60;
@@ -43,15 +43,6 @@ fn project(dir: &Path) {
         std::fs::write(stubs.join(format!("n{i}.txt")), format!("output of n{i}")).unwrap();
     }
     std::fs::write(dir.join("w.hwf"), workflow()).unwrap();
-}
-
-/// The test database URL with `search_path` set to `schema` (one schema per test).
-fn url_in(schema: &str) -> String {
-    let base = std::env::var("HENSU_TEST_DATABASE_URL").unwrap_or_else(|_| {
-        panic!("HENSU_TEST_DATABASE_URL is not set: run under scripts/pg-test.sh")
-    });
-    let sep = if base.contains('?') { '&' } else { '?' };
-    format!("{base}{sep}options=-c%20search_path%3D{schema}")
 }
 
 fn spawn_worker(dir: &Path, url: &str, events: &Path) -> Child {
@@ -92,15 +83,7 @@ fn three_workers_one_killed_every_run_completes_once() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     project(dir);
-    let schema = format!("w_{}", uuid_like());
-    let base = std::env::var("HENSU_TEST_DATABASE_URL").unwrap_or_default();
-    let store = crate::wait(PgStore::open_in_schema(
-        &base,
-        Some(&schema),
-        StoreOptions::default(),
-    ))
-    .expect("HENSU_TEST_DATABASE_URL must reach a PostgreSQL (scripts/pg-test.sh)");
-    let url = url_in(&schema);
+    let (store, url) = crate::pg_schema();
 
     // The uninterrupted baseline: the same workflow, one run on a SQLite store of its own.
     let base_dir = tmp.path().join("base");
@@ -227,8 +210,4 @@ fn three_workers_one_killed_every_run_completes_once() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("took over from"), "{text}");
-}
-
-fn uuid_like() -> String {
-    format!("{:x}{:x}", std::process::id(), hensu_store::now_ms())
 }
