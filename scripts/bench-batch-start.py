@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Queueing rate of the batch start route (docs/server.md, *Batch starts*) against the same
-number of single starts, on one server:
+number of single starts, on one server (`--clients N`: the single starts sent by N concurrent
+clients, each on its own connection, as many API users would):
 
-    scripts/bench-batch-start.py HENSUC [--runs 2000] [--batch 500] [--store URL]
+    scripts/bench-batch-start.py HENSUC [--runs 2000] [--batch 500] [--clients 1] [--store URL]
     scripts/pg-test.sh sh -c 'scripts/bench-batch-start.py target/release/hensuc --store "$HENSU_TEST_DATABASE_URL"'
 
 A dev-mode server (`--stub`) with the 2-node stub workflow `linear`; the runs queued are run by
@@ -12,6 +13,7 @@ Not in CI: the figures depend on the machine's load.
 """
 
 import argparse
+import concurrent.futures
 import http.client
 import json
 import os
@@ -56,7 +58,15 @@ def store_for(base, work, way):
     return f"{base}{sep}options=-c%20search_path%3D{schema}"
 
 
-def measure(hensuc, base, runs, batch, way):
+def single_starts(port, contexts):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    for c in contexts:
+        status, body = request(conn, "POST", "/api/v1/executions",
+                               {"workflowId": "linear", "context": c})
+        assert status == 202, (status, body)
+
+
+def measure(hensuc, base, runs, batch, clients, way):
     work = tempfile.mkdtemp()
     proc, port = start_server(hensuc, work, store_for(base, work, way))
     try:
@@ -72,13 +82,14 @@ def measure(hensuc, base, runs, batch, way):
                                        {"workflowId": "linear", "contexts": contexts[i:i + batch]})
                 assert status == 202, (status, body)
         else:
-            for c in contexts:
-                status, body = request(conn, "POST", "/api/v1/executions",
-                                       {"workflowId": "linear", "context": c})
-                assert status == 202, (status, body)
+            with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+                for f in [pool.submit(single_starts, port, contexts[i::clients])
+                          for i in range(clients)]:
+                    f.result()
         seconds = time.perf_counter() - t
         print(json.dumps({"way": way, "store": "postgres" if base else "sqlite", "runs": runs,
-                          "batch": batch if way == "batch" else 1, "seconds": round(seconds, 3),
+                          "batch": batch if way == "batch" else 1,
+                          "clients": 1 if way == "batch" else clients, "seconds": round(seconds, 3),
                           "runs_per_s": round(runs / seconds, 1)}), flush=True)
     finally:
         proc.terminate()
@@ -94,10 +105,11 @@ def main():
     p.add_argument("hensuc")
     p.add_argument("--runs", type=int, default=2000)
     p.add_argument("--batch", type=int, default=500)
+    p.add_argument("--clients", type=int, default=1, help="concurrent clients of single starts")
     p.add_argument("--store", default=None, help="a PostgreSQL URL (default: SQLite)")
     a = p.parse_args()
     for way in ("single", "batch"):
-        measure(os.path.abspath(a.hensuc), a.store, a.runs, a.batch, way)
+        measure(os.path.abspath(a.hensuc), a.store, a.runs, a.batch, a.clients, way)
 
 
 if __name__ == "__main__":

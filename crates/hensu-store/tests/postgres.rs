@@ -144,12 +144,11 @@ fn version_1_schemas_get_the_fork_and_pause_columns() {
         .expect("create");
     drop(s);
     // Back to what version 1 left: no fork columns (version 2), no pause request (version 3),
-    // no durable waits (version 4), no schedules (version 5), no work notifications (version
-    // 6), one migration applied.
+    // no durable waits (version 4), no schedules (version 5), one migration applied (version
+    // 6's work triggers were dropped by version 7).
     sql(
         &schema,
-        "DROP FUNCTION hensu_work_notify() CASCADE;
-         DROP TABLE schedules, schedule_firings;
+        "DROP TABLE schedules, schedule_firings;
          DROP INDEX runs_by_parent;
          DROP INDEX runs_by_wake;
          DROP TABLE run_signals;
@@ -601,8 +600,10 @@ fn tenant_run_commits_do_not_wait_for_each_other() {
     });
 }
 
-/// Idle workers wait on `LISTEN hensu_work` (`V6__work_notify.sql`): a run created queued and
-/// a signal sent wake a listener; a run created running does not.
+/// Idle workers wait on `LISTEN hensu_work`: a run created queued and a signal sent wake a
+/// listener once committed (the store notifies after the commit, `V7__work_notify_after_commit.sql`);
+/// a run created running does not, and the schema carries no trigger that would notify inside
+/// the writing transaction.
 #[test]
 #[ignore = "needs HENSU_TEST_DATABASE_URL (scripts/pg-test.sh)"]
 fn queued_runs_and_signals_wake_listening_workers() {
@@ -641,4 +642,17 @@ fn queued_runs_and_signals_wake_listening_workers() {
             "a signal wakes the listener"
         );
     });
+    assert_eq!(
+        sql(
+            &schema,
+            &format!(
+                "SELECT count(*) FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid \
+                 JOIN pg_class c ON c.oid = t.tgrelid \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE n.nspname = '{schema}' AND p.prosrc ILIKE '%notify%'"
+            )
+        ),
+        ["0"],
+        "no trigger notifies inside a writing transaction"
+    );
 }

@@ -39,6 +39,9 @@ pub(crate) struct PgTx<'a> {
     /// The password-free URL, for messages.
     pub target: &'a str,
     pub path: &'a Path,
+    /// Set by a write that gives idle workers something to do (a run queued, a signal sent):
+    /// `hensu_work` is notified once the transaction has committed ([`super::ops`]).
+    pub wakes_workers: bool,
 }
 
 fn opt_i64(v: Option<u64>) -> Result<Option<i64>> {
@@ -204,6 +207,7 @@ impl Backend for PgTx<'_> {
         if inserted == 0 {
             return Ok(false);
         }
+        self.wakes_workers |= record.status == crate::RunStatus::Queued;
         self.execute(
             "INSERT INTO run_data (run_id, workflow) VALUES ($1, $2)",
             &[&record.run_id, &workflow],
@@ -305,6 +309,7 @@ impl Backend for PgTx<'_> {
         delta_bytes: Option<u64>,
         _status_unchanged: bool,
     ) -> Result<()> {
+        self.wakes_workers |= update.status == crate::RunStatus::Queued;
         self.execute(
             "UPDATE runs SET status = $2, current_node = $3, correlation_id = $4, \
              exit_status = $5, step = $6, updated_at = $7, log_rows = log_rows + $8, \

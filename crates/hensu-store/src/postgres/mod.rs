@@ -34,7 +34,7 @@ use tokio_postgres::NoTls;
 use crate::{HENSU_VERSION, Result, StoreError, StoreOptions};
 
 /// The PostgreSQL schema version this build reads and writes.
-pub const PG_SCHEMA_VERSION: i64 = 6;
+pub const PG_SCHEMA_VERSION: i64 = 7;
 
 mod embedded {
     refinery::embed_migrations!("migrations/postgres");

@@ -39,17 +39,40 @@ macro_rules! in_tx {
             .start()
             .await
             .map_err(|e| pg_err(&$inner.target, e))?;
-        let out = {
+        let (out, wakes_workers) = {
             let mut $b = PgTx {
                 tx: &tx,
                 target: &$inner.target,
                 path: &$inner.path,
+                wakes_workers: false,
             };
-            $body.await?
+            let out = $body.await?;
+            (out, $b.wakes_workers)
         };
         tx.commit().await.map_err(|e| pg_err(&$inner.target, e))?;
+        if wakes_workers {
+            wake_workers(&client).await;
+        }
         Ok(out)
     }};
+}
+
+/// Notifies `hensu_work` (idle workers `LISTEN` there) after a transaction that queued a run
+/// or sent a signal has committed: in a transaction of its own that does not wait for its
+/// WAL flush, because PostgreSQL holds a database-wide lock from a transaction's `NOTIFY`
+/// until its commit is flushed — inside the writing transaction, every run start and signal
+/// of the cluster would commit one flush at a time. The payload is the schema (a channel is
+/// database-wide; listeners of other schemas ignore it). A wake-up that fails or is lost (a
+/// crash right after the commit) only delays the work until the workers' bounded poll, so it
+/// is not the write's error: the write has committed. One statement in its own implicit
+/// transaction (the setting is local to it), so a failure leaves the pooled connection clean.
+async fn wake_workers(client: &deadpool_postgres::Client) {
+    let _ = client
+        .batch_execute(
+            "SELECT set_config('synchronous_commit', 'off', true), \
+             pg_notify('hensu_work', current_schema())",
+        )
+        .await;
 }
 
 /// A running run's step in one statement ([`super::step`]). `None`: not eligible, a

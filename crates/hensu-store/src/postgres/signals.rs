@@ -14,6 +14,7 @@ impl SignalRows for PgTx<'_> {
         payload: &[u8],
         now: u64,
     ) -> Result<u64> {
+        self.wakes_workers = true;
         // The run's row is locked (`send_signal` read it `FOR UPDATE`): no concurrent send
         // of the same run draws the same number.
         let row = self
