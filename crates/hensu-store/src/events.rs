@@ -334,7 +334,7 @@ pub(crate) mod pg {
 
     /// A connection of its own `LISTEN`ing to `channel`'s notifications. With `own_schema`,
     /// only notifications whose payload is this connection's schema wake (a channel is
-    /// database-wide; `V6__work_notify.sql` sends the writer's schema).
+    /// database-wide; the store's `hensu_work` wake-up sends the writer's schema).
     pub(crate) async fn listen_on(
         config: &tokio_postgres::Config,
         target: &str,
