@@ -130,6 +130,14 @@ impl McpClients {
     /// text, or why it failed (unknown tool, timeout, transport error, the tool's own error,
     /// a result over the size limit or with forbidden characters).
     pub async fn call(&self, tool: &str, arguments: Value) -> Result<String, ToolFailure> {
+        render_result(self.call_raw(tool, arguments).await?, self.max_result_bytes)
+    }
+
+    /// `tools/call` of `tool` with `arguments`: the server's result object as it came (a
+    /// tool's own error is a result with `isError`), for a caller that passes it on
+    /// unrendered (the tenant bridge, [`crate::tenant_bridge`]); the failures of the call
+    /// itself as [`McpClients::call`].
+    pub async fn call_raw(&self, tool: &str, arguments: Value) -> Result<Value, ToolFailure> {
         let Some(info) = self.tools.get(tool) else {
             return Err(ToolFailure::UnknownTool {
                 tool: tool.to_string(),
@@ -161,10 +169,7 @@ impl McpClients {
                 }
                 Ok(Ok(r)) => r,
             };
-        render_result(
-            serde_json::to_value(&result).unwrap_or(Value::Null),
-            self.max_result_bytes,
-        )
+        Ok(serde_json::to_value(&result).unwrap_or(Value::Null))
     }
 
     /// Closes every connection (stdio children get their stdin closed and are reaped).

@@ -8,7 +8,9 @@
 //! * **Stub runs**: [`ScriptedTools`] answers tool calls from `stubs/<scenario>/tools/`.
 //! * **Server mode**: [`gateway`] — a tenant's own MCP client connects over SSE and runs the
 //!   tools; [`gateway::Gateway::tools_for`] is the [`ToolSource`] for that tenant's runs.
-//!   The server never starts local commands.
+//!   The server never starts local commands. [`tenant_bridge`] is the tenant's side: the
+//!   servers of a project's `hensu.toml` offered to a hensu server's runs (`hensuc mcp
+//!   connect`).
 //!
 //! Every source returns results checked like agent output ([`render_result`]).
 
@@ -20,6 +22,7 @@ mod http_client;
 mod result;
 mod run;
 mod source;
+pub mod tenant_bridge;
 
 pub use client::{ConnectError, McpClients, ToolInfo};
 pub use config::{

@@ -8,7 +8,7 @@ use hensu_mcp::gateway::{Gateway, GatewayConfig, router};
 use serde_json::{Value, json};
 
 /// Serves the gateway on a loopback port.
-async fn serve(config: GatewayConfig) -> (Gateway, String) {
+pub(crate) async fn serve(config: GatewayConfig) -> (Gateway, String) {
     let gateway = Gateway::new(config);
     let app = router(gateway.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

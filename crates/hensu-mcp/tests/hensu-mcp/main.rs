@@ -7,4 +7,5 @@ mod gateway;
 mod https;
 mod scripted;
 mod support;
+mod tenant_bridge;
 mod tool_loop;

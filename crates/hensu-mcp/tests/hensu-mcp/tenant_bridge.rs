@@ -1,0 +1,206 @@
+//! The tenant bridge (`hensu_mcp::tenant_bridge`, `hensuc mcp connect`): the example stdio
+//! server, connected as a local run connects it, offered through a real gateway on 127.0.0.1 —
+//! discovery and calls as a server's run makes them, a tool's own error passed on, and the
+//! connection retried until a server is there.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hensu_mcp::gateway::GatewayConfig;
+use hensu_mcp::tenant_bridge::{BridgeError, BridgeEvent, BridgeTarget, serve_tenant_tools};
+use hensu_mcp::{McpClients, ToolFailure, ToolSource};
+use serde_json::json;
+
+use crate::support::glossary_config;
+
+type Events = Arc<Mutex<Vec<BridgeEvent>>>;
+
+/// The bridge for `tenant` at `server` serving the example server, until the returned sender
+/// is dropped; its events, and its outcome.
+async fn bridge(
+    server: &str,
+    tenant: &str,
+    dir: &std::path::Path,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    Events,
+    tokio::task::JoinHandle<Result<(), BridgeError>>,
+) {
+    let clients = McpClients::connect(&glossary_config(""), dir)
+        .await
+        .expect("the example server");
+    let events: Events = Arc::default();
+    let sink = events.clone();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let target = BridgeTarget {
+        server: server.to_string(),
+        token: None,
+        tenant: tenant.to_string(),
+    };
+    let task = tokio::spawn(async move {
+        serve_tenant_tools(
+            Arc::new(clients),
+            &target,
+            Arc::new(move |e| sink.lock().unwrap().push(e)),
+            async {
+                let _ = stop_rx.await;
+            },
+        )
+        .await
+    });
+    (stop_tx, events, task)
+}
+
+async fn until(what: &str, mut f: impl FnMut() -> bool) {
+    for _ in 0..300 {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test]
+async fn the_bridge_serves_a_projects_servers_to_the_gateway() {
+    let dir = tempfile::tempdir().unwrap();
+    let (gateway, base) = crate::gateway::serve(GatewayConfig::default()).await;
+    let (stop, events, task) = bridge(&base, "acme", dir.path()).await;
+    until("the session", || gateway.is_connected("acme")).await;
+
+    // Discovery: the local server's tools with their schemas, as a run of the tenant sees them.
+    let tools = gateway.tools_for("acme").await.expect("tools/list");
+    let listed = tools.tools();
+    let names: Vec<&str> = listed.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["lookup_glossary", "word_count"]);
+    assert_eq!(
+        listed[0].input_schema["properties"]["term"]["type"],
+        "string"
+    );
+
+    // A call reaches the stdio server and its result comes back; the structured result of
+    // `word_count` is passed on unrendered and rendered by the gateway as for a local run.
+    let text = tools
+        .call("lookup_glossary", json!({"term": "MCP"}))
+        .await
+        .expect("tools/call");
+    assert!(text.contains("Model Context Protocol"), "{text}");
+    let counted = tools
+        .call("word_count", json!({"text": "one two three"}))
+        .await
+        .expect("tools/call");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&counted).unwrap()["words"],
+        3
+    );
+    // The tool's own error stays the tool's error.
+    assert_eq!(
+        tools
+            .call("lookup_glossary", json!({"term": "nothing"}))
+            .await,
+        Err(ToolFailure::Tool(
+            "no glossary entry for 'nothing'".to_string()
+        ))
+    );
+
+    let seen = events.lock().unwrap().clone();
+    assert_eq!(seen.first(), Some(&BridgeEvent::Connected));
+    let calls: Vec<(&str, bool)> = seen
+        .iter()
+        .filter_map(|e| match e {
+            BridgeEvent::Called { tool, error, .. } => Some((tool.as_str(), error.is_none())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("lookup_glossary", true),
+            ("word_count", true),
+            ("lookup_glossary", true)
+        ]
+    );
+
+    drop(stop);
+    assert_eq!(task.await.unwrap(), Ok(()));
+    until("the session's end", || !gateway.is_connected("acme")).await;
+}
+
+#[tokio::test]
+async fn the_bridge_retries_until_the_server_is_there() {
+    let dir = tempfile::tempdir().unwrap();
+    // A port nobody listens on yet.
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let (stop, events, task) = bridge(&format!("http://{addr}"), "acme", dir.path()).await;
+    until("a failed attempt", || {
+        events
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| matches!(e, BridgeEvent::Disconnected { .. }))
+    })
+    .await;
+    let gateway = hensu_mcp::gateway::Gateway::new(GatewayConfig::default());
+    let listener = tokio::net::TcpListener::bind(addr).await.expect("rebind");
+    let app = hensu_mcp::gateway::router(gateway.clone());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    until("the session", || gateway.is_connected("acme")).await;
+    let seen = events.lock().unwrap().clone();
+    let delays: Vec<Duration> = seen
+        .iter()
+        .filter_map(|e| match e {
+            BridgeEvent::Disconnected { retry_in, .. } => Some(*retry_in),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        delays.windows(2).all(|w| w[1] >= w[0]),
+        "growing delays: {delays:?}"
+    );
+    assert_eq!(seen.last(), Some(&BridgeEvent::Connected));
+    let text = gateway
+        .tools_for("acme")
+        .await
+        .expect("tools/list")
+        .call("lookup_glossary", json!({"term": "MCP"}))
+        .await
+        .expect("tools/call");
+    assert!(text.contains("Model Context Protocol"), "{text}");
+    drop(stop);
+    assert_eq!(task.await.unwrap(), Ok(()));
+}
+
+#[tokio::test]
+async fn a_server_without_the_gateway_stops_the_bridge_with_its_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, axum::Router::new()).await;
+    });
+    let (_stop, _events, task) = bridge(&format!("http://{addr}"), "acme", dir.path()).await;
+    let outcome = tokio::time::timeout(Duration::from_secs(20), task)
+        .await
+        .expect("stops")
+        .unwrap();
+    assert!(
+        matches!(&outcome, Err(BridgeError::Refused { status: 404, .. })),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_tenant_id_the_gateway_would_refuse_is_refused_before_connecting() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_stop, _events, task) = bridge("http://127.0.0.1:9", "a&b", dir.path()).await;
+    let outcome = task.await.unwrap();
+    assert!(
+        matches!(&outcome, Err(BridgeError::Setup(m)) if m.contains("`a&b`")),
+        "{outcome:?}"
+    );
+}
