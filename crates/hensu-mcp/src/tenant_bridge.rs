@@ -77,7 +77,7 @@ pub enum BridgeError {
 }
 
 /// `server` without the credentials of its URL, for messages.
-fn shown_url(server: &str) -> String {
+pub fn shown_url(server: &str) -> String {
     match (server.find("://"), server.find('@')) {
         (Some(scheme), Some(at)) if at > scheme && !server[scheme + 3..at].contains('/') => {
             format!("{}{}", &server[..scheme + 3], &server[at + 1..])

@@ -84,6 +84,8 @@ enum Command {
     Workflows(commands::workflows::WorkflowsArgs),
     /// Delete a workflow from a server.
     Delete(commands::delete::DeleteArgs),
+    /// Offer the MCP servers of hensu.toml to a server's runs of your tenant (`mcp connect`).
+    Mcp(commands::mcp::McpArgs),
     /// Probe a server's /health (or /ready): exit 0 when it answers 200, 1 otherwise.
     Health(commands::health::HealthArgs),
     /// Create a project: `hensu.toml`, one workflow and its test.
@@ -137,6 +139,7 @@ fn main() -> ExitCode {
         Command::Pull(args) => commands::pull::execute(args),
         Command::Workflows(args) => commands::workflows::execute(args),
         Command::Delete(args) => commands::delete::execute(args),
+        Command::Mcp(args) => commands::mcp::execute(args),
         Command::Health(args) => commands::health::execute(args),
         Command::Init(args) => commands::init::execute(args),
         Command::Completions(args) => commands::completions::completions(args, Cli::command()),

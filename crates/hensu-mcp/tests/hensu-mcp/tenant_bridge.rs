@@ -41,7 +41,7 @@ async fn bridge(
         serve_tenant_tools(
             Arc::new(clients),
             &target,
-            Arc::new(move |e| sink.lock().unwrap().push(e)),
+            Arc::new(move |e| sink.lock().expect("events").push(e)),
             async {
                 let _ = stop_rx.await;
             },
@@ -63,7 +63,7 @@ async fn until(what: &str, mut f: impl FnMut() -> bool) {
 
 #[tokio::test]
 async fn the_bridge_serves_a_projects_servers_to_the_gateway() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("tempdir");
     let (gateway, base) = crate::gateway::serve(GatewayConfig::default()).await;
     let (stop, events, task) = bridge(&base, "acme", dir.path()).await;
     until("the session", || gateway.is_connected("acme")).await;
@@ -90,7 +90,7 @@ async fn the_bridge_serves_a_projects_servers_to_the_gateway() {
         .await
         .expect("tools/call");
     assert_eq!(
-        serde_json::from_str::<serde_json::Value>(&counted).unwrap()["words"],
+        serde_json::from_str::<serde_json::Value>(&counted).expect("JSON")["words"],
         3
     );
     // The tool's own error stays the tool's error.
@@ -103,7 +103,7 @@ async fn the_bridge_serves_a_projects_servers_to_the_gateway() {
         ))
     );
 
-    let seen = events.lock().unwrap().clone();
+    let seen = events.lock().expect("events").clone();
     assert_eq!(seen.first(), Some(&BridgeEvent::Connected));
     let calls: Vec<(&str, bool)> = seen
         .iter()
@@ -122,23 +122,23 @@ async fn the_bridge_serves_a_projects_servers_to_the_gateway() {
     );
 
     drop(stop);
-    assert_eq!(task.await.unwrap(), Ok(()));
+    assert_eq!(task.await.expect("the bridge task"), Ok(()));
     until("the session's end", || !gateway.is_connected("acme")).await;
 }
 
 #[tokio::test]
 async fn the_bridge_retries_until_the_server_is_there() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("tempdir");
     // A port nobody listens on yet.
     let addr = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
+        .expect("test setup")
         .local_addr()
-        .unwrap();
+        .expect("test setup");
     let (stop, events, task) = bridge(&format!("http://{addr}"), "acme", dir.path()).await;
     until("a failed attempt", || {
         events
             .lock()
-            .unwrap()
+            .expect("test setup")
             .iter()
             .any(|e| matches!(e, BridgeEvent::Disconnected { .. }))
     })
@@ -150,7 +150,7 @@ async fn the_bridge_retries_until_the_server_is_there() {
         let _ = axum::serve(listener, app).await;
     });
     until("the session", || gateway.is_connected("acme")).await;
-    let seen = events.lock().unwrap().clone();
+    let seen = events.lock().expect("events").clone();
     let delays: Vec<Duration> = seen
         .iter()
         .filter_map(|e| match e {
@@ -172,14 +172,16 @@ async fn the_bridge_retries_until_the_server_is_there() {
         .expect("tools/call");
     assert!(text.contains("Model Context Protocol"), "{text}");
     drop(stop);
-    assert_eq!(task.await.unwrap(), Ok(()));
+    assert_eq!(task.await.expect("the bridge task"), Ok(()));
 }
 
 #[tokio::test]
 async fn a_server_without_the_gateway_stops_the_bridge_with_its_answer() {
-    let dir = tempfile::tempdir().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("test setup");
+    let addr = listener.local_addr().expect("test setup");
     tokio::spawn(async move {
         let _ = axum::serve(listener, axum::Router::new()).await;
     });
@@ -187,7 +189,7 @@ async fn a_server_without_the_gateway_stops_the_bridge_with_its_answer() {
     let outcome = tokio::time::timeout(Duration::from_secs(20), task)
         .await
         .expect("stops")
-        .unwrap();
+        .expect("test setup");
     assert!(
         matches!(&outcome, Err(BridgeError::Refused { status: 404, .. })),
         "{outcome:?}"
@@ -196,9 +198,9 @@ async fn a_server_without_the_gateway_stops_the_bridge_with_its_answer() {
 
 #[tokio::test]
 async fn a_tenant_id_the_gateway_would_refuse_is_refused_before_connecting() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("tempdir");
     let (_stop, _events, task) = bridge("http://127.0.0.1:9", "a&b", dir.path()).await;
-    let outcome = task.await.unwrap();
+    let outcome = task.await.expect("the bridge task");
     assert!(
         matches!(&outcome, Err(BridgeError::Setup(m)) if m.contains("`a&b`")),
         "{outcome:?}"

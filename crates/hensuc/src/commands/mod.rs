@@ -17,6 +17,7 @@ pub mod health;
 pub mod init;
 mod live_text;
 pub mod lsp;
+pub mod mcp;
 mod progress;
 pub mod pull;
 pub mod push;
@@ -38,3 +39,25 @@ pub mod test;
 pub mod trace;
 pub mod worker;
 pub mod workflows;
+
+/// Ctrl-C or SIGTERM: how a long-running command (`serve`, `mcp connect`) is asked to stop.
+pub(crate) async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

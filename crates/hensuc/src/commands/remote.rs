@@ -48,14 +48,21 @@ impl Answer {
     }
 }
 
-impl Remote {
-    /// The client for `args`; `None` when no server is named.
-    pub fn from_args(args: &RemoteArgs) -> anyhow::Result<Option<Remote>> {
-        let server = args
+/// A named server: its base URL (no trailing `/`) and the bearer token, if any.
+pub struct ServerTarget {
+    pub base: String,
+    pub token: Option<String>,
+}
+
+impl RemoteArgs {
+    /// The server and token of the flags, else of `HENSU_SERVER` / `HENSU_TOKEN`; `None` when
+    /// no server is named. The one reading of these flags for every client command.
+    pub fn target(&self) -> anyhow::Result<Option<ServerTarget>> {
+        let server = self
             .server
             .clone()
             .or_else(|| std::env::var("HENSU_SERVER").ok());
-        let token = args
+        let token = self
             .token
             .clone()
             .or_else(|| std::env::var("HENSU_TOKEN").ok());
@@ -65,6 +72,19 @@ impl Remote {
         if !(base.starts_with("http://") || base.starts_with("https://")) {
             anyhow::bail!("--server must be an http:// or https:// URL, got `{base}`");
         }
+        Ok(Some(ServerTarget {
+            base: base.trim_end_matches('/').to_string(),
+            token: token.filter(|t| !t.trim().is_empty()),
+        }))
+    }
+}
+
+impl Remote {
+    /// The client for `args`; `None` when no server is named.
+    pub fn from_args(args: &RemoteArgs) -> anyhow::Result<Option<Remote>> {
+        let Some(ServerTarget { base, token }) = args.target()? else {
+            return Ok(None);
+        };
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .build()
@@ -73,8 +93,8 @@ impl Remote {
             .enable_all()
             .build()?;
         Ok(Some(Remote {
-            base: base.trim_end_matches('/').to_string(),
-            token: token.filter(|t| !t.trim().is_empty()),
+            base,
+            token,
             http,
             rt,
         }))

@@ -176,7 +176,7 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
         let console = hensu_console::router(state.clone());
         hensu_server::serve_with(listener, state, console, async {
-            shutdown_signal().await;
+            super::shutdown_signal().await;
             tracing::info!(
                 "shutting down: no new requests; running executions are handed back at their \
                  next boundary (not cancelled)"
@@ -185,25 +185,4 @@ pub fn execute(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .await
     })?;
     Ok(ExitCode::SUCCESS)
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
-    }
 }

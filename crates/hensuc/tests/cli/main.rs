@@ -24,6 +24,7 @@ mod json_schemas;
 mod logs;
 mod lsp_stdio;
 mod mcp;
+mod mcp_connect;
 mod outcomes;
 mod pipelined;
 mod process;
