@@ -197,6 +197,27 @@ impl Follow {
             }
         }
     }
+
+    /// The live tokens `wanted` accepts that were published already, without waiting: a
+    /// stream about to show a log event shows them first, since a node's tokens are all
+    /// published before its boundary is committed.
+    pub(crate) fn ready(
+        &mut self,
+        wanted: &(dyn Fn(&TokenMsg) -> bool + Sync),
+    ) -> Vec<Arc<TokenMsg>> {
+        let mut ready = Vec::new();
+        loop {
+            match self.rx.try_recv() {
+                Ok(t) if t.index > self.last && wanted(&t) => {
+                    self.last = t.index;
+                    ready.push(t);
+                }
+                Ok(_) => {}
+                Err(broadcast::error::TryRecvError::Lagged(n)) => self.dropped += n,
+                Err(_) => return ready,
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -678,10 +678,12 @@ fn execution_stream(
     tenant: String,
     (after, token): (Option<u64>, u64),
 ) -> impl Stream<Item = StreamedEvent> {
+    // Subscribed before the response starts (the producer task may run later): a client that
+    // has the response headers gets every token after them, kept or live.
+    let (kept, rx) = tokens.subscribe(&|t: &crate::tokens::TokenMsg| t.run_id == run_id, token);
     async_stream(move |tx| async move {
         let mut after = after;
         let of_run = |t: &crate::tokens::TokenMsg| t.run_id == run_id;
-        let (kept, rx) = tokens.subscribe(&of_run, token);
         let mut follow = crate::tokens::Follow {
             rx,
             dropped: 0,
@@ -731,7 +733,16 @@ fn execution_stream(
             tokio::pin!(woken);
             loop {
                 tokio::select! {
-                    () = &mut woken => break,
+                    () = &mut woken => {
+                        // The node's tokens published before the log moved come before it.
+                        for t in follow.ready(&of_run) {
+                            let ev = token_event(&t, std::mem::take(&mut follow.dropped));
+                            if tx.send(sse(format!("{row}.{}", t.index), &ev)).await.is_err() {
+                                return;
+                            }
+                        }
+                        break;
+                    }
                     t = follow.next(&of_run) => {
                         let Some(t) = t else {
                             (&mut woken).await;

@@ -366,9 +366,10 @@ fn follow_tenant(
 ) -> ApiResult<impl Stream<Item = StreamedEvent> + use<>> {
     // Joined before the response starts: every event after `start` reaches this stream.
     let (first, start) = hub.follow(&tenant)?;
+    // So are the tokens: every token after the response's start reaches it, kept or live.
+    let (kept, rx) = tokens.subscribe(&|t: &crate::tokens::TokenMsg| t.tenant == tenant, token);
     Ok(async_stream(move |tx| async move {
         let of_tenant = |t: &crate::tokens::TokenMsg| t.tenant == tenant;
-        let (kept, rx) = tokens.subscribe(&of_tenant, token);
         let mut kept = Some(kept);
         let mut follow = crate::tokens::Follow {
             rx,
@@ -437,6 +438,17 @@ fn follow_tenant(
                 let Some(item) = item else { break };
                 if item.seq <= last {
                     continue;
+                }
+                // The tokens published before this event's commit come before it.
+                for t in follow.ready(&of_tenant) {
+                    let ev = token_event(&t, std::mem::take(&mut follow.dropped));
+                    if tx
+                        .send(sse(format!("{last}.{}", t.index), &ev))
+                        .await
+                        .is_err()
+                    {
+                        return;
+                    }
                 }
                 for ev in &item.events {
                     if tx.send(sse(item.seq.to_string(), ev)).await.is_err() {
