@@ -23,7 +23,6 @@ use serde_json::{Value, json};
 use crate::hensuc;
 use crate::serve::{ServeProcess, spawn_serve};
 
-const SECRET: &str = "browser-test-secret-browser-test-secret";
 const LINEAR: &str = include_str!("../../../hensu-console/tests/console/fixtures/linear.json");
 const REVIEWED: &str = include_str!("../../../hensu-console/tests/console/fixtures/reviewed.json");
 const TYPED: &str = include_str!("../../../hensu-console/tests/console/fixtures/typed.json");
@@ -40,21 +39,12 @@ impl Drop for Killed {
     }
 }
 
-fn token(tenant: &str) -> String {
-    jsonwebtoken::encode(
-        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        &json!({"sub": format!("{tenant}-reviewer"), "tenant_id": tenant, "exp": 4_000_000_000u64}),
-        &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()),
-    )
-    .unwrap()
-}
-
 fn serve(dir: &Path) -> ServeProcess {
     spawn_serve(
         hensuc()
             .args(["serve", "--listen", "127.0.0.1:0", "--stub", "-d"])
             .arg(dir)
-            .env("HENSU_JWT_SECRET", SECRET)
+            .env("HENSU_JWT_SECRET", crate::JWT_SECRET)
             // Slow enough stubs that a run of `chain` is still running when Pause is clicked.
             .env("HENSU_STUB_DELAY_MS", "300"),
     )
@@ -103,14 +93,14 @@ fn free_port() -> u16 {
 }
 
 /// A WebDriver session: the handful of W3C commands this test needs, as JSON over HTTP.
-struct Browser {
+pub(super) struct Browser {
     http: reqwest::Client,
     session: String,
     _driver: Killed,
 }
 
 impl Browser {
-    async fn start() -> Browser {
+    pub(super) async fn start() -> Browser {
         let port = free_port();
         let driver = Command::new("chromedriver")
             .arg(format!("--port={port}"))
@@ -169,12 +159,12 @@ impl Browser {
         r["value"].clone()
     }
 
-    async fn goto(&self, url: &str) {
+    pub(super) async fn goto(&self, url: &str) {
         self.call(reqwest::Method::POST, "/url", Some(json!({"url": url})))
             .await;
     }
 
-    async fn find(&self, css: &str) -> Option<String> {
+    pub(super) async fn find(&self, css: &str) -> Option<String> {
         let v = self
             .call(
                 reqwest::Method::POST,
@@ -186,7 +176,7 @@ impl Browser {
     }
 
     /// Waits (bounded) for an element; the page updates by itself, nothing reloads it.
-    async fn wait_for(&self, css: &str) -> String {
+    pub(super) async fn wait_for(&self, css: &str) -> String {
         for _ in 0..WAIT_TRIES {
             if let Some(e) = self.find(css).await {
                 return e;
@@ -197,7 +187,7 @@ impl Browser {
         panic!("`{css}` never appeared on {url}");
     }
 
-    async fn click(&self, css: &str) {
+    pub(super) async fn click(&self, css: &str) {
         let e = self.wait_for(css).await;
         self.call(
             reqwest::Method::POST,
@@ -236,7 +226,7 @@ impl Browser {
         .await;
     }
 
-    async fn script(&self, script: &str, args: Value) -> Value {
+    pub(super) async fn script(&self, script: &str, args: Value) -> Value {
         self.call(
             reqwest::Method::POST,
             "/execute/sync",
@@ -245,7 +235,7 @@ impl Browser {
         .await
     }
 
-    async fn screenshot(&self, name: &str) {
+    pub(super) async fn screenshot(&self, name: &str) {
         let v = self.call(reqwest::Method::GET, "/screenshot", None).await;
         let png = base64::engine::general_purpose::STANDARD
             .decode(v.as_str().expect("png"))
@@ -255,7 +245,7 @@ impl Browser {
         std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
     }
 
-    async fn close(&self) {
+    pub(super) async fn close(&self) {
         self.call(reqwest::Method::DELETE, "", None).await;
     }
 }
@@ -275,7 +265,7 @@ impl Api {
         let r = self
             .http
             .post(format!("{}/api/v1/workflows", self.base))
-            .bearer_auth(token(tenant))
+            .bearer_auth(crate::tenant_token(tenant))
             .json(&v)
             .send()
             .await
@@ -283,11 +273,11 @@ impl Api {
         assert!(r.status().is_success());
     }
 
-    async fn start(&self, tenant: &str, workflow: &str, topic: &str) -> String {
+    pub(super) async fn start(&self, tenant: &str, workflow: &str, topic: &str) -> String {
         let r: Value = self
             .http
             .post(format!("{}/api/v1/executions", self.base))
-            .bearer_auth(token(tenant))
+            .bearer_auth(crate::tenant_token(tenant))
             .json(&json!({"workflowId": workflow, "context": {"topic": topic}}))
             .send()
             .await
@@ -302,7 +292,7 @@ impl Api {
         let r: Value = self
             .http
             .get(format!("{}/api/v1/executions/{id}", self.base))
-            .bearer_auth(token(tenant))
+            .bearer_auth(crate::tenant_token(tenant))
             .send()
             .await
             .unwrap()
@@ -315,7 +305,7 @@ impl Api {
     async fn result(&self, tenant: &str, id: &str) -> Value {
         self.http
             .get(format!("{}/api/v1/executions/{id}/result", self.base))
-            .bearer_auth(token(tenant))
+            .bearer_auth(crate::tenant_token(tenant))
             .send()
             .await
             .unwrap()
@@ -335,9 +325,9 @@ impl Api {
     }
 }
 
-async fn sign_in(b: &Browser, base: &str, tenant: &str) {
+pub(super) async fn sign_in(b: &Browser, base: &str, tenant: &str) {
     b.goto(&format!("{base}/console/login")).await;
-    b.type_into("#token", &token(tenant)).await;
+    b.type_into("#token", &crate::tenant_token(tenant)).await;
     b.click("form button[type=submit]").await;
     b.wait_for("table.runs").await;
 }

@@ -9,6 +9,7 @@ mod build;
 mod check;
 mod check_runs_nothing;
 mod console_browser;
+mod console_browser_tools;
 #[cfg(unix)]
 mod crash;
 #[cfg(unix)]
@@ -137,4 +138,19 @@ fn pg_schema() -> (hensu_store::PgStore, String) {
         store,
         format!("{base}{sep}options=-c%20search_path%3D{schema}"),
     )
+}
+
+/// The signing key the tests' servers verify tokens with (`HENSU_JWT_SECRET`).
+#[allow(dead_code)]
+const JWT_SECRET: &str = "hensuc-cli-tests-secret-hensuc-cli-tests";
+
+/// A token of `tenant` signed with [`JWT_SECRET`] (docs/server.md, *Authentication*).
+#[allow(dead_code)]
+fn tenant_token(tenant: &str) -> String {
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &serde_json::json!({"sub": format!("{tenant}-user"), "tenant_id": tenant, "exp": 4_000_000_000u64}),
+        &jsonwebtoken::EncodingKey::from_secret(JWT_SECRET.as_bytes()),
+    )
+    .expect("a token")
 }

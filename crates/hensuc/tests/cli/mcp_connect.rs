@@ -18,26 +18,15 @@ use super::journal::{TOOL_WORKFLOW, example_server, mount_tool_loop};
 use crate::serve::{ServeProcess, spawn_serve};
 use crate::{hensuc, stderr};
 
-const SECRET: &str = "mcp-connect-test-secret-mcp-connect-test";
-
-fn token(tenant: &str) -> String {
-    jsonwebtoken::encode(
-        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        &json!({"sub": format!("{tenant}-ops"), "tenant_id": tenant, "exp": 4_000_000_000u64}),
-        &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()),
-    )
-    .unwrap()
-}
-
-/// The server's project: the mock model as its provider.
-fn server_project(model: &str) -> tempfile::TempDir {
+/// The server's project: the mock model as its provider, and `extra` (more of hensu.toml).
+pub(super) fn server_project(model: &str, extra: &str) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("define.hwf"), TOOL_WORKFLOW).unwrap();
     std::fs::write(
         tmp.path().join("hensu.toml"),
         format!(
             "[providers.local]\nkind = \"openai\"\nbase_url = \"{model}/v1\"\n\
-             api_key_env = \"LOCAL_API_KEY\"\nmodels = [\"mock-*\"]\n"
+             api_key_env = \"LOCAL_API_KEY\"\nmodels = [\"mock-*\"]\n{extra}"
         ),
     )
     .unwrap();
@@ -45,7 +34,7 @@ fn server_project(model: &str) -> tempfile::TempDir {
 }
 
 /// The tenant's project: the example MCP server, as a local run would start it.
-fn tenant_project() -> tempfile::TempDir {
+pub(super) fn tenant_project() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(
         tmp.path().join("hensu.toml"),
@@ -59,7 +48,7 @@ fn tenant_project() -> tempfile::TempDir {
 }
 
 /// `hensuc mcp connect` for `tenant_dir`, its stderr lines arriving on the receiver.
-fn connect(
+pub(super) fn connect(
     tenant_dir: &Path,
     url: &str,
     token: &str,
@@ -86,7 +75,7 @@ fn connect(
 }
 
 /// The next line containing `what` (every line read is kept in `seen`).
-fn line_with(rx: &mpsc::Receiver<String>, what: &str, seen: &mut Vec<String>) -> String {
+pub(super) fn line_with(rx: &mpsc::Receiver<String>, what: &str, seen: &mut Vec<String>) -> String {
     loop {
         match rx.recv_timeout(Duration::from_secs(60)) {
             Ok(line) => {
@@ -100,10 +89,15 @@ fn line_with(rx: &mpsc::Receiver<String>, what: &str, seen: &mut Vec<String>) ->
     }
 }
 
-async fn api(method: reqwest::Method, url: &str, tenant: &str, body: Option<Value>) -> Value {
+pub(super) async fn api(
+    method: reqwest::Method,
+    url: &str,
+    tenant: &str,
+    body: Option<Value>,
+) -> Value {
     let mut req = reqwest::Client::new()
         .request(method, url)
-        .bearer_auth(token(tenant));
+        .bearer_auth(crate::tenant_token(tenant));
     if let Some(b) = body {
         req = req.json(&b);
     }
@@ -114,20 +108,20 @@ async fn api(method: reqwest::Method, url: &str, tenant: &str, body: Option<Valu
 async fn a_servers_run_calls_the_tenants_tool_through_mcp_connect() {
     let model = MockServer::start().await;
     mount_tool_loop(&model, Duration::ZERO).await;
-    let server_dir = server_project(&model.uri());
+    let server_dir = server_project(&model.uri(), "");
     let tenant_dir = tenant_project();
     let server: ServeProcess = spawn_serve(
         hensuc()
             .args(["serve", "--listen", "127.0.0.1:0", "-d"])
             .arg(server_dir.path())
-            .env("HENSU_JWT_SECRET", SECRET)
+            .env("HENSU_JWT_SECRET", crate::JWT_SECRET)
             .env("LOCAL_API_KEY", "sk-local"),
     );
     let url = server.url.clone();
     let push = hensuc()
         .arg("push")
         .arg(server_dir.path().join("define.hwf"))
-        .args(["--server", &url, "--token", &token("acme")])
+        .args(["--server", &url, "--token", &crate::tenant_token("acme")])
         .output()
         .unwrap();
     assert!(push.status.success(), "{}", stderr(&push));
@@ -136,7 +130,7 @@ async fn a_servers_run_calls_the_tenants_tool_through_mcp_connect() {
     let (mut refused, rx) = connect(
         tenant_dir.path(),
         &url,
-        &token("acme"),
+        &crate::tenant_token("acme"),
         &["--tenant", "globex"],
     );
     let mut seen = Vec::new();
@@ -144,11 +138,13 @@ async fn a_servers_run_calls_the_tenants_tool_through_mcp_connect() {
     assert!(line.contains("403"), "{line}");
     assert_eq!(refused.wait().unwrap().code(), Some(2));
     assert!(
-        !seen.iter().any(|l| l.contains(&token("acme"))),
+        !seen
+            .iter()
+            .any(|l| l.contains(&crate::tenant_token("acme"))),
         "the token is never printed"
     );
 
-    let (mut bridge, rx) = connect(tenant_dir.path(), &url, &token("acme"), &[]);
+    let (mut bridge, rx) = connect(tenant_dir.path(), &url, &crate::tenant_token("acme"), &[]);
     let mut seen = Vec::new();
     let listed = line_with(&rx, "from 1 server", &mut seen);
     assert!(listed.contains("lookup_glossary, word_count"), "{listed}");

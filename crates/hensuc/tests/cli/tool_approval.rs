@@ -17,7 +17,7 @@ use super::journal::{TOOL_WORKFLOW, example_server, newest_run};
 use crate::*;
 
 /// What the glossary answers for `rubric` (the reviewer's edit) and `mcp` (the model's ask).
-const EDITED_RESULT: &str = "Weighted criteria";
+pub(super) const EDITED_RESULT: &str = "Weighted criteria";
 const MODEL_RESULT: &str = "Model Context Protocol";
 /// What the model reads for a rejected call.
 const REJECTION: &str = "not this term today";
@@ -65,7 +65,7 @@ fn tool_call_answer() -> ResponseTemplate {
 
 /// The model's script: a turn carrying a tool result or a rejection gets a final answer
 /// (after `delay`), any other turn asks for `lookup_glossary {"term": "mcp"}`.
-async fn mount(model: &MockServer, delay: Duration) {
+pub(super) async fn mount(model: &MockServer, delay: Duration) {
     for (seen, text) in [
         (EDITED_RESULT, "Rubrics weigh criteria."),
         (MODEL_RESULT, "MCP connects agents to tools."),
