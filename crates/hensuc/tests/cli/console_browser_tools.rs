@@ -12,69 +12,30 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use wiremock::MockServer;
 
 use super::console_browser::{Browser, sign_in};
-use super::journal::TOOL_WORKFLOW;
-use super::mcp_connect::{api, connect, line_with, server_project, tenant_project};
+use super::mcp_connect::{
+    connect, line_with, output_of, serve_define, start_define, status_beyond, tenant_project,
+};
 use super::tool_approval::{EDITED_RESULT, mount};
-use crate::hensuc;
-use crate::serve::spawn_serve;
-
-async fn status(url: &str, id: &str) -> Value {
-    api(
-        reqwest::Method::GET,
-        &format!("{url}/api/v1/executions/{id}"),
-        "acme",
-        None,
-    )
-    .await
-}
 
 #[tokio::test]
 #[ignore = "needs chromium + chromedriver; run by .ci/run"]
 async fn a_gated_tool_call_is_reviewed_edited_and_approved_in_the_console() {
     let model = MockServer::start().await;
     mount(&model, Duration::ZERO).await;
-    let server_dir = server_project(&model.uri(), "\n[mcp]\nrequire_approval = [\"lookup_*\"]\n");
+    let (server, _server_dir) =
+        serve_define(&model.uri(), "\n[mcp]\nrequire_approval = [\"lookup_*\"]\n");
     let tenant_dir = tenant_project();
-    let server = spawn_serve(
-        hensuc()
-            .args(["serve", "--listen", "127.0.0.1:0", "-d"])
-            .arg(server_dir.path())
-            .env("HENSU_JWT_SECRET", crate::JWT_SECRET)
-            .env("LOCAL_API_KEY", "sk-local"),
-    );
     let url = server.url.clone();
-    std::fs::write(server_dir.path().join("define.hwf"), TOOL_WORKFLOW).unwrap();
-    let push = hensuc()
-        .arg("push")
-        .arg(server_dir.path().join("define.hwf"))
-        .args(["--server", &url, "--token", &crate::tenant_token("acme")])
-        .output()
-        .unwrap();
-    assert!(push.status.success(), "{}", crate::stderr(&push));
     let (mut bridge, rx) = connect(tenant_dir.path(), &url, &crate::tenant_token("acme"), &[]);
     let mut seen = Vec::new();
     line_with(&rx, "connected to", &mut seen);
 
-    let started = api(
-        reqwest::Method::POST,
-        &format!("{url}/api/v1/executions"),
-        "acme",
-        Some(json!({"workflowId": "define", "context": {"term": "mcp"}})),
-    )
-    .await;
-    let id = started["executionId"].as_str().expect("id").to_string();
-    let mut now = Value::Null;
-    for _ in 0..300 {
-        now = status(&url, &id).await;
-        if now["status"] == "paused" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let id = start_define(&url, "mcp").await;
+    let now = status_beyond(&url, &id, &["queued", "running"]).await;
     assert_eq!(now["status"], "paused", "{now}");
     let calls = tenant_dir.path().join("calls.log");
     assert!(!calls.exists(), "not called before the approval");
@@ -130,17 +91,8 @@ async fn a_gated_tool_call_is_reviewed_edited_and_approved_in_the_console() {
             .any(|r| String::from_utf8_lossy(&r.body).contains(EDITED_RESULT)),
         "the edited call's result reached the model"
     );
-    let result = api(
-        reqwest::Method::GET,
-        &format!("{url}/api/v1/executions/{id}/result"),
-        "acme",
-        None,
-    )
-    .await;
-    assert_eq!(
-        result["output"]["definition"], "Rubrics weigh criteria.",
-        "{result}"
-    );
+    let output = output_of(&url, &id).await;
+    assert_eq!(output["definition"], "Rubrics weigh criteria.", "{output}");
     let _ = bridge.kill();
     let _ = bridge.wait();
     drop(server);

@@ -104,27 +104,82 @@ pub(super) async fn api(
     req.send().await.unwrap().json().await.unwrap()
 }
 
-#[tokio::test]
-async fn a_servers_run_calls_the_tenants_tool_through_mcp_connect() {
-    let model = MockServer::start().await;
-    mount_tool_loop(&model, Duration::ZERO).await;
-    let server_dir = server_project(&model.uri(), "");
-    let tenant_dir = tenant_project();
-    let server: ServeProcess = spawn_serve(
+/// `hensuc serve` (JWT authentication, no stubs) of [`server_project`] with `define` pushed
+/// as acme's: the server and its project directory.
+pub(super) fn serve_define(model: &str, extra: &str) -> (ServeProcess, tempfile::TempDir) {
+    let server_dir = server_project(model, extra);
+    let server = spawn_serve(
         hensuc()
             .args(["serve", "--listen", "127.0.0.1:0", "-d"])
             .arg(server_dir.path())
             .env("HENSU_JWT_SECRET", crate::JWT_SECRET)
             .env("LOCAL_API_KEY", "sk-local"),
     );
-    let url = server.url.clone();
     let push = hensuc()
         .arg("push")
         .arg(server_dir.path().join("define.hwf"))
-        .args(["--server", &url, "--token", &crate::tenant_token("acme")])
+        .args([
+            "--server",
+            &server.url,
+            "--token",
+            &crate::tenant_token("acme"),
+        ])
         .output()
         .unwrap();
     assert!(push.status.success(), "{}", stderr(&push));
+    (server, server_dir)
+}
+
+/// Starts acme's execution of `define` for `term`; its id.
+pub(super) async fn start_define(url: &str, term: &str) -> String {
+    let started = api(
+        reqwest::Method::POST,
+        &format!("{url}/api/v1/executions"),
+        "acme",
+        Some(json!({"workflowId": "define", "context": {"term": term}})),
+    )
+    .await;
+    started["executionId"].as_str().expect("id").to_string()
+}
+
+/// acme's execution `id` once its status is none of `passing` (or after a minute).
+pub(super) async fn status_beyond(url: &str, id: &str, passing: &[&str]) -> Value {
+    let mut status = Value::Null;
+    for _ in 0..600 {
+        status = api(
+            reqwest::Method::GET,
+            &format!("{url}/api/v1/executions/{id}"),
+            "acme",
+            None,
+        )
+        .await;
+        if !passing.iter().any(|p| status["status"] == *p) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    status
+}
+
+/// The `output` of acme's execution `id` (`GET …/result`).
+pub(super) async fn output_of(url: &str, id: &str) -> Value {
+    api(
+        reqwest::Method::GET,
+        &format!("{url}/api/v1/executions/{id}/result"),
+        "acme",
+        None,
+    )
+    .await["output"]
+        .clone()
+}
+
+#[tokio::test]
+async fn a_servers_run_calls_the_tenants_tool_through_mcp_connect() {
+    let model = MockServer::start().await;
+    mount_tool_loop(&model, Duration::ZERO).await;
+    let (server, _server_dir) = serve_define(&model.uri(), "");
+    let tenant_dir = tenant_project();
+    let url = server.url.clone();
 
     // Another tenant's id with acme's token: the gateway's 403, and the command stops.
     let (mut refused, rx) = connect(
@@ -151,39 +206,13 @@ async fn a_servers_run_calls_the_tenants_tool_through_mcp_connect() {
     let connected = line_with(&rx, "connected to", &mut seen);
     assert!(connected.contains("tenant `acme`"), "{connected}");
 
-    let started = api(
-        reqwest::Method::POST,
-        &format!("{url}/api/v1/executions"),
-        "acme",
-        Some(json!({"workflowId": "define", "context": {"term": "mcp"}})),
-    )
-    .await;
-    let id = started["executionId"].as_str().expect("id").to_string();
-    let mut status = Value::Null;
-    for _ in 0..600 {
-        status = api(
-            reqwest::Method::GET,
-            &format!("{url}/api/v1/executions/{id}"),
-            "acme",
-            None,
-        )
-        .await;
-        if status["status"] != "running" && status["status"] != "queued" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let id = start_define(&url, "mcp").await;
+    let status = status_beyond(&url, &id, &["queued", "running"]).await;
     assert_eq!(status["status"], "completed", "{status}");
-    let result = api(
-        reqwest::Method::GET,
-        &format!("{url}/api/v1/executions/{id}/result"),
-        "acme",
-        None,
-    )
-    .await;
+    let output = output_of(&url, &id).await;
     assert_eq!(
-        result["output"]["definition"], "MCP connects agents to tools.",
-        "{result}"
+        output["definition"], "MCP connects agents to tools.",
+        "{output}"
     );
     // The call reached the tenant's server once, and the model's second turn carried its
     // result (the glossary's entry for the model's `{"term": "mcp"}`).
