@@ -1,4 +1,4 @@
-//! The logs of `hensuc serve` and `hensuc worker` (docs/observability.md, *Logs*): on stderr,
+//! The logs of `hensuc serve`, `worker` and `mcp connect` (docs/observability.md, *Logs*): on stderr,
 //! filtered by `RUST_LOG` (default `info`), as text for a person or as JSON lines for a log
 //! pipeline (`--log-format json`).
 //!

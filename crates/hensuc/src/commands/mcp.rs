@@ -48,6 +48,10 @@ pub struct ConnectArgs {
     pub tenant: Option<String>,
     #[command(flatten)]
     pub remote: RemoteArgs,
+    /// Log lines on stderr as text, or as JSON objects (docs/observability.md, *Logs*);
+    /// `RUST_LOG` filters them.
+    #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
+    pub log_format: crate::logs::LogFormat,
 }
 
 pub fn execute(args: McpArgs) -> anyhow::Result<ExitCode> {
@@ -73,6 +77,7 @@ fn connect(args: ConnectArgs) -> anyhow::Result<ExitCode> {
         Some(tenant) => tenant,
         None => tenant_of(token.as_deref())?,
     };
+    crate::logs::init(args.log_format);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -81,18 +86,18 @@ fn connect(args: ConnectArgs) -> anyhow::Result<ExitCode> {
         let clients = hensu_mcp::McpClients::connect(&settings.mcp, &workdir)
             .await
             .map_err(anyhow::Error::msg)?;
-        let tools: Vec<String> = clients.tools().keys().cloned().collect();
-        eprintln!(
-            "{} tool{} from {} server{}: {}",
-            tools.len(),
-            if tools.len() == 1 { "" } else { "s" },
-            settings.mcp.servers.len(),
-            if settings.mcp.servers.len() == 1 {
-                ""
-            } else {
-                "s"
-            },
-            tools.join(", ")
+        let tools = clients
+            .tools()
+            .keys()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        let servers = settings.mcp.servers.len();
+        tracing::info!(
+            servers,
+            tools = %tools,
+            "MCP servers started: {servers} server{}, tools {tools}",
+            if servers == 1 { "" } else { "s" }
         );
         let target = BridgeTarget {
             server: base,
@@ -111,7 +116,7 @@ fn connect(args: ConnectArgs) -> anyhow::Result<ExitCode> {
             clients.shutdown().await;
         }
         outcome.with_context(|| format!("offering the tools to {server} failed"))?;
-        eprintln!("stopped");
+        tracing::info!("stopped");
         Ok(ExitCode::from(exit::SUCCESS))
     })
 }
@@ -145,24 +150,42 @@ fn tenant_of(token: Option<&str>) -> anyhow::Result<String> {
 
 fn report(server: &str, tenant: &str, event: BridgeEvent) {
     match event {
-        BridgeEvent::Connected => {
-            eprintln!("connected to {server} as tenant `{tenant}`: its runs can call these tools")
-        }
-        BridgeEvent::Disconnected { reason, retry_in } => eprintln!(
+        BridgeEvent::Connected => tracing::info!(
+            server,
+            tenant,
+            "connected to {server} as tenant `{tenant}`: its runs can call these tools"
+        ),
+        BridgeEvent::Disconnected { reason, retry_in } => tracing::warn!(
+            reason = %reason,
+            retry_in_ms = retry_in.as_millis() as u64,
             "not connected: {reason}; trying again in {:.1} s",
             retry_in.as_secs_f64()
         ),
         BridgeEvent::Called {
             tool,
-            error,
+            error: None,
             elapsed,
-        } => match error {
-            None => eprintln!("{tool}: answered in {} ms", elapsed.as_millis()),
-            Some(e) => eprintln!("{tool}: failed in {} ms: {e}", elapsed.as_millis()),
-        },
-        BridgeEvent::ResponseLost { reason } => {
-            eprintln!("warning: an answer did not reach the server: {reason}")
-        }
+        } => tracing::info!(
+            tool = %tool,
+            elapsed_ms = elapsed.as_millis() as u64,
+            "{tool}: answered in {} ms",
+            elapsed.as_millis()
+        ),
+        BridgeEvent::Called {
+            tool,
+            error: Some(error),
+            elapsed,
+        } => tracing::warn!(
+            tool = %tool,
+            elapsed_ms = elapsed.as_millis() as u64,
+            error = %error,
+            "{tool}: failed in {} ms: {error}",
+            elapsed.as_millis()
+        ),
+        BridgeEvent::ResponseLost { reason } => tracing::warn!(
+            reason = %reason,
+            "an answer did not reach the server: {reason}"
+        ),
     }
 }
 

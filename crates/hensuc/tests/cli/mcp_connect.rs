@@ -201,8 +201,11 @@ async fn a_servers_run_calls_the_tenants_tool_through_mcp_connect() {
 
     let (mut bridge, rx) = connect(tenant_dir.path(), &url, &crate::tenant_token("acme"), &[]);
     let mut seen = Vec::new();
-    let listed = line_with(&rx, "from 1 server", &mut seen);
-    assert!(listed.contains("lookup_glossary, word_count"), "{listed}");
+    let listed = line_with(&rx, "MCP servers started", &mut seen);
+    assert!(
+        listed.contains("tools lookup_glossary, word_count"),
+        "{listed}"
+    );
     let connected = line_with(&rx, "connected to", &mut seen);
     assert!(connected.contains("tenant `acme`"), "{connected}");
 
