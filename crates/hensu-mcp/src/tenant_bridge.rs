@@ -33,6 +33,10 @@ pub struct BridgeTarget {
     pub server: String,
     pub token: Option<String>,
     pub tenant: String,
+    /// A PEM file of the authorities to trust for an `https://` server instead of the public
+    /// roots (a server whose certificate a private authority signed), as `ca_file` of an MCP
+    /// server (docs/mcp.md, *Configuration*).
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for BridgeTarget {
@@ -101,7 +105,8 @@ pub async fn serve_tenant_tools(
             target.tenant
         )));
     }
-    let http = crate::http_client::http_client(None).map_err(BridgeError::Setup)?;
+    let http =
+        crate::http_client::http_client(target.ca_file.as_deref()).map_err(BridgeError::Setup)?;
     let base = target.server.trim_end_matches('/').to_string();
     let connection = async {
         let mut retry = FIRST_RETRY;
@@ -175,13 +180,22 @@ async fn connect(
     }
 }
 
-/// A reqwest error's text without the URL it carries (which may hold credentials).
+/// A reqwest error's text with its causes (a refused connection, a certificate problem), without
+/// the URL it carries (which may hold credentials).
 fn without_url(e: &reqwest::Error) -> String {
-    let mut e = e.to_string();
-    if let Some(at) = e.find(" for url (") {
-        e.truncate(at);
+    let mut text = e.to_string();
+    if let Some(at) = text.find(" for url (") {
+        text.truncate(at);
     }
-    e
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// Answers the requests of one accepted stream until it ends; the reason it ended.

@@ -44,10 +44,23 @@ impl axum::serve::Listener for TlsListener {
     }
 }
 
-/// Serves [`TestServer`] over streamable HTTP inside TLS on a loopback port, with a certificate
-/// for `127.0.0.1` and `localhost` signed by a fresh private authority. Returns the URL and the
-/// authority's certificate (PEM).
+/// Serves [`TestServer`] over streamable HTTP inside TLS on a loopback port ([`serve_tls`]).
+/// Returns the URL and the authority's certificate (PEM).
 async fn https_server() -> (String, String) {
+    let service: StreamableHttpService<TestServer, LocalSessionManager> =
+        StreamableHttpService::new(
+            || Ok(TestServer),
+            Default::default(),
+            StreamableHttpServerConfig::default(),
+        );
+    let (base, ca) = serve_tls(axum::Router::new().nest_service("/mcp", service)).await;
+    (format!("{base}/mcp"), ca)
+}
+
+/// Serves `router` inside TLS on a loopback port, with a certificate for `127.0.0.1` and
+/// `localhost` signed by a fresh private authority. Returns the base URL and the authority's
+/// certificate (PEM).
+pub(crate) async fn serve_tls(router: axum::Router) -> (String, String) {
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("ca params");
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().expect("ca key"))
@@ -70,13 +83,6 @@ async fn https_server() -> (String, String) {
     )
     .expect("server TLS config");
 
-    let service: StreamableHttpService<TestServer, LocalSessionManager> =
-        StreamableHttpService::new(
-            || Ok(TestServer),
-            Default::default(),
-            StreamableHttpServerConfig::default(),
-        );
-    let router = axum::Router::new().nest_service("/mcp", service);
     let tcp = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = tcp.local_addr().expect("addr");
     let listener = TlsListener {
@@ -86,7 +92,7 @@ async fn https_server() -> (String, String) {
     tokio::spawn(async move {
         let _ = axum::serve(listener, router).await;
     });
-    (format!("https://{addr}/mcp"), ca.pem())
+    (format!("https://{addr}"), ca.pem())
 }
 
 #[tokio::test]

@@ -21,6 +21,7 @@ async fn bridge(
     server: &str,
     tenant: &str,
     dir: &std::path::Path,
+    ca_file: Option<std::path::PathBuf>,
 ) -> (
     tokio::sync::oneshot::Sender<()>,
     Events,
@@ -36,6 +37,7 @@ async fn bridge(
         server: server.to_string(),
         token: None,
         tenant: tenant.to_string(),
+        ca_file,
     };
     let task = tokio::spawn(async move {
         serve_tenant_tools(
@@ -65,7 +67,7 @@ async fn until(what: &str, mut f: impl FnMut() -> bool) {
 async fn the_bridge_serves_a_projects_servers_to_the_gateway() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (gateway, base) = crate::gateway::serve(GatewayConfig::default()).await;
-    let (stop, events, task) = bridge(&base, "acme", dir.path()).await;
+    let (stop, events, task) = bridge(&base, "acme", dir.path(), None).await;
     until("the session", || gateway.is_connected("acme")).await;
 
     // Discovery: the local server's tools with their schemas, as a run of the tenant sees them.
@@ -134,7 +136,7 @@ async fn the_bridge_retries_until_the_server_is_there() {
         .expect("test setup")
         .local_addr()
         .expect("test setup");
-    let (stop, events, task) = bridge(&format!("http://{addr}"), "acme", dir.path()).await;
+    let (stop, events, task) = bridge(&format!("http://{addr}"), "acme", dir.path(), None).await;
     until("a failed attempt", || {
         events
             .lock()
@@ -185,7 +187,7 @@ async fn a_server_without_the_gateway_stops_the_bridge_with_its_answer() {
     tokio::spawn(async move {
         let _ = axum::serve(listener, axum::Router::new()).await;
     });
-    let (_stop, _events, task) = bridge(&format!("http://{addr}"), "acme", dir.path()).await;
+    let (_stop, _events, task) = bridge(&format!("http://{addr}"), "acme", dir.path(), None).await;
     let outcome = tokio::time::timeout(Duration::from_secs(20), task)
         .await
         .expect("stops")
@@ -199,10 +201,44 @@ async fn a_server_without_the_gateway_stops_the_bridge_with_its_answer() {
 #[tokio::test]
 async fn a_tenant_id_the_gateway_would_refuse_is_refused_before_connecting() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (_stop, _events, task) = bridge("http://127.0.0.1:9", "a&b", dir.path()).await;
+    let (_stop, _events, task) = bridge("http://127.0.0.1:9", "a&b", dir.path(), None).await;
     let outcome = task.await.expect("the bridge task");
     assert!(
         matches!(&outcome, Err(BridgeError::Setup(m)) if m.contains("`a&b`")),
         "{outcome:?}"
     );
+}
+
+#[tokio::test]
+async fn an_https_server_of_a_private_authority_is_trusted_through_ca_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gateway = hensu_mcp::gateway::Gateway::new(GatewayConfig::default());
+    let (base, ca) = crate::https::serve_tls(hensu_mcp::gateway::router(gateway.clone())).await;
+    let ca_file = dir.path().join("ca.pem");
+    std::fs::write(&ca_file, ca).expect("write");
+
+    // Without the authority: not trusted, the reason says why, and it keeps trying.
+    let (stop, events, task) = bridge(&base, "acme", dir.path(), None).await;
+    until("a refused handshake", || {
+        events.lock().expect("events").iter().any(|e| {
+            matches!(e, BridgeEvent::Disconnected { reason, .. } if reason.contains("certificate"))
+        })
+    })
+    .await;
+    assert!(!gateway.is_connected("acme"));
+    drop(stop);
+    assert_eq!(task.await.expect("the bridge task"), Ok(()));
+
+    let (stop, _events, task) = bridge(&base, "acme", dir.path(), Some(ca_file)).await;
+    until("the session", || gateway.is_connected("acme")).await;
+    let text = gateway
+        .tools_for("acme")
+        .await
+        .expect("tools/list")
+        .call("lookup_glossary", json!({"term": "MCP"}))
+        .await
+        .expect("tools/call");
+    assert!(text.contains("Model Context Protocol"), "{text}");
+    drop(stop);
+    assert_eq!(task.await.expect("the bridge task"), Ok(()));
 }

@@ -46,6 +46,10 @@ pub struct ConnectArgs {
     /// `tenant_id` claim; `dev-tenant` without a token.
     #[arg(long, value_name = "ID")]
     pub tenant: Option<String>,
+    /// A PEM file of the authorities to trust for an `https://` server instead of the public
+    /// roots (a certificate a private authority signed).
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
     #[command(flatten)]
     pub remote: RemoteArgs,
     /// Log lines on stderr as text, or as JSON objects (docs/observability.md, *Logs*);
@@ -103,6 +107,7 @@ fn connect(args: ConnectArgs) -> anyhow::Result<ExitCode> {
             server: base,
             token,
             tenant,
+            ca_file: args.ca_file,
         };
         let server = shown_url(&target.server);
         let announce = {
