@@ -14,10 +14,10 @@ command -v systemd-analyze >/dev/null || {
 }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-for unit in hensu.service hensu-worker.service; do
+for unit in hensu.service hensu-worker.service hensu-mcp-connect.service; do
     sed "s#/usr/local/bin/hensuc#$hensuc#g" "$unit" >"$work/$unit"
     systemd-analyze verify "$work/$unit"
     exposure="$(systemd-analyze security --offline=true --threshold=20 "$work/$unit" | sed -n 's/.*Overall exposure level for .*: \([0-9.]*\).*/\1/p')"
     echo "$unit: verified, exposure $exposure"
 done
-echo "units test: 2 passed, 0 failed"
+echo "units test: 3 passed, 0 failed"

@@ -5,7 +5,7 @@
 #   share/man/man1/hensuc*.1            manual pages (`hensuc man --out`)
 #   share/bash-completion/completions/hensuc, share/zsh/site-functions/_hensuc,
 #   share/fish/vendor_completions.d/hensuc.fish
-#   share/hensu/hensu.service, hensu-worker.service, Containerfile, build-image.sh (deploy/)
+#   share/hensu/hensu.service, hensu-worker.service, hensu-mcp-connect.service, Containerfile, build-image.sh (deploy/)
 #   README.md, LICENSE (when the repository has one), SHA256SUMS (of every file above)
 # and beside it the archive's checksum (.sha256, `sha256sum -c` format). The archive is
 # reproducible: entries sorted, owner 0, every mtime the commit's time, gzip without a name.
@@ -48,7 +48,7 @@ install -m 0755 "$binary" "$root/bin/hensuc"
 "$root/bin/hensuc" completions bash >"$root/share/bash-completion/completions/hensuc"
 "$root/bin/hensuc" completions zsh >"$root/share/zsh/site-functions/_hensuc"
 "$root/bin/hensuc" completions fish >"$root/share/fish/vendor_completions.d/hensuc.fish"
-cp deploy/hensu.service deploy/hensu-worker.service deploy/Containerfile deploy/build-image.sh "$root/share/hensu/"
+cp deploy/hensu.service deploy/hensu-worker.service deploy/hensu-mcp-connect.service deploy/Containerfile deploy/build-image.sh "$root/share/hensu/"
 cp README.md "$root/"
 shopt -s nullglob
 licenses=(LICENSE* COPYING*)

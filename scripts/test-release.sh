@@ -24,7 +24,7 @@ dir="$work/$name"
 for f in bin/hensuc README.md SHA256SUMS share/man/man1/hensuc.1 share/man/man1/hensuc-run.1 \
     share/bash-completion/completions/hensuc share/zsh/site-functions/_hensuc \
     share/fish/vendor_completions.d/hensuc.fish share/hensu/hensu.service \
-    share/hensu/hensu-worker.service share/hensu/Containerfile; do
+    share/hensu/hensu-worker.service share/hensu/hensu-mcp-connect.service share/hensu/Containerfile; do
     [ -s "$dir/$f" ] || fail "$f missing from the archive"
 done
 (cd "$dir" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS inside the archive"
