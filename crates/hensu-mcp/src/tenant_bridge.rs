@@ -25,6 +25,9 @@ const FIRST_RETRY: Duration = Duration::from_millis(500);
 const MAX_RETRY: Duration = Duration::from_secs(30);
 /// How long posting one response may take.
 const POST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long an accepted stream may stay silent before it is taken as lost (a connection that
+/// died without closing): the gateway sends a keep-alive comment every 15 s.
+pub const DEFAULT_IDLE_LIMIT: Duration = Duration::from_secs(60);
 
 /// Where the bridge connects: a hensu server's base URL, the tenant's bearer token (none for a
 /// server without authentication) and the tenant's id (the gateway's `clientId`).
@@ -37,6 +40,8 @@ pub struct BridgeTarget {
     /// roots (a server whose certificate a private authority signed), as `ca_file` of an MCP
     /// server (docs/mcp.md, *Configuration*).
     pub ca_file: Option<std::path::PathBuf>,
+    /// [`DEFAULT_IDLE_LIMIT`] unless a test needs it shorter.
+    pub idle_limit: Duration,
 }
 
 impl std::fmt::Debug for BridgeTarget {
@@ -207,7 +212,22 @@ async fn serve_stream(
     clients: &Arc<McpClients>,
     events: &Arc<dyn Fn(BridgeEvent) + Send + Sync>,
 ) -> String {
-    let mut stream = sse_stream::SseStream::from_bytes_stream(response.bytes_stream());
+    // Every chunk counts as a sign of life, the keep-alive comments (which the SSE parser
+    // does not hand on) too.
+    let opened = Instant::now();
+    let heard = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let bytes = response.bytes_stream().inspect({
+        let heard = heard.clone();
+        move |_| {
+            heard.store(
+                millis(opened.elapsed()),
+                std::sync::atomic::Ordering::Relaxed,
+            )
+        }
+    });
+    let mut stream = sse_stream::SseStream::from_bytes_stream(bytes);
+    let limit = target.idle_limit;
+    let mut check = tokio::time::interval((limit / 4).max(Duration::from_millis(10)));
     // Calls in flight are answered side by side; they end with the stream (the gateway fails
     // a disconnected session's pending requests itself).
     let mut calls = tokio::task::JoinSet::new();
@@ -215,6 +235,16 @@ async fn serve_stream(
         let message = tokio::select! {
             next = stream.next() => next,
             Some(_) = calls.join_next() => continue,
+            _ = check.tick() => {
+                let last = heard.load(std::sync::atomic::Ordering::Relaxed);
+                if millis(opened.elapsed()).saturating_sub(last) > millis(limit) {
+                    return format!(
+                        "nothing heard from the server for {} s",
+                        limit.as_secs_f64()
+                    );
+                }
+                continue;
+            }
         };
         let event = match message {
             None => return "the server closed the stream".to_string(),
@@ -250,6 +280,10 @@ async fn serve_stream(
             }
         });
     }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// The JSON-RPC response to one message of the stream; `None` for a notification (no `id`,

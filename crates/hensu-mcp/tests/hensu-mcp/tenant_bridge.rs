@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hensu_mcp::gateway::GatewayConfig;
-use hensu_mcp::tenant_bridge::{BridgeError, BridgeEvent, BridgeTarget, serve_tenant_tools};
+use hensu_mcp::tenant_bridge::{
+    BridgeError, BridgeEvent, BridgeTarget, DEFAULT_IDLE_LIMIT, serve_tenant_tools,
+};
 use hensu_mcp::{McpClients, ToolFailure, ToolSource};
 use serde_json::json;
 
@@ -27,6 +29,20 @@ async fn bridge(
     Events,
     tokio::task::JoinHandle<Result<(), BridgeError>>,
 ) {
+    bridge_with(server, tenant, dir, ca_file, DEFAULT_IDLE_LIMIT).await
+}
+
+async fn bridge_with(
+    server: &str,
+    tenant: &str,
+    dir: &std::path::Path,
+    ca_file: Option<std::path::PathBuf>,
+    idle_limit: Duration,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    Events,
+    tokio::task::JoinHandle<Result<(), BridgeError>>,
+) {
     let clients = McpClients::connect(&glossary_config(""), dir)
         .await
         .expect("the example server");
@@ -38,6 +54,7 @@ async fn bridge(
         token: None,
         tenant: tenant.to_string(),
         ca_file,
+        idle_limit,
     };
     let task = tokio::spawn(async move {
         serve_tenant_tools(
@@ -239,6 +256,59 @@ async fn an_https_server_of_a_private_authority_is_trusted_through_ca_file() {
         .await
         .expect("tools/call");
     assert!(text.contains("Model Context Protocol"), "{text}");
+    drop(stop);
+    assert_eq!(task.await.expect("the bridge task"), Ok(()));
+}
+
+/// A stream the server accepted and then fell silent on (a connection that died without
+/// closing) is taken as lost and opened again.
+#[tokio::test]
+async fn a_silent_stream_is_taken_as_lost_and_reopened() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((mut socket, _)) = listener.accept().await {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut request = [0u8; 4096];
+            let _ = socket.read(&mut request).await;
+            let _ = socket
+                .write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                      transfer-encoding: chunked\r\n\r\n",
+                )
+                .await;
+            // Then nothing, and the connection stays open.
+            open.push(socket);
+        }
+    });
+    let (stop, events, task) = bridge_with(
+        &format!("http://{addr}"),
+        "acme",
+        dir.path(),
+        None,
+        Duration::from_millis(300),
+    )
+    .await;
+    until("a second connection", || {
+        accepted.load(std::sync::atomic::Ordering::SeqCst) >= 2
+    })
+    .await;
+    let seen = events.lock().expect("events").clone();
+    assert_eq!(seen.first(), Some(&BridgeEvent::Connected), "{seen:?}");
+    assert!(
+        seen.iter().any(|e| matches!(
+            e,
+            BridgeEvent::Disconnected { reason, .. } if reason.contains("nothing heard")
+        )),
+        "{seen:?}"
+    );
     drop(stop);
     assert_eq!(task.await.expect("the bridge task"), Ok(()));
 }

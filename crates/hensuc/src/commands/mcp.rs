@@ -108,6 +108,7 @@ fn connect(args: ConnectArgs) -> anyhow::Result<ExitCode> {
             token,
             tenant,
             ca_file: args.ca_file,
+            idle_limit: hensu_mcp::tenant_bridge::DEFAULT_IDLE_LIMIT,
         };
         let server = shown_url(&target.server);
         let announce = {
