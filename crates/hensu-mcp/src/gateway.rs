@@ -44,6 +44,12 @@ pub const MAX_MESSAGE_BYTES: usize = 1024 * 1024;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AuthenticatedTenant(pub String);
 
+/// When the credentials of a `GET /mcp/connect` stop being accepted, as a request extension the
+/// server's auth layer adds: the session's stream ends then (its pending requests fail), and
+/// the client connects again with fresh credentials.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionDeadline(pub std::time::SystemTime);
+
 /// Gateway settings.
 #[derive(Clone, Debug)]
 pub struct GatewayConfig {
@@ -466,6 +472,7 @@ impl Drop for SessionGuard {
 async fn connect(
     State(gateway): State<Gateway>,
     tenant: Option<Extension<AuthenticatedTenant>>,
+    deadline: Option<Extension<SessionDeadline>>,
     Query(query): Query<ConnectQuery>,
 ) -> Response {
     let client_id = query.client_id.unwrap_or_default();
@@ -490,7 +497,18 @@ async fn connect(
         generation,
     };
     let keep_alive = gateway.inner.config.keep_alive;
-    Sse::new(session_stream(rx, guard))
+    let ends = deadline.map(|Extension(SessionDeadline(at))| {
+        at.duration_since(std::time::SystemTime::now())
+            .unwrap_or_default()
+    });
+    let until = async move {
+        match ends {
+            Some(after) => tokio::time::sleep(after).await,
+            None => std::future::pending::<()>().await,
+        }
+    };
+    let stream = futures::StreamExt::take_until(session_stream(rx, guard), Box::pin(until));
+    Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(keep_alive))
         .into_response()
 }

@@ -116,6 +116,7 @@ impl AuthConfig {
 struct Claims {
     sub: Option<String>,
     tenant_id: Option<String>,
+    exp: Option<u64>,
 }
 
 /// The authenticated caller.
@@ -123,6 +124,10 @@ struct Claims {
 pub struct Tenant {
     pub tenant_id: String,
     pub subject: String,
+    /// When the caller's token stops being accepted (its `exp` plus the leeway, Unix seconds);
+    /// `None` without an expiry (the dev tenant, a schedule's own starts). A stream opened with
+    /// the token ends then (docs/server.md, *Authentication and tenants*).
+    pub valid_until: Option<u64>,
 }
 
 impl Auth {
@@ -132,6 +137,7 @@ impl Auth {
             Auth::Dev => Ok(Tenant {
                 tenant_id: DEV_TENANT.into(),
                 subject: "dev".into(),
+                valid_until: None,
             }),
             Auth::Jwt { key, validation } => {
                 // The scheme is case-insensitive (RFC 7235).
@@ -153,7 +159,14 @@ impl Auth {
                     .tenant_id
                     .filter(|t| crate::validate::valid_id(t));
                 match (sub, tenant) {
-                    (Some(subject), Some(tenant_id)) => Ok(Tenant { tenant_id, subject }),
+                    (Some(subject), Some(tenant_id)) => Ok(Tenant {
+                        tenant_id,
+                        subject,
+                        valid_until: data
+                            .claims
+                            .exp
+                            .map(|exp| exp.saturating_add(validation.leeway)),
+                    }),
                     _ => Err(ApiError::new(
                         axum::http::StatusCode::FORBIDDEN,
                         "Access denied",

@@ -98,17 +98,39 @@ impl Drop for StreamSlot {
     }
 }
 
-/// `stream` holding `slot` while it is open, ending when `closing` is cancelled.
+/// `stream` holding `slot` while it is open, ending when `closing` is cancelled or at
+/// `valid_until` (Unix seconds: when the token that opened it stops being accepted, so a
+/// stream never outlives its credentials; the client reconnects with a fresh token and its
+/// `Last-Event-ID`).
 pub fn guarded<S: Stream + Send + 'static>(
     stream: S,
     slot: StreamSlot,
     closing: CancelToken,
+    valid_until: Option<u64>,
 ) -> impl Stream<Item = S::Item> + Send + use<S> {
-    let until = async move { closing.cancelled().await };
+    let until = async move {
+        let expiry = async {
+            match valid_until {
+                Some(at) => tokio::time::sleep(until_unix(at)).await,
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            () = closing.cancelled() => {},
+            () = expiry => {},
+        }
+    };
     stream.take_until(Box::pin(until)).map(move |item| {
         let _held = &slot;
         item
     })
+}
+
+/// The time from now until the Unix second `at` (zero once it has passed).
+pub fn until_unix(at: u64) -> std::time::Duration {
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(at);
+    at.duration_since(std::time::SystemTime::now())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -128,6 +150,7 @@ mod tests {
             futures_util::stream::pending::<u8>(),
             slots.acquire("a").expect("back"),
             CancelToken::new(),
+            None,
         );
         assert_eq!(slots.open("a"), 2);
         drop(s);
@@ -137,6 +160,7 @@ mod tests {
             futures_util::stream::pending::<u8>(),
             slots.acquire("a").expect("again"),
             closing.clone(),
+            None,
         );
         closing.cancel();
         assert_eq!(

@@ -120,6 +120,7 @@ mod tests {
             tenant: Tenant {
                 tenant_id: "acme".into(),
                 subject: "ann".into(),
+                valid_until: None,
             },
             csrf: "tok".into(),
             dev: false,

@@ -8,7 +8,7 @@
 use axum::extract::{FromRef, Request};
 use axum::middleware::Next;
 use axum::response::Response;
-use hensu_mcp::gateway::{self, AuthenticatedTenant, Gateway};
+use hensu_mcp::gateway::{self, AuthenticatedTenant, Gateway, SessionDeadline};
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::AppState;
@@ -30,8 +30,14 @@ pub fn routes(app: &AppState) -> OpenApiRouter<AppState> {
         .merge(gateway::status_routes())
 }
 
-/// The request's tenant (a 401/403 without a valid token) for the gateway.
+/// The request's tenant (a 401/403 without a valid token) for the gateway, and when its token
+/// stops being accepted (a session ends then).
 async fn authenticate(tenant: Tenant, mut req: Request, next: Next) -> Response {
+    if let Some(at) = tenant.valid_until {
+        req.extensions_mut().insert(SessionDeadline(
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(at),
+        ));
+    }
     req.extensions_mut()
         .insert(AuthenticatedTenant(tenant.tenant_id));
     next.run(req).await

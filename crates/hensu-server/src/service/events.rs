@@ -664,7 +664,12 @@ pub async fn execution_events(
         tenant.tenant_id.clone(),
         (after, token),
     );
-    Ok(crate::streams::guarded(stream, slot, app.closing.clone()))
+    Ok(crate::streams::guarded(
+        stream,
+        slot,
+        app.closing.clone(),
+        tenant.valid_until,
+    ))
 }
 
 /// The stream of one execution after step `after` (and token `token`); it ends when the run

@@ -258,6 +258,7 @@ pub async fn start_firing(
     let who = Tenant {
         tenant_id: row.tenant_id.clone(),
         subject: format!("schedule:{id}"),
+        valid_until: None,
     };
     match executions::start(app, &who, request).await {
         Ok(started) => {
@@ -319,6 +320,7 @@ async fn over_budget(app: &AppState, row: &ScheduleRow) -> Option<String> {
     let who = Tenant {
         tenant_id: row.tenant_id.clone(),
         subject: String::new(),
+        valid_until: None,
     };
     let workflow = crate::service::workflows::load(app, &who, &row.workflow_id)
         .await

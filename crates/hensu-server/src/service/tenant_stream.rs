@@ -349,7 +349,12 @@ pub async fn tenant_events(
         (after, token),
         reset,
     )?;
-    Ok(crate::streams::guarded(stream, slot, app.closing.clone()))
+    Ok(crate::streams::guarded(
+        stream,
+        slot,
+        app.closing.clone(),
+        tenant.valid_until,
+    ))
 }
 
 /// One tenant stream: after `after` (from the hub's cursor when `None`, with a reset event

@@ -12,6 +12,7 @@ mod project_config;
 mod scenarios;
 mod schedules;
 mod store_outage;
+mod stream_expiry;
 mod tool_approval;
 
 use harness::Backend;
@@ -203,6 +204,10 @@ mod ssrf {
     async fn a_stub_server_run_sends_nothing() {
         crate::egress::a_stub_server_run_sends_nothing().await;
     }
+}
+
+mod credentials {
+    on_sqlite!(stream_expiry: streams_end_when_their_token_does);
 }
 
 mod mcp {
