@@ -47,6 +47,10 @@ pub struct Analysis {
     /// The tokens of `text`: lexed on first use, or handed over by the engine, which keeps them
     /// up to date through edits (`crate::relex`).
     pub(crate) lexed: OnceLock<Arc<Lexed>>,
+    /// This analysis's number, and how it was made from another one by re-analysing one node
+    /// (`crate::reuse`: the other one's parts are brought up to this one's when it is retired).
+    pub(crate) serial: u64,
+    pub(crate) spliced: Option<crate::reuse::Spliced>,
 }
 
 /// A prompt file of a document (`prompt = "write.md"` → `prompts/write.md`).
@@ -166,6 +170,8 @@ impl Analysis {
             prompt_files: Arc::new(prompt_files),
             extension: lowered.extension.map(Arc::new),
             lexed: OnceLock::new(),
+            serial: crate::reuse::next_serial(),
+            spliced: None,
         }
     }
 
@@ -195,6 +201,8 @@ impl Analysis {
             prompt_files: Arc::clone(&self.prompt_files),
             extension: self.extension.clone(),
             lexed: OnceLock::new(),
+            serial: crate::reuse::next_serial(),
+            spliced: None,
         }
     }
 

@@ -362,7 +362,7 @@ fn fresh(text: &str) -> (String, String) {
 
 #[test]
 fn analyses_made_node_by_node_equal_a_fresh_analysis() {
-    let (mut steps, mut incremental) = (0, 0);
+    let (mut steps, mut incremental, mut reused) = (0, 0, 0);
     for seed in 0..24u64 {
         let mut rng = Rng::new(7_000 + seed);
         let mut text = node_edit_source(seed);
@@ -395,6 +395,7 @@ fn analyses_made_node_by_node_equal_a_fresh_analysis() {
                 let done = job.run();
                 steps += 1;
                 incremental += usize::from(done.incremental());
+                reused += usize::from(done.reused());
                 assert!(
                     engine.install(done),
                     "seed {seed} step {step}: not installed"
@@ -434,5 +435,11 @@ fn analyses_made_node_by_node_equal_a_fresh_analysis() {
     assert!(
         incremental * 4 > steps,
         "{incremental} of {steps} analyses were made node by node"
+    );
+    // Most of those splice into the replaced analysis brought up to the base (not into copies):
+    // all but the first after a full analysis or a late install.
+    assert!(
+        reused * 3 > incremental,
+        "{reused} of {incremental} node-by-node analyses reused the replaced one"
     );
 }

@@ -1,0 +1,167 @@
+//! What a node's re-analysis splices into (docs/performance.md, *Language server, round 3*,
+//! *Fourth step*). The base analysis keeps answering requests while the next one is built, so
+//! its IR, origins and symbol index cannot be edited in place; copying them was half of a
+//! node's re-analysis of a large file. But the analysis the base replaced (retired, freed
+//! where the next analysis is built) is usually held by nobody any more, and when the base was
+//! itself spliced from it, the two differ by one node and the spans moved by one edit: that
+//! splice is replayed on the retired analysis's parts in place ([`Spliced`]), which makes them
+//! equal to the base's without a copy or an allocation per node. Anything else (the base made
+//! by a full analysis, a retired analysis still shared, none retired) takes the copy.
+
+use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use hensu_ir::Workflow;
+use hensu_sema::origins::Origins;
+
+use crate::analysis::Analysis;
+use crate::engine::Retired;
+use crate::index::Index;
+use crate::index_moves::shift_index;
+use crate::shift::ByteEdit;
+
+/// A number for each analysis made, so a splice can name the analysis it was made from.
+pub(crate) fn next_serial() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// How an analysis was made from another (`from`, by serial) by re-analysing one node: what
+/// replaying it on that analysis's parts needs.
+#[derive(Clone, Debug)]
+pub(crate) struct Spliced {
+    pub from: u64,
+    /// The text of `from` to this analysis's text.
+    pub edit: ByteEdit,
+    /// The node's place in the IR's nodes and the origins' nodes.
+    pub at: usize,
+    /// The node's place in the symbol index's nodes.
+    pub node: usize,
+    /// The node's entries in the index's occurrences, keywords, comments and resources (in
+    /// that order): where they were in `from`'s lists and where they are in this one's.
+    pub runs: [Run; 4],
+    /// The parts spliced into were a retired analysis's brought up (not copies).
+    pub reused: bool,
+}
+
+/// A node's entries in one list of the symbol index, before and after a splice.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Run {
+    pub old: Range<usize>,
+    pub new: Range<usize>,
+}
+
+/// The parts of a retired analysis that can be brought up to the base.
+pub(crate) struct Reusable {
+    pub workflow: Workflow,
+    pub origins: Origins,
+    pub index: Index,
+}
+
+/// The retired analysis `base` was spliced from, taken apart, when nothing else holds it; the
+/// other retired analyses are freed.
+pub(crate) fn take_reusable(base: &Analysis, retired: Retired) -> Option<Reusable> {
+    let from = base.spliced.as_ref()?.from;
+    let mut found = None;
+    for a in retired.0 {
+        if a.serial == from && found.is_none() {
+            found = Some(a);
+        }
+    }
+    let a = Arc::try_unwrap(found?).ok()?;
+    let workflow = Arc::try_unwrap(a.workflow?).ok()?;
+    let origins = Arc::try_unwrap(a.origins).ok()?;
+    Some(Reusable {
+        workflow,
+        origins,
+        index: a.index,
+    })
+}
+
+/// `base`'s IR (`bwf`) and origins, owned: the retired ones brought up to it (`true`), or a
+/// copy.
+pub(crate) fn ir_of(
+    base: &Analysis,
+    bwf: &Workflow,
+    reuse: Option<(Workflow, Origins)>,
+) -> (Workflow, Origins, bool) {
+    let copy = || (bwf.clone(), (*base.origins).clone(), false);
+    let (Some((mut wf, mut origins)), Some(sp)) = (reuse, base.spliced.as_ref()) else {
+        return copy();
+    };
+    let Some((id, node)) = bwf.nodes.get_index(sp.at) else {
+        return copy();
+    };
+    match wf.nodes.get_index_mut(sp.at) {
+        Some((key, slot)) if key == id => *slot = node.clone(),
+        _ => return copy(),
+    }
+    // The splice replaced the node's compensation and timing entries where it had them.
+    if let (Some(c), Some(slot)) = (
+        bwf.saga.node_compensations.get(id),
+        wf.saga.node_compensations.get_mut(id),
+    ) {
+        slot.clone_from(c);
+    }
+    if let (Some(t), Some(slot)) = (bwf.timing.nodes.get(id), wf.timing.nodes.get_mut(id)) {
+        slot.clone_from(t);
+    }
+    hensu_sema::extend::map_origin_spans(&mut origins, &|s| sp.edit.span(s));
+    match (
+        origins.nodes.get_index_mut(sp.at),
+        base.origins.nodes.get_index(sp.at),
+    ) {
+        (Some((key, slot)), Some((id, o))) if key == id => slot.clone_from(o),
+        _ => return copy(),
+    }
+    (wf, origins, true)
+}
+
+/// `base`'s symbol index, owned: the retired one brought up to it (`true`), or a copy.
+pub(crate) fn index_of(base: &Analysis, reuse: Option<Index>) -> (Index, bool) {
+    let (Some(mut ix), Some(sp)) = (reuse, base.spliced.as_ref()) else {
+        return (base.index.clone(), false);
+    };
+    shift_index(&mut ix, &|s| sp.edit.span(s));
+    let b = &base.index;
+    let fits = |old: &Range<usize>, new: &Range<usize>, len: usize, blen: usize| {
+        old.start <= old.end && old.end <= len && new.start <= new.end && new.end <= blen
+    };
+    let [occs, keywords, comments, resources] = &sp.runs;
+    let ok = sp.node < ix.nodes.len()
+        && sp.node < b.nodes.len()
+        && fits(&occs.old, &occs.new, ix.occs.len(), b.occs.len())
+        && fits(
+            &keywords.old,
+            &keywords.new,
+            ix.keywords.len(),
+            b.keywords.len(),
+        )
+        && fits(
+            &comments.old,
+            &comments.new,
+            ix.comments.len(),
+            b.comments.len(),
+        )
+        && fits(
+            &resources.old,
+            &resources.new,
+            ix.resources.len(),
+            b.resources.len(),
+        );
+    if !ok {
+        return (base.index.clone(), false);
+    }
+    ix.nodes[sp.node].clone_from(&b.nodes[sp.node]);
+    let run = |r: &Run| (r.old.clone(), r.new.clone());
+    let (o, n) = run(occs);
+    ix.occs.splice(o, b.occs[n].iter().cloned());
+    let (o, n) = run(keywords);
+    ix.keywords.splice(o, b.keywords[n].iter().cloned());
+    let (o, n) = run(comments);
+    ix.comments.splice(o, b.comments[n].iter().cloned());
+    let (o, n) = run(resources);
+    ix.resources.splice(o, b.resources[n].iter().cloned());
+    (ix, true)
+}
