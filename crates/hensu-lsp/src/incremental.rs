@@ -141,7 +141,7 @@ fn splice(
             hensu_diagnostics::sort_diagnostics(&mut front);
             (index, front, reused)
         });
-        let (mut workflow, mut origins, reused_ir) = crate::reuse::ir_of(old, wf, reuse_ir);
+        let (mut workflow, mut origins, reused_ir) = crate::reuse::ir_of(old, wf, reuse_ir, &map);
         let (_, slot) = workflow.nodes.get_index_mut(at)?;
         *slot = node.node;
         if let (Some(c), Some(slot)) = (
@@ -153,7 +153,6 @@ fn splice(
         if let (Some(t), Some(slot)) = (node.timing, workflow.timing.nodes.get_mut(id)) {
             *slot = t;
         }
-        hensu_sema::extend::map_origin_spans(&mut origins, &map);
         let (_, slot) = origins.nodes.get_index_mut(at)?;
         *slot = node.origin;
         let checked = check_workflow(&workflow, &origins, InputKind::Source);

@@ -12,6 +12,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use hensu_diagnostics::Span;
 use hensu_ir::Workflow;
 use hensu_sema::origins::Origins;
 
@@ -79,14 +80,20 @@ pub(crate) fn take_reusable(base: &Analysis, retired: Retired) -> Option<Reusabl
     })
 }
 
-/// `base`'s IR (`bwf`) and origins, owned: the retired ones brought up to it (`true`), or a
-/// copy.
+/// `base`'s IR (`bwf`) and origins, owned, the origins' spans moved by `map` (the next
+/// edit): the retired ones brought up to them (`true`; one pass moves the spans through both
+/// edits), or a copy.
 pub(crate) fn ir_of(
     base: &Analysis,
     bwf: &Workflow,
     reuse: Option<(Workflow, Origins)>,
+    map: &dyn Fn(Span) -> Span,
 ) -> (Workflow, Origins, bool) {
-    let copy = || (bwf.clone(), (*base.origins).clone(), false);
+    let copy = || {
+        let mut origins = (*base.origins).clone();
+        hensu_sema::extend::map_origin_spans(&mut origins, map);
+        (bwf.clone(), origins, false)
+    };
     let (Some((mut wf, mut origins)), Some(sp)) = (reuse, base.spliced.as_ref()) else {
         return copy();
     };
@@ -107,12 +114,15 @@ pub(crate) fn ir_of(
     if let (Some(t), Some(slot)) = (bwf.timing.nodes.get(id), wf.timing.nodes.get_mut(id)) {
         slot.clone_from(t);
     }
-    hensu_sema::extend::map_origin_spans(&mut origins, &|s| sp.edit.span(s));
+    hensu_sema::extend::map_origin_spans(&mut origins, &|s| map(sp.edit.span(s)));
     match (
         origins.nodes.get_index_mut(sp.at),
         base.origins.nodes.get_index(sp.at),
     ) {
-        (Some((key, slot)), Some((id, o))) if key == id => slot.clone_from(o),
+        (Some((key, slot)), Some((id, o))) if key == id => {
+            slot.clone_from(o);
+            hensu_sema::extend::map_node_origin_spans(slot, map);
+        }
         _ => return copy(),
     }
     (wf, origins, true)
