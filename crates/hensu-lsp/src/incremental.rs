@@ -19,7 +19,7 @@ use hensu_sema::files::FileProvider;
 use crate::analysis::{Analysis, moved_diagnostic, own_diagnostics};
 use crate::engine::Retired;
 use crate::index::Index;
-use crate::index_moves::{GRAPH_DEPTH, shift_index};
+use crate::index_moves::GRAPH_DEPTH;
 use crate::line_index::LineIndex;
 use crate::reuse::{Run, Spliced};
 use crate::shift::ByteEdit;
@@ -129,8 +129,8 @@ fn splice(
     // `Analysis::new`).
     let (index, runs, workflow, origins, front, checked, reused) = std::thread::scope(|scope| {
         let side = scope.spawn(|| {
-            let (index, reused) = crate::reuse::index_of(old, reuse_index);
-            let index = spliced_index(index, &old.index, i, decl, piece, &map);
+            let (index, reused) = crate::reuse::index_of(old, reuse_index, &map);
+            let index = spliced_index(index, &old.index, i, decl, piece);
             let mut front: Vec<Diagnostic> = old
                 .front
                 .iter()
@@ -178,17 +178,16 @@ fn splice(
     })
 }
 
-/// `index` (the base's, `before`, owned) with the entries of node `i` (its statement `decl`)
-/// replaced by `piece` (built from the new text) and every other span moved by `map`, and where
-/// the node's entries were and are in each list; `None` when the node's prompt or rubric files
-/// changed (the analysis reads them).
+/// `index` (the base's, `before`, owned, its spans already moved through the edit) with the
+/// entries of node `i` (its statement `decl`) replaced by `piece` (built from the new text), and
+/// where the node's entries were and are in each list; `None` when the node's prompt or rubric
+/// files changed (the analysis reads them).
 fn spliced_index(
     mut ix: Index,
     before: &Index,
     i: usize,
     decl: Span,
     piece: Index,
-    map: &dyn Fn(Span) -> Span,
 ) -> Option<(Index, [Run; 4])> {
     let [node] = <[_; 1]>::try_from(piece.nodes).ok()?;
     let old_resources: Vec<_> = before
@@ -201,7 +200,6 @@ fn spliced_index(
     if old_resources != new_resources {
         return None;
     }
-    shift_index(&mut ix, map);
     *ix.nodes.get_mut(i)? = node;
     // Each list is in source order, so the node's entries are one run of it.
     let runs = [

@@ -128,50 +128,56 @@ pub(crate) fn ir_of(
     (wf, origins, true)
 }
 
-/// `base`'s symbol index, owned: the retired one brought up to it (`true`), or a copy.
-pub(crate) fn index_of(base: &Analysis, reuse: Option<Index>) -> (Index, bool) {
-    let (Some(mut ix), Some(sp)) = (reuse, base.spliced.as_ref()) else {
-        return (base.index.clone(), false);
+/// `base`'s symbol index, owned, its spans moved by `map` (the next edit): the retired one
+/// brought up to it (`true`; one pass moves the spans through both edits, the entries taken
+/// from the base are moved by `map` alone), or a copy.
+pub(crate) fn index_of(
+    base: &Analysis,
+    reuse: Option<Index>,
+    map: &dyn Fn(Span) -> Span,
+) -> (Index, bool) {
+    let copy = || {
+        let mut ix = base.index.clone();
+        shift_index(&mut ix, map);
+        (ix, false)
     };
-    shift_index(&mut ix, &|s| sp.edit.span(s));
+    let (Some(mut ix), Some(sp)) = (reuse, base.spliced.as_ref()) else {
+        return copy();
+    };
     let b = &base.index;
-    let fits = |old: &Range<usize>, new: &Range<usize>, len: usize, blen: usize| {
-        old.start <= old.end && old.end <= len && new.start <= new.end && new.end <= blen
+    let fits = |r: &Run, len: usize, blen: usize| {
+        r.old.start <= r.old.end
+            && r.old.end <= len
+            && r.new.start <= r.new.end
+            && r.new.end <= blen
     };
     let [occs, keywords, comments, resources] = &sp.runs;
     let ok = sp.node < ix.nodes.len()
         && sp.node < b.nodes.len()
-        && fits(&occs.old, &occs.new, ix.occs.len(), b.occs.len())
-        && fits(
-            &keywords.old,
-            &keywords.new,
-            ix.keywords.len(),
-            b.keywords.len(),
-        )
-        && fits(
-            &comments.old,
-            &comments.new,
-            ix.comments.len(),
-            b.comments.len(),
-        )
-        && fits(
-            &resources.old,
-            &resources.new,
-            ix.resources.len(),
-            b.resources.len(),
-        );
+        && fits(occs, ix.occs.len(), b.occs.len())
+        && fits(keywords, ix.keywords.len(), b.keywords.len())
+        && fits(comments, ix.comments.len(), b.comments.len())
+        && fits(resources, ix.resources.len(), b.resources.len());
     if !ok {
-        return (base.index.clone(), false);
+        return copy();
     }
-    ix.nodes[sp.node].clone_from(&b.nodes[sp.node]);
-    let run = |r: &Run| (r.old.clone(), r.new.clone());
-    let (o, n) = run(occs);
-    ix.occs.splice(o, b.occs[n].iter().cloned());
-    let (o, n) = run(keywords);
-    ix.keywords.splice(o, b.keywords[n].iter().cloned());
-    let (o, n) = run(comments);
-    ix.comments.splice(o, b.comments[n].iter().cloned());
-    let (o, n) = run(resources);
-    ix.resources.splice(o, b.resources[n].iter().cloned());
+    shift_index(&mut ix, &|s| map(sp.edit.span(s)));
+    // The base's own entries for the node, moved by the next edit only.
+    let mut piece = Index {
+        nodes: vec![b.nodes[sp.node].clone()],
+        occs: b.occs[occs.new.clone()].to_vec(),
+        keywords: b.keywords[keywords.new.clone()].to_vec(),
+        comments: b.comments[comments.new.clone()].to_vec(),
+        resources: b.resources[resources.new.clone()].to_vec(),
+        ..Index::default()
+    };
+    shift_index(&mut piece, map);
+    if let Some(node) = piece.nodes.pop() {
+        ix.nodes[sp.node] = node;
+    }
+    ix.occs.splice(occs.old.clone(), piece.occs);
+    ix.keywords.splice(keywords.old.clone(), piece.keywords);
+    ix.comments.splice(comments.old.clone(), piece.comments);
+    ix.resources.splice(resources.old.clone(), piece.resources);
     (ix, true)
 }
