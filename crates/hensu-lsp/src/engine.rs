@@ -171,7 +171,7 @@ impl AnalysisJob {
 
     pub fn run(self) -> AnalysisDone {
         let host = self.host.as_ref();
-        let retired = self.retired;
+        let retired = self.retired.0;
         let text = match self.base {
             Some((base, edit, lines)) => {
                 let done = match self.root.as_deref() {

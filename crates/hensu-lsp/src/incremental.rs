@@ -16,12 +16,10 @@ use hensu_diagnostics::{Diagnostic, Span};
 use hensu_sema::check::{InputKind, check_workflow};
 use hensu_sema::files::FileProvider;
 
-use crate::analysis::{Analysis, moved_diagnostic, own_diagnostics};
-use crate::engine::Retired;
+use crate::analysis::{Analysis, Run, Spliced, moved_diagnostic, own_diagnostics};
 use crate::index::Index;
 use crate::index_moves::GRAPH_DEPTH;
 use crate::line_index::LineIndex;
-use crate::reuse::{Run, Spliced};
 use crate::shift::ByteEdit;
 
 fn inside(outer: Span, s: Span) -> bool {
@@ -33,7 +31,7 @@ fn inside(outer: Span, s: Span) -> bool {
 /// analyses are freed (one of them reused, see `crate::reuse`).
 pub(crate) fn reanalyse(
     old: &Analysis,
-    retired: Retired,
+    retired: Vec<Arc<Analysis>>,
     text: Arc<String>,
     lines: LineIndex,
     edit: ByteEdit,
@@ -71,7 +69,7 @@ impl Parts {
             prompt_files: Arc::clone(&old.prompt_files),
             extension: None,
             lexed: OnceLock::new(),
-            serial: crate::reuse::next_serial(),
+            serial: crate::analysis::next_serial(),
             spliced: Some(self.spliced),
         }
     }
@@ -79,7 +77,7 @@ impl Parts {
 
 fn splice(
     old: &Analysis,
-    retired: Retired,
+    retired: Vec<Arc<Analysis>>,
     text: &str,
     edit: ByteEdit,
     files: &dyn FileProvider,

@@ -4,54 +4,19 @@
 //! node's re-analysis of a large file. But the analysis the base replaced (retired, freed
 //! where the next analysis is built) is usually held by nobody any more, and when the base was
 //! itself spliced from it, the two differ by one node and the spans moved by one edit: that
-//! splice is replayed on the retired analysis's parts in place ([`Spliced`]), which makes them
-//! equal to the base's without a copy or an allocation per node. Anything else (the base made
-//! by a full analysis, a retired analysis still shared, none retired) takes the copy.
+//! splice is replayed on the retired analysis's parts in place (`Analysis::spliced`), which
+//! makes them equal to the base's without a copy or an allocation per node. Anything else (the
+//! base made by a full analysis, a retired analysis still shared, none retired) takes the copy.
 
-use std::ops::Range;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use hensu_diagnostics::Span;
 use hensu_ir::Workflow;
 use hensu_sema::origins::Origins;
 
-use crate::analysis::Analysis;
-use crate::engine::Retired;
+use crate::analysis::{Analysis, Run};
 use crate::index::Index;
 use crate::index_moves::shift_index;
-use crate::shift::ByteEdit;
-
-/// A number for each analysis made, so a splice can name the analysis it was made from.
-pub(crate) fn next_serial() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-/// How an analysis was made from another (`from`, by serial) by re-analysing one node: what
-/// replaying it on that analysis's parts needs.
-#[derive(Clone, Debug)]
-pub(crate) struct Spliced {
-    pub from: u64,
-    /// The text of `from` to this analysis's text.
-    pub edit: ByteEdit,
-    /// The node's place in the IR's nodes and the origins' nodes.
-    pub at: usize,
-    /// The node's place in the symbol index's nodes.
-    pub node: usize,
-    /// The node's entries in the index's occurrences, keywords, comments and resources (in
-    /// that order): where they were in `from`'s lists and where they are in this one's.
-    pub runs: [Run; 4],
-    /// The parts spliced into were a retired analysis's brought up (not copies).
-    pub reused: bool,
-}
-
-/// A node's entries in one list of the symbol index, before and after a splice.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Run {
-    pub old: Range<usize>,
-    pub new: Range<usize>,
-}
 
 /// The parts of a retired analysis that can be brought up to the base.
 pub(crate) struct Reusable {
@@ -62,10 +27,10 @@ pub(crate) struct Reusable {
 
 /// The retired analysis `base` was spliced from, taken apart, when nothing else holds it; the
 /// other retired analyses are freed.
-pub(crate) fn take_reusable(base: &Analysis, retired: Retired) -> Option<Reusable> {
+pub(crate) fn take_reusable(base: &Analysis, retired: Vec<Arc<Analysis>>) -> Option<Reusable> {
     let from = base.spliced.as_ref()?.from;
     let mut found = None;
-    for a in retired.0 {
+    for a in retired {
         if a.serial == from && found.is_none() {
             found = Some(a);
         }
