@@ -36,10 +36,11 @@ use crate::host::{Host, uri_to_path};
 /// How long the server waits after an edit for the next one before analysing.
 pub const DEBOUNCE: Duration = Duration::from_millis(2);
 
-/// How long the server is idle (no analysis running or queued) before it asks the allocator to
-/// return its free pages ([`run_stdio_with_trim`]). While the user types, the pages freed by one
-/// analysis are reused by the next one; returned pages would have to be faulted in and zeroed
-/// again (docs/performance.md, *Language server, round 3*, *Third step*).
+/// How long the server is idle (no analysis running or queued) before the analysis thread frees
+/// the replaced analyses it kept for its next job and asks the allocator to return its free
+/// pages ([`run_stdio_with_trim`]). While the user types, the next job reuses a replaced
+/// analysis's parts or the pages freed by it; returned pages would have to be faulted in and
+/// zeroed again (docs/performance.md, *Language server, round 3*, *Third step*, *Fourth step*).
 pub const IDLE_TRIM: Duration = Duration::from_secs(1);
 
 /// How a session ended.
