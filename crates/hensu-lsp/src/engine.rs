@@ -73,11 +73,13 @@ pub struct Engine {
     retired: RefCell<Vec<Arc<Analysis>>>,
 }
 
-/// Replaced analyses, freed when dropped. The server frees them on its analysis thread, before
-/// the next analysis is built: memory freed by the thread that allocates next is reused by it at
-/// once, while blocks freed from another thread wait in the owning thread's delayed-free list
-/// (with mimalloc, `hensuc lsp`'s allocator) and the next analysis takes fresh pages, which the
-/// kernel must zero (docs/performance.md, *Language server, round 3*, *Third step*).
+/// Replaced analyses, freed when dropped. The server hands them to its analysis thread, which
+/// keeps them for its next job: the job frees them before it builds the next analysis, or
+/// splices into the one its base was made from (`crate::reuse`; docs/performance.md, *Language
+/// server, round 3*, *Fourth step*). Memory freed by the thread that allocates next is reused
+/// by it at once, while blocks freed from another thread wait in the owning thread's
+/// delayed-free list (with mimalloc, `hensuc lsp`'s allocator) and the next analysis takes fresh
+/// pages, which the kernel must zero (*Third step*).
 #[derive(Default)]
 pub struct Retired(pub(crate) Vec<Arc<Analysis>>);
 
