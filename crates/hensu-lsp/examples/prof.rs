@@ -1,7 +1,8 @@
 //! Times the phases behind a diagnostics refresh on the benchmark workflow (parse, symbol index,
 //! lowering, checks, and copying the IR and its origins), best of 20:
-//! `cargo run --profile bench -p hensu-lsp --example prof [NODES] [engine]` (2,000 nodes by
-//! default; with `engine`, only the engine's side of an edit, for a profiler).
+//! `cargo run --profile bench -p hensu-lsp --example prof [NODES] [engine [mid]]` (2,000 nodes
+//! by default; with `engine`, only the engine's side of an edit, for a profiler; with `mid`, the
+//! edits go into the node in the middle of the file instead of the last one).
 #![allow(clippy::unwrap_used)]
 use std::time::{Duration, Instant};
 /// The allocator of the server as shipped (`hensuc lsp`): mimalloc.
@@ -16,7 +17,8 @@ fn main() {
     let rounds = if nodes > 5_000 { 5 } else { 20 };
     let src = hensu_workload::generate(nodes * 560, 7);
     if std::env::args().nth(2).as_deref() == Some("engine") {
-        engine_phases(&src, 40);
+        let mid = std::env::args().nth(3).as_deref() == Some("mid");
+        engine_phases(&src, 40, mid);
         return;
     }
     let parsed = hensu_syntax::parse(&src);
@@ -50,22 +52,27 @@ fn main() {
         best[5] = best[5].min(t.elapsed());
         drop((idx, d, wf, origins));
     }
-    engine_phases(&src, 10);
+    engine_phases(&src, 10, false);
     println!(
         "{nodes} nodes, min: index {:?} parse {:?} lower {:?} check {:?} clone IR {:?} clone origins {:?}",
         best[0], best[1], best[2], best[3], best[4], best[5]
     );
 }
 
-/// The engine's side of one edit inside the last node (as the latency bench types it): the
-/// analysis job (node by node or full) and publishing, best of `edits` (and the analysis's
-/// median).
-fn engine_phases(src: &str, edits: i32) {
+/// The engine's side of one edit inside the last node (as the latency bench types it; with
+/// `mid`, inside the node in the middle of the file): the analysis job (node by node or full)
+/// and publishing, best of `edits` (and the analysis's median).
+fn engine_phases(src: &str, edits: i32, mid: bool) {
     use std::str::FromStr;
     let uri = lsp_types::Uri::from_str("file:///bench/workflows/synthetic.hwf").unwrap();
     let mut engine = hensu_lsp::Engine::new(hensu_lsp::MemoryHost::new());
     engine.open(uri.clone(), 1, src.to_string());
-    let at = src.rfind("goto \"").unwrap() + "goto \"".len();
+    let before = if mid {
+        &src[..src.floor_char_boundary(src.len() / 2)]
+    } else {
+        src
+    };
+    let at = before.rfind("goto \"").unwrap() + "goto \"".len();
     let line = src[..at].matches('\n').count() as u32;
     let col = (at - src[..at].rfind('\n').map_or(0, |i| i + 1)) as u32;
     let pos = lsp_types::Position::new(line, col);

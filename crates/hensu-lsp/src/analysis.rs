@@ -3,6 +3,8 @@
 //! lowering and single-workflow checks). Tokens for completion and semantic tokens are lexed
 //! lazily on first use.
 
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use hensu_diagnostics::{Diagnostic, FileId};
@@ -14,7 +16,7 @@ use hensu_syntax::Lexed;
 
 use crate::index::Index;
 use crate::line_index::LineIndex;
-use crate::shift::Shift;
+use crate::shift::{ByteEdit, Shift};
 
 #[derive(Debug)]
 pub struct Analysis {
@@ -47,6 +49,41 @@ pub struct Analysis {
     /// The tokens of `text`: lexed on first use, or handed over by the engine, which keeps them
     /// up to date through edits (`crate::relex`).
     pub(crate) lexed: OnceLock<Arc<Lexed>>,
+    /// This analysis's number, and how it was made from another one by re-analysing one node
+    /// (`crate::reuse`: the other one's parts are brought up to this one's when it is retired).
+    pub(crate) serial: u64,
+    pub(crate) spliced: Option<Spliced>,
+}
+
+/// A number for each analysis made, so a splice can name the analysis it was made from.
+pub(crate) fn next_serial() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// How an analysis was made from another (`from`, by serial) by re-analysing one node: what
+/// replaying it on that analysis's parts needs.
+#[derive(Clone, Debug)]
+pub(crate) struct Spliced {
+    pub from: u64,
+    /// The text of `from` to this analysis's text.
+    pub edit: ByteEdit,
+    /// The node's place in the IR's nodes and the origins' nodes.
+    pub at: usize,
+    /// The node's place in the symbol index's nodes.
+    pub node: usize,
+    /// The node's entries in the index's occurrences, keywords, comments and resources (in
+    /// that order): where they were in `from`'s lists and where they are in this one's.
+    pub runs: [Run; 4],
+    /// The parts spliced into were a retired analysis's brought up (not copies).
+    pub reused: bool,
+}
+
+/// A node's entries in one list of the symbol index, before and after a splice.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Run {
+    pub old: Range<usize>,
+    pub new: Range<usize>,
 }
 
 /// A prompt file of a document (`prompt = "write.md"` → `prompts/write.md`).
@@ -166,6 +203,8 @@ impl Analysis {
             prompt_files: Arc::new(prompt_files),
             extension: lowered.extension.map(Arc::new),
             lexed: OnceLock::new(),
+            serial: next_serial(),
+            spliced: None,
         }
     }
 
@@ -195,6 +234,8 @@ impl Analysis {
             prompt_files: Arc::clone(&self.prompt_files),
             extension: self.extension.clone(),
             lexed: OnceLock::new(),
+            serial: next_serial(),
+            spliced: None,
         }
     }
 

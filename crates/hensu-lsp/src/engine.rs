@@ -73,17 +73,24 @@ pub struct Engine {
     retired: RefCell<Vec<Arc<Analysis>>>,
 }
 
-/// Replaced analyses, freed when dropped. The server frees them on its analysis thread, before
-/// the next analysis is built: memory freed by the thread that allocates next is reused by it at
-/// once, while blocks freed from another thread wait in the owning thread's delayed-free list
-/// (with mimalloc, `hensuc lsp`'s allocator) and the next analysis takes fresh pages, which the
-/// kernel must zero (docs/performance.md, *Language server, round 3*, *Third step*).
+/// Replaced analyses, freed when dropped. The server hands them to its analysis thread, which
+/// keeps them for its next job: the job frees them before it builds the next analysis, or
+/// splices into the one its base was made from (`crate::reuse`; docs/performance.md, *Language
+/// server, round 3*, *Fourth step*). Memory freed by the thread that allocates next is reused
+/// by it at once, while blocks freed from another thread wait in the owning thread's
+/// delayed-free list (with mimalloc, `hensuc lsp`'s allocator) and the next analysis takes fresh
+/// pages, which the kernel must zero (*Third step*).
 #[derive(Default)]
-pub struct Retired(Vec<Arc<Analysis>>);
+pub struct Retired(pub(crate) Vec<Arc<Analysis>>);
 
 impl Retired {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// Adds the analyses of `other`.
+    pub fn append(&mut self, mut other: Retired) {
+        self.0.append(&mut other.0);
     }
 }
 
@@ -149,17 +156,30 @@ impl AnalysisDone {
     pub fn incremental(&self) -> bool {
         self.incremental
     }
+
+    /// Whether the node was spliced into the parts of the analysis replaced before the base,
+    /// brought up to the base, instead of copies of the base's (`crate::reuse`).
+    pub fn reused(&self) -> bool {
+        self.analysis.spliced.as_ref().is_some_and(|s| s.reused)
+    }
 }
 
 impl AnalysisJob {
-    pub fn run(mut self) -> AnalysisDone {
-        drop(std::mem::take(&mut self.retired));
+    /// Adds replaced analyses for the job to free first (one of them may be reused to splice
+    /// into: `crate::reuse`).
+    pub fn free_first(&mut self, retired: Retired) {
+        self.retired.append(retired);
+    }
+
+    pub fn run(self) -> AnalysisDone {
         let host = self.host.as_ref();
+        let retired = self.retired.0;
         let text = match self.base {
             Some((base, edit, lines)) => {
                 let done = match self.root.as_deref() {
                     Some(root) => crate::incremental::reanalyse(
                         &base,
+                        retired,
                         self.text,
                         lines,
                         edit,
@@ -167,6 +187,7 @@ impl AnalysisJob {
                     ),
                     None => crate::incremental::reanalyse(
                         &base,
+                        retired,
                         self.text,
                         lines,
                         edit,
@@ -187,7 +208,10 @@ impl AnalysisJob {
                     Err(text) => text,
                 }
             }
-            None => self.text,
+            None => {
+                drop(retired);
+                self.text
+            }
         };
         let analysis = analyze(host, self.file, self.root.as_deref(), text);
         AnalysisDone {
@@ -467,8 +491,14 @@ impl Engine {
         doc.dirty = done.generation != doc.generation;
         doc.provisional.replace(None);
         // Freeing the previous analysis of a large file takes milliseconds: not on the request
-        // path, but where the next analysis is built (`Retired`).
-        if old.text.len() > 64 * 1024 {
+        // path, but where the next analysis is built (`Retired`); and the next node-by-node
+        // analysis may reuse the one the new analysis was spliced from (`crate::reuse`).
+        let spliced_from_old = doc
+            .analysis
+            .spliced
+            .as_ref()
+            .is_some_and(|s| s.from == old.serial);
+        if old.text.len() > 64 * 1024 || spliced_from_old {
             self.retired.get_mut().push(old);
         }
         !doc.dirty

@@ -7,6 +7,8 @@
 //! one would give (checked against it over random edit sequences, `tests/lsp/incremental.rs`);
 //! anything the shortcut cannot vouch for (a syntax error anywhere, a changed node id, an
 //! `@Suppress`, an extending workflow, a new prompt file, …) takes the full analysis instead.
+//! The IR, origins and index spliced into are the retired analysis's brought up to the base
+//! when it can be had (`crate::reuse`), else copies of the base's.
 
 use std::sync::{Arc, OnceLock};
 
@@ -14,9 +16,9 @@ use hensu_diagnostics::{Diagnostic, Span};
 use hensu_sema::check::{InputKind, check_workflow};
 use hensu_sema::files::FileProvider;
 
-use crate::analysis::{Analysis, moved_diagnostic, own_diagnostics};
+use crate::analysis::{Analysis, Run, Spliced, moved_diagnostic, own_diagnostics};
 use crate::index::Index;
-use crate::index_moves::{GRAPH_DEPTH, shifted_index};
+use crate::index_moves::GRAPH_DEPTH;
 use crate::line_index::LineIndex;
 use crate::shift::ByteEdit;
 
@@ -25,15 +27,17 @@ fn inside(outer: Span, s: Span) -> bool {
 }
 
 /// The analysis of `text`, which is `old.text` with `edit` applied, made by re-analysing the
-/// one graph node the edit falls in; the text back when that is not possible.
+/// one graph node the edit falls in; the text back when that is not possible. The `retired`
+/// analyses are freed (one of them reused, see `crate::reuse`).
 pub(crate) fn reanalyse(
     old: &Analysis,
+    retired: Vec<Arc<Analysis>>,
     text: Arc<String>,
     lines: LineIndex,
     edit: ByteEdit,
     files: &dyn FileProvider,
 ) -> Result<Analysis, Arc<String>> {
-    match splice(old, &text, edit, files) {
+    match splice(old, retired, &text, edit, files) {
         Some(parts) => Ok(parts.into_analysis(old, text, lines)),
         None => Err(text),
     }
@@ -46,6 +50,7 @@ struct Parts {
     index: Index,
     front: Vec<Diagnostic>,
     checked: Vec<Diagnostic>,
+    spliced: Spliced,
 }
 
 impl Parts {
@@ -64,11 +69,20 @@ impl Parts {
             prompt_files: Arc::clone(&old.prompt_files),
             extension: None,
             lexed: OnceLock::new(),
+            serial: crate::analysis::next_serial(),
+            spliced: Some(self.spliced),
         }
     }
 }
 
-fn splice(old: &Analysis, text: &str, edit: ByteEdit, files: &dyn FileProvider) -> Option<Parts> {
+fn splice(
+    old: &Analysis,
+    retired: Vec<Arc<Analysis>>,
+    text: &str,
+    edit: ByteEdit,
+    files: &dyn FileProvider,
+) -> Option<Parts> {
+    let reuse = crate::reuse::take_reusable(old, retired);
     let wf = old.workflow.as_deref()?;
     if old.extension.is_some() || !old.origins.suppressions.is_empty() || !old.syntax_clean {
         return None;
@@ -104,11 +118,17 @@ fn splice(old: &Analysis, text: &str, edit: ByteEdit, files: &dyn FileProvider) 
     let mut piece = Index::build_graph_stmt(text, &stmt, i);
     piece.comments = comments;
     drop(stmt);
+    let (reuse_ir, reuse_index) = match reuse {
+        Some(r) => (Some((r.workflow, r.origins)), Some(r.index)),
+        None => (None, None),
+    };
     // The symbol index and the front-end diagnostics are spliced on a second thread while the
-    // IR and origins are copied and checked (they share nothing; as in `Analysis::new`).
-    let (index, workflow, origins, front, checked) = std::thread::scope(|scope| {
+    // IR and origins are brought up (or copied) and checked (they share nothing; as in
+    // `Analysis::new`).
+    let (index, runs, workflow, origins, front, checked, reused) = std::thread::scope(|scope| {
         let side = scope.spawn(|| {
-            let index = spliced_index(&old.index, i, decl, piece, &map);
+            let (index, reused) = crate::reuse::index_of(old, reuse_index, &map);
+            let index = spliced_index(index, &old.index, i, decl, piece);
             let mut front: Vec<Diagnostic> = old
                 .front
                 .iter()
@@ -117,9 +137,9 @@ fn splice(old: &Analysis, text: &str, edit: ByteEdit, files: &dyn FileProvider) 
                 .collect();
             front.extend(node.diagnostics);
             hensu_diagnostics::sort_diagnostics(&mut front);
-            (index, front)
+            (index, front, reused)
         });
-        let mut workflow = wf.clone();
+        let (mut workflow, mut origins, reused_ir) = crate::reuse::ir_of(old, wf, reuse_ir, &map);
         let (_, slot) = workflow.nodes.get_index_mut(at)?;
         *slot = node.node;
         if let (Some(c), Some(slot)) = (
@@ -131,13 +151,13 @@ fn splice(old: &Analysis, text: &str, edit: ByteEdit, files: &dyn FileProvider) 
         if let (Some(t), Some(slot)) = (node.timing, workflow.timing.nodes.get_mut(id)) {
             *slot = t;
         }
-        let mut origins = (*old.origins).clone();
-        hensu_sema::extend::map_origin_spans(&mut origins, &map);
         let (_, slot) = origins.nodes.get_index_mut(at)?;
         *slot = node.origin;
         let checked = check_workflow(&workflow, &origins, InputKind::Source);
-        let (index, front) = side.join().ok()?;
-        Some((index?, workflow, origins, front, checked))
+        let (index, front, reused_index) = side.join().ok()?;
+        let (index, runs) = index?;
+        let reused = reused_ir && reused_index;
+        Some((index, runs, workflow, origins, front, checked, reused))
     })?;
     Some(Parts {
         workflow,
@@ -145,21 +165,30 @@ fn splice(old: &Analysis, text: &str, edit: ByteEdit, files: &dyn FileProvider) 
         index,
         front,
         checked,
+        spliced: Spliced {
+            from: old.serial,
+            edit,
+            at,
+            node: i,
+            runs,
+            reused,
+        },
     })
 }
 
-/// `index` with the entries of node `i` (its statement `decl`) replaced by `piece` (built from
-/// the new text) and every other span moved by `map`; `None` when the node's prompt or rubric
+/// `index` (the base's, `before`, owned, its spans already moved through the edit) with the
+/// entries of node `i` (its statement `decl`) replaced by `piece` (built from the new text), and
+/// where the node's entries were and are in each list; `None` when the node's prompt or rubric
 /// files changed (the analysis reads them).
 fn spliced_index(
-    index: &Index,
+    mut ix: Index,
+    before: &Index,
     i: usize,
     decl: Span,
     piece: Index,
-    map: &dyn Fn(Span) -> Span,
-) -> Option<Index> {
+) -> Option<(Index, [Run; 4])> {
     let [node] = <[_; 1]>::try_from(piece.nodes).ok()?;
-    let old_resources: Vec<_> = index
+    let old_resources: Vec<_> = before
         .resources
         .iter()
         .filter(|r| inside(decl, r.0))
@@ -169,44 +198,50 @@ fn spliced_index(
     if old_resources != new_resources {
         return None;
     }
-    let mut ix = shifted_index(index, map);
-    ix.nodes[i] = node;
+    *ix.nodes.get_mut(i)? = node;
     // Each list is in source order, so the node's entries are one run of it.
-    replace_run(&mut ix.occs, &index.occs, decl, |o| o.span, piece.occs);
-    replace_run(
-        &mut ix.keywords,
-        &index.keywords,
-        decl,
-        |k| k.span,
-        piece.keywords,
-    );
-    replace_run(
-        &mut ix.comments,
-        &index.comments,
-        decl,
-        |c| c.span,
-        piece.comments,
-    );
-    replace_run(
-        &mut ix.resources,
-        &index.resources,
-        decl,
-        |r| r.0,
-        piece.resources,
-    );
-    Some(ix)
+    let runs = [
+        replace_run(&mut ix.occs, &before.occs, decl, |o| o.span, piece.occs),
+        replace_run(
+            &mut ix.keywords,
+            &before.keywords,
+            decl,
+            |k| k.span,
+            piece.keywords,
+        ),
+        replace_run(
+            &mut ix.comments,
+            &before.comments,
+            decl,
+            |c| c.span,
+            piece.comments,
+        ),
+        replace_run(
+            &mut ix.resources,
+            &before.resources,
+            decl,
+            |r| r.0,
+            piece.resources,
+        ),
+    ];
+    Some((ix, runs))
 }
 
 /// Replaces the entries of `list` that start inside `decl` in `before` (the same list before
-/// its spans moved; both in source order) by `new`.
+/// its spans moved; both in source order) by `new`; where they were and are.
 fn replace_run<T>(
     list: &mut Vec<T>,
     before: &[T],
     decl: Span,
     span: impl Fn(&T) -> Span,
     new: Vec<T>,
-) {
+) -> Run {
     let a = before.partition_point(|t| span(t).start < decl.start);
     let b = before.partition_point(|t| span(t).start < decl.end);
+    let len = new.len();
     list.splice(a..b, new);
+    Run {
+        old: a..b,
+        new: a..a + len,
+    }
 }

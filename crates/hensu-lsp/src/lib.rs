@@ -25,6 +25,7 @@ mod index_moves;
 mod line_index;
 mod methods;
 mod relex;
+mod reuse;
 mod server;
 mod shift;
 

@@ -36,10 +36,11 @@ use crate::host::{Host, uri_to_path};
 /// How long the server waits after an edit for the next one before analysing.
 pub const DEBOUNCE: Duration = Duration::from_millis(2);
 
-/// How long the server is idle (no analysis running or queued) before it asks the allocator to
-/// return its free pages ([`run_stdio_with_trim`]). While the user types, the pages freed by one
-/// analysis are reused by the next one; returned pages would have to be faulted in and zeroed
-/// again (docs/performance.md, *Language server, round 3*, *Third step*).
+/// How long the server is idle (no analysis running or queued) before the analysis thread frees
+/// the replaced analyses it kept for its next job and asks the allocator to return its free
+/// pages ([`run_stdio_with_trim`]). While the user types, the next job reuses a replaced
+/// analysis's parts or the pages freed by it; returned pages would have to be faulted in and
+/// zeroed again (docs/performance.md, *Language server, round 3*, *Third step*, *Fourth step*).
 pub const IDLE_TRIM: Duration = Duration::from_secs(1);
 
 /// How a session ended.
@@ -96,15 +97,20 @@ pub fn run_with_trim(
     let worker = std::thread::Builder::new()
         .name("hensu-lsp-analysis".to_string())
         .spawn(move || {
+            // Replaced analyses, kept for the next job: it frees them first, or reuses the one
+            // its base was spliced from (`crate::reuse`).
+            let mut spare = Retired::default();
             for work in job_rx {
                 match work {
-                    Work::Analyse(job) => {
+                    Work::Analyse(mut job) => {
+                        job.free_first(std::mem::take(&mut spare));
                         if done_tx.send(job.run()).is_err() {
                             return;
                         }
                     }
-                    Work::Free(retired) => drop(retired),
-                    Work::Trim => {
+                    Work::Free(retired) => spare.append(retired),
+                    Work::Idle => {
+                        drop(std::mem::take(&mut spare));
                         if let Some(trim) = trim {
                             trim();
                         }
@@ -123,7 +129,6 @@ pub fn run_with_trim(
         client: ClientCapabilities::default(),
         next_id: 0,
         trim_at: None,
-        trims: trim.is_some(),
     };
     let end = server.main_loop(&done);
     drop(server);
@@ -131,13 +136,15 @@ pub fn run_with_trim(
     end
 }
 
-/// What the analysis thread does: an analysis (answered on the `done` channel), or freeing
-/// replaced analyses where the next one will be built (see [`Retired`]).
+/// What the analysis thread does: an analysis (answered on the `done` channel), or taking
+/// replaced analyses to free where the next one will be built (see [`Retired`]; the next job
+/// frees them, or reuses one: `crate::reuse`).
 enum Work {
     Analyse(Box<AnalysisJob>),
     Free(Retired),
-    /// Return the allocator's free pages (the server was idle for [`IDLE_TRIM`]).
-    Trim,
+    /// The server was idle for [`IDLE_TRIM`]: free the replaced analyses kept for the next job
+    /// and return the allocator's free pages (with a trim function).
+    Idle,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -160,10 +167,9 @@ struct Server<'c> {
     state: State,
     client: ClientCapabilities,
     next_id: i32,
-    /// When to trim, if the server stays idle until then (set after each analysis).
+    /// When to send [`Work::Idle`], if the server stays idle until then (set after each
+    /// analysis).
     trim_at: Option<Instant>,
-    /// A trim function was given.
-    trims: bool,
 }
 
 impl Server<'_> {
@@ -207,9 +213,7 @@ impl Server<'_> {
                         if !retired.is_empty() {
                             self.jobs.send(Work::Free(retired))?;
                         }
-                        if self.trims {
-                            self.trim_at = Some(Instant::now() + IDLE_TRIM);
-                        }
+                        self.trim_at = Some(Instant::now() + IDLE_TRIM);
                     }
                 }
                 recv(crossbeam_channel::after(wait)) -> _ => {}
@@ -239,7 +243,7 @@ impl Server<'_> {
         Ok(())
     }
 
-    /// Sends [`Work::Trim`] once [`IDLE_TRIM`] has passed since the last analysis with none
+    /// Sends [`Work::Idle`] once [`IDLE_TRIM`] has passed since the last analysis with none
     /// running or queued since.
     fn trim_when_idle(&mut self) -> anyhow::Result<()> {
         if self.busy || !self.queue.is_empty() {
@@ -247,7 +251,7 @@ impl Server<'_> {
         }
         if self.trim_at.is_some_and(|t| t <= Instant::now()) {
             self.trim_at = None;
-            self.jobs.send(Work::Trim)?;
+            self.jobs.send(Work::Idle)?;
         }
         Ok(())
     }

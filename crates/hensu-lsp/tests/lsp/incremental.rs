@@ -362,7 +362,7 @@ fn fresh(text: &str) -> (String, String) {
 
 #[test]
 fn analyses_made_node_by_node_equal_a_fresh_analysis() {
-    let (mut steps, mut incremental) = (0, 0);
+    let (mut steps, mut incremental, mut reused) = (0, 0, 0);
     for seed in 0..24u64 {
         let mut rng = Rng::new(7_000 + seed);
         let mut text = node_edit_source(seed);
@@ -395,6 +395,7 @@ fn analyses_made_node_by_node_equal_a_fresh_analysis() {
                 let done = job.run();
                 steps += 1;
                 incremental += usize::from(done.incremental());
+                reused += usize::from(done.reused());
                 assert!(
                     engine.install(done),
                     "seed {seed} step {step}: not installed"
@@ -434,5 +435,64 @@ fn analyses_made_node_by_node_equal_a_fresh_analysis() {
     assert!(
         incremental * 4 > steps,
         "{incremental} of {steps} analyses were made node by node"
+    );
+    // Most of those splice into the replaced analysis brought up to the base (not into copies):
+    // all but the first after a full analysis or a late install.
+    assert!(
+        reused * 3 > incremental,
+        "{reused} of {incremental} node-by-node analyses reused the replaced one"
+    );
+}
+
+/// Types `x` after the first `Finish ` of `text` (inside node `n3`'s prompt) as version
+/// `version`, and runs and installs the analysis job; whether it was made node by node and
+/// whether it reused the replaced analysis.
+fn type_in_n3(engine: &mut Engine, text: &mut String, version: i32) -> (bool, bool) {
+    let u = uri(MAIN);
+    let at = text.find("Finish ").unwrap() + "Finish ".len();
+    let pos = position(text, at);
+    text.insert(at, 'x');
+    engine.edit(
+        &u,
+        version,
+        vec![TextDocumentContentChangeEvent {
+            range: Some(Range::new(pos, pos)),
+            range_length: None,
+            text: "x".to_string(),
+        }],
+    );
+    let done = engine.job(&u).unwrap().run();
+    let made = (done.incremental(), done.reused());
+    assert!(engine.install(done));
+    made
+}
+
+#[test]
+fn a_replaced_analysis_held_elsewhere_is_copied_and_one_held_by_nobody_reused() {
+    let mut text = SAGA.to_string();
+    let u = uri(MAIN);
+    let mut engine = Engine::new(project_host());
+    engine.open(u.clone(), 1, text.clone());
+    // The opened analysis is held (as a request would) while it is replaced and retired.
+    let held = engine.analysis(&u).unwrap();
+    assert_eq!(type_in_n3(&mut engine, &mut text, 2), (true, false));
+    assert_eq!(
+        type_in_n3(&mut engine, &mut text, 3),
+        (true, false),
+        "the retired analysis is still held: its parts are not taken"
+    );
+    assert_eq!(engine.analysis(&u).unwrap().fingerprint(), fresh(&text).0);
+    drop(held);
+    assert_eq!(
+        type_in_n3(&mut engine, &mut text, 4),
+        (true, true),
+        "the retired analysis is held by nobody: its parts are brought up and reused"
+    );
+    assert_eq!(type_in_n3(&mut engine, &mut text, 5), (true, true));
+    let a = engine.analysis(&u).unwrap();
+    assert_eq!(a.fingerprint(), fresh(&text).0);
+    assert_eq!(
+        format!("{:?}", engine.publish_diagnostics(&u)[0].diagnostics),
+        fresh(&text).1
     );
 }

@@ -43,7 +43,11 @@ pub(super) fn check(cx: &mut Ctx<'_>, graph: &NodeGraph<'_>) {
                 }
             }
             Node::Standard(Standard { agent_id, .. }) | Node::Map(MapNode { agent_id, .. }) => {
-                if let Some(agent) = agent_id {
+                // The span is looked up only for an unknown agent (a hash look-up of the
+                // node's origin and of its properties per node, for nothing, otherwise).
+                if let Some(agent) = agent_id
+                    && !cx.wf.agents.contains_key(agent.as_str())
+                {
                     let span = cx.prop_span(id, "agent");
                     check_agent(cx, agent, span, "no agent with this id");
                 }

@@ -14,7 +14,7 @@
 mod merge;
 mod shift;
 
-pub use shift::map_origin_spans;
+pub use shift::{map_node_origin_spans, map_origin_spans};
 
 use hensu_diagnostics::{Diagnostic, FileId, Span, codes};
 use hensu_ir::{TransitionRule, Workflow};

@@ -98,6 +98,12 @@ pub fn map_origin_spans(o: &mut Origins, by: By<'_>) {
     all(error_spans.iter_mut(), by);
 }
 
+/// Replaces every span of one node's origin by `by` of it (the language server moves a node's
+/// origin spliced from another analysis).
+pub fn map_node_origin_spans(n: &mut NodeOrigin, by: By<'_>) {
+    shift_node(n, by);
+}
+
 fn shift_node(n: &mut NodeOrigin, by: By<'_>) {
     let NodeOrigin {
         id,
