@@ -62,8 +62,10 @@ impl<'s> P<'_, 's> {
     pub(super) fn deferred_block(&mut self, start: usize) -> Option<Block<'s>> {
         let depth = self.at.depth;
         let mut spans = Vec::new();
+        let mut tokens = Vec::new();
         while self.peek() != Some(T::RBrace) {
-            let first = self.toks.get(self.at.pos)?.span.start;
+            let first_pos = self.at.pos;
+            let first = self.toks.get(first_pos)?.span.start;
             loop {
                 match self.peek()? {
                     T::Newline | T::Semi | T::RBrace => break,
@@ -81,6 +83,14 @@ impl<'s> P<'_, 's> {
                 }
             }
             spans.push(Span::new(first, self.at.prev_end));
+            // The statement's tokens, kept so that it is not lexed again: exactly its own (not
+            // the line breaks the layout rules dropped after it, before a `}`), one allocation
+            // each, freed as soon as it is parsed.
+            let mut end = self.at.pos;
+            while end > first_pos && self.toks.get(end - 1)?.span.start >= self.at.prev_end {
+                end -= 1;
+            }
+            tokens.push(self.toks.get(first_pos..end)?.into());
             self.stmt_end();
         }
         self.eat(T::RBrace)?;
@@ -89,6 +99,7 @@ impl<'s> P<'_, 's> {
             block: span,
             depth,
             stmts: spans,
+            tokens,
         });
         Some(Block {
             stmts: Vec::new(),

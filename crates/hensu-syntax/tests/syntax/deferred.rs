@@ -4,7 +4,10 @@
 //! compiler lowers a graph one statement at a time this way).
 
 use hensu_syntax::ast::*;
-use hensu_syntax::{DeferredGraph, parse, parse_deferring_graphs, parse_statement};
+use hensu_syntax::{
+    DeferredGraph, Token, lex, parse, parse_deferring_graphs, parse_lexed_statement,
+    parse_statement,
+};
 
 /// The block spanning `span` anywhere in the statements, if any.
 fn find_block<'a, 's>(stmts: &'a mut [Stmt<'s>], span: Span) -> Option<&'a mut Block<'s>> {
@@ -67,10 +70,33 @@ fn check_against_parse(name: &str, src: &str) -> Option<usize> {
         block,
         depth,
         stmts,
+        tokens,
     } in &graphs
     {
-        for span in stmts {
-            if parse_statement(src, span.start..span.end, *depth).is_none() {
+        assert_eq!(
+            stmts.len(),
+            tokens.len(),
+            "{name}: one token list a statement"
+        );
+        for (span, toks) in stmts.iter().zip(tokens) {
+            // The kept tokens are those lexing the statement alone gives, and parse the same.
+            let alone = parse_statement(src, span.start..span.end, *depth);
+            let kept = parse_lexed_statement(src, *span, toks, *depth);
+            assert_eq!(
+                alone.as_ref().map(|(s, _)| s),
+                kept.as_ref(),
+                "{name}: {span:?}"
+            );
+            let relexed = lex(&src[span.start as usize..span.end as usize]).tokens;
+            let shifted: Vec<Token> = relexed
+                .iter()
+                .map(|t| Token {
+                    kind: t.kind,
+                    span: Span::new(t.span.start + span.start, t.span.end + span.start),
+                })
+                .collect();
+            assert_eq!(&shifted[..], &toks[..], "{name}: the tokens of {span:?}");
+            if alone.is_none() {
                 let error = full.has_errors();
                 let whole = find_block(&mut full.file.items, *block);
                 let short = whole.is_some_and(|b| b.stmts.iter().all(|s| s.span != *span));
@@ -84,15 +110,18 @@ fn check_against_parse(name: &str, src: &str) -> Option<usize> {
         block,
         depth,
         stmts,
+        tokens,
     } in &graphs
     {
         let found = find_block(&mut full.file.items, *block)
             .unwrap_or_else(|| panic!("{name}: no block at {block:?} in the whole tree"));
         let spans: Vec<Span> = found.stmts.iter().map(|s| s.span).collect();
         assert_eq!(&spans, stmts, "{name}: the deferred statements");
-        for stmt in std::mem::take(&mut found.stmts) {
+        for (stmt, toks) in std::mem::take(&mut found.stmts).into_iter().zip(tokens) {
             let (alone, _) = parse_statement(src, stmt.span.start..stmt.span.end, *depth).unwrap();
             assert_eq!(alone, stmt, "{name}");
+            let kept = parse_lexed_statement(src, stmt.span, toks, *depth).unwrap();
+            assert_eq!(kept, stmt, "{name}");
             count += 1;
         }
     }
@@ -195,6 +224,8 @@ fn a_syntax_error_inside_a_deferred_statement_is_found_when_it_is_parsed() {
     };
     let node = graph.stmts[1];
     assert!(parse_statement(&src, node.start..node.end, graph.depth).is_none());
+    let kept = parse_lexed_statement(&src, node, &graph.tokens[1], graph.depth);
+    assert!(kept.is_none());
     assert!(parse(&src).has_errors());
     assert_eq!(check_against_parse("error inside", &src), None);
 }

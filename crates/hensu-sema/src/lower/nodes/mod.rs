@@ -84,15 +84,21 @@ impl Lowerer<'_> {
                     self.graph_stmt(&mut graph, &mut seen, &stmt);
                 }
             }
-            // Parsed one at a time: only one statement's tree is alive.
+            // Parsed one at a time from the tokens the file's lexing kept for it: only one
+            // statement's tree is alive, and each statement's tokens are freed once it is
+            // parsed.
             Some(BlockStmts::Deferred {
                 src,
                 graph: deferred,
             }) => {
-                for span in deferred.stmts {
-                    let parsed =
-                        hensu_syntax::parse_statement(src, span.start..span.end, deferred.depth);
-                    let Some((stmt, _comments)) = parsed else {
+                let depth = deferred.depth;
+                if deferred.tokens.len() != deferred.stmts.len() {
+                    self.deferred_failed = true;
+                }
+                for (span, tokens) in deferred.stmts.into_iter().zip(deferred.tokens) {
+                    let parsed = hensu_syntax::parse_lexed_statement(src, span, &tokens, depth);
+                    drop(tokens);
+                    let Some(stmt) = parsed else {
                         self.deferred_failed = true;
                         break;
                     };
