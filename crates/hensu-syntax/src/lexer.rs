@@ -7,6 +7,8 @@ use logos::Logos;
 
 use crate::ast::{Comment, CommentKind};
 
+mod ascii;
+
 /// Flags the string/comment callbacks leave for the driver loop.
 #[derive(Default, Clone, Copy)]
 pub struct Extras {
@@ -228,15 +230,18 @@ pub struct Lexed {
 }
 
 fn lex_string(lex: &mut logos::Lexer<TokenKind>) {
-    let rest = lex.remainder().as_bytes();
+    let (len, unterminated) = string_len(lex.remainder().as_bytes());
+    lex.bump(len);
+    lex.extras.unterminated = unterminated;
+}
+
+/// The rest of a `"…"` string after its opening quote: its length (the closing quote included)
+/// and whether it is unterminated (then it runs to the end of the line).
+fn string_len(rest: &[u8]) -> (usize, bool) {
     let mut i = 0;
     while let Some(&b) = rest.get(i) {
         match b {
-            b'"' => {
-                lex.bump(i + 1);
-                lex.extras.unterminated = false;
-                return;
-            }
+            b'"' => return (i + 1, false),
             b'\\' => {
                 // An escape: skip the next byte unless it ends the line (then it is unterminated).
                 match rest.get(i + 1) {
@@ -248,14 +253,18 @@ fn lex_string(lex: &mut logos::Lexer<TokenKind>) {
             _ => i += 1,
         }
     }
-    let i = i.min(rest.len());
-    lex.bump(i);
-    lex.extras.unterminated = true;
+    (i.min(rest.len()), true)
 }
 
 fn lex_raw_string(lex: &mut logos::Lexer<TokenKind>) {
-    let rest = lex.remainder();
-    let bytes = rest.as_bytes();
+    let (len, unterminated) = raw_string_len(lex.remainder().as_bytes());
+    lex.bump(len);
+    lex.extras.unterminated = unterminated;
+}
+
+/// [`string_len`] for a raw string (after its opening `"""`); unterminated, it runs to the end
+/// of the file.
+fn raw_string_len(bytes: &[u8]) -> (usize, bool) {
     match find_triple_quote(bytes) {
         Some(pos) => {
             // Kotlin: extra quotes before the closing `"""` belong to the content.
@@ -263,13 +272,9 @@ fn lex_raw_string(lex: &mut logos::Lexer<TokenKind>) {
             while bytes.get(end) == Some(&b'"') {
                 end += 1;
             }
-            lex.bump(end);
-            lex.extras.unterminated = false;
+            (end, false)
         }
-        None => {
-            lex.bump(rest.len());
-            lex.extras.unterminated = true;
-        }
+        None => (bytes.len(), true),
     }
 }
 
@@ -336,6 +341,16 @@ fn estimate_tokens(len: usize) -> usize {
 
 /// Lex a whole source file. The caller guarantees `src.len() <= u32::MAX`.
 pub(crate) fn lex_source(src: &str) -> Lexed {
+    lex_with(src, true)
+}
+
+/// [`lex_source`] with every token from logos (for the differential test of the hand-written
+/// path, `ascii`).
+pub(crate) fn lex_source_logos(src: &str) -> Lexed {
+    lex_with(src, false)
+}
+
+fn lex_with(src: &str, fast_path: bool) -> Lexed {
     let mut tokens = Vec::with_capacity(estimate_tokens(src.len()));
     let mut comments = Vec::new();
     let mut diagnostics = Vec::new();
@@ -356,8 +371,36 @@ pub(crate) fn lex_source(src: &str) -> Lexed {
         }
     };
 
-    while let Some(result) = lexer.next() {
-        let r = lexer.span();
+    let bytes = src.as_bytes();
+    loop {
+        // The common tokens by hand (`ascii`), the rest through logos; the logos lexer resumes
+        // after a hand-lexed token (`bump` moves the end it starts from).
+        let at = lexer.span().end;
+        let fast = if fast_path {
+            ascii::token(bytes, at)
+        } else {
+            ascii::Fast::Slow { start: at }
+        };
+        let result = match fast {
+            ascii::Fast::Token {
+                kind,
+                start,
+                end,
+                unterminated,
+            } => {
+                lexer.bump(end - at);
+                lexer.extras.unterminated = unterminated;
+                Some((Ok(kind), start..end))
+            }
+            ascii::Fast::End => None,
+            ascii::Fast::Slow { start } => {
+                lexer.bump(start - at);
+                lexer.next().map(|result| (result, lexer.span()))
+            }
+        };
+        let Some((result, r)) = result else {
+            break;
+        };
         let kind = match result {
             Ok(kind) => kind,
             Err(()) => {
