@@ -372,14 +372,15 @@ fn lex_with(src: &str, fast_path: bool) -> Lexed {
     };
 
     let bytes = src.as_bytes();
+    // Where the next token starts (or the spaces before it).
+    let mut pos = 0;
     loop {
-        // The common tokens by hand (`ascii`), the rest through logos; the logos lexer resumes
-        // after a hand-lexed token (`bump` moves the end it starts from).
-        let at = lexer.span().end;
+        // The common tokens by hand (`ascii`), the rest through logos: the logos lexer stays
+        // behind and is moved to the token it lexes (`bump` moves the end it starts from).
         let fast = if fast_path {
-            ascii::token(bytes, at)
+            ascii::token(bytes, pos)
         } else {
-            ascii::Fast::Slow { start: at }
+            ascii::Fast::Slow { start: pos }
         };
         let result = match fast {
             ascii::Fast::Token {
@@ -388,17 +389,24 @@ fn lex_with(src: &str, fast_path: bool) -> Lexed {
                 end,
                 unterminated,
             } => {
-                lexer.bump(end - at);
-                lexer.extras.unterminated = unterminated;
-                Some((Ok(kind), start..end))
+                pos = end;
+                let extras = Extras {
+                    unterminated,
+                    doc: false,
+                };
+                Some((Ok(kind), start..end, extras))
             }
             ascii::Fast::End => None,
             ascii::Fast::Slow { start } => {
-                lexer.bump(start - at);
-                lexer.next().map(|result| (result, lexer.span()))
+                lexer.bump(start.saturating_sub(lexer.span().end));
+                lexer.next().map(|result| {
+                    let r = lexer.span();
+                    pos = r.end;
+                    (result, r, lexer.extras)
+                })
             }
         };
-        let Some((result, r)) = result else {
+        let Some((result, r, extras)) = result else {
             break;
         };
         let kind = match result {
@@ -425,7 +433,6 @@ fn lex_with(src: &str, fast_path: bool) -> Lexed {
                 span: sp,
             }),
             TokenKind::BlockComment => {
-                let extras = lexer.extras;
                 let kind = if extras.doc {
                     CommentKind::Doc
                 } else {
@@ -461,7 +468,7 @@ fn lex_with(src: &str, fast_path: bool) -> Lexed {
                 });
             }
             TokenKind::Str => {
-                let unterminated = lexer.extras.unterminated;
+                let unterminated = extras.unterminated;
                 let (kind, content) = if unterminated {
                     diagnostics.push(
                         Diagnostic::new(codes::E0002, "unterminated string", Span::new(sp.start, sp.start + 1), "this string is never closed")
@@ -475,7 +482,7 @@ fn lex_with(src: &str, fast_path: bool) -> Lexed {
                 tokens.push(Token { kind, span: sp });
             }
             TokenKind::RawStr => {
-                let unterminated = lexer.extras.unterminated;
+                let unterminated = extras.unterminated;
                 let (kind, content) = if unterminated {
                     diagnostics.push(
                         Diagnostic::new(

@@ -266,11 +266,33 @@ pub fn parse_lexed_statement<'s>(
     tokens: &[Token],
     depth: u32,
 ) -> Option<ast::Stmt<'s>> {
-    if span.start == 0 {
-        return None;
+    StatementParser::new(src).parse(span, tokens, depth)
+}
+
+/// [`parse_lexed_statement`] for many statements of one text: the parser's scratch stacks are
+/// kept from one statement to the next (the compiler parses a large graph's statements one
+/// after the other).
+pub struct StatementParser<'s> {
+    src: &'s str,
+    scratch: fast::Scratch<'s>,
+}
+
+impl<'s> StatementParser<'s> {
+    pub fn new(src: &'s str) -> Self {
+        StatementParser {
+            src,
+            scratch: fast::Scratch::default(),
+        }
     }
-    let stmt = fast::statement(src, tokens, depth)?;
-    (stmt.span == span).then_some(stmt)
+
+    /// [`parse_lexed_statement`]`(src, span, tokens, depth)`.
+    pub fn parse(&mut self, span: Span, tokens: &[Token], depth: u32) -> Option<ast::Stmt<'s>> {
+        if span.start == 0 {
+            return None;
+        }
+        let stmt = fast::statement_with(self.src, tokens, depth, &mut self.scratch)?;
+        (stmt.span == span).then_some(stmt)
+    }
 }
 
 /// Parse with the chumsky parser only (no fast path); for differential tests of the two parsers.

@@ -29,6 +29,13 @@ pub(super) enum Fast {
 #[inline]
 pub(super) fn token(bytes: &[u8], at: usize) -> Fast {
     let mut start = at;
+    // Indentation eight spaces at a time.
+    while let Some(chunk) = bytes.get(start..start + 8) {
+        if chunk != b"        " {
+            break;
+        }
+        start += 8;
+    }
     while let Some(b' ' | b'\t' | b'\x0C') = bytes.get(start) {
         start += 1;
     }
@@ -52,7 +59,7 @@ pub(super) fn token(bytes: &[u8], at: usize) -> Fast {
         b'\r' => one(T::Newline),
         b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
             let mut end = start + 1;
-            while let Some(b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_') = bytes.get(end) {
+            while bytes.get(end).is_some_and(|&b| IDENT_CONTINUE[b as usize]) {
                 end += 1;
             }
             // A non-ASCII letter or digit may continue the identifier: logos' Unicode classes.
@@ -107,6 +114,17 @@ pub(super) fn token(bytes: &[u8], at: usize) -> Fast {
         _ => Fast::Slow { start },
     }
 }
+
+/// The bytes that continue an ASCII identifier: `[A-Za-z0-9_]`.
+static IDENT_CONTINUE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = (b as u8).is_ascii_alphanumeric() || b == b'_' as usize;
+        b += 1;
+    }
+    table
+};
 
 /// The kind of an ASCII word: a keyword's token, else an identifier.
 #[inline]

@@ -295,3 +295,29 @@ fn skipping_a_statement_follows_the_layout_rules() {
     assert_eq!(graphs[0].stmts.len(), 5, "{texts:#?}");
     assert_eq!(check_against_parse("layout", src), Some(5));
 }
+
+/// One `StatementParser` for every statement of a graph, a statement that does not parse among
+/// them: each gives the tree `parse_statement` gives it (what a statement that gave up left on
+/// the parser's stacks does not reach the next one).
+#[test]
+fn a_statement_parser_reused_across_statements_parses_each_as_alone() {
+    let src = WORKFLOW.replace(
+        r#"end("b")"#,
+        "node(\"c\") { writes(\"x\", \"y\") onSuccess goto \"d\" }\n        end(\"b\")",
+    );
+    let (_, graphs) = parse_deferring_graphs(&src);
+    let [graph] = graphs.as_slice() else {
+        panic!("one deferred graph expected: {graphs:?}");
+    };
+    let mut parser = hensu_syntax::StatementParser::new(&src);
+    let mut parsed = 0;
+    for (i, (span, toks)) in graph.stmts.iter().zip(&graph.tokens).enumerate() {
+        // Before each statement, one that gives up halfway (its tokens cut short).
+        let cut = &toks[..toks.len() / 2 + 1];
+        assert!(parser.parse(*span, cut, graph.depth).is_none(), "{i}");
+        let alone = parse_statement(&src, span.start..span.end, graph.depth).map(|(s, _)| s);
+        assert_eq!(parser.parse(*span, toks, graph.depth), alone, "{i}");
+        parsed += usize::from(alone.is_some());
+    }
+    assert_eq!(parsed, 4);
+}

@@ -95,8 +95,9 @@ impl Lowerer<'_> {
                 if deferred.tokens.len() != deferred.stmts.len() {
                     self.deferred_failed = true;
                 }
+                let mut parser = hensu_syntax::StatementParser::new(src);
                 for (span, tokens) in deferred.stmts.into_iter().zip(deferred.tokens) {
-                    let parsed = hensu_syntax::parse_lexed_statement(src, span, &tokens, depth);
+                    let parsed = parser.parse(span, &tokens, depth);
                     drop(tokens);
                     let Some(stmt) = parsed else {
                         self.deferred_failed = true;
