@@ -64,7 +64,9 @@ mod tests {
                 while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
                     j += 1;
                 }
-                let first_ok = b.get(i + 1).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_');
+                let first_ok = b
+                    .get(i + 1)
+                    .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_');
                 if first_ok && j < b.len() && b[j] == b'}' {
                     out.push((&text[i + 1..j], i));
                     i = j + 1;
@@ -84,7 +86,11 @@ mod tests {
             "a {x} b {y_1} {1a} {a-b} { x } {{z}} {_} {é} {x",
             "{\"json\": {\"k\": 1}} {ok}",
         ] {
-            assert_eq!(placeholders(text).collect::<Vec<_>>(), reference(text), "{text}");
+            assert_eq!(
+                placeholders(text).collect::<Vec<_>>(),
+                reference(text),
+                "{text}"
+            );
         }
     }
 
