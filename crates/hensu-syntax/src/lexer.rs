@@ -1,5 +1,6 @@
-//! The lexer: source text → a flat vector of [`Token`]s (logos), a side table of comments and the
-//! lexical diagnostics (E0001–E0006). Lexing never stops at an error: a bad character becomes an
+//! The lexer: source text → a flat vector of [`Token`]s (logos, behind the hand-written path of
+//! `ascii` for the common tokens), a side table of comments and the lexical diagnostics
+//! (E0001–E0006). Lexing never stops at an error: a bad character becomes an
 //! [`TokenKind::Error`] token, a bad string is still a string token.
 
 use hensu_diagnostics::{Diagnostic, Span, codes};

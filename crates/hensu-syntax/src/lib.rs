@@ -16,9 +16,9 @@
 //! * [`trim_indent`], [`trim_margin`], [`unescape`] — Kotlin's string semantics.
 //! * [`dump`] — a compact s-expression rendering of a tree (tests, debugging).
 //!
-//! Pipeline: `lexer` (logos; comments to a side table) → `fast` (a hand-written
-//! recursive-descent parser for error-free input over the raw tokens, applying the layout
-//! rules as it goes) or, when the fast path gives up, `layout` (drops insignificant newlines,
+//! Pipeline: `lexer` (logos behind a hand-written path for the common tokens; comments to a
+//! side table) → `fast` (a hand-written recursive-descent parser for error-free input over the
+//! raw tokens, applying the layout rules as it goes) or, when the fast path gives up, `layout` (drops insignificant newlines,
 //! balances delimiters with E0011, refuses nesting deeper than [`MAX_DEPTH`] with E0016) →
 //! `parser` (chumsky 0.12 with recovery and specific messages for Kotlin constructs outside the
 //! language). Both paths build identical trees.
