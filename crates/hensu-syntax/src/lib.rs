@@ -126,10 +126,10 @@ pub fn parse(src: &str) -> Parsed<'_> {
     parse_with(src, false).0
 }
 
-/// A `graph { … }` block written directly in a `workflow(…) { … }` block whose statements
-/// [`parse_deferring_graphs`] left out of the tree: the block in the tree has no statements,
-/// and each statement is parsed when it is needed with [`parse_lexed_statement`] (from the
-/// tokens kept for it) or [`parse_statement`]`(src, span, depth)` (lexed again).
+/// A `graph { … }` or `state { … }` block written directly in a `workflow(…) { … }` block whose
+/// statements [`parse_deferring_graphs`] left out of the tree: the block in the tree has no
+/// statements, and each statement is parsed when it is needed with [`parse_lexed_statement`]
+/// (from the tokens kept for it) or [`parse_statement`]`(src, span, depth)` (lexed again).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeferredGraph {
     /// The block's span, braces included (the span of the block in the tree).
@@ -146,9 +146,10 @@ pub struct DeferredGraph {
 
 /// [`parse`] for a caller that lowers a workflow's graph one statement at a time (the compiler:
 /// docs/performance.md, *Round 3, fourth sitting: the front end's heap*): the statements of each
-/// `graph { }` block directly inside a `workflow(…) { … }` block are skipped (balanced, with
-/// the layout rules) instead of parsed, and their spans and tokens returned, so the graph's
-/// tree never exists whole, and its statements are lexed and parsed once. The rest of the tree and the diagnostics
+/// `graph { }` and `state { }` block directly inside a `workflow(…) { … }` block are skipped
+/// (balanced, with the layout rules) instead of parsed, and their spans and tokens returned, so
+/// neither block's tree ever exists whole, and their statements are lexed and parsed once
+/// (*fifth sitting: `check` throughput*). The rest of the tree and the diagnostics
 /// are those of [`parse`] when every deferred statement parses alone with
 /// [`parse_statement`]; when one does not (an error in it, or a statement `parse_statement`
 /// refuses), parse the file with [`parse`]. A file with a lexical error, an error outside its

@@ -321,3 +321,31 @@ fn a_statement_parser_reused_across_statements_parses_each_as_alone() {
     }
     assert_eq!(parsed, 4);
 }
+
+/// A workflow's `state { }` block is deferred like its graph (a large workflow is mostly the
+/// two); a state block elsewhere stays in the tree.
+#[test]
+fn the_statements_of_a_workflow_state_block_are_deferred_too() {
+    let src = WORKFLOW.replace(
+        "    graph {",
+        "    state {\n        input(\"topic\", VarType.STRING)\n        variable(\"x\", VarType.STRING, \"d\")\n    }\n    graph {",
+    );
+    let (_, graphs) = parse_deferring_graphs(&src);
+    assert_eq!(graphs.len(), 2);
+    let texts: Vec<&str> = graphs[0]
+        .stmts
+        .iter()
+        .map(|s| &src[s.start as usize..s.end as usize])
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "input(\"topic\", VarType.STRING)",
+            "variable(\"x\", VarType.STRING, \"d\")"
+        ]
+    );
+    assert_eq!(check_against_parse("state", &src), Some(5));
+    let nested = "workflow(\"w\") { graph { node(\"a\") { state { x = 1 } } } }";
+    assert_eq!(parse_deferring_graphs(nested).1.len(), 1);
+    assert_eq!(check_against_parse("nested state", nested), Some(1));
+}

@@ -59,12 +59,10 @@ impl Lowerer<'_> {
     ) -> Graph {
         let mut graph = Graph::default();
         let Some(block) = block else { return graph };
-        // The statements detached from the tree by `lower_owned`: each is dropped as soon as it
-        // is lowered, so the tree shrinks while the IR grows.
-        let owned = detached
-            .iter()
-            .position(|(span, _)| *span == block.span)
-            .map(|i| detached.swap_remove(i).1);
+        // The statements detached from the tree by `lower_owned` (each dropped as soon as it is
+        // lowered, so the tree shrinks while the IR grows) or deferred by the parser (parsed one
+        // at a time from the file's tokens).
+        let owned = super::take_detached(detached, block.span);
         let count = match &owned {
             Some(BlockStmts::Owned(stmts)) => stmts.len(),
             Some(BlockStmts::Deferred { graph, .. }) => graph.stmts.len(),
@@ -84,27 +82,13 @@ impl Lowerer<'_> {
                     self.graph_stmt(&mut graph, &mut seen, &stmt);
                 }
             }
-            // Parsed one at a time from the tokens the file's lexing kept for it: only one
-            // statement's tree is alive, and each statement's tokens are freed once it is
-            // parsed.
             Some(BlockStmts::Deferred {
                 src,
                 graph: deferred,
             }) => {
-                let depth = deferred.depth;
-                if deferred.tokens.len() != deferred.stmts.len() {
-                    self.deferred_failed = true;
-                }
-                let mut parser = hensu_syntax::StatementParser::new(src);
-                for (span, tokens) in deferred.stmts.into_iter().zip(deferred.tokens) {
-                    let parsed = parser.parse(span, &tokens, depth);
-                    drop(tokens);
-                    let Some(stmt) = parsed else {
-                        self.deferred_failed = true;
-                        break;
-                    };
-                    self.graph_stmt(&mut graph, &mut seen, &stmt);
-                }
+                self.each_deferred(src, deferred, |l, stmt| {
+                    l.graph_stmt(&mut graph, &mut seen, stmt);
+                });
             }
             None => {
                 for stmt in &block.stmts {
