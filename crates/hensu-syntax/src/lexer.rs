@@ -355,9 +355,11 @@ pub(crate) fn lex_source_logos(src: &str) -> Lexed {
 }
 
 fn lex_with(src: &str, fast_path: bool) -> Lexed {
-    let mut tokens = Vec::with_capacity(estimate_tokens(src.len()));
-    let mut comments = Vec::new();
-    let mut diagnostics = Vec::new();
+    let mut out = Lexed {
+        tokens: Vec::with_capacity(estimate_tokens(src.len())),
+        comments: Vec::new(),
+        diagnostics: Vec::new(),
+    };
     let mut lexer = TokenKind::lexer(src);
     // A pending run of unexpected characters, merged into one E0001.
     let mut bad: Option<std::ops::Range<usize>> = None;
@@ -420,7 +422,7 @@ fn lex_with(src: &str, fast_path: bool) -> Lexed {
                 match &mut bad {
                     Some(b) if b.end == r.start => b.end = r.end,
                     _ => {
-                        flush_bad(&mut bad, &mut tokens, &mut diagnostics);
+                        flush_bad(&mut bad, &mut out.tokens, &mut out.diagnostics);
                         bad = Some(r);
                     }
                 }
@@ -428,104 +430,115 @@ fn lex_with(src: &str, fast_path: bool) -> Lexed {
             }
         };
         if bad.is_some() {
-            flush_bad(&mut bad, &mut tokens, &mut diagnostics);
+            flush_bad(&mut bad, &mut out.tokens, &mut out.diagnostics);
         }
-        let sp = span(r.clone());
-        match kind {
-            TokenKind::LineComment => comments.push(Comment {
-                kind: CommentKind::Line,
-                span: sp,
-            }),
-            TokenKind::BlockComment => {
-                let kind = if extras.doc {
-                    CommentKind::Doc
-                } else {
-                    CommentKind::Block
-                };
-                comments.push(Comment { kind, span: sp });
-                if extras.unterminated {
-                    diagnostics.push(
-                        Diagnostic::new(
-                            codes::E0004,
-                            "unterminated block comment",
-                            Span::new(sp.start, sp.start.saturating_add(2)),
-                            "this comment is never closed",
-                        )
-                        .with_help("close it with `*/` (block comments nest: every `/*` needs its own `*/`)"),
-                    );
-                }
-            }
-            TokenKind::Bom if r.start == 0 => {}
-            TokenKind::Bom => {
-                diagnostics.push(
-                    Diagnostic::new(
-                        codes::E0001,
-                        "unexpected character U+FEFF",
-                        sp,
-                        "byte order mark in the middle of the file",
-                    )
-                    .with_help("remove it"),
-                );
-                tokens.push(Token {
-                    kind: TokenKind::Error,
-                    span: sp,
-                });
-            }
-            TokenKind::Str => {
-                let unterminated = extras.unterminated;
-                let (kind, content) = if unterminated {
-                    diagnostics.push(
-                        Diagnostic::new(codes::E0002, "unterminated string", Span::new(sp.start, sp.start + 1), "this string is never closed")
-                            .with_help("add the closing `\"` on the same line, or use a raw string `\"\"\"…\"\"\"` for text spanning lines"),
-                    );
-                    (TokenKind::UnterminatedStr, r.start + 1..r.end)
-                } else {
-                    (TokenKind::Str, r.start + 1..r.end - 1)
-                };
-                check_string(src, content, false, &mut diagnostics);
-                tokens.push(Token { kind, span: sp });
-            }
-            TokenKind::RawStr => {
-                let unterminated = extras.unterminated;
-                let (kind, content) = if unterminated {
-                    diagnostics.push(
-                        Diagnostic::new(
-                            codes::E0002,
-                            "unterminated raw string",
-                            Span::new(sp.start, sp.start + 3),
-                            "this raw string is never closed",
-                        )
-                        .with_help("add the closing `\"\"\"`"),
-                    );
-                    (TokenKind::UnterminatedRawStr, r.start + 3..r.end)
-                } else {
-                    (TokenKind::RawStr, r.start + 3..r.end - 3)
-                };
-                check_string(src, content, true, &mut diagnostics);
-                tokens.push(Token { kind, span: sp });
-            }
-            TokenKind::Int => {
-                let text = src.get(r.clone()).unwrap_or("");
-                let kind = match classify_number(text) {
-                    Ok(n) => n.kind(),
-                    Err(msg) => {
-                        diagnostics.push(
-                            Diagnostic::new(codes::E0006, msg.message(), sp, msg.label())
-                                .with_help(msg.help()),
-                        );
-                        TokenKind::BadNumber
-                    }
-                };
-                tokens.push(Token { kind, span: sp });
-            }
-            kind => tokens.push(Token { kind, span: sp }),
-        }
+        push_token(src, kind, r, extras, &mut out);
     }
-    flush_bad(&mut bad, &mut tokens, &mut diagnostics);
-    Lexed {
-        tokens,
-        comments,
-        diagnostics,
+    flush_bad(&mut bad, &mut out.tokens, &mut out.diagnostics);
+    out
+}
+
+/// Records one token of `kind` at `r` (a comment goes to the comment table; strings, numbers,
+/// an unterminated comment and a stray byte-order mark get their diagnostics).
+#[inline]
+fn push_token(
+    src: &str,
+    kind: TokenKind,
+    r: std::ops::Range<usize>,
+    extras: Extras,
+    out: &mut Lexed,
+) {
+    let sp = span(r.clone());
+    match kind {
+        TokenKind::LineComment => out.comments.push(Comment {
+            kind: CommentKind::Line,
+            span: sp,
+        }),
+        TokenKind::BlockComment => {
+            let kind = if extras.doc {
+                CommentKind::Doc
+            } else {
+                CommentKind::Block
+            };
+            out.comments.push(Comment { kind, span: sp });
+            if extras.unterminated {
+                out.diagnostics.push(
+                    Diagnostic::new(
+                        codes::E0004,
+                        "unterminated block comment",
+                        Span::new(sp.start, sp.start.saturating_add(2)),
+                        "this comment is never closed",
+                    )
+                    .with_help(
+                        "close it with `*/` (block comments nest: every `/*` needs its own `*/`)",
+                    ),
+                );
+            }
+        }
+        TokenKind::Bom if r.start == 0 => {}
+        TokenKind::Bom => {
+            out.diagnostics.push(
+                Diagnostic::new(
+                    codes::E0001,
+                    "unexpected character U+FEFF",
+                    sp,
+                    "byte order mark in the middle of the file",
+                )
+                .with_help("remove it"),
+            );
+            out.tokens.push(Token {
+                kind: TokenKind::Error,
+                span: sp,
+            });
+        }
+        TokenKind::Str => {
+            let unterminated = extras.unterminated;
+            let (kind, content) = if unterminated {
+                out.diagnostics.push(
+                    Diagnostic::new(codes::E0002, "unterminated string", Span::new(sp.start, sp.start + 1), "this string is never closed")
+                        .with_help("add the closing `\"` on the same line, or use a raw string `\"\"\"…\"\"\"` for text spanning lines"),
+                );
+                (TokenKind::UnterminatedStr, r.start + 1..r.end)
+            } else {
+                (TokenKind::Str, r.start + 1..r.end - 1)
+            };
+            check_string(src, content, false, &mut out.diagnostics);
+            out.tokens.push(Token { kind, span: sp });
+        }
+        TokenKind::RawStr => {
+            let unterminated = extras.unterminated;
+            let (kind, content) = if unterminated {
+                out.diagnostics.push(
+                    Diagnostic::new(
+                        codes::E0002,
+                        "unterminated raw string",
+                        Span::new(sp.start, sp.start + 3),
+                        "this raw string is never closed",
+                    )
+                    .with_help("add the closing `\"\"\"`"),
+                );
+                (TokenKind::UnterminatedRawStr, r.start + 3..r.end)
+            } else {
+                (TokenKind::RawStr, r.start + 3..r.end - 3)
+            };
+            check_string(src, content, true, &mut out.diagnostics);
+            out.tokens.push(Token { kind, span: sp });
+        }
+        TokenKind::Int => {
+            let text = src.get(r.clone()).unwrap_or("");
+            let kind = match classify_number(text) {
+                Ok(n) => n.kind(),
+                Err(msg) => {
+                    out.diagnostics.push(
+                        Diagnostic::new(codes::E0006, msg.message(), sp, msg.label())
+                            .with_help(msg.help()),
+                    );
+                    TokenKind::BadNumber
+                }
+            };
+            out.tokens.push(Token { kind, span: sp });
+        }
+        kind => out.tokens.push(Token { kind, span: sp }),
     }
 }
 
