@@ -1,11 +1,17 @@
-//! The lexer: source text → a flat vector of [`Token`]s (logos), a side table of comments and the
-//! lexical diagnostics (E0001–E0006). Lexing never stops at an error: a bad character becomes an
+//! The lexer: source text → a flat vector of [`Token`]s (logos, behind the hand-written path of
+//! `ascii` for the common tokens), a side table of comments and the lexical diagnostics
+//! (E0001–E0006). Lexing never stops at an error: a bad character becomes an
 //! [`TokenKind::Error`] token, a bad string is still a string token.
 
 use hensu_diagnostics::{Diagnostic, Span, codes};
 use logos::Logos;
 
 use crate::ast::{Comment, CommentKind};
+
+mod ascii;
+mod number;
+
+pub use number::{Number, NumberError, classify_number};
 
 /// Flags the string/comment callbacks leave for the driver loop.
 #[derive(Default, Clone, Copy)]
@@ -228,15 +234,18 @@ pub struct Lexed {
 }
 
 fn lex_string(lex: &mut logos::Lexer<TokenKind>) {
-    let rest = lex.remainder().as_bytes();
+    let (len, unterminated) = string_len(lex.remainder().as_bytes());
+    lex.bump(len);
+    lex.extras.unterminated = unterminated;
+}
+
+/// The rest of a `"…"` string after its opening quote: its length (the closing quote included)
+/// and whether it is unterminated (then it runs to the end of the line).
+fn string_len(rest: &[u8]) -> (usize, bool) {
     let mut i = 0;
     while let Some(&b) = rest.get(i) {
         match b {
-            b'"' => {
-                lex.bump(i + 1);
-                lex.extras.unterminated = false;
-                return;
-            }
+            b'"' => return (i + 1, false),
             b'\\' => {
                 // An escape: skip the next byte unless it ends the line (then it is unterminated).
                 match rest.get(i + 1) {
@@ -248,14 +257,18 @@ fn lex_string(lex: &mut logos::Lexer<TokenKind>) {
             _ => i += 1,
         }
     }
-    let i = i.min(rest.len());
-    lex.bump(i);
-    lex.extras.unterminated = true;
+    (i.min(rest.len()), true)
 }
 
 fn lex_raw_string(lex: &mut logos::Lexer<TokenKind>) {
-    let rest = lex.remainder();
-    let bytes = rest.as_bytes();
+    let (len, unterminated) = raw_string_len(lex.remainder().as_bytes());
+    lex.bump(len);
+    lex.extras.unterminated = unterminated;
+}
+
+/// [`string_len`] for a raw string (after its opening `"""`); unterminated, it runs to the end
+/// of the file.
+fn raw_string_len(bytes: &[u8]) -> (usize, bool) {
     match find_triple_quote(bytes) {
         Some(pos) => {
             // Kotlin: extra quotes before the closing `"""` belong to the content.
@@ -263,13 +276,9 @@ fn lex_raw_string(lex: &mut logos::Lexer<TokenKind>) {
             while bytes.get(end) == Some(&b'"') {
                 end += 1;
             }
-            lex.bump(end);
-            lex.extras.unterminated = false;
+            (end, false)
         }
-        None => {
-            lex.bump(rest.len());
-            lex.extras.unterminated = true;
-        }
+        None => (bytes.len(), true),
     }
 }
 
@@ -336,9 +345,21 @@ fn estimate_tokens(len: usize) -> usize {
 
 /// Lex a whole source file. The caller guarantees `src.len() <= u32::MAX`.
 pub(crate) fn lex_source(src: &str) -> Lexed {
-    let mut tokens = Vec::with_capacity(estimate_tokens(src.len()));
-    let mut comments = Vec::new();
-    let mut diagnostics = Vec::new();
+    lex_with(src, true)
+}
+
+/// [`lex_source`] with every token from logos (for the differential test of the hand-written
+/// path, `ascii`).
+pub(crate) fn lex_source_logos(src: &str) -> Lexed {
+    lex_with(src, false)
+}
+
+fn lex_with(src: &str, fast_path: bool) -> Lexed {
+    let mut out = Lexed {
+        tokens: Vec::with_capacity(estimate_tokens(src.len())),
+        comments: Vec::new(),
+        diagnostics: Vec::new(),
+    };
     let mut lexer = TokenKind::lexer(src);
     // A pending run of unexpected characters, merged into one E0001.
     let mut bad: Option<std::ops::Range<usize>> = None;
@@ -356,8 +377,44 @@ pub(crate) fn lex_source(src: &str) -> Lexed {
         }
     };
 
-    while let Some(result) = lexer.next() {
-        let r = lexer.span();
+    let bytes = src.as_bytes();
+    // Where the next token starts (or the spaces before it).
+    let mut pos = 0;
+    loop {
+        // The common tokens by hand (`ascii`), the rest through logos: the logos lexer stays
+        // behind and is moved to the token it lexes (`bump` moves the end it starts from).
+        let fast = if fast_path {
+            ascii::token(bytes, pos)
+        } else {
+            ascii::Fast::Slow { start: pos }
+        };
+        let result = match fast {
+            ascii::Fast::Token {
+                kind,
+                start,
+                end,
+                unterminated,
+            } => {
+                pos = end;
+                let extras = Extras {
+                    unterminated,
+                    doc: false,
+                };
+                Some((Ok(kind), start..end, extras))
+            }
+            ascii::Fast::End => None,
+            ascii::Fast::Slow { start } => {
+                lexer.bump(start.saturating_sub(lexer.span().end));
+                lexer.next().map(|result| {
+                    let r = lexer.span();
+                    pos = r.end;
+                    (result, r, lexer.extras)
+                })
+            }
+        };
+        let Some((result, r, extras)) = result else {
+            break;
+        };
         let kind = match result {
             Ok(kind) => kind,
             Err(()) => {
@@ -365,7 +422,7 @@ pub(crate) fn lex_source(src: &str) -> Lexed {
                 match &mut bad {
                     Some(b) if b.end == r.start => b.end = r.end,
                     _ => {
-                        flush_bad(&mut bad, &mut tokens, &mut diagnostics);
+                        flush_bad(&mut bad, &mut out.tokens, &mut out.diagnostics);
                         bad = Some(r);
                     }
                 }
@@ -373,105 +430,115 @@ pub(crate) fn lex_source(src: &str) -> Lexed {
             }
         };
         if bad.is_some() {
-            flush_bad(&mut bad, &mut tokens, &mut diagnostics);
+            flush_bad(&mut bad, &mut out.tokens, &mut out.diagnostics);
         }
-        let sp = span(r.clone());
-        match kind {
-            TokenKind::LineComment => comments.push(Comment {
-                kind: CommentKind::Line,
-                span: sp,
-            }),
-            TokenKind::BlockComment => {
-                let extras = lexer.extras;
-                let kind = if extras.doc {
-                    CommentKind::Doc
-                } else {
-                    CommentKind::Block
-                };
-                comments.push(Comment { kind, span: sp });
-                if extras.unterminated {
-                    diagnostics.push(
-                        Diagnostic::new(
-                            codes::E0004,
-                            "unterminated block comment",
-                            Span::new(sp.start, sp.start.saturating_add(2)),
-                            "this comment is never closed",
-                        )
-                        .with_help("close it with `*/` (block comments nest: every `/*` needs its own `*/`)"),
-                    );
-                }
-            }
-            TokenKind::Bom if r.start == 0 => {}
-            TokenKind::Bom => {
-                diagnostics.push(
-                    Diagnostic::new(
-                        codes::E0001,
-                        "unexpected character U+FEFF",
-                        sp,
-                        "byte order mark in the middle of the file",
-                    )
-                    .with_help("remove it"),
-                );
-                tokens.push(Token {
-                    kind: TokenKind::Error,
-                    span: sp,
-                });
-            }
-            TokenKind::Str => {
-                let unterminated = lexer.extras.unterminated;
-                let (kind, content) = if unterminated {
-                    diagnostics.push(
-                        Diagnostic::new(codes::E0002, "unterminated string", Span::new(sp.start, sp.start + 1), "this string is never closed")
-                            .with_help("add the closing `\"` on the same line, or use a raw string `\"\"\"…\"\"\"` for text spanning lines"),
-                    );
-                    (TokenKind::UnterminatedStr, r.start + 1..r.end)
-                } else {
-                    (TokenKind::Str, r.start + 1..r.end - 1)
-                };
-                check_string(src, content, false, &mut diagnostics);
-                tokens.push(Token { kind, span: sp });
-            }
-            TokenKind::RawStr => {
-                let unterminated = lexer.extras.unterminated;
-                let (kind, content) = if unterminated {
-                    diagnostics.push(
-                        Diagnostic::new(
-                            codes::E0002,
-                            "unterminated raw string",
-                            Span::new(sp.start, sp.start + 3),
-                            "this raw string is never closed",
-                        )
-                        .with_help("add the closing `\"\"\"`"),
-                    );
-                    (TokenKind::UnterminatedRawStr, r.start + 3..r.end)
-                } else {
-                    (TokenKind::RawStr, r.start + 3..r.end - 3)
-                };
-                check_string(src, content, true, &mut diagnostics);
-                tokens.push(Token { kind, span: sp });
-            }
-            TokenKind::Int => {
-                let text = src.get(r.clone()).unwrap_or("");
-                let kind = match classify_number(text) {
-                    Ok(n) => n.kind(),
-                    Err(msg) => {
-                        diagnostics.push(
-                            Diagnostic::new(codes::E0006, msg.message(), sp, msg.label())
-                                .with_help(msg.help()),
-                        );
-                        TokenKind::BadNumber
-                    }
-                };
-                tokens.push(Token { kind, span: sp });
-            }
-            kind => tokens.push(Token { kind, span: sp }),
-        }
+        push_token(src, kind, r, extras, &mut out);
     }
-    flush_bad(&mut bad, &mut tokens, &mut diagnostics);
-    Lexed {
-        tokens,
-        comments,
-        diagnostics,
+    flush_bad(&mut bad, &mut out.tokens, &mut out.diagnostics);
+    out
+}
+
+/// Records one token of `kind` at `r` (a comment goes to the comment table; strings, numbers,
+/// an unterminated comment and a stray byte-order mark get their diagnostics).
+#[inline]
+fn push_token(
+    src: &str,
+    kind: TokenKind,
+    r: std::ops::Range<usize>,
+    extras: Extras,
+    out: &mut Lexed,
+) {
+    let sp = span(r.clone());
+    match kind {
+        TokenKind::LineComment => out.comments.push(Comment {
+            kind: CommentKind::Line,
+            span: sp,
+        }),
+        TokenKind::BlockComment => {
+            let kind = if extras.doc {
+                CommentKind::Doc
+            } else {
+                CommentKind::Block
+            };
+            out.comments.push(Comment { kind, span: sp });
+            if extras.unterminated {
+                out.diagnostics.push(
+                    Diagnostic::new(
+                        codes::E0004,
+                        "unterminated block comment",
+                        Span::new(sp.start, sp.start.saturating_add(2)),
+                        "this comment is never closed",
+                    )
+                    .with_help(
+                        "close it with `*/` (block comments nest: every `/*` needs its own `*/`)",
+                    ),
+                );
+            }
+        }
+        TokenKind::Bom if r.start == 0 => {}
+        TokenKind::Bom => {
+            out.diagnostics.push(
+                Diagnostic::new(
+                    codes::E0001,
+                    "unexpected character U+FEFF",
+                    sp,
+                    "byte order mark in the middle of the file",
+                )
+                .with_help("remove it"),
+            );
+            out.tokens.push(Token {
+                kind: TokenKind::Error,
+                span: sp,
+            });
+        }
+        TokenKind::Str => {
+            let unterminated = extras.unterminated;
+            let (kind, content) = if unterminated {
+                out.diagnostics.push(
+                    Diagnostic::new(codes::E0002, "unterminated string", Span::new(sp.start, sp.start + 1), "this string is never closed")
+                        .with_help("add the closing `\"` on the same line, or use a raw string `\"\"\"…\"\"\"` for text spanning lines"),
+                );
+                (TokenKind::UnterminatedStr, r.start + 1..r.end)
+            } else {
+                (TokenKind::Str, r.start + 1..r.end - 1)
+            };
+            check_string(src, content, false, &mut out.diagnostics);
+            out.tokens.push(Token { kind, span: sp });
+        }
+        TokenKind::RawStr => {
+            let unterminated = extras.unterminated;
+            let (kind, content) = if unterminated {
+                out.diagnostics.push(
+                    Diagnostic::new(
+                        codes::E0002,
+                        "unterminated raw string",
+                        Span::new(sp.start, sp.start + 3),
+                        "this raw string is never closed",
+                    )
+                    .with_help("add the closing `\"\"\"`"),
+                );
+                (TokenKind::UnterminatedRawStr, r.start + 3..r.end)
+            } else {
+                (TokenKind::RawStr, r.start + 3..r.end - 3)
+            };
+            check_string(src, content, true, &mut out.diagnostics);
+            out.tokens.push(Token { kind, span: sp });
+        }
+        TokenKind::Int => {
+            let text = src.get(r.clone()).unwrap_or("");
+            let kind = match classify_number(text) {
+                Ok(n) => n.kind(),
+                Err(msg) => {
+                    out.diagnostics.push(
+                        Diagnostic::new(codes::E0006, msg.message(), sp, msg.label())
+                            .with_help(msg.help()),
+                    );
+                    TokenKind::BadNumber
+                }
+            };
+            out.tokens.push(Token { kind, span: sp });
+        }
+        kind => out.tokens.push(Token { kind, span: sp }),
     }
 }
 
@@ -622,172 +689,4 @@ fn check_string(
             _ => i += 1,
         }
     }
-}
-
-/// A classified number literal.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Number {
-    Int(i64),
-    Long(i64),
-    Double(f64),
-}
-
-impl Number {
-    fn kind(self) -> TokenKind {
-        match self {
-            Number::Int(_) => TokenKind::Int,
-            Number::Long(_) => TokenKind::Long,
-            Number::Double(_) => TokenKind::Double,
-        }
-    }
-}
-
-/// Why a number literal is malformed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NumberError {
-    Malformed,
-    Underscore,
-    TooLarge,
-    DoubleOverflow,
-    LowercaseL,
-}
-
-impl NumberError {
-    fn message(self) -> &'static str {
-        match self {
-            NumberError::Malformed => "malformed number",
-            NumberError::Underscore => "malformed number: misplaced `_`",
-            NumberError::TooLarge => "integer literal out of range",
-            NumberError::DoubleOverflow => "floating-point literal out of range",
-            NumberError::LowercaseL => "malformed number: lowercase `l` suffix",
-        }
-    }
-    fn label(self) -> &'static str {
-        match self {
-            NumberError::Malformed => "not a valid number",
-            NumberError::Underscore => "`_` must be between digits",
-            NumberError::TooLarge => "does not fit in a 64-bit Long",
-            NumberError::DoubleOverflow => "too large for a Double",
-            NumberError::LowercaseL => "use `L`",
-        }
-    }
-    fn help(self) -> &'static str {
-        match self {
-            NumberError::Malformed => {
-                "numbers are written like `3`, `60_000`, `60000L`, `0.7` or `1e-3`"
-            }
-            NumberError::Underscore => "write `60_000`, not `60_` or `60._0`",
-            NumberError::TooLarge => "the largest integer is 9223372036854775807",
-            NumberError::DoubleOverflow => "the largest Double is about 1.8e308",
-            NumberError::LowercaseL => "Kotlin only accepts an uppercase `L` suffix: `60000L`",
-        }
-    }
-}
-
-fn digits_ok(s: &str, radix: u32) -> Result<(), NumberError> {
-    if s.is_empty() || s.starts_with('_') || s.ends_with('_') {
-        return Err(if s.is_empty() {
-            NumberError::Malformed
-        } else {
-            NumberError::Underscore
-        });
-    }
-    if s.chars().all(|c| c == '_' || c.is_digit(radix)) {
-        Ok(())
-    } else {
-        Err(NumberError::Malformed)
-    }
-}
-
-/// The text without `_` separators (borrowed when there are none).
-fn strip_underscores(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.contains('_') {
-        std::borrow::Cow::Owned(s.replace('_', ""))
-    } else {
-        std::borrow::Cow::Borrowed(s)
-    }
-}
-
-/// Classify and evaluate a number literal exactly as Kotlin reads it.
-pub fn classify_number(text: &str) -> Result<Number, NumberError> {
-    let lower = text.as_bytes();
-    // Fast path: plain decimal digits that fit an i64 (`3`, `60000`) — the general path below
-    // gives the same `Int`.
-    if !lower.is_empty() && lower.len() <= 18 && lower.iter().all(u8::is_ascii_digit) {
-        let v = lower
-            .iter()
-            .fold(0i64, |acc, &b| acc * 10 + i64::from(b - b'0'));
-        return Ok(Number::Int(v));
-    }
-    // Hex and binary integers.
-    if lower.len() > 2
-        && lower[0] == b'0'
-        && matches!(lower[1], b'x' | b'X' | b'b' | b'B')
-        && !text.contains('.')
-    {
-        let radix = if matches!(lower[1], b'x' | b'X') {
-            16
-        } else {
-            2
-        };
-        let (body, long) = match text[2..].strip_suffix('L') {
-            Some(b) => (b, true),
-            None => (&text[2..], false),
-        };
-        digits_ok(body, radix)?;
-        let clean = strip_underscores(body);
-        let v = i64::from_str_radix(&clean, radix).map_err(|_| NumberError::TooLarge)?;
-        return Ok(if long {
-            Number::Long(v)
-        } else {
-            Number::Int(v)
-        });
-    }
-    if text.ends_with('l') {
-        return Err(NumberError::LowercaseL);
-    }
-    if let Some(body) = text.strip_suffix('L') {
-        digits_ok(body, 10)?;
-        let clean = strip_underscores(body);
-        return clean
-            .parse::<i64>()
-            .map(Number::Long)
-            .map_err(|_| NumberError::TooLarge);
-    }
-    let is_float = text.contains(['.', 'e', 'E']) || text.ends_with(['f', 'F']);
-    if !is_float {
-        digits_ok(text, 10)?;
-        let clean = strip_underscores(text);
-        return clean
-            .parse::<i64>()
-            .map(Number::Int)
-            .map_err(|_| NumberError::TooLarge);
-    }
-    // Double: digits [. digits] [e[+-]digits] [f|F]
-    let body = text.strip_suffix(['f', 'F']).unwrap_or(text);
-    let (mantissa, exponent) = match body.find(['e', 'E']) {
-        Some(p) => (&body[..p], Some(&body[p + 1..])),
-        None => (body, None),
-    };
-    let (int_part, frac_part) = match mantissa.split_once('.') {
-        Some((a, b)) => (a, Some(b)),
-        None => (mantissa, None),
-    };
-    // Kotlin allows `.5` (no digits before the point), but not `5.` (none after it).
-    if !(int_part.is_empty() && frac_part.is_some()) {
-        digits_ok(int_part, 10)?;
-    }
-    if let Some(f) = frac_part {
-        digits_ok(f, 10)?;
-    }
-    if let Some(e) = exponent {
-        let digits = e.strip_prefix(['+', '-']).unwrap_or(e);
-        digits_ok(digits, 10)?;
-    }
-    let clean = strip_underscores(body);
-    let v: f64 = clean.parse().map_err(|_| NumberError::Malformed)?;
-    if v.is_infinite() {
-        return Err(NumberError::DoubleOverflow);
-    }
-    Ok(Number::Double(v))
 }

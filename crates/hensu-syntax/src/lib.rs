@@ -6,16 +6,19 @@
 //!   E0010, E0011, E0016, E0101 for a Kotlin modifier before a declaration; E0903 for inputs
 //!   over 4 GiB). Never panics; one run reports all errors;
 //!   recovered statements and expressions are [`ast::StmtKind::Error`] / [`ast::ExprKind::Error`].
-//! * [`parse_deferring_graphs`] + [`parse_statement`] — the compiler's path: a workflow's graph
-//!   statements are left out of the tree and parsed one at a time as they are lowered.
+//! * [`parse_deferring_graphs`] + [`parse_lexed_statement`] — the compiler's path: a workflow's
+//!   graph statements are left out of the tree (their tokens kept) and parsed one at a time as
+//!   they are lowered.
+//! * [`parse_statement`] — one statement of a block, lexed and parsed alone (the language
+//!   server's re-parse of an edited node).
 //! * [`decode_source`] + [`parse_decoded`] — the path for callers that read bytes: each invalid
 //!   UTF-8 byte becomes one U+001A (offsets stay those of the file) plus one E0001 per run.
 //! * [`trim_indent`], [`trim_margin`], [`unescape`] — Kotlin's string semantics.
 //! * [`dump`] — a compact s-expression rendering of a tree (tests, debugging).
 //!
-//! Pipeline: `lexer` (logos; comments to a side table) → `fast` (a hand-written
-//! recursive-descent parser for error-free input over the raw tokens, applying the layout
-//! rules as it goes) or, when the fast path gives up, `layout` (drops insignificant newlines,
+//! Pipeline: `lexer` (logos behind a hand-written path for the common tokens; comments to a
+//! side table) → `fast` (a hand-written recursive-descent parser for error-free input over the
+//! raw tokens, applying the layout rules as it goes) or, when the fast path gives up, `layout` (drops insignificant newlines,
 //! balances delimiters with E0011, refuses nesting deeper than [`MAX_DEPTH`] with E0016) →
 //! `parser` (chumsky 0.12 with recovery and specific messages for Kotlin constructs outside the
 //! language). Both paths build identical trees.
@@ -108,14 +111,25 @@ pub fn lex(src: &str) -> Lexed {
     lexer::lex_source(src)
 }
 
+/// [`lex`] with every token from logos (no hand-written path); for the differential test of the
+/// lexer's two paths.
+#[doc(hidden)]
+pub fn lex_with_logos_only(src: &str) -> Lexed {
+    if u32::try_from(src.len()).is_err() {
+        return lex(src);
+    }
+    lexer::lex_source_logos(src)
+}
+
 /// Parse a source file into a syntax tree, reporting every lexical and syntax error.
 pub fn parse(src: &str) -> Parsed<'_> {
     parse_with(src, false).0
 }
 
-/// A `graph { … }` block written directly in a `workflow(…) { … }` block whose statements
-/// [`parse_deferring_graphs`] left out of the tree: the block in the tree has no statements,
-/// and each statement is parsed when it is needed with [`parse_statement`]`(src, span, depth)`.
+/// A `graph { … }` or `state { … }` block written directly in a `workflow(…) { … }` block whose
+/// statements [`parse_deferring_graphs`] left out of the tree: the block in the tree has no
+/// statements, and each statement is parsed when it is needed with [`parse_lexed_statement`]
+/// (from the tokens kept for it) or [`parse_statement`]`(src, span, depth)` (lexed again).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeferredGraph {
     /// The block's span, braces included (the span of the block in the tree).
@@ -124,13 +138,18 @@ pub struct DeferredGraph {
     pub depth: u32,
     /// Each statement's span, in order.
     pub stmts: Vec<Span>,
+    /// Each statement's tokens (those of the file's lexing, exactly the statement's), in the
+    /// order of [`DeferredGraph::stmts`]: [`parse_lexed_statement`] parses one without lexing it
+    /// again (docs/performance.md, *Round 3, fifth sitting: `check` throughput*).
+    pub tokens: Vec<Box<[Token]>>,
 }
 
 /// [`parse`] for a caller that lowers a workflow's graph one statement at a time (the compiler:
 /// docs/performance.md, *Round 3, fourth sitting: the front end's heap*): the statements of each
-/// `graph { }` block directly inside a `workflow(…) { … }` block are skipped (balanced, with
-/// the layout rules) instead of parsed, and their spans returned, so the graph's tree never
-/// exists whole and its statements are parsed once. The rest of the tree and the diagnostics
+/// `graph { }` and `state { }` block directly inside a `workflow(…) { … }` block are skipped
+/// (balanced, with the layout rules) instead of parsed, and their spans and tokens returned, so
+/// neither block's tree ever exists whole, and their statements are lexed and parsed once
+/// (*fifth sitting: `check` throughput*). The rest of the tree and the diagnostics
 /// are those of [`parse`] when every deferred statement parses alone with
 /// [`parse_statement`]; when one does not (an error in it, or a statement `parse_statement`
 /// refuses), parse the file with [`parse`]. A file with a lexical error, an error outside its
@@ -236,6 +255,45 @@ pub fn parse_statement(
     }
     let stmt = fast::statement(src, &tokens, depth)?;
     (stmt.span == Span::new(range.start, range.end)).then_some((stmt, comments))
+}
+
+/// [`parse_statement`] for a statement of a [`DeferredGraph`], from the tokens the file's lexing
+/// gave it (`tokens`, its entry of [`DeferredGraph::tokens`]) instead of lexing its text again:
+/// the tree [`parse`] builds for it in the whole file, or `None` when the tokens are not exactly
+/// one statement spanning `span` that the fast path accepts (parse the whole file then).
+pub fn parse_lexed_statement<'s>(
+    src: &'s str,
+    span: Span,
+    tokens: &[Token],
+    depth: u32,
+) -> Option<ast::Stmt<'s>> {
+    StatementParser::new(src).parse(span, tokens, depth)
+}
+
+/// [`parse_lexed_statement`] for many statements of one text: the parser's scratch stacks are
+/// kept from one statement to the next (the compiler parses a large graph's statements one
+/// after the other).
+pub struct StatementParser<'s> {
+    src: &'s str,
+    scratch: fast::Scratch<'s>,
+}
+
+impl<'s> StatementParser<'s> {
+    pub fn new(src: &'s str) -> Self {
+        StatementParser {
+            src,
+            scratch: fast::Scratch::default(),
+        }
+    }
+
+    /// [`parse_lexed_statement`]`(src, span, tokens, depth)`.
+    pub fn parse(&mut self, span: Span, tokens: &[Token], depth: u32) -> Option<ast::Stmt<'s>> {
+        if span.start == 0 {
+            return None;
+        }
+        let stmt = fast::statement_with(self.src, tokens, depth, &mut self.scratch)?;
+        (stmt.span == span).then_some(stmt)
+    }
 }
 
 /// Parse with the chumsky parser only (no fast path); for differential tests of the two parsers.

@@ -8,6 +8,8 @@ mod common;
 mod deferred;
 #[path = "syntax/fixtures.rs"]
 mod fixtures;
+#[path = "syntax/lexer_paths.rs"]
+mod lexer_paths;
 #[path = "syntax/lexing.rs"]
 mod lexing;
 #[path = "syntax/parsing.rs"]

@@ -189,3 +189,24 @@ fn mutants_of_the_examples_lower_deferred_as_whole() {
     }
     assert!(compared > 100, "{compared} compared, {fell_back} fell back");
 }
+
+/// A state block is deferred like the graph: its variables, their origins and the diagnostics
+/// of a bad declaration are those of the whole tree, and a statement of it that does not parse
+/// alone sends the file down the whole-tree path.
+#[test]
+fn a_deferred_state_block_lowers_as_whole() {
+    let src = "fun w() = workflow(\"w\") {\n    state {\n        input(\"topic\", VarType.STRING)\n        variable(\"x\", VarType.STRING, \"the draft\")\n        variable(\"x\", VarType.STRING)\n        variable(\"y\", VarType.NOPE)\n    }\n    graph {\n        start at \"a\"\n        node(\"a\") {\n            prompt = \"{topic}\"\n            writes(\"x\")\n            onSuccess goto \"b\"\n        }\n        end(\"b\")\n    }\n}\n";
+    let (_, deferred) = hensu_syntax::parse_deferring_graphs(src);
+    assert_eq!(deferred.len(), 2, "the state block and the graph");
+    assert_eq!(deferred[0].stmts.len(), 4);
+    let (lowered, whole) = both_ways(src).unwrap();
+    assert_eq!(lowered, whole);
+    assert!(
+        lowered.contains("E0"),
+        "the bad declarations are reported: {lowered}"
+    );
+    let broken = src.replace("VarType.NOPE)", "VarType.NOPE) +");
+    let (parsed, deferred) = hensu_syntax::parse_deferring_graphs(&broken);
+    assert_eq!(deferred.len(), 2);
+    assert!(super::lower_deferred(parsed.file, &broken, deferred, FileId(3), &NoFiles).is_none());
+}

@@ -493,14 +493,39 @@ pub(crate) enum BlockStmts<'s> {
 /// the span of the block.
 pub(crate) type Detached<'s> = Vec<(Span, BlockStmts<'s>)>;
 
-/// The statements of the block spanning `span` if [`lower_owned`] took them out of the tree.
-pub(crate) fn take_owned<'s>(detached: &mut Detached<'s>, span: Span) -> Option<Vec<Stmt<'s>>> {
-    let i = detached
-        .iter()
-        .position(|(s, b)| *s == span && matches!(b, BlockStmts::Owned(_)))?;
-    match detached.swap_remove(i).1 {
-        BlockStmts::Owned(stmts) => Some(stmts),
-        BlockStmts::Deferred { .. } => None,
+/// The statements of the block spanning `span` if [`lower_owned`] took them out of the tree or
+/// the parser deferred them.
+pub(crate) fn take_detached<'s>(detached: &mut Detached<'s>, span: Span) -> Option<BlockStmts<'s>> {
+    let i = detached.iter().position(|(s, _)| *s == span)?;
+    Some(detached.swap_remove(i).1)
+}
+
+impl Lowerer<'_> {
+    /// Each statement of a block [`hensu_syntax::parse_deferring_graphs`] deferred, parsed from
+    /// the tokens the file's lexing kept for it and handed to `lower`: only one statement's tree
+    /// is alive, and each statement's tokens are freed once it is parsed. A statement that does
+    /// not parse alone stops it and marks the lowering incomplete ([`lower_deferred`]).
+    pub(crate) fn each_deferred<'s>(
+        &mut self,
+        src: &'s str,
+        deferred: hensu_syntax::DeferredGraph,
+        mut lower: impl FnMut(&mut Self, &Stmt<'s>),
+    ) {
+        let depth = deferred.depth;
+        if deferred.tokens.len() != deferred.stmts.len() {
+            self.deferred_failed = true;
+            return;
+        }
+        let mut parser = hensu_syntax::StatementParser::new(src);
+        for (span, tokens) in deferred.stmts.into_iter().zip(deferred.tokens) {
+            let parsed = parser.parse(span, &tokens, depth);
+            drop(tokens);
+            let Some(stmt) = parsed else {
+                self.deferred_failed = true;
+                break;
+            };
+            lower(self, &stmt);
+        }
     }
 }
 

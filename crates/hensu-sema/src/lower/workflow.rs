@@ -10,7 +10,7 @@ use hensu_syntax::ast::{Block, Call, Expr, ExprKind, FunBody, SourceFile, Stmt, 
 use indexmap::IndexMap;
 
 use super::values::Quoted;
-use super::{Lowerer, Seen, Shape};
+use super::{BlockStmts, Lowerer, Seen, Shape};
 use crate::origins::{AgentOrigin, VariableOrigin};
 use crate::schema::{BlockKind, EnumType, StatementKind};
 
@@ -279,16 +279,26 @@ impl Lowerer<'_> {
         let Some(block) = block else { return schema };
         // Taken out of the tree by `lower_owned`: each statement is dropped once lowered, so a
         // large state block's tree is gone before the graph's IR grows.
-        let owned = super::take_owned(detached, block.span);
-        let count = owned.as_ref().map_or(block.stmts.len(), Vec::len);
+        // Deferred by the parser: parsed one statement at a time from the file's tokens.
+        let owned = super::take_detached(detached, block.span);
+        let count = match &owned {
+            Some(BlockStmts::Owned(stmts)) => stmts.len(),
+            Some(BlockStmts::Deferred { graph, .. }) => graph.stmts.len(),
+            None => block.stmts.len(),
+        };
         schema.variables.reserve_exact(count);
         self.origins.variables.reserve_exact(count);
         let mut seen = Seen::new();
         match owned {
-            Some(stmts) => {
+            Some(BlockStmts::Owned(stmts)) => {
                 for stmt in stmts {
                     self.state_stmt(&mut schema, &mut seen, &stmt);
                 }
+            }
+            Some(BlockStmts::Deferred { src, graph }) => {
+                self.each_deferred(src, graph, |l, stmt| {
+                    l.state_stmt(&mut schema, &mut seen, stmt);
+                });
             }
             None => {
                 for stmt in &block.stmts {

@@ -1,5 +1,6 @@
 //! The compiler's path through the fast parser ([`crate::parse_deferring_graphs`]): the
-//! statements of a workflow's `graph { }` blocks are skipped, and only their spans kept.
+//! statements of a workflow's `graph { }` and `state { }` blocks are skipped, and only their
+//! spans and tokens kept.
 
 use super::P;
 use crate::DeferredGraph;
@@ -17,9 +18,9 @@ pub(super) struct Deferring {
     pub(super) undeferrable: bool,
 }
 
-/// [`super::parse`], leaving the statements of every `graph { }` block written directly in a
-/// `workflow(…) { … }` block out of the tree: each is skipped, and its span is listed in the
-/// block's [`DeferredGraph`] ([`crate::parse_deferring_graphs`]). `Err(true)` when it gave up
+/// [`super::parse`], leaving the statements of every `graph { }` and `state { }` block written
+/// directly in a `workflow(…) { … }` block out of the tree: each is skipped, and its span is
+/// listed in the block's [`DeferredGraph`] ([`crate::parse_deferring_graphs`]). `Err(true)` when it gave up
 /// because a block to defer holds an annotation (parse the file again without deferring),
 /// `Err(false)` when [`super::parse`] would give up too.
 pub(crate) fn parse_deferring_graphs<'s>(
@@ -36,7 +37,7 @@ pub(crate) fn parse_deferring_graphs<'s>(
 impl<'s> P<'_, 's> {
     /// The trailing block of a call to `callee` (a name followed by `{`, or a call without a
     /// block yet): where [`parse_deferring_graphs`] tracks `workflow` blocks and defers `graph`
-    /// blocks directly inside them.
+    /// and `state` blocks directly inside them.
     pub(super) fn call_block(&mut self, callee: Option<&str>) -> Option<Block<'s>> {
         let Some(defer) = &mut self.defer else {
             return self.block(false);
@@ -50,7 +51,10 @@ impl<'s> P<'_, 's> {
                 }
                 block
             }
-            Some("graph") if defer.workflow_depth == Some(self.at.depth) => self.block(true),
+            // A large workflow is mostly its graph and its state block.
+            Some("graph" | "state") if defer.workflow_depth == Some(self.at.depth) => {
+                self.block(true)
+            }
             _ => self.block(false),
         }
     }
@@ -62,8 +66,10 @@ impl<'s> P<'_, 's> {
     pub(super) fn deferred_block(&mut self, start: usize) -> Option<Block<'s>> {
         let depth = self.at.depth;
         let mut spans = Vec::new();
+        let mut tokens = Vec::new();
         while self.peek() != Some(T::RBrace) {
-            let first = self.toks.get(self.at.pos)?.span.start;
+            let first_pos = self.at.pos;
+            let first = self.toks.get(first_pos)?.span.start;
             loop {
                 match self.peek()? {
                     T::Newline | T::Semi | T::RBrace => break,
@@ -81,6 +87,14 @@ impl<'s> P<'_, 's> {
                 }
             }
             spans.push(Span::new(first, self.at.prev_end));
+            // The statement's tokens, kept so that it is not lexed again: exactly its own (not
+            // the line breaks the layout rules dropped after it, before a `}`), one allocation
+            // each, freed as soon as it is parsed.
+            let mut end = self.at.pos;
+            while end > first_pos && self.toks.get(end - 1)?.span.start >= self.at.prev_end {
+                end -= 1;
+            }
+            tokens.push(self.toks.get(first_pos..end)?.into());
             self.stmt_end();
         }
         self.eat(T::RBrace)?;
@@ -89,6 +103,7 @@ impl<'s> P<'_, 's> {
             block: span,
             depth,
             stmts: spans,
+            tokens,
         });
         Some(Block {
             stmts: Vec::new(),

@@ -4,7 +4,10 @@
 //! compiler lowers a graph one statement at a time this way).
 
 use hensu_syntax::ast::*;
-use hensu_syntax::{DeferredGraph, parse, parse_deferring_graphs, parse_statement};
+use hensu_syntax::{
+    DeferredGraph, Token, lex, parse, parse_deferring_graphs, parse_lexed_statement,
+    parse_statement,
+};
 
 /// The block spanning `span` anywhere in the statements, if any.
 fn find_block<'a, 's>(stmts: &'a mut [Stmt<'s>], span: Span) -> Option<&'a mut Block<'s>> {
@@ -67,10 +70,33 @@ fn check_against_parse(name: &str, src: &str) -> Option<usize> {
         block,
         depth,
         stmts,
+        tokens,
     } in &graphs
     {
-        for span in stmts {
-            if parse_statement(src, span.start..span.end, *depth).is_none() {
+        assert_eq!(
+            stmts.len(),
+            tokens.len(),
+            "{name}: one token list a statement"
+        );
+        for (span, toks) in stmts.iter().zip(tokens) {
+            // The kept tokens are those lexing the statement alone gives, and parse the same.
+            let alone = parse_statement(src, span.start..span.end, *depth);
+            let kept = parse_lexed_statement(src, *span, toks, *depth);
+            assert_eq!(
+                alone.as_ref().map(|(s, _)| s),
+                kept.as_ref(),
+                "{name}: {span:?}"
+            );
+            let relexed = lex(&src[span.start as usize..span.end as usize]).tokens;
+            let shifted: Vec<Token> = relexed
+                .iter()
+                .map(|t| Token {
+                    kind: t.kind,
+                    span: Span::new(t.span.start + span.start, t.span.end + span.start),
+                })
+                .collect();
+            assert_eq!(&shifted[..], &toks[..], "{name}: the tokens of {span:?}");
+            if alone.is_none() {
                 let error = full.has_errors();
                 let whole = find_block(&mut full.file.items, *block);
                 let short = whole.is_some_and(|b| b.stmts.iter().all(|s| s.span != *span));
@@ -84,15 +110,18 @@ fn check_against_parse(name: &str, src: &str) -> Option<usize> {
         block,
         depth,
         stmts,
+        tokens,
     } in &graphs
     {
         let found = find_block(&mut full.file.items, *block)
             .unwrap_or_else(|| panic!("{name}: no block at {block:?} in the whole tree"));
         let spans: Vec<Span> = found.stmts.iter().map(|s| s.span).collect();
         assert_eq!(&spans, stmts, "{name}: the deferred statements");
-        for stmt in std::mem::take(&mut found.stmts) {
+        for (stmt, toks) in std::mem::take(&mut found.stmts).into_iter().zip(tokens) {
             let (alone, _) = parse_statement(src, stmt.span.start..stmt.span.end, *depth).unwrap();
             assert_eq!(alone, stmt, "{name}");
+            let kept = parse_lexed_statement(src, stmt.span, toks, *depth).unwrap();
+            assert_eq!(kept, stmt, "{name}");
             count += 1;
         }
     }
@@ -195,6 +224,8 @@ fn a_syntax_error_inside_a_deferred_statement_is_found_when_it_is_parsed() {
     };
     let node = graph.stmts[1];
     assert!(parse_statement(&src, node.start..node.end, graph.depth).is_none());
+    let kept = parse_lexed_statement(&src, node, &graph.tokens[1], graph.depth);
+    assert!(kept.is_none());
     assert!(parse(&src).has_errors());
     assert_eq!(check_against_parse("error inside", &src), None);
 }
@@ -263,4 +294,58 @@ fn skipping_a_statement_follows_the_layout_rules() {
         .collect();
     assert_eq!(graphs[0].stmts.len(), 5, "{texts:#?}");
     assert_eq!(check_against_parse("layout", src), Some(5));
+}
+
+/// One `StatementParser` for every statement of a graph, a statement that does not parse among
+/// them: each gives the tree `parse_statement` gives it (what a statement that gave up left on
+/// the parser's stacks does not reach the next one).
+#[test]
+fn a_statement_parser_reused_across_statements_parses_each_as_alone() {
+    let src = WORKFLOW.replace(
+        r#"end("b")"#,
+        "node(\"c\") { writes(\"x\", \"y\") onSuccess goto \"d\" }\n        end(\"b\")",
+    );
+    let (_, graphs) = parse_deferring_graphs(&src);
+    let [graph] = graphs.as_slice() else {
+        panic!("one deferred graph expected: {graphs:?}");
+    };
+    let mut parser = hensu_syntax::StatementParser::new(&src);
+    let mut parsed = 0;
+    for (i, (span, toks)) in graph.stmts.iter().zip(&graph.tokens).enumerate() {
+        // Before each statement, one that gives up halfway (its tokens cut short).
+        let cut = &toks[..toks.len() / 2 + 1];
+        assert!(parser.parse(*span, cut, graph.depth).is_none(), "{i}");
+        let alone = parse_statement(&src, span.start..span.end, graph.depth).map(|(s, _)| s);
+        assert_eq!(parser.parse(*span, toks, graph.depth), alone, "{i}");
+        parsed += usize::from(alone.is_some());
+    }
+    assert_eq!(parsed, 4);
+}
+
+/// A workflow's `state { }` block is deferred like its graph (a large workflow is mostly the
+/// two); a state block elsewhere stays in the tree.
+#[test]
+fn the_statements_of_a_workflow_state_block_are_deferred_too() {
+    let src = WORKFLOW.replace(
+        "    graph {",
+        "    state {\n        input(\"topic\", VarType.STRING)\n        variable(\"x\", VarType.STRING, \"d\")\n    }\n    graph {",
+    );
+    let (_, graphs) = parse_deferring_graphs(&src);
+    assert_eq!(graphs.len(), 2);
+    let texts: Vec<&str> = graphs[0]
+        .stmts
+        .iter()
+        .map(|s| &src[s.start as usize..s.end as usize])
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "input(\"topic\", VarType.STRING)",
+            "variable(\"x\", VarType.STRING, \"d\")"
+        ]
+    );
+    assert_eq!(check_against_parse("state", &src), Some(5));
+    let nested = "workflow(\"w\") { graph { node(\"a\") { state { x = 1 } } } }";
+    assert_eq!(parse_deferring_graphs(nested).1.len(), 1);
+    assert_eq!(check_against_parse("nested state", nested), Some(1));
 }

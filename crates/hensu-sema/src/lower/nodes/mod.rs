@@ -59,12 +59,10 @@ impl Lowerer<'_> {
     ) -> Graph {
         let mut graph = Graph::default();
         let Some(block) = block else { return graph };
-        // The statements detached from the tree by `lower_owned`: each is dropped as soon as it
-        // is lowered, so the tree shrinks while the IR grows.
-        let owned = detached
-            .iter()
-            .position(|(span, _)| *span == block.span)
-            .map(|i| detached.swap_remove(i).1);
+        // The statements detached from the tree by `lower_owned` (each dropped as soon as it is
+        // lowered, so the tree shrinks while the IR grows) or deferred by the parser (parsed one
+        // at a time from the file's tokens).
+        let owned = super::take_detached(detached, block.span);
         let count = match &owned {
             Some(BlockStmts::Owned(stmts)) => stmts.len(),
             Some(BlockStmts::Deferred { graph, .. }) => graph.stmts.len(),
@@ -84,20 +82,13 @@ impl Lowerer<'_> {
                     self.graph_stmt(&mut graph, &mut seen, &stmt);
                 }
             }
-            // Parsed one at a time: only one statement's tree is alive.
             Some(BlockStmts::Deferred {
                 src,
                 graph: deferred,
             }) => {
-                for span in deferred.stmts {
-                    let parsed =
-                        hensu_syntax::parse_statement(src, span.start..span.end, deferred.depth);
-                    let Some((stmt, _comments)) = parsed else {
-                        self.deferred_failed = true;
-                        break;
-                    };
-                    self.graph_stmt(&mut graph, &mut seen, &stmt);
-                }
+                self.each_deferred(src, deferred, |l, stmt| {
+                    l.graph_stmt(&mut graph, &mut seen, stmt);
+                });
             }
             None => {
                 for stmt in &block.stmts {
