@@ -35,3 +35,32 @@ pub fn assert_spans_inside(src: &str, diags: &[Diagnostic]) {
         }
     }
 }
+
+/// The workflow sources of the repository (`examples/`, `tests/fixtures/`, hensu-sema's
+/// fixtures): every `.hwf` and `.kt` file, and `.txt` fixtures too with `with_txt`, sorted.
+pub fn repository_workflows(with_txt: bool) -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, with_txt: bool, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("a directory") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                walk(&path, with_txt, out);
+            } else if path
+                .extension()
+                .is_some_and(|e| e == "hwf" || e == "kt" || (with_txt && e == "txt"))
+            {
+                out.push(path);
+            }
+        }
+    }
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    let mut files = Vec::new();
+    for dir in [
+        "examples",
+        "tests/fixtures",
+        "crates/hensu-sema/tests/fixtures",
+    ] {
+        walk(&root.join(dir), with_txt, &mut files);
+    }
+    files.sort();
+    files
+}

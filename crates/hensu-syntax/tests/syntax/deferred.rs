@@ -130,29 +130,9 @@ fn check_against_parse(name: &str, src: &str) -> Option<usize> {
     Some(count)
 }
 
-fn hwf_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            hwf_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "hwf" || e == "kt") {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn every_workflow_of_the_repository_defers_to_the_tree_parse_gives() {
-    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
-    let mut files = Vec::new();
-    for dir in [
-        "examples",
-        "tests/fixtures",
-        "crates/hensu-sema/tests/fixtures",
-    ] {
-        hwf_files(&root.join(dir), &mut files);
-    }
-    files.sort();
+    let files = crate::common::repository_workflows(false);
     assert!(files.len() > 100, "{} files", files.len());
     let (mut deferred, mut whole, mut refused) = (0, 0, 0);
     for path in &files {

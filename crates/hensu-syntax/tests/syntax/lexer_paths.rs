@@ -15,31 +15,9 @@ fn same(src: &str) {
     );
 }
 
-fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path
-            .extension()
-            .is_some_and(|e| e == "hwf" || e == "kt" || e == "txt")
-        {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn every_workflow_of_the_repository_lexes_the_same_both_ways() {
-    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
-    let mut files = Vec::new();
-    for dir in [
-        "examples",
-        "tests/fixtures",
-        "crates/hensu-sema/tests/fixtures",
-    ] {
-        sources(&root.join(dir), &mut files);
-    }
+    let files = crate::common::repository_workflows(true);
     assert!(files.len() > 100, "{} files", files.len());
     for path in &files {
         let bytes = std::fs::read(path).unwrap();
