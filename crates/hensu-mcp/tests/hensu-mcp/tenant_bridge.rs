@@ -80,6 +80,24 @@ async fn until(what: &str, mut f: impl FnMut() -> bool) {
     panic!("timed out waiting for {what}");
 }
 
+/// acme's `lookup_glossary` answers through `gateway`; then the bridge is stopped and ends well.
+async fn looks_up_then_stops(
+    gateway: &hensu_mcp::gateway::Gateway,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Result<(), BridgeError>>,
+) {
+    let text = gateway
+        .tools_for("acme")
+        .await
+        .expect("tools/list")
+        .call("lookup_glossary", json!({"term": "MCP"}))
+        .await
+        .expect("tools/call");
+    assert!(text.contains("Model Context Protocol"), "{text}");
+    drop(stop);
+    assert_eq!(task.await.expect("the bridge task"), Ok(()));
+}
+
 #[tokio::test]
 async fn the_bridge_serves_a_projects_servers_to_the_gateway() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -182,16 +200,7 @@ async fn the_bridge_retries_until_the_server_is_there() {
         "growing delays: {delays:?}"
     );
     assert_eq!(seen.last(), Some(&BridgeEvent::Connected));
-    let text = gateway
-        .tools_for("acme")
-        .await
-        .expect("tools/list")
-        .call("lookup_glossary", json!({"term": "MCP"}))
-        .await
-        .expect("tools/call");
-    assert!(text.contains("Model Context Protocol"), "{text}");
-    drop(stop);
-    assert_eq!(task.await.expect("the bridge task"), Ok(()));
+    looks_up_then_stops(&gateway, stop, task).await;
 }
 
 #[tokio::test]
@@ -248,16 +257,7 @@ async fn an_https_server_of_a_private_authority_is_trusted_through_ca_file() {
 
     let (stop, _events, task) = bridge(&base, "acme", dir.path(), Some(ca_file)).await;
     until("the session", || gateway.is_connected("acme")).await;
-    let text = gateway
-        .tools_for("acme")
-        .await
-        .expect("tools/list")
-        .call("lookup_glossary", json!({"term": "MCP"}))
-        .await
-        .expect("tools/call");
-    assert!(text.contains("Model Context Protocol"), "{text}");
-    drop(stop);
-    assert_eq!(task.await.expect("the bridge task"), Ok(()));
+    looks_up_then_stops(&gateway, stop, task).await;
 }
 
 /// A stream the server accepted and then fell silent on (a connection that died without
