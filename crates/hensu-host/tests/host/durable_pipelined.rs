@@ -125,6 +125,26 @@ fn probe(store: Arc<dyn StateStore>, run_id: &str) -> (String, Arc<Mutex<Vec<See
     (url, seen)
 }
 
+/// Runs `wf` on echo agents with the built-in action handlers, checkpointed and journaled by
+/// `durable`.
+async fn run_journaled(
+    wf: &Workflow,
+    durable: &Arc<hensu_host::DurableRun>,
+    id: &str,
+) -> RunResult {
+    let engine = Engine::builder()
+        .provider(Arc::new(Echo::default()))
+        .action_handlers(hensu_host::action_handlers(None))
+        .build();
+    let cancel = CancelToken::new();
+    let journal = durable.journal();
+    let ctx = RunCtx::new(&cancel)
+        .run_id(id)
+        .checkpointer(durable.as_ref())
+        .journal(Some(&journal));
+    engine.run(wf, Context::default(), ctx).await
+}
+
 /// Runs the workflow durably in `store` (run `id`); the webhook server reads `reader`.
 /// Returns what the server saw and the stored run's final context and log kinds.
 async fn run_once(
@@ -136,17 +156,7 @@ async fn run_once(
     let wf = chain_then_webhook(&url);
     let durable =
         super::new_durable_run(&store, id, &wf, Context::default(), &OwnerId::current()).await;
-    let engine = Engine::builder()
-        .provider(Arc::new(Echo::default()))
-        .action_handlers(hensu_host::action_handlers(None))
-        .build();
-    let cancel = CancelToken::new();
-    let journal = durable.journal();
-    let ctx = RunCtx::new(&cancel)
-        .run_id(id)
-        .checkpointer(durable.as_ref())
-        .journal(Some(&journal));
-    let result = engine.run(&wf, Context::default(), ctx).await;
+    let result = run_journaled(&wf, &durable, id).await;
     assert!(result.outcome.is_success(), "{:?}", result.outcome);
     assert_eq!(
         durable.finish(&result).await.unwrap(),
@@ -281,17 +291,7 @@ async fn a_failed_commit_stops_the_pipelined_run_with_its_error() {
     let durable =
         super::new_durable_run(&store, "lost", &wf, Context::default(), &OwnerId::current()).await;
     store.release(durable.lease()).await.unwrap();
-    let engine = Engine::builder()
-        .provider(Arc::new(Echo::default()))
-        .action_handlers(hensu_host::action_handlers(None))
-        .build();
-    let cancel = CancelToken::new();
-    let journal = durable.journal();
-    let ctx = RunCtx::new(&cancel)
-        .run_id("lost")
-        .checkpointer(durable.as_ref())
-        .journal(Some(&journal));
-    let result = engine.run(&wf, Context::default(), ctx).await;
+    let result = run_journaled(&wf, &durable, "lost").await;
     let RunOutcome::Failed(e) = &result.outcome else {
         panic!("the run must fail: {:?}", result.outcome);
     };

@@ -128,13 +128,18 @@ fn only_run(dir: &Path) -> Option<String> {
     if !dir.join(".hensu/state.db").exists() {
         return None;
     }
-    let store = SqliteStore::open(dir).unwrap();
+    only_run_of(&SqliteStore::open(dir).unwrap())
+}
+
+/// The id of the store's one run (`None` before it exists; more than one fails the test).
+pub(super) fn only_run_of(store: &dyn hensu_store::StateStore) -> Option<String> {
     let runs = crate::wait(store.list()).unwrap();
     assert!(runs.len() <= 1, "one run expected: {runs:?}");
     runs.first().map(|r| r.run_id.clone())
 }
 
-fn spawn(dir: &Path, wf: &Path, run_id: Option<&str>, events: &Path, delay: u64) -> Child {
+/// `hensuc run WF --stub -d DIR` (or `resume RUN_ID -d DIR`), output discarded but stderr.
+pub(super) fn run_or_resume(dir: &Path, wf: &Path, run_id: Option<&str>) -> std::process::Command {
     let mut c = crate::hensuc();
     match run_id {
         None => c.arg("run").arg(wf).arg("--stub"),
@@ -142,11 +147,16 @@ fn spawn(dir: &Path, wf: &Path, run_id: Option<&str>, events: &Path, delay: u64)
     };
     c.arg("-d")
         .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    c
+}
+
+fn spawn(dir: &Path, wf: &Path, run_id: Option<&str>, events: &Path, delay: u64) -> Child {
+    run_or_resume(dir, wf, run_id)
         .arg("--events")
         .arg(events)
         .env("HENSU_STUB_DELAY_MS", delay.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap()
 }

@@ -7,12 +7,14 @@
 //! flight; nobody outside saw them, and the resume runs them again.)
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hensu_store::{RunStatus, StateStore, StoreOptions};
 use serde_json::Value;
+
+use crate::crash::only_run_of;
 
 const ITERATIONS: u64 = 1500;
 const SEEDS: [u64; 3] = [
@@ -37,29 +39,15 @@ fn project(dir: &Path) -> PathBuf {
 }
 
 fn spawn(dir: &Path, wf: &Path, url: &str, run_id: Option<&str>) -> Child {
-    let mut c = crate::hensuc();
-    match run_id {
-        None => c.arg("run").arg(wf).arg("--stub"),
-        Some(id) => c.arg("resume").arg(id),
-    };
-    c.arg("-d")
-        .arg(dir)
+    crate::crash::run_or_resume(dir, wf, run_id)
         .arg("--quiet")
         .env("HENSU_DATABASE_URL", url)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap()
 }
 
 fn open(url: &str) -> Arc<dyn StateStore> {
     crate::wait(hensu_store::open_store(url, StoreOptions::default())).unwrap()
-}
-
-fn only_run(store: &dyn StateStore) -> Option<String> {
-    let runs = crate::wait(store.list()).unwrap();
-    assert!(runs.len() <= 1, "one run expected: {runs:?}");
-    runs.first().map(|r| r.run_id.clone())
 }
 
 /// The stored context and path of `id` (the state its log replays to), its status, and
@@ -118,7 +106,7 @@ fn a_pipelined_run_killed_mid_loop_resumes_from_a_consistent_prefix_on_postgres(
     let wf = project(base_dir.path());
     finish(spawn(base_dir.path(), &wf, &base_url, None));
     let base_store = open(&base_url);
-    let base_id = only_run(base_store.as_ref()).unwrap();
+    let base_id = only_run_of(base_store.as_ref()).unwrap();
     let (base_ctx, base_path, status, contiguous) = stored(base_store.as_ref(), &base_id);
     assert_eq!(status, RunStatus::Completed);
     assert!(contiguous);
@@ -137,7 +125,7 @@ fn a_pipelined_run_killed_mid_loop_resumes_from_a_consistent_prefix_on_postgres(
         let wf = project(tmp.path());
         let mut done = false;
         for attempt in 0..60 {
-            let id = only_run(store.as_ref());
+            let id = only_run_of(store.as_ref());
             if let Some(id) = &id {
                 let (_, path, status, contiguous) = stored(store.as_ref(), id);
                 assert!(
@@ -168,7 +156,7 @@ fn a_pipelined_run_killed_mid_loop_resumes_from_a_consistent_prefix_on_postgres(
                     finish(child);
                     break;
                 }
-                let now = only_run(store.as_ref()).map_or(0, |id| step_of(store.as_ref(), &id));
+                let now = only_run_of(store.as_ref()).map_or(0, |id| step_of(store.as_ref(), &id));
                 if now >= target {
                     child.kill().unwrap(); // SIGKILL
                     let _ = child.wait();
@@ -183,7 +171,7 @@ fn a_pipelined_run_killed_mid_loop_resumes_from_a_consistent_prefix_on_postgres(
             }
         }
         assert!(done, "seed {seed:x}: did not complete within 60 attempts");
-        let id = only_run(store.as_ref()).unwrap();
+        let id = only_run_of(store.as_ref()).unwrap();
         let (ctx, path, status, contiguous) = stored(store.as_ref(), &id);
         assert_eq!(status, RunStatus::Completed);
         assert!(contiguous);

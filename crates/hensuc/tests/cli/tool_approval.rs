@@ -121,6 +121,21 @@ impl Setup {
         c
     }
 
+    /// `hensuc resume CORRELATION --approve` with the term edited to `rubric`.
+    fn approve_with_the_edit(&self, correlation: &str) -> std::process::Output {
+        self.command(&[
+            "resume",
+            correlation,
+            "-d",
+            ".",
+            "--approve",
+            "--arguments",
+            r#"{"term": "rubric"}"#,
+        ])
+        .output()
+        .unwrap()
+    }
+
     /// The bodies of the model requests received so far.
     fn requests(&self) -> Vec<String> {
         self.runtime
@@ -246,18 +261,7 @@ fn an_approved_call_runs_once_with_the_edited_arguments() {
     assert_eq!(s.calls(), Vec::<String>::new());
 
     // Approved by its correlation id, with the term edited.
-    let approved = s
-        .command(&[
-            "resume",
-            &corr,
-            "-d",
-            ".",
-            "--approve",
-            "--arguments",
-            r#"{"term": "rubric"}"#,
-        ])
-        .output()
-        .unwrap();
+    let approved = s.approve_with_the_edit(&corr);
     assert_eq!(approved.status.code(), Some(0), "{}", stderr(&approved));
     assert!(
         stderr(&approved).contains("- term: \"mcp\"")
@@ -537,18 +541,7 @@ fn a_gated_call_in_a_sub_workflow_child_is_reviewed_and_runs_once() {
     assert_eq!(review["arguments"], json!({"term": "mcp"}));
     assert_eq!(review["node"], "explain", "the child's node: {review}");
     let corr = review["correlation_id"].as_str().unwrap().to_string();
-    let approved = s
-        .command(&[
-            "resume",
-            &corr,
-            "-d",
-            ".",
-            "--approve",
-            "--arguments",
-            r#"{"term": "rubric"}"#,
-        ])
-        .output()
-        .unwrap();
+    let approved = s.approve_with_the_edit(&corr);
     assert_eq!(approved.status.code(), Some(0), "{}", stderr(&approved));
     assert_eq!(s.calls(), ["lookup_glossary"], "the tool ran once");
     let asked = s.requests();
