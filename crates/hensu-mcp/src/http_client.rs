@@ -119,9 +119,7 @@ pub(crate) fn redact_url(message: &str, url: &str) -> String {
     let mut without_user = parsed.clone();
     let _ = without_user.set_username("");
     let _ = without_user.set_password(None);
-    let mut shown = without_user.clone();
-    shown.set_query(None);
-    shown.set_fragment(None);
+    let shown = without_secrets(&parsed);
     if shown == parsed {
         return message.to_string();
     }
@@ -130,6 +128,32 @@ pub(crate) fn redact_url(message: &str, url: &str) -> String {
         .fold(message.to_string(), |text, form| {
             text.replace(form, shown.as_str())
         })
+}
+
+/// `url` without its user info, query and fragment, as messages and logs show it (the text as
+/// given when it is not a URL).
+pub(crate) fn shown_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(parsed) => {
+            let shown = without_secrets(&parsed);
+            // The parser adds a `/` to a bare origin; keep the URL as the user wrote it.
+            if url.ends_with('/') {
+                shown.to_string()
+            } else {
+                shown.as_str().trim_end_matches('/').to_string()
+            }
+        }
+        Err(_) => url.to_string(),
+    }
+}
+
+fn without_secrets(url: &reqwest::Url) -> reqwest::Url {
+    let mut shown = url.clone();
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.set_query(None);
+    shown.set_fragment(None);
+    shown
 }
 
 fn tls_error<'a>(error: &'a (dyn Error + Send + Sync + 'static)) -> Option<&'a rustls::Error> {

@@ -85,14 +85,9 @@ pub enum BridgeError {
     Setup(String),
 }
 
-/// `server` without the credentials of its URL, for messages.
+/// `server` without the credentials (user info, query) of its URL, for messages and logs.
 pub fn shown_url(server: &str) -> String {
-    match (server.find("://"), server.find('@')) {
-        (Some(scheme), Some(at)) if at > scheme && !server[scheme + 3..at].contains('/') => {
-            format!("{}{}", &server[..scheme + 3], &server[at + 1..])
-        }
-        _ => server.to_string(),
-    }
+    crate::http_client::shown_url(server)
 }
 
 /// Serves `clients`' tools to `target`'s tenant until the server refuses the connection for
@@ -372,6 +367,10 @@ mod tests {
         assert_eq!(
             shown_url("http://127.0.0.1:8080/a@b"),
             "http://127.0.0.1:8080/a@b"
+        );
+        assert_eq!(
+            shown_url("https://hensu.example/?key=secret"),
+            "https://hensu.example"
         );
     }
 }
