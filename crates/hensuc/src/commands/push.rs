@@ -12,7 +12,8 @@ use super::remote::{Remote, RemoteArgs, fail};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
-    hensuc push examples/workflows/content-pipeline.hwf -d examples --server http://127.0.0.1:8080")]
+    hensuc push examples --server http://127.0.0.1:8080\n  \
+    hensuc push examples/workflows/content-pipeline.hwf --server http://127.0.0.1:8080")]
 pub struct PushArgs {
     /// A workflow file (`.hwf`, `.kt`, `.json`) or a directory of them (its `workflows/` too).
     pub path: PathBuf,
